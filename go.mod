@@ -1,0 +1,3 @@
+module akk
+
+go 1.26
