@@ -1,0 +1,235 @@
+package domain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// AgentKind names a coding agent AKK can drive in a terminal.
+type AgentKind string
+
+const (
+	AgentClaude AgentKind = "claude"
+	AgentCodex  AgentKind = "codex"
+)
+
+// ScreenState is what the bounded live screen of an agent's pane proves.
+// Anything a profile cannot prove is ScreenUnknown.
+type ScreenState string
+
+const (
+	ScreenIdle                ScreenState = "idle"
+	ScreenWorking             ScreenState = "working"
+	ScreenAwaitingApproval    ScreenState = "awaiting_approval"
+	ScreenAwaitingInteraction ScreenState = "awaiting_interaction"
+	// ScreenStartupDialog is a dialog the agent shows before its composer
+	// (trust, API key, "make auto mode your default?"): a human answers it.
+	ScreenStartupDialog ScreenState = "startup_dialog"
+	ScreenUnknown       ScreenState = "unknown"
+)
+
+// IdentityState says how far the native session (Claude session, Codex
+// thread) in the pane's foreground is resolved. Never a guess.
+type IdentityState string
+
+const (
+	// IdentityResolved: exactly one native session is proven for this process.
+	IdentityResolved IdentityState = "resolved"
+	// IdentityAmbiguous: several candidates, or a shared owner (Codex's
+	// app-server daemon) that cannot tell which belongs to this pane.
+	IdentityAmbiguous IdentityState = "ambiguous"
+	// IdentityVerifiedAbsent: the agent's own evidence proves it has no
+	// durable native session yet (for example no rollout opened).
+	IdentityVerifiedAbsent IdentityState = "verified_absent"
+	// IdentityUnavailable: the evidence could not be read or does not match
+	// this process incarnation.
+	IdentityUnavailable IdentityState = "unavailable"
+)
+
+// ActivityState is what the agent's durable record (Claude transcript,
+// Codex rollout) says about the current native task.
+type ActivityState string
+
+const (
+	ActivityIdle    ActivityState = "idle"
+	ActivityWorking ActivityState = "working"
+	ActivityUnknown ActivityState = "unknown"
+)
+
+// ProviderTmux is the only terminal provider so far.
+const ProviderTmux = "tmux"
+
+// ProfileUnprofiled is the profile of a known agent whose version has no
+// profile: it is listed, but its screen is never trusted.
+const ProfileUnprofiled = "unprofiled"
+
+// Agent is the coding agent running in a terminal.
+type Agent struct {
+	Kind    AgentKind
+	Version string // "" when it could not be determined
+	Profile string // a profile name, or ProfileUnprofiled
+}
+
+// Profiled reports whether a profile vouches for this agent's screens.
+func (a Agent) Profiled() bool { return a.Profile != "" && a.Profile != ProfileUnprofiled }
+
+// PaneLocator says where a pane lives. Private: never shown to a host.
+type PaneLocator struct {
+	Socket string // tmux server socket path
+	PaneID string // tmux pane id, e.g. "%3"
+}
+
+// Incarnation identifies one run of a process. A pid alone is reused; with
+// its start time (clock ticks since boot) and the boot id it is not.
+type Incarnation struct {
+	BootID     string
+	PID        int
+	StartTicks uint64
+}
+
+// Terminal is one tmux pane whose foreground process is a coding agent, as
+// observed at one moment.
+type Terminal struct {
+	// ID is opaque and stable for one pane and one agent process
+	// incarnation; it changes when the agent restarts (see TerminalIDFor).
+	ID       string
+	Provider string // ProviderTmux
+
+	Pane        PaneLocator
+	SessionName string // tmux session name
+	WindowName  string // tmux window name
+	Project     string // the pane's absolute working directory
+	Title       string // the pane title the agent set, "" when none
+	Width       int
+	Height      int
+
+	Agent   Agent
+	Process Incarnation
+
+	ScreenState   ScreenState
+	ComposerEmpty bool // the main composer is proven empty
+
+	NativeIdentity  IdentityState
+	NativeThreadID  string // set only when NativeIdentity is resolved
+	DurableActivity ActivityState
+
+	// Warnings are short sentences a person can act on.
+	Warnings []string
+}
+
+// SendReady reports whether AKK may type a new task into this terminal now:
+// a profiled agent, idle, with a proven empty composer. Callers still
+// revalidate the pane and process incarnation under the terminal lock.
+func (t Terminal) SendReady() bool {
+	return t.Agent.Profiled() && t.ScreenState == ScreenIdle && t.ComposerEmpty
+}
+
+// Watchable reports whether a task is visibly running in the terminal, so a
+// Watch has something to observe.
+func (t Terminal) Watchable() bool {
+	return t.ScreenState == ScreenWorking || t.ScreenState == ScreenAwaitingApproval
+}
+
+// TerminalIDFor derives the opaque terminal id of one pane hosting one
+// process incarnation.
+func TerminalIDFor(pane PaneLocator, p Incarnation) string {
+	h := sha256.New()
+	for _, part := range []string{pane.Socket, pane.PaneID, p.BootID, strconv.Itoa(p.PID), strconv.FormatUint(p.StartTicks, 10)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return "term_" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// TerminalDiscovery lists the agent terminals visible on this machine. It
+// sends no input to any pane.
+type TerminalDiscovery interface {
+	Discover(ctx context.Context) ([]Terminal, error)
+}
+
+// TerminalDiagnostics reports what the doctor needs about terminals.
+type TerminalDiagnostics interface {
+	Diagnose(ctx context.Context) (TerminalDiagnosis, error)
+}
+
+// TerminalDiagnosis is the terminal side of the doctor's report.
+type TerminalDiagnosis struct {
+	Tmux      TmuxStatus
+	Servers   []TmuxServerStatus
+	Agents    []AgentPresence
+	Supported []Agent // every agent version a profile exists for
+}
+
+// TmuxStatus says whether tmux can be run, and which version it is.
+type TmuxStatus struct {
+	Found   bool
+	Version string // e.g. "3.3a"
+	Problem string // why it was not found, "" when Found
+}
+
+// TmuxServerStatus is one tmux server socket AKK looked at.
+type TmuxServerStatus struct {
+	Socket  string
+	Panes   int    // panes listed, agent or not
+	Problem string // why it could not be listed, "" when it was
+}
+
+// AgentPresence counts the panes running one agent version.
+type AgentPresence struct {
+	Agent Agent
+	Panes int
+}
+
+// Ready reports whether tmux works and every agent found has a profile.
+func (d TerminalDiagnosis) Ready() bool {
+	if !d.Tmux.Found {
+		return false
+	}
+	for _, a := range d.Agents {
+		if !a.Agent.Profiled() {
+			return false
+		}
+	}
+	return true
+}
+
+// Problems lists, in words a person can act on, what keeps terminals from
+// being fully usable. A tmux server that cannot be listed (often a socket
+// left by a crashed server) is listed here but does not make it not Ready.
+func (d TerminalDiagnosis) Problems() []string {
+	var out []string
+	if !d.Tmux.Found {
+		out = append(out, "tmux not usable: "+d.Tmux.Problem)
+	}
+	for _, s := range d.Servers {
+		if s.Problem != "" {
+			out = append(out, "tmux server "+s.Socket+" not listed: "+s.Problem)
+		}
+	}
+	for _, a := range d.Agents {
+		if !a.Agent.Profiled() {
+			v := a.Agent.Version
+			if v == "" {
+				v = "of unknown version"
+			}
+			out = append(out, string(a.Agent.Kind)+" "+v+" has no profile (supported: "+supportedList(d.Supported, a.Agent.Kind)+"); its panes are listed but never sent to")
+		}
+	}
+	return out
+}
+
+func supportedList(agents []Agent, kind AgentKind) string {
+	var vs []string
+	for _, a := range agents {
+		if a.Kind == kind {
+			vs = append(vs, a.Version)
+		}
+	}
+	if len(vs) == 0 {
+		return "none"
+	}
+	return strings.Join(vs, ", ")
+}
