@@ -1,0 +1,119 @@
+package screen
+
+import (
+	"strings"
+	"testing"
+)
+
+// Rows as Codex 0.169.0 drew them: a dim placeholder, then a typed line.
+const codexRows = "\x1b[1m\u203a\x1b[0m\x1b[39m\x1b[49m \x1b[2mAsk Codex to do anything\x1b[0m\n" +
+	"\x1b[1m\u203a \x1b[0m\x1b[39m\x1b[49mAsk Codex to do anything\n" +
+	"  \x1b[38;5;246mgpt-fake default \u00b7 /tmp/p\x1b[39m\n" +
+	"\x1b]0;title\x07plain\x1b[2;38;2;1;2;3mdim\x1b[22mlit\n\n\n"
+
+func TestParseKeepsDimness(t *testing.T) {
+	c := Parse(codexRows)
+	want := []string{"\u203a Ask Codex to do anything", "\u203a Ask Codex to do anything", "  gpt-fake default \u00b7 /tmp/p", "plaindimlit", "", ""}
+	if got := c.Text(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("text:\n%q\nwant\n%q", got, want)
+	}
+	from := len("\u203a ")
+	if !c.Lines[0].Dim(from) {
+		t.Error("placeholder row: not dim")
+	}
+	if c.Lines[1].Dim(from) {
+		t.Error("typed row: dim")
+	}
+	if c.Lines[2].Dim(0) {
+		t.Error("coloured row: dim")
+	}
+	if got := c.Lines[3].dim; len(got) != 11 || got[4] || !got[5] || !got[7] || got[8] {
+		t.Errorf("mixed row dims %v: want only \"dim\" dim", got)
+	}
+	if !(Line{Text: "ab", dim: []bool{false, true}}).Dim(1) {
+		t.Error("tail of a row: not dim")
+	}
+	if (Line{Text: "   "}).Dim(0) {
+		t.Error("blank row counts as dim placeholder")
+	}
+	if got := c.Bottom(); got != 4 {
+		t.Errorf("Bottom = %d, want 4", got)
+	}
+}
+
+func TestStripMatchesPlainCapture(t *testing.T) {
+	got := Strip(codexRows)
+	want := "\u203a Ask Codex to do anything\n\u203a Ask Codex to do anything\n  gpt-fake default \u00b7 /tmp/p\nplaindimlit\n\n\n"
+	if got != want {
+		t.Fatalf("Strip:\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestRules(t *testing.T) {
+	cases := []struct {
+		s    string
+		want bool
+	}{
+		{strings.Repeat("─", 40), true},
+		{"  " + strings.Repeat("─", 12) + "  ", true},
+		{strings.Repeat("─", 5), false},
+		{strings.Repeat("─", 20) + "x", false},
+		{strings.Repeat("╌", 20), false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := IsRule(c.s, '─', 10); got != c.want {
+			t.Errorf("IsRule(%q) = %v", c.s, got)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	r := Region{Lines: []string{"Do you want to proceed?", "❯ 1. Yes   "}}
+	fp := Fingerprint("term_1/claude-2.1.328/approval", r)
+	if !strings.HasPrefix(fp, "sha256:") || len(fp) != len("sha256:")+64 {
+		t.Fatalf("fingerprint %q", fp)
+	}
+	same := Region{Start: 9, End: 11, Lines: []string{"Do you want to proceed?", "❯ 1. Yes"}}
+	if Fingerprint("term_1/claude-2.1.328/approval", same) != fp {
+		t.Error("trailing spaces or position changed the fingerprint")
+	}
+	changed := Region{Lines: []string{"Do you want to proceed?", "❯ 1. Yes!"}}
+	if Fingerprint("term_1/claude-2.1.328/approval", changed) == fp {
+		t.Error("changed text kept the fingerprint")
+	}
+	if Fingerprint("term_2/claude-2.1.328/approval", r) == fp {
+		t.Error("another identity kept the fingerprint")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"key sk-ant-api03-AKKFAKEKEY000000000000000000-AKKFAKEAA here", "key [REDACTED] here"},
+		{"export OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", "export OPENAI_API_KEY=[REDACTED]"},
+		{"aws AKIAAKKFAKE000000000 id", "aws [REDACTED] id"},
+		{"Authorization: Bearer eyJhbGciOi.J9abc-def_ghi", "Authorization: [REDACTED]"},
+		{"secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "secret [REDACTED]"},
+		{"token ghp_0123456789abcdefghijABCDEFGHIJ", "token [REDACTED]"},
+		{"password: hunter22hunter", "password: [REDACTED]"},
+		{"-----BEGIN RSA PRIVATE KEY-----", "[REDACTED]"},
+		{"ANTHROPIC_API_KEY: sk-ant-...-fake-key-0000000000", "ANTHROPIC_API_KEY: [REDACTED]"},
+		{"run touch approved-marker in /tmp/sk-x", "run touch approved-marker in /tmp/sk-x"},
+		{"task-list and desk-lamp", "task-list and desk-lamp"},
+	}
+	for _, c := range cases {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	r := Region{Lines: []string{"one", "two sk-ant-api03-0123456789abcdefXYZ  ", "three", "  ", ""}}
+	if got, want := Excerpt(r, 2), "two [REDACTED]\nthree"; got != want {
+		t.Fatalf("Excerpt = %q, want %q", got, want)
+	}
+	if got := Excerpt(r, 0); strings.Count(got, "\n") != 2 {
+		t.Fatalf("Excerpt unbounded = %q", got)
+	}
+}
