@@ -59,13 +59,13 @@ func Fingerprint(identity string, r Region) string {
 const Redacted = "[REDACTED]"
 
 var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),          // OpenAI / Anthropic API keys
-	regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),                  // AWS access key ids
-	regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9\-._~+/]{8,}=*`),      // bearer tokens
-	regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{8,}`),                   // Standard Webhooks secrets
-	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,}`),                 // GitHub tokens
-	regexp.MustCompile(`xox[abprs]-[A-Za-z0-9\-]{10,}`),              // Slack tokens
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),         // PEM private keys
+	regexp.MustCompile(`sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),                              // OpenAI / Anthropic API keys
+	regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),                                      // AWS access key ids
+	regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9\-._~+/]{8,}=*`),                          // bearer tokens
+	regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{8,}`),                                       // Standard Webhooks secrets
+	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,}`),                                     // GitHub tokens
+	regexp.MustCompile(`xox[abprs]-[A-Za-z0-9\-]{10,}`),                                  // Slack tokens
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),                             // PEM private keys
 	regexp.MustCompile(`(?i)(api[_-]?key|secret|password|token)(\s*[:=]\s*)[^\s'"]{8,}`), // key=value
 }
 
