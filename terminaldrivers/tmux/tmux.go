@@ -1,0 +1,256 @@
+// Package tmux talks to tmux servers: it finds the current user's server
+// sockets, lists panes, captures them, and pastes or types into them. Every
+// tmux call goes through a Runner, one tmux process per call.
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Runner runs one tmux command line (the arguments after "tmux") and returns
+// its standard output. Tests replace it with recorded output.
+type Runner interface {
+	Run(ctx context.Context, args ...string) ([]byte, error)
+}
+
+// ExecRunner runs the tmux binary.
+type ExecRunner struct {
+	Path string // "tmux" when empty
+}
+
+// Run implements Runner.
+func (r ExecRunner) Run(ctx context.Context, args ...string) ([]byte, error) {
+	path := r.Path
+	if path == "" {
+		path = "tmux"
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// tmux refuses nothing based on $TMUX when -S is given, but drop it so a
+	// daemon started inside a pane does not default to that pane's server.
+	cmd.Env = withoutTMUX(os.Environ())
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return out, err
+		}
+		return out, fmt.Errorf("%w: %s", err, msg)
+	}
+	return out, nil
+}
+
+func withoutTMUX(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMUX=") && !strings.HasPrefix(kv, "TMUX_PANE=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// ErrNoTmux means the tmux binary could not be run at all.
+var ErrNoTmux = errors.New("tmux not found")
+
+// Version returns the tmux version, e.g. "3.3a".
+func Version(ctx context.Context, r Runner) (string, error) {
+	out, err := r.Run(ctx, "-V")
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", fmt.Errorf("%w: %v", ErrNoTmux, err)
+		}
+		return "", fmt.Errorf("tmux -V: %w", err)
+	}
+	v := strings.TrimSpace(string(out))
+	v = strings.TrimPrefix(v, "tmux ")
+	if v == "" {
+		return "", errors.New("tmux -V printed nothing")
+	}
+	return v, nil
+}
+
+// SocketDir is where tmux puts the current user's server sockets:
+// $TMUX_TMPDIR/tmux-<uid>, or /tmp/tmux-<uid>.
+func SocketDir(getenv func(string) string, uid int) string {
+	base := getenv("TMUX_TMPDIR")
+	if base == "" {
+		base = "/tmp"
+	}
+	return filepath.Join(base, "tmux-"+strconv.Itoa(uid))
+}
+
+// Sockets lists the sockets in dir that belong to uid, sorted. A missing
+// dir means no server has run: no sockets, no error.
+func Sockets(dir string, uid int) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list tmux sockets in %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSocket == 0 {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !ownedBy(info, uid) {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Pane is one tmux pane as list-panes reports it.
+type Pane struct {
+	Socket         string
+	ID             string // "%3"
+	PID            int    // the pane's first process
+	TTY            string // "/dev/pts/4"
+	CurrentPath    string
+	CurrentCommand string
+	Width, Height  int
+	SessionName    string
+	WindowName     string
+	WindowIndex    int
+	PaneIndex      int
+	Dead           bool
+	Title          string
+}
+
+// sep separates fields in list-panes output; tmux passes it through and no
+// name or path a person types contains it.
+const sep = "\x1f"
+
+// paneFormat lists the fields of Pane in order; the title comes last so any
+// separator in it stays in the title.
+var paneFormat = strings.Join([]string{
+	"#{pane_id}", "#{pane_pid}", "#{pane_tty}", "#{pane_current_path}", "#{pane_current_command}",
+	"#{pane_width}", "#{pane_height}", "#{session_name}", "#{window_name}", "#{window_index}",
+	"#{pane_index}", "#{pane_dead}", "#{pane_title}",
+}, sep)
+
+const paneFields = 13
+
+// Server is one tmux server, reached through its socket.
+type Server struct {
+	Socket string
+	Runner Runner
+}
+
+func (s Server) run(ctx context.Context, args ...string) ([]byte, error) {
+	return s.Runner.Run(ctx, append([]string{"-S", s.Socket}, args...)...)
+}
+
+// ListPanes lists every pane of the server once, in session, window and
+// pane order. A pane shared by grouped sessions is listed once.
+func (s Server) ListPanes(ctx context.Context) ([]Pane, error) {
+	out, err := s.run(ctx, "list-panes", "-a", "-F", paneFormat)
+	if err != nil {
+		return nil, fmt.Errorf("list panes of %s: %w", s.Socket, err)
+	}
+	return ParsePanes(s.Socket, out)
+}
+
+// ParsePanes parses list-panes output printed with paneFormat.
+func ParsePanes(socket string, out []byte) ([]Pane, error) {
+	var panes []Pane
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.SplitN(line, sep, paneFields)
+		if len(f) != paneFields {
+			return nil, fmt.Errorf("list-panes line %q: %d fields, want %d", line, len(f), paneFields)
+		}
+		p := Pane{
+			Socket: socket, ID: f[0], TTY: f[2], CurrentPath: f[3], CurrentCommand: f[4],
+			SessionName: f[7], WindowName: f[8], Dead: f[11] == "1", Title: f[12],
+		}
+		var errs []error
+		p.PID, errs = atoi(f[1], errs)
+		p.Width, errs = atoi(f[5], errs)
+		p.Height, errs = atoi(f[6], errs)
+		p.WindowIndex, errs = atoi(f[9], errs)
+		p.PaneIndex, errs = atoi(f[10], errs)
+		if err := errors.Join(errs...); err != nil || !strings.HasPrefix(p.ID, "%") {
+			return nil, fmt.Errorf("list-panes line %q: %v", line, err)
+		}
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		panes = append(panes, p)
+	}
+	return panes, nil
+}
+
+func atoi(s string, errs []error) (int, []error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return n, errs
+}
+
+// Capture returns the visible screen of a pane with its SGR escapes
+// (capture-pane -p -e): one tmux process. screen.Strip gives the plain text.
+func (s Server) Capture(ctx context.Context, paneID string) (string, error) {
+	out, err := s.run(ctx, "capture-pane", "-p", "-e", "-t", paneID)
+	if err != nil {
+		return "", fmt.Errorf("capture pane %s: %w", paneID, err)
+	}
+	return string(out), nil
+}
+
+// CapturePlain returns the visible screen of a pane without escapes.
+func (s Server) CapturePlain(ctx context.Context, paneID string) (string, error) {
+	out, err := s.run(ctx, "capture-pane", "-p", "-t", paneID)
+	if err != nil {
+		return "", fmt.Errorf("capture pane %s: %w", paneID, err)
+	}
+	return string(out), nil
+}
+
+// Paste puts text into a named buffer and pastes it into the pane as a
+// bracketed paste (paste-buffer -p), deleting the buffer afterwards. The
+// agent sees one paste, not typed keys, so newlines do not submit.
+func (s Server) Paste(ctx context.Context, paneID, buffer, text string) error {
+	if buffer == "" {
+		return errors.New("paste: empty buffer name")
+	}
+	if _, err := s.run(ctx, "set-buffer", "-b", buffer, "--", text); err != nil {
+		return fmt.Errorf("paste into %s: set buffer: %w", paneID, err)
+	}
+	if _, err := s.run(ctx, "paste-buffer", "-p", "-d", "-b", buffer, "-t", paneID); err != nil {
+		return fmt.Errorf("paste into %s: %w", paneID, err)
+	}
+	return nil
+}
+
+// SendKeys sends tmux key names (Enter, Escape, Down, C-u, BTab) to a pane.
+func (s Server) SendKeys(ctx context.Context, paneID string, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	args := append([]string{"send-keys", "-t", paneID}, keys...)
+	if _, err := s.run(ctx, args...); err != nil {
+		return fmt.Errorf("send keys %v to %s: %w", keys, paneID, err)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package tmux
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recorded answers each tmux command line from a table and logs the calls.
+type recorded struct {
+	out   map[string]string
+	calls []string
+}
+
+func (r *recorded) Run(_ context.Context, args ...string) ([]byte, error) {
+	key := strings.Join(args, " ")
+	r.calls = append(r.calls, key)
+	for prefix, out := range r.out {
+		if strings.HasPrefix(key, prefix) {
+			return []byte(out), nil
+		}
+	}
+	return nil, errors.New("no server running on " + key)
+}
+
+func TestListPanesParsesRecordedOutputOncePerPane(t *testing.T) {
+	out, err := os.ReadFile("testdata/list-panes-grouped.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &recorded{out: map[string]string{"-S /s list-panes -a -F ": string(out)}}
+	panes, err := Server{Socket: "/s", Runner: r}.ListPanes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 1 {
+		t.Fatalf("calls %q: want one tmux process", r.calls)
+	}
+	var ids []string
+	for _, p := range panes {
+		ids = append(ids, p.ID)
+	}
+	if want := []string{"%0", "%1", "%2", "%3", "%4"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("pane ids %v, want %v (grouped sessions list each pane twice)", ids, want)
+	}
+	want := Pane{
+		Socket: "/s", ID: "%1", PID: 3123, TTY: "/dev/pts/1", CurrentPath: "/home/dev/proj-2.1.267",
+		CurrentCommand: "entry", Width: 160, Height: 45, SessionName: "grouped", WindowName: "claude-2.1.267",
+		WindowIndex: 1, PaneIndex: 0, Title: "\u2733 Claude Code",
+	}
+	if !reflect.DeepEqual(panes[1], want) {
+		t.Fatalf("pane %+v\nwant %+v", panes[1], want)
+	}
+}
+
+func TestParsePanesRejectsGarbage(t *testing.T) {
+	for _, out := range []string{"%1\x1f12\n", "%1\x1fx\x1f/dev/pts/1\x1f/\x1fsh\x1f80\x1f24\x1fs\x1fw\x1f0\x1f0\x1f0\x1ft\n", "1\x1f12\x1f/dev/pts/1\x1f/\x1fsh\x1f80\x1f24\x1fs\x1fw\x1f0\x1f0\x1f0\x1ft\n"} {
+		if _, err := ParsePanes("/s", []byte(out)); err == nil {
+			t.Errorf("ParsePanes(%q): no error", out)
+		}
+	}
+	panes, err := ParsePanes("/s", []byte("%7\x1f12\x1f/dev/pts/1\x1f/\x1fsh\x1f80\x1f24\x1fs\x1fw\x1f0\x1f0\x1f1\x1ftitle \x1f with sep\n"))
+	if err != nil || len(panes) != 1 || panes[0].Title != "title \x1f with sep" || !panes[0].Dead {
+		t.Fatalf("title with separator: %+v %v", panes, err)
+	}
+}
+
+func TestSocketsListsOnlyOwnSockets(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("unix", filepath.Join(dir, "default"))
+	if err != nil {
+		t.Skipf("cannot make a unix socket here: %v", err)
+	}
+	defer l.Close()
+	if err := os.WriteFile(filepath.Join(dir, "notes"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Sockets(dir, os.Getuid())
+	if err != nil || !reflect.DeepEqual(got, []string{filepath.Join(dir, "default")}) {
+		t.Fatalf("Sockets = %v, %v", got, err)
+	}
+	if got, _ := Sockets(dir, os.Getuid()+1); len(got) != 0 {
+		t.Fatalf("another user's sockets: %v", got)
+	}
+	if got, err := Sockets(filepath.Join(dir, "missing"), os.Getuid()); err != nil || got != nil {
+		t.Fatalf("missing dir: %v, %v", got, err)
+	}
+}
+
+func TestSocketDir(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if got := SocketDir(getenv, 1000); got != "/tmp/tmux-1000" {
+		t.Fatalf("default: %s", got)
+	}
+	env["TMUX_TMPDIR"] = "/run/user/1000"
+	if got := SocketDir(getenv, 1000); got != "/run/user/1000/tmux-1000" {
+		t.Fatalf("TMUX_TMPDIR: %s", got)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	v, err := Version(context.Background(), &recorded{out: map[string]string{"-V": "tmux 3.3a\n"}})
+	if err != nil || v != "3.3a" {
+		t.Fatalf("Version = %q, %v", v, err)
+	}
+	_, err = Version(context.Background(), ExecRunner{Path: "/nonexistent/tmux"})
+	if err == nil {
+		t.Fatal("missing binary: no error")
+	}
+}
+
+// The real tmux, on a server of the test's own: list, capture, paste, keys.
+func TestServerAgainstRealTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	ctx := context.Background()
+	sock := filepath.Join(t.TempDir(), "s")
+	r := ExecRunner{}
+	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "20", "cat"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	s := Server{Socket: sock, Runner: r}
+	panes, err := s.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("ListPanes = %+v, %v", panes, err)
+	}
+	p := panes[0]
+	if p.PID <= 0 || p.Width != 80 || p.Height != 20 || p.SessionName != "t" || !strings.HasPrefix(p.TTY, "/dev/") {
+		t.Fatalf("pane %+v", p)
+	}
+	if err := s.Paste(ctx, p.ID, "akk-test", "pasted words"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendKeys(ctx, p.ID, "Enter"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		plain, err := s.CapturePlain(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// cat echoes the line the tty delivered: typed once, printed once more.
+		if strings.Count(plain, "pasted words") == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("paste not echoed:\n%s", plain)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	withEsc, err := s.Capture(ctx, p.ID)
+	if err != nil || !strings.Contains(withEsc, "pasted words") {
+		t.Fatalf("Capture = %q, %v", withEsc, err)
+	}
+	if out, _ := r.Run(ctx, "-S", sock, "list-buffers"); strings.Contains(string(out), "akk-test") {
+		t.Fatal("paste left its buffer behind")
+	}
+	if _, err := (Server{Socket: filepath.Join(t.TempDir(), "none"), Runner: r}).ListPanes(ctx); err == nil {
+		t.Fatal("no server: no error")
+	}
+}
