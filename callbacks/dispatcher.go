@@ -1,0 +1,181 @@
+package callbacks
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"akk/domain"
+)
+
+// DeliveryObserver is told about each attempt (metrics).
+type DeliveryObserver func(eventType string, outcome string, d time.Duration)
+
+// Dispatcher delivers outbox rows. It leases due rows, so a dispatcher that
+// dies mid-delivery leaves rows that are retried once the lease expires; a
+// receiver must deduplicate by webhook-id, as the Standard Webhooks spec says.
+type Dispatcher struct {
+	Store    domain.Store
+	Clock    domain.Clock
+	Policy   domain.RetryPolicy
+	Client   *http.Client
+	Log      *slog.Logger
+	Observe  DeliveryObserver
+	Lease    time.Duration // how long a claimed row is ours; default 2 min
+	Parallel int           // concurrent deliveries; default 4
+
+	wake chan struct{}
+	once sync.Once
+}
+
+// NewHTTPClient is the webhook client: 15 s timeout, no redirects followed.
+func NewHTTPClient() *http.Client {
+	return &http.Client{
+		Timeout: 15 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+func (d *Dispatcher) init() {
+	d.once.Do(func() {
+		d.wake = make(chan struct{}, 1)
+		if d.Client == nil {
+			d.Client = NewHTTPClient()
+		}
+		if d.Log == nil {
+			d.Log = slog.Default()
+		}
+		if d.Lease == 0 {
+			d.Lease = 2 * time.Minute
+		}
+		if d.Parallel == 0 {
+			d.Parallel = 4
+		}
+	})
+}
+
+// Wake makes the dispatcher look for due rows now. It never blocks.
+func (d *Dispatcher) Wake() {
+	d.init()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	d.init()
+	sem := make(chan struct{}, d.Parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		now := d.Clock.Now()
+		batch, err := d.Store.ClaimDueNotifications(ctx, now, now.Add(d.Lease), d.Parallel*4)
+		if err != nil && ctx.Err() == nil {
+			d.Log.Error("claim webhooks", "err", err)
+		}
+		for _, del := range batch {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				d.deliver(ctx, del)
+			}()
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		wait := time.Minute
+		if next, ok, err := d.Store.NextNotificationDue(ctx); err == nil && ok {
+			wait = min(max(next.Sub(d.Clock.Now()), 10*time.Millisecond), time.Minute)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-d.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (d *Dispatcher) deliver(ctx context.Context, del domain.Delivery) {
+	start := d.Clock.Now()
+	code, retryAfter, err := d.send(ctx, del, start)
+	elapsed := d.Clock.Now().Sub(start)
+	if ctx.Err() != nil {
+		return // shutting down: the lease expires and the row is tried again
+	}
+	a := domain.Attempt{NotificationID: del.ID, At: start, StatusCode: code, Duration: elapsed}
+	outcome := "delivered"
+	if err == nil {
+		a.State = domain.NotificationDelivered
+	} else {
+		a.Error = err.Error()
+		if next, ok := d.Policy.After(start, del.Attempts+1, retryAfter); ok {
+			a.State, a.NextAt, outcome = domain.NotificationPending, next, "retry"
+		} else {
+			a.State, outcome = domain.NotificationFailed, "failed"
+		}
+		d.Log.Warn("webhook delivery failed", "notification_id", del.ID, "type", del.Type,
+			"attempt", del.Attempts+1, "status", code, "err", err, "next", a.NextAt)
+	}
+	if d.Observe != nil {
+		d.Observe(del.Type, outcome, elapsed)
+	}
+	if err := d.Store.RecordAttempt(context.WithoutCancel(ctx), a); err != nil {
+		d.Log.Error("record webhook attempt", "notification_id", del.ID, "err", err)
+	}
+}
+
+// send makes one signed POST. It returns the status code, the receiver's
+// Retry-After, and an error unless the receiver answered 2xx.
+func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time) (int, time.Duration, error) {
+	sig, err := Sign(del.Secret, del.ID, at, del.Payload)
+	if err != nil {
+		return 0, 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, del.WebhookURL, bytes.NewReader(del.Payload))
+	if err != nil {
+		return 0, 0, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "akk-webhooks/1")
+	req.Header.Set("webhook-id", del.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("post: %w", err)
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp.StatusCode, 0, nil
+	}
+	return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), at), fmt.Errorf("receiver answered %d", resp.StatusCode)
+}
+
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}

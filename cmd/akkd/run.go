@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"akk/callbacks"
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type config struct {
+	listen   string
+	stateDir string
+	logLevel slog.Level
+	retry    domain.RetryPolicy
+}
+
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
+	cfg := config{retry: domain.DefaultRetryPolicy()}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&cfg.listen, "listen", envOr(getenv, "AKK_LISTEN", "127.0.0.1:7788"), "address to listen on (env AKK_LISTEN)")
+	fs.StringVar(&cfg.stateDir, "state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "directory for the database and operator token (env AKK_STATE_DIR)")
+	level := fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
+	schedule := fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
+		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return cfg, fmt.Errorf("--log-level: %w", err)
+	}
+	if *schedule != "" {
+		cfg.retry.Schedule = nil
+		for _, part := range strings.Split(*schedule, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d <= 0 {
+				return cfg, fmt.Errorf("--webhook-retry-schedule: %q is not a positive duration", part)
+			}
+			cfg.retry.Schedule = append(cfg.retry.Schedule, d)
+		}
+	}
+	if cfg.stateDir == "" {
+		return cfg, errors.New("no state directory: set --state-dir, AKK_STATE_DIR, XDG_STATE_HOME or HOME")
+	}
+	return cfg, nil
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultStateDir(getenv func(string) string) string {
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "akk")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "akk")
+	}
+	return ""
+}
+
+// run is the whole daemon; main only calls it. It returns when ctx ends.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
+	slog.SetDefault(log)
+
+	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	if err := os.Chmod(cfg.stateDir, 0o700); err != nil {
+		return fmt.Errorf("secure state dir: %w", err)
+	}
+	store, err := persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	svc := domain.NewService(store, systemClock{}, randomIDs{}, handlers.NewValidator())
+	svc.Retry = cfg.retry
+	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
+		return err
+	}
+
+	metrics := handlers.NewMetrics()
+	hub := callbacks.NewHub()
+	disp := &callbacks.Dispatcher{Store: store, Clock: systemClock{}, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
+	var lastSeen int64
+	var mu sync.Mutex
+	if lastSeen, err = store.LastEventID(ctx); err != nil {
+		return err
+	}
+	store.OnChange(func(c persistence.Change) {
+		if c.LastEventID > 0 {
+			mu.Lock()
+			if c.LastEventID > lastSeen {
+				metrics.EventsStored(c.LastEventID - lastSeen)
+				lastSeen = c.LastEventID
+			}
+			mu.Unlock()
+			hub.Notify()
+		}
+		if c.Notifications {
+			disp.Wake()
+		}
+	})
+
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+
+	var wg sync.WaitGroup
+	dctx, stopDispatch := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() { defer wg.Done(); disp.Run(dctx) }()
+
+	log.Info("akkd listening", "addr", ln.Addr().String(), "state_dir", cfg.stateDir, "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+		if err != nil {
+			srv.Close()
+		}
+		err = nil
+	}
+	stopDispatch()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// ensureOperatorToken keeps the operator token in path (mode 0600), creating
+// it on first start; the store holds only its hash.
+func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) error {
+	b, err := os.ReadFile(path)
+	token := strings.TrimSpace(string(b))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && token == "") {
+		token = svc.NewOperatorToken()
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write operator token: %w", err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("write operator token: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("read operator token: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("secure operator token: %w", err)
+	}
+	return svc.UseOperatorToken(ctx, token)
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+type randomIDs struct{}
+
+const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// New returns prefix_ + 22 base62 characters (~131 bits).
+func (randomIDs) New(prefix string) string {
+	b := make([]byte, 22)
+	rand.Read(b)
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return prefix + "_" + string(b)
+}
+
+func (randomIDs) Secret(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}

@@ -1,0 +1,74 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable machine code. It is the `code` of a problem+json response;
+// handlers map each code to an HTTP status in one table.
+type Code string
+
+const (
+	CodeInvalidRequest        Code = "invalid_request"
+	CodeValidationFailed      Code = "validation_failed"
+	CodeUnauthorized          Code = "unauthorized"
+	CodeForbidden             Code = "forbidden"
+	CodeNotFound              Code = "not_found"
+	CodeHostNotFound          Code = "host_not_found"
+	CodeNotificationNotFound  Code = "notification_not_found"
+	CodeNotificationDelivered Code = "notification_delivered"
+	CodeConflict              Code = "conflict"
+	CodeMethodNotAllowed      Code = "method_not_allowed"
+	CodeUnavailable           Code = "unavailable"
+	CodeInternal              Code = "internal"
+)
+
+// FieldError names one invalid input field.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+// Error is a domain error: a stable code, a message safe to show the caller,
+// and the wrapped cause (never shown to the caller).
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// E builds a domain error.
+func E(code Code, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+// Invalid builds a validation_failed error (well-formed input the domain refuses) listing the offending fields.
+func Invalid(msg string, fields ...FieldError) *Error {
+	return &Error{Code: CodeValidationFailed, Message: msg, Fields: fields}
+}
+
+// ErrorCode returns the code of err, or CodeInternal when err carries none.
+func ErrorCode(err error) Code {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Code
+	}
+	return CodeInternal
+}
+
+// ErrNotFound is returned by store lookups that find nothing; use cases turn
+// it into a specific code (host_not_found, ...).
+var ErrNotFound = errors.New("not found")
+
+// ErrRevisionConflict is returned by a compare-and-swap update whose expected
+// revision is no longer current.
+var ErrRevisionConflict = errors.New("revision conflict")

@@ -1,0 +1,90 @@
+package domain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is one durable domain event. Its ID is monotonic: the SSE `id:` and
+// the `since=` cursor.
+type Event struct {
+	ID int64
+	// Type is the public type name, shared by SSE and webhooks (turn.completed, host.ping, ...).
+	Type string
+	// HostID owns the event; empty means only the operator sees it.
+	HostID       string
+	Conversation string
+	// Subject is the record the event is about (turn_id, watch_id, host_id).
+	Subject   string
+	Data      any // a public projection; stored as JSON, read back as json.RawMessage
+	CreatedAt time.Time
+}
+
+// EventFilter selects the events one principal may see.
+type EventFilter struct {
+	All    bool   // the operator
+	HostID string // a host: only its own
+}
+
+// FilterFor returns the event filter of p.
+func FilterFor(p Principal) EventFilter {
+	if p.Operator {
+		return EventFilter{All: true}
+	}
+	return EventFilter{HostID: p.HostID}
+}
+
+// Envelope is the JSON body of an SSE event and, without the id, of a webhook.
+type Envelope struct {
+	ID        int64     `json:"id,omitempty"`
+	Type      string    `json:"type"`
+	Timestamp time.Time `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// EnvelopeOf returns the public envelope of e.
+func EnvelopeOf(e Event) Envelope {
+	return Envelope{ID: e.ID, Type: e.Type, Timestamp: e.CreatedAt.UTC(), Data: e.Data}
+}
+
+// emitLocked appends e and, when webhook is set and e has an owner host, an
+// outbox row in the same transaction. The caller holds tx.
+func (s *Service) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (Notification, error) {
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.clock.Now().UTC()
+	}
+	stored, err := tx.AppendEvent(ctx, e)
+	if err != nil {
+		return Notification{}, fmt.Errorf("append event %s: %w", e.Type, err)
+	}
+	if !webhook || e.HostID == "" {
+		return Notification{}, nil
+	}
+	body, err := json.Marshal(Envelope{Type: e.Type, Timestamp: stored.CreatedAt.UTC(), Data: e.Data})
+	if err != nil {
+		return Notification{}, fmt.Errorf("encode webhook %s: %w", e.Type, err)
+	}
+	n := Notification{
+		ID:            s.ids.New("msg"),
+		EventID:       stored.ID,
+		HostID:        e.HostID,
+		Type:          e.Type,
+		State:         NotificationPending,
+		CreatedAt:     stored.CreatedAt,
+		NextAttemptAt: stored.CreatedAt,
+	}
+	if err := tx.InsertNotification(ctx, n, body); err != nil {
+		return Notification{}, fmt.Errorf("queue webhook %s: %w", e.Type, err)
+	}
+	return n, nil
+}
+
+// EventsAfter returns up to limit events after id that p may see.
+func (s *Service) EventsAfter(ctx context.Context, p Principal, after int64, limit int) ([]Event, error) {
+	return s.store.EventsAfter(ctx, after, FilterFor(p), limit)
+}
+
+// LastEventID returns the newest stored event id.
+func (s *Service) LastEventID(ctx context.Context) (int64, error) { return s.store.LastEventID(ctx) }

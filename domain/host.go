@@ -1,0 +1,200 @@
+package domain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Host is an authenticated controller that receives webhooks.
+type Host struct {
+	ID              string
+	Name            string
+	WebhookURL      string
+	Secret          string // whsec_…; private, signs deliveries
+	CreatedAt       time.Time
+	SecretRotatedAt time.Time
+	Revision        int64
+}
+
+// HostCredentials is a new host with its token and secret, shown once.
+type HostCredentials struct {
+	Host  Host
+	Token string
+}
+
+// NewHost is the input of RegisterHost.
+type NewHost struct {
+	Name       string `validate:"required,max=100"`
+	WebhookURL string `validate:"required,max=2048"`
+}
+
+// HashToken is how tokens are kept: only their SHA-256 is stored. Tokens carry
+// 256 bits of randomness, so a plain hash is enough.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Service) newSecret() string {
+	return "whsec_" + base64.StdEncoding.EncodeToString(s.ids.Secret(32))
+}
+
+func (s *Service) newToken(kind string) string {
+	return "akk_" + kind + "_" + base64.RawURLEncoding.EncodeToString(s.ids.Secret(32))
+}
+
+func checkWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Invalid("webhook_url must be an absolute http or https URL",
+			FieldError{Field: "webhook_url", Message: "must be an absolute http or https URL"})
+	}
+	if u.User != nil {
+		return Invalid("webhook_url must not carry credentials",
+			FieldError{Field: "webhook_url", Message: "must not carry user:password"})
+	}
+	if u.Fragment != "" {
+		return Invalid("webhook_url must not have a fragment",
+			FieldError{Field: "webhook_url", Message: "must not have a #fragment"})
+	}
+	return nil
+}
+
+// RegisterHost creates a host with a fresh token and webhook secret.
+func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials, error) {
+	if err := requireOperator(ctx); err != nil {
+		return HostCredentials{}, err
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if err := s.validate(in); err != nil {
+		return HostCredentials{}, err
+	}
+	if err := checkWebhookURL(in.WebhookURL); err != nil {
+		return HostCredentials{}, err
+	}
+	now := s.clock.Now().UTC()
+	h := Host{
+		ID:              s.ids.New("host"),
+		Name:            in.Name,
+		WebhookURL:      in.WebhookURL,
+		Secret:          s.newSecret(),
+		CreatedAt:       now,
+		SecretRotatedAt: now,
+		Revision:        1,
+	}
+	token := s.newToken("h")
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertHost(ctx, h, HashToken(token)); err != nil {
+			return err
+		}
+		_, err := tx.AppendEvent(ctx, Event{Type: "host.created", Subject: h.ID, CreatedAt: now,
+			Data: map[string]any{"host_id": h.ID, "name": h.Name, "webhook_url": h.WebhookURL}})
+		return err
+	})
+	if err != nil {
+		return HostCredentials{}, fmt.Errorf("register host: %w", err)
+	}
+	return HostCredentials{Host: h, Token: token}, nil
+}
+
+// Hosts lists every host (operator only).
+func (s *Service) Hosts(ctx context.Context) ([]Host, error) {
+	if err := requireOperator(ctx); err != nil {
+		return nil, err
+	}
+	return s.store.Hosts(ctx)
+}
+
+// RotateHostSecret gives a host a new webhook secret and returns it.
+func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, error) {
+	if err := requireOperator(ctx); err != nil {
+		return Host{}, err
+	}
+	var out Host
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		h, err := tx.Host(ctx, hostID)
+		if errors.Is(err, ErrNotFound) {
+			return E(CodeHostNotFound, "no host "+hostID)
+		}
+		if err != nil {
+			return err
+		}
+		now := s.clock.Now().UTC()
+		h.Secret = s.newSecret()
+		if err := tx.UpdateHostSecret(ctx, h.ID, h.Revision, h.Secret, now); err != nil {
+			return err
+		}
+		h.Revision++
+		h.SecretRotatedAt = now
+		out = h
+		_, err = tx.AppendEvent(ctx, Event{Type: "host.secret_rotated", Subject: h.ID, CreatedAt: now,
+			Data: map[string]any{"host_id": h.ID}})
+		return err
+	})
+	if err != nil {
+		return Host{}, err
+	}
+	return out, nil
+}
+
+// PingHost queues a host.ping webhook to the host.
+func (s *Service) PingHost(ctx context.Context, hostID string) (Notification, error) {
+	if err := requireOperator(ctx); err != nil {
+		return Notification{}, err
+	}
+	var n Notification
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		h, err := tx.Host(ctx, hostID)
+		if errors.Is(err, ErrNotFound) {
+			return E(CodeHostNotFound, "no host "+hostID)
+		}
+		if err != nil {
+			return err
+		}
+		n, err = s.emitLocked(ctx, tx, Event{
+			Type:    "host.ping",
+			HostID:  h.ID,
+			Subject: h.ID,
+			Data:    map[string]any{"host_id": h.ID, "message": "ping from akk"},
+		}, true)
+		return err
+	})
+	return n, err
+}
+
+// Authenticate resolves a bearer token to a principal.
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if token == "" {
+		return Principal{}, E(CodeUnauthorized, "a bearer token is required")
+	}
+	hash := HashToken(token)
+	if s.operatorHash != "" && constantTimeEqual(hash, s.operatorHash) {
+		return Principal{Operator: true}, nil
+	}
+	h, err := s.store.HostByTokenHash(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return Principal{}, E(CodeUnauthorized, "the bearer token is not valid")
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("look up token: %w", err)
+	}
+	return Principal{HostID: h.ID}, nil
+}
+
+func constantTimeEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}

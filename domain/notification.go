@@ -1,0 +1,144 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+)
+
+// NotificationState is where a webhook delivery stands.
+type NotificationState string
+
+const (
+	NotificationPending   NotificationState = "pending"
+	NotificationDelivered NotificationState = "delivered"
+	NotificationFailed    NotificationState = "failed"
+)
+
+// Notification is one webhook in the outbox. Its ID is the `webhook-id`
+// header, stable across retries, so receivers can deduplicate.
+type Notification struct {
+	ID             string
+	EventID        int64
+	HostID         string
+	Type           string
+	State          NotificationState
+	Attempts       int
+	CreatedAt      time.Time
+	NextAttemptAt  time.Time
+	LastAttemptAt  time.Time
+	LastStatusCode int
+	LastError      string
+	DeliveredAt    time.Time
+}
+
+// Delivery is a claimed notification with what is needed to send it.
+type Delivery struct {
+	Notification
+	Payload    []byte
+	WebhookURL string
+	Secret     string
+}
+
+// Attempt is the outcome of one delivery attempt.
+type Attempt struct {
+	NotificationID string
+	At             time.Time
+	StatusCode     int
+	Error          string
+	Duration       time.Duration
+	// Next state: delivered, pending (with NextAt) or failed.
+	State  NotificationState
+	NextAt time.Time
+}
+
+// NotificationFilter selects notifications.
+type NotificationFilter struct {
+	HostID string // empty: all (operator)
+	State  NotificationState
+	Limit  int
+}
+
+// RetryPolicy decides when a failed delivery is tried again.
+type RetryPolicy struct {
+	// Schedule is the wait after the 1st, 2nd, ... failed attempt. After the
+	// last entry the notification is failed; an operator may retry it.
+	Schedule []time.Duration
+	// Jitter is the fraction (0..1) by which each wait is spread randomly.
+	Jitter float64
+}
+
+// DefaultRetryPolicy follows the Standard Webhooks recommendation.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		Schedule: []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+			2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour},
+		Jitter: 0.1,
+	}
+}
+
+// maxRetryAfter bounds a receiver's Retry-After.
+const maxRetryAfter = 24 * time.Hour
+
+// After returns the next attempt time after the given failed attempt number
+// (1-based), honouring a receiver's Retry-After, or false when it gives up.
+func (p RetryPolicy) After(now time.Time, attempt int, retryAfter time.Duration) (time.Time, bool) {
+	if attempt < 1 || attempt > len(p.Schedule) {
+		return time.Time{}, false
+	}
+	wait := p.Schedule[attempt-1]
+	if p.Jitter > 0 {
+		spread := float64(wait) * p.Jitter
+		wait += time.Duration((rand.Float64()*2 - 1) * spread)
+	}
+	if retryAfter > wait {
+		wait = min(retryAfter, maxRetryAfter)
+	}
+	return now.Add(wait), true
+}
+
+// Notifications lists the outbox as p may see it.
+func (s *Service) Notifications(ctx context.Context, f NotificationFilter) ([]Notification, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Operator {
+		f.HostID = p.HostID
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	return s.store.Notifications(ctx, f)
+}
+
+// RetryNotification schedules an immediate redelivery with the original id.
+func (s *Service) RetryNotification(ctx context.Context, id string) (Notification, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Notification{}, err
+	}
+	var out Notification
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		n, err := tx.Notification(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(n.HostID)) {
+			return E(CodeNotificationNotFound, "no notification "+id)
+		}
+		if err != nil {
+			return err
+		}
+		if n.State == NotificationDelivered {
+			return E(CodeNotificationDelivered, "notification "+id+" was already delivered")
+		}
+		now := s.clock.Now().UTC()
+		if err := tx.RescheduleNotification(ctx, id, now); err != nil {
+			return err
+		}
+		n.State = NotificationPending
+		n.NextAttemptAt = now
+		out = n
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,60 @@
+package domain
+
+import (
+	"context"
+	"time"
+)
+
+// Clock tells the time; tests move a fake one instead of sleeping.
+type Clock interface{ Now() time.Time }
+
+// IDs makes identifiers and secrets from a random source.
+type IDs interface {
+	// New returns prefix + "_" + an opaque random id.
+	New(prefix string) string
+	// Secret returns n random bytes.
+	Secret(n int) []byte
+}
+
+// Validator checks tagged input structs (go-playground/validator in
+// production) and reports each invalid field.
+type Validator interface {
+	Struct(v any) []FieldError
+}
+
+// Store is the persistence port. Reads run outside transactions; every change
+// runs in InTx so state, events and outbox rows commit together.
+type Store interface {
+	InTx(ctx context.Context, fn func(tx Tx) error) error
+
+	Setting(ctx context.Context, key string) (string, error)
+	HostByTokenHash(ctx context.Context, tokenHash string) (Host, error)
+	Host(ctx context.Context, hostID string) (Host, error)
+	Hosts(ctx context.Context) ([]Host, error)
+
+	EventsAfter(ctx context.Context, after int64, filter EventFilter, limit int) ([]Event, error)
+	LastEventID(ctx context.Context) (int64, error)
+
+	Notification(ctx context.Context, id string) (Notification, error)
+	Notifications(ctx context.Context, filter NotificationFilter) ([]Notification, error)
+	// ClaimDueNotifications leases up to limit pending notifications whose
+	// next attempt is due, so a crashed dispatcher's lease simply expires.
+	ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int) ([]Delivery, error)
+	// NextNotificationDue returns when the earliest pending notification is due.
+	NextNotificationDue(ctx context.Context) (time.Time, bool, error)
+	RecordAttempt(ctx context.Context, a Attempt) error
+}
+
+// Tx is one store transaction.
+type Tx interface {
+	PutSetting(ctx context.Context, key, value string) error
+	InsertHost(ctx context.Context, h Host, tokenHash string) error
+	Host(ctx context.Context, hostID string) (Host, error)
+	// UpdateHostSecret swaps the secret if the host is still at revision rev.
+	UpdateHostSecret(ctx context.Context, hostID string, rev int64, secret string, at time.Time) error
+	// AppendEvent stores e, assigning its id.
+	AppendEvent(ctx context.Context, e Event) (Event, error)
+	InsertNotification(ctx context.Context, n Notification, payload []byte) error
+	Notification(ctx context.Context, id string) (Notification, error)
+	RescheduleNotification(ctx context.Context, id string, at time.Time) error
+}

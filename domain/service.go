@@ -1,0 +1,48 @@
+// Package domain holds AKK's entities, state machines, use cases and the
+// ports they need. It knows no technology: no SQL, no tmux, no HTTP.
+package domain
+
+import (
+	"context"
+	"fmt"
+)
+
+// Service runs the use cases. It is safe for concurrent use.
+type Service struct {
+	store        Store
+	clock        Clock
+	ids          IDs
+	validator    Validator
+	operatorHash string
+	Retry        RetryPolicy
+}
+
+// NewService wires the use cases to their ports.
+func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
+	return &Service{store: store, clock: clock, ids: ids, validator: v, Retry: DefaultRetryPolicy()}
+}
+
+const settingOperatorTokenHash = "operator_token_hash"
+
+// UseOperatorToken makes token the operator token and records its hash.
+func (s *Service) UseOperatorToken(ctx context.Context, token string) error {
+	hash := HashToken(token)
+	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingOperatorTokenHash, hash) }); err != nil {
+		return fmt.Errorf("record operator token: %w", err)
+	}
+	s.operatorHash = hash
+	return nil
+}
+
+// NewOperatorToken returns a fresh operator token (not yet in use).
+func (s *Service) NewOperatorToken() string { return s.newToken("op") }
+
+func (s *Service) validate(v any) error {
+	if s.validator == nil {
+		return nil
+	}
+	if fields := s.validator.Struct(v); len(fields) > 0 {
+		return Invalid("the request is invalid", fields...)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"akk/domain"
+)
+
+// statusOf is the one table from domain codes to HTTP statuses.
+var statusOf = map[domain.Code]int{
+	domain.CodeInvalidRequest:        http.StatusBadRequest,
+	domain.CodeValidationFailed:      http.StatusUnprocessableEntity,
+	domain.CodeUnauthorized:          http.StatusUnauthorized,
+	domain.CodeForbidden:             http.StatusForbidden,
+	domain.CodeNotFound:              http.StatusNotFound,
+	domain.CodeHostNotFound:          http.StatusNotFound,
+	domain.CodeNotificationNotFound:  http.StatusNotFound,
+	domain.CodeNotificationDelivered: http.StatusConflict,
+	domain.CodeConflict:              http.StatusConflict,
+	domain.CodeMethodNotAllowed:      http.StatusMethodNotAllowed,
+	domain.CodeUnavailable:           http.StatusServiceUnavailable,
+	domain.CodeInternal:              http.StatusInternalServerError,
+}
+
+// StatusOf returns the HTTP status for a domain code.
+func StatusOf(c domain.Code) int {
+	if s, ok := statusOf[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+func problemOf(err error) Problem {
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		return Problem{Type: "about:blank", Title: http.StatusText(500), Status: 500,
+			Code: string(domain.CodeInternal), Detail: ptr("internal error")}
+	}
+	status := StatusOf(de.Code)
+	p := Problem{
+		Type:   "urn:akk:problem:" + string(de.Code),
+		Title:  http.StatusText(status),
+		Status: status,
+		Code:   string(de.Code),
+	}
+	if de.Message != "" {
+		p.Detail = ptr(de.Message)
+	}
+	if len(de.Fields) > 0 {
+		fe := make([]FieldError, len(de.Fields))
+		for i, f := range de.Fields {
+			fe[i] = FieldError{Field: f.Field, Message: f.Message}
+		}
+		p.Errors = &fe
+	}
+	return p
+}
+
+// writeError answers err as problem+json. Internal errors are logged, never shown.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemOf(err)
+	if p.Status >= 500 {
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	p.Instance = ptr(r.URL.Path)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(p)
+}
+
+func ptr[T any](v T) *T { return &v }

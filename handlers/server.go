@@ -1,0 +1,175 @@
+// Package handlers serves the REST contract (api/openapi.yaml): generated
+// strict server plus thin handlers that decode, call the domain and map
+// domain errors to RFC 9457 problems.
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	nethttpmiddleware "github.com/oapi-codegen/nethttp-middleware"
+
+	"akk/api"
+	"akk/domain"
+)
+
+// Deps is what the HTTP layer needs.
+type Deps struct {
+	Service *domain.Service
+	Hub     EventHub
+	Metrics *Metrics
+	Version string
+	Log     *slog.Logger
+	// Heartbeat is the SSE comment interval; default 15 s.
+	Heartbeat time.Duration
+}
+
+// EventHub tells SSE streams that new events were stored.
+type EventHub interface {
+	Subscribe() (<-chan struct{}, func())
+}
+
+// Server implements the generated StrictServerInterface.
+type Server struct{ Deps }
+
+var _ StrictServerInterface = (*Server)(nil)
+
+// publicPaths need no token: the operations with `security: []` in the
+// contract (a test keeps the two in step).
+var publicPaths = map[string]bool{"/v1/health": true, "/openapi.yaml": true, "/metrics": true}
+
+// New returns the daemon's HTTP handler with every route in one place.
+func New(d Deps) (http.Handler, error) {
+	if d.Heartbeat == 0 {
+		d.Heartbeat = 15 * time.Second
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	spec, err := openapi3.NewLoader().LoadFromData(api.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("load contract: %w", err)
+	}
+	spec.Servers = nil // match requests on any listen address
+	validator := nethttpmiddleware.OapiRequestValidatorWithOptions(spec, &nethttpmiddleware.Options{
+		Options:               openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: false},
+		SilenceServersWarning: true,
+		ErrorHandlerWithOpts: func(ctx context.Context, err error, w http.ResponseWriter, r *http.Request, o nethttpmiddleware.ErrorHandlerOpts) {
+			writeError(w, r, validationProblem(err, o.StatusCode))
+		},
+	})
+
+	s := &Server{Deps: d}
+	strict := NewStrictHandlerWithOptions(s, nil, StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: "the request body could not be decoded", Err: err})
+		},
+		ResponseErrorHandlerFunc: writeError,
+	})
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, s.authenticate, validator)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, domain.E(domain.CodeMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path))
+	})
+	return HandlerWithOptions(strict, ChiServerOptions{
+		BaseRouter: r,
+		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: err.Error(), Err: err})
+		},
+	}), nil
+}
+
+// validationProblem turns a contract validation failure into a problem.
+func validationProblem(err error, status int) error {
+	switch {
+	case errors.Is(err, routers.ErrMethodNotAllowed) || status == http.StatusMethodNotAllowed:
+		return domain.E(domain.CodeMethodNotAllowed, "this method is not allowed on this route")
+	case status == http.StatusNotFound:
+		return domain.E(domain.CodeNotFound, "no such route")
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i > 0 {
+		msg = msg[:i]
+	}
+	var re *openapi3filter.RequestError
+	field := ""
+	if errors.As(err, &re) {
+		if re.Parameter != nil {
+			field = re.Parameter.Name
+		}
+		var se *openapi3.SchemaError
+		if errors.As(re.Err, &se) {
+			if re.Parameter != nil {
+				msg = "parameter " + field + ": " + se.Reason
+			} else {
+				field = strings.Join(se.JSONPointer(), ".")
+				msg = "request body: " + strings.TrimPrefix(field+" ", " ") + se.Reason
+			}
+		}
+	}
+	de := &domain.Error{Code: domain.CodeInvalidRequest, Message: msg, Err: err}
+	if field != "" {
+		de.Fields = []domain.FieldError{{Field: field, Message: msg}}
+	}
+	return de
+}
+
+func recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				writeError(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate resolves the bearer token (and AKK-Conversation) into the
+// request's principal. Public paths pass without one.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if publicPaths[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		auth := r.Header.Get("Authorization")
+		token, ok := strings.CutPrefix(auth, "Bearer ")
+		if !ok || strings.TrimSpace(token) == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="akk"`)
+			writeError(w, r, domain.E(domain.CodeUnauthorized, "an Authorization: Bearer token is required"))
+			return
+		}
+		p, err := s.Service.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="akk", error="invalid_token"`)
+			writeError(w, r, err)
+			return
+		}
+		conv := r.Header.Get("AKK-Conversation")
+		if len(conv) > 256 {
+			writeError(w, r, domain.Invalid("AKK-Conversation is longer than 256 characters",
+				domain.FieldError{Field: "AKK-Conversation", Message: "at most 256 characters"}))
+			return
+		}
+		p.Conversation = conv
+		next.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
+	})
+}

@@ -1,0 +1,96 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"akk/domain"
+)
+
+const hostCols = `host_id, name, webhook_url, secret, created_at, secret_rotated_at, revision`
+
+func scanHost(row interface{ Scan(...any) error }) (domain.Host, error) {
+	var h domain.Host
+	var created, rotated sql.NullString
+	err := row.Scan(&h.ID, &h.Name, &h.WebhookURL, &h.Secret, &created, &rotated, &h.Revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, domain.ErrNotFound
+	}
+	if err != nil {
+		return h, err
+	}
+	h.CreatedAt, h.SecretRotatedAt = parseTS(created), parseTS(rotated)
+	return h, nil
+}
+
+func getHost(ctx context.Context, q querier, id string) (domain.Host, error) {
+	return scanHost(q.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE host_id = ?`, id))
+}
+
+// Host returns one host.
+func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) { return getHost(ctx, s.r, id) }
+
+// HostByTokenHash returns the host whose token hashes to hash.
+func (s *Store) HostByTokenHash(ctx context.Context, hash string) (domain.Host, error) {
+	return scanHost(s.r.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE token_hash = ?`, hash))
+}
+
+// Hosts returns every host, oldest first.
+func (s *Store) Hosts(ctx context.Context) ([]domain.Host, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+hostCols+` FROM hosts ORDER BY created_at, host_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list hosts: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Host{}
+	for rows.Next() {
+		h, err := scanHost(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list hosts: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Setting returns a stored setting, or "" when unset.
+func (s *Store) Setting(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
+func (t *tx) PutSetting(ctx context.Context, key, value string) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return err
+}
+
+func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO hosts(`+hostCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		h.ID, h.Name, h.WebhookURL, h.Secret, ts(h.CreatedAt), ts(h.SecretRotatedAt), h.Revision, tokenHash)
+	if err != nil {
+		return fmt.Errorf("insert host: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) Host(ctx context.Context, id string) (domain.Host, error) { return getHost(ctx, t.tx, id) }
+
+func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret string, at time.Time) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET secret = ?, secret_rotated_at = ?, revision = revision + 1
+		WHERE host_id = ? AND revision = ?`, secret, ts(at), id, rev)
+	if err != nil {
+		return fmt.Errorf("update host secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrRevisionConflict
+	}
+	return nil
+}

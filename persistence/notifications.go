@@ -1,0 +1,201 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"akk/domain"
+)
+
+const notificationCols = `notification_id, event_id, host_id, type, state, attempts, created_at, next_attempt_at,
+	last_attempt_at, last_status_code, last_error, delivered_at`
+
+func scanNotification(row interface{ Scan(...any) error }, extra ...any) (domain.Notification, error) {
+	var n domain.Notification
+	var state string
+	var created, next, last, delivered, lastErr sql.NullString
+	var code sql.NullInt64
+	dest := append([]any{&n.ID, &n.EventID, &n.HostID, &n.Type, &state, &n.Attempts, &created, &next,
+		&last, &code, &lastErr, &delivered}, extra...)
+	err := row.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return n, domain.ErrNotFound
+	}
+	if err != nil {
+		return n, err
+	}
+	n.State = domain.NotificationState(state)
+	n.CreatedAt, n.NextAttemptAt, n.LastAttemptAt, n.DeliveredAt = parseTS(created), parseTS(next), parseTS(last), parseTS(delivered)
+	n.LastStatusCode = int(code.Int64)
+	n.LastError = lastErr.String
+	return n, nil
+}
+
+func (t *tx) InsertNotification(ctx context.Context, n domain.Notification, payload []byte) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO notifications(notification_id, event_id, host_id, type, payload, state,
+		attempts, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+		n.ID, n.EventID, n.HostID, n.Type, payload, string(n.State), ts(n.CreatedAt), ts(n.NextAttemptAt))
+	if err != nil {
+		return fmt.Errorf("insert notification: %w", err)
+	}
+	t.change.Notifications = true
+	return nil
+}
+
+func (t *tx) Notification(ctx context.Context, id string) (domain.Notification, error) {
+	return scanNotification(t.tx.QueryRowContext(ctx, `SELECT `+notificationCols+` FROM notifications WHERE notification_id = ?`, id))
+}
+
+func (t *tx) RescheduleNotification(ctx context.Context, id string, at time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = 'pending', next_attempt_at = ?, lease_until = NULL,
+		revision = revision + 1 WHERE notification_id = ?`, ts(at), id)
+	if err != nil {
+		return fmt.Errorf("reschedule notification: %w", err)
+	}
+	t.change.Notifications = true
+	return nil
+}
+
+// Notification returns one notification.
+func (s *Store) Notification(ctx context.Context, id string) (domain.Notification, error) {
+	return scanNotification(s.r.QueryRowContext(ctx, `SELECT `+notificationCols+` FROM notifications WHERE notification_id = ?`, id))
+}
+
+// Notifications lists notifications, newest first.
+func (s *Store) Notifications(ctx context.Context, f domain.NotificationFilter) ([]domain.Notification, error) {
+	q := `SELECT ` + notificationCols + ` FROM notifications WHERE 1 = 1`
+	var args []any
+	if f.HostID != "" {
+		q += ` AND host_id = ?`
+		args = append(args, f.HostID)
+	}
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, string(f.State))
+	}
+	q += ` ORDER BY created_at DESC, notification_id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list notifications: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Notification{}
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list notifications: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// ClaimDueNotifications leases due pending notifications to this dispatcher.
+func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int) ([]domain.Delivery, error) {
+	var out []domain.Delivery
+	err := s.InTx(ctx, func(dt domain.Tx) error {
+		t := dt.(*tx)
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret
+			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
+			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
+			ORDER BY n.next_attempt_at LIMIT ?`, ts(now), ts(now), limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var d domain.Delivery
+			n, err := scanNotification(rows, &d.Payload, &d.WebhookURL, &d.Secret)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			d.Notification = n
+			out = append(out, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, d := range out {
+			if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ? WHERE notification_id = ?`,
+				ts(leaseUntil), d.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim notifications: %w", err)
+	}
+	return out, nil
+}
+
+// NextNotificationDue returns the earliest next attempt among pending rows.
+func (s *Store) NextNotificationDue(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT min(max(next_attempt_at, COALESCE(lease_until, ''))) FROM notifications WHERE state = 'pending'`).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	t := parseTS(next)
+	return t, !t.IsZero(), nil
+}
+
+// RecordAttempt stores one attempt and the notification's next state.
+func (s *Store) RecordAttempt(ctx context.Context, a domain.Attempt) error {
+	return s.InTx(ctx, func(dt domain.Tx) error {
+		t := dt.(*tx)
+		var code any
+		if a.StatusCode != 0 {
+			code = a.StatusCode
+		}
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO notification_attempts(notification_id, attempted_at, status_code, error, duration_ms)
+			VALUES (?, ?, ?, ?, ?)`, a.NotificationID, ts(a.At), code, a.Error, a.Duration.Milliseconds()); err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		var delivered any
+		if a.State == domain.NotificationDelivered {
+			delivered = ts(a.At)
+		}
+		next := a.NextAt
+		if next.IsZero() {
+			next = a.At
+		}
+		_, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
+			last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = COALESCE(?, delivered_at),
+			lease_until = NULL, revision = revision + 1 WHERE notification_id = ?`,
+			string(a.State), ts(a.At), code, nullString(a.Error), ts(next), delivered, a.NotificationID)
+		if err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		return nil
+	})
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func prefixed(p, cols string) string {
+	out := []byte{}
+	field := true
+	for i := 0; i < len(cols); i++ {
+		c := cols[i]
+		if field && c != ' ' && c != '\n' && c != '\t' {
+			out = append(out, p...)
+			field = false
+		}
+		if c == ',' {
+			field = true
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
