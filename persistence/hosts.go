@@ -31,7 +31,9 @@ func getHost(ctx context.Context, q querier, id string) (domain.Host, error) {
 }
 
 // Host returns one host.
-func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) { return getHost(ctx, s.r, id) }
+func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) {
+	return getHost(ctx, s.r, id)
+}
 
 // HostByTokenHash returns the host whose token hashes to hash.
 func (s *Store) HostByTokenHash(ctx context.Context, hash string) (domain.Host, error) {
