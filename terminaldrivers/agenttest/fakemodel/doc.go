@@ -1,0 +1,63 @@
+// Package fakemodel is a scripted stand-in for the Anthropic Messages API and
+// the OpenAI Responses API, so the real Claude Code and Codex TUIs can run
+// against it on loopback, with no network and no real model.
+//
+// One Server serves any number of agents at once: what it answers is chosen by
+// a marker in the text of the latest user turn, so each test types the
+// scenario it wants, as a human would type a task.
+//
+// # Markers
+//
+// A marker is written anywhere in the user's message:
+//
+//	[[akk:<scenario> key=value key="quoted value" ...]]
+//
+// Scenarios:
+//
+//	reply   (also the default, without a marker) a plain final answer.
+//	        text="..." sets it; otherwise it is "Fake model reply <token>."
+//	        where <token> is ReplyToken(user text), so a test can find it
+//	        on the screen and in the transcript.
+//	slow    secs=N (default 5): a reply streamed in pieces over N seconds,
+//	        so the TUI shows its working indicator. Good for Esc tests.
+//	bash    cmd="..." (default DefaultBashCommand): a shell tool call that
+//	        needs the human's approval. Claude: a Bash tool_use. Codex: an
+//	        exec_command call with sandbox_permissions "require_escalated"
+//	        and a justification.
+//	ask     questions=N (1 to 3, default 1), multi=true|false (Claude only,
+//	        default false): a questionnaire. Claude: AskUserQuestion.
+//	        Codex: request_user_input (the TUI offers it in Plan mode only;
+//	        in Default mode the tool call fails and the error is echoed).
+//	        The questions are fixed: see Questions.
+//	steps   n=N (default 3), escalate=true|false (default false): a task of N
+//	        shell calls in sequence (echo akk-step-1 ... akk-step-N), then a
+//	        final answer listing what came back.
+//	error   status=500|529|429|400 (default 500): an HTTP error with the body
+//	        each API uses. The agents retry 5xx and 429 a few times before they
+//	        show the error.
+//	secret  a reply holding secret-looking (fake) strings: FakeAnthropicKey and
+//	        FakeAWSKey.
+//
+// After a tool result (a Claude tool_result or a Codex function_call_output
+// that follows the user's message) the answer is a final message that quotes
+// each result verbatim between "<<<" and ">>>", so a test can see what the
+// agent received. The steps scenario issues its next call instead, until all
+// N are done.
+//
+// # Side requests
+//
+// Both agents send requests that are not the user's turn: a tool-less request
+// for a session title, and Claude's start-up probes. A request that offers no
+// tools is answered with a short plain text ("Fake session title") and
+// recorded with Aux set; it never plays a scenario. Other paths the agents
+// call at start-up (token counting, model lists) are answered harmlessly; a
+// path the server does not know gets 404 and is logged and recorded, so it can
+// be added.
+//
+// # Recording
+//
+// Every request is recorded (Requests, WaitRequest) with the scenario chosen,
+// the user text, the tool results seen and the time its response finished
+// streaming (Finished), which tests use to measure detection latency. The
+// same list is served as JSON at GET /_fake/requests.
+package fakemodel

@@ -1,0 +1,254 @@
+package fakemodel
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario names, as written in a marker.
+const (
+	ScenarioReply  = "reply"
+	ScenarioSlow   = "slow"
+	ScenarioBash   = "bash"
+	ScenarioAsk    = "ask"
+	ScenarioSteps  = "steps"
+	ScenarioError  = "error"
+	ScenarioSecret = "secret"
+	// ScenarioTitle is recorded for side requests (no tools offered).
+	ScenarioTitle = "title"
+	// ScenarioToolResult is recorded for the answer that echoes tool results.
+	ScenarioToolResult = "tool_result"
+)
+
+// DefaultBashCommand is the command the bash scenario asks to run. It writes a
+// file, so Claude Code does not treat it as read-only and asks for approval.
+const DefaultBashCommand = "touch akk-approval-probe && echo akk-bash-ran"
+
+// Fake secrets for the secret scenario. They only look like credentials.
+const (
+	FakeAnthropicKey = "sk-ant-api03-AKKFAKEKEY0000000000000000000000000000000000000000000000000000000000000000000000000000-AKKFAKEAA"
+	FakeAWSKey       = "AKIAAKKFAKE000000000"
+)
+
+// TitleText answers side requests (session titles, probes).
+const TitleText = "Fake session title"
+
+// Marker builds a marker for a scenario, e.g. Marker("slow", "secs", "3").
+func Marker(scenario string, kv ...string) string {
+	var b strings.Builder
+	b.WriteString("[[akk:")
+	b.WriteString(scenario)
+	for i := 0; i+1 < len(kv); i += 2 {
+		v := kv[i+1]
+		if v == "" || strings.ContainsAny(v, " \t\"]") {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&b, " %s=%s", kv[i], v)
+	}
+	b.WriteString("]]")
+	return b.String()
+}
+
+// ReplyToken is the recognisable token of the default reply to a user text.
+func ReplyToken(userText string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(userText)))
+	return "akk-reply-" + hex.EncodeToString(sum[:4])
+}
+
+// DefaultReply is the text of the default reply to a user text.
+func DefaultReply(userText string) string {
+	return "Fake model reply " + ReplyToken(userText) + "."
+}
+
+// Question is one question of the ask scenario.
+type Question struct {
+	ID, Header, Question string
+	Options              []Option
+}
+
+// Option is one choice of a Question.
+type Option struct{ Label, Description string }
+
+// Questions are the questions the ask scenario asks, in order.
+var Questions = []Question{
+	{ID: "color", Header: "Color", Question: "Which color should the widget be?", Options: []Option{{"Red", "warm"}, {"Blue", "cool"}}},
+	{ID: "size", Header: "Size", Question: "Which size should the widget be?", Options: []Option{{"Small", "fits a pocket"}, {"Large", "fills a desk"}}},
+	{ID: "shape", Header: "Shape", Question: "Which shape should the widget have?", Options: []Option{{"Round", "no corners"}, {"Square", "four corners"}}},
+}
+
+var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+
+// cleanUserText drops the context an agent wraps around what the human typed
+// (Claude Code's <system-reminder> blocks), so the text is what was typed.
+func cleanUserText(s string) string {
+	return strings.TrimSpace(reminderRE.ReplaceAllString(s, ""))
+}
+
+var markerRE = regexp.MustCompile(`\[\[akk:([a-z_]+)((?:\s+[a-zA-Z_]+=(?:"(?:[^"\\]|\\.)*"|[^\s\]]*))*)\s*\]\]`)
+var paramRE = regexp.MustCompile(`([a-zA-Z_]+)=("(?:[^"\\]|\\.)*"|[^\s\]]*)`)
+
+// ParseMarker finds the last marker in text. ok is false without one.
+func ParseMarker(text string) (scenario string, params map[string]string, ok bool) {
+	all := markerRE.FindAllStringSubmatch(text, -1)
+	if len(all) == 0 {
+		return "", nil, false
+	}
+	m := all[len(all)-1]
+	params = map[string]string{}
+	for _, p := range paramRE.FindAllStringSubmatch(m[2], -1) {
+		v := p[2]
+		if strings.HasPrefix(v, `"`) {
+			if u, err := strconv.Unquote(v); err == nil {
+				v = u
+			} else {
+				v = strings.Trim(v, `"`)
+			}
+		}
+		params[p[1]] = v
+	}
+	return m[1], params, true
+}
+
+// toolKind is what a tool call does, independent of the API's tool names.
+type toolKind int
+
+const (
+	toolShell toolKind = iota + 1
+	toolAsk
+)
+
+type toolCall struct {
+	kind          toolKind
+	cmd           string
+	escalate      bool
+	justification string
+	questions     []Question
+	multiSelect   bool
+}
+
+// plan is what to answer, before it is rendered for one API.
+type plan struct {
+	scenario string
+	status   int // non-zero: answer with this HTTP error
+	errMsg   string
+	text     string
+	pieces   int           // stream text in this many pieces
+	pace     time.Duration // between pieces
+	tool     *toolCall
+}
+
+// turn is what the server understood of a request.
+type turn struct {
+	aux         bool
+	jsonTitle   bool // the side request wants {"title": ...}
+	userText    string
+	toolResults []string
+}
+
+func intParam(p map[string]string, key string, def, lo, hi int) int {
+	n, err := strconv.Atoi(p[key])
+	if err != nil {
+		return def
+	}
+	return max(lo, min(hi, n))
+}
+
+func boolParam(p map[string]string, key string) bool {
+	v, err := strconv.ParseBool(p[key])
+	return err == nil && v
+}
+
+// decide turns a request into a plan. It is the same for both APIs.
+func decide(t turn) plan {
+	if t.aux && t.jsonTitle {
+		return plan{scenario: ScenarioTitle, text: `{"title":"` + TitleText + `"}`, pieces: 1}
+	}
+	if t.aux {
+		return plan{scenario: ScenarioTitle, text: TitleText, pieces: 1}
+	}
+	scenario, params, ok := ParseMarker(t.userText)
+	if !ok {
+		scenario, params = ScenarioReply, map[string]string{}
+	}
+	if scenario == ScenarioSteps {
+		n := intParam(params, "n", 3, 1, 20)
+		if done := len(t.toolResults); done < n {
+			return plan{scenario: scenario, text: fmt.Sprintf("Step %d of %d.", done+1, n), pieces: 1, tool: &toolCall{
+				kind: toolShell, cmd: fmt.Sprintf("echo akk-step-%d", done+1), escalate: boolParam(params, "escalate"),
+				justification: fmt.Sprintf("Step %d of the multi-step task needs to run a command.", done+1),
+			}}
+		}
+		return plan{scenario: scenario, text: echoResults(t.toolResults), pieces: 1}
+	}
+	if len(t.toolResults) > 0 {
+		return plan{scenario: ScenarioToolResult, text: echoResults(t.toolResults), pieces: 1}
+	}
+	switch scenario {
+	case ScenarioSlow:
+		secs := intParam(params, "secs", 5, 1, 600)
+		pieces := secs * 2
+		return plan{scenario: scenario, text: slowText(pieces), pieces: pieces, pace: 500 * time.Millisecond}
+	case ScenarioBash:
+		cmd := params["cmd"]
+		if cmd == "" {
+			cmd = DefaultBashCommand
+		}
+		return plan{scenario: scenario, text: "I need to run a command.", pieces: 1, tool: &toolCall{
+			kind: toolShell, cmd: cmd, escalate: true, justification: "The task needs this command to run outside the sandbox.",
+		}}
+	case ScenarioAsk:
+		n := intParam(params, "questions", 1, 1, len(Questions))
+		return plan{scenario: scenario, text: "I have a question first.", pieces: 1, tool: &toolCall{
+			kind: toolAsk, questions: Questions[:n], multiSelect: boolParam(params, "multi"),
+		}}
+	case ScenarioError:
+		status := intParam(params, "status", 500, 400, 599)
+		return plan{scenario: scenario, status: status, errMsg: fmt.Sprintf("Fake model error %d requested by the test.", status)}
+	case ScenarioSecret:
+		return plan{scenario: scenario, pieces: 1, text: "Here are the credentials: ANTHROPIC_API_KEY=" + FakeAnthropicKey +
+			" and AWS_ACCESS_KEY_ID=" + FakeAWSKey + " (fake)."}
+	default:
+		text := params["text"]
+		if text == "" {
+			text = DefaultReply(t.userText)
+		}
+		return plan{scenario: ScenarioReply, text: text, pieces: 1}
+	}
+}
+
+func slowText(pieces int) string {
+	var b strings.Builder
+	for i := 1; i <= pieces; i++ {
+		fmt.Fprintf(&b, "slow-%d ", i)
+	}
+	b.WriteString("done.")
+	return b.String()
+}
+
+func echoResults(results []string) string {
+	var b strings.Builder
+	b.WriteString("Tool results received:")
+	for i, r := range results {
+		fmt.Fprintf(&b, "\n%d. <<<%s>>>", i+1, r)
+	}
+	return b.String()
+}
+
+// split cuts s into n pieces of similar length on rune boundaries.
+func split(s string, n int) []string {
+	r := []rune(s)
+	if n <= 1 || len(r) <= 1 {
+		return []string{s}
+	}
+	n = min(n, len(r))
+	out := make([]string, 0, n)
+	for i := range n {
+		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
+	}
+	return out
+}
