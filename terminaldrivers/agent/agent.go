@@ -1,0 +1,150 @@
+// Package agent is the contract between terminal discovery and the drivers
+// of each coding agent (claude, codex): how a driver recognises its agent's
+// process, reads the agent's own files, and which version profiles it has.
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"akk/domain"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/screen"
+)
+
+// Process is an agent process found in a pane's foreground.
+type Process struct {
+	Stat proc.Stat
+	Exe  string   // executable path; ends in " (deleted)" if replaced since start
+	Argv []string // argument vector
+	Cwd  string
+	Env  map[string]string // only the variables in EnvNames
+}
+
+// EnvNames are the environment variables discovery reads from an agent
+// process: where each agent keeps its own files.
+var EnvNames = []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"}
+
+// Reading is what a profile proved from one capture.
+type Reading struct {
+	State         domain.ScreenState
+	ComposerEmpty bool
+	// Region is the bottom-most region the state was read from (the
+	// composer, a prompt, a dialog); empty when nothing was recognised.
+	Region screen.Region
+	// Reason says in a few words why, for logs and tests.
+	Reason string
+}
+
+// Profile is one agent version's screen grammar. Adding a version is adding
+// a Profile value (and its fixtures), not editing shared code.
+type Profile interface {
+	Agent() domain.Agent // kind, version and profile name
+	Classify(c screen.Capture) Reading
+}
+
+// Native is what the agent's own files say about a process.
+type Native struct {
+	Identity domain.IdentityState
+	ThreadID string // set only when Identity is resolved
+	Activity domain.ActivityState
+	// Version is the version the running agent wrote in its own files, ""
+	// when it wrote none.
+	Version  string
+	Warnings []string
+}
+
+// Driver recognises one kind of coding agent.
+type Driver interface {
+	Kind() domain.AgentKind
+	// MatchExe reports whether an executable path may be this agent's
+	// binary; cheap, called for every foreground process of every pane.
+	MatchExe(exe string) bool
+	// IsTUI reports whether a process of a matching executable run with
+	// argv is the interactive TUI (not a print mode, server or subcommand).
+	IsTUI(argv []string) bool
+	// InstalledVersion reads the version of the package that holds exe
+	// from files beside it. It never runs the binary.
+	InstalledVersion(exe string) (string, error)
+	// Inspect reads the agent's own files (session records, transcripts,
+	// rollouts, open files) for the native identity and durable activity of
+	// p. version is the best known version, "" if none.
+	Inspect(fs proc.FS, table *proc.Table, p Process, version string) Native
+	Profiles() []Profile
+}
+
+// Registry holds profiles keyed by kind and version.
+type Registry struct {
+	byKey map[string]Profile
+}
+
+func key(kind domain.AgentKind, version string) string { return string(kind) + "@" + version }
+
+// NewRegistry registers profiles; two profiles for one kind and version is
+// a programming error.
+func NewRegistry(profiles ...Profile) (*Registry, error) {
+	r := &Registry{byKey: map[string]Profile{}}
+	for _, p := range profiles {
+		a := p.Agent()
+		k := key(a.Kind, a.Version)
+		if _, dup := r.byKey[k]; dup {
+			return nil, fmt.Errorf("two profiles for %s", k)
+		}
+		if a.Version == "" || a.Profile == "" || a.Profile == domain.ProfileUnprofiled {
+			return nil, fmt.Errorf("profile %q for %s: needs a version and a name", a.Profile, k)
+		}
+		r.byKey[k] = p
+	}
+	return r, nil
+}
+
+// Lookup returns the profile of one agent version.
+func (r *Registry) Lookup(kind domain.AgentKind, version string) (Profile, bool) {
+	p, ok := r.byKey[key(kind, version)]
+	return p, ok
+}
+
+// Supported lists every profiled agent version, sorted.
+func (r *Registry) Supported() []domain.Agent {
+	out := make([]domain.Agent, 0, len(r.byKey))
+	for _, p := range r.byKey {
+		out = append(out, p.Agent())
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Version < out[j].Version
+	})
+	return out
+}
+
+// Deleted is the suffix the kernel adds to the executable path of a process
+// whose binary was replaced or removed since it started (an upgrade).
+const Deleted = " (deleted)"
+
+// PackageVersion finds, in the folders above exe (at most levels of them),
+// the package.json of one of the named npm packages and returns its version.
+// It reads files only; it never runs the binary.
+func PackageVersion(exe string, levels int, names ...string) (string, error) {
+	if strings.HasSuffix(exe, Deleted) {
+		return "", fmt.Errorf("executable %s was replaced since the process started", strings.TrimSuffix(exe, Deleted))
+	}
+	dir := filepath.Dir(exe)
+	for i := 0; i < levels && dir != "/" && dir != "."; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var pkg struct{ Name, Version string }
+			if json.Unmarshal(b, &pkg) == nil && slices.Contains(names, pkg.Name) && pkg.Version != "" {
+				return pkg.Version, nil
+			}
+		}
+		dir = filepath.Dir(dir)
+	}
+	return "", fmt.Errorf("no package.json of %s above %s", strings.Join(names, " or "), exe)
+}

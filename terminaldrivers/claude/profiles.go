@@ -1,0 +1,42 @@
+package claude
+
+import "regexp"
+
+// The grammar both pinned versions share; each profile value below states
+// its own, so a version that draws differently gets its own values.
+var (
+	spinner          = regexp.MustCompile(`^[·✢✳✶✻✽*]\s+\S[^·]*…`)
+	approvalQuestion = regexp.MustCompile(`^\s*Do you want to (proceed|make this edit|create|allow|run)`)
+	approvalOption   = regexp.MustCompile(`^\s*(❯\s*)?1\.\s+Yes\b`)
+	startupDialogs   = []string{
+		"Do you want to use this API key?",
+		"Do you trust the files in this folder?",
+		"Is this a project you created or one you trust",
+		"Choose the text style that looks best",
+	}
+)
+
+// V2_1_267 is Claude Code 2.1.267, the version the seeds describe.
+var V2_1_267 = Profile{
+	Version:             "2.1.267",
+	Composer:            "❯",
+	Busy:                "esc to interrupt",
+	Spinner:             spinner,
+	StartupDialogs:      startupDialogs,
+	ApprovalQuestion:    approvalQuestion,
+	ApprovalFirstOption: approvalOption,
+	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
+}
+
+// V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
+// auto mode should become the default permission mode.
+var V2_1_328 = Profile{
+	Version:             "2.1.328",
+	Composer:            "❯",
+	Busy:                "esc to interrupt",
+	Spinner:             spinner,
+	StartupDialogs:      append([]string{"Make auto mode your default permission mode?"}, startupDialogs...),
+	ApprovalQuestion:    approvalQuestion,
+	ApprovalFirstOption: approvalOption,
+	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
+}
