@@ -1,0 +1,119 @@
+package codex
+
+import (
+	"regexp"
+	"strings"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/screen"
+)
+
+// Profile is one Codex version's screen grammar and process shape. Codex
+// draws its composer ("› ") near the bottom with the session status line
+// ("<model> <effort> · <cwd>") under it once the session is ready; prompts
+// and questionnaires replace the composer and end with a key hint row.
+type Profile struct {
+	Version string
+
+	// RolloutInProcess: the TUI process itself holds its rollout open, so
+	// an open rollout proves the thread and none proves there is none yet.
+	// When false, a managed app-server daemon holds the rollouts.
+	RolloutInProcess bool
+
+	Composer string
+	// Status matches the session status line under the composer.
+	Status *regexp.Regexp
+	// Busy marks a running turn in the rows above the composer.
+	Busy string
+	// StartupDialogs are texts of dialogs shown before the composer.
+	StartupDialogs []string
+	// ApprovalQuestion, ApprovalFirstOption and ApprovalHint identify an
+	// approval prompt.
+	ApprovalQuestion    *regexp.Regexp
+	ApprovalFirstOption *regexp.Regexp
+	ApprovalHint        string
+	// Question and QuestionHint identify a request_user_input questionnaire.
+	Question     *regexp.Regexp
+	QuestionHint string
+}
+
+// Agent implements agent.Profile.
+func (p Profile) Agent() domain.Agent {
+	return domain.Agent{Kind: domain.AgentCodex, Version: p.Version, Profile: "codex-" + p.Version}
+}
+
+// Classify implements agent.Profile.
+func (p Profile) Classify(c screen.Capture) agent.Reading {
+	bottom := c.Bottom()
+	if bottom == 0 {
+		return agent.Reading{State: domain.ScreenUnknown, Reason: "blank screen"}
+	}
+	tail := c.Slice(max(0, bottom-25), bottom)
+	for _, d := range p.StartupDialogs {
+		if tail.Contains(d) {
+			return agent.Reading{State: domain.ScreenStartupDialog, Region: tail, Reason: "startup dialog"}
+		}
+	}
+	if r, ok := p.prompt(c, bottom); ok {
+		return r
+	}
+	return p.composer(c, bottom)
+}
+
+// prompt recognises an approval prompt or a questionnaire: a heading row,
+// then options, then the key hint as the last row.
+func (p Profile) prompt(c screen.Capture, bottom int) (agent.Reading, bool) {
+	last := c.Lines[bottom-1].Text
+	from := max(0, bottom-30)
+	switch {
+	case strings.Contains(last, p.ApprovalHint):
+		start := c.LastIndex(from, bottom, p.ApprovalQuestion.MatchString)
+		if start < 0 {
+			return agent.Reading{}, false
+		}
+		region := c.Slice(start, bottom)
+		for _, l := range region.Lines {
+			if p.ApprovalFirstOption.MatchString(l) {
+				return agent.Reading{State: domain.ScreenAwaitingApproval, Region: region, Reason: "approval prompt"}, true
+			}
+		}
+	case strings.Contains(last, p.QuestionHint):
+		start := c.LastIndex(from, bottom, p.Question.MatchString)
+		if start < 0 {
+			return agent.Reading{}, false
+		}
+		return agent.Reading{State: domain.ScreenAwaitingInteraction, Region: c.Slice(start, bottom), Reason: "questionnaire"}, true
+	}
+	return agent.Reading{}, false
+}
+
+// composer reads the composer and the rows around it: the status line
+// under it proves the session ready, a busy row above it a running turn.
+func (p Profile) composer(c screen.Capture, bottom int) agent.Reading {
+	status := c.LastIndex(max(0, bottom-3), bottom, p.Status.MatchString)
+	if status < 0 {
+		return agent.Reading{State: domain.ScreenUnknown, Reason: "no session status line"}
+	}
+	at := c.LastIndex(max(0, status-12), status, func(s string) bool { return strings.HasPrefix(s, p.Composer) })
+	if at < 0 {
+		return agent.Reading{State: domain.ScreenUnknown, Reason: "no composer above the status line"}
+	}
+	region := c.Slice(at, status+1)
+	line := c.Lines[at]
+	rest := strings.TrimPrefix(line.Text, p.Composer)
+	// The placeholder is drawn dim; typed text is not. Rows between the
+	// composer and the status line are the draft's continuation.
+	empty := screen.Blank(rest) || line.Dim(len(p.Composer))
+	for i := at + 1; i < status; i++ {
+		if !screen.Blank(c.Lines[i].Text) {
+			empty = false
+		}
+	}
+	for i := max(0, at-6); i < at; i++ {
+		if strings.Contains(c.Lines[i].Text, p.Busy) {
+			return agent.Reading{State: domain.ScreenWorking, ComposerEmpty: empty, Region: c.Slice(i, status+1), Reason: "busy row"}
+		}
+	}
+	return agent.Reading{State: domain.ScreenIdle, ComposerEmpty: empty, Region: region, Reason: "composer and status line"}
+}

@@ -1,0 +1,50 @@
+package codex
+
+import "regexp"
+
+// The grammar both pinned versions share; each profile value states its
+// own, so a version that draws differently gets its own values.
+var (
+	status           = regexp.MustCompile(`^\s+\S+ \S+ · \S`)
+	approvalQuestion = regexp.MustCompile(`^\s*(Would you like to|Do you want to) `)
+	approvalOption   = regexp.MustCompile(`^›\s*1\.\s+Yes`)
+	question         = regexp.MustCompile(`^\s*Question \d+/\d+`)
+	startupDialogs   = []string{
+		"Do you trust the contents of this directory?",
+		"Sign in with ChatGPT",
+		"Update available!",
+	}
+)
+
+// V0_155_1 is Codex 0.155.1, the version the seeds describe: a Node
+// wrapper whose native child is the TUI and holds its rollout open.
+var V0_155_1 = Profile{
+	Version:             "0.155.1",
+	RolloutInProcess:    true,
+	Composer:            "›",
+	Status:              status,
+	Busy:                "esc to interrupt",
+	StartupDialogs:      startupDialogs,
+	ApprovalQuestion:    approvalQuestion,
+	ApprovalFirstOption: approvalOption,
+	ApprovalHint:        "Press enter to confirm or esc to cancel",
+	Question:            question,
+	QuestionHint:        "enter to submit answer",
+}
+
+// V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
+// daemon per CODEX_HOME, which writes the rollouts and may serve several
+// TUIs. It draws a key hint row under the status line.
+var V0_169_0 = Profile{
+	Version:             "0.169.0",
+	RolloutInProcess:    false,
+	Composer:            "›",
+	Status:              status,
+	Busy:                "esc to interrupt",
+	StartupDialogs:      startupDialogs,
+	ApprovalQuestion:    approvalQuestion,
+	ApprovalFirstOption: approvalOption,
+	ApprovalHint:        "Press enter to confirm or esc to cancel",
+	Question:            question,
+	QuestionHint:        "enter to submit answer",
+}
