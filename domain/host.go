@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Host is an authenticated controller that receives webhooks.
@@ -75,6 +76,10 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 	in.Name = strings.TrimSpace(in.Name)
 	if err := s.validate(in); err != nil {
 		return HostCredentials{}, err
+	}
+	if strings.IndexFunc(in.Name, unicode.IsControl) >= 0 {
+		return HostCredentials{}, Invalid("name must not contain control characters",
+			FieldError{Field: "name", Message: "must not contain control characters"})
 	}
 	if err := checkWebhookURL(in.WebhookURL); err != nil {
 		return HostCredentials{}, err

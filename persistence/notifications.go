@@ -172,6 +172,8 @@ func (s *Store) RecordAttempt(ctx context.Context, a domain.Attempt) error {
 		if err != nil {
 			return fmt.Errorf("record attempt: %w", err)
 		}
+		// A rescheduled row changes when the dispatcher must look next.
+		t.change.Notifications = a.State == domain.NotificationPending
 		return nil
 	})
 }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"akk/cmd/akk/client"
+)
+
+func (c *cli) hosts(args []string) error {
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	switch args[0] {
+	case "list":
+		r, err := c.api.ListHostsWithResponse(c.ctx)
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		var rows [][]string
+		for _, h := range r.JSON200.Hosts {
+			rows = append(rows, []string{h.HostId, h.Name, h.WebhookUrl, h.CreatedAt.Local().Format(time.DateTime)})
+		}
+		c.table("HOST\tNAME\tWEBHOOK URL\tCREATED", rows)
+		return nil
+	case "add":
+		fs := flag.NewFlagSet("hosts add", flag.ContinueOnError)
+		fs.SetOutput(c.out)
+		name := fs.String("name", "", "a label for the host")
+		hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *name == "" || *hook == "" {
+			return errors.New("hosts add needs --name and --webhook-url")
+		}
+		r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		h := r.JSON201
+		fmt.Fprintf(c.out, "host:           %s\nname:           %s\nwebhook url:    %s\ntoken:          %s\nwebhook secret: %s\n\nThe token and secret are shown only now.\n",
+			h.HostId, h.Name, h.WebhookUrl, h.Token, h.WebhookSecret)
+		return nil
+	case "ping":
+		if len(args) != 2 {
+			return errors.New("usage: akk hosts ping HOST_ID")
+		}
+		r, err := c.api.PingHostWithResponse(c.ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		fmt.Fprintf(c.out, "queued %s (%s); follow it with: akk notifications\n", r.JSON202.NotificationId, r.JSON202.Type)
+		return nil
+	case "rotate-secret":
+		if len(args) != 2 {
+			return errors.New("usage: akk hosts rotate-secret HOST_ID")
+		}
+		r, err := c.api.RotateHostSecretWithResponse(c.ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		fmt.Fprintf(c.out, "new webhook secret for %s: %s\n", r.JSON200.HostId, r.JSON200.WebhookSecret)
+		return nil
+	}
+	return fmt.Errorf("unknown hosts command %q", args[0])
+}
+
+func (c *cli) notifications(args []string) error {
+	if len(args) >= 1 && args[0] == "retry" {
+		if len(args) != 2 {
+			return errors.New("usage: akk notifications retry NOTIFICATION_ID")
+		}
+		r, err := c.api.RetryNotificationWithResponse(c.ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		fmt.Fprintf(c.out, "queued %s again\n", r.JSON202.NotificationId)
+		return nil
+	}
+	fs := flag.NewFlagSet("notifications", flag.ContinueOnError)
+	fs.SetOutput(c.out)
+	state := fs.String("state", "", "pending, delivered or failed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	params := &client.ListNotificationsParams{}
+	if *state != "" {
+		s := client.NotificationState(*state)
+		params.State = &s
+	}
+	r, err := c.api.ListNotificationsWithResponse(c.ctx, params)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	var rows [][]string
+	for _, n := range r.JSON200.Notifications {
+		last := ""
+		if n.LastError != nil {
+			last = *n.LastError
+		}
+		rows = append(rows, []string{n.NotificationId, n.Type, string(n.State), fmt.Sprint(n.Attempts), n.HostId, last})
+	}
+	c.table("NOTIFICATION\tTYPE\tSTATE\tATTEMPTS\tHOST\tLAST ERROR", rows)
+	return nil
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"akk/cmd/akk/client"
+)
+
+const usage = `akk: operator CLI for the AKK daemon
+
+Usage:
+  akk [global flags] <command> [flags]
+
+Commands:
+  health                          liveness and version
+  hosts list                      registered hosts
+  hosts add --name N --webhook-url URL
+                                  register a host; prints its token and secret once
+  hosts ping HOST_ID              send a signed host.ping webhook
+  hosts rotate-secret HOST_ID     replace a host's webhook secret
+  notifications [--state S]       the webhook outbox
+  notifications retry ID          redeliver a notification now
+  events [--follow] [--since N]   stream events (SSE) until interrupted
+
+Global flags:
+  --url URL          daemon address (env AKK_URL, default http://127.0.0.1:7788)
+  --token TOKEN      bearer token (env AKK_TOKEN, default: the operator token in the state dir)
+  --state-dir DIR    daemon state dir (env AKK_STATE_DIR, default $XDG_STATE_HOME/akk or ~/.local/state/akk)
+  --json             print JSON instead of tables
+`
+
+type cli struct {
+	ctx    context.Context
+	api    *client.ClientWithResponses
+	url    string
+	token  string
+	json   bool
+	out    io.Writer
+	getenv func(string) string
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("akk", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	fs.Usage = func() { fmt.Fprint(stdout, usage) }
+	url := fs.String("url", envOr(getenv, "AKK_URL", "http://127.0.0.1:7788"), "")
+	token := fs.String("token", getenv("AKK_TOKEN"), "")
+	stateDir := fs.String("state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(stdout, usage)
+		return errors.New("no command")
+	}
+	c := &cli{ctx: ctx, url: strings.TrimRight(*url, "/"), token: *token, json: *asJSON, out: stdout, getenv: getenv}
+	if c.token == "" && rest[0] != "health" {
+		b, err := os.ReadFile(filepath.Join(*stateDir, "operator.token"))
+		if err != nil {
+			return fmt.Errorf("no token: pass --token or AKK_TOKEN, or run where the daemon's state dir is readable (%v)", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+	}
+	api, err := client.NewClientWithResponses(c.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		if c.token != "" {
+			r.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		return nil
+	}))
+	if err != nil {
+		return err
+	}
+	c.api = api
+	switch rest[0] {
+	case "health":
+		return c.health()
+	case "hosts":
+		return c.hosts(rest[1:])
+	case "notifications":
+		return c.notifications(rest[1:])
+	case "events":
+		return c.events(rest[1:])
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q (see akk help)", rest[0])
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultStateDir(getenv func(string) string) string {
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "akk")
+	}
+	return filepath.Join(getenv("HOME"), ".local", "state", "akk")
+}
+
+// check turns a non-2xx answer into an error carrying the problem's code.
+func check(resp *http.Response, body []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode < 300 {
+		return nil
+	}
+	var p client.Problem
+	if json.Unmarshal(body, &p) == nil && p.Code != "" {
+		detail := ""
+		if p.Detail != nil {
+			detail = ": " + *p.Detail
+		}
+		return fmt.Errorf("%d %s%s", p.Status, p.Code, detail)
+	}
+	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+}
+
+func (c *cli) printJSON(body []byte) error {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		_, err = c.out.Write(body)
+		return err
+	}
+	buf.WriteByte('\n')
+	_, err := c.out.Write(buf.Bytes())
+	return err
+}
+
+func (c *cli) table(header string, rows [][]string) {
+	tw := tabwriter.NewWriter(c.out, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+func (c *cli) health() error {
+	r, err := c.api.GetHealthWithResponse(c.ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	fmt.Fprintf(c.out, "%s (version %s) at %s\n", r.JSON200.Status, r.JSON200.Version, c.url)
+	return nil
+}
+

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/callbacks"
+)
+
+// daemon is an akkd started in-process through run().
+type daemon struct {
+	url, token, stateDir string
+	stop                 func()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startDaemon(t *testing.T, stateDir string, env map[string]string) *daemon {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, io.Discard)
+	}()
+	d := &daemon{url: "http://" + addr, stateDir: stateDir}
+	d.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	waitHealthy(t, d.url, done)
+	b, err := os.ReadFile(filepath.Join(stateDir, "operator.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.token = strings.TrimSpace(string(b))
+	return d
+}
+
+func waitHealthy(t *testing.T, url string, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("daemon exited: %v", err)
+		default:
+		}
+		resp, err := http.Get(url + "/v1/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("daemon did not become healthy")
+}
+
+// call makes an authenticated JSON request and decodes the answer into out.
+func call(t *testing.T, method, url, token, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: decode %q: %v", method, url, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// receiver is a webhook endpoint that records deliveries and can be made to fail.
+type receiver struct {
+	mu       sync.Mutex
+	got      []delivery
+	failNext int // answer 503 this many times first
+	srv      *http.Server
+	addr     string
+	arrived  chan struct{}
+}
+
+type delivery struct {
+	id, timestamp, signature string
+	body                     []byte
+	status                   int
+}
+
+func newReceiver(t *testing.T, addr string) *receiver {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{addr: ln.Addr().String(), arrived: make(chan struct{}, 100)}
+	r.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		status := 204
+		if r.failNext > 0 {
+			r.failNext--
+			status = 503
+		}
+		r.got = append(r.got, delivery{req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp"),
+			req.Header.Get("webhook-signature"), b, status})
+		r.mu.Unlock()
+		w.WriteHeader(status)
+		r.arrived <- struct{}{}
+	})}
+	go r.srv.Serve(ln)
+	t.Cleanup(func() { r.srv.Close() })
+	return r
+}
+
+func (r *receiver) deliveries() []delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]delivery(nil), r.got...)
+}
+
+func (r *receiver) wait(t *testing.T, n int) []delivery {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for len(r.deliveries()) < n {
+		select {
+		case <-r.arrived:
+		case <-deadline:
+			t.Fatalf("want %d deliveries, got %d", n, len(r.deliveries()))
+		}
+	}
+	return r.deliveries()
+}
+
+type hostCreds struct {
+	HostID        string `json:"host_id"`
+	Token         string `json:"token"`
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+func verify(t *testing.T, secret string, d delivery) {
+	t.Helper()
+	var ts int64
+	for _, c := range d.timestamp {
+		ts = ts*10 + int64(c-'0')
+	}
+	want, err := callbacks.Sign(secret, d.id, time.Unix(ts, 0), d.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.signature != want {
+		t.Fatalf("signature %q, want %q", d.signature, want)
+	}
+}
+
+func TestPingWebhookRetriedThroughOutageWithSameID(t *testing.T) {
+	rec := newReceiver(t, "")
+	rec.failNext = 2
+	d := startDaemon(t, t.TempDir(), map[string]string{"AKK_WEBHOOK_RETRY_SCHEDULE": "100ms,200ms,300ms"})
+	defer d.stop()
+
+	var h hostCreds
+	if code := call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"bot","webhook_url":"http://`+rec.addr+`/hook"}`, &h); code != 201 {
+		t.Fatalf("create host: %d", code)
+	}
+	if !strings.HasPrefix(h.WebhookSecret, "whsec_") || h.Token == "" {
+		t.Fatalf("credentials: %+v", h)
+	}
+	var n struct {
+		NotificationID string `json:"notification_id"`
+	}
+	if code := call(t, "POST", d.url+"/v1/hosts/"+h.HostID+"/ping", d.token, "", &n); code != 202 {
+		t.Fatalf("ping: %d", code)
+	}
+	got := rec.wait(t, 3)
+	for i, dl := range got {
+		if dl.id != n.NotificationID {
+			t.Errorf("attempt %d webhook-id %q, want %q", i, dl.id, n.NotificationID)
+		}
+		if string(dl.body) != string(got[0].body) {
+			t.Errorf("attempt %d body changed", i)
+		}
+		verify(t, h.WebhookSecret, dl)
+	}
+	var env struct {
+		Type string         `json:"type"`
+		Data map[string]any `json:"data"`
+	}
+	json.Unmarshal(got[0].body, &env)
+	if env.Type != "host.ping" || env.Data["host_id"] != h.HostID {
+		t.Fatalf("body %s", got[0].body)
+	}
+	// The outbox shows the attempts and the final state.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list struct {
+			Notifications []struct {
+				State    string `json:"state"`
+				Attempts int    `json:"attempts"`
+			} `json:"notifications"`
+		}
+		call(t, "GET", d.url+"/v1/notifications", h.Token, "", &list)
+		if len(list.Notifications) == 1 && list.Notifications[0].State == "delivered" {
+			if list.Notifications[0].Attempts != 3 {
+				t.Fatalf("attempts %d, want 3", list.Notifications[0].Attempts)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notification not delivered: %+v", list)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestOperatorTokenPersistsAndHostsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	d := startDaemon(t, dir, nil)
+	var h hostCreds
+	if code := call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"a","webhook_url":"http://127.0.0.1:9/x"}`, &h); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	first := d.token
+	d.stop()
+
+	st, err := os.Stat(filepath.Join(dir, "operator.token"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("operator.token mode: %v %v", st.Mode(), err)
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir mode %v", st.Mode())
+	}
+	d2 := startDaemon(t, dir, nil)
+	defer d2.stop()
+	if d2.token != first {
+		t.Fatal("operator token changed across restart")
+	}
+	var list struct {
+		Hosts []map[string]any `json:"hosts"`
+	}
+	if code := call(t, "GET", d2.url+"/v1/hosts", d2.token, "", &list); code != 200 || len(list.Hosts) != 1 {
+		t.Fatalf("hosts after restart: %d %+v", code, list)
+	}
+	if _, ok := list.Hosts[0]["token"]; ok {
+		t.Fatal("host list shows a token")
+	}
+	if _, ok := list.Hosts[0]["webhook_secret"]; ok {
+		t.Fatal("host list shows a secret")
+	}
+	// The host token still works, and is not the operator: hosts are operator only.
+	var p struct{ Code string }
+	if code := call(t, "GET", d2.url+"/v1/hosts", h.Token, "", &p); code != 403 || p.Code != "forbidden" {
+		t.Fatalf("host listing hosts: %d %s", code, p.Code)
+	}
+	if code := call(t, "GET", d2.url+"/v1/notifications", h.Token, "", nil); code != 200 {
+		t.Fatalf("host token after restart: %d", code)
+	}
+	// The database keeps only the hash of tokens.
+	db, _ := os.ReadFile(filepath.Join(dir, "akk.db"))
+	wal, _ := os.ReadFile(filepath.Join(dir, "akk.db-wal"))
+	if strings.Contains(string(db)+string(wal), h.Token) || strings.Contains(string(db)+string(wal), first) {
+		t.Fatal("a token is stored in clear")
+	}
+}
+
+// sseEvent is one parsed server-sent event.
+type sseEvent struct{ id, event, data string }
+
+func readSSE(t *testing.T, url, token, lastID string, n int) []sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("events: %d %s", resp.StatusCode, ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var out []sseEvent
+	var cur sseEvent
+	sawRetry := false
+	for len(out) < n && sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "retry: "):
+			sawRetry = true
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		case line == "" && cur.id != "":
+			out = append(out, cur)
+			cur = sseEvent{}
+		}
+	}
+	if !sawRetry {
+		t.Error("stream did not open with retry:")
+	}
+	if len(out) < n {
+		t.Fatalf("got %d events, want %d: %v", len(out), n, sc.Err())
+	}
+	return out
+}
+
+func TestEventsStreamReplaysAfterLastEventIDAndScopesHosts(t *testing.T) {
+	rec := newReceiver(t, "")
+	d := startDaemon(t, t.TempDir(), nil)
+	defer d.stop()
+	var a, b hostCreds
+	call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"a","webhook_url":"http://`+rec.addr+`/a"}`, &a)
+	call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"b","webhook_url":"http://`+rec.addr+`/b"}`, &b)
+	call(t, "POST", d.url+"/v1/hosts/"+a.HostID+"/ping", d.token, "", nil)
+	call(t, "POST", d.url+"/v1/hosts/"+b.HostID+"/ping", d.token, "", nil)
+	call(t, "POST", d.url+"/v1/hosts/"+a.HostID+"/ping", d.token, "", nil)
+
+	// The operator sees everything from the start: 2 host.created + 3 pings.
+	all := readSSE(t, d.url+"/v1/events?since=0", d.token, "", 5)
+	if all[0].event != "host.created" || all[2].event != "host.ping" {
+		t.Fatalf("operator stream: %+v", all)
+	}
+	// Host a sees only its own pings; resuming after the first replays the second.
+	mine := readSSE(t, d.url+"/v1/events?since=0", a.Token, "", 2)
+	for _, e := range mine {
+		if e.event != "host.ping" || !strings.Contains(e.data, a.HostID) {
+			t.Fatalf("host a saw %+v", e)
+		}
+	}
+	resumed := readSSE(t, d.url+"/v1/events", a.Token, mine[0].id, 1)
+	if resumed[0].id != mine[1].id {
+		t.Fatalf("resume after %s gave %s, want %s", mine[0].id, resumed[0].id, mine[1].id)
+	}
+	// Live: a stream opened now gets an event stored after it connected.
+	got := make(chan []sseEvent, 1)
+	go func() { got <- readSSE(t, d.url+"/v1/events", b.Token, "", 1) }()
+	time.Sleep(300 * time.Millisecond)
+	call(t, "POST", d.url+"/v1/hosts/"+b.HostID+"/ping", d.token, "", nil)
+	live := <-got
+	if live[0].event != "host.ping" || !strings.Contains(live[0].data, b.HostID) {
+		t.Fatalf("live event %+v", live[0])
+	}
+}

@@ -1,0 +1,228 @@
+package handlers_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"akk/api"
+	"akk/callbacks"
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+type fixedIDs struct{ n int }
+
+func (f *fixedIDs) New(prefix string) string {
+	f.n++
+	return prefix + "_" + strings.Repeat("a", 10) + string(rune('A'+f.n%26)) + time.Now().Format("150405.000000000")[7:]
+}
+func (f *fixedIDs) Secret(n int) []byte {
+	b := make([]byte, n)
+	rand.Read(b)
+	return b
+}
+
+type clock struct{}
+
+func (clock) Now() time.Time { return time.Now() }
+
+type env struct {
+	h        http.Handler
+	operator string
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := domain.NewService(store, clock{}, &fixedIDs{}, handlers.NewValidator())
+	if err := svc.UseOperatorToken(context.Background(), "op-token"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{h: h, operator: "op-token"}
+}
+
+func (e *env) do(method, path, token, body string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	return w
+}
+
+func problemCode(t *testing.T, w *httptest.ResponseRecorder) string {
+	t.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("content type %q for status %d: %s", ct, w.Code, w.Body)
+	}
+	var p struct {
+		Code   string `json:"code"`
+		Status int    `json:"status"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != w.Code || p.Code == "" {
+		t.Fatalf("problem %s does not match status %d", w.Body, w.Code)
+	}
+	return p.Code
+}
+
+func TestBadInputGetsAProblemWithACode(t *testing.T) {
+	e := newEnv(t)
+	w := e.do("POST", "/v1/hosts", e.operator, `{"name":"h","webhook_url":"http://127.0.0.1:9/x"}`)
+	if w.Code != 201 {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	var h struct{ HostID, Token string }
+	json.Unmarshal(w.Body.Bytes(), &struct {
+		HostID *string `json:"host_id"`
+		Token  *string `json:"token"`
+	}{&h.HostID, &h.Token})
+
+	cases := []struct {
+		name, method, path, token, body string
+		header                          []string
+		status                          int
+		code                            string
+	}{
+		{"no token", "GET", "/v1/hosts", "", "", nil, 401, "unauthorized"},
+		{"wrong token", "GET", "/v1/hosts", "nope", "", nil, 401, "unauthorized"},
+		{"basic auth", "GET", "/v1/hosts", "", "", []string{"Authorization", "Basic eDp5"}, 401, "unauthorized"},
+		{"host lists hosts", "GET", "/v1/hosts", h.Token, "", nil, 403, "forbidden"},
+		{"host creates host", "POST", "/v1/hosts", h.Token, `{"name":"x","webhook_url":"http://a/b"}`, nil, 403, "forbidden"},
+		{"host pings", "POST", "/v1/hosts/" + h.HostID + "/ping", h.Token, "", nil, 403, "forbidden"},
+		{"host rotates", "POST", "/v1/hosts/" + h.HostID + "/rotate-secret", h.Token, "", nil, 403, "forbidden"},
+		{"malformed json", "POST", "/v1/hosts", e.operator, `{"name":`, nil, 400, "invalid_request"},
+		{"no body", "POST", "/v1/hosts", e.operator, ``, nil, 400, "invalid_request"},
+		{"array body", "POST", "/v1/hosts", e.operator, `[]`, nil, 400, "invalid_request"},
+		{"missing url", "POST", "/v1/hosts", e.operator, `{"name":"x"}`, nil, 400, "invalid_request"},
+		{"empty name", "POST", "/v1/hosts", e.operator, `{"name":"","webhook_url":"http://a/b"}`, nil, 400, "invalid_request"},
+		{"control characters in name", "POST", "/v1/hosts", e.operator, `{"name":"a\u0000b","webhook_url":"http://a/b"}`, nil, 422, "validation_failed"},
+		{"blank name", "POST", "/v1/hosts", e.operator, `{"name":"   ","webhook_url":"http://a/b"}`, nil, 422, "validation_failed"},
+		{"long name", "POST", "/v1/hosts", e.operator, `{"name":"` + strings.Repeat("n", 101) + `","webhook_url":"http://a/b"}`, nil, 400, "invalid_request"},
+		{"unknown field", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b","admin":true}`, nil, 400, "invalid_request"},
+		{"wrong type", "POST", "/v1/hosts", e.operator, `{"name":5,"webhook_url":"http://a/b"}`, nil, 400, "invalid_request"},
+		{"ftp url", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"ftp://a/b"}`, nil, 422, "validation_failed"},
+		{"relative url", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"/hook"}`, nil, 422, "validation_failed"},
+		{"url with credentials", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://u:p@a/b"}`, nil, 422, "validation_failed"},
+		{"bad host id", "POST", "/v1/hosts/nothost/ping", e.operator, "", nil, 400, "invalid_request"},
+		{"unknown host ping", "POST", "/v1/hosts/host_zzz/ping", e.operator, "", nil, 404, "host_not_found"},
+		{"unknown host rotate", "POST", "/v1/hosts/host_zzz/rotate-secret", e.operator, "", nil, 404, "host_not_found"},
+		{"bad state", "GET", "/v1/notifications?state=lost", e.operator, "", nil, 400, "invalid_request"},
+		{"limit zero", "GET", "/v1/notifications?limit=0", e.operator, "", nil, 400, "invalid_request"},
+		{"limit text", "GET", "/v1/notifications?limit=ten", e.operator, "", nil, 400, "invalid_request"},
+		{"limit huge", "GET", "/v1/notifications?limit=100000", e.operator, "", nil, 400, "invalid_request"},
+		{"bad notification id", "POST", "/v1/notifications/x/retry", e.operator, "", nil, 400, "invalid_request"},
+		{"unknown notification", "POST", "/v1/notifications/msg_zzz/retry", e.operator, "", nil, 404, "notification_not_found"},
+		{"negative since", "GET", "/v1/events?since=-1", e.operator, "", nil, 400, "invalid_request"},
+		{"text since", "GET", "/v1/events?since=abc", e.operator, "", nil, 400, "invalid_request"},
+		{"bad last event id", "GET", "/v1/events", e.operator, "", []string{"Last-Event-ID", "x1"}, 400, "invalid_request"},
+		{"long conversation", "GET", "/v1/notifications", e.operator, "", []string{"AKK-Conversation", strings.Repeat("c", 300)}, 422, "validation_failed"},
+		{"unknown route", "GET", "/v1/nothing", e.operator, "", nil, 404, "not_found"},
+		{"wrong method", "DELETE", "/v1/hosts", e.operator, "", nil, 405, "method_not_allowed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := e.do(c.method, c.path, c.token, c.body, c.header...)
+			if w.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, c.status, w.Body)
+			}
+			if got := problemCode(t, w); got != c.code {
+				t.Fatalf("code %q, want %q", got, c.code)
+			}
+		})
+	}
+	// Nothing rejected was written: still exactly one host.
+	w = e.do("GET", "/v1/hosts", e.operator, "")
+	var list struct{ Hosts []any }
+	json.Unmarshal(w.Body.Bytes(), &list)
+	if len(list.Hosts) != 1 {
+		t.Fatalf("hosts after rejected requests: %d", len(list.Hosts))
+	}
+}
+
+func TestPublicPathsAreTheContractsUnauthenticatedOperations(t *testing.T) {
+	spec, err := openapi3.NewLoader().LoadFromData(api.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	for path, item := range spec.Paths.Map() {
+		for method, op := range item.Operations() {
+			if strings.Contains(path, "{") {
+				continue
+			}
+			public := op.Security != nil && len(*op.Security) == 0
+			w := e.do(method, path, "", "")
+			if public && w.Code == 401 {
+				t.Errorf("%s %s is public in the contract but asks for a token", method, path)
+			}
+			if !public && w.Code != 401 {
+				t.Errorf("%s %s needs a token in the contract but answered %d without one", method, path, w.Code)
+			}
+		}
+	}
+}
+
+func TestServesContractHealthAndMetrics(t *testing.T) {
+	e := newEnv(t)
+	w := e.do("GET", "/openapi.yaml", "", "")
+	if w.Code != 200 || w.Body.String() != string(api.Spec) {
+		t.Fatalf("openapi.yaml: %d", w.Code)
+	}
+	w = e.do("GET", "/v1/health", "", "")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `"version":"test"`) {
+		t.Fatalf("health: %d %s", w.Code, w.Body)
+	}
+	e.do("GET", "/v1/hosts", e.operator, "")
+	w = e.do("GET", "/metrics", "", "")
+	body, _ := io.ReadAll(w.Body)
+	if w.Code != 200 || !strings.Contains(string(body), `akk_http_requests_total{method="GET",route="/v1/hosts",status="200"} 1`) {
+		t.Fatalf("metrics: %d\n%s", w.Code, body)
+	}
+}
+
+// FuzzCreateHost throws arbitrary bodies at the decoder: never a 5xx, and
+// anything rejected is a problem with a code.
+func FuzzCreateHost(f *testing.F) {
+	for _, s := range []string{`{"name":"a","webhook_url":"http://a/b"}`, `{}`, `{"name":null}`, `[`, `"x"`, `{"name":"\u0000","webhook_url":"http://[::1]:0/"}`} {
+		f.Add(s)
+	}
+	e := newEnv(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		w := e.do("POST", "/v1/hosts", e.operator, body)
+		if w.Code >= 500 {
+			t.Fatalf("%d for %q: %s", w.Code, body, w.Body)
+		}
+		if w.Code >= 400 {
+			problemCode(t, w)
+		}
+	})
+}
