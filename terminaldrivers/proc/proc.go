@@ -172,6 +172,10 @@ func (t *Table) Descendants(pid, maxDepth int) []int {
 // since the process started ends in " (deleted)".
 func (fs FS) Exe(pid int) (string, error) { return os.Readlink(fs.path(pid, "exe")) }
 
+// ExePath is the /proc link to the process's executable; os.Stat of it
+// describes the binary the process runs, even after it was replaced.
+func (fs FS) ExePath(pid int) string { return fs.path(pid, "exe") }
+
 // Cwd returns the process's working directory.
 func (fs FS) Cwd(pid int) (string, error) { return os.Readlink(fs.path(pid, "cwd")) }
 

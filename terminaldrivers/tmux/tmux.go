@@ -40,6 +40,11 @@ func (r ExecRunner) Run(ctx context.Context, args ...string) ([]byte, error) {
 	// daemon started inside a pane does not default to that pane's server.
 	cmd.Env = withoutTMUX(os.Environ())
 	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) && ctx.Err() == nil {
+		// tmux did not start at all.
+		return nil, fmt.Errorf("%w: %v", ErrNoTmux, err)
+	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
@@ -67,9 +72,6 @@ var ErrNoTmux = errors.New("tmux not found")
 func Version(ctx context.Context, r Runner) (string, error) {
 	out, err := r.Run(ctx, "-V")
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", fmt.Errorf("%w: %v", ErrNoTmux, err)
-		}
 		return "", fmt.Errorf("tmux -V: %w", err)
 	}
 	v := strings.TrimSpace(string(out))

@@ -112,8 +112,12 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("Version = %q, %v", v, err)
 	}
 	_, err = Version(context.Background(), ExecRunner{Path: "/nonexistent/tmux"})
-	if err == nil {
-		t.Fatal("missing binary: no error")
+	if !errors.Is(err, ErrNoTmux) {
+		t.Fatalf("missing binary: %v, want ErrNoTmux", err)
+	}
+	_, err = Server{Socket: "/s", Runner: ExecRunner{Path: "/nonexistent/tmux"}}.ListPanes(context.Background())
+	if !errors.Is(err, ErrNoTmux) {
+		t.Fatalf("missing binary, list panes: %v, want ErrNoTmux", err)
 	}
 }
 

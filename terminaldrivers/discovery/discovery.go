@@ -1,0 +1,396 @@
+// Package discovery implements the domain's TerminalDiscovery: it lists the
+// panes of every tmux server of the current user, walks each pane's process
+// tree to a coding agent, reads the agent's own files for its version and
+// native identity, captures the screen once and classifies it with the
+// version's profile. A pane running anything else is not a conversation.
+// Listing sends no input to any pane.
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/screen"
+	"akk/terminaldrivers/tmux"
+)
+
+// Config says where to look. The zero value looks at the current user's
+// tmux sockets with the tmux on PATH and the real /proc.
+type Config struct {
+	// Tmux runs tmux; tmux.ExecRunner{} when nil.
+	Tmux tmux.Runner
+	// SocketDir is scanned for server sockets; when empty,
+	// $TMUX_TMPDIR/tmux-<uid> or /tmp/tmux-<uid>.
+	SocketDir string
+	// ExtraSockets are more server sockets (tmux -S paths) to list.
+	ExtraSockets []string
+	// OnlyExtraSockets skips SocketDir: tests point discovery at their own
+	// isolated server only.
+	OnlyExtraSockets bool
+	// Proc reads the process table; the real /proc when zero.
+	Proc proc.FS
+	// Drivers recognise agents; Claude Code and Codex when nil.
+	Drivers []agent.Driver
+	// Getenv and UID locate the default socket dir and own its sockets;
+	// os.Getenv and os.Getuid() when nil or zero.
+	Getenv func(string) string
+	UID    int
+	// Hostname is tmux's default pane title, which says nothing about a
+	// conversation; os.Hostname when empty.
+	Hostname string
+	// Parallel bounds concurrent captures; 4 when zero.
+	Parallel int
+}
+
+// Discovery lists agent terminals. It is safe for concurrent use.
+type Discovery struct {
+	cfg      Config
+	drivers  []agent.Driver
+	registry *agent.Registry
+
+	mu       sync.Mutex
+	versions map[versionKey]string // installed version per binary
+}
+
+type versionKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// maxDepth bounds the walk from a pane's process to the agent: a shell, a
+// wrapper (env, npx, node) and the agent leave room to spare.
+const maxDepth = 4
+
+// New builds a Discovery.
+func New(cfg Config) (*Discovery, error) {
+	if cfg.Tmux == nil {
+		cfg.Tmux = tmux.ExecRunner{}
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.UID == 0 {
+		cfg.UID = os.Getuid()
+	}
+	if cfg.SocketDir == "" {
+		cfg.SocketDir = tmux.SocketDir(cfg.Getenv, cfg.UID)
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 4
+	}
+	drivers := cfg.Drivers
+	if drivers == nil {
+		drivers = []agent.Driver{claude.Driver{}, codex.Driver{}}
+	}
+	var profiles []agent.Profile
+	for _, d := range drivers {
+		profiles = append(profiles, d.Profiles()...)
+	}
+	reg, err := agent.NewRegistry(profiles...)
+	if err != nil {
+		return nil, err
+	}
+	return &Discovery{cfg: cfg, drivers: drivers, registry: reg, versions: map[versionKey]string{}}, nil
+}
+
+// Default is a Discovery of the current user's tmux servers plus extra
+// sockets, as the daemon runs it.
+func Default(extraSockets ...string) (*Discovery, error) {
+	return New(Config{ExtraSockets: extraSockets})
+}
+
+// Supported lists every profiled agent version.
+func (d *Discovery) Supported() []domain.Agent { return d.registry.Supported() }
+
+// Discover implements domain.TerminalDiscovery. A server that cannot be
+// listed (a socket left by a dead server) is skipped; Diagnose reports it.
+func (d *Discovery) Discover(ctx context.Context) ([]domain.Terminal, error) {
+	terms, _, err := d.discover(ctx)
+	return terms, err
+}
+
+// Diagnose implements domain.TerminalDiagnostics.
+func (d *Discovery) Diagnose(ctx context.Context) (domain.TerminalDiagnosis, error) {
+	diag := domain.TerminalDiagnosis{Supported: d.registry.Supported()}
+	v, err := tmux.Version(ctx, d.cfg.Tmux)
+	if err != nil {
+		diag.Tmux.Problem = err.Error()
+		return diag, nil
+	}
+	diag.Tmux = domain.TmuxStatus{Found: true, Version: v}
+	terms, servers, err := d.discover(ctx)
+	if err != nil {
+		return diag, err
+	}
+	diag.Servers = servers
+	for _, t := range terms {
+		i := slices.IndexFunc(diag.Agents, func(a domain.AgentPresence) bool { return a.Agent == t.Agent })
+		if i < 0 {
+			diag.Agents = append(diag.Agents, domain.AgentPresence{Agent: t.Agent})
+			i = len(diag.Agents) - 1
+		}
+		diag.Agents[i].Panes++
+	}
+	return diag, nil
+}
+
+// sockets returns the server sockets to list, each once.
+func (d *Discovery) sockets() ([]string, error) {
+	var found []string
+	if !d.cfg.OnlyExtraSockets {
+		s, err := tmux.Sockets(d.cfg.SocketDir, d.cfg.UID)
+		if err != nil {
+			return nil, err
+		}
+		found = s
+	}
+	found = append(found, d.cfg.ExtraSockets...)
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range found {
+		key := filepath.Clean(s)
+		if real, err := filepath.EvalSymlinks(key); err == nil {
+			key = real
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// candidate is a pane whose foreground runs an agent.
+type candidate struct {
+	pane    tmux.Pane
+	driver  agent.Driver
+	process agent.Process
+}
+
+func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.TmuxServerStatus, error) {
+	sockets, err := d.sockets()
+	if err != nil {
+		return nil, nil, err
+	}
+	var panes []tmux.Pane
+	var servers []domain.TmuxServerStatus
+	for _, s := range sockets {
+		ps, err := tmux.Server{Socket: s, Runner: d.cfg.Tmux}.ListPanes(ctx)
+		if err != nil {
+			if errors.Is(err, tmux.ErrNoTmux) {
+				return nil, nil, err
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, nil, cerr
+			}
+			servers = append(servers, domain.TmuxServerStatus{Socket: s, Problem: err.Error()})
+			continue
+		}
+		servers = append(servers, domain.TmuxServerStatus{Socket: s, Panes: len(ps)})
+		panes = append(panes, ps...)
+	}
+	if len(panes) == 0 {
+		return nil, servers, nil
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return nil, servers, err
+	}
+	bootID, err := d.cfg.Proc.BootID()
+	if err != nil {
+		return nil, servers, fmt.Errorf("read boot id: %w", err)
+	}
+	var cands []candidate
+	for _, p := range panes {
+		if p.Dead {
+			continue
+		}
+		if c, ok := d.findAgent(table, p); ok {
+			cands = append(cands, c)
+		}
+	}
+	terms := make([]domain.Terminal, len(cands))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, d.cfg.Parallel)
+	for i, c := range cands {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			terms[i] = d.terminal(ctx, table, bootID, c)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, servers, err
+	}
+	// Terminals keep list-panes order: server, session, window, pane.
+	return terms, servers, nil
+}
+
+// findAgent walks from the pane's process to the first process, breadth
+// first, that runs in the foreground of the pane's terminal and is an
+// agent's interactive TUI.
+func (d *Discovery) findAgent(table *proc.Table, p tmux.Pane) (candidate, bool) {
+	root, ok := table.Stat(p.PID)
+	if !ok {
+		return candidate{}, false
+	}
+	for _, pid := range table.Descendants(p.PID, maxDepth) {
+		s, _ := table.Stat(pid)
+		if s.TTY != root.TTY || !s.Foreground() {
+			continue
+		}
+		exe, err := d.cfg.Proc.Exe(pid)
+		if err != nil {
+			continue
+		}
+		for _, drv := range d.drivers {
+			if !drv.MatchExe(exe) {
+				continue
+			}
+			argv, err := d.cfg.Proc.Cmdline(pid)
+			if err != nil || !drv.IsTUI(argv) {
+				continue
+			}
+			cwd, _ := d.cfg.Proc.Cwd(pid)
+			env, _ := d.cfg.Proc.Environ(pid, agent.EnvNames...)
+			return candidate{pane: p, driver: drv, process: agent.Process{Stat: s, Exe: exe, Argv: argv, Cwd: cwd, Env: env}}, true
+		}
+	}
+	return candidate{}, false
+}
+
+// terminal reads everything about one agent pane.
+func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID string, c candidate) domain.Terminal {
+	p := c.process
+	t := domain.Terminal{
+		Provider:    domain.ProviderTmux,
+		Pane:        domain.PaneLocator{Socket: c.pane.Socket, PaneID: c.pane.ID},
+		SessionName: c.pane.SessionName,
+		WindowName:  c.pane.WindowName,
+		Project:     p.Cwd,
+		Title:       d.title(c.pane.Title),
+		Width:       c.pane.Width,
+		Height:      c.pane.Height,
+		Process:     domain.Incarnation{BootID: bootID, PID: p.Stat.PID, StartTicks: p.Stat.StartTicks},
+		ScreenState: domain.ScreenUnknown,
+	}
+	if t.Project == "" {
+		t.Project = c.pane.CurrentPath
+	}
+	t.ID = domain.TerminalIDFor(t.Pane, t.Process)
+	kind := c.driver.Kind()
+	name := agentName(kind)
+
+	installed, err := d.installedVersion(c.driver, p)
+	if err != nil {
+		installed = ""
+	}
+	native := c.driver.Inspect(d.cfg.Proc, table, p, installed)
+	version := installed
+	switch {
+	case native.Version != "" && installed != "" && native.Version != installed:
+		t.Warnings = append(t.Warnings, fmt.Sprintf("%s reports version %s but its installed package is %s; using the running agent's own", name, native.Version, installed))
+		version = native.Version
+	case native.Version != "":
+		version = native.Version
+	}
+	t.NativeIdentity, t.NativeThreadID, t.DurableActivity = native.Identity, native.ThreadID, native.Activity
+	t.Warnings = append(t.Warnings, native.Warnings...)
+
+	t.Agent = domain.Agent{Kind: kind, Version: version, Profile: domain.ProfileUnprofiled}
+	profile, ok := d.registry.Lookup(kind, version)
+	if !ok {
+		if version == "" {
+			t.Warnings = append(t.Warnings, name+"'s version could not be determined; AKK lists the pane but never sends to it")
+		} else {
+			t.Warnings = append(t.Warnings, fmt.Sprintf("%s %s has no profile (profiled: %s); AKK lists the pane but never sends to it", name, version, d.profiled(kind)))
+		}
+		return t
+	}
+	t.Agent = profile.Agent()
+	ansi, err := tmux.Server{Socket: c.pane.Socket, Runner: d.cfg.Tmux}.Capture(ctx, c.pane.ID)
+	if err != nil {
+		t.Warnings = append(t.Warnings, "the pane's screen could not be captured")
+		return t
+	}
+	r := profile.Classify(screen.Parse(ansi))
+	t.ScreenState, t.ComposerEmpty = r.State, r.ComposerEmpty
+	return t
+}
+
+func agentName(k domain.AgentKind) string {
+	switch k {
+	case domain.AgentClaude:
+		return "Claude Code"
+	case domain.AgentCodex:
+		return "Codex"
+	}
+	return string(k)
+}
+
+func (d *Discovery) profiled(kind domain.AgentKind) string {
+	var vs []string
+	for _, a := range d.registry.Supported() {
+		if a.Kind == kind {
+			vs = append(vs, a.Version)
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
+// installedVersion reads the version of the agent's package once per
+// binary (path, size and modification time).
+func (d *Discovery) installedVersion(drv agent.Driver, p agent.Process) (string, error) {
+	info, err := os.Stat(d.cfg.Proc.ExePath(p.Stat.PID))
+	if err != nil {
+		return "", err
+	}
+	key := versionKey{path: p.Exe, size: info.Size(), mtime: info.ModTime()}
+	d.mu.Lock()
+	v, ok := d.versions[key]
+	d.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err = drv.InstalledVersion(p.Exe)
+	if err != nil {
+		return "", err
+	}
+	d.mu.Lock()
+	d.versions[key] = v
+	d.mu.Unlock()
+	return v, nil
+}
+
+// title cleans the title an agent gave its pane: the leading activity glyph
+// (a spinner, "✳") goes; tmux's default title (the host name) is no title.
+func (d *Discovery) title(s string) string {
+	s = strings.TrimSpace(s)
+	if r, size := utf8.DecodeRuneInString(s); size > 0 && !unicode.IsLetter(r) && !unicode.IsDigit(r) && strings.HasPrefix(s[size:], " ") {
+		s = strings.TrimSpace(s[size:])
+	}
+	if s == d.cfg.Hostname {
+		return ""
+	}
+	return s
+}
