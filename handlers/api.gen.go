@@ -703,6 +703,22 @@ func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.Respons
 	return err
 }
 
+type GetMetrics405ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetMetrics405ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetOpenAPIRequestObject struct {
 }
 
@@ -727,6 +743,22 @@ func (response GetOpenAPI200ApplicationyamlResponse) VisitGetOpenAPIResponse(w h
 		defer closer.Close()
 	}
 	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetOpenAPI405ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetOpenAPI405ApplicationProblemPlusJSONResponse) VisitGetOpenAPIResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -828,6 +860,22 @@ func (response GetHealth200JSONResponse) VisitGetHealthResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHealth405ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetHealth405ApplicationProblemPlusJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(405)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1590,53 +1638,54 @@ func (sh *strictHandler) RetryNotification(w http.ResponseWriter, r *http.Reques
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"3Fpvc9s20v8qO3w688RzNCUnbpMoc3Pjpmmba5r47PTN2T4TJlcSGhBgAFCy6tF3v1kApEiR8r9Jczf3",
-	"ypQJLHZ/+O1id8GbKFNFqSRKa6LJTVQyzQq0qN2vn5Wxb3+gJy6jSVQyO4/iSLICo0k0V8Ze8jyKI42f",
-	"K64xjyZWVxhHJptjwbw4a1HT3H+54WdH+/9k+3+M919e3BzE3x2uv4niyK5Kkmes5nIWrddrkmhKJQ06",
-	"LY61uhJY0GOmpEVp6ZGVpeAZs1zJUelH/OV3oyS92yjwjcZpNIn+b7Qxc+TfmlEt162Yo8k0L0lcNImO",
-	"JJz8+BpeHn77HIJwWHI7BwbGsiuBkGYqxzSJaG4QSOv9yFHkb7RW2pmvVYnacm/HlN7Rw5bBcVSgMWyG",
-	"A+/WbXTPgojNhIsGPXX1O2aWhP2MTNh5f3ljma3cE8qqIGnqU0vARpsFasM9kLdrEyRuZgyqo4ztK5Np",
-	"ZBbzS+beTZUu6CnKmcV9ywuMBvSqCTeEoOfkwAuDmUZ7qZV98HpLvJor9emy0uJuLDbe4FTpzo7b9g7p",
-	"tAu4126ao3uecyInE8ctIKdMGIy3sK2x2KI0CHaFAqZKQ4mqFPgKJGIOUlm4Qqgk/1xhQuRi1+9QzohD",
-	"B+NxHBVcNr/vhmlr1SujRGUR5taWoLT7a+C3k3dg58yCxgz5Ag0YPpOYw/GH049mS4mn48MXd2ixtRkD",
-	"W3ALwjlKy5lw2DEhPkyjydntkcNxeh1vk9qqTyj7GHycIxA9/t/AFTKNGtzABE7nailBSbECJTOH/U50",
-	"PWeGhafLucHsMgU/yCNLgBqwc27qxYMoc5+FtwD1lvW06YN6EWB9x4e8nhRxD9xiYe6KzwHlegmmNVsN",
-	"+p3ZubunDWp9RXaFkj7i9/X8O9GJo/fK8mk4tvpq0WlZlB6iMJVLizPUNPcxMTNHwReoHzgLFyhrfJoZ",
-	"XNrvDjejW4rdhqZgxl4Gux6kg5uI9Uk6/NofQJd0FA9DJvH6cavL1j4F07YCmzAKrHM+v+v7PE9hjixH",
-	"HddJAsu0MgY0Ws3RDPo3mYB3eUKbNaduQuMWd7Fz25DW5sYt6johtTbxhogd1t1F6GGnb2twf+fvOMpd",
-	"QaC7xF1qntaQ13lQiTIn7FruEsXRlHGB+WCG1MpIt9KawMQuV049GwqWzblEoEExYDJLIOVywQTPL8ka",
-	"NDaNIa0kq+xcaf4H5vTbbZJU9nKqKpmnybCbW8bFoKM4FzJ9pY5R77t0EpwGDhnwg2NYzlE6dge9YMkM",
-	"BF1JgXttYSsX7m1gHHFpLJPZjqytyVX7Pm25FcOzao/YTnx+O3kLGqeoUWYIkhVczpx1dWpPE+9xCHof",
-	"8evHm+zXbXqfdD75rDS3q1NCxDPEZwBHlc/QHVQ0yf97owKlSb4w4XKqBoz65RcQaA0woJpIKyFQwxMG",
-	"GZ39zBhO6Fp39MdUtbi5MTAJxFdmlfYFTVZpsXcuc80XCK8Fq3KE1ypHYDJ3D9c+nWBCI8tXoCsJXJLE",
-	"OdOYgy2qayiZxORcnss3C9QrzyLghlZryqh0V8GWQq6yqkBpuyXWuawdJtRaQKhRruaF0ALpUXAV958J",
-	"fO/zq/NqPH6WuaTFPWI6cftdm34u3Tt4Mq2EAJZlaMwrCJEOlIQp18aSHtqStTTXhUbIucbMKr3ao2SW",
-	"OXwbaRptpaWTkCFcrSCldBZGi4ORS1PSveScsijBM5QGN7l69Ovbj1EcuQzabb2ZjEaqRGlUpTNMlJ6N",
-	"wiQzorEbNyAmtCqwSTRODpIxDaD5rOTRJHqWjJNnUezqd0fCUUEnUuaeZ0NZ5Yl3+xjcYeG4EI45CCFy",
-	"BZmqpEVtaoCOtSrQzrEyYPHagj9oEzhFvcDc7a2qLDCf/cYg+CeEQhkLeF0qTaJeOUE5w0JJENxYlIa2",
-	"QyhVXrHsE2Ga45RVwpK7+u3kSr7No0n0E9pfg1lbDYSn4/FW84AUHJWC8a12wUArogtMWGGXzWSJcXVa",
-	"bX4nDkSTs4s4MlVRML2iGLyZXjSqWzYzrrpGveAZRhckYRR2M1mxQrS2rQfBhxLl0fHbuyFou2Mt9AFA",
-	"UN0R1tr4b2v3SHtKeW4z/yMVJy58sczutHxxMHIs3M3W1G2nG7RvrEZWpKCmxF0KRotas4y5IFmwFRhE",
-	"CpbklRPg1oBayledEDEBJgT56xuWzYOQOTOQ8nySwhMaWiiprJI8C695vhdD6p5pCIklGPec+6Q5s6ye",
-	"+ffTD+8B5QKFKvFcpjc8j93YGCghNZYVZQw0Y53uJfDRhR+yC1xQ8HEypbRyNUmdeIMyp8MgnUDJ5SyF",
-	"TBVuSzwIB9+CSc7l0dSihvQdM3b/jYPr7Q8pBbL0b4bLDP/6PgVuQ/TTWAq2MjDVqggRUGmEJZ0GGSsQ",
-	"mJPmTgenP+UMM4UGKED4SNel56mz4Y3fzLjTazzrRyBa3SMbDGYSeA4zF6XdutKVty4foSmfK9SrTX/S",
-	"WRS1u5G9UqbgkheUA477ZQ2V933KU9nRbLdnleD0y7AlPDFoKUQ5C09d6KbopTFTUmJm917BklNEW9Au",
-	"OP3SRntfOmzU72xStKOpehY6qQcvBjupF/cLhG3PeUQY8HD46QmdPId+maHcsFFn032l8QcPGL9uhxB3",
-	"uOh9E6juiVXHkfCPJozMm87orugZeqcPCp4PazqHFXZAGYInN1CVt8fOd3yBEo1x3l+f/reE0Kb1Mmg6",
-	"VW4/uxF/pul1X2jAeJ84+my1zhR8G8UkD6cIjX/2WEqRiqBxRukHZbgOOXjSpM1KitVeC+rQgVrHURla",
-	"3duRjLJC44LFQBvQnw51B6/OsrztCXyvKPBpBLNp2XEf96A2pJ8K+bax65/5EgaN/V7lqy+6laE3ve6W",
-	"SVZXuO6R6OBLr9z0bHc4EgHtkKVTONuM/wrx6aHki6PDp08fS9aTwNNQityDpu14MLoJHaD1iLIGd7gM",
-	"cvgfFVZI+UVo07umROIzjaYgsKrN8ZrJv528A6M6hWdGJzfSBtX9f53AD7UYqhvNSmZzraSqzCuYKiHU",
-	"khITLiH96Y2vqDo9n7TvA8dczoIHbCUaQzhvhozCpefA4fn0i7G4290apvBnwtxdzzRD/zvZOz58/Okt",
-	"88BcR6aGNI+msb9T29/07of5TPhKXNYXJv6uxKfKDZ1DDxRznwFLtQQlY+AyE1VOyoa2LpUaSuSoO1tl",
-	"+ow8cbq1riW+HDO/7CEd1NvByw1ucftUmqPG/zV+uiIkw0DRVlALvLk3TXs98ME69j0uKSq68iuBIx/R",
-	"DaKpS9Quw+JOwUr1ap9zlMy87yzeI91g7RTuAR4ezcL1BFVPQ4IFL7jtCA79nPqumV37iuzbcPPsfx0M",
-	"1Gd/phf0bjUGfKEDq8s17By53gQQB+LXLojIQ2uWqspeqesWK7fuSQbZObrZujJaj1yjYXcwPc3mmFcC",
-	"Xb+XFwXm3LVKaxxc8e6oqvmMSya6d2aE3JXKV8T45v6lw3RKCaQiV5AW2IxxCU8Oxy8h7WjazE33BmIv",
-	"mdA5dYf9oPuJU//y7F6fOhVmdr8vnf7TKUbbvjgkHF8phh8+cPzLx8fwQAxgXVJJtbzNNbq1d/fi5uyC",
-	"ts61OAebV64P6uMaCJUxEQr7To9/MhodPH2ejJNxcjB5/vzFC3ewB322Jfq2Qdx0S53XhJ5x0orboezv",
-	"N69eN7dEpvPlTfNVyPZhlnS/9DPRcEMsr7S73Ow2gZqpoQUzPLcbp5JhvzPR+mL97wAAAP//",
+	"3Fpvc9s28v4qO/x15hfP0ZSUOE2izM1NmqZtrmnis9M3Z/tMmFxJaECAAUDJakbf/WYBkCJFKv4zbu/m",
+	"Xpky8Wfx4NkHuwt+iTJVlEqitCaafolKplmBFrX79ZMy9u339MRlNI1KZhdRHElWYDSNFsrYS55HcaTx",
+	"c8U15tHU6grjyGQLLJgfzlrU1PdfrvnZq8N/ssPfx4cvLr5M4m+PNt9EcWTXJY1nrOZyHm02GxrRlEoa",
+	"dFYca3UlsKDHTEmL0tIjK0vBM2a5kqPSt/jLb0ZJerc14BuNs2ga/d9ou8yRf2tG9bhuxhxNpnlJw0XT",
+	"6JWEkx9ew4ujp88gDA4rbhfAwFh2JRDSTOWYJhH1DQPSfD9wFPkbrZV2y9eqRG25X8eM3tHDzoLjqEBj",
+	"2BwH3m3a6J6FIbYdLhr01NVvmFka7Cdkwi760xvLbOWeUFYFjaY+tQbYWrNEbbgH8uvWhBG3PQbNUcb2",
+	"jck0Mov5JXPvZkoX9BTlzOKh5QVGA3bVhBtC0HNy4IXBTKO91Mreeb4VXi2U+nRZaXEzFltvcKZ0e8ft",
+	"9Q7ZtA+4166bo3uecyInE8ctIGdMGIx3sK2x2KE0CHaFAmZKQ4mqFPgSJGIOUlm4Qqgk/1xhQuRi1+9Q",
+	"zolDk/E4jgoum983w7Qz65VRorIIC2tLUNr9NfDryTuwC2ZBY4Z8iQYMn0vM4fjD6UezY8Tj8dHzG6zY",
+	"2YyBLfgKwjlKy5lw2DEhPsyi6dnXlcNxehPvktqqTyj7GHxcIBA9/t/AFTKNGlzDBE4XaiVBSbEGJTOH",
+	"/V50PWeGB09XC4PZZQq+kUeWADVgF9zUk4ehzG0m3gHUr6xnTR/UiwDrOz7k9WSIe+AWC3OTPgeU6ymY",
+	"1mw96Hdm7+6eNqj1DdknJX3Eb+v5N6ITR++V5bNwbPXNotOyKD1EoSuXFueoqe99NDNHwZeo79gLlyhr",
+	"fJoeXNpvj7atW4Z9DU3BjL0M67qTDa4j1ifp8Gt/AF3SUTwMmcTr+80uW/sUlrYjbMIosM75/K4f8jyF",
+	"BbIcdVwHCSzTyhjQaDVHM+jftAS8yRParDl1HRq3uImduwtpbW7coq4bpLYm3hKxw7qbCD3s9G0Lbu/8",
+	"HUe5SQS6U9xk5mkNeR0HlShzwq7lLlEczRgXmA9GSK2IdCesCUzscuXUs6Fg2YJLBGoUAybzBFIul0zw",
+	"/JJWg8amMaSVZJVdKM1/x5x+u02Syl7OVCXzNBl2c8u4GHQU50Kmb9Qx6kMXToKzwCEDvnEMqwVKx+5g",
+	"F6yYgWArGXCrLWzFwr0NjCMujWUy2xO1NbFq36ctt2K4V+0Ru4HPrydvQeMMNcoMQbKCy7lbXR3aU8db",
+	"HILeR/z88Tb6dZveJ50PPivN7fqUEPEM8RHAq8pH6A4q6uT/vTWBwiSfmHA5UwOL+vlnEGgNMKCcSCsh",
+	"UMMjBhmd/cwYTuhad/THlLW4vjEwCcRXZpX2CU1WaXFwLnPNlwivBatyhNcqR2Aydw/XPpxgQiPL16Ar",
+	"CVzSiAumMQdbVNdQMonJuTyXb5ao155FwA3N1qRR6b6ELYVcZVWB0nZTrHNZO0zItYBQo1jND0ITpK+C",
+	"q7j/TOE7H1+dV+Pxk8wFLe4R06nb73rp59K9g0ezSghgWYbGvISgdKAkzLg2luzQllZLfZ00Qs41Zlbp",
+	"9QEFs8zh24ym0VZauhEyhKs1pBTOwmg5GbkwJT1IzimKEjxDaXAbq0e/vP0YxZGLoN3Wm+lopEqURlU6",
+	"w0Tp+Sh0MiNqu3UDYkIrA5tG42SSjKkB9Wclj6bRk2ScPIlil787Eo4KOpEy9zwfiipPvNvH4A4Lx4Vw",
+	"zEGQyDVkqpIWtakBOtaqQLvAyoDFawv+oE3gFPUSc7e3qrLAfPQbg+CfEAplLOB1qTQN9dINlDMslATB",
+	"jUVpaDuEUuUVyz4RpjnOWCUsuavfTq7k2zyaRj+i/SUsa6eA8Hg83ikekIGjUjC+Uy4YKEV0gQkz7Fsz",
+	"rcS4PK1ePu3E0fjpPq1s7GxVI7a6EU3PLuLIVEXB9Jo0eztd0SzVsrlx2TjqJc8wuqARRmH3kzUrRGub",
+	"e5B9KFG+On57M2Rt960HvQNwlKeEubb+3tptsp5CpIeE6yMlP04eWWb3IrWcjBzL93tD6ujiGh0aq5EV",
+	"KagZ+QaJ3bJeScacCBdsDQaRxJi8fgrcGlAr+bIjQVNgQpAevGHZIgyyYAZSnk9TeERNCyWVVZJn4TXP",
+	"D2JI3TM1oWEJ9gPnnmnOLKt7/v30w3tAuUShSjyX6Reex65tDBTwGsuKMgbqsUkPEvjo5I3WBU50vA6n",
+	"FLaup6kb3qDM6bBJp1ByOU8hU4XbQg/C5CmY5Fy+mlnUkL5jxh6+cXC9/T4loUz/ZrjM8K/vU+A2qKvG",
+	"UrC1gZlWRVBYpRFWdNpkrEBgbjR3+jj7KSaZKzRAAuSVtEvnU7eGN34z404t86yvcDS7RzYsmEngOczd",
+	"KeDmlS59dvEOdflcoV5v659uRVG72tlLlQoueUEx5rifNm3ioVSe0ppmuz2rBKdfhq3gkUFLEuhWeOqO",
+	"BlJHjZmSEjN78BJWnBRzSbvg7Esb631qsjW/s0nRnqLtWajUTp4PVmovbie0bc+5h2x4OHz3IBDjOwgE",
+	"tZ/cUVAaCXGHlz40geqeWLWOhH80MrJoKq/71DbUZu8ktncraocZ9kAZxJYbqMqH1dp3fIkSjXFqUUcj",
+	"X5HcphQ0CBVlkj+5Fn8kVHWdagAsH8j66LmOXHxZpz6jJnek4JP7UpBMBI1zCoco4nbIwaMmjFdSrA9a",
+	"UIeK2CaOylB631U+ilKNE5eBsqQ/TeqKYh31+bUn8J0iodQIZltC5F4noV5IPzTzZWxXz/MpFRr7ncrX",
+	"D7qVoVa+6aZtVle46ZFo8tAzNzXkPY5HQDtk6dTOtu3/BD27K/ni6Ojx4/uS9STwNKRGt6BpWw9GX0JF",
+	"ajOiKMMdRoMc/keFFVI8Eq4NXJEk8ZFJk6BY1eZ4zeRfT96BUZ1EOKOTHmmD6vsIncD39TCUx5q1zBZa",
+	"SVWZlzBTQqgVBTJcQvrjG5/hdWpQad8HjrmcBw/YCUyGcN42GYVL2IHD9vGDsbhbbRum8GfC3F0XNU3/",
+	"O9k7Prr/aS/zwFxHpoY096axv+M73N4lDPOZ8JW4qi9w/N2ND60bOoeaLOY+YpZqBUrGwGUmqpyMDWVm",
+	"Sk2UyFF3tsr0GXnibGtdkzwcMx/2kA7m7eHlFre4fSotUOP/Gj9d0pJhoGhL1AJvbk3TXk1+MO99jytS",
+	"RZeuJfDKK7pBNHVK22VY3ElwKb/tc46CmfedyXukG8y1wr3E3dUsXJdQtjU0sOAFt52BQ32pvvtm1z6D",
+	"expuwv2vyUA+90d6Qe+WZcAXOrC6WMMukOutgDgQ/+wEijy0Zqmq7JW6brFy595mkJ2jLztXWJuRK0zs",
+	"F9PTbIF5JdDVn3lRYM5d6bbGwSX7jqqaz7lkonuHR8hdqXxNjG/ugzpMp5BAKnIFaYHNGZfw6Gj8AtKO",
+	"pU3f9GBAe2kJnVN32A+6n1z1L/Nu9elVYea3+/LqPx1itNcXh4DjT9Lwozu2f3F/DQ/EANYllVSrr7lG",
+	"N/fuXiSdXdDWuRLqYLHL1Vm9roFQGROhENC5c5iORpPHz5JxMk4m02fPnj93B3uwZ3dEX2aIm+qq85pQ",
+	"k05auh3S/n6x63Vza2U6XwI1X6nsHmZJ98tDEw0X0PJKu8vWbtGo6RpKNsN9uzqVDPudiTYXm38HAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
