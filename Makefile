@@ -1,0 +1,44 @@
+# AKK build, run and test targets. `make help` lists them.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
+
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench ci
+
+help: ## list targets
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build bin/akkd and bin/akk
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/akkd ./cmd/akkd
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/akk ./cmd/akk
+
+run: ## run the daemon on its defaults (127.0.0.1:7788, state in $XDG_STATE_HOME/akk)
+	$(GO) run ./cmd/akkd
+
+generate: ## regenerate server and client code from api/openapi.yaml
+	$(GO) generate ./...
+
+test: ## vet, lint the contract, run every test (agent tests skip when agents are not installed)
+	bash scripts/test.sh
+
+test-e2e: ## only the real-agent end-to-end tests (needs `make agents`)
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 40m -run '^TestE2E' -v ./...
+
+lint-contract: ## lint api/openapi.yaml with redocly (needs `make node-tools`)
+	$(TOOLS)/node_modules/.bin/redocly lint --config api/redocly.yaml api/openapi.yaml
+
+agents: ## install the pinned Claude Code and Codex versions (scripts/agents.txt) into the cache
+	bash scripts/install-agents.sh
+
+node-tools: ## install the Node tools the tests use (standardwebhooks, redocly)
+	bash scripts/install-node-tools.sh
+
+fixtures: ## recapture the screen fixtures from the real agents
+	AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^TestCaptureFixtures$$' -v ./terminaldrivers/agenttest/
+
+bench: ## run the benchmarks and print their figures
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+ci: agents node-tools ## what CI runs: install everything, then the whole suite with nothing skipped
+	AKK_REQUIRE_AGENTS=1 AKK_REQUIRE_TOOLS=1 bash scripts/test.sh
