@@ -28,8 +28,10 @@ type Profile struct {
 	// ApprovalQuestion and ApprovalFirstOption identify a permission prompt.
 	ApprovalQuestion    *regexp.Regexp
 	ApprovalFirstOption *regexp.Regexp
-	// InteractionFooter marks an AskUserQuestion questionnaire.
+	// InteractionFooter marks an AskUserQuestion questionnaire, whose
+	// question headers carry one of QuestionMarks ("☐ Color").
 	InteractionFooter []string
+	QuestionMarks     []string
 }
 
 // Agent implements agent.Profile.
@@ -59,7 +61,13 @@ func (p Profile) Classify(c screen.Capture) agent.Reading {
 	if upper >= 0 && upper+1 < lower && strings.HasPrefix(c.Lines[upper+1].Text, p.Composer) {
 		return p.composer(c, upper, lower, bottom)
 	}
-	region := c.Slice(lower+1, bottom)
+	start := lower + 1
+	if upper >= 0 && p.questionnaireAbove(c.Slice(upper+1, lower)) {
+		// A questionnaire draws a rule between its options; it starts
+		// under the rule above.
+		start = upper + 1
+	}
+	region := c.Slice(start, bottom)
 	switch {
 	case p.startupDialog(region):
 		return agent.Reading{State: domain.ScreenStartupDialog, Region: region, Reason: "startup dialog"}
@@ -111,6 +119,15 @@ func (p Profile) approval(r screen.Region) bool {
 		option = option || p.ApprovalFirstOption.MatchString(l)
 	}
 	return question && option
+}
+
+func (p Profile) questionnaireAbove(r screen.Region) bool {
+	for _, m := range p.QuestionMarks {
+		if r.Contains(m) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p Profile) interaction(r screen.Region) bool {

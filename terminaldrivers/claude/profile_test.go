@@ -16,6 +16,30 @@ func TestProfilesOnCapturedScreens(t *testing.T) {
 	screencases.Check(t, Driver{}, "testdata/screens", "../testdata/screens/claude")
 }
 
+// The questionnaire's region is the whole questionnaire, from its header
+// down, though Claude Code draws a rule between its options.
+func TestQuestionnaireRegion(t *testing.T) {
+	cases, err := screencases.Read("testdata/screens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range cases {
+		if c.Expected != domain.ScreenAwaitingInteraction {
+			continue
+		}
+		found = true
+		r := V2_1_328.Classify(c.Capture())
+		text := strings.Join(r.Region.Lines, "\n")
+		if !strings.Contains(text, "☐ Color") || !strings.Contains(text, "1. Red") || !strings.Contains(text, "Enter to select") {
+			t.Errorf("%s: region\n%s", c.Dir, text)
+		}
+	}
+	if !found {
+		t.Fatal("no questionnaire screen captured")
+	}
+}
+
 func TestProfilesRegister(t *testing.T) {
 	r, err := agent.NewRegistry(Driver{}.Profiles()...)
 	if err != nil {

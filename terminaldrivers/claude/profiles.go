@@ -26,6 +26,7 @@ var V2_1_267 = Profile{
 	ApprovalQuestion:    approvalQuestion,
 	ApprovalFirstOption: approvalOption,
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
+	QuestionMarks:       []string{"☐", "☒"},
 }
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
@@ -39,4 +40,5 @@ var V2_1_328 = Profile{
 	ApprovalQuestion:    approvalQuestion,
 	ApprovalFirstOption: approvalOption,
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
+	QuestionMarks:       []string{"☐", "☒"},
 }
