@@ -18,8 +18,13 @@
 //	        text="..." sets it; otherwise it is "Fake model reply <token>."
 //	        where <token> is ReplyToken(user text), so a test can find it
 //	        on the screen and in the transcript.
-//	slow    secs=N (default 5): a reply streamed in pieces over N seconds,
-//	        so the TUI shows its working indicator. Good for Esc tests.
+//	slow    secs=N (default 5), lead=true|false (default true): a reply
+//	        that takes N seconds: a first word ("slow-1") at once, then quiet
+//	        (keep-alives only) for half the time, then the rest word by word.
+//	        lead=false leaves out the first word, so the TUI shows only its
+//	        working indicator at first (Codex 0.169.0 hides that indicator
+//	        once answer text streams; Claude Code puts the prompt back in the
+//	        composer when Esc comes before any answer text).
 //	bash    cmd="..." (default DefaultBashCommand): a shell tool call that
 //	        needs the human's approval. Claude: a Bash tool_use. Codex: an
 //	        exec_command call with sandbox_permissions "require_escalated"

@@ -194,7 +194,10 @@ func streamOpenAI(e *sse, model string, p plan) {
 	ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{
 		"id": msgID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
 	ev("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part("")})
-	for i, piece := range split(p.text, p.pieces) {
+	for i, piece := range p.parts() {
+		if i == 1 && !e.quiet(p.quiet, e.comment) {
+			return
+		}
 		if i > 0 && !e.sleep(p.pace) {
 			return
 		}

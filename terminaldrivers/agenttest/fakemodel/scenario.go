@@ -137,8 +137,10 @@ type plan struct {
 	status   int // non-zero: answer with this HTTP error
 	errMsg   string
 	text     string
-	pieces   int           // stream text in this many pieces
+	pieces   int           // stream text in this many pieces (ignored with chunks)
+	chunks   []string      // stream text in exactly these pieces
 	pace     time.Duration // between pieces
+	quiet    time.Duration // before the first piece, with keep-alives
 	tool     *toolCall
 }
 
@@ -190,9 +192,17 @@ func decide(t turn) plan {
 	}
 	switch scenario {
 	case ScenarioSlow:
+		// The first piece comes at once (so an interrupt finds a started
+		// answer), then half the time is quiet (keep-alives only) while the
+		// TUI shows its working indicator, then the rest streams in pieces.
 		secs := intParam(params, "secs", 5, 1, 600)
-		pieces := secs * 2
-		return plan{scenario: scenario, text: slowText(pieces), pieces: pieces, pace: 500 * time.Millisecond}
+		quiet := time.Duration(secs) * time.Second / 2
+		pieces := secs
+		chunks := slowChunks(pieces)
+		if p := params["lead"]; p == "false" || p == "0" {
+			chunks = append([]string{""}, chunks...) // an empty first piece: quiet from the start
+		}
+		return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond, quiet: quiet}
 	case ScenarioBash:
 		cmd := params["cmd"]
 		if cmd == "" {
@@ -221,13 +231,20 @@ func decide(t turn) plan {
 	}
 }
 
-func slowText(pieces int) string {
-	var b strings.Builder
+func slowChunks(pieces int) []string {
+	out := make([]string, 0, pieces+1)
 	for i := 1; i <= pieces; i++ {
-		fmt.Fprintf(&b, "slow-%d ", i)
+		out = append(out, fmt.Sprintf("slow-%d ", i))
 	}
-	b.WriteString("done.")
-	return b.String()
+	return append(out, "done.")
+}
+
+// parts is the text cut into the pieces to stream.
+func (p plan) parts() []string {
+	if len(p.chunks) > 0 {
+		return p.chunks
+	}
+	return split(p.text, p.pieces)
 }
 
 func echoResults(results []string) string {

@@ -286,6 +286,33 @@ func (e *sse) sleep(d time.Duration) bool {
 	}
 }
 
+// quiet waits d, sending a keep-alive every second; it reports whether to go on.
+func (e *sse) quiet(d time.Duration, keepAlive func()) bool {
+	for d > 0 {
+		step := min(d, time.Second)
+		if !e.sleep(step) {
+			return false
+		}
+		d -= step
+		keepAlive()
+	}
+	return !e.failed
+}
+
+// comment writes an SSE comment line, which clients ignore: a keep-alive.
+func (e *sse) comment() {
+	if e.failed {
+		return
+	}
+	if _, err := io.WriteString(e.w, ": keep-alive\n\n"); err != nil {
+		e.failed = true
+		return
+	}
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // readBody reads a JSON request body, keeping the raw bytes for dumps.
 func readBody(r *http.Request, v any) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))

@@ -1,0 +1,134 @@
+package agenttest
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// TestE2EHarness drives every pinned agent version through what AKK must see:
+// idle, a plain reply (screen and transcript/rollout), a permission prompt, a
+// questionnaire and an Esc interrupt. One agent start per version; the steps
+// run in sequence in its pane, and the versions run in parallel.
+func TestE2EHarness(t *testing.T) {
+	for _, a := range RequireAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			e := New(t, a, Options{})
+			if !t.Run("idle", func(t *testing.T) {
+				e.WithT(t).StartReady()
+				t.Logf("%s ready after %s", a.Name(), time.Since(start).Round(time.Millisecond))
+			}) {
+				return
+			}
+			steps := []struct {
+				name string
+				run  func(t *testing.T, e *Env)
+			}{
+				{"plain_reply", stepPlainReply},
+				{"permission_prompt", stepPermissionPrompt},
+				{"questionnaire", stepQuestionnaire},
+				{"esc_interrupt", stepEscInterrupt},
+			}
+			for _, s := range steps {
+				ok := t.Run(s.name, func(t *testing.T) {
+					s.run(t, e.WithT(t))
+				})
+				if !ok {
+					return // the pane's state is unknown; later steps would only add noise
+				}
+			}
+			t.Logf("%s: all steps in %s", a.Name(), time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+func stepPlainReply(t *testing.T, e *Env) {
+	prompt := "Say hello to the harness"
+	token := fakemodel.ReplyToken(prompt)
+	e.Submit(prompt)
+	e.WaitForText(TurnTimeout, token)
+	e.WaitTurnCompleted(token, TurnTimeout)
+	e.WaitIdle(TurnTimeout)
+	req := lastScenarioRequest(t, e)
+	if req.Scenario != fakemodel.ScenarioReply || req.UserText != prompt {
+		t.Errorf("fake model saw scenario %q user text %q, want reply to %q", req.Scenario, req.UserText, prompt)
+	}
+}
+
+func stepPermissionPrompt(t *testing.T, e *Env) {
+	e.Submit("Run the probe command " + fakemodel.Marker(fakemodel.ScenarioBash))
+	e.WaitFor("the shell command approval prompt", TurnTimeout, func(s string) bool {
+		return ApprovalPrompt(e.Agent.Kind, s) && strings.Contains(s, "akk-approval-probe")
+	})
+	e.Settle()
+	e.Press("Enter") // option 1: Yes
+	e.WaitTurnCompleted("akk-bash-ran", TurnTimeout)
+	e.WaitIdle(TurnTimeout)
+}
+
+func stepQuestionnaire(t *testing.T, e *Env) {
+	if e.Agent.Kind == KindCodex {
+		// request_user_input is offered in Plan mode only.
+		e.Press("BTab")
+		e.WaitForText(10*time.Second, "Plan mode")
+	}
+	e.Submit("Ask me first " + fakemodel.Marker(fakemodel.ScenarioAsk))
+	e.WaitFor("the questionnaire", TurnTimeout, func(s string) bool {
+		return Questionnaire(e.Agent.Kind, s) && strings.Contains(s, fakemodel.Questions[0].Question)
+	})
+	e.Settle()
+	e.Press("Enter") // option 1: Red
+	e.WaitTurnCompleted("Red", TurnTimeout)
+	e.WaitIdle(TurnTimeout)
+	if e.Agent.Kind == KindCodex {
+		e.Press("BTab") // back to Default mode
+		e.WaitFor("Plan mode off", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Plan mode") || strings.Contains(s, "Default mode") })
+	}
+}
+
+func stepEscInterrupt(t *testing.T, e *Env) {
+	e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "60"))
+	ctx, cancel := context.WithTimeout(context.Background(), TurnTimeout)
+	defer cancel()
+	if _, err := e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool { return r.Scenario == fakemodel.ScenarioSlow }); err != nil {
+		t.Fatal(err)
+	}
+	// The turn is under way: the working indicator, or the first word of the
+	// answer (Codex 0.169.0 hides its indicator once answer text streams;
+	// Claude Code and Codex 0.155.1 show the text only later).
+	e.WaitFor("the turn under way", TurnTimeout, func(s string) bool {
+		return strings.Contains(s, "esc to interrupt") || strings.Contains(s, "slow-1")
+	})
+	time.Sleep(500 * time.Millisecond)
+	pressed := time.Now()
+	e.Press("Escape")
+	e.WaitFor("the interrupted turn and the idle composer", TurnTimeout, func(s string) bool {
+		return e.Idle(s) && strings.Contains(s, "nterrupted")
+	})
+	t.Logf("idle %s after Esc", time.Since(pressed).Round(time.Millisecond))
+	req, err := e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool { return r.Scenario == fakemodel.ScenarioSlow && r.Done() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !req.Interrupted {
+		t.Errorf("the slow reply was not interrupted: %+v", req)
+	}
+}
+
+// lastScenarioRequest is the latest request that played a scenario.
+func lastScenarioRequest(t *testing.T, e *Env) fakemodel.Request {
+	t.Helper()
+	reqs := e.Model.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !reqs[i].Aux {
+			return reqs[i]
+		}
+	}
+	t.Fatalf("no scenario request recorded; requests: %+v", reqs)
+	return fakemodel.Request{}
+}

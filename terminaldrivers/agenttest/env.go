@@ -1,0 +1,320 @@
+package agenttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// Fake credentials the agents are started with. They only reach the fake model.
+const (
+	FakeAnthropicKey = "sk-ant-api03-akk-fake-test-key-000000000000"
+	FakeOpenAIKeyEnv = "AKK_FAKE_OPENAI_KEY"
+	FakeOpenAIKey    = "akk-fake-openai-key"
+	// CodexModel is a model every pinned Codex knows (no "model metadata not
+	// found" warning) that gets the classic tools (exec_command,
+	// request_user_input). Codex 0.169.0 offers to migrate it; the config
+	// records that offer as seen.
+	CodexModel = "gpt-5.5"
+)
+
+// Default pane size.
+const (
+	DefaultWidth  = 120
+	DefaultHeight = 40
+)
+
+// Options tune an Env. The zero value is what most tests want.
+type Options struct {
+	// Model is a fake model shared by several Envs; nil starts one for this
+	// Env, closed at cleanup.
+	Model *fakemodel.Server
+	// ProjectDir is the folder the agent starts in. Empty: a fresh temp dir.
+	// When set, it is created if missing and removed at cleanup only if this
+	// Env created it. Fixtures use a short neutral path so captured screens
+	// do not show a machine's temp layout.
+	ProjectDir string
+	// Width and Height of the pane; zero means DefaultWidth x DefaultHeight.
+	Width, Height int
+	// Untrusted leaves the project folder untrusted, so the agent shows its
+	// trust dialog at start.
+	Untrusted bool
+	// ExtraEnv is added to the agent's environment (KEY=VALUE).
+	ExtraEnv []string
+}
+
+// Env is one isolated agent environment: its own tmux server, HOME (and
+// CODEX_HOME under it), fake model and project folder. Everything it starts is
+// stopped by t.Cleanup, by pid.
+type Env struct {
+	t     testing.TB
+	Agent Agent
+	Model *fakemodel.Server
+	Home  string // the agent's HOME
+	// CodexHome is $HOME/.codex (set for both kinds; only Codex uses it).
+	CodexHome  string
+	ProjectDir string
+	// SocketName is the tmux -L name; SocketPath the server's socket file.
+	SocketName string
+	Width      int
+	Height     int
+
+	opts      Options
+	tmuxEnv   []string
+	ownsModel bool
+}
+
+// WithT returns the same Env reporting to another test, e.g. a subtest that
+// runs one step in the Env's pane. Cleanup stays with the test that made it.
+func (e *Env) WithT(t testing.TB) *Env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+var envSeq atomic.Int64
+
+// New prepares an Env for agent a: temp HOME with the agent's configuration,
+// the fake model, the project folder and a unique tmux socket name. It does
+// not start the agent; call Start (or StartReady).
+func New(t testing.TB, a Agent, opts Options) *Env {
+	t.Helper()
+	RequireTmux(t)
+	base := t.TempDir()
+	e := &Env{t: t, Agent: a, opts: opts, Width: opts.Width, Height: opts.Height}
+	if e.Width == 0 {
+		e.Width = DefaultWidth
+	}
+	if e.Height == 0 {
+		e.Height = DefaultHeight
+	}
+	e.Home = filepath.Join(base, "home")
+	e.CodexHome = filepath.Join(e.Home, ".codex")
+	e.SocketName = fmt.Sprintf("akk-test-%d-%d-%d", os.Getpid(), envSeq.Add(1), time.Now().UnixNano()%1e6)
+	for _, d := range []string{e.Home, e.CodexHome, filepath.Join(e.Home, "tmp"), filepath.Join(e.Home, ".claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if opts.ProjectDir != "" {
+		e.ProjectDir = opts.ProjectDir
+		if _, err := os.Stat(e.ProjectDir); os.IsNotExist(err) {
+			if err := os.MkdirAll(e.ProjectDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := e.ProjectDir
+			t.Cleanup(func() { os.RemoveAll(dir) })
+		}
+	} else {
+		e.ProjectDir = filepath.Join(base, "project")
+		if err := os.MkdirAll(e.ProjectDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := filepath.EvalSymlinks(e.ProjectDir); err == nil {
+		e.ProjectDir = p
+	}
+	e.Model = opts.Model
+	if e.Model == nil {
+		e.Model = fakemodel.New(fakemodel.Options{})
+		if err := e.Model.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		e.ownsModel = true
+	}
+	// Registered after every TempDir call, so it runs before their removal.
+	t.Cleanup(func() { e.cleanup(t) })
+	if err := e.writeConfig(); err != nil {
+		t.Fatal(err)
+	}
+	e.tmuxEnv = e.baseEnv()
+	return e
+}
+
+// baseEnv is the environment of the tmux server, and so of the pane: the
+// test's HOME and nothing of the caller's session beyond PATH.
+func (e *Env) baseEnv() []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + e.Home,
+		"USER=" + userName(),
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"TERM=xterm-256color",
+		"SHELL=/bin/bash",
+		// A temp dir inside the test home: Codex refuses helper binaries when
+		// CODEX_HOME is under the temp dir, and nothing should leak out.
+		"TMPDIR=" + filepath.Join(e.Home, "tmp"),
+		"XDG_CONFIG_HOME=" + filepath.Join(e.Home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(e.Home, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(e.Home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(e.Home, ".local", "state"),
+	}
+	if d := os.Getenv("TMUX_TMPDIR"); d != "" {
+		env = append(env, "TMUX_TMPDIR="+d)
+	}
+	return env
+}
+
+// AgentEnv is the environment the agent process gets on top of the tmux
+// server's (HOME, TMPDIR, XDG dirs, PATH).
+func (e *Env) AgentEnv() []string {
+	var env []string
+	switch e.Agent.Kind {
+	case KindClaude:
+		env = []string{
+			"ANTHROPIC_BASE_URL=" + e.Model.URL(),
+			"ANTHROPIC_API_KEY=" + FakeAnthropicKey,
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+			"DISABLE_AUTOUPDATER=1",
+		}
+	case KindCodex:
+		env = []string{"CODEX_HOME=" + e.CodexHome, FakeOpenAIKeyEnv + "=" + FakeOpenAIKey}
+	}
+	env = append(env, "HOME="+e.Home)
+	return append(env, e.opts.ExtraEnv...)
+}
+
+func userName() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "akk"
+}
+
+func (e *Env) writeConfig() error {
+	switch e.Agent.Kind {
+	case KindClaude:
+		return e.writeClaudeConfig()
+	case KindCodex:
+		return e.writeCodexConfig()
+	}
+	return fmt.Errorf("agenttest: unknown agent kind %q", e.Agent.Kind)
+}
+
+func (e *Env) writeClaudeConfig() error {
+	project := map[string]any{"hasTrustDialogAccepted": !e.opts.Untrusted}
+	cfg := map[string]any{
+		"hasCompletedOnboarding":   true,
+		"hasSeenAutoDefaultNotice": true,
+		// Claude Code remembers an approved key by its last 20 characters.
+		"customApiKeyResponses": map[string]any{"approved": []string{FakeAnthropicKey[len(FakeAnthropicKey)-20:]}, "rejected": []string{}},
+		"projects":              map[string]any{e.ProjectDir: project},
+	}
+	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
+		return err
+	}
+	settings := map[string]any{"permissions": map[string]any{"defaultMode": "default"}, "skipAutoPermissionPrompt": true}
+	return writeJSONFile(filepath.Join(e.Home, ".claude", "settings.json"), settings)
+}
+
+func (e *Env) writeCodexConfig() error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n\n", CodexModel)
+	fmt.Fprintf(&b, "[model_providers.fake]\nname = \"AKK fake model\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = %q\n\n",
+		e.Model.OpenAIBaseURL(), FakeOpenAIKeyEnv)
+	if !e.opts.Untrusted {
+		fmt.Fprintf(&b, "[projects.%q]\ntrust_level = \"trusted\"\n\n", e.ProjectDir)
+	}
+	b.WriteString("[analytics]\nenabled = false\n\n")
+	fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
+	return os.WriteFile(filepath.Join(e.CodexHome, "config.toml"), []byte(b.String()), 0o644)
+}
+
+func writeJSONFile(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// Tmux runs a tmux command against this Env's server.
+func (e *Env) Tmux(args ...string) (string, error) {
+	full := append([]string{"-L", e.SocketName}, args...)
+	cmd := exec.Command("tmux", full...)
+	cmd.Env = e.tmuxEnv
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+func (e *Env) mustTmux(args ...string) string {
+	e.t.Helper()
+	out, err := e.Tmux(args...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// Target is the tmux target of the agent's pane.
+func (e *Env) Target() string { return "akk:0.0" }
+
+// SocketPath is the tmux server's socket file, for pointing the product's
+// tmux driver at this server (tmux -S <path>).
+func (e *Env) SocketPath() string {
+	if out, err := e.Tmux("display-message", "-p", "-t", e.Target(), "#{socket_path}"); err == nil {
+		return strings.TrimSpace(out)
+	}
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), e.SocketName)
+}
+
+// Start starts the tmux server with one pane in the project folder running
+// the agent's npm entry point, as a human would start it.
+func (e *Env) Start() {
+	e.t.Helper()
+	args := []string{"-f", "/dev/null", "new-session", "-d", "-s", "akk", "-n", e.Agent.Kind,
+		"-x", strconv.Itoa(e.Width), "-y", strconv.Itoa(e.Height), "-c", e.ProjectDir, "--", "env"}
+	args = append(args, e.AgentEnv()...)
+	args = append(args, e.Agent.Entry())
+	e.mustTmux(args...)
+	// Keep a dead pane on screen, so a failure shows how the agent ended.
+	e.mustTmux("set-option", "-t", "akk", "remain-on-exit", "on")
+}
+
+// StartReady starts the agent and waits until it is ready for input.
+func (e *Env) StartReady() {
+	e.t.Helper()
+	e.Start()
+	e.WaitReady(StartTimeout)
+}
+
+// PanePID is the pid of the process the pane runs (the agent's entry point).
+func (e *Env) PanePID() int {
+	e.t.Helper()
+	out := e.mustTmux("display-message", "-p", "-t", e.Target(), "#{pane_pid}")
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		e.t.Fatalf("pane pid %q: %v", out, err)
+	}
+	return pid
+}
+
+// cleanup stops what this Env started: its tmux server, then any process
+// still running under its HOME (Codex 0.169.0's app-server daemon outlives
+// the TUI and the tmux server), then its fake model.
+func (e *Env) cleanup(t testing.TB) {
+	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
+	if err := stopProcessesUnder(e.Home, 10*time.Second); err != nil {
+		t.Errorf("agenttest cleanup: %v", err)
+	}
+	if e.ownsModel {
+		_ = e.Model.Close()
+	}
+}

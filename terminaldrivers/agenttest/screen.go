@@ -1,0 +1,254 @@
+package agenttest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Timeouts the helpers use; generous, since two agents may start at once on a
+// 2-core machine.
+const (
+	StartTimeout = 60 * time.Second
+	TurnTimeout  = 45 * time.Second
+	pollEvery    = 100 * time.Millisecond
+)
+
+// Capture returns the visible pane as plain text (capture-pane -p).
+func (e *Env) Capture() string {
+	e.t.Helper()
+	return e.mustTmux("capture-pane", "-p", "-t", e.Target())
+}
+
+// CaptureANSI returns the visible pane with colours and attributes
+// (capture-pane -p -e).
+func (e *Env) CaptureANSI() string {
+	e.t.Helper()
+	return e.mustTmux("capture-pane", "-p", "-e", "-t", e.Target())
+}
+
+// Type types text literally (send-keys -l), as a human typing it.
+func (e *Env) Type(text string) {
+	e.t.Helper()
+	e.mustTmux("send-keys", "-t", e.Target(), "-l", text)
+}
+
+// Press presses tmux keys in order (Enter, Escape, Down, BTab, C-c, ...),
+// with a short pause between them as a human would.
+func (e *Env) Press(keys ...string) {
+	e.t.Helper()
+	for i, k := range keys {
+		if i > 0 {
+			time.Sleep(150 * time.Millisecond)
+		}
+		e.mustTmux("send-keys", "-t", e.Target(), k)
+	}
+}
+
+// WaitFor polls the screen until cond holds and returns that screen. On
+// timeout the test fails with what was awaited and the last screen.
+func (e *Env) WaitFor(what string, timeout time.Duration, cond func(screen string) bool) string {
+	e.t.Helper()
+	screen, ok := e.poll(timeout, cond)
+	if !ok {
+		e.t.Fatalf("%s: timed out after %s waiting for %s; last screen:\n%s", e.Agent.Name(), timeout, what, frame(screen))
+	}
+	return screen
+}
+
+// WaitForText waits until the screen contains every one of texts.
+func (e *Env) WaitForText(timeout time.Duration, texts ...string) string {
+	e.t.Helper()
+	return e.WaitFor(fmt.Sprintf("%q on screen", texts), timeout, func(s string) bool {
+		for _, t := range texts {
+			if !strings.Contains(s, t) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (e *Env) poll(timeout time.Duration, cond func(string) bool) (string, bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var screen string
+	for {
+		out, err := e.Tmux("capture-pane", "-p", "-t", e.Target())
+		if err == nil {
+			screen = out
+			if cond(screen) {
+				return screen, true
+			}
+		} else {
+			screen = err.Error()
+		}
+		if time.Now().After(deadline) {
+			return screen, false
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func frame(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "│" + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// WaitReady waits until the agent is ready for a task, answering the
+// start-up dialogs a human would answer on the way (Claude Code 2.1.328's
+// "Make auto mode your default permission mode?" offer: Down, Enter to keep
+// manual mode). Trust dialogs are not answered: use Options.Untrusted only
+// when the test wants to see them.
+func (e *Env) WaitReady(timeout time.Duration) string {
+	e.t.Helper()
+	answered := map[string]bool{}
+	return e.WaitFor("the idle composer", timeout, func(s string) bool {
+		if d := StartupDialog(e.Agent.Kind, s); d == DialogAutoMode && !answered[d] {
+			answered[d] = true
+			e.Press("Down")
+			time.Sleep(200 * time.Millisecond)
+			e.Press("Enter")
+			return false
+		}
+		return e.Idle(s)
+	})
+}
+
+// WaitIdle waits until the pane is idle (see Idle) and returns the screen.
+func (e *Env) WaitIdle(timeout time.Duration) string {
+	e.t.Helper()
+	return e.WaitFor("the idle composer", timeout, e.Idle)
+}
+
+// Settle waits until the screen has not changed for 500ms (at most 5s), as
+// a human reads a prompt before answering it: a key pressed on the very first
+// paint of a dialog can land before the dialog takes input.
+func (e *Env) Settle() string {
+	e.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	last, stableSince := "", time.Now()
+	for {
+		out, err := e.Tmux("capture-pane", "-p", "-t", e.Target())
+		if err != nil {
+			return last
+		}
+		if out != last {
+			last, stableSince = out, time.Now()
+		}
+		if time.Since(stableSince) >= 500*time.Millisecond || time.Now().After(deadline) {
+			return last
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// Submit types text into the composer, waits until the composer shows it,
+// and presses Enter once. It waits out Codex's paste-burst window, in which
+// Enter would insert a newline instead of sending.
+func (e *Env) Submit(text string) {
+	e.t.Helper()
+	e.Type(text)
+	probe := text
+	if r := []rune(text); len(r) > 30 {
+		probe = string(r[len(r)-30:])
+	}
+	e.WaitFor("the typed text in the composer", 10*time.Second, func(s string) bool { return strings.Contains(s, probe) })
+	time.Sleep(400 * time.Millisecond)
+	e.Press("Enter")
+}
+
+// Screen recognisers for the harness only (start-up and idle). The product's
+// screen grammar lives in terminaldrivers/claude and terminaldrivers/codex and
+// is tested on the captured fixtures.
+
+// Start-up dialog names returned by StartupDialog.
+const (
+	DialogAutoMode     = "auto_mode_offer"
+	DialogTrust        = "trust"
+	DialogAPIKey       = "api_key"
+	DialogModelMigrate = "model_migration"
+)
+
+// StartupDialog names the start-up dialog on screen, or "".
+func StartupDialog(kind, s string) string {
+	switch {
+	case strings.Contains(s, "Make auto mode your default permission mode?"):
+		return DialogAutoMode
+	case strings.Contains(s, "Detected a custom API key"):
+		return DialogAPIKey
+	case kind == KindClaude && strings.Contains(s, "trust") && strings.Contains(s, "Yes, I trust this folder"),
+		kind == KindClaude && strings.Contains(s, "Do you trust the files in this folder?"),
+		kind == KindCodex && strings.Contains(s, "trust") && (strings.Contains(s, "Yes, continue") || strings.Contains(s, "Do you trust")):
+		return DialogTrust
+	case kind == KindCodex && strings.Contains(s, "Try new model") && strings.Contains(s, "Use existing model"):
+		return DialogModelMigrate
+	}
+	return ""
+}
+
+// Idle reports whether the screen shows the agent idle and ready for a task:
+// Claude Code's empty composer (❯ between two rules) with nothing running;
+// Codex's composer with its "<model> <effort> · <cwd>" status line (drawn
+// only once the session is ready) and nothing running.
+func (e *Env) Idle(s string) bool {
+	if StartupDialog(e.Agent.Kind, s) != "" || strings.Contains(s, "esc to interrupt") {
+		return false
+	}
+	lines := strings.Split(s, "\n")
+	switch e.Agent.Kind {
+	case KindClaude:
+		for i := 1; i+1 < len(lines); i++ {
+			l := strings.TrimRight(strings.ReplaceAll(lines[i], "\u00a0", " "), " ")
+			if l == "❯" && isRule(lines[i-1]) && isRule(lines[i+1]) {
+				return true
+			}
+		}
+	case KindCodex:
+		composer, status := false, false
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "› ") || t == "›" {
+				composer = true
+			}
+			if composer && strings.Contains(l, " · ") && strings.Contains(l, e.ProjectDir) {
+				status = true
+			}
+		}
+		return composer && status && !strings.Contains(s, "Would you like to run") && !strings.Contains(s, "unanswered)")
+	}
+	return false
+}
+
+func isRule(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "────")
+}
+
+// ApprovalPrompt reports whether a shell command approval prompt is shown
+// (Claude Code: "Do you want to proceed?" under "Bash command"; Codex: "Would
+// you like to run the following command?").
+func ApprovalPrompt(kind, s string) bool {
+	switch kind {
+	case KindClaude:
+		return strings.Contains(s, "Do you want to proceed?") && strings.Contains(s, "Bash command")
+	case KindCodex:
+		return strings.Contains(s, "Would you like to run the following command?")
+	}
+	return false
+}
+
+// Questionnaire reports whether a questionnaire is shown (Claude Code's
+// AskUserQuestion, Codex's request_user_input).
+func Questionnaire(kind, s string) bool {
+	switch kind {
+	case KindClaude:
+		return strings.Contains(s, "Enter to select") && strings.Contains(s, "Esc to cancel")
+	case KindCodex:
+		return strings.Contains(s, "unanswered)") && strings.Contains(s, "enter to submit")
+	}
+	return false
+}
