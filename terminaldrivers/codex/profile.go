@@ -26,6 +26,10 @@ type Profile struct {
 	Status *regexp.Regexp
 	// Busy marks a running turn in the rows above the composer.
 	Busy string
+	// TitleBusy matches the pane title while a turn runs (a spinner). It
+	// is the only sign of a running turn while a reply streams: Codex
+	// 0.169.0 then hides its busy row.
+	TitleBusy *regexp.Regexp
 	// StartupDialogs are texts of dialogs shown before the composer.
 	StartupDialogs []string
 	// ApprovalQuestion, ApprovalFirstOption and ApprovalHint identify an
@@ -109,6 +113,9 @@ func (p Profile) composer(c screen.Capture, bottom int) agent.Reading {
 		if !screen.Blank(c.Lines[i].Text) {
 			empty = false
 		}
+	}
+	if p.TitleBusy != nil && p.TitleBusy.MatchString(c.Title) {
+		return agent.Reading{State: domain.ScreenWorking, ComposerEmpty: empty, Region: region, Reason: "title spinner"}
 	}
 	for i := max(0, at-6); i < at; i++ {
 		if strings.Contains(c.Lines[i].Text, p.Busy) {

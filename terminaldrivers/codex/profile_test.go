@@ -56,6 +56,14 @@ func TestClassifyFailsClosed(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := V0_169_0.Classify(screen.Parse(strings.Join(c.rows, "\n") + "\n"))
+		if c.state == domain.ScreenIdle {
+			// The same screen under a spinning pane title: a reply streams.
+			sc := screen.Parse(strings.Join(c.rows, "\n") + "\n")
+			sc.Title = "⠙ Fix the tests | proj"
+			if got := V0_169_0.Classify(sc); got.State != domain.ScreenWorking || got.ComposerEmpty != c.empty {
+				t.Errorf("%s under a spinning title: %s empty=%v", c.name, got.State, got.ComposerEmpty)
+			}
+		}
 		if r.State != c.state || r.ComposerEmpty != c.empty {
 			t.Errorf("%s: %s empty=%v (%s), want %s empty=%v", c.name, r.State, r.ComposerEmpty, r.Reason, c.state, c.empty)
 		}

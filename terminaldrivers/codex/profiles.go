@@ -9,10 +9,12 @@ var (
 	approvalQuestion = regexp.MustCompile(`^\s*(Would you like to|Do you want to) `)
 	approvalOption   = regexp.MustCompile(`^›\s*1\.\s+Yes`)
 	question         = regexp.MustCompile(`^\s*Question \d+/\d+`)
+	titleSpinner     = regexp.MustCompile(`^[\x{2800}-\x{28FF}]`) // braille spinner
 	startupDialogs   = []string{
 		"Do you trust the contents of this directory?",
 		"Sign in with ChatGPT",
 		"Update available!",
+		"Try new model",
 	}
 )
 
@@ -24,6 +26,7 @@ var V0_155_1 = Profile{
 	Composer:            "›",
 	Status:              status,
 	Busy:                "esc to interrupt",
+	TitleBusy:           titleSpinner,
 	StartupDialogs:      startupDialogs,
 	ApprovalQuestion:    approvalQuestion,
 	ApprovalFirstOption: approvalOption,
@@ -41,6 +44,7 @@ var V0_169_0 = Profile{
 	Composer:            "›",
 	Status:              status,
 	Busy:                "esc to interrupt",
+	TitleBusy:           titleSpinner,
 	StartupDialogs:      startupDialogs,
 	ApprovalQuestion:    approvalQuestion,
 	ApprovalFirstOption: approvalOption,

@@ -328,12 +328,15 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 		return t
 	}
 	t.Agent = profile.Agent()
-	ansi, err := tmux.Server{Socket: c.pane.Socket, Runner: d.cfg.Tmux}.Capture(ctx, c.pane.ID)
+	snap, err := tmux.Server{Socket: c.pane.Socket, Runner: d.cfg.Tmux}.Capture(ctx, c.pane.ID)
 	if err != nil {
 		t.Warnings = append(t.Warnings, "the pane's screen could not be captured")
 		return t
 	}
-	r := profile.Classify(screen.Parse(ansi))
+	capture := screen.Parse(snap.ANSI)
+	capture.Title = snap.Title
+	t.Title = d.title(snap.Title)
+	r := profile.Classify(capture)
 	t.ScreenState, t.ComposerEmpty = r.State, r.ComposerEmpty
 	return t
 }

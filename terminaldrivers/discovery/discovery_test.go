@@ -134,7 +134,7 @@ func TestDiscover(t *testing.T) {
 		case strings.Contains(c, " list-panes "):
 		case strings.Contains(c, " capture-pane "):
 			captures++
-			if strings.HasSuffix(c, "%5") {
+			if strings.Contains(c, "-t %5 ") {
 				t.Errorf("captured the unprofiled pane: %s", c)
 			}
 		default:

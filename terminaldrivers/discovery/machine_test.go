@@ -25,11 +25,12 @@ type machine struct {
 	mu      sync.Mutex
 	servers map[string][]string // socket -> list-panes lines
 	screens map[string]string   // socket + pane id -> capture with escapes
+	titles  map[string]string   // socket + pane id -> pane title
 	calls   []string
 }
 
 func newMachine(t testing.TB) *machine {
-	m := &machine{t: t, root: t.TempDir(), servers: map[string][]string{}, screens: map[string]string{}}
+	m := &machine{t: t, root: t.TempDir(), servers: map[string][]string{}, screens: map[string]string{}, titles: map[string]string{}}
 	m.write("proc/sys/kernel/random/boot_id", "6b1c2a3e-0000-4000-8000-000000000001\n")
 	return m
 }
@@ -118,6 +119,7 @@ func (m *machine) pane(socket, id string, pid int, cwd, session, window, title, 
 	line := strings.Join([]string{id, strconv.Itoa(pid), "/dev/pts/" + strconv.Itoa(n), cwd, "x", "160", "45", session, window, strconv.Itoa(n), "0", "0", title}, "\x1f")
 	m.servers[socket] = append(m.servers[socket], line)
 	m.screens[socket+" "+id] = screen
+	m.titles[socket+" "+id] = title
 }
 
 // Run implements tmux.Runner from the recorded servers.
@@ -139,12 +141,16 @@ func (m *machine) Run(_ context.Context, args ...string) ([]byte, error) {
 	case "list-panes":
 		return []byte(strings.Join(lines, "\n") + "\n"), nil
 	case "capture-pane":
-		target := args[len(args)-1]
+		// capture-pane -p -e -t <pane> ; display-message -p -t <pane> #{pane_title}
+		if len(args) != 13 || args[5] != "-t" || args[7] != ";" || args[12] != "#{pane_title}" {
+			return nil, fmt.Errorf("unexpected capture %q", args)
+		}
+		target := args[6]
 		screen, ok := m.screens[args[1]+" "+target]
 		if !ok {
 			return nil, fmt.Errorf("exit status 1: can't find pane: %s", target)
 		}
-		return []byte(screen), nil
+		return []byte(screen + m.titles[args[1]+" "+target] + "\n"), nil
 	}
 	return nil, fmt.Errorf("unexpected tmux call %q", args)
 }

@@ -32,9 +32,11 @@ func (l Line) Dim(from int) bool {
 	return seen
 }
 
-// Capture is one capture of a pane, taken with escapes (tmux capture-pane -e).
+// Capture is one capture of a pane, taken with escapes (tmux capture-pane
+// -e), and the pane's title when known: some agents show activity there only.
 type Capture struct {
 	Lines []Line
+	Title string
 }
 
 // Parse reads a capture taken with escape sequences. Only SGR dim state is

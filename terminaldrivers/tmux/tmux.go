@@ -210,14 +210,26 @@ func atoi(s string, errs []error) (int, []error) {
 	return n, errs
 }
 
-// Capture returns the visible screen of a pane with its SGR escapes
-// (capture-pane -p -e): one tmux process. screen.Strip gives the plain text.
-func (s Server) Capture(ctx context.Context, paneID string) (string, error) {
-	out, err := s.run(ctx, "capture-pane", "-p", "-e", "-t", paneID)
+// Snapshot is one look at a pane: its visible screen with SGR escapes
+// (screen.Strip gives the plain text) and the title the program in it set.
+type Snapshot struct {
+	ANSI  string
+	Title string
+}
+
+// Capture takes a Snapshot of a pane with one tmux process: capture-pane -p
+// -e, then the pane's title in the same command sequence.
+func (s Server) Capture(ctx context.Context, paneID string) (Snapshot, error) {
+	out, err := s.run(ctx, "capture-pane", "-p", "-e", "-t", paneID, ";", "display-message", "-p", "-t", paneID, "#{pane_title}")
 	if err != nil {
-		return "", fmt.Errorf("capture pane %s: %w", paneID, err)
+		return Snapshot{}, fmt.Errorf("capture pane %s: %w", paneID, err)
 	}
-	return string(out), nil
+	text := strings.TrimSuffix(string(out), "\n")
+	i := strings.LastIndexByte(text, '\n')
+	if i < 0 {
+		return Snapshot{}, fmt.Errorf("capture pane %s: no screen before the title", paneID)
+	}
+	return Snapshot{ANSI: text[:i+1], Title: text[i+1:]}, nil
 }
 
 // CapturePlain returns the visible screen of a pane without escapes.

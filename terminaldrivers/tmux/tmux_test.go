@@ -163,9 +163,12 @@ func TestServerAgainstRealTmux(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	withEsc, err := s.Capture(ctx, p.ID)
-	if err != nil || !strings.Contains(withEsc, "pasted words") {
-		t.Fatalf("Capture = %q, %v", withEsc, err)
+	if _, err := r.Run(ctx, "-S", sock, "select-pane", "-t", p.ID, "-T", "a title"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Capture(ctx, p.ID)
+	if err != nil || !strings.Contains(snap.ANSI, "pasted words") || snap.Title != "a title" || strings.Count(snap.ANSI, "\n") != 20 {
+		t.Fatalf("Capture = %+v, %v", snap, err)
 	}
 	if out, _ := r.Run(ctx, "-S", sock, "list-buffers"); strings.Contains(string(out), "akk-test") {
 		t.Fatal("paste left its buffer behind")

@@ -27,10 +27,16 @@ type ScreenCase struct {
 	Expected domain.ScreenState
 	// ComposerEmpty is meta.json's composer_empty, nil when not stated.
 	ComposerEmpty *bool
+	// Title is meta.json's pane_title, the pane's title at capture time.
+	Title string
 }
 
 // Capture parses the case's screen.
-func (c ScreenCase) Capture() screen.Capture { return screen.Parse(c.ANSI) }
+func (c ScreenCase) Capture() screen.Capture {
+	sc := screen.Parse(c.ANSI)
+	sc.Title = c.Title
+	return sc
+}
 
 // Read reads every case under root, sorted by version and name. A
 // missing root has no cases.
@@ -89,6 +95,7 @@ func readCase(dir string) (ScreenCase, error) {
 	var meta struct {
 		ExpectedState string `json:"expected_state"`
 		ComposerEmpty *bool  `json:"composer_empty"`
+		PaneTitle     string `json:"pane_title"`
 	}
 	if err := json.Unmarshal(metaJSON, &meta); err != nil {
 		return sc, fmt.Errorf("screen case %s meta.json: %w", dir, err)
@@ -97,6 +104,6 @@ func readCase(dir string) (ScreenCase, error) {
 		return sc, fmt.Errorf("screen case %s: meta.json has no expected_state", dir)
 	}
 	sc.ANSI, sc.Plain = string(ansi), string(plain)
-	sc.Expected, sc.ComposerEmpty = domain.ScreenState(meta.ExpectedState), meta.ComposerEmpty
+	sc.Expected, sc.ComposerEmpty, sc.Title = domain.ScreenState(meta.ExpectedState), meta.ComposerEmpty, meta.PaneTitle
 	return sc, nil
 }
