@@ -1,0 +1,215 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// TestE2EDiscover lists real panes of every pinned agent version, each in
+// its own isolated tmux server, plus a plain shell pane, and follows them
+// through what a human does: a slow task typed by hand (working), a
+// permission prompt (awaiting_approval), and an agent restart (a new
+// terminal id). One agent start per version, plus one restart per kind; the
+// steps run in sequence.
+func TestE2EDiscover(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	model := fakemodel.New(fakemodel.Options{})
+	if err := model.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+
+	envs := map[string]*agenttest.Env{} // by socket path
+	var order []*agenttest.Env
+	for _, a := range agents {
+		e := agenttest.New(t, a, agenttest.Options{Model: model})
+		e.Start()
+		order = append(order, e)
+	}
+	var sockets []string
+	for _, e := range order {
+		e.WaitReady(agenttest.StartTimeout)
+		envs[e.SocketPath()] = e
+		sockets = append(sockets, e.SocketPath())
+	}
+	// A plain shell beside the first agent: not a conversation.
+	if _, err := order[0].Tmux("new-window", "-d", "-n", "shell", "bash", "--noprofile", "--norc"); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err := New(Config{ExtraSockets: sockets, OnlyExtraSockets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func(t *testing.T) map[string]domain.Terminal {
+		t.Helper()
+		start := time.Now()
+		terms, err := d.Discover(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("listing %d servers took %s", len(sockets), took)
+		}
+		bySocket := map[string]domain.Terminal{}
+		for _, x := range terms {
+			if _, dup := bySocket[x.Pane.Socket]; dup {
+				t.Fatalf("two terminals listed for the server %s: %+v", x.Pane.Socket, terms)
+			}
+			bySocket[x.Pane.Socket] = x
+		}
+		return bySocket
+	}
+
+	// Claude Code 2.1.328 may offer to make auto mode the default some time
+	// after its composer first shows: discovery must call that a startup
+	// dialog, and a human answers it.
+	first := list(t)
+	for sock, x := range first {
+		if x.ScreenState == domain.ScreenStartupDialog {
+			t.Logf("%s: startup dialog listed; answering it", envs[sock].Agent.Name())
+			envs[sock].WaitReady(agenttest.StartTimeout)
+			first = list(t)
+		}
+	}
+	t.Run("idle", func(t *testing.T) {
+		if len(first) != len(order) {
+			t.Fatalf("listed %d terminals, want %d (one per agent, the shell pane not at all): %+v", len(first), len(order), first)
+		}
+		for sock, e := range envs {
+			x, ok := first[sock]
+			if !ok {
+				t.Errorf("%s: not listed", e.Agent.Name())
+				continue
+			}
+			want := domain.Agent{Kind: domain.AgentKind(e.Agent.Kind), Version: e.Agent.Version, Profile: e.Agent.Kind + "-" + e.Agent.Version}
+			if x.Agent != want || x.Project != e.ProjectDir || x.ScreenState != domain.ScreenIdle || !x.ComposerEmpty || !x.SendReady() {
+				t.Errorf("%s: %s", e.Agent.Name(), describe(x))
+			}
+			if x.Pane.PaneID == "" || x.Process.PID == 0 || x.Process.StartTicks == 0 {
+				t.Errorf("%s: no pane or process incarnation: %s", e.Agent.Name(), describe(x))
+			}
+			wantIdentity := map[string]domain.IdentityState{
+				"claude@2.1.267": domain.IdentityResolved, "claude@2.1.328": domain.IdentityResolved,
+				"codex@0.155.1": domain.IdentityVerifiedAbsent, "codex@0.169.0": domain.IdentityAmbiguous,
+			}[e.Agent.Name()]
+			if wantIdentity != "" && x.NativeIdentity != wantIdentity {
+				t.Errorf("%s: native identity %s, want %s (%q)", e.Agent.Name(), x.NativeIdentity, wantIdentity, x.Warnings)
+			}
+		}
+		again := list(t)
+		for sock, x := range first {
+			if again[sock].ID != x.ID {
+				t.Errorf("%s: terminal id %s then %s across two listings", envs[sock].Agent.Name(), x.ID, again[sock].ID)
+			}
+		}
+	})
+
+	// waitFor lists until the agent's terminal satisfies cond.
+	waitFor := func(t *testing.T, e *agenttest.Env, what string, cond func(domain.Terminal) bool) domain.Terminal {
+		t.Helper()
+		deadline := time.Now().Add(agenttest.TurnTimeout)
+		var last domain.Terminal
+		for time.Now().Before(deadline) {
+			last = list(t)[e.SocketPath()]
+			if cond(last) {
+				return last
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("%s: never %s; last %s\n%s", e.Agent.Name(), what, describe(last), e.Capture())
+		return last
+	}
+
+	for _, e := range order {
+		t.Run(e.Agent.Name(), func(t *testing.T) {
+			e := e.WithT(t)
+			t.Run("human typed slow task is working", func(t *testing.T) {
+				e := e.WithT(t)
+				// Half the time thinking, then one word a second.
+				e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "8"))
+				x := waitFor(t, e, "working", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenWorking })
+				if x.SendReady() || !x.Watchable() {
+					t.Errorf("working terminal: send ready %v, watchable %v", x.SendReady(), x.Watchable())
+				}
+				durable := map[string]domain.ActivityState{"claude@2.1.267": domain.ActivityWorking, "claude@2.1.328": domain.ActivityWorking, "codex@0.155.1": domain.ActivityWorking, "codex@0.169.0": domain.ActivityUnknown}
+				if want := durable[e.Agent.Name()]; want != "" && x.DurableActivity != want {
+					t.Errorf("durable activity while working: %s, want %s", x.DurableActivity, want)
+				}
+				// While the reply streams, Codex 0.169.0 shows no busy row. A
+				// listing taken before a capture that shows the reply unfinished
+				// was taken while it streamed.
+				e.WaitForText(agenttest.TurnTimeout, "slow-2")
+				x = list(t)[e.SocketPath()]
+				if screen := e.Capture(); !strings.Contains(screen, "done.") {
+					t.Logf("listed while the reply streamed: %s", x.ScreenState)
+					if x.ScreenState != domain.ScreenWorking || x.SendReady() {
+						t.Errorf("while the reply streams: %s\n%s", describe(x), screen)
+					}
+				}
+				x = waitFor(t, e, "send ready after the reply", domain.Terminal.SendReady)
+				identity := map[string]domain.IdentityState{"claude@2.1.267": domain.IdentityResolved, "claude@2.1.328": domain.IdentityResolved, "codex@0.155.1": domain.IdentityResolved, "codex@0.169.0": domain.IdentityAmbiguous}
+				if want := identity[e.Agent.Name()]; want != "" && x.NativeIdentity != want {
+					t.Errorf("native identity after a turn: %s, want %s", x.NativeIdentity, want)
+				}
+				if x.NativeIdentity == domain.IdentityResolved && x.NativeThreadID == "" {
+					t.Error("resolved identity without a thread id")
+				}
+			})
+			t.Run("permission prompt awaits approval", func(t *testing.T) {
+				e := e.WithT(t)
+				e.Submit("Run the probe " + fakemodel.Marker(fakemodel.ScenarioBash))
+				x := waitFor(t, e, "awaiting approval", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenAwaitingApproval })
+				if x.SendReady() || !x.Watchable() {
+					t.Errorf("approval prompt: send ready %v, watchable %v", x.SendReady(), x.Watchable())
+				}
+				e.Settle()
+				e.Press("Escape")
+				waitFor(t, e, "idle after declining", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenIdle })
+				if e.Agent.Kind == agenttest.KindClaude {
+					e.Press("C-u")
+				}
+				waitFor(t, e, "send ready again", domain.Terminal.SendReady)
+			})
+		})
+	}
+
+	// Restart one agent of each kind in its pane: same pane, new process
+	// incarnation, new terminal id.
+	restarted := map[string]bool{}
+	for _, e := range order {
+		if restarted[e.Agent.Kind] {
+			continue
+		}
+		restarted[e.Agent.Kind] = true
+		t.Run(e.Agent.Name()+"/restart", func(t *testing.T) {
+			e := e.WithT(t)
+			before := list(t)[e.SocketPath()]
+			args := append([]string{"respawn-pane", "-k", "-t", e.Target(), "env"}, e.AgentEnv()...)
+			if _, err := e.Tmux(append(args, e.Agent.Entry())...); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitReady(agenttest.StartTimeout)
+			after := waitFor(t, e, "listed again", func(x domain.Terminal) bool { return x.ID != "" && x.ScreenState == domain.ScreenIdle })
+			if after.Pane != before.Pane {
+				t.Errorf("pane changed across the restart: %+v then %+v", before.Pane, after.Pane)
+			}
+			if after.Process == before.Process || after.ID == before.ID {
+				t.Errorf("restarted agent kept its incarnation or terminal id: %s then %s", describe(before), describe(after))
+			}
+		})
+	}
+}
+
+func describe(x domain.Terminal) string {
+	return fmt.Sprintf("%s pane %s pid %d agent %s/%s/%s project %s screen %s empty %v identity %s thread %q activity %s warnings %s",
+		x.ID, x.Pane.PaneID, x.Process.PID, x.Agent.Kind, x.Agent.Version, x.Agent.Profile, x.Project, x.ScreenState, x.ComposerEmpty,
+		x.NativeIdentity, x.NativeThreadID, x.DurableActivity, strings.Join(x.Warnings, "; "))
+}
