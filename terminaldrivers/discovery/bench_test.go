@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/tmux"
 )
 
@@ -19,6 +20,10 @@ import (
 //
 // tmux: a real tmux server with 24 panes running sleep, over the real /proc:
 // the cost of list-panes and of walking every pane's processes.
+//
+// agents: real panes of every pinned agent version (one tmux server each,
+// as the harness isolates them) plus 20 shell panes: everything, captures
+// included. Skipped when the agents are not installed.
 func BenchmarkDiscover(b *testing.B) {
 	b.Run("replayed", func(b *testing.B) {
 		m, sock := scene(b)
@@ -55,6 +60,30 @@ func BenchmarkDiscover(b *testing.B) {
 			b.Fatal(err)
 		}
 		bench(b, d, 24, 0)
+	})
+	b.Run("agents", func(b *testing.B) {
+		agents := agenttest.RequireAgents(b)
+		var envs []*agenttest.Env
+		for _, a := range agents {
+			e := agenttest.New(b, a, agenttest.Options{})
+			e.Start()
+			envs = append(envs, e)
+		}
+		var sockets []string
+		for _, e := range envs {
+			e.WaitReady(agenttest.StartTimeout)
+			sockets = append(sockets, e.SocketPath())
+		}
+		for i := 0; i < 20; i++ {
+			if _, err := envs[0].Tmux("new-window", "-d", "sleep", "600"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d, err := New(Config{ExtraSockets: sockets, OnlyExtraSockets: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bench(b, d, len(envs)+20, len(envs))
 	})
 }
 
