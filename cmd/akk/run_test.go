@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/callbacks"
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+type clock struct{}
+
+func (clock) Now() time.Time { return time.Now() }
+
+type ids struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (i *ids) New(p string) string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.n++
+	return p + "_" + strings.Repeat("x", 8) + string(rune('a'+i.n))
+}
+func (i *ids) Secret(n int) []byte { return bytes.Repeat([]byte{byte(i.n)}, n) }
+
+// server runs the real handler stack in-process, with a state dir holding the operator token.
+func server(t *testing.T) (url, stateDir string) {
+	t.Helper()
+	stateDir = t.TempDir()
+	store, err := persistence.Open(context.Background(), filepath.Join(stateDir, "akk.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := domain.NewService(store, clock{}, &ids{}, handlers.NewValidator())
+	svc.UseOperatorToken(context.Background(), "op")
+	os.WriteFile(filepath.Join(stateDir, "operator.token"), []byte("op\n"), 0o600)
+	hub := callbacks.NewHub()
+	store.OnChange(func(persistence.Change) { hub.Notify() })
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL, stateDir
+}
+
+func akk(t *testing.T, ctx context.Context, url, stateDir string, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	env := map[string]string{"AKK_URL": url, "AKK_STATE_DIR": stateDir}
+	err := run(ctx, append([]string{"akk"}, args...), func(k string) string { return env[k] }, &out)
+	return out.String(), err
+}
+
+func TestCLIAgainstTheAPI(t *testing.T) {
+	url, dir := server(t)
+	ctx := context.Background()
+	out, err := akk(t, ctx, url, dir, "health")
+	if err != nil || !strings.Contains(out, "ok (version t)") {
+		t.Fatalf("health: %v %q", err, out)
+	}
+	out, err = akk(t, ctx, url, dir, "--json", "hosts", "add", "--name", "bot", "--webhook-url", "http://127.0.0.1:9/h")
+	if err != nil {
+		t.Fatalf("hosts add: %v %s", err, out)
+	}
+	var h struct {
+		HostID string `json:"host_id"`
+		Token  string `json:"token"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h.HostID == "" || h.Token == "" {
+		t.Fatalf("hosts add --json: %v %q", err, out)
+	}
+	out, err = akk(t, ctx, url, dir, "hosts", "list")
+	if err != nil || !strings.Contains(out, h.HostID) || !strings.Contains(out, "WEBHOOK URL") || strings.Contains(out, h.Token) {
+		t.Fatalf("hosts list: %v %q", err, out)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "ping", h.HostID); err != nil || !strings.Contains(out, "queued msg_") {
+		t.Fatalf("ping: %v %q", err, out)
+	}
+	if out, err = akk(t, ctx, url, dir, "notifications"); err != nil || !strings.Contains(out, "host.ping") {
+		t.Fatalf("notifications: %v %q", err, out)
+	}
+	// Errors carry the problem code.
+	if _, err = akk(t, ctx, url, dir, "hosts", "ping", "host_nope"); err == nil || !strings.Contains(err.Error(), "host_not_found") {
+		t.Fatalf("ping unknown host: %v", err)
+	}
+	if _, err = akk(t, ctx, url, dir, "--token", "wrong", "hosts", "list"); err == nil || !strings.Contains(err.Error(), "unauthorized") {
+		t.Fatalf("wrong token: %v", err)
+	}
+	// events follows the stream; it replays from --since.
+	ectx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	out, err = akk(t, ectx, url, dir, "events", "--follow", "--since", "0")
+	if err != nil || !strings.Contains(out, "host.created") || !strings.Contains(out, "host.ping") {
+		t.Fatalf("events: %v %q", err, out)
+	}
+}
