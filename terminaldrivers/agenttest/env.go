@@ -48,6 +48,13 @@ type Options struct {
 	// Untrusted leaves the project folder untrusted, so the agent shows its
 	// trust dialog at start.
 	Untrusted bool
+	// ShowOffers leaves out the settings that keep start-up offers away
+	// (Claude Code's hasSeenAutoDefaultNotice and skipAutoPermissionPrompt,
+	// Codex's record of the model migration offer), to capture them.
+	ShowOffers bool
+	// BeforeAnswer, if set, is called when WaitReady meets a start-up offer
+	// (DialogAutoMode, DialogModelMigrate), before it answers it.
+	BeforeAnswer func(e *Env, dialog string)
 	// ExtraEnv is added to the agent's environment (KEY=VALUE).
 	ExtraEnv []string
 }
@@ -205,7 +212,7 @@ func (e *Env) writeClaudeConfig() error {
 	project := map[string]any{"hasTrustDialogAccepted": !e.opts.Untrusted}
 	cfg := map[string]any{
 		"hasCompletedOnboarding":   true,
-		"hasSeenAutoDefaultNotice": true,
+		"hasSeenAutoDefaultNotice": !e.opts.ShowOffers,
 		// Claude Code remembers an approved key by its last 20 characters.
 		"customApiKeyResponses": map[string]any{"approved": []string{FakeAnthropicKey[len(FakeAnthropicKey)-20:]}, "rejected": []string{}},
 		"projects":              map[string]any{e.ProjectDir: project},
@@ -213,7 +220,10 @@ func (e *Env) writeClaudeConfig() error {
 	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
 		return err
 	}
-	settings := map[string]any{"permissions": map[string]any{"defaultMode": "default"}, "skipAutoPermissionPrompt": true}
+	settings := map[string]any{"permissions": map[string]any{"defaultMode": "default"}}
+	if !e.opts.ShowOffers {
+		settings["skipAutoPermissionPrompt"] = true
+	}
 	return writeJSONFile(filepath.Join(e.Home, ".claude", "settings.json"), settings)
 }
 
@@ -226,7 +236,9 @@ func (e *Env) writeCodexConfig() error {
 		fmt.Fprintf(&b, "[projects.%q]\ntrust_level = \"trusted\"\n\n", e.ProjectDir)
 	}
 	b.WriteString("[analytics]\nenabled = false\n\n")
-	fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
+	if !e.opts.ShowOffers {
+		fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
+	}
 	return os.WriteFile(filepath.Join(e.CodexHome, "config.toml"), []byte(b.String()), 0o644)
 }
 

@@ -101,20 +101,41 @@ func frame(screen string) string {
 // WaitReady waits until the agent is ready for a task, answering the
 // start-up dialogs a human would answer on the way (Claude Code 2.1.328's
 // "Make auto mode your default permission mode?" offer: Down, Enter to keep
-// manual mode). Trust dialogs are not answered: use Options.Untrusted only
-// when the test wants to see them.
+// manual mode; Codex's offer of a newer model: keep the existing one). Trust
+// dialogs are not answered: use Options.Untrusted only when the test wants to
+// see them. The offer can appear a moment after the composer, so the idle
+// screen must hold for a second.
 func (e *Env) WaitReady(timeout time.Duration) string {
 	e.t.Helper()
 	answered := map[string]bool{}
+	var idleSince time.Time
 	return e.WaitFor("the idle composer", timeout, func(s string) bool {
-		if d := StartupDialog(e.Agent.Kind, s); d == DialogAutoMode && !answered[d] {
+		switch d := StartupDialog(e.Agent.Kind, s); d {
+		case DialogAutoMode, DialogModelMigrate:
+			idleSince = time.Time{}
+			if answered[d] {
+				return false
+			}
 			answered[d] = true
-			e.Press("Down")
-			time.Sleep(200 * time.Millisecond)
-			e.Press("Enter")
+			e.Settle()
+			if e.opts.BeforeAnswer != nil {
+				e.opts.BeforeAnswer(e, d)
+			}
+			if d == DialogAutoMode {
+				e.Choose("No, keep manual mode")
+			} else {
+				e.Choose("Use existing model")
+			}
 			return false
 		}
-		return e.Idle(s)
+		if !e.Idle(s) {
+			idleSince = time.Time{}
+			return false
+		}
+		if idleSince.IsZero() {
+			idleSince = time.Now()
+		}
+		return time.Since(idleSince) >= time.Second
 	})
 }
 
@@ -144,6 +165,39 @@ func (e *Env) Settle() string {
 		}
 		time.Sleep(pollEvery)
 	}
+}
+
+// Choose moves the selection cursor (❯ or ›) of the menu on screen to the
+// option whose line contains label, with Up/Down as a human would, and
+// presses Enter.
+func (e *Env) Choose(label string) {
+	e.t.Helper()
+	for range 12 {
+		s := e.Settle()
+		cursor, target := -1, -1
+		for i, l := range strings.Split(s, "\n") {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "❯") || strings.HasPrefix(t, "›") {
+				if strings.Contains(t, label) {
+					e.Press("Enter")
+					return
+				}
+				cursor = i
+			}
+			if strings.Contains(l, label) {
+				target = i
+			}
+		}
+		switch {
+		case cursor < 0 || target < 0:
+			e.t.Fatalf("%s: no menu with %q on screen:\n%s", e.Agent.Name(), label, frame(s))
+		case target > cursor:
+			e.Press("Down")
+		default:
+			e.Press("Up")
+		}
+	}
+	e.t.Fatalf("%s: could not move the menu cursor to %q", e.Agent.Name(), label)
 }
 
 // Submit types text into the composer, waits until the composer shows it,
@@ -180,8 +234,7 @@ func StartupDialog(kind, s string) string {
 		return DialogAutoMode
 	case strings.Contains(s, "Detected a custom API key"):
 		return DialogAPIKey
-	case kind == KindClaude && strings.Contains(s, "trust") && strings.Contains(s, "Yes, I trust this folder"),
-		kind == KindClaude && strings.Contains(s, "Do you trust the files in this folder?"),
+	case kind == KindClaude && (strings.Contains(s, "trust this folder") || strings.Contains(s, "Do you trust the files")),
 		kind == KindCodex && strings.Contains(s, "trust") && (strings.Contains(s, "Yes, continue") || strings.Contains(s, "Do you trust")):
 		return DialogTrust
 	case kind == KindCodex && strings.Contains(s, "Try new model") && strings.Contains(s, "Use existing model"):

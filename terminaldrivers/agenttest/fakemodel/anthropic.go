@@ -76,11 +76,14 @@ func anthropicTurn(req anthropicRequest) turn {
 				results = append(results, blockText(b.Content))
 			}
 		}
-		if len(results) > 0 {
+		text := cleanUserText(strings.Join(texts, "\n"))
+		if len(results) > 0 && text == "" {
 			t.toolResults = append(results, t.toolResults...)
 			continue
 		}
-		t.userText = cleanUserText(strings.Join(texts, "\n"))
+		// Typed text, possibly sent along with the results of the turn it
+		// ended (a declined questionnaire, then a new message): a new turn.
+		t.userText = text
 		break
 	}
 	return t
