@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/r3labs/sse/v2"
+	"gopkg.in/cenkalti/backoff.v1"
 )
 
 // events follows the SSE stream. The r3labs client reconnects by itself and
@@ -25,6 +26,8 @@ func (c *cli) events(args []string) error {
 	}
 	sc := sse.NewClient(url)
 	sc.Headers["Authorization"] = "Bearer " + c.token
+	// Reconnect with backoff, but stop as soon as the command is interrupted.
+	sc.ReconnectStrategy = backoff.WithContext(backoff.NewExponentialBackOff(), c.ctx)
 	sc.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("events: HTTP %d", resp.StatusCode)
