@@ -32,6 +32,7 @@ type Profile struct {
 	// question headers carry one of QuestionMarks ("☐ Color").
 	InteractionFooter []string
 	QuestionMarks     []string
+	InteractionOption *regexp.Regexp
 }
 
 // Agent implements agent.Profile.
@@ -130,11 +131,20 @@ func (p Profile) questionnaireAbove(r screen.Region) bool {
 	return false
 }
 
+// interaction recognises a questionnaire: its key hint row, or, on the
+// review step of several questions (which has none), the question header
+// marks above numbered options.
 func (p Profile) interaction(r screen.Region) bool {
+	footer := len(p.InteractionFooter) > 0
 	for _, f := range p.InteractionFooter {
-		if !r.Contains(f) {
-			return false
-		}
+		footer = footer && r.Contains(f)
 	}
-	return len(p.InteractionFooter) > 0
+	if footer {
+		return true
+	}
+	option := false
+	for _, l := range r.Lines {
+		option = option || p.InteractionOption.MatchString(l)
+	}
+	return option && p.questionnaireAbove(r)
 }

@@ -8,6 +8,7 @@ var (
 	spinner          = regexp.MustCompile(`^[·✢✳✶✻✽*]\s+\S[^·]*…`)
 	approvalQuestion = regexp.MustCompile(`^\s*Do you want to (proceed|make this edit|create|allow|run)`)
 	approvalOption   = regexp.MustCompile(`^\s*(❯\s*)?1\.\s+Yes\b`)
+	numberedOption   = regexp.MustCompile(`^\s*(❯\s*)?1\.\s+\S`)
 	startupDialogs   = []string{
 		"Do you want to use this API key?",
 		"Do you trust the files in this folder?",
@@ -27,6 +28,7 @@ var V2_1_267 = Profile{
 	ApprovalFirstOption: approvalOption,
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
 	QuestionMarks:       []string{"☐", "☒"},
+	InteractionOption:   numberedOption,
 }
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
@@ -41,4 +43,5 @@ var V2_1_328 = Profile{
 	ApprovalFirstOption: approvalOption,
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
 	QuestionMarks:       []string{"☐", "☒"},
+	InteractionOption:   numberedOption,
 }

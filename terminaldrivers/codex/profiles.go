@@ -32,7 +32,7 @@ var V0_155_1 = Profile{
 	ApprovalFirstOption: approvalOption,
 	ApprovalHint:        "Press enter to confirm or esc to cancel",
 	Question:            question,
-	QuestionHint:        "enter to submit answer",
+	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 }
 
 // V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
@@ -50,5 +50,5 @@ var V0_169_0 = Profile{
 	ApprovalFirstOption: approvalOption,
 	ApprovalHint:        "Press enter to confirm or esc to cancel",
 	Question:            question,
-	QuestionHint:        "enter to submit answer",
+	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 }
