@@ -16,6 +16,7 @@ const (
 	CodeForbidden             Code = "forbidden"
 	CodeNotFound              Code = "not_found"
 	CodeHostNotFound          Code = "host_not_found"
+	CodeConversationNotFound  Code = "conversation_not_found"
 	CodeNotificationNotFound  Code = "notification_not_found"
 	CodeNotificationDelivered Code = "notification_delivered"
 	CodeConflict              Code = "conflict"

@@ -27,6 +27,8 @@ type Validator interface {
 type Store interface {
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 
+	// CheckWritable proves a write transaction can begin now.
+	CheckWritable(ctx context.Context) error
 	Setting(ctx context.Context, key string) (string, error)
 	HostByTokenHash(ctx context.Context, tokenHash string) (Host, error)
 	Host(ctx context.Context, hostID string) (Host, error)

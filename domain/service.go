@@ -13,6 +13,7 @@ type Service struct {
 	clock        Clock
 	ids          IDs
 	validator    Validator
+	terminals    Terminals
 	operatorHash string
 	Retry        RetryPolicy
 }

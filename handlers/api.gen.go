@@ -23,6 +23,60 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AgentKind.
+const (
+	Claude AgentKind = "claude"
+	Codex  AgentKind = "codex"
+)
+
+// Valid indicates whether the value is a known member of the AgentKind enum.
+func (e AgentKind) Valid() bool {
+	switch e {
+	case Claude:
+		return true
+	case Codex:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversationTransport.
+const (
+	Terminal ConversationTransport = "terminal"
+)
+
+// Valid indicates whether the value is a known member of the ConversationTransport enum.
+func (e ConversationTransport) Valid() bool {
+	switch e {
+	case Terminal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DoctorStatus.
+const (
+	NotReady       DoctorStatus = "not_ready"
+	PartiallyReady DoctorStatus = "partially_ready"
+	Ready          DoctorStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the DoctorStatus enum.
+func (e DoctorStatus) Valid() bool {
+	switch e {
+	case NotReady:
+		return true
+	case PartiallyReady:
+		return true
+	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Ok HealthStatus = "ok"
@@ -57,6 +111,198 @@ func (e NotificationState) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Defines values for TerminalInfoDurableActivityState.
+const (
+	TerminalInfoDurableActivityStateIdle    TerminalInfoDurableActivityState = "idle"
+	TerminalInfoDurableActivityStateUnknown TerminalInfoDurableActivityState = "unknown"
+	TerminalInfoDurableActivityStateWorking TerminalInfoDurableActivityState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoDurableActivityState enum.
+func (e TerminalInfoDurableActivityState) Valid() bool {
+	switch e {
+	case TerminalInfoDurableActivityStateIdle:
+		return true
+	case TerminalInfoDurableActivityStateUnknown:
+		return true
+	case TerminalInfoDurableActivityStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoNativeIdentityState.
+const (
+	Ambiguous      TerminalInfoNativeIdentityState = "ambiguous"
+	Resolved       TerminalInfoNativeIdentityState = "resolved"
+	Unavailable    TerminalInfoNativeIdentityState = "unavailable"
+	VerifiedAbsent TerminalInfoNativeIdentityState = "verified_absent"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoNativeIdentityState enum.
+func (e TerminalInfoNativeIdentityState) Valid() bool {
+	switch e {
+	case Ambiguous:
+		return true
+	case Resolved:
+		return true
+	case Unavailable:
+		return true
+	case VerifiedAbsent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoProvider.
+const (
+	Tmux TerminalInfoProvider = "tmux"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoProvider enum.
+func (e TerminalInfoProvider) Valid() bool {
+	switch e {
+	case Tmux:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoScreenState.
+const (
+	TerminalInfoScreenStateAwaitingApproval    TerminalInfoScreenState = "awaiting_approval"
+	TerminalInfoScreenStateAwaitingInteraction TerminalInfoScreenState = "awaiting_interaction"
+	TerminalInfoScreenStateIdle                TerminalInfoScreenState = "idle"
+	TerminalInfoScreenStateStartupDialog       TerminalInfoScreenState = "startup_dialog"
+	TerminalInfoScreenStateUnknown             TerminalInfoScreenState = "unknown"
+	TerminalInfoScreenStateWorking             TerminalInfoScreenState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoScreenState enum.
+func (e TerminalInfoScreenState) Valid() bool {
+	switch e {
+	case TerminalInfoScreenStateAwaitingApproval:
+		return true
+	case TerminalInfoScreenStateAwaitingInteraction:
+		return true
+	case TerminalInfoScreenStateIdle:
+		return true
+	case TerminalInfoScreenStateStartupDialog:
+		return true
+	case TerminalInfoScreenStateUnknown:
+		return true
+	case TerminalInfoScreenStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Action defines model for Action.
+type Action struct {
+	// Action The semantic action, e.g. `send`.
+	Action string `json:"action"`
+
+	// Body Prefilled semantic ids for the request body.
+	Body   *map[string]interface{} `json:"body,omitempty"`
+	Method string                  `json:"method"`
+	Path   string                  `json:"path"`
+}
+
+// Agent defines model for Agent.
+type Agent struct {
+	Kind AgentKind `json:"kind"`
+
+	// Profile The profile that reads this version's screens, or `unprofiled` (listed, never sent to).
+	Profile string `json:"profile"`
+
+	// Version Empty when it could not be determined.
+	Version string `json:"version"`
+}
+
+// AgentKind defines model for AgentKind.
+type AgentKind string
+
+// Conversation defines model for Conversation.
+type Conversation struct {
+	Agent            Agent    `json:"agent"`
+	AvailableActions []Action `json:"available_actions"`
+	ConversationId   string   `json:"conversation_id"`
+
+	// Project The pane's absolute working directory.
+	Project   string                `json:"project"`
+	Terminal  TerminalInfo          `json:"terminal"`
+	Title     string                `json:"title"`
+	Transport ConversationTransport `json:"transport"`
+	Warnings  []string              `json:"warnings"`
+}
+
+// ConversationTransport defines model for Conversation.Transport.
+type ConversationTransport string
+
+// ConversationList defines model for ConversationList.
+type ConversationList struct {
+	Conversations []Conversation `json:"conversations"`
+}
+
+// Doctor defines model for Doctor.
+type Doctor struct {
+	// Agents Agent versions found running in panes.
+	Agents []DoctorAgent `json:"agents"`
+	Hosts  DoctorHosts   `json:"hosts"`
+
+	// Reasons What keeps AKK from `ready`, in words a person can act on.
+	Reasons []string     `json:"reasons"`
+	Status  DoctorStatus `json:"status"`
+	Store   DoctorStore  `json:"store"`
+
+	// Supported Every agent version a profile exists for.
+	Supported   []Agent            `json:"supported"`
+	Tmux        DoctorTmux         `json:"tmux"`
+	TmuxServers []DoctorTmuxServer `json:"tmux_servers"`
+}
+
+// DoctorStatus defines model for Doctor.Status.
+type DoctorStatus string
+
+// DoctorAgent defines model for DoctorAgent.
+type DoctorAgent struct {
+	Kind     AgentKind `json:"kind"`
+	Panes    int       `json:"panes"`
+	Profile  string    `json:"profile"`
+	Profiled bool      `json:"profiled"`
+	Version  string    `json:"version"`
+}
+
+// DoctorHosts defines model for DoctorHosts.
+type DoctorHosts struct {
+	Count       int      `json:"count"`
+	WebhookUrls []string `json:"webhook_urls"`
+}
+
+// DoctorStore defines model for DoctorStore.
+type DoctorStore struct {
+	Problem  *string `json:"problem,omitempty"`
+	Writable bool    `json:"writable"`
+}
+
+// DoctorTmux defines model for DoctorTmux.
+type DoctorTmux struct {
+	Found   bool    `json:"found"`
+	Problem *string `json:"problem,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// DoctorTmuxServer defines model for DoctorTmuxServer.
+type DoctorTmuxServer struct {
+	Panes   int     `json:"panes"`
+	Problem *string `json:"problem,omitempty"`
+	Socket  string  `json:"socket"`
 }
 
 // FieldError defines model for FieldError.
@@ -160,6 +406,32 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// TerminalInfo defines model for TerminalInfo.
+type TerminalInfo struct {
+	ComposerEmpty        bool                             `json:"composer_empty"`
+	DurableActivityState TerminalInfoDurableActivityState `json:"durable_activity_state"`
+	NativeIdentityState  TerminalInfoNativeIdentityState  `json:"native_identity_state"`
+	Provider             TerminalInfoProvider             `json:"provider"`
+	ScreenState          TerminalInfoScreenState          `json:"screen_state"`
+
+	// TerminalId Opaque; stable for one pane and one agent process incarnation, new when the agent restarts.
+	TerminalId  string  `json:"terminal_id"`
+	TmuxSession *string `json:"tmux_session,omitempty"`
+	TmuxWindow  *string `json:"tmux_window,omitempty"`
+}
+
+// TerminalInfoDurableActivityState defines model for TerminalInfo.DurableActivityState.
+type TerminalInfoDurableActivityState string
+
+// TerminalInfoNativeIdentityState defines model for TerminalInfo.NativeIdentityState.
+type TerminalInfoNativeIdentityState string
+
+// TerminalInfoProvider defines model for TerminalInfo.Provider.
+type TerminalInfoProvider string
+
+// TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
+type TerminalInfoScreenState string
+
 // HostID defines model for HostID.
 type HostID = string
 
@@ -189,6 +461,15 @@ type ServerInterface interface {
 	// GetOpenAPI This contract
 	// (GET /openapi.yaml)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
+	// ListConversations The agent conversations AKK can see
+	// (GET /v1/conversations)
+	ListConversations(w http.ResponseWriter, r *http.Request)
+	// GetConversation One conversation, observed now
+	// (GET /v1/conversations/{conversation_id})
+	GetConversation(w http.ResponseWriter, r *http.Request, conversationId string)
+	// GetDoctor Readiness report
+	// (GET /v1/doctor)
+	GetDoctor(w http.ResponseWriter, r *http.Request)
 	// StreamEvents Server-sent events
 	// (GET /v1/events)
 	StreamEvents(w http.ResponseWriter, r *http.Request, params StreamEventsParams)
@@ -228,6 +509,24 @@ func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
 // GetOpenAPI This contract
 // (GET /openapi.yaml)
 func (_ Unimplemented) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListConversations The agent conversations AKK can see
+// (GET /v1/conversations)
+func (_ Unimplemented) ListConversations(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetConversation One conversation, observed now
+// (GET /v1/conversations/{conversation_id})
+func (_ Unimplemented) GetConversation(w http.ResponseWriter, r *http.Request, conversationId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetDoctor Readiness report
+// (GET /v1/doctor)
+func (_ Unimplemented) GetDoctor(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -307,6 +606,60 @@ func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOpenAPI(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListConversations operation middleware
+func (siw *ServerInterfaceWrapper) ListConversations(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConversations(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetConversation operation middleware
+func (siw *ServerInterfaceWrapper) GetConversation(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "conversation_id" -------------
+	var conversationId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "conversation_id", chi.URLParam(r, "conversation_id"), &conversationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "conversation_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetConversation(w, r, conversationId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDoctor operation middleware
+func (siw *ServerInterfaceWrapper) GetDoctor(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDoctor(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -659,6 +1012,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/metrics", wrapper.GetMetrics)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/doctor", wrapper.GetDoctor)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/conversations", wrapper.ListConversations)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/conversations/{conversation_id}", wrapper.GetConversation)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
 	})
 	r.Group(func(r chi.Router) {
@@ -758,6 +1120,174 @@ func (response GetOpenAPI405ApplicationProblemPlusJSONResponse) VisitGetOpenAPIR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversationsRequestObject struct {
+}
+
+type ListConversationsResponseObject interface {
+	VisitListConversationsResponse(w http.ResponseWriter) error
+}
+
+type ListConversations200JSONResponse ConversationList
+
+func (response ListConversations200JSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListConversations401ApplicationProblemPlusJSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConversations503ApplicationProblemPlusJSONResponse Problem
+
+func (response ListConversations503ApplicationProblemPlusJSONResponse) VisitListConversationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversationRequestObject struct {
+	ConversationId string `json:"conversation_id"`
+}
+
+type GetConversationResponseObject interface {
+	VisitGetConversationResponse(w http.ResponseWriter) error
+}
+
+type GetConversation200JSONResponse Conversation
+
+func (response GetConversation200JSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetConversation400ApplicationProblemPlusJSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetConversation401ApplicationProblemPlusJSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetConversation404ApplicationProblemPlusJSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConversation503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetConversation503ApplicationProblemPlusJSONResponse) VisitGetConversationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDoctorRequestObject struct {
+}
+
+type GetDoctorResponseObject interface {
+	VisitGetDoctorResponse(w http.ResponseWriter) error
+}
+
+type GetDoctor200JSONResponse Doctor
+
+func (response GetDoctor200JSONResponse) VisitGetDoctorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDoctor401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetDoctor401ApplicationProblemPlusJSONResponse) VisitGetDoctorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1311,6 +1841,15 @@ type StrictServerInterface interface {
 	// GetOpenAPI This contract
 	// (GET /openapi.yaml)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
+	// ListConversations The agent conversations AKK can see
+	// (GET /v1/conversations)
+	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
+	// GetConversation One conversation, observed now
+	// (GET /v1/conversations/{conversation_id})
+	GetConversation(ctx context.Context, request GetConversationRequestObject) (GetConversationResponseObject, error)
+	// GetDoctor Readiness report
+	// (GET /v1/doctor)
+	GetDoctor(ctx context.Context, request GetDoctorRequestObject) (GetDoctorResponseObject, error)
 	// StreamEvents Server-sent events
 	// (GET /v1/events)
 	StreamEvents(ctx context.Context, request StreamEventsRequestObject) (StreamEventsResponseObject, error)
@@ -1417,6 +1956,80 @@ func (sh *strictHandler) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOpenAPIResponseObject); ok {
 		if err := validResponse.VisitGetOpenAPIResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConversations operation middleware
+func (sh *strictHandler) ListConversations(w http.ResponseWriter, r *http.Request) {
+	var request ListConversationsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConversations(ctx, request.(ListConversationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConversations")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConversationsResponseObject); ok {
+		if err := validResponse.VisitListConversationsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetConversation operation middleware
+func (sh *strictHandler) GetConversation(w http.ResponseWriter, r *http.Request, conversationId string) {
+	var request GetConversationRequestObject
+
+	request.ConversationId = conversationId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConversation(ctx, request.(GetConversationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConversation")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetConversationResponseObject); ok {
+		if err := validResponse.VisitGetConversationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDoctor operation middleware
+func (sh *strictHandler) GetDoctor(w http.ResponseWriter, r *http.Request) {
+	var request GetDoctorRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDoctor(ctx, request.(GetDoctorRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDoctor")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDoctorResponseObject); ok {
+		if err := validResponse.VisitGetDoctorResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -1638,54 +2251,74 @@ func (sh *strictHandler) RetryNotification(w http.ResponseWriter, r *http.Reques
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"3Fpvc9s28v4qO/x15hfP0ZSUOE2izM1NmqZtrmnis9M3Z/tMmFxJaECAAUDJakbf/WYBkCJFKv4zbu/m",
-	"Xpky8Wfx4NkHuwt+iTJVlEqitCaafolKplmBFrX79ZMy9u339MRlNI1KZhdRHElWYDSNFsrYS55HcaTx",
-	"c8U15tHU6grjyGQLLJgfzlrU1PdfrvnZq8N/ssPfx4cvLr5M4m+PNt9EcWTXJY1nrOZyHm02GxrRlEoa",
-	"dFYca3UlsKDHTEmL0tIjK0vBM2a5kqPSt/jLb0ZJerc14BuNs2ga/d9ou8yRf2tG9bhuxhxNpnlJw0XT",
-	"6JWEkx9ew4ujp88gDA4rbhfAwFh2JRDSTOWYJhH1DQPSfD9wFPkbrZV2y9eqRG25X8eM3tHDzoLjqEBj",
-	"2BwH3m3a6J6FIbYdLhr01NVvmFka7Cdkwi760xvLbOWeUFYFjaY+tQbYWrNEbbgH8uvWhBG3PQbNUcb2",
-	"jck0Mov5JXPvZkoX9BTlzOKh5QVGA3bVhBtC0HNy4IXBTKO91Mreeb4VXi2U+nRZaXEzFltvcKZ0e8ft",
-	"9Q7ZtA+4166bo3uecyInE8ctIGdMGIx3sK2x2KE0CHaFAmZKQ4mqFPgSJGIOUlm4Qqgk/1xhQuRi1+9Q",
-	"zolDk/E4jgoum983w7Qz65VRorIIC2tLUNr9NfDryTuwC2ZBY4Z8iQYMn0vM4fjD6UezY8Tj8dHzG6zY",
-	"2YyBLfgKwjlKy5lw2DEhPsyi6dnXlcNxehPvktqqTyj7GHxcIBA9/t/AFTKNGlzDBE4XaiVBSbEGJTOH",
-	"/V50PWeGB09XC4PZZQq+kUeWADVgF9zUk4ehzG0m3gHUr6xnTR/UiwDrOz7k9WSIe+AWC3OTPgeU6ymY",
-	"1mw96Hdm7+6eNqj1DdknJX3Eb+v5N6ITR++V5bNwbPXNotOyKD1EoSuXFueoqe99NDNHwZeo79gLlyhr",
-	"fJoeXNpvj7atW4Z9DU3BjL0M67qTDa4j1ifp8Gt/AF3SUTwMmcTr+80uW/sUlrYjbMIosM75/K4f8jyF",
-	"BbIcdVwHCSzTyhjQaDVHM+jftAS8yRParDl1HRq3uImduwtpbW7coq4bpLYm3hKxw7qbCD3s9G0Lbu/8",
-	"HUe5SQS6U9xk5mkNeR0HlShzwq7lLlEczRgXmA9GSK2IdCesCUzscuXUs6Fg2YJLBGoUAybzBFIul0zw",
-	"/JJWg8amMaSVZJVdKM1/x5x+u02Syl7OVCXzNBl2c8u4GHQU50Kmb9Qx6kMXToKzwCEDvnEMqwVKx+5g",
-	"F6yYgWArGXCrLWzFwr0NjCMujWUy2xO1NbFq36ctt2K4V+0Ru4HPrydvQeMMNcoMQbKCy7lbXR3aU8db",
-	"HILeR/z88Tb6dZveJ50PPivN7fqUEPEM8RHAq8pH6A4q6uT/vTWBwiSfmHA5UwOL+vlnEGgNMKCcSCsh",
-	"UMMjBhmd/cwYTuhad/THlLW4vjEwCcRXZpX2CU1WaXFwLnPNlwivBatyhNcqR2Aydw/XPpxgQiPL16Ar",
-	"CVzSiAumMQdbVNdQMonJuTyXb5ao155FwA3N1qRR6b6ELYVcZVWB0nZTrHNZO0zItYBQo1jND0ITpK+C",
-	"q7j/TOE7H1+dV+Pxk8wFLe4R06nb73rp59K9g0ezSghgWYbGvISgdKAkzLg2luzQllZLfZ00Qs41Zlbp",
-	"9QEFs8zh24ym0VZauhEyhKs1pBTOwmg5GbkwJT1IzimKEjxDaXAbq0e/vP0YxZGLoN3Wm+lopEqURlU6",
-	"w0Tp+Sh0MiNqu3UDYkIrA5tG42SSjKkB9Wclj6bRk2ScPIlil787Eo4KOpEy9zwfiipPvNvH4A4Lx4Vw",
-	"zEGQyDVkqpIWtakBOtaqQLvAyoDFawv+oE3gFPUSc7e3qrLAfPQbg+CfEAplLOB1qTQN9dINlDMslATB",
-	"jUVpaDuEUuUVyz4RpjnOWCUsuavfTq7k2zyaRj+i/SUsa6eA8Hg83ikekIGjUjC+Uy4YKEV0gQkz7Fsz",
-	"rcS4PK1ePu3E0fjpPq1s7GxVI7a6EU3PLuLIVEXB9Jo0eztd0SzVsrlx2TjqJc8wuqARRmH3kzUrRGub",
-	"e5B9KFG+On57M2Rt960HvQNwlKeEubb+3tptsp5CpIeE6yMlP04eWWb3IrWcjBzL93tD6ujiGh0aq5EV",
-	"KagZ+QaJ3bJeScacCBdsDQaRxJi8fgrcGlAr+bIjQVNgQpAevGHZIgyyYAZSnk9TeERNCyWVVZJn4TXP",
-	"D2JI3TM1oWEJ9gPnnmnOLKt7/v30w3tAuUShSjyX6Reex65tDBTwGsuKMgbqsUkPEvjo5I3WBU50vA6n",
-	"FLaup6kb3qDM6bBJp1ByOU8hU4XbQg/C5CmY5Fy+mlnUkL5jxh6+cXC9/T4loUz/ZrjM8K/vU+A2qKvG",
-	"UrC1gZlWRVBYpRFWdNpkrEBgbjR3+jj7KSaZKzRAAuSVtEvnU7eGN34z404t86yvcDS7RzYsmEngOczd",
-	"KeDmlS59dvEOdflcoV5v659uRVG72tlLlQoueUEx5rifNm3ioVSe0ppmuz2rBKdfhq3gkUFLEuhWeOqO",
-	"BlJHjZmSEjN78BJWnBRzSbvg7Esb631qsjW/s0nRnqLtWajUTp4PVmovbie0bc+5h2x4OHz3IBDjOwgE",
-	"tZ/cUVAaCXGHlz40geqeWLWOhH80MrJoKq/71DbUZu8ktncraocZ9kAZxJYbqMqH1dp3fIkSjXFqUUcj",
-	"X5HcphQ0CBVlkj+5Fn8kVHWdagAsH8j66LmOXHxZpz6jJnek4JP7UpBMBI1zCoco4nbIwaMmjFdSrA9a",
-	"UIeK2CaOylB631U+ilKNE5eBsqQ/TeqKYh31+bUn8J0iodQIZltC5F4noV5IPzTzZWxXz/MpFRr7ncrX",
-	"D7qVoVa+6aZtVle46ZFo8tAzNzXkPY5HQDtk6dTOtu3/BD27K/ni6Ojx4/uS9STwNKRGt6BpWw9GX0JF",
-	"ajOiKMMdRoMc/keFFVI8Eq4NXJEk8ZFJk6BY1eZ4zeRfT96BUZ1EOKOTHmmD6vsIncD39TCUx5q1zBZa",
-	"SVWZlzBTQqgVBTJcQvrjG5/hdWpQad8HjrmcBw/YCUyGcN42GYVL2IHD9vGDsbhbbRum8GfC3F0XNU3/",
-	"O9k7Prr/aS/zwFxHpoY096axv+M73N4lDPOZ8JW4qi9w/N2ND60bOoeaLOY+YpZqBUrGwGUmqpyMDWVm",
-	"Sk2UyFF3tsr0GXnibGtdkzwcMx/2kA7m7eHlFre4fSotUOP/Gj9d0pJhoGhL1AJvbk3TXk1+MO99jytS",
-	"RZeuJfDKK7pBNHVK22VY3ElwKb/tc46CmfedyXukG8y1wr3E3dUsXJdQtjU0sOAFt52BQ32pvvtm1z6D",
-	"expuwv2vyUA+90d6Qe+WZcAXOrC6WMMukOutgDgQ/+wEijy0Zqmq7JW6brFy595mkJ2jLztXWJuRK0zs",
-	"F9PTbIF5JdDVn3lRYM5d6bbGwSX7jqqaz7lkonuHR8hdqXxNjG/ugzpMp5BAKnIFaYHNGZfw6Gj8AtKO",
-	"pU3f9GBAe2kJnVN32A+6n1z1L/Nu9elVYea3+/LqPx1itNcXh4DjT9Lwozu2f3F/DQ/EANYllVSrr7lG",
-	"N/fuXiSdXdDWuRLqYLHL1Vm9roFQGROhENC5c5iORpPHz5JxMk4m02fPnj93B3uwZ3dEX2aIm+qq85pQ",
-	"k05auh3S/n6x63Vza2U6XwI1X6nsHmZJ98tDEw0X0PJKu8vWbtGo6RpKNsN9uzqVDPudiTYXm38HAAD/",
-	"/w==",
+	"3Fv9bttIkn+VAm+BiXG0JGcyOzMKDgdPJruTSzbJxRkccEnObJNlqddkN9PdlKwN/O6Hqm5SJNWyZV8m",
+	"WNxfkaz+qK761XflS5LrqtYKlbPJ/EtSCyMqdGj422/auhe/0iepknlSC7dM0kSJCpN5stTWncsiSROD",
+	"nxtpsEjmzjSYJjZfYiX8cc6hob3/w8s/nB7/tzj+x+z4509fTtI/P7n5U5ImblPTedYZqRbJzc0NnWhr",
+	"rSwyFW+Nviixoo+5Vg6Vo4+irkuZCye1mtZ+xb/+3WpFv20J+JPBy2Se/Mt0+8yp/9VO23P5xgJtbmRN",
+	"xyXz5FTBu788g5+f/PAjhMNhLd0SBFgnLkqELNcFZpOE9oYD6b7T3J/wJamNrtE46d8gur8PL3q/RLBY",
+	"CeVkDn5RCjhZTCCzqIpsssufNLnQxYYPLQpJO0T5tneZl8HwmrcGL2VZYrG9TBYWLrUBt0QgAaJ1QAf3",
+	"btQXf8fc0Y0VuqUu6M4dYhgUuz/c9GHxoX1/d1LY9yly1+kiSHjIwSupirskyltf0kIizOhLWWKc5+FH",
+	"cEvhwKAoLLiltLBCY6VW31mwuUFUNgVtIGtU2FBk8KiU1mGRgsIVGrCoHDh9FJVUOG6XhudV7TawXqIC",
+	"6SDXTVmA0g4uEApSv0oqLCJHjtjKTNles330Xsa+DGxE1VR0Ql6KpsAkTQjP171920c804ouEHuQ3Yrr",
+	"TsHQWWIlZEkKdO4RwUdIh5W98wiPoJuOQGGM2ND3vEcfGaQoSo1mNsTBIBR+Z0FcWF02DmGtzZVUCyik",
+	"wdxps4nK1ktJlHcR/j6se6EuNe+TzqNy90QjlK21cX0BddfERLMWRkm1GHJx99wBw0YQGnOvJXDLszTI",
+	"uE9g7/k9KmLyjSGxj6hX0ka0vU/V4RgZIPU+D4+T+asm6e+BvN3FEqO8NSFkXRtVgGkUMQekYpxZwtJB",
+	"j/G3d5ozRj350wPP+I2X8vOFDfwcUv5fZAavEGsLpy9fwqXRFWRkFjdZSpSvtSksCKjRWK0gF4qcFWg1",
+	"eM0dwEsT64RrbB/dfAd7A+OkKMvNefsXpV34HAO+ddrgYa8/46W0p6kJu1hEzPEKzQZEX3702uAk8Fpa",
+	"x97yYOHtFZurmuvD6H5PK8OOc4tmFYKye4CHjjjjnXdqQxDNFiOB1NH9aQv+PjtbcbSg3K9LX823kyb1",
+	"ICeVw4V/Zc/tx7wAO/HejxdalyjUyFk/0Ov2bmhp3M+L31oFHlu+xrNo92lrvFhqfXXemPL/ZvEbtuaD",
+	"4/bTedaq2pDOehuV77olIzlKjvF5REy3dD8B74PKDO9n6xoX5G2kHSxkf/7tVAXd2uXNrfDcS5vV+RW6",
+	"u0kL626D2F8klsVzY2Lu65J+ixJQobVigQcwh4/YboiR8BuK0qcGw+t3nYC+itr4g0XV2a52R5QcHY0z",
+	"DAqHxblwHlOmok9JIRweO1lhLPBrE98YB31uHJMt5gbdudHu3vf19PRuXmyzciZluDvtvzdG0z7GPeNt",
+	"+3POS1FaTEe8bXkxCpKgFBdYcu5Zo65LfAoKsUt/GiU/N0iOthLXr1AtCEMns1maVFJ13+9m0+jWNrZf",
+	"OldTSkf/Wvj93as2BcxRrtCClQuFBbx9c/bejoh4PHvy0x1UjIQREcEtHC5QUQzkQ8yyfHOZzD/c7hMZ",
+	"0zfpGNROX+GeWgPB4zsLFygMGuCFEzhb6rUCrcoNaJXj5DYQeszED8/WS4v5eQZ+kecsMTQk1+HycJQ9",
+	"5OIRQ/3LdqjZZeqnwNZ4dtHFzgfFUoHLtzvV/ZEPbT/ruLZLyD5TssvxQzX/Tu6kyWvt5GUon0USHOew",
+	"qt0eF/YQm1lgKVdo7rkLV6ha/nQ7pHJ/frJd3SPsNm6Wwrrz8K570cAbsfWk8Z+9AzrPdYFxlim8ftjt",
+	"qien8LSRYSut5hpeFqR+LIsMligKNGlbrBS50daCQWekz0AjCVUw8LdpQh81Z7yhU4u70Dl+SE+4aQ+6",
+	"fEhLTboF4gB1dwE6rvR9Cg5X/oGi3GUEhlfcReZZy/I2DqpRFcS7nrokaXIpOKGIRUi9yvg4iSgirvfM",
+	"o6ES+VIqBFrUFpulWolSFuehEpylkDVKNG6pjfwHFvSdhURZOUfG8cp0gU7IMqoorEKR0sNbNMccTgJT",
+	"wJwBvzj1BdJ+hXotLARaD87Fe7FwJCGXyjqh8j1RWxer7ur0LXW8oBHjwOf3dy/A4CUaVDmCEpVUC35d",
+	"22KgjQc4Qa8jbZmui35Z6DHQDSqQEaxUtbZozknTNvGMqmhMV9RbSbc5t2PsyoKJCaXTJE0adaX0WkVx",
+	"q4STKzyXHPHETjNodbli+IvqQi4a3cb38lKSEbiwviLZqK7iGL2pNnolC5+jdRVVyiejRSUu+R/wNrEW",
+	"0km1OBc1XcBF0O5vBBHT9TusE8Y19XkhRanv4ktbU41a+je1+Nzg09amU/yslS9eg1AFf/EVrNroHC0p",
+	"Si6MEr6ppHC9VSe/ziBTF3cIoexj96RgYcFaqkKv7zb//Zf1pDLi+T5k7AVgOkbvLvx97tUY6TZnZBA8",
+	"6H0AfNr4BJUtBUOe/7xlB2UJvj8og+6MdPrlSyjRWRCQa+WMLks08EhATqGvsFaScXEc+aYgwO9NQSgg",
+	"FRROG99XzBtTHn1UhZErhGfck4FnuvCSpQ/XPpoWJddEwTQKpKITl8JgASQMhsLko/qofDmTjShIS7d1",
+	"3cxsX980g0LnTUW4GHQ6P6rWX4SWJxDXSDz+ELogOw2egv8yh198evGxmc2+zzlm54+YzRl97dM/Kv4N",
+	"Hl02ZQkiJ9A+heDoQSu4lMY6YJDSa2kvy33bmTmiXE4wf7vTDLrGKD4hR7jYQEbZHExXJ1OO0rOjyUdS",
+	"zVLmqCxuU9Xkby/ek4ZSAsmit/PpVNeorG5MjhNtFtOwyU5p7dYLEBJ6BYh5MpucTGa0gPaLWibz5PvJ",
+	"bPJ96HwyCKcVBWQ5f17Ekqp33uulwLESYyFEeRAihA1wNQ+NbRn01ugK3RIbCw6vHfg4cwJcqypYtrpx",
+	"IHzyl0IprxAqbR3gNddzjX3KBxUCK62Au53KkjhKresLkV8RTwu8FE3pyHR4cUqtXhTJPPkrur+FZ436",
+	"+I9ns1EPnwic1qWQo659ZCJgyJhww74300sslyna55Mknsx+2BcqdHT2hgK2diOZf/iUJrapKmE23E3v",
+	"rqu6pzqxsFyMQrOSOSaf6IRpkP5kI6qyJ+Ydlr2pUZ2+fXE3y/rq2x56D8ZRmh7u2up7T9pc57dfl13v",
+	"Kfdn8yi4mxjn1OpkutP0iyrFG4Vg9BpqNFuz17XZ+rZTG286U9AX1sNf6fUEKD+gtRZVYUFpkKpuHDgN",
+	"Qm28FYVsp5OZkaVj86XKDYTY2G3YEa/JNldiAxcIueBBC+4gGb3e1RC6/tngqfeS+v2GXHZarRFQ9Ltf",
+	"9Po0VGMYBCf3AEGa/DD7/p6g6cGkjUsGOOCGZC4ImtgDz6h7G4XQ9MuouX1zmwoOmsfpYBLqQ3QAardz",
+	"ftAgFG07bBDq0zfCxT5D0X9gQMPsXmi4L3qezJ58K7S9UcP3DW3E3UArutmAqJFiw0T+WrpuqIjduNl4",
+	"o+UbquRSr7AAQT5e5MtRC9pPELSTAz4uowPbxrRP/dpz297j9j4fMGmDKdPiE+kFOXSKGTkYmrR9fm/W",
+	"OENQ2i3JPirEXtf/KWSjLn3ml5OCUm5k4aJxYNk30vZHQsF2cMo/jUPfRlFQwVlMjxcpWWKi6QhKWdEz",
+	"pXsKWTcHEG7jHWFujd8GhUbL3QMiIhqQhEGOP1Cdwg17FMkgRVYPMKgDyL5DUUiFXMhrh3D2uVIOGPf7",
+	"0IwjL150bJ1BUWWgLwOOfLBJ/GVXZtixWUTKa0g+c8agXqung2h+DqIsKbR+TkD2hyyFhUwW8wwe0dJK",
+	"K+20knn4WRZHKWT8mZbQsWQDjxitWSGcaHf+x9mb14BqhaWu8aPKvsgi5bUpOFlRHlvVKdCOm+xoAjxW",
+	"ye8Cjt+96mQGndnMMz7eO38B2RxqqRYZ5LriaMgz4eQHsJOP6vTSoYHslbDu+Dmz68WvGY8E/ruVKsd/",
+	"e52BdCFRMViXYmP9+MwWnxwc5KJCEHwaJ3JMP+F5QeilWN4nJUPsnvEbnq/CyMXIJ42TBbrdczY8WCiQ",
+	"BSw4oeJ7FTdiuHJGWz43aDZbh8YvSvpua6foXkklq6ZK5rPdAvxNGmsKlcK6TtweVaWkb1as4ZFFR9kE",
+	"v/CMsywKnAzmWinM3dFTWEtKPshWZkxf1lHvi9xb8gdCSvZ43w/B5Z789ECXu6M5D4jAPTv89m/gWAdW",
+	"xM8sHNsAdQ+s1o6EP3RmZNn18PdFTaHL/wea1nDDHlaGvEVaaOqvm7a8kitka0vWYjvrs9fkdk3FKKso",
+	"9vYTP38kq9qO594g3xei2iKAbxDaycNitQfHXkTiTiACj7qKGEUiRz1Wh97qTZrUYYhjbPlcY5RPziIN",
+	"bu9N2t50W0Dxb5/AL5oMpUGw22a09HYS2ofsBhV+III7wz7sR+t+CWP5X02UYeriZlhMpdTiZgdEJ1/7",
+	"5m4aYY/iEaO7CDffrv9GicL391v/+PHDoy6P01BlPACmfXsw/RJ6mzdTijLYGUUx/J8NNkjxSBhA4Xbb",
+	"xEcmXa3P6T7GWyT//u4VWD2oKVO+7JAE1E62mAn82h4jLQi7UfnSaKUb+xQudVnqNQUyUkH21+e+WDro",
+	"Zma7OvBWqkXQgFFgEuPzdsk0/LeiiLN9/NVQPOzbxiH8mXjOg0fd0n9O9N4rLR55e1UE5DKYOtA8GMZ+",
+	"Wux4O5USxzPxV+G6HQXyU0A+tO7gHLr7WPiIWek1UNYqVV42BREbBhYoNdFlgWYgKruLyHdMW2/g5ush",
+	"8+s66UDeHlxu+Zb2vdISDf5/wycnLTkGiPaMWsDNwTDdme6I5r2vcU1WkdO1CZx6i24RbZvSDhGWDhJc",
+	"ym/j1dzXg8vjtcNxrhX6l/e3ZmHwhrKt2MFcOxkcHFo17RSluPYZ3A9hptJ/O4nkc3+kFuzM60R0YcDW",
+	"toIlzdaAMBO/dQJFGtqiVDfuQl/3UDmaAIqic/plNAx1M+XCxH5jepYvsWhK5FaurCosJHdBWz5wss9Q",
+	"NXIhlSiH02DEOf6vnXAK3WTRAOkUEijt/H9mFAshFTx6MvuZq29bSru92VHE9tITBl73kBr67ljYQTX0",
+	"yi4eWkL/tiFG/31pCDj+KUvpT2Y/P9yGB2CAGIJqWEjfUY1h7j2cyfjwiUTX/a+nnWIXtyy9XYNS56IM",
+	"hYBB+34+nZ48/nEym8wmJ/Mff/zpJ3bsgZ7xib7MkHaNStaa0N6d9Ox2SPvjxa5tD23Qt5rEm0Y2csqz",
+	"bozEDibTu6npsUucDP9Hvt1DWRigGZWeuq2h8BPfO7R2k7j22uTm083/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -17,6 +17,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeForbidden:             http.StatusForbidden,
 	domain.CodeNotFound:              http.StatusNotFound,
 	domain.CodeHostNotFound:          http.StatusNotFound,
+	domain.CodeConversationNotFound:  http.StatusNotFound,
 	domain.CodeNotificationNotFound:  http.StatusNotFound,
 	domain.CodeNotificationDelivered: http.StatusConflict,
 	domain.CodeConflict:              http.StatusConflict,

@@ -174,6 +174,16 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// CheckWritable begins an immediate transaction (taking the write lock) and
+// rolls it back.
+func (s *Store) CheckWritable(ctx context.Context) error {
+	t, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return t.Rollback()
+}
+
 // InTx runs fn in one immediate write transaction.
 func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
 	sqlTx, err := s.w.BeginTx(ctx, nil)

@@ -24,6 +24,8 @@ Usage:
 
 Commands:
   health                          liveness and version
+  list                            the agent conversations (tmux panes) AKK can see
+  doctor                          readiness: tmux, agents and profiles, store, hosts
   hosts list                      registered hosts
   hosts add --name N --webhook-url URL
                                   register a host; prints its token and secret once
@@ -90,6 +92,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch rest[0] {
 	case "health":
 		return c.health()
+	case "list":
+		return c.list()
+	case "doctor":
+		return c.doctor()
 	case "hosts":
 		return c.hosts(rest[1:])
 	case "notifications":

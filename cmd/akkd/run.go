@@ -20,6 +20,7 @@ import (
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
+	"akk/terminaldrivers/discovery"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -30,6 +31,7 @@ type config struct {
 	stateDir string
 	logLevel slog.Level
 	retry    domain.RetryPolicy
+	sockets  []string
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -41,8 +43,15 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	level := fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
 	schedule := fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
+	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
+		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
+	}
+	for _, s := range strings.Split(*sockets, ":") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.sockets = append(cfg.sockets, s)
+		}
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -109,6 +118,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	svc := domain.NewService(store, systemClock{}, randomIDs{}, handlers.NewValidator())
 	svc.Retry = cfg.retry
+	terms, err := discovery.Default(cfg.sockets...)
+	if err != nil {
+		return fmt.Errorf("terminal discovery: %w", err)
+	}
+	svc.UseTerminals(terms)
 	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		return err
 	}

@@ -19,6 +19,60 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AgentKind.
+const (
+	Claude AgentKind = "claude"
+	Codex  AgentKind = "codex"
+)
+
+// Valid indicates whether the value is a known member of the AgentKind enum.
+func (e AgentKind) Valid() bool {
+	switch e {
+	case Claude:
+		return true
+	case Codex:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversationTransport.
+const (
+	Terminal ConversationTransport = "terminal"
+)
+
+// Valid indicates whether the value is a known member of the ConversationTransport enum.
+func (e ConversationTransport) Valid() bool {
+	switch e {
+	case Terminal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DoctorStatus.
+const (
+	NotReady       DoctorStatus = "not_ready"
+	PartiallyReady DoctorStatus = "partially_ready"
+	Ready          DoctorStatus = "ready"
+)
+
+// Valid indicates whether the value is a known member of the DoctorStatus enum.
+func (e DoctorStatus) Valid() bool {
+	switch e {
+	case NotReady:
+		return true
+	case PartiallyReady:
+		return true
+	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Ok HealthStatus = "ok"
@@ -53,6 +107,198 @@ func (e NotificationState) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Defines values for TerminalInfoDurableActivityState.
+const (
+	TerminalInfoDurableActivityStateIdle    TerminalInfoDurableActivityState = "idle"
+	TerminalInfoDurableActivityStateUnknown TerminalInfoDurableActivityState = "unknown"
+	TerminalInfoDurableActivityStateWorking TerminalInfoDurableActivityState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoDurableActivityState enum.
+func (e TerminalInfoDurableActivityState) Valid() bool {
+	switch e {
+	case TerminalInfoDurableActivityStateIdle:
+		return true
+	case TerminalInfoDurableActivityStateUnknown:
+		return true
+	case TerminalInfoDurableActivityStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoNativeIdentityState.
+const (
+	Ambiguous      TerminalInfoNativeIdentityState = "ambiguous"
+	Resolved       TerminalInfoNativeIdentityState = "resolved"
+	Unavailable    TerminalInfoNativeIdentityState = "unavailable"
+	VerifiedAbsent TerminalInfoNativeIdentityState = "verified_absent"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoNativeIdentityState enum.
+func (e TerminalInfoNativeIdentityState) Valid() bool {
+	switch e {
+	case Ambiguous:
+		return true
+	case Resolved:
+		return true
+	case Unavailable:
+		return true
+	case VerifiedAbsent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoProvider.
+const (
+	Tmux TerminalInfoProvider = "tmux"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoProvider enum.
+func (e TerminalInfoProvider) Valid() bool {
+	switch e {
+	case Tmux:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminalInfoScreenState.
+const (
+	TerminalInfoScreenStateAwaitingApproval    TerminalInfoScreenState = "awaiting_approval"
+	TerminalInfoScreenStateAwaitingInteraction TerminalInfoScreenState = "awaiting_interaction"
+	TerminalInfoScreenStateIdle                TerminalInfoScreenState = "idle"
+	TerminalInfoScreenStateStartupDialog       TerminalInfoScreenState = "startup_dialog"
+	TerminalInfoScreenStateUnknown             TerminalInfoScreenState = "unknown"
+	TerminalInfoScreenStateWorking             TerminalInfoScreenState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TerminalInfoScreenState enum.
+func (e TerminalInfoScreenState) Valid() bool {
+	switch e {
+	case TerminalInfoScreenStateAwaitingApproval:
+		return true
+	case TerminalInfoScreenStateAwaitingInteraction:
+		return true
+	case TerminalInfoScreenStateIdle:
+		return true
+	case TerminalInfoScreenStateStartupDialog:
+		return true
+	case TerminalInfoScreenStateUnknown:
+		return true
+	case TerminalInfoScreenStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
+// Action defines model for Action.
+type Action struct {
+	// Action The semantic action, e.g. `send`.
+	Action string `json:"action"`
+
+	// Body Prefilled semantic ids for the request body.
+	Body   *map[string]interface{} `json:"body,omitempty"`
+	Method string                  `json:"method"`
+	Path   string                  `json:"path"`
+}
+
+// Agent defines model for Agent.
+type Agent struct {
+	Kind AgentKind `json:"kind"`
+
+	// Profile The profile that reads this version's screens, or `unprofiled` (listed, never sent to).
+	Profile string `json:"profile"`
+
+	// Version Empty when it could not be determined.
+	Version string `json:"version"`
+}
+
+// AgentKind defines model for AgentKind.
+type AgentKind string
+
+// Conversation defines model for Conversation.
+type Conversation struct {
+	Agent            Agent    `json:"agent"`
+	AvailableActions []Action `json:"available_actions"`
+	ConversationId   string   `json:"conversation_id"`
+
+	// Project The pane's absolute working directory.
+	Project   string                `json:"project"`
+	Terminal  TerminalInfo          `json:"terminal"`
+	Title     string                `json:"title"`
+	Transport ConversationTransport `json:"transport"`
+	Warnings  []string              `json:"warnings"`
+}
+
+// ConversationTransport defines model for Conversation.Transport.
+type ConversationTransport string
+
+// ConversationList defines model for ConversationList.
+type ConversationList struct {
+	Conversations []Conversation `json:"conversations"`
+}
+
+// Doctor defines model for Doctor.
+type Doctor struct {
+	// Agents Agent versions found running in panes.
+	Agents []DoctorAgent `json:"agents"`
+	Hosts  DoctorHosts   `json:"hosts"`
+
+	// Reasons What keeps AKK from `ready`, in words a person can act on.
+	Reasons []string     `json:"reasons"`
+	Status  DoctorStatus `json:"status"`
+	Store   DoctorStore  `json:"store"`
+
+	// Supported Every agent version a profile exists for.
+	Supported   []Agent            `json:"supported"`
+	Tmux        DoctorTmux         `json:"tmux"`
+	TmuxServers []DoctorTmuxServer `json:"tmux_servers"`
+}
+
+// DoctorStatus defines model for Doctor.Status.
+type DoctorStatus string
+
+// DoctorAgent defines model for DoctorAgent.
+type DoctorAgent struct {
+	Kind     AgentKind `json:"kind"`
+	Panes    int       `json:"panes"`
+	Profile  string    `json:"profile"`
+	Profiled bool      `json:"profiled"`
+	Version  string    `json:"version"`
+}
+
+// DoctorHosts defines model for DoctorHosts.
+type DoctorHosts struct {
+	Count       int      `json:"count"`
+	WebhookUrls []string `json:"webhook_urls"`
+}
+
+// DoctorStore defines model for DoctorStore.
+type DoctorStore struct {
+	Problem  *string `json:"problem,omitempty"`
+	Writable bool    `json:"writable"`
+}
+
+// DoctorTmux defines model for DoctorTmux.
+type DoctorTmux struct {
+	Found   bool    `json:"found"`
+	Problem *string `json:"problem,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// DoctorTmuxServer defines model for DoctorTmuxServer.
+type DoctorTmuxServer struct {
+	Panes   int     `json:"panes"`
+	Problem *string `json:"problem,omitempty"`
+	Socket  string  `json:"socket"`
 }
 
 // FieldError defines model for FieldError.
@@ -155,6 +401,32 @@ type Problem struct {
 	// Type A URI reference naming the problem type.
 	Type string `json:"type"`
 }
+
+// TerminalInfo defines model for TerminalInfo.
+type TerminalInfo struct {
+	ComposerEmpty        bool                             `json:"composer_empty"`
+	DurableActivityState TerminalInfoDurableActivityState `json:"durable_activity_state"`
+	NativeIdentityState  TerminalInfoNativeIdentityState  `json:"native_identity_state"`
+	Provider             TerminalInfoProvider             `json:"provider"`
+	ScreenState          TerminalInfoScreenState          `json:"screen_state"`
+
+	// TerminalId Opaque; stable for one pane and one agent process incarnation, new when the agent restarts.
+	TerminalId  string  `json:"terminal_id"`
+	TmuxSession *string `json:"tmux_session,omitempty"`
+	TmuxWindow  *string `json:"tmux_window,omitempty"`
+}
+
+// TerminalInfoDurableActivityState defines model for TerminalInfo.DurableActivityState.
+type TerminalInfoDurableActivityState string
+
+// TerminalInfoNativeIdentityState defines model for TerminalInfo.NativeIdentityState.
+type TerminalInfoNativeIdentityState string
+
+// TerminalInfoProvider defines model for TerminalInfo.Provider.
+type TerminalInfoProvider string
+
+// TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
+type TerminalInfoScreenState string
 
 // HostID defines model for HostID.
 type HostID = string
@@ -263,6 +535,25 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListConversations The agent conversations AKK can see
+	//
+	// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
+	//
+	// Corresponds with GET /v1/conversations (the `ListConversations` operationId).
+	ListConversations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConversation One conversation, observed now
+	//
+	// Corresponds with GET /v1/conversations/{conversation_id} (the `GetConversation` operationId).
+	GetConversation(ctx context.Context, conversationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDoctor Readiness report
+	//
+	// tmux and its version, every tmux server looked at, each agent version found in panes with its profile status, every profiled version, the store, and the registered hosts. `ready` only when nothing needs a person; `partially_ready` when AKK works but something (an unprofiled agent, an unlistable tmux server, no host) limits it; `not_ready` when tmux or the store does not work.
+	//
+	// Corresponds with GET /v1/doctor (the `GetDoctor` operationId).
+	GetDoctor(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents Server-sent events
 	//
 	// `text/event-stream` of every event the caller may see (a host: its own; the operator: all).
@@ -352,6 +643,55 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListConversations The agent conversations AKK can see
+//
+// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
+//
+// Corresponds with GET /v1/conversations (the `ListConversations` operationId).
+func (c *Client) ListConversations(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListConversationsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConversation One conversation, observed now
+//
+// Corresponds with GET /v1/conversations/{conversation_id} (the `GetConversation` operationId).
+func (c *Client) GetConversation(ctx context.Context, conversationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConversationRequest(c.Server, conversationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDoctor Readiness report
+//
+// tmux and its version, every tmux server looked at, each agent version found in panes with its profile status, every profiled version, the store, and the registered hosts. `ready` only when nothing needs a person; `partially_ready` when AKK works but something (an unprofiled agent, an unlistable tmux server, no host) limits it; `not_ready` when tmux or the store does not work.
+//
+// Corresponds with GET /v1/doctor (the `GetDoctor` operationId).
+func (c *Client) GetDoctor(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDoctorRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -555,6 +895,94 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/openapi.yaml")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListConversationsRequest constructs an http.Request for the ListConversations method
+func NewListConversationsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/conversations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetConversationRequest constructs an http.Request for the GetConversation method
+func NewGetConversationRequest(server string, conversationId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "conversation_id", conversationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/conversations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDoctorRequest constructs an http.Request for the GetDoctor method
+func NewGetDoctorRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/doctor")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -963,6 +1391,31 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// ListConversationsWithResponse The agent conversations AKK can see
+	//
+	// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/conversations (the `ListConversations` operationId).
+	ListConversationsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error)
+
+	// GetConversationWithResponse One conversation, observed now
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/conversations/{conversation_id} (the `GetConversation` operationId).
+	GetConversationWithResponse(ctx context.Context, conversationId string, reqEditors ...RequestEditorFn) (*GetConversationResponse, error)
+
+	// GetDoctorWithResponse Readiness report
+	//
+	// tmux and its version, every tmux server looked at, each agent version found in panes with its profile status, every profiled version, the store, and the registered hosts. `ready` only when nothing needs a person; `partially_ready` when AKK works but something (an unprofiled agent, an unlistable tmux server, no host) limits it; `not_ready` when tmux or the store does not work.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/doctor (the `GetDoctor` operationId).
+	GetDoctorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDoctorResponse, error)
+
 	// StreamEventsWithResponse Server-sent events
 	//
 	// `text/event-stream` of every event the caller may see (a host: its own; the operator: all).
@@ -1127,6 +1580,178 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListConversationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ConversationList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListConversationsResponse) GetJSON200() *ConversationList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListConversationsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListConversationsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListConversationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListConversationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListConversationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListConversationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetConversationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Conversation
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConversationResponse) GetJSON200() *Conversation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetConversationResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetConversationResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetConversationResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetConversationResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConversationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConversationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConversationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConversationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetDoctorResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Doctor
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDoctorResponse) GetJSON200() *Doctor {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetDoctorResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDoctorResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDoctorResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDoctorResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDoctorResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1643,6 +2268,49 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// ListConversationsWithResponse The agent conversations AKK can see
+//
+// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/conversations (the `ListConversations` operationId).
+func (c *ClientWithResponses) ListConversationsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListConversationsResponse, error) {
+	rsp, err := c.ListConversations(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListConversationsResponse(rsp)
+}
+
+// GetConversationWithResponse One conversation, observed now
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/conversations/{conversation_id} (the `GetConversation` operationId).
+func (c *ClientWithResponses) GetConversationWithResponse(ctx context.Context, conversationId string, reqEditors ...RequestEditorFn) (*GetConversationResponse, error) {
+	rsp, err := c.GetConversation(ctx, conversationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConversationResponse(rsp)
+}
+
+// GetDoctorWithResponse Readiness report
+//
+// tmux and its version, every tmux server looked at, each agent version found in panes with its profile status, every profiled version, the store, and the registered hosts. `ready` only when nothing needs a person; `partially_ready` when AKK works but something (an unprofiled agent, an unlistable tmux server, no host) limits it; `not_ready` when tmux or the store does not work.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/doctor (the `GetDoctor` operationId).
+func (c *ClientWithResponses) GetDoctorWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDoctorResponse, error) {
+	rsp, err := c.GetDoctor(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDoctorResponse(rsp)
+}
+
 // StreamEventsWithResponse Server-sent events
 //
 // `text/event-stream` of every event the caller may see (a host: its own; the operator: all).
@@ -1830,6 +2498,133 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListConversationsResponse parses an HTTP response from a ListConversationsWithResponse call
+func ParseListConversationsResponse(rsp *http.Response) (*ListConversationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListConversationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ConversationList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetConversationResponse parses an HTTP response from a GetConversationWithResponse call
+func ParseGetConversationResponse(rsp *http.Response) (*GetConversationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConversationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Conversation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetDoctorResponse parses an HTTP response from a GetDoctorWithResponse call
+func ParseGetDoctorResponse(rsp *http.Response) (*GetDoctorResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDoctorResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Doctor
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
 
 	}
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+func (c *cli) list() error {
+	r, err := c.api.ListConversationsWithResponse(c.ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	var rows [][]string
+	for _, cv := range r.JSON200.Conversations {
+		var acts []string
+		for _, a := range cv.AvailableActions {
+			acts = append(acts, a.Action)
+		}
+		version := cv.Agent.Version
+		if cv.Agent.Profile == "unprofiled" {
+			version += " (unprofiled)"
+		}
+		rows = append(rows, []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
+			string(cv.Terminal.ScreenState), strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(c.out, "no Claude Code or Codex panes found in this user's tmux servers")
+		return nil
+	}
+	c.table("CONVERSATION\tAGENT\tVERSION\tPROJECT\tSTATE\tACTIONS\tWARNINGS", rows)
+	return nil
+}
+
+func (c *cli) doctor() error {
+	r, err := c.api.GetDoctorWithResponse(c.ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	d := r.JSON200
+	fmt.Fprintf(c.out, "status: %s\n", d.Status)
+	tmux := "not found"
+	if d.Tmux.Found {
+		tmux = "found"
+		if d.Tmux.Version != nil {
+			tmux += " (" + *d.Tmux.Version + ")"
+		}
+	}
+	fmt.Fprintf(c.out, "tmux:   %s, %d server(s)\n", tmux, len(d.TmuxServers))
+	for _, a := range d.Agents {
+		fmt.Fprintf(c.out, "agent:  %s %s in %d pane(s), profile %s\n", a.Kind, a.Version, a.Panes, a.Profile)
+	}
+	var sup []string
+	for _, a := range d.Supported {
+		sup = append(sup, string(a.Kind)+" "+a.Version)
+	}
+	fmt.Fprintf(c.out, "supported: %s\n", strings.Join(sup, ", "))
+	fmt.Fprintf(c.out, "store:  writable=%v\nhosts:  %d\n", d.Store.Writable, d.Hosts.Count)
+	for _, why := range d.Reasons {
+		fmt.Fprintf(c.out, "- %s\n", why)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Conversation is one agent terminal as a controller sees it: what AKK can
+// prove about it now and the actions it may take.
+type Conversation struct {
+	ID       string
+	Terminal Terminal
+	Actions  []Action
+}
+
+// Action is one call a controller may make now, with its semantic ids
+// prefilled. It is the only authority for what may be called.
+type Action struct {
+	Name   string
+	Method string
+	Path   string
+	Body   map[string]any
+}
+
+// ConversationIDFor is the conversation id of a terminal: as stable as the
+// terminal id itself.
+func ConversationIDFor(terminalID string) string {
+	return "conv_" + strings.TrimPrefix(terminalID, "term_")
+}
+
+// Terminals are the ports conversations and the doctor read.
+type Terminals interface {
+	TerminalDiscovery
+	TerminalDiagnostics
+}
+
+// UseTerminals wires terminal discovery in.
+func (s *Service) UseTerminals(t Terminals) { s.terminals = t }
+
+func (s *Service) conversationOf(t Terminal) Conversation {
+	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}}
+	// Actions appear here as the use cases behind them exist (Send, Watch, ...).
+	return c
+}
+
+// Conversations lists every agent terminal, observed now. It sends no input.
+func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
+	if _, err := requirePrincipal(ctx); err != nil {
+		return nil, err
+	}
+	if s.terminals == nil {
+		return nil, E(CodeUnavailable, "terminal discovery is not configured")
+	}
+	ts, err := s.terminals.Discover(ctx)
+	if err != nil {
+		return nil, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
+	}
+	out := make([]Conversation, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, s.conversationOf(t))
+	}
+	return out, nil
+}
+
+// Conversation returns one conversation, observed now.
+func (s *Service) Conversation(ctx context.Context, id string) (Conversation, error) {
+	all, err := s.Conversations(ctx)
+	if err != nil {
+		return Conversation{}, err
+	}
+	for _, c := range all {
+		if c.ID == id {
+			return c, nil
+		}
+	}
+	return Conversation{}, E(CodeConversationNotFound, "no conversation "+id+" (the pane closed or its agent restarted; list again)")
+}
+
+// Readiness is the doctor's verdict.
+type Readiness string
+
+const (
+	Ready          Readiness = "ready"
+	PartiallyReady Readiness = "partially_ready"
+	NotReady       Readiness = "not_ready"
+)
+
+// DoctorReport is what GET /v1/doctor shows.
+type DoctorReport struct {
+	Status        Readiness
+	Reasons       []string
+	Terminals     TerminalDiagnosis
+	StoreWritable bool
+	StoreProblem  string
+	Hosts         []Host
+}
+
+// Doctor checks tmux, the agents in panes, the store and the hosts.
+func (s *Service) Doctor(ctx context.Context) (DoctorReport, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	r := DoctorReport{Status: Ready, Reasons: []string{}}
+	if s.terminals != nil {
+		d, err := s.terminals.Diagnose(ctx)
+		if err != nil {
+			return DoctorReport{}, fmt.Errorf("diagnose terminals: %w", err)
+		}
+		r.Terminals = d
+		r.Reasons = append(r.Reasons, d.Problems()...)
+	} else {
+		r.Reasons = append(r.Reasons, "terminal discovery is not configured")
+	}
+	if err := s.store.CheckWritable(ctx); err != nil {
+		r.StoreProblem = err.Error()
+		r.Reasons = append(r.Reasons, "the store is not writable: "+err.Error())
+	} else {
+		r.StoreWritable = true
+	}
+	hosts, err := s.store.Hosts(ctx)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return DoctorReport{}, err
+	}
+	for _, h := range hosts {
+		if p.CanSeeHost(h.ID) {
+			r.Hosts = append(r.Hosts, h)
+		}
+	}
+	if p.Operator && len(hosts) == 0 {
+		r.Reasons = append(r.Reasons, "no host is registered: POST /v1/hosts (or akk hosts add) to receive webhooks")
+	}
+	switch {
+	case s.terminals == nil || !r.Terminals.Tmux.Found || !r.StoreWritable:
+		r.Status = NotReady
+	case len(r.Reasons) > 0:
+		r.Status = PartiallyReady
+	}
+	return r, nil
+}

@@ -1,0 +1,105 @@
+package handlers
+
+import (
+	"context"
+
+	"akk/domain"
+)
+
+func agentOut(a domain.Agent) Agent {
+	return Agent{Kind: AgentKind(a.Kind), Version: a.Version, Profile: a.Profile}
+}
+
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func conversationOut(c domain.Conversation) Conversation {
+	t := c.Terminal
+	out := Conversation{
+		ConversationId: c.ID,
+		Title:          t.Title,
+		Project:        t.Project,
+		Agent:          agentOut(t.Agent),
+		Transport:      Terminal,
+		Terminal: TerminalInfo{
+			TerminalId:           t.ID,
+			Provider:             Tmux,
+			ScreenState:          TerminalInfoScreenState(t.ScreenState),
+			NativeIdentityState:  TerminalInfoNativeIdentityState(t.NativeIdentity),
+			DurableActivityState: TerminalInfoDurableActivityState(t.DurableActivity),
+			ComposerEmpty:        t.ComposerEmpty,
+			TmuxSession:          optString(t.SessionName),
+			TmuxWindow:           optString(t.WindowName),
+		},
+		Warnings:         append([]string{}, t.Warnings...),
+		AvailableActions: make([]Action, 0, len(c.Actions)),
+	}
+	for _, a := range c.Actions {
+		act := Action{Action: a.Name, Method: a.Method, Path: a.Path}
+		if a.Body != nil {
+			b := a.Body
+			act.Body = &b
+		}
+		out.AvailableActions = append(out.AvailableActions, act)
+	}
+	return out
+}
+
+// ListConversations lists every agent pane, observed now.
+func (s *Server) ListConversations(ctx context.Context, _ ListConversationsRequestObject) (ListConversationsResponseObject, error) {
+	cs, err := s.Service.Conversations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := ListConversations200JSONResponse{Conversations: make([]Conversation, len(cs))}
+	for i, c := range cs {
+		out.Conversations[i] = conversationOut(c)
+	}
+	return out, nil
+}
+
+// GetConversation returns one conversation, observed now.
+func (s *Server) GetConversation(ctx context.Context, req GetConversationRequestObject) (GetConversationResponseObject, error) {
+	c, err := s.Service.Conversation(ctx, req.ConversationId)
+	if err != nil {
+		return nil, err
+	}
+	return GetConversation200JSONResponse(conversationOut(c)), nil
+}
+
+// GetDoctor reports readiness.
+func (s *Server) GetDoctor(ctx context.Context, _ GetDoctorRequestObject) (GetDoctorResponseObject, error) {
+	r, err := s.Service.Doctor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d := r.Terminals
+	out := GetDoctor200JSONResponse{
+		Status:      DoctorStatus(r.Status),
+		Reasons:     r.Reasons,
+		Tmux:        DoctorTmux{Found: d.Tmux.Found, Version: optString(d.Tmux.Version), Problem: optString(d.Tmux.Problem)},
+		TmuxServers: []DoctorTmuxServer{},
+		Agents:      []DoctorAgent{},
+		Supported:   []Agent{},
+		Store:       DoctorStore{Writable: r.StoreWritable, Problem: optString(r.StoreProblem)},
+		Hosts:       DoctorHosts{Count: len(r.Hosts), WebhookUrls: []string{}},
+	}
+	for _, srv := range d.Servers {
+		out.TmuxServers = append(out.TmuxServers, DoctorTmuxServer{Socket: srv.Socket, Panes: srv.Panes, Problem: optString(srv.Problem)})
+	}
+	for _, a := range d.Agents {
+		out.Agents = append(out.Agents, DoctorAgent{Kind: AgentKind(a.Agent.Kind), Version: a.Agent.Version,
+			Profile: a.Agent.Profile, Profiled: a.Agent.Profiled(), Panes: a.Panes})
+	}
+	for _, a := range d.Supported {
+		out.Supported = append(out.Supported, agentOut(a))
+	}
+	for _, h := range r.Hosts {
+		out.Hosts.WebhookUrls = append(out.Hosts.WebhookUrls, h.WebhookURL)
+	}
+	return out, nil
+}
