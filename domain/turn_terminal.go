@@ -1,0 +1,86 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// TurnTerminal is what Turns need from the terminal side. The domain never
+// sees keys, screens or file formats: it asks for one bounded step and gets
+// back what is proven. Implementations take no decision a domain rule should
+// take (is the terminal send-ready? may this Turn be cancelled?).
+type TurnTerminal interface {
+	// Observe looks at one terminal now (fresh capture, fresh process
+	// check). It returns ErrTerminalGone when the pane is gone or the agent
+	// process is not the incarnation the id names.
+	Observe(ctx context.Context, terminalID string) (Terminal, error)
+
+	// Mark records where the agent's durable record (Claude transcript,
+	// Codex rollout; for a fresh agent with no record yet, where one will
+	// appear) ends now. Progress later reads only what comes after it. The
+	// mark is opaque to the domain and is stored as is.
+	Mark(ctx context.Context, t Terminal) (DurableMark, error)
+
+	// Submit types text into t's empty composer as one bracketed paste,
+	// waits out the profile's paste window, verifies that the composer holds
+	// exactly text, and presses Enter once. It never retries. The returned
+	// stage says how far it got, also when err is not nil: SubmitNothing means
+	// provably no input reached the pane.
+	Submit(ctx context.Context, t Terminal, text string) (SubmitStage, error)
+
+	// Interrupt presses the profile's interrupt key (Esc) once.
+	Interrupt(ctx context.Context, t Terminal) error
+
+	// Progress reads the durable record after mark and reports what is
+	// proven about the native turn whose user message is exactly request.
+	// It returns the mark to resume from next time.
+	Progress(ctx context.Context, t Terminal, mark DurableMark, request string) (TurnProgress, error)
+}
+
+// ErrTerminalGone: the pane or the agent process incarnation is gone.
+var ErrTerminalGone = errors.New("terminal gone")
+
+// DurableMark is an opaque position in an agent's durable record.
+type DurableMark string
+
+// SubmitStage is how far a Submit got.
+type SubmitStage string
+
+const (
+	// SubmitNothing: no byte reached the pane.
+	SubmitNothing SubmitStage = "nothing"
+	// SubmitPasted: the text was pasted; the composer did not (yet) prove to hold exactly it.
+	SubmitPasted SubmitStage = "pasted"
+	// SubmitVerified: the composer holds exactly the text; Enter not pressed.
+	SubmitVerified SubmitStage = "verified"
+	// SubmitEntered: Enter was pressed once after verification.
+	SubmitEntered SubmitStage = "entered"
+)
+
+// TurnProgress is what the durable record proves about one native turn.
+type TurnProgress struct {
+	Mark DurableMark // resume position
+
+	// Accepted: the record holds our exact request as a user message after
+	// the mark. NativeThreadID / NativeTurnID are set when the record names them.
+	Accepted       bool
+	NativeThreadID string
+	NativeTurnID   string
+
+	// LatestText is the latest assistant text seen (unredacted; the domain
+	// redacts and bounds it before showing it).
+	LatestText string
+	// LastActivity is when the record last grew for this turn.
+	LastActivity time.Time
+
+	// Exactly one of these ends the native turn.
+	Completed     bool   // a durable completion record (Claude: turn_duration after end_turn; Codex: task_complete)
+	FinalMessage  string // the final assistant message when Completed
+	Failed        bool   // the agent recorded an API or runtime error ending the turn
+	FailureReason string // short, no secrets
+	Interrupted   bool   // the agent recorded that the turn was interrupted
+}
+
+// Ended reports whether the native turn is over.
+func (p TurnProgress) Ended() bool { return p.Completed || p.Failed || p.Interrupted }
