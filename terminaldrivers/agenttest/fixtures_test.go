@@ -68,25 +68,45 @@ func TestCaptureFixtures(t *testing.T) {
 	for _, a := range RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			out := filepath.Join(root, "terminaldrivers", "testdata", "screens", a.Kind, a.Version)
-			if err := os.RemoveAll(out); err != nil {
-				t.Fatal(err)
-			}
-			c := &capturer{t: t, dir: out}
+			c := &capturer{t: t, dir: out, saved: map[string]bool{}}
 			switch a.Kind {
 			case KindClaude:
 				captureClaude(t, a, c)
 			case KindCodex:
 				captureCodex(t, a, c)
 			}
-			t.Logf("%s: %d cases in %s", a.Name(), c.n, out)
+			c.removeStale()
+			t.Logf("%s: %d cases in %s", a.Name(), len(c.saved), out)
 		})
 	}
 }
 
 type capturer struct {
-	t   *testing.T
-	dir string
-	n   int
+	t     *testing.T
+	dir   string
+	saved map[string]bool
+}
+
+// gated cases appear only on some starts (an experiment gate decides); an
+// earlier capture of one is kept when this run did not meet it.
+var gated = map[string]bool{"startup_auto_mode": true}
+
+// removeStale removes the cases of an earlier capture that this run did not
+// write, so the folder holds exactly this run's cases (and gated ones).
+func (c *capturer) removeStale() {
+	entries, _ := os.ReadDir(c.dir)
+	for _, ent := range entries {
+		if !ent.IsDir() || c.saved[ent.Name()] {
+			continue
+		}
+		if gated[ent.Name()] {
+			c.t.Logf("kept the earlier capture of %s (not shown this time)", ent.Name())
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(c.dir, ent.Name())); err != nil {
+			c.t.Error(err)
+		}
+	}
 }
 
 // save writes the pane as one case.
@@ -105,7 +125,7 @@ func (c *capturer) save(e *Env, name, state, description string, composerEmpty *
 			c.t.Fatal(err)
 		}
 	}
-	c.n++
+	c.saved[name] = true
 }
 
 func fixtureEnv(t *testing.T, a Agent, opts Options) *Env {
