@@ -128,58 +128,63 @@ func TestE2EDiscover(t *testing.T) {
 		return last
 	}
 
-	for _, e := range order {
-		t.Run(e.Agent.Name(), func(t *testing.T) {
-			e := e.WithT(t)
-			t.Run("human typed slow task is working", func(t *testing.T) {
+	// The versions run side by side, each in its own server; the steps of
+	// one version run in sequence in its pane.
+	t.Run("steps", func(t *testing.T) {
+		for _, e := range order {
+			t.Run(e.Agent.Name(), func(t *testing.T) {
+				t.Parallel()
 				e := e.WithT(t)
-				// Half the time thinking, then one word a second.
-				e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "8"))
-				x := waitFor(t, e, "working", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenWorking })
-				if x.SendReady() || !x.Watchable() {
-					t.Errorf("working terminal: send ready %v, watchable %v", x.SendReady(), x.Watchable())
-				}
-				durable := map[string]domain.ActivityState{"claude@2.1.267": domain.ActivityWorking, "claude@2.1.328": domain.ActivityWorking, "codex@0.155.1": domain.ActivityWorking, "codex@0.169.0": domain.ActivityUnknown}
-				if want := durable[e.Agent.Name()]; want != "" && x.DurableActivity != want {
-					t.Errorf("durable activity while working: %s, want %s", x.DurableActivity, want)
-				}
-				// While the reply streams, Codex 0.169.0 shows no busy row. A
-				// listing taken before a capture that shows the reply unfinished
-				// was taken while it streamed.
-				e.WaitForText(agenttest.TurnTimeout, "slow-2")
-				x = list(t)[e.SocketPath()]
-				if screen := e.Capture(); !strings.Contains(screen, "done.") {
-					t.Logf("listed while the reply streamed: %s", x.ScreenState)
-					if x.ScreenState != domain.ScreenWorking || x.SendReady() {
-						t.Errorf("while the reply streams: %s\n%s", describe(x), screen)
+				t.Run("human typed slow task is working", func(t *testing.T) {
+					e := e.WithT(t)
+					// Half the time thinking, then one word a second.
+					e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "8"))
+					x := waitFor(t, e, "working", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenWorking })
+					if x.SendReady() || !x.Watchable() {
+						t.Errorf("working terminal: send ready %v, watchable %v", x.SendReady(), x.Watchable())
 					}
-				}
-				x = waitFor(t, e, "send ready after the reply", domain.Terminal.SendReady)
-				identity := map[string]domain.IdentityState{"claude@2.1.267": domain.IdentityResolved, "claude@2.1.328": domain.IdentityResolved, "codex@0.155.1": domain.IdentityResolved, "codex@0.169.0": domain.IdentityAmbiguous}
-				if want := identity[e.Agent.Name()]; want != "" && x.NativeIdentity != want {
-					t.Errorf("native identity after a turn: %s, want %s", x.NativeIdentity, want)
-				}
-				if x.NativeIdentity == domain.IdentityResolved && x.NativeThreadID == "" {
-					t.Error("resolved identity without a thread id")
-				}
+					durable := map[string]domain.ActivityState{"claude@2.1.267": domain.ActivityWorking, "claude@2.1.328": domain.ActivityWorking, "codex@0.155.1": domain.ActivityWorking, "codex@0.169.0": domain.ActivityUnknown}
+					if want := durable[e.Agent.Name()]; want != "" && x.DurableActivity != want {
+						t.Errorf("durable activity while working: %s, want %s", x.DurableActivity, want)
+					}
+					// While the reply streams, Codex 0.169.0 shows no busy row. A
+					// listing taken before a capture that shows the reply unfinished
+					// was taken while it streamed.
+					e.WaitForText(agenttest.TurnTimeout, "slow-2")
+					x = list(t)[e.SocketPath()]
+					if screen := e.Capture(); !strings.Contains(screen, "done.") {
+						t.Logf("listed while the reply streamed: %s", x.ScreenState)
+						if x.ScreenState != domain.ScreenWorking || x.SendReady() {
+							t.Errorf("while the reply streams: %s\n%s", describe(x), screen)
+						}
+					}
+					x = waitFor(t, e, "send ready after the reply", domain.Terminal.SendReady)
+					identity := map[string]domain.IdentityState{"claude@2.1.267": domain.IdentityResolved, "claude@2.1.328": domain.IdentityResolved, "codex@0.155.1": domain.IdentityResolved, "codex@0.169.0": domain.IdentityAmbiguous}
+					if want := identity[e.Agent.Name()]; want != "" && x.NativeIdentity != want {
+						t.Errorf("native identity after a turn: %s, want %s", x.NativeIdentity, want)
+					}
+					if x.NativeIdentity == domain.IdentityResolved && x.NativeThreadID == "" {
+						t.Error("resolved identity without a thread id")
+					}
+				})
+				t.Run("permission prompt awaits approval", func(t *testing.T) {
+					e := e.WithT(t)
+					e.Submit("Run the probe " + fakemodel.Marker(fakemodel.ScenarioBash))
+					x := waitFor(t, e, "awaiting approval", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenAwaitingApproval })
+					if x.SendReady() || !x.Watchable() {
+						t.Errorf("approval prompt: send ready %v, watchable %v", x.SendReady(), x.Watchable())
+					}
+					e.Settle()
+					e.Press("Escape")
+					waitFor(t, e, "idle after declining", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenIdle })
+					if e.Agent.Kind == agenttest.KindClaude {
+						e.Press("C-u")
+					}
+					waitFor(t, e, "send ready again", domain.Terminal.SendReady)
+				})
 			})
-			t.Run("permission prompt awaits approval", func(t *testing.T) {
-				e := e.WithT(t)
-				e.Submit("Run the probe " + fakemodel.Marker(fakemodel.ScenarioBash))
-				x := waitFor(t, e, "awaiting approval", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenAwaitingApproval })
-				if x.SendReady() || !x.Watchable() {
-					t.Errorf("approval prompt: send ready %v, watchable %v", x.SendReady(), x.Watchable())
-				}
-				e.Settle()
-				e.Press("Escape")
-				waitFor(t, e, "idle after declining", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenIdle })
-				if e.Agent.Kind == agenttest.KindClaude {
-					e.Press("C-u")
-				}
-				waitFor(t, e, "send ready again", domain.Terminal.SendReady)
-			})
-		})
-	}
+		}
+	})
 
 	// Restart one agent of each kind in its pane: same pane, new process
 	// incarnation, new terminal id.
