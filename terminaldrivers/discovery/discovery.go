@@ -152,6 +152,56 @@ func (d *Discovery) Diagnose(ctx context.Context) (domain.TerminalDiagnosis, err
 	return diag, nil
 }
 
+// ErrPaneGone: the pane closed, or its foreground no longer runs an agent.
+var ErrPaneGone = errors.New("pane gone or no longer running an agent")
+
+// Observe looks at one known pane again, as Discover would, to revalidate it
+// before input: one list-panes of its server, one process table read, one
+// capture. The caller compares the returned Terminal's ID with the one it
+// holds: equal means the same pane and the same agent process incarnation.
+func (d *Discovery) Observe(ctx context.Context, loc domain.PaneLocator) (domain.Terminal, error) {
+	panes, err := tmux.Server{Socket: loc.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err != nil {
+		if errors.Is(err, tmux.ErrNoTmux) || ctx.Err() != nil {
+			return domain.Terminal{}, err
+		}
+		return domain.Terminal{}, fmt.Errorf("%w: %v", ErrPaneGone, err)
+	}
+	i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == loc.PaneID })
+	if i < 0 || panes[i].Dead {
+		return domain.Terminal{}, fmt.Errorf("%w: no live pane %s", ErrPaneGone, loc.PaneID)
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return domain.Terminal{}, err
+	}
+	bootID, err := d.cfg.Proc.BootID()
+	if err != nil {
+		return domain.Terminal{}, fmt.Errorf("read boot id: %w", err)
+	}
+	c, ok := d.findAgent(table, panes[i])
+	if !ok {
+		return domain.Terminal{}, fmt.Errorf("%w: pane %s runs no agent", ErrPaneGone, loc.PaneID)
+	}
+	t := d.terminal(ctx, table, bootID, c)
+	return t, ctx.Err()
+}
+
+// Find returns the terminal with this id, observed now, or ErrPaneGone
+// when no pane runs that agent process incarnation any more.
+func (d *Discovery) Find(ctx context.Context, terminalID string) (domain.Terminal, error) {
+	terms, err := d.Discover(ctx)
+	if err != nil {
+		return domain.Terminal{}, err
+	}
+	for _, t := range terms {
+		if t.ID == terminalID {
+			return t, nil
+		}
+	}
+	return domain.Terminal{}, fmt.Errorf("%w: no terminal %s", ErrPaneGone, terminalID)
+}
+
 // sockets returns the server sockets to list, each once.
 func (d *Discovery) sockets() ([]string, error) {
 	var found []string

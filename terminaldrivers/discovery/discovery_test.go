@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -228,5 +229,49 @@ func TestSocketsFromTheUsersSocketDir(t *testing.T) {
 	got, err := d.sockets()
 	if err != nil || !slices.Equal(got, []string{"/run/extra"}) {
 		t.Fatalf("sockets = %v, %v", got, err)
+	}
+}
+
+func TestObserveOnePane(t *testing.T) {
+	m, sock := scene(t)
+	d, err := New(m.config(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	listed, err := d.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(m.tmuxCalls())
+	x, err := d.Observe(ctx, domain.PaneLocator{Socket: sock, PaneID: "%2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.ID != listed[1].ID || x.ScreenState != domain.ScreenAwaitingApproval {
+		t.Errorf("Observe(%%2) = %s %s, listed %s", x.ID, x.ScreenState, listed[1].ID)
+	}
+	if calls := m.tmuxCalls()[before:]; len(calls) != 2 {
+		t.Errorf("Observe ran %q, want one list-panes and one capture", calls)
+	}
+	for _, pane := range []string{"%0", "%6", "%8", "%99"} {
+		if _, err := d.Observe(ctx, domain.PaneLocator{Socket: sock, PaneID: pane}); !errors.Is(err, ErrPaneGone) {
+			t.Errorf("Observe(%s): %v, want ErrTerminalGone", pane, err)
+		}
+	}
+	if _, err := d.Observe(ctx, domain.PaneLocator{Socket: m.path("tmux-1000/none"), PaneID: "%1"}); !errors.Is(err, ErrPaneGone) {
+		t.Errorf("Observe on a dead server: %v, want ErrTerminalGone", err)
+	}
+	m.kill(301)
+	m.process(spec{pid: 302, ppid: 300, pgrp: 302, tty: 34818, tpgid: 302, start: 3100, comm: "claude", exe: m.path("opt/claude@2.1.328/node_modules/@anthropic-ai/claude-code/bin/claude.exe"), cwd: "/srv/b", argv: []string{"claude"}, env: map[string]string{"HOME": m.path("home/b")}})
+	again, err := d.Observe(ctx, domain.PaneLocator{Socket: sock, PaneID: "%2"})
+	if err != nil || again.ID == x.ID {
+		t.Errorf("Observe after a restart: %s, %v; before %s", again.ID, err, x.ID)
+	}
+	if _, err := d.Find(ctx, x.ID); !errors.Is(err, ErrPaneGone) {
+		t.Errorf("Find(the id before the restart): %v, want ErrPaneGone", err)
+	}
+	if got, err := d.Find(ctx, again.ID); err != nil || got.Pane.PaneID != "%2" {
+		t.Errorf("Find(the id after the restart) = %+v, %v", got.Pane, err)
 	}
 }
