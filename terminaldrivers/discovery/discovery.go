@@ -153,7 +153,8 @@ func (d *Discovery) Diagnose(ctx context.Context) (domain.TerminalDiagnosis, err
 }
 
 // ErrPaneGone: the pane closed, or its foreground no longer runs an agent.
-var ErrPaneGone = errors.New("pane gone or no longer running an agent")
+// It is a domain.ErrTerminalGone.
+var ErrPaneGone = fmt.Errorf("pane gone or no longer running an agent: %w", domain.ErrTerminalGone)
 
 // Observe looks at one known pane again, as Discover would, to revalidate it
 // before input: one list-panes of its server, one process table read, one

@@ -268,7 +268,7 @@ func TestObserveOnePane(t *testing.T) {
 	if err != nil || again.ID == x.ID {
 		t.Errorf("Observe after a restart: %s, %v; before %s", again.ID, err, x.ID)
 	}
-	if _, err := d.Find(ctx, x.ID); !errors.Is(err, ErrPaneGone) {
+	if _, err := d.Find(ctx, x.ID); !errors.Is(err, ErrPaneGone) || !errors.Is(err, domain.ErrTerminalGone) {
 		t.Errorf("Find(the id before the restart): %v, want ErrPaneGone", err)
 	}
 	if got, err := d.Find(ctx, again.ID); err != nil || got.Pane.PaneID != "%2" {
