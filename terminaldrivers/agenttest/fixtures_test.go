@@ -219,7 +219,24 @@ func captureClaude(t *testing.T, a Agent, c *capturer) {
 	e.WaitTurnCompleted("Small", captureTimeout)
 	e.WaitIdle(captureTimeout)
 
+	saveErrors(e, c, "attempt")
 	saveComposerText(e, c)
+}
+
+// saveErrors captures an agent retrying a failing model (retrying marks the
+// screen of it) and an error it shows at once.
+func saveErrors(e *Env, c *capturer, retrying string) {
+	e.Submit("Try the flaky model " + fakemodel.Marker(fakemodel.ScenarioError, "status", "500"))
+	e.WaitForText(captureTimeout, retrying)
+	time.Sleep(time.Second)
+	c.save(e, "error_retrying", StateWorking, "the model answers HTTP 500; the agent retries", nil)
+	e.Press("Escape")
+	e.WaitIdle(captureTimeout)
+	e.Submit("Try the broken request " + fakemodel.Marker(fakemodel.ScenarioError, "status", "400"))
+	e.WaitForText(captureTimeout, "Fake model error 400")
+	e.WaitIdle(captureTimeout)
+	e.Settle()
+	c.save(e, "error_shown", StateIdle, "the model answered HTTP 400; the error is shown and the turn is over", nil)
 }
 
 // saveComposerText types without sending: the composer_text case.
@@ -324,5 +341,6 @@ func captureCodex(t *testing.T, a Agent, c *capturer) {
 	e.Press("BTab") // back to Default mode
 	e.WaitFor("Default mode", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Plan mode (") })
 	e.WaitIdle(captureTimeout)
+	saveErrors(e, c, "Reconnecting")
 	saveComposerText(e, c)
 }

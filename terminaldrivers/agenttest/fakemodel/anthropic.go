@@ -104,7 +104,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := anthropicTurn(req)
-	p := decide(t)
+	p := s.plan(APIAnthropic, t)
 	rec := Request{API: APIAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Aux: t.aux,
 		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
 	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {

@@ -37,9 +37,12 @@
 //	steps   n=N (default 3), escalate=true|false (default false): a task of N
 //	        shell calls in sequence (echo akk-step-1 ... akk-step-N), then a
 //	        final answer listing what came back.
-//	error   status=500|529|429|400 (default 500): an HTTP error with the body
-//	        each API uses. The agents retry 5xx and 429 a few times before they
-//	        show the error.
+//	error   status=500|529|429|400 (default 500), times=N: an HTTP error
+//	        with the body each API uses. The agents retry 5xx and 429 for a
+//	        long while (Claude Code: "Retrying in 8s · attempt 5/10"; Codex:
+//	        "Reconnecting... 3/5") before they show the error; a 400 shows at
+//	        once. With times=N only the first N attempts at the same user
+//	        text fail, then the answer is "Recovered after N failed attempts."
 //	secret  a reply holding secret-looking (fake) strings: FakeAnthropicKey and
 //	        FakeAWSKey.
 //

@@ -329,3 +329,17 @@ func TestUnknownPathIsRecorded(t *testing.T) {
 		t.Errorf("recorded %+v", reqs)
 	}
 }
+
+func TestErrorTimesThenRecovers(t *testing.T) {
+	_, srv := newTestServer(t)
+	body := map[string]any{"model": "m", "stream": true, "tools": codexTools, "input": []any{openaiUser("[[akk:error status=529 times=2]]")}}
+	for i := 1; i <= 2; i++ {
+		if resp, _ := post(t, srv, "/v1/responses", body); resp.StatusCode != 529 {
+			t.Fatalf("attempt %d: status %d, want 529", i, resp.StatusCode)
+		}
+	}
+	resp, ev := post(t, srv, "/v1/responses", body)
+	if text, _, _ := openaiOutput(ev); resp.StatusCode != 200 || text != "Recovered after 2 failed attempts." {
+		t.Errorf("third attempt: %d %q", resp.StatusCode, text)
+	}
+}

@@ -65,7 +65,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
-	changed  chan struct{} // closed and replaced on every change
+	changed  chan struct{}  // closed and replaced on every change
+	failures map[string]int // error answers given per API and user text
 
 	ln   net.Listener
 	http *http.Server
@@ -77,7 +78,7 @@ func New(opts Options) *Server {
 	if w == nil {
 		w = io.Discard
 	}
-	return &Server{opts: opts, logger: log.New(w, "fakemodel: ", log.Ltime|log.Lmicroseconds), changed: make(chan struct{})}
+	return &Server{opts: opts, logger: log.New(w, "fakemodel: ", log.Ltime|log.Lmicroseconds), changed: make(chan struct{}), failures: map[string]int{}}
 }
 
 // Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
@@ -199,6 +200,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, modelList(r))
 	case r.Method == http.MethodGet && r.URL.Path == "/_fake/requests":
 		writeJSON(w, http.StatusOK, s.Requests())
+	case r.URL.Path == "/api/hello":
+		// Claude Code 2.1.267 probes it at start-up.
+		s.recordOther(r, http.StatusOK)
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	case r.Method == http.MethodGet && (r.URL.Path == "/" || r.URL.Path == "/healthz"):
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	default:
@@ -323,6 +328,29 @@ func readBody(r *http.Request, v any) ([]byte, error) {
 		return body, fmt.Errorf("decode body: %w", err)
 	}
 	return body, nil
+}
+
+// plan decides the answer; an error scenario with times=N fails only the
+// first N attempts at the same user text, then answers, so a test can watch
+// an agent retry and recover.
+func (s *Server) plan(api string, t turn) plan {
+	p := decide(t)
+	if p.status == 0 || t.aux {
+		return p
+	}
+	_, params, _ := ParseMarker(t.userText)
+	limit := intParam(params, "times", 0, 0, 1000)
+	if limit == 0 {
+		return p
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := api + "\x00" + t.userText
+	if s.failures[key] >= limit {
+		return plan{scenario: p.scenario, text: fmt.Sprintf("Recovered after %d failed attempts.", s.failures[key]), pieces: 1}
+	}
+	s.failures[key]++
+	return p
 }
 
 // finish records the end of a streamed response.
