@@ -69,7 +69,8 @@ func (p Profile) Classify(c screen.Capture) agent.Reading {
 // then options, then the key hint as the last row.
 func (p Profile) prompt(c screen.Capture, bottom int) (agent.Reading, bool) {
 	last := c.Lines[bottom-1].Text
-	from := max(0, bottom-30)
+	// The heading may sit far above the hint when the command is long.
+	from := 0
 	switch {
 	case strings.Contains(last, p.ApprovalHint):
 		start := c.LastIndex(from, bottom, p.ApprovalQuestion.MatchString)

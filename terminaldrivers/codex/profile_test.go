@@ -51,6 +51,7 @@ func TestClassifyFailsClosed(t *testing.T) {
 		{"status line alone", []string{"some output", "", st}, domain.ScreenUnknown, false},
 		{"approval hint without question", []string{"› 1. Yes, proceed (y)", "  Press enter to confirm or esc to cancel"}, domain.ScreenUnknown, false},
 		{"approval question without options", []string{"  Would you like to run the following command?", "  $ rm -rf x", "  Press enter to confirm or esc to cancel"}, domain.ScreenUnknown, false},
+		{"approval of a long command", append(append([]string{"  Would you like to run the following command?", "  Reason: build"}, strings.Split(strings.Repeat("  $ make step\n", 40), "\n")...), "› 1. Yes, proceed (y)", "  2. No, and tell Codex what to do differently (esc)", "  Press enter to confirm or esc to cancel"), domain.ScreenAwaitingApproval, false},
 		{"questionnaire", []string{"  Question 1/1 (1 unanswered)", "  Which color?", "› 1. Red  warm", "  2. Blue  cool", "  tab to add notes | enter to submit answer | esc to interrupt"}, domain.ScreenAwaitingInteraction, false},
 		{"trust dialog", []string{"  Do you trust the contents of this directory?", "› 1. Yes, continue", "  2. No, quit"}, domain.ScreenStartupDialog, false},
 	}
