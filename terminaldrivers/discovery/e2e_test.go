@@ -15,8 +15,8 @@ import (
 // TestE2EDiscover lists real panes of every pinned agent version, each in
 // its own isolated tmux server, plus a plain shell pane, and follows them
 // through what a human does: a slow task typed by hand (working), a
-// permission prompt (awaiting_approval), and an agent restart (a new
-// terminal id). One agent start per version, plus one restart per kind; the
+// questionnaire (awaiting_interaction), a permission prompt
+// (awaiting_approval), and an agent restart (a new terminal id). One agent start per version, plus one restart per kind; the
 // steps run in sequence.
 func TestE2EDiscover(t *testing.T) {
 	agents := agenttest.RequireAgents(t)
@@ -165,6 +165,26 @@ func TestE2EDiscover(t *testing.T) {
 					}
 					if x.NativeIdentity == domain.IdentityResolved && x.NativeThreadID == "" {
 						t.Error("resolved identity without a thread id")
+					}
+				})
+				t.Run("questionnaire awaits interaction", func(t *testing.T) {
+					e := e.WithT(t)
+					if e.Agent.Kind == agenttest.KindCodex {
+						// request_user_input is offered in Plan mode only.
+						e.Press("BTab")
+						e.WaitForText(10*time.Second, "Plan mode")
+					}
+					e.Submit("Ask me first " + fakemodel.Marker(fakemodel.ScenarioAsk))
+					x := waitFor(t, e, "awaiting interaction", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenAwaitingInteraction })
+					if x.SendReady() {
+						t.Error("questionnaire: send ready")
+					}
+					e.Settle()
+					e.Press("Enter") // the first option
+					waitFor(t, e, "send ready after the answer", domain.Terminal.SendReady)
+					if e.Agent.Kind == agenttest.KindCodex {
+						e.Press("BTab") // back to Default mode
+						e.WaitFor("Plan mode off", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Plan mode") || strings.Contains(s, "Default mode") })
 					}
 				})
 				t.Run("permission prompt awaits approval", func(t *testing.T) {
