@@ -13,6 +13,13 @@ type Conversation struct {
 	ID       string
 	Terminal Terminal
 	Actions  []Action
+	// SessionID is the caller's AKK session on this terminal, if any.
+	SessionID string
+	// CurrentTurn holds the terminal now; RecentTurn is the caller's latest
+	// ended Turn there. Only Turns the caller may see are shown.
+	CurrentTurn, RecentTurn *Turn
+	// HeldByOther: a Turn the caller may not see holds the terminal.
+	HeldByOther bool
 }
 
 // Action is one call a controller may make now, with its semantic ids
@@ -39,15 +46,47 @@ type Terminals interface {
 // UseTerminals wires terminal discovery in.
 func (s *Service) UseTerminals(t Terminals) { s.terminals = t }
 
-func (s *Service) conversationOf(t Terminal) Conversation {
+func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (Conversation, error) {
 	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}}
-	// Actions appear here as the use cases behind them exist (Send, Watch, ...).
-	return c
+	held := false
+	if s.turns != nil {
+		recent, err := s.store.Turns(ctx, TurnFilter{All: true, Terminal: t.ID, Limit: 20})
+		if err != nil {
+			return c, err
+		}
+		for i := range recent {
+			x := recent[i]
+			if x.State.HoldsTerminal() {
+				held = true
+				if p.CanSeeHost(x.HostID) {
+					c.CurrentTurn = &x
+				} else {
+					c.HeldByOther = true
+				}
+				continue
+			}
+			if c.RecentTurn == nil && p.CanSeeHost(x.HostID) {
+				c.RecentTurn = &x
+			}
+		}
+		for _, x := range recent {
+			if p.CanSeeHost(x.HostID) {
+				c.SessionID = x.SessionID
+				break
+			}
+		}
+		if t.SendReady() && !held {
+			c.Actions = append(c.Actions, Action{Name: "send", Method: "POST", Path: "/v1/turns",
+				Body: map[string]any{"terminal_id": t.ID}})
+		}
+	}
+	return c, nil
 }
 
 // Conversations lists every agent terminal, observed now. It sends no input.
 func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
-	if _, err := requirePrincipal(ctx); err != nil {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if s.terminals == nil {
@@ -59,7 +98,11 @@ func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
 	}
 	out := make([]Conversation, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, s.conversationOf(t))
+		c, err := s.conversationOf(ctx, p, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -24,8 +24,9 @@ type Event struct {
 
 // EventFilter selects the events one principal may see.
 type EventFilter struct {
-	All    bool   // the operator
-	HostID string // a host: only its own
+	All     bool   // the operator
+	HostID  string // a host: only its own
+	Subject string // only events about this record, when set
 }
 
 // FilterFor returns the event filter of p.

@@ -45,6 +45,12 @@ type Store interface {
 	// NextNotificationDue returns when the earliest pending notification is due.
 	NextNotificationDue(ctx context.Context) (time.Time, bool, error)
 	RecordAttempt(ctx context.Context, a Attempt) error
+
+	Turn(ctx context.Context, id string) (Turn, error)
+	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
+	Session(ctx context.Context, id string) (Session, error)
+	// TurnNotifications lists the outbox rows of one Turn's events.
+	TurnNotifications(ctx context.Context, turnID string) ([]Notification, error)
 }
 
 // Tx is one store transaction.
@@ -59,4 +65,19 @@ type Tx interface {
 	InsertNotification(ctx context.Context, n Notification, payload []byte) error
 	Notification(ctx context.Context, id string) (Notification, error)
 	RescheduleNotification(ctx context.Context, id string, at time.Time) error
+
+	InsertSession(ctx context.Context, s Session) error
+	Session(ctx context.Context, id string) (Session, error)
+	// BindSession records the native thread of a session still at revision rev.
+	BindSession(ctx context.Context, id string, rev int64, threadID string) error
+	InsertTurn(ctx context.Context, t Turn) error
+	Turn(ctx context.Context, id string) (Turn, error)
+	// TurnByMessageID finds an owner's Turn by idempotency key.
+	TurnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error)
+	// HoldingTurn returns the Turn that holds terminalID, if any.
+	HoldingTurn(ctx context.Context, terminalID string) (Turn, error)
+	// UpdateTurn writes t if the stored row is still at revision t.Revision,
+	// and bumps the revision.
+	UpdateTurn(ctx context.Context, t Turn) error
+	DeleteTurn(ctx context.Context, id string) error
 }

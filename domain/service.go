@@ -14,6 +14,7 @@ type Service struct {
 	ids          IDs
 	validator    Validator
 	terminals    Terminals
+	turns        *turns
 	operatorHash string
 	Retry        RetryPolicy
 }

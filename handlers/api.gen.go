@@ -94,19 +94,40 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for NotificationState.
 const (
-	Delivered NotificationState = "delivered"
-	Failed    NotificationState = "failed"
-	Pending   NotificationState = "pending"
+	NotificationStateDelivered NotificationState = "delivered"
+	NotificationStateFailed    NotificationState = "failed"
+	NotificationStatePending   NotificationState = "pending"
 )
 
 // Valid indicates whether the value is a known member of the NotificationState enum.
 func (e NotificationState) Valid() bool {
 	switch e {
-	case Delivered:
+	case NotificationStateDelivered:
 		return true
-	case Failed:
+	case NotificationStateFailed:
 		return true
-	case Pending:
+	case NotificationStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Outcome.
+const (
+	Done                Outcome = "done"
+	RejectedBeforeInput Outcome = "rejected_before_input"
+	Uncertain           Outcome = "uncertain"
+)
+
+// Valid indicates whether the value is a known member of the Outcome enum.
+func (e Outcome) Valid() bool {
+	switch e {
+	case Done:
+		return true
+	case RejectedBeforeInput:
+		return true
+	case Uncertain:
 		return true
 	default:
 		return false
@@ -203,6 +224,54 @@ func (e TerminalInfoScreenState) Valid() bool {
 	}
 }
 
+// Defines values for TurnState.
+const (
+	TurnStateAwaitingApproval    TurnState = "awaiting_approval"
+	TurnStateAwaitingInteraction TurnState = "awaiting_interaction"
+	TurnStateCancelled           TurnState = "cancelled"
+	TurnStateClosed              TurnState = "closed"
+	TurnStateCompleted           TurnState = "completed"
+	TurnStateDeliveryUncertain   TurnState = "delivery_uncertain"
+	TurnStateDispatching         TurnState = "dispatching"
+	TurnStateFailed              TurnState = "failed"
+	TurnStateResponseUncertain   TurnState = "response_uncertain"
+	TurnStateStalled             TurnState = "stalled"
+	TurnStateWaitingForHost      TurnState = "waiting_for_host"
+	TurnStateWorking             TurnState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TurnState enum.
+func (e TurnState) Valid() bool {
+	switch e {
+	case TurnStateAwaitingApproval:
+		return true
+	case TurnStateAwaitingInteraction:
+		return true
+	case TurnStateCancelled:
+		return true
+	case TurnStateClosed:
+		return true
+	case TurnStateCompleted:
+		return true
+	case TurnStateDeliveryUncertain:
+		return true
+	case TurnStateDispatching:
+		return true
+	case TurnStateFailed:
+		return true
+	case TurnStateResponseUncertain:
+		return true
+	case TurnStateStalled:
+		return true
+	case TurnStateWaitingForHost:
+		return true
+	case TurnStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action struct {
 	// Action The semantic action, e.g. `send`.
@@ -228,14 +297,23 @@ type Agent struct {
 // AgentKind defines model for AgentKind.
 type AgentKind string
 
+// CloseRequest defines model for CloseRequest.
+type CloseRequest struct {
+	Reason *string `json:"reason,omitempty"`
+}
+
 // Conversation defines model for Conversation.
 type Conversation struct {
 	Agent            Agent    `json:"agent"`
 	AvailableActions []Action `json:"available_actions"`
 	ConversationId   string   `json:"conversation_id"`
+	Managed          Managed  `json:"managed"`
 
 	// Project The pane's absolute working directory.
-	Project   string                `json:"project"`
+	Project string `json:"project"`
+
+	// SessionId The caller's latest AKK session on this terminal.
+	SessionId *string               `json:"session_id,omitempty"`
 	Terminal  TerminalInfo          `json:"terminal"`
 	Title     string                `json:"title"`
 	Transport ConversationTransport `json:"transport"`
@@ -364,6 +442,15 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// Managed defines model for Managed.
+type Managed struct {
+	CurrentTurn *TurnRef `json:"current_turn,omitempty"`
+
+	// HeldByOther A Turn of another controller holds this terminal.
+	HeldByOther bool     `json:"held_by_other"`
+	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
+}
+
 // Notification defines model for Notification.
 type Notification struct {
 	Attempts       int        `json:"attempts"`
@@ -390,6 +477,9 @@ type NotificationList struct {
 // NotificationState defines model for NotificationState.
 type NotificationState string
 
+// Outcome What a terminal-touching call actually did.
+type Outcome string
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Code Stable machine code, e.g. `invalid_request`, `unauthorized`, `host_not_found`.
@@ -404,6 +494,49 @@ type Problem struct {
 
 	// Type A URI reference naming the problem type.
 	Type string `json:"type"`
+}
+
+// RespondRequest defines model for RespondRequest.
+type RespondRequest struct {
+	Request string `json:"request"`
+}
+
+// RetryCallbackRequest defines model for RetryCallbackRequest.
+type RetryCallbackRequest struct {
+	NotificationId *string `json:"notification_id,omitempty"`
+}
+
+// SendRequest defines model for SendRequest.
+type SendRequest struct {
+	// HardTimeoutMinutes Observation ends this long after the send (default 720).
+	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
+
+	// InactivityMinutes The Turn is `stalled` after this long without activity (default 60).
+	InactivityMinutes *int `json:"inactivity_minutes,omitempty"`
+
+	// MessageId Idempotency key, unique per caller.
+	MessageId *string `json:"message_id,omitempty"`
+
+	// Request The task text. At most 700 characters (longer pastes are collapsed by the agents and cannot be verified), no control characters but newlines and tabs, and the first line may not be a slash command or start with `!`.
+	Request string `json:"request"`
+
+	// SessionId Send into the native conversation of an earlier Turn; refused when the pane now shows another one.
+	SessionId *string `json:"session_id,omitempty"`
+
+	// TerminalId The terminal to send to (from a conversation's `send` action).
+	TerminalId *string `json:"terminal_id,omitempty"`
+}
+
+// SendResult defines model for SendResult.
+type SendResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome   `json:"outcome"`
+	SessionId  string    `json:"session_id"`
+	State      TurnState `json:"state"`
+	TerminalId string    `json:"terminal_id"`
+	TurnId     string    `json:"turn_id"`
 }
 
 // TerminalInfo defines model for TerminalInfo.
@@ -432,8 +565,84 @@ type TerminalInfoProvider string
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
 
+// TurnActionResult defines model for TurnActionResult.
+type TurnActionResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome   `json:"outcome"`
+	State   TurnState `json:"state"`
+	TurnId  string    `json:"turn_id"`
+}
+
+// TurnCallbacks defines model for TurnCallbacks.
+type TurnCallbacks struct {
+	Delivered     int            `json:"delivered"`
+	Failed        int            `json:"failed"`
+	Notifications []Notification `json:"notifications"`
+	Pending       int            `json:"pending"`
+}
+
+// TurnDeadlines defines model for TurnDeadlines.
+type TurnDeadlines struct {
+	HardDeadlineAt time.Time  `json:"hard_deadline_at"`
+	InactivityAt   *time.Time `json:"inactivity_at,omitempty"`
+}
+
+// TurnList defines model for TurnList.
+type TurnList struct {
+	Turns []TurnStatus `json:"turns"`
+}
+
+// TurnProgress defines model for TurnProgress.
+type TurnProgress struct {
+	LastActivityAt *time.Time `json:"last_activity_at,omitempty"`
+
+	// LatestText The latest assistant text, secrets redacted, at most 800 characters.
+	LatestText string `json:"latest_text"`
+}
+
+// TurnRef defines model for TurnRef.
+type TurnRef struct {
+	State  TurnState `json:"state"`
+	TurnId string    `json:"turn_id"`
+}
+
+// TurnResult defines model for TurnResult.
+type TurnResult struct {
+	FinalMessage *string `json:"final_message,omitempty"`
+	Reason       *string `json:"reason,omitempty"`
+}
+
+// TurnState defines model for TurnState.
+type TurnState string
+
+// TurnStatus defines model for TurnStatus.
+type TurnStatus struct {
+	AcceptedAt   *time.Time    `json:"accepted_at,omitempty"`
+	Callbacks    TurnCallbacks `json:"callbacks"`
+	Conversation string        `json:"conversation"`
+	CreatedAt    time.Time     `json:"created_at"`
+	Deadlines    TurnDeadlines `json:"deadlines"`
+	DoNotRetry   bool          `json:"do_not_retry"`
+	EndedAt      *time.Time    `json:"ended_at,omitempty"`
+	Progress     TurnProgress  `json:"progress"`
+	Result       *TurnResult   `json:"result,omitempty"`
+	SessionId    string        `json:"session_id"`
+	State        TurnState     `json:"state"`
+	TerminalId   string        `json:"terminal_id"`
+	TurnId       string        `json:"turn_id"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// ConversationHeader defines model for ConversationHeader.
+type ConversationHeader = string
+
 // HostID defines model for HostID.
 type HostID = string
+
+// TurnID defines model for TurnID.
+type TurnID = string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -450,8 +659,41 @@ type ListNotificationsParams struct {
 	Limit *int               `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ListTurnsParams defines parameters for ListTurns.
+type ListTurnsParams struct {
+	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
+	Limit *int       `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SendTurnParams defines parameters for SendTurn.
+type SendTurnParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+
+	// IdempotencyKey Same as `message_id`; the body's value wins when both are given.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// StreamTurnEventsParams defines parameters for StreamTurnEvents.
+type StreamTurnEventsParams struct {
+	Since       *int64  `form:"since,omitempty" json:"since,omitempty"`
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
+
+// SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
+type SendTurnJSONRequestBody = SendRequest
+
+// CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
+type CloseTurnJSONRequestBody = CloseRequest
+
+// RespondTurnJSONRequestBody defines body for RespondTurn for application/json ContentType.
+type RespondTurnJSONRequestBody = RespondRequest
+
+// RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
+type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -494,6 +736,36 @@ type ServerInterface interface {
 	// RetryNotification Redeliver a notification now
 	// (POST /v1/notifications/{notification_id}/retry)
 	RetryNotification(w http.ResponseWriter, r *http.Request, notificationId string)
+	// ListTurns The caller's Turns
+	// (GET /v1/turns)
+	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
+	// SendTurn Send a request to an agent terminal as one Turn
+	// (POST /v1/turns)
+	SendTurn(w http.ResponseWriter, r *http.Request, params SendTurnParams)
+	// GetTurn A Turn's status
+	// (GET /v1/turns/{turn_id})
+	GetTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// CancelTurn Interrupt the active Turn once
+	// (POST /v1/turns/{turn_id}/cancel)
+	CancelTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// CloseTurn Release management of a Turn
+	// (POST /v1/turns/{turn_id}/close)
+	CloseTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// StreamTurnEvents Server-sent events of one Turn
+	// (GET /v1/turns/{turn_id}/events)
+	StreamTurnEvents(w http.ResponseWriter, r *http.Request, turnId TurnID, params StreamTurnEventsParams)
+	// RecoverTurn Reconcile a Turn with the agent's record
+	// (POST /v1/turns/{turn_id}/recover)
+	RecoverTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// RenewTurn Resume monitoring a stalled Turn
+	// (POST /v1/turns/{turn_id}/renew)
+	RenewTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// RespondTurn Answer a Turn that waits for the host
+	// (POST /v1/turns/{turn_id}/respond)
+	RespondTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// RetryTurnCallback Redeliver a Turn's failed webhook
+	// (POST /v1/turns/{turn_id}/retry-callback)
+	RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
@@ -575,6 +847,66 @@ func (_ Unimplemented) ListNotifications(w http.ResponseWriter, r *http.Request,
 // RetryNotification Redeliver a notification now
 // (POST /v1/notifications/{notification_id}/retry)
 func (_ Unimplemented) RetryNotification(w http.ResponseWriter, r *http.Request, notificationId string) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListTurns The caller's Turns
+// (GET /v1/turns)
+func (_ Unimplemented) ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// SendTurn Send a request to an agent terminal as one Turn
+// (POST /v1/turns)
+func (_ Unimplemented) SendTurn(w http.ResponseWriter, r *http.Request, params SendTurnParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTurn A Turn's status
+// (GET /v1/turns/{turn_id})
+func (_ Unimplemented) GetTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CancelTurn Interrupt the active Turn once
+// (POST /v1/turns/{turn_id}/cancel)
+func (_ Unimplemented) CancelTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CloseTurn Release management of a Turn
+// (POST /v1/turns/{turn_id}/close)
+func (_ Unimplemented) CloseTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamTurnEvents Server-sent events of one Turn
+// (GET /v1/turns/{turn_id}/events)
+func (_ Unimplemented) StreamTurnEvents(w http.ResponseWriter, r *http.Request, turnId TurnID, params StreamTurnEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RecoverTurn Reconcile a Turn with the agent's record
+// (POST /v1/turns/{turn_id}/recover)
+func (_ Unimplemented) RecoverTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RenewTurn Resume monitoring a stalled Turn
+// (POST /v1/turns/{turn_id}/renew)
+func (_ Unimplemented) RenewTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RespondTurn Answer a Turn that waits for the host
+// (POST /v1/turns/{turn_id}/respond)
+func (_ Unimplemented) RespondTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RetryTurnCallback Redeliver a Turn's failed webhook
+// (POST /v1/turns/{turn_id}/retry-callback)
+func (_ Unimplemented) RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -889,6 +1221,357 @@ func (siw *ServerInterfaceWrapper) RetryNotification(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// ListTurns operation middleware
+func (siw *ServerInterfaceWrapper) ListTurns(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListTurnsParams
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", r.URL.Query(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "state"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "state", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTurns(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SendTurn operation middleware
+func (siw *ServerInterfaceWrapper) SendTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SendTurnParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SendTurn(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTurn operation middleware
+func (siw *ServerInterfaceWrapper) GetTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CancelTurn operation middleware
+func (siw *ServerInterfaceWrapper) CancelTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CloseTurn operation middleware
+func (siw *ServerInterfaceWrapper) CloseTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CloseTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamTurnEvents operation middleware
+func (siw *ServerInterfaceWrapper) StreamTurnEvents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamTurnEventsParams
+
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", r.URL.Query(), &params.Since, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "since"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "since", Err: err})
+		}
+		return
+	}
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamTurnEvents(w, r, turnId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RecoverTurn operation middleware
+func (siw *ServerInterfaceWrapper) RecoverTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecoverTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RenewTurn operation middleware
+func (siw *ServerInterfaceWrapper) RenewTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RenewTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RespondTurn operation middleware
+func (siw *ServerInterfaceWrapper) RespondTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RespondTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetryTurnCallback operation middleware
+func (siw *ServerInterfaceWrapper) RetryTurnCallback(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetryTurnCallback(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -1019,6 +1702,36 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/conversations/{conversation_id}", wrapper.GetConversation)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/turns", wrapper.ListTurns)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns", wrapper.SendTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/turns/{turn_id}", wrapper.GetTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/turns/{turn_id}/events", wrapper.StreamTurnEvents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/respond", wrapper.RespondTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/cancel", wrapper.CancelTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/close", wrapper.CloseTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/renew", wrapper.RenewTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/recover", wrapper.RecoverTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/retry-callback", wrapper.RetryTurnCallback)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
@@ -1833,6 +2546,840 @@ func (response RetryNotification409ApplicationProblemPlusJSONResponse) VisitRetr
 	return err
 }
 
+type ListTurnsRequestObject struct {
+	Params ListTurnsParams
+}
+
+type ListTurnsResponseObject interface {
+	VisitListTurnsResponse(w http.ResponseWriter) error
+}
+
+type ListTurns200JSONResponse TurnList
+
+func (response ListTurns200JSONResponse) VisitListTurnsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTurns400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListTurns400ApplicationProblemPlusJSONResponse) VisitListTurnsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTurns401ApplicationProblemPlusJSONResponse Problem
+
+func (response ListTurns401ApplicationProblemPlusJSONResponse) VisitListTurnsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurnRequestObject struct {
+	Params SendTurnParams
+	Body   *SendTurnJSONRequestBody
+}
+
+type SendTurnResponseObject interface {
+	VisitSendTurnResponse(w http.ResponseWriter) error
+}
+
+type SendTurn200JSONResponse SendResult
+
+func (response SendTurn200JSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn202JSONResponse SendResult
+
+func (response SendTurn202JSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SendTurn400ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response SendTurn401ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response SendTurn404ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response SendTurn409ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn422ApplicationProblemPlusJSONResponse Problem
+
+func (response SendTurn422ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SendTurn503ApplicationProblemPlusJSONResponse Problem
+
+func (response SendTurn503ApplicationProblemPlusJSONResponse) VisitSendTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+}
+
+type GetTurnResponseObject interface {
+	VisitGetTurnResponse(w http.ResponseWriter) error
+}
+
+type GetTurn200JSONResponse TurnStatus
+
+func (response GetTurn200JSONResponse) VisitGetTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetTurn400ApplicationProblemPlusJSONResponse) VisitGetTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurn401ApplicationProblemPlusJSONResponse) VisitGetTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurn404ApplicationProblemPlusJSONResponse) VisitGetTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+}
+
+type CancelTurnResponseObject interface {
+	VisitCancelTurnResponse(w http.ResponseWriter) error
+}
+
+type CancelTurn200JSONResponse TurnActionResult
+
+func (response CancelTurn200JSONResponse) VisitCancelTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CancelTurn400ApplicationProblemPlusJSONResponse) VisitCancelTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response CancelTurn401ApplicationProblemPlusJSONResponse) VisitCancelTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response CancelTurn404ApplicationProblemPlusJSONResponse) VisitCancelTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response CancelTurn409ApplicationProblemPlusJSONResponse) VisitCancelTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Body   *CloseTurnJSONRequestBody
+}
+
+type CloseTurnResponseObject interface {
+	VisitCloseTurnResponse(w http.ResponseWriter) error
+}
+
+type CloseTurn200JSONResponse TurnActionResult
+
+func (response CloseTurn200JSONResponse) VisitCloseTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CloseTurn400ApplicationProblemPlusJSONResponse) VisitCloseTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseTurn401ApplicationProblemPlusJSONResponse) VisitCloseTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseTurn404ApplicationProblemPlusJSONResponse) VisitCloseTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CloseTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response CloseTurn409ApplicationProblemPlusJSONResponse) VisitCloseTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTurnEventsRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Params StreamTurnEventsParams
+}
+
+type StreamTurnEventsResponseObject interface {
+	VisitStreamTurnEventsResponse(w http.ResponseWriter) error
+}
+
+type StreamTurnEvents200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamTurnEvents200TexteventStreamResponse) VisitStreamTurnEventsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamTurnEvents400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StreamTurnEvents400ApplicationProblemPlusJSONResponse) VisitStreamTurnEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTurnEvents401ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTurnEvents401ApplicationProblemPlusJSONResponse) VisitStreamTurnEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTurnEvents404ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTurnEvents404ApplicationProblemPlusJSONResponse) VisitStreamTurnEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+}
+
+type RecoverTurnResponseObject interface {
+	VisitRecoverTurnResponse(w http.ResponseWriter) error
+}
+
+type RecoverTurn200JSONResponse TurnActionResult
+
+func (response RecoverTurn200JSONResponse) VisitRecoverTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverTurn400ApplicationProblemPlusJSONResponse) VisitRecoverTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverTurn401ApplicationProblemPlusJSONResponse) VisitRecoverTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverTurn404ApplicationProblemPlusJSONResponse) VisitRecoverTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverTurn409ApplicationProblemPlusJSONResponse) VisitRecoverTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+}
+
+type RenewTurnResponseObject interface {
+	VisitRenewTurnResponse(w http.ResponseWriter) error
+}
+
+type RenewTurn200JSONResponse TurnActionResult
+
+func (response RenewTurn200JSONResponse) VisitRenewTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RenewTurn400ApplicationProblemPlusJSONResponse) VisitRenewTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewTurn401ApplicationProblemPlusJSONResponse) VisitRenewTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewTurn404ApplicationProblemPlusJSONResponse) VisitRenewTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewTurn409ApplicationProblemPlusJSONResponse) VisitRenewTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Body   *RespondTurnJSONRequestBody
+}
+
+type RespondTurnResponseObject interface {
+	VisitRespondTurnResponse(w http.ResponseWriter) error
+}
+
+type RespondTurn202JSONResponse SendResult
+
+func (response RespondTurn202JSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RespondTurn400ApplicationProblemPlusJSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurn401ApplicationProblemPlusJSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurn404ApplicationProblemPlusJSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurn409ApplicationProblemPlusJSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurn422ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurn422ApplicationProblemPlusJSONResponse) VisitRespondTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryTurnCallbackRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Body   *RetryTurnCallbackJSONRequestBody
+}
+
+type RetryTurnCallbackResponseObject interface {
+	VisitRetryTurnCallbackResponse(w http.ResponseWriter) error
+}
+
+type RetryTurnCallback202JSONResponse Notification
+
+func (response RetryTurnCallback202JSONResponse) VisitRetryTurnCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryTurnCallback400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RetryTurnCallback400ApplicationProblemPlusJSONResponse) VisitRetryTurnCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryTurnCallback401ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryTurnCallback401ApplicationProblemPlusJSONResponse) VisitRetryTurnCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryTurnCallback404ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryTurnCallback404ApplicationProblemPlusJSONResponse) VisitRetryTurnCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryTurnCallback409ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryTurnCallback409ApplicationProblemPlusJSONResponse) VisitRetryTurnCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// GetMetrics Prometheus metrics
@@ -1874,6 +3421,36 @@ type StrictServerInterface interface {
 	// RetryNotification Redeliver a notification now
 	// (POST /v1/notifications/{notification_id}/retry)
 	RetryNotification(ctx context.Context, request RetryNotificationRequestObject) (RetryNotificationResponseObject, error)
+	// ListTurns The caller's Turns
+	// (GET /v1/turns)
+	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
+	// SendTurn Send a request to an agent terminal as one Turn
+	// (POST /v1/turns)
+	SendTurn(ctx context.Context, request SendTurnRequestObject) (SendTurnResponseObject, error)
+	// GetTurn A Turn's status
+	// (GET /v1/turns/{turn_id})
+	GetTurn(ctx context.Context, request GetTurnRequestObject) (GetTurnResponseObject, error)
+	// CancelTurn Interrupt the active Turn once
+	// (POST /v1/turns/{turn_id}/cancel)
+	CancelTurn(ctx context.Context, request CancelTurnRequestObject) (CancelTurnResponseObject, error)
+	// CloseTurn Release management of a Turn
+	// (POST /v1/turns/{turn_id}/close)
+	CloseTurn(ctx context.Context, request CloseTurnRequestObject) (CloseTurnResponseObject, error)
+	// StreamTurnEvents Server-sent events of one Turn
+	// (GET /v1/turns/{turn_id}/events)
+	StreamTurnEvents(ctx context.Context, request StreamTurnEventsRequestObject) (StreamTurnEventsResponseObject, error)
+	// RecoverTurn Reconcile a Turn with the agent's record
+	// (POST /v1/turns/{turn_id}/recover)
+	RecoverTurn(ctx context.Context, request RecoverTurnRequestObject) (RecoverTurnResponseObject, error)
+	// RenewTurn Resume monitoring a stalled Turn
+	// (POST /v1/turns/{turn_id}/renew)
+	RenewTurn(ctx context.Context, request RenewTurnRequestObject) (RenewTurnResponseObject, error)
+	// RespondTurn Answer a Turn that waits for the host
+	// (POST /v1/turns/{turn_id}/respond)
+	RespondTurn(ctx context.Context, request RespondTurnRequestObject) (RespondTurnResponseObject, error)
+	// RetryTurnCallback Redeliver a Turn's failed webhook
+	// (POST /v1/turns/{turn_id}/retry-callback)
+	RetryTurnCallback(ctx context.Context, request RetryTurnCallbackRequestObject) (RetryTurnCallbackResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -2246,79 +3823,412 @@ func (sh *strictHandler) RetryNotification(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// ListTurns operation middleware
+func (sh *strictHandler) ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams) {
+	var request ListTurnsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTurns(ctx, request.(ListTurnsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTurns")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTurnsResponseObject); ok {
+		if err := validResponse.VisitListTurnsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SendTurn operation middleware
+func (sh *strictHandler) SendTurn(w http.ResponseWriter, r *http.Request, params SendTurnParams) {
+	var request SendTurnRequestObject
+
+	request.Params = params
+
+	var body SendTurnJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SendTurn(ctx, request.(SendTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SendTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SendTurnResponseObject); ok {
+		if err := validResponse.VisitSendTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTurn operation middleware
+func (sh *strictHandler) GetTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request GetTurnRequestObject
+
+	request.TurnId = turnId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTurn(ctx, request.(GetTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTurnResponseObject); ok {
+		if err := validResponse.VisitGetTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CancelTurn operation middleware
+func (sh *strictHandler) CancelTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request CancelTurnRequestObject
+
+	request.TurnId = turnId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelTurn(ctx, request.(CancelTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelTurnResponseObject); ok {
+		if err := validResponse.VisitCancelTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CloseTurn operation middleware
+func (sh *strictHandler) CloseTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request CloseTurnRequestObject
+
+	request.TurnId = turnId
+
+	var body CloseTurnJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CloseTurn(ctx, request.(CloseTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CloseTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CloseTurnResponseObject); ok {
+		if err := validResponse.VisitCloseTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamTurnEvents operation middleware
+func (sh *strictHandler) StreamTurnEvents(w http.ResponseWriter, r *http.Request, turnId TurnID, params StreamTurnEventsParams) {
+	var request StreamTurnEventsRequestObject
+
+	request.TurnId = turnId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamTurnEvents(ctx, request.(StreamTurnEventsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamTurnEvents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamTurnEventsResponseObject); ok {
+		if err := validResponse.VisitStreamTurnEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RecoverTurn operation middleware
+func (sh *strictHandler) RecoverTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request RecoverTurnRequestObject
+
+	request.TurnId = turnId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverTurn(ctx, request.(RecoverTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecoverTurnResponseObject); ok {
+		if err := validResponse.VisitRecoverTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RenewTurn operation middleware
+func (sh *strictHandler) RenewTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request RenewTurnRequestObject
+
+	request.TurnId = turnId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RenewTurn(ctx, request.(RenewTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RenewTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RenewTurnResponseObject); ok {
+		if err := validResponse.VisitRenewTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RespondTurn operation middleware
+func (sh *strictHandler) RespondTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request RespondTurnRequestObject
+
+	request.TurnId = turnId
+
+	var body RespondTurnJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RespondTurn(ctx, request.(RespondTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RespondTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RespondTurnResponseObject); ok {
+		if err := validResponse.VisitRespondTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetryTurnCallback operation middleware
+func (sh *strictHandler) RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request RetryTurnCallbackRequestObject
+
+	request.TurnId = turnId
+
+	var body RetryTurnCallbackJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetryTurnCallback(ctx, request.(RetryTurnCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetryTurnCallback")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetryTurnCallbackResponseObject); ok {
+		if err := validResponse.VisitRetryTurnCallbackResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"3Fv9bttIkn+VAm+BiXG0JGcyOzMKDgdPJruTSzbJxRkccEnObJNlqddkN9PdlKwN/O6Hqm5SJNWyZV8m",
-	"WNxfkaz+qK761XflS5LrqtYKlbPJ/EtSCyMqdGj422/auhe/0iepknlSC7dM0kSJCpN5stTWncsiSROD",
-	"nxtpsEjmzjSYJjZfYiX8cc6hob3/w8s/nB7/tzj+x+z4509fTtI/P7n5U5ImblPTedYZqRbJzc0NnWhr",
-	"rSwyFW+Nviixoo+5Vg6Vo4+irkuZCye1mtZ+xb/+3WpFv20J+JPBy2Se/Mt0+8yp/9VO23P5xgJtbmRN",
-	"xyXz5FTBu788g5+f/PAjhMNhLd0SBFgnLkqELNcFZpOE9oYD6b7T3J/wJamNrtE46d8gur8PL3q/RLBY",
-	"CeVkDn5RCjhZTCCzqIpsssufNLnQxYYPLQpJO0T5tneZl8HwmrcGL2VZYrG9TBYWLrUBt0QgAaJ1QAf3",
-	"btQXf8fc0Y0VuqUu6M4dYhgUuz/c9GHxoX1/d1LY9yly1+kiSHjIwSupirskyltf0kIizOhLWWKc5+FH",
-	"cEvhwKAoLLiltLBCY6VW31mwuUFUNgVtIGtU2FBk8KiU1mGRgsIVGrCoHDh9FJVUOG6XhudV7TawXqIC",
-	"6SDXTVmA0g4uEApSv0oqLCJHjtjKTNles330Xsa+DGxE1VR0Ql6KpsAkTQjP171920c804ouEHuQ3Yrr",
-	"TsHQWWIlZEkKdO4RwUdIh5W98wiPoJuOQGGM2ND3vEcfGaQoSo1mNsTBIBR+Z0FcWF02DmGtzZVUCyik",
-	"wdxps4nK1ktJlHcR/j6se6EuNe+TzqNy90QjlK21cX0BddfERLMWRkm1GHJx99wBw0YQGnOvJXDLszTI",
-	"uE9g7/k9KmLyjSGxj6hX0ka0vU/V4RgZIPU+D4+T+asm6e+BvN3FEqO8NSFkXRtVgGkUMQekYpxZwtJB",
-	"j/G3d5ozRj350wPP+I2X8vOFDfwcUv5fZAavEGsLpy9fwqXRFWRkFjdZSpSvtSksCKjRWK0gF4qcFWg1",
-	"eM0dwEsT64RrbB/dfAd7A+OkKMvNefsXpV34HAO+ddrgYa8/46W0p6kJu1hEzPEKzQZEX3702uAk8Fpa",
-	"x97yYOHtFZurmuvD6H5PK8OOc4tmFYKye4CHjjjjnXdqQxDNFiOB1NH9aQv+PjtbcbSg3K9LX823kyb1",
-	"ICeVw4V/Zc/tx7wAO/HejxdalyjUyFk/0Ov2bmhp3M+L31oFHlu+xrNo92lrvFhqfXXemPL/ZvEbtuaD",
-	"4/bTedaq2pDOehuV77olIzlKjvF5REy3dD8B74PKDO9n6xoX5G2kHSxkf/7tVAXd2uXNrfDcS5vV+RW6",
-	"u0kL626D2F8klsVzY2Lu65J+ixJQobVigQcwh4/YboiR8BuK0qcGw+t3nYC+itr4g0XV2a52R5QcHY0z",
-	"DAqHxblwHlOmok9JIRweO1lhLPBrE98YB31uHJMt5gbdudHu3vf19PRuXmyzciZluDvtvzdG0z7GPeNt",
-	"+3POS1FaTEe8bXkxCpKgFBdYcu5Zo65LfAoKsUt/GiU/N0iOthLXr1AtCEMns1maVFJ13+9m0+jWNrZf",
-	"OldTSkf/Wvj93as2BcxRrtCClQuFBbx9c/bejoh4PHvy0x1UjIQREcEtHC5QUQzkQ8yyfHOZzD/c7hMZ",
-	"0zfpGNROX+GeWgPB4zsLFygMGuCFEzhb6rUCrcoNaJXj5DYQeszED8/WS4v5eQZ+kecsMTQk1+HycJQ9",
-	"5OIRQ/3LdqjZZeqnwNZ4dtHFzgfFUoHLtzvV/ZEPbT/ruLZLyD5TssvxQzX/Tu6kyWvt5GUon0USHOew",
-	"qt0eF/YQm1lgKVdo7rkLV6ha/nQ7pHJ/frJd3SPsNm6Wwrrz8K570cAbsfWk8Z+9AzrPdYFxlim8ftjt",
-	"qien8LSRYSut5hpeFqR+LIsMligKNGlbrBS50daCQWekz0AjCVUw8LdpQh81Z7yhU4u70Dl+SE+4aQ+6",
-	"fEhLTboF4gB1dwE6rvR9Cg5X/oGi3GUEhlfcReZZy/I2DqpRFcS7nrokaXIpOKGIRUi9yvg4iSgirvfM",
-	"o6ES+VIqBFrUFpulWolSFuehEpylkDVKNG6pjfwHFvSdhURZOUfG8cp0gU7IMqoorEKR0sNbNMccTgJT",
-	"wJwBvzj1BdJ+hXotLARaD87Fe7FwJCGXyjqh8j1RWxer7ur0LXW8oBHjwOf3dy/A4CUaVDmCEpVUC35d",
-	"22KgjQc4Qa8jbZmui35Z6DHQDSqQEaxUtbZozknTNvGMqmhMV9RbSbc5t2PsyoKJCaXTJE0adaX0WkVx",
-	"q4STKzyXHPHETjNodbli+IvqQi4a3cb38lKSEbiwviLZqK7iGL2pNnolC5+jdRVVyiejRSUu+R/wNrEW",
-	"0km1OBc1XcBF0O5vBBHT9TusE8Y19XkhRanv4ktbU41a+je1+Nzg09amU/yslS9eg1AFf/EVrNroHC0p",
-	"Si6MEr6ppHC9VSe/ziBTF3cIoexj96RgYcFaqkKv7zb//Zf1pDLi+T5k7AVgOkbvLvx97tUY6TZnZBA8",
-	"6H0AfNr4BJUtBUOe/7xlB2UJvj8og+6MdPrlSyjRWRCQa+WMLks08EhATqGvsFaScXEc+aYgwO9NQSgg",
-	"FRROG99XzBtTHn1UhZErhGfck4FnuvCSpQ/XPpoWJddEwTQKpKITl8JgASQMhsLko/qofDmTjShIS7d1",
-	"3cxsX980g0LnTUW4GHQ6P6rWX4SWJxDXSDz+ELogOw2egv8yh198evGxmc2+zzlm54+YzRl97dM/Kv4N",
-	"Hl02ZQkiJ9A+heDoQSu4lMY6YJDSa2kvy33bmTmiXE4wf7vTDLrGKD4hR7jYQEbZHExXJ1OO0rOjyUdS",
-	"zVLmqCxuU9Xkby/ek4ZSAsmit/PpVNeorG5MjhNtFtOwyU5p7dYLEBJ6BYh5MpucTGa0gPaLWibz5PvJ",
-	"bPJ96HwyCKcVBWQ5f17Ekqp33uulwLESYyFEeRAihA1wNQ+NbRn01ugK3RIbCw6vHfg4cwJcqypYtrpx",
-	"IHzyl0IprxAqbR3gNddzjX3KBxUCK62Au53KkjhKresLkV8RTwu8FE3pyHR4cUqtXhTJPPkrur+FZ436",
-	"+I9ns1EPnwic1qWQo659ZCJgyJhww74300sslyna55Mknsx+2BcqdHT2hgK2diOZf/iUJrapKmE23E3v",
-	"rqu6pzqxsFyMQrOSOSaf6IRpkP5kI6qyJ+Ydlr2pUZ2+fXE3y/rq2x56D8ZRmh7u2up7T9pc57dfl13v",
-	"Kfdn8yi4mxjn1OpkutP0iyrFG4Vg9BpqNFuz17XZ+rZTG286U9AX1sNf6fUEKD+gtRZVYUFpkKpuHDgN",
-	"Qm28FYVsp5OZkaVj86XKDYTY2G3YEa/JNldiAxcIueBBC+4gGb3e1RC6/tngqfeS+v2GXHZarRFQ9Ltf",
-	"9Po0VGMYBCf3AEGa/DD7/p6g6cGkjUsGOOCGZC4ImtgDz6h7G4XQ9MuouX1zmwoOmsfpYBLqQ3QAardz",
-	"ftAgFG07bBDq0zfCxT5D0X9gQMPsXmi4L3qezJ58K7S9UcP3DW3E3UArutmAqJFiw0T+WrpuqIjduNl4",
-	"o+UbquRSr7AAQT5e5MtRC9pPELSTAz4uowPbxrRP/dpz297j9j4fMGmDKdPiE+kFOXSKGTkYmrR9fm/W",
-	"OENQ2i3JPirEXtf/KWSjLn3ml5OCUm5k4aJxYNk30vZHQsF2cMo/jUPfRlFQwVlMjxcpWWKi6QhKWdEz",
-	"pXsKWTcHEG7jHWFujd8GhUbL3QMiIhqQhEGOP1Cdwg17FMkgRVYPMKgDyL5DUUiFXMhrh3D2uVIOGPf7",
-	"0IwjL150bJ1BUWWgLwOOfLBJ/GVXZtixWUTKa0g+c8agXqung2h+DqIsKbR+TkD2hyyFhUwW8wwe0dJK",
-	"K+20knn4WRZHKWT8mZbQsWQDjxitWSGcaHf+x9mb14BqhaWu8aPKvsgi5bUpOFlRHlvVKdCOm+xoAjxW",
-	"ye8Cjt+96mQGndnMMz7eO38B2RxqqRYZ5LriaMgz4eQHsJOP6vTSoYHslbDu+Dmz68WvGY8E/ruVKsd/",
-	"e52BdCFRMViXYmP9+MwWnxwc5KJCEHwaJ3JMP+F5QeilWN4nJUPsnvEbnq/CyMXIJ42TBbrdczY8WCiQ",
-	"BSw4oeJ7FTdiuHJGWz43aDZbh8YvSvpua6foXkklq6ZK5rPdAvxNGmsKlcK6TtweVaWkb1as4ZFFR9kE",
-	"v/CMsywKnAzmWinM3dFTWEtKPshWZkxf1lHvi9xb8gdCSvZ43w/B5Z789ECXu6M5D4jAPTv89m/gWAdW",
-	"xM8sHNsAdQ+s1o6EP3RmZNn18PdFTaHL/wea1nDDHlaGvEVaaOqvm7a8kitka0vWYjvrs9fkdk3FKKso",
-	"9vYTP38kq9qO594g3xei2iKAbxDaycNitQfHXkTiTiACj7qKGEUiRz1Wh97qTZrUYYhjbPlcY5RPziIN",
-	"bu9N2t50W0Dxb5/AL5oMpUGw22a09HYS2ofsBhV+III7wz7sR+t+CWP5X02UYeriZlhMpdTiZgdEJ1/7",
-	"5m4aYY/iEaO7CDffrv9GicL391v/+PHDoy6P01BlPACmfXsw/RJ6mzdTijLYGUUx/J8NNkjxSBhA4Xbb",
-	"xEcmXa3P6T7GWyT//u4VWD2oKVO+7JAE1E62mAn82h4jLQi7UfnSaKUb+xQudVnqNQUyUkH21+e+WDro",
-	"Zma7OvBWqkXQgFFgEuPzdsk0/LeiiLN9/NVQPOzbxiH8mXjOg0fd0n9O9N4rLR55e1UE5DKYOtA8GMZ+",
-	"Wux4O5USxzPxV+G6HQXyU0A+tO7gHLr7WPiIWek1UNYqVV42BREbBhYoNdFlgWYgKruLyHdMW2/g5ush",
-	"8+s66UDeHlxu+Zb2vdISDf5/wycnLTkGiPaMWsDNwTDdme6I5r2vcU1WkdO1CZx6i24RbZvSDhGWDhJc",
-	"ym/j1dzXg8vjtcNxrhX6l/e3ZmHwhrKt2MFcOxkcHFo17RSluPYZ3A9hptJ/O4nkc3+kFuzM60R0YcDW",
-	"toIlzdaAMBO/dQJFGtqiVDfuQl/3UDmaAIqic/plNAx1M+XCxH5jepYvsWhK5FaurCosJHdBWz5wss9Q",
-	"NXIhlSiH02DEOf6vnXAK3WTRAOkUEijt/H9mFAshFTx6MvuZq29bSru92VHE9tITBl73kBr67ljYQTX0",
-	"yi4eWkL/tiFG/31pCDj+KUvpT2Y/P9yGB2CAGIJqWEjfUY1h7j2cyfjwiUTX/a+nnWIXtyy9XYNS56IM",
-	"hYBB+34+nZ48/nEym8wmJ/Mff/zpJ3bsgZ7xib7MkHaNStaa0N6d9Ox2SPvjxa5tD23Qt5rEm0Y2csqz",
-	"bozEDibTu6npsUucDP9Hvt1DWRigGZWeuq2h8BPfO7R2k7j22uTm083/BgAA//8=",
+	"7H17cxu5le9XweVNlaW6LYry2POQ6taW4nEyXs+MvZZTqVrLy4a6D0lETaAHQJNmXPruW+cA6BfRIqnY",
+	"jjc7f1km8Tg4+OHgPMGPo0wtSyVBWjM6/zgqueZLsKDpf8+UXIE23AolfwKeg8ZPczCZFiV+ODofvV0A",
+	"y5S0WhUF6EeGqbXED+qOTMMMNMgMEqYhUzqHnCnJ7ALY20pLxmXOIFsoyJmQTFjD1nCzUOrWjEfJSOAk",
+	"Czd5MpJ8CaPz0eXLlydt4kbJyGQLWHKkb8k//Axybhej88dPv01GdlNiH2O1kPPR3V0y+kkZ++JHbEuj",
+	"l9wumrEXytipyEfJSMNvldCQj86trqA9RcmtBY19/4uav7s8+U9+8vfJyQ/vP54l3z65+8MoNi8ud3Be",
+	"W2l5wLzUfK9573BEUyppgHb1tVY3BSzxT9w4kBb/5GVZiIy4eVq6Fv/vbwa3+GOLgD9omI3OR//3tIHN",
+	"qfvWnIZxacYuSC4le/OnZ+yHJ0+/Y35wthZ2wTgzlt8UwNJM5ZCOiU1+QJzvMnMjfByVWpWgrXBr4PXn",
+	"22g0sOTSioy5RgmD8XzMUgMyT8fb/ElGNyrf0KB5LrAHL163JnN70J3mtYaZKArIm8lEbthMaYI1biAY",
+	"y3Dg1ozq5m+QWZxxCXahcpxzixgCxfYXd21YvAvrr0fy/d5H5rqc+x3ucvBWyHzXjlLXl9gQCdNqJgqI",
+	"89x/yeyCW6aB54bZhTAMT6hQ8pFhJtMA0iRMaZZW0nfIU3ZUCGMhT5iEFWhmQFpm1XF0p/xw2zQ8X5Z2",
+	"w9YLQAHCMlUVOZPKshtgOYqzpZCQj6OHss1WYkozTbPoQca+9GwEWS1xhKzgVQ6jZIR4/tDq1yziWaEM",
+	"vHEQGYbdjBcGkt6maeD+SLaE3NPJJLauLXo7AnP7RAWY7AQEjsVXXBR4cKcOiTSEsLA0O4dwyG0I5Frz",
+	"Df6/fWmgIIydjiWXfA47gfuLb+ZgSwyIw5ZLeGQYvzGqqCywtdK3Qs5ZLjRkVulNFIUGjGlojFyH3F+F",
+	"BbcoBi5fvmS+j7v4hGEOk7yIThC+3LXMt77dCzlT1E9Yd0C3R9RcmlJp28ZqPU0MpWuupZDz7sZuj9vZ",
+	"w95p6m9oILDZlMTDrk1ga/nNfrfoiYHv/Q64/yxMRAS26dsfwJ1jdAgL4mT+qBBoA+fRbAOMjmCQq3jl",
+	"VDJnupLIHNSfENJOcdpnMW72+lj3jyQqN3uO8RM1peWjjIpQ/le8G24BSkMnYqbVkqV4V2zSBClfK50b",
+	"xlkJ2ijJMi7xBmdKdlazA4LJyFhuK9PGOc1BV6S2ghfFZho+kcr6v2NHwFilYb/VX1FT7FOViGKIiIbn",
+	"K9Abxtv7h6v1Nyd8EMaSCrH35g1um11WH/aj+y229D2mBvTKa/4HgAeHuKKeO0+D35oGI57U3vxJAH+b",
+	"nWE7AiiHz9InU3jwJLUgJ6SFuVtlSxfaVuC8ZtP68kapArjsaTAPVEVaMwQah3nxUzjAfclXORZtL83b",
+	"XtNKF/+Y7K9IrneGG6bzKhy1Lp1lY6psX1BakOkQ43OPmLrpMAFv/ZHpzk/SNb6R95G29ya78e+nyp+t",
+	"bd7cC89B2ozKbsHuJs23uw9ifxJQ5M+1jl1fM/wursKBMXwOezCHhmg6xEj4CXjh7KXu9NuXgLqNyvi9",
+	"t6qWXaFHlBwV1TM0cAv5lFuHKb3Ev0Y5t3BixRJiKmDwQsQ46BwGsb2FTIOdamUPnq91TnfzonGRECnd",
+	"3kl7vTGahhj3jLodaBEFXvSUJFbwGyjIIC9BlQVcMAlQ24SVFL9VMCYFs7ajztCOWgpZ/383m3qzBjNi",
+	"YW2Jdi7+a9hf3vwc7OIMxAoMM2IuIWevX129NT0iHk+efL+Dit5mRLbgHg7nIFEHcipmUbyajc7f3X8n",
+	"Eqbvkj6orbqFAQcMwuORYTfANWhGDcfsaqHWaP4UG6ZkBuP7QOgwEx88XS8MZNOUuUaOs8hQ73Hwk9cu",
+	"xD0m7jHUrWyLmm2mvvdsjVsXte68ly7luXz/pTqs+WD3q5pr24QMiZJtju978ndyJxn90hjrPYFYaQ3S",
+	"Tm2l5U4bt9LyDcxIJkKRT282U2UXMU/0pXMnqxnjkpq0/NJsoYrgk4qY3q17HQ/poaT1mdShM8aZX5UV",
+	"M+9tjZh+1sKytAOX+0NukxwKsQJ9YC9YIScccuoeQtpvnzStW4Tdh7OCGzv16zqIBuoIQceIf+2u5mmm",
+	"coizTMKHh80uW/sUdfdcFkaRyzf15+FE5Clz4Yok+LZ5ppUxTIPVwtnmEVPTX3334a2NmivqUAuMXee2",
+	"v5DW5iatQ02DBGqSBogd1O0CdFwctinYXyx2Dsou8didYheZV4HlQUMsQebIu9ZxGSWjGSdTK6Y7vqps",
+	"pmLqB3k6eC1oTqyqsoWQc/IMMp7ZihfFhuWCXNJh/lxJINsYqYV8egMzpWEqZFmhIlXJDLTlQkZpaQV1",
+	"+qZeHqHwyiFzyZEuYNgoxEmEXPFC5FMfxEgTllaSV3ahtPg75Ph/AoxUdkr2SzyokoPloogeWjrOEQfR",
+	"a9AnpPQzosBFD13jxPn228GVNTfM07q3x6RlsUTcJkIay2U2oFvXFsW2fLnH7+pPZ/+m+subF01clEm+",
+	"RHRYF0ih6Bh23ENVcec1uFVrG4U2PXYA3lAgMH9o9KHu1VWbJzs15x7dYaQ4iVZvnvGiuOHZ7cMIjYjt",
+	"VuR0aeb7Bmy3iLuChzJvwXU+xXtGVXa6FLKyEDkCr24M6JVHvgwaS6HknPGZBRdeNCBzdpTDjFeFZd89",
+	"nhx7I0IsUZKcTSbfu/3w/49d1kLyzIqVsJthYt6GCL0wLDWWFxSvC3QEutbCLlRlWRivoezbPmFPnuyk",
+	"yxv70cv2RQ7LUlmQ2YbdwibxZhwrUdWjmMuWMbXbomuBenv1lptbZuGDHbNLy5bKWPbdZMKyBdc8s6AN",
+	"O0IegGYlNxYM4xqFaVHw0kDObja0X86bSXkOGZfeBF2BFjMB+XHCpAqaanvkm8oyCetCSHB9Lb8xiftr",
+	"AWwmtLEMv2VLvgmGLWem4GbBMrVcYkulUQnR1kXb0/+Tbtu8kz2YdF/EC48EE9I6PUhyK1bQTQAhjZwB",
+	"14UATYi6QOFXIYtqsV5yCUyqNTMLtTa1Cq9k1EwfDJkNBuVCA2aVO0BWsSOKQfAOtY+MTxXw6QPHe0x/",
+	"gHRzAsRURURFytXUBSSs3sSdjqrROO675oJisrVzD9M7cccafbPL6O2N8GksO1XSJt+lRWN3/EYTDQtP",
+	"ukyKcbgTFI2oQ8tSGdBTVGwHuJxXuo4ukoQ0fVVR5HTf+nAxKWe3Uq3jqpk7ElNBrpfYaBqMKlakbfLl",
+	"jZhXKjgaSUJM+Y1xQdJK1qHP6EylVivhs7TqIO+yiqchuISMPdbG11xYIedTXuIEFJetP0PRretsFJI1",
+	"VTnNBS/ULr7ce2Rflfy3Ci6CCTVTJAqclCDBJr1cRY0pA4O6YMa15C7lR8K6ES2unQaiLm5/+fiTGfAF",
+	"+wZrIXO13gPaHQzXu9Lj+RAyBgGY9NEbhX+lpcux+KJi5nA58gA58QBhUGkZdMlIHKwx9KJ6vbf94j6F",
+	"z2DPJrUNGpmyx5Z7rdVkD1sYWfMj8JwUjIjXEPXV3H9/kNOkpVru363vQuvPPrSCuLMBMbP/pgRcVman",
+	"i8ENPETMa63mGkyEm87/dThbkpHLIZqiEhpXbHySETdGoPlqSV9NvHvcMA05KpR5wrjXYL/vaLC7jcw2",
+	"BUMrf4PcjQXhvpBQGKYrLgNnJJ6HQ5FJK9VuD7OwWUTrIs2FKbklx89D79Pw6Uzp6UIZ66+AAmz3tGdc",
+	"ZlAUPk2C+7+8YNhMG9dRkwrc+TArlBlwcrUORyQLN4PyUF901hbHu5DRyO5egmB0zx7mGm+JwF3kNPLy",
+	"LtnjHgWZH0hN2ZIgu4ippY1L8PY43x2woJZfl2mQjKoyP3DrdqoJ95gVWbd2oBOwblHSRkdrb3pb34b0",
+	"thxyYflKC7u5QqY5oLnY6GXlcheIm4Qd+rhZ68La0uXTC2/N9ByJL1+yAqU8b8e6jjjK9/aVgLIjYZy5",
+	"vgma43iOuVXaeQayShfH1zLXaLw/oxxm9kzlTtfGPz64QCsvKF2O6UoyIXHEBdeQM1SPSTkfX8tr6TLd",
+	"yHPLBNryTfZ/OlRnkLJcZdUSNfVOZcC1DE5qXyLAkGuoMLtByDl16d3T9Mk5+6OLPF9Xk8k3GYVz6U9I",
+	"z8keCEu/lvQdO5pV5JZHM+KCeTAwJb2PxTlQhLMlCFxNfvAxU5px4m89mgbEIo2QAbvZsPT1q6u37HR1",
+	"dkoB3PR4fI2oK0QG0kCTxTD65cVbBKAu/Nab89NTVYI0qtIZjJWen/pO5hTbNq5nREIrN+V8NBmfjSek",
+	"y5cgeSlG56NvxpPxN75SgEB4ugSrRUZ/z2Pxdu/pTBgFiwgLPszFwt3CKNELtAkMeq3VEuwCKkOKCHNH",
+	"ecwojSlvvIUuLyBhhbgFp5fAB0r10+aCBso5LJVkVB0gDW5HoVSJxwx56n2MqL247RRKvshH56M/g/3F",
+	"L6tX9/J4MunVvCCBp2WBd2CnyiVSQdNljJ9haM24EkOO4bB83Iknk6dD4rSms1VE08iN0fm798nIVMsl",
+	"x5tm1JpuWS/V8rmhPCXQK5HB6D2OcOp3f7zhy6K1zVsse1WCvHz9YjfL2sc3DHoA41Bh9XM1572125QC",
+	"aj4tu94uhHHikVPKeZxTq7PTrXzw6KF4JYFptSavcy326gzstuxU2onOhCly61P+0XrM0GbBtoY8/FIx",
+	"CvExqxiXGydFWbqV5J6ipCPxJYsN8wE5uyHXyBpl85Jv2I2vPiDxxZHO7ROC0z/rLPWgXT+sKGwrCz8C",
+	"inZiNK4+8Yk6BIKzA0CQjJ5OvjkQNC2YBE9RBweUq55xhCa0wNNL7I9C6PRjrwLi7r4j2KtnbFdivosW",
+	"DG6XV+xVOIjd9ot/vf9CuBgSFO0FejRMDkLDoeh5MnnypdD2SnbX15URu4GW12UjUSFFggnva2HrIjy6",
+	"xvXGCS2Xa49X6i3kjOMdz7NFrzrBFZeEohKnl+GAoWbBxZvDuCEtvZnPKUxKQxO20jDHCx11RlKGxqEE",
+	"xIk18tlKZSlbQgK0CkIuWNor4EhdczygaF27kJmhuxG7H3HJmkJDtzRSfSuJSgX5lVu8oDgc0nTMCrHE",
+	"ZQp7wdK6RMTPRj18nSetjeUKDMXfkIioQuJrfD7jcfIzDBwkDahZPUCgdiD7BniOppDx4913lZLCOHyH",
+	"pqR5UaMTYzXwZcrUzOPIKZu2LqSji80AoF2D+3NOGFRredHR5s8ZLwpUrZ8jkN0gC25YKvLzlB1h06WS",
+	"yiopMv+1yI8TltLf2ASHRRl4TGhNc2556PnvV69+ZSBXUKgSrmX6UeQJtU0YWqfG8mWZMOxxlx6PGZUh",
+	"07oY6e8+/Er24nlKw7vLn7P0nJVCzlMK2SJRjglnT5kZX8tLCranP3NjT54Tu178mFIJ7b8ZITP4/7+m",
+	"TFhvqGgoC74xrrKqwScpBxlfQh2657h0Op6SzRG9qMs7o6SL3Staw/OVr8bp3Ul9YwFnd5z1C+aSiZzN",
+	"yaCieV3xY13W/1sFZD/7C41W1Cnl38o6rJMHJknEQR53jxpbb7dDVSHwf4av2ZEBi9YErfCKrCxGLxZk",
+	"SkrI7PEFWws0PlBWpkRfOvgoQWeTRgO37zt/5Z59/8Ard+vkPEADd+xw3b/AxdqRIq6c5cR4qDtgBTni",
+	"P6jFyKIu7xjSmnwByGcUrX6GAVZ6u0UYVpWf1mz5WayApC1Ki6YMbFDk1vnmUVah7u2KwT4nq0Iy/KCS",
+	"7xxRwQngYxTjh+lqD9a9kMQtRYQd1R4x1ESOW6z2afd3yahUJuomobAQCZdI7YO7TULZQnCguLWP2R8V",
+	"CkoNlPfi6xSELxIPC9lWKlytzE8uJODzTf7on7H4ZFvpC3Luuq5WNC3utkB09qlnrgtVBg4eMrrWcLOm",
+	"/RcyFL45rP3jxw/XuhxOvZdxD5i25cHpR5/cfXda+rhyHMP/UUEFqI/42iTK8R07zaT29fkcr26JDdU3",
+	"GdXxKaO97KKSoehJj9mPYRhhGDcbmS20kqoyF2ymikKtUZERkqV/fu6cpZ0Qdrp9Bl4LOfcnoKeYxPjc",
+	"NDn1z/9ELtvHnwzF3UB/HMK/Ic+pJq1u+nWi9yCzuHfby9wjl8BUg+bBMHaFhCdNwVIcz8hfCetQJeYK",
+	"xJxqXcPZlzdA7jRmqdYMrVYhs6LKkVhfsYGmiSpy0J2tMtuIfEO0tWqxPh0yP+0l7ckbwGXDt6R9Ky1A",
+	"w78aPsloycBDtCXUPG72hulWOlDU7v0V1igVyVwbs0sn0Q2ACSZtF2FJx8BF+zbuzf21M3ncd9i3tUKQ",
+	"9GBp5sO9aG3FBibfSWdgH6oJBbYhG/zpZEcy+Gc9BVsFS5Gz0GFr8GAJ3QgQYuKXNqDwhAaUqsreqA8t",
+	"VPbSvqLoPP3Yq4+4O61zGOLC9CpbQF4VlIfOxHIJuaAoaOADGfsEVS3mlGTdKYdDztFTaOyS1clqHaSj",
+	"SiCVdY9/8TkXkh09mfxA3reG0rpvehyRvbiEzq27jw99uy5uLx/63iUk/2wVo72+xCscX6Ur/cnkh4fL",
+	"cA8Mxrug6jrSB45GnSo4aDa/pRafQaq2kmf+h0vTOhMzJkXbd94/QVbWr7GFfQyA8Lmcg2b9X2TuC65C",
+	"8tAjwwqV3VLEQYMvUgRT168krXRzn5aetAMmifOIFuBfQwxe0mtJ+dwspHf7u4ZbJpWrwArl6w0tF2gu",
+	"aXAB8+YxVZc6vklCQVKrYjK5lr6kwH1cz+YGhw88s8UGh8XpSw3GgGHPpaUynAzG7IX1jzSGUmaW+lzs",
+	"lBm+MeRqvpYLXpYgIT9naa4kpOzIDeKGzC8aaoVhaStNMmWVtKJouPjI+CdjfVVQazXHybVM6xzGlB25",
+	"IPqSb9iCr7AZx1urqS0KTqdSKzUj0pocLhdb1xV0aLuW6XYKZXqM11goQg1lTK5Wl+L3jg60cdmTDx/q",
+	"gk7kaQF8RbEimmF8LSlOwJfA0qbuLWVHSrO0Vex28hI26XHLrY89fGxEt3xP9DnRfvR4MjluhRl8RC3q",
+	"4geZY5+DbZXI48DbHvgrCjuYzvocj1EheGTYihcVOCc7hddugjtsLlYgB33tPe4Mvv+7uzD1/efxn7UL",
+	"RfdyoE0+8dQuyzOuFRBGyMMouiWVdX4fstlc1JHYNTekm5H8/pQ6zH60JiwIiX8J7eVQf+A/lGjgPTBB",
+	"YFGSkb+i6pJIbqieyouB/v3YVpROP/o823tTWR4kT/zj2J9dTwmVHsNw+woh1tlS99DNI8Pqev/9tuzU",
+	"lQkM23mv/Z3fvn+pIEFXpSX5oOgZdxdHdjdzeLggAMwrIOyIh4o7rzMEhUJ4C8+HyUkW3QAqEYaldSFD",
+	"2ivfazSBUqug8dS0RQIkNNBXDcROlV4EjvSKCDGAGrrnQv61TLcXNbjCOlceEcqlAuwL7EK5ROo4rn9V",
+	"jawj9SwKPaqBcd4KqZiv63e6MWWGtJ6N6mENe/7jUPv0SkjnpfG77V8C+B3Rn8EZUQA3wNzD1ZTQo2aM",
+	"H3a37kqf+lncQhMnc43TxKWtAb1sEK7zi25SEOLY5Qq5FJBKFmBMyGyhvKJeqhGZdfQUw1rEAtEuQwin",
+	"GsoS2vMIDDhAPkFO0O/JOmdfLtzXT+6h2NmhuuUpXvXh0dt9Jfob/6sTjcLgy+iD4lDbz432pO2FKzRy",
+	"KfOa1WZ+sJE4xaRnPHMPToWKR2w7E1IYcjHwW6+QuOogpw61lJWYt5oW+Lt+8rVL80zJTBTgJXgT6egq",
+	"pYcgW8L6IFy/koUr8uCtR5gcMQtlWg/bCIS0KIrGF1SgOuVsPardovYLrnMW6hopQ1Yqy0pujPuFlD5Q",
+	"Jax/h+nXDlNTLSm9WViFd0lLqB0qeOl9uGGAvqqz9DtO3H6huk+bdtgzVpUl/bqXEbkTj5abW//goDMm",
+	"uWysOVctgEM2P6nkagAeGfcrEcdjRp7FbAHZrQvNekc00y5OSf4qNE4v2mxB0AlZoRXa0FK7TWPoJ3Z8",
+	"jbp97yW/vXyMX9Jvx6VZg6ZL83+1867ruXFM4S3togtz/8jD3qfV6s1JqD4fPrR/DYU7u+Lzf/UxkrQX",
+	"F0+TtuLkXxxxr0/00teiYfn2Sw5f3zmKPDcZtZV/j9x/zsi9x5YHlYdn7Ch0U+a7Tym8e48wqX/HZqtG",
+	"hSqN/euUhcp44fP3O1X356enZ4+/G0/Gk/HZ+Xffff89Yc/T0R/RVQckdX0xHSZflT1umbE+Wz9eo9KU",
+	"vnbKTcfxWk8TGcUD14Sfz+t5+E0SbkHnHkA+gMzH3V+fjA38rH5WwnR+xKB+YL+fIjfu/pKmGVhysM26",
+	"1m3d1TtA4n272U/jeDaPGd29v/vvAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -35,8 +35,16 @@ func conversationOut(c domain.Conversation) Conversation {
 			TmuxSession:          optString(t.SessionName),
 			TmuxWindow:           optString(t.WindowName),
 		},
+		SessionId:        optString(c.SessionID),
+		Managed:          Managed{HeldByOther: c.HeldByOther},
 		Warnings:         append([]string{}, t.Warnings...),
 		AvailableActions: make([]Action, 0, len(c.Actions)),
+	}
+	if c.CurrentTurn != nil {
+		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
+	}
+	if c.RecentTurn != nil {
+		out.Managed.RecentTurn = &TurnRef{TurnId: c.RecentTurn.ID, State: TurnState(c.RecentTurn.State)}
 	}
 	for _, a := range c.Actions {
 		act := Action{Action: a.Name, Method: a.Method, Path: a.Path}

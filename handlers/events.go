@@ -18,30 +18,46 @@ func (s *Server) StreamEvents(ctx context.Context, req StreamEventsRequestObject
 	if !ok {
 		return nil, domain.E(domain.CodeUnauthorized, "a bearer token is required")
 	}
-	cursor := int64(-1)
-	if req.Params.LastEventID != nil && *req.Params.LastEventID != "" {
-		n, err := strconv.ParseInt(*req.Params.LastEventID, 10, 64)
+	cursor, err := sseCursor(req.Params.LastEventID, req.Params.Since)
+	if err != nil {
+		return nil, err
+	}
+	return &sseStream{ctx: ctx, s: s, cursor: cursor, read: func(after int64, limit int) ([]domain.Event, error) {
+		return s.Service.EventsAfter(ctx, p, after, limit)
+	}}, nil
+}
+
+// sseCursor is the id to replay after: Last-Event-ID wins over since; -1
+// when neither is given.
+func sseCursor(lastEventID *string, since *int64) (int64, error) {
+	if lastEventID != nil && *lastEventID != "" {
+		n, err := strconv.ParseInt(*lastEventID, 10, 64)
 		if err != nil || n < 0 {
-			return nil, domain.Invalid("Last-Event-ID must be a non-negative event id",
+			return 0, domain.Invalid("Last-Event-ID must be a non-negative event id",
 				domain.FieldError{Field: "Last-Event-ID", Message: "must be a non-negative integer"})
 		}
-		cursor = n
-	} else if req.Params.Since != nil {
-		cursor = *req.Params.Since
+		return n, nil
 	}
-	return &sseStream{ctx: ctx, s: s, p: p, cursor: cursor}, nil
+	if since != nil {
+		return *since, nil
+	}
+	return -1, nil
 }
 
 type sseStream struct {
 	ctx    context.Context
 	s      *Server
-	p      domain.Principal
 	cursor int64 // -1: start from now
+	read   func(after int64, limit int) ([]domain.Event, error)
 }
 
 const sseBatch = 500
 
-func (st *sseStream) VisitStreamEventsResponse(w http.ResponseWriter) error {
+func (st *sseStream) VisitStreamEventsResponse(w http.ResponseWriter) error { return st.serve(w) }
+
+func (st *sseStream) VisitStreamTurnEventsResponse(w http.ResponseWriter) error { return st.serve(w) }
+
+func (st *sseStream) serve(w http.ResponseWriter) error {
 	rc := http.NewResponseController(w)
 	// Subscribe before reading the cursor so nothing stored in between is missed.
 	wake, cancel := st.s.Hub.Subscribe()
@@ -66,7 +82,7 @@ func (st *sseStream) VisitStreamEventsResponse(w http.ResponseWriter) error {
 	defer beat.Stop()
 	for {
 		for {
-			evs, err := st.s.Service.EventsAfter(st.ctx, st.p, st.cursor, sseBatch)
+			evs, err := st.read(st.cursor, sseBatch)
 			if err != nil {
 				return nil // the client sees the stream end and reconnects with Last-Event-ID
 			}

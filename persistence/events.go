@@ -43,6 +43,10 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, f domain.EventFilt
 		q += ` AND host_id = ?`
 		args = append(args, f.HostID)
 	}
+	if f.Subject != "" {
+		q += ` AND subject = ?`
+		args = append(args, f.Subject)
+	}
 	q += ` ORDER BY event_id LIMIT ?`
 	args = append(args, limit)
 	rows, err := s.r.QueryContext(ctx, q, args...)

@@ -90,19 +90,40 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for NotificationState.
 const (
-	Delivered NotificationState = "delivered"
-	Failed    NotificationState = "failed"
-	Pending   NotificationState = "pending"
+	NotificationStateDelivered NotificationState = "delivered"
+	NotificationStateFailed    NotificationState = "failed"
+	NotificationStatePending   NotificationState = "pending"
 )
 
 // Valid indicates whether the value is a known member of the NotificationState enum.
 func (e NotificationState) Valid() bool {
 	switch e {
-	case Delivered:
+	case NotificationStateDelivered:
 		return true
-	case Failed:
+	case NotificationStateFailed:
 		return true
-	case Pending:
+	case NotificationStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Outcome.
+const (
+	Done                Outcome = "done"
+	RejectedBeforeInput Outcome = "rejected_before_input"
+	Uncertain           Outcome = "uncertain"
+)
+
+// Valid indicates whether the value is a known member of the Outcome enum.
+func (e Outcome) Valid() bool {
+	switch e {
+	case Done:
+		return true
+	case RejectedBeforeInput:
+		return true
+	case Uncertain:
 		return true
 	default:
 		return false
@@ -199,6 +220,54 @@ func (e TerminalInfoScreenState) Valid() bool {
 	}
 }
 
+// Defines values for TurnState.
+const (
+	TurnStateAwaitingApproval    TurnState = "awaiting_approval"
+	TurnStateAwaitingInteraction TurnState = "awaiting_interaction"
+	TurnStateCancelled           TurnState = "cancelled"
+	TurnStateClosed              TurnState = "closed"
+	TurnStateCompleted           TurnState = "completed"
+	TurnStateDeliveryUncertain   TurnState = "delivery_uncertain"
+	TurnStateDispatching         TurnState = "dispatching"
+	TurnStateFailed              TurnState = "failed"
+	TurnStateResponseUncertain   TurnState = "response_uncertain"
+	TurnStateStalled             TurnState = "stalled"
+	TurnStateWaitingForHost      TurnState = "waiting_for_host"
+	TurnStateWorking             TurnState = "working"
+)
+
+// Valid indicates whether the value is a known member of the TurnState enum.
+func (e TurnState) Valid() bool {
+	switch e {
+	case TurnStateAwaitingApproval:
+		return true
+	case TurnStateAwaitingInteraction:
+		return true
+	case TurnStateCancelled:
+		return true
+	case TurnStateClosed:
+		return true
+	case TurnStateCompleted:
+		return true
+	case TurnStateDeliveryUncertain:
+		return true
+	case TurnStateDispatching:
+		return true
+	case TurnStateFailed:
+		return true
+	case TurnStateResponseUncertain:
+		return true
+	case TurnStateStalled:
+		return true
+	case TurnStateWaitingForHost:
+		return true
+	case TurnStateWorking:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action struct {
 	// Action The semantic action, e.g. `send`.
@@ -224,14 +293,23 @@ type Agent struct {
 // AgentKind defines model for AgentKind.
 type AgentKind string
 
+// CloseRequest defines model for CloseRequest.
+type CloseRequest struct {
+	Reason *string `json:"reason,omitempty"`
+}
+
 // Conversation defines model for Conversation.
 type Conversation struct {
 	Agent            Agent    `json:"agent"`
 	AvailableActions []Action `json:"available_actions"`
 	ConversationId   string   `json:"conversation_id"`
+	Managed          Managed  `json:"managed"`
 
 	// Project The pane's absolute working directory.
-	Project   string                `json:"project"`
+	Project string `json:"project"`
+
+	// SessionId The caller's latest AKK session on this terminal.
+	SessionId *string               `json:"session_id,omitempty"`
 	Terminal  TerminalInfo          `json:"terminal"`
 	Title     string                `json:"title"`
 	Transport ConversationTransport `json:"transport"`
@@ -360,6 +438,15 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// Managed defines model for Managed.
+type Managed struct {
+	CurrentTurn *TurnRef `json:"current_turn,omitempty"`
+
+	// HeldByOther A Turn of another controller holds this terminal.
+	HeldByOther bool     `json:"held_by_other"`
+	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
+}
+
 // Notification defines model for Notification.
 type Notification struct {
 	Attempts       int        `json:"attempts"`
@@ -386,6 +473,9 @@ type NotificationList struct {
 // NotificationState defines model for NotificationState.
 type NotificationState string
 
+// Outcome What a terminal-touching call actually did.
+type Outcome string
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Code Stable machine code, e.g. `invalid_request`, `unauthorized`, `host_not_found`.
@@ -400,6 +490,49 @@ type Problem struct {
 
 	// Type A URI reference naming the problem type.
 	Type string `json:"type"`
+}
+
+// RespondRequest defines model for RespondRequest.
+type RespondRequest struct {
+	Request string `json:"request"`
+}
+
+// RetryCallbackRequest defines model for RetryCallbackRequest.
+type RetryCallbackRequest struct {
+	NotificationId *string `json:"notification_id,omitempty"`
+}
+
+// SendRequest defines model for SendRequest.
+type SendRequest struct {
+	// HardTimeoutMinutes Observation ends this long after the send (default 720).
+	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
+
+	// InactivityMinutes The Turn is `stalled` after this long without activity (default 60).
+	InactivityMinutes *int `json:"inactivity_minutes,omitempty"`
+
+	// MessageId Idempotency key, unique per caller.
+	MessageId *string `json:"message_id,omitempty"`
+
+	// Request The task text. At most 700 characters (longer pastes are collapsed by the agents and cannot be verified), no control characters but newlines and tabs, and the first line may not be a slash command or start with `!`.
+	Request string `json:"request"`
+
+	// SessionId Send into the native conversation of an earlier Turn; refused when the pane now shows another one.
+	SessionId *string `json:"session_id,omitempty"`
+
+	// TerminalId The terminal to send to (from a conversation's `send` action).
+	TerminalId *string `json:"terminal_id,omitempty"`
+}
+
+// SendResult defines model for SendResult.
+type SendResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome   `json:"outcome"`
+	SessionId  string    `json:"session_id"`
+	State      TurnState `json:"state"`
+	TerminalId string    `json:"terminal_id"`
+	TurnId     string    `json:"turn_id"`
 }
 
 // TerminalInfo defines model for TerminalInfo.
@@ -428,8 +561,84 @@ type TerminalInfoProvider string
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
 
+// TurnActionResult defines model for TurnActionResult.
+type TurnActionResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome   `json:"outcome"`
+	State   TurnState `json:"state"`
+	TurnId  string    `json:"turn_id"`
+}
+
+// TurnCallbacks defines model for TurnCallbacks.
+type TurnCallbacks struct {
+	Delivered     int            `json:"delivered"`
+	Failed        int            `json:"failed"`
+	Notifications []Notification `json:"notifications"`
+	Pending       int            `json:"pending"`
+}
+
+// TurnDeadlines defines model for TurnDeadlines.
+type TurnDeadlines struct {
+	HardDeadlineAt time.Time  `json:"hard_deadline_at"`
+	InactivityAt   *time.Time `json:"inactivity_at,omitempty"`
+}
+
+// TurnList defines model for TurnList.
+type TurnList struct {
+	Turns []TurnStatus `json:"turns"`
+}
+
+// TurnProgress defines model for TurnProgress.
+type TurnProgress struct {
+	LastActivityAt *time.Time `json:"last_activity_at,omitempty"`
+
+	// LatestText The latest assistant text, secrets redacted, at most 800 characters.
+	LatestText string `json:"latest_text"`
+}
+
+// TurnRef defines model for TurnRef.
+type TurnRef struct {
+	State  TurnState `json:"state"`
+	TurnId string    `json:"turn_id"`
+}
+
+// TurnResult defines model for TurnResult.
+type TurnResult struct {
+	FinalMessage *string `json:"final_message,omitempty"`
+	Reason       *string `json:"reason,omitempty"`
+}
+
+// TurnState defines model for TurnState.
+type TurnState string
+
+// TurnStatus defines model for TurnStatus.
+type TurnStatus struct {
+	AcceptedAt   *time.Time    `json:"accepted_at,omitempty"`
+	Callbacks    TurnCallbacks `json:"callbacks"`
+	Conversation string        `json:"conversation"`
+	CreatedAt    time.Time     `json:"created_at"`
+	Deadlines    TurnDeadlines `json:"deadlines"`
+	DoNotRetry   bool          `json:"do_not_retry"`
+	EndedAt      *time.Time    `json:"ended_at,omitempty"`
+	Progress     TurnProgress  `json:"progress"`
+	Result       *TurnResult   `json:"result,omitempty"`
+	SessionId    string        `json:"session_id"`
+	State        TurnState     `json:"state"`
+	TerminalId   string        `json:"terminal_id"`
+	TurnId       string        `json:"turn_id"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+}
+
+// ConversationHeader defines model for ConversationHeader.
+type ConversationHeader = string
+
 // HostID defines model for HostID.
 type HostID = string
+
+// TurnID defines model for TurnID.
+type TurnID = string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -446,8 +655,41 @@ type ListNotificationsParams struct {
 	Limit *int               `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ListTurnsParams defines parameters for ListTurns.
+type ListTurnsParams struct {
+	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
+	Limit *int       `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SendTurnParams defines parameters for SendTurn.
+type SendTurnParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+
+	// IdempotencyKey Same as `message_id`; the body's value wins when both are given.
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// StreamTurnEventsParams defines parameters for StreamTurnEvents.
+type StreamTurnEventsParams struct {
+	Since       *int64  `form:"since,omitempty" json:"since,omitempty"`
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
+
+// SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
+type SendTurnJSONRequestBody = SendRequest
+
+// CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
+type CloseTurnJSONRequestBody = CloseRequest
+
+// RespondTurnJSONRequestBody defines body for RespondTurn for application/json ContentType.
+type RespondTurnJSONRequestBody = RespondRequest
+
+// RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
+type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -619,6 +861,128 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/notifications/{notification_id}/retry (the `RetryNotification` operationId).
 	RetryNotification(ctx context.Context, notificationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTurns The caller's Turns
+	//
+	// Corresponds with GET /v1/turns (the `ListTurns` operationId).
+	ListTurns(ctx context.Context, params *ListTurnsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendTurnWithBody Send a request to an agent terminal as one Turn
+	//
+	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+	// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+	SendTurnWithBody(ctx context.Context, params *SendTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendTurn Send a request to an agent terminal as one Turn
+	//
+	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+	// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+	SendTurn(ctx context.Context, params *SendTurnParams, body SendTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTurn A Turn's status
+	//
+	// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
+	GetTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelTurn Interrupt the active Turn once
+	//
+	// Presses the agent's interrupt key once, after recording the request durably (a restart never presses it again). The Turn becomes `cancelled` when the agent's record proves the interrupt.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
+	CancelTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloseTurnWithBody Release management of a Turn
+	//
+	// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+	CloseTurnWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CloseTurn Release management of a Turn
+	//
+	// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+	CloseTurn(ctx context.Context, turnId TurnID, body CloseTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamTurnEvents Server-sent events of one Turn
+	//
+	// Like `GET /v1/events`, limited to one Turn; replays from its first event unless `since` or `Last-Event-ID` says otherwise.
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
+	StreamTurnEvents(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverTurn Reconcile a Turn with the agent's record
+	//
+	// No terminal input. Reads the agent's durable record from the Turn's start; a stalled or uncertain Turn that in fact was accepted or finished takes the state the record proves.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/recover (the `RecoverTurn` operationId).
+	RecoverTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenewTurn Resume monitoring a stalled Turn
+	//
+	// No terminal input. Only for a `stalled` Turn whose terminal is still the same live agent and whose hard deadline has not passed.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/renew (the `RenewTurn` operationId).
+	RenewTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RespondTurnWithBody Answer a Turn that waits for the host
+	//
+	// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+	RespondTurnWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RespondTurn Answer a Turn that waits for the host
+	//
+	// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+	RespondTurn(ctx context.Context, turnId TurnID, body RespondTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryTurnCallbackWithBody Redeliver a Turn's failed webhook
+	//
+	// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+	RetryTurnCallbackWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryTurnCallback Redeliver a Turn's failed webhook
+	//
+	// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+	RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetMetrics Prometheus metrics
@@ -848,6 +1212,268 @@ func (c *Client) ListNotifications(ctx context.Context, params *ListNotification
 // Corresponds with POST /v1/notifications/{notification_id}/retry (the `RetryNotification` operationId).
 func (c *Client) RetryNotification(ctx context.Context, notificationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryNotificationRequest(c.Server, notificationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTurns The caller's Turns
+//
+// Corresponds with GET /v1/turns (the `ListTurns` operationId).
+func (c *Client) ListTurns(ctx context.Context, params *ListTurnsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTurnsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendTurnWithBody Send a request to an agent terminal as one Turn
+//
+// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+func (c *Client) SendTurnWithBody(ctx context.Context, params *SendTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTurnRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendTurn Send a request to an agent terminal as one Turn
+//
+// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+func (c *Client) SendTurn(ctx context.Context, params *SendTurnParams, body SendTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTurnRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTurn A Turn's status
+//
+// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
+func (c *Client) GetTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelTurn Interrupt the active Turn once
+//
+// Presses the agent's interrupt key once, after recording the request durably (a restart never presses it again). The Turn becomes `cancelled` when the agent's record proves the interrupt.
+//
+// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
+func (c *Client) CancelTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloseTurnWithBody Release management of a Turn
+//
+// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+func (c *Client) CloseTurnWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloseTurnRequestWithBody(c.Server, turnId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CloseTurn Release management of a Turn
+//
+// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+func (c *Client) CloseTurn(ctx context.Context, turnId TurnID, body CloseTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCloseTurnRequest(c.Server, turnId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamTurnEvents Server-sent events of one Turn
+//
+// Like `GET /v1/events`, limited to one Turn; replays from its first event unless `since` or `Last-Event-ID` says otherwise.
+//
+// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
+func (c *Client) StreamTurnEvents(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamTurnEventsRequest(c.Server, turnId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverTurn Reconcile a Turn with the agent's record
+//
+// No terminal input. Reads the agent's durable record from the Turn's start; a stalled or uncertain Turn that in fact was accepted or finished takes the state the record proves.
+//
+// Corresponds with POST /v1/turns/{turn_id}/recover (the `RecoverTurn` operationId).
+func (c *Client) RecoverTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenewTurn Resume monitoring a stalled Turn
+//
+// No terminal input. Only for a `stalled` Turn whose terminal is still the same live agent and whose hard deadline has not passed.
+//
+// Corresponds with POST /v1/turns/{turn_id}/renew (the `RenewTurn` operationId).
+func (c *Client) RenewTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenewTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RespondTurnWithBody Answer a Turn that waits for the host
+//
+// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+func (c *Client) RespondTurnWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRespondTurnRequestWithBody(c.Server, turnId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RespondTurn Answer a Turn that waits for the host
+//
+// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+func (c *Client) RespondTurn(ctx context.Context, turnId TurnID, body RespondTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRespondTurnRequest(c.Server, turnId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryTurnCallbackWithBody Redeliver a Turn's failed webhook
+//
+// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+func (c *Client) RetryTurnCallbackWithBody(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryTurnCallbackRequestWithBody(c.Server, turnId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryTurnCallback Redeliver a Turn's failed webhook
+//
+// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+func (c *Client) RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryTurnCallbackRequest(c.Server, turnId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1331,6 +1957,491 @@ func NewRetryNotificationRequest(server string, notificationId string) (*http.Re
 	return req, nil
 }
 
+// NewListTurnsRequest constructs an http.Request for the ListTurns method
+func NewListTurnsRequest(server string, params *ListTurnsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSendTurnRequest calls the generic SendTurn builder with application/json body
+func NewSendTurnRequest(server string, params *SendTurnParams, body SendTurnJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendTurnRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewSendTurnRequestWithBody constructs an http.Request for the SendTurn method, with any body, and a specified content type
+func NewSendTurnRequestWithBody(server string, params *SendTurnParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetTurnRequest constructs an http.Request for the GetTurn method
+func NewGetTurnRequest(server string, turnId TurnID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelTurnRequest constructs an http.Request for the CancelTurn method
+func NewCancelTurnRequest(server string, turnId TurnID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCloseTurnRequest calls the generic CloseTurn builder with application/json body
+func NewCloseTurnRequest(server string, turnId TurnID, body CloseTurnJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCloseTurnRequestWithBody(server, turnId, "application/json", bodyReader)
+}
+
+// NewCloseTurnRequestWithBody constructs an http.Request for the CloseTurn method, with any body, and a specified content type
+func NewCloseTurnRequestWithBody(server string, turnId TurnID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/close", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewStreamTurnEventsRequest constructs an http.Request for the StreamTurnEvents method
+func NewStreamTurnEventsRequest(server string, turnId TurnID, params *StreamTurnEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRecoverTurnRequest constructs an http.Request for the RecoverTurn method
+func NewRecoverTurnRequest(server string, turnId TurnID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/recover", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRenewTurnRequest constructs an http.Request for the RenewTurn method
+func NewRenewTurnRequest(server string, turnId TurnID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/renew", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRespondTurnRequest calls the generic RespondTurn builder with application/json body
+func NewRespondTurnRequest(server string, turnId TurnID, body RespondTurnJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRespondTurnRequestWithBody(server, turnId, "application/json", bodyReader)
+}
+
+// NewRespondTurnRequestWithBody constructs an http.Request for the RespondTurn method, with any body, and a specified content type
+func NewRespondTurnRequestWithBody(server string, turnId TurnID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/respond", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRetryTurnCallbackRequest calls the generic RetryTurnCallback builder with application/json body
+func NewRetryTurnCallbackRequest(server string, turnId TurnID, body RetryTurnCallbackJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRetryTurnCallbackRequestWithBody(server, turnId, "application/json", bodyReader)
+}
+
+// NewRetryTurnCallbackRequestWithBody constructs an http.Request for the RetryTurnCallback method, with any body, and a specified content type
+func NewRetryTurnCallbackRequestWithBody(server string, turnId TurnID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/retry-callback", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -1495,6 +2606,140 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/notifications/{notification_id}/retry (the `RetryNotification` operationId).
 	RetryNotificationWithResponse(ctx context.Context, notificationId string, reqEditors ...RequestEditorFn) (*RetryNotificationResponse, error)
+
+	// ListTurnsWithResponse The caller's Turns
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/turns (the `ListTurns` operationId).
+	ListTurnsWithResponse(ctx context.Context, params *ListTurnsParams, reqEditors ...RequestEditorFn) (*ListTurnsResponse, error)
+
+	// SendTurnWithBodyWithResponse Send a request to an agent terminal as one Turn
+	//
+	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+	// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+	SendTurnWithBodyWithResponse(ctx context.Context, params *SendTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTurnResponse, error)
+
+	// SendTurnWithResponse Send a request to an agent terminal as one Turn
+	//
+	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+	// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+	SendTurnWithResponse(ctx context.Context, params *SendTurnParams, body SendTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTurnResponse, error)
+
+	// GetTurnWithResponse A Turn's status
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
+	GetTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*GetTurnResponse, error)
+
+	// CancelTurnWithResponse Interrupt the active Turn once
+	//
+	// Presses the agent's interrupt key once, after recording the request durably (a restart never presses it again). The Turn becomes `cancelled` when the agent's record proves the interrupt.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
+	CancelTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*CancelTurnResponse, error)
+
+	// CloseTurnWithBodyWithResponse Release management of a Turn
+	//
+	// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+	CloseTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloseTurnResponse, error)
+
+	// CloseTurnWithResponse Release management of a Turn
+	//
+	// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+	CloseTurnWithResponse(ctx context.Context, turnId TurnID, body CloseTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*CloseTurnResponse, error)
+
+	// StreamTurnEventsWithResponse Server-sent events of one Turn
+	//
+	// Like `GET /v1/events`, limited to one Turn; replays from its first event unless `since` or `Last-Event-ID` says otherwise.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
+	StreamTurnEventsWithResponse(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*StreamTurnEventsResponse, error)
+
+	// RecoverTurnWithResponse Reconcile a Turn with the agent's record
+	//
+	// No terminal input. Reads the agent's durable record from the Turn's start; a stalled or uncertain Turn that in fact was accepted or finished takes the state the record proves.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/recover (the `RecoverTurn` operationId).
+	RecoverTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*RecoverTurnResponse, error)
+
+	// RenewTurnWithResponse Resume monitoring a stalled Turn
+	//
+	// No terminal input. Only for a `stalled` Turn whose terminal is still the same live agent and whose hard deadline has not passed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/renew (the `RenewTurn` operationId).
+	RenewTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*RenewTurnResponse, error)
+
+	// RespondTurnWithBodyWithResponse Answer a Turn that waits for the host
+	//
+	// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+	RespondTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RespondTurnResponse, error)
+
+	// RespondTurnWithResponse Answer a Turn that waits for the host
+	//
+	// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+	RespondTurnWithResponse(ctx context.Context, turnId TurnID, body RespondTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*RespondTurnResponse, error)
+
+	// RetryTurnCallbackWithBodyWithResponse Redeliver a Turn's failed webhook
+	//
+	// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+	RetryTurnCallbackWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error)
+
+	// RetryTurnCallbackWithResponse Redeliver a Turn's failed webhook
+	//
+	// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+	RetryTurnCallbackWithResponse(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error)
 }
 
 type GetMetricsResponse struct {
@@ -2240,6 +3485,689 @@ func (r RetryNotificationResponse) ContentType() string {
 	return ""
 }
 
+type ListTurnsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTurnsResponse) GetJSON200() *TurnList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTurnsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListTurnsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTurnsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTurnsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTurnsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTurnsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SendTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SendResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *SendResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SendTurnResponse) GetJSON200() *SendResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SendTurnResponse) GetJSON202() *SendResult {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SendTurnResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnStatus
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTurnResponse) GetJSON200() *TurnStatus {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CancelTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelTurnResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CloseTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CloseTurnResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CloseTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CloseTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CloseTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CloseTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r CloseTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CloseTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CloseTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CloseTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamTurnEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamTurnEventsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamTurnEventsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamTurnEventsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamTurnEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamTurnEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamTurnEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamTurnEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RecoverTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecoverTurnResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecoverTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecoverTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecoverTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RecoverTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RenewTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RenewTurnResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RenewTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RenewTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RenewTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RenewTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RenewTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RenewTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RenewTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RenewTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RespondTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *SendResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RespondTurnResponse) GetJSON202() *SendResult {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RespondTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RespondTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RespondTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RespondTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RespondTurnResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r RespondTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RespondTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RespondTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RespondTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RetryTurnCallbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Notification
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RetryTurnCallbackResponse) GetJSON202() *Notification {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RetryTurnCallbackResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetryTurnCallbackResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetryTurnCallbackResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetryTurnCallbackResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryTurnCallbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryTurnCallbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryTurnCallbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryTurnCallbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetMetricsWithResponse Prometheus metrics
 //
 // Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
@@ -2443,6 +4371,224 @@ func (c *ClientWithResponses) RetryNotificationWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRetryNotificationResponse(rsp)
+}
+
+// ListTurnsWithResponse The caller's Turns
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/turns (the `ListTurns` operationId).
+func (c *ClientWithResponses) ListTurnsWithResponse(ctx context.Context, params *ListTurnsParams, reqEditors ...RequestEditorFn) (*ListTurnsResponse, error) {
+	rsp, err := c.ListTurns(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTurnsResponse(rsp)
+}
+
+// SendTurnWithBodyWithResponse Send a request to an agent terminal as one Turn
+//
+// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+func (c *ClientWithResponses) SendTurnWithBodyWithResponse(ctx context.Context, params *SendTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendTurnResponse, error) {
+	rsp, err := c.SendTurnWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendTurnResponse(rsp)
+}
+
+// SendTurnWithResponse Send a request to an agent terminal as one Turn
+//
+// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
+// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
+// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
+// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
+// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
+// The same `message_id` (or `Idempotency-Key`) from the same caller returns the same Turn (200) and sends nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns (the `SendTurn` operationId).
+func (c *ClientWithResponses) SendTurnWithResponse(ctx context.Context, params *SendTurnParams, body SendTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*SendTurnResponse, error) {
+	rsp, err := c.SendTurn(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendTurnResponse(rsp)
+}
+
+// GetTurnWithResponse A Turn's status
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
+func (c *ClientWithResponses) GetTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*GetTurnResponse, error) {
+	rsp, err := c.GetTurn(ctx, turnId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTurnResponse(rsp)
+}
+
+// CancelTurnWithResponse Interrupt the active Turn once
+//
+// Presses the agent's interrupt key once, after recording the request durably (a restart never presses it again). The Turn becomes `cancelled` when the agent's record proves the interrupt.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
+func (c *ClientWithResponses) CancelTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*CancelTurnResponse, error) {
+	rsp, err := c.CancelTurn(ctx, turnId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelTurnResponse(rsp)
+}
+
+// CloseTurnWithBodyWithResponse Release management of a Turn
+//
+// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+func (c *ClientWithResponses) CloseTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CloseTurnResponse, error) {
+	rsp, err := c.CloseTurnWithBody(ctx, turnId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloseTurnResponse(rsp)
+}
+
+// CloseTurnWithResponse Release management of a Turn
+//
+// No terminal input. The Turn becomes `closed` and no longer holds its terminal.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/close (the `CloseTurn` operationId).
+func (c *ClientWithResponses) CloseTurnWithResponse(ctx context.Context, turnId TurnID, body CloseTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*CloseTurnResponse, error) {
+	rsp, err := c.CloseTurn(ctx, turnId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCloseTurnResponse(rsp)
+}
+
+// StreamTurnEventsWithResponse Server-sent events of one Turn
+//
+// Like `GET /v1/events`, limited to one Turn; replays from its first event unless `since` or `Last-Event-ID` says otherwise.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
+func (c *ClientWithResponses) StreamTurnEventsWithResponse(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*StreamTurnEventsResponse, error) {
+	rsp, err := c.StreamTurnEvents(ctx, turnId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamTurnEventsResponse(rsp)
+}
+
+// RecoverTurnWithResponse Reconcile a Turn with the agent's record
+//
+// No terminal input. Reads the agent's durable record from the Turn's start; a stalled or uncertain Turn that in fact was accepted or finished takes the state the record proves.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/recover (the `RecoverTurn` operationId).
+func (c *ClientWithResponses) RecoverTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*RecoverTurnResponse, error) {
+	rsp, err := c.RecoverTurn(ctx, turnId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverTurnResponse(rsp)
+}
+
+// RenewTurnWithResponse Resume monitoring a stalled Turn
+//
+// No terminal input. Only for a `stalled` Turn whose terminal is still the same live agent and whose hard deadline has not passed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/renew (the `RenewTurn` operationId).
+func (c *ClientWithResponses) RenewTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*RenewTurnResponse, error) {
+	rsp, err := c.RenewTurn(ctx, turnId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenewTurnResponse(rsp)
+}
+
+// RespondTurnWithBodyWithResponse Answer a Turn that waits for the host
+//
+// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+func (c *ClientWithResponses) RespondTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RespondTurnResponse, error) {
+	rsp, err := c.RespondTurnWithBody(ctx, turnId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRespondTurnResponse(rsp)
+}
+
+// RespondTurnWithResponse Answer a Turn that waits for the host
+//
+// Only when the Turn is `waiting_for_host` (the agent stopped inside the task, e.g. after an interrupt, and waits for the person's words). Same checks and outcome rules as sending; monitoring continues inside the same Turn.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/respond (the `RespondTurn` operationId).
+func (c *ClientWithResponses) RespondTurnWithResponse(ctx context.Context, turnId TurnID, body RespondTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*RespondTurnResponse, error) {
+	rsp, err := c.RespondTurn(ctx, turnId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRespondTurnResponse(rsp)
+}
+
+// RetryTurnCallbackWithBodyWithResponse Redeliver a Turn's failed webhook
+//
+// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+func (c *ClientWithResponses) RetryTurnCallbackWithBodyWithResponse(ctx context.Context, turnId TurnID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error) {
+	rsp, err := c.RetryTurnCallbackWithBody(ctx, turnId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryTurnCallbackResponse(rsp)
+}
+
+// RetryTurnCallbackWithResponse Redeliver a Turn's failed webhook
+//
+// With its original `webhook-id` and body. Without `notification_id`, the Turn's latest failed notification.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
+func (c *ClientWithResponses) RetryTurnCallbackWithResponse(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error) {
+	rsp, err := c.RetryTurnCallback(ctx, turnId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryTurnCallbackResponse(rsp)
 }
 
 // ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
@@ -2948,6 +5094,539 @@ func ParseRetryNotificationResponse(rsp *http.Response) (*RetryNotificationRespo
 	}
 
 	response := &RetryNotificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Notification
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListTurnsResponse parses an HTTP response from a ListTurnsWithResponse call
+func ParseListTurnsResponse(rsp *http.Response) (*ListTurnsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTurnsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSendTurnResponse parses an HTTP response from a SendTurnWithResponse call
+func ParseSendTurnResponse(rsp *http.Response) (*SendTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SendResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest SendResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTurnResponse parses an HTTP response from a GetTurnWithResponse call
+func ParseGetTurnResponse(rsp *http.Response) (*GetTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnStatus
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCancelTurnResponse parses an HTTP response from a CancelTurnWithResponse call
+func ParseCancelTurnResponse(rsp *http.Response) (*CancelTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCloseTurnResponse parses an HTTP response from a CloseTurnWithResponse call
+func ParseCloseTurnResponse(rsp *http.Response) (*CloseTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CloseTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamTurnEventsResponse parses an HTTP response from a StreamTurnEventsWithResponse call
+func ParseStreamTurnEventsResponse(rsp *http.Response) (*StreamTurnEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamTurnEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRecoverTurnResponse parses an HTTP response from a RecoverTurnWithResponse call
+func ParseRecoverTurnResponse(rsp *http.Response) (*RecoverTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRenewTurnResponse parses an HTTP response from a RenewTurnWithResponse call
+func ParseRenewTurnResponse(rsp *http.Response) (*RenewTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RenewTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRespondTurnResponse parses an HTTP response from a RespondTurnWithResponse call
+func ParseRespondTurnResponse(rsp *http.Response) (*RespondTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RespondTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest SendResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRetryTurnCallbackResponse parses an HTTP response from a RetryTurnCallbackWithResponse call
+func ParseRetryTurnCallbackResponse(rsp *http.Response) (*RetryTurnCallbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryTurnCallbackResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

@@ -1,0 +1,308 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+var zeroTime time.Time
+
+// ownedTurn loads a Turn the caller may act on; others get turn_not_found.
+func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Turn{}, p, err
+	}
+	if s.turns == nil {
+		return Turn{}, p, E(CodeUnavailable, "turns are not configured")
+	}
+	t, err := s.store.Turn(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(t.HostID)) {
+		return Turn{}, p, E(CodeTurnNotFound, "no turn "+id)
+	}
+	return t, p, err
+}
+
+// TurnStatus is a Turn with what its owner should see about its callbacks.
+type TurnStatus struct {
+	Turn          Turn
+	Notifications []Notification
+}
+
+// Turn returns one Turn's status.
+func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return TurnStatus{}, err
+	}
+	ns, err := s.store.TurnNotifications(ctx, id)
+	if err != nil {
+		return TurnStatus{}, err
+	}
+	return TurnStatus{Turn: t, Notifications: ns}, nil
+}
+
+// Turns lists the caller's Turns.
+func (s *Service) Turns(ctx context.Context, state TurnState, limit int) ([]Turn, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	return s.store.Turns(ctx, TurnFilter{HostID: p.HostID, All: p.Operator, State: state, Limit: limit})
+}
+
+// TurnEventsAfter returns one Turn's events after id, for its SSE stream.
+func (s *Service) TurnEventsAfter(ctx context.Context, p Principal, turnID string, after int64, limit int) ([]Event, error) {
+	f := FilterFor(p)
+	f.Subject = turnID
+	return s.store.EventsAfter(ctx, after, f, limit)
+}
+
+// CheckTurnVisible fails unless the caller may see the Turn.
+func (s *Service) CheckTurnVisible(ctx context.Context, id string) error {
+	_, _, err := s.ownedTurn(ctx, id)
+	return err
+}
+
+// ActionResult is what an action on a Turn did.
+type ActionResult struct {
+	Turn       Turn
+	Outcome    Outcome
+	DoNotRetry bool
+}
+
+func stateConflict(t Turn, action string) error {
+	return E(CodeTurnStateConflict, fmt.Sprintf("turn %s is %s; %s is not possible now", t.ID, t.State, action))
+}
+
+// Cancel presses the interrupt key once for an active Turn. The monitor
+// reports cancelled once the agent's record proves the interrupt.
+func (s *Service) Cancel(ctx context.Context, id string) (ActionResult, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	tr := s.turns
+	unlock := tr.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, id); err != nil {
+		return ActionResult{}, err
+	}
+	switch t.State {
+	case TurnWorking, TurnAwaitingApproval, TurnAwaitingInteraction:
+	case TurnDispatching:
+		if t.SubmitStage != SubmitEntered {
+			return ActionResult{}, stateConflict(t, "cancel")
+		}
+	default:
+		return ActionResult{}, stateConflict(t, "cancel")
+	}
+	if t.CancelRequested {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // pressed once already; never twice
+	}
+	term, err := tr.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if term.ScreenState == ScreenIdle || term.ScreenState == ScreenUnknown || term.ScreenState == ScreenStartupDialog {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeTerminalNotIdle,
+			"the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
+	}
+	// Durably before the key: a restart must never press it again.
+	t.CancelRequested = true
+	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
+		return ActionResult{}, err
+	}
+	if err := tr.term.Interrupt(context.WithoutCancel(ctx), term); err != nil {
+		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// Close releases management of a Turn without any terminal input.
+func (s *Service) Close(ctx context.Context, id, reason string) (ActionResult, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if len(reason) > 500 {
+		return ActionResult{}, Invalid("reason is longer than 500 characters", FieldError{Field: "reason", Message: "at most 500 characters"})
+	}
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, id); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State == TurnClosed {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	}
+	s.stopMonitor(t.ID)
+	prev := t.State
+	t.State = TurnClosed
+	if reason != "" {
+		t.FailureReason = "closed: " + reason
+	} else if !prev.Final() {
+		t.FailureReason = "closed while " + string(prev)
+	}
+	if t, err = s.transition(ctx, t, "turn.closed", false); err != nil {
+		return ActionResult{}, err
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// Renew restarts monitoring of a stalled Turn whose terminal is still the
+// same live agent. No input.
+func (s *Service) Renew(ctx context.Context, id string) (ActionResult, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, id); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State != TurnStalled {
+		return ActionResult{}, stateConflict(t, "renew")
+	}
+	if s.clock.Now().After(t.HardDeadline()) {
+		return ActionResult{}, E(CodeTurnStateConflict, "the turn's hard deadline has passed; close it")
+	}
+	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
+	}
+	t.State = TurnWorking
+	if t.AcceptedAt.IsZero() {
+		t.State = TurnDispatching
+	}
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt = zeroTime
+	t.FailureReason = ""
+	if t, err = s.transition(ctx, t, "turn.renewed", false); err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// Recover reconciles a Turn with the agent's durable record from its
+// original mark: a stalled or uncertain Turn that in fact was accepted or
+// finished takes the state the record proves. No input.
+func (s *Service) Recover(ctx context.Context, id string) (ActionResult, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	tr := s.turns
+	unlock := tr.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, id); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State.Final() {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	}
+	term, err := tr.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; its record cannot be read")
+	}
+	p, err := tr.term.Progress(ctx, term, t.Mark, t.Request)
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	next, typ, webhook := s.applyProgress(t, p)
+	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
+		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
+		next.EndedAt, next.FailureReason = zeroTime, ""
+		next.LastActivityAt = s.clock.Now().UTC()
+	}
+	if typ == "" {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
+	}
+	next.Mark = p.Mark
+	if t, err = s.transition(ctx, next, typ, webhook); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State.Monitored() {
+		s.startMonitor(t.ID)
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// Respond answers a Turn that waits for the host, inside the same Turn,
+// with the same checks as Send.
+func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, error) {
+	t, _, err := s.ownedTurn(ctx, id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	tr := s.turns
+	if err := tr.checkRequest(request); err != nil {
+		return SendResult{}, err
+	}
+	unlock := tr.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, id); err != nil {
+		return SendResult{}, err
+	}
+	if t.State != TurnWaitingForHost {
+		return SendResult{}, stateConflict(t, "respond")
+	}
+	term, err := tr.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return SendResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if err := sendReady(term); err != nil {
+		return SendResult{}, err
+	}
+	mark, err := tr.term.Mark(ctx, term)
+	if err != nil {
+		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's durable record", Err: err}
+	}
+	// Reserve durably before input.
+	s.stopMonitor(t.ID)
+	t.State, t.Request, t.Mark, t.SubmitStage = TurnDispatching, request, mark, SubmitNothing
+	t.CancelRequested, t.FailureReason, t.AcceptedAt = false, "", zeroTime
+	if t, err = s.transition(ctx, t, "", false); err != nil {
+		return SendResult{}, err
+	}
+	stage, subErr := tr.term.Submit(ctx, term, request)
+	return s.afterSubmit(ctx, t, stage, subErr, true)
+}
+
+// RetryTurnCallback redelivers a Turn's failed notification (or the given
+// one) with its original webhook-id.
+func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID string) (Notification, error) {
+	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
+		return Notification{}, err
+	}
+	ns, err := s.store.TurnNotifications(ctx, turnID)
+	if err != nil {
+		return Notification{}, err
+	}
+	for i := len(ns) - 1; i >= 0; i-- {
+		n := ns[i]
+		if notificationID != "" && n.ID != notificationID {
+			continue
+		}
+		if notificationID == "" && n.State != NotificationFailed {
+			continue
+		}
+		return s.RetryNotification(ctx, n.ID)
+	}
+	if notificationID != "" {
+		return Notification{}, E(CodeNotificationNotFound, "turn "+turnID+" has no notification "+notificationID)
+	}
+	return Notification{}, E(CodeNotificationNotFound, "turn "+turnID+" has no failed notification")
+}

@@ -1,0 +1,321 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// turnData is the public projection carried by Turn events and webhooks.
+func (s *Service) turnData(t Turn) map[string]any {
+	d := map[string]any{
+		"turn_id":      t.ID,
+		"session_id":   t.SessionID,
+		"terminal_id":  t.TerminalID,
+		"conversation": t.Conversation,
+		"state":        string(t.State),
+	}
+	if t.State == TurnCompleted {
+		d["final_message"] = t.FinalMessage
+	}
+	if t.FailureReason != "" {
+		d["reason"] = t.FailureReason
+	}
+	if t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain {
+		d["do_not_retry"] = true
+	}
+	if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {
+		d["note"] = "a wake-up signal, not authority: read the Turn's status before acting"
+	}
+	return d
+}
+
+// emitTurnLocked stores a Turn event (and its webhook when webhook is set)
+// in the caller's transaction.
+func (s *Service) emitTurnLocked(ctx context.Context, tx Tx, t Turn, typ string, webhook bool) (Notification, error) {
+	return s.emitLocked(ctx, tx, Event{Type: typ, HostID: t.HostID, Conversation: t.Conversation, Subject: t.ID,
+		Data: s.turnData(t)}, webhook)
+}
+
+// transition writes a Turn change with its event (and webhook) in one
+// transaction, compare-and-swap on the revision. It returns the stored Turn.
+func (s *Service) transition(ctx context.Context, t Turn, typ string, webhook bool) (Turn, error) {
+	t.UpdatedAt = s.clock.Now().UTC()
+	if t.State.Final() || t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain {
+		if t.EndedAt.IsZero() {
+			t.EndedAt = t.UpdatedAt
+		}
+	}
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.UpdateTurn(ctx, t); err != nil {
+			return err
+		}
+		if typ == "" {
+			return nil
+		}
+		_, err := s.emitTurnLocked(ctx, tx, t, typ, webhook)
+		return err
+	})
+	if err != nil {
+		return t, err
+	}
+	t.Revision++
+	return t, nil
+}
+
+// StartTurnMonitors resumes monitoring of every live Turn (after a
+// restart) and keeps ctx as the life of monitors started later.
+func (s *Service) StartTurnMonitors(ctx context.Context) error {
+	tr := s.turns
+	if tr == nil {
+		return nil
+	}
+	tr.monMu.Lock()
+	tr.monCtx = ctx
+	tr.monMu.Unlock()
+	live, err := s.store.Turns(ctx, TurnFilter{All: true, Limit: 100000})
+	if err != nil {
+		return err
+	}
+	for _, t := range live {
+		if t.State.Monitored() {
+			s.startMonitor(t.ID)
+		}
+	}
+	return nil
+}
+
+// WaitTurnMonitors waits until every monitor has stopped (after the ctx
+// given to StartTurnMonitors ended).
+func (s *Service) WaitTurnMonitors() {
+	if s.turns != nil {
+		s.turns.monWG.Wait()
+	}
+}
+
+func (s *Service) startMonitor(turnID string) {
+	tr := s.turns
+	tr.monMu.Lock()
+	defer tr.monMu.Unlock()
+	if tr.monCtx == nil || tr.monCtx.Err() != nil {
+		return
+	}
+	if h, running := tr.monitors[turnID]; running && h.ctx.Err() == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(tr.monCtx)
+	h := &monitorHandle{ctx: ctx, cancel: cancel}
+	tr.monitors[turnID] = h
+	tr.monWG.Add(1)
+	go func() {
+		defer tr.monWG.Done()
+		defer func() {
+			tr.monMu.Lock()
+			if tr.monitors[turnID] == h {
+				delete(tr.monitors, turnID)
+			}
+			tr.monMu.Unlock()
+			cancel()
+		}()
+		s.monitor(ctx, turnID)
+	}()
+}
+
+// monitorHandle is one running monitor.
+type monitorHandle struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (s *Service) stopMonitor(turnID string) {
+	tr := s.turns
+	tr.monMu.Lock()
+	h := tr.monitors[turnID]
+	tr.monMu.Unlock()
+	if h != nil {
+		h.cancel()
+	}
+}
+
+// monitor follows one Turn to a state the monitor does not follow. It never
+// sends input.
+func (s *Service) monitor(ctx context.Context, turnID string) {
+	tr := s.turns
+	log := slog.With("turn_id", turnID)
+	t, err := s.store.Turn(ctx, turnID)
+	if err != nil {
+		log.Error("monitor: load turn", "err", err)
+		return
+	}
+	mark := t.Mark
+	var term Terminal
+	var lastScreen time.Time
+	var lastPersist time.Time
+	tick := time.NewTicker(tr.cfg.PollInterval)
+	defer tick.Stop()
+	for {
+		if !t.State.Monitored() {
+			return
+		}
+		now := s.clock.Now().UTC()
+		next := t
+		typ, webhook := "", false
+
+		// The screen: terminal liveness and prompts. Less often than the record.
+		if term.ID == "" || now.Sub(lastScreen) >= tr.cfg.ScreenInterval {
+			lastScreen = now
+			obs, err := tr.term.Observe(ctx, t.TerminalID)
+			switch {
+			case errors.Is(err, ErrTerminalGone):
+				if term.ID == "" {
+					next.State, next.FailureReason = TurnFailed, "the terminal was gone when monitoring started"
+					typ, webhook = "turn.failed", true
+				}
+			case err != nil:
+				if ctx.Err() != nil {
+					return
+				}
+				log.Warn("monitor: observe", "err", err)
+			default:
+				term = obs
+			}
+			if errors.Is(err, ErrTerminalGone) && term.ID != "" {
+				// A last look at the record before giving up on the pane.
+				if p, perr := tr.term.Progress(ctx, term, mark, t.Request); perr == nil && p.Ended() {
+					next, typ, webhook = s.applyProgress(next, p)
+				} else {
+					next.State, next.FailureReason = TurnFailed, "the pane closed or its agent exited before the turn ended"
+					typ, webhook = "turn.failed", true
+				}
+			}
+		}
+
+		if typ == "" && term.ID != "" {
+			p, err := tr.term.Progress(ctx, term, mark, t.Request)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				log.Warn("monitor: progress", "err", err)
+			} else {
+				mark = p.Mark
+				next, typ, webhook = s.applyProgress(next, p)
+			}
+		}
+
+		if typ == "" {
+			next, typ, webhook = s.applyScreen(next, term)
+		}
+		if typ == "" {
+			switch {
+			case now.After(t.HardDeadline()):
+				next.State, next.FailureReason = TurnStalled, "the hard deadline passed; observation ended"
+				typ, webhook = "turn.stalled", true
+			case t.State == TurnDispatching && t.SubmitStage != SubmitEntered:
+				// Reserved, but the daemon stopped before the submit was
+				// recorded: input may or may not have happened.
+				if now.Sub(t.UpdatedAt) > tr.cfg.AcceptWindow {
+					next.State, next.FailureReason = TurnDeliveryUncertain, "the daemon stopped while sending; delivery is not proven"
+					typ, webhook = "turn.delivery_uncertain", true
+				}
+			case t.State == TurnDispatching && now.Sub(t.UpdatedAt) > tr.cfg.AcceptWindow:
+				next.State, next.FailureReason = TurnDeliveryUncertain, "Enter was pressed but the agent's record never showed the request"
+				typ, webhook = "turn.delivery_uncertain", true
+			case t.State != TurnDispatching && now.After(t.InactivityDeadline()):
+				next.State, next.FailureReason = TurnStalled, "no activity within the inactivity limit"
+				typ, webhook = "turn.stalled", true
+			}
+		}
+
+		changed := typ != "" || next.LatestText != t.LatestText ||
+			(next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
+		if changed {
+			next.Mark = mark
+			if typ == "" && next.LatestText != t.LatestText {
+				if now.Sub(lastPersist) < time.Second && next.LastActivityAt.Sub(t.LastActivityAt) < 5*time.Second {
+					changed = false // progress text is throttled to one write a second
+				} else {
+					typ = "turn.progress"
+				}
+			}
+		}
+		if changed {
+			stored, err := s.transition(ctx, next, typ, webhook)
+			if errors.Is(err, ErrRevisionConflict) {
+				// An action (cancel, close, respond) changed the Turn: reload.
+				if t, err = s.store.Turn(ctx, turnID); err != nil {
+					return
+				}
+				mark = t.Mark
+				continue
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				log.Error("monitor: store transition", "err", err)
+			} else {
+				t = stored
+				lastPersist = now
+			}
+		}
+
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// applyProgress folds what the durable record proves into the Turn.
+func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
+	if !p.LastActivity.IsZero() && p.LastActivity.After(t.LastActivityAt) {
+		t.LastActivityAt = p.LastActivity.UTC()
+	}
+	if p.LatestText != "" {
+		t.LatestText = boundText(s.turns.redact, p.LatestText, ProgressLimit)
+	}
+	if p.Accepted && t.AcceptedAt.IsZero() {
+		t.AcceptedAt = s.clock.Now().UTC()
+		if p.NativeThreadID != "" {
+			t.NativeThreadID = p.NativeThreadID
+		}
+		t.NativeTurnID = p.NativeTurnID
+	}
+	switch {
+	case p.Completed:
+		t.State, t.FinalMessage = TurnCompleted, p.FinalMessage
+		return t, "turn.completed", true
+	case p.Failed:
+		t.State, t.FailureReason = TurnFailed, p.FailureReason
+		return t, "turn.failed", true
+	case p.Interrupted && t.CancelRequested:
+		t.State = TurnCancelled
+		return t, "turn.cancelled", true
+	case p.Interrupted:
+		t.State, t.FailureReason = TurnWaitingForHost, "the turn was interrupted in the pane; the agent waits for instructions"
+		return t, "turn.waiting_for_host", true
+	case p.Accepted && t.State == TurnDispatching:
+		t.State = TurnWorking
+		return t, "turn.accepted", true
+	}
+	return t, "", false
+}
+
+// applyScreen reflects prompts the screen shows while the Turn works.
+func (s *Service) applyScreen(t Turn, term Terminal) (Turn, string, bool) {
+	switch {
+	case t.State == TurnWorking && term.ScreenState == ScreenAwaitingApproval:
+		t.State = TurnAwaitingApproval
+		return t, "turn.approval_required", true
+	case t.State == TurnWorking && term.ScreenState == ScreenAwaitingInteraction:
+		t.State = TurnAwaitingInteraction
+		return t, "turn.interaction_required", true
+	case (t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction) && term.ScreenState == ScreenWorking:
+		t.State = TurnWorking
+		return t, "turn.working", false
+	}
+	return t, "", false
+}

@@ -1,0 +1,401 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// TurnConfig tunes Turns; zero fields take the defaults.
+type TurnConfig struct {
+	MaxRequestRunes   int           // longest request, in code points
+	DefaultInactivity time.Duration // a Turn with no activity this long is stalled
+	DefaultHard       time.Duration // observation ends this long after the send
+	AcceptWindow      time.Duration // how long acceptance may take after Enter
+	PollInterval      time.Duration // how often the durable record is read
+	ScreenInterval    time.Duration // how often the screen is looked at
+}
+
+func (c *TurnConfig) defaults() {
+	if c.MaxRequestRunes == 0 {
+		c.MaxRequestRunes = 700
+	}
+	if c.DefaultInactivity == 0 {
+		c.DefaultInactivity = 60 * time.Minute
+	}
+	if c.DefaultHard == 0 {
+		c.DefaultHard = 720 * time.Minute
+	}
+	if c.AcceptWindow == 0 {
+		c.AcceptWindow = 60 * time.Second
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 50 * time.Millisecond
+	}
+	if c.ScreenInterval == 0 {
+		c.ScreenInterval = time.Second
+	}
+}
+
+// turns is the Turn machinery of a Service.
+type turns struct {
+	term   TurnTerminal
+	redact Redactor
+	cfg    TurnConfig
+
+	lockMu sync.Mutex
+	locks  map[string]*sync.Mutex // per terminal
+
+	monMu    sync.Mutex
+	monCtx   context.Context
+	monitors map[string]*monitorHandle // per turn
+	monWG    sync.WaitGroup
+}
+
+// UseTurns wires the terminal side of Turns in.
+func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
+	cfg.defaults()
+	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*sync.Mutex{}, monitors: map[string]*monitorHandle{}}
+}
+
+// lockTerminal takes the terminal lock. Lock order: terminal lock, then a
+// store transaction; never the other way round.
+func (tr *turns) lockTerminal(id string) func() {
+	tr.lockMu.Lock()
+	m, ok := tr.locks[id]
+	if !ok {
+		m = &sync.Mutex{}
+		tr.locks[id] = m
+	}
+	tr.lockMu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// SendInput is a Send request.
+type SendInput struct {
+	TerminalID         string `validate:"omitempty,max=100"`
+	SessionID          string `validate:"omitempty,max=100"`
+	Request            string
+	MessageID          string `validate:"omitempty,max=200"`
+	InactivityMinutes  int    `validate:"omitempty,min=1,max=1440"`
+	HardTimeoutMinutes int    `validate:"omitempty,min=1,max=10080"`
+}
+
+// SendResult is what Send did.
+type SendResult struct {
+	Turn       Turn
+	Outcome    Outcome
+	DoNotRetry bool
+	Existing   bool // the idempotency key named an existing Turn; nothing was sent
+}
+
+// checkRequest applies the request rules that need no terminal.
+func (tr *turns) checkRequest(req string) error {
+	if strings.TrimSpace(req) == "" {
+		return Invalid("request is empty", FieldError{Field: "request", Message: "must not be empty"})
+	}
+	if n := utf8.RuneCountInString(req); n > tr.cfg.MaxRequestRunes {
+		return Invalid(fmt.Sprintf("request has %d characters; the limit is %d", n, tr.cfg.MaxRequestRunes),
+			FieldError{Field: "request", Message: fmt.Sprintf("at most %d characters", tr.cfg.MaxRequestRunes)})
+	}
+	if !utf8.ValidString(req) {
+		return Invalid("request is not valid UTF-8", FieldError{Field: "request", Message: "must be UTF-8"})
+	}
+	for _, r := range req {
+		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
+			return Invalid("request contains control characters", FieldError{Field: "request", Message: "only printable text, tabs and newlines"})
+		}
+	}
+	first := strings.TrimSpace(strings.SplitN(strings.TrimLeft(req, " \t\n"), "\n", 2)[0])
+	switch {
+	case strings.HasPrefix(first, "/"):
+		return E(CodeSlashCommandRejected, "the first line is a slash command; AKK sends tasks, not agent commands")
+	case strings.HasPrefix(first, "!"):
+		return E(CodeShellPrefixRejected, "the first line starts with !, which runs a shell command directly in the agent")
+	}
+	return nil
+}
+
+// Send dispatches a request to an agent terminal as a new Turn.
+func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return SendResult{}, err
+	}
+	tr := s.turns
+	if tr == nil {
+		return SendResult{}, E(CodeUnavailable, "turns are not configured")
+	}
+	if err := s.validate(in); err != nil {
+		return SendResult{}, err
+	}
+	if in.TerminalID != "" && in.SessionID != "" {
+		return SendResult{}, Invalid("give terminal_id or session_id, not both",
+			FieldError{Field: "session_id", Message: "not together with terminal_id"})
+	}
+	if err := tr.checkRequest(in.Request); err != nil {
+		return SendResult{}, err
+	}
+	// Idempotency: the same key from the same owner returns the same Turn.
+	if in.MessageID != "" {
+		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
+			return s.existing(t, in.Request)
+		} else if !errors.Is(err, ErrNotFound) {
+			return SendResult{}, err
+		}
+	}
+
+	var session Session
+	terminalID := in.TerminalID
+	if in.SessionID != "" {
+		session, err = s.store.Session(ctx, in.SessionID)
+		if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(session.HostID)) {
+			return SendResult{}, E(CodeSessionNotFound, "no session "+in.SessionID)
+		}
+		if err != nil {
+			return SendResult{}, err
+		}
+		terminalID = session.TerminalID
+	}
+	if terminalID == "" {
+		terminalID, err = s.onlySendReadyTerminal(ctx)
+		if err != nil {
+			return SendResult{}, err
+		}
+	}
+
+	unlock := tr.lockTerminal(terminalID)
+	defer unlock()
+	// Under the lock: the key may have been taken meanwhile.
+	if in.MessageID != "" {
+		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
+			return s.existing(t, in.Request)
+		}
+	}
+	term, err := tr.term.Observe(ctx, terminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		if session.ID != "" {
+			return SendResult{}, E(CodeSessionTerminalGone, "the session's pane is gone or its agent restarted; list conversations and send to a terminal_id")
+		}
+		return SendResult{}, E(CodeTerminalNotFound, "no terminal "+terminalID+" (the pane closed or its agent restarted; list again)")
+	}
+	if err != nil {
+		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if err := sendReady(term); err != nil {
+		return SendResult{}, err
+	}
+	if session.ID != "" {
+		if err := sessionMatches(session, term); err != nil {
+			return SendResult{}, err
+		}
+	}
+	holding, err := s.holdingTurn(ctx, terminalID)
+	if err == nil {
+		return SendResult{}, &Error{Code: CodeConflictActiveTurn, Message: "turn " + holding.ID + " (" + string(holding.State) + ") still holds this terminal"}
+	} else if !errors.Is(err, ErrNotFound) {
+		return SendResult{}, err
+	}
+	mark, err := tr.term.Mark(ctx, term)
+	if err != nil {
+		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's durable record", Err: err}
+	}
+
+	now := s.clock.Now().UTC()
+	t := Turn{
+		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation, SessionID: session.ID,
+		TerminalID: terminalID, MessageID: in.MessageID, Request: in.Request, State: TurnDispatching,
+		SubmitStage: SubmitNothing, Mark: mark, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
+		CreatedAt: now, UpdatedAt: now, Revision: 1,
+	}
+	if in.InactivityMinutes > 0 {
+		t.InactivityLimit = time.Duration(in.InactivityMinutes) * time.Minute
+	}
+	if in.HardTimeoutMinutes > 0 {
+		t.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
+	}
+	// Reserve durably before any input.
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if t.SessionID == "" {
+			session = Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: terminalID, CreatedAt: now, Revision: 1}
+			if term.NativeIdentity == IdentityResolved {
+				session.NativeThreadID = term.NativeThreadID
+			}
+			if err := tx.InsertSession(ctx, session); err != nil {
+				return err
+			}
+			t.SessionID = session.ID
+		}
+		return tx.InsertTurn(ctx, t)
+	})
+	if err != nil {
+		if in.MessageID != "" {
+			if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
+				return s.existing(existing, in.Request)
+			}
+		}
+		return SendResult{}, fmt.Errorf("reserve turn: %w", err)
+	}
+
+	stage, subErr := tr.term.Submit(ctx, term, in.Request)
+	return s.afterSubmit(ctx, t, stage, subErr, false)
+}
+
+// afterSubmit records what a Submit did and starts monitoring. respond says
+// whether this was a respond inside an existing Turn.
+func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, subErr error, respond bool) (SendResult, error) {
+	ctx = context.WithoutCancel(ctx) // what happened to the pane must be recorded
+	now := s.clock.Now().UTC()
+	if stage == "" {
+		stage = SubmitNothing
+	}
+	if stage == SubmitNothing {
+		// Provably no input: undo the reservation, nothing was sent.
+		err := s.store.InTx(ctx, func(tx Tx) error {
+			if respond {
+				cur, err := tx.Turn(ctx, t.ID)
+				if err != nil {
+					return err
+				}
+				cur.State, cur.UpdatedAt = TurnWaitingForHost, now
+				return tx.UpdateTurn(ctx, cur)
+			}
+			return tx.DeleteTurn(ctx, t.ID)
+		})
+		if err != nil {
+			return SendResult{}, err
+		}
+		msg := "the terminal changed before input; nothing was sent"
+		if subErr != nil {
+			msg += ": " + subErr.Error()
+		}
+		return SendResult{}, &Error{Code: CodeTerminalNotIdle, Message: msg, Err: subErr}
+	}
+	var res SendResult
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		cur, err := tx.Turn(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		cur.SubmitStage, cur.UpdatedAt = stage, now
+		if stage == SubmitEntered && subErr == nil {
+			cur.LastActivityAt = now
+			if _, err := s.emitTurnLocked(ctx, tx, cur, "turn.dispatched", false); err != nil {
+				return err
+			}
+			res = SendResult{Outcome: OutcomeDone}
+		} else {
+			cur.State, cur.EndedAt = TurnDeliveryUncertain, now
+			cur.FailureReason = "input reached the pane but its delivery is not proven (stage " + string(stage) + ")"
+			if _, err := s.emitTurnLocked(ctx, tx, cur, "turn.delivery_uncertain", true); err != nil {
+				return err
+			}
+			res = SendResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
+		if err := tx.UpdateTurn(ctx, cur); err != nil {
+			return err
+		}
+		cur.Revision++
+		res.Turn = cur
+		return nil
+	})
+	if err != nil {
+		return SendResult{}, err
+	}
+	if res.Turn.State.Monitored() {
+		s.startMonitor(res.Turn.ID)
+	}
+	return res, nil
+}
+
+func (s *Service) existing(t Turn, request string) (SendResult, error) {
+	if t.Request != request && t.Request != "" {
+		// A respond may have replaced Request; compare with care: a
+		// different text under the same key is a caller bug.
+		return SendResult{}, E(CodeIdempotencyKeyReused, "message_id "+t.MessageID+" was used for a different request")
+	}
+	out := SendResult{Turn: t, Existing: true, Outcome: OutcomeDone}
+	if t.State == TurnDeliveryUncertain {
+		out.Outcome, out.DoNotRetry = OutcomeUncertain, true
+	}
+	return out, nil
+}
+
+func (s *Service) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
+	var t Turn
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		t, err = tx.TurnByMessageID(ctx, hostID, messageID)
+		return err
+	})
+	return t, err
+}
+
+func (s *Service) holdingTurn(ctx context.Context, terminalID string) (Turn, error) {
+	var t Turn
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		t, err = tx.HoldingTurn(ctx, terminalID)
+		return err
+	})
+	return t, err
+}
+
+// sendReady is the rule for typing a new task into a terminal.
+func sendReady(t Terminal) error {
+	switch {
+	case !t.Agent.Profiled():
+		return E(CodeUnprofiledAgent, fmt.Sprintf("%s %s has no profile; AKK never types into it", t.Agent.Kind, t.Agent.Version))
+	case t.ScreenState != ScreenIdle:
+		return &Error{Code: CodeTerminalNotIdle, Message: "the terminal is " + string(t.ScreenState) + ", not idle"}
+	case !t.ComposerEmpty:
+		return E(CodeTerminalNotIdle, "the composer holds text someone typed; AKK will not overwrite it")
+	}
+	return nil
+}
+
+// sessionMatches refuses to follow a session to another native thread.
+func sessionMatches(sess Session, t Terminal) error {
+	if sess.NativeThreadID == "" {
+		return nil // bound by the first accepted Turn; the terminal id is the same incarnation
+	}
+	switch {
+	case t.NativeIdentity == IdentityResolved && t.NativeThreadID == sess.NativeThreadID:
+		return nil
+	case t.NativeIdentity == IdentityResolved:
+		return E(CodeSessionThreadChanged, "the pane now shows another native conversation than this session's; send to its terminal_id to start a new session")
+	}
+	return E(CodeNativeIdentityUnproven, "AKK cannot prove the pane still shows this session's native conversation ("+string(t.NativeIdentity)+"); send to its terminal_id instead")
+}
+
+// onlySendReadyTerminal resolves a Send with no target.
+func (s *Service) onlySendReadyTerminal(ctx context.Context) (string, error) {
+	if s.terminals == nil {
+		return "", E(CodeUnavailable, "terminal discovery is not configured")
+	}
+	ts, err := s.terminals.Discover(ctx)
+	if err != nil {
+		return "", &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
+	}
+	var ready []string
+	for _, t := range ts {
+		if t.SendReady() {
+			if _, err := s.holdingTurn(ctx, t.ID); errors.Is(err, ErrNotFound) {
+				ready = append(ready, t.ID)
+			}
+		}
+	}
+	switch len(ready) {
+	case 1:
+		return ready[0], nil
+	case 0:
+		return "", E(CodeNoSendReadyTerminal, "no send-ready terminal; give terminal_id or session_id")
+	}
+	return "", E(CodeAmbiguousTarget, fmt.Sprintf("%d terminals are send-ready; give terminal_id or session_id", len(ready)))
+}

@@ -1,0 +1,212 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"akk/domain"
+)
+
+const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), request,
+	state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
+	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision`
+
+func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
+	var t domain.Turn
+	var state, stage, mark string
+	var cancel int
+	var inact, hard int64
+	var created, updated, accepted, activity, ended sql.NullString
+	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.Request,
+		&state, &stage, &mark, &t.NativeThreadID, &t.NativeTurnID, &t.LatestText, &t.FinalMessage, &t.FailureReason,
+		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, domain.ErrNotFound
+	}
+	if err != nil {
+		return t, err
+	}
+	t.State, t.SubmitStage, t.Mark = domain.TurnState(state), domain.SubmitStage(stage), domain.DurableMark(mark)
+	t.CancelRequested = cancel != 0
+	t.InactivityLimit, t.HardTimeout = time.Duration(inact)*time.Millisecond, time.Duration(hard)*time.Millisecond
+	t.CreatedAt, t.UpdatedAt, t.AcceptedAt = parseTS(created), parseTS(updated), parseTS(accepted)
+	t.LastActivityAt, t.EndedAt = parseTS(activity), parseTS(ended)
+	return t, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
+		request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
+		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.Request,
+		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
+		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
+		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision)
+	if err != nil {
+		return fmt.Errorf("insert turn: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE turns SET request = ?, state = ?, submit_stage = ?, mark = ?,
+		native_thread_id = ?, native_turn_id = ?, latest_text = ?, final_message = ?, failure_reason = ?,
+		cancel_requested = ?, updated_at = ?, accepted_at = ?, last_activity_at = ?, ended_at = ?, revision = revision + 1
+		WHERE turn_id = ? AND revision = ?`,
+		x.Request, string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
+		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), ts(x.UpdatedAt), nullTS(x.AcceptedAt),
+		nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.ID, x.Revision)
+	if err != nil {
+		return fmt.Errorf("update turn: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrRevisionConflict
+	}
+	return nil
+}
+
+func (t *tx) DeleteTurn(ctx context.Context, id string) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM turns WHERE turn_id = ?`, id)
+	return err
+}
+
+func (t *tx) Turn(ctx context.Context, id string) (domain.Turn, error) {
+	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE turn_id = ?`, id))
+}
+
+func (t *tx) TurnByMessageID(ctx context.Context, hostID, messageID string) (domain.Turn, error) {
+	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE COALESCE(host_id, '') = ? AND message_id = ?`,
+		hostID, messageID))
+}
+
+// holdingStates are the states in which a Turn holds its terminal
+// (domain.TurnState.HoldsTerminal).
+const holdingStates = `('dispatching', 'working', 'awaiting_approval', 'awaiting_interaction', 'waiting_for_host',
+	'stalled', 'delivery_uncertain', 'response_uncertain')`
+
+func (t *tx) HoldingTurn(ctx context.Context, terminalID string) (domain.Turn, error) {
+	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE terminal_id = ? AND state IN `+holdingStates+`
+		ORDER BY created_at DESC LIMIT 1`, terminalID))
+}
+
+func (t *tx) InsertSession(ctx context.Context, s domain.Session) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO sessions(session_id, host_id, terminal_id, native_thread_id, created_at, revision)
+		VALUES (?, ?, ?, ?, ?, ?)`, s.ID, nullable(s.HostID), s.TerminalID, s.NativeThreadID, ts(s.CreatedAt), s.Revision)
+	if err != nil {
+		return fmt.Errorf("insert session: %w", err)
+	}
+	return nil
+}
+
+const sessionCols = `session_id, COALESCE(host_id, ''), terminal_id, native_thread_id, created_at, revision`
+
+func scanSession(row interface{ Scan(...any) error }) (domain.Session, error) {
+	var s domain.Session
+	var created sql.NullString
+	err := row.Scan(&s.ID, &s.HostID, &s.TerminalID, &s.NativeThreadID, &created, &s.Revision)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, domain.ErrNotFound
+	}
+	s.CreatedAt = parseTS(created)
+	return s, err
+}
+
+func (t *tx) Session(ctx context.Context, id string) (domain.Session, error) {
+	return scanSession(t.tx.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE session_id = ?`, id))
+}
+
+func (t *tx) BindSession(ctx context.Context, id string, rev int64, threadID string) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE sessions SET native_thread_id = ?, revision = revision + 1
+		WHERE session_id = ? AND revision = ?`, threadID, id, rev)
+	if err != nil {
+		return fmt.Errorf("bind session: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrRevisionConflict
+	}
+	return nil
+}
+
+// Turn returns one Turn.
+func (s *Store) Turn(ctx context.Context, id string) (domain.Turn, error) {
+	return scanTurn(s.r.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE turn_id = ?`, id))
+}
+
+// Session returns one session.
+func (s *Store) Session(ctx context.Context, id string) (domain.Session, error) {
+	return scanSession(s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE session_id = ?`, id))
+}
+
+// Turns lists Turns, newest first.
+func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, error) {
+	q := `SELECT ` + turnCols + ` FROM turns WHERE 1 = 1`
+	var args []any
+	if !f.All {
+		q += ` AND COALESCE(host_id, '') = ?`
+		args = append(args, f.HostID)
+	}
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, string(f.State))
+	}
+	if f.Terminal != "" {
+		q += ` AND terminal_id = ?`
+		args = append(args, f.Terminal)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	q += ` ORDER BY created_at DESC, turn_id DESC LIMIT ?`
+	args = append(args, f.Limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list turns: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Turn{}
+	for rows.Next() {
+		t, err := scanTurn(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list turns: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// TurnNotifications lists the outbox rows of one Turn's events.
+func (s *Store) TurnNotifications(ctx context.Context, turnID string) ([]domain.Notification, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("n.", notificationCols)+` FROM notifications n
+		JOIN events e ON e.event_id = n.event_id WHERE e.subject = ? ORDER BY n.created_at`, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("turn notifications: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Notification{}
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
