@@ -8,9 +8,17 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
 )
+
+// withoutProfiles is a driver whose versions all lack a profile.
+type withoutProfiles struct{ agent.Driver }
+
+func (withoutProfiles) Profiles() []agent.Profile { return nil }
 
 // TestE2EDiscover lists real panes of every pinned agent version, each in
 // its own isolated tmux server, plus a plain shell pane, and follows them
@@ -203,6 +211,77 @@ func TestE2EDiscover(t *testing.T) {
 					waitFor(t, e, "send ready again", domain.Terminal.SendReady)
 				})
 			})
+		}
+	})
+
+	t.Run("unprofiled versions are listed, never send ready", func(t *testing.T) {
+		bare, err := New(Config{ExtraSockets: sockets, OnlyExtraSockets: true, Drivers: []agent.Driver{withoutProfiles{claude.Driver{}}, withoutProfiles{codex.Driver{}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms, err := bare.Discover(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(terms) != len(order) {
+			t.Fatalf("listed %d terminals, want %d", len(terms), len(order))
+		}
+		for _, x := range terms {
+			e := envs[x.Pane.Socket]
+			if x.Agent.Profile != domain.ProfileUnprofiled || x.Agent.Version != e.Agent.Version || x.ScreenState != domain.ScreenUnknown || x.SendReady() || len(x.Warnings) == 0 {
+				t.Errorf("%s without a profile: %s", e.Agent.Name(), describe(x))
+			}
+		}
+	})
+
+	t.Run("agent started from a shell", func(t *testing.T) {
+		var e *agenttest.Env
+		for _, c := range order {
+			if c.Agent.Kind == agenttest.KindClaude {
+				e = c.WithT(t)
+				break
+			}
+		}
+		if e == nil {
+			t.Skip("no Claude Code version pinned")
+		}
+		out, err := e.Tmux("new-window", "-d", "-P", "-F", "#{pane_id}", "-c", e.ProjectDir, "bash", "--noprofile", "--norc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pane := strings.TrimSpace(out)
+		cmd := "env " + strings.Join(e.AgentEnv(), " ") + " " + e.Agent.Entry()
+		if _, err := e.Tmux("send-keys", "-t", pane, "-l", cmd); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Tmux("send-keys", "-t", pane, "Enter"); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(agenttest.StartTimeout)
+		for {
+			terms, err := d.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x domain.Terminal
+			for _, c := range terms {
+				if c.Pane.Socket == e.SocketPath() && c.Pane.PaneID == pane {
+					x = c
+				}
+			}
+			if x.ID != "" && x.ScreenState == domain.ScreenIdle {
+				if x.Agent.Version != e.Agent.Version || x.Project != e.ProjectDir || x.NativeIdentity != domain.IdentityResolved {
+					t.Errorf("agent under a shell: %s", describe(x))
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("agent started from a shell never listed idle; last %s", describe(x))
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if _, err := e.Tmux("kill-pane", "-t", pane); err != nil {
+			t.Fatal(err)
 		}
 	})
 
