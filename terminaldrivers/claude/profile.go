@@ -83,8 +83,10 @@ func (p Profile) Classify(c screen.Capture) agent.Reading {
 // composer reads the composer between the rules at upper and lower.
 func (p Profile) composer(c screen.Capture, upper, lower, bottom int) agent.Reading {
 	region := c.Slice(upper, bottom)
-	first := strings.TrimPrefix(c.Lines[upper+1].Text, p.Composer)
-	empty := lower == upper+2 && screen.Blank(first)
+	line := c.Lines[upper+1]
+	first := strings.TrimPrefix(line.Text, p.Composer)
+	// A suggestion in an empty composer is drawn dim; typed text is not.
+	empty := lower == upper+2 && (screen.Blank(first) || line.Dim(len(p.Composer)))
 	footer := c.Slice(lower+1, bottom)
 	if len(footer.Lines) > 4 {
 		// Something other than the footer (a menu, a list) is drawn under

@@ -69,6 +69,8 @@ func TestClassifyFailsClosed(t *testing.T) {
 		{"blank", []string{"", ""}, domain.ScreenUnknown, false},
 		{"no rule", []string{"$ ls", "file"}, domain.ScreenUnknown, false},
 		{"idle", []string{rule, "❯\u00a0", rule, "  ? for shortcuts"}, domain.ScreenIdle, true},
+		{"dim suggestion", []string{rule, "❯\u00a0\x1b[2mTry \"fix lint errors\"\x1b[0m", rule, "  ? for shortcuts"}, domain.ScreenIdle, true},
+		{"typed text with a dim completion", []string{rule, "❯ fix \x1b[2mlint errors\x1b[0m", rule, "  ? for shortcuts"}, domain.ScreenIdle, false},
 		{"multi-line draft", []string{rule, "❯ first line", "  second line", rule, "  ? for shortcuts"}, domain.ScreenIdle, false},
 		{"busy footer", []string{rule, "❯ ", rule, "  ⏸ manual mode on · esc to interrupt"}, domain.ScreenWorking, true},
 		{"spinner", []string{"✶ Newspapering… (3s · ↓ 12 tokens)", "", rule, "❯ ", rule, ""}, domain.ScreenWorking, true},
