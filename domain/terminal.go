@@ -157,10 +157,13 @@ type TerminalDiagnostics interface {
 
 // TerminalDiagnosis is the terminal side of the doctor's report.
 type TerminalDiagnosis struct {
-	Tmux      TmuxStatus
-	Servers   []TmuxServerStatus
-	Agents    []AgentPresence
-	Supported []Agent // every agent version a profile exists for
+	Tmux    TmuxStatus
+	Servers []TmuxServerStatus
+	// StaleSockets counts sockets in the user's tmux socket folder that no
+	// server listens on (left by servers that died); they are skipped.
+	StaleSockets int
+	Agents       []AgentPresence
+	Supported    []Agent // every agent version a profile exists for
 }
 
 // TmuxStatus says whether tmux can be run, and which version it is.

@@ -141,6 +141,7 @@ func (d *Discovery) Diagnose(ctx context.Context) (domain.TerminalDiagnosis, err
 		return diag, err
 	}
 	diag.Servers = servers
+	_, diag.StaleSockets, _ = d.sockets()
 	for _, t := range terms {
 		i := slices.IndexFunc(diag.Agents, func(a domain.AgentPresence) bool { return a.Agent == t.Agent })
 		if i < 0 {
@@ -203,15 +204,19 @@ func (d *Discovery) Find(ctx context.Context, terminalID string) (domain.Termina
 	return domain.Terminal{}, fmt.Errorf("%w: no terminal %s", ErrPaneGone, terminalID)
 }
 
-// sockets returns the server sockets to list, each once.
-func (d *Discovery) sockets() ([]string, error) {
+// sockets returns the server sockets to list, each once: the live ones of
+// the socket folder and every extra one, and how many in the folder are
+// stale (skipped without running tmux: a folder may hold many).
+func (d *Discovery) sockets() ([]string, int, error) {
 	var found []string
+	stale := 0
 	if !d.cfg.OnlyExtraSockets {
 		s, err := tmux.Sockets(d.cfg.SocketDir, d.cfg.UID)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		found = s
+		live, dead := tmux.Live(d.cfg.Proc.Root, s)
+		found, stale = live, len(dead)
 	}
 	found = append(found, d.cfg.ExtraSockets...)
 	var out []string
@@ -226,7 +231,7 @@ func (d *Discovery) sockets() ([]string, error) {
 			out = append(out, s)
 		}
 	}
-	return out, nil
+	return out, stale, nil
 }
 
 // candidate is a pane whose foreground runs an agent.
@@ -237,7 +242,7 @@ type candidate struct {
 }
 
 func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.TmuxServerStatus, error) {
-	sockets, err := d.sockets()
+	sockets, _, err := d.sockets()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,8 @@ package discovery
 import (
 	"context"
 	"errors"
+	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -222,13 +224,31 @@ func TestDiagnose(t *testing.T) {
 func TestSocketsFromTheUsersSocketDir(t *testing.T) {
 	m, _ := scene(t)
 	dir := t.TempDir()
-	d, err := New(Config{Tmux: m, SocketDir: dir, ExtraSockets: []string{"/run/extra"}, Proc: m.config().Proc})
+	live := filepath.Join(dir, "default")
+	l, err := net.Listen("unix", live)
+	if err != nil {
+		t.Skipf("cannot make a unix socket here: %v", err)
+	}
+	defer l.Close()
+	for _, name := range []string{"dead-1", "dead-2"} {
+		dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, name), Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead.SetUnlinkOnClose(false)
+		dead.Close()
+	}
+	d, err := New(Config{Tmux: m, SocketDir: dir, ExtraSockets: []string{"/run/extra", live}, Proc: m.config().Proc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := d.sockets()
-	if err != nil || !slices.Equal(got, []string{"/run/extra"}) {
-		t.Fatalf("sockets = %v, %v", got, err)
+	got, stale, err := d.sockets()
+	if err != nil || !slices.Equal(got, []string{live, "/run/extra"}) || stale != 2 {
+		t.Fatalf("sockets = %v, %d stale, %v", got, stale, err)
+	}
+	diag, err := d.Diagnose(context.Background())
+	if err != nil || diag.StaleSockets != 2 || len(diag.Servers) != 2 {
+		t.Fatalf("Diagnose: %d stale, servers %+v, %v", diag.StaleSockets, diag.Servers, err)
 	}
 }
 

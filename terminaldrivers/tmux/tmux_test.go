@@ -177,3 +177,45 @@ func TestServerAgainstRealTmux(t *testing.T) {
 		t.Fatal("no server: no error")
 	}
 }
+
+func TestLiveTellsStaleSocketsApart(t *testing.T) {
+	dir := t.TempDir()
+	liveSock := filepath.Join(dir, "live")
+	l, err := net.Listen("unix", liveSock)
+	if err != nil {
+		t.Skipf("cannot make a unix socket here: %v", err)
+	}
+	defer l.Close()
+	// A socket whose server died: bound, then closed without unlinking.
+	staleSock := filepath.Join(dir, "stale")
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: staleSock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.SetUnlinkOnClose(false)
+	dead.Close()
+	missing := filepath.Join(dir, "missing")
+
+	for _, root := range []string{"/proc", filepath.Join(dir, "no-proc")} {
+		live, stale := Live(root, []string{liveSock, staleSock, missing})
+		if !reflect.DeepEqual(live, []string{liveSock}) || !reflect.DeepEqual(stale, []string{staleSock, missing}) {
+			t.Errorf("proc root %s: live %v stale %v", root, live, stale)
+		}
+	}
+
+	// Named as listening in /proc/net/unix: live without a probe.
+	fake := filepath.Join(dir, "proc")
+	if err := os.MkdirAll(filepath.Join(fake, "net"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := "Num       RefCount Protocol Flags    Type St Inode Path\n" +
+		"0000000000000000: 00000002 00000000 00010000 0001 01 385556 " + staleSock + "\n" +
+		"0000000000000000: 00000003 00000000 00000000 0001 03 385557 " + missing + "\n"
+	if err := os.WriteFile(filepath.Join(fake, "net", "unix"), []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, stale := Live(fake, []string{staleSock, missing})
+	if !reflect.DeepEqual(live, []string{staleSock}) || !reflect.DeepEqual(stale, []string{missing}) {
+		t.Errorf("listed in /proc/net/unix: live %v stale %v", live, stale)
+	}
+}
