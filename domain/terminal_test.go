@@ -1,11 +1,6 @@
 package domain
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -97,33 +92,3 @@ func TestTerminalDiagnosis(t *testing.T) {
 	}
 }
 
-// The domain knows no technology: every file of the package imports only the
-// standard library, and none of the packages that reach the outside world.
-func TestDomainImportsOnlyStandardLibrary(t *testing.T) {
-	forbidden := map[string]bool{"os/exec": true, "net/http": true, "database/sql": true, "net": true, "syscall": true}
-	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files: %v", err)
-	}
-	fset := token.NewFileSet()
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast, err := parser.ParseFile(fset, f, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range ast.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			first := strings.SplitN(path, "/", 2)[0]
-			if strings.Contains(first, ".") || path == "akk" || strings.HasPrefix(path, "akk/") {
-				t.Errorf("%s imports non-standard %q", f, path)
-			}
-			if forbidden[path] && !strings.HasSuffix(f, "_test.go") {
-				t.Errorf("%s imports %q", f, path)
-			}
-		}
-	}
-}

@@ -145,7 +145,9 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 	log := slog.With("turn_id", turnID)
 	t, err := s.store.Turn(ctx, turnID)
 	if err != nil {
-		log.Error("monitor: load turn", "err", err)
+		if ctx.Err() == nil {
+			log.Error("monitor: load turn", "err", err)
+		}
 		return
 	}
 	mark := t.Mark
@@ -294,7 +296,7 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 	case p.Interrupted && t.CancelRequested:
 		t.State = TurnCancelled
 		return t, "turn.cancelled", true
-	case p.Interrupted:
+	case p.Interrupted && t.State != TurnWaitingForHost:
 		t.State, t.FailureReason = TurnWaitingForHost, "the turn was interrupted in the pane; the agent waits for instructions"
 		return t, "turn.waiting_for_host", true
 	case p.Accepted && t.State == TurnDispatching:

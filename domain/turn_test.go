@@ -1,0 +1,390 @@
+package domain_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/domain"
+	"akk/persistence"
+)
+
+// fakeTerm is a scripted terminal: tests set its screen and what the
+// agent's record proves, and count every input.
+type fakeTerm struct {
+	mu         sync.Mutex
+	term       domain.Terminal
+	gone       bool
+	progress   domain.TurnProgress
+	submits    []string
+	interrupts int
+	stage      domain.SubmitStage
+	submitErr  error
+}
+
+func (f *fakeTerm) Observe(_ context.Context, id string) (domain.Terminal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone || id != f.term.ID {
+		return domain.Terminal{}, domain.ErrTerminalGone
+	}
+	return f.term, nil
+}
+func (f *fakeTerm) Mark(context.Context, domain.Terminal) (domain.DurableMark, error) { return "m0", nil }
+func (f *fakeTerm) Submit(_ context.Context, _ domain.Terminal, text string) (domain.SubmitStage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.submits = append(f.submits, text)
+	if f.stage != "" {
+		return f.stage, f.submitErr
+	}
+	f.term.ScreenState = domain.ScreenWorking
+	return domain.SubmitEntered, nil
+}
+func (f *fakeTerm) Interrupt(context.Context, domain.Terminal) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.interrupts++
+	return nil
+}
+func (f *fakeTerm) Progress(_ context.Context, _ domain.Terminal, mark domain.DurableMark, _ string) (domain.TurnProgress, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.progress
+	p.Mark = mark
+	return p, nil
+}
+func (f *fakeTerm) set(fn func(f *fakeTerm)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+func (f *fakeTerm) counts() (int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.submits), f.interrupts
+}
+
+func (f *fakeTerm) Discover(context.Context) ([]domain.Terminal, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gone {
+		return nil, nil
+	}
+	return []domain.Terminal{f.term}, nil
+}
+func (f *fakeTerm) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
+	return domain.TerminalDiagnosis{}, nil
+}
+
+type clock struct{}
+
+func (clock) Now() time.Time { return time.Now() }
+
+type ids struct{}
+
+func (ids) New(p string) string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return p + "_" + hex.EncodeToString(b)
+}
+func (ids) Secret(n int) []byte { b := make([]byte, n); rand.Read(b); return b }
+
+type world struct {
+	svc    *domain.Service
+	store  *persistence.Store
+	term   *fakeTerm
+	cancel context.CancelFunc
+	host   context.Context // a host principal
+	other  context.Context // another host
+}
+
+func idleTerminal() domain.Terminal {
+	return domain.Terminal{ID: "term_a", Agent: domain.Agent{Kind: domain.AgentClaude, Version: "2.1.328", Profile: "claude-2.1.328"},
+		ScreenState: domain.ScreenIdle, ComposerEmpty: true, NativeIdentity: domain.IdentityResolved, NativeThreadID: "thread-1"}
+}
+
+func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
+	t.Helper()
+	if dbPath == "" {
+		dbPath = filepath.Join(t.TempDir(), "akk.db")
+	}
+	store, err := persistence.Open(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := domain.NewService(store, clock{}, ids{}, nil)
+	svc.UseTerminals(term)
+	svc.UseTurns(term, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: 400 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.StartTurnMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{svc: svc, store: store, term: term}
+	w.cancel = func() { cancel(); svc.WaitTurnMonitors(); store.Close() }
+	t.Cleanup(w.cancel)
+	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
+	a, err := svc.RegisterHost(op, domain.NewHost{Name: "a", WebhookURL: "http://127.0.0.1:9/a"})
+	if err != nil {
+		// A second world on the same store: reuse the first host.
+		hs, _ := store.Hosts(context.Background())
+		a.Host = hs[0]
+	}
+	b, _ := svc.RegisterHost(op, domain.NewHost{Name: "b", WebhookURL: "http://127.0.0.1:9/b"})
+	w.host = domain.WithPrincipal(context.Background(), domain.Principal{HostID: a.Host.ID, Conversation: "chat-1"})
+	w.other = domain.WithPrincipal(context.Background(), domain.Principal{HostID: b.Host.ID})
+	return w
+}
+
+func (w *world) waitState(t *testing.T, id string, want domain.TurnState) domain.Turn {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := w.svc.Turn(w.host, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Turn.State == want {
+			return st.Turn
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("turn %s is %s, want %s", id, st.Turn.State, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func webhookTypes(t *testing.T, w *world, turnID string) []string {
+	t.Helper()
+	ns, err := w.store.TurnNotifications(context.Background(), turnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range ns {
+		out = append(out, n.Type)
+	}
+	return out
+}
+
+func code(err error) domain.Code { return domain.ErrorCode(err) }
+
+func TestSendAcceptedThenCompleted(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "fix the bug", MessageID: "m-1"})
+	if err != nil || r.Outcome != domain.OutcomeDone || r.Turn.State != domain.TurnDispatching {
+		t.Fatalf("send: %+v %v", r, err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, NativeTurnID: "nt-1", LatestText: "working on it"} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "fixed" })
+	done := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	if done.FinalMessage != "fixed" || done.Conversation != "chat-1" {
+		t.Fatalf("completed turn %+v", done)
+	}
+	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[0] != "turn.accepted" || got[1] != "turn.completed" {
+		t.Fatalf("webhooks %v", got)
+	}
+	// Idempotent: the same key returns the same Turn and types nothing.
+	again, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "fix the bug", MessageID: "m-1"})
+	if err != nil || !again.Existing || again.Turn.ID != r.Turn.ID {
+		t.Fatalf("idempotent send: %+v %v", again, err)
+	}
+	if _, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "other", MessageID: "m-1"}); code(err) != domain.CodeIdempotencyKeyReused {
+		t.Fatalf("key reuse: %v", err)
+	}
+	if n, _ := ft.counts(); n != 1 {
+		t.Fatalf("%d submits, want 1", n)
+	}
+	// Another host cannot see it.
+	if _, err := w.svc.Turn(w.other, r.Turn.ID); code(err) != domain.CodeTurnNotFound {
+		t.Fatalf("other host: %v", err)
+	}
+}
+
+func TestSendRefusalsTypeNothing(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	cases := []struct {
+		name string
+		in   domain.SendInput
+		prep func(f *fakeTerm)
+		want domain.Code
+	}{
+		{"slash", domain.SendInput{TerminalID: "term_a", Request: "/clear"}, nil, domain.CodeSlashCommandRejected},
+		{"slash after blank lines", domain.SendInput{TerminalID: "term_a", Request: "\n\n  /model x\nthen"}, nil, domain.CodeSlashCommandRejected},
+		{"shell", domain.SendInput{TerminalID: "term_a", Request: "!rm -rf ."}, nil, domain.CodeShellPrefixRejected},
+		{"empty", domain.SendInput{TerminalID: "term_a", Request: "  \n"}, nil, domain.CodeValidationFailed},
+		{"escape", domain.SendInput{TerminalID: "term_a", Request: "hi\x1b[201~"}, nil, domain.CodeValidationFailed},
+		{"too long", domain.SendInput{TerminalID: "term_a", Request: string(make([]byte, 701))}, nil, domain.CodeValidationFailed},
+		{"both targets", domain.SendInput{TerminalID: "term_a", SessionID: "sess_x", Request: "hi"}, nil, domain.CodeValidationFailed},
+		{"unknown terminal", domain.SendInput{TerminalID: "term_zz", Request: "hi"}, nil, domain.CodeTerminalNotFound},
+		{"unknown session", domain.SendInput{SessionID: "sess_zz", Request: "hi"}, nil, domain.CodeSessionNotFound},
+		{"working", domain.SendInput{TerminalID: "term_a", Request: "hi"}, func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking }, domain.CodeTerminalNotIdle},
+		{"composer text", domain.SendInput{TerminalID: "term_a", Request: "hi"}, func(f *fakeTerm) { f.term.ComposerEmpty = false }, domain.CodeTerminalNotIdle},
+		{"unprofiled", domain.SendInput{TerminalID: "term_a", Request: "hi"}, func(f *fakeTerm) { f.term.Agent.Profile = domain.ProfileUnprofiled }, domain.CodeUnprofiledAgent},
+		{"screen changed at submit", domain.SendInput{TerminalID: "term_a", Request: "hi"}, func(f *fakeTerm) { f.stage, f.submitErr = domain.SubmitNothing, errors.New("not idle") }, domain.CodeTerminalNotIdle},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ft.set(func(f *fakeTerm) { f.term = idleTerminal(); f.stage, f.submitErr = "", nil; f.submits = nil })
+			if c.prep != nil {
+				ft.set(c.prep)
+			}
+			_, err := w.svc.Send(w.host, c.in)
+			if code(err) != c.want {
+				t.Fatalf("code %s (%v), want %s", code(err), err, c.want)
+			}
+			ts, _ := w.svc.Turns(w.host, "", 0)
+			if len(ts) != 0 {
+				t.Fatalf("a refused send left a turn: %+v", ts)
+			}
+		})
+	}
+	if n, _ := ft.counts(); n != 0 && len(ft.submits) > 1 {
+		t.Fatalf("submits: %v", ft.submits)
+	}
+}
+
+func TestSecondSendToHeldTerminalConflicts(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenIdle }) // even if the screen looks idle
+	if _, err := w.svc.Send(w.other, domain.SendInput{TerminalID: "term_a", Request: "two"}); code(err) != domain.CodeConflictActiveTurn {
+		t.Fatalf("second send: %v", err)
+	}
+	// The listing offers no send while a Turn holds the terminal, and hides whose it is.
+	cs, _ := w.svc.Conversations(w.other)
+	if len(cs[0].Actions) != 0 || !cs[0].HeldByOther || cs[0].CurrentTurn != nil {
+		t.Fatalf("listing for another host: %+v", cs[0])
+	}
+	cs, _ = w.svc.Conversations(w.host)
+	if cs[0].CurrentTurn == nil || cs[0].CurrentTurn.ID != r.Turn.ID {
+		t.Fatalf("listing for the owner: %+v", cs[0])
+	}
+}
+
+func TestUnprovenDeliveryIsUncertainAndNeverRetried(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal(), stage: domain.SubmitPasted, submitErr: errors.New("composer did not match")}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "x", MessageID: "k"})
+	if err != nil || r.Outcome != domain.OutcomeUncertain || !r.DoNotRetry || r.Turn.State != domain.TurnDeliveryUncertain {
+		t.Fatalf("send: %+v %v", r, err)
+	}
+	again, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "x", MessageID: "k"})
+	if err != nil || !again.DoNotRetry || again.Turn.ID != r.Turn.ID {
+		t.Fatalf("retry with the same key: %+v %v", again, err)
+	}
+	if n, _ := ft.counts(); n != 1 {
+		t.Fatalf("%d submits", n)
+	}
+	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 1 || got[0] != "turn.delivery_uncertain" {
+		t.Fatalf("webhooks %v", got)
+	}
+}
+
+func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "slow"})
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	if _, err := w.svc.Cancel(w.host, r.Turn.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.Cancel(w.host, r.Turn.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := ft.counts(); n != 1 {
+		t.Fatalf("%d interrupts, want 1", n)
+	}
+	ft.set(func(f *fakeTerm) { f.progress.Interrupted = true; f.term.ScreenState = domain.ScreenIdle })
+	w.waitState(t, r.Turn.ID, domain.TurnCancelled)
+
+	// A person's interrupt (no cancel asked) leaves the Turn waiting for the host.
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{} })
+	r2, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Interrupted: true}; f.term.ScreenState = domain.ScreenIdle })
+	w.waitState(t, r2.Turn.ID, domain.TurnWaitingForHost)
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{} })
+	if _, err := w.svc.Respond(w.host, r2.Turn.ID, "/clear"); code(err) != domain.CodeSlashCommandRejected {
+		t.Fatalf("respond slash: %v", err)
+	}
+	res, err := w.svc.Respond(w.host, r2.Turn.ID, "go on")
+	if err != nil || res.Turn.State != domain.TurnDispatching {
+		t.Fatalf("respond: %+v %v", res, err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"} })
+	w.waitState(t, r2.Turn.ID, domain.TurnCompleted)
+	if got := webhookTypes(t, w, r2.Turn.ID); len(got) != 2 || got[0] != "turn.waiting_for_host" || got[1] != "turn.completed" {
+		t.Fatalf("webhooks %v", got)
+	}
+}
+
+func TestStallRenewAndRestartResumes(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "akk.db")
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, db, ft)
+	r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "task"})
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	w.waitState(t, r.Turn.ID, domain.TurnStalled) // no activity within 400 ms
+	if _, err := w.svc.Renew(w.host, r.Turn.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.progress.LastActivity = time.Now().Add(time.Hour) }) // keep it alive
+	// The daemon stops; the agent finishes meanwhile; a new daemon resumes.
+	w.cancel()
+	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "done" })
+	w2 := newWorld(t, db, ft)
+	w2.host = w.host
+	w2.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	completed := 0
+	for _, typ := range webhookTypes(t, w2, r.Turn.ID) {
+		if typ == "turn.completed" {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Fatalf("%d turn.completed webhooks", completed)
+	}
+	if n, i := ft.counts(); n != 1 || i != 0 {
+		t.Fatalf("input after restart: %d submits, %d interrupts", n, i)
+	}
+}
+
+func TestCloseReleasesWithoutInput(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "task"})
+	if _, err := w.svc.Close(w.other, r.Turn.ID, ""); code(err) != domain.CodeTurnNotFound {
+		t.Fatalf("other host close: %v", err)
+	}
+	res, err := w.svc.Close(w.host, r.Turn.ID, "done by hand")
+	if err != nil || res.Turn.State != domain.TurnClosed {
+		t.Fatalf("close: %+v %v", res, err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenIdle })
+	if _, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "next"}); err != nil {
+		t.Fatalf("send after close: %v", err)
+	}
+	if n, i := ft.counts(); n != 2 || i != 0 {
+		t.Fatalf("%d submits %d interrupts", n, i)
+	}
+}
