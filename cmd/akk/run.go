@@ -26,6 +26,15 @@ Commands:
   health                          liveness and version
   list                            the agent conversations (tmux panes) AKK can see
   doctor                          readiness: tmux, agents and profiles, store, hosts
+  send [--wait] [--message-id K] <terminal_id|session_id|-> <text>
+                                  send a task as one Turn (- : the only send-ready terminal)
+  status TURN_ID                  a Turn's state, progress and result
+  turns [--state S]               your Turns
+  respond TURN_ID <text>          answer a Turn waiting for you
+  cancel TURN_ID                  interrupt a Turn once
+  close TURN_ID [reason]          release a Turn without touching the pane
+  renew TURN_ID                   resume monitoring a stalled Turn
+  recover TURN_ID                 reconcile a Turn with the agent's record
   hosts list                      registered hosts
   hosts add --name N --webhook-url URL
                                   register a host; prints its token and secret once
@@ -96,6 +105,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.list()
 	case "doctor":
 		return c.doctor()
+	case "send":
+		return c.send(rest[1:])
+	case "status":
+		return c.status(rest[1:])
+	case "turns":
+		return c.turns(rest[1:])
+	case "respond", "cancel", "close", "renew", "recover":
+		return c.turnAction(rest[0], rest[1:])
 	case "hosts":
 		return c.hosts(rest[1:])
 	case "notifications":
@@ -176,4 +193,3 @@ func (c *cli) health() error {
 	fmt.Fprintf(c.out, "%s (version %s) at %s\n", r.JSON200.Status, r.JSON200.Version, c.url)
 	return nil
 }
-

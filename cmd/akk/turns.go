@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/r3labs/sse/v2"
+	"gopkg.in/cenkalti/backoff.v1"
+
+	"akk/cmd/akk/client"
+)
+
+// send: akk send [--message-id K] [--wait] <terminal_id|session_id|-> <text...>
+func (c *cli) send(args []string) error {
+	fs := flag.NewFlagSet("send", flag.ContinueOnError)
+	fs.SetOutput(c.out)
+	wait := fs.Bool("wait", false, "follow the Turn until it ends")
+	msgID := fs.String("message-id", "", "idempotency key")
+	conv := fs.String("conversation", "", "AKK-Conversation value to record")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 2 {
+		return errors.New("usage: akk send [--wait] [--message-id K] <terminal_id|session_id|-> <text>")
+	}
+	target, text := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
+	body := client.SendTurnJSONRequestBody{Request: text}
+	switch {
+	case strings.HasPrefix(target, "term_"):
+		body.TerminalId = &target
+	case strings.HasPrefix(target, "sess_"):
+		body.SessionId = &target
+	case target == "-":
+	default:
+		return fmt.Errorf("target %q is neither a terminal_id (term_…), a session_id (sess_…) nor - (the only send-ready terminal)", target)
+	}
+	if *msgID != "" {
+		body.MessageId = msgID
+	}
+	params := &client.SendTurnParams{}
+	if *conv != "" {
+		params.AKKConversation = conv
+	}
+	r, err := c.api.SendTurnWithResponse(c.ctx, params, body)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	res := r.JSON202
+	if res == nil {
+		res = r.JSON200
+	}
+	if c.json && !*wait {
+		return c.printJSON(r.Body)
+	}
+	if !c.json {
+		fmt.Fprintf(c.out, "turn %s: %s (outcome %s)\n", res.TurnId, res.State, res.Outcome)
+		if res.DoNotRetry {
+			fmt.Fprintln(c.out, "delivery is not proven: do not send it again; look at the pane")
+		}
+	}
+	if *wait {
+		return c.follow(res.TurnId)
+	}
+	return nil
+}
+
+// follow streams one Turn's events until a state the monitor leaves.
+func (c *cli) follow(turnID string) error {
+	sc := sse.NewClient(c.url + "/v1/turns/" + turnID + "/events")
+	sc.Headers["Authorization"] = "Bearer " + c.token
+	sc.ReconnectStrategy = backoff.WithContext(backoff.NewExponentialBackOff(), c.ctx)
+	sc.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("events: HTTP %d", resp.StatusCode)
+		}
+		return nil
+	}
+	ctx, stop := context.WithCancel(c.ctx)
+	defer stop()
+	var final string
+	err := sc.SubscribeRawWithContext(ctx, func(e *sse.Event) {
+		if len(e.Data) == 0 {
+			return
+		}
+		var env struct {
+			Type string         `json:"type"`
+			Data map[string]any `json:"data"`
+		}
+		json.Unmarshal(e.Data, &env)
+		if c.json {
+			fmt.Fprintf(c.out, "%s\n", e.Data)
+		} else {
+			fmt.Fprintf(c.out, "%s\t%v\n", env.Type, env.Data["state"])
+		}
+		switch env.Data["state"] {
+		case "completed", "failed", "cancelled", "stalled", "delivery_uncertain", "response_uncertain", "closed", "waiting_for_host":
+			final, _ = env.Data["state"].(string)
+			if m, ok := env.Data["final_message"].(string); ok && !c.json {
+				fmt.Fprintf(c.out, "\n%s\n", m)
+			}
+			stop()
+		}
+	})
+	if final != "" || c.ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func (c *cli) status(args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: akk status TURN_ID")
+	}
+	r, err := c.api.GetTurnWithResponse(c.ctx, args[0])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	t := r.JSON200
+	fmt.Fprintf(c.out, "turn:     %s\nstate:    %s\nterminal: %s\nsession:  %s\ncreated:  %s\n", t.TurnId, t.State, t.TerminalId, t.SessionId, t.CreatedAt)
+	if t.Result != nil && t.Result.Reason != nil {
+		fmt.Fprintf(c.out, "reason:   %s\n", *t.Result.Reason)
+	}
+	if t.Progress.LatestText != "" {
+		fmt.Fprintf(c.out, "latest:   %s\n", t.Progress.LatestText)
+	}
+	if t.Result != nil && t.Result.FinalMessage != nil {
+		fmt.Fprintf(c.out, "\n%s\n", *t.Result.FinalMessage)
+	}
+	fmt.Fprintf(c.out, "webhooks: %d delivered, %d pending, %d failed\n", t.Callbacks.Delivered, t.Callbacks.Pending, t.Callbacks.Failed)
+	return nil
+}
+
+func (c *cli) turns(args []string) error {
+	fs := flag.NewFlagSet("turns", flag.ContinueOnError)
+	fs.SetOutput(c.out)
+	state := fs.String("state", "", "only Turns in this state")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	params := &client.ListTurnsParams{}
+	if *state != "" {
+		s := client.TurnState(*state)
+		params.State = &s
+	}
+	r, err := c.api.ListTurnsWithResponse(c.ctx, params)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	var rows [][]string
+	for _, t := range r.JSON200.Turns {
+		rows = append(rows, []string{t.TurnId, string(t.State), t.TerminalId, t.CreatedAt.Local().Format("2006-01-02 15:04:05")})
+	}
+	c.table("TURN\tSTATE\tTERMINAL\tCREATED", rows)
+	return nil
+}
+
+// turnAction runs respond, cancel, close, renew or recover.
+func (c *cli) turnAction(name string, args []string) error {
+	if len(args) < 1 || (name == "respond" && len(args) < 2) {
+		if name == "respond" {
+			return errors.New("usage: akk respond TURN_ID <text>")
+		}
+		return fmt.Errorf("usage: akk %s TURN_ID", name)
+	}
+	id := args[0]
+	var resp *http.Response
+	var body []byte
+	var err error
+	switch name {
+	case "respond":
+		var r *client.RespondTurnResponse
+		if r, err = c.api.RespondTurnWithResponse(c.ctx, id, client.RespondTurnJSONRequestBody{Request: strings.Join(args[1:], " ")}); err == nil {
+			resp, body = r.HTTPResponse, r.Body
+		}
+	case "cancel":
+		var r *client.CancelTurnResponse
+		if r, err = c.api.CancelTurnWithResponse(c.ctx, id); err == nil {
+			resp, body = r.HTTPResponse, r.Body
+		}
+	case "close":
+		var r *client.CloseTurnResponse
+		reason := strings.Join(args[1:], " ")
+		req := client.CloseTurnJSONRequestBody{}
+		if reason != "" {
+			req.Reason = &reason
+		}
+		if r, err = c.api.CloseTurnWithResponse(c.ctx, id, req); err == nil {
+			resp, body = r.HTTPResponse, r.Body
+		}
+	case "renew":
+		var r *client.RenewTurnResponse
+		if r, err = c.api.RenewTurnWithResponse(c.ctx, id); err == nil {
+			resp, body = r.HTTPResponse, r.Body
+		}
+	case "recover":
+		var r *client.RecoverTurnResponse
+		if r, err = c.api.RecoverTurnWithResponse(c.ctx, id); err == nil {
+			resp, body = r.HTTPResponse, r.Body
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := check(resp, body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(body)
+	}
+	var out struct {
+		State      string `json:"state"`
+		Outcome    string `json:"outcome"`
+		DoNotRetry bool   `json:"do_not_retry"`
+	}
+	json.Unmarshal(body, &out)
+	fmt.Fprintf(c.out, "turn %s: %s (outcome %s)\n", id, out.State, out.Outcome)
+	if out.DoNotRetry {
+		fmt.Fprintln(c.out, "not proven: do not repeat it; look at the pane")
+	}
+	return nil
+}
