@@ -231,6 +231,14 @@ func saveErrors(e *Env, c *capturer, retrying string) {
 	time.Sleep(time.Second)
 	c.save(e, "error_retrying", StateWorking, "the model answers HTTP 500; the agent retries", nil)
 	e.Press("Escape")
+	s := e.WaitFor("the retries stopped", captureTimeout, func(s string) bool { return !strings.Contains(s, "esc to interrupt") })
+	if strings.Contains(s, "Try the flaky model") && !e.Idle(s) {
+		// Claude Code puts the prompt back in the composer when Esc comes
+		// before any answer.
+		e.Settle()
+		c.save(e, "interrupted_restored", StateIdle, "Esc before any answer: the prompt is back in the composer", notEmpty)
+		e.Press("C-u")
+	}
 	e.WaitIdle(captureTimeout)
 	e.Submit("Try the broken request " + fakemodel.Marker(fakemodel.ScenarioError, "status", "400"))
 	e.WaitForText(captureTimeout, "Fake model error 400")
