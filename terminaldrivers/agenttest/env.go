@@ -322,9 +322,14 @@ func (e *Env) PanePID() int {
 // still running under its HOME (Codex 0.169.0's app-server daemon outlives
 // the TUI and the tmux server), then its fake model.
 func (e *Env) cleanup(t testing.TB) {
+	socket := e.SocketPath()
 	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
 	if err := stopProcessesUnder(e.Home, 10*time.Second); err != nil {
 		t.Errorf("agenttest cleanup: %v", err)
+	}
+	// tmux may leave its socket file behind; the name is this Env's own.
+	if _, err := e.Tmux("list-sessions"); err != nil {
+		_ = os.Remove(socket)
 	}
 	if e.ownsModel {
 		_ = e.Model.Close()
