@@ -52,6 +52,9 @@ type Options struct {
 	// (Claude Code's hasSeenAutoDefaultNotice and skipAutoPermissionPrompt,
 	// Codex's record of the model migration offer), to capture them.
 	ShowOffers bool
+	// UnapprovedKey leaves Claude Code's API key unapproved, so it asks
+	// "Detected a custom API key … Do you want to use this API key?".
+	UnapprovedKey bool
 	// BeforeAnswer, if set, is called when WaitReady meets a start-up offer
 	// (DialogAutoMode, DialogModelMigrate), before it answers it.
 	BeforeAnswer func(e *Env, dialog string)
@@ -210,11 +213,15 @@ func (e *Env) writeConfig() error {
 
 func (e *Env) writeClaudeConfig() error {
 	project := map[string]any{"hasTrustDialogAccepted": !e.opts.Untrusted}
+	approved := []string{FakeAnthropicKey[len(FakeAnthropicKey)-20:]}
+	if e.opts.UnapprovedKey {
+		approved = []string{}
+	}
 	cfg := map[string]any{
 		"hasCompletedOnboarding":   true,
 		"hasSeenAutoDefaultNotice": !e.opts.ShowOffers,
 		// Claude Code remembers an approved key by its last 20 characters.
-		"customApiKeyResponses": map[string]any{"approved": []string{FakeAnthropicKey[len(FakeAnthropicKey)-20:]}, "rejected": []string{}},
+		"customApiKeyResponses": map[string]any{"approved": approved, "rejected": []string{}},
 		"projects":              map[string]any{e.ProjectDir: project},
 	}
 	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {

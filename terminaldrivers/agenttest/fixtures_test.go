@@ -141,19 +141,34 @@ func captureClaude(t *testing.T, a Agent, c *capturer) {
 	// Start-up dialogs first, in a home that has not trusted the folder and
 	// has not seen the start-up offers.
 	t.Run("startup", func(t *testing.T) {
-		e := fixtureEnv(t, a, Options{Untrusted: true, ShowOffers: true}).WithT(t)
+		e := fixtureEnv(t, a, Options{Untrusted: true, ShowOffers: true, UnapprovedKey: true}).WithT(t)
 		e.Start()
-		e.WaitFor("the trust dialog", StartTimeout, func(s string) bool { return StartupDialog(a.Kind, s) == DialogTrust })
-		e.Settle()
-		c.save(e, "startup_trust", StateStartupDialog, "first start in an untrusted folder: the trust dialog", nil)
-		e.Choose("Yes, I trust this folder") // 2.1.328 puts "No, exit" first
-		s := e.WaitFor("the auto-mode offer or the idle composer", StartTimeout, func(s string) bool {
-			return StartupDialog(a.Kind, s) == DialogAutoMode || e.Idle(s)
-		})
-		if StartupDialog(a.Kind, s) == DialogAutoMode {
+		answers := map[string]string{
+			DialogTrust:    "Yes, I trust this folder", // 2.1.328 preselects "No, exit"
+			DialogAPIKey:   "Yes",
+			DialogAutoMode: "No, keep manual mode",
+		}
+		cases := map[string]struct{ name, description string }{
+			DialogTrust:    {"startup_trust", "first start in an untrusted folder: the trust dialog"},
+			DialogAPIKey:   {"startup_api_key", "an ANTHROPIC_API_KEY not approved yet: \"Do you want to use this API key?\""},
+			DialogAutoMode: {"startup_auto_mode", `"Make auto mode your default permission mode?" offer (manual mode configured)`},
+		}
+		seen := map[string]bool{}
+		for range 4 {
+			s := e.WaitFor("a start-up dialog or the idle composer", StartTimeout, func(s string) bool {
+				d := StartupDialog(a.Kind, s)
+				return (d != "" && !seen[d]) || e.Idle(s)
+			})
+			d := StartupDialog(a.Kind, s)
+			if d == "" {
+				break
+			}
+			seen[d] = true
 			e.Settle()
-			c.save(e, "startup_auto_mode", StateStartupDialog, `"Make auto mode your default permission mode?" offer (manual mode configured)`, nil)
-		} else {
+			c.save(e, cases[d].name, StateStartupDialog, cases[d].description, nil)
+			e.Choose(answers[d])
+		}
+		if !seen[DialogAutoMode] {
 			t.Logf("%s did not offer auto mode on this start (it is an experiment gate)", a.Name())
 		}
 		e.WaitReady(StartTimeout)

@@ -205,6 +205,9 @@ func (e *Env) Choose(label string) {
 // Enter would insert a newline instead of sending.
 func (e *Env) Submit(text string) {
 	e.t.Helper()
+	if s := e.Capture(); StartupDialog(e.Agent.Kind, s) == DialogAutoMode || StartupDialog(e.Agent.Kind, s) == DialogModelMigrate {
+		e.WaitReady(StartTimeout) // a late start-up offer: answer it first
+	}
 	e.Type(text)
 	probe := text
 	if r := []rune(text); len(r) > 30 {
