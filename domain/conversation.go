@@ -20,6 +20,8 @@ type Conversation struct {
 	CurrentTurn, RecentTurn *Turn
 	// HeldByOther: a Turn the caller may not see holds the terminal.
 	HeldByOther bool
+	// Approval is the permission prompt the pane shows, offered to the caller.
+	Approval *ApprovalView
 }
 
 // Action is one call a controller may make now, with its semantic ids
@@ -78,6 +80,29 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (
 		if t.SendReady() && !held {
 			c.Actions = append(c.Actions, Action{Name: "send", Method: "POST", Path: "/v1/turns",
 				Body: map[string]any{"terminal_id": t.ID}})
+		}
+		// A permission prompt: offered to the owner of the Turn that holds
+		// the pane, or to anyone when no Turn holds it.
+		if t.ScreenState == ScreenAwaitingApproval && !c.HeldByOther {
+			turnID, path := "", "/v1/terminals/"+t.ID+"/approval"
+			if c.CurrentTurn != nil {
+				turnID, path = c.CurrentTurn.ID, "/v1/turns/"+c.CurrentTurn.ID+"/approval"
+			}
+			if c.CurrentTurn == nil || c.CurrentTurn.State == TurnAwaitingApproval {
+				av, err := s.offerApproval(ctx, p, t, turnID)
+				if err != nil {
+					return c, err
+				}
+				c.Approval = av
+				if av != nil && !av.ManualRequired {
+					ds := make([]string, len(av.Decisions))
+					for i, d := range av.Decisions {
+						ds[i] = string(d)
+					}
+					c.Actions = append(c.Actions, Action{Name: "approve", Method: "POST", Path: path,
+						Body: map[string]any{"decision": ds}})
+				}
+			}
 		}
 	}
 	return c, nil

@@ -80,4 +80,12 @@ type Tx interface {
 	// and bumps the revision.
 	UpdateTurn(ctx context.Context, t Turn) error
 	DeleteTurn(ctx context.Context, id string) error
+
+	InsertOffer(ctx context.Context, o Offer) error
+	// LiveOffer returns the newest unconsumed, unexpired offer of this scope.
+	LiveOffer(ctx context.Context, kind, terminalID, turnID, hostID, conversation string, now time.Time) (Offer, error)
+	// ConsumeOffer uses the offer and fences its fingerprint for good
+	// (ErrFingerprintConsumed when it was answered before).
+	ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error
+	FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error)
 }

@@ -15,6 +15,7 @@ type Service struct {
 	validator    Validator
 	terminals    Terminals
 	turns        *turns
+	approvals    ApprovalTerminal
 	operatorHash string
 	Retry        RetryPolicy
 }

@@ -91,4 +91,3 @@ func TestTerminalDiagnosis(t *testing.T) {
 		t.Fatalf("no tmux: ready=%v problems=%q", noTmux.Ready(), noTmux.Problems())
 	}
 }
-

@@ -29,6 +29,8 @@ func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, er
 type TurnStatus struct {
 	Turn          Turn
 	Notifications []Notification
+	// Approval is the prompt of a Turn awaiting approval, offered to the caller.
+	Approval *ApprovalView
 }
 
 // Turn returns one Turn's status.
@@ -41,7 +43,11 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if err != nil {
 		return TurnStatus{}, err
 	}
-	return TurnStatus{Turn: t, Notifications: ns}, nil
+	av, err := s.TurnApproval(ctx, t)
+	if err != nil {
+		return TurnStatus{}, err
+	}
+	return TurnStatus{Turn: t, Notifications: ns, Approval: av}, nil
 }
 
 // Turns lists the caller's Turns.

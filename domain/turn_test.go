@@ -35,7 +35,9 @@ func (f *fakeTerm) Observe(_ context.Context, id string) (domain.Terminal, error
 	}
 	return f.term, nil
 }
-func (f *fakeTerm) Mark(context.Context, domain.Terminal) (domain.DurableMark, error) { return "m0", nil }
+func (f *fakeTerm) Mark(context.Context, domain.Terminal) (domain.DurableMark, error) {
+	return "m0", nil
+}
 func (f *fakeTerm) Submit(_ context.Context, _ domain.Terminal, text string) (domain.SubmitStage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -146,15 +148,16 @@ func (w *world) waitState(t *testing.T, id string, want domain.TurnState) domain
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		st, err := w.svc.Turn(w.host, id)
+		// The store, not the status: a status read would create offers.
+		cur, err := w.store.Turn(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Turn.State == want {
-			return st.Turn
+		if cur.State == want {
+			return cur
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("turn %s is %s, want %s", id, st.Turn.State, want)
+			t.Fatalf("turn %s is %s, want %s", id, cur.State, want)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -182,7 +185,9 @@ func TestSendAcceptedThenCompleted(t *testing.T) {
 	if err != nil || r.Outcome != domain.OutcomeDone || r.Turn.State != domain.TurnDispatching {
 		t.Fatalf("send: %+v %v", r, err)
 	}
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, NativeTurnID: "nt-1", LatestText: "working on it"} })
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true, NativeTurnID: "nt-1", LatestText: "working on it"}
+	})
 	w.waitState(t, r.Turn.ID, domain.TurnWorking)
 	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "fixed" })
 	done := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
@@ -318,7 +323,10 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Interrupted: true}; f.term.ScreenState = domain.ScreenIdle })
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true, Interrupted: true}
+		f.term.ScreenState = domain.ScreenIdle
+	})
 	w.waitState(t, r2.Turn.ID, domain.TurnWaitingForHost)
 	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{} })
 	if _, err := w.svc.Respond(w.host, r2.Turn.ID, "/clear"); code(err) != domain.CodeSlashCommandRejected {
@@ -328,7 +336,9 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 	if err != nil || res.Turn.State != domain.TurnDispatching {
 		t.Fatalf("respond: %+v %v", res, err)
 	}
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"} })
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"}
+	})
 	w.waitState(t, r2.Turn.ID, domain.TurnCompleted)
 	if got := webhookTypes(t, w, r2.Turn.ID); len(got) != 2 || got[0] != "turn.waiting_for_host" || got[1] != "turn.completed" {
 		t.Fatalf("webhooks %v", got)

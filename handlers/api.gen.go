@@ -41,6 +41,42 @@ func (e AgentKind) Valid() bool {
 	}
 }
 
+// Defines values for ApprovalDecisions.
+const (
+	ApprovalDecisionsApproveOnce ApprovalDecisions = "approve_once"
+	ApprovalDecisionsReject      ApprovalDecisions = "reject"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalDecisions enum.
+func (e ApprovalDecisions) Valid() bool {
+	switch e {
+	case ApprovalDecisionsApproveOnce:
+		return true
+	case ApprovalDecisionsReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApprovalRequestDecision.
+const (
+	ApprovalRequestDecisionApproveOnce ApprovalRequestDecision = "approve_once"
+	ApprovalRequestDecisionReject      ApprovalRequestDecision = "reject"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalRequestDecision enum.
+func (e ApprovalRequestDecision) Valid() bool {
+	switch e {
+	case ApprovalRequestDecisionApproveOnce:
+		return true
+	case ApprovalRequestDecisionReject:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
 	Terminal ConversationTransport = "terminal"
@@ -297,6 +333,35 @@ type Agent struct {
 // AgentKind defines model for AgentKind.
 type AgentKind string
 
+// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+type Approval struct {
+	// CommandExcerpt Redacted and bounded.
+	CommandExcerpt *string             `json:"command_excerpt,omitempty"`
+	Decisions      []ApprovalDecisions `json:"decisions"`
+
+	// ExpiresAt The offer to this conversation ends then; read the status again after it.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// ManualRequired AKK will not answer this prompt; a person must, in the pane.
+	ManualRequired bool `json:"manual_required"`
+
+	// PromptKind e.g. `shell_command`.
+	PromptKind string  `json:"prompt_kind"`
+	Reason     *string `json:"reason,omitempty"`
+	Tool       *string `json:"tool,omitempty"`
+}
+
+// ApprovalDecisions defines model for Approval.Decisions.
+type ApprovalDecisions string
+
+// ApprovalRequest defines model for ApprovalRequest.
+type ApprovalRequest struct {
+	Decision ApprovalRequestDecision `json:"decision"`
+}
+
+// ApprovalRequestDecision defines model for ApprovalRequest.Decision.
+type ApprovalRequestDecision string
+
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -304,10 +369,13 @@ type CloseRequest struct {
 
 // Conversation defines model for Conversation.
 type Conversation struct {
-	Agent            Agent    `json:"agent"`
-	AvailableActions []Action `json:"available_actions"`
-	ConversationId   string   `json:"conversation_id"`
-	Managed          Managed  `json:"managed"`
+	Agent Agent `json:"agent"`
+
+	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+	Approval         *Approval `json:"approval,omitempty"`
+	AvailableActions []Action  `json:"available_actions"`
+	ConversationId   string    `json:"conversation_id"`
+	Managed          Managed   `json:"managed"`
 
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
@@ -539,6 +607,15 @@ type SendResult struct {
 	TurnId     string    `json:"turn_id"`
 }
 
+// TerminalActionResult defines model for TerminalActionResult.
+type TerminalActionResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome `json:"outcome"`
+	TerminalId string  `json:"terminal_id"`
+}
+
 // TerminalInfo defines model for TerminalInfo.
 type TerminalInfo struct {
 	ComposerEmpty        bool                             `json:"composer_empty"`
@@ -619,7 +696,10 @@ type TurnState string
 
 // TurnStatus defines model for TurnStatus.
 type TurnStatus struct {
-	AcceptedAt   *time.Time    `json:"accepted_at,omitempty"`
+	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
+
+	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+	Approval     *Approval     `json:"approval,omitempty"`
 	Callbacks    TurnCallbacks `json:"callbacks"`
 	Conversation string        `json:"conversation"`
 	CreatedAt    time.Time     `json:"created_at"`
@@ -659,6 +739,12 @@ type ListNotificationsParams struct {
 	Limit *int               `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ApproveTerminalParams defines parameters for ApproveTerminal.
+type ApproveTerminalParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -674,6 +760,12 @@ type SendTurnParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// ApproveTurnParams defines parameters for ApproveTurn.
+type ApproveTurnParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // StreamTurnEventsParams defines parameters for StreamTurnEvents.
 type StreamTurnEventsParams struct {
 	Since       *int64  `form:"since,omitempty" json:"since,omitempty"`
@@ -683,8 +775,14 @@ type StreamTurnEventsParams struct {
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
+// ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
+type ApproveTerminalJSONRequestBody = ApprovalRequest
+
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
+
+// ApproveTurnJSONRequestBody defines body for ApproveTurn for application/json ContentType.
+type ApproveTurnJSONRequestBody = ApprovalRequest
 
 // CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
 type CloseTurnJSONRequestBody = CloseRequest
@@ -736,6 +834,9 @@ type ServerInterface interface {
 	// RetryNotification Redeliver a notification now
 	// (POST /v1/notifications/{notification_id}/retry)
 	RetryNotification(w http.ResponseWriter, r *http.Request, notificationId string)
+	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
+	// (POST /v1/terminals/{terminal_id}/approval)
+	ApproveTerminal(w http.ResponseWriter, r *http.Request, terminalId string, params ApproveTerminalParams)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
@@ -745,6 +846,9 @@ type ServerInterface interface {
 	// GetTurn A Turn's status
 	// (GET /v1/turns/{turn_id})
 	GetTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// ApproveTurn Answer the permission prompt of a Turn
+	// (POST /v1/turns/{turn_id}/approval)
+	ApproveTurn(w http.ResponseWriter, r *http.Request, turnId TurnID, params ApproveTurnParams)
 	// CancelTurn Interrupt the active Turn once
 	// (POST /v1/turns/{turn_id}/cancel)
 	CancelTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
@@ -850,6 +954,12 @@ func (_ Unimplemented) RetryNotification(w http.ResponseWriter, r *http.Request,
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ApproveTerminal Answer the permission prompt of a pane no Turn holds
+// (POST /v1/terminals/{terminal_id}/approval)
+func (_ Unimplemented) ApproveTerminal(w http.ResponseWriter, r *http.Request, terminalId string, params ApproveTerminalParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListTurns The caller's Turns
 // (GET /v1/turns)
 func (_ Unimplemented) ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams) {
@@ -865,6 +975,12 @@ func (_ Unimplemented) SendTurn(w http.ResponseWriter, r *http.Request, params S
 // GetTurn A Turn's status
 // (GET /v1/turns/{turn_id})
 func (_ Unimplemented) GetTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ApproveTurn Answer the permission prompt of a Turn
+// (POST /v1/turns/{turn_id}/approval)
+func (_ Unimplemented) ApproveTurn(w http.ResponseWriter, r *http.Request, turnId TurnID, params ApproveTurnParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1221,6 +1337,56 @@ func (siw *ServerInterfaceWrapper) RetryNotification(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// ApproveTerminal operation middleware
+func (siw *ServerInterfaceWrapper) ApproveTerminal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveTerminalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveTerminal(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTurns operation middleware
 func (siw *ServerInterfaceWrapper) ListTurns(w http.ResponseWriter, r *http.Request) {
 
@@ -1344,6 +1510,56 @@ func (siw *ServerInterfaceWrapper) GetTurn(w http.ResponseWriter, r *http.Reques
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetTurn(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ApproveTurn operation middleware
+func (siw *ServerInterfaceWrapper) ApproveTurn(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveTurnParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ApproveTurn(w, r, turnId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1732,6 +1948,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/turns/{turn_id}/retry-callback", wrapper.RetryTurnCallback)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/approval", wrapper.ApproveTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/approval", wrapper.ApproveTerminal)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
@@ -2546,6 +2768,102 @@ func (response RetryNotification409ApplicationProblemPlusJSONResponse) VisitRetr
 	return err
 }
 
+type ApproveTerminalRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     ApproveTerminalParams
+	Body       *ApproveTerminalJSONRequestBody
+}
+
+type ApproveTerminalResponseObject interface {
+	VisitApproveTerminalResponse(w http.ResponseWriter) error
+}
+
+type ApproveTerminal200JSONResponse TerminalActionResult
+
+func (response ApproveTerminal200JSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTerminal400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveTerminal400ApplicationProblemPlusJSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTerminal401ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTerminal401ApplicationProblemPlusJSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTerminal404ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTerminal404ApplicationProblemPlusJSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTerminal409ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTerminal409ApplicationProblemPlusJSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTerminal422ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTerminal422ApplicationProblemPlusJSONResponse) VisitApproveTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTurnsRequestObject struct {
 	Params ListTurnsParams
 }
@@ -2783,6 +3101,102 @@ func (response GetTurn404ApplicationProblemPlusJSONResponse) VisitGetTurnRespons
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurnRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Params ApproveTurnParams
+	Body   *ApproveTurnJSONRequestBody
+}
+
+type ApproveTurnResponseObject interface {
+	VisitApproveTurnResponse(w http.ResponseWriter) error
+}
+
+type ApproveTurn200JSONResponse TurnActionResult
+
+func (response ApproveTurn200JSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurn400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ApproveTurn400ApplicationProblemPlusJSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurn401ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTurn401ApplicationProblemPlusJSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurn404ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTurn404ApplicationProblemPlusJSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurn409ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTurn409ApplicationProblemPlusJSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveTurn422ApplicationProblemPlusJSONResponse Problem
+
+func (response ApproveTurn422ApplicationProblemPlusJSONResponse) VisitApproveTurnResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3421,6 +3835,9 @@ type StrictServerInterface interface {
 	// RetryNotification Redeliver a notification now
 	// (POST /v1/notifications/{notification_id}/retry)
 	RetryNotification(ctx context.Context, request RetryNotificationRequestObject) (RetryNotificationResponseObject, error)
+	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
+	// (POST /v1/terminals/{terminal_id}/approval)
+	ApproveTerminal(ctx context.Context, request ApproveTerminalRequestObject) (ApproveTerminalResponseObject, error)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
@@ -3430,6 +3847,9 @@ type StrictServerInterface interface {
 	// GetTurn A Turn's status
 	// (GET /v1/turns/{turn_id})
 	GetTurn(ctx context.Context, request GetTurnRequestObject) (GetTurnResponseObject, error)
+	// ApproveTurn Answer the permission prompt of a Turn
+	// (POST /v1/turns/{turn_id}/approval)
+	ApproveTurn(ctx context.Context, request ApproveTurnRequestObject) (ApproveTurnResponseObject, error)
 	// CancelTurn Interrupt the active Turn once
 	// (POST /v1/turns/{turn_id}/cancel)
 	CancelTurn(ctx context.Context, request CancelTurnRequestObject) (CancelTurnResponseObject, error)
@@ -3823,6 +4243,40 @@ func (sh *strictHandler) RetryNotification(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// ApproveTerminal operation middleware
+func (sh *strictHandler) ApproveTerminal(w http.ResponseWriter, r *http.Request, terminalId string, params ApproveTerminalParams) {
+	var request ApproveTerminalRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	var body ApproveTerminalJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveTerminal(ctx, request.(ApproveTerminalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveTerminal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveTerminalResponseObject); ok {
+		if err := validResponse.VisitApproveTerminalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTurns operation middleware
 func (sh *strictHandler) ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams) {
 	var request ListTurnsRequestObject
@@ -3901,6 +4355,40 @@ func (sh *strictHandler) GetTurn(w http.ResponseWriter, r *http.Request, turnId 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetTurnResponseObject); ok {
 		if err := validResponse.VisitGetTurnResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ApproveTurn operation middleware
+func (sh *strictHandler) ApproveTurn(w http.ResponseWriter, r *http.Request, turnId TurnID, params ApproveTurnParams) {
+	var request ApproveTurnRequestObject
+
+	request.TurnId = turnId
+	request.Params = params
+
+	var body ApproveTurnJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveTurn(ctx, request.(ApproveTurnRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveTurn")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ApproveTurnResponseObject); ok {
+		if err := validResponse.VisitApproveTurnResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -4123,112 +4611,123 @@ func (sh *strictHandler) RetryTurnCallback(w http.ResponseWriter, r *http.Reques
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17cxu5le9XweVNlaW6LYry2POQ6taW4nEyXs+MvZZTqVrLy4a6D0lETaAHQJNmXPruW+cA6BfRIqnY",
-	"jjc7f1km8Tg4+OHgPMGPo0wtSyVBWjM6/zgqueZLsKDpf8+UXIE23AolfwKeg8ZPczCZFiV+ODofvV0A",
-	"y5S0WhUF6EeGqbXED+qOTMMMNMgMEqYhUzqHnCnJ7ALY20pLxmXOIFsoyJmQTFjD1nCzUOrWjEfJSOAk",
-	"Czd5MpJ8CaPz0eXLlydt4kbJyGQLWHKkb8k//Axybhej88dPv01GdlNiH2O1kPPR3V0y+kkZ++JHbEuj",
-	"l9wumrEXytipyEfJSMNvldCQj86trqA9RcmtBY19/4uav7s8+U9+8vfJyQ/vP54l3z65+8MoNi8ud3Be",
-	"W2l5wLzUfK9573BEUyppgHb1tVY3BSzxT9w4kBb/5GVZiIy4eVq6Fv/vbwa3+GOLgD9omI3OR//3tIHN",
-	"qfvWnIZxacYuSC4le/OnZ+yHJ0+/Y35wthZ2wTgzlt8UwNJM5ZCOiU1+QJzvMnMjfByVWpWgrXBr4PXn",
-	"22g0sOTSioy5RgmD8XzMUgMyT8fb/ElGNyrf0KB5LrAHL163JnN70J3mtYaZKArIm8lEbthMaYI1biAY",
-	"y3Dg1ozq5m+QWZxxCXahcpxzixgCxfYXd21YvAvrr0fy/d5H5rqc+x3ucvBWyHzXjlLXl9gQCdNqJgqI",
-	"89x/yeyCW6aB54bZhTAMT6hQ8pFhJtMA0iRMaZZW0nfIU3ZUCGMhT5iEFWhmQFpm1XF0p/xw2zQ8X5Z2",
-	"w9YLQAHCMlUVOZPKshtgOYqzpZCQj6OHss1WYkozTbPoQca+9GwEWS1xhKzgVQ6jZIR4/tDq1yziWaEM",
-	"vHEQGYbdjBcGkt6maeD+SLaE3NPJJLauLXo7AnP7RAWY7AQEjsVXXBR4cKcOiTSEsLA0O4dwyG0I5Frz",
-	"Df6/fWmgIIydjiWXfA47gfuLb+ZgSwyIw5ZLeGQYvzGqqCywtdK3Qs5ZLjRkVulNFIUGjGlojFyH3F+F",
-	"BbcoBi5fvmS+j7v4hGEOk7yIThC+3LXMt77dCzlT1E9Yd0C3R9RcmlJp28ZqPU0MpWuupZDz7sZuj9vZ",
-	"w95p6m9oILDZlMTDrk1ga/nNfrfoiYHv/Q64/yxMRAS26dsfwJ1jdAgL4mT+qBBoA+fRbAOMjmCQq3jl",
-	"VDJnupLIHNSfENJOcdpnMW72+lj3jyQqN3uO8RM1peWjjIpQ/le8G24BSkMnYqbVkqV4V2zSBClfK50b",
-	"xlkJ2ijJMi7xBmdKdlazA4LJyFhuK9PGOc1BV6S2ghfFZho+kcr6v2NHwFilYb/VX1FT7FOViGKIiIbn",
-	"K9Abxtv7h6v1Nyd8EMaSCrH35g1um11WH/aj+y229D2mBvTKa/4HgAeHuKKeO0+D35oGI57U3vxJAH+b",
-	"nWE7AiiHz9InU3jwJLUgJ6SFuVtlSxfaVuC8ZtP68kapArjsaTAPVEVaMwQah3nxUzjAfclXORZtL83b",
-	"XtNKF/+Y7K9IrneGG6bzKhy1Lp1lY6psX1BakOkQ43OPmLrpMAFv/ZHpzk/SNb6R95G29ya78e+nyp+t",
-	"bd7cC89B2ozKbsHuJs23uw9ifxJQ5M+1jl1fM/wursKBMXwOezCHhmg6xEj4CXjh7KXu9NuXgLqNyvi9",
-	"t6qWXaFHlBwV1TM0cAv5lFuHKb3Ev0Y5t3BixRJiKmDwQsQ46BwGsb2FTIOdamUPnq91TnfzonGRECnd",
-	"3kl7vTGahhj3jLodaBEFXvSUJFbwGyjIIC9BlQVcMAlQ24SVFL9VMCYFs7ajztCOWgpZ/383m3qzBjNi",
-	"YW2Jdi7+a9hf3vwc7OIMxAoMM2IuIWevX129NT0iHk+efL+Dit5mRLbgHg7nIFEHcipmUbyajc7f3X8n",
-	"Eqbvkj6orbqFAQcMwuORYTfANWhGDcfsaqHWaP4UG6ZkBuP7QOgwEx88XS8MZNOUuUaOs8hQ73Hwk9cu",
-	"xD0m7jHUrWyLmm2mvvdsjVsXte68ly7luXz/pTqs+WD3q5pr24QMiZJtju978ndyJxn90hjrPYFYaQ3S",
-	"Tm2l5U4bt9LyDcxIJkKRT282U2UXMU/0pXMnqxnjkpq0/NJsoYrgk4qY3q17HQ/poaT1mdShM8aZX5UV",
-	"M+9tjZh+1sKytAOX+0NukxwKsQJ9YC9YIScccuoeQtpvnzStW4Tdh7OCGzv16zqIBuoIQceIf+2u5mmm",
-	"coizTMKHh80uW/sUdfdcFkaRyzf15+FE5Clz4Yok+LZ5ppUxTIPVwtnmEVPTX3334a2NmivqUAuMXee2",
-	"v5DW5iatQ02DBGqSBogd1O0CdFwctinYXyx2Dsou8didYheZV4HlQUMsQebIu9ZxGSWjGSdTK6Y7vqps",
-	"pmLqB3k6eC1oTqyqsoWQc/IMMp7ZihfFhuWCXNJh/lxJINsYqYV8egMzpWEqZFmhIlXJDLTlQkZpaQV1",
-	"+qZeHqHwyiFzyZEuYNgoxEmEXPFC5FMfxEgTllaSV3ahtPg75Ph/AoxUdkr2SzyokoPloogeWjrOEQfR",
-	"a9AnpPQzosBFD13jxPn228GVNTfM07q3x6RlsUTcJkIay2U2oFvXFsW2fLnH7+pPZ/+m+subF01clEm+",
-	"RHRYF0ih6Bh23ENVcec1uFVrG4U2PXYA3lAgMH9o9KHu1VWbJzs15x7dYaQ4iVZvnvGiuOHZ7cMIjYjt",
-	"VuR0aeb7Bmy3iLuChzJvwXU+xXtGVXa6FLKyEDkCr24M6JVHvgwaS6HknPGZBRdeNCBzdpTDjFeFZd89",
-	"nhx7I0IsUZKcTSbfu/3w/49d1kLyzIqVsJthYt6GCL0wLDWWFxSvC3QEutbCLlRlWRivoezbPmFPnuyk",
-	"yxv70cv2RQ7LUlmQ2YbdwibxZhwrUdWjmMuWMbXbomuBenv1lptbZuGDHbNLy5bKWPbdZMKyBdc8s6AN",
-	"O0IegGYlNxYM4xqFaVHw0kDObja0X86bSXkOGZfeBF2BFjMB+XHCpAqaanvkm8oyCetCSHB9Lb8xiftr",
-	"AWwmtLEMv2VLvgmGLWem4GbBMrVcYkulUQnR1kXb0/+Tbtu8kz2YdF/EC48EE9I6PUhyK1bQTQAhjZwB",
-	"14UATYi6QOFXIYtqsV5yCUyqNTMLtTa1Cq9k1EwfDJkNBuVCA2aVO0BWsSOKQfAOtY+MTxXw6QPHe0x/",
-	"gHRzAsRURURFytXUBSSs3sSdjqrROO675oJisrVzD9M7cccafbPL6O2N8GksO1XSJt+lRWN3/EYTDQtP",
-	"ukyKcbgTFI2oQ8tSGdBTVGwHuJxXuo4ukoQ0fVVR5HTf+nAxKWe3Uq3jqpk7ElNBrpfYaBqMKlakbfLl",
-	"jZhXKjgaSUJM+Y1xQdJK1qHP6EylVivhs7TqIO+yiqchuISMPdbG11xYIedTXuIEFJetP0PRretsFJI1",
-	"VTnNBS/ULr7ce2Rflfy3Ci6CCTVTJAqclCDBJr1cRY0pA4O6YMa15C7lR8K6ES2unQaiLm5/+fiTGfAF",
-	"+wZrIXO13gPaHQzXu9Lj+RAyBgGY9NEbhX+lpcux+KJi5nA58gA58QBhUGkZdMlIHKwx9KJ6vbf94j6F",
-	"z2DPJrUNGpmyx5Z7rdVkD1sYWfMj8JwUjIjXEPXV3H9/kNOkpVru363vQuvPPrSCuLMBMbP/pgRcVman",
-	"i8ENPETMa63mGkyEm87/dThbkpHLIZqiEhpXbHySETdGoPlqSV9NvHvcMA05KpR5wrjXYL/vaLC7jcw2",
-	"BUMrf4PcjQXhvpBQGKYrLgNnJJ6HQ5FJK9VuD7OwWUTrIs2FKbklx89D79Pw6Uzp6UIZ66+AAmz3tGdc",
-	"ZlAUPk2C+7+8YNhMG9dRkwrc+TArlBlwcrUORyQLN4PyUF901hbHu5DRyO5egmB0zx7mGm+JwF3kNPLy",
-	"LtnjHgWZH0hN2ZIgu4ippY1L8PY43x2woJZfl2mQjKoyP3DrdqoJ95gVWbd2oBOwblHSRkdrb3pb34b0",
-	"thxyYflKC7u5QqY5oLnY6GXlcheIm4Qd+rhZ68La0uXTC2/N9ByJL1+yAqU8b8e6jjjK9/aVgLIjYZy5",
-	"vgma43iOuVXaeQayShfH1zLXaLw/oxxm9kzlTtfGPz64QCsvKF2O6UoyIXHEBdeQM1SPSTkfX8tr6TLd",
-	"yHPLBNryTfZ/OlRnkLJcZdUSNfVOZcC1DE5qXyLAkGuoMLtByDl16d3T9Mk5+6OLPF9Xk8k3GYVz6U9I",
-	"z8keCEu/lvQdO5pV5JZHM+KCeTAwJb2PxTlQhLMlCFxNfvAxU5px4m89mgbEIo2QAbvZsPT1q6u37HR1",
-	"dkoB3PR4fI2oK0QG0kCTxTD65cVbBKAu/Nab89NTVYI0qtIZjJWen/pO5hTbNq5nREIrN+V8NBmfjSek",
-	"y5cgeSlG56NvxpPxN75SgEB4ugSrRUZ/z2Pxdu/pTBgFiwgLPszFwt3CKNELtAkMeq3VEuwCKkOKCHNH",
-	"ecwojSlvvIUuLyBhhbgFp5fAB0r10+aCBso5LJVkVB0gDW5HoVSJxwx56n2MqL247RRKvshH56M/g/3F",
-	"L6tX9/J4MunVvCCBp2WBd2CnyiVSQdNljJ9haM24EkOO4bB83Iknk6dD4rSms1VE08iN0fm798nIVMsl",
-	"x5tm1JpuWS/V8rmhPCXQK5HB6D2OcOp3f7zhy6K1zVsse1WCvHz9YjfL2sc3DHoA41Bh9XM1572125QC",
-	"aj4tu94uhHHikVPKeZxTq7PTrXzw6KF4JYFptSavcy326gzstuxU2onOhCly61P+0XrM0GbBtoY8/FIx",
-	"CvExqxiXGydFWbqV5J6ipCPxJYsN8wE5uyHXyBpl85Jv2I2vPiDxxZHO7ROC0z/rLPWgXT+sKGwrCz8C",
-	"inZiNK4+8Yk6BIKzA0CQjJ5OvjkQNC2YBE9RBweUq55xhCa0wNNL7I9C6PRjrwLi7r4j2KtnbFdivosW",
-	"DG6XV+xVOIjd9ot/vf9CuBgSFO0FejRMDkLDoeh5MnnypdD2SnbX15URu4GW12UjUSFFggnva2HrIjy6",
-	"xvXGCS2Xa49X6i3kjOMdz7NFrzrBFZeEohKnl+GAoWbBxZvDuCEtvZnPKUxKQxO20jDHCx11RlKGxqEE",
-	"xIk18tlKZSlbQgK0CkIuWNor4EhdczygaF27kJmhuxG7H3HJmkJDtzRSfSuJSgX5lVu8oDgc0nTMCrHE",
-	"ZQp7wdK6RMTPRj18nSetjeUKDMXfkIioQuJrfD7jcfIzDBwkDahZPUCgdiD7BniOppDx4913lZLCOHyH",
-	"pqR5UaMTYzXwZcrUzOPIKZu2LqSji80AoF2D+3NOGFRredHR5s8ZLwpUrZ8jkN0gC25YKvLzlB1h06WS",
-	"yiopMv+1yI8TltLf2ASHRRl4TGhNc2556PnvV69+ZSBXUKgSrmX6UeQJtU0YWqfG8mWZMOxxlx6PGZUh",
-	"07oY6e8+/Er24nlKw7vLn7P0nJVCzlMK2SJRjglnT5kZX8tLCranP3NjT54Tu178mFIJ7b8ZITP4/7+m",
-	"TFhvqGgoC74xrrKqwScpBxlfQh2657h0Op6SzRG9qMs7o6SL3Staw/OVr8bp3Ul9YwFnd5z1C+aSiZzN",
-	"yaCieV3xY13W/1sFZD/7C41W1Cnl38o6rJMHJknEQR53jxpbb7dDVSHwf4av2ZEBi9YErfCKrCxGLxZk",
-	"SkrI7PEFWws0PlBWpkRfOvgoQWeTRgO37zt/5Z59/8Ard+vkPEADd+xw3b/AxdqRIq6c5cR4qDtgBTni",
-	"P6jFyKIu7xjSmnwByGcUrX6GAVZ6u0UYVpWf1mz5WayApC1Ki6YMbFDk1vnmUVah7u2KwT4nq0Iy/KCS",
-	"7xxRwQngYxTjh+lqD9a9kMQtRYQd1R4x1ESOW6z2afd3yahUJuomobAQCZdI7YO7TULZQnCguLWP2R8V",
-	"CkoNlPfi6xSELxIPC9lWKlytzE8uJODzTf7on7H4ZFvpC3Luuq5WNC3utkB09qlnrgtVBg4eMrrWcLOm",
-	"/RcyFL45rP3jxw/XuhxOvZdxD5i25cHpR5/cfXda+rhyHMP/UUEFqI/42iTK8R07zaT29fkcr26JDdU3",
-	"GdXxKaO97KKSoehJj9mPYRhhGDcbmS20kqoyF2ymikKtUZERkqV/fu6cpZ0Qdrp9Bl4LOfcnoKeYxPjc",
-	"NDn1z/9ELtvHnwzF3UB/HMK/Ic+pJq1u+nWi9yCzuHfby9wjl8BUg+bBMHaFhCdNwVIcz8hfCetQJeYK",
-	"xJxqXcPZlzdA7jRmqdYMrVYhs6LKkVhfsYGmiSpy0J2tMtuIfEO0tWqxPh0yP+0l7ckbwGXDt6R9Ky1A",
-	"w78aPsloycBDtCXUPG72hulWOlDU7v0V1igVyVwbs0sn0Q2ACSZtF2FJx8BF+zbuzf21M3ncd9i3tUKQ",
-	"9GBp5sO9aG3FBibfSWdgH6oJBbYhG/zpZEcy+Gc9BVsFS5Gz0GFr8GAJ3QgQYuKXNqDwhAaUqsreqA8t",
-	"VPbSvqLoPP3Yq4+4O61zGOLC9CpbQF4VlIfOxHIJuaAoaOADGfsEVS3mlGTdKYdDztFTaOyS1clqHaSj",
-	"SiCVdY9/8TkXkh09mfxA3reG0rpvehyRvbiEzq27jw99uy5uLx/63iUk/2wVo72+xCscX6Ur/cnkh4fL",
-	"cA8Mxrug6jrSB45GnSo4aDa/pRafQaq2kmf+h0vTOhMzJkXbd94/QVbWr7GFfQyA8Lmcg2b9X2TuC65C",
-	"8tAjwwqV3VLEQYMvUgRT168krXRzn5aetAMmifOIFuBfQwxe0mtJ+dwspHf7u4ZbJpWrwArl6w0tF2gu",
-	"aXAB8+YxVZc6vklCQVKrYjK5lr6kwH1cz+YGhw88s8UGh8XpSw3GgGHPpaUynAzG7IX1jzSGUmaW+lzs",
-	"lBm+MeRqvpYLXpYgIT9naa4kpOzIDeKGzC8aaoVhaStNMmWVtKJouPjI+CdjfVVQazXHybVM6xzGlB25",
-	"IPqSb9iCr7AZx1urqS0KTqdSKzUj0pocLhdb1xV0aLuW6XYKZXqM11goQg1lTK5Wl+L3jg60cdmTDx/q",
-	"gk7kaQF8RbEimmF8LSlOwJfA0qbuLWVHSrO0Vex28hI26XHLrY89fGxEt3xP9DnRfvR4MjluhRl8RC3q",
-	"4geZY5+DbZXI48DbHvgrCjuYzvocj1EheGTYihcVOCc7hddugjtsLlYgB33tPe4Mvv+7uzD1/efxn7UL",
-	"RfdyoE0+8dQuyzOuFRBGyMMouiWVdX4fstlc1JHYNTekm5H8/pQ6zH60JiwIiX8J7eVQf+A/lGjgPTBB",
-	"YFGSkb+i6pJIbqieyouB/v3YVpROP/o823tTWR4kT/zj2J9dTwmVHsNw+woh1tlS99DNI8Pqev/9tuzU",
-	"lQkM23mv/Z3fvn+pIEFXpSX5oOgZdxdHdjdzeLggAMwrIOyIh4o7rzMEhUJ4C8+HyUkW3QAqEYaldSFD",
-	"2ivfazSBUqug8dS0RQIkNNBXDcROlV4EjvSKCDGAGrrnQv61TLcXNbjCOlceEcqlAuwL7EK5ROo4rn9V",
-	"jawj9SwKPaqBcd4KqZiv63e6MWWGtJ6N6mENe/7jUPv0SkjnpfG77V8C+B3Rn8EZUQA3wNzD1ZTQo2aM",
-	"H3a37kqf+lncQhMnc43TxKWtAb1sEK7zi25SEOLY5Qq5FJBKFmBMyGyhvKJeqhGZdfQUw1rEAtEuQwin",
-	"GsoS2vMIDDhAPkFO0O/JOmdfLtzXT+6h2NmhuuUpXvXh0dt9Jfob/6sTjcLgy+iD4lDbz432pO2FKzRy",
-	"KfOa1WZ+sJE4xaRnPHMPToWKR2w7E1IYcjHwW6+QuOogpw61lJWYt5oW+Lt+8rVL80zJTBTgJXgT6egq",
-	"pYcgW8L6IFy/koUr8uCtR5gcMQtlWg/bCIS0KIrGF1SgOuVsPardovYLrnMW6hopQ1Yqy0pujPuFlD5Q",
-	"Jax/h+nXDlNTLSm9WViFd0lLqB0qeOl9uGGAvqqz9DtO3H6huk+bdtgzVpUl/bqXEbkTj5abW//goDMm",
-	"uWysOVctgEM2P6nkagAeGfcrEcdjRp7FbAHZrQvNekc00y5OSf4qNE4v2mxB0AlZoRXa0FK7TWPoJ3Z8",
-	"jbp97yW/vXyMX9Jvx6VZg6ZL83+1867ruXFM4S3togtz/8jD3qfV6s1JqD4fPrR/DYU7u+Lzf/UxkrQX",
-	"F0+TtuLkXxxxr0/00teiYfn2Sw5f3zmKPDcZtZV/j9x/zsi9x5YHlYdn7Ch0U+a7Tym8e48wqX/HZqtG",
-	"hSqN/euUhcp44fP3O1X356enZ4+/G0/Gk/HZ+Xffff89Yc/T0R/RVQckdX0xHSZflT1umbE+Wz9eo9KU",
-	"vnbKTcfxWk8TGcUD14Sfz+t5+E0SbkHnHkA+gMzH3V+fjA38rH5WwnR+xKB+YL+fIjfu/pKmGVhysM26",
-	"1m3d1TtA4n272U/jeDaPGd29v/vvAAAA//8=",
+	"7H1rcxu5teBfwXJTZam2TdEeex5SbW0pHifjnRnb13Iqde/Ilw11H5KIuoEeAC2acem/3zoHQL+IFkmN",
+	"7TjJfLJM4nFwcN4P8MMkU2WlJEhrJqcfJhXXvAQLmv73TMkb0IZboeQPwHPQ+GkOJtOiwg8np5O3K2CZ",
+	"klarogD9wDC1lvhBM5FpWIAGmUHCNGRK55AzJZldAXtba8m4zBlkKwU5E5IJa9garlZKXZvpJJkI3GTl",
+	"Nk8mkpcwOZ2c//jjwy5wk2RishWUHOEr+fufQC7tanL6+OnXycRuKpxjrBZyObm9TSY/KGNffI9jafWK",
+	"21W79koZOxf5JJlo+LUWGvLJqdU1dLeouLWgce5/0/Bfzh/+F3/499nD7959eJR8/eT2D5PYvnjc0X1t",
+	"reUB+9Lwvfa9xRVNpaQButXXWl0VUOKfeHEgLf7Jq6oQGWHzpHIj/s/fDF7xhw4Af9CwmJxO/vdJSzYn",
+	"7ltzEtalHftEci7Zmz89Y989efoN84uztbArxpmx/KoAlmYqh3RKaPIL4n7nmVvhw6TSqgJthTsDbz7f",
+	"pkYDJZdWZMwNShhMl1OWGpB5Ot3GTzK5UvmGFs1zgTN48bqzmbuD/javNSxEUUDebiZywxZKE1njBYKx",
+	"DBfu7Kiu/gaZxR1LsCuV455bwBBRbH9x2yWLX8L5m5X8vHeRvc6X/ob7GLwWMt91ozT1RxyIgGm1EAXE",
+	"ce6/ZHbFLdPAc8PsShiGHCqUfGCYyTSANAlTmqW19BPylB0VwljIEybhBjQzIC2z6jh6U365bRiel5Xd",
+	"sPUKUICwTNVFzqSy7ApYjuKsFBLyaZQpu2glpLTbtIceReyPHo0g6xJXyApe5zBJJkjP7zvz2kOcV5VW",
+	"N7zYPsU5qxBUg5sjSsvKoqR0qJuy7yET+JVhXLdkfsauYWNIipYgayZkDu/BeHRmWhlDRHn++sXUnahD",
+	"BZkqSy7zObzPQFd2G6Q3kPPMQk7rX6la5lE8IoN44Ei8WShNFy2czgxzJTMgCUdIjGHHf8C15hv8P7yv",
+	"hAYz5zZOeWqxAM2scvTWUzwgiQxBnhFJEhaM5bY2jC+5kIwvLGgmLB5ooXSJe0xybuGhFSXETllyWfNi",
+	"3tLM1hX++CNbi6Ig6uPSrBE4hMxd5xnjeMdGSVbWxiao8RCsikvooPVKqQK49GxXVnYe2LW/m5dsKyiK",
+	"ub/KuIjTwL0s30a4UsVugdMFYxsN3euPsoon+TdOMI4L2wUvDAyJNKx9H4IaHKNZKgbls0IZuB+ILX47",
+	"1sfT2SwGz/a+XUtmW9UF+b1TUuNavCNc7pwQxuGcGy4K1MJzp1b6LHznKk4NRdi2y4ho1cQor+SSL2Gn",
+	"FvrZD3PMQEiL6yAu4YFh/MqoorbA1kpfC7lkudCQWaU3Uc4wQOLWwxixbbm3awtuUacjg/s5zooVhjkF",
+	"w4voBuHLXcd868e9kAtF84R12nZ7Rc2lqZS2XYZotokJ1TXXUshl/2J3iN4B5wwvNADYXkriSbULYOf4",
+	"7X134IkR37sdLPKTMBF7pgvf/gTcY71DUBAH83uFhDbCwyaiLfDzYCSh/VjLnOlaInJQNSBJOy9on8O4",
+	"3RtRMGRJ9FT2XOMHGtrojQjkf0VD7xqgMsQRC61KlqKW3aSk1NZK56ZVdhmXaI4zJXun2an9nbru0jnt",
+	"QfautoIXxWYePpHK+r9jLGCs0rDf6S9oKM6pK6TimJ5/fgN6w3j3/vC03gyG98JY8gf2vrzRa7Nl/X4/",
+	"uN/iSD9jbkDfeDf+AOLBJS5o5k5u8FfT0ogHdbB/Eoi/i85wHYEox3npo3kvyEkdkhPSwtKdsuPYbHtj",
+	"3k3pfNmxzTruyD39is4OAcZxXPwQGHgo+WqHou2j+UDKvNbFb5P9Ncn13nLjcF4EVuvDWbVxh20FpQXF",
+	"AWJ4HgDTDB0H4K1nmf7+JF3jF3kXaHtfslv/bqg8b23j5k7yHIXNqOwa7G7Q/Li7SOxPAor8udYx9bXA",
+	"7+ImHBjDl7AHcmiJdkIMhB+AFy740d9+Wwmo66iM3/uqGtkVZkTBUVE7QwO3kHt/dD+vMYQUYxh00b/Y",
+	"3UKmwc61sgfv1+HT3bho450ESn920j1vDKYxxD2jaQd6UQEXw6hIwa+goOhaBaoq4IxJgCbAU0vxa03e",
+	"c8f3eoS+Vylk8//daBrsGtyIlbUVU5r+Newvb34KQa4MxA0YZsRSQs5ev7p4awZAPJ49+XYHFIPLiFzB",
+	"HRjOQaIN5EzMoni1mJz+crdOJJq+TYZEbdU1jERTkTweGHYFXFOc5RrklF2s1Brdn2LD0AGf3kWEjmbi",
+	"i6frlYFsnjI3yGEWEerDh37zJh+wx8YDhLqTbUGzjdR3Hq1x76KxnfeypTyW71aq45YPTr9osLYNyJgo",
+	"2cb4vpy/EzvJ5OfWWR8IxFprkHZuay13+ri1lm9gQTIRinx+tZkru4qllc5dbkgtGJc0pJNkYitVhABz",
+	"xPXu6HVk0kNBGyKpB2cMMy+VFQufOom4ftZCWdkR5X4fbZJDIW5AHzgLbhATjnKaGULar5+0ozuA3UVn",
+	"BTd27s91EAw0EYKNEf/aqeZ5pnKIo0zC+/vtLjv3FA33nBdGUTQ29fzwUOQpc7nHJCSquIuoa7BaON88",
+	"4mp61XcXvXWp5oImNAJjF98OD9K53KTD1LRIgCZpCbFHdbsIOi4OuxDsLxZ7jLJLPPa32AXmRUB5sBAr",
+	"kDnirsMuk2Sy4ORqxWzHV7XNVMz8oEgHbwTNQ6vqbCXkkiKDjGe25kWxYbmgvEjYP1eyjUtDPr+ChdIw",
+	"F7Kq0ZCqZQbaciGjsHQytENXL49AeOEos+QIFzAcFJKeQt7wQuRzn5FME5bWktd2pbT4O+T4fyIYqeyc",
+	"/Jd0JLljuSiiTEvsHAkQvQb9kIx+RhD4jAwNTlyirpspXXPDPKx7R0w6HkskbCKksVxmI7Z141Fsy5c7",
+	"4q6eO4ea6i9vXrRFDkzyEqnDuqwopbpx4h6miuPXEFZtfBS69BgDvKGsfn7fjEUzq282z3ZazgO4w0px",
+	"EK3ePONFccWz6/sBGhHbnTKI0iz3rb7YAu4C7ou8Fdf5HPWMqu28FLK2EGGBV1cG9E0vFykMK5Rc+swj",
+	"JSRB5uwohwWvC8u+eTw79k6EKFGSPJrNvnX34f8fU9ZC8syKG2E348C8DeU2wrDUWF5Q8j3AEeBaC7tS",
+	"tWVhvRayr4eAPXmyEy7v7EeV7YscykpZkNmGXcMm8W4cq9DUo5zLljO126PrEPX26S0318zCeztl55aV",
+	"ylj2zWzGshXXPLOgDTtCHIBmFTcWXJY9U0XBKwM5u9rQfbloJqXDMy69C3oDWiwE5McJkypYqt2Vr2rL",
+	"JKwLIcHNtfzKJO6vFbCF0MYy/JaVfBMcW85Mwc2K+cwuOqHGcm1d6Uz6v9Jtn3e2B5LuynghSzAhrbOD",
+	"JLfiBvpJdbLIGXBdCNBEUWco/GpEUSPWKy6BSbVmZqXWpjHhlYy66aMps9GkXBjArHIMZBU7ohwE70H7",
+	"wPi6H18LdLzH9gdINydATF1ETKRczV1CwupNPOioWovjLjUXDJOtm7uf3Yk31tqbfURvX4SvSdtpkrbF",
+	"ax0Y++u3lmg4eNJHUgzDISnqEs2fE9d3o2Z4/N4573E+SvpGzL2yUgb0HA33kZPltW6yp6QBzNAUFjnZ",
+	"Ez4dTsbntVTruOnpWH4uKLQUW02DUcUNWdO8vBLLWoVAKknAOb8yLglcyya1G92p0upG+JLSJold1vGa",
+	"KVcCtcfZ+JoLK+Ry3hRCdD5D1aSb0jmSpXU1zwUv1C683CmSXlX81xrOgou4UCTqnBQkwS293kCLMAOD",
+	"tm7GteSuPlHCuhWdbpwGgi7uX/r8mhmJdfsBayFztT6UdptbGeB8jDJGCTAZUm+U/GstPz9r30NO3kMO",
+	"3kPY1VoGWzmS52sd2ajf4n3beMzkE/jrSeNjR7YcVo/d5Y0ne/j6iJrvgedkQEWiomiP5/77g4JCHdN5",
+	"/2nDEOFw97ETxIMpSDP7X0qgy9rsDKG4hceAea3VUoOJYNPF9w5HSzJxNVJzNLLjhpsvouLGCHTPLdnj",
+	"iQ//G6Z9tWnCuLfQv+1Z6Lud6C4EYyd/g9iNJRk/k1AYhysuAxcknsdTrXeUd96ObLUVL8uFqbilwNZ9",
+	"9Wn4dKH0fKWM9SqgANvn9ozLDIrCl4Fw/5cXDJt5Gxpr+xZ6H2aFMiNBvA5zRFoGMqgOjbXfp5wy64rw",
+	"XdTUyvtB0WT0nu+XLuiIzV3gtDL2NtlD94LMD4Sm6kidXcA0Esp1sHje2J3EoZFflruUTOoqP/DqdpoW",
+	"d7haWb85qpfE70DSpY7O3QyuvkvS27LLlSrUWtjNBSLNEZrLF5/Xrp6DsEm0Qx+3Z11ZW7mGIeE9oO1y",
+	"+gI1A+/m/4446oSuGkF5kzDO3NyEccmQ97lV2kVLsloXx5cy1+IG2DNq0mDPVO7sc/zjvUs+84JKCJmu",
+	"JRMSV1xxDTlDk9pV6V/KS+mq/yiazYTB3Zr2pnSskSplucrqEq37XuvTpQyBe98DxRBraGS7RShgd+5D",
+	"9vTJKfujy8Zf1rPZVxmluOlPSE/JhwhHv5T0HTta1JSqQNfjjHliYEr6uJMLKvlOBCKutmb6mCnNOOG3",
+	"WU0D0iKtkAG72rD09auLt+zk5tEJJbXT4+klUl0hMpAG2sqOyc8v3iIB6sJfvTk9OVEVSKNqncFU6eWJ",
+	"n2ROcGwbjkdK6NTrnE5m00fTGdn/FUheicnp5KvpbPqVb4UiIjwpwWqR0d9LiHa3UHAnYZRAI1rwqT8W",
+	"9BGj4jfQJiDotVYl2BXUhowX5lh5yqi0K28jqK5WImGFuAZny8B7Kn/U5owWyjmUSjJqf5IGr6NQqkI2",
+	"Q5z6uCtaPO46hZIv8snp5M9gf/bHGjT2PZ7NBk19COBJVaDe7LXxRVoE+4jxO4ydGU9iKFgejo838WT2",
+	"dEycNnB2ugRbuTE5/eVdMjF1WXLUNJPOdmVzVMuXhmq3QN+IDCbvcIUTf/vTDS+LzjVvoexVBfL89Yvd",
+	"KOuyb1j0AMShkev3avm9c9tUFms+Lrre+s4ni7bYKKZuHp1s1chHmeKVBKbVmiLxjdhrqtK7slNpJzoT",
+	"pijVQTVZ6ylDPwfHGsp6SMUo7cmsYlxunBRl6Vbhf4qSjsSXLDbMJynthsIpa5TNJd+wK9+RQeKLI5zb",
+	"HILbP+sd9aBbP6zrdaszIUIU3WJxPH3ii5eICB4dQATJ5OnsqwOJpkMmIbrUowOq3884kiZ0iGfQ7BAl",
+	"oZMPg66Q27tYcNCw3W01/yXaEb3dcrJXZzRO2y8n+O4z0cWYoOge0FPD7CBqOJR6nsyefC5qeyX75+vL",
+	"iN2EljetNFEhRYIJ9bWwTZcxqXG9cULL9R+gSr2GnHHU8TxbDTo2XMNNaLRxdhkuGPo4XA4+rBtK9dv9",
+	"nMGkNLSpPA1LVOhoM5IxNA1tMU6sUZxXKksVJBKg0yRzxtJBU0vqhlNPqdLXLo1oSDfi9CMuWdtJ7Y5G",
+	"pm8t0aigWHQHF5SbRJiOWSFKPKawZyxt2mb8bjTDN7LT2ViuwFBOEoGIGiS+7+kTspPfYYSRNKBldQ+B",
+	"2iPZN8BzdIWMX+8uVUoG47gOTcnyokEPjdXAy5SphacjZ2zaprmQFJsBQL8G7+eUaFCt5VnPmj9lvCjQ",
+	"tH6OhOwWWXHDUpGfpuwIh5ZKKqukyPzXIj9OWEp/4xBcFmXgMVFrmnPLw8z/f/HqJQN5A4Wq4FKmH0Se",
+	"0NiEoXdqLC+rhOGM2/R4yuidBToXI/vdp6TJXzxNaXmn/DlLT1kl5DKlNDYC5ZDw6Ckz00t5TgUI6U/c",
+	"2IfPCV0vvk/pjYD/Z4TM4P++TJmw3lHRUBV8Y1y3WUufZBxkvISmnIHj0Yk9JVsi9aIt75ySPu1e0Bme",
+	"3/gOpYFOGjoLuLvDrD8wl0zkbEkOFe3rGkKbd0t+rYH8Z6/Q6ES9t0q2KjGbgopZEgmqx0OqxjbX7aiq",
+	"EPg/w9fsyIBFb4JOeEFeFqMnWTIlJWT2+IytBTofKCtTgi8dfXWld0mTEe37i1e5j769p8rd4px7WOAO",
+	"HW76Z1CsPSniWnweGk/qjrCCHPEfNGJk1bS8jFlNvinmE4pWv8MIKr3fIgyrq4/rtvwkboCkLUqLtjVu",
+	"VOQ2NfhRVKHt7RrkPiWqQoPAqJHvAlEhCODzGtP72Wr3tr0QxC1DhB01ETG0RI47qPatCLfJpFImGiah",
+	"VBIJl0g/iNMmoZUjBFDc2afsjwoFpQaqBfK9G8I3zoeDbBsVrn/oB5dG8DU4f/Tv9Hy0q/RNSrf9UCu6",
+	"FrdbRPToY+/cNO+MMB4iurFws3b8Z3IUvjps/OPH97e6HJ36KOMeZNqVBycffMH77Unlc9FxGv6PGmpA",
+	"e8T3a1Hd89RZJk2sz9e99duOqOfLqF5MGf1ll8kMjWB6yr4PywjDuNnIbKWVVLU5YwtVFGqNhoyQLP3z",
+	"cxcs7aW9020eeC3k0nPAwDCJ4bkdcuLfN4so28cfjYr7xQFxEv4VcU59es3QL5N6D3KLB9pe5p5yiZga",
+	"ork3GbvmyodtE1ecnhG/Etahc841zTnTuiFn3/IBubOYpVoz9FqFzIo6R2B9Fwu6JqrIQfeuymxT5BuC",
+	"rdOf9vEo8+MqaQ/eCF22eEu6WmkFGv7V6JOclgw8iXaEmqebvcl0q4Qo6ve+hDVKRXLXpuzcSXQDYIJL",
+	"26ewpOfgon8bj+a+7G0ejx0Ofa2QJD1Ymvl0L3pbsYUpdtJb2KdqQtNxqJB/OttRIP9JuWCriSvCCz20",
+	"hgiW0K0AISR+bgcKOTRQqartlXrfocpBqViUOk8+DHpGbk+aGoa4ML3IVpDXBdXmM1GWkAvKggY8kLNP",
+	"pKrFkgrPey2C7m28fIMU3xS49SgdTQKprHvd0D0+d/Rk9h1F31pIm7npcUT24hF6WnefGPp2r+BeMfS9",
+	"22r+0SZG93yJNzi+yFD6k9l395fhnjAY7xNVP5A+whqhMMScfOjUiNyedEubRriCl8AWIDM0FTjazm9r",
+	"LR8YFqb6+CS9wJipEjqRuX6KqUCHlMKPqX+4r+3IYC9V05jkSxO2id/VV8Hb9jGx3aTfr4jZ71Fd0OWe",
+	"7WQ7TZ3I48mOWz6+Lzt8XnEvh/bjqZpok0aEX6mTlmrcPbyuafafnll/k/t7Ht4IhdjjrwvGQzOVYxJ6",
+	"+mB39qypKR6Nlb2lEZ/AlOpUzP2Tm1BNyXbMdOoauv8AA6l5ljLcYyAIX/Q9Gsv7i8w9uQX5+MCwQmXX",
+	"lGbU4Lu1wTSNfEmnL8X3ryTdLGni0iAF+IeKQ2rkUlLjBwt9IN7A5LZPzD1Yzpig5heqkmmfiHc9Jpsk",
+	"dGZ2WseTS+l7j4xXPH43tzi855ktNrgsbl9pMAYMey4t9SNmMGUvrH8rObzpwFLftJEywzeG8kuXcsWr",
+	"CiTkpyzNlYSUHblF3JL5WQutMCzt1FOnrJZWFC0WHxj/EL5vj+yc5ji5lGlT7JyyI1c5U/INW/EbHMbR",
+	"VG2bLEOkudJKLQi0tnDTFdToGnqwXcp0u9Y6PUbbNXTjh35O92gBFe04OAQaAU/ev2862xGnBfAbShDT",
+	"DtNLSclBtB3StgE4ZUdKs7TT9fvwR9ikx51cHs7wCVHdCTjT5wT70ePZ7LiTW/Rp9GheD2SOcw4OUMS0",
+	"dhI1jLjpnc/hGL2AB4bd8KIGl1mjnPpViIEvxQ3I0QTbADujv2qwu0P/Exka3Y75z2xkdHptR1wBohFK",
+	"K4h+b3lT1ItoNmdN+cWaG3LISH5/TMdlP1gTFoQE/DtaQb+pusiHXYPAospCr6Ka3nBuqPHSi4Ghfuwa",
+	"SicffHH9nfVr95In/ic/PrmdElrCxsntCySxviEcvMvm4ZP9rmwPR/YVFZQuXJJpocGswu8AHDXJmMGq",
+	"aSiB2nZkBzrrUqbDn6NJSbEHNU2mvMsJC8meMv9Ex5TtMsUyXtlaB0uMlrmUqP681HVBVbJw2ELIJehK",
+	"C2nZERQGGIWX/LP92YrLJT3383fQin4w4jgh155W5/35C6Uv5VKpPPGK1ra/8PHAkEStCi5d+b9P3rcG",
+	"mHddhGFL5Qp9O0/1p8xAAZmloZdSSdf8wv4T5XLqXktKB/v5VyheKlep5Lkc1eqaC/fKMhPSWF27OuJT",
+	"lg5b0agj4TVoQ7X2lmUrJTL/woez/SiIATleCkErTxGcYfdZmgwsrJjtEWIVv0Vc/B5e6Iu330MLnyS0",
+	"cJBuPHGNm+Ni9rV3rrqODrWI6rqyJDYU/QqYk8TOBQpPZQVN7j09dsTDGwieQYPnJnz83BchktF3BS76",
+	"mDatpengQYXW5SLedDA2sEXKT2ihL1rj788SNPBfhCF6BP6iIa5wzhtPEf5nYfYl7EK5NrU4Xb9UrVFJ",
+	"fnCU9Kgr2eWCpGL+JSkXhKC6285DpQNaw5m/ndQ+vtzv/R7O7fYPyf1O0Z8g1VMAN8DcT6VQufQ9BPWO",
+	"4vSfxDW0VUhucJq4pgCgt7SC33TWL7kma4sqsV2BbS0LMCbUDVPV9qCQm+Jn9PjXWsTK/Fz9NW41VoO9",
+	"v8H0iSqufy+FfvT5iqmGpdNUmXSoE3+Cqj78zMK+Ev2N/9HC1mDwDxsFw6Fx+lo3VdPvufk3LJD8G0ch",
+	"BKM4Vfwt0ENbc8PCGxQ4diGkMBTL5dfeIHG9184c6hgrsVoAOuDv9smXLs0zJTNRgJfgbR1J3yg9hLIl",
+	"rA+ia4p9LKiJv3320wGzUqbzlKJAkhZF0QbdCzSnnLtNnfE0fsV1zsKrEdR/JJVlFTcmlrd/g/D+TqZf",
+	"OpmauqTmMWGVpmKPRqgdKnjpReIdkbjGNWuyZVvxmm6ox1hVVfTj0EbkTjxabq79E9c+rCdbb871Yrax",
+	"Ie//GnoOlH6X7HjKKIWTrSC7doVvPuPHtKsCo8QAOqdnXbQg0QlZoxfawtLkp2LUT+j4Em37wdvRe4V0",
+	"PmeCxP90KirNf+ssSSygwzvWRZ/M/bNbe3Or1ZuH4W2fcab9a2iL3lX9+FefjE4HVYdp0jWc/Btw7j2w",
+	"QXNAtOix+07Wl8dHkQfOo77y73WRn7Iu0tOWJypPnjFW6Dck9h+q+uUdkknzy4lbHcD0jot/D71QGS98",
+	"d2TvTaPTk5NHj7+Zzqaz6aPTb7759luiPQ/HcEXXe5k0r7f4n/GmN2+mHTfW90LGO4Dbh0V6j3lM4y9p",
+	"mMgqnnBN+PX1QSrVJEELuvAA4gFk3tnAoXd74WfNo12m97NZzU86DRsQOmuu/I+Qxo4cfLO+d9tM9QGQ",
+	"+Nx+bfk0XittJrfvbv8nAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,6 +36,7 @@ func conversationOut(c domain.Conversation) Conversation {
 			TmuxWindow:           optString(t.WindowName),
 		},
 		SessionId:        optString(c.SessionID),
+		Approval:         approvalOut(c.Approval),
 		Managed:          Managed{HeldByOther: c.HeldByOther},
 		Warnings:         append([]string{}, t.Warnings...),
 		AvailableActions: make([]Action, 0, len(c.Actions)),

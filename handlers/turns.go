@@ -105,7 +105,9 @@ func (s *Server) GetTurn(ctx context.Context, req GetTurnRequestObject) (GetTurn
 	if err != nil {
 		return nil, err
 	}
-	return GetTurn200JSONResponse(turnOut(st.Turn, st.Notifications)), nil
+	out := turnOut(st.Turn, st.Notifications)
+	out.Approval = approvalOut(st.Approval)
+	return GetTurn200JSONResponse(out), nil
 }
 
 // StreamTurnEvents streams one Turn's events, from its first by default.

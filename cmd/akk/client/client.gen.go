@@ -37,6 +37,42 @@ func (e AgentKind) Valid() bool {
 	}
 }
 
+// Defines values for ApprovalDecisions.
+const (
+	ApprovalDecisionsApproveOnce ApprovalDecisions = "approve_once"
+	ApprovalDecisionsReject      ApprovalDecisions = "reject"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalDecisions enum.
+func (e ApprovalDecisions) Valid() bool {
+	switch e {
+	case ApprovalDecisionsApproveOnce:
+		return true
+	case ApprovalDecisionsReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApprovalRequestDecision.
+const (
+	ApprovalRequestDecisionApproveOnce ApprovalRequestDecision = "approve_once"
+	ApprovalRequestDecisionReject      ApprovalRequestDecision = "reject"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalRequestDecision enum.
+func (e ApprovalRequestDecision) Valid() bool {
+	switch e {
+	case ApprovalRequestDecisionApproveOnce:
+		return true
+	case ApprovalRequestDecisionReject:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
 	Terminal ConversationTransport = "terminal"
@@ -293,6 +329,35 @@ type Agent struct {
 // AgentKind defines model for AgentKind.
 type AgentKind string
 
+// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+type Approval struct {
+	// CommandExcerpt Redacted and bounded.
+	CommandExcerpt *string             `json:"command_excerpt,omitempty"`
+	Decisions      []ApprovalDecisions `json:"decisions"`
+
+	// ExpiresAt The offer to this conversation ends then; read the status again after it.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// ManualRequired AKK will not answer this prompt; a person must, in the pane.
+	ManualRequired bool `json:"manual_required"`
+
+	// PromptKind e.g. `shell_command`.
+	PromptKind string  `json:"prompt_kind"`
+	Reason     *string `json:"reason,omitempty"`
+	Tool       *string `json:"tool,omitempty"`
+}
+
+// ApprovalDecisions defines model for Approval.Decisions.
+type ApprovalDecisions string
+
+// ApprovalRequest defines model for ApprovalRequest.
+type ApprovalRequest struct {
+	Decision ApprovalRequestDecision `json:"decision"`
+}
+
+// ApprovalRequestDecision defines model for ApprovalRequest.Decision.
+type ApprovalRequestDecision string
+
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -300,10 +365,13 @@ type CloseRequest struct {
 
 // Conversation defines model for Conversation.
 type Conversation struct {
-	Agent            Agent    `json:"agent"`
-	AvailableActions []Action `json:"available_actions"`
-	ConversationId   string   `json:"conversation_id"`
-	Managed          Managed  `json:"managed"`
+	Agent Agent `json:"agent"`
+
+	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+	Approval         *Approval `json:"approval,omitempty"`
+	AvailableActions []Action  `json:"available_actions"`
+	ConversationId   string    `json:"conversation_id"`
+	Managed          Managed   `json:"managed"`
 
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
@@ -535,6 +603,15 @@ type SendResult struct {
 	TurnId     string    `json:"turn_id"`
 }
 
+// TerminalActionResult defines model for TerminalActionResult.
+type TerminalActionResult struct {
+	DoNotRetry bool `json:"do_not_retry"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome `json:"outcome"`
+	TerminalId string  `json:"terminal_id"`
+}
+
 // TerminalInfo defines model for TerminalInfo.
 type TerminalInfo struct {
 	ComposerEmpty        bool                             `json:"composer_empty"`
@@ -615,7 +692,10 @@ type TurnState string
 
 // TurnStatus defines model for TurnStatus.
 type TurnStatus struct {
-	AcceptedAt   *time.Time    `json:"accepted_at,omitempty"`
+	AcceptedAt *time.Time `json:"accepted_at,omitempty"`
+
+	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
+	Approval     *Approval     `json:"approval,omitempty"`
 	Callbacks    TurnCallbacks `json:"callbacks"`
 	Conversation string        `json:"conversation"`
 	CreatedAt    time.Time     `json:"created_at"`
@@ -655,6 +735,12 @@ type ListNotificationsParams struct {
 	Limit *int               `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ApproveTerminalParams defines parameters for ApproveTerminal.
+type ApproveTerminalParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -670,6 +756,12 @@ type SendTurnParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// ApproveTurnParams defines parameters for ApproveTurn.
+type ApproveTurnParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // StreamTurnEventsParams defines parameters for StreamTurnEvents.
 type StreamTurnEventsParams struct {
 	Since       *int64  `form:"since,omitempty" json:"since,omitempty"`
@@ -679,8 +771,14 @@ type StreamTurnEventsParams struct {
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
+// ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
+type ApproveTerminalJSONRequestBody = ApprovalRequest
+
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
+
+// ApproveTurnJSONRequestBody defines body for ApproveTurn for application/json ContentType.
+type ApproveTurnJSONRequestBody = ApprovalRequest
 
 // CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
 type CloseTurnJSONRequestBody = CloseRequest
@@ -862,6 +960,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/notifications/{notification_id}/retry (the `RetryNotification` operationId).
 	RetryNotification(ctx context.Context, notificationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApproveTerminalWithBody Answer the permission prompt of a pane no Turn holds
+	//
+	// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+	ApproveTerminalWithBody(ctx context.Context, terminalId string, params *ApproveTerminalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
+	//
+	// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+	ApproveTerminal(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTurns The caller's Turns
 	//
 	// Corresponds with GET /v1/turns (the `ListTurns` operationId).
@@ -901,6 +1017,34 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
 	GetTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveTurnWithBody Answer the permission prompt of a Turn
+	//
+	// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+	// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+	// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+	// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+	// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+	// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+	ApproveTurnWithBody(ctx context.Context, turnId TurnID, params *ApproveTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveTurn Answer the permission prompt of a Turn
+	//
+	// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+	// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+	// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+	// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+	// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+	// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+	ApproveTurn(ctx context.Context, turnId TurnID, params *ApproveTurnParams, body ApproveTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelTurn Interrupt the active Turn once
 	//
@@ -1222,6 +1366,44 @@ func (c *Client) RetryNotification(ctx context.Context, notificationId string, r
 	return c.Client.Do(req)
 }
 
+// ApproveTerminalWithBody Answer the permission prompt of a pane no Turn holds
+//
+// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+func (c *Client) ApproveTerminalWithBody(ctx context.Context, terminalId string, params *ApproveTerminalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveTerminalRequestWithBody(c.Server, terminalId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveTerminal Answer the permission prompt of a pane no Turn holds
+//
+// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+func (c *Client) ApproveTerminal(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveTerminalRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListTurns The caller's Turns
 //
 // Corresponds with GET /v1/turns (the `ListTurns` operationId).
@@ -1292,6 +1474,54 @@ func (c *Client) SendTurn(ctx context.Context, params *SendTurnParams, body Send
 // Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
 func (c *Client) GetTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveTurnWithBody Answer the permission prompt of a Turn
+//
+// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+func (c *Client) ApproveTurnWithBody(ctx context.Context, turnId TurnID, params *ApproveTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveTurnRequestWithBody(c.Server, turnId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveTurn Answer the permission prompt of a Turn
+//
+// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+func (c *Client) ApproveTurn(ctx context.Context, turnId TurnID, params *ApproveTurnParams, body ApproveTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveTurnRequest(c.Server, turnId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1957,6 +2187,68 @@ func NewRetryNotificationRequest(server string, notificationId string) (*http.Re
 	return req, nil
 }
 
+// NewApproveTerminalRequest calls the generic ApproveTerminal builder with application/json body
+func NewApproveTerminalRequest(server string, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveTerminalRequestWithBody(server, terminalId, params, "application/json", bodyReader)
+}
+
+// NewApproveTerminalRequestWithBody constructs an http.Request for the ApproveTerminal method, with any body, and a specified content type
+func NewApproveTerminalRequestWithBody(server string, terminalId string, params *ApproveTerminalParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/approval", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListTurnsRequest constructs an http.Request for the ListTurns method
 func NewListTurnsRequest(server string, params *ListTurnsParams) (*http.Request, error) {
 	var err error
@@ -2118,6 +2410,68 @@ func NewGetTurnRequest(server string, turnId TurnID) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveTurnRequest calls the generic ApproveTurn builder with application/json body
+func NewApproveTurnRequest(server string, turnId TurnID, params *ApproveTurnParams, body ApproveTurnJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveTurnRequestWithBody(server, turnId, params, "application/json", bodyReader)
+}
+
+// NewApproveTurnRequestWithBody constructs an http.Request for the ApproveTurn method, with any body, and a specified content type
+func NewApproveTurnRequestWithBody(server string, turnId TurnID, params *ApproveTurnParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/approval", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2607,6 +2961,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/notifications/{notification_id}/retry (the `RetryNotification` operationId).
 	RetryNotificationWithResponse(ctx context.Context, notificationId string, reqEditors ...RequestEditorFn) (*RetryNotificationResponse, error)
 
+	// ApproveTerminalWithBodyWithResponse Answer the permission prompt of a pane no Turn holds
+	//
+	// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+	ApproveTerminalWithBodyWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error)
+
+	// ApproveTerminalWithResponse Answer the permission prompt of a pane no Turn holds
+	//
+	// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+	ApproveTerminalWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error)
+
 	// ListTurnsWithResponse The caller's Turns
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -2650,6 +3022,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/turns/{turn_id} (the `GetTurn` operationId).
 	GetTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*GetTurnResponse, error)
+
+	// ApproveTurnWithBodyWithResponse Answer the permission prompt of a Turn
+	//
+	// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+	// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+	// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+	// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+	// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+	// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+	ApproveTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, params *ApproveTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveTurnResponse, error)
+
+	// ApproveTurnWithResponse Answer the permission prompt of a Turn
+	//
+	// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+	// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+	// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+	// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+	// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+	// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+	ApproveTurnWithResponse(ctx context.Context, turnId TurnID, params *ApproveTurnParams, body ApproveTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTurnResponse, error)
 
 	// CancelTurnWithResponse Interrupt the active Turn once
 	//
@@ -3485,6 +3885,82 @@ func (r RetryNotificationResponse) ContentType() string {
 	return ""
 }
 
+type ApproveTerminalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TerminalActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveTerminalResponse) GetJSON200() *TerminalActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ApproveTerminalResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ApproveTerminalResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ApproveTerminalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ApproveTerminalResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ApproveTerminalResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveTerminalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveTerminalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveTerminalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveTerminalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTurnsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3686,6 +4162,82 @@ func (r GetTurnResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTurnResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ApproveTurnResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveTurnResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ApproveTurnResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ApproveTurnResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ApproveTurnResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ApproveTurnResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ApproveTurnResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveTurnResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveTurnResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveTurnResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveTurnResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4373,6 +4925,36 @@ func (c *ClientWithResponses) RetryNotificationWithResponse(ctx context.Context,
 	return ParseRetryNotificationResponse(rsp)
 }
 
+// ApproveTerminalWithBodyWithResponse Answer the permission prompt of a pane no Turn holds
+//
+// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+func (c *ClientWithResponses) ApproveTerminalWithBodyWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error) {
+	rsp, err := c.ApproveTerminalWithBody(ctx, terminalId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveTerminalResponse(rsp)
+}
+
+// ApproveTerminalWithResponse Answer the permission prompt of a pane no Turn holds
+//
+// Same fencing as a Turn's approval; the offer comes from the conversations list (its `approve` action). No Turn is created.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
+func (c *ClientWithResponses) ApproveTerminalWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error) {
+	rsp, err := c.ApproveTerminal(ctx, terminalId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveTerminalResponse(rsp)
+}
+
 // ListTurnsWithResponse The caller's Turns
 //
 // Returns a wrapper object for the known response body format(s).
@@ -4439,6 +5021,46 @@ func (c *ClientWithResponses) GetTurnWithResponse(ctx context.Context, turnId Tu
 		return nil, err
 	}
 	return ParseGetTurnResponse(rsp)
+}
+
+// ApproveTurnWithBodyWithResponse Answer the permission prompt of a Turn
+//
+// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+func (c *ClientWithResponses) ApproveTurnWithBodyWithResponse(ctx context.Context, turnId TurnID, params *ApproveTurnParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveTurnResponse, error) {
+	rsp, err := c.ApproveTurnWithBody(ctx, turnId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveTurnResponse(rsp)
+}
+
+// ApproveTurnWithResponse Answer the permission prompt of a Turn
+//
+// Only after a fresh status (`GET /v1/turns/{turn_id}` or the conversations list) from the same
+// `AKK-Conversation` showed the prompt, within 5 minutes. Under the terminal's lock AKK recaptures the prompt
+// and requires its exact fingerprint (else 409 `prompt_changed`, zero keys), fences that fingerprint for
+// good, sends the profile's key plan once and verifies the prompt is gone. `approve_once` selects the
+// one-time Yes; `reject` the profile's native No (the agent then waits for instructions: `waiting_for_host`).
+// Persistent choices are never offered. Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/approval (the `ApproveTurn` operationId).
+func (c *ClientWithResponses) ApproveTurnWithResponse(ctx context.Context, turnId TurnID, params *ApproveTurnParams, body ApproveTurnJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTurnResponse, error) {
+	rsp, err := c.ApproveTurn(ctx, turnId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveTurnResponse(rsp)
 }
 
 // CancelTurnWithResponse Interrupt the active Turn once
@@ -5139,6 +5761,67 @@ func ParseRetryNotificationResponse(rsp *http.Response) (*RetryNotificationRespo
 	return response, nil
 }
 
+// ParseApproveTerminalResponse parses an HTTP response from a ApproveTerminalWithResponse call
+func ParseApproveTerminalResponse(rsp *http.Response) (*ApproveTerminalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveTerminalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TerminalActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListTurnsResponse parses an HTTP response from a ListTurnsWithResponse call
 func ParseListTurnsResponse(rsp *http.Response) (*ListTurnsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -5295,6 +5978,67 @@ func ParseGetTurnResponse(rsp *http.Response) (*GetTurnResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseApproveTurnResponse parses an HTTP response from a ApproveTurnWithResponse call
+func ParseApproveTurnResponse(rsp *http.Response) (*ApproveTurnResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveTurnResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	}
 

@@ -1,0 +1,272 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Offer is what a controller was shown and may answer: private, short-lived,
+// bound to its host, conversation and the exact prompt fingerprint.
+type Offer struct {
+	ID           string
+	Kind         string // "approval"
+	TurnID       string // "" for a terminal-scoped offer
+	TerminalID   string
+	HostID       string
+	Conversation string
+	Fingerprint  string
+	Decisions    []ApprovalDecision
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+}
+
+// OfferTTL is how long a shown prompt may be answered.
+const OfferTTL = 5 * time.Minute
+
+// ErrFingerprintConsumed: this exact prompt was answered before.
+var ErrFingerprintConsumed = errors.New("fingerprint already answered")
+
+// ApprovalView is the public projection of a permission prompt.
+type ApprovalView struct {
+	PromptKind     string
+	Tool           string
+	CommandExcerpt string
+	Decisions      []ApprovalDecision
+	ExpiresAt      time.Time
+	// ManualRequired: AKK will not answer this prompt; a person must.
+	ManualRequired bool
+	Reason         string
+}
+
+// UseApprovals wires the terminal side of permission decisions in.
+func (s *Service) UseApprovals(a ApprovalTerminal) { s.approvals = a }
+
+// offerApproval shows the prompt on term to p and records the offer. It
+// returns nil when the screen shows no permission prompt.
+func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal, turnID string) (*ApprovalView, error) {
+	if s.approvals == nil {
+		return nil, nil
+	}
+	pr, err := s.approvals.Prompt(ctx, term)
+	if err != nil {
+		return nil, fmt.Errorf("read prompt: %w", err)
+	}
+	if !pr.Present {
+		return nil, nil
+	}
+	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: pr.CommandExcerpt}
+	if !pr.Answerable || len(pr.Decisions) == 0 {
+		v.ManualRequired, v.Reason = true, pr.Reason
+		if v.Reason == "" {
+			v.Reason = "this prompt's shape is not one AKK can answer; answer it in the pane"
+		}
+		return v, nil
+	}
+	now := s.clock.Now().UTC()
+	var consumed bool
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		if consumed, err = tx.FingerprintConsumed(ctx, pr.Fingerprint); err != nil || consumed {
+			return err
+		}
+		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: turnID, TerminalID: term.ID,
+			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: pr.Fingerprint, Decisions: pr.Decisions,
+			CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if consumed {
+		// AKK answered this exact prompt already and it is still shown.
+		v.ManualRequired, v.Reason = true, "AKK already answered this exact prompt and it is still shown; answer it in the pane"
+		return v, nil
+	}
+	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
+	return v, nil
+}
+
+// TurnApproval returns the prompt of a Turn awaiting approval, as a fresh
+// offer to the caller (nil when none is shown).
+func (s *Service) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
+	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
+		return nil, nil
+	}
+	p, _ := PrincipalFrom(ctx)
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return nil, nil // the status shows the state; there is nothing to offer
+	}
+	return s.offerApproval(ctx, p, term, t.ID)
+}
+
+// Approve answers the permission prompt of a Turn awaiting approval.
+func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
+	t, p, err := s.ownedTurn(ctx, turnID)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if err := checkDecision(d); err != nil {
+		return ActionResult{}, err
+	}
+	if s.approvals == nil {
+		return ActionResult{}, E(CodeUnavailable, "approvals are not configured")
+	}
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, turnID); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State != TurnAwaitingApproval {
+		return ActionResult{}, stateConflict(t, "approval")
+	}
+	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, d)
+	if err != nil {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	var typ string
+	var webhook bool
+	res := ActionResult{Outcome: OutcomeDone}
+	for attempt := 0; attempt < 5; attempt++ {
+		next := t
+		switch {
+		case stage != AnswerVerified:
+			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
+			typ, webhook = "turn.response_uncertain", true
+			res = ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		case d == Reject:
+			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
+			typ, webhook = "turn.waiting_for_host", true
+		default:
+			if next.State == TurnAwaitingApproval {
+				next.State = TurnWorking
+			}
+			typ = "turn.approval_answered"
+		}
+		stored, err := s.transition(ctx, next, typ, webhook)
+		if errors.Is(err, ErrRevisionConflict) {
+			if t, err = s.store.Turn(ctx, turnID); err != nil {
+				return ActionResult{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return ActionResult{}, err
+		}
+		res.Turn = stored
+		if stored.State.Monitored() {
+			s.startMonitor(stored.ID)
+		}
+		return res, nil
+	}
+	return ActionResult{}, fmt.Errorf("approval of %s: the turn kept changing", turnID)
+}
+
+// ApproveTerminal answers the permission prompt of a pane no Turn holds.
+func (s *Service) ApproveTerminal(ctx context.Context, terminalID string, d ApprovalDecision) (ActionResult, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if err := checkDecision(d); err != nil {
+		return ActionResult{}, err
+	}
+	if s.approvals == nil || s.turns == nil {
+		return ActionResult{}, E(CodeUnavailable, "approvals are not configured")
+	}
+	unlock := s.turns.lockTerminal(terminalID)
+	defer unlock()
+	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
+		if p.CanSeeHost(held.HostID) {
+			return ActionResult{}, E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal; answer through POST /v1/turns/"+held.ID+"/approval")
+		}
+		return ActionResult{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
+	} else if !errors.Is(err, ErrNotFound) {
+		return ActionResult{}, err
+	}
+	stage, err := s.answerPrompt(ctx, p, terminalID, "", d)
+	if err != nil {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+	}
+	ctx = context.WithoutCancel(ctx)
+	res := ActionResult{Outcome: OutcomeDone}
+	typ := "terminal.approval_answered"
+	if stage != AnswerVerified {
+		res = ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		typ = "terminal.approval_uncertain"
+	}
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		_, err := s.emitLocked(ctx, tx, Event{Type: typ, HostID: p.HostID, Conversation: p.Conversation, Subject: terminalID,
+			Data: map[string]any{"terminal_id": terminalID, "decision": string(d), "outcome": string(res.Outcome)}}, false)
+		return err
+	})
+	return res, err
+}
+
+func checkDecision(d ApprovalDecision) error {
+	if d != ApproveOnce && d != Reject {
+		return Invalid("decision must be approve_once or reject", FieldError{Field: "decision", Message: "approve_once or reject"})
+	}
+	return nil
+}
+
+// answerPrompt is the fenced answer shared by Turn and terminal approvals:
+// a live offer of this caller, the same fingerprint on screen now, the
+// fingerprint fenced durably, then one key plan. The caller holds the
+// terminal lock. An error means no key was sent.
+func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
+	now := s.clock.Now().UTC()
+	var offer Offer
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.LiveOffer(ctx, "approval", terminalID, turnID, p.HostID, p.Conversation, now)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return AnswerNothing, E(CodeOfferExpired, "no live offer for this prompt: read the status (GET) first, from the same conversation, and answer within 5 minutes")
+	}
+	if err != nil {
+		return AnswerNothing, err
+	}
+	if !slices.Contains(offer.Decisions, d) {
+		return AnswerNothing, E(CodeDecisionUnavailable, "this prompt does not offer "+string(d))
+	}
+	term, err := s.turns.term.Observe(ctx, terminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return AnswerNothing, E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return AnswerNothing, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	pr, err := s.approvals.Prompt(ctx, term)
+	if err != nil {
+		return AnswerNothing, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
+	}
+	if !pr.Present || pr.Fingerprint != offer.Fingerprint {
+		return AnswerNothing, E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
+	}
+	// Durably fence the fingerprint before any key: a replay or a restart
+	// can never answer the same prompt twice.
+	err = s.store.InTx(ctx, func(tx Tx) error { return tx.ConsumeOffer(ctx, offer.ID, offer.Fingerprint, now) })
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return AnswerNothing, E(CodePromptAlreadyAnswered, "this exact prompt was answered already")
+	}
+	if err != nil {
+		return AnswerNothing, err
+	}
+	stage, err := s.approvals.Answer(context.WithoutCancel(ctx), term, offer.Fingerprint, d)
+	if stage == "" || stage == AnswerNothing {
+		if errors.Is(err, ErrDecisionUnavailable) {
+			return AnswerNothing, E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")
+		}
+		msg := "the prompt changed before any key was sent"
+		if err != nil && !errors.Is(err, ErrPromptChanged) {
+			msg = "no key was sent: " + err.Error()
+		}
+		return AnswerNothing, &Error{Code: CodePromptChanged, Message: msg, Err: err}
+	}
+	return stage, nil
+}

@@ -1,0 +1,153 @@
+package domain_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"akk/domain"
+)
+
+type ctxT = context.Context
+
+type fakeApproval struct {
+	mu       sync.Mutex
+	prompt   domain.ApprovalPrompt
+	answers  []domain.ApprovalDecision
+	stage    domain.AnswerStage
+	onAnswer func()
+}
+
+func (f *fakeApproval) Prompt(_ ctxT, _ domain.Terminal) (domain.ApprovalPrompt, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.prompt, nil
+}
+
+func (f *fakeApproval) Answer(_ ctxT, _ domain.Terminal, fp string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fp != f.prompt.Fingerprint {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	f.answers = append(f.answers, d)
+	if f.onAnswer != nil {
+		f.onAnswer()
+	}
+	if f.stage != "" {
+		return f.stage, nil
+	}
+	f.prompt = domain.ApprovalPrompt{}
+	return domain.AnswerVerified, nil
+}
+
+func (f *fakeApproval) set(fn func(*fakeApproval)) { f.mu.Lock(); fn(f); f.mu.Unlock() }
+func (f *fakeApproval) count() int                 { f.mu.Lock(); defer f.mu.Unlock(); return len(f.answers) }
+
+func shellPrompt(fp string) domain.ApprovalPrompt {
+	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "Bash",
+		CommandExcerpt: "echo hi", Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Fingerprint: fp}
+}
+
+// awaitingTurn sends a Turn and brings it to awaiting_approval.
+func awaitingTurn(t *testing.T) (*world, *fakeTerm, *fakeApproval, string) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	fa := &fakeApproval{}
+	w.svc.UseApprovals(fa)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "run it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	fa.set(func(f *fakeApproval) { f.prompt = shellPrompt("fp-1") })
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
+	w.waitState(t, r.Turn.ID, domain.TurnAwaitingApproval)
+	return w, ft, fa, r.Turn.ID
+}
+
+func TestApproveNeedsAFreshOfferAndTheSameFingerprint(t *testing.T) {
+	w, ft, fa, id := awaitingTurn(t)
+	// No status read yet: no offer, no key.
+	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("approve without an offer: %v", err)
+	}
+	st, err := w.svc.Turn(w.host, id)
+	if err != nil || st.Approval == nil || len(st.Approval.Decisions) != 2 || st.Approval.ManualRequired {
+		t.Fatalf("status approval: %+v %v", st.Approval, err)
+	}
+	// Another conversation of the same host has no offer.
+	otherConv := domain.WithPrincipal(w.host, domain.Principal{HostID: mustPrincipal(t, w).HostID, Conversation: "chat-2"})
+	if _, err := w.svc.Approve(otherConv, id, domain.ApproveOnce); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("approve from another conversation: %v", err)
+	}
+	// The prompt changed since the status: zero keys.
+	fa.set(func(f *fakeApproval) { f.prompt = shellPrompt("fp-2") })
+	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); code(err) != domain.CodePromptChanged {
+		t.Fatalf("approve a changed prompt: %v", err)
+	}
+	if fa.count() != 0 {
+		t.Fatal("a key reached a changed prompt")
+	}
+	// A fresh status, then approve: one answer, working again.
+	w.svc.Turn(w.host, id)
+	res, err := w.svc.Approve(w.host, id, domain.ApproveOnce)
+	if err != nil || res.Outcome != domain.OutcomeDone {
+		t.Fatalf("approve: %+v %v", res, err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	w.waitState(t, id, domain.TurnWorking)
+	// A replay of the same answer sends nothing.
+	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); err == nil {
+		t.Fatal("a replayed approval was accepted")
+	}
+	if fa.count() != 1 {
+		t.Fatalf("%d answers", fa.count())
+	}
+	if got := webhookTypes(t, w, id); got[len(got)-1] != "turn.approval_required" {
+		t.Fatalf("webhooks %v", got)
+	}
+}
+
+func TestRejectWaitsForHostAndUnprovenAnswerIsUncertain(t *testing.T) {
+	w, _, _, id := awaitingTurn(t)
+	w.svc.Turn(w.host, id)
+	if _, err := w.svc.Approve(w.host, id, domain.Reject); err != nil {
+		t.Fatal(err)
+	}
+	w.waitState(t, id, domain.TurnWaitingForHost)
+
+	w2, _, fa2, id2 := awaitingTurn(t)
+	fa2.set(func(f *fakeApproval) { f.stage = domain.AnswerSent })
+	w2.svc.Turn(w2.host, id2)
+	res, err := w2.svc.Approve(w2.host, id2, domain.ApproveOnce)
+	if err != nil || res.Outcome != domain.OutcomeUncertain || !res.DoNotRetry || res.Turn.State != domain.TurnResponseUncertain {
+		t.Fatalf("unproven answer: %+v %v", res, err)
+	}
+}
+
+func TestUnanswerablePromptIsManualRequired(t *testing.T) {
+	w, _, fa, id := awaitingTurn(t)
+	fa.set(func(f *fakeApproval) {
+		f.prompt = domain.ApprovalPrompt{Present: true, Kind: "file_edit", Fingerprint: "fp-edit", Reason: "file edits are not profiled"}
+	})
+	st, _ := w.svc.Turn(w.host, id)
+	if st.Approval == nil || !st.Approval.ManualRequired || len(st.Approval.Decisions) != 0 {
+		t.Fatalf("status approval: %+v", st.Approval)
+	}
+	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("approve a manual prompt: %v", err)
+	}
+	if fa.count() != 0 {
+		t.Fatal("a key reached an unprofiled prompt")
+	}
+}
+
+func mustPrincipal(t *testing.T, w *world) domain.Principal {
+	p, ok := domain.PrincipalFrom(w.host)
+	if !ok {
+		t.Fatal("no principal")
+	}
+	return p
+}

@@ -1,0 +1,73 @@
+package persistence
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"akk/domain"
+)
+
+func (t *tx) InsertOffer(ctx context.Context, o domain.Offer) error {
+	ds := make([]string, len(o.Decisions))
+	for i, d := range o.Decisions {
+		ds[i] = string(d)
+	}
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO offers(offer_id, kind, turn_id, terminal_id, host_id, conversation,
+		fingerprint, decisions, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.Kind, o.TurnID, o.TerminalID, o.HostID, o.Conversation, o.Fingerprint, strings.Join(ds, ","),
+		ts(o.CreatedAt), ts(o.ExpiresAt))
+	if err != nil {
+		return fmt.Errorf("insert offer: %w", err)
+	}
+	return nil
+}
+
+// LiveOffer returns the newest unconsumed, unexpired offer for this scope.
+func (t *tx) LiveOffer(ctx context.Context, kind, terminalID, turnID, hostID, conversation string, now time.Time) (domain.Offer, error) {
+	var o domain.Offer
+	var ds string
+	var created, expires sql.NullString
+	err := t.tx.QueryRowContext(ctx, `SELECT offer_id, kind, turn_id, terminal_id, host_id, conversation, fingerprint,
+		decisions, created_at, expires_at FROM offers WHERE kind = ? AND terminal_id = ? AND turn_id = ? AND host_id = ?
+		AND conversation = ? AND consumed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`,
+		kind, terminalID, turnID, hostID, conversation, ts(now)).Scan(&o.ID, &o.Kind, &o.TurnID, &o.TerminalID, &o.HostID,
+		&o.Conversation, &o.Fingerprint, &ds, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, domain.ErrNotFound
+	}
+	if err != nil {
+		return o, err
+	}
+	for _, d := range strings.Split(ds, ",") {
+		if d != "" {
+			o.Decisions = append(o.Decisions, domain.ApprovalDecision(d))
+		}
+	}
+	o.CreatedAt, o.ExpiresAt = parseTS(created), parseTS(expires)
+	return o, nil
+}
+
+// ConsumeOffer marks the offer used and fences its fingerprint; it fails
+// with domain.ErrFingerprintConsumed when the fingerprint was answered before.
+func (t *tx) ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO consumed_fingerprints(fingerprint, consumed_at) VALUES (?, ?)`,
+		fingerprint, ts(now)); err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return domain.ErrFingerprintConsumed
+		}
+		return fmt.Errorf("fence fingerprint: %w", err)
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE offers SET consumed_at = ? WHERE offer_id = ?`, ts(now), offerID)
+	return err
+}
+
+// FingerprintConsumed reports whether a fingerprint was answered before.
+func (t *tx) FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM consumed_fingerprints WHERE fingerprint = ?`, fingerprint).Scan(&n)
+	return n > 0, err
+}
