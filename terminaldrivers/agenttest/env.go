@@ -135,7 +135,7 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 	}
 	e.Model = opts.Model
 	if e.Model == nil {
-		e.Model = fakemodel.New(fakemodel.Options{})
+		e.Model = fakemodel.New(fakemodel.Options{DumpDir: dumpDir(t)})
 		if err := e.Model.Start("127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
@@ -148,6 +148,23 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 	}
 	e.tmuxEnv = e.baseEnv()
 	return e
+}
+
+// DumpEnv names a folder where each Env's own fake model writes the raw
+// request bodies it receives (<folder>/<test name>/NNNN-<api>.json): how the
+// requests of a new agent version are studied.
+const DumpEnv = "AKK_FAKEMODEL_DUMP"
+
+func dumpDir(t testing.TB) string {
+	root := os.Getenv(DumpEnv)
+	if root == "" {
+		return ""
+	}
+	dir := filepath.Join(root, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // baseEnv is the environment of the tmux server, and so of the pane: the
