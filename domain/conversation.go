@@ -81,6 +81,10 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (
 			c.Actions = append(c.Actions, Action{Name: "send", Method: "POST", Path: "/v1/turns",
 				Body: map[string]any{"terminal_id": t.ID}})
 		}
+		if s.watchTerm != nil && t.Watchable() && !held {
+			c.Actions = append(c.Actions, Action{Name: "watch", Method: "POST", Path: "/v1/watches",
+				Body: map[string]any{"terminal_id": t.ID}})
+		}
 		// A permission prompt: offered to the owner of the Turn that holds
 		// the pane, or to anyone when no Turn holds it.
 		if t.ScreenState == ScreenAwaitingApproval && !c.HeldByOther {

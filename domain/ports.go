@@ -49,8 +49,10 @@ type Store interface {
 	Turn(ctx context.Context, id string) (Turn, error)
 	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
 	Session(ctx context.Context, id string) (Session, error)
-	// TurnNotifications lists the outbox rows of one Turn's events.
-	TurnNotifications(ctx context.Context, turnID string) ([]Notification, error)
+	// NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
+	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)
+	Watch(ctx context.Context, id string) (Watch, error)
+	ActiveWatches(ctx context.Context) ([]Watch, error)
 }
 
 // Tx is one store transaction.
@@ -88,4 +90,8 @@ type Tx interface {
 	// (ErrFingerprintConsumed when it was answered before).
 	ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error
 	FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error)
+
+	InsertWatch(ctx context.Context, w Watch) error
+	// UpdateWatch writes w if the stored row is still at revision w.Revision.
+	UpdateWatch(ctx context.Context, w Watch) error
 }

@@ -16,6 +16,7 @@ type Service struct {
 	terminals    Terminals
 	turns        *turns
 	approvals    ApprovalTerminal
+	watchTerm    WatchTerminal
 	operatorHash string
 	Retry        RetryPolicy
 }

@@ -39,7 +39,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if err != nil {
 		return TurnStatus{}, err
 	}
-	ns, err := s.store.TurnNotifications(ctx, id)
+	ns, err := s.store.NotificationsAbout(ctx, id)
 	if err != nil {
 		return TurnStatus{}, err
 	}
@@ -293,7 +293,7 @@ func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID 
 	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
 		return Notification{}, err
 	}
-	ns, err := s.store.TurnNotifications(ctx, turnID)
+	ns, err := s.store.NotificationsAbout(ctx, turnID)
 	if err != nil {
 		return Notification{}, err
 	}

@@ -83,6 +83,15 @@ func (s *Service) StartTurnMonitors(ctx context.Context) error {
 			s.startMonitor(t.ID)
 		}
 	}
+	if s.watchTerm != nil {
+		ws, err := s.store.ActiveWatches(ctx)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			s.startWatchMonitor(w.ID)
+		}
+	}
 	return nil
 }
 
@@ -94,7 +103,10 @@ func (s *Service) WaitTurnMonitors() {
 	}
 }
 
-func (s *Service) startMonitor(turnID string) {
+func (s *Service) startMonitor(turnID string) { s.startMonitorFunc(turnID, s.monitor) }
+
+// startMonitorFunc runs run(ctx, id) as the one monitor of a Turn or Watch.
+func (s *Service) startMonitorFunc(turnID string, run func(context.Context, string)) {
 	tr := s.turns
 	tr.monMu.Lock()
 	defer tr.monMu.Unlock()
@@ -118,7 +130,7 @@ func (s *Service) startMonitor(turnID string) {
 			tr.monMu.Unlock()
 			cancel()
 		}()
-		s.monitor(ctx, turnID)
+		run(ctx, turnID)
 	}()
 }
 

@@ -165,7 +165,7 @@ func (w *world) waitState(t *testing.T, id string, want domain.TurnState) domain
 
 func webhookTypes(t *testing.T, w *world, turnID string) []string {
 	t.Helper()
-	ns, err := w.store.TurnNotifications(context.Background(), turnID)
+	ns, err := w.store.NotificationsAbout(context.Background(), turnID)
 	if err != nil {
 		t.Fatal(err)
 	}

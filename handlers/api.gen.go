@@ -308,6 +308,72 @@ func (e TurnState) Valid() bool {
 	}
 }
 
+// Defines values for WatchConfidence.
+const (
+	BestEffort WatchConfidence = "best_effort"
+	Exact      WatchConfidence = "exact"
+)
+
+// Valid indicates whether the value is a known member of the WatchConfidence enum.
+func (e WatchConfidence) Valid() bool {
+	switch e {
+	case BestEffort:
+		return true
+	case Exact:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchState.
+const (
+	WatchStateActive      WatchState = "active"
+	WatchStateCompleted   WatchState = "completed"
+	WatchStateFailed      WatchState = "failed"
+	WatchStateInvalidated WatchState = "invalidated"
+	WatchStateTimedOut    WatchState = "timed_out"
+	WatchStateUnwatched   WatchState = "unwatched"
+)
+
+// Valid indicates whether the value is a known member of the WatchState enum.
+func (e WatchState) Valid() bool {
+	switch e {
+	case WatchStateActive:
+		return true
+	case WatchStateCompleted:
+		return true
+	case WatchStateFailed:
+		return true
+	case WatchStateInvalidated:
+		return true
+	case WatchStateTimedOut:
+		return true
+	case WatchStateUnwatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchWatchMode.
+const (
+	ExactTask        WatchWatchMode = "exact_task"
+	TerminalActivity WatchWatchMode = "terminal_activity"
+)
+
+// Valid indicates whether the value is a known member of the WatchWatchMode enum.
+func (e WatchWatchMode) Valid() bool {
+	switch e {
+	case ExactTask:
+		return true
+	case TerminalActivity:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action struct {
 	// Action The semantic action, e.g. `send`.
@@ -715,6 +781,39 @@ type TurnStatus struct {
 	UpdatedAt    time.Time     `json:"updated_at"`
 }
 
+// Watch defines model for Watch.
+type Watch struct {
+	Confidence   WatchConfidence `json:"confidence"`
+	Conversation string          `json:"conversation"`
+	CreatedAt    time.Time       `json:"created_at"`
+	EndedAt      *time.Time      `json:"ended_at,omitempty"`
+	FinalMessage *string         `json:"final_message,omitempty"`
+
+	// LatestText Redacted, at most 800 characters.
+	LatestText *string        `json:"latest_text,omitempty"`
+	Reason     *string        `json:"reason,omitempty"`
+	State      WatchState     `json:"state"`
+	TerminalId string         `json:"terminal_id"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+	WatchId    string         `json:"watch_id"`
+	WatchMode  WatchWatchMode `json:"watch_mode"`
+}
+
+// WatchConfidence defines model for Watch.Confidence.
+type WatchConfidence string
+
+// WatchState defines model for Watch.State.
+type WatchState string
+
+// WatchWatchMode defines model for Watch.WatchMode.
+type WatchWatchMode string
+
+// WatchRequest defines model for WatchRequest.
+type WatchRequest struct {
+	HardTimeoutMinutes *int   `json:"hard_timeout_minutes,omitempty"`
+	TerminalId         string `json:"terminal_id"`
+}
+
 // ConversationHeader defines model for ConversationHeader.
 type ConversationHeader = string
 
@@ -723,6 +822,9 @@ type HostID = string
 
 // TurnID defines model for TurnID.
 type TurnID = string
+
+// WatchID defines model for WatchID.
+type WatchID = string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -772,6 +874,12 @@ type StreamTurnEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// CreateWatchParams defines parameters for CreateWatch.
+type CreateWatchParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
@@ -792,6 +900,12 @@ type RespondTurnJSONRequestBody = RespondRequest
 
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
+
+// CreateWatchJSONRequestBody defines body for CreateWatch for application/json ContentType.
+type CreateWatchJSONRequestBody = WatchRequest
+
+// RetryWatchCallbackJSONRequestBody defines body for RetryWatchCallback for application/json ContentType.
+type RetryWatchCallbackJSONRequestBody = RetryCallbackRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -870,6 +984,24 @@ type ServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// CreateWatch Watch a task a person started
+	// (POST /v1/watches)
+	CreateWatch(w http.ResponseWriter, r *http.Request, params CreateWatchParams)
+	// DeleteWatch Stop watching (unwatch)
+	// (DELETE /v1/watches/{watch_id})
+	DeleteWatch(w http.ResponseWriter, r *http.Request, watchId WatchID)
+	// GetWatch A Watch's status
+	// (GET /v1/watches/{watch_id})
+	GetWatch(w http.ResponseWriter, r *http.Request, watchId WatchID)
+	// RecoverWatch Reconcile an exact Watch with the agent's record
+	// (POST /v1/watches/{watch_id}/recover)
+	RecoverWatch(w http.ResponseWriter, r *http.Request, watchId WatchID)
+	// RenewWatch Restart a timed-out Watch
+	// (POST /v1/watches/{watch_id}/renew)
+	RenewWatch(w http.ResponseWriter, r *http.Request, watchId WatchID)
+	// RetryWatchCallback Redeliver a Watch's failed webhook
+	// (POST /v1/watches/{watch_id}/retry-callback)
+	RetryWatchCallback(w http.ResponseWriter, r *http.Request, watchId WatchID)
 }
 
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
@@ -1023,6 +1155,42 @@ func (_ Unimplemented) RespondTurn(w http.ResponseWriter, r *http.Request, turnI
 // RetryTurnCallback Redeliver a Turn's failed webhook
 // (POST /v1/turns/{turn_id}/retry-callback)
 func (_ Unimplemented) RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// CreateWatch Watch a task a person started
+// (POST /v1/watches)
+func (_ Unimplemented) CreateWatch(w http.ResponseWriter, r *http.Request, params CreateWatchParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// DeleteWatch Stop watching (unwatch)
+// (DELETE /v1/watches/{watch_id})
+func (_ Unimplemented) DeleteWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetWatch A Watch's status
+// (GET /v1/watches/{watch_id})
+func (_ Unimplemented) GetWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RecoverWatch Reconcile an exact Watch with the agent's record
+// (POST /v1/watches/{watch_id}/recover)
+func (_ Unimplemented) RecoverWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RenewWatch Restart a timed-out Watch
+// (POST /v1/watches/{watch_id}/renew)
+func (_ Unimplemented) RenewWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RetryWatchCallback Redeliver a Watch's failed webhook
+// (POST /v1/watches/{watch_id}/retry-callback)
+func (_ Unimplemented) RetryWatchCallback(w http.ResponseWriter, r *http.Request, watchId WatchID) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1788,6 +1956,177 @@ func (siw *ServerInterfaceWrapper) RetryTurnCallback(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// CreateWatch operation middleware
+func (siw *ServerInterfaceWrapper) CreateWatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateWatchParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateWatch(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteWatch operation middleware
+func (siw *ServerInterfaceWrapper) DeleteWatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "watch_id" -------------
+	var watchId WatchID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "watch_id", chi.URLParam(r, "watch_id"), &watchId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "watch_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteWatch(w, r, watchId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetWatch operation middleware
+func (siw *ServerInterfaceWrapper) GetWatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "watch_id" -------------
+	var watchId WatchID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "watch_id", chi.URLParam(r, "watch_id"), &watchId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "watch_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetWatch(w, r, watchId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RecoverWatch operation middleware
+func (siw *ServerInterfaceWrapper) RecoverWatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "watch_id" -------------
+	var watchId WatchID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "watch_id", chi.URLParam(r, "watch_id"), &watchId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "watch_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RecoverWatch(w, r, watchId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RenewWatch operation middleware
+func (siw *ServerInterfaceWrapper) RenewWatch(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "watch_id" -------------
+	var watchId WatchID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "watch_id", chi.URLParam(r, "watch_id"), &watchId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "watch_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RenewWatch(w, r, watchId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RetryWatchCallback operation middleware
+func (siw *ServerInterfaceWrapper) RetryWatchCallback(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "watch_id" -------------
+	var watchId WatchID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "watch_id", chi.URLParam(r, "watch_id"), &watchId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "watch_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RetryWatchCallback(w, r, watchId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -1954,6 +2293,24 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/approval", wrapper.ApproveTerminal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/watches", wrapper.CreateWatch)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/watches/{watch_id}", wrapper.DeleteWatch)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/watches/{watch_id}", wrapper.GetWatch)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/watches/{watch_id}/renew", wrapper.RenewWatch)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/watches/{watch_id}/recover", wrapper.RecoverWatch)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/watches/{watch_id}/retry-callback", wrapper.RetryWatchCallback)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
@@ -3794,6 +4151,474 @@ func (response RetryTurnCallback409ApplicationProblemPlusJSONResponse) VisitRetr
 	return err
 }
 
+type CreateWatchRequestObject struct {
+	Params CreateWatchParams
+	Body   *CreateWatchJSONRequestBody
+}
+
+type CreateWatchResponseObject interface {
+	VisitCreateWatchResponse(w http.ResponseWriter) error
+}
+
+type CreateWatch201JSONResponse Watch
+
+func (response CreateWatch201JSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWatch400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreateWatch400ApplicationProblemPlusJSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWatch401ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateWatch401ApplicationProblemPlusJSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWatch404ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateWatch404ApplicationProblemPlusJSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWatch409ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateWatch409ApplicationProblemPlusJSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWatch422ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateWatch422ApplicationProblemPlusJSONResponse) VisitCreateWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWatchRequestObject struct {
+	WatchId WatchID `json:"watch_id"`
+}
+
+type DeleteWatchResponseObject interface {
+	VisitDeleteWatchResponse(w http.ResponseWriter) error
+}
+
+type DeleteWatch200JSONResponse Watch
+
+func (response DeleteWatch200JSONResponse) VisitDeleteWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWatch400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteWatch400ApplicationProblemPlusJSONResponse) VisitDeleteWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWatch401ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteWatch401ApplicationProblemPlusJSONResponse) VisitDeleteWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWatch404ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteWatch404ApplicationProblemPlusJSONResponse) VisitDeleteWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWatchRequestObject struct {
+	WatchId WatchID `json:"watch_id"`
+}
+
+type GetWatchResponseObject interface {
+	VisitGetWatchResponse(w http.ResponseWriter) error
+}
+
+type GetWatch200JSONResponse Watch
+
+func (response GetWatch200JSONResponse) VisitGetWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWatch400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetWatch400ApplicationProblemPlusJSONResponse) VisitGetWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWatch401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetWatch401ApplicationProblemPlusJSONResponse) VisitGetWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWatch404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetWatch404ApplicationProblemPlusJSONResponse) VisitGetWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWatchRequestObject struct {
+	WatchId WatchID `json:"watch_id"`
+}
+
+type RecoverWatchResponseObject interface {
+	VisitRecoverWatchResponse(w http.ResponseWriter) error
+}
+
+type RecoverWatch200JSONResponse Watch
+
+func (response RecoverWatch200JSONResponse) VisitRecoverWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWatch400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RecoverWatch400ApplicationProblemPlusJSONResponse) VisitRecoverWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWatch401ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverWatch401ApplicationProblemPlusJSONResponse) VisitRecoverWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWatch404ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverWatch404ApplicationProblemPlusJSONResponse) VisitRecoverWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWatch409ApplicationProblemPlusJSONResponse Problem
+
+func (response RecoverWatch409ApplicationProblemPlusJSONResponse) VisitRecoverWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewWatchRequestObject struct {
+	WatchId WatchID `json:"watch_id"`
+}
+
+type RenewWatchResponseObject interface {
+	VisitRenewWatchResponse(w http.ResponseWriter) error
+}
+
+type RenewWatch200JSONResponse Watch
+
+func (response RenewWatch200JSONResponse) VisitRenewWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewWatch400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RenewWatch400ApplicationProblemPlusJSONResponse) VisitRenewWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewWatch401ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewWatch401ApplicationProblemPlusJSONResponse) VisitRenewWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewWatch404ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewWatch404ApplicationProblemPlusJSONResponse) VisitRenewWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewWatch409ApplicationProblemPlusJSONResponse Problem
+
+func (response RenewWatch409ApplicationProblemPlusJSONResponse) VisitRenewWatchResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryWatchCallbackRequestObject struct {
+	WatchId WatchID `json:"watch_id"`
+	Body    *RetryWatchCallbackJSONRequestBody
+}
+
+type RetryWatchCallbackResponseObject interface {
+	VisitRetryWatchCallbackResponse(w http.ResponseWriter) error
+}
+
+type RetryWatchCallback202JSONResponse Notification
+
+func (response RetryWatchCallback202JSONResponse) VisitRetryWatchCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryWatchCallback400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RetryWatchCallback400ApplicationProblemPlusJSONResponse) VisitRetryWatchCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryWatchCallback401ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryWatchCallback401ApplicationProblemPlusJSONResponse) VisitRetryWatchCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryWatchCallback404ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryWatchCallback404ApplicationProblemPlusJSONResponse) VisitRetryWatchCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RetryWatchCallback409ApplicationProblemPlusJSONResponse Problem
+
+func (response RetryWatchCallback409ApplicationProblemPlusJSONResponse) VisitRetryWatchCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// GetMetrics Prometheus metrics
@@ -3871,6 +4696,24 @@ type StrictServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(ctx context.Context, request RetryTurnCallbackRequestObject) (RetryTurnCallbackResponseObject, error)
+	// CreateWatch Watch a task a person started
+	// (POST /v1/watches)
+	CreateWatch(ctx context.Context, request CreateWatchRequestObject) (CreateWatchResponseObject, error)
+	// DeleteWatch Stop watching (unwatch)
+	// (DELETE /v1/watches/{watch_id})
+	DeleteWatch(ctx context.Context, request DeleteWatchRequestObject) (DeleteWatchResponseObject, error)
+	// GetWatch A Watch's status
+	// (GET /v1/watches/{watch_id})
+	GetWatch(ctx context.Context, request GetWatchRequestObject) (GetWatchResponseObject, error)
+	// RecoverWatch Reconcile an exact Watch with the agent's record
+	// (POST /v1/watches/{watch_id}/recover)
+	RecoverWatch(ctx context.Context, request RecoverWatchRequestObject) (RecoverWatchResponseObject, error)
+	// RenewWatch Restart a timed-out Watch
+	// (POST /v1/watches/{watch_id}/renew)
+	RenewWatch(ctx context.Context, request RenewWatchRequestObject) (RenewWatchResponseObject, error)
+	// RetryWatchCallback Redeliver a Watch's failed webhook
+	// (POST /v1/watches/{watch_id}/retry-callback)
+	RetryWatchCallback(ctx context.Context, request RetryWatchCallbackRequestObject) (RetryWatchCallbackResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -4606,128 +5449,310 @@ func (sh *strictHandler) RetryTurnCallback(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// CreateWatch operation middleware
+func (sh *strictHandler) CreateWatch(w http.ResponseWriter, r *http.Request, params CreateWatchParams) {
+	var request CreateWatchRequestObject
+
+	request.Params = params
+
+	var body CreateWatchJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWatch(ctx, request.(CreateWatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateWatchResponseObject); ok {
+		if err := validResponse.VisitCreateWatchResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteWatch operation middleware
+func (sh *strictHandler) DeleteWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	var request DeleteWatchRequestObject
+
+	request.WatchId = watchId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWatch(ctx, request.(DeleteWatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteWatchResponseObject); ok {
+		if err := validResponse.VisitDeleteWatchResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetWatch operation middleware
+func (sh *strictHandler) GetWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	var request GetWatchRequestObject
+
+	request.WatchId = watchId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWatch(ctx, request.(GetWatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetWatchResponseObject); ok {
+		if err := validResponse.VisitGetWatchResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RecoverWatch operation middleware
+func (sh *strictHandler) RecoverWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	var request RecoverWatchRequestObject
+
+	request.WatchId = watchId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverWatch(ctx, request.(RecoverWatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverWatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RecoverWatchResponseObject); ok {
+		if err := validResponse.VisitRecoverWatchResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RenewWatch operation middleware
+func (sh *strictHandler) RenewWatch(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	var request RenewWatchRequestObject
+
+	request.WatchId = watchId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RenewWatch(ctx, request.(RenewWatchRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RenewWatch")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RenewWatchResponseObject); ok {
+		if err := validResponse.VisitRenewWatchResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RetryWatchCallback operation middleware
+func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Request, watchId WatchID) {
+	var request RetryWatchCallbackRequestObject
+
+	request.WatchId = watchId
+
+	var body RetryWatchCallbackJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		if !errors.Is(err, io.EOF) {
+			sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+			return
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RetryWatchCallback(ctx, request.(RetryWatchCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RetryWatchCallback")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RetryWatchCallbackResponseObject); ok {
+		if err := validResponse.VisitRetryWatchCallbackResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rcxu5teBfwXJTZam2TdEeex5SbW0pHifjnRnb13Iqde/Ilw11H5KIuoEeAC2acem/3zoHQL+IFkmN",
-	"7TjJfLJM4nFwcN4P8MMkU2WlJEhrJqcfJhXXvAQLmv73TMkb0IZboeQPwHPQ+GkOJtOiwg8np5O3K2CZ",
-	"klarogD9wDC1lvhBM5FpWIAGmUHCNGRK55AzJZldAXtba8m4zBlkKwU5E5IJa9garlZKXZvpJJkI3GTl",
-	"Nk8mkpcwOZ2c//jjwy5wk2RishWUHOEr+fufQC7tanL6+OnXycRuKpxjrBZyObm9TSY/KGNffI9jafWK",
-	"21W79koZOxf5JJlo+LUWGvLJqdU1dLeouLWgce5/0/Bfzh/+F3/499nD7959eJR8/eT2D5PYvnjc0X1t",
-	"reUB+9Lwvfa9xRVNpaQButXXWl0VUOKfeHEgLf7Jq6oQGWHzpHIj/s/fDF7xhw4Af9CwmJxO/vdJSzYn",
-	"7ltzEtalHftEci7Zmz89Y989efoN84uztbArxpmx/KoAlmYqh3RKaPIL4n7nmVvhw6TSqgJthTsDbz7f",
-	"pkYDJZdWZMwNShhMl1OWGpB5Ot3GTzK5UvmGFs1zgTN48bqzmbuD/javNSxEUUDebiZywxZKE1njBYKx",
-	"DBfu7Kiu/gaZxR1LsCuV455bwBBRbH9x2yWLX8L5m5X8vHeRvc6X/ob7GLwWMt91ozT1RxyIgGm1EAXE",
-	"ce6/ZHbFLdPAc8PsShiGHCqUfGCYyTSANAlTmqW19BPylB0VwljIEybhBjQzIC2z6jh6U365bRiel5Xd",
-	"sPUKUICwTNVFzqSy7ApYjuKsFBLyaZQpu2glpLTbtIceReyPHo0g6xJXyApe5zBJJkjP7zvz2kOcV5VW",
-	"N7zYPsU5qxBUg5sjSsvKoqR0qJuy7yET+JVhXLdkfsauYWNIipYgayZkDu/BeHRmWhlDRHn++sXUnahD",
-	"BZkqSy7zObzPQFd2G6Q3kPPMQk7rX6la5lE8IoN44Ei8WShNFy2czgxzJTMgCUdIjGHHf8C15hv8P7yv",
-	"hAYz5zZOeWqxAM2scvTWUzwgiQxBnhFJEhaM5bY2jC+5kIwvLGgmLB5ooXSJe0xybuGhFSXETllyWfNi",
-	"3tLM1hX++CNbi6Ig6uPSrBE4hMxd5xnjeMdGSVbWxiao8RCsikvooPVKqQK49GxXVnYe2LW/m5dsKyiK",
-	"ub/KuIjTwL0s30a4UsVugdMFYxsN3euPsoon+TdOMI4L2wUvDAyJNKx9H4IaHKNZKgbls0IZuB+ILX47",
-	"1sfT2SwGz/a+XUtmW9UF+b1TUuNavCNc7pwQxuGcGy4K1MJzp1b6LHznKk4NRdi2y4ho1cQor+SSL2Gn",
-	"FvrZD3PMQEiL6yAu4YFh/MqoorbA1kpfC7lkudCQWaU3Uc4wQOLWwxixbbm3awtuUacjg/s5zooVhjkF",
-	"w4voBuHLXcd868e9kAtF84R12nZ7Rc2lqZS2XYZotokJ1TXXUshl/2J3iN4B5wwvNADYXkriSbULYOf4",
-	"7X134IkR37sdLPKTMBF7pgvf/gTcY71DUBAH83uFhDbCwyaiLfDzYCSh/VjLnOlaInJQNSBJOy9on8O4",
-	"3RtRMGRJ9FT2XOMHGtrojQjkf0VD7xqgMsQRC61KlqKW3aSk1NZK56ZVdhmXaI4zJXun2an9nbru0jnt",
-	"QfautoIXxWYePpHK+r9jLGCs0rDf6S9oKM6pK6TimJ5/fgN6w3j3/vC03gyG98JY8gf2vrzRa7Nl/X4/",
-	"uN/iSD9jbkDfeDf+AOLBJS5o5k5u8FfT0ogHdbB/Eoi/i85wHYEox3npo3kvyEkdkhPSwtKdsuPYbHtj",
-	"3k3pfNmxzTruyD39is4OAcZxXPwQGHgo+WqHou2j+UDKvNbFb5P9Ncn13nLjcF4EVuvDWbVxh20FpQXF",
-	"AWJ4HgDTDB0H4K1nmf7+JF3jF3kXaHtfslv/bqg8b23j5k7yHIXNqOwa7G7Q/Li7SOxPAor8udYx9bXA",
-	"7+ImHBjDl7AHcmiJdkIMhB+AFy740d9+Wwmo66iM3/uqGtkVZkTBUVE7QwO3kHt/dD+vMYQUYxh00b/Y",
-	"3UKmwc61sgfv1+HT3bho450ESn920j1vDKYxxD2jaQd6UQEXw6hIwa+goOhaBaoq4IxJgCbAU0vxa03e",
-	"c8f3eoS+Vylk8//daBrsGtyIlbUVU5r+Newvb34KQa4MxA0YZsRSQs5ev7p4awZAPJ49+XYHFIPLiFzB",
-	"HRjOQaIN5EzMoni1mJz+crdOJJq+TYZEbdU1jERTkTweGHYFXFOc5RrklF2s1Brdn2LD0AGf3kWEjmbi",
-	"i6frlYFsnjI3yGEWEerDh37zJh+wx8YDhLqTbUGzjdR3Hq1x76KxnfeypTyW71aq45YPTr9osLYNyJgo",
-	"2cb4vpy/EzvJ5OfWWR8IxFprkHZuay13+ri1lm9gQTIRinx+tZkru4qllc5dbkgtGJc0pJNkYitVhABz",
-	"xPXu6HVk0kNBGyKpB2cMMy+VFQufOom4ftZCWdkR5X4fbZJDIW5AHzgLbhATjnKaGULar5+0ozuA3UVn",
-	"BTd27s91EAw0EYKNEf/aqeZ5pnKIo0zC+/vtLjv3FA33nBdGUTQ29fzwUOQpc7nHJCSquIuoa7BaON88",
-	"4mp61XcXvXWp5oImNAJjF98OD9K53KTD1LRIgCZpCbFHdbsIOi4OuxDsLxZ7jLJLPPa32AXmRUB5sBAr",
-	"kDnirsMuk2Sy4ORqxWzHV7XNVMz8oEgHbwTNQ6vqbCXkkiKDjGe25kWxYbmgvEjYP1eyjUtDPr+ChdIw",
-	"F7Kq0ZCqZQbaciGjsHQytENXL49AeOEos+QIFzAcFJKeQt7wQuRzn5FME5bWktd2pbT4O+T4fyIYqeyc",
-	"/Jd0JLljuSiiTEvsHAkQvQb9kIx+RhD4jAwNTlyirpspXXPDPKx7R0w6HkskbCKksVxmI7Z141Fsy5c7",
-	"4q6eO4ea6i9vXrRFDkzyEqnDuqwopbpx4h6miuPXEFZtfBS69BgDvKGsfn7fjEUzq282z3ZazgO4w0px",
-	"EK3ePONFccWz6/sBGhHbnTKI0iz3rb7YAu4C7ou8Fdf5HPWMqu28FLK2EGGBV1cG9E0vFykMK5Rc+swj",
-	"JSRB5uwohwWvC8u+eTw79k6EKFGSPJrNvnX34f8fU9ZC8syKG2E348C8DeU2wrDUWF5Q8j3AEeBaC7tS",
-	"tWVhvRayr4eAPXmyEy7v7EeV7YscykpZkNmGXcMm8W4cq9DUo5zLljO126PrEPX26S0318zCeztl55aV",
-	"ylj2zWzGshXXPLOgDTtCHIBmFTcWXJY9U0XBKwM5u9rQfbloJqXDMy69C3oDWiwE5McJkypYqt2Vr2rL",
-	"JKwLIcHNtfzKJO6vFbCF0MYy/JaVfBMcW85Mwc2K+cwuOqHGcm1d6Uz6v9Jtn3e2B5LuynghSzAhrbOD",
-	"JLfiBvpJdbLIGXBdCNBEUWco/GpEUSPWKy6BSbVmZqXWpjHhlYy66aMps9GkXBjArHIMZBU7ohwE70H7",
-	"wPi6H18LdLzH9gdINydATF1ETKRczV1CwupNPOioWovjLjUXDJOtm7uf3Yk31tqbfURvX4SvSdtpkrbF",
-	"ax0Y++u3lmg4eNJHUgzDISnqEs2fE9d3o2Z4/N4573E+SvpGzL2yUgb0HA33kZPltW6yp6QBzNAUFjnZ",
-	"Ez4dTsbntVTruOnpWH4uKLQUW02DUcUNWdO8vBLLWoVAKknAOb8yLglcyya1G92p0upG+JLSJold1vGa",
-	"KVcCtcfZ+JoLK+Ry3hRCdD5D1aSb0jmSpXU1zwUv1C683CmSXlX81xrOgou4UCTqnBQkwS293kCLMAOD",
-	"tm7GteSuPlHCuhWdbpwGgi7uX/r8mhmJdfsBayFztT6UdptbGeB8jDJGCTAZUm+U/GstPz9r30NO3kMO",
-	"3kPY1VoGWzmS52sd2ajf4n3beMzkE/jrSeNjR7YcVo/d5Y0ne/j6iJrvgedkQEWiomiP5/77g4JCHdN5",
-	"/2nDEOFw97ETxIMpSDP7X0qgy9rsDKG4hceAea3VUoOJYNPF9w5HSzJxNVJzNLLjhpsvouLGCHTPLdnj",
-	"iQ//G6Z9tWnCuLfQv+1Z6Lud6C4EYyd/g9iNJRk/k1AYhysuAxcknsdTrXeUd96ObLUVL8uFqbilwNZ9",
-	"9Wn4dKH0fKWM9SqgANvn9ozLDIrCl4Fw/5cXDJt5Gxpr+xZ6H2aFMiNBvA5zRFoGMqgOjbXfp5wy64rw",
-	"XdTUyvtB0WT0nu+XLuiIzV3gtDL2NtlD94LMD4Sm6kidXcA0Esp1sHje2J3EoZFflruUTOoqP/DqdpoW",
-	"d7haWb85qpfE70DSpY7O3QyuvkvS27LLlSrUWtjNBSLNEZrLF5/Xrp6DsEm0Qx+3Z11ZW7mGIeE9oO1y",
-	"+gI1A+/m/4446oSuGkF5kzDO3NyEccmQ97lV2kVLsloXx5cy1+IG2DNq0mDPVO7sc/zjvUs+84JKCJmu",
-	"JRMSV1xxDTlDk9pV6V/KS+mq/yiazYTB3Zr2pnSskSplucrqEq37XuvTpQyBe98DxRBraGS7RShgd+5D",
-	"9vTJKfujy8Zf1rPZVxmluOlPSE/JhwhHv5T0HTta1JSqQNfjjHliYEr6uJMLKvlOBCKutmb6mCnNOOG3",
-	"WU0D0iKtkAG72rD09auLt+zk5tEJJbXT4+klUl0hMpAG2sqOyc8v3iIB6sJfvTk9OVEVSKNqncFU6eWJ",
-	"n2ROcGwbjkdK6NTrnE5m00fTGdn/FUheicnp5KvpbPqVb4UiIjwpwWqR0d9LiHa3UHAnYZRAI1rwqT8W",
-	"9BGj4jfQJiDotVYl2BXUhowX5lh5yqi0K28jqK5WImGFuAZny8B7Kn/U5owWyjmUSjJqf5IGr6NQqkI2",
-	"Q5z6uCtaPO46hZIv8snp5M9gf/bHGjT2PZ7NBk19COBJVaDe7LXxRVoE+4jxO4ydGU9iKFgejo838WT2",
-	"dEycNnB2ugRbuTE5/eVdMjF1WXLUNJPOdmVzVMuXhmq3QN+IDCbvcIUTf/vTDS+LzjVvoexVBfL89Yvd",
-	"KOuyb1j0AMShkev3avm9c9tUFms+Lrre+s4ni7bYKKZuHp1s1chHmeKVBKbVmiLxjdhrqtK7slNpJzoT",
-	"pijVQTVZ6ylDPwfHGsp6SMUo7cmsYlxunBRl6Vbhf4qSjsSXLDbMJynthsIpa5TNJd+wK9+RQeKLI5zb",
-	"HILbP+sd9aBbP6zrdaszIUIU3WJxPH3ii5eICB4dQATJ5OnsqwOJpkMmIbrUowOq3884kiZ0iGfQ7BAl",
-	"oZMPg66Q27tYcNCw3W01/yXaEb3dcrJXZzRO2y8n+O4z0cWYoOge0FPD7CBqOJR6nsyefC5qeyX75+vL",
-	"iN2EljetNFEhRYIJ9bWwTZcxqXG9cULL9R+gSr2GnHHU8TxbDTo2XMNNaLRxdhkuGPo4XA4+rBtK9dv9",
-	"nMGkNLSpPA1LVOhoM5IxNA1tMU6sUZxXKksVJBKg0yRzxtJBU0vqhlNPqdLXLo1oSDfi9CMuWdtJ7Y5G",
-	"pm8t0aigWHQHF5SbRJiOWSFKPKawZyxt2mb8bjTDN7LT2ViuwFBOEoGIGiS+7+kTspPfYYSRNKBldQ+B",
-	"2iPZN8BzdIWMX+8uVUoG47gOTcnyokEPjdXAy5SphacjZ2zaprmQFJsBQL8G7+eUaFCt5VnPmj9lvCjQ",
-	"tH6OhOwWWXHDUpGfpuwIh5ZKKqukyPzXIj9OWEp/4xBcFmXgMVFrmnPLw8z/f/HqJQN5A4Wq4FKmH0Se",
-	"0NiEoXdqLC+rhOGM2/R4yuidBToXI/vdp6TJXzxNaXmn/DlLT1kl5DKlNDYC5ZDw6Ckz00t5TgUI6U/c",
-	"2IfPCV0vvk/pjYD/Z4TM4P++TJmw3lHRUBV8Y1y3WUufZBxkvISmnIHj0Yk9JVsi9aIt75ySPu1e0Bme",
-	"3/gOpYFOGjoLuLvDrD8wl0zkbEkOFe3rGkKbd0t+rYH8Z6/Q6ES9t0q2KjGbgopZEgmqx0OqxjbX7aiq",
-	"EPg/w9fsyIBFb4JOeEFeFqMnWTIlJWT2+IytBTofKCtTgi8dfXWld0mTEe37i1e5j769p8rd4px7WOAO",
-	"HW76Z1CsPSniWnweGk/qjrCCHPEfNGJk1bS8jFlNvinmE4pWv8MIKr3fIgyrq4/rtvwkboCkLUqLtjVu",
-	"VOQ2NfhRVKHt7RrkPiWqQoPAqJHvAlEhCODzGtP72Wr3tr0QxC1DhB01ETG0RI47qPatCLfJpFImGiah",
-	"VBIJl0g/iNMmoZUjBFDc2afsjwoFpQaqBfK9G8I3zoeDbBsVrn/oB5dG8DU4f/Tv9Hy0q/RNSrf9UCu6",
-	"FrdbRPToY+/cNO+MMB4iurFws3b8Z3IUvjps/OPH97e6HJ36KOMeZNqVBycffMH77Unlc9FxGv6PGmpA",
-	"e8T3a1Hd89RZJk2sz9e99duOqOfLqF5MGf1ll8kMjWB6yr4PywjDuNnIbKWVVLU5YwtVFGqNhoyQLP3z",
-	"cxcs7aW9020eeC3k0nPAwDCJ4bkdcuLfN4so28cfjYr7xQFxEv4VcU59es3QL5N6D3KLB9pe5p5yiZga",
-	"ork3GbvmyodtE1ecnhG/Etahc841zTnTuiFn3/IBubOYpVoz9FqFzIo6R2B9Fwu6JqrIQfeuymxT5BuC",
-	"rdOf9vEo8+MqaQ/eCF22eEu6WmkFGv7V6JOclgw8iXaEmqebvcl0q4Qo6ve+hDVKRXLXpuzcSXQDYIJL",
-	"26ewpOfgon8bj+a+7G0ejx0Ofa2QJD1Ymvl0L3pbsYUpdtJb2KdqQtNxqJB/OttRIP9JuWCriSvCCz20",
-	"hgiW0K0AISR+bgcKOTRQqartlXrfocpBqViUOk8+DHpGbk+aGoa4ML3IVpDXBdXmM1GWkAvKggY8kLNP",
-	"pKrFkgrPey2C7m28fIMU3xS49SgdTQKprHvd0D0+d/Rk9h1F31pIm7npcUT24hF6WnefGPp2r+BeMfS9",
-	"22r+0SZG93yJNzi+yFD6k9l395fhnjAY7xNVP5A+whqhMMScfOjUiNyedEubRriCl8AWIDM0FTjazm9r",
-	"LR8YFqb6+CS9wJipEjqRuX6KqUCHlMKPqX+4r+3IYC9V05jkSxO2id/VV8Hb9jGx3aTfr4jZ71Fd0OWe",
-	"7WQ7TZ3I48mOWz6+Lzt8XnEvh/bjqZpok0aEX6mTlmrcPbyuafafnll/k/t7Ht4IhdjjrwvGQzOVYxJ6",
-	"+mB39qypKR6Nlb2lEZ/AlOpUzP2Tm1BNyXbMdOoauv8AA6l5ljLcYyAIX/Q9Gsv7i8w9uQX5+MCwQmXX",
-	"lGbU4Lu1wTSNfEmnL8X3ryTdLGni0iAF+IeKQ2rkUlLjBwt9IN7A5LZPzD1Yzpig5heqkmmfiHc9Jpsk",
-	"dGZ2WseTS+l7j4xXPH43tzi855ktNrgsbl9pMAYMey4t9SNmMGUvrH8rObzpwFLftJEywzeG8kuXcsWr",
-	"CiTkpyzNlYSUHblF3JL5WQutMCzt1FOnrJZWFC0WHxj/EL5vj+yc5ji5lGlT7JyyI1c5U/INW/EbHMbR",
-	"VG2bLEOkudJKLQi0tnDTFdToGnqwXcp0u9Y6PUbbNXTjh35O92gBFe04OAQaAU/ev2862xGnBfAbShDT",
-	"DtNLSclBtB3StgE4ZUdKs7TT9fvwR9ikx51cHs7wCVHdCTjT5wT70ePZ7LiTW/Rp9GheD2SOcw4OUMS0",
-	"dhI1jLjpnc/hGL2AB4bd8KIGl1mjnPpViIEvxQ3I0QTbADujv2qwu0P/Exka3Y75z2xkdHptR1wBohFK",
-	"K4h+b3lT1ItoNmdN+cWaG3LISH5/TMdlP1gTFoQE/DtaQb+pusiHXYPAospCr6Ka3nBuqPHSi4Ghfuwa",
-	"SicffHH9nfVr95In/ic/PrmdElrCxsntCySxviEcvMvm4ZP9rmwPR/YVFZQuXJJpocGswu8AHDXJmMGq",
-	"aSiB2nZkBzrrUqbDn6NJSbEHNU2mvMsJC8meMv9Ex5TtMsUyXtlaB0uMlrmUqP681HVBVbJw2ELIJehK",
-	"C2nZERQGGIWX/LP92YrLJT3383fQin4w4jgh155W5/35C6Uv5VKpPPGK1ra/8PHAkEStCi5d+b9P3rcG",
-	"mHddhGFL5Qp9O0/1p8xAAZmloZdSSdf8wv4T5XLqXktKB/v5VyheKlep5Lkc1eqaC/fKMhPSWF27OuJT",
-	"lg5b0agj4TVoQ7X2lmUrJTL/woez/SiIATleCkErTxGcYfdZmgwsrJjtEWIVv0Vc/B5e6Iu330MLnyS0",
-	"cJBuPHGNm+Ni9rV3rrqODrWI6rqyJDYU/QqYk8TOBQpPZQVN7j09dsTDGwieQYPnJnz83BchktF3BS76",
-	"mDatpengQYXW5SLedDA2sEXKT2ihL1rj788SNPBfhCF6BP6iIa5wzhtPEf5nYfYl7EK5NrU4Xb9UrVFJ",
-	"fnCU9Kgr2eWCpGL+JSkXhKC6285DpQNaw5m/ndQ+vtzv/R7O7fYPyf1O0Z8g1VMAN8DcT6VQufQ9BPWO",
-	"4vSfxDW0VUhucJq4pgCgt7SC33TWL7kma4sqsV2BbS0LMCbUDVPV9qCQm+Jn9PjXWsTK/Fz9NW41VoO9",
-	"v8H0iSqufy+FfvT5iqmGpdNUmXSoE3+Cqj78zMK+Ev2N/9HC1mDwDxsFw6Fx+lo3VdPvufk3LJD8G0ch",
-	"BKM4Vfwt0ENbc8PCGxQ4diGkMBTL5dfeIHG9184c6hgrsVoAOuDv9smXLs0zJTNRgJfgbR1J3yg9hLIl",
-	"rA+ia4p9LKiJv3320wGzUqbzlKJAkhZF0QbdCzSnnLtNnfE0fsV1zsKrEdR/JJVlFTcmlrd/g/D+TqZf",
-	"OpmauqTmMWGVpmKPRqgdKnjpReIdkbjGNWuyZVvxmm6ox1hVVfTj0EbkTjxabq79E9c+rCdbb871Yrax",
-	"Ie//GnoOlH6X7HjKKIWTrSC7doVvPuPHtKsCo8QAOqdnXbQg0QlZoxfawtLkp2LUT+j4Em37wdvRe4V0",
-	"PmeCxP90KirNf+ssSSygwzvWRZ/M/bNbe3Or1ZuH4W2fcab9a2iL3lX9+FefjE4HVYdp0jWc/Btw7j2w",
-	"QXNAtOix+07Wl8dHkQfOo77y73WRn7Iu0tOWJypPnjFW6Dck9h+q+uUdkknzy4lbHcD0jot/D71QGS98",
-	"d2TvTaPTk5NHj7+Zzqaz6aPTb7759luiPQ/HcEXXe5k0r7f4n/GmN2+mHTfW90LGO4Dbh0V6j3lM4y9p",
-	"mMgqnnBN+PX1QSrVJEELuvAA4gFk3tnAoXd74WfNo12m97NZzU86DRsQOmuu/I+Qxo4cfLO+d9tM9QGQ",
-	"+Nx+bfk0XittJrfvbv8nAAD//w==",
+	"7H1tc9s4kvBfwaNnq2LX0bKSSebFrqsrbya7k5uZJBdna+punBNhsiVhTQIcALSsTfm/X6EBkCAJWpIn",
+	"zmZ38ymOSACNRqPfu/lhkomyEhy4VpOTD5OKSlqCBon/ey74NUhFNRP8B6A5SPNrDiqTrDI/Tk4m71ZA",
+	"MsG1FEUB8pEiYs3ND81AImEBEngGCZGQCZlDTgQnegXkXS05oTwnkK0E5IRxwrQia7hcCXGlppNkwswi",
+	"K7t4MuG0hMnJ5OzHH49C4CbJRGUrKKmBr6Q3PwFf6tXk5Mmzr5OJ3lRmjNKS8eXk9jaZ/CCUfvm9eRdn",
+	"r6hetXOvhNJzlk+SiYTfaiYhn5xoWUO4REW1BmnG/i++/uvZ0f/Qo7/Njr57/+Fx8vXT2z9MYuua7Y6u",
+	"q2vJ91gXX99x3V+ozlajC6/N0z1Wtu/vtPStmVJVgitAgnojxWUBpfnT0Axwbf6kVVWwDA/yuLJv/Ntf",
+	"laGuDwEEf5CwmJxM/v9xS7HH9qk69vPiil36POPk7Z+ek++ePvuGuMnJmukVoURpelkASTORQzpFTLkJ",
+	"zXpnmZ3hw6SSogKpmd0DbX4fXgQFJeWaZcS+lBCYLqckVcDzdDrETzK5FPkGJ81zZkbQ4k2wmD2E7jJv",
+	"JCxYUUDeLsZyRRZC4o0yJwhKEzNxsKK4/Ctk2qxYgl6J3Kw5AAbJYvjgNqSLX/3+m5ncuPeRtc6W7oS7",
+	"GLxiPN92ojj0R/OiAUyKBSsgjnP3kOgV1UQCzRXRK6aIYQ5M8EeKqEwCcJUQIUlaczcgT8lBwZSGPCEc",
+	"rkESBVwTLQ6jJ+WmG8Lwoqz0hqxXYHgXyURd5IQLTS6B5IaTloxDPo3eyxCtiJR2mXbTo4j90aEReF2a",
+	"GbKC1jlMkomh55tgXLuJs6qS4poWw12ckcqAqsziBqVlpQ2Ttqibku8hY+aRIlS2ZH5KrmCjkIGXwGvC",
+	"eA43oBw6MymUQqI8e/NyancUUEEmypLyfA43GchKD0F6CznNNOQ4/6WoeR7Fo7kgDjhkcBpKFaKF4p5h",
+	"LngGyOIQiTHsuB+olHRj/g83FZOg5lTHKU8sFiCJFpbeOjIPOJIh8FMkScSC0lTXitAlZZzQhQZJmDYb",
+	"WghZmjUmOdVwpFkJsV2WlNe0mLc0MzjCH38ka1YUSH2Uq7UBzkBmj/OUUHPGSnBS1konRtgasCrKIUDr",
+	"pRAFUO6uXVnpub+u3dUcZ1tBUczdUcZZnATqePkQ4UIU2xlOCMYQDeHxR6+KI/m3ljGOM9sFLRT0idTP",
+	"fR+C6m2jmSoG5fNCKLgfiC1+A8Xn2WwWg2e4bqhEDUWd599bObWZiwbM5c4B/j0z5pqywkjhuRUr3St8",
+	"5yxWDEWubXgRjVoTo7yScrqErVLoZ/eavQyItLgMohweKUIvlShqDWQt5BXjS5IzCZkWchO9GQqQ3ToY",
+	"I2o1dSp1QbWR6eaCuzFWgWaKWAFDi+gC/uG2bb5z773kC4HjmLbSdjijpFxVQurwQjTLxJjqmkrO+LJ7",
+	"sFtYb+/m9A/UA9geSuJINQQw2H573gE8MeJ7v+WK/MRURJ8J4dudgDtXbx8UxMH8XhhCG7nDKiItzO9e",
+	"STL6Y81zImtukGNEgyFpa4Dtshm7esMK+lfSGEk7zvEDvtrIjQjkvxhF7wqgUngjFlKUJDVSdpOiUFsL",
+	"matW2GWUG3WcCN7ZzVbpb8V1SOe4Buq7UjNaFJu5/4UL7f6OXQGlhYTddn+Or5oxdWWoOCbnX1yD3BAa",
+	"np/ZrVOD4YYpjfbAzoc3emy6rG92g/udedONmCuQ186DsAfxmCnOceTW2+COpqURB2pv/cQTf4hOfxye",
+	"KMfv0kezXsxNCkiOcQ1Lu8vAsBlaY85MCR4GullgjtzTrghW8DCO4+IHf4H7nK+2KBpuzflw5rUsfh/v",
+	"r5Gvd6Ybh/PcX7UunFXrdxgKKMnQDxDDcw+Y5tVxAN65K9NdH7lr/CDvAm3nQ7bz3w2Vu1tD3NxJnqOw",
+	"KZFdgd4OmnvvLhL7E4MifyFlTHwtzLO4CgdK0SXsgBycoh0QA+EHoIV1fnSXHwoBcRXl8TsfVcO7/Igo",
+	"OCKqZ0igGnJnj+5mNXpvZgyD1v8XO1vIJOi5FHrv9YJ7uh0XrasVQemOTsL9xmAaQ9xzHLanFeVx0feK",
+	"FPQSCvSuVSCqAk4JB2gcPDVnv9VoPQe212Nje5WMN//fjqbeqt6MWGldESHxX0X+8vYn7+TKgF2DIoot",
+	"OeTkzevzd6oHxJPZ02+3QNE7jMgR3IHhHLjRgayKWRSvF5OTX++WiUjTt0mfqLW4ghFvqiGPR4pcApXo",
+	"Z7kCPiXnK7E25k+xIcYAn95FhJZm4pOn65WCbJ4S+5LFrEGocx+6xZtQxA4L9xBqdzaAZojU9w6tceui",
+	"0Z130qUclu8WquOajxl+3mBtCMgYKxlifNebvxU7yeTn1ljvMcRaSuB6rmvJt9q4teRvYYE8EYp8frmZ",
+	"C72KRbTObFhKLAjl+EoQ3yIrUXgHc8T0DuS6uaT7gtZHUgfOGGZeCc0WLnQSMf20hrLSI8L9PtIkh4Jd",
+	"g9xzFFwbTFjKaUYwrr9+2r4dAHYXnRVU6bnb114w4EDwOkb8sRXN80zkEEcZh5v7rc6Dc4q6e84KJdAb",
+	"m7r7cMTylNiwZ+IDVdR61CVoyaxtHjE1nei7i95CqjnHAQ3D2HZv+xsJDjcJLjVO4qFJWkLsUN02go6z",
+	"wxCC3dli56JsY4/dJbaBee5R7jXECnhucBdcl0kyWVA0tWK64+taZyKmfqCngzaM5kiLOlsxvkTPIKGZ",
+	"rmlRbEjOMC7i188Fb/3SkM8vYSEkzBmvaqNI1TwDqSnjUViCCG3f1MsjEJ5byiypgQuIeckHPRm/pgXL",
+	"5y4imSYkrTmt9UpI9jfIzf+RYLjQc7Rf0pHgjqasiF5avM4RB9EbkEeo9BOEwEVk8OXEBurCSOmaKuJg",
+	"3dljElgsEbcJ40pTno3o1o1FMeQvd/hd3e3sS6q/vH3Z5lcQTktDHdpGRTHUbQbuoKrY++rdqo2Ngoce",
+	"uwBvMaqf3zdi0Yzqqs2zrZpzD24/UxxELTfPaVFc0uzqfoBG2HaQB1Gq5a4JGAPgzuG+yFtRmc+NnBG1",
+	"npeM1xoiV+D1pQJ53YlFMkUKwZcu8ogBSeA5OchhQetCk2+ezA6dEcFKw0kez2bf2vNw/48Ja8Zpptk1",
+	"05txYN75TB+mSKo0LTD47uHwcK2ZXolaEz9fC9nXfcCePt0KlzP2o8L2ZQ5lJTTwbEOuYJM4M45URtXD",
+	"mMvAmNpu0QVEPdy9puqKaLjRU3KmSSmUJt/MZiRbUUkzDVKRA4MDkKSiSoONsmeiKGilICeXGzwv683E",
+	"cHhGuTNBr0GyBYP8MCFceE01nPmy1oTDumAc7FhNL1Vi/1oBWTCpNDFPSUk33rClRBVUrYiL7BojVGkq",
+	"tU2dSf9fOrR5Zzsg6a6Il7kShHFt9SBONbuGblAdNXICVBYMJFLUqWF+tUFRw9YryoFwsSZqJdaqUeEF",
+	"j5rpoyGz0aCcf4FoYS+QFuQAYxC0A+0j5fJ+XC7Q4Q7L78HdLANRdRFRkXIxtwEJLTdxp6NoNY67xJxX",
+	"TAYndz+905xYq292ET08CJcOt1UlbfPmAhi787eaqN940kVSDMM+KGoDzZ8S13ejpr/9zj7vsT8M+kbU",
+	"vbISCuTcKO4jO8tr2URPUQKovirMctQnXDgclc8rLtZx1dNe+TlD11JsNglKFNeoTdPyki1r4R2pyAHn",
+	"9FLZIHDNm9BudKVKimvmslmbIHZZx3OmbArUDnuja8o048t5kwgR/GZEk2xS55CX1tU8Z7QQ2/ByJ0t6",
+	"XdHfajj1JuJCIKuzXBAZN3dyw2iEGSij62ZUcmrzEzmsW9Zp35OA0MXtSxdfUyO+bvfCmvFcrPel3eZU",
+	"ejgfo4xRAkz61Bsl/1ryT3+178En78EH78Hsasm9rhyJ87WGbNRucbZt3GfyAPZ60tjYkSX72WN3WePJ",
+	"Dra+Qc33QHNUoCJeUaOP5+75Xk6hQHXefVjfRdhffWwHcWeKoZndD8XTZa22ulDsxGPAvJFiKUFFsGn9",
+	"e/ujJZnYHKm5UbLjiptLoqJKMWOea9THE+f+V0S6bNOEUKehf9vR0Lcb0SEEYzt/a7AbCzJ+IqYwDlec",
+	"By6QPY+HWu9I77wdWWrgL8uZqqhGx9Z95an/dSHkfCWUdiKgAN297RnlGRSFSwOh7i/HGDbz1jXW1i10",
+	"fswKoUaceMHliJQMZFDt62u/TzplFrLwbdTU8vte0mT0nO8XLgjY5jZwWh57m+wge4Hne0JTBVxnGzAN",
+	"h7IVLO5ubA/i4Jufl7mUTOoq3/PotqoWd5haWbcuqxPEDyAJqSM4m97RhyQd411Y2RTNyFwYbTHrMBq4",
+	"oZgremnYNCwWQsbrAB7kLuxPr9t5750y7+3+Au3OZP2BAYRiGsZYrdlVPhcYcnDudWpfqTlWkI3w0W2E",
+	"vj8xJ22FWzR0jQ9LF97o0MpcU3UVErjXTLZn+wdFdXdeD3+hAiiSkHzHL9Dodfi4fuX93MG909vP3xUO",
+	"Hu7O5iXVkunNueGQFjybHHJW2+QtZJ0oKPDnlhZWWle2OpA5d8ewdqYwaiANg/0H1NyXUGc0ykVCKLFj",
+	"E0I5MUikWkjrGs1qWRxe8FyyayDPsSKLPBe5NcbNHzc204QWmC9MZM0J42bGFZWQE2M/25KcC37Bbaov",
+	"hq4IU2a1ppYxHauaTEkusro0pnynzvGC+yidK3gkBmvGoraToHf+zMXn8JcT8kebenNRz2ZfZZjPgn9C",
+	"eoIOA7/1C47PyMGixrhkBkqdEke4RHDnZLYeZFd2hITfFkgcEiEJRfw2s0kwggdnyIBcbkj65vX5O3J8",
+	"/fgYM1jSw+mFuUMFy4AraNO4Jj+/fGcuiyzc0auT42NRAVeilhlMhVweu0Hq2Lzbxt4MJQTJeSeT2fTx",
+	"dIbGfgWcVmxyMvlqOpt+5eoekQiPS9CSZfj3EqK8GK9kQjBajrTg4vzEK58EM11BKo+gN1KUoFdQK7RU",
+	"iGV1U4J5nHkbLrGJUQkp2BVYPg83mOss1SlOlFMoBSdY68iVOY5CiMrIVINTF2Qx0sAeJxP8ZT45mfwZ",
+	"9M9uW70q3iezWa+C1wB4XBVGSe7U7EbqgbuIcSuM7dnsRCEH89s3J/F09mxMd2rgDEqCW74xOfn1fTJR",
+	"dVlSo1ZOguXKZquaLhUmaoK8ZhlM3psZjt3pTze0LIJjHqDsdQX87M3L7SgLr6+fdA/EGYvWrdXe9+C0",
+	"MQdefVx0vXNljlpaPSqOqevHx4OCmOileM2BSLHGsFvD9poSlJB3CmlZZ0IExjUxAXM9JT8xZcw+jMMo",
+	"wgXBHAeiBaF8Y7koSQdVPqnhdMi+eLEhLiNBb9B3uja8uaQbcunKr5B9UQPn8IaY5Z93trrXqe9X4j4o",
+	"Q4oQRVgZYnafuExFJILHexBBMnk2+2pPognIxLuSO3SAxToZNaQJAfH0KpuiJHT8oVcCdnvXFew1hghb",
+	"WvwabYAwrC/bqQ+CGbZbAsD7T0QXY4wi3KCjhtle1LAv9TydPf1U1Paad/fX5RHbCS1v6uaiTAoZk5HX",
+	"TDctBVCMy41lWrbYyIjUK8gJNTKeZqteeZatrvNVdVYvMxP6oi2bcOPn9XU57XpWYRIS2ri9hKUR6EZn",
+	"RGVo6mvgLFvDoA4XGtPFOEBQEXdK0l4FW2pfxwJyIa9szoBC2WiGH1BO2rYJdmuo+tbcKBUYeApwgYkI",
+	"BqZDUrDSbJPpU5I2NXJuNRzhulbg3kguQGECggEiqpC4IscHvE5uhZGLJMFoVvdgqB2SfQs0ZxwwldOX",
+	"qo6JUlQYx2VoipoXvnSktARapkQsHB1ZZVM3lcQo2BSAsWvM+ZwgDYo1P+1o8yeEFoVRrV8YQraTrKgi",
+	"KctPUnJgXi0FF1pwlrnHLD9MSIp/m1fMtIYHHiK1pjnV1I/8z/PXrwjwayhEBRc8/cDyBN9NiDE+laZl",
+	"lRAz4jY9nBJsqoL7Iqi/u/wTdA6dpDi9Ff6UpCekYnyZYs6KAcoi4fEzoqYX/AyzjdKfqNJHLxBdL79P",
+	"sSHIfyjGM/j3Vylh2hkqEqqCbpQtLW3pE5WDjJbQ5C5Rs3W8npwsDfUaXd4aJV3aPcc9vLh25Yg9mdQ3",
+	"FszqFrNuw5QTlpMlGlS4rq3+bvoj/VYDOsucQMMddXoiDdKuGzN+lkQiaPH4idLNcVuqKpj5n6JrcqBA",
+	"G2sCd3iOVhbB1k+Z4BwyfXhK1swYH4ZXpghfOtrdqXNIkxHp+6sTuY+/vafIHdyce2jgFh12+CcQrB0u",
+	"Yuv5jpQjdUtYno+4Hxo2smrq28a0JlcB94Cs1a0wgkpntzBF6urjmi0/sWtAbmu4RVsHO8pym4KbKKqM",
+	"7m2rYR8SVb4aaFTJt44o7wRwQczp/XS1e+teBsSBIkIOGo+Y0UQOA1S7uqPbZFIJFXWTYNwYmUuk+MtK",
+	"E1+35R0odu9T8kdhGKUETPxzhVrMdcnwGxkqFbZY8AcbM3QJd390Tbk+2lG6isTbrsPTmBa3AyJ6/LFX",
+	"bir1Ri6eQXSj4Wbt+5/IUPhqv/efPLm/1mXp1HkZdyDTkB8cf3DVLbfHlUs8idPwf9VQg9FHXHEmFjlM",
+	"rWbS+Ppckmu3xhALPJXo+JSNvWzTFnzVp5yS7/00TBGqNjxbScFFrU7JQhSFWBtFhnGS/vmFdZZ2clzS",
+	"4R14w/jS3YCeYhLDc/vKseujGBG2Tz4aFXczgeIk/JvBORblNq9+ntS7l1nck/Y8d5SLxNQQzb3J2FZS",
+	"H7UVm3F6NvjlsPZlsrZC1qrWDTm7+i7IrcbMxZoYq5XxrKhzA6wrWTOmiShykJ2jUkOKfIuwBcWoH48y",
+	"P66QduCN0GWLtySUSiuQ8M9Gn2i0ZOBINGBqjm52JtNBvmDU7n0Fa8MV0VybkjPL0RWA8iZtl8KSjoFr",
+	"7Nu4N/dVZ/G477Bva/mMiL25mcvtMNZWbGL0nXQmdqEa32HAB2afzbaEZR/0FgwqNiN3oYNW78FismUg",
+	"iMRPbUCZG+qpVNT6UtwEVNnLC41S5/GHXoHY7XGTsBRnpufZCvK6wEIcwsoScoZRUI8HNPaRVCVbYpVJ",
+	"px7YNsLMN4bim2zWDqUblYALbVuZ2k6TB09n36H3rYW0GZseRniv2UJH6u7iQx8WBu/kQ9+5hu7vrWKE",
+	"+0ucwvFZutKfzr67Pw93hEFol6i6jvSRq+GzN9TxhyCR4/Y4zGMcuRW0BLIAnhlVgRrd+V0t+SNF/FDn",
+	"n8R2q5koIfDMdUNMhTFI0f2Yui6dbfkVeSWaKkSXmjAkfptMCe/azoHbSb+b37Nb826Q5Y61o1tVnUiT",
+	"dntbPr4t2++lupNB+/FETbQiK3JfsWweC1ocvLZC/h/+sv4u8/fMNwSGWKfnBaG+ctJeEuxzsj161hQQ",
+	"jPrK3uEbD6BKBemx/+AqVFOfEVOdQkX376AgNT1o/Tl6gnAVHqO+vL/w3JGb54+PFClEdoVhRgk+I1Q1",
+	"VbtJUITmitWSMEqa2DBIAa4ruQ+NXHCs8iK+6MspmFR3ibkDyylhWOmGWTLtpyhsQdkm8WXYQZ+I5IK7",
+	"QkPlBI9bzU6O+aLFxkxrlq8kKAWKvOAai48zmJKX2jVG9w1cSOoqtFKi6EZhfOmCr2hVAYf8hKS54JCS",
+	"AzuJnTI/baFliqRB8URKaq5Z0WLxkXIf3HC10MFuDpMLnjaVDSk5sJkzJd2QFb02r1GjqrYV1d7TXEkh",
+	"Fgham6VtE2pkDR3YLng6LKxID43u6ltv+OJt26EEk3YsHMwoAU9vbpo2FganBdBrDBDjCtMLjsFBozuk",
+	"bbV/Sg6EJGlQ4n/0I2zSwyCWZ0a4gKgMHM74O8J+8GQ2Owxiiy6MHo3rAc/NmL0dFDGpnUQVI6o6+7M4",
+	"NlbAI0WuaVGDjaxhTP3S+8CX7Br4aICth53Rr6dsb8fxQIpG2B7jEysZQWH9iCmANIJhBdZtJNEk9Ro0",
+	"q9Mm/WJNFRpkyL8/puGyG6wJ8UwC/hW1oN+VXeTcrp5hYWahE1FNIwiqsMrasYG+fAwVpeMPrpLmzvy1",
+	"e/ET92mhB9dTfP3nOLl9hiTWVYS9ddl0OdrtyHYwZF9jQunCBpkWEtTKf/TjoAnG9GZNfQrU0JDtyawL",
+	"nvY/e5WiYPdiGlV5GxNmnDwjrohjSrapYhmtdC29JobTXHAj/hzXtU5V1HDIgvElyEoyrskBFAoIupfc",
+	"NzqyFeVL7O31N5ACvw5zmKBpj7PT7viFkBd8KUSeOEGr28/5PFLIUauCcpv+74L3rQLmTBemyFLYRN/g",
+	"uxwpUVBApvHVCy64LQ4i/234cmpbo6W99VzLmVfCZiq5W27E6poy21KdMK60rG0e8QlJ+3WnWJHwBqTC",
+	"XHtNspVgmWvnY3U/dGJAbg4FoeUnBpx+qWma9DSsmO7hfRW/h118cS902dsX18KDuBb2ko3Htkp7nM2+",
+	"ccZVaOhgPbisK41sQ+DXBi0ntiaQ74vnJbmz9MgB9Q1P3AX1lhtz/nOXhIhK3yVY72Pa1JGnve4prcmF",
+	"d9PC2MAWST/BiT5rib/7lcAX/0kuRIfAXzbE5fd57SjCfQNqV8IuhC1Ti9P1K9EqlWgHR0kPWxDYWBAX",
+	"xLWNs04IzLsNuhL3aM2M/P2k9vH5fufjV7fDr0Z+oegHCPUUQBUQ+10kTJe+B6Pekpz+E7uCNgvJvpwm",
+	"tigAsHGet5tOuynXqG1hJrZNsK15AUr5vGHM2u4lcqP/DDv9rVkszc/mX5ulxnKwd1eYHijj+ksq9ONP",
+	"l0zVT53GzKR9jfhjI+r9N1V25ehv3RdKW4XBdTHzikNj9LVmqsSPN7qGNYb8G0PBO6MoZvwtjIW2por4",
+	"hjPm3QXjTKEvl145hcTWXlt1KFBWYrkAuMEv+snnzs0zwTNWgOPgbR5JVyndh7I5rPeia/R9LLCIv+3x",
+	"a4FZCRX0TWWGpFlRtE73wqhT1tzGynh8f0VlTnyLGKw/4kKTiioVi9u/NfB+IdPPnUxVXWLxGNNCYrJH",
+	"w9T2ZbzYfnyLJ64xzZpo2cBfE7p6lBZVhR+hVyy37FFTdeX62Tu3Hm+tOVuL2fqGnP2rsPcvfoTwcEow",
+	"hJOtILuyiW8u4kekzQLDwIAxTk9DtBiiY7w2VmgLSxOfilE/ouNz1O17jeJ3cul8ygCJ+06yEZr/0lGS",
+	"mEOHBtpFl8xdj72db6uWmyPfyGv80v7iy6K3ZT/+4oLRaS/rME1Cxck1fLQdqXrFAdGkx7Ap3ud3jyJf",
+	"M4jayl/yIh8yL9LRliMqR57jV8F2OlN30PzKqG1NmgVTzbejjSrl5FXjbbak34imRzbV3RsO2GTgIG1b",
+	"l6XJBW97iRH7JD0kTNuPQjSmRt8UcR3dmGgmbzRK7EpHXELC6QVvjG5ykA76pKUJSYNue8HS3X79GEs3",
+	"6mvwbXw/x5ScEexrdsGth9bGilDtTJzT1oV+rIht2gisRJF3wl6xKIqtzbN9BD9GEscD3f9OZ7dPXEho",
+	"kTPCAPDhv7rARCQQar/z0Xx5Gi13CK0uzw76/OH4g+8XeOvabYPttdil1e/x9/vRKo56aENnO6XgV6Bc",
+	"/0ebq9U6JJgmK5o3WTTYMZMwfvjZu5O0qMjaZeGRA7e/w+i5J6NpH//Qx/r5J30gmLGsjx3u5E6OPusH",
+	"GXOhfTndz9Nfxl1ei+Xg2/1mu1HLNudZxGfW9MtNPSzoBkP1yPrLZB1mqiKENhkUXWWudattI6mcJuXL",
+	"cUccZl+I8vPyjmEaAsWjzI/MYfoD2o/6xqztiMmLC9zb5u1Swhej95/V6PWyc9TqDeiy24in26D51/eG",
+	"UmyXuFjnK+xf6j76V4iMFq4rUKeX78nx8eMn30xn09n08ck333z7LZKfg6Q/o+05lDRdS9FAdL1ep0H4",
+	"1vUAine+ahtqdppYTuMdJFVkFke7Ng0cs4g7KcQq8d5fGxY3eACeBwtYt8Jw4vA7j2KB9ocaGCCn3kr2",
+	"9RXBxP7khlM/b/pgq85n55tPovdr+oNZbU1/HJvex9ANGDdDXU5BfGy3XHsaLz9Wk9v3t/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -192,8 +192,8 @@ func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, 
 	return out, rows.Err()
 }
 
-// TurnNotifications lists the outbox rows of one Turn's events.
-func (s *Store) TurnNotifications(ctx context.Context, turnID string) ([]domain.Notification, error) {
+// NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
+func (s *Store) NotificationsAbout(ctx context.Context, turnID string) ([]domain.Notification, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("n.", notificationCols)+` FROM notifications n
 		JOIN events e ON e.event_id = n.event_id WHERE e.subject = ? ORDER BY n.created_at`, turnID)
 	if err != nil {

@@ -304,6 +304,72 @@ func (e TurnState) Valid() bool {
 	}
 }
 
+// Defines values for WatchConfidence.
+const (
+	BestEffort WatchConfidence = "best_effort"
+	Exact      WatchConfidence = "exact"
+)
+
+// Valid indicates whether the value is a known member of the WatchConfidence enum.
+func (e WatchConfidence) Valid() bool {
+	switch e {
+	case BestEffort:
+		return true
+	case Exact:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchState.
+const (
+	WatchStateActive      WatchState = "active"
+	WatchStateCompleted   WatchState = "completed"
+	WatchStateFailed      WatchState = "failed"
+	WatchStateInvalidated WatchState = "invalidated"
+	WatchStateTimedOut    WatchState = "timed_out"
+	WatchStateUnwatched   WatchState = "unwatched"
+)
+
+// Valid indicates whether the value is a known member of the WatchState enum.
+func (e WatchState) Valid() bool {
+	switch e {
+	case WatchStateActive:
+		return true
+	case WatchStateCompleted:
+		return true
+	case WatchStateFailed:
+		return true
+	case WatchStateInvalidated:
+		return true
+	case WatchStateTimedOut:
+		return true
+	case WatchStateUnwatched:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WatchWatchMode.
+const (
+	ExactTask        WatchWatchMode = "exact_task"
+	TerminalActivity WatchWatchMode = "terminal_activity"
+)
+
+// Valid indicates whether the value is a known member of the WatchWatchMode enum.
+func (e WatchWatchMode) Valid() bool {
+	switch e {
+	case ExactTask:
+		return true
+	case TerminalActivity:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action struct {
 	// Action The semantic action, e.g. `send`.
@@ -711,6 +777,39 @@ type TurnStatus struct {
 	UpdatedAt    time.Time     `json:"updated_at"`
 }
 
+// Watch defines model for Watch.
+type Watch struct {
+	Confidence   WatchConfidence `json:"confidence"`
+	Conversation string          `json:"conversation"`
+	CreatedAt    time.Time       `json:"created_at"`
+	EndedAt      *time.Time      `json:"ended_at,omitempty"`
+	FinalMessage *string         `json:"final_message,omitempty"`
+
+	// LatestText Redacted, at most 800 characters.
+	LatestText *string        `json:"latest_text,omitempty"`
+	Reason     *string        `json:"reason,omitempty"`
+	State      WatchState     `json:"state"`
+	TerminalId string         `json:"terminal_id"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+	WatchId    string         `json:"watch_id"`
+	WatchMode  WatchWatchMode `json:"watch_mode"`
+}
+
+// WatchConfidence defines model for Watch.Confidence.
+type WatchConfidence string
+
+// WatchState defines model for Watch.State.
+type WatchState string
+
+// WatchWatchMode defines model for Watch.WatchMode.
+type WatchWatchMode string
+
+// WatchRequest defines model for WatchRequest.
+type WatchRequest struct {
+	HardTimeoutMinutes *int   `json:"hard_timeout_minutes,omitempty"`
+	TerminalId         string `json:"terminal_id"`
+}
+
 // ConversationHeader defines model for ConversationHeader.
 type ConversationHeader = string
 
@@ -719,6 +818,9 @@ type HostID = string
 
 // TurnID defines model for TurnID.
 type TurnID = string
+
+// WatchID defines model for WatchID.
+type WatchID = string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -768,6 +870,12 @@ type StreamTurnEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// CreateWatchParams defines parameters for CreateWatch.
+type CreateWatchParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
@@ -788,6 +896,12 @@ type RespondTurnJSONRequestBody = RespondRequest
 
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
+
+// CreateWatchJSONRequestBody defines body for CreateWatch for application/json ContentType.
+type CreateWatchJSONRequestBody = WatchRequest
+
+// RetryWatchCallbackJSONRequestBody defines body for RetryWatchCallback for application/json ContentType.
+type RetryWatchCallbackJSONRequestBody = RetryCallbackRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1127,6 +1241,68 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWatchWithBody Watch a task a person started
+	//
+	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+	// confidence `exact`) it ends from the agent's durable completion record with the final message;
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+	// never sends input, never approves and does not hold the terminal.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+	CreateWatchWithBody(ctx context.Context, params *CreateWatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWatch Watch a task a person started
+	//
+	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+	// confidence `exact`) it ends from the agent's durable completion record with the final message;
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+	// never sends input, never approves and does not hold the terminal.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+	CreateWatch(ctx context.Context, params *CreateWatchParams, body CreateWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWatch Stop watching (unwatch)
+	//
+	// Corresponds with DELETE /v1/watches/{watch_id} (the `DeleteWatch` operationId).
+	DeleteWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWatch A Watch's status
+	//
+	// Corresponds with GET /v1/watches/{watch_id} (the `GetWatch` operationId).
+	GetWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWatch Reconcile an exact Watch with the agent's record
+	//
+	// No input.
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/recover (the `RecoverWatch` operationId).
+	RecoverWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenewWatch Restart a timed-out Watch
+	//
+	// No input. Only for a `timed_out` Watch whose pane still runs the same agent; the hard timeout counts again from now.
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/renew (the `RenewWatch` operationId).
+	RenewWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryWatchCallbackWithBody Redeliver a Watch's failed webhook
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+	RetryWatchCallbackWithBody(ctx context.Context, watchId WatchID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RetryWatchCallback Redeliver a Watch's failed webhook
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+	RetryWatchCallback(ctx context.Context, watchId WatchID, body RetryWatchCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetMetrics Prometheus metrics
@@ -1704,6 +1880,148 @@ func (c *Client) RetryTurnCallbackWithBody(ctx context.Context, turnId TurnID, c
 // Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 func (c *Client) RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryTurnCallbackRequest(c.Server, turnId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWatchWithBody Watch a task a person started
+//
+// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+// confidence `exact`) it ends from the agent's durable completion record with the final message;
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+// never sends input, never approves and does not hold the terminal.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+func (c *Client) CreateWatchWithBody(ctx context.Context, params *CreateWatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWatchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWatch Watch a task a person started
+//
+// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+// confidence `exact`) it ends from the agent's durable completion record with the final message;
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+// never sends input, never approves and does not hold the terminal.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+func (c *Client) CreateWatch(ctx context.Context, params *CreateWatchParams, body CreateWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWatchRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWatch Stop watching (unwatch)
+//
+// Corresponds with DELETE /v1/watches/{watch_id} (the `DeleteWatch` operationId).
+func (c *Client) DeleteWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWatchRequest(c.Server, watchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWatch A Watch's status
+//
+// Corresponds with GET /v1/watches/{watch_id} (the `GetWatch` operationId).
+func (c *Client) GetWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWatchRequest(c.Server, watchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWatch Reconcile an exact Watch with the agent's record
+//
+// No input.
+//
+// Corresponds with POST /v1/watches/{watch_id}/recover (the `RecoverWatch` operationId).
+func (c *Client) RecoverWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWatchRequest(c.Server, watchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenewWatch Restart a timed-out Watch
+//
+// No input. Only for a `timed_out` Watch whose pane still runs the same agent; the hard timeout counts again from now.
+//
+// Corresponds with POST /v1/watches/{watch_id}/renew (the `RenewWatch` operationId).
+func (c *Client) RenewWatch(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenewWatchRequest(c.Server, watchId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryWatchCallbackWithBody Redeliver a Watch's failed webhook
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+func (c *Client) RetryWatchCallbackWithBody(ctx context.Context, watchId WatchID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryWatchCallbackRequestWithBody(c.Server, watchId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RetryWatchCallback Redeliver a Watch's failed webhook
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+func (c *Client) RetryWatchCallback(ctx context.Context, watchId WatchID, body RetryWatchCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRetryWatchCallbackRequest(c.Server, watchId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2796,6 +3114,244 @@ func NewRetryTurnCallbackRequestWithBody(server string, turnId TurnID, contentTy
 	return req, nil
 }
 
+// NewCreateWatchRequest calls the generic CreateWatch builder with application/json body
+func NewCreateWatchRequest(server string, params *CreateWatchParams, body CreateWatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWatchRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateWatchRequestWithBody constructs an http.Request for the CreateWatch method, with any body, and a specified content type
+func NewCreateWatchRequestWithBody(server string, params *CreateWatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWatchRequest constructs an http.Request for the DeleteWatch method
+func NewDeleteWatchRequest(server string, watchId WatchID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWatchRequest constructs an http.Request for the GetWatch method
+func NewGetWatchRequest(server string, watchId WatchID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRecoverWatchRequest constructs an http.Request for the RecoverWatch method
+func NewRecoverWatchRequest(server string, watchId WatchID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches/%s/recover", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRenewWatchRequest constructs an http.Request for the RenewWatch method
+func NewRenewWatchRequest(server string, watchId WatchID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches/%s/renew", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRetryWatchCallbackRequest calls the generic RetryWatchCallback builder with application/json body
+func NewRetryWatchCallbackRequest(server string, watchId WatchID, body RetryWatchCallbackJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRetryWatchCallbackRequestWithBody(server, watchId, "application/json", bodyReader)
+}
+
+// NewRetryWatchCallbackRequestWithBody constructs an http.Request for the RetryWatchCallback method, with any body, and a specified content type
+func NewRetryWatchCallbackRequestWithBody(server string, watchId WatchID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "watch_id", watchId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/watches/%s/retry-callback", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3140,6 +3696,76 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallbackWithResponse(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error)
+
+	// CreateWatchWithBodyWithResponse Watch a task a person started
+	//
+	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+	// confidence `exact`) it ends from the agent's durable completion record with the final message;
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+	// never sends input, never approves and does not hold the terminal.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+	CreateWatchWithBodyWithResponse(ctx context.Context, params *CreateWatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWatchResponse, error)
+
+	// CreateWatchWithResponse Watch a task a person started
+	//
+	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+	// confidence `exact`) it ends from the agent's durable completion record with the final message;
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+	// never sends input, never approves and does not hold the terminal.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+	CreateWatchWithResponse(ctx context.Context, params *CreateWatchParams, body CreateWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWatchResponse, error)
+
+	// DeleteWatchWithResponse Stop watching (unwatch)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/watches/{watch_id} (the `DeleteWatch` operationId).
+	DeleteWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*DeleteWatchResponse, error)
+
+	// GetWatchWithResponse A Watch's status
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/watches/{watch_id} (the `GetWatch` operationId).
+	GetWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*GetWatchResponse, error)
+
+	// RecoverWatchWithResponse Reconcile an exact Watch with the agent's record
+	//
+	// No input.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/recover (the `RecoverWatch` operationId).
+	RecoverWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*RecoverWatchResponse, error)
+
+	// RenewWatchWithResponse Restart a timed-out Watch
+	//
+	// No input. Only for a `timed_out` Watch whose pane still runs the same agent; the hard timeout counts again from now.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/renew (the `RenewWatch` operationId).
+	RenewWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*RenewWatchResponse, error)
+
+	// RetryWatchCallbackWithBodyWithResponse Redeliver a Watch's failed webhook
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+	RetryWatchCallbackWithBodyWithResponse(ctx context.Context, watchId WatchID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryWatchCallbackResponse, error)
+
+	// RetryWatchCallbackWithResponse Redeliver a Watch's failed webhook
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+	RetryWatchCallbackWithResponse(ctx context.Context, watchId WatchID, body RetryWatchCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryWatchCallbackResponse, error)
 }
 
 type GetMetricsResponse struct {
@@ -4720,6 +5346,413 @@ func (r RetryTurnCallbackResponse) ContentType() string {
 	return ""
 }
 
+type CreateWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Watch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWatchResponse) GetJSON201() *Watch {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateWatchResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateWatchResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CreateWatchResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateWatchResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateWatchResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Watch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteWatchResponse) GetJSON200() *Watch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteWatchResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteWatchResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteWatchResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Watch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWatchResponse) GetJSON200() *Watch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWatchResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetWatchResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetWatchResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RecoverWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Watch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecoverWatchResponse) GetJSON200() *Watch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RecoverWatchResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RecoverWatchResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RecoverWatchResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RecoverWatchResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RenewWatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Watch
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RenewWatchResponse) GetJSON200() *Watch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RenewWatchResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RenewWatchResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RenewWatchResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RenewWatchResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RenewWatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RenewWatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RenewWatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RenewWatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RetryWatchCallbackResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Notification
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RetryWatchCallbackResponse) GetJSON202() *Notification {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RetryWatchCallbackResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RetryWatchCallbackResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RetryWatchCallbackResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RetryWatchCallbackResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r RetryWatchCallbackResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RetryWatchCallbackResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RetryWatchCallbackResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RetryWatchCallbackResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetMetricsWithResponse Prometheus metrics
 //
 // Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
@@ -5211,6 +6244,124 @@ func (c *ClientWithResponses) RetryTurnCallbackWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRetryTurnCallbackResponse(rsp)
+}
+
+// CreateWatchWithBodyWithResponse Watch a task a person started
+//
+// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+// confidence `exact`) it ends from the agent's durable completion record with the final message;
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+// never sends input, never approves and does not hold the terminal.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+func (c *ClientWithResponses) CreateWatchWithBodyWithResponse(ctx context.Context, params *CreateWatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWatchResponse, error) {
+	rsp, err := c.CreateWatchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWatchResponse(rsp)
+}
+
+// CreateWatchWithResponse Watch a task a person started
+//
+// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
+// confidence `exact`) it ends from the agent's durable completion record with the final message;
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
+// never sends input, never approves and does not hold the terminal.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches (the `CreateWatch` operationId).
+func (c *ClientWithResponses) CreateWatchWithResponse(ctx context.Context, params *CreateWatchParams, body CreateWatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWatchResponse, error) {
+	rsp, err := c.CreateWatch(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWatchResponse(rsp)
+}
+
+// DeleteWatchWithResponse Stop watching (unwatch)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/watches/{watch_id} (the `DeleteWatch` operationId).
+func (c *ClientWithResponses) DeleteWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*DeleteWatchResponse, error) {
+	rsp, err := c.DeleteWatch(ctx, watchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWatchResponse(rsp)
+}
+
+// GetWatchWithResponse A Watch's status
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/watches/{watch_id} (the `GetWatch` operationId).
+func (c *ClientWithResponses) GetWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*GetWatchResponse, error) {
+	rsp, err := c.GetWatch(ctx, watchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWatchResponse(rsp)
+}
+
+// RecoverWatchWithResponse Reconcile an exact Watch with the agent's record
+//
+// No input.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches/{watch_id}/recover (the `RecoverWatch` operationId).
+func (c *ClientWithResponses) RecoverWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*RecoverWatchResponse, error) {
+	rsp, err := c.RecoverWatch(ctx, watchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWatchResponse(rsp)
+}
+
+// RenewWatchWithResponse Restart a timed-out Watch
+//
+// No input. Only for a `timed_out` Watch whose pane still runs the same agent; the hard timeout counts again from now.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches/{watch_id}/renew (the `RenewWatch` operationId).
+func (c *ClientWithResponses) RenewWatchWithResponse(ctx context.Context, watchId WatchID, reqEditors ...RequestEditorFn) (*RenewWatchResponse, error) {
+	rsp, err := c.RenewWatch(ctx, watchId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenewWatchResponse(rsp)
+}
+
+// RetryWatchCallbackWithBodyWithResponse Redeliver a Watch's failed webhook
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+func (c *ClientWithResponses) RetryWatchCallbackWithBodyWithResponse(ctx context.Context, watchId WatchID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RetryWatchCallbackResponse, error) {
+	rsp, err := c.RetryWatchCallbackWithBody(ctx, watchId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryWatchCallbackResponse(rsp)
+}
+
+// RetryWatchCallbackWithResponse Redeliver a Watch's failed webhook
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/watches/{watch_id}/retry-callback (the `RetryWatchCallback` operationId).
+func (c *ClientWithResponses) RetryWatchCallbackWithResponse(ctx context.Context, watchId WatchID, body RetryWatchCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryWatchCallbackResponse, error) {
+	rsp, err := c.RetryWatchCallback(ctx, watchId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRetryWatchCallbackResponse(rsp)
 }
 
 // ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
@@ -6371,6 +7522,323 @@ func ParseRetryTurnCallbackResponse(rsp *http.Response) (*RetryTurnCallbackRespo
 	}
 
 	response := &RetryTurnCallbackResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Notification
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateWatchResponse parses an HTTP response from a CreateWatchWithResponse call
+func ParseCreateWatchResponse(rsp *http.Response) (*CreateWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Watch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWatchResponse parses an HTTP response from a DeleteWatchWithResponse call
+func ParseDeleteWatchResponse(rsp *http.Response) (*DeleteWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Watch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWatchResponse parses an HTTP response from a GetWatchWithResponse call
+func ParseGetWatchResponse(rsp *http.Response) (*GetWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Watch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRecoverWatchResponse parses an HTTP response from a RecoverWatchWithResponse call
+func ParseRecoverWatchResponse(rsp *http.Response) (*RecoverWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Watch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRenewWatchResponse parses an HTTP response from a RenewWatchWithResponse call
+func ParseRenewWatchResponse(rsp *http.Response) (*RenewWatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RenewWatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Watch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRetryWatchCallbackResponse parses an HTTP response from a RetryWatchCallbackWithResponse call
+func ParseRetryWatchCallbackResponse(rsp *http.Response) (*RetryWatchCallbackResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RetryWatchCallbackResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

@@ -1,0 +1,387 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// WatchTerminal is what Watches need from the terminal side, beyond
+// TurnTerminal's Observe and Progress.
+type WatchTerminal interface {
+	// AnchorWatch looks for the native task running in t now. With exact
+	// true, the mark sits just before that task's user message, so
+	// Progress(t, mark, "") follows exactly that task; otherwise the mark is
+	// the end of the record and the Watch is best effort.
+	AnchorWatch(ctx context.Context, t Terminal) (mark DurableMark, exact bool, err error)
+}
+
+// WatchState is where a Watch stands. The names are part of the API.
+type WatchState string
+
+const (
+	WatchActive      WatchState = "active"
+	WatchCompleted   WatchState = "completed"
+	WatchFailed      WatchState = "failed"
+	WatchTimedOut    WatchState = "timed_out"
+	WatchInvalidated WatchState = "invalidated"
+	WatchUnwatched   WatchState = "unwatched"
+)
+
+// Watch modes and confidences.
+const (
+	WatchModeExact    = "exact_task"
+	WatchModeActivity = "terminal_activity"
+	ConfidenceExact   = "exact"
+	ConfidenceBest    = "best_effort"
+)
+
+// Watch observes a task a person started. It never sends input and never
+// owns the terminal.
+type Watch struct {
+	ID           string
+	HostID       string
+	Conversation string
+	TerminalID   string
+	Mode         string
+	State        WatchState
+	Mark         DurableMark
+
+	NativeTurnID  string
+	FinalMessage  string
+	LatestText    string
+	Reason        string
+	SeenActivity  bool // best effort: the pane was seen working
+	IdleSince     time.Time
+	ApprovalShown bool // a prompt is on screen now (one webhook per prompt)
+
+	HardTimeout time.Duration
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	EndedAt     time.Time
+	Revision    int64
+}
+
+// Confidence is how sure the Watch's end is.
+func (w Watch) Confidence() string {
+	if w.Mode == WatchModeExact {
+		return ConfidenceExact
+	}
+	return ConfidenceBest
+}
+
+// StableIdle is how long a best-effort Watch needs an idle screen after
+// activity to call the task done.
+var StableIdle = 3 * time.Second
+
+// UseWatches wires the Watch anchor in (Observe and Progress come from the
+// Turn terminal).
+func (s *Service) UseWatches(w WatchTerminal) { s.watchTerm = w }
+
+// NewWatchInput is a watch request.
+type NewWatchInput struct {
+	TerminalID         string `validate:"required,max=100"`
+	HardTimeoutMinutes int    `validate:"omitempty,min=1,max=10080"`
+}
+
+func (s *Service) watchData(w Watch) map[string]any {
+	d := map[string]any{"watch_id": w.ID, "terminal_id": w.TerminalID, "conversation": w.Conversation,
+		"state": string(w.State), "watch_mode": w.Mode, "confidence": w.Confidence()}
+	if w.FinalMessage != "" {
+		d["final_message"] = w.FinalMessage
+	}
+	if w.Reason != "" {
+		d["reason"] = w.Reason
+	}
+	return d
+}
+
+func (s *Service) watchTransition(ctx context.Context, w Watch, typ string, webhook bool) (Watch, error) {
+	w.UpdatedAt = s.clock.Now().UTC()
+	if w.State != WatchActive && w.EndedAt.IsZero() {
+		w.EndedAt = w.UpdatedAt
+	}
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.UpdateWatch(ctx, w); err != nil {
+			return err
+		}
+		if typ == "" {
+			return nil
+		}
+		_, err := s.emitLocked(ctx, tx, Event{Type: typ, HostID: w.HostID, Conversation: w.Conversation, Subject: w.ID,
+			Data: s.watchData(w)}, webhook)
+		return err
+	})
+	if err != nil {
+		return w, err
+	}
+	w.Revision++
+	return w, nil
+}
+
+// StartWatch observes the task running in a terminal.
+func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Watch{}, err
+	}
+	if s.turns == nil || s.watchTerm == nil {
+		return Watch{}, E(CodeUnavailable, "watches are not configured")
+	}
+	if err := s.validate(in); err != nil {
+		return Watch{}, err
+	}
+	term, err := s.turns.term.Observe(ctx, in.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return Watch{}, E(CodeTerminalNotFound, "no terminal "+in.TerminalID)
+	}
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if !term.Watchable() {
+		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
+	}
+	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	now := s.clock.Now().UTC()
+	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: term.ID,
+		Mode: WatchModeActivity, State: WatchActive, Mark: mark, SeenActivity: true,
+		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
+	if exact {
+		w.Mode = WatchModeExact
+	}
+	if in.HardTimeoutMinutes > 0 {
+		w.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
+	}
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertWatch(ctx, w); err != nil {
+			return err
+		}
+		_, err := s.emitLocked(ctx, tx, Event{Type: "watch.started", HostID: w.HostID, Conversation: w.Conversation,
+			Subject: w.ID, Data: s.watchData(w)}, false)
+		return err
+	})
+	if err != nil {
+		return Watch{}, err
+	}
+	s.startWatchMonitor(w.ID)
+	return w, nil
+}
+
+func (s *Service) ownedWatch(ctx context.Context, id string) (Watch, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Watch{}, err
+	}
+	w, err := s.store.Watch(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(w.HostID)) {
+		return Watch{}, E(CodeWatchNotFound, "no watch "+id)
+	}
+	return w, err
+}
+
+// GetWatch returns a Watch.
+func (s *Service) GetWatch(ctx context.Context, id string) (Watch, error) {
+	return s.ownedWatch(ctx, id)
+}
+
+// Unwatch ends a Watch. No input.
+func (s *Service) Unwatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	s.stopMonitor(w.ID)
+	for i := 0; i < 5; i++ {
+		if w.State != WatchActive {
+			return w, nil
+		}
+		w.State = WatchUnwatched
+		out, err := s.watchTransition(ctx, w, "watch.unwatched", false)
+		if errors.Is(err, ErrRevisionConflict) {
+			if w, err = s.store.Watch(ctx, id); err != nil {
+				return Watch{}, err
+			}
+			continue
+		}
+		return out, err
+	}
+	return Watch{}, fmt.Errorf("unwatch %s: the watch kept changing", id)
+}
+
+// RenewWatch restarts a timed-out or invalidated Watch whose terminal still
+// runs a task. No input.
+func (s *Service) RenewWatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	if w.State != WatchTimedOut {
+		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
+	}
+	if _, err := s.turns.term.Observe(ctx, w.TerminalID); err != nil {
+		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted")
+	}
+	w.State, w.EndedAt, w.Reason = WatchActive, time.Time{}, ""
+	w.CreatedAt = s.clock.Now().UTC() // the hard timeout counts again from now
+	if w, err = s.watchTransition(ctx, w, "watch.renewed", false); err != nil {
+		return Watch{}, err
+	}
+	s.startWatchMonitor(w.ID)
+	return w, nil
+}
+
+// RecoverWatch reconciles an exact Watch with the agent's record. No input.
+func (s *Service) RecoverWatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
+		return w, nil
+	}
+	term, err := s.turns.term.Observe(ctx, w.TerminalID)
+	if err != nil {
+		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted; its record cannot be read")
+	}
+	p, err := s.turns.term.Progress(ctx, term, w.Mark, "")
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	next, typ, webhook := s.applyWatchProgress(w, p)
+	if typ == "" {
+		return w, nil
+	}
+	return s.watchTransition(ctx, next, typ, webhook)
+}
+
+// RetryWatchCallback redelivers a Watch's failed notification.
+func (s *Service) RetryWatchCallback(ctx context.Context, id, notificationID string) (Notification, error) {
+	if _, err := s.ownedWatch(ctx, id); err != nil {
+		return Notification{}, err
+	}
+	ns, err := s.store.NotificationsAbout(ctx, id) 
+	if err != nil {
+		return Notification{}, err
+	}
+	for i := len(ns) - 1; i >= 0; i-- {
+		n := ns[i]
+		if (notificationID != "" && n.ID == notificationID) || (notificationID == "" && n.State == NotificationFailed) {
+			return s.RetryNotification(ctx, n.ID)
+		}
+	}
+	return Notification{}, E(CodeNotificationNotFound, "watch "+id+" has no such failed notification")
+}
+
+func (s *Service) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
+	if p.LatestText != "" {
+		w.LatestText = boundText(s.turns.redact, p.LatestText, ProgressLimit)
+	}
+	if p.NativeTurnID != "" {
+		w.NativeTurnID = p.NativeTurnID
+	}
+	switch {
+	case p.Completed:
+		w.State, w.FinalMessage = WatchCompleted, p.FinalMessage
+		return w, "watch.completed", true
+	case p.Failed:
+		w.State, w.Reason = WatchFailed, p.FailureReason
+		return w, "watch.failed", true
+	case p.Interrupted:
+		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"
+		return w, "watch.failed", true
+	}
+	return w, "", false
+}
+
+func (s *Service) startWatchMonitor(id string) {
+	// Watches share the monitor registry of Turns (ids never collide).
+	s.startMonitorFunc(id, s.watchMonitor)
+}
+
+// watchMonitor follows one Watch. It never sends input.
+func (s *Service) watchMonitor(ctx context.Context, id string) {
+	tr := s.turns
+	w, err := s.store.Watch(ctx, id)
+	if err != nil {
+		return
+	}
+	tick := time.NewTicker(tr.cfg.PollInterval)
+	defer tick.Stop()
+	var lastScreen time.Time
+	var term Terminal
+	for w.State == WatchActive {
+		now := s.clock.Now().UTC()
+		next, typ, webhook := w, "", false
+		if now.Sub(lastScreen) >= tr.cfg.ScreenInterval || term.ID == "" {
+			lastScreen = now
+			obs, err := tr.term.Observe(ctx, w.TerminalID)
+			switch {
+			case errors.Is(err, ErrTerminalGone):
+				next.State, next.Reason = WatchInvalidated, "the pane closed or its agent restarted"
+				typ, webhook = "watch.invalidated", true
+			case err == nil:
+				term = obs
+				switch {
+				case obs.ScreenState == ScreenAwaitingApproval && !w.ApprovalShown:
+					next.ApprovalShown = true
+					typ, webhook = "watch.approval_observed", true
+				case obs.ScreenState != ScreenAwaitingApproval && w.ApprovalShown:
+					next.ApprovalShown = false
+					typ = "watch.approval_cleared"
+				case w.Mode == WatchModeActivity && obs.ScreenState == ScreenIdle:
+					if w.IdleSince.IsZero() {
+						next.IdleSince = now
+						typ = "watch.idle_seen"
+					} else if now.Sub(w.IdleSince) >= StableIdle {
+						next.State, next.Reason = WatchCompleted, "the pane was idle again after activity (best effort)"
+						typ, webhook = "watch.completed", true
+					}
+				case w.Mode == WatchModeActivity && !w.IdleSince.IsZero():
+					next.IdleSince = time.Time{}
+					typ = "watch.activity_seen"
+				}
+			case ctx.Err() != nil:
+				return
+			default:
+				slog.Warn("watch monitor: observe", "watch_id", id, "err", err)
+			}
+		}
+		if typ == "" && term.ID != "" && w.Mode == WatchModeExact {
+			if p, err := tr.term.Progress(ctx, term, w.Mark, ""); err == nil {
+				next, typ, webhook = s.applyWatchProgress(next, p)
+				next.Mark = p.Mark
+			}
+		}
+		if typ == "" && now.After(w.CreatedAt.Add(w.HardTimeout)) {
+			next.State, next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
+			typ, webhook = "watch.timed_out", true
+		}
+		if typ != "" {
+			stored, err := s.watchTransition(ctx, next, typ, webhook)
+			switch {
+			case errors.Is(err, ErrRevisionConflict):
+				if w, err = s.store.Watch(ctx, id); err != nil {
+					return
+				}
+				continue
+			case err != nil:
+				if ctx.Err() != nil {
+					return
+				}
+				slog.Error("watch monitor: store", "watch_id", id, "err", err)
+			default:
+				w = stored
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

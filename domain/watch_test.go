@@ -1,0 +1,97 @@
+package domain_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"akk/domain"
+)
+
+type anchor struct {
+	*fakeTerm
+	exact bool
+}
+
+func (a anchor) AnchorWatch(context.Context, domain.Terminal) (domain.DurableMark, bool, error) {
+	return "w0", a.exact, nil
+}
+
+func (w *world) waitWatch(t *testing.T, id string, want domain.WatchState) domain.Watch {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cur, err := w.store.Watch(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.State == want {
+			return cur
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watch %s is %s, want %s", id, cur.State, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestExactWatchEndsFromTheRecordAndNeverTypes(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	w.svc.UseWatches(anchor{ft, true})
+	if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); code(err) != domain.CodeNothingToWatch {
+		t.Fatalf("watch an idle pane: %v", err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	wt, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"})
+	if err != nil || wt.Mode != domain.WatchModeExact || wt.Confidence() != domain.ConfidenceExact {
+		t.Fatalf("watch: %+v %v", wt, err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
+	time.Sleep(50 * time.Millisecond)
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	time.Sleep(50 * time.Millisecond)
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Completed: true, FinalMessage: "all done"} })
+	done := w.waitWatch(t, wt.ID, domain.WatchCompleted)
+	if done.FinalMessage != "all done" {
+		t.Fatalf("final message %q", done.FinalMessage)
+	}
+	if got := webhookTypes(t, w, wt.ID); len(got) != 2 || got[0] != "watch.approval_observed" || got[1] != "watch.completed" {
+		t.Fatalf("webhooks %v", got)
+	}
+	if n, i := ft.counts(); n != 0 || i != 0 {
+		t.Fatalf("a watch typed: %d submits, %d interrupts", n, i)
+	}
+	// The conversation row offered watch while a task ran, never send.
+	if _, err := w.svc.GetWatch(w.other, wt.ID); code(err) != domain.CodeWatchNotFound {
+		t.Fatalf("another host read the watch: %v", err)
+	}
+}
+
+func TestBestEffortWatchNeedsStableIdleAndGoneIsInvalidated(t *testing.T) {
+	old := domain.StableIdle
+	domain.StableIdle = 100 * time.Millisecond
+	defer func() { domain.StableIdle = old }()
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	w.svc.UseWatches(anchor{ft, false})
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	cs, _ := w.svc.Conversations(w.host)
+	if len(cs[0].Actions) != 1 || cs[0].Actions[0].Name != "watch" {
+		t.Fatalf("actions while working: %+v", cs[0].Actions)
+	}
+	wt, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"})
+	if err != nil || wt.Confidence() != domain.ConfidenceBest {
+		t.Fatalf("watch: %+v %v", wt, err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenIdle })
+	w.waitWatch(t, wt.ID, domain.WatchCompleted)
+
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	wt2, _ := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"})
+	ft.set(func(f *fakeTerm) { f.gone = true })
+	w.waitWatch(t, wt2.ID, domain.WatchInvalidated)
+	if n, i := ft.counts(); n != 0 || i != 0 {
+		t.Fatalf("a watch typed: %d submits, %d interrupts", n, i)
+	}
+}
