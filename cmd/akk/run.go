@@ -35,6 +35,10 @@ Commands:
   close TURN_ID [reason]          release a Turn without touching the pane
   renew TURN_ID                   resume monitoring a stalled Turn
   recover TURN_ID                 reconcile a Turn with the agent's record
+  approve <turn_id|terminal_id> approve_once|reject
+                                  answer the permission prompt the status shows
+  watch TERMINAL_ID               watch a task a person started (no input, ever)
+  watch-status WATCH_ID / unwatch WATCH_ID
   hosts list                      registered hosts
   hosts add --name N --webhook-url URL
                                   register a host; prints its token and secret once
@@ -113,6 +117,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.turns(rest[1:])
 	case "respond", "cancel", "close", "renew", "recover":
 		return c.turnAction(rest[0], rest[1:])
+	case "approve":
+		return c.approve(rest[1:])
+	case "watch", "unwatch", "watch-status":
+		return c.watch(rest[0], rest[1:])
 	case "hosts":
 		return c.hosts(rest[1:])
 	case "notifications":
