@@ -33,6 +33,10 @@ type Profile struct {
 	InteractionFooter []string
 	QuestionMarks     []string
 	InteractionOption *regexp.Regexp
+
+	// Turn is how a Turn is typed, read back and followed in the
+	// transcript (see turn.go).
+	Turn agent.TurnRules
 }
 
 // Agent implements agent.Profile.

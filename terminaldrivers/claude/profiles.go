@@ -1,6 +1,11 @@
 package claude
 
-import "regexp"
+import (
+	"regexp"
+	"time"
+
+	"akk/terminaldrivers/agent"
+)
 
 // The grammar both pinned versions share; each profile value below states
 // its own, so a version that draws differently gets its own values.
@@ -14,6 +19,18 @@ var (
 		"Do you trust the files in this folder?",
 		"Is this a project you created or one you trust",
 		"Choose the text style that looks best",
+	}
+	// turnRules were measured on both pinned versions: a bracketed paste
+	// shows in the composer within about 120 ms and Enter right after it
+	// submits; a tab in pasted text is recorded as four spaces.
+	turnRules = agent.TurnRules{
+		PasteWindow:  100 * time.Millisecond,
+		VerifyWithin: 2 * time.Second,
+		SubmitKey:    "Enter",
+		InterruptKey: "Escape",
+		Placeholder:  collapsedPaste,
+		Records:      transcriptRecords,
+		Parse:        ParseTranscriptLine,
 	}
 )
 
@@ -29,6 +46,7 @@ var V2_1_267 = Profile{
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
 	QuestionMarks:       []string{"☐", "☒"},
 	InteractionOption:   numberedOption,
+	Turn:                turnRules,
 }
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
@@ -44,4 +62,5 @@ var V2_1_328 = Profile{
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
 	QuestionMarks:       []string{"☐", "☒"},
 	InteractionOption:   numberedOption,
+	Turn:                turnRules,
 }

@@ -40,6 +40,10 @@ type Profile struct {
 	// Question and QuestionHint identify a request_user_input questionnaire.
 	Question     *regexp.Regexp
 	QuestionHint string
+
+	// Turn is how a Turn is typed, read back and followed in the rollout
+	// (see turn.go).
+	Turn agent.TurnRules
 }
 
 // Agent implements agent.Profile.

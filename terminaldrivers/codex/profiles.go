@@ -1,6 +1,12 @@
 package codex
 
-import "regexp"
+import (
+	"regexp"
+	"time"
+
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/proc"
+)
 
 // The grammar both pinned versions share; each profile value states its
 // own, so a version that draws differently gets its own values.
@@ -16,13 +22,34 @@ var (
 		"Update available!",
 		"Try new model",
 	}
+	// turnRules were measured on both pinned versions: a bracketed paste
+	// shows within about 30 ms and an Enter even right after it submits
+	// (the ~120 ms Enter-as-newline window applies to unbracketed bursts);
+	// the wait keeps clear of it anyway.
+	turnRules = agent.TurnRules{
+		PasteWindow:  150 * time.Millisecond,
+		VerifyWithin: 2 * time.Second,
+		SubmitKey:    "Enter",
+		InterruptKey: "Escape",
+		Placeholder:  collapsedPaste,
+		Held:         Held,
+		Parse:        ParseRolloutLine,
+	}
 )
+
+// withRecords is turnRules with the version's way of finding its rollouts.
+func withRecords(records func(proc.FS, *proc.Table, agent.Process) (agent.RecordSet, error)) agent.TurnRules {
+	r := turnRules
+	r.Records = records
+	return r
+}
 
 // V0_155_1 is Codex 0.155.1, the version the seeds describe: a Node
 // wrapper whose native child is the TUI and holds its rollout open.
 var V0_155_1 = Profile{
 	Version:             "0.155.1",
 	RolloutInProcess:    true,
+	Turn:                withRecords(rolloutsOfTUI),
 	Composer:            "›",
 	Status:              status,
 	Busy:                "esc to interrupt",
@@ -41,6 +68,7 @@ var V0_155_1 = Profile{
 var V0_169_0 = Profile{
 	Version:             "0.169.0",
 	RolloutInProcess:    false,
+	Turn:                withRecords(rolloutsOfDaemon),
 	Composer:            "›",
 	Status:              status,
 	Busy:                "esc to interrupt",

@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"time"
+
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/screen"
+)
+
+// TurnProfile is a Profile that can also carry a Turn: type a request into
+// its composer, read the composer back, and follow the agent's durable
+// record (Claude transcript, Codex rollout) to the end of the native turn.
+type TurnProfile interface {
+	Profile
+	TurnRules() TurnRules
+	// ComposerText returns the rows of the main composer as drawn, without
+	// the prompt glyph and the continuation indent, trailing blanks
+	// trimmed; none for an empty composer (a placeholder is empty). ok is
+	// false when no composer is recognised at the bottom of the screen.
+	ComposerText(c screen.Capture) (rows []string, ok bool)
+}
+
+// TurnRules are what one agent version needs for a Turn beyond its screen
+// grammar: keys, timings and how its durable record reads. Values, so a new
+// version is a new value.
+type TurnRules struct {
+	// PasteWindow is how long to wait after a bracketed paste before the
+	// composer is read back and Enter may be pressed.
+	PasteWindow time.Duration
+	// VerifyWithin bounds how long the composer may take to show the paste
+	// (large pastes render late) before Submit gives up without Enter.
+	VerifyWithin time.Duration
+	// SubmitKey and InterruptKey are tmux key names.
+	SubmitKey    string
+	InterruptKey string
+	// Placeholder reports whether rows are the placeholder the agent draws
+	// instead of a long paste of text (Claude Code: "[Pasted text #1 +4
+	// lines]"; Codex: "[Pasted Content 1200 chars]"), with the counts it
+	// shows matching text. Nil when the agent always shows pasted text.
+	Placeholder func(rows []string, text string) bool
+	// Records finds the durable record files that may receive the next
+	// turn of process p: their paths now and, when more may be opened
+	// later (a fresh Codex thread), the pid of the process that will hold
+	// them open.
+	Records func(fs proc.FS, table *proc.Table, p Process) (RecordSet, error)
+	// Held lists the record files a holder process has open now; nil when
+	// Records never names a holder.
+	Held func(fs proc.FS, pid int) ([]RecordFile, error)
+	// Parse reads one complete line of the durable record; ok is false for
+	// lines that say nothing about a turn.
+	Parse func(line []byte) (e Entry, ok bool)
+}
+
+// RecordSet is where a process's next turn may be recorded.
+type RecordSet struct {
+	Files []RecordFile
+	// Holder is the pid (with its start time) whose open files may add
+	// record files later; 0 when Files is complete.
+	Holder      int
+	HolderStart uint64
+}
+
+// RecordFile is one durable record file, which may not exist yet.
+type RecordFile struct {
+	Path     string
+	ThreadID string // the native thread (session) it records
+}
+
+// EntryKind is what a line of a durable record says about a turn.
+type EntryKind int
+
+const (
+	// EntryUserPrompt: a message the person sent (Text, TurnID when the
+	// agent names one).
+	EntryUserPrompt EntryKind = iota + 1
+	// EntryAssistantText: text the assistant wrote (Text, MessageID;
+	// EndTurn when it ends the turn).
+	EntryAssistantText
+	// EntryCompleted: the agent recorded the end of a turn. With HasFinal
+	// the final message is Text (Codex task_complete); without, it is the
+	// last EndTurn assistant message (Claude Code turn_duration).
+	EntryCompleted
+	// EntryFailed: an API or runtime error ended the turn (Text: reason).
+	EntryFailed
+	// EntryInterrupted: the person interrupted the turn.
+	EntryInterrupted
+)
+
+// Entry is one line of a durable record, read into what a Turn needs.
+type Entry struct {
+	Kind      EntryKind
+	Text      string
+	TurnID    string // the native turn it belongs to, "" when not named
+	MessageID string
+	EndTurn   bool
+	HasFinal  bool
+	Time      time.Time // when the agent wrote it, zero when not stated
+}

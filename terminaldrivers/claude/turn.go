@@ -1,0 +1,221 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/screen"
+)
+
+// TurnRules implements agent.TurnProfile.
+func (p Profile) TurnRules() agent.TurnRules { return p.Turn }
+
+// ComposerText implements agent.TurnProfile: the rows between the two rules
+// of the composer, the first after the prompt glyph, the others after their
+// two-column indent.
+func (p Profile) ComposerText(c screen.Capture) ([]string, bool) {
+	bottom := c.Bottom()
+	lower := c.LastIndex(0, bottom, isRule)
+	if lower < 0 {
+		return nil, false
+	}
+	upper := c.LastIndex(0, lower, isRule)
+	if upper < 0 || upper+1 >= lower || !strings.HasPrefix(c.Lines[upper+1].Text, p.Composer) {
+		return nil, false
+	}
+	var rows []string
+	for i := upper + 1; i < lower; i++ {
+		t := c.Lines[i].Text
+		if i == upper+1 {
+			t = strings.TrimPrefix(t, p.Composer)
+			t = strings.TrimPrefix(strings.TrimPrefix(t, " "), "\u00a0")
+		} else {
+			t = strings.TrimPrefix(t, "  ")
+		}
+		rows = append(rows, strings.TrimRight(t, " \u00a0"))
+	}
+	for len(rows) > 0 && rows[len(rows)-1] == "" {
+		rows = rows[:len(rows)-1]
+	}
+	return rows, true
+}
+
+var pastedText = regexp.MustCompile(`^\[Pasted text #\d+(?: \+(\d+) lines)?\]$`)
+
+// collapsedPaste recognises "[Pasted text #N +M lines]" (M the newlines of
+// the paste) or "[Pasted text #N]" (one long line), which Claude Code shows
+// alone in the composer instead of a paste over 800 characters or 3 lines.
+func collapsedPaste(rows []string, text string) bool {
+	if len(rows) != 1 {
+		return false
+	}
+	m := pastedText.FindStringSubmatch(rows[0])
+	if m == nil {
+		return false
+	}
+	newlines := strings.Count(text, "\n")
+	if m[1] == "" {
+		return newlines == 0
+	}
+	n, err := strconv.Atoi(m[1])
+	return err == nil && n == newlines
+}
+
+// SessionRecord reads sessions/<pid>.json of exactly this process
+// incarnation: its session id and working directory.
+func SessionRecord(p agent.Process) (configDir, sessionID, cwd string, err error) {
+	dir, ok := ConfigDir(p.Env)
+	if !ok {
+		return "", "", "", errors.New("Claude Code's environment names no HOME or CLAUDE_CONFIG_DIR")
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json"))
+	if err != nil {
+		return "", "", "", fmt.Errorf("read Claude Code's session record: %w", err)
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return "", "", "", fmt.Errorf("Claude Code's session record: %w", err)
+	}
+	if rec.PID != p.Stat.PID || rec.ProcStart != strconv.FormatUint(p.Stat.StartTicks, 10) {
+		return "", "", "", errors.New("Claude Code's session record belongs to an earlier process with the same pid")
+	}
+	if !uuid.MatchString(rec.SessionID) {
+		return "", "", "", errors.New("Claude Code's session record names no session id")
+	}
+	cwd = rec.Cwd
+	if cwd == "" {
+		cwd = p.Cwd
+	}
+	return dir, rec.SessionID, cwd, nil
+}
+
+// transcriptRecords is where the next turn of a Claude Code process goes:
+// the transcript of the session its session record names, which may not
+// exist before the first message.
+func transcriptRecords(_ proc.FS, _ *proc.Table, p agent.Process) (agent.RecordSet, error) {
+	dir, sid, cwd, err := SessionRecord(p)
+	if err != nil {
+		return agent.RecordSet{}, err
+	}
+	path, ok := TranscriptPath(dir, cwd, sid)
+	if !ok {
+		path = filepath.Join(ProjectDir(dir, cwd), sid+".jsonl")
+	}
+	return agent.RecordSet{Files: []agent.RecordFile{{Path: path, ThreadID: sid}}}, nil
+}
+
+// transcriptLine is the part of a transcript line a Turn reads.
+type transcriptLine struct {
+	Type        string `json:"type"`
+	Subtype     string `json:"subtype"`
+	IsSidechain bool   `json:"isSidechain"`
+	IsMeta      bool   `json:"isMeta"`
+	IsAPIError  bool   `json:"isApiErrorMessage"`
+	APIStatus   int    `json:"apiErrorStatus"`
+	PromptID    string `json:"promptId"`
+	UUID        string `json:"uuid"`
+	Timestamp   string `json:"timestamp"`
+	Message     struct {
+		ID         string          `json:"id"`
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		StopReason string          `json:"stop_reason"`
+	} `json:"message"`
+}
+
+type contentBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// content reads message content: a string, or blocks whose text blocks are
+// joined. onlyText is false when other blocks (tool use, tool results,
+// images) are present.
+func content(raw json.RawMessage) (text string, onlyText bool, ok bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true, true
+	}
+	var blocks []contentBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return "", false, false
+	}
+	var parts []string
+	onlyText = true
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		} else {
+			onlyText = false
+		}
+	}
+	return strings.Join(parts, "\n"), onlyText, true
+}
+
+// interruptedMarker starts the user record Claude Code writes when the
+// person interrupts a turn that had begun answering ("[Request interrupted
+// by user]", "... for tool use]").
+const interruptedMarker = "[Request interrupted by user"
+
+// ParseTranscriptLine reads one transcript line for a Turn: the person's
+// prompts, assistant text, the end of a turn (turn_duration), API errors
+// and interrupts. Sub-agent (sidechain) and meta records say nothing about
+// the person's turn.
+func ParseTranscriptLine(line []byte) (agent.Entry, bool) {
+	var l transcriptLine
+	if json.Unmarshal(line, &l) != nil || l.IsSidechain {
+		return agent.Entry{}, false
+	}
+	at, _ := time.Parse(time.RFC3339Nano, l.Timestamp)
+	switch {
+	case l.Type == "user" && !l.IsMeta && l.Message.Role == "user":
+		text, onlyText, ok := content(l.Message.Content)
+		if !ok || !onlyText {
+			return agent.Entry{}, false
+		}
+		if strings.HasPrefix(text, interruptedMarker) {
+			return agent.Entry{Kind: agent.EntryInterrupted, Text: "interrupted", Time: at}, true
+		}
+		turn := l.PromptID
+		if turn == "" {
+			turn = l.UUID
+		}
+		return agent.Entry{Kind: agent.EntryUserPrompt, Text: text, TurnID: turn, Time: at}, true
+	case l.Type == "assistant" && l.IsAPIError:
+		text, _, _ := content(l.Message.Content)
+		return agent.Entry{Kind: agent.EntryFailed, Text: short(text), Time: at}, true
+	case l.Type == "assistant":
+		text, _, ok := content(l.Message.Content)
+		if !ok {
+			return agent.Entry{}, false
+		}
+		return agent.Entry{Kind: agent.EntryAssistantText, Text: text, MessageID: l.Message.ID, EndTurn: l.Message.StopReason == "end_turn", Time: at}, true
+	case l.Type == "system" && l.Subtype == "turn_duration":
+		return agent.Entry{Kind: agent.EntryCompleted, Time: at}, true
+	}
+	return agent.Entry{}, false
+}
+
+// short bounds a failure reason to one line of 200 bytes.
+func short(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		cut := 200
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

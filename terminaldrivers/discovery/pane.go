@@ -1,0 +1,55 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/tmux"
+)
+
+// Pane discovers the terminal in one pane now, as Discover would list it:
+// the pane's server is listed, the process table read, the screen captured.
+// found is false when the server has no such pane or the pane runs no
+// agent. An error means the server could not be asked.
+func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.Terminal, found bool, err error) {
+	panes, err := tmux.Server{Socket: loc.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err != nil {
+		return domain.Terminal{}, false, err
+	}
+	var pane *tmux.Pane
+	for i := range panes {
+		if panes[i].ID == loc.PaneID {
+			pane = &panes[i]
+		}
+	}
+	if pane == nil || pane.Dead {
+		return domain.Terminal{}, false, nil
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return domain.Terminal{}, false, err
+	}
+	bootID, err := d.cfg.Proc.BootID()
+	if err != nil {
+		return domain.Terminal{}, false, fmt.Errorf("read boot id: %w", err)
+	}
+	c, ok := d.findAgent(table, *pane)
+	if !ok {
+		return domain.Terminal{}, false, nil
+	}
+	return d.terminal(ctx, table, bootID, c), true, nil
+}
+
+// Proc is the /proc the Discovery reads.
+func (d *Discovery) Proc() proc.FS { return d.cfg.Proc }
+
+// Tmux is the tmux runner the Discovery uses.
+func (d *Discovery) Tmux() tmux.Runner { return d.cfg.Tmux }
+
+// Profile returns the profile of one agent version, as Discover uses it.
+func (d *Discovery) Profile(kind domain.AgentKind, version string) (agent.Profile, bool) {
+	return d.registry.Lookup(kind, version)
+}

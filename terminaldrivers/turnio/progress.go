@@ -1,0 +1,404 @@
+package turnio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+)
+
+// markState is what a DurableMark holds, as JSON: where reading resumes
+// and what is already proven about the turn. It carries the proof along,
+// so the domain may store only the latest mark.
+type markState struct {
+	V  int       `json:"v"`
+	At time.Time `json:"at"` // when the mark was taken
+	// Files are the record files read so far: before acceptance every
+	// candidate, after it only the one that holds the request.
+	Files []fileMark `json:"files"`
+	// Holder is the process whose open files may add candidates until
+	// acceptance (Codex: the TUI or its app-server daemon); 0 when none.
+	Holder      int    `json:"holder,omitempty"`
+	HolderStart uint64 `json:"holder_start,omitempty"`
+
+	Accepted     bool      `json:"accepted,omitempty"`
+	Ambiguous    bool      `json:"ambiguous,omitempty"`
+	Thread       string    `json:"thread,omitempty"`
+	Turn         string    `json:"turn,omitempty"`
+	Latest       string    `json:"latest,omitempty"`
+	MessageID    string    `json:"message_id,omitempty"`
+	MessageText  string    `json:"message_text,omitempty"` // the whole current assistant message
+	Pending      *string   `json:"pending,omitempty"`      // an end_turn message awaiting the turn's end record
+	Completed    bool      `json:"completed,omitempty"`
+	Final        string    `json:"final,omitempty"`
+	Failed       bool      `json:"failed,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	Interrupted  bool      `json:"interrupted,omitempty"`
+	LastActivity time.Time `json:"last_activity,omitzero"`
+}
+
+type fileMark struct {
+	Path   string `json:"path"`
+	Thread string `json:"thread,omitempty"`
+	Off    int64  `json:"off"`
+	// New: first seen after the mark (a rollout opened later), read from
+	// its start; only records written after the mark count.
+	New bool `json:"new,omitempty"`
+}
+
+const markVersion = 1
+
+// maxLatest bounds the latest assistant text a mark carries.
+const maxLatest = 8 << 10
+
+func (m *markState) ended() bool { return m.Completed || m.Failed || m.Interrupted }
+
+func (m *markState) encode() (domain.DurableMark, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	return domain.DurableMark(b), nil
+}
+
+func decodeMark(dm domain.DurableMark) (*markState, error) {
+	var m markState
+	if err := json.Unmarshal([]byte(dm), &m); err != nil {
+		return nil, fmt.Errorf("durable mark: %w", err)
+	}
+	if m.V != markVersion {
+		return nil, fmt.Errorf("durable mark version %d, want %d", m.V, markVersion)
+	}
+	return &m, nil
+}
+
+// Mark implements domain.TurnTerminal: for each record file that may
+// receive the next turn, the offset after its last complete line (0 for a
+// file not written yet), and for Codex the process whose open rollouts may
+// add files later.
+func (x *TurnTerminal) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMark, error) {
+	prof, err := x.profile(t)
+	if err != nil {
+		return "", err
+	}
+	p, err := x.process(t)
+	if err != nil {
+		return "", err
+	}
+	table, err := x.fs.Snapshot()
+	if err != nil {
+		return "", err
+	}
+	set, err := prof.TurnRules().Records(x.fs, table, p)
+	if err != nil {
+		return "", fmt.Errorf("locate the durable record: %w", err)
+	}
+	m := &markState{V: markVersion, At: x.now(), Holder: set.Holder, HolderStart: set.HolderStart}
+	for _, f := range set.Files {
+		off, err := lineEnd(f.Path)
+		if err != nil {
+			return "", err
+		}
+		m.Files = append(m.Files, fileMark{Path: f.Path, Thread: f.ThreadID, Off: off})
+	}
+	return m.encode()
+}
+
+// lineEnd is the offset just after the last complete line of a file; 0
+// when it does not exist yet.
+func lineEnd(path string) (int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, err
+	}
+	const tail = 64 << 10
+	start := max(0, size-tail)
+	buf := make([]byte, size-start)
+	if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
+		return 0, err
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		return start + int64(i) + 1, nil
+	}
+	if start == 0 {
+		return 0, nil
+	}
+	return size, nil // one line longer than the tail: resume at the end
+}
+
+// ErrAmbiguous: the exact request appeared in more than one record file
+// after the mark (several panes sharing one Codex daemon sent the same
+// text); no thread is bound.
+var ErrAmbiguous = errors.New("request found in more than one record after the mark")
+
+// Progress implements domain.TurnTerminal. Each call stats the files it
+// follows and parses only the complete lines written since the mark it is
+// given; until acceptance that is every candidate (plus, for Codex,
+// rollouts its holder opened since), after it only the file that holds the
+// request.
+func (x *TurnTerminal) Progress(ctx context.Context, t domain.Terminal, dm domain.DurableMark, request string) (domain.TurnProgress, error) {
+	m, err := decodeMark(dm)
+	if err != nil {
+		return domain.TurnProgress{Mark: dm}, err
+	}
+	if m.ended() {
+		return m.progress(dm), nil
+	}
+	if m.Ambiguous {
+		return m.progress(dm), ErrAmbiguous
+	}
+	prof, err := x.profile(t)
+	if err != nil {
+		return m.progress(dm), err
+	}
+	rules := prof.TurnRules()
+	changed := false
+	if !m.Accepted && m.Holder != 0 && rules.Held != nil {
+		changed = x.addHeld(m, rules)
+	}
+	grew, err := x.read(m, rules, request)
+	if err != nil {
+		return m.progress(dm), err
+	}
+	if !changed && !grew {
+		return m.progress(dm), nil
+	}
+	nm, err := m.encode()
+	if err != nil {
+		return m.progress(dm), err
+	}
+	if m.Ambiguous {
+		return m.progress(nm), ErrAmbiguous
+	}
+	return m.progress(nm), nil
+}
+
+func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
+	return domain.TurnProgress{
+		Mark: dm, Accepted: m.Accepted, NativeThreadID: m.Thread, NativeTurnID: m.Turn,
+		LatestText: m.Latest, LastActivity: m.LastActivity,
+		Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, FailureReason: m.Reason, Interrupted: m.Interrupted,
+	}
+}
+
+// addHeld adds the record files the holder opened since the mark, while
+// the holder is still the process the mark names.
+func (x *TurnTerminal) addHeld(m *markState, rules agent.TurnRules) bool {
+	s, err := x.fs.Stat(m.Holder)
+	if err != nil || s.StartTicks != m.HolderStart {
+		return false
+	}
+	held, err := rules.Held(x.fs, m.Holder)
+	if err != nil {
+		return false
+	}
+	added := false
+	for _, h := range held {
+		if !slices.ContainsFunc(m.Files, func(f fileMark) bool { return f.Path == h.Path }) {
+			m.Files = append(m.Files, fileMark{Path: h.Path, Thread: h.ThreadID, New: true})
+			added = true
+		}
+	}
+	return added
+}
+
+// chunk is what one file added since its offset: entries and the offset
+// after the last complete line.
+type chunk struct {
+	file    int
+	entries []agent.Entry
+	end     int64
+	match   int // index in entries of the request's prompt, -1 when absent
+}
+
+// maxChunk bounds one read of one file; the rest waits for the next call.
+const maxChunk = 32 << 20
+
+// read reads what the followed files added and applies it. It reports
+// whether any offset moved.
+func (x *TurnTerminal) read(m *markState, rules agent.TurnRules, request string) (bool, error) {
+	var chunks []chunk
+	for i, f := range m.Files {
+		c, ok, err := readChunk(f, rules.Parse)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			continue
+		}
+		c.file, c.match = i, -1
+		if !m.Accepted {
+			notBefore := time.Time{}
+			if f.New {
+				notBefore = m.At.Truncate(time.Millisecond)
+			}
+			for j, e := range c.entries {
+				if e.Kind == agent.EntryUserPrompt && e.Text == request && !e.Time.Before(notBefore) {
+					c.match = j
+					break
+				}
+			}
+		}
+		chunks = append(chunks, c)
+	}
+	if len(chunks) == 0 {
+		return false, nil
+	}
+	if m.Accepted {
+		c := chunks[0]
+		m.apply(c.entries, x.now())
+		m.Files[c.file].Off = c.end
+		return true, nil
+	}
+	var found []chunk
+	for _, c := range chunks {
+		if c.match >= 0 {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 0:
+		for _, c := range chunks {
+			m.Files[c.file].Off = c.end
+		}
+	case 1:
+		c := found[0]
+		f := m.Files[c.file]
+		f.Off = c.end
+		prompt := c.entries[c.match]
+		m.Files = []fileMark{f}
+		m.Holder, m.HolderStart = 0, 0
+		m.Accepted, m.Thread, m.Turn = true, f.Thread, prompt.TurnID
+		m.LastActivity = entryTime(prompt, x.now())
+		m.apply(c.entries[c.match+1:], x.now())
+	default:
+		m.Ambiguous = true
+	}
+	return true, nil
+}
+
+// readChunk parses the complete lines a file added after its offset. ok is
+// false when it added none (or does not exist yet).
+func readChunk(f fileMark, parse func([]byte) (agent.Entry, bool)) (chunk, bool, error) {
+	st, err := os.Stat(f.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return chunk{}, false, nil
+	}
+	if err != nil {
+		return chunk{}, false, err
+	}
+	if st.Size() <= f.Off {
+		return chunk{}, false, nil
+	}
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return chunk{}, false, err
+	}
+	defer fh.Close()
+	buf := make([]byte, min(st.Size()-f.Off, maxChunk))
+	n, err := fh.ReadAt(buf, f.Off)
+	if err != nil && err != io.EOF {
+		return chunk{}, false, err
+	}
+	buf = buf[:n]
+	last := bytes.LastIndexByte(buf, '\n')
+	if last < 0 {
+		if len(buf) == maxChunk {
+			return chunk{}, false, fmt.Errorf("%s: a record line longer than %d bytes", f.Path, maxChunk)
+		}
+		return chunk{}, false, nil // a line still being written
+	}
+	c := chunk{end: f.Off + int64(last) + 1}
+	for line := range bytes.SplitSeq(buf[:last], []byte{'\n'}) {
+		if e, ok := parse(line); ok {
+			c.entries = append(c.entries, e)
+		}
+	}
+	return c, true, nil
+}
+
+func entryTime(e agent.Entry, now time.Time) time.Time {
+	if e.Time.IsZero() {
+		return now
+	}
+	return e.Time
+}
+
+// apply follows the accepted turn through entries, up to the first that
+// ends it. Entries naming another native turn are not ours.
+func (m *markState) apply(entries []agent.Entry, now time.Time) {
+	for _, e := range entries {
+		if m.ended() {
+			return
+		}
+		if e.TurnID != "" && m.Turn != "" && e.TurnID != m.Turn && e.Kind != agent.EntryUserPrompt {
+			continue
+		}
+		m.LastActivity = entryTime(e, now)
+		switch e.Kind {
+		case agent.EntryAssistantText:
+			switch {
+			case e.MessageID != "" && e.MessageID == m.MessageID:
+				if e.Text != "" {
+					m.MessageText = join(m.MessageText, e.Text)
+				}
+			default:
+				m.MessageID, m.MessageText = e.MessageID, e.Text
+			}
+			if m.MessageText != "" {
+				m.Latest = bound(m.MessageText)
+			}
+			if e.EndTurn {
+				final := m.MessageText
+				m.Pending = &final
+			}
+		case agent.EntryCompleted:
+			switch {
+			case e.HasFinal:
+				m.Completed, m.Final = true, e.Text
+			case m.Pending != nil:
+				m.Completed, m.Final = true, *m.Pending
+			}
+		case agent.EntryFailed:
+			m.Failed, m.Reason = true, e.Text
+		case agent.EntryInterrupted:
+			m.Interrupted = true
+		}
+	}
+}
+
+// join puts the text blocks of one message together, a paragraph apart.
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n\n" + b
+}
+
+// bound keeps the last maxLatest bytes of s, on a rune boundary.
+func bound(s string) string {
+	if len(s) <= maxLatest {
+		return s
+	}
+	cut := len(s) - maxLatest
+	for cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return s[cut:]
+}

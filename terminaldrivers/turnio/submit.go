@@ -1,0 +1,179 @@
+package turnio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/screen"
+	"akk/terminaldrivers/tmux"
+)
+
+// MaxRequestBytes bounds a request: tmux passes the text as one argument,
+// and the agents collapse long pastes into a placeholder that only the
+// durable record can prove.
+const MaxRequestBytes = 16 << 10
+
+// ErrRequestNotPastable: the request holds what cannot be typed safely as
+// one bracketed paste; nothing was sent.
+var ErrRequestNotPastable = errors.New("request cannot be pasted safely")
+
+// CheckRequest reports why text cannot be submitted as typed: empty,
+// larger than MaxRequestBytes, not UTF-8, leading or trailing white space
+// (the agents trim it, so the record would not match exactly), control
+// characters other than newline (an escape could end the bracketed paste; a
+// tab becomes spaces in Claude Code; a carriage return a newline), or a
+// first character that switches the composer's mode ("/" a command, "!" a
+// shell command).
+func CheckRequest(text string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrRequestNotPastable, why) }
+	switch {
+	case strings.TrimSpace(text) == "":
+		return bad("empty")
+	case len(text) > MaxRequestBytes:
+		return bad(fmt.Sprintf("%d bytes, more than %d", len(text), MaxRequestBytes))
+	case !utf8.ValidString(text):
+		return bad("not UTF-8")
+	case strings.TrimFunc(text, unicode.IsSpace) != text:
+		return bad("leading or trailing white space")
+	case strings.HasPrefix(text, "/"), strings.HasPrefix(text, "!"):
+		return bad("starts with " + text[:1] + ", which switches the composer's mode")
+	}
+	for _, r := range text {
+		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
+			return bad(fmt.Sprintf("control character %U", r))
+		}
+	}
+	return nil
+}
+
+// Submit implements domain.TurnTerminal. It sends nothing unless the
+// pane, freshly observed, is the same agent process, idle, with an empty
+// composer. The text goes into a buffer of its own, is pasted bracketed
+// (the buffer deleted by the paste), and after the profile's paste window
+// the composer is read back until it holds exactly the text (or the
+// placeholder the agent draws for that paste). Only then is the submit key
+// pressed, once. Nothing is retried.
+func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text string) (domain.SubmitStage, error) {
+	if err := CheckRequest(text); err != nil {
+		return domain.SubmitNothing, err
+	}
+	prof, err := x.profile(t)
+	if err != nil {
+		return domain.SubmitNothing, err
+	}
+	rules := prof.TurnRules()
+	now, err := x.Observe(ctx, t.ID)
+	if err != nil {
+		return domain.SubmitNothing, err
+	}
+	if !now.SendReady() {
+		return domain.SubmitNothing, fmt.Errorf("%w: screen %s, composer empty %v", ErrNotReady, now.ScreenState, now.ComposerEmpty)
+	}
+	sock, pane := now.Pane.Socket, now.Pane.PaneID
+	buf, err := bufferName()
+	if err != nil {
+		return domain.SubmitNothing, fmt.Errorf("name a paste buffer: %w", err)
+	}
+	if _, err := x.tmux.Run(ctx, "-S", sock, "set-buffer", "-b", buf, "--", text); err != nil {
+		return domain.SubmitNothing, fmt.Errorf("set paste buffer: %w", err)
+	}
+	if _, err := x.tmux.Run(ctx, "-S", sock, "paste-buffer", "-p", "-d", "-b", buf, "-t", pane); err != nil {
+		// The paste may or may not have reached the pane; the buffer must
+		// not linger with the request in it.
+		_, _ = x.tmux.Run(context.WithoutCancel(ctx), "-S", sock, "delete-buffer", "-b", buf)
+		return domain.SubmitPasted, fmt.Errorf("paste into %s: %w", pane, err)
+	}
+	if err := x.verify(ctx, prof, now, text); err != nil {
+		return domain.SubmitPasted, err
+	}
+	srv := tmux.Server{Socket: sock, Runner: x.tmux}
+	if err := srv.SendKeys(ctx, pane, rules.SubmitKey); err != nil {
+		return domain.SubmitVerified, err
+	}
+	return domain.SubmitEntered, nil
+}
+
+// ErrComposerMismatch: after the paste the composer did not show exactly
+// the request; Enter was not pressed.
+var ErrComposerMismatch = errors.New("composer does not hold exactly the request")
+
+// verify waits out the paste window, then reads the composer until it
+// holds the text, up to the profile's bound.
+func (x *TurnTerminal) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) error {
+	rules := prof.TurnRules()
+	if err := sleep(ctx, rules.PasteWindow); err != nil {
+		return err
+	}
+	srv := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}
+	deadline := x.now().Add(rules.VerifyWithin)
+	var last string
+	for {
+		snap, err := srv.Capture(ctx, t.Pane.PaneID)
+		if err != nil {
+			return err
+		}
+		c := screen.Parse(snap.ANSI)
+		c.Title = snap.Title
+		r := prof.Classify(c)
+		rows, ok := prof.ComposerText(c)
+		switch {
+		case !ok:
+			last = "no composer on screen (" + r.Reason + ")"
+		case r.State != domain.ScreenIdle:
+			last = "screen " + string(r.State) + " (" + r.Reason + ")"
+		case Holds(rows, text, rules.Placeholder):
+			return nil
+		default:
+			last = fmt.Sprintf("composer shows %d rows", len(rows))
+		}
+		if !x.now().Before(deadline) {
+			return fmt.Errorf("%w: %s", ErrComposerMismatch, last)
+		}
+		if err := sleep(ctx, x.poll); err != nil {
+			return err
+		}
+	}
+}
+
+// Holds reports whether composer rows show exactly text: the agent's
+// placeholder for this paste, or the text itself as wrapped on screen.
+// Wrapping may break a line at any space, so the rows are compared with
+// the text without white space, and there must be a row for every line.
+func Holds(rows []string, text string, placeholder func([]string, string) bool) bool {
+	if len(rows) == 0 {
+		return false
+	}
+	if placeholder != nil && placeholder(rows, text) {
+		return true
+	}
+	lines := strings.Split(text, "\n")
+	if len(rows) < len(lines) {
+		return false
+	}
+	if len(rows) == len(lines) {
+		// Nothing wrapped: every row is its line.
+		for i, l := range lines {
+			if rows[i] != strings.TrimRight(l, " \u00a0") {
+				return false
+			}
+		}
+		return true
+	}
+	return squeeze(strings.Join(rows, "\n")) == squeeze(text)
+}
+
+// squeeze drops every white space rune.
+func squeeze(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}

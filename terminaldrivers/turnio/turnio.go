@@ -1,0 +1,197 @@
+// Package turnio implements the domain's TurnTerminal on tmux panes: it
+// looks at one terminal again, marks where the agent's durable record
+// (Claude Code transcript, Codex rollout) ends, types a request as one
+// bracketed paste verified in the composer before a single Enter, presses
+// the interrupt key, and reads the record after the mark for the native
+// turn that carries the request. What differs between agent versions comes
+// from their profiles (agent.TurnProfile); this package holds no version
+// switch.
+package turnio
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/discovery"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/tmux"
+)
+
+// Config tunes a TurnTerminal. The zero value is what the daemon wants.
+type Config struct {
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// PollEvery is how often Submit reads the composer back while it waits
+	// for the paste to show; 25ms when zero.
+	PollEvery time.Duration
+}
+
+// TurnTerminal implements domain.TurnTerminal over the panes a Discovery
+// sees. It is safe for concurrent use; callers serialise the steps of one
+// terminal (the domain holds the terminal's lock).
+type TurnTerminal struct {
+	disc *discovery.Discovery
+	tmux tmux.Runner
+	fs   proc.FS
+	now  func() time.Time
+	poll time.Duration
+
+	mu    sync.Mutex
+	panes map[string]domain.PaneLocator // terminal id -> pane, as last seen
+}
+
+var _ domain.TurnTerminal = (*TurnTerminal)(nil)
+
+// New builds a TurnTerminal on the Discovery the daemon lists terminals
+// with (discovery.Default or discovery.New), so both see the same tmux
+// servers, /proc and profiles.
+func New(d *discovery.Discovery, cfg Config) *TurnTerminal {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 25 * time.Millisecond
+	}
+	return &TurnTerminal{disc: d, tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery, panes: map[string]domain.PaneLocator{}}
+}
+
+// ErrNotReady: the terminal is not idle with an empty composer, so Submit
+// sent nothing.
+var ErrNotReady = errors.New("terminal not ready for a request")
+
+// ErrNotProfiled: no profile of the terminal's agent version supports Turns.
+var ErrNotProfiled = errors.New("agent version has no turn profile")
+
+// Observe implements domain.TurnTerminal: the terminal's pane is looked at
+// again (its server listed, the process table read, the screen captured).
+// A terminal id not seen before is found by listing every server.
+func (x *TurnTerminal) Observe(ctx context.Context, terminalID string) (domain.Terminal, error) {
+	x.mu.Lock()
+	loc, known := x.panes[terminalID]
+	x.mu.Unlock()
+	if !known {
+		terms, err := x.disc.Discover(ctx)
+		if err != nil {
+			return domain.Terminal{}, fmt.Errorf("observe %s: %w", terminalID, err)
+		}
+		for _, t := range terms {
+			if t.ID == terminalID {
+				x.remember(t)
+				return t, nil
+			}
+		}
+		return domain.Terminal{}, domain.ErrTerminalGone
+	}
+	t, found, err := x.disc.Pane(ctx, loc)
+	if err != nil {
+		if serverGone(loc.Socket, err) {
+			x.forget(terminalID)
+			return domain.Terminal{}, domain.ErrTerminalGone
+		}
+		return domain.Terminal{}, fmt.Errorf("observe %s: %w", terminalID, err)
+	}
+	if !found || t.ID != terminalID {
+		x.forget(terminalID)
+		return domain.Terminal{}, domain.ErrTerminalGone
+	}
+	return t, nil
+}
+
+func (x *TurnTerminal) remember(t domain.Terminal) {
+	x.mu.Lock()
+	x.panes[t.ID] = t.Pane
+	x.mu.Unlock()
+}
+
+func (x *TurnTerminal) forget(id string) {
+	x.mu.Lock()
+	delete(x.panes, id)
+	x.mu.Unlock()
+}
+
+// serverGone tells a tmux server that no longer runs from one that could
+// not be asked for another reason.
+func serverGone(socket string, err error) bool {
+	if _, serr := os.Stat(socket); errors.Is(serr, os.ErrNotExist) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting to")
+}
+
+// profile returns the turn profile of t's agent version.
+func (x *TurnTerminal) profile(t domain.Terminal) (agent.TurnProfile, error) {
+	p, ok := x.disc.Profile(t.Agent.Kind, t.Agent.Version)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s %s", ErrNotProfiled, t.Agent.Kind, t.Agent.Version)
+	}
+	tp, ok := p.(agent.TurnProfile)
+	if !ok || tp.TurnRules().Parse == nil {
+		return nil, fmt.Errorf("%w: %s %s", ErrNotProfiled, t.Agent.Kind, t.Agent.Version)
+	}
+	return tp, nil
+}
+
+// process reads what the agent's files are located by, after checking
+// that the process is still the incarnation t names.
+func (x *TurnTerminal) process(t domain.Terminal) (agent.Process, error) {
+	s, err := x.fs.Stat(t.Process.PID)
+	if err != nil || s.StartTicks != t.Process.StartTicks {
+		return agent.Process{}, domain.ErrTerminalGone
+	}
+	if boot, err := x.fs.BootID(); err == nil && t.Process.BootID != "" && boot != t.Process.BootID {
+		return agent.Process{}, domain.ErrTerminalGone
+	}
+	env, err := x.fs.Environ(s.PID, agent.EnvNames...)
+	if err != nil {
+		return agent.Process{}, fmt.Errorf("read the agent's environment: %w", err)
+	}
+	cwd, _ := x.fs.Cwd(s.PID)
+	return agent.Process{Stat: s, Env: env, Cwd: cwd}, nil
+}
+
+// Interrupt implements domain.TurnTerminal: after checking that the pane
+// still holds the same agent process, the profile's interrupt key, once.
+func (x *TurnTerminal) Interrupt(ctx context.Context, t domain.Terminal) error {
+	prof, err := x.profile(t)
+	if err != nil {
+		return err
+	}
+	now, err := x.Observe(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	srv := tmux.Server{Socket: now.Pane.Socket, Runner: x.tmux}
+	return srv.SendKeys(ctx, now.Pane.PaneID, prof.TurnRules().InterruptKey)
+}
+
+// bufferName is a fresh tmux buffer name, so a paste never picks up
+// another paste's text.
+func bufferName() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "akk-" + hex.EncodeToString(b), nil
+}
+
+// sleep waits d unless ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
