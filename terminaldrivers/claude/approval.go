@@ -1,0 +1,69 @@
+package claude
+
+import (
+	"regexp"
+
+	"akk/terminaldrivers/agent"
+)
+
+// approvalGrammars are the permission prompt grammars of the pinned
+// versions, by version. Both draw a Bash prompt under a full-width rule:
+// "Bash command", the command, "Do you want to proceed?", the menu
+// "❯ 1. Yes / 2. Yes, and always allow … / 3. Yes, and switch to auto mode
+// … / 4. No" and the footer "Esc to cancel · Tab to amend". 2.1.328 sets the
+// command apart between two dashed rules; 2.1.267 indents it above the
+// tool's description, which the excerpt then includes.
+//
+// Keys (measured on both versions): a row's digit selects and submits it at
+// once. Escape also dismisses the prompt but is not the native No, and the
+// persistent rows are never sent.
+var approvalGrammars = map[string]agent.ApprovalGrammar{
+	"2.1.267": {
+		Frame:  approvalFrame,
+		Title:  approvalTitle,
+		Footer: "Esc to cancel · Tab to amend",
+		Cursor: "❯",
+		Shapes: []agent.ApprovalShape{bashShape(0)},
+	},
+	"2.1.328": {
+		Frame:  approvalFrame,
+		Title:  approvalTitle,
+		Footer: "Esc to cancel · Tab to amend",
+		Cursor: "❯",
+		Shapes: []agent.ApprovalShape{bashShape('╌')},
+	},
+}
+
+var (
+	approvalFrame = regexp.MustCompile(`^─{20,}\s*$`)
+	// approvalTitle is the first row of any permission prompt: a few
+	// capitalised words ("Bash command", "Edit file", "Fetch").
+	approvalTitle = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)
+	bashSkip      = []*regexp.Regexp{regexp.MustCompile(`^\s*Tip: `)}
+	bashPersistent = []*regexp.Regexp{
+		regexp.MustCompile(`^Yes, and always allow `),
+		regexp.MustCompile(`^Yes, and don't ask again for `),
+		regexp.MustCompile(`^Yes, and switch to auto mode( ·|$)`),
+	}
+)
+
+func bashShape(commandRule rune) agent.ApprovalShape {
+	return agent.ApprovalShape{
+		Title:       "Bash command",
+		Kind:        "shell_command",
+		Tool:        "Bash",
+		Question:    "Do you want to proceed?",
+		CommandRule: commandRule,
+		Skip:        bashSkip,
+		Once:        "Yes",
+		Reject:      "No",
+		Persistent:  bashPersistent,
+		Keys:        agent.KeyRowNumber,
+	}
+}
+
+// ApprovalGrammar implements agent.ApprovalProfile.
+func (p Profile) ApprovalGrammar() (agent.ApprovalGrammar, bool) {
+	g, ok := approvalGrammars[p.Version]
+	return g, ok
+}
