@@ -38,8 +38,8 @@ var (
 	approvalFrame = regexp.MustCompile(`^─{20,}\s*$`)
 	// approvalTitle is the first row of any permission prompt: a few
 	// capitalised words ("Bash command", "Edit file", "Fetch").
-	approvalTitle = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)
-	bashSkip      = []*regexp.Regexp{regexp.MustCompile(`^\s*Tip: `)}
+	approvalTitle  = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)
+	bashSkip       = []*regexp.Regexp{regexp.MustCompile(`^\s*Tip: `)}
 	bashPersistent = []*regexp.Regexp{
 		regexp.MustCompile(`^Yes, and always allow `),
 		regexp.MustCompile(`^Yes, and don't ask again for `),
