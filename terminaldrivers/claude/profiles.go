@@ -50,7 +50,8 @@ var V2_1_267 = Profile{
 }
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
-// auto mode should become the default permission mode.
+// auto mode should become the default permission mode. It records a prompt
+// that was one collapsed paste wrapped in pasted_content tags.
 var V2_1_328 = Profile{
 	Version:             "2.1.328",
 	Composer:            "❯",
@@ -62,5 +63,11 @@ var V2_1_328 = Profile{
 	InteractionFooter:   []string{"Enter to select", "to navigate", "Esc to cancel"},
 	QuestionMarks:       []string{"☐", "☒"},
 	InteractionOption:   numberedOption,
-	Turn:                turnRules,
+	Turn:                unwrapping(turnRules),
+}
+
+// unwrapping is r reading collapsed pastes out of their pasted_content tags.
+func unwrapping(r agent.TurnRules) agent.TurnRules {
+	r.Parse = ParseTranscriptLineUnwrapping
+	return r
 }

@@ -219,3 +219,29 @@ func short(s string) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// pastedContent is how Claude Code 2.1.328 records a prompt that was one
+// collapsed paste: the pasted text between tags naming the paste, after
+// two newlines.
+var pastedContent = regexp.MustCompile(`(?s)^\n\n<pasted_content id="(\d+)">\n(.*)\n</pasted_content id="(\d+)">\n$`)
+
+// unwrapPaste returns the pasted text of a prompt recorded as one paste,
+// else the prompt as recorded.
+func unwrapPaste(text string) string {
+	m := pastedContent.FindStringSubmatch(text)
+	if m == nil || m[1] != m[3] {
+		return text
+	}
+	return m[2]
+}
+
+// ParseTranscriptLineUnwrapping is ParseTranscriptLine for versions that
+// record a collapsed paste wrapped in pasted_content tags: the prompt is
+// the text the person pasted.
+func ParseTranscriptLineUnwrapping(line []byte) (agent.Entry, bool) {
+	e, ok := ParseTranscriptLine(line)
+	if ok && e.Kind == agent.EntryUserPrompt {
+		e.Text = unwrapPaste(e.Text)
+	}
+	return e, ok
+}

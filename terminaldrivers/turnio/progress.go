@@ -43,6 +43,8 @@ type markState struct {
 	Reason       string    `json:"reason,omitempty"`
 	Interrupted  bool      `json:"interrupted,omitempty"`
 	LastActivity time.Time `json:"last_activity,omitzero"`
+	// EndedAt is when the agent wrote the record that ended the turn.
+	EndedAt time.Time `json:"ended_at,omitzero"`
 }
 
 type fileMark struct {
@@ -379,6 +381,9 @@ func (m *markState) apply(entries []agent.Entry, now time.Time) {
 			m.Failed, m.Reason = true, e.Text
 		case agent.EntryInterrupted:
 			m.Interrupted = true
+		}
+		if m.ended() {
+			m.EndedAt = m.LastActivity
 		}
 	}
 }

@@ -1,0 +1,256 @@
+package turnio
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/discovery"
+)
+
+// pollEvery is how often the tests call Progress, as the domain does.
+const pollEvery = 50 * time.Millisecond
+
+// TestE2ETurn drives a Turn through every pinned agent version with the
+// TurnTerminal alone: a plain request to completion, a multi-line and a
+// long request (which Claude Code and Codex collapse into a placeholder),
+// a request refused on a busy pane (nothing typed, the model asked nothing
+// more), an interrupt of a slow reply, and an API error. One agent start
+// per version; the versions run in parallel, the steps in sequence (the
+// error comes last: Claude Code sends a failed prompt again with the next).
+func TestE2ETurn(t *testing.T) {
+	for _, a := range agenttest.RequireAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			d, err := discovery.New(discovery.Config{ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := New(d, Config{})
+			terms, err := d.Discover(context.Background())
+			if err != nil || len(terms) != 1 {
+				t.Fatalf("discover: %v, %d terminals", err, len(terms))
+			}
+			r := &run{t: t, e: e, x: x, id: terms[0].ID}
+			steps := []struct {
+				name string
+				f    func(r *run)
+			}{
+				{"plain", stepPlain},
+				{"multi_line", stepMultiLine},
+				{"long", stepLong},
+				{"busy_then_interrupt", stepBusyInterrupt},
+				{"api_error", stepAPIError},
+			}
+			for _, s := range steps {
+				if !t.Run(s.name, func(t *testing.T) { s.f(r.with(t)) }) {
+					return
+				}
+			}
+		})
+	}
+}
+
+type run struct {
+	t  *testing.T
+	e  *agenttest.Env
+	x  *TurnTerminal
+	id string
+}
+
+func (r *run) with(t *testing.T) *run {
+	c := *r
+	c.t, c.e = t, r.e.WithT(t)
+	return &c
+}
+
+// ready observes the terminal until it is send-ready.
+func (r *run) ready() domain.Terminal {
+	r.t.Helper()
+	deadline := time.Now().Add(agenttest.TurnTimeout)
+	for {
+		term, err := r.x.Observe(context.Background(), r.id)
+		if err != nil {
+			r.t.Fatalf("observe: %v", err)
+		}
+		if term.SendReady() {
+			return term
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("terminal not send-ready: %s composer empty %v\n%s", term.ScreenState, term.ComposerEmpty, r.e.Capture())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// submit marks the record, submits text and checks it was entered.
+func (r *run) submit(term domain.Terminal, text string) domain.DurableMark {
+	r.t.Helper()
+	ctx := context.Background()
+	mark, err := r.x.Mark(ctx, term)
+	if err != nil {
+		r.t.Fatalf("mark: %v", err)
+	}
+	start := time.Now()
+	stage, err := r.x.Submit(ctx, term, text)
+	took := time.Since(start)
+	if err != nil || stage != domain.SubmitEntered {
+		r.t.Fatalf("submit: stage %s, err %v; screen:\n%s", stage, err, r.e.Capture())
+	}
+	r.t.Logf("%s: submit of %d bytes took %s", r.e.Agent.Name(), len(text), took.Round(time.Millisecond))
+	return mark
+}
+
+// follow polls Progress every pollEvery until cond holds, and reports how
+// long after the ending record was written Progress first saw it.
+func (r *run) follow(term domain.Terminal, mark domain.DurableMark, text string, what string, cond func(domain.TurnProgress) bool) domain.TurnProgress {
+	r.t.Helper()
+	deadline := time.Now().Add(agenttest.TurnTimeout)
+	var accepted bool
+	for {
+		p, err := r.x.Progress(context.Background(), term, mark, text)
+		if err != nil {
+			r.t.Fatalf("progress: %v", err)
+		}
+		seen := time.Now()
+		mark = p.Mark
+		if p.Accepted && !accepted {
+			accepted = true
+			r.t.Logf("%s: accepted, thread %s turn %s", r.e.Agent.Name(), p.NativeThreadID, p.NativeTurnID)
+		}
+		if cond(p) {
+			if m, err := decodeMark(p.Mark); err == nil && !m.EndedAt.IsZero() && len(m.Files) == 1 {
+				// The record's own time is when the agent made it; the
+				// file's modification time is when it reached the disk.
+				if st, err := os.Stat(m.Files[0].Path); err == nil {
+					r.t.Logf("%s: %s seen %s after the record's time, %s after the file's last write", r.e.Agent.Name(), what,
+						seen.Sub(m.EndedAt).Round(time.Millisecond), seen.Sub(st.ModTime()).Round(time.Millisecond))
+				}
+			}
+			return p
+		}
+		if p.Ended() {
+			r.t.Fatalf("turn ended otherwise than %s: %+v", what, p)
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s; last progress %+v; screen:\n%s", what, p, r.e.Capture())
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+func completed(p domain.TurnProgress) bool { return p.Completed }
+
+// complete submits text and follows it to completion with the fake
+// model's default reply.
+func (r *run) complete(text string) {
+	r.t.Helper()
+	term := r.ready()
+	mark := r.submit(term, text)
+	p := r.follow(term, mark, text, "completion", completed)
+	if !p.Accepted || p.NativeThreadID == "" || p.NativeTurnID == "" {
+		r.t.Errorf("completed without acceptance or native ids: %+v", p)
+	}
+	// The fake model replies to what it was asked: the request, or, for a
+	// collapsed paste in Claude Code 2.1.328, the request wrapped in tags.
+	asked := r.lastAsked()
+	if !strings.Contains(asked, text) {
+		r.t.Errorf("the model was asked %q, not the request", asked)
+	}
+	if want := fakemodel.DefaultReply(asked); p.FinalMessage != want || p.LatestText != want {
+		r.t.Errorf("final message %q, latest text %q, want %q", p.FinalMessage, p.LatestText, want)
+	}
+	if p.LastActivity.IsZero() {
+		r.t.Errorf("no last activity: %+v", p)
+	}
+}
+
+// lastAsked is the user text of the latest request that played a scenario.
+func (r *run) lastAsked() string {
+	reqs := r.e.Model.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !reqs[i].Aux {
+			return reqs[i].UserText
+		}
+	}
+	return ""
+}
+
+func stepPlain(r *run) { r.complete("a plain request") }
+
+func stepMultiLine(r *run) { r.complete("first line of the request\nsecond line of the request") }
+
+// stepLong sends a request the agent collapses into a placeholder: over
+// three lines for Claude Code, over 1000 characters for Codex.
+func stepLong(r *run) {
+	var b strings.Builder
+	for i := range 30 {
+		b.WriteString("line of a long request, number ")
+		b.WriteString(string(rune('a' + i%26)))
+		b.WriteString(" of thirty\n")
+	}
+	b.WriteString("the end")
+	r.complete(b.String())
+}
+
+func stepBusyInterrupt(r *run) {
+	ctx := context.Background()
+	term := r.ready()
+	slow := "Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "40")
+	mark := r.submit(term, slow)
+	mark = r.follow(term, mark, slow, "acceptance", func(p domain.TurnProgress) bool { return p.Accepted }).Mark
+	wctx, cancel := context.WithTimeout(ctx, agenttest.TurnTimeout)
+	defer cancel()
+	if _, err := r.e.Model.WaitRequest(wctx, func(q fakemodel.Request) bool { return q.Scenario == fakemodel.ScenarioSlow }); err != nil {
+		r.t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the first words stream
+
+	busy, err := r.x.Observe(ctx, r.id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if busy.SendReady() {
+		r.t.Fatalf("a pane streaming a reply reads send-ready:\n%s", r.e.Capture())
+	}
+	before := len(r.e.Model.Requests())
+	stage, err := r.x.Submit(ctx, busy, "must never be typed")
+	if stage != domain.SubmitNothing || !errors.Is(err, ErrNotReady) {
+		r.t.Fatalf("submit on a busy pane: stage %s, err %v", stage, err)
+	}
+	if s := r.e.Capture(); strings.Contains(s, "must never be typed") {
+		r.t.Fatalf("text typed into a busy pane:\n%s", s)
+	}
+
+	start := time.Now()
+	if err := r.x.Interrupt(ctx, busy); err != nil {
+		r.t.Fatal(err)
+	}
+	r.follow(term, mark, slow, "the interrupt", func(p domain.TurnProgress) bool { return p.Interrupted })
+	r.t.Logf("%s: interrupt recorded %s after the key", r.e.Agent.Name(), time.Since(start).Round(time.Millisecond))
+	r.ready()
+	for _, q := range r.e.Model.Requests()[before:] {
+		if !q.Aux && strings.Contains(q.UserText, "must never be typed") {
+			r.t.Errorf("the model was asked %q", q.UserText)
+		}
+	}
+}
+
+func stepAPIError(r *run) {
+	term := r.ready()
+	text := "Fail please " + fakemodel.Marker(fakemodel.ScenarioError, "status", "400")
+	mark := r.submit(term, text)
+	p := r.follow(term, mark, text, "the failure", func(p domain.TurnProgress) bool { return p.Failed })
+	if !strings.Contains(p.FailureReason, "400") && !strings.Contains(p.FailureReason, "Fake model error") {
+		r.t.Errorf("failure reason %q", p.FailureReason)
+	}
+	r.t.Logf("%s: failure reason %q", r.e.Agent.Name(), p.FailureReason)
+}
