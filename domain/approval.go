@@ -21,6 +21,10 @@ type Offer struct {
 	Decisions    []ApprovalDecision
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
+	// PublicID is the id the controller was shown (an interaction_id).
+	PublicID string
+	// Payload is private data of the offer (an interaction's id mapping).
+	Payload string
 }
 
 // OfferTTL is how long a shown prompt may be answered.

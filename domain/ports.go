@@ -88,6 +88,9 @@ type Tx interface {
 	LiveOffer(ctx context.Context, kind, terminalID, turnID, hostID, conversation string, now time.Time) (Offer, error)
 	// ConsumeOffer uses the offer and fences its fingerprint for good
 	// (ErrFingerprintConsumed when it was answered before).
+	// OfferByPublicID returns the newest unconsumed offer of this scope that
+	// showed publicID, expired or not (its display may be revalidated live).
+	OfferByPublicID(ctx context.Context, kind, terminalID, turnID, hostID, conversation, publicID string) (Offer, error)
 	ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error
 	FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error)
 

@@ -5,6 +5,7 @@ package domain
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // Service runs the use cases. It is safe for concurrent use.
@@ -17,6 +18,10 @@ type Service struct {
 	turns        *turns
 	approvals    ApprovalTerminal
 	watchTerm    WatchTerminal
+	interactions InteractionTerminal
+
+	saltOnce     sync.Mutex
+	salt         []byte
 	operatorHash string
 	Retry        RetryPolicy
 }

@@ -41,6 +41,11 @@ func (s *Service) emitTurnLocked(ctx context.Context, tx Tx, t Turn, typ string,
 // transition writes a Turn change with its event (and webhook) in one
 // transaction, compare-and-swap on the revision. It returns the stored Turn.
 func (s *Service) transition(ctx context.Context, t Turn, typ string, webhook bool) (Turn, error) {
+	return s.transitionWith(ctx, t, typ, webhook, nil)
+}
+
+// transitionWith is transition with extra public fields in the event data.
+func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhook bool, extra map[string]any) (Turn, error) {
 	t.UpdatedAt = s.clock.Now().UTC()
 	if t.State.Final() || t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain {
 		if t.EndedAt.IsZero() {
@@ -54,7 +59,12 @@ func (s *Service) transition(ctx context.Context, t Turn, typ string, webhook bo
 		if typ == "" {
 			return nil
 		}
-		_, err := s.emitTurnLocked(ctx, tx, t, typ, webhook)
+		data := s.turnData(t)
+		for k, v := range extra {
+			data[k] = v
+		}
+		_, err := s.emitLocked(ctx, tx, Event{Type: typ, HostID: t.HostID, Conversation: t.Conversation, Subject: t.ID,
+			Data: data}, webhook)
 		return err
 	})
 	if err != nil {
@@ -254,8 +264,18 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 				}
 			}
 		}
+		var extra map[string]any
+		if typ == "turn.interaction_required" && s.interactions != nil && term.ID != "" {
+			// The callback carries the public projection only; acting on it
+			// needs a fresh GET of the interaction by the owning conversation.
+			if st, err := s.interactions.Step(ctx, term); err == nil && st.Present {
+				if in, _, err := s.project(ctx, next, term.Agent.Kind, st); err == nil {
+					extra = map[string]any{"interaction": in}
+				}
+			}
+		}
 		if changed {
-			stored, err := s.transition(ctx, next, typ, webhook)
+			stored, err := s.transitionWith(ctx, next, typ, webhook, extra)
 			if errors.Is(err, ErrRevisionConflict) {
 				// An action (cancel, close, respond) changed the Turn: reload.
 				if t, err = s.store.Turn(ctx, turnID); err != nil {

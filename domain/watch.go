@@ -264,7 +264,7 @@ func (s *Service) RetryWatchCallback(ctx context.Context, id, notificationID str
 	if _, err := s.ownedWatch(ctx, id); err != nil {
 		return Notification{}, err
 	}
-	ns, err := s.store.NotificationsAbout(ctx, id) 
+	ns, err := s.store.NotificationsAbout(ctx, id)
 	if err != nil {
 		return Notification{}, err
 	}

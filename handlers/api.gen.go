@@ -128,6 +128,105 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for InteractionKind.
+const (
+	AsyncQuestion InteractionKind = "async_question"
+	Questionnaire InteractionKind = "questionnaire"
+)
+
+// Valid indicates whether the value is a known member of the InteractionKind enum.
+func (e InteractionKind) Valid() bool {
+	switch e {
+	case AsyncQuestion:
+		return true
+	case Questionnaire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionSchema.
+const (
+	AgentKnockKnockterminalInteraction InteractionSchema = "agent-knock-knock/terminal-interaction"
+)
+
+// Valid indicates whether the value is a known member of the InteractionSchema enum.
+func (e InteractionSchema) Valid() bool {
+	switch e {
+	case AgentKnockKnockterminalInteraction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionState.
+const (
+	InteractionStateAnswered          InteractionState = "answered"
+	InteractionStateChanged           InteractionState = "changed"
+	InteractionStateExpired           InteractionState = "expired"
+	InteractionStateManualRequired    InteractionState = "manual_required"
+	InteractionStatePending           InteractionState = "pending"
+	InteractionStateResponding        InteractionState = "responding"
+	InteractionStateResponseUncertain InteractionState = "response_uncertain"
+)
+
+// Valid indicates whether the value is a known member of the InteractionState enum.
+func (e InteractionState) Valid() bool {
+	switch e {
+	case InteractionStateAnswered:
+		return true
+	case InteractionStateChanged:
+		return true
+	case InteractionStateExpired:
+		return true
+	case InteractionStateManualRequired:
+		return true
+	case InteractionStatePending:
+		return true
+	case InteractionStateResponding:
+		return true
+	case InteractionStateResponseUncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionVersion.
+const (
+	N1 InteractionVersion = 1
+)
+
+// Valid indicates whether the value is a known member of the InteractionVersion enum.
+func (e InteractionVersion) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionResponseDeliveryMode.
+const (
+	QueueNextTurn    InteractionResponseDeliveryMode = "queue_next_turn"
+	SteerCurrentTurn InteractionResponseDeliveryMode = "steer_current_turn"
+)
+
+// Valid indicates whether the value is a known member of the InteractionResponseDeliveryMode enum.
+func (e InteractionResponseDeliveryMode) Valid() bool {
+	switch e {
+	case QueueNextTurn:
+		return true
+	case SteerCurrentTurn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NotificationState.
 const (
 	NotificationStateDelivered NotificationState = "delivered"
@@ -164,6 +263,30 @@ func (e Outcome) Valid() bool {
 	case RejectedBeforeInput:
 		return true
 	case Uncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseKind.
+const (
+	Confirmation ResponseKind = "confirmation"
+	FreeText     ResponseKind = "free_text"
+	MultiSelect  ResponseKind = "multi_select"
+	SingleSelect ResponseKind = "single_select"
+)
+
+// Valid indicates whether the value is a known member of the ResponseKind enum.
+func (e ResponseKind) Valid() bool {
+	switch e {
+	case Confirmation:
+		return true
+	case FreeText:
+		return true
+	case MultiSelect:
+		return true
+	case SingleSelect:
 		return true
 	default:
 		return false
@@ -576,6 +699,75 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// Interaction defines model for Interaction.
+type Interaction struct {
+	Agent        AgentKind `json:"agent"`
+	Capabilities struct {
+		BatchResponse bool `json:"batch_response"`
+		FreeText      bool `json:"free_text"`
+		MultiSelect   bool `json:"multi_select"`
+	} `json:"capabilities"`
+	FreeTextLimit  *int                  `json:"free_text_limit,omitempty"`
+	InteractionId  string                `json:"interaction_id"`
+	Kind           InteractionKind       `json:"kind"`
+	ManualRequired *bool                 `json:"manual_required,omitempty"`
+	Questions      []InteractionQuestion `json:"questions"`
+	Reason         *string               `json:"reason,omitempty"`
+	Schema         InteractionSchema     `json:"schema"`
+	State          InteractionState      `json:"state"`
+	Step           struct {
+		Index int `json:"index"`
+		Total int `json:"total"`
+	} `json:"step"`
+	TurnId  string             `json:"turn_id"`
+	Version InteractionVersion `json:"version"`
+}
+
+// InteractionKind defines model for Interaction.Kind.
+type InteractionKind string
+
+// InteractionSchema defines model for Interaction.Schema.
+type InteractionSchema string
+
+// InteractionState defines model for Interaction.State.
+type InteractionState string
+
+// InteractionVersion defines model for Interaction.Version.
+type InteractionVersion int
+
+// InteractionQuestion defines model for InteractionQuestion.
+type InteractionQuestion struct {
+	Header  string `json:"header"`
+	Options []struct {
+		// FreeText Choosing this option carries the answer's `text`.
+		FreeText *bool  `json:"free_text,omitempty"`
+		Label    string `json:"label"`
+		OptionId string `json:"option_id"`
+	} `json:"options"`
+	Prompt       string       `json:"prompt"`
+	QuestionId   string       `json:"question_id"`
+	Required     bool         `json:"required"`
+	ResponseKind ResponseKind `json:"response_kind"`
+}
+
+// InteractionResponse defines model for InteractionResponse.
+type InteractionResponse struct {
+	Answers []struct {
+		QuestionId        string       `json:"question_id"`
+		ResponseKind      ResponseKind `json:"response_kind"`
+		SelectedOptionIds *[]string    `json:"selected_option_ids,omitempty"`
+		Text              *string      `json:"text,omitempty"`
+	} `json:"answers"`
+
+	// DeliveryMode Only for async questions that advertise it; blocking questionnaires refuse it.
+	DeliveryMode  *InteractionResponseDeliveryMode `json:"delivery_mode,omitempty"`
+	InteractionId string                           `json:"interaction_id"`
+	TurnId        *string                          `json:"turn_id,omitempty"`
+}
+
+// InteractionResponseDeliveryMode Only for async questions that advertise it; blocking questionnaires refuse it.
+type InteractionResponseDeliveryMode string
+
 // Managed defines model for Managed.
 type Managed struct {
 	CurrentTurn *TurnRef `json:"current_turn,omitempty"`
@@ -634,6 +826,9 @@ type Problem struct {
 type RespondRequest struct {
 	Request string `json:"request"`
 }
+
+// ResponseKind defines model for ResponseKind.
+type ResponseKind string
 
 // RetryCallbackRequest defines model for RetryCallbackRequest.
 type RetryCallbackRequest struct {
@@ -874,6 +1069,18 @@ type StreamTurnEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// GetTurnInteractionParams defines parameters for GetTurnInteraction.
+type GetTurnInteractionParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
+// RespondTurnInteractionParams defines parameters for RespondTurnInteraction.
+type RespondTurnInteractionParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // CreateWatchParams defines parameters for CreateWatch.
 type CreateWatchParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -894,6 +1101,9 @@ type ApproveTurnJSONRequestBody = ApprovalRequest
 
 // CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
 type CloseTurnJSONRequestBody = CloseRequest
+
+// RespondTurnInteractionJSONRequestBody defines body for RespondTurnInteraction for application/json ContentType.
+type RespondTurnInteractionJSONRequestBody = InteractionResponse
 
 // RespondTurnJSONRequestBody defines body for RespondTurn for application/json ContentType.
 type RespondTurnJSONRequestBody = RespondRequest
@@ -972,6 +1182,12 @@ type ServerInterface interface {
 	// StreamTurnEvents Server-sent events of one Turn
 	// (GET /v1/turns/{turn_id}/events)
 	StreamTurnEvents(w http.ResponseWriter, r *http.Request, turnId TurnID, params StreamTurnEventsParams)
+	// GetTurnInteraction The questionnaire step of a Turn (respond_interaction's status)
+	// (GET /v1/turns/{turn_id}/interaction)
+	GetTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params GetTurnInteractionParams)
+	// RespondTurnInteraction Answer the current questionnaire step (respond_interaction)
+	// (POST /v1/turns/{turn_id}/interaction)
+	RespondTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params RespondTurnInteractionParams)
 	// RecoverTurn Reconcile a Turn with the agent's record
 	// (POST /v1/turns/{turn_id}/recover)
 	RecoverTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
@@ -1131,6 +1347,18 @@ func (_ Unimplemented) CloseTurn(w http.ResponseWriter, r *http.Request, turnId 
 // StreamTurnEvents Server-sent events of one Turn
 // (GET /v1/turns/{turn_id}/events)
 func (_ Unimplemented) StreamTurnEvents(w http.ResponseWriter, r *http.Request, turnId TurnID, params StreamTurnEventsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetTurnInteraction The questionnaire step of a Turn (respond_interaction's status)
+// (GET /v1/turns/{turn_id}/interaction)
+func (_ Unimplemented) GetTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params GetTurnInteractionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// RespondTurnInteraction Answer the current questionnaire step (respond_interaction)
+// (POST /v1/turns/{turn_id}/interaction)
+func (_ Unimplemented) RespondTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params RespondTurnInteractionParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -1852,6 +2080,106 @@ func (siw *ServerInterfaceWrapper) StreamTurnEvents(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// GetTurnInteraction operation middleware
+func (siw *ServerInterfaceWrapper) GetTurnInteraction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTurnInteractionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTurnInteraction(w, r, turnId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RespondTurnInteraction operation middleware
+func (siw *ServerInterfaceWrapper) RespondTurnInteraction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RespondTurnInteractionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RespondTurnInteraction(w, r, turnId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // RecoverTurn operation middleware
 func (siw *ServerInterfaceWrapper) RecoverTurn(w http.ResponseWriter, r *http.Request) {
 
@@ -2311,6 +2639,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/watches/{watch_id}/retry-callback", wrapper.RetryWatchCallback)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/turns/{turn_id}/interaction", wrapper.GetTurnInteraction)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/turns/{turn_id}/interaction", wrapper.RespondTurnInteraction)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
@@ -3815,6 +4149,183 @@ func (response StreamTurnEvents404ApplicationProblemPlusJSONResponse) VisitStrea
 	return err
 }
 
+type GetTurnInteractionRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Params GetTurnInteractionParams
+}
+
+type GetTurnInteractionResponseObject interface {
+	VisitGetTurnInteractionResponse(w http.ResponseWriter) error
+}
+
+type GetTurnInteraction200JSONResponse Interaction
+
+func (response GetTurnInteraction200JSONResponse) VisitGetTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnInteraction400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetTurnInteraction400ApplicationProblemPlusJSONResponse) VisitGetTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnInteraction401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurnInteraction401ApplicationProblemPlusJSONResponse) VisitGetTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnInteraction404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurnInteraction404ApplicationProblemPlusJSONResponse) VisitGetTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnInteraction409ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurnInteraction409ApplicationProblemPlusJSONResponse) VisitGetTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteractionRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+	Params RespondTurnInteractionParams
+	Body   *RespondTurnInteractionJSONRequestBody
+}
+
+type RespondTurnInteractionResponseObject interface {
+	VisitRespondTurnInteractionResponse(w http.ResponseWriter) error
+}
+
+type RespondTurnInteraction200JSONResponse TurnActionResult
+
+func (response RespondTurnInteraction200JSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteraction400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RespondTurnInteraction400ApplicationProblemPlusJSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteraction401ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurnInteraction401ApplicationProblemPlusJSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteraction404ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurnInteraction404ApplicationProblemPlusJSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteraction409ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurnInteraction409ApplicationProblemPlusJSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RespondTurnInteraction422ApplicationProblemPlusJSONResponse Problem
+
+func (response RespondTurnInteraction422ApplicationProblemPlusJSONResponse) VisitRespondTurnInteractionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RecoverTurnRequestObject struct {
 	TurnId TurnID `json:"turn_id"`
 }
@@ -4684,6 +5195,12 @@ type StrictServerInterface interface {
 	// StreamTurnEvents Server-sent events of one Turn
 	// (GET /v1/turns/{turn_id}/events)
 	StreamTurnEvents(ctx context.Context, request StreamTurnEventsRequestObject) (StreamTurnEventsResponseObject, error)
+	// GetTurnInteraction The questionnaire step of a Turn (respond_interaction's status)
+	// (GET /v1/turns/{turn_id}/interaction)
+	GetTurnInteraction(ctx context.Context, request GetTurnInteractionRequestObject) (GetTurnInteractionResponseObject, error)
+	// RespondTurnInteraction Answer the current questionnaire step (respond_interaction)
+	// (POST /v1/turns/{turn_id}/interaction)
+	RespondTurnInteraction(ctx context.Context, request RespondTurnInteractionRequestObject) (RespondTurnInteractionResponseObject, error)
 	// RecoverTurn Reconcile a Turn with the agent's record
 	// (POST /v1/turns/{turn_id}/recover)
 	RecoverTurn(ctx context.Context, request RecoverTurnRequestObject) (RecoverTurnResponseObject, error)
@@ -5328,6 +5845,67 @@ func (sh *strictHandler) StreamTurnEvents(w http.ResponseWriter, r *http.Request
 	}
 }
 
+// GetTurnInteraction operation middleware
+func (sh *strictHandler) GetTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params GetTurnInteractionParams) {
+	var request GetTurnInteractionRequestObject
+
+	request.TurnId = turnId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTurnInteraction(ctx, request.(GetTurnInteractionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTurnInteraction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTurnInteractionResponseObject); ok {
+		if err := validResponse.VisitGetTurnInteractionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RespondTurnInteraction operation middleware
+func (sh *strictHandler) RespondTurnInteraction(w http.ResponseWriter, r *http.Request, turnId TurnID, params RespondTurnInteractionParams) {
+	var request RespondTurnInteractionRequestObject
+
+	request.TurnId = turnId
+	request.Params = params
+
+	var body RespondTurnInteractionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RespondTurnInteraction(ctx, request.(RespondTurnInteractionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RespondTurnInteraction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RespondTurnInteractionResponseObject); ok {
+		if err := validResponse.VisitRespondTurnInteractionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // RecoverTurn operation middleware
 func (sh *strictHandler) RecoverTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
 	var request RecoverTurnRequestObject
@@ -5627,132 +6205,149 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1tc9s4kvBfwaNnq2LX0bKSSebFrqsrbya7k5uZJBdna+punBNhsiVhTQIcALSsTfm/X6EBkCAJWpIn",
-	"zmZ38ymOSACNRqPfu/lhkomyEhy4VpOTD5OKSlqCBon/ey74NUhFNRP8B6A5SPNrDiqTrDI/Tk4m71ZA",
-	"MsG1FEUB8pEiYs3ND81AImEBEngGCZGQCZlDTgQnegXkXS05oTwnkK0E5IRxwrQia7hcCXGlppNkwswi",
-	"K7t4MuG0hMnJ5OzHH49C4CbJRGUrKKmBr6Q3PwFf6tXk5Mmzr5OJ3lRmjNKS8eXk9jaZ/CCUfvm9eRdn",
-	"r6hetXOvhNJzlk+SiYTfaiYhn5xoWUO4REW1BmnG/i++/uvZ0f/Qo7/Njr57/+Fx8vXT2z9MYuua7Y6u",
-	"q2vJ91gXX99x3V+ozlajC6/N0z1Wtu/vtPStmVJVgitAgnojxWUBpfnT0Axwbf6kVVWwDA/yuLJv/Ntf",
-	"laGuDwEEf5CwmJxM/v9xS7HH9qk69vPiil36POPk7Z+ek++ePvuGuMnJmukVoURpelkASTORQzpFTLkJ",
-	"zXpnmZ3hw6SSogKpmd0DbX4fXgQFJeWaZcS+lBCYLqckVcDzdDrETzK5FPkGJ81zZkbQ4k2wmD2E7jJv",
-	"JCxYUUDeLsZyRRZC4o0yJwhKEzNxsKK4/Ctk2qxYgl6J3Kw5AAbJYvjgNqSLX/3+m5ncuPeRtc6W7oS7",
-	"GLxiPN92ojj0R/OiAUyKBSsgjnP3kOgV1UQCzRXRK6aIYQ5M8EeKqEwCcJUQIUlaczcgT8lBwZSGPCEc",
-	"rkESBVwTLQ6jJ+WmG8Lwoqz0hqxXYHgXyURd5IQLTS6B5IaTloxDPo3eyxCtiJR2mXbTo4j90aEReF2a",
-	"GbKC1jlMkomh55tgXLuJs6qS4poWw12ckcqAqsziBqVlpQ2Ttqibku8hY+aRIlS2ZH5KrmCjkIGXwGvC",
-	"eA43oBw6MymUQqI8e/NyancUUEEmypLyfA43GchKD0F6CznNNOQ4/6WoeR7Fo7kgDjhkcBpKFaKF4p5h",
-	"LngGyOIQiTHsuB+olHRj/g83FZOg5lTHKU8sFiCJFpbeOjIPOJIh8FMkScSC0lTXitAlZZzQhQZJmDYb",
-	"WghZmjUmOdVwpFkJsV2WlNe0mLc0MzjCH38ka1YUSH2Uq7UBzkBmj/OUUHPGSnBS1konRtgasCrKIUDr",
-	"pRAFUO6uXVnpub+u3dUcZ1tBUczdUcZZnATqePkQ4UIU2xlOCMYQDeHxR6+KI/m3ljGOM9sFLRT0idTP",
-	"fR+C6m2jmSoG5fNCKLgfiC1+A8Xn2WwWg2e4bqhEDUWd599bObWZiwbM5c4B/j0z5pqywkjhuRUr3St8",
-	"5yxWDEWubXgRjVoTo7yScrqErVLoZ/eavQyItLgMohweKUIvlShqDWQt5BXjS5IzCZkWchO9GQqQ3ToY",
-	"I2o1dSp1QbWR6eaCuzFWgWaKWAFDi+gC/uG2bb5z773kC4HjmLbSdjijpFxVQurwQjTLxJjqmkrO+LJ7",
-	"sFtYb+/m9A/UA9geSuJINQQw2H573gE8MeJ7v+WK/MRURJ8J4dudgDtXbx8UxMH8XhhCG7nDKiItzO9e",
-	"STL6Y81zImtukGNEgyFpa4Dtshm7esMK+lfSGEk7zvEDvtrIjQjkvxhF7wqgUngjFlKUJDVSdpOiUFsL",
-	"matW2GWUG3WcCN7ZzVbpb8V1SOe4Buq7UjNaFJu5/4UL7f6OXQGlhYTddn+Or5oxdWWoOCbnX1yD3BAa",
-	"np/ZrVOD4YYpjfbAzoc3emy6rG92g/udedONmCuQ186DsAfxmCnOceTW2+COpqURB2pv/cQTf4hOfxye",
-	"KMfv0kezXsxNCkiOcQ1Lu8vAsBlaY85MCR4GullgjtzTrghW8DCO4+IHf4H7nK+2KBpuzflw5rUsfh/v",
-	"r5Gvd6Ybh/PcX7UunFXrdxgKKMnQDxDDcw+Y5tVxAN65K9NdH7lr/CDvAm3nQ7bz3w2Vu1tD3NxJnqOw",
-	"KZFdgd4OmnvvLhL7E4MifyFlTHwtzLO4CgdK0SXsgBycoh0QA+EHoIV1fnSXHwoBcRXl8TsfVcO7/Igo",
-	"OCKqZ0igGnJnj+5mNXpvZgyD1v8XO1vIJOi5FHrv9YJ7uh0XrasVQemOTsL9xmAaQ9xzHLanFeVx0feK",
-	"FPQSCvSuVSCqAk4JB2gcPDVnv9VoPQe212Nje5WMN//fjqbeqt6MWGldESHxX0X+8vYn7+TKgF2DIoot",
-	"OeTkzevzd6oHxJPZ02+3QNE7jMgR3IHhHLjRgayKWRSvF5OTX++WiUjTt0mfqLW4ghFvqiGPR4pcApXo",
-	"Z7kCPiXnK7E25k+xIcYAn95FhJZm4pOn65WCbJ4S+5LFrEGocx+6xZtQxA4L9xBqdzaAZojU9w6tceui",
-	"0Z130qUclu8WquOajxl+3mBtCMgYKxlifNebvxU7yeTn1ljvMcRaSuB6rmvJt9q4teRvYYE8EYp8frmZ",
-	"C72KRbTObFhKLAjl+EoQ3yIrUXgHc8T0DuS6uaT7gtZHUgfOGGZeCc0WLnQSMf20hrLSI8L9PtIkh4Jd",
-	"g9xzFFwbTFjKaUYwrr9+2r4dAHYXnRVU6bnb114w4EDwOkb8sRXN80zkEEcZh5v7rc6Dc4q6e84KJdAb",
-	"m7r7cMTylNiwZ+IDVdR61CVoyaxtHjE1nei7i95CqjnHAQ3D2HZv+xsJDjcJLjVO4qFJWkLsUN02go6z",
-	"wxCC3dli56JsY4/dJbaBee5R7jXECnhucBdcl0kyWVA0tWK64+taZyKmfqCngzaM5kiLOlsxvkTPIKGZ",
-	"rmlRbEjOMC7i188Fb/3SkM8vYSEkzBmvaqNI1TwDqSnjUViCCG3f1MsjEJ5byiypgQuIeckHPRm/pgXL",
-	"5y4imSYkrTmt9UpI9jfIzf+RYLjQc7Rf0pHgjqasiF5avM4RB9EbkEeo9BOEwEVk8OXEBurCSOmaKuJg",
-	"3dljElgsEbcJ40pTno3o1o1FMeQvd/hd3e3sS6q/vH3Z5lcQTktDHdpGRTHUbQbuoKrY++rdqo2Ngoce",
-	"uwBvMaqf3zdi0Yzqqs2zrZpzD24/UxxELTfPaVFc0uzqfoBG2HaQB1Gq5a4JGAPgzuG+yFtRmc+NnBG1",
-	"npeM1xoiV+D1pQJ53YlFMkUKwZcu8ogBSeA5OchhQetCk2+ezA6dEcFKw0kez2bf2vNw/48Ja8Zpptk1",
-	"05txYN75TB+mSKo0LTD47uHwcK2ZXolaEz9fC9nXfcCePt0KlzP2o8L2ZQ5lJTTwbEOuYJM4M45URtXD",
-	"mMvAmNpu0QVEPdy9puqKaLjRU3KmSSmUJt/MZiRbUUkzDVKRA4MDkKSiSoONsmeiKGilICeXGzwv683E",
-	"cHhGuTNBr0GyBYP8MCFceE01nPmy1oTDumAc7FhNL1Vi/1oBWTCpNDFPSUk33rClRBVUrYiL7BojVGkq",
-	"tU2dSf9fOrR5Zzsg6a6Il7kShHFt9SBONbuGblAdNXICVBYMJFLUqWF+tUFRw9YryoFwsSZqJdaqUeEF",
-	"j5rpoyGz0aCcf4FoYS+QFuQAYxC0A+0j5fJ+XC7Q4Q7L78HdLANRdRFRkXIxtwEJLTdxp6NoNY67xJxX",
-	"TAYndz+905xYq292ET08CJcOt1UlbfPmAhi787eaqN940kVSDMM+KGoDzZ8S13ejpr/9zj7vsT8M+kbU",
-	"vbISCuTcKO4jO8tr2URPUQKovirMctQnXDgclc8rLtZx1dNe+TlD11JsNglKFNeoTdPyki1r4R2pyAHn",
-	"9FLZIHDNm9BudKVKimvmslmbIHZZx3OmbArUDnuja8o048t5kwgR/GZEk2xS55CX1tU8Z7QQ2/ByJ0t6",
-	"XdHfajj1JuJCIKuzXBAZN3dyw2iEGSij62ZUcmrzEzmsW9Zp35OA0MXtSxdfUyO+bvfCmvFcrPel3eZU",
-	"ejgfo4xRAkz61Bsl/1ryT3+178En78EH78Hsasm9rhyJ87WGbNRucbZt3GfyAPZ60tjYkSX72WN3WePJ",
-	"Dra+Qc33QHNUoCJeUaOP5+75Xk6hQHXefVjfRdhffWwHcWeKoZndD8XTZa22ulDsxGPAvJFiKUFFsGn9",
-	"e/ujJZnYHKm5UbLjiptLoqJKMWOea9THE+f+V0S6bNOEUKehf9vR0Lcb0SEEYzt/a7AbCzJ+IqYwDlec",
-	"By6QPY+HWu9I77wdWWrgL8uZqqhGx9Z95an/dSHkfCWUdiKgAN297RnlGRSFSwOh7i/HGDbz1jXW1i10",
-	"fswKoUaceMHliJQMZFDt62u/TzplFrLwbdTU8vte0mT0nO8XLgjY5jZwWh57m+wge4Hne0JTBVxnGzAN",
-	"h7IVLO5ubA/i4Jufl7mUTOoq3/PotqoWd5haWbcuqxPEDyAJqSM4m97RhyQd411Y2RTNyFwYbTHrMBq4",
-	"oZgremnYNCwWQsbrAB7kLuxPr9t5750y7+3+Au3OZP2BAYRiGsZYrdlVPhcYcnDudWpfqTlWkI3w0W2E",
-	"vj8xJ22FWzR0jQ9LF97o0MpcU3UVErjXTLZn+wdFdXdeD3+hAiiSkHzHL9Dodfi4fuX93MG909vP3xUO",
-	"Hu7O5iXVkunNueGQFjybHHJW2+QtZJ0oKPDnlhZWWle2OpA5d8ewdqYwaiANg/0H1NyXUGc0ykVCKLFj",
-	"E0I5MUikWkjrGs1qWRxe8FyyayDPsSKLPBe5NcbNHzc204QWmC9MZM0J42bGFZWQE2M/25KcC37Bbaov",
-	"hq4IU2a1ppYxHauaTEkusro0pnynzvGC+yidK3gkBmvGoraToHf+zMXn8JcT8kebenNRz2ZfZZjPgn9C",
-	"eoIOA7/1C47PyMGixrhkBkqdEke4RHDnZLYeZFd2hITfFkgcEiEJRfw2s0kwggdnyIBcbkj65vX5O3J8",
-	"/fgYM1jSw+mFuUMFy4AraNO4Jj+/fGcuiyzc0auT42NRAVeilhlMhVweu0Hq2Lzbxt4MJQTJeSeT2fTx",
-	"dIbGfgWcVmxyMvlqOpt+5eoekQiPS9CSZfj3EqK8GK9kQjBajrTg4vzEK58EM11BKo+gN1KUoFdQK7RU",
-	"iGV1U4J5nHkbLrGJUQkp2BVYPg83mOss1SlOlFMoBSdY68iVOY5CiMrIVINTF2Qx0sAeJxP8ZT45mfwZ",
-	"9M9uW70q3iezWa+C1wB4XBVGSe7U7EbqgbuIcSuM7dnsRCEH89s3J/F09mxMd2rgDEqCW74xOfn1fTJR",
-	"dVlSo1ZOguXKZquaLhUmaoK8ZhlM3psZjt3pTze0LIJjHqDsdQX87M3L7SgLr6+fdA/EGYvWrdXe9+C0",
-	"MQdefVx0vXNljlpaPSqOqevHx4OCmOileM2BSLHGsFvD9poSlJB3CmlZZ0IExjUxAXM9JT8xZcw+jMMo",
-	"wgXBHAeiBaF8Y7koSQdVPqnhdMi+eLEhLiNBb9B3uja8uaQbcunKr5B9UQPn8IaY5Z93trrXqe9X4j4o",
-	"Q4oQRVgZYnafuExFJILHexBBMnk2+2pPognIxLuSO3SAxToZNaQJAfH0KpuiJHT8oVcCdnvXFew1hghb",
-	"WvwabYAwrC/bqQ+CGbZbAsD7T0QXY4wi3KCjhtle1LAv9TydPf1U1Paad/fX5RHbCS1v6uaiTAoZk5HX",
-	"TDctBVCMy41lWrbYyIjUK8gJNTKeZqteeZatrvNVdVYvMxP6oi2bcOPn9XU57XpWYRIS2ri9hKUR6EZn",
-	"RGVo6mvgLFvDoA4XGtPFOEBQEXdK0l4FW2pfxwJyIa9szoBC2WiGH1BO2rYJdmuo+tbcKBUYeApwgYkI",
-	"BqZDUrDSbJPpU5I2NXJuNRzhulbg3kguQGECggEiqpC4IscHvE5uhZGLJMFoVvdgqB2SfQs0ZxwwldOX",
-	"qo6JUlQYx2VoipoXvnSktARapkQsHB1ZZVM3lcQo2BSAsWvM+ZwgDYo1P+1o8yeEFoVRrV8YQraTrKgi",
-	"KctPUnJgXi0FF1pwlrnHLD9MSIp/m1fMtIYHHiK1pjnV1I/8z/PXrwjwayhEBRc8/cDyBN9NiDE+laZl",
-	"lRAz4jY9nBJsqoL7Iqi/u/wTdA6dpDi9Ff6UpCekYnyZYs6KAcoi4fEzoqYX/AyzjdKfqNJHLxBdL79P",
-	"sSHIfyjGM/j3Vylh2hkqEqqCbpQtLW3pE5WDjJbQ5C5Rs3W8npwsDfUaXd4aJV3aPcc9vLh25Yg9mdQ3",
-	"FszqFrNuw5QTlpMlGlS4rq3+bvoj/VYDOsucQMMddXoiDdKuGzN+lkQiaPH4idLNcVuqKpj5n6JrcqBA",
-	"G2sCd3iOVhbB1k+Z4BwyfXhK1swYH4ZXpghfOtrdqXNIkxHp+6sTuY+/vafIHdyce2jgFh12+CcQrB0u",
-	"Yuv5jpQjdUtYno+4Hxo2smrq28a0JlcB94Cs1a0wgkpntzBF6urjmi0/sWtAbmu4RVsHO8pym4KbKKqM",
-	"7m2rYR8SVb4aaFTJt44o7wRwQczp/XS1e+teBsSBIkIOGo+Y0UQOA1S7uqPbZFIJFXWTYNwYmUuk+MtK",
-	"E1+35R0odu9T8kdhGKUETPxzhVrMdcnwGxkqFbZY8AcbM3QJd390Tbk+2lG6isTbrsPTmBa3AyJ6/LFX",
-	"bir1Ri6eQXSj4Wbt+5/IUPhqv/efPLm/1mXp1HkZdyDTkB8cf3DVLbfHlUs8idPwf9VQg9FHXHEmFjlM",
-	"rWbS+Ppckmu3xhALPJXo+JSNvWzTFnzVp5yS7/00TBGqNjxbScFFrU7JQhSFWBtFhnGS/vmFdZZ2clzS",
-	"4R14w/jS3YCeYhLDc/vKseujGBG2Tz4aFXczgeIk/JvBORblNq9+ntS7l1nck/Y8d5SLxNQQzb3J2FZS",
-	"H7UVm3F6NvjlsPZlsrZC1qrWDTm7+i7IrcbMxZoYq5XxrKhzA6wrWTOmiShykJ2jUkOKfIuwBcWoH48y",
-	"P66QduCN0GWLtySUSiuQ8M9Gn2i0ZOBINGBqjm52JtNBvmDU7n0Fa8MV0VybkjPL0RWA8iZtl8KSjoFr",
-	"7Nu4N/dVZ/G477Bva/mMiL25mcvtMNZWbGL0nXQmdqEa32HAB2afzbaEZR/0FgwqNiN3oYNW78FismUg",
-	"iMRPbUCZG+qpVNT6UtwEVNnLC41S5/GHXoHY7XGTsBRnpufZCvK6wEIcwsoScoZRUI8HNPaRVCVbYpVJ",
-	"px7YNsLMN4bim2zWDqUblYALbVuZ2k6TB09n36H3rYW0GZseRniv2UJH6u7iQx8WBu/kQ9+5hu7vrWKE",
-	"+0ucwvFZutKfzr67Pw93hEFol6i6jvSRq+GzN9TxhyCR4/Y4zGMcuRW0BLIAnhlVgRrd+V0t+SNF/FDn",
-	"n8R2q5koIfDMdUNMhTFI0f2Yui6dbfkVeSWaKkSXmjAkfptMCe/azoHbSb+b37Nb826Q5Y61o1tVnUiT",
-	"dntbPr4t2++lupNB+/FETbQiK3JfsWweC1ocvLZC/h/+sv4u8/fMNwSGWKfnBaG+ctJeEuxzsj161hQQ",
-	"jPrK3uEbD6BKBemx/+AqVFOfEVOdQkX376AgNT1o/Tl6gnAVHqO+vL/w3JGb54+PFClEdoVhRgk+I1Q1",
-	"VbtJUITmitWSMEqa2DBIAa4ruQ+NXHCs8iK+6MspmFR3ibkDyylhWOmGWTLtpyhsQdkm8WXYQZ+I5IK7",
-	"QkPlBI9bzU6O+aLFxkxrlq8kKAWKvOAai48zmJKX2jVG9w1cSOoqtFKi6EZhfOmCr2hVAYf8hKS54JCS",
-	"AzuJnTI/baFliqRB8URKaq5Z0WLxkXIf3HC10MFuDpMLnjaVDSk5sJkzJd2QFb02r1GjqrYV1d7TXEkh",
-	"Fgham6VtE2pkDR3YLng6LKxID43u6ltv+OJt26EEk3YsHMwoAU9vbpo2FganBdBrDBDjCtMLjsFBozuk",
-	"bbV/Sg6EJGlQ4n/0I2zSwyCWZ0a4gKgMHM74O8J+8GQ2Owxiiy6MHo3rAc/NmL0dFDGpnUQVI6o6+7M4",
-	"NlbAI0WuaVGDjaxhTP3S+8CX7Br4aICth53Rr6dsb8fxQIpG2B7jEysZQWH9iCmANIJhBdZtJNEk9Ro0",
-	"q9Mm/WJNFRpkyL8/puGyG6wJ8UwC/hW1oN+VXeTcrp5hYWahE1FNIwiqsMrasYG+fAwVpeMPrpLmzvy1",
-	"e/ET92mhB9dTfP3nOLl9hiTWVYS9ddl0OdrtyHYwZF9jQunCBpkWEtTKf/TjoAnG9GZNfQrU0JDtyawL",
-	"nvY/e5WiYPdiGlV5GxNmnDwjrohjSrapYhmtdC29JobTXHAj/hzXtU5V1HDIgvElyEoyrskBFAoIupfc",
-	"NzqyFeVL7O31N5ACvw5zmKBpj7PT7viFkBd8KUSeOEGr28/5PFLIUauCcpv+74L3rQLmTBemyFLYRN/g",
-	"uxwpUVBApvHVCy64LQ4i/234cmpbo6W99VzLmVfCZiq5W27E6poy21KdMK60rG0e8QlJ+3WnWJHwBqTC",
-	"XHtNspVgmWvnY3U/dGJAbg4FoeUnBpx+qWma9DSsmO7hfRW/h118cS902dsX18KDuBb2ko3Htkp7nM2+",
-	"ccZVaOhgPbisK41sQ+DXBi0ntiaQ74vnJbmz9MgB9Q1P3AX1lhtz/nOXhIhK3yVY72Pa1JGnve4prcmF",
-	"d9PC2MAWST/BiT5rib/7lcAX/0kuRIfAXzbE5fd57SjCfQNqV8IuhC1Ti9P1K9EqlWgHR0kPWxDYWBAX",
-	"xLWNs04IzLsNuhL3aM2M/P2k9vH5fufjV7fDr0Z+oegHCPUUQBUQ+10kTJe+B6Pekpz+E7uCNgvJvpwm",
-	"tigAsHGet5tOuynXqG1hJrZNsK15AUr5vGHM2u4lcqP/DDv9rVkszc/mX5ulxnKwd1eYHijj+ksq9ONP",
-	"l0zVT53GzKR9jfhjI+r9N1V25ehv3RdKW4XBdTHzikNj9LVmqsSPN7qGNYb8G0PBO6MoZvwtjIW2por4",
-	"hjPm3QXjTKEvl145hcTWXlt1KFBWYrkAuMEv+snnzs0zwTNWgOPgbR5JVyndh7I5rPeia/R9LLCIv+3x",
-	"a4FZCRX0TWWGpFlRtE73wqhT1tzGynh8f0VlTnyLGKw/4kKTiioVi9u/NfB+IdPPnUxVXWLxGNNCYrJH",
-	"w9T2ZbzYfnyLJ64xzZpo2cBfE7p6lBZVhR+hVyy37FFTdeX62Tu3Hm+tOVuL2fqGnP2rsPcvfoTwcEow",
-	"hJOtILuyiW8u4kekzQLDwIAxTk9DtBiiY7w2VmgLSxOfilE/ouNz1O17jeJ3cul8ygCJ+06yEZr/0lGS",
-	"mEOHBtpFl8xdj72db6uWmyPfyGv80v7iy6K3ZT/+4oLRaS/rME1Cxck1fLQdqXrFAdGkx7Ap3ud3jyJf",
-	"M4jayl/yIh8yL9LRliMqR57jV8F2OlN30PzKqG1NmgVTzbejjSrl5FXjbbak34imRzbV3RsO2GTgIG1b",
-	"l6XJBW97iRH7JD0kTNuPQjSmRt8UcR3dmGgmbzRK7EpHXELC6QVvjG5ykA76pKUJSYNue8HS3X79GEs3",
-	"6mvwbXw/x5ScEexrdsGth9bGilDtTJzT1oV+rIht2gisRJF3wl6xKIqtzbN9BD9GEscD3f9OZ7dPXEho",
-	"kTPCAPDhv7rARCQQar/z0Xx5Gi13CK0uzw76/OH4g+8XeOvabYPttdil1e/x9/vRKo56aENnO6XgV6Bc",
-	"/0ebq9U6JJgmK5o3WTTYMZMwfvjZu5O0qMjaZeGRA7e/w+i5J6NpH//Qx/r5J30gmLGsjx3u5E6OPusH",
-	"GXOhfTndz9Nfxl1ei+Xg2/1mu1HLNudZxGfW9MtNPSzoBkP1yPrLZB1mqiKENhkUXWWudattI6mcJuXL",
-	"cUccZl+I8vPyjmEaAsWjzI/MYfoD2o/6xqztiMmLC9zb5u1Swhej95/V6PWyc9TqDeiy24in26D51/eG",
-	"UmyXuFjnK+xf6j76V4iMFq4rUKeX78nx8eMn30xn09n08ck333z7LZKfg6Q/o+05lDRdS9FAdL1ep0H4",
-	"1vUAine+ahtqdppYTuMdJFVkFke7Ng0cs4g7KcQq8d5fGxY3eACeBwtYt8Jw4vA7j2KB9ocaGCCn3kr2",
-	"9RXBxP7khlM/b/pgq85n55tPovdr+oNZbU1/HJvex9ANGDdDXU5BfGy3XHsaLz9Wk9v3t/8XAAD//w==",
+	"7H1/c9s4suBXweleVew6WpYzyc6sXVdX3kz2TW5mkzw7W1t345wIky0JzyTABUAr2pS/+xUaAAmSoCV5",
+	"7LzsbP5JZIkEGo1G/+7G50kmykpw4FpNTj9PKippCRok/vVK8FuQimom+E9Ac5Dm2xxUJlllvpycTj6s",
+	"gGSCaymKAuQzRcSamy+aF4mEBUjgGSREQiZkDjkRnOgVkA+15ITynEC2EpATxgnTiqzheiXEjZpOkgkz",
+	"k6zs5MmE0xImp5Pzn38+CoGbJBOVraCkBr6SfvoF+FKvJqfPX/4hmehNZd5RWjK+nNzdJZOfhNJvfjTP",
+	"4ugV1at27JVQes7ySTKR8PeaScgnp1rWEE5RUa1Bmnf/Hz7+6/nR/6VH/5gd/fHj55PkDy/u/m0Sm9cs",
+	"d3ReXUu+x7z4+I7z/o3qbDU68dr8usfM9vmdpr4zQ6pKcAVIUO+luC6gNB8NzQDX5iOtqoJluJHHlX3i",
+	"f/ynMtT1OYDg3yQsJqeT/37cUuyx/VUd+3Fxxi59nnNy8edX5I8vXn5P3OBkzfSKUKI0vS6ApJnIIZ0i",
+	"ptyAZr7zzI7weVJJUYHUzK6BNt8PD4KCknLNMmIfSghMl1OSKuB5Oh3iJ5lci3yDg+Y5M2/Q4n0wmd2E",
+	"7jTvJSxYUUDeTsZyRRZC4okyOwhKEzNwMKO4/k/ItJmxBL0SuZlzAAySxfCHu5AufvXrb0Zy732MzHW+",
+	"dDvcxeAN4/m2HcVXfzYPGsCkWLAC4jh3PxK9oppIoLkiesUUMcyBCf5MEZVJAK4SIiRJa+5eyFNyUDCl",
+	"IU8Ih1uQRAHXRIvD6E654YYwvC4rvSHrFRjeRTJRFznhQpNrILnhpCXjkE+j5zJEKyKlnaZd9Chif3Zo",
+	"BF6XZoSsoHUOk2Ri6PlT8F67iPOqkuKWFsNVnJPKgKrM5AalZaUNk7aom5IfIWPmJ0WobMn8jNzARiED",
+	"L4HXhPEcPoFy6MykUAqJ8vz9m6ldUUAFmShLyvM5fMpAVnoI0gXkNNOQ4/jXouZ5FI/mgDjgkMFpKFWI",
+	"FoprhrngGSCLQyTGsOO+oFLSjfkbPlVMgppTHac8sViAJFpYeuvIPOBIhsDPkCQRC0pTXStCl5RxQhca",
+	"JGHaLGghZGnmmORUw5FmJcRWWVJe02Le0sxgC3/+maxZUSD1Ua7WBjgDmd3OM0LNHivBSVkrnRhha8Cq",
+	"KIcArddCFEC5O3Zlpef+uHZnc5xtBUUxd1sZZ3ESqOPlQ4QLUWxnOCEYQzSE2x89Ko7kLyxjHGe2C1oo",
+	"6BOpH/shBNVbRjNUDMpXhVDwMBBb/AaKz8vZLAbPcN5QiRqKOs+/t3JqMxYNmMu9L/jnzDu3lBVGCs+t",
+	"WOke4XtHsWIocmzDg2jUmhjllZTTJWyVQn9xj9nDgEiLyyDK4Zki9FqJotZA1kLeML4kOZOQaSE30ZOh",
+	"ANmtgzGiVlOnUhdUG5luDrh7xyrQTBErYGgRncD/uG2ZH9xzb/hC4HtMW2k7HFFSriohdXggmmliTHVN",
+	"JWd82d3YLay3d3L6G+oBbDclcaQaAhgsv93vAJ4Y8X3cckR+YSqiz4Tw7U7AnaO3DwriYP4oDKGNnGEV",
+	"kRbme68kGf2x5jmRNTfIMaLBkLQ1wHZZjJ29YQX9I2mMpB3H+AkfbeRGBPK/GUXvBqBSeCIWUpQkNVJ2",
+	"k6JQWwuZq1bYZZQbdZwI3lnNVulvxXVI5zgH6rtSM1oUm7n/hgvtPseOgNJCwm6rv8RHzTt1Zag4Judf",
+	"34LcEBrun1mtU4PhE1Ma7YGdN29023RZf9oN7g/mSffGXIG8dR6EPYjHDHGJb249DW5rWhpxoPbmTzzx",
+	"h+j02+GJcvwsPZr1Yk5SQHKMa1jaVQaGzdAac2ZK8GOgmwXmyAPtimAGD+M4Ln7yB7jP+WqLouHSnA9n",
+	"Xsvit/H+Gvl6Z7hxOC/9UevCWbV+h6GAkgz9ADE894BpHh0H4IM7Mt35kbvGN/I+0HbeZDv+/VC5szXE",
+	"zb3kOQqbEtkN6O2guefuI7E/Myjy11LGxNfC/BZX4UApuoQdkINDtC/EQPgJaGGdH93ph0JA3ER5/M5b",
+	"1fAu/0YUHBHVMyRQDbmzR3ezGr03M4ZB6/+L7S1kEvRcCr33fME53Y6L1tWKoHTfTsL1xmAaQ9wrfG1P",
+	"K8rjou8VKeg1FOhdq0BUBZwRDtA4eGrO/l6j9RzYXifG9ioZb/7ejqberN6MWGldESHxf0X+evGLd3Jl",
+	"wG5BEcWWHHLy/t3lB9UD4vnsxQ9boOhtRmQL7sFwDtzoQFbFLIp3i8npr/fLRKTpu6RP1FrcwIg31ZDH",
+	"M0WugUr0s9wAn5LLlVgb86fYEGOAT+8jQksz8cHT9UpBNk+Jfchi1iDUuQ/d5E0oYoeJewi1KxtAM0Tq",
+	"R4fWuHXR6M476VIOy/cL1XHNx7x+2WBtCMgYKxlifNeTvxU7yeQN1yBp9lt9FF4fy2hFr1nBAuUgGO8a",
+	"oxs+ahGX2QsJMNfwScd/LutCs7mCwvkLtmgVvRnD4XtjxZDTPDwvWMlGlDHWYnBsB2963mR0RTHBOWWo",
+	"LVO14dncfxuVgREP5RA5foTdSTrY/v/w00eMlXv8jG0QqfHhGYI4uuEiu7H/HntnwVGAqxFrzkkXP1YF",
+	"PDe/+ViX+8N6YFG7to5k8ylbUW79EEM/pqeAec0zkJqysfmhGpItut7jm6+FpkXspx4d2iH88zFa8yHK",
+	"LbqqQ8xJO8TYlG5jQvOkR6pJEBf1Ph5n0tiNcAgJCat3xLewlIamhgyvCXkPViuqIQ33FNeQR3TFz6uV",
+	"EIrxpRU0diiSUSkZ2HiJJZ1niqRmgDTunUfN5B7g4hvV24D2UT9gdN97R8165KNz+10YI5P7mUNzBHYx",
+	"si/cw5av9xYWwpG0+QMO8uDZ/qTt3m6hm4tAROyhaNq97VLOHq/38NtXOyP4fjBGjc5txA7k84ZMunBv",
+	"nb2kn97Yh5/PIu4ldzqCYV7M4oGL8a3tLjC2Zy0QJ1Yx938NIcqhYLcgN/NS5BFz4J1R/owtgMKQNBzH",
+	"Ko80vzX7pIAwfUauC5FhDKAjSBWRsKjxEXOqvQhRGkDOs1pK4HpuOJ5laDXMuRHt+E1MGAwF+9Y9CZj4",
+	"lmcH8qHHmT0px5D+lzbA0jNiw0Vui0vUkl/AAu1YKPL59WYu9CqWhXRuU4nEglCOjwQ5SWQlCp8UEAmX",
+	"dNhPtjdofcW2A2cMM2+FZguX7hJRZ7WGstIjDpmHeAAcTe/5FtwaTFgyad5gXP/hxSSJAHafbVBQpedu",
+	"XXvBgC+C9wvFf7bulHnmzusQMjw/D5mdB/sUDdGdF0qguE6dDXPE8pRYUZP45CJqsyAkaCPd42FAr1De",
+	"R28h1VziC41c3ibj+wsJNjcJDDEcpNWqGkLsUN02go6bsCEEu+v9nYOyzaTtTrENzMtxHb45LsYQo+ge",
+	"jzHed7XORMxlhNEp2jCaIy3qbGXkQEaLgtBM17QoNiRneSgAcsHbXALI59ewEBLmjFe10VbutwiCrLq+",
+	"ez4mxS4tZZbUwAXEPOQT1Ri/pQXL5y6LLE1IWnNa65WQ7B+Qm7+RYLjQc/Q5pyMJOZqyuG6KxzkS1HsP",
+	"8ggdtQQhcFk0+HBik6vC7LY1VcTBunOUK/AyR1RaxpWmPBvxhzZe4Ih1NR4rd6ezL6n+evGmzYklnJbW",
+	"FIAmPdG8uIN7yZ5XHwpv/Mq46bEDYLW7/KFZJs1bXa1httXb2YPbjzQOolNAg+NprKUCvBuk5xXpOkwy",
+	"wRfM8Pcx+/0CtNy8okVxTbObhyEjIhqC/NhSLXdNzB0g4BIeukErKvO5kWWi1vOS8VpD5Ji9u1Ygbzs5",
+	"akyRQvCly0jDRDXgOTnIYUHrQpPvn88OnXOZlWY7TmazH+yeu7+TqMfJaIq3TG/GgfngM8CZIqnStMCk",
+	"TA+Hh2vN9ErUmvjxWsj+0AfsxYutcLkgUFSgv8mhrIQGnm3IDWwS594nlVEnMRdn4GTf7ukPDs5w9Zqq",
+	"G2IId0rONSmF0uT72YxkK2oUbZCKHBgcgCQVVRps9mUmioJWCnJyvbHuAoxyY5pkRrkLTdyCZAsG+WFC",
+	"uPDacDjyda0Jh3XBONh3Nb1Wif20ArJgUmlifiUl3fiAByWqoGpFXMYfEdIoOlLblOr0v6XDWMhsByTd",
+	"lwlljgRhXFtdi1PNbqGbbIlaPwEqCwYSKerMmVl5KzoqyoFwsSZqJdaqMRMEj4ZvRlOpRpO1/ANEC3uA",
+	"tCAHmJtCO9A+Uy4f3OWIH+4w/R4c1DIQVRcRNSwXc5uoouUm7n8RrVZznyj1ys9g5x6m25oda3XaLqLv",
+	"M1+3yMfGbxjA2B2/1Xb9wpMukmIY9sly594L9MVwfT9q+svvrPMB68NkwIhKWVZCgZwb42BkZXktm6w6",
+	"lAADlznLUWdxaZKo4N5wsY4LbHvk5wxDjrHRJChR3KLGTstrtqyFD7AjB5zTa2UdxzVvUv6iM1VS3DLn",
+	"8m2SG8s6nktvU+N3WBtdU6YZX86bBNnguzDagOQodV3Nc0YLsQ0v97KkdxX9ew1n3gxdCGR1lgsi4+ZO",
+	"bhitMwNl9OmMSk5t3QqHdcs67XMSELq4DevyrtRIDoR7YM14Ltb70m6zKz2cj1HGKAEmfeqNkn8t+Zc/",
+	"2g/gkw/ggw9gdrXkXleOBDlaYzlqGzn7Oe6XeQKfQNLY8dujXfda/MkO/gSDmh+B5qhARYJHRh/P3e97",
+	"OZ4C1Xn31/puyP7sYyuIO2wMzey+KZ4ua7XVTWMHHgPmvRRLCSqCTetD3B8tycTmzo9E4ozi5pLrqVJM",
+	"aco16uOJSwtRRLoqpIRQp6H/0NHQtxvqIQRjK78w2I0ln30hpjAOV5wHLpA9j6fg3ROOvxuZauCTy5mq",
+	"qEbn2UPlqf92IeR8JZR2IqAA3T3tGeUZFIVLD6buUxMNat1v0Sh9MskKoUYchcHhiJSSZlDt689/SJlN",
+	"FrLwbdTU8vteMU10nx8WkgjY5jZwWh57l+wge4Hne0JTBVxnGzANh7KhVXc2tgeK8Mmvy1xKJnWV77l1",
+	"W1WLe0ytrFuv30nuDCAJqSPYm97WhyQd411Y8R6t1FkYbTHrMBr4RNGNeG3YNCwWQsbrQ5/kLOxPr9t5",
+	"770y72J/gXZ/clWfb6OYhjFWa1aVzwWGNZwLn9pHao6dBUb46DZC35+Yk7bzQTSlEX/0iQAdWplrqm5C",
+	"AveayfYq0KDZwr3Hwx+oAIokJN/xAzR6HB7Xr7yfO7i3e/v5u8KXh6uz+eq1ZHpzaTikS+PEpOHz2ib1",
+	"I+tEQYFft7Sw0rqyXSOYc3cMa6oLowbSMKHggJrzEuqMRrlICCX23YRQTgwSqRbSukazWhaHVzyX7BbI",
+	"K6zUJ69Ebo1x8+GTSyIpsI6MyJoTxs2IKyohJ8Z+tqXaV/yK2xIwDI8RpsxsTY+LdKybRkpykdWlMeU7",
+	"/S+uuI8EukYYxGDNWNR2EPTOn7sYIH5zSv5kU7Kv6tnsuwzznPEjpKfoMPBLv+L4GzlY1Bj7zECpM+II",
+	"lwjunMzWg+zK0ZHw28LZQyIkoYjfZjQJRvDgCBmQ6w1J37+7/ECOb0+OMbM5PZxemTNUsAxcgpZrdfKX",
+	"Nx/MYZGF23p1enwsKuBK1DKDqZDLY/eSOjbPtvE9QwlBnuLpZDY9mc5sth1wWrHJ6eS76Wz6neuHgUR4",
+	"XIKWLMPPS4jyYjySCcGIPNKCyyUgXvkkWAEFUnkEvZeiBL2CWqGlQiyrmxKs78nbcIlNmE9IwW7A8nn4",
+	"hDVwUp3hQDmFUnCCPTC4MttRCFEZmWpw6oIsU0yIM9vJBH+TT04n/w76L25Zve4uz2ezXmcXA+BxVRgl",
+	"udPLJdInposYN8PYms1KFHIwv3yzEy9mL8d0pwbOoFVMyzcmp79+TCaqLktq1MpJMF3ZLFXTpcJYJMhb",
+	"lsHkoxnh2O3+dEPLItjmAcreVcDP37/ZjrLw+PpB90CcsWjdXO15D3YbayPV46Lrg2t/oaXVo+KYuj05",
+	"HhRKRw/FOw5EijWG3Rq215Qmh7xTSMs6EyIwromFOesp+YUpY/ZhHEYRLgjmURAtCOUby0VJOqj+Tg2n",
+	"Q/bFiw1xWQ/aJvytDW8u6YZcu7J8ZF/UwDk8IWb6V52l7rXr+7U+GpSnR4girBg2q09cBQsSwckeRJBM",
+	"Xs6+25NoAjLxruQOHWARd0YNaUJAPL2K9ygJHX/utQa4u+8I9hqGha3Ofo02xhr2HdipP5Z5bbcEgI9f",
+	"iC7GGEW4QEcNs72oYV/qeTF78aWo7R3vrq/LI7YTWt70U4gyKWRMRl4z3bSaQjEuN5Zp2SJ0I1JvICfU",
+	"yHiarXpl+7brgu+2YPUyM6Av5rdJPX5cX6/dzmcVJiGhjdtLWBqBbnRGVIamvjeCZWsY1OFCY0oaBwg6",
+	"JZyRtNfZILWPY2MhIW9szoBC2WheP6CctO207NJQ9a25USow8BTgAhMRDEyHBEuVFOZJp03vBDcbvuG6",
+	"meHaSC5AYQKCASKqkLjmF094nNwMIwdJgtGsHsBQOyR7ATRnHDBd1LcwGROlqDCOy1AsHLEPHSktgZYp",
+	"EQtHR1bZ1E2HGRRsCsDYNWZ/TpEGxZqfdbT5U0KLwqjWrw0h20FWVJGU5acpOTCPloILLTjL3M8sP0xI",
+	"ip/NI2ZYwwMPkVrTnGrq3/zfl+/eEuC3UIgKrnj6meUJPpsQY3wqTcsqIeaNu/RwSrDZHq6LoP7u8k/Q",
+	"OXSa4vBW+FOSnpKK8WWKOSsGKIuEk5dETa/4OWYbpb9QpY9eI7re/Jhio7j/pRjP4H++TQnTzlCRUBV0",
+	"o2zLkZY+UTnIaAlN7hI1S8fjycnSUK/R5a1R0qXdS1zD61vXpqInk/rGgpndYtYtmHLCcrJEgwrntV2B",
+	"mr6Zf68BnWVOoOGKOr0yB6ndjRk/ixVvxeMnSjfbbamqYOYvRdfkQIE21gSu8BKtLIItQTPBOWT68Iys",
+	"mTE+DK9MEb50tOtnZ5MmI9L3VydyT354oMgdnJwHaOAWHfb1LyBYO1zE9nk4Uo7ULWF5PuK+aNjIqul7",
+	"MKY1uc4IT8ha3QwjqHR2C1Okrh7XbPmF3QJyW8Mt2gLEUZbbFGJHUWV0b9sl5SlR5avER5V864jyTgAX",
+	"xJw+TFd7sO5lQBwoIuSg8YgZTeQwQLWrR79LJpVQUTcJxo2RuUSaAlhp4uv5vQPFrn1K/iQMo5SAiX+u",
+	"gJ+57ml+IUOlwjaR+MnGDF3C3Z9cs9ZH20rXqeKu6/A0psXdgIhOHnvmpoPDyMEziG403Kx9/gsZCt/t",
+	"9/zz5w/XuiydOi/jDmQa8oPjz66C5u64cokncRr+jxpqMPqIa9qBhRRTq5k0vj6X5NrtPYGNP5To+JSN",
+	"vWzTFnw3EDklP/phmLIViispuKjVGVmIohBro8gwTtJ/f22dpZ0cl3R4Bt4zvnQnoKeYxPDcPnLs+mtH",
+	"hO3zR6PibiZQnISxghKbtTSPfp3Uu5dZ3JP2PHeUi8TUEM2Dydh22DlqO3nE6dngl8Pat0+xnVOsat2Q",
+	"s6shg9xqzFysibFaGc+KOjfAurI4Y5qIIgfZ2So1pMgLhC1oUvJ4lPm4QtqBN0KXLd6SUCqtQMLvjT7R",
+	"aMnAkWjA1Bzd7Eymg3zBqN37FtaGK6K5NiXnlqMrAOVN2i6FJR0D19i3cW/u287kcd9h39byGRF7czOX",
+	"22GsrdjAts1LOLAL1fjOUz4w+3K2JSz7pKdgUBUaOQsdtHoPFpMtA0EkfmkDypxQT6Wi1tfiU0CVvbzQ",
+	"KHUef+4ViN0dNwlLcWZ6ma0grwssxCGsLCFnGAX1eEBjH0lVsiVWmXRqjm2D9HxjKL7JZu1QulEJuNC2",
+	"xb3tQH7wYvZH9L61kDbvpocR3muW0JG6u/jQh8XHO/nQd66h+69WMcL1JU7h+Cpd6S9mf3w4D3eEQWiX",
+	"qLqO9JGj4bM31PHnIJHj7jjMYxw5FbQEsgCeGVWBGt35Qy35M0X8q84/iW34M1FC4JnrhpgKY5Ci+zF1",
+	"3dvb8ivyVjRViC41YUj8NpkSPrQdpbeTfje/Z7dLXUCWO9aOblV1Ipf32NPy+LZsv8f+Tgbt44maaEVW",
+	"5LxiaT4WtDh4bRX+P/1h/U3m77m/KAJiN4AsCPWVk/aQYC+V7dGzpoBg1Ff2AZ94AlUqSI/9J1ehmvqM",
+	"mOoUKrr/BQpSczeB30dPEK7CY9SX91eeO3Lz/PGZIoXIbjDMKMFnhKqmajcJitBcsVoSRkkTGwYpwN1W",
+	"40MjVxyrvIgv+nIKJtVdYu7AckYYVrphlkx7RZktKNskvgw76EWRXHFXaKic4HGz2cExX7TYmGHN9JUE",
+	"pUCR11xj8XEGU/JGuwtzfJMYkroKrZQoulEYX7riK1pVwCE/JWkuOKTkwA5ih8zPWmiZImlQPJGSmmtW",
+	"tFh8ptxFbK4WOljNYXLF06ayISUHNnOmpBuyorfmMWpU1bai2nuaKynEAkFrs7RtQo2soQPbFU+HhRXp",
+	"odFdfXsPX7xtu6Bg0o6Fgxkl4MWnT02rDIPTAugtBohxhukVx+Cg0R3Stto/JQdCkjQo8T/6GTbpYRDL",
+	"M2+4gKgMHM74PcJ+8Hw2Owxiiy6MHo3rAc8/2DZe+zkoYlI7iSpGVHXWZ3FsrIBnitzSogYbWcOY+rX3",
+	"gS/ZLfDRAFsPO6O36m1v+fFEikbYHuMLKxlBYf2IKYA0gmEF1m0k0ST1GjSrsyb9Yk0VGmTIvx/TcNkN",
+	"1oR4JgH/ilrQb8oucm5Xz7Aws9CJqKYRBFVYZe3YQF8+horS8WdXSXNv/tqD+Im7cvLJ9RRf/zlObl8h",
+	"iXUVYW9dNp2UdtuyHQxZ7Btpc0MoWUhQK38Z3EETjOmNmvoUqKEh25NZVzztX4eaomD3YhpVeRsTZpy8",
+	"JK6IY0q2qWIZrXQtvSaGw1xxI/4c17VOVdRwyILxJchKMq7JARQKCLqX3N1tru1xmpB/gBR4a+BhgqY9",
+	"uOaZ4fsLIa/4Uog8cYJWt9c8PlPIUauCcpv+74L3rQLmTBemyFLYRN/gvraU2KZR+OgVF9wWB5H/Y/hy",
+	"atuvpb35XMuZt8JmKrlTbsTqmjJ71Q5hXGlZ2zziU5L2606xIuE9SIW59ppkK8Ey187H6n7oxIDcbApC",
+	"y08NOP1S0zTpaVgx3cP7Kn4Lu/jmXuiyt2+uhSdxLewlG49tlfY4m33vjKvQ0MF6cFlXGtmGwFuoLSe2",
+	"JpDvveclubP0yAH1DU/cAfWWG3P+c5eEiErfNVjvY9rUkae97imtyYVn08LYwBZJP8GBvmqJv/uRwAd/",
+	"JweiQ+BvGuLy67x1FOHuBt2VsAthy9TidP1WtEol2sFR0sMWBDYWxAVxbeOsEwLzboPOxz1aM2/+dlJ7",
+	"fL7fuRT1bnib+DeKfoJQTwFUAbH3ZWK69AMY9Zbk9F/YDbRZSPbhNLFFAYCN87zddNZNuUZtCzOxbYJt",
+	"zQtQyucNY9Z2L5Eb/WfY6W/NYml+Nv/aTDWWg727wvREGdffUqFPvlwyVT91GjOT9jXij1n3wqLl2B1U",
+	"VX1dsIy4W2xdK0s0+myTfKI0VOQgtSg/JbvdWmOMBJfOfEpO0sPkiqNHXGBLOMJyhbk2U3KOiUhpt68/",
+	"Om1L851tnonKj4HJ2nlOe7MGnbKCCDtbW/VGEXrF1UpIfVSwWzDqDrul2gdp8Rb35sZ0m6uMHyMmrC9o",
+	"sjM+U6GJeIYruOJoOnZ6gZZ04+8+Z5gBhCiMXY1+gE2Ej6w96Ps9Wfnqipiw9R5RK1rB4RVnyuVq2VKT",
+	"3v09p+jojtpjznXzptOZ6IubZU8kN8NVjXAAswO/Nznpskvbiz0snTWykhy4u6DChlSNb+lwj3jZO+7G",
+	"tm3lWQlJmw6EZ3nhj4lnItrVY7enAj3Nhnin0SibWHOQiTlOEDrBXOStdWi6E4lnOek7iCyQoXeoiZ4E",
+	"J/eKP4J3iFjnkOv7qRpUuPTpxnVzxb2vyHuSmB7xGiH0BSz0lPxZAtg2A8x6cAuGQUiJiVmNIy3t3bxm",
+	"zv6F7zpsNggXg/zk1G+U7zpsZkvs3ZLKqC0l8JrwurwGqQhV5vGEdPkTdarQ9Ir/dheRawX/FbClx7ca",
+	"Ylc0fc0eIw/FN49Rx2PkVaAIl43x1sPdtTOjqfibkHe1ty+A5l3Hkusx6906jUu+5Z9Sn9kmO7ZdhCTN",
+	"GfWhQor1GAujVxkO7dsBmmcXjDOFkXZ607Aoo0hZkglcSbFMTVzgN+/R125rZ4JnrACvMzRivesy3Iey",
+	"Oaz3ouv2RrPgBgYLzEqoQPYb7VcbDboR6ka/d8EQ7FuEz6+ozIlv4IfV4UbjrqhSsazKCwPvNzL92slU",
+	"1SWW9jMtJKbiNkxtP7PYse0tcdLGcd7kMg2iaWEgTmlRVZATxhXLLXvUVN24G41c0JW3vnbbKaON3Lno",
+	"hEL1fG1M2MMpwQSbbAXZjS1LcPlYRNocfUzbyBlfnoVoMUTHeA0qhKXJHprep4R9bZ7X3lVBO6lPXzJ9",
+	"xZnwRmj+S+ewxJQnGmgXXTJ3HZB3Pq1abo58m9XxQ/s337RmW23K31yqYNqrCUmTUHFy7bhtv9Be6Wa0",
+	"JCVsWfz1naPIXVPRSMa3qpWnrFpxtOWIypHn+FGwfWjVPTS/MmpbkwTLUHLgba9GlXLyqskFsKTfiKZn",
+	"thDRGw7oEj1I28ayaXLF206vxP6SHhKm7ZVdjanRN0Vcv10mmsEbjRJ7BhOXLnp2xZuQCDlIB11s04Sk",
+	"QS/kYOrubUqY6WjUV6wnc6LWjTEl5wS7zl5x60J2/hfrXrVfucQcK2KbJk8rUeQdv1PMgWE7J9guz4+R",
+	"YvtE57/Td/cLt3mwyBlhAPjjv7rARCQQam9h813QrOUOodXl2UGfPxx/9t2c79xlKGA7YXdp9Uf8/mG0",
+	"im89taGznVLwHlDXndtm0rcOCabJiuZNjjP2MyeMH371wT4tKrJ2NRLkwK3vMLrvyWhS7j/1tn79KbkI",
+	"Ziwnd4czuZOjz/pBxlxo33b36/SXcReNthx8u99sN2rZ5jyL+Mya2wxSDwu6wVA9sv4yWYd1RAihLdVB",
+	"V5lrrG+bfCunSflmKSMOs29E+XV5xzBJ1IZm8yOzmX6D9qO+MWs7YvLiBA+2ebuU8M3o/b0avV52jlq9",
+	"AV122yR2r8/49aOhFNvDN9aXFLvLuyuZC5HRwvVs7Ny0cHp8fPL8++lsOpuenH7//Q8/IPk5SPoj2o6Q",
+	"SdNTHg1E14l/GiTXuQ6N8b6kbbvzTovxaby/t4qM4mjXFulhjVenwEsl3vsLuU89AJ4HE1i3wnDg8BZu",
+	"sUD7Qw0MkDNvJfvq12Bgv3PDoV81t5S41AnXHs5v/6ANYzCq7bgUx6b3MXTT+ZpXXcZn/N1uM51pvDmM",
+	"mtx9vPv/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

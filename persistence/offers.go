@@ -17,9 +17,9 @@ func (t *tx) InsertOffer(ctx context.Context, o domain.Offer) error {
 		ds[i] = string(d)
 	}
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO offers(offer_id, kind, turn_id, terminal_id, host_id, conversation,
-		fingerprint, decisions, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		fingerprint, decisions, created_at, expires_at, payload, public_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.Kind, o.TurnID, o.TerminalID, o.HostID, o.Conversation, o.Fingerprint, strings.Join(ds, ","),
-		ts(o.CreatedAt), ts(o.ExpiresAt))
+		ts(o.CreatedAt), ts(o.ExpiresAt), o.Payload, o.PublicID)
 	if err != nil {
 		return fmt.Errorf("insert offer: %w", err)
 	}
@@ -28,14 +28,23 @@ func (t *tx) InsertOffer(ctx context.Context, o domain.Offer) error {
 
 // LiveOffer returns the newest unconsumed, unexpired offer for this scope.
 func (t *tx) LiveOffer(ctx context.Context, kind, terminalID, turnID, hostID, conversation string, now time.Time) (domain.Offer, error) {
+	return t.offer(ctx, `AND expires_at > ? ORDER BY created_at DESC LIMIT 1`, kind, terminalID, turnID, hostID, conversation, ts(now))
+}
+
+// OfferByPublicID returns the newest unconsumed offer for this scope that
+// showed publicID, expired or not.
+func (t *tx) OfferByPublicID(ctx context.Context, kind, terminalID, turnID, hostID, conversation, publicID string) (domain.Offer, error) {
+	return t.offer(ctx, `AND public_id = ? ORDER BY created_at DESC LIMIT 1`, kind, terminalID, turnID, hostID, conversation, publicID)
+}
+
+func (t *tx) offer(ctx context.Context, tail string, args ...any) (domain.Offer, error) {
 	var o domain.Offer
 	var ds string
 	var created, expires sql.NullString
 	err := t.tx.QueryRowContext(ctx, `SELECT offer_id, kind, turn_id, terminal_id, host_id, conversation, fingerprint,
-		decisions, created_at, expires_at FROM offers WHERE kind = ? AND terminal_id = ? AND turn_id = ? AND host_id = ?
-		AND conversation = ? AND consumed_at IS NULL AND expires_at > ? ORDER BY created_at DESC LIMIT 1`,
-		kind, terminalID, turnID, hostID, conversation, ts(now)).Scan(&o.ID, &o.Kind, &o.TurnID, &o.TerminalID, &o.HostID,
-		&o.Conversation, &o.Fingerprint, &ds, &created, &expires)
+		decisions, created_at, expires_at, payload, public_id FROM offers WHERE kind = ? AND terminal_id = ? AND turn_id = ?
+		AND host_id = ? AND conversation = ? AND consumed_at IS NULL `+tail, args...).Scan(&o.ID, &o.Kind, &o.TurnID,
+		&o.TerminalID, &o.HostID, &o.Conversation, &o.Fingerprint, &ds, &created, &expires, &o.Payload, &o.PublicID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return o, domain.ErrNotFound
 	}

@@ -124,6 +124,105 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for InteractionKind.
+const (
+	AsyncQuestion InteractionKind = "async_question"
+	Questionnaire InteractionKind = "questionnaire"
+)
+
+// Valid indicates whether the value is a known member of the InteractionKind enum.
+func (e InteractionKind) Valid() bool {
+	switch e {
+	case AsyncQuestion:
+		return true
+	case Questionnaire:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionSchema.
+const (
+	AgentKnockKnockterminalInteraction InteractionSchema = "agent-knock-knock/terminal-interaction"
+)
+
+// Valid indicates whether the value is a known member of the InteractionSchema enum.
+func (e InteractionSchema) Valid() bool {
+	switch e {
+	case AgentKnockKnockterminalInteraction:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionState.
+const (
+	InteractionStateAnswered          InteractionState = "answered"
+	InteractionStateChanged           InteractionState = "changed"
+	InteractionStateExpired           InteractionState = "expired"
+	InteractionStateManualRequired    InteractionState = "manual_required"
+	InteractionStatePending           InteractionState = "pending"
+	InteractionStateResponding        InteractionState = "responding"
+	InteractionStateResponseUncertain InteractionState = "response_uncertain"
+)
+
+// Valid indicates whether the value is a known member of the InteractionState enum.
+func (e InteractionState) Valid() bool {
+	switch e {
+	case InteractionStateAnswered:
+		return true
+	case InteractionStateChanged:
+		return true
+	case InteractionStateExpired:
+		return true
+	case InteractionStateManualRequired:
+		return true
+	case InteractionStatePending:
+		return true
+	case InteractionStateResponding:
+		return true
+	case InteractionStateResponseUncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionVersion.
+const (
+	N1 InteractionVersion = 1
+)
+
+// Valid indicates whether the value is a known member of the InteractionVersion enum.
+func (e InteractionVersion) Valid() bool {
+	switch e {
+	case N1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InteractionResponseDeliveryMode.
+const (
+	QueueNextTurn    InteractionResponseDeliveryMode = "queue_next_turn"
+	SteerCurrentTurn InteractionResponseDeliveryMode = "steer_current_turn"
+)
+
+// Valid indicates whether the value is a known member of the InteractionResponseDeliveryMode enum.
+func (e InteractionResponseDeliveryMode) Valid() bool {
+	switch e {
+	case QueueNextTurn:
+		return true
+	case SteerCurrentTurn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NotificationState.
 const (
 	NotificationStateDelivered NotificationState = "delivered"
@@ -160,6 +259,30 @@ func (e Outcome) Valid() bool {
 	case RejectedBeforeInput:
 		return true
 	case Uncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseKind.
+const (
+	Confirmation ResponseKind = "confirmation"
+	FreeText     ResponseKind = "free_text"
+	MultiSelect  ResponseKind = "multi_select"
+	SingleSelect ResponseKind = "single_select"
+)
+
+// Valid indicates whether the value is a known member of the ResponseKind enum.
+func (e ResponseKind) Valid() bool {
+	switch e {
+	case Confirmation:
+		return true
+	case FreeText:
+		return true
+	case MultiSelect:
+		return true
+	case SingleSelect:
 		return true
 	default:
 		return false
@@ -572,6 +695,75 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// Interaction defines model for Interaction.
+type Interaction struct {
+	Agent        AgentKind `json:"agent"`
+	Capabilities struct {
+		BatchResponse bool `json:"batch_response"`
+		FreeText      bool `json:"free_text"`
+		MultiSelect   bool `json:"multi_select"`
+	} `json:"capabilities"`
+	FreeTextLimit  *int                  `json:"free_text_limit,omitempty"`
+	InteractionId  string                `json:"interaction_id"`
+	Kind           InteractionKind       `json:"kind"`
+	ManualRequired *bool                 `json:"manual_required,omitempty"`
+	Questions      []InteractionQuestion `json:"questions"`
+	Reason         *string               `json:"reason,omitempty"`
+	Schema         InteractionSchema     `json:"schema"`
+	State          InteractionState      `json:"state"`
+	Step           struct {
+		Index int `json:"index"`
+		Total int `json:"total"`
+	} `json:"step"`
+	TurnId  string             `json:"turn_id"`
+	Version InteractionVersion `json:"version"`
+}
+
+// InteractionKind defines model for Interaction.Kind.
+type InteractionKind string
+
+// InteractionSchema defines model for Interaction.Schema.
+type InteractionSchema string
+
+// InteractionState defines model for Interaction.State.
+type InteractionState string
+
+// InteractionVersion defines model for Interaction.Version.
+type InteractionVersion int
+
+// InteractionQuestion defines model for InteractionQuestion.
+type InteractionQuestion struct {
+	Header  string `json:"header"`
+	Options []struct {
+		// FreeText Choosing this option carries the answer's `text`.
+		FreeText *bool  `json:"free_text,omitempty"`
+		Label    string `json:"label"`
+		OptionId string `json:"option_id"`
+	} `json:"options"`
+	Prompt       string       `json:"prompt"`
+	QuestionId   string       `json:"question_id"`
+	Required     bool         `json:"required"`
+	ResponseKind ResponseKind `json:"response_kind"`
+}
+
+// InteractionResponse defines model for InteractionResponse.
+type InteractionResponse struct {
+	Answers []struct {
+		QuestionId        string       `json:"question_id"`
+		ResponseKind      ResponseKind `json:"response_kind"`
+		SelectedOptionIds *[]string    `json:"selected_option_ids,omitempty"`
+		Text              *string      `json:"text,omitempty"`
+	} `json:"answers"`
+
+	// DeliveryMode Only for async questions that advertise it; blocking questionnaires refuse it.
+	DeliveryMode  *InteractionResponseDeliveryMode `json:"delivery_mode,omitempty"`
+	InteractionId string                           `json:"interaction_id"`
+	TurnId        *string                          `json:"turn_id,omitempty"`
+}
+
+// InteractionResponseDeliveryMode Only for async questions that advertise it; blocking questionnaires refuse it.
+type InteractionResponseDeliveryMode string
+
 // Managed defines model for Managed.
 type Managed struct {
 	CurrentTurn *TurnRef `json:"current_turn,omitempty"`
@@ -630,6 +822,9 @@ type Problem struct {
 type RespondRequest struct {
 	Request string `json:"request"`
 }
+
+// ResponseKind defines model for ResponseKind.
+type ResponseKind string
 
 // RetryCallbackRequest defines model for RetryCallbackRequest.
 type RetryCallbackRequest struct {
@@ -870,6 +1065,18 @@ type StreamTurnEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// GetTurnInteractionParams defines parameters for GetTurnInteraction.
+type GetTurnInteractionParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
+// RespondTurnInteractionParams defines parameters for RespondTurnInteraction.
+type RespondTurnInteractionParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // CreateWatchParams defines parameters for CreateWatch.
 type CreateWatchParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -890,6 +1097,9 @@ type ApproveTurnJSONRequestBody = ApprovalRequest
 
 // CloseTurnJSONRequestBody defines body for CloseTurn for application/json ContentType.
 type CloseTurnJSONRequestBody = CloseRequest
+
+// RespondTurnInteractionJSONRequestBody defines body for RespondTurnInteraction for application/json ContentType.
+type RespondTurnInteractionJSONRequestBody = InteractionResponse
 
 // RespondTurnJSONRequestBody defines body for RespondTurn for application/json ContentType.
 type RespondTurnJSONRequestBody = RespondRequest
@@ -1191,6 +1401,45 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
 	StreamTurnEvents(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTurnInteraction The questionnaire step of a Turn (respond_interaction's status)
+	//
+	// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
+	// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
+	// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
+	// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+	// is shown with `manual_required: true`.
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
+	GetTurnInteraction(ctx context.Context, turnId TurnID, params *GetTurnInteractionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RespondTurnInteractionWithBody Answer the current questionnaire step (respond_interaction)
+	//
+	// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+	RespondTurnInteractionWithBody(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RespondTurnInteraction Answer the current questionnaire step (respond_interaction)
+	//
+	// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+	RespondTurnInteraction(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, body RespondTurnInteractionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RecoverTurn Reconcile a Turn with the agent's record
 	//
@@ -1770,6 +2019,75 @@ func (c *Client) CloseTurn(ctx context.Context, turnId TurnID, body CloseTurnJSO
 // Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
 func (c *Client) StreamTurnEvents(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamTurnEventsRequest(c.Server, turnId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTurnInteraction The questionnaire step of a Turn (respond_interaction's status)
+//
+// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
+// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
+// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
+// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+// is shown with `manual_required: true`.
+//
+// Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
+func (c *Client) GetTurnInteraction(ctx context.Context, turnId TurnID, params *GetTurnInteractionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTurnInteractionRequest(c.Server, turnId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RespondTurnInteractionWithBody Answer the current questionnaire step (respond_interaction)
+//
+// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+func (c *Client) RespondTurnInteractionWithBody(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRespondTurnInteractionRequestWithBody(c.Server, turnId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RespondTurnInteraction Answer the current questionnaire step (respond_interaction)
+//
+// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+func (c *Client) RespondTurnInteraction(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, body RespondTurnInteractionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRespondTurnInteractionRequest(c.Server, turnId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2952,6 +3270,117 @@ func NewStreamTurnEventsRequest(server string, turnId TurnID, params *StreamTurn
 	return req, nil
 }
 
+// NewGetTurnInteractionRequest constructs an http.Request for the GetTurnInteraction method
+func NewGetTurnInteractionRequest(server string, turnId TurnID, params *GetTurnInteractionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/interaction", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRespondTurnInteractionRequest calls the generic RespondTurnInteraction builder with application/json body
+func NewRespondTurnInteractionRequest(server string, turnId TurnID, params *RespondTurnInteractionParams, body RespondTurnInteractionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRespondTurnInteractionRequestWithBody(server, turnId, params, "application/json", bodyReader)
+}
+
+// NewRespondTurnInteractionRequestWithBody constructs an http.Request for the RespondTurnInteraction method, with any body, and a specified content type
+func NewRespondTurnInteractionRequestWithBody(server string, turnId TurnID, params *RespondTurnInteractionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/interaction", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRecoverTurnRequest constructs an http.Request for the RecoverTurn method
 func NewRecoverTurnRequest(server string, turnId TurnID) (*http.Request, error) {
 	var err error
@@ -3642,6 +4071,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/turns/{turn_id}/events (the `StreamTurnEvents` operationId).
 	StreamTurnEventsWithResponse(ctx context.Context, turnId TurnID, params *StreamTurnEventsParams, reqEditors ...RequestEditorFn) (*StreamTurnEventsResponse, error)
+
+	// GetTurnInteractionWithResponse The questionnaire step of a Turn (respond_interaction's status)
+	//
+	// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
+	// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
+	// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
+	// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+	// is shown with `manual_required: true`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
+	GetTurnInteractionWithResponse(ctx context.Context, turnId TurnID, params *GetTurnInteractionParams, reqEditors ...RequestEditorFn) (*GetTurnInteractionResponse, error)
+
+	// RespondTurnInteractionWithBodyWithResponse Answer the current questionnaire step (respond_interaction)
+	//
+	// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+	RespondTurnInteractionWithBodyWithResponse(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RespondTurnInteractionResponse, error)
+
+	// RespondTurnInteractionWithResponse Answer the current questionnaire step (respond_interaction)
+	//
+	// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// Unproven: `response_uncertain`, `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+	RespondTurnInteractionWithResponse(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, body RespondTurnInteractionJSONRequestBody, reqEditors ...RequestEditorFn) (*RespondTurnInteractionResponse, error)
 
 	// RecoverTurnWithResponse Reconcile a Turn with the agent's record
 	//
@@ -5063,6 +5533,151 @@ func (r StreamTurnEventsResponse) ContentType() string {
 	return ""
 }
 
+type GetTurnInteractionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Interaction
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTurnInteractionResponse) GetJSON200() *Interaction {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTurnInteractionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTurnInteractionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTurnInteractionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetTurnInteractionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTurnInteractionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTurnInteractionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTurnInteractionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTurnInteractionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RespondTurnInteractionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RespondTurnInteractionResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RespondTurnInteractionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RespondTurnInteractionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RespondTurnInteractionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RespondTurnInteractionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RespondTurnInteractionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r RespondTurnInteractionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RespondTurnInteractionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RespondTurnInteractionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RespondTurnInteractionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type RecoverTurnResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6154,6 +6769,65 @@ func (c *ClientWithResponses) StreamTurnEventsWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseStreamTurnEventsResponse(rsp)
+}
+
+// GetTurnInteractionWithResponse The questionnaire step of a Turn (respond_interaction's status)
+//
+// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
+// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
+// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
+// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+// is shown with `manual_required: true`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
+func (c *ClientWithResponses) GetTurnInteractionWithResponse(ctx context.Context, turnId TurnID, params *GetTurnInteractionParams, reqEditors ...RequestEditorFn) (*GetTurnInteractionResponse, error) {
+	rsp, err := c.GetTurnInteraction(ctx, turnId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTurnInteractionResponse(rsp)
+}
+
+// RespondTurnInteractionWithBodyWithResponse Answer the current questionnaire step (respond_interaction)
+//
+// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+func (c *ClientWithResponses) RespondTurnInteractionWithBodyWithResponse(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RespondTurnInteractionResponse, error) {
+	rsp, err := c.RespondTurnInteractionWithBody(ctx, turnId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRespondTurnInteractionResponse(rsp)
+}
+
+// RespondTurnInteractionWithResponse Answer the current questionnaire step (respond_interaction)
+//
+// One step at a time, with the ids of the projection this conversation was shown. AKK revalidates the owner,
+// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
+// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
+// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// Unproven: `response_uncertain`, `do_not_retry`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/turns/{turn_id}/interaction (the `RespondTurnInteraction` operationId).
+func (c *ClientWithResponses) RespondTurnInteractionWithResponse(ctx context.Context, turnId TurnID, params *RespondTurnInteractionParams, body RespondTurnInteractionJSONRequestBody, reqEditors ...RequestEditorFn) (*RespondTurnInteractionResponse, error) {
+	rsp, err := c.RespondTurnInteraction(ctx, turnId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRespondTurnInteractionResponse(rsp)
 }
 
 // RecoverTurnWithResponse Reconcile a Turn with the agent's record
@@ -7338,6 +8012,121 @@ func ParseStreamTurnEventsResponse(rsp *http.Response) (*StreamTurnEventsRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTurnInteractionResponse parses an HTTP response from a GetTurnInteractionWithResponse call
+func ParseGetTurnInteractionResponse(rsp *http.Response) (*GetTurnInteractionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTurnInteractionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Interaction
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRespondTurnInteractionResponse parses an HTTP response from a RespondTurnInteractionWithResponse call
+func ParseRespondTurnInteractionResponse(rsp *http.Response) (*RespondTurnInteractionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RespondTurnInteractionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	}
 

@@ -1,0 +1,423 @@
+package domain
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// InteractionSchema names the public projection format.
+const InteractionSchema = "agent-knock-knock/terminal-interaction"
+
+// Interaction is the public projection of one questionnaire step: opaque
+// semantic ids only, never keys, indexes or screen text beyond the labels.
+type Interaction struct {
+	Schema        string                `json:"schema"`
+	Version       int                   `json:"version"`
+	InteractionID string                `json:"interaction_id"`
+	TurnID        string                `json:"turn_id"`
+	Agent         string                `json:"agent"`
+	Kind          string                `json:"kind"`
+	State         string                `json:"state"`
+	Step          InteractionStepIndex  `json:"step"`
+	Questions     []InteractionQuestion `json:"questions"`
+	Capabilities  InteractionCaps       `json:"capabilities"`
+	// ManualRequired: AKK will not answer this step; a person must.
+	ManualRequired bool   `json:"manual_required,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	FreeTextLimit  int    `json:"free_text_limit,omitempty"`
+}
+
+// InteractionStepIndex is where the step stands in its questionnaire.
+type InteractionStepIndex struct {
+	Index int `json:"index"`
+	Total int `json:"total"`
+}
+
+// InteractionQuestion is one question of the projection.
+type InteractionQuestion struct {
+	QuestionID   string              `json:"question_id"`
+	Header       string              `json:"header"`
+	Prompt       string              `json:"prompt"`
+	Required     bool                `json:"required"`
+	ResponseKind string              `json:"response_kind"`
+	Options      []InteractionOption `json:"options"`
+}
+
+// InteractionOption is one choice; FreeText says it carries the answer's text.
+type InteractionOption struct {
+	OptionID string `json:"option_id"`
+	Label    string `json:"label"`
+	FreeText bool   `json:"free_text,omitempty"`
+}
+
+// InteractionCaps says what a response may do.
+type InteractionCaps struct {
+	BatchResponse bool `json:"batch_response"`
+	FreeText      bool `json:"free_text"`
+	MultiSelect   bool `json:"multi_select"`
+}
+
+// UseInteractions wires the terminal side of questionnaires in.
+func (s *Service) UseInteractions(t InteractionTerminal) { s.interactions = t }
+
+// idMapping is an offer's private map from public ids to profile keys.
+type idMapping struct {
+	Questions map[string]string            `json:"q"`  // question_id -> key
+	Kinds     map[string]string            `json:"k"`  // question_id -> response kind
+	Required  map[string]bool              `json:"r"`  // question_id -> required
+	Options   map[string]map[string]string `json:"o"`  // question_id -> option_id -> key
+	Texts     map[string]bool              `json:"t"`  // option_id -> takes text
+	Limit     int                          `json:"fl"` // free text limit
+}
+
+// idSalt keys the opaque ids. It is kept in the store so ids stay the same
+// across restarts for the same prompt.
+func (s *Service) idSalt(ctx context.Context) ([]byte, error) {
+	s.saltOnce.Lock()
+	defer s.saltOnce.Unlock()
+	if s.salt != nil {
+		return s.salt, nil
+	}
+	v, err := s.store.Setting(ctx, "interaction_id_salt")
+	if err != nil {
+		return nil, err
+	}
+	if v == "" {
+		v = hex.EncodeToString(s.ids.Secret(32))
+		if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, "interaction_id_salt", v) }); err != nil {
+			return nil, err
+		}
+	}
+	s.salt = []byte(v)
+	return s.salt, nil
+}
+
+func opaque(salt []byte, prefix string, parts ...string) string {
+	m := hmac.New(sha256.New, salt)
+	m.Write([]byte(strings.Join(parts, "\x00")))
+	return prefix + hex.EncodeToString(m.Sum(nil))[:20]
+}
+
+// project turns a step into its public projection and private mapping.
+func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep) (Interaction, idMapping, error) {
+	salt, err := s.idSalt(ctx)
+	if err != nil {
+		return Interaction{}, idMapping{}, err
+	}
+	fp := st.Fingerprint
+	in := Interaction{Schema: InteractionSchema, Version: 1, InteractionID: opaque(salt, "int_", fp), TurnID: t.ID,
+		Agent: string(agent), Kind: st.Kind, State: "pending", Step: InteractionStepIndex{st.Index, st.Total},
+		Questions: []InteractionQuestion{}, Capabilities: InteractionCaps{BatchResponse: st.BatchResponse},
+		FreeTextLimit: st.FreeTextLimit}
+	m := idMapping{Questions: map[string]string{}, Kinds: map[string]string{}, Required: map[string]bool{},
+		Options: map[string]map[string]string{}, Texts: map[string]bool{}, Limit: st.FreeTextLimit}
+	for _, q := range st.Questions {
+		qid := opaque(salt, "q_", fp, q.Key)
+		pq := InteractionQuestion{QuestionID: qid, Header: q.Header, Prompt: q.Prompt, Required: q.Required,
+			ResponseKind: q.ResponseKind, Options: []InteractionOption{}}
+		m.Questions[qid], m.Kinds[qid], m.Required[qid] = q.Key, q.ResponseKind, q.Required
+		m.Options[qid] = map[string]string{}
+		for _, o := range q.Options {
+			oid := opaque(salt, "opt_", fp, q.Key, o.Key)
+			pq.Options = append(pq.Options, InteractionOption{OptionID: oid, Label: o.Label, FreeText: o.TakesText})
+			m.Options[qid][oid] = o.Key
+			if o.TakesText {
+				m.Texts[oid] = true
+				in.Capabilities.FreeText = true
+			}
+		}
+		if q.ResponseKind == FreeText {
+			in.Capabilities.FreeText = true
+		}
+		if q.ResponseKind == MultiSelect {
+			in.Capabilities.MultiSelect = true
+		}
+		in.Questions = append(in.Questions, pq)
+	}
+	if !st.Answerable {
+		in.ManualRequired, in.Reason, in.State = true, st.Reason, "manual_required"
+		if in.Reason == "" {
+			in.Reason = "this step is not one AKK can answer; answer it in the pane"
+		}
+	}
+	return in, m, nil
+}
+
+// TurnInteraction projects the questionnaire step of a Turn awaiting an
+// interaction and offers it to the caller's conversation.
+func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interaction, error) {
+	t, p, err := s.ownedTurn(ctx, turnID)
+	if err != nil {
+		return Interaction{}, err
+	}
+	if s.interactions == nil {
+		return Interaction{}, E(CodeUnavailable, "interactions are not configured")
+	}
+	if t.State != TurnAwaitingInteraction {
+		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return Interaction{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	st, err := s.interactions.Step(ctx, term)
+	if err != nil {
+		return Interaction{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
+	}
+	if !st.Present {
+		return Interaction{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
+	}
+	in, m, err := s.project(ctx, t, term.Agent.Kind, st)
+	if err != nil {
+		return Interaction{}, err
+	}
+	if in.ManualRequired {
+		return in, nil
+	}
+	payload, _ := json.Marshal(m)
+	now := s.clock.Now().UTC()
+	var consumed bool
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		if consumed, err = tx.FingerprintConsumed(ctx, st.Fingerprint); err != nil || consumed {
+			return err
+		}
+		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "interaction", TurnID: t.ID, TerminalID: t.TerminalID,
+			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: st.Fingerprint, PublicID: in.InteractionID,
+			Payload: string(payload), CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
+	})
+	if err != nil {
+		return Interaction{}, err
+	}
+	if consumed {
+		in.ManualRequired, in.State = true, "manual_required"
+		in.Reason = "AKK already answered this exact step and it is still shown; answer it in the pane"
+	}
+	return in, nil
+}
+
+// InteractionAnswer answers one question of a step in public terms.
+type InteractionAnswer struct {
+	QuestionID        string
+	ResponseKind      string
+	SelectedOptionIDs []string
+	Text              *string
+}
+
+// RespondInteractionInput is a response to one step.
+type RespondInteractionInput struct {
+	InteractionID string
+	TurnID        string // optional echo of the path's turn
+	Answers       []InteractionAnswer
+	DeliveryMode  string
+}
+
+// resolve checks answers against the offer's mapping and returns them in
+// the profile's terms. Every refusal here happens before any input.
+func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
+	if in.DeliveryMode != "" {
+		return nil, Invalid("delivery_mode is only for async questions; this step is a blocking questionnaire",
+			FieldError{Field: "delivery_mode", Message: "not advertised for this step"})
+	}
+	seen := map[string]bool{}
+	var out []StepAnswer
+	for i, a := range in.Answers {
+		field := fmt.Sprintf("answers[%d]", i)
+		key, ok := m.Questions[a.QuestionID]
+		if !ok {
+			return nil, Invalid("unknown question_id "+a.QuestionID+": use the ids of the current projection",
+				FieldError{Field: field + ".question_id", Message: "not a question of this step"})
+		}
+		if seen[a.QuestionID] {
+			return nil, Invalid("question "+a.QuestionID+" is answered twice", FieldError{Field: field, Message: "answered twice"})
+		}
+		seen[a.QuestionID] = true
+		kind := m.Kinds[a.QuestionID]
+		if a.ResponseKind != kind {
+			return nil, Invalid("response_kind "+a.ResponseKind+" does not match the question's "+kind,
+				FieldError{Field: field + ".response_kind", Message: "must be " + kind})
+		}
+		sa := StepAnswer{QuestionKey: key}
+		switch kind {
+		case MultiSelect:
+			return nil, E(CodeManualRequired, "multi-select questions are answered by a person in the pane")
+		case SingleSelect, Confirmation:
+			if len(a.SelectedOptionIDs) != 1 {
+				return nil, Invalid("a "+kind+" answer selects exactly one option",
+					FieldError{Field: field + ".selected_option_ids", Message: "exactly one option_id"})
+			}
+			oid := a.SelectedOptionIDs[0]
+			okey, ok := m.Options[a.QuestionID][oid]
+			if !ok {
+				return nil, Invalid("unknown option_id "+oid+": option ids are opaque; labels and menu numbers are not ids",
+					FieldError{Field: field + ".selected_option_ids", Message: "not an option of this question"})
+			}
+			sa.OptionKeys = []string{okey}
+			if m.Texts[oid] {
+				if a.Text == nil {
+					return nil, Invalid("this option carries free text: give text",
+						FieldError{Field: field + ".text", Message: "required for this option"})
+				}
+				if err := checkFreeText(*a.Text, m.Limit, field); err != nil {
+					return nil, err
+				}
+				sa.Text = *a.Text
+			} else if a.Text != nil {
+				return nil, Invalid("text is only for an option that carries free text",
+					FieldError{Field: field + ".text", Message: "not allowed for this option"})
+			}
+		case FreeText:
+			if a.Text == nil || len(a.SelectedOptionIDs) > 0 {
+				return nil, Invalid("a free_text answer gives text and no options", FieldError{Field: field + ".text", Message: "required"})
+			}
+			if err := checkFreeText(*a.Text, m.Limit, field); err != nil {
+				return nil, err
+			}
+			sa.Text = *a.Text
+		default:
+			return nil, E(CodeManualRequired, "this question's kind is answered by a person in the pane")
+		}
+		out = append(out, sa)
+	}
+	for qid, req := range m.Required {
+		if req && !seen[qid] {
+			return nil, Invalid("question "+qid+" is required", FieldError{Field: "answers", Message: "missing " + qid})
+		}
+	}
+	if len(out) == 0 {
+		return nil, Invalid("no answers", FieldError{Field: "answers", Message: "at least one"})
+	}
+	return out, nil
+}
+
+func checkFreeText(text string, limit int, field string) error {
+	switch {
+	case text == "" || strings.TrimSpace(text) != text:
+		return Invalid("free text must be non-empty with no leading or trailing whitespace",
+			FieldError{Field: field + ".text", Message: "trimmed, non-empty"})
+	case strings.ContainsAny(text, "\r\n"):
+		return Invalid("free text is one line", FieldError{Field: field + ".text", Message: "single line"})
+	case limit > 0 && utf8.RuneCountInString(text) > limit:
+		return Invalid(fmt.Sprintf("free text is limited to %d characters here", limit),
+			FieldError{Field: field + ".text", Message: fmt.Sprintf("at most %d characters", limit)})
+	case strings.IndexFunc(text, unicode.IsControl) >= 0:
+		return Invalid("free text contains control characters", FieldError{Field: field + ".text", Message: "printable text only"})
+	}
+	return nil
+}
+
+// RespondInteraction answers the current questionnaire step of a Turn:
+// owner, offer, live fingerprint, closed key plan, one bounded step.
+func (s *Service) RespondInteraction(ctx context.Context, turnID string, in RespondInteractionInput) (ActionResult, error) {
+	t, p, err := s.ownedTurn(ctx, turnID)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if in.TurnID != "" && in.TurnID != turnID {
+		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
+	}
+	if s.interactions == nil {
+		return ActionResult{}, E(CodeUnavailable, "interactions are not configured")
+	}
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	if t, err = s.store.Turn(ctx, turnID); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State != TurnAwaitingInteraction {
+		return ActionResult{}, stateConflict(t, "an interaction response")
+	}
+	var offer Offer
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.OfferByPublicID(ctx, "interaction", t.TerminalID, t.ID, p.HostID, p.Conversation, in.InteractionID)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return ActionResult{}, E(CodeOfferExpired, "interaction "+in.InteractionID+" was not shown to this conversation, or was answered: GET the interaction again")
+	}
+	if err != nil {
+		return ActionResult{}, err
+	}
+	var m idMapping
+	if err := json.Unmarshal([]byte(offer.Payload), &m); err != nil {
+		return ActionResult{}, fmt.Errorf("offer %s: %w", offer.ID, err)
+	}
+	answers, err := m.resolve(in)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	st, err := s.interactions.Step(ctx, term)
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
+	}
+	if !st.Present || st.Fingerprint != offer.Fingerprint {
+		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
+	}
+	now := s.clock.Now().UTC()
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.ConsumeOffer(ctx, offer.ID, offer.Fingerprint, now); err != nil {
+			return err
+		}
+		// Audit without the answers' content.
+		_, err := s.emitLocked(ctx, tx, Event{Type: "turn.interaction_answering", HostID: t.HostID, Conversation: t.Conversation,
+			Subject: t.ID, Data: map[string]any{"turn_id": t.ID, "interaction_id": in.InteractionID, "answers": len(answers)}}, false)
+		return err
+	})
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return ActionResult{}, E(CodePromptAlreadyAnswered, "this exact step was answered already")
+	}
+	if err != nil {
+		return ActionResult{}, err
+	}
+	stage, aerr := s.interactions.AnswerStep(context.WithoutCancel(ctx), term, offer.Fingerprint, answers)
+	ctx = context.WithoutCancel(ctx)
+	if stage == "" || stage == AnswerNothing {
+		if errors.Is(aerr, ErrDecisionUnavailable) {
+			return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeManualRequired, "the profile cannot type this answer exactly; answer it in the pane")
+		}
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "the step changed before any key was sent", Err: aerr}
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		next, typ, webhook := t, "turn.interaction_answered", false
+		res := ActionResult{Outcome: OutcomeDone}
+		if stage != AnswerVerified {
+			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the questionnaire but the answer is not proven"
+			typ, webhook = "turn.response_uncertain", true
+			res = ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		} else if next.State == TurnAwaitingInteraction {
+			next.State = TurnWorking // the monitor sees the next step, if any, and announces it
+		}
+		stored, err := s.transition(ctx, next, typ, webhook)
+		if errors.Is(err, ErrRevisionConflict) {
+			if t, err = s.store.Turn(ctx, turnID); err != nil {
+				return ActionResult{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return ActionResult{}, err
+		}
+		res.Turn = stored
+		if stored.State.Monitored() {
+			s.startMonitor(stored.ID)
+		}
+		return res, nil
+	}
+	return ActionResult{}, fmt.Errorf("interaction response of %s: the turn kept changing", turnID)
+}

@@ -1,0 +1,159 @@
+package domain_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"akk/domain"
+)
+
+type fakeSteps struct {
+	mu      sync.Mutex
+	step    domain.InteractionStep
+	answers [][]domain.StepAnswer
+	next    domain.InteractionStep
+}
+
+func (f *fakeSteps) Step(context.Context, domain.Terminal) (domain.InteractionStep, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.step, nil
+}
+
+func (f *fakeSteps) AnswerStep(_ context.Context, _ domain.Terminal, fp string, a []domain.StepAnswer) (domain.AnswerStage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fp != f.step.Fingerprint {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	f.answers = append(f.answers, a)
+	f.step = f.next
+	return domain.AnswerVerified, nil
+}
+
+func (f *fakeSteps) set(fn func(*fakeSteps)) { f.mu.Lock(); fn(f); f.mu.Unlock() }
+func (f *fakeSteps) count() int              { f.mu.Lock(); defer f.mu.Unlock(); return len(f.answers) }
+
+func colorStep(fp string, idx, total int) domain.InteractionStep {
+	return domain.InteractionStep{Present: true, Answerable: true, Kind: "questionnaire", Index: idx, Total: total,
+		FreeTextLimit: 200, Fingerprint: fp, Questions: []domain.StepQuestion{{Key: "0", Header: "Color", Prompt: "Which color?",
+			Required: true, ResponseKind: domain.SingleSelect, Options: []domain.StepOption{
+				{Key: "0", Label: "Red"}, {Key: "1", Label: "Blue"}, {Key: "2", Label: "Type something.", TakesText: true}}}}}
+}
+
+func interactionTurn(t *testing.T) (*world, *fakeTerm, *fakeSteps, string) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	fs := &fakeSteps{step: colorStep("fp-1", 1, 2), next: colorStep("fp-2", 2, 2)}
+	w.svc.UseInteractions(fs)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
+	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
+	return w, ft, fs, r.Turn.ID
+}
+
+func answer(in domain.Interaction, option int, text *string) domain.RespondInteractionInput {
+	q := in.Questions[0]
+	return domain.RespondInteractionInput{InteractionID: in.InteractionID, Answers: []domain.InteractionAnswer{{
+		QuestionID: q.QuestionID, ResponseKind: q.ResponseKind, SelectedOptionIDs: []string{q.Options[option].OptionID}, Text: text}}}
+}
+
+func TestInteractionStepByStepWithOpaqueIDs(t *testing.T) {
+	w, ft, fs, id := interactionTurn(t)
+	// The webhook carried the projection (and no keys).
+	ns, _ := w.store.NotificationsAbout(context.Background(), id)
+	if len(ns) != 2 || ns[1].Type != "turn.interaction_required" {
+		t.Fatalf("notifications %+v", ns)
+	}
+	in, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || in.Schema != domain.InteractionSchema || in.Version != 1 || len(in.Questions) != 1 || len(in.Questions[0].Options) != 3 {
+		t.Fatalf("projection %+v %v", in, err)
+	}
+	for _, o := range in.Questions[0].Options {
+		if o.OptionID == "0" || o.OptionID == "1" || strings.Contains(o.OptionID, o.Label) {
+			t.Fatalf("option id %q is not opaque", o.OptionID)
+		}
+	}
+	// Refusals before any key: another conversation, an index, a label, another host.
+	chat2 := domain.WithPrincipal(context.Background(), domain.Principal{HostID: mustPrincipal(t, w).HostID, Conversation: "chat-2"})
+	if _, err := w.svc.RespondInteraction(chat2, id, answer(in, 1, nil)); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("another conversation: %v", err)
+	}
+	bad := answer(in, 1, nil)
+	bad.Answers[0].SelectedOptionIDs = []string{"1"}
+	if _, err := w.svc.RespondInteraction(w.host, id, bad); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("a menu index as id: %v", err)
+	}
+	bad.Answers[0].SelectedOptionIDs = []string{"Blue"}
+	if _, err := w.svc.RespondInteraction(w.host, id, bad); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("a label as id: %v", err)
+	}
+	long := strings.Repeat("x", 201)
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 2, &long)); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("free text over the limit: %v", err)
+	}
+	spaced := " padded "
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 2, &spaced)); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("untrimmed free text: %v", err)
+	}
+	if _, err := w.svc.RespondInteraction(w.other, id, answer(in, 1, nil)); code(err) != domain.CodeTurnNotFound {
+		t.Fatalf("another host: %v", err)
+	}
+	if fs.count() != 0 {
+		t.Fatal("a refused response typed")
+	}
+	// The second option, then the monitor announces step 2 with a new id.
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.answers[0][0]; got.QuestionKey != "0" || got.OptionKeys[0] != "1" {
+		t.Fatalf("resolved answer %+v", got)
+	}
+	// Replay of the consumed step.
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 1, nil)); err == nil {
+		t.Fatal("a replay was accepted")
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	w.waitState(t, id, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
+	w.waitState(t, id, domain.TurnAwaitingInteraction)
+	in2, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || in2.InteractionID == in.InteractionID || in2.Step.Index != 2 {
+		t.Fatalf("second step %+v %v", in2, err)
+	}
+	text := "Green, please"
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in2, 2, &text)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fs.answers[1][0]; got.Text != text || got.OptionKeys[0] != "2" {
+		t.Fatalf("free text answer %+v", got)
+	}
+	if fs.count() != 2 {
+		t.Fatalf("%d answers", fs.count())
+	}
+}
+
+func TestMultiSelectIsManualRequired(t *testing.T) {
+	w, _, fs, id := interactionTurn(t)
+	fs.set(func(f *fakeSteps) {
+		f.step.Answerable, f.step.Reason = false, "multi-select is answered by a person"
+		f.step.Questions[0].ResponseKind = domain.MultiSelect
+	})
+	in, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || !in.ManualRequired || !in.Capabilities.MultiSelect {
+		t.Fatalf("projection %+v %v", in, err)
+	}
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 0, nil)); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("answer a manual step: %v", err)
+	}
+	if fs.count() != 0 {
+		t.Fatal("a manual step was typed into")
+	}
+}
