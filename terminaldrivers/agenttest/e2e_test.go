@@ -31,6 +31,7 @@ func TestE2EHarness(t *testing.T) {
 			}{
 				{"plain_reply", stepPlainReply},
 				{"permission_prompt", stepPermissionPrompt},
+				{"multi_step", stepMultiStep},
 				{"questionnaire", stepQuestionnaire},
 				{"esc_interrupt", stepEscInterrupt},
 			}
@@ -69,6 +70,34 @@ func stepPermissionPrompt(t *testing.T, e *Env) {
 	e.Press("Enter") // option 1: Yes
 	e.WaitTurnCompleted("akk-bash-ran", TurnTimeout)
 	e.WaitIdle(TurnTimeout)
+}
+
+// stepMultiStep runs a task of three shell calls in sequence, approving any
+// call the agent asks about (Claude Code runs a plain echo without asking;
+// Codex asks when its sandbox cannot run it).
+func stepMultiStep(t *testing.T, e *Env) {
+	e.Submit("Do three steps " + fakemodel.Marker(fakemodel.ScenarioSteps, "n", "3"))
+	deadline := time.Now().Add(TurnTimeout)
+	for !TurnCompleted(e.Agent.Kind, e.Transcript(), "akk-step-3") {
+		if time.Now().After(deadline) {
+			e.WaitTurnCompleted("akk-step-3", 0) // fails with the transcript and screen
+		}
+		if ApprovalPrompt(e.Agent.Kind, e.Capture()) {
+			e.Settle()
+			e.Press("Enter")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.WaitIdle(TurnTimeout)
+	var results []int
+	for _, r := range e.Model.Requests() {
+		if r.Scenario == fakemodel.ScenarioSteps {
+			results = append(results, len(r.ToolResults))
+		}
+	}
+	if len(results) != 4 || results[3] != 3 {
+		t.Errorf("steps requests saw %v tool results, want 0,1,2,3", results)
+	}
 }
 
 func stepQuestionnaire(t *testing.T, e *Env) {
