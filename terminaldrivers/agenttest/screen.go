@@ -302,7 +302,8 @@ func ApprovalPrompt(kind, s string) bool {
 func Questionnaire(kind, s string) bool {
 	switch kind {
 	case KindClaude:
-		return strings.Contains(s, "Enter to select") && strings.Contains(s, "Esc to cancel")
+		return (strings.Contains(s, "Enter to select") && strings.Contains(s, "Esc to cancel")) ||
+			(strings.Contains(s, "Review your answers") && strings.Contains(s, "Submit answers"))
 	case KindCodex:
 		return strings.Contains(s, "unanswered)") && strings.Contains(s, "enter to submit")
 	}
