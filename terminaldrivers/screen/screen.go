@@ -14,6 +14,22 @@ import (
 type Line struct {
 	Text string
 	dim  []bool
+	// bg: per rune, whether a background colour was set (SGR 4x, 10x,
+	// 48): how a TUI marks the active tab of a row of tabs.
+	bg []bool
+}
+
+// Background reports whether the rune at byte offset at of Text was drawn
+// on a background colour.
+func (l Line) Background(at int) bool {
+	i := 0
+	for off := range l.Text {
+		if off == at {
+			return i < len(l.bg) && l.bg[i]
+		}
+		i++
+	}
+	return false
 }
 
 // Dim reports whether every non-blank rune of s[from:] is dim. from is a
@@ -44,15 +60,16 @@ type Capture struct {
 func Parse(ansi string) Capture {
 	rows := strings.Split(strings.TrimSuffix(ansi, "\n"), "\n")
 	out := make([]Line, 0, len(rows))
-	dim := false
+	dim, bg := false, false
 	for _, row := range rows {
 		var text strings.Builder
-		var dims []bool
+		var dims, bgs []bool
 		for i := 0; i < len(row); {
 			if row[i] == 0x1b {
 				n, params, final := escape(row[i:])
 				if final == 'm' {
 					dim = applySGR(dim, params)
+					bg = applyBackground(bg, params)
 				}
 				i += n
 				continue
@@ -64,9 +81,10 @@ func Parse(ansi string) Capture {
 			}
 			text.WriteRune(r)
 			dims = append(dims, dim)
+			bgs = append(bgs, bg)
 			i += size
 		}
-		out = append(out, Line{Text: text.String(), dim: dims})
+		out = append(out, Line{Text: text.String(), dim: dims, bg: bgs})
 	}
 	return Capture{Lines: out}
 }
@@ -139,6 +157,38 @@ func applySGR(dim bool, params string) bool {
 		}
 	}
 	return dim
+}
+
+// applyBackground returns whether a background colour is set after one SGR
+// sequence.
+func applyBackground(bg bool, params string) bool {
+	if params == "" {
+		return false
+	}
+	parts := strings.Split(params, ";")
+	for i := 0; i < len(parts); i++ {
+		switch p := parts[i]; {
+		case p == "0" || p == "" || p == "49":
+			bg = false
+		case p == "48":
+			bg = true
+			if i+1 < len(parts) && parts[i+1] == "5" {
+				i += 2
+			} else if i+1 < len(parts) && parts[i+1] == "2" {
+				i += 4
+			}
+		case p == "38" || p == "58":
+			if i+1 < len(parts) && parts[i+1] == "5" {
+				i += 2
+			} else if i+1 < len(parts) && parts[i+1] == "2" {
+				i += 4
+			}
+		case len(p) == 2 && p[0] == '4' && p[1] >= '0' && p[1] <= '7',
+			len(p) == 3 && p[:2] == "10" && p[2] >= '0' && p[2] <= '7':
+			bg = true
+		}
+	}
+	return bg
 }
 
 // Text returns the capture's rows as plain text, one per line.

@@ -117,3 +117,17 @@ func TestExcerpt(t *testing.T) {
 		t.Fatalf("Excerpt unbounded = %q", got)
 	}
 }
+
+// Claude Code marks the active tab of its questionnaire header with a
+// background colour.
+func TestParseKeepsBackground(t *testing.T) {
+	c := Parse("\u2190 \x1b[38;5;16m\x1b[48;5;153m \u2610 Color \x1b[39m\x1b[49m \u2610 Size\n")
+	l := c.Lines[0]
+	at := strings.Index(l.Text, "Color")
+	if !l.Background(at) {
+		t.Error("active tab: no background")
+	}
+	if l.Background(strings.Index(l.Text, "Size")) || l.Background(0) {
+		t.Error("plain text: background")
+	}
+}
