@@ -38,7 +38,8 @@ type Options struct {
 	// Model is a fake model shared by several Envs; nil starts one for this
 	// Env, closed at cleanup.
 	Model *fakemodel.Server
-	// ProjectDir is the folder the agent starts in. Empty: a fresh temp dir.
+	// ProjectDir is the folder the agent starts in. Empty: a fresh temp dir
+	// named akk-project-*.
 	// When set, it is created if missing and removed at cleanup only if this
 	// Env created it. Fixtures use a short neutral path so captured screens
 	// do not show a machine's temp layout.
@@ -125,10 +126,14 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 			t.Cleanup(func() { os.RemoveAll(dir) })
 		}
 	} else {
-		e.ProjectDir = filepath.Join(base, "project")
-		if err := os.MkdirAll(e.ProjectDir, 0o755); err != nil {
+		// A short, neutral path: it is shown in the agents' banners and
+		// status lines, which truncate long paths.
+		dir, err := os.MkdirTemp("", "akk-project-")
+		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		e.ProjectDir = dir
 	}
 	if p, err := filepath.EvalSymlinks(e.ProjectDir); err == nil {
 		e.ProjectDir = p
