@@ -223,7 +223,7 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // pastedContent is how Claude Code 2.1.328 records a prompt that was one
 // collapsed paste: the pasted text between tags naming the paste, after
 // two newlines.
-var pastedContent = regexp.MustCompile(`(?s)^\n\n<pasted_content id="(\d+)">\n(.*)\n</pasted_content id="(\d+)">\n$`)
+var pastedContent = regexp.MustCompile(`(?s)^\n\n<pasted_content id="([0-9A-Za-z_-]+)">\n(.*)\n</pasted_content id="([0-9A-Za-z_-]+)">\n$`)
 
 // unwrapPaste returns the pasted text of a prompt recorded as one paste,
 // else the prompt as recorded.

@@ -64,6 +64,8 @@ type run struct {
 	e  *agenttest.Env
 	x  *TurnTerminal
 	id string
+	// start is the mark of the step's request, for capturing its records.
+	start domain.DurableMark
 }
 
 func (r *run) with(t *testing.T) *run {
@@ -106,6 +108,7 @@ func (r *run) submit(term domain.Terminal, text string) domain.DurableMark {
 		r.t.Fatalf("submit: stage %s, err %v; screen:\n%s", stage, err, r.e.Capture())
 	}
 	r.t.Logf("%s: submit of %d bytes took %s", r.e.Agent.Name(), len(text), took.Round(time.Millisecond))
+	r.start = mark
 	return mark
 }
 
@@ -127,6 +130,9 @@ func (r *run) follow(term domain.Terminal, mark domain.DurableMark, text string,
 			r.t.Logf("%s: accepted, thread %s turn %s", r.e.Agent.Name(), p.NativeThreadID, p.NativeTurnID)
 		}
 		if cond(p) {
+			if p.Ended() {
+				r.captureRecords(p.Mark, text)
+			}
 			if m, err := decodeMark(p.Mark); err == nil && !m.EndedAt.IsZero() && len(m.Files) == 1 {
 				// The record's own time is when the agent made it; the
 				// file's modification time is when it reached the disk.

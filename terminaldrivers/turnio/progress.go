@@ -29,6 +29,11 @@ type markState struct {
 	Holder      int    `json:"holder,omitempty"`
 	HolderStart uint64 `json:"holder_start,omitempty"`
 
+	// Early are entries read before the request's prompt: Claude Code may
+	// append the prompt after the reply it caused, so on acceptance those
+	// stamped at or after the prompt are the turn's.
+	Early []earlyEntry `json:"early,omitempty"`
+
 	Accepted     bool      `json:"accepted,omitempty"`
 	Ambiguous    bool      `json:"ambiguous,omitempty"`
 	Thread       string    `json:"thread,omitempty"`
@@ -55,6 +60,15 @@ type fileMark struct {
 	// its start; only records written after the mark count.
 	New bool `json:"new,omitempty"`
 }
+
+// earlyEntry is an entry read before acceptance, with its file.
+type earlyEntry struct {
+	File  string      `json:"file"`
+	Entry agent.Entry `json:"entry"`
+}
+
+// maxEarly bounds the entries a mark keeps from before acceptance.
+const maxEarly = 256
 
 const markVersion = 1
 
@@ -278,21 +292,45 @@ func (x *TurnTerminal) read(m *markState, rules agent.TurnRules, request string)
 	case 0:
 		for _, c := range chunks {
 			m.Files[c.file].Off = c.end
+			m.keepEarly(m.Files[c.file].Path, c.entries)
 		}
 	case 1:
 		c := found[0]
 		f := m.Files[c.file]
 		f.Off = c.end
 		prompt := c.entries[c.match]
+		m.keepEarly(f.Path, c.entries[:c.match])
+		var early []agent.Entry
+		for _, e := range m.Early {
+			if e.File == f.Path && !e.Entry.Time.IsZero() && !e.Entry.Time.Before(prompt.Time) {
+				early = append(early, e.Entry)
+			}
+		}
+		slices.SortStableFunc(early, func(a, b agent.Entry) int { return a.Time.Compare(b.Time) })
+		m.Early = nil
 		m.Files = []fileMark{f}
 		m.Holder, m.HolderStart = 0, 0
 		m.Accepted, m.Thread, m.Turn = true, f.Thread, prompt.TurnID
 		m.LastActivity = entryTime(prompt, x.now())
+		m.apply(early, x.now())
 		m.apply(c.entries[c.match+1:], x.now())
 	default:
 		m.Ambiguous = true
 	}
 	return true, nil
+}
+
+// keepEarly keeps the entries of file that may belong to a turn whose
+// prompt is not read yet.
+func (m *markState) keepEarly(file string, entries []agent.Entry) {
+	for _, e := range entries {
+		if e.Kind != agent.EntryUserPrompt && !e.Time.IsZero() {
+			m.Early = append(m.Early, earlyEntry{File: file, Entry: e})
+		}
+	}
+	if len(m.Early) > maxEarly {
+		m.Early = m.Early[len(m.Early)-maxEarly:]
+	}
 }
 
 // readChunk parses the complete lines a file added after its offset. ok is
