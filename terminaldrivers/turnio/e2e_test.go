@@ -49,6 +49,7 @@ func TestE2ETurn(t *testing.T) {
 				{"long", stepLong},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
+				{"gone", stepGone},
 			}
 			for _, s := range steps {
 				if !t.Run(s.name, func(t *testing.T) { s.f(r.with(t)) }) {
@@ -259,4 +260,36 @@ func stepAPIError(r *run) {
 		r.t.Errorf("failure reason %q", p.FailureReason)
 	}
 	r.t.Logf("%s: failure reason %q", r.e.Agent.Name(), p.FailureReason)
+}
+
+// stepGone replaces the agent with a shell in the same pane, then stops the
+// tmux server: the terminal id names neither, and nothing is sent.
+func stepGone(r *run) {
+	ctx := context.Background()
+	term := r.ready()
+	if _, err := r.e.Tmux("respawn-pane", "-k", "-t", r.e.Target(), "bash", "--norc", "--noprofile"); err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.x.Observe(ctx, r.id); !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("observe after the agent was replaced: %v", err)
+	}
+	if stage, err := r.x.Submit(ctx, term, "must never be typed"); stage != domain.SubmitNothing || !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("submit to a replaced agent: %s, %v", stage, err)
+	}
+	if _, err := r.x.Mark(ctx, term); !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("mark of a replaced agent: %v", err)
+	}
+	if err := r.x.Interrupt(ctx, term); !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("interrupt of a replaced agent: %v", err)
+	}
+	// A TurnTerminal that never saw the id lists every server to find it.
+	if _, err := New(r.x.disc, Config{}).Observe(ctx, r.id); !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("observe of an unknown id: %v", err)
+	}
+	if _, err := r.e.Tmux("kill-server"); err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.x.Observe(ctx, r.id); !errors.Is(err, domain.ErrTerminalGone) {
+		r.t.Errorf("observe after the server stopped: %v", err)
+	}
 }

@@ -96,13 +96,19 @@ func decodeMark(dm domain.DurableMark) (*markState, error) {
 	return &m, nil
 }
 
-// Mark implements domain.TurnTerminal: for each record file that may
+// Mark implements domain.TurnTerminal: after checking that the pane still
+// runs the agent process t names, for each record file that may
 // receive the next turn, the offset after its last complete line (0 for a
 // file not written yet), and for Codex the process whose open rollouts may
 // add files later.
 func (x *TurnTerminal) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMark, error) {
 	prof, err := x.profile(t)
 	if err != nil {
+		return "", err
+	}
+	// The pane must still show the agent: a process the pane no longer
+	// runs may linger a moment after it was replaced.
+	if _, err := x.Observe(ctx, t.ID); err != nil {
 		return "", err
 	}
 	p, err := x.process(t)
