@@ -1,0 +1,295 @@
+package interaction
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/discovery"
+)
+
+// TestE2EInteraction answers questionnaires of every pinned agent version
+// with the InteractionTerminal alone, as the domain would: a human types a
+// task whose model asks, Step isolates the step, AnswerStep answers it, and
+// the fake model must receive exactly that answer. One agent start per
+// version; the versions run in parallel, the steps in sequence. Codex
+// offers request_user_input in Plan mode only: Shift+Tab first, as a human.
+func TestE2EInteraction(t *testing.T) {
+	for _, a := range agenttest.RequireAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			d, err := discovery.New(discovery.Config{ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			terms, err := d.Discover(context.Background())
+			if err != nil || len(terms) != 1 || !terms[0].Agent.Profiled() {
+				t.Fatalf("discover: %v, %+v", err, terms)
+			}
+			x, err := New(Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Kind == agenttest.KindCodex {
+				e.Press("BTab")
+				e.WaitForText(10*time.Second, "Plan mode")
+			}
+			r := &run{t: t, e: e, x: x, term: terms[0]}
+			steps := []struct {
+				name string
+				f    func(r *run)
+			}{
+				{"second_option", stepSecondOption},
+				{"wrong_fingerprint_then_free_text", stepFreeText},
+				{"two_questions", stepTwoQuestions},
+				{"refused", stepRefused},
+			}
+			if a.Kind == agenttest.KindCodex {
+				steps = append(steps, struct {
+					name string
+					f    func(r *run)
+				}{"unanswered_confirmation", stepUnansweredConfirmation})
+			}
+			for _, s := range steps {
+				if !t.Run(s.name, func(t *testing.T) { s.f(r.with(t)) }) {
+					return
+				}
+			}
+		})
+	}
+}
+
+type run struct {
+	t    *testing.T
+	e    *agenttest.Env
+	x    *Interactions
+	term domain.Terminal
+	seen int // model requests already looked at
+}
+
+func (r *run) with(t *testing.T) *run {
+	r.t, r.e = t, r.e.WithT(t)
+	return r
+}
+
+func (r *run) claude() bool { return r.e.Agent.Kind == agenttest.KindClaude }
+
+// ask types a task whose model asks, as a human, and waits for the
+// questionnaire to settle on screen.
+func (r *run) ask(task string, kv ...string) {
+	r.t.Helper()
+	r.seen = len(r.e.Model.Requests())
+	r.e.Submit(task + " " + fakemodel.Marker(fakemodel.ScenarioAsk, kv...))
+	r.e.WaitFor("the questionnaire", agenttest.TurnTimeout, func(s string) bool {
+		return agenttest.Questionnaire(r.e.Agent.Kind, s) && strings.Contains(s, fakemodel.Questions[0].Question)
+	})
+	r.e.Settle()
+}
+
+// step reads the current step and checks its shape.
+func (r *run) step(index, total int, kind string, labels ...string) domain.InteractionStep {
+	r.t.Helper()
+	s, err := r.x.Step(context.Background(), r.term)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var got []string
+	if len(s.Questions) == 1 {
+		for _, o := range s.Questions[0].Options {
+			got = append(got, o.Label)
+		}
+	}
+	if !s.Present || !s.Answerable || s.Index != index || s.Total != total || len(s.Questions) != 1 ||
+		s.Questions[0].ResponseKind != kind || strings.Join(got, "|") != strings.Join(labels, "|") {
+		r.t.Fatalf("step: %+v, want %d/%d %s %q; screen:\n%s", s, index, total, kind, labels, r.e.Capture())
+	}
+	return s
+}
+
+// answer answers option label of s, with text, and requires Verified.
+func (r *run) answer(s domain.InteractionStep, label, text string) {
+	r.t.Helper()
+	q := s.Questions[0]
+	var key string
+	for _, o := range q.Options {
+		if o.Label == label {
+			key = o.Key
+		}
+	}
+	start := time.Now()
+	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{key}, Text: text}})
+	if err != nil || stage != domain.AnswerVerified {
+		r.t.Fatalf("answer %q: %s, %v; screen:\n%s", label, stage, err, r.e.Capture())
+	}
+	r.t.Logf("%s: answered %q in %s", r.e.Agent.Name(), label, time.Since(start).Round(time.Millisecond))
+}
+
+// received waits for the model's request that carries the answers and
+// requires it to hold every one of want, then for the agent to finish.
+func (r *run) received(want ...string) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.TurnTimeout)
+	defer cancel()
+	seen := r.seen
+	req, err := r.e.Model.WaitRequest(ctx, func(q fakemodel.Request) bool {
+		return q.ID > seen && q.Scenario == fakemodel.ScenarioToolResult && q.Done()
+	})
+	if err != nil {
+		r.t.Fatalf("no answer reached the model: %v; requests %+v", err, r.e.Model.Requests())
+	}
+	got := strings.Join(req.ToolResults, "\n")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			r.t.Errorf("the model received %q, want %q in it", got, w)
+		}
+	}
+	// Codex's record of a skipped question says "(unanswered)", which the
+	// harness's idle check takes for a live questionnaire.
+	r.e.WaitFor("the idle composer", agenttest.TurnTimeout, func(s string) bool {
+		return r.e.Idle(strings.ReplaceAll(s, "? (unanswered)", "?"))
+	})
+	r.seen = len(r.e.Model.Requests())
+}
+
+// untouched requires that nothing reached the agent: the same step on
+// screen with the same fingerprint, and no request to the model.
+func (r *run) untouched(fp string, requests int) {
+	r.t.Helper()
+	time.Sleep(500 * time.Millisecond)
+	s, err := r.x.Step(context.Background(), r.term)
+	if err != nil || s.Fingerprint != fp {
+		r.t.Errorf("the step changed after a refused answer: %+v, %v; screen:\n%s", s, err, r.e.Capture())
+	}
+	if n := len(r.e.Model.Requests()); n != requests {
+		r.t.Errorf("the model got %d requests after a refused answer", n-requests)
+	}
+}
+
+func (r *run) textOption() string {
+	if r.claude() {
+		return "Type something."
+	}
+	return "None of the above"
+}
+
+func colors(r *run) []string { return []string{"Red", "Blue", r.textOption()} }
+
+func stepSecondOption(r *run) {
+	r.ask("Ask me first")
+	total := 1
+	s := r.step(1, total, domain.SingleSelect, colors(r)...)
+	r.answer(s, "Blue", "")
+	if r.claude() {
+		r.received(`"Which color should the widget be?"="Blue"`)
+	} else {
+		r.received(`{"answers":{"color":{"answers":["Blue"]}}}`)
+	}
+}
+
+// freeText starts with a dash (no tmux flag), and holds shell and JSON
+// characters that must arrive as typed.
+const freeText = "-teal, like $HOME & 50% of #0a0 {x} [[y]] 'z'"
+
+func stepFreeText(r *run) {
+	r.ask("Ask me in words")
+	s := r.step(1, 1, domain.SingleSelect, colors(r)...)
+	q := s.Questions[0]
+	requests := len(r.e.Model.Requests())
+	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint+"0", []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[1].Key}}})
+	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrPromptChanged) {
+		r.t.Fatalf("wrong fingerprint: %s, %v", stage, err)
+	}
+	r.untouched(s.Fingerprint, requests)
+	if len(freeText) > s.FreeTextLimit {
+		r.t.Fatalf("free text limit %d", s.FreeTextLimit)
+	}
+	r.answer(s, r.textOption(), freeText)
+	if r.claude() {
+		r.received(`"Which color should the widget be?"="` + freeText + `"`)
+	} else {
+		r.received(`"None of the above","user_note: ` + freeText + `"`)
+	}
+}
+
+func stepTwoQuestions(r *run) {
+	r.ask("Ask me two things", "questions", "2")
+	total := 2
+	if r.claude() {
+		total = 3 // the review is a step of its own
+	}
+	s := r.step(1, total, domain.SingleSelect, colors(r)...)
+	r.answer(s, "Blue", "")
+	s = r.step(2, total, domain.SingleSelect, "Small", "Large", r.textOption())
+	if s.Questions[0].Prompt != fakemodel.Questions[1].Question {
+		r.t.Errorf("second question %q", s.Questions[0].Prompt)
+	}
+	r.answer(s, "Small", "")
+	if r.claude() {
+		s = r.step(3, 3, domain.Confirmation, "Submit answers")
+		r.answer(s, "Submit answers", "")
+		r.received(`"Which color should the widget be?"="Blue"`, `"Which size should the widget be?"="Small"`)
+	} else {
+		r.received(`"color":{"answers":["Blue"]}`, `"size":{"answers":["Small"]}`) // in either order
+	}
+}
+
+// stepRefused: a step the profile does not answer gets no key. Claude
+// Code's multi-select; Codex (which has no multi-select) with its notes
+// editor open, a person typing. The person then finishes it.
+func stepRefused(r *run) {
+	if r.claude() {
+		r.ask("Ask me to pick several", "multi", "true")
+	} else {
+		r.ask("Ask me and let me type")
+		r.e.Press("Down", "Down", "Tab")
+		r.e.WaitForText(5*time.Second, "Add notes")
+		r.e.Type("half typed")
+		r.e.WaitForText(5*time.Second, "half typed")
+		r.e.Settle()
+	}
+	s, err := r.x.Step(context.Background(), r.term)
+	if err != nil || !s.Present || s.Answerable || s.Fingerprint == "" {
+		r.t.Fatalf("step: %+v, %v", s, err)
+	}
+	if r.claude() && (s.Reason != "multi-select is answered by a person" || s.Questions[0].ResponseKind != domain.MultiSelect) {
+		r.t.Errorf("multi-select step: %+v", s)
+	}
+	requests := len(r.e.Model.Requests())
+	q := s.Questions[0]
+	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[0].Key}}})
+	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrDecisionUnavailable) {
+		r.t.Fatalf("answering a refused step: %s, %v", stage, err)
+	}
+	r.untouched(s.Fingerprint, requests)
+	if r.claude() {
+		r.e.Press("Escape") // the person declines
+		r.e.WaitIdle(agenttest.TurnTimeout)
+		r.seen = len(r.e.Model.Requests())
+		return
+	}
+	r.e.Press("Enter")
+	r.received(`"None of the above","user_note: half typed"`)
+}
+
+// stepUnansweredConfirmation: a person skips the first of two questions
+// and submits; Codex asks whether to proceed, and AKK proceeds.
+func stepUnansweredConfirmation(r *run) {
+	r.ask("Ask me two things again", "questions", "2")
+	r.e.Press("Right")
+	r.e.WaitForText(5*time.Second, fakemodel.Questions[1].Question)
+	r.e.Settle()
+	s := r.step(2, 2, domain.SingleSelect, "Small", "Large", r.textOption())
+	r.answer(s, "Large", "")
+	r.e.WaitForText(5*time.Second, "Submit with unanswered questions?")
+	r.e.Settle()
+	s = r.step(0, 0, domain.Confirmation, "Proceed", "Go back")
+	r.answer(s, "Proceed", "")
+	r.received(`"color":{"answers":[]}`, `"size":{"answers":["Large"]}`)
+}
