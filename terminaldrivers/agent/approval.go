@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ type ApprovalProfile interface {
 // is framed, which shapes of it the version can answer and with which keys.
 // A value, so a new version is a new value (with its captured fixtures).
 //
-// A prompt is read from the bottom: its Footer is the last row drawn, its
+// A prompt is read from the bottom: one of its Footers is the last row drawn, its
 // title the nearest row above matching Title (with Frame right above it
 // when set). Options are numbered rows "N. label", one of them marked with
 // Cursor, between the body and the footer.
@@ -32,8 +33,9 @@ type ApprovalGrammar struct {
 	Frame *regexp.Regexp
 	// Title matches the first row of any permission prompt of this agent.
 	Title *regexp.Regexp
-	// Footer is the exact (trimmed) last row of a prompt.
-	Footer string
+	// Footers are the exact (trimmed) last rows a prompt may have (Claude
+	// Code drops "Tab to amend" while a persistent row is highlighted).
+	Footers []string
 	// Cursor marks the highlighted option.
 	Cursor string
 	// Shapes are the prompts this version can answer, by exact title.
@@ -125,7 +127,7 @@ var optionRow = regexp.MustCompile(`^\s*(\S+\s+)?([1-9])\.\s+(.*\S)\s*$`)
 // Read isolates the bottom-most complete permission prompt of c.
 func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
 	bottom := c.Bottom()
-	if bottom == 0 || g.Title == nil || screen.Trim(c.Lines[bottom-1].Text) != g.Footer {
+	if bottom == 0 || g.Title == nil || !slices.Contains(g.Footers, screen.Trim(c.Lines[bottom-1].Text)) {
 		return ApprovalReading{Reason: "no permission prompt footer at the bottom"}
 	}
 	footer := bottom - 1

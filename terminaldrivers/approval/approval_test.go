@@ -325,6 +325,33 @@ func TestAnswer(t *testing.T) {
 	}
 }
 
+// A person moved the highlight onto a persistent row: Claude Code then
+// drops "Tab to amend" from the footer (seen in TestE2EApproval). The
+// prompt is still answerable, by the rows' own digits.
+func TestHighlightOnPersistentRow(t *testing.T) {
+	for _, c := range permissionCases(t)[:2] {
+		t.Run(c.profile.Agent().Profile, func(t *testing.T) {
+			moved := lines(c.screen, func(r []string) []string {
+				i, j := rowWith(r, "❯ 1. Yes"), rowWith(r, "  2. Yes, and always")
+				r[i] = strings.Replace(r[i], "❯", " ", 1)
+				r[j] = strings.Replace(r[j], "  2.", "❯ 2.", 1)
+				f := rowWith(r, "Esc to cancel · Tab to amend")
+				r[f] = " Esc to cancel"
+				return r
+			})
+			p := prompt(t, c.profile, moved)
+			if !p.Answerable || p.Fingerprint == prompt(t, c.profile, c.screen).Fingerprint {
+				t.Fatalf("prompt %+v", p)
+			}
+			f := &fakeTmux{screen: moved, after: func(string, int) (string, bool) { return "", true }}
+			stage, err := newApprovals(t, f).Answer(context.Background(), terminalOf(c.profile), p.Fingerprint, domain.ApproveOnce)
+			if stage != domain.AnswerVerified || err != nil || !slices.Equal(f.sent(), []string{"1"}) {
+				t.Errorf("%s, %v, keys %q", stage, err, f.sent())
+			}
+		})
+	}
+}
+
 // navigating is the Codex grammar with a plan that moves the highlight.
 type navigating struct{ codex.Profile }
 

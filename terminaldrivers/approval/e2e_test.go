@@ -20,7 +20,9 @@ import (
 // each agent in its own isolated tmux server, started once; the steps run
 // in sequence in its pane: a shell command approved once (it runs once and
 // the agent finishes), one rejected (it never runs and the agent waits at
-// its composer), and a stale fingerprint (zero keys reach the pane).
+// its composer), one approved after a person moved the highlight onto a
+// persistent row (still the one-time yes), and a stale fingerprint (zero
+// keys reach the pane).
 func TestE2EApproval(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
@@ -49,6 +51,7 @@ func TestE2EApproval(t *testing.T) {
 			}{
 				{"approve_once", func(s *session) { s.approveOnce() }},
 				{"reject", func(s *session) { rejected = s.reject() }},
+				{"approve_once_highlight_moved", func(s *session) { s.approveMoved() }},
 				{"prompt_changed", func(s *session) { s.changed(rejected) }},
 			}
 			for _, st := range steps {
@@ -170,11 +173,49 @@ func (s *session) reject() domain.ApprovalPrompt {
 	return p
 }
 
+// approveMoved: a person moved the highlight onto a persistent row; the
+// prompt is read again (a new fingerprint) and approve_once still chooses
+// the one-time yes, never the highlighted row.
+func (s *session) approveMoved() {
+	const out = "akk-moved-3"
+	p := s.ask("touch " + out + " && echo " + out)
+	s.e.Press("Down")
+	var moved domain.ApprovalPrompt
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var err error
+		if moved, err = s.ap.Prompt(context.Background(), s.term); err != nil {
+			s.t.Fatal(err)
+		}
+		if moved.Fingerprint != p.Fingerprint || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !moved.Answerable || moved.Fingerprint == p.Fingerprint {
+		s.t.Fatalf("after Down: %+v\n%s", moved, s.e.Capture())
+	}
+	if stage, err := s.ap.Answer(context.Background(), s.term, p.Fingerprint, domain.ApproveOnce); stage != domain.AnswerNothing || !errors.Is(err, domain.ErrPromptChanged) {
+		s.t.Fatalf("answer to the prompt before the move: %s, %v", stage, err)
+	}
+	s.answer(moved, domain.ApproveOnce)
+	ctx, cancel := context.WithTimeout(context.Background(), agenttest.TurnTimeout)
+	defer cancel()
+	if _, err := s.e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool {
+		return slices.ContainsFunc(r.ToolResults, func(x string) bool { return strings.Contains(x, out) })
+	}); err != nil {
+		s.t.Fatalf("the command's result never reached the model: %v\n%s", err, s.e.Capture())
+	}
+	s.e.WaitIdle(agenttest.TurnTimeout)
+}
+
 // changed answers a prompt with fingerprints it does not have: the one of
 // the prompt rejected before, and its own under another process
 // incarnation. No key may reach the pane.
 func (s *session) changed(stale domain.ApprovalPrompt) {
-	p := s.ask("touch akk-changed-3 && echo akk-changed-3")
+	// The same command prefix and folder as the step before: had a
+	// persistent row been chosen there, this would not ask.
+	p := s.ask("touch akk-moved-3 && echo akk-changed-4")
 	other := s.term
 	other.Process.StartTicks++
 	requests := len(s.e.Model.Requests())
@@ -205,7 +246,7 @@ func (s *session) changed(stale domain.ApprovalPrompt) {
 	if n := len(s.e.Model.Requests()); n != requests {
 		s.t.Errorf("the model saw %d new requests after refused answers", n-requests)
 	}
-	if _, err := os.Stat(filepath.Join(s.e.ProjectDir, "akk-changed-3")); err == nil {
+	if n := s.results("akk-changed-4"); n != 0 {
 		s.t.Error("the command ran")
 	}
 	// The prompt is still there, and still answers to its own fingerprint.

@@ -10,32 +10,35 @@ import (
 // versions, by version. Both draw a Bash prompt under a full-width rule:
 // "Bash command", the command, "Do you want to proceed?", the menu
 // "❯ 1. Yes / 2. Yes, and always allow … / 3. Yes, and switch to auto mode
-// … / 4. No" and the footer "Esc to cancel · Tab to amend". 2.1.328 sets the
-// command apart between two dashed rules; 2.1.267 indents it above the
+// … / 4. No" and the footer "Esc to cancel · Tab to amend" ("Esc to
+// cancel" while a person has a persistent row highlighted). 2.1.328 sets
+// the command apart between two dashed rules; 2.1.267 indents it above the
 // tool's description, which the excerpt then includes.
 //
 // Keys (measured on both versions): a row's digit selects and submits it at
-// once. Escape also dismisses the prompt but is not the native No, and the
+// once, wherever the highlight is. Escape also dismisses the prompt but is not the native No, and the
 // persistent rows are never sent.
 var approvalGrammars = map[string]agent.ApprovalGrammar{
 	"2.1.267": {
-		Frame:  approvalFrame,
-		Title:  approvalTitle,
-		Footer: "Esc to cancel · Tab to amend",
-		Cursor: "❯",
-		Shapes: []agent.ApprovalShape{bashShape(0)},
+		Frame:   approvalFrame,
+		Title:   approvalTitle,
+		Footers: approvalFooters,
+		Cursor:  "❯",
+		Shapes:  []agent.ApprovalShape{bashShape(0)},
 	},
 	"2.1.328": {
-		Frame:  approvalFrame,
-		Title:  approvalTitle,
-		Footer: "Esc to cancel · Tab to amend",
-		Cursor: "❯",
-		Shapes: []agent.ApprovalShape{bashShape('╌')},
+		Frame:   approvalFrame,
+		Title:   approvalTitle,
+		Footers: approvalFooters,
+		Cursor:  "❯",
+		Shapes:  []agent.ApprovalShape{bashShape('╌')},
 	},
 }
 
 var (
-	approvalFrame = regexp.MustCompile(`^─{20,}\s*$`)
+	// The footer drops "Tab to amend" while a persistent row is highlighted.
+	approvalFooters = []string{"Esc to cancel · Tab to amend", "Esc to cancel"}
+	approvalFrame   = regexp.MustCompile(`^─{20,}\s*$`)
 	// approvalTitle is the first row of any permission prompt: a few
 	// capitalised words ("Bash command", "Edit file", "Fetch").
 	approvalTitle  = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)

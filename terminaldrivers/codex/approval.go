@@ -25,9 +25,9 @@ var approvalGrammars = map[string]agent.ApprovalGrammar{
 }
 
 var codexGrammar = agent.ApprovalGrammar{
-	Title:  regexp.MustCompile(`^  (Would you like to|Do you want to) `),
-	Footer: "Press enter to confirm or esc to cancel",
-	Cursor: "›",
+	Title:   regexp.MustCompile(`^  (Would you like to|Do you want to) `),
+	Footers: []string{"Press enter to confirm or esc to cancel"},
+	Cursor:  "›",
 	Shapes: []agent.ApprovalShape{{
 		Title:         "Would you like to run the following command?",
 		Kind:          "shell_command",
