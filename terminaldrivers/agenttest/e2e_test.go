@@ -49,7 +49,8 @@ func TestE2EHarness(t *testing.T) {
 }
 
 func stepPlainReply(t *testing.T, e *Env) {
-	prompt := "Say hello to the harness"
+	// Long enough to wrap in the composer of a 120-column pane.
+	prompt := "Say hello to the harness, and take this long sentence along so that the composer has to wrap it over more than one line of the pane"
 	token := fakemodel.ReplyToken(prompt)
 	e.Submit(prompt)
 	e.WaitForText(TurnTimeout, token)

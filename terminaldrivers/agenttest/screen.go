@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Timeouts the helpers use; generous, since two agents may start at once on a
@@ -209,13 +210,24 @@ func (e *Env) Submit(text string) {
 		e.WaitReady(StartTimeout) // a late start-up offer: answer it first
 	}
 	e.Type(text)
-	probe := text
-	if r := []rune(text); len(r) > 30 {
-		probe = string(r[len(r)-30:])
+	// The composer wraps long text, so compare without any whitespace.
+	probe := squash(text)
+	if r := []rune(probe); len(r) > 40 {
+		probe = string(r[len(r)-40:])
 	}
-	e.WaitFor("the typed text in the composer", 10*time.Second, func(s string) bool { return strings.Contains(s, probe) })
+	e.WaitFor("the typed text in the composer", 10*time.Second, func(s string) bool { return strings.Contains(squash(s), probe) })
 	time.Sleep(400 * time.Millisecond)
 	e.Press("Enter")
+}
+
+// squash drops every whitespace character (and the no-break space).
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '\u00a0' {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // Screen recognisers for the harness only (start-up and idle). The product's
