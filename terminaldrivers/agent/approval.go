@@ -23,10 +23,11 @@ type ApprovalProfile interface {
 // is framed, which shapes of it the version can answer and with which keys.
 // A value, so a new version is a new value (with its captured fixtures).
 //
-// A prompt is read from the bottom: one of its Footers is the last row drawn, its
-// title the nearest row above matching Title (with Frame right above it
-// when set). Options are numbered rows "N. label", one of them marked with
-// Cursor, between the body and the footer.
+// A prompt is read from the bottom: one of its Footers is the last row
+// drawn; its title is the row under the nearest Frame above (when Frame is
+// set) or else the nearest row above matching Title. Options are the
+// numbered rows "N. label" above the footer, one of them marked with
+// Cursor; the body (and the command) lies between the title and them.
 type ApprovalGrammar struct {
 	// Frame, when set, matches the row right above a prompt's title (Claude
 	// Code's full-width rule).

@@ -47,7 +47,9 @@ type Approvals struct {
 
 var _ domain.ApprovalTerminal = (*Approvals)(nil)
 
-// New builds Approvals.
+// New builds Approvals. The daemon gives it the tmux runner (and, if it
+// customises them, the drivers) its discovery uses, and hands it to the
+// domain service (UseApprovals).
 func New(cfg Config) (*Approvals, error) {
 	if cfg.Tmux == nil {
 		cfg.Tmux = tmux.ExecRunner{}
