@@ -1,7 +1,6 @@
 package agenttest
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -91,7 +90,7 @@ func stepMultiStep(t *testing.T, e *Env) {
 	}
 	e.WaitIdle(TurnTimeout)
 	var results []int
-	for _, r := range e.Model.Requests() {
+	for _, r := range e.Requests() {
 		if r.Scenario == fakemodel.ScenarioSteps {
 			results = append(results, len(r.ToolResults))
 		}
@@ -123,11 +122,7 @@ func stepQuestionnaire(t *testing.T, e *Env) {
 
 func stepEscInterrupt(t *testing.T, e *Env) {
 	e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "60"))
-	ctx, cancel := context.WithTimeout(context.Background(), TurnTimeout)
-	defer cancel()
-	if _, err := e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool { return r.Scenario == fakemodel.ScenarioSlow }); err != nil {
-		t.Fatal(err)
-	}
+	e.WaitModelRequest("the slow request", TurnTimeout, func(r fakemodel.Request) bool { return r.Scenario == fakemodel.ScenarioSlow })
 	// The turn is under way: the working indicator, or the first word of the
 	// answer (Codex 0.169.0 hides its indicator once answer text streams;
 	// Claude Code and Codex 0.155.1 show the text only later).
@@ -141,10 +136,9 @@ func stepEscInterrupt(t *testing.T, e *Env) {
 		return e.Idle(s) && strings.Contains(s, "nterrupted")
 	})
 	t.Logf("idle %s after Esc", time.Since(pressed).Round(time.Millisecond))
-	req, err := e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool { return r.Scenario == fakemodel.ScenarioSlow && r.Done() })
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := e.WaitModelRequest("the end of the slow reply", TurnTimeout, func(r fakemodel.Request) bool {
+		return r.Scenario == fakemodel.ScenarioSlow && r.Done()
+	})
 	if !req.Interrupted {
 		t.Errorf("the slow reply was not interrupted: %+v", req)
 	}
@@ -153,7 +147,7 @@ func stepEscInterrupt(t *testing.T, e *Env) {
 // lastScenarioRequest is the latest request that played a scenario.
 func lastScenarioRequest(t *testing.T, e *Env) fakemodel.Request {
 	t.Helper()
-	reqs := e.Model.Requests()
+	reqs := e.Requests()
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if !reqs[i].Aux {
 			return reqs[i]

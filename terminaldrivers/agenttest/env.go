@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,11 +16,13 @@ import (
 	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
-// Fake credentials the agents are started with. They only reach the fake model.
+// Fake credentials the agents are started with; they only reach the fake
+// model. Each Env appends its own number (APIKey), so requests to a shared
+// fake model can be told apart (fakemodel.Request.Client).
 const (
-	FakeAnthropicKey = "sk-ant-api03-akk-fake-test-key-000000000000"
+	FakeAnthropicKey = "sk-ant-api03-akk-fake-test-key-"
 	FakeOpenAIKeyEnv = "AKK_FAKE_OPENAI_KEY"
-	FakeOpenAIKey    = "akk-fake-openai-key"
+	FakeOpenAIKey    = "akk-fake-openai-key-"
 	// CodexModel is a model every pinned Codex knows (no "model metadata not
 	// found" warning) that gets the classic tools (exec_command,
 	// request_user_input). Codex 0.169.0 offers to migrate it; the config
@@ -82,6 +85,44 @@ type Env struct {
 	opts      Options
 	tmuxEnv   []string
 	ownsModel bool
+	seq       int64
+}
+
+// APIKey is the fake API key this Env's agent presents to the model.
+func (e *Env) APIKey() string {
+	if e.Agent.Kind == KindCodex {
+		return fmt.Sprintf("%s%012d", FakeOpenAIKey, e.seq)
+	}
+	return fmt.Sprintf("%s%012d", FakeAnthropicKey, e.seq)
+}
+
+// Requests are the fake model's recorded requests that came from this Env's
+// agent (a shared model also serves others).
+func (e *Env) Requests() []fakemodel.Request {
+	id := fakemodel.ClientID(e.APIKey())
+	var out []fakemodel.Request
+	for _, r := range e.Model.Requests() {
+		if r.Client == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WaitModelRequest waits until the fake model has recorded a request from
+// this Env's agent that satisfies match, and returns it.
+func (e *Env) WaitModelRequest(what string, timeout time.Duration, match func(fakemodel.Request) bool) fakemodel.Request {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	id := fakemodel.ClientID(e.APIKey())
+	r, err := e.Model.WaitRequest(ctx, func(r fakemodel.Request) bool { return r.Client == id && match(r) })
+	if err != nil {
+		screen, _ := e.Tmux("capture-pane", "-p", "-t", e.Target())
+		e.t.Fatalf("%s: timed out after %s waiting for the model to see %s; requests: %+v\nlast screen:\n%s",
+			e.Agent.Name(), timeout, what, e.Requests(), frame(screen))
+	}
+	return r
 }
 
 // WithT returns the same Env reporting to another test, e.g. a subtest that
@@ -110,7 +151,8 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 	}
 	e.Home = filepath.Join(base, "home")
 	e.CodexHome = filepath.Join(e.Home, ".codex")
-	e.SocketName = fmt.Sprintf("akk-test-%d-%d-%d", os.Getpid(), envSeq.Add(1), time.Now().UnixNano()%1e6)
+	e.seq = envSeq.Add(1)
+	e.SocketName = fmt.Sprintf("akk-test-%d-%d-%d", os.Getpid(), e.seq, time.Now().UnixNano()%1e6)
 	for _, d := range []string{e.Home, e.CodexHome, filepath.Join(e.Home, "tmp"), filepath.Join(e.Home, ".claude")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -205,12 +247,12 @@ func (e *Env) AgentEnv() []string {
 	case KindClaude:
 		env = []string{
 			"ANTHROPIC_BASE_URL=" + e.Model.URL(),
-			"ANTHROPIC_API_KEY=" + FakeAnthropicKey,
+			"ANTHROPIC_API_KEY=" + e.APIKey(),
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 			"DISABLE_AUTOUPDATER=1",
 		}
 	case KindCodex:
-		env = []string{"CODEX_HOME=" + e.CodexHome, FakeOpenAIKeyEnv + "=" + FakeOpenAIKey}
+		env = []string{"CODEX_HOME=" + e.CodexHome, FakeOpenAIKeyEnv + "=" + e.APIKey()}
 	}
 	env = append(env, "HOME="+e.Home)
 	return append(env, e.opts.ExtraEnv...)
@@ -235,7 +277,8 @@ func (e *Env) writeConfig() error {
 
 func (e *Env) writeClaudeConfig() error {
 	project := map[string]any{"hasTrustDialogAccepted": !e.opts.Untrusted}
-	approved := []string{FakeAnthropicKey[len(FakeAnthropicKey)-20:]}
+	key := e.APIKey()
+	approved := []string{key[len(key)-20:]}
 	if e.opts.UnapprovedKey {
 		approved = []string{}
 	}

@@ -105,7 +105,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	t := anthropicTurn(req)
 	p := s.plan(APIAnthropic, t)
-	rec := Request{API: APIAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Aux: t.aux,
+	rec := Request{API: APIAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
 		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
 	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
 		rec.Params = params

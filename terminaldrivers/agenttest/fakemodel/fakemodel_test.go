@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -341,5 +342,22 @@ func TestErrorTimesThenRecovers(t *testing.T) {
 	resp, ev := post(t, srv, "/v1/responses", body)
 	if text, _, _ := openaiOutput(ev); resp.StatusCode != 200 || text != "Recovered after 2 failed attempts." {
 		t.Errorf("third attempt: %d %q", resp.StatusCode, text)
+	}
+}
+
+func TestClientRecorded(t *testing.T) {
+	s, srv := newTestServer(t)
+	data, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "tools": codexTools, "input": []any{openaiUser("hi")}})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/responses", bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer key-one")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	got := s.Requests()[0]
+	if got.Client != ClientID("key-one") || got.Client == ClientID("key-two") || strings.Contains(got.Client, "key") {
+		t.Errorf("client %q, want the digest of key-one", got.Client)
 	}
 }

@@ -101,7 +101,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	}
 	t := openaiTurn(req)
 	p := s.plan(APIOpenAI, t)
-	rec := Request{API: APIOpenAI, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Aux: t.aux,
+	rec := Request{API: APIOpenAI, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
 		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
 	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
 		rec.Params = params

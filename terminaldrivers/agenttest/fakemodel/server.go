@@ -2,6 +2,8 @@ package fakemodel
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,6 +32,8 @@ type Request struct {
 	Method string `json:"method"`
 	Path   string `json:"path"` // with the query, e.g. /v1/messages?beta=true
 	Model  string `json:"model,omitempty"`
+	// Client identifies the caller by its API key: ClientID(key).
+	Client string `json:"client,omitempty"`
 	// Aux marks side requests (titles, probes): no scenario was played.
 	Aux         bool              `json:"aux,omitempty"`
 	Scenario    string            `json:"scenario,omitempty"`
@@ -43,6 +48,28 @@ type Request struct {
 	Finished time.Time `json:"finished"`
 	// Interrupted is set when the client went away before the end.
 	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// ClientID is a short digest of an API key, recorded as Request.Client, so
+// tests sharing one server can tell their agents' requests apart without the
+// log ever holding a key.
+func ClientID(key string) string {
+	if key == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:6])
+}
+
+// clientOf reads the API key a request presents (x-api-key or a bearer token).
+func clientOf(r *http.Request) string {
+	if k := r.Header.Get("x-api-key"); k != "" {
+		return ClientID(k)
+	}
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		return ClientID(strings.TrimPrefix(a, "Bearer "))
+	}
+	return ""
 }
 
 // Done reports whether the response has been fully written or abandoned.
@@ -216,7 +243,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) recordOther(r *http.Request, status int) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	now := time.Now()
-	id := s.record(Request{API: APIOther, Method: r.Method, Path: r.URL.RequestURI(), Aux: true, Status: status, Received: now, Finished: now})
+	id := s.record(Request{API: APIOther, Method: r.Method, Path: r.URL.RequestURI(), Client: clientOf(r), Aux: true, Status: status, Received: now, Finished: now})
 	s.dump(id, APIOther, body)
 }
 
