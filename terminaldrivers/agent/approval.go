@@ -54,14 +54,17 @@ type ApprovalShape struct {
 	// The command is found in the body (the rows between the title and the
 	// question or options): between the two rows drawn with CommandRule when
 	// set; else from the row starting with CommandPrefix (which is dropped)
-	// to the end of the body when set; else the whole body except rows
-	// matching Skip.
+	// to the end of the body when set; else the body rows matching
+	// CommandRows. When some of those rows start with CommandMargin (the
+	// bar beside a wrapped command), only those are the command.
 	CommandRule   rune
 	CommandPrefix string
-	Skip          []*regexp.Regexp
+	CommandRows   *regexp.Regexp
+	CommandMargin string
 	// Once and Reject are the exact labels of the one-time yes (the first
-	// row) and of the native no (the last row). Every row between them must
-	// match one of Persistent: choices that are never sent.
+	// row) and of the native no (the last row), each on one row. Every row
+	// between them must match one of Persistent (its label joined with a
+	// space where the terminal wrapped it): choices that are never sent.
 	Once, Reject string
 	Persistent   []*regexp.Regexp
 	// Keys says how a row is chosen.
@@ -103,9 +106,10 @@ type ApprovalReading struct {
 
 // Option is one numbered menu row.
 type Option struct {
-	Number int
-	Label  string
-	Row    int // index in the capture
+	Number  int
+	Label   string
+	Row     int  // index in the capture
+	Wrapped bool // the label goes on in the rows below
 }
 
 // Row returns the option a decision chooses: the first row for approve_once,
@@ -123,7 +127,10 @@ func (r ApprovalReading) Row(d domain.ApprovalDecision) (Option, bool) {
 	return Option{}, false
 }
 
-var optionRow = regexp.MustCompile(`^\s*(\S+\s+)?([1-9])\.\s+(.*\S)\s*$`)
+var (
+	optionRow    = regexp.MustCompile(`^\s*(\S+\s+)?([1-9])\.\s+(.*\S)\s*$`)
+	continuedRow = regexp.MustCompile(`^\s{5,}\S`)
+)
 
 // Read isolates the bottom-most complete permission prompt of c.
 func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
@@ -149,14 +156,17 @@ func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
 	r := ApprovalReading{Found: true, Title: screen.Trim(c.Lines[title].Text), Region: c.Slice(start, bottom), Cursor: -1}
 
 	// The menu: the numbered rows above the footer, only blank rows
-	// between. A wrapped option breaks the run and is not answerable.
+	// between, with the rows a long option wraps onto (indented deeper).
 	end := footer
 	for end > title+1 && screen.Blank(c.Lines[end-1].Text) {
 		end--
 	}
 	first := end
-	for first > title+1 && optionRow.MatchString(c.Lines[first-1].Text) {
+	for first > title+1 && (optionRow.MatchString(c.Lines[first-1].Text) || continuedRow.MatchString(c.Lines[first-1].Text)) {
 		first--
+	}
+	for first < end && !optionRow.MatchString(c.Lines[first].Text) {
+		first++ // deep body rows right above the options are not the menu
 	}
 	var shape *ApprovalShape
 	for i := range g.Shapes {
@@ -170,6 +180,12 @@ func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
 	}
 	for i := first; i < end; i++ {
 		m := optionRow.FindStringSubmatch(c.Lines[i].Text)
+		if m == nil {
+			last := &r.Options[len(r.Options)-1]
+			last.Label += " " + screen.Trim(c.Lines[i].Text)
+			last.Wrapped = true
+			continue
+		}
 		if m[1] != "" {
 			if strings.TrimSpace(m[1]) != g.Cursor || r.Cursor >= 0 {
 				r.Reason = "unexpected mark before a menu row"
@@ -216,10 +232,10 @@ func (s ApprovalShape) menu(opts []Option, cursor int) string {
 	if cursor < 0 {
 		return "no highlighted option"
 	}
-	if opts[0].Label != s.Once {
+	if opts[0].Label != s.Once || opts[0].Wrapped {
 		return "the first option is not " + strconv.Quote(s.Once)
 	}
-	if opts[len(opts)-1].Label != s.Reject {
+	if last := opts[len(opts)-1]; last.Label != s.Reject || last.Wrapped {
 		return "the last option is not " + strconv.Quote(s.Reject)
 	}
 	for _, o := range opts[1 : len(opts)-1] {
@@ -261,22 +277,25 @@ func (s ApprovalShape) command(body []string) ([]string, string) {
 			return nil, "no command row starting with " + strconv.Quote(s.CommandPrefix)
 		}
 		out = append([]string{strings.TrimPrefix(screen.Trim(body[at]), s.CommandPrefix)}, body[at+1:]...)
-	default:
-	rows:
+	case s.CommandRows != nil:
 		for _, l := range body {
-			for _, re := range s.Skip {
-				if re.MatchString(l) {
-					continue rows
-				}
+			if s.CommandRows.MatchString(l) {
+				out = append(out, l)
 			}
-			out = append(out, l)
 		}
 	}
-	var rows []string
+	var rows, margin []string
 	for _, l := range out {
-		if !screen.Blank(l) {
-			rows = append(rows, screen.Trim(l))
+		l = screen.Trim(l)
+		if s.CommandMargin != "" && strings.HasPrefix(l, s.CommandMargin) {
+			margin = append(margin, screen.Trim(strings.TrimPrefix(l, s.CommandMargin)))
 		}
+		if l != "" {
+			rows = append(rows, l)
+		}
+	}
+	if len(margin) > 0 {
+		rows = margin
 	}
 	if len(rows) == 0 {
 		return nil, "no command text in the prompt"

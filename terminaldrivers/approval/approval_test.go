@@ -143,6 +143,39 @@ func TestPromptOnCapturedScreens(t *testing.T) {
 	}
 }
 
+// A long command in a narrow pane (captured by hand into testdata): the
+// command and the persistent options wrap, the prompt is still answerable
+// and the excerpt holds the whole command.
+func TestWrappedPromptOnCapturedScreens(t *testing.T) {
+	const command = "touch akk-a-very-long-file-name-that-goes-on-and-on-and-on-for-a-while-longer && echo akk-approved-1 with some more words to wrap the line"
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	n := 0
+	for _, d := range []agent.Driver{claude.Driver{}, codex.Driver{}} {
+		cases, err := screencases.Read("testdata/screens/" + string(d.Kind()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			for _, p := range d.Profiles() {
+				if p.Agent().Version != c.Version {
+					continue
+				}
+				n++
+				pr := prompt(t, p.(agent.ApprovalProfile), c.ANSI)
+				if !pr.Answerable || squash(pr.CommandExcerpt) != squash(command) {
+					t.Errorf("%s: %+v", c.Dir, pr)
+				}
+				if got := p.Classify(c.Capture()).State; got != c.Expected {
+					t.Errorf("%s: the profile classifies it %s", c.Dir, got)
+				}
+			}
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d wrapped prompts, want one per pinned version", n)
+	}
+}
+
 // Every captured screen that is not a permission prompt has none.
 func TestNoPromptOnOtherScreens(t *testing.T) {
 	for _, kind := range []struct {

@@ -41,8 +41,10 @@ var (
 	approvalFrame   = regexp.MustCompile(`^─{20,}\s*$`)
 	// approvalTitle is the first row of any permission prompt: a few
 	// capitalised words ("Bash command", "Edit file", "Fetch").
-	approvalTitle  = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)
-	bashSkip       = []*regexp.Regexp{regexp.MustCompile(`^\s*Tip: `)}
+	approvalTitle = regexp.MustCompile(`^ [A-Z][A-Za-z]*( [A-Za-z]+){0,3}\s*$`)
+	// 2.1.267 indents the command and the description under it by three;
+	// the tip above them by one.
+	bashRows       = regexp.MustCompile(`^   \S`)
 	bashPersistent = []*regexp.Regexp{
 		regexp.MustCompile(`^Yes, and always allow `),
 		regexp.MustCompile(`^Yes, and don't ask again for `),
@@ -52,16 +54,17 @@ var (
 
 func bashShape(commandRule rune) agent.ApprovalShape {
 	return agent.ApprovalShape{
-		Title:       "Bash command",
-		Kind:        "shell_command",
-		Tool:        "Bash",
-		Question:    "Do you want to proceed?",
-		CommandRule: commandRule,
-		Skip:        bashSkip,
-		Once:        "Yes",
-		Reject:      "No",
-		Persistent:  bashPersistent,
-		Keys:        agent.KeyRowNumber,
+		Title:         "Bash command",
+		Kind:          "shell_command",
+		Tool:          "Bash",
+		Question:      "Do you want to proceed?",
+		CommandRule:   commandRule,
+		CommandRows:   bashRows,
+		CommandMargin: "│ ",
+		Once:          "Yes",
+		Reject:        "No",
+		Persistent:    bashPersistent,
+		Keys:          agent.KeyRowNumber,
 	}
 }
 
