@@ -49,6 +49,15 @@ type TurnRules struct {
 	// Parse reads one complete line of the durable record; ok is false for
 	// lines that say nothing about a turn.
 	Parse func(line []byte) (e Entry, ok bool)
+	// IdleSince reads the state file of RecordSet.State: since when the
+	// agent has been idle in threadID (no turn running, none waiting for
+	// an answer); ok is false when it is not idle or the file does not
+	// belong to threadID. Nil when the agent keeps no such file. It proves
+	// the end of a turn that wrote no end record (Claude Code, interrupted
+	// before any answer, puts the prompt back in the composer and records
+	// nothing), once IdleGrace has passed with the record quiet.
+	IdleSince func(stateFile, threadID string) (since time.Time, ok bool)
+	IdleGrace time.Duration
 }
 
 // RecordSet is where a process's next turn may be recorded.
@@ -58,6 +67,9 @@ type RecordSet struct {
 	// record files later; 0 when Files is complete.
 	Holder      int
 	HolderStart uint64
+	// State is a small file the agent rewrites with its busy or idle
+	// state (Claude Code's sessions/<pid>.json); "" when none.
+	State string
 }
 
 // RecordFile is one durable record file, which may not exist yet.

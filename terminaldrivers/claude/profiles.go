@@ -31,6 +31,9 @@ var (
 		Placeholder:  collapsedPaste,
 		Records:      transcriptRecords,
 		Parse:        ParseTranscriptLine,
+		IdleSince:    sessionIdleSince,
+		// The transcript lags the session record by up to about 250 ms.
+		IdleGrace: 2 * time.Second,
 	}
 )
 

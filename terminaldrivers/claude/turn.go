@@ -110,7 +110,27 @@ func transcriptRecords(_ proc.FS, _ *proc.Table, p agent.Process) (agent.RecordS
 	if !ok {
 		path = filepath.Join(ProjectDir(dir, cwd), sid+".jsonl")
 	}
-	return agent.RecordSet{Files: []agent.RecordFile{{Path: path, ThreadID: sid}}}, nil
+	state := filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json")
+	return agent.RecordSet{Files: []agent.RecordFile{{Path: path, ThreadID: sid}}, State: state}, nil
+}
+
+// sessionIdleSince reads the session record's status: "idle" since
+// statusUpdatedAt (ms since the epoch) when no turn runs; "busy" while one
+// runs and "waiting" while a permission prompt or question waits.
+func sessionIdleSince(stateFile, sessionID string) (time.Time, bool) {
+	b, err := os.ReadFile(stateFile)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var rec struct {
+		SessionID       string `json:"sessionId"`
+		Status          string `json:"status"`
+		StatusUpdatedAt int64  `json:"statusUpdatedAt"`
+	}
+	if json.Unmarshal(b, &rec) != nil || rec.SessionID != sessionID || rec.Status != "idle" || rec.StatusUpdatedAt <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(rec.StatusUpdatedAt), true
 }
 
 // transcriptLine is the part of a transcript line a Turn reads.

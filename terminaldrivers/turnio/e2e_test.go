@@ -49,6 +49,7 @@ func TestE2ETurn(t *testing.T) {
 				{"long", stepLong},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
+				{"quiet_interrupt", stepQuietInterrupt},
 				{"gone", stepGone},
 			}
 			for _, s := range steps {
@@ -262,11 +263,44 @@ func stepAPIError(r *run) {
 	r.t.Logf("%s: failure reason %q", r.e.Agent.Name(), p.FailureReason)
 }
 
+// stepQuietInterrupt interrupts a reply before its first word. Codex
+// records the abort; Claude Code records nothing and puts the request back
+// in the composer, so the end is read from its session state.
+func stepQuietInterrupt(r *run) {
+	ctx := context.Background()
+	term := r.ready()
+	text := "Take your time quietly " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "40", "lead", "false")
+	mark := r.submit(term, text)
+	mark = r.follow(term, mark, text, "acceptance", func(p domain.TurnProgress) bool { return p.Accepted }).Mark
+	wctx, cancel := context.WithTimeout(ctx, agenttest.TurnTimeout)
+	defer cancel()
+	if _, err := r.e.Model.WaitRequest(wctx, func(q fakemodel.Request) bool {
+		return q.Scenario == fakemodel.ScenarioSlow && q.Params["lead"] == "false"
+	}); err != nil {
+		r.t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	if err := r.x.Interrupt(ctx, term); err != nil {
+		r.t.Fatal(err)
+	}
+	r.follow(term, mark, text, "the quiet interrupt", func(p domain.TurnProgress) bool { return p.Interrupted })
+	r.t.Logf("%s: quiet interrupt proven %s after the key", r.e.Agent.Name(), time.Since(start).Round(time.Millisecond))
+	after, err := r.x.Observe(ctx, r.id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Logf("%s: after the quiet interrupt the screen is %s, composer empty %v", r.e.Agent.Name(), after.ScreenState, after.ComposerEmpty)
+}
+
 // stepGone replaces the agent with a shell in the same pane, then stops the
 // tmux server: the terminal id names neither, and nothing is sent.
 func stepGone(r *run) {
 	ctx := context.Background()
-	term := r.ready()
+	term, err := r.x.Observe(ctx, r.id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	if _, err := r.e.Tmux("respawn-pane", "-k", "-t", r.e.Target(), "bash", "--norc", "--noprofile"); err != nil {
 		r.t.Fatal(err)
 	}

@@ -28,6 +28,12 @@ type markState struct {
 	// acceptance (Codex: the TUI or its app-server daemon); 0 when none.
 	Holder      int    `json:"holder,omitempty"`
 	HolderStart uint64 `json:"holder_start,omitempty"`
+	// State is the agent's state file (see agent.TurnRules.IdleSince);
+	// StateSeen its modification time when last read, IdleSince what it
+	// said then (zero when not idle).
+	State     string    `json:"state,omitempty"`
+	StateSeen time.Time `json:"state_seen,omitzero"`
+	IdleSince time.Time `json:"idle_since,omitzero"`
 
 	// Early are entries read before the request's prompt: Claude Code may
 	// append the prompt after the reply it caused, so on acceptance those
@@ -35,6 +41,7 @@ type markState struct {
 	Early []earlyEntry `json:"early,omitempty"`
 
 	Accepted     bool      `json:"accepted,omitempty"`
+	PromptAt     time.Time `json:"prompt_at,omitzero"` // when the agent recorded the request
 	Ambiguous    bool      `json:"ambiguous,omitempty"`
 	Thread       string    `json:"thread,omitempty"`
 	Turn         string    `json:"turn,omitempty"`
@@ -123,7 +130,7 @@ func (x *TurnTerminal) Mark(ctx context.Context, t domain.Terminal) (domain.Dura
 	if err != nil {
 		return "", fmt.Errorf("locate the durable record: %w", err)
 	}
-	m := &markState{V: markVersion, At: x.now(), Holder: set.Holder, HolderStart: set.HolderStart}
+	m := &markState{V: markVersion, At: x.now(), Holder: set.Holder, HolderStart: set.HolderStart, State: set.State}
 	for _, f := range set.Files {
 		off, err := lineEnd(f.Path)
 		if err != nil {
@@ -198,6 +205,10 @@ func (x *TurnTerminal) Progress(ctx context.Context, t domain.Terminal, dm domai
 	if err != nil {
 		return m.progress(dm), err
 	}
+	// Only a turn that wrote nothing after its prompt can end unrecorded.
+	if m.Accepted && !m.ended() && m.State != "" && rules.IdleSince != nil && m.MessageID == "" && m.Latest == "" && m.Pending == nil {
+		changed = x.idle(m, rules) || changed
+	}
 	if !changed && !grew {
 		return m.progress(dm), nil
 	}
@@ -217,6 +228,31 @@ func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 		LatestText: m.Latest, LastActivity: m.LastActivity,
 		Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, FailureReason: m.Reason, Interrupted: m.Interrupted,
 	}
+}
+
+// idle ends the turn as interrupted when the agent's state file says it
+// has been idle since after the request, and neither it nor the record
+// moved for the profile's grace period: the turn ended before any answer
+// and without an end record (Claude Code, interrupted that early, puts the
+// prompt back in the composer). The state file is parsed only when it
+// changed.
+func (x *TurnTerminal) idle(m *markState, rules agent.TurnRules) bool {
+	now := x.now()
+	if now.Sub(m.LastActivity) < rules.IdleGrace {
+		return false
+	}
+	changed := false
+	if st, err := os.Stat(m.State); err == nil && !st.ModTime().Equal(m.StateSeen) {
+		since, ok := rules.IdleSince(m.State, m.Thread)
+		if !ok {
+			since = time.Time{}
+		}
+		m.StateSeen, m.IdleSince, changed = st.ModTime(), since, true
+	}
+	if !m.IdleSince.IsZero() && !m.IdleSince.Before(m.PromptAt) && now.Sub(m.IdleSince) >= rules.IdleGrace {
+		m.Interrupted, m.EndedAt, changed = true, m.IdleSince, true
+	}
+	return changed
 }
 
 // addHeld adds the record files the holder opened since the mark, while
@@ -318,6 +354,7 @@ func (x *TurnTerminal) read(m *markState, rules agent.TurnRules, request string)
 		m.Holder, m.HolderStart = 0, 0
 		m.Accepted, m.Thread, m.Turn = true, f.Thread, prompt.TurnID
 		m.LastActivity = entryTime(prompt, x.now())
+		m.PromptAt = m.LastActivity
 		m.apply(early, x.now())
 		m.apply(c.entries[c.match+1:], x.now())
 	default:

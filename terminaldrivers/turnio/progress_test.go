@@ -295,3 +295,84 @@ func TestProgressEndedIsFinal(t *testing.T) {
 		t.Error("a bad mark was read")
 	}
 }
+
+// TestProgressIdleUnrecorded: Claude Code interrupted before any answer
+// records nothing after the prompt; its session record turning idle after
+// the prompt, with the transcript quiet for the grace period, ends the turn
+// as interrupted. Waiting for an answer, idle from before the prompt, or a
+// reply already written do not.
+func TestProgressIdleUnrecorded(t *testing.T) {
+	var c recorded
+	for _, rc := range recordedCases(t) {
+		if rc.name == "claude@2.1.328/plain" {
+			c = rc
+		}
+	}
+	var prompt []byte
+	for _, l := range c.lines {
+		if bytes.Contains(l, []byte(`"promptId"`)) && bytes.Contains(l, []byte(`"type":"user"`)) {
+			prompt = l
+		}
+	}
+	if prompt == nil {
+		t.Fatal("no prompt record in claude@2.1.328/plain")
+	}
+	var rec struct{ Timestamp time.Time }
+	if err := json.Unmarshal(prompt, &rec); err != nil {
+		t.Fatal(err)
+	}
+	promptAt := rec.Timestamp
+	cases := []struct {
+		name      string
+		status    string
+		since     time.Time
+		reply     bool
+		after     time.Duration // of the clock after the state change
+		interrupt bool
+	}{
+		{"idle after the prompt", "idle", promptAt.Add(time.Second), false, 3 * time.Second, true},
+		{"within the grace period", "idle", promptAt.Add(time.Second), false, time.Second, false},
+		{"waiting for an answer", "waiting", promptAt.Add(time.Second), false, 3 * time.Second, false},
+		{"busy", "busy", promptAt.Add(time.Second), false, 3 * time.Second, false},
+		{"idle from before the prompt", "idle", promptAt.Add(-time.Second), false, 3 * time.Second, false},
+		{"a reply was written", "idle", promptAt.Add(time.Second), true, 3 * time.Second, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "record.jsonl")
+			lines := [][]byte{prompt}
+			if tc.reply {
+				for _, l := range c.lines {
+					if bytes.Contains(l, []byte(`"type":"assistant"`)) {
+						lines = append(lines, l)
+						break
+					}
+				}
+			}
+			if err := os.WriteFile(path, bytes.Join(lines, nil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			state := filepath.Join(dir, "session.json")
+			st, _ := json.Marshal(map[string]any{"sessionId": c.meta.ThreadID, "status": tc.status, "statusUpdatedAt": tc.since.UnixMilli()})
+			if err := os.WriteFile(state, st, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := tc.since.Add(tc.after)
+			x := New(d, Config{Now: func() time.Time { return now }})
+			m := &markState{V: markVersion, Files: []fileMark{{Path: path, Thread: c.meta.ThreadID}}, State: state}
+			dm, _ := m.encode()
+			p, err := x.Progress(context.Background(), c.term, dm, c.meta.Request)
+			if err != nil || !p.Accepted {
+				t.Fatalf("%+v, %v", p, err)
+			}
+			if p.Interrupted != tc.interrupt || p.Completed || p.Failed {
+				t.Errorf("interrupted %v, want %v: %+v", p.Interrupted, tc.interrupt, p)
+			}
+		})
+	}
+}
