@@ -230,13 +230,19 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 		return r
 	}
 	r.Total = len(tabs)
+	// Which tab is shown is checked once the options say whether the
+	// question is a multi-select, the plainer reason.
+	shown := true
 	if len(tabs) == 1 {
 		r.Index = 1
 	} else if r.Index, ok = position(tabs); !ok || r.Index == r.Total {
-		r.Reason = "cannot tell which question is shown"
-		return r
+		r.Index, shown = 0, false
+	} else {
+		r.Header = tabs[r.Index-1].name
 	}
-	r.Header = tabs[r.Index-1].name
+	if len(tabs) == 1 {
+		r.Header = tabs[0].name
+	}
 
 	// The body: question rows, then options (each with its description
 	// rows), one rule, the chat row.
@@ -288,6 +294,10 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 	}
 	if r.ResponseKind == domain.MultiSelect {
 		r.Reason = "multi-select is answered by a person"
+		return r
+	}
+	if !shown {
+		r.Reason = "cannot tell which question is shown"
 		return r
 	}
 	n := len(r.Options)

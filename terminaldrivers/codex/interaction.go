@@ -93,6 +93,20 @@ func (p Profile) InteractionGrammar() (agent.InteractionGrammar, bool) {
 	return g, true
 }
 
+// questionStep recognises any step the version's questionnaire grammar
+// isolates, such as the confirmation of unanswered questions, whose key
+// hint is not a question's.
+func (p Profile) questionStep(c screen.Capture) (agent.Reading, bool) {
+	g, ok := questionGrammars[p.Version]
+	if !ok {
+		return agent.Reading{}, false
+	}
+	if r := g.ReadStep(c); r.Found {
+		return agent.Reading{State: domain.ScreenAwaitingInteraction, Region: r.Region, Reason: "questionnaire step"}, true
+	}
+	return agent.Reading{}, false
+}
+
 // StepKeys implements agent.InteractionGrammar.
 func (g QuestionGrammar) StepKeys() agent.StepKeys { return g.Keys }
 

@@ -66,6 +66,9 @@ func (p Profile) Classify(c screen.Capture) agent.Reading {
 	if r, ok := p.prompt(c, bottom); ok {
 		return r
 	}
+	if r, ok := p.questionStep(c); ok {
+		return r
+	}
 	return p.composer(c, bottom)
 }
 

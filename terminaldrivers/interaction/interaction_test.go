@@ -480,3 +480,36 @@ func TestUnprofiled(t *testing.T) {
 		t.Errorf("answer: %s %v", stage, err)
 	}
 }
+
+// Screens captured by hand beside each profile: Claude Code with "Type
+// something." focused and empty (its placeholder is no typed text), and
+// Codex asking whether to submit with a question unanswered.
+func TestReadStepOnHandCaptures(t *testing.T) {
+	for kind, vs := range versions {
+		for _, v := range vs {
+			name := map[string]string{"claude": "interaction-text-focused", "codex": "interaction-unanswered-confirm"}[kind]
+			b, err := os.ReadFile(filepath.Join("..", kind, "testdata", "screens", v, name, "screen.ansi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := grammar(t, kind, v).ReadStep(screen.Parse(string(b)))
+			var labels []string
+			for _, o := range r.Options {
+				if o.Offered {
+					labels = append(labels, o.Label)
+				}
+			}
+			switch kind {
+			case "claude":
+				if !r.Found || r.Answerable || !r.Editor || r.EditorText != "" || r.Cursor != 2 || strings.Join(labels, "|") != "Red|Blue|Type something." {
+					t.Errorf("%s %s: %+v", kind, v, r)
+				}
+			case "codex":
+				if !r.Found || !r.Answerable || r.ResponseKind != domain.Confirmation || r.Cursor != 0 ||
+					r.Prompt != "Submit with unanswered questions? 1 unanswered question" || strings.Join(labels, "|") != "Proceed|Go back" {
+					t.Errorf("%s %s: %+v", kind, v, r)
+				}
+			}
+		}
+	}
+}
