@@ -251,6 +251,7 @@ func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, 
 		return SendResult{}, err
 	}
 	tr := s.turns
+	request = normalizeRequest(request)
 	if err := tr.checkRequest(request); err != nil {
 		return SendResult{}, err
 	}

@@ -318,6 +318,12 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 		}
 		t.NativeTurnID = p.NativeTurnID
 	}
+	if p.Accepted && t.State == TurnDispatching {
+		// Acceptance is announced first, even when the same read already
+		// shows the end: the next read (from the returned mark) reports it.
+		t.State = TurnWorking
+		return t, "turn.accepted", true
+	}
 	switch {
 	case p.Completed:
 		t.State, t.FinalMessage = TurnCompleted, p.FinalMessage
@@ -331,9 +337,6 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 	case p.Interrupted && t.State != TurnWaitingForHost:
 		t.State, t.FailureReason = TurnWaitingForHost, "the turn was interrupted in the pane; the agent waits for instructions"
 		return t, "turn.waiting_for_host", true
-	case p.Accepted && t.State == TurnDispatching:
-		t.State = TurnWorking
-		return t, "turn.accepted", true
 	}
 	return t, "", false
 }

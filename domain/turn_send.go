@@ -23,7 +23,7 @@ type TurnConfig struct {
 
 func (c *TurnConfig) defaults() {
 	if c.MaxRequestRunes == 0 {
-		c.MaxRequestRunes = 700
+		c.MaxRequestRunes = 4000
 	}
 	if c.DefaultInactivity == 0 {
 		c.DefaultInactivity = 60 * time.Minute
@@ -95,6 +95,14 @@ type SendResult struct {
 	Existing   bool // the idempotency key named an existing Turn; nothing was sent
 }
 
+// MaxRequestBytes bounds a request's UTF-8 size (the terminal side passes
+// it to tmux as one argument).
+const MaxRequestBytes = 16 << 10
+
+// normalizeRequest trims the white space the agents trim themselves, so the
+// text AKK matches in the agent's record is the text it sent.
+func normalizeRequest(req string) string { return strings.TrimSpace(req) }
+
 // checkRequest applies the request rules that need no terminal.
 func (tr *turns) checkRequest(req string) error {
 	if strings.TrimSpace(req) == "" {
@@ -107,9 +115,15 @@ func (tr *turns) checkRequest(req string) error {
 	if !utf8.ValidString(req) {
 		return Invalid("request is not valid UTF-8", FieldError{Field: "request", Message: "must be UTF-8"})
 	}
+	if len(req) > MaxRequestBytes {
+		return Invalid(fmt.Sprintf("request has %d bytes; the limit is %d", len(req), MaxRequestBytes),
+			FieldError{Field: "request", Message: fmt.Sprintf("at most %d bytes", MaxRequestBytes)})
+	}
 	for _, r := range req {
-		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
-			return Invalid("request contains control characters", FieldError{Field: "request", Message: "only printable text, tabs and newlines"})
+		// A tab becomes spaces in some agents and an escape could end the
+		// bracketed paste: only printable text and newlines are sent.
+		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
+			return Invalid("request contains control characters", FieldError{Field: "request", Message: "only printable text and newlines"})
 		}
 	}
 	first := strings.TrimSpace(strings.SplitN(strings.TrimLeft(req, " \t\n"), "\n", 2)[0])
@@ -139,6 +153,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return SendResult{}, Invalid("give terminal_id or session_id, not both",
 			FieldError{Field: "session_id", Message: "not together with terminal_id"})
 	}
+	in.Request = normalizeRequest(in.Request)
 	if err := tr.checkRequest(in.Request); err != nil {
 		return SendResult{}, err
 	}

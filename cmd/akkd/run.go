@@ -20,7 +20,10 @@ import (
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
+	"akk/terminaldrivers/approval"
 	"akk/terminaldrivers/discovery"
+	"akk/terminaldrivers/screen"
+	"akk/terminaldrivers/turnio"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -123,6 +126,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("terminal discovery: %w", err)
 	}
 	svc.UseTerminals(terms)
+	turnTerm := turnio.New(terms, turnio.Config{})
+	svc.UseTurns(turnTerm, redactor{}, domain.TurnConfig{})
+	approvals, err := approval.New(approval.Config{Tmux: terms.Tmux()})
+	if err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
+	svc.UseApprovals(approvals)
 	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		return err
 	}
@@ -165,6 +175,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	dctx, stopDispatch := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() { defer wg.Done(); disp.Run(dctx) }()
+	// Resume monitoring every live Turn and Watch: no input, only observation.
+	if err := svc.StartTurnMonitors(dctx); err != nil {
+		stopDispatch()
+		wg.Wait()
+		return fmt.Errorf("resume monitors: %w", err)
+	}
 
 	log.Info("akkd listening", "addr", ln.Addr().String(), "state_dir", cfg.stateDir, "version", version)
 	errc := make(chan error, 1)
@@ -183,6 +199,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	stopDispatch()
 	wg.Wait()
+	svc.WaitTurnMonitors()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -211,6 +228,11 @@ func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) 
 	}
 	return svc.UseOperatorToken(ctx, token)
 }
+
+// redactor hides secret-looking strings in text shown to controllers.
+type redactor struct{}
+
+func (redactor) Redact(s string) string { return screen.Redact(s) }
 
 type systemClock struct{}
 

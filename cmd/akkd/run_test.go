@@ -82,9 +82,18 @@ func waitHealthy(t *testing.T, url string, done <-chan error) {
 // call makes an authenticated JSON request and decodes the answer into out.
 func call(t *testing.T, method, url, token, body string, out any) int {
 	t.Helper()
+	return callConv(t, method, url, token, body, "", out)
+}
+
+// callConv is call with an AKK-Conversation header.
+func callConv(t *testing.T, method, url, token, body, conversation string, out any) int {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if conversation != "" {
+		req.Header.Set("AKK-Conversation", conversation)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -842,7 +842,7 @@ type SendRequest struct {
 	// MessageId Idempotency key, unique per caller.
 	MessageId *string `json:"message_id,omitempty"`
 
-	// Request The task text. At most 700 characters (longer pastes are collapsed by the agents and cannot be verified), no control characters but newlines and tabs, and the first line may not be a slash command or start with `!`.
+	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, and the first line may not be a slash command or start with `!`.
 	Request string `json:"request"`
 
 	// SessionId Send into the native conversation of an earlier Turn; refused when the pane now shows another one.

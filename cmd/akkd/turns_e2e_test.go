@@ -1,0 +1,297 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// daemonBinary builds akkd once per test run.
+func daemonBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "akkd-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "akkd")
+		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build akkd: %v", buildErr)
+	}
+	return builtBin
+}
+
+// proc is an akkd process that a test can kill -9 and start again.
+type proc struct {
+	t        *testing.T
+	bin, dir string
+	env      []string
+	url      string
+	cmd      *exec.Cmd
+	done     chan error
+}
+
+func startProc(t *testing.T, dir string, env ...string) *proc {
+	p := &proc{t: t, bin: daemonBinary(t), dir: dir, env: env}
+	p.start()
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+func (p *proc) start() {
+	p.t.Helper()
+	addr := freeAddr(p.t)
+	p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", "warn")
+	p.cmd.Env = append(os.Environ(), p.env...)
+	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.done = make(chan error, 1)
+	go func(c *exec.Cmd, done chan error) { done <- c.Wait() }(p.cmd, p.done)
+	p.url = "http://" + addr
+	waitHealthy(p.t, p.url, p.done)
+}
+
+func (p *proc) kill() {
+	if p.cmd != nil && p.cmd.ProcessState == nil {
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		p.cmd = nil
+	}
+}
+
+func (p *proc) token() string {
+	b, err := os.ReadFile(filepath.Join(p.dir, "operator.token"))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+type webhook struct {
+	Type string         `json:"type"`
+	Data map[string]any `json:"data"`
+}
+
+// events decodes the deliveries for one Turn, one entry per webhook-id.
+func (r *receiver) forTurn(t *testing.T, turnID string) (types []string, byID map[string]webhook) {
+	byID = map[string]webhook{}
+	for _, d := range r.deliveries() {
+		var w webhook
+		json.Unmarshal(d.body, &w)
+		if w.Data["turn_id"] != turnID {
+			continue
+		}
+		if _, seen := byID[d.id]; !seen {
+			types = append(types, w.Type)
+		}
+		byID[d.id] = w
+	}
+	return types, byID
+}
+
+func (r *receiver) waitTurn(t *testing.T, turnID, typ string, timeout time.Duration) webhook {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		_, byID := r.forTurn(t, turnID)
+		for _, w := range byID {
+			if w.Type == typ {
+				return w
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	types, _ := r.forTurn(t, turnID)
+	t.Fatalf("no %s webhook for %s within %s; got %v", typ, turnID, timeout, types)
+	return webhook{}
+}
+
+type sendAnswer struct {
+	TurnID     string `json:"turn_id"`
+	SessionID  string `json:"session_id"`
+	State      string `json:"state"`
+	Outcome    string `json:"outcome"`
+	DoNotRetry bool   `json:"do_not_retry"`
+	Code       string `json:"code"`
+}
+
+// userRequests counts the model calls that carried this user text.
+func userRequests(m *fakemodel.Server, text string) int {
+	n := 0
+	for _, r := range m.Requests() {
+		if !r.Aux && strings.TrimSpace(r.UserText) == strings.TrimSpace(text) && len(r.ToolResults) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestE2ETurns drives a real agent of every pinned version through the REST
+// API: send to completion with a signed webhook, idempotent resend, a refused
+// slash command, a busy pane, another host, kill -9 of the daemon mid-Turn,
+// and a cancel.
+func TestE2ETurns(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	daemonBinary(t)
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{}) // its own fake model: request counts are this pane's
+			model := e.Model
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+			op := d.token()
+			var host, other hostCreds
+			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"o","webhook_url":"http://`+rec.addr+`/o"}`, &other)
+
+			// The row advertises send with its terminal id.
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, func(c conversationRow) bool { return hasSend(c) })
+			term := row.Terminal.TerminalID
+
+			// 1. A plain task completes; the webhook carries the final message and verifies.
+			text := "Say hello for " + a.Name()
+			body := `{"terminal_id":"` + term + `","request":"` + text + `","message_id":"m-1"}`
+			var s sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, body, "chat-1", &s); code != 202 || s.Outcome != "done" {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+				t.Fatalf("final message %q, want %q", got, want)
+			}
+			if done.Data["conversation"] != "chat-1" || done.Data["session_id"] != s.SessionID || done.Data["terminal_id"] != term {
+				t.Fatalf("completed data %+v", done.Data)
+			}
+			for _, dl := range rec.deliveries() {
+				verify(t, host.WebhookSecret, dl)
+			}
+			if types, _ := rec.forTurn(t, s.TurnID); strings.Join(types, ",") != "turn.accepted,turn.completed" {
+				t.Fatalf("webhooks %v", types)
+			}
+
+			// 2. The same message_id returns the same Turn and sends nothing.
+			var again sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &again); code != 200 || again.TurnID != s.TurnID {
+				t.Fatalf("resend: %d %+v", code, again)
+			}
+			if n := userRequests(model, text); n != 1 {
+				t.Fatalf("the model saw the request %d times", n)
+			}
+
+			// 3. A slash command is refused with no input.
+			before := len(model.Requests())
+			var p sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"/clear"}`, &p); code != 422 || p.Code != "slash_command_rejected" {
+				t.Fatalf("/clear: %d %+v", code, p)
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+			if len(model.Requests()) != before || strings.Contains(e.Capture(), "/clear") {
+				t.Fatal("a refused slash command reached the agent")
+			}
+
+			// 4. A slow task: busy pane is 409, another host sees nothing,
+			// and a kill -9 of the daemon mid-Turn loses nothing and repeats nothing.
+			slow := "[[akk:slow secs=8]] a slow task for " + a.Name()
+			var s2 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
+				t.Fatalf("slow send: %d %+v", code, s2)
+			}
+			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"another"}`, &p); code != 409 {
+				t.Fatalf("send to a busy pane: %d %+v", code, p)
+			}
+			if code := call(t, "GET", d.url+"/v1/turns/"+s2.TurnID, other.Token, "", &p); code != 404 || p.Code != "turn_not_found" {
+				t.Fatalf("another host read the turn: %d %+v", code, p)
+			}
+			d.kill()
+			d.start()
+			rec.waitTurn(t, s2.TurnID, "turn.completed", 90*time.Second)
+			time.Sleep(time.Second) // a duplicate, if any, would arrive now
+			types, _ := rec.forTurn(t, s2.TurnID)
+			completed := 0
+			for _, x := range types {
+				if x == "turn.completed" {
+					completed++
+				}
+			}
+			if completed != 1 {
+				t.Fatalf("turn.completed arrived under %d webhook-ids: %v", completed, types)
+			}
+			if n := userRequests(model, slow); n != 1 {
+				t.Fatalf("the slow request reached the model %d times", n)
+			}
+
+			// 5. Cancel a slow task: cancelled, and the pane is idle and offered again.
+			slow2 := "[[akk:slow secs=30]] to be cancelled for " + a.Name()
+			var s3 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow2+`"}`, &s3); code != 202 {
+				t.Fatalf("send: %d %+v", code, s3)
+			}
+			rec.waitTurn(t, s3.TurnID, "turn.accepted", 60*time.Second)
+			var c sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns/"+s3.TurnID+"/cancel", host.Token, "", &c); code != 200 || c.Outcome != "done" {
+				t.Fatalf("cancel: %d %+v", code, c)
+			}
+			rec.waitTurn(t, s3.TurnID, "turn.cancelled", 60*time.Second)
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+		})
+	}
+}
+
+func hasSend(c conversationRow) bool {
+	for _, a := range c.AvailableActions {
+		if a["action"] == "send" {
+			return true
+		}
+	}
+	return false
+}
+
+// findRow waits for this project's conversation row to satisfy ok.
+func findRow(t *testing.T, url, token, project string, timeout time.Duration, ok func(conversationRow) bool) conversationRow {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last conversationRow
+	for {
+		var list struct{ Conversations []conversationRow }
+		call(t, "GET", url+"/v1/conversations", token, "", &list)
+		for _, c := range list.Conversations {
+			if c.Project == project {
+				last = c
+				if ok(c) {
+					return c
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("row for %s never matched; last %+v", project, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
