@@ -48,8 +48,11 @@
 // Transcripts: TranscriptPaths (Claude:
 // $HOME/.claude/projects/<cwd, non-alphanumerics as '-'>/<uuid>.jsonl; Codex:
 // $CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl), Transcript,
-// WaitTranscript, TurnCompleted and WaitTurnCompleted. Env.WithT hands the
-// Env to a subtest.
+// WaitTranscript, TurnCompleted and WaitTurnCompleted. Model requests:
+// Env.Requests and Env.WaitModelRequest list only this Env's agent's requests
+// (each Env has its own fake API key, APIKey), also on a shared model; each
+// fakemodel.Request says when its response finished (Finished), for
+// detection latency. Env.WithT hands the Env to a subtest.
 //
 // # Cleanup
 //
