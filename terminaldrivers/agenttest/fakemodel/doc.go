@@ -54,18 +54,30 @@
 //
 // # Side requests
 //
-// Both agents send requests that are not the user's turn: a tool-less request
-// for a session title, and Claude's start-up probes. A request that offers no
-// tools is answered with a short plain text ("Fake session title") and
-// recorded with Aux set; it never plays a scenario. Other paths the agents
-// call at start-up (token counting, model lists) are answered harmlessly; a
-// path the server does not know gets 404 and is logged and recorded, so it can
-// be added.
+// Both agents send requests that are not the user's turn: a request for a
+// session title, and Claude's start-up probes. A request that offers no tools
+// is answered with a short plain text ("Fake session title"); one that asks
+// for structured output (Codex's title request, which may still offer
+// apply_patch) with {"title":"Fake session title"}. Both are recorded with
+// Aux set and never play a scenario. Newer Codex models receive their tools
+// in an "additional_tools" input item, which counts as offering tools. Other
+// paths the agents call at start-up (token counting, model lists, Claude Code
+// 2.1.267's /api/hello) are answered harmlessly; a path the server does not
+// know gets 404 and is logged and recorded, so it can be added.
+//
+// The user text is the latest user message with typed text (Claude Code's
+// <system-reminder> blocks removed), not the latest message: Claude Code may
+// end the list with a role "system" entry, and tool results come as user
+// messages of their own.
 //
 // # Recording
 //
 // Every request is recorded (Requests, WaitRequest) with the scenario chosen,
-// the user text, the tool results seen and the time its response finished
-// streaming (Finished), which tests use to measure detection latency. The
-// same list is served as JSON at GET /_fake/requests.
+// the user text, the tool results seen, the caller (Client: a digest of its
+// API key, see ClientID; keys themselves are never kept), the tool the answer
+// called, and the time its response finished streaming (Finished; Interrupted
+// when the client hung up first), which tests use to measure detection
+// latency. The same list is served as JSON at GET /_fake/requests. Options.
+// DumpDir keeps each raw request body, to learn what a new agent version
+// sends.
 package fakemodel
