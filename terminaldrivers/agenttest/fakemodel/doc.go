@@ -77,7 +77,7 @@
 // API key, see ClientID; keys themselves are never kept), the tool the answer
 // called, and the time its response finished streaming (Finished; Interrupted
 // when the client hung up first), which tests use to measure detection
-// latency. The same list is served as JSON at GET /_fake/requests. Options.
-// DumpDir keeps each raw request body, to learn what a new agent version
-// sends.
+// latency. The same list is served as JSON at GET /_fake/requests.
+// Options.DumpDir keeps each raw request body, to learn what a new agent
+// version sends.
 package fakemodel
