@@ -43,8 +43,8 @@
 //	        "Reconnecting... 3/5") before they show the error; a 400 shows at
 //	        once. With times=N only the first N attempts at the same user
 //	        text fail, then the answer is "Recovered after N failed attempts."
-//	secret  a reply holding secret-looking (fake) strings: FakeAnthropicKey and
-//	        FakeAWSKey.
+//	secret  a reply holding secret-looking (fake) strings: SecretAnthropicKey and
+//	        SecretAWSKey.
 //
 // After a tool result (a Claude tool_result or a Codex function_call_output
 // that follows the user's message) the answer is a final message that quotes

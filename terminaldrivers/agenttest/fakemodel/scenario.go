@@ -29,10 +29,11 @@ const (
 // file, so Claude Code does not treat it as read-only and asks for approval.
 const DefaultBashCommand = "touch akk-approval-probe && echo akk-bash-ran"
 
-// Fake secrets for the secret scenario. They only look like credentials.
+// Fake secrets the secret scenario puts in its reply. They only look like
+// credentials (fixed text, no real key); redaction tests look for them.
 const (
-	FakeAnthropicKey = "sk-ant-api03-AKKFAKEKEY0000000000000000000000000000000000000000000000000000000000000000000000000000-AKKFAKEAA"
-	FakeAWSKey       = "AKIAAKKFAKE000000000"
+	SecretAnthropicKey = "sk-ant-api03-AKKFAKEKEY0000000000000000000000000000000000000000000000000000000000000000000000000000-AKKFAKEAA"
+	SecretAWSKey       = "AKIAAKKFAKE000000000"
 )
 
 // TitleText answers side requests (session titles, probes).
@@ -220,8 +221,8 @@ func decide(t turn) plan {
 		status := intParam(params, "status", 500, 400, 599)
 		return plan{scenario: scenario, status: status, errMsg: fmt.Sprintf("Fake model error %d requested by the test.", status)}
 	case ScenarioSecret:
-		return plan{scenario: scenario, pieces: 1, text: "Here are the credentials: ANTHROPIC_API_KEY=" + FakeAnthropicKey +
-			" and AWS_ACCESS_KEY_ID=" + FakeAWSKey + " (fake)."}
+		return plan{scenario: scenario, pieces: 1, text: "Here are the credentials: ANTHROPIC_API_KEY=" + SecretAnthropicKey +
+			" and AWS_ACCESS_KEY_ID=" + SecretAWSKey + " (fake)."}
 	default:
 		text := params["text"]
 		if text == "" {
