@@ -43,6 +43,10 @@ type StepKeys struct {
 	// FreeTextLimit is the longest text, in runes, the version types and
 	// reads back exactly on one row.
 	FreeTextLimit int
+	// TextMargin is how many columns at the right end of the editor's row
+	// text never reaches (a wider text wraps): the row holds at most
+	// width - StepReading.TextColumn - TextMargin runes.
+	TextMargin int
 }
 
 // StepReading is what a grammar proved from one capture: one questionnaire

@@ -57,7 +57,9 @@ type QuestionGrammar struct {
 // FreeTextLimit: 799 runes keeps typed text under Claude Code's
 // 800-character paste-collapse threshold (a longer burst is shown as
 // "[Pasted text …]" and cannot be read back); the row's width bounds it
-// further (see interaction), since only one unwrapped row is verified.
+// further, since only one unwrapped row is verified: measured, the row
+// holds width-6 runes after "❯ 3. " and its block cursor (114 at 120
+// columns).
 var questionGrammars = map[string]QuestionGrammar{
 	"2.1.267": claudeQuestions("Ready to submit your answers?"),
 	"2.1.328": claudeQuestions(""),
@@ -93,6 +95,7 @@ func claudeQuestions(reviewQuestion string) QuestionGrammar {
 			Down: "Down", Up: "Up", Submit: "Enter",
 			TextSettle:    150 * time.Millisecond,
 			FreeTextLimit: 799,
+			TextMargin:    1, // the block cursor after the text
 		},
 	}
 }

@@ -51,7 +51,8 @@ type QuestionGrammar struct {
 //
 // FreeTextLimit: typed text arrives as a burst Codex treats as a paste; 799
 // runes stays far below its paste placeholder, and the editor's one row
-// bounds it further (see interaction). TextSettle waits out the ~120 ms in
+// bounds it further: measured, the notes row wraps text wider than
+// width-7 runes after "  › " (113 at 120 columns). TextSettle waits out the ~120 ms in
 // which an Enter after a burst is taken as a newline.
 var questionGrammars = map[string]QuestionGrammar{
 	"0.155.1": codexQuestions,
@@ -81,6 +82,7 @@ var codexQuestions = QuestionGrammar{
 		Down: "Down", Up: "Up", Submit: "Enter", OpenText: "Tab",
 		TextSettle:    200 * time.Millisecond,
 		FreeTextLimit: 799,
+		TextMargin:    3,
 	},
 }
 

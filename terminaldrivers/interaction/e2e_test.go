@@ -207,14 +207,16 @@ func stepFreeText(r *run) {
 		r.t.Fatalf("wrong fingerprint: %s, %v", stage, err)
 	}
 	r.untouched(s.Fingerprint, requests)
-	if len(freeText) > s.FreeTextLimit {
+	// As long as the limit allows: it must fit the editor's one row.
+	if len(freeText)+2 > s.FreeTextLimit {
 		r.t.Fatalf("free text limit %d", s.FreeTextLimit)
 	}
-	r.answer(s, r.textOption(), freeText)
+	text := freeText + " " + strings.Repeat("x", s.FreeTextLimit-len(freeText)-1)
+	r.answer(s, r.textOption(), text)
 	if r.claude() {
-		r.received(`"Which color should the widget be?"="` + freeText + `"`)
+		r.received(`"Which color should the widget be?"="` + text + `"`)
 	} else {
-		r.received(`"None of the above","user_note: ` + freeText + `"`)
+		r.received(`"None of the above","user_note: ` + text + `"`)
 	}
 }
 

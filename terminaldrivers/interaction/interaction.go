@@ -146,8 +146,7 @@ func freeTextLimit(t domain.Terminal, k agent.StepKeys, r agent.StepReading, c s
 			width = max(width, utf8.RuneCountInString(l.Text))
 		}
 	}
-	// One column for the editor's cursor after the text.
-	return max(0, min(k.FreeTextLimit, width-r.TextColumn-1))
+	return max(0, min(k.FreeTextLimit, width-r.TextColumn-k.TextMargin))
 }
 
 // fingerprint binds the exact step region to the pane, the agent process

@@ -402,7 +402,7 @@ func TestAnswerStepCodexNotes(t *testing.T) {
 	})
 	term := terminal("codex", v)
 	s, err := x.Step(context.Background(), term)
-	if err != nil || !s.Answerable || s.FreeTextLimit != 120-4-1 {
+	if err != nil || !s.Answerable || s.FreeTextLimit != 120-4-3 {
 		t.Fatalf("step %+v %v", s, err)
 	}
 	q := s.Questions[0]
