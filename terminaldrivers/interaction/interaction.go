@@ -1,9 +1,3 @@
-// Package interaction implements the domain's InteractionTerminal for
-// agents in tmux panes: it isolates the one bottom-most questionnaire step
-// the agent version's profile can prove, fingerprints it with the
-// terminal's process identity, and answers it once with the profile's
-// closed key plan: each highlight move and the typed text are proven by a
-// recapture before the next key, and the step must leave the screen.
 package interaction
 
 import (

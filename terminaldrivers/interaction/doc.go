@@ -1,0 +1,75 @@
+// Package interaction implements the domain's InteractionTerminal for
+// agents in tmux panes: it isolates the one bottom-most questionnaire step
+// the agent version's profile can prove, fingerprints it with the
+// terminal's process identity, and answers it once with the profile's
+// closed key plan, each key's effect proven by a recapture before the next.
+//
+// # Reading a step
+//
+// Each version's grammar is a value in its driver package (claude and codex
+// QuestionGrammar, agent.InteractionGrammar); adding a version is adding a
+// value and its captured screens. A step is read from the bottom: its key
+// hint (or, for Claude Code's review, its Cancel row) is the last row drawn,
+// its frame above it, and everything between must be a known row. Every
+// profiled version shows one question per step, so a step carries one
+// question whose private key is "q<index>" and whose options' keys are
+// "o<number>"; the domain mints the public ids.
+//
+//   - Claude Code 2.1.267 and 2.1.328: under a full-width rule, " ☐ Color"
+//     (one question) or a row of tabs "←  ☐ Color  ☐ Size  ✔ Submit  →"
+//     whose active tab, drawn on a background colour, gives the index (the
+//     review is the last of Total steps); the question; "❯ 1. Red" options
+//     with their descriptions under them; "Type something." (TakesText); a
+//     rule; "Chat about this" (never offered); the key hint. The review
+//     ("Review your answers", 2.1.267 also "Ready to submit your
+//     answers?") is a confirmation with the one option "Submit answers";
+//     Cancel is never offered. Checkbox options ("[ ] Red") are a
+//     multi-select: present, not answerable.
+//   - Codex 0.155.1 and 0.169.0 (Plan mode request_user_input): "Question
+//     i/N (k unanswered)", the question, "› 1. Red  warm" options ending
+//     with the client's "None of the above" (TakesText, as notes), the key
+//     hint. "Submit with unanswered questions?" is a confirmation with
+//     "Proceed" and "Go back". Neither version offers an async question.
+//
+// Not answerable (manual_required, zero keys): a multi-select; a free-text
+// editor already open (a person may be typing: Claude Code's focused "Type
+// something." row, Codex's notes); a question that names a secret (neither
+// agent masks questionnaire input, so a password, token or key question is
+// recognised by its words); any row the grammar does not know; a
+// questionnaire the classifier sees but the grammar cannot isolate; an
+// unprofiled version (ErrUnprofiled).
+//
+// # Answering a step
+//
+// AnswerStep recaptures, requires the exact fingerprint (else
+// ErrPromptChanged, zero keys), resolves the answer to one offered option
+// (else ErrDecisionUnavailable, zero keys), then:
+//
+//  1. Down or Up, one row at a time, each move proven by a recapture that
+//     shows the same step with the highlight one row further;
+//  2. for a TakesText option: Codex's Tab opens the empty notes editor
+//     (Claude Code's focused row is the editor itself, proven empty); the
+//     text is typed literally (send-keys -l) and must read back exactly on
+//     the editor's row; after the version's settle pause (past the
+//     paste-burst window in which Enter is a newline) it is read again;
+//  3. Enter, once; then two recaptures in a row must show another step or
+//     the agent at work (AnswerVerified), else AnswerSent.
+//
+// Any surprise stops the plan where it is and returns the stage reached;
+// nothing is retried. Digits are never sent (Codex's digit would submit
+// "None of the above" without notes), nor Escape (it declines Claude Code's
+// questionnaire and interrupts Codex's turn).
+//
+// Free text is one line of printable text without surrounding whitespace,
+// at most FreeTextLimit runes: the version's cap (799, under Claude Code's
+// 800-character paste collapse) bounded by what the editor's one row shows
+// at the pane's width (Claude Code width-6, Codex width-7: 114 and 113 at
+// 120 columns).
+//
+// # Wiring
+//
+// The daemon builds it with the runner discovery uses and hands it to the
+// domain service beside the approvals:
+//
+//	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux()})
+package interaction
