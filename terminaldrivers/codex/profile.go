@@ -107,7 +107,8 @@ func (p Profile) composer(c screen.Capture, bottom int) agent.Reading {
 	if status < 0 {
 		return agent.Reading{State: domain.ScreenUnknown, Reason: "no session status line"}
 	}
-	at := c.LastIndex(max(0, status-12), status, func(s string) bool { return strings.HasPrefix(s, p.Composer) })
+	// A tall draft pushes the composer's first row far up (composerReach).
+	at := c.LastIndex(max(0, status-composerReach), status, func(s string) bool { return strings.HasPrefix(s, p.Composer) })
 	if at < 0 {
 		return agent.Reading{State: domain.ScreenUnknown, Reason: "no composer above the status line"}
 	}
@@ -118,8 +119,13 @@ func (p Profile) composer(c screen.Capture, bottom int) agent.Reading {
 	// composer and the status line are the draft's continuation.
 	empty := screen.Blank(rest) || line.Dim(len(p.Composer))
 	for i := at + 1; i < status; i++ {
-		if !screen.Blank(c.Lines[i].Text) {
+		if t := c.Lines[i].Text; !screen.Blank(t) {
 			empty = false
+			if !strings.HasPrefix(t, "  ") {
+				// Not a draft's indented continuation: the "›" row above
+				// is not the composer.
+				return agent.Reading{State: domain.ScreenUnknown, Reason: "unindented rows between the composer and the status line"}
+			}
 		}
 	}
 	if p.TitleBusy != nil && p.TitleBusy.MatchString(c.Title) {

@@ -50,10 +50,15 @@ func (p Profile) ComposerText(c screen.Capture) ([]string, bool) {
 	var rows []string
 	for i := at; i < status; i++ {
 		t := c.Lines[i].Text
-		if i == at {
+		switch {
+		case i == at:
 			t = strings.TrimPrefix(strings.TrimPrefix(t, p.Composer), " ")
-		} else {
+		case screen.Blank(t):
+			t = ""
+		case strings.HasPrefix(t, "  "):
 			t = strings.TrimPrefix(t, "  ")
+		default:
+			return nil, false // not a draft's continuation
 		}
 		rows = append(rows, strings.TrimRight(t, " \u00a0"))
 	}

@@ -47,6 +47,7 @@ func TestE2ETurn(t *testing.T) {
 				{"plain", stepPlain},
 				{"multi_line", stepMultiLine},
 				{"long", stepLong},
+				{"tall", stepTall},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
 				{"quiet_interrupt", stepQuietInterrupt},
@@ -207,6 +208,16 @@ func stepLong(r *run) {
 	}
 	b.WriteString("the end")
 	r.complete(b.String())
+}
+
+// stepTall sends fifteen short lines: Claude Code collapses them, Codex
+// shows them all in a composer that pushes its first row far up.
+func stepTall(r *run) {
+	var lines []string
+	for i := range 15 {
+		lines = append(lines, "short line "+string(rune('a'+i)))
+	}
+	r.complete(strings.Join(lines, "\n"))
 }
 
 func stepBusyInterrupt(r *run) {
