@@ -513,3 +513,38 @@ func TestReadStepOnHandCaptures(t *testing.T) {
 		}
 	}
 }
+
+// Claude Code's review with Cancel highlighted (a person moved there): Up,
+// proven, then Enter on "Submit answers".
+func TestAnswerStepReviewFromCancel(t *testing.T) {
+	const v = "2.1.328"
+	review := fixture(t, "claude", v, "question_review")
+	onCancel := rowsOf(review, func(_ int, r string) string {
+		switch plain := screen.Strip(r); {
+		case strings.Contains(plain, "1. Submit answers"):
+			return "  1. Submit answers"
+		case strings.Contains(plain, "2. Cancel"):
+			return "❯ 2. Cancel"
+		}
+		return r
+	})
+	x, f := newFake(t, func(sent []string) string {
+		switch len(sent) {
+		case 0:
+			return onCancel
+		case 1:
+			return review
+		}
+		return fixture(t, "claude", v, "working")
+	})
+	term := terminal("claude", v)
+	s, err := x.Step(context.Background(), term)
+	if err != nil || !s.Answerable || s.Index != 3 || s.Total != 3 || len(s.Questions[0].Options) != 1 {
+		t.Fatalf("step %+v %v", s, err)
+	}
+	q := s.Questions[0]
+	stage, err := x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[0].Key}}})
+	if stage != domain.AnswerVerified || err != nil || strings.Join(f.keys(), ",") != "Up,Enter" {
+		t.Fatalf("%s %v %v", stage, err, f.keys())
+	}
+}
