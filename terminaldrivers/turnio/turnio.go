@@ -6,6 +6,43 @@
 // turn that carries the request. What differs between agent versions comes
 // from their profiles (agent.TurnProfile); this package holds no version
 // switch.
+//
+// Wiring: New(d, Config{}) with the *discovery.Discovery the daemon lists
+// terminals with.
+//
+// What the record proves, per agent (measured on the pinned versions):
+//
+//   - Claude Code: the transcript of the session its sessions/<pid>.json
+//     names. Accepted: a user record whose content is the request (2.1.328
+//     wraps a collapsed paste in pasted_content tags, which are undone).
+//     The prompt record may be appended after the reply it caused, so
+//     replies stamped after it count. Completed: an end_turn assistant
+//     message, then a turn_duration record. Failed: an assistant record
+//     with isApiErrorMessage (2.1.267 writes turn_duration after it,
+//     2.1.328 does not). Interrupted: a "[Request interrupted by user"
+//     record; interrupted before any answer it writes nothing and puts
+//     the request back in the composer, which the session record's status
+//     turning idle proves after a two-second grace.
+//   - Codex: rollouts held open by the TUI (0.155.1) or by the managed
+//     app-server daemon of its CODEX_HOME (0.169.0, possibly for several
+//     TUIs); until acceptance every rollout the holder has open, and any
+//     it opens later, is read, and the one with a user message exactly
+//     equal to the request binds the thread (the same request in two is
+//     ErrAmbiguous). Completed: task_complete of that turn id with
+//     last_agent_message; Failed: task_complete with an error; Interrupted:
+//     turn_aborted.
+//
+// Limits the caller must respect (Submit refuses them with SubmitNothing,
+// see CheckRequest): at most MaxRequestBytes; no leading or trailing white
+// space; no control character but newline (no tab); not starting with "/"
+// or "!" (a pasted "!" switches both agents to shell mode, "/" opens Claude
+// Code's command menu). Long requests are shown collapsed ("[Pasted text #1
+// +4 lines]" by Claude Code over 800 characters or 3 lines, "[Pasted
+// Content N chars]" by Codex over 1000 characters) and verified by that
+// placeholder. A Codex request of 1000 characters or less must fit its
+// composer: at most about half the pane's height in lines (20 in a 40-row
+// pane; Codex 0.169.0 loses its status line at 30), else Submit stops at
+// SubmitPasted with the text left in the composer.
 package turnio
 
 import (
