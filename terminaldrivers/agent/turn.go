@@ -38,6 +38,10 @@ type TurnRules struct {
 	// lines]"; Codex: "[Pasted Content 1200 chars]"), with the counts it
 	// shows matching text. Nil when the agent always shows pasted text.
 	Placeholder func(rows []string, text string) bool
+	// Collapses reports whether the agent shows text as a placeholder
+	// rather than as text. Text it shows must fit the composer, which
+	// Submit checks before any input. Nil: never collapsed.
+	Collapses func(text string) bool
 	// Records finds the durable record files that may receive the next
 	// turn of process p: their paths now and, when more may be opened
 	// later (a fresh Codex thread), the pid of the process that will hold

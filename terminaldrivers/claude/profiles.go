@@ -29,6 +29,7 @@ var (
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
 		Placeholder:  collapsedPaste,
+		Collapses:    collapses,
 		Records:      transcriptRecords,
 		Parse:        ParseTranscriptLine,
 		IdleSince:    sessionIdleSince,

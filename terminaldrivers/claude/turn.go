@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/proc"
@@ -68,6 +69,12 @@ func collapsedPaste(rows []string, text string) bool {
 	}
 	n, err := strconv.Atoi(m[1])
 	return err == nil && n == newlines
+}
+
+// collapses: Claude Code collapses a paste of more than 800 characters
+// (UTF-16 code units) or more than three lines.
+func collapses(text string) bool {
+	return len(utf16.Encode([]rune(text))) > 800 || strings.Count(text, "\n") > 2
 }
 
 // SessionRecord reads sessions/<pid>.json of exactly this process

@@ -32,6 +32,7 @@ var (
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
 		Placeholder:  collapsedPaste,
+		Collapses:    collapses,
 		Held:         Held,
 		Parse:        ParseRolloutLine,
 	}

@@ -84,6 +84,9 @@ func collapsedPaste(rows []string, text string) bool {
 	return err == nil && n == utf8.RuneCountInString(text)
 }
 
+// collapses: Codex collapses a paste of more than 1000 characters.
+func collapses(text string) bool { return utf8.RuneCountInString(text) > 1000 }
+
 // Held lists the rollouts a process holds open as record files.
 func Held(fs proc.FS, pid int) ([]agent.RecordFile, error) {
 	rs, err := OpenRollouts(fs, pid)

@@ -48,6 +48,7 @@ func TestE2ETurn(t *testing.T) {
 				{"multi_line", stepMultiLine},
 				{"long", stepLong},
 				{"tall", stepTall},
+				{"too_tall", stepTooTall},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
 				{"quiet_interrupt", stepQuietInterrupt},
@@ -218,6 +219,28 @@ func stepTall(r *run) {
 		lines = append(lines, "short line "+string(rune('a'+i)))
 	}
 	r.complete(strings.Join(lines, "\n"))
+}
+
+// stepTooTall sends thirty short lines: Claude Code collapses them; Codex
+// would show them taller than half the pane, so nothing is sent.
+func stepTooTall(r *run) {
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, "short line "+string(rune('a'+i%26)))
+	}
+	text := strings.Join(lines, "\n")
+	if r.e.Agent.Kind == agenttest.KindClaude {
+		r.complete(text)
+		return
+	}
+	term := r.ready()
+	stage, err := r.x.Submit(context.Background(), term, text)
+	if stage != domain.SubmitNothing || !errors.Is(err, ErrRequestTooTall) {
+		r.t.Fatalf("stage %s, err %v", stage, err)
+	}
+	if after := r.ready(); !after.ComposerEmpty {
+		r.t.Errorf("the composer is not empty after a refused request")
+	}
 }
 
 func stepBusyInterrupt(r *run) {

@@ -75,6 +75,11 @@ func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text strin
 	if !now.SendReady() {
 		return domain.SubmitNothing, fmt.Errorf("%w: screen %s, composer empty %v", ErrNotReady, now.ScreenState, now.ComposerEmpty)
 	}
+	if rules.Collapses != nil && !rules.Collapses(text) && now.Height > 0 {
+		if rows := Rows(text, now.Width); rows > now.Height/2 {
+			return domain.SubmitNothing, fmt.Errorf("%w: %d rows in a pane of %d", ErrRequestTooTall, rows, now.Height)
+		}
+	}
 	sock, pane := now.Pane.Socket, now.Pane.PaneID
 	buf, err := bufferName()
 	if err != nil {
@@ -97,6 +102,37 @@ func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text strin
 		return domain.SubmitVerified, err
 	}
 	return domain.SubmitEntered, nil
+}
+
+// ErrRequestTooTall: the agent would show the request as text taller than
+// half the pane, where its composer stops showing all of it (Codex 0.169.0
+// drops its status line); nothing was sent.
+var ErrRequestTooTall = errors.New("request too tall for the pane's composer")
+
+// Rows estimates how many screen rows text takes in a composer of a pane
+// width columns wide: every line, wrapped, with four columns of margin.
+func Rows(text string, width int) int {
+	cols := max(width-4, 10)
+	rows := 0
+	for line := range strings.SplitSeq(text, "\n") {
+		w := 0
+		for _, r := range line {
+			w++
+			if wide(r) {
+				w++
+			}
+		}
+		rows += max(1, (w+cols-1)/cols)
+	}
+	return rows
+}
+
+// wide reports runes drawn two columns wide (East Asian wide, emoji).
+func wide(r rune) bool {
+	return r >= 0x1100 && (r <= 0x115f || r == 0x2329 || r == 0x232a ||
+		(r >= 0x2e80 && r <= 0xa4cf && r != 0x303f) || (r >= 0xac00 && r <= 0xd7a3) ||
+		(r >= 0xf900 && r <= 0xfaff) || (r >= 0xfe30 && r <= 0xfe4f) || (r >= 0xff00 && r <= 0xff60) ||
+		(r >= 0xffe0 && r <= 0xffe6) || (r >= 0x1f300 && r <= 0x1faff) || (r >= 0x20000 && r <= 0x3fffd))
 }
 
 // ErrComposerMismatch: after the paste the composer did not show exactly

@@ -146,3 +146,52 @@ func TestHolds(t *testing.T) {
 		}
 	}
 }
+
+func TestRows(t *testing.T) {
+	cases := []struct {
+		text  string
+		width int
+		want  int
+	}{
+		{"one line", 120, 1},
+		{"a\nb\nc", 120, 3},
+		{"a\n\nc", 120, 3},
+		{strings.Repeat("x", 116), 120, 1},
+		{strings.Repeat("x", 117), 120, 2},
+		{strings.Repeat("日", 58), 120, 1},
+		{strings.Repeat("日", 59), 120, 2},
+	}
+	for _, c := range cases {
+		if got := Rows(c.text, c.width); got != c.want {
+			t.Errorf("Rows(%.20q, %d) = %d, want %d", c.text, c.width, got, c.want)
+		}
+	}
+}
+
+func TestCollapses(t *testing.T) {
+	x := testTerminal(t)
+	rules := func(kind domain.AgentKind, version string) func(string) bool {
+		prof, err := x.profile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: version}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prof.TurnRules().Collapses
+	}
+	claude, codex := rules(domain.AgentClaude, "2.1.267"), rules(domain.AgentCodex, "0.155.1")
+	cases := []struct {
+		text          string
+		claude, codex bool
+	}{
+		{"a\nb\nc", false, false},
+		{"a\nb\nc\nd", true, false},
+		{strings.Repeat("x", 800), false, false},
+		{strings.Repeat("x", 801), true, false},
+		{strings.Repeat("🙂", 401), true, false}, // two UTF-16 units each
+		{strings.Repeat("x", 1001), true, true},
+	}
+	for _, c := range cases {
+		if claude(c.text) != c.claude || codex(c.text) != c.codex {
+			t.Errorf("%.20q: claude %v codex %v, want %v %v", c.text, claude(c.text), codex(c.text), c.claude, c.codex)
+		}
+	}
+}
