@@ -39,10 +39,10 @@
 // Code's command menu). Long requests are shown collapsed ("[Pasted text #1
 // +4 lines]" by Claude Code over 800 characters or 3 lines, "[Pasted
 // Content N chars]" by Codex over 1000 characters) and verified by that
-// placeholder. A Codex request of 1000 characters or less must fit its
-// composer: at most about half the pane's height in lines (20 in a 40-row
-// pane; Codex 0.169.0 loses its status line at 30), else Submit stops at
-// SubmitPasted with the text left in the composer.
+// placeholder. A request the agent shows as text must fit its composer:
+// Submit refuses (ErrRequestTooTall, SubmitNothing) one that would take
+// more than half the pane's rows (Codex 0.169.0 loses its status line at
+// 30 lines in a 40-row pane).
 package turnio
 
 import (
