@@ -35,8 +35,10 @@
 //	        in Default mode the tool call fails and the error is echoed).
 //	        The questions are fixed: see Questions.
 //	steps   n=N (default 3), escalate=true|false (default false): a task of N
-//	        shell calls in sequence (echo akk-step-1 ... akk-step-N), then a
-//	        final answer listing what came back.
+//	        shell calls in sequence (echo akk-step-1 ... akk-step-N; with
+//	        escalate, "touch akk-step-i && echo akk-step-i", so that every
+//	        step asks for approval in both agents), then a final answer
+//	        listing what came back.
 //	error   status=500|529|429|400 (default 500), times=N: an HTTP error
 //	        with the body each API uses. The agents retry 5xx and 429 for a
 //	        long while (Claude Code: "Retrying in 8s · attempt 5/10"; Codex:

@@ -181,8 +181,14 @@ func decide(t turn) plan {
 	if scenario == ScenarioSteps {
 		n := intParam(params, "n", 3, 1, 20)
 		if done := len(t.toolResults); done < n {
+			cmd := fmt.Sprintf("echo akk-step-%d", done+1)
+			escalate := boolParam(params, "escalate")
+			if escalate {
+				// Claude Code runs a bare echo without asking; a file write makes every step a prompt.
+				cmd = fmt.Sprintf("touch akk-step-%d && echo akk-step-%d", done+1, done+1)
+			}
 			return plan{scenario: scenario, text: fmt.Sprintf("Step %d of %d.", done+1, n), pieces: 1, tool: &toolCall{
-				kind: toolShell, cmd: fmt.Sprintf("echo akk-step-%d", done+1), escalate: boolParam(params, "escalate"),
+				kind: toolShell, cmd: cmd, escalate: escalate,
 				justification: fmt.Sprintf("Step %d of the multi-step task needs to run a command.", done+1),
 			}}
 		}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+)
+
+type approvalStatus struct {
+	State    string `json:"state"`
+	Approval *struct {
+		PromptKind     string   `json:"prompt_kind"`
+		CommandExcerpt string   `json:"command_excerpt"`
+		Decisions      []string `json:"decisions"`
+		ManualRequired bool     `json:"manual_required"`
+	} `json:"approval"`
+}
+
+// toolResultsWith counts the tool results the model received that contain s.
+func toolResultsWith(e *agenttest.Env, s string) int {
+	n := 0
+	for _, r := range e.Model.Requests() {
+		for _, tr := range r.ToolResults {
+			if strings.Contains(tr, s) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestE2EApprovals answers real permission prompts through the REST API on
+// every pinned version: approve_once runs the command once and the Turn
+// completes; reject never runs it and the Turn waits for the host; a prompt
+// that changed after the status is refused with no key.
+func TestE2EApprovals(t *testing.T) {
+	for _, a := range agenttest.RequireAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			defer d.stop()
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID
+			send := func(req string) string {
+				t.Helper()
+				var s sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, "c1", &s); code != 202 {
+					t.Fatalf("send %q: %d %+v", req, code, s)
+				}
+				return s.TurnID
+			}
+			status := func(id string) approvalStatus {
+				t.Helper()
+				var st approvalStatus
+				if code := callConv(t, "GET", d.url+"/v1/turns/"+id, host.Token, "", "c1", &st); code != 200 {
+					t.Fatalf("status: %d", code)
+				}
+				return st
+			}
+			decide := func(id, decision string, out any) int {
+				return callConv(t, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"`+decision+`"}`, "c1", out)
+			}
+
+			// approve_once: the command runs once and the Turn completes.
+			id := send(`[[akk:bash cmd=\"touch akk-ok && echo akk-ok-$((40+2))\"]] run the check`)
+			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
+			st := status(id)
+			if st.State != "awaiting_approval" || st.Approval == nil || st.Approval.ManualRequired ||
+				strings.Join(st.Approval.Decisions, ",") != "approve_once,reject" || !strings.Contains(st.Approval.CommandExcerpt, "akk-ok-") {
+				t.Fatalf("status %+v %+v", st, st.Approval)
+			}
+			var res sendAnswer
+			if code := decide(id, "approve_once", &res); code != 200 || res.Outcome != "done" {
+				t.Fatalf("approve: %d %+v", code, res)
+			}
+			done := rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if n := toolResultsWith(e, "akk-ok-42"); n != 1 {
+				t.Fatalf("the approved command's output reached the model %d times", n)
+			}
+			if fm, _ := done.Data["final_message"].(string); !strings.Contains(fm, "akk-ok-42") {
+				t.Fatalf("final message %q", fm)
+			}
+			// The same approval again: the prompt is gone, nothing is sent.
+			if code := decide(id, "approve_once", &res); code != 409 {
+				t.Fatalf("replayed approval: %d %+v", code, res)
+			}
+
+			// reject: the command never runs; the Turn waits for the host at an idle pane.
+			id = send(`[[akk:bash cmd=\"touch akk-no && echo akk-no-$((40+3))\"]] run the other check`)
+			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
+			status(id)
+			if code := decide(id, "reject", &res); code != 200 || res.Outcome != "done" {
+				t.Fatalf("reject: %d %+v", code, res)
+			}
+			rec.waitTurn(t, id, "turn.waiting_for_host", 60*time.Second)
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool { return c.Terminal.ScreenState == "idle" })
+			if n := toolResultsWith(e, "akk-no-43"); n != 0 {
+				t.Fatalf("the rejected command ran (%d results)", n)
+			}
+			if code := callConv(t, "POST", d.url+"/v1/turns/"+id+"/close", host.Token, "", "c1", &res); code != 200 {
+				t.Fatalf("close: %d", code)
+			}
+
+			// A prompt changed after the status: 409, and no key reaches the pane.
+			id = send(`[[akk:steps n=2 escalate=true]] two steps`)
+			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
+			first := status(id).Approval
+			e.Choose("Yes") // a person answers the first prompt in the pane
+			e.WaitFor("the second prompt", 60*time.Second, func(s string) bool { return strings.Contains(s, "akk-step-2") })
+			before := len(e.Model.Requests())
+			var p struct{ Code string }
+			if code := decide(id, "approve_once", &p); code != 409 || p.Code != "prompt_changed" {
+				t.Fatalf("approve a changed prompt: %d %+v (first prompt %+v)", code, p, first)
+			}
+			time.Sleep(500 * time.Millisecond)
+			if len(e.Model.Requests()) != before || toolResultsWith(e, "akk-step-2") != 0 {
+				t.Fatal("a key reached the changed prompt")
+			}
+		})
+	}
+}
