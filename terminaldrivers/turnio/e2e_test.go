@@ -49,6 +49,7 @@ func TestE2ETurn(t *testing.T) {
 				{"long", stepLong},
 				{"tall", stepTall},
 				{"too_tall", stepTooTall},
+				{"tool_steps", stepToolSteps},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
 				{"quiet_interrupt", stepQuietInterrupt},
@@ -241,6 +242,43 @@ func stepTooTall(r *run) {
 	if after := r.ready(); !after.ComposerEmpty {
 		r.t.Errorf("the composer is not empty after a refused request")
 	}
+}
+
+// stepToolSteps runs a task of two shell calls (approved as a person
+// would, where the agent asks) and a final answer: Progress neither
+// completes on the tool calls nor takes an earlier message as the final.
+func stepToolSteps(r *run) {
+	ctx := context.Background()
+	term := r.ready()
+	text := "Do two steps " + fakemodel.Marker(fakemodel.ScenarioSteps, "n", "2")
+	mark := r.submit(term, text)
+	deadline := time.Now().Add(agenttest.TurnTimeout)
+	var p domain.TurnProgress
+	approvals := 0
+	for !p.Ended() {
+		var err error
+		p, err = r.x.Progress(ctx, term, mark, text)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		mark = p.Mark
+		if now, err := r.x.Observe(ctx, r.id); err == nil && now.ScreenState == domain.ScreenAwaitingApproval {
+			r.e.Settle()
+			r.e.Press("Enter") // 1. Yes
+			approvals++
+			time.Sleep(500 * time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out; progress %+v; screen:\n%s", p, r.e.Capture())
+		}
+		time.Sleep(pollEvery)
+	}
+	r.captureRecords(p.Mark, text)
+	want := "Tool results received:"
+	if !p.Completed || !strings.HasPrefix(p.FinalMessage, want) || !strings.Contains(p.FinalMessage, "akk-step-2") {
+		r.t.Errorf("progress %+v, want completion with %q", p, want)
+	}
+	r.t.Logf("%s: %d approvals; final message %q", r.e.Agent.Name(), approvals, p.FinalMessage)
 }
 
 func stepBusyInterrupt(r *run) {
