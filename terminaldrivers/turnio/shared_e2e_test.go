@@ -2,6 +2,7 @@ package turnio
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -62,17 +63,27 @@ func TestE2ESharedCodexDaemon(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mark, err := x.Mark(ctx, term)
-			if err != nil {
-				t.Errorf("mark %d: %v", i, err)
-				return
+			// A fresh second TUI may still flash a working state: a refusal
+			// sent nothing, so the test (not the product) tries again.
+			var mark domain.DurableMark
+			for try := 0; ; try++ {
+				var err error
+				if mark, err = x.Mark(ctx, term); err != nil {
+					t.Errorf("mark %d: %v", i, err)
+					return
+				}
+				stage, err := x.Submit(ctx, term, texts[i])
+				if stage == domain.SubmitEntered {
+					break
+				}
+				if stage != domain.SubmitNothing || !errors.Is(err, ErrNotReady) || try == 20 {
+					t.Errorf("submit %d: %s, %v", i, stage, err)
+					return
+				}
+				time.Sleep(500 * time.Millisecond)
 			}
 			if m, err := decodeMark(mark); err == nil {
 				holders[i] = m.Holder
-			}
-			if stage, err := x.Submit(ctx, term, texts[i]); stage != domain.SubmitEntered {
-				t.Errorf("submit %d: %s, %v", i, stage, err)
-				return
 			}
 			deadline := time.Now().Add(agenttest.TurnTimeout)
 			for {
@@ -110,4 +121,40 @@ func TestE2ESharedCodexDaemon(t *testing.T) {
 		t.Errorf("threads %q and %q, want two different ones", results[0].NativeThreadID, results[1].NativeThreadID)
 	}
 	t.Logf("threads %s", strings.Join([]string{results[0].NativeThreadID, results[1].NativeThreadID}, ", "))
+
+	// The same request to both panes: the second is refused, untyped.
+	same := "the same request for both panes"
+	if stage, err := x.Submit(ctx, readyTerm(t, x, terms[0].ID), same); stage != domain.SubmitEntered {
+		t.Fatalf("first of the same request: %s, %v", stage, err)
+	}
+	stage, err := x.Submit(ctx, readyTerm(t, x, terms[1].ID), same)
+	if stage != domain.SubmitNothing || !errors.Is(err, ErrSameRequestInFlight) {
+		t.Errorf("second of the same request: %s, %v", stage, err)
+	}
+	time.Sleep(time.Second)
+	n := 0
+	for _, q := range e.Model.Requests() {
+		if q.UserText == same {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the model was asked the same request %d times, want once", n)
+	}
+}
+
+// readyTerm observes a terminal until it is send-ready.
+func readyTerm(t *testing.T, x *TurnTerminal, id string) domain.Terminal {
+	t.Helper()
+	deadline := time.Now().Add(agenttest.TurnTimeout)
+	for {
+		term, err := x.Observe(context.Background(), id)
+		if err == nil && term.SendReady() {
+			return term
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("terminal not send-ready: %+v, %v", term, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -80,6 +80,25 @@ func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text strin
 			return domain.SubmitNothing, fmt.Errorf("%w: %d rows in a pane of %d", ErrRequestTooTall, rows, now.Height)
 		}
 	}
+	flightKey, shared, err := x.sharedHolder(now, text)
+	if err != nil {
+		return domain.SubmitNothing, err
+	}
+	if shared {
+		if err := x.takeFlight(flightKey, now.ID); err != nil {
+			return domain.SubmitNothing, err
+		}
+	}
+	stage, err := x.paste(ctx, prof, now, text)
+	if shared && stage == domain.SubmitNothing {
+		x.landFlight(flightKey)
+	}
+	return stage, err
+}
+
+// paste types text into the pane, verifies it and presses Enter.
+func (x *TurnTerminal) paste(ctx context.Context, prof agent.TurnProfile, now domain.Terminal, text string) (domain.SubmitStage, error) {
+	rules := prof.TurnRules()
 	sock, pane := now.Pane.Socket, now.Pane.PaneID
 	buf, err := bufferName()
 	if err != nil {

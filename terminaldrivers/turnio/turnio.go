@@ -84,6 +84,9 @@ type TurnTerminal struct {
 
 	mu    sync.Mutex
 	panes map[string]domain.PaneLocator // terminal id -> pane, as last seen
+	// inFlight are requests submitted to panes whose record files a shared
+	// process holds (a Codex app-server daemon), not yet accepted.
+	inFlight map[flightKey]flight
 }
 
 var _ domain.TurnTerminal = (*TurnTerminal)(nil)
@@ -98,7 +101,8 @@ func New(d *discovery.Discovery, cfg Config) *TurnTerminal {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 25 * time.Millisecond
 	}
-	return &TurnTerminal{disc: d, tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery, panes: map[string]domain.PaneLocator{}}
+	return &TurnTerminal{disc: d, tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery,
+		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}}
 }
 
 // ErrNotReady: the terminal is not idle with an empty composer, so Submit
