@@ -154,7 +154,22 @@ func (r *run) follow(term domain.Terminal, mark domain.DurableMark, text string,
 		if time.Now().After(deadline) {
 			r.t.Fatalf("timed out waiting for %s; last progress %+v; screen:\n%s", what, p, r.e.Capture())
 		}
+		r.wait(mark)
+	}
+}
+
+// wait waits for the next poll, or less when a followed file changes
+// (Changed), as a monitor would.
+func (r *run) wait(mark domain.DurableMark) {
+	changed, stop, err := r.x.Changed(mark)
+	if err != nil {
 		time.Sleep(pollEvery)
+		return
+	}
+	defer stop()
+	select {
+	case <-changed:
+	case <-time.After(pollEvery):
 	}
 }
 

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package turnio
+
+import (
+	"errors"
+
+	"akk/domain"
+)
+
+// Changed is Linux only (inotify); elsewhere callers keep polling.
+func (x *TurnTerminal) Changed(dm domain.DurableMark) (<-chan struct{}, func(), error) {
+	return nil, nil, errors.New("change notification needs Linux")
+}
