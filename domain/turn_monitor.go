@@ -71,6 +71,7 @@ func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhoo
 		return t, err
 	}
 	t.Revision++
+	s.nudge(t.ID)
 	return t, nil
 }
 
@@ -127,7 +128,8 @@ func (s *Service) startMonitorFunc(turnID string, run func(context.Context, stri
 		return
 	}
 	ctx, cancel := context.WithCancel(tr.monCtx)
-	h := &monitorHandle{ctx: ctx, cancel: cancel}
+	h := &monitorHandle{ctx: ctx, cancel: cancel, nudge: make(chan struct{}, 1)}
+	ctx = context.WithValue(ctx, nudgeKey{}, h.nudge)
 	tr.monitors[turnID] = h
 	tr.monWG.Add(1)
 	go func() {
@@ -148,6 +150,32 @@ func (s *Service) startMonitorFunc(turnID string, run func(context.Context, stri
 type monitorHandle struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	nudge  chan struct{} // the record changed: reload it and look at the screen now
+}
+
+type nudgeKey struct{}
+
+// nudges returns the nudge channel of the monitor running with ctx.
+func nudges(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(nudgeKey{}).(chan struct{})
+	return ch
+}
+
+// nudge tells the monitor of id, if any, that its record changed.
+func (s *Service) nudge(id string) {
+	tr := s.turns
+	if tr == nil {
+		return
+	}
+	tr.monMu.Lock()
+	h := tr.monitors[id]
+	tr.monMu.Unlock()
+	if h != nil {
+		select {
+		case h.nudge <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (s *Service) stopMonitor(turnID string) {
@@ -299,6 +327,17 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-nudges(ctx):
+			// An action or this monitor changed the Turn: take the stored
+			// record (its state and mark) and look at the screen at once.
+			cur, err := s.store.Turn(ctx, turnID)
+			if err != nil {
+				return
+			}
+			if cur.Revision != t.Revision {
+				t, mark = cur, cur.Mark
+			}
+			lastScreen = time.Time{}
 		}
 	}
 }

@@ -118,6 +118,7 @@ func (s *Service) watchTransition(ctx context.Context, w Watch, typ string, webh
 		return w, err
 	}
 	w.Revision++
+	s.nudge(w.ID)
 	return w, nil
 }
 
@@ -382,6 +383,13 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-nudges(ctx):
+			cur, err := s.store.Watch(ctx, id)
+			if err != nil {
+				return
+			}
+			w = cur
+			lastScreen = time.Time{}
 		}
 	}
 }

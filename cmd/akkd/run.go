@@ -22,6 +22,7 @@ import (
 	"akk/persistence"
 	"akk/terminaldrivers/approval"
 	"akk/terminaldrivers/discovery"
+	"akk/terminaldrivers/interaction"
 	"akk/terminaldrivers/screen"
 	"akk/terminaldrivers/turnio"
 )
@@ -133,6 +134,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("approvals: %w", err)
 	}
 	svc.UseApprovals(approvals)
+	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux()})
+	if err != nil {
+		return fmt.Errorf("interactions: %w", err)
+	}
+	svc.UseInteractions(interactions)
 	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		return err
 	}

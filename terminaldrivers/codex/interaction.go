@@ -71,6 +71,8 @@ var codexQuestions = QuestionGrammar{
 		"tab or esc to clear notes | enter to submit answer",
 		"tab or esc to clear notes | enter to submit answer | ←/→ to navigate questions",
 		"tab or esc to clear notes | enter to submit all | ←/→ to navigate questions",
+		// The last question of several, the others answered: no navigation hint.
+		"tab or esc to clear notes | enter to submit all",
 	},
 	Other:            "None of the above",
 	NotesPlaceholder: "Add notes",
