@@ -129,6 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseTerminals(terms)
 	turnTerm := turnio.New(terms, turnio.Config{})
 	svc.UseTurns(turnTerm, redactor{}, domain.TurnConfig{})
+	svc.UseWatches(turnTerm)
 	approvals, err := approval.New(approval.Config{Tmux: terms.Tmux()})
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)

@@ -96,13 +96,13 @@ type webhook struct {
 	Data map[string]any `json:"data"`
 }
 
-// events decodes the deliveries for one Turn, one entry per webhook-id.
+// forTurn decodes the deliveries about one Turn (or Watch), one entry per webhook-id.
 func (r *receiver) forTurn(t *testing.T, turnID string) (types []string, byID map[string]webhook) {
 	byID = map[string]webhook{}
 	for _, d := range r.deliveries() {
 		var w webhook
 		json.Unmarshal(d.body, &w)
-		if w.Data["turn_id"] != turnID {
+		if w.Data["turn_id"] != turnID && w.Data["watch_id"] != turnID {
 			continue
 		}
 		if _, seen := byID[d.id]; !seen {

@@ -307,7 +307,9 @@ func (x *TurnTerminal) read(m *markState, rules agent.TurnRules, request string)
 				notBefore = m.At.Truncate(time.Millisecond)
 			}
 			for j, e := range c.entries {
-				if e.Kind == agent.EntryUserPrompt && e.Text == request && !e.Time.Before(notBefore) {
+				// An empty request follows whatever prompt comes first: a
+				// Watch anchored just before a task a person started.
+				if e.Kind == agent.EntryUserPrompt && (request == "" || e.Text == request) && !e.Time.Before(notBefore) {
 					c.match = j
 					break
 				}

@@ -1,0 +1,114 @@
+package turnio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+)
+
+var _ domain.WatchTerminal = (*TurnTerminal)(nil)
+
+// maxAnchorScan bounds how much of a record AnchorWatch reads back.
+const maxAnchorScan = 8 << 20
+
+// AnchorWatch looks for the open prompt anchorTries more times, anchorPause apart.
+const (
+	anchorTries = 15
+	anchorPause = 100 * time.Millisecond
+)
+
+// endOf is the offset after a record's last complete line, 0 when unreadable.
+func endOf(path string) int64 {
+	off, _ := lineEnd(path)
+	return off
+}
+
+// AnchorWatch implements domain.WatchTerminal. When the agent's record is
+// one known file whose last user prompt has no end after it, the mark sits
+// just before that prompt and the Watch is exact: Progress(t, mark, "")
+// follows that very task. Otherwise (several candidate files, a record held
+// by a process other panes share, as Codex 0.169.0's app-server daemon, or
+// no open task in the record) the mark is the end of the record and the
+// Watch is best effort.
+func (x *TurnTerminal) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.DurableMark, bool, error) {
+	end, err := x.Mark(ctx, t)
+	if err != nil {
+		return "", false, err
+	}
+	m, err := decodeMark(end)
+	// One record file, held (if at all) by the pane's own agent process:
+	// a holder shared with other panes (Codex's app-server daemon) cannot
+	// prove which task is this pane's.
+	if err != nil || len(m.Files) != 1 || (m.Holder != 0 && m.Holder != t.Process.PID) {
+		return end, false, err
+	}
+	prof, err := x.profile(t)
+	if err != nil {
+		return end, false, err
+	}
+	// The agent may write its prompt record a little after the screen shows
+	// it working (Claude Code appends records ~100 ms late): look again for a
+	// bounded while before settling for best effort.
+	var off int64
+	ok := false
+	for try := 0; ; try++ {
+		if off, ok, err = openPrompt(m.Files[0].Path, endOf(m.Files[0].Path), prof.TurnRules().Parse); err != nil || ok || try >= anchorTries {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return end, false, ctx.Err()
+		case <-time.After(anchorPause):
+		}
+	}
+	if err != nil || !ok {
+		return end, false, err
+	}
+	m.Files[0].Off = off
+	m.Holder, m.HolderStart = 0, 0 // the task's file is known: no other may be added
+	dm, err := m.encode()
+	return dm, err == nil, err
+}
+
+// openPrompt finds, in the record up to end, the offset of the last user
+// prompt line that no completion, failure or interrupt follows.
+func openPrompt(path string, end int64, parse func([]byte) (agent.Entry, bool)) (int64, bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	start := max(0, end-maxAnchorScan)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), 64<<10)
+	off, prompt, open := start, int64(-1), false
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			if e, ok := parse(bytes.TrimRight(line, "\n")); ok {
+				switch e.Kind {
+				case agent.EntryUserPrompt:
+					prompt, open = off, true
+				case agent.EntryCompleted, agent.EntryFailed, agent.EntryInterrupted:
+					open = false
+				}
+			}
+		}
+		off += int64(len(line))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	if start > 0 && prompt == start {
+		return 0, false, nil // the scan may have begun inside a line
+	}
+	return prompt, open && prompt >= 0, nil
+}
