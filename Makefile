@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -37,8 +37,11 @@ node-tools: ## install the Node tools the tests use (standardwebhooks, redocly)
 fixtures: ## recapture the screen fixtures from the real agents
 	AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^TestCaptureFixtures$$' -v ./terminaldrivers/agenttest/
 
-bench: ## run the benchmarks and print their figures
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ## run the benchmarks that need no agent and print their figures
+	$(GO) test -run '^$$' -bench '^Benchmark[^E]' -benchmem ./...
+
+bench-e2e: ## detection latency on every pinned agent: durable completion record -> webhook (median, p95)
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2E' -benchtime=20x ./...
 
 ci: agents node-tools ## what CI runs: install everything, then the whole suite with nothing skipped
 	AKK_REQUIRE_AGENTS=1 AKK_REQUIRE_TOOLS=1 bash scripts/test.sh

@@ -206,9 +206,20 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 	var lastPersist time.Time
 	tick := time.NewTicker(tr.cfg.PollInterval)
 	defer tick.Stop()
+	// Wake on a write to the record, armed before each read so no write
+	// between a read and the wait is missed.
+	notifier, _ := tr.term.(RecordNotifier)
+	var written <-chan struct{}
+	stopWritten := func() {}
+	defer func() { stopWritten() }()
 	for {
 		if !t.State.Monitored() {
 			return
+		}
+		if notifier != nil && written == nil {
+			if ch, stop, err := notifier.Changed(mark); err == nil {
+				written, stopWritten = ch, stop
+			}
 		}
 		now := s.clock.Now().UTC()
 		next := t
@@ -327,6 +338,9 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-written:
+			stopWritten()
+			written, stopWritten = nil, func() {}
 		case <-nudges(ctx):
 			// An action or this monitor changed the Turn: take the stored
 			// record (its state and mark) and look at the screen at once.

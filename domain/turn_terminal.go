@@ -84,3 +84,11 @@ type TurnProgress struct {
 
 // Ended reports whether the native turn is over.
 func (p TurnProgress) Ended() bool { return p.Completed || p.Failed || p.Interrupted }
+
+// RecordNotifier may be implemented by a TurnTerminal: Changed wakes the
+// caller (by closing the channel, once) as soon as the record behind mark
+// is written, so monitors need not wait for their next poll. stop releases
+// it. Polling stays the fallback.
+type RecordNotifier interface {
+	Changed(mark DurableMark) (changed <-chan struct{}, stop func(), err error)
+}

@@ -23,7 +23,7 @@ type daemon struct {
 	stop                 func()
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,7 +33,7 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startDaemon(t *testing.T, stateDir string, env map[string]string) *daemon {
+func startDaemon(t testing.TB, stateDir string, env map[string]string) *daemon {
 	t.Helper()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -58,7 +58,7 @@ func startDaemon(t *testing.T, stateDir string, env map[string]string) *daemon {
 	return d
 }
 
-func waitHealthy(t *testing.T, url string, done <-chan error) {
+func waitHealthy(t testing.TB, url string, done <-chan error) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -80,13 +80,13 @@ func waitHealthy(t *testing.T, url string, done <-chan error) {
 }
 
 // call makes an authenticated JSON request and decodes the answer into out.
-func call(t *testing.T, method, url, token, body string, out any) int {
+func call(t testing.TB, method, url, token, body string, out any) int {
 	t.Helper()
 	return callConv(t, method, url, token, body, "", out)
 }
 
 // callConv is call with an AKK-Conversation header.
-func callConv(t *testing.T, method, url, token, body, conversation string, out any) int {
+func callConv(t testing.TB, method, url, token, body, conversation string, out any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -129,9 +129,10 @@ type delivery struct {
 	id, timestamp, signature string
 	body                     []byte
 	status                   int
+	at                       time.Time // when it arrived
 }
 
-func newReceiver(t *testing.T, addr string) *receiver {
+func newReceiver(t testing.TB, addr string) *receiver {
 	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -150,7 +151,7 @@ func newReceiver(t *testing.T, addr string) *receiver {
 			status = 503
 		}
 		r.got = append(r.got, delivery{req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp"),
-			req.Header.Get("webhook-signature"), b, status})
+			req.Header.Get("webhook-signature"), b, status, time.Now()})
 		r.mu.Unlock()
 		w.WriteHeader(status)
 		r.arrived <- struct{}{}
@@ -166,7 +167,7 @@ func (r *receiver) deliveries() []delivery {
 	return append([]delivery(nil), r.got...)
 }
 
-func (r *receiver) wait(t *testing.T, n int) []delivery {
+func (r *receiver) wait(t testing.TB, n int) []delivery {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for len(r.deliveries()) < n {

@@ -97,7 +97,7 @@ type webhook struct {
 }
 
 // forTurn decodes the deliveries about one Turn (or Watch), one entry per webhook-id.
-func (r *receiver) forTurn(t *testing.T, turnID string) (types []string, byID map[string]webhook) {
+func (r *receiver) forTurn(t testing.TB, turnID string) (types []string, byID map[string]webhook) {
 	byID = map[string]webhook{}
 	for _, d := range r.deliveries() {
 		var w webhook
@@ -113,7 +113,7 @@ func (r *receiver) forTurn(t *testing.T, turnID string) (types []string, byID ma
 	return types, byID
 }
 
-func (r *receiver) waitTurn(t *testing.T, turnID, typ string, timeout time.Duration) webhook {
+func (r *receiver) waitTurn(t testing.TB, turnID, typ string, timeout time.Duration) webhook {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -274,7 +274,7 @@ func hasSend(c conversationRow) bool {
 }
 
 // findRow waits for this project's conversation row to satisfy ok.
-func findRow(t *testing.T, url, token, project string, timeout time.Duration, ok func(conversationRow) bool) conversationRow {
+func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok func(conversationRow) bool) conversationRow {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last conversationRow
