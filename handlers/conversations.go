@@ -88,14 +88,15 @@ func (s *Server) GetDoctor(ctx context.Context, _ GetDoctorRequestObject) (GetDo
 	}
 	d := r.Terminals
 	out := GetDoctor200JSONResponse{
-		Status:      DoctorStatus(r.Status),
-		Reasons:     r.Reasons,
-		Tmux:        DoctorTmux{Found: d.Tmux.Found, Version: optString(d.Tmux.Version), Problem: optString(d.Tmux.Problem)},
-		TmuxServers: []DoctorTmuxServer{},
-		Agents:      []DoctorAgent{},
-		Supported:   []Agent{},
-		Store:       DoctorStore{Writable: r.StoreWritable, Problem: optString(r.StoreProblem)},
-		Hosts:       DoctorHosts{Count: len(r.Hosts), WebhookUrls: []string{}},
+		Status:       DoctorStatus(r.Status),
+		Reasons:      r.Reasons,
+		Tmux:         DoctorTmux{Found: d.Tmux.Found, Version: optString(d.Tmux.Version), Problem: optString(d.Tmux.Problem)},
+		TmuxServers:  []DoctorTmuxServer{},
+		StaleSockets: ptr(d.StaleSockets),
+		Agents:       []DoctorAgent{},
+		Supported:    []Agent{},
+		Store:        DoctorStore{Writable: r.StoreWritable, Problem: optString(r.StoreProblem)},
+		Hosts:        DoctorHosts{Count: len(r.Hosts), WebhookUrls: []string{}},
 	}
 	for _, srv := range d.Servers {
 		out.TmuxServers = append(out.TmuxServers, DoctorTmuxServer{Socket: srv.Socket, Panes: srv.Panes, Problem: optString(srv.Problem)})

@@ -588,9 +588,12 @@ type Doctor struct {
 	Hosts  DoctorHosts   `json:"hosts"`
 
 	// Reasons What keeps AKK from `ready`, in words a person can act on.
-	Reasons []string     `json:"reasons"`
-	Status  DoctorStatus `json:"status"`
-	Store   DoctorStore  `json:"store"`
+	Reasons []string `json:"reasons"`
+
+	// StaleSockets Sockets left by tmux servers that are gone; skipped without running tmux.
+	StaleSockets *int         `json:"stale_sockets,omitempty"`
+	Status       DoctorStatus `json:"status"`
+	Store        DoctorStore  `json:"store"`
 
 	// Supported Every agent version a profile exists for.
 	Supported   []Agent            `json:"supported"`
