@@ -31,6 +31,9 @@ type TurnStatus struct {
 	Notifications []Notification
 	// Approval is the prompt of a Turn awaiting approval, offered to the caller.
 	Approval *ApprovalView
+	// Screen is a redacted excerpt of the bottom of the pane while the Turn
+	// holds it ("" when it cannot be read).
+	Screen string
 }
 
 // Turn returns one Turn's status.
@@ -47,7 +50,13 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if err != nil {
 		return TurnStatus{}, err
 	}
-	return TurnStatus{Turn: t, Notifications: ns, Approval: av}, nil
+	st := TurnStatus{Turn: t, Notifications: ns, Approval: av}
+	if ex, ok := s.turns.term.(ScreenExcerpter); ok && t.State.HoldsTerminal() {
+		if term, err := s.turns.term.Observe(ctx, t.TerminalID); err == nil {
+			st.Screen, _ = ex.Excerpt(ctx, term, ExcerptRows)
+		}
+	}
+	return st, nil
 }
 
 // Turns lists the caller's Turns.

@@ -379,10 +379,10 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 	}
 	switch {
 	case p.Completed:
-		t.State, t.FinalMessage = TurnCompleted, p.FinalMessage
+		t.State, t.FinalMessage = TurnCompleted, s.redact(p.FinalMessage)
 		return t, "turn.completed", true
 	case p.Failed:
-		t.State, t.FailureReason = TurnFailed, p.FailureReason
+		t.State, t.FailureReason = TurnFailed, s.redact(p.FailureReason)
 		return t, "turn.failed", true
 	case p.Interrupted && t.CancelRequested:
 		t.State = TurnCancelled
@@ -392,6 +392,14 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 		return t, "turn.waiting_for_host", true
 	}
 	return t, "", false
+}
+
+// redact hides secret-looking strings: none crosses the public API.
+func (s *Service) redact(text string) string {
+	if s.turns == nil || s.turns.redact == nil {
+		return text
+	}
+	return s.turns.redact.Redact(text)
 }
 
 // applyScreen reflects prompts the screen shows while the Turn works.

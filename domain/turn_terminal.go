@@ -92,3 +92,12 @@ func (p TurnProgress) Ended() bool { return p.Completed || p.Failed || p.Interru
 type RecordNotifier interface {
 	Changed(mark DurableMark) (changed <-chan struct{}, stop func(), err error)
 }
+
+// ScreenExcerpter may be implemented by a TurnTerminal: a bounded, redacted
+// excerpt of the bottom of t's screen, for a status a person reads.
+type ScreenExcerpter interface {
+	Excerpt(ctx context.Context, t Terminal, rows int) (string, error)
+}
+
+// ExcerptRows bounds the screen excerpt in a Turn's status.
+const ExcerptRows = 12

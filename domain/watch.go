@@ -287,10 +287,10 @@ func (s *Service) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bo
 	}
 	switch {
 	case p.Completed:
-		w.State, w.FinalMessage = WatchCompleted, p.FinalMessage
+		w.State, w.FinalMessage = WatchCompleted, s.redact(p.FinalMessage)
 		return w, "watch.completed", true
 	case p.Failed:
-		w.State, w.Reason = WatchFailed, p.FailureReason
+		w.State, w.Reason = WatchFailed, s.redact(p.FailureReason)
 		return w, "watch.failed", true
 	case p.Interrupted:
 		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"

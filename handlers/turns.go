@@ -107,6 +107,7 @@ func (s *Server) GetTurn(ctx context.Context, req GetTurnRequestObject) (GetTurn
 	}
 	out := turnOut(st.Turn, st.Notifications)
 	out.Approval = approvalOut(st.Approval)
+	out.Screen = optString(st.Screen)
 	return GetTurn200JSONResponse(out), nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 type approvalStatus struct {
 	State    string `json:"state"`
+	Screen   string `json:"screen"`
 	Approval *struct {
 		PromptKind     string   `json:"prompt_kind"`
 		CommandExcerpt string   `json:"command_excerpt"`
@@ -72,7 +73,8 @@ func TestE2EApprovals(t *testing.T) {
 			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
 			st := status(id)
 			if st.State != "awaiting_approval" || st.Approval == nil || st.Approval.ManualRequired ||
-				strings.Join(st.Approval.Decisions, ",") != "approve_once,reject" || !strings.Contains(st.Approval.CommandExcerpt, "akk-ok-") {
+				strings.Join(st.Approval.Decisions, ",") != "approve_once,reject" || !strings.Contains(st.Approval.CommandExcerpt, "akk-ok-") ||
+				!strings.Contains(st.Screen, "akk-ok-") {
 				t.Fatalf("status %+v %+v", st, st.Approval)
 			}
 			var res sendAnswer
@@ -103,9 +105,36 @@ func TestE2EApprovals(t *testing.T) {
 			if n := toolResultsWith(e, "akk-no-43"); n != 0 {
 				t.Fatalf("the rejected command ran (%d results)", n)
 			}
-			if code := callConv(t, "POST", d.url+"/v1/turns/"+id+"/close", host.Token, "", "c1", &res); code != 200 {
-				t.Fatalf("close: %d", code)
+			// respond continues inside the same Turn, to its end.
+			var again sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns/"+id+"/respond", host.Token, `{"request":"Skip that check and say done"}`, "c1", &again); code != 202 || again.TurnID != id {
+				t.Fatalf("respond: %d %+v", code, again)
 			}
+			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if n := userRequests(e.Model, "Skip that check and say done"); n != 1 {
+				t.Fatalf("the answer reached the model %d times", n)
+			}
+			// The Turn's own event stream replays its story from the start.
+			evs := readSSE(t, d.url+"/v1/turns/"+id+"/events", host.Token, "", 6)
+			var kinds []string
+			for _, ev := range evs {
+				kinds = append(kinds, ev.event)
+			}
+			if got := strings.Join(kinds, ","); !strings.HasPrefix(got, "turn.dispatched,turn.accepted,turn.approval_required") {
+				t.Fatalf("turn events %s", got)
+			}
+
+			// A prompt in a pane no Turn holds: the row offers approve, answered terminal-scoped.
+			e.Submit(`[[akk:bash cmd="touch akk-t && echo akk-term-$((50+1))"]] my own check`)
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasAction("approve"))
+			var tr struct {
+				Outcome string `json:"outcome"`
+			}
+			if code := callConv(t, "POST", d.url+"/v1/terminals/"+row.Terminal.TerminalID+"/approval", host.Token, `{"decision":"approve_once"}`, "c1", &tr); code != 200 || tr.Outcome != "done" {
+				t.Fatalf("terminal approval: %d %+v", code, tr)
+			}
+			e.WaitFor("the command's result", 60*time.Second, func(string) bool { return toolResultsWith(e, "akk-term-51") == 1 })
+			findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasSend)
 
 			// A prompt changed after the status: 409, and no key reaches the pane.
 			id = send(`[[akk:steps n=2 escalate=true]] two steps`)

@@ -195,6 +195,25 @@ func TestE2ETurns(t *testing.T) {
 				t.Fatalf("webhooks %v", types)
 			}
 
+			// 1b. Secrets in the agent's answer never cross the API.
+			var sec sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"[[akk:secret]] show the keys"}`, &sec); code != 202 {
+				t.Fatalf("secret send: %d %+v", code, sec)
+			}
+			secDone := rec.waitTurn(t, sec.TurnID, "turn.completed", 90*time.Second)
+			var secStatus struct {
+				Progress struct {
+					LatestText string `json:"latest_text"`
+				} `json:"progress"`
+			}
+			call(t, "GET", d.url+"/v1/turns/"+sec.TurnID, host.Token, "", &secStatus)
+			for _, leak := range []string{fakemodel.SecretAnthropicKey, fakemodel.SecretAWSKey} {
+				if fm, _ := secDone.Data["final_message"].(string); strings.Contains(fm, leak) || fm == "" || strings.Contains(secStatus.Progress.LatestText, leak) {
+					t.Fatalf("a secret crossed the API: %q / %q", fm, secStatus.Progress.LatestText)
+				}
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+
 			// 2. The same message_id returns the same Turn and sends nothing.
 			var again sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &again); code != 200 || again.TurnID != s.TurnID {

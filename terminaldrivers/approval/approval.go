@@ -32,7 +32,7 @@ type Config struct {
 	Drivers []agent.Driver
 	// VerifyWithin bounds how long Answer watches for the prompt to go
 	// after its keys (and for each highlight move of a navigating plan);
-	// 3s when zero.
+	// 10s when zero.
 	VerifyWithin time.Duration
 	// PollEvery is the pause between recaptures; 40ms when zero.
 	PollEvery time.Duration
@@ -58,7 +58,9 @@ func New(cfg Config) (*Approvals, error) {
 		cfg.Drivers = []agent.Driver{claude.Driver{}, codex.Driver{}}
 	}
 	if cfg.VerifyWithin <= 0 {
-		cfg.VerifyWithin = 3 * time.Second
+		// Generous: it ends as soon as the prompt is gone, and a loaded
+		// machine redraws late.
+		cfg.VerifyWithin = 10 * time.Second
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
@@ -182,7 +184,7 @@ func (a *Approvals) Answer(ctx context.Context, t domain.Terminal, fp string, d 
 	default:
 		return domain.AnswerNothing, fmt.Errorf("%w: the profile has no key plan", domain.ErrDecisionUnavailable)
 	}
-	if a.gone(ctx, t, prof, g, fp) {
+	if a.gone(ctx, t, prof, g, p) {
 		return domain.AnswerVerified, nil
 	}
 	return domain.AnswerSent, errors.New("the keys were sent but the prompt did not go")
@@ -271,12 +273,16 @@ func (a *Approvals) await(ctx context.Context, t domain.Terminal, g agent.Approv
 
 // gone reports whether the prompt with fingerprint fp left the screen:
 // two captures in a row without it, within VerifyWithin.
-func (a *Approvals) gone(ctx context.Context, t domain.Terminal, prof agent.ApprovalProfile, g agent.ApprovalGrammar, fp string) bool {
+func (a *Approvals) gone(ctx context.Context, t domain.Terminal, prof agent.ApprovalProfile, g agent.ApprovalGrammar, answered domain.ApprovalPrompt) bool {
 	deadline := time.Now().Add(a.cfg.VerifyWithin)
 	streak := 0
 	for {
 		if c, err := a.capture(ctx, t); err == nil {
-			if p, _ := read(t, prof, g, c); !p.Present || p.Fingerprint != fp {
+			// Gone: no prompt, or a prompt about something else (the next
+			// command). The same prompt with its highlight moved is not gone:
+			// its fingerprint changed, but nothing was answered.
+			if p, _ := read(t, prof, g, c); !p.Present || p.Kind != answered.Kind || p.Tool != answered.Tool ||
+				p.CommandExcerpt != answered.CommandExcerpt {
 				streak++
 				if streak == 2 {
 					return true

@@ -28,7 +28,7 @@ type Config struct {
 	Drivers []agent.Driver
 	// VerifyWithin bounds each wait for the screen to show what a key
 	// should have done (a highlight move, the editor, the typed text, the
-	// step leaving); 3s when zero.
+	// step leaving); 10s when zero.
 	VerifyWithin time.Duration
 	// PollEvery is the pause between recaptures; 40ms when zero.
 	PollEvery time.Duration
@@ -53,7 +53,9 @@ func New(cfg Config) (*Interactions, error) {
 		cfg.Drivers = []agent.Driver{claude.Driver{}, codex.Driver{}}
 	}
 	if cfg.VerifyWithin <= 0 {
-		cfg.VerifyWithin = 3 * time.Second
+		// Generous: it ends as soon as the step left, and a loaded machine
+		// redraws late.
+		cfg.VerifyWithin = 10 * time.Second
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond

@@ -968,11 +968,14 @@ type TurnStatus struct {
 	EndedAt      *time.Time    `json:"ended_at,omitempty"`
 	Progress     TurnProgress  `json:"progress"`
 	Result       *TurnResult   `json:"result,omitempty"`
-	SessionId    string        `json:"session_id"`
-	State        TurnState     `json:"state"`
-	TerminalId   string        `json:"terminal_id"`
-	TurnId       string        `json:"turn_id"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+
+	// Screen While the Turn holds its pane, the bottom rows of the screen (at most 12), secrets redacted.
+	Screen     *string   `json:"screen,omitempty"`
+	SessionId  string    `json:"session_id"`
+	State      TurnState `json:"state"`
+	TerminalId string    `json:"terminal_id"`
+	TurnId     string    `json:"turn_id"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Watch defines model for Watch.
