@@ -209,6 +209,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 	// Wake on a write to the record, armed before each read so no write
 	// between a read and the wait is missed.
 	notifier, _ := tr.term.(RecordNotifier)
+	announced := "" // fingerprint of the prompt or step last announced
 	var written <-chan struct{}
 	stopWritten := func() {}
 	defer func() { stopWritten() }()
@@ -224,10 +225,12 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		now := s.clock.Now().UTC()
 		next := t
 		typ, webhook := "", false
+		fresh := false // the screen was looked at in this round
 
 		// The screen: terminal liveness and prompts. Less often than the record.
 		if term.ID == "" || now.Sub(lastScreen) >= tr.cfg.ScreenInterval {
 			lastScreen = now
+			fresh = true
 			obs, err := tr.term.Observe(ctx, t.TerminalID)
 			switch {
 			case errors.Is(err, ErrTerminalGone):
@@ -269,6 +272,17 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 
 		if typ == "" {
 			next, typ, webhook = s.applyScreen(next, term)
+		}
+		if fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
+			// A new prompt or step while the Turn already waits on one (a
+			// person answered the last in the pane) is announced again: the
+			// host's offer is for the old one.
+			if fp := s.promptFingerprint(ctx, next.State, term); fp != "" {
+				if typ == "" && announced != "" && fp != announced {
+					typ, webhook = s.announceType(next.State), true
+				}
+				announced = fp
+			}
 		}
 		if typ == "" {
 			switch {
@@ -350,6 +364,9 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 			if cur.Revision != t.Revision {
 				t, mark = cur, cur.Mark
+				if t.State != TurnAwaitingApproval && t.State != TurnAwaitingInteraction {
+					announced = ""
+				}
 			}
 			lastScreen = time.Time{}
 		}
@@ -392,6 +409,30 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 		return t, "turn.waiting_for_host", true
 	}
 	return t, "", false
+}
+
+// promptFingerprint is the fingerprint of the permission prompt or
+// questionnaire step a Turn in state waits on, "" when none is read.
+func (s *Service) promptFingerprint(ctx context.Context, state TurnState, term Terminal) string {
+	switch {
+	case term.ID == "":
+	case state == TurnAwaitingApproval && s.approvals != nil:
+		if pr, err := s.approvals.Prompt(ctx, term); err == nil && pr.Present {
+			return pr.Fingerprint
+		}
+	case state == TurnAwaitingInteraction && s.interactions != nil:
+		if st, err := s.interactions.Step(ctx, term); err == nil && st.Present {
+			return st.Fingerprint
+		}
+	}
+	return ""
+}
+
+func (s *Service) announceType(state TurnState) string {
+	if state == TurnAwaitingApproval {
+		return "turn.approval_required"
+	}
+	return "turn.interaction_required"
 }
 
 // redact hides secret-looking strings: none crosses the public API.

@@ -98,7 +98,7 @@ func TestE2EApprovals(t *testing.T) {
 			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
 			status(id)
 			if code := decide(id, "reject", &res); code != 200 || res.Outcome != "done" {
-				t.Fatalf("reject: %d %+v", code, res)
+				t.Fatalf("reject: %d %+v\n%s", code, res, e.Capture())
 			}
 			rec.waitTurn(t, id, "turn.waiting_for_host", 60*time.Second)
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool { return c.Terminal.ScreenState == "idle" })
@@ -111,9 +111,6 @@ func TestE2EApprovals(t *testing.T) {
 				t.Fatalf("respond: %d %+v", code, again)
 			}
 			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
-			if n := userRequests(e.Model, "Skip that check and say done"); n != 1 {
-				t.Fatalf("the answer reached the model %d times", n)
-			}
 			// The Turn's own event stream replays its story from the start.
 			evs := readSSE(t, d.url+"/v1/turns/"+id+"/events", host.Token, "", 6)
 			var kinds []string
@@ -124,14 +121,15 @@ func TestE2EApprovals(t *testing.T) {
 				t.Fatalf("turn events %s", got)
 			}
 
-			// A prompt in a pane no Turn holds: the row offers approve, answered terminal-scoped.
+			// A prompt in a pane no Turn holds: the row offers approve, answered
+			// terminal-scoped by the same conversation that listed it (none here).
 			e.Submit(`[[akk:bash cmd="touch akk-t && echo akk-term-$((50+1))"]] my own check`)
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasAction("approve"))
 			var tr struct {
 				Outcome string `json:"outcome"`
 			}
-			if code := callConv(t, "POST", d.url+"/v1/terminals/"+row.Terminal.TerminalID+"/approval", host.Token, `{"decision":"approve_once"}`, "c1", &tr); code != 200 || tr.Outcome != "done" {
-				t.Fatalf("terminal approval: %d %+v", code, tr)
+			if code := call(t, "POST", d.url+"/v1/terminals/"+row.Terminal.TerminalID+"/approval", host.Token, `{"decision":"approve_once"}`, &tr); code != 200 || tr.Outcome != "done" {
+				t.Fatalf("terminal approval: %d %+v\n%s", code, tr, e.Capture())
 			}
 			e.WaitFor("the command's result", 60*time.Second, func(string) bool { return toolResultsWith(e, "akk-term-51") == 1 })
 			findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasSend)
@@ -142,6 +140,16 @@ func TestE2EApprovals(t *testing.T) {
 			first := status(id).Approval
 			e.Choose("Yes") // a person answers the first prompt in the pane
 			e.WaitFor("the second prompt", 60*time.Second, func(s string) bool { return strings.Contains(s, "akk-step-2") })
+			// The Turn announces the second prompt too; the host's offer is still the first one's.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				types, _ := rec.forTurn(t, id)
+				if strings.Count(strings.Join(types, ","), "turn.approval_required") >= 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the second prompt was not announced: %v", types)
+				}
+			}
 			before := len(e.Model.Requests())
 			var p struct{ Code string }
 			if code := decide(id, "approve_once", &p); code != 409 || p.Code != "prompt_changed" {

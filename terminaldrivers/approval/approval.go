@@ -36,6 +36,11 @@ type Config struct {
 	VerifyWithin time.Duration
 	// PollEvery is the pause between recaptures; 40ms when zero.
 	PollEvery time.Duration
+	// Settle is how long the prompt must stay unchanged on screen before
+	// its key is sent; 800ms when zero. Claude Code ignores keys that come
+	// right after it draws a permission prompt, so a key sent at once may be
+	// dropped (seen on 2.1.267 and 2.1.328).
+	Settle time.Duration
 }
 
 // Approvals implements domain.ApprovalTerminal. It is safe for concurrent
@@ -61,6 +66,9 @@ func New(cfg Config) (*Approvals, error) {
 		// Generous: it ends as soon as the prompt is gone, and a loaded
 		// machine redraws late.
 		cfg.VerifyWithin = 10 * time.Second
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = 800 * time.Millisecond
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
@@ -168,6 +176,17 @@ func (a *Approvals) Answer(ctx context.Context, t domain.Terminal, fp string, d 
 	row, ok := r.Row(d)
 	if !p.Answerable || !ok {
 		return domain.AnswerNothing, fmt.Errorf("%w: %s", domain.ErrDecisionUnavailable, p.Reason)
+	}
+	// The prompt must hold still for a moment first: a key that comes too
+	// soon after the prompt is drawn may be dropped.
+	if !sleep(ctx, a.cfg.Settle) {
+		return domain.AnswerNothing, ctx.Err()
+	}
+	if c, err = a.capture(ctx, t); err != nil {
+		return domain.AnswerNothing, err
+	}
+	if again, _ := read(t, prof, g, c); !again.Present || again.Fingerprint != fp {
+		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
 	srv := tmux.Server{Socket: t.Pane.Socket, Runner: a.cfg.Tmux}
 	switch r.Shape.Keys {

@@ -32,6 +32,10 @@ type Config struct {
 	VerifyWithin time.Duration
 	// PollEvery is the pause between recaptures; 40ms when zero.
 	PollEvery time.Duration
+	// Settle is how long a step must stay unchanged on screen before the
+	// first key; 500ms when zero (keys that come right after the agent
+	// draws a step may be dropped).
+	Settle time.Duration
 }
 
 // Interactions implements domain.InteractionTerminal. It is safe for
@@ -56,6 +60,9 @@ func New(cfg Config) (*Interactions, error) {
 		// Generous: it ends as soon as the step left, and a loaded machine
 		// redraws late.
 		cfg.VerifyWithin = 10 * time.Second
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = 500 * time.Millisecond
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
@@ -234,6 +241,17 @@ func (x *Interactions) AnswerStep(ctx context.Context, t domain.Terminal, fp str
 	p, err := resolve(s, r, answers)
 	if err != nil {
 		return domain.AnswerNothing, err
+	}
+	// The step must hold still for a moment first: a key that comes too
+	// soon after the agent draws it may be dropped.
+	if !sleep(ctx, x.cfg.Settle) {
+		return domain.AnswerNothing, ctx.Err()
+	}
+	if c, err = x.capture(ctx, t); err != nil {
+		return domain.AnswerNothing, err
+	}
+	if again, _ := project(t, prof, g, c); !again.Present || again.Fingerprint != fp {
+		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
 	d := dispatch{x: x, t: t, g: g, keys: g.StepKeys(), stage: domain.AnswerNothing}
 	last, err := d.run(ctx, r, p)
