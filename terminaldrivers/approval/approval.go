@@ -73,11 +73,7 @@ func New(cfg Config) (*Approvals, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
 	}
-	var profiles []agent.Profile
-	for _, d := range cfg.Drivers {
-		profiles = append(profiles, d.Profiles()...)
-	}
-	reg, err := agent.NewRegistry(profiles...)
+	reg, err := agent.RegistryOf(cfg.Drivers)
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +131,7 @@ func read(t domain.Terminal, prof agent.ApprovalProfile, g agent.ApprovalGrammar
 // fingerprint binds the exact prompt region to the pane, the agent process
 // incarnation and the profile.
 func fingerprint(t domain.Terminal, prof agent.Profile, r screen.Region) string {
-	id := strings.Join([]string{
-		t.Pane.Socket, t.Pane.PaneID, t.Process.BootID, strconv.Itoa(t.Process.PID),
-		strconv.FormatUint(t.Process.StartTicks, 10), prof.Agent().Profile, "permission",
-	}, "\x00")
-	return screen.Fingerprint(id, r)
+	return agent.Fingerprint(t, prof.Agent().Profile, "permission", r)
 }
 
 // Excerpt is the command's rows, redacted and bounded to MaxExcerpt runes.
@@ -179,7 +171,7 @@ func (a *Approvals) Answer(ctx context.Context, t domain.Terminal, fp string, d 
 	}
 	// The prompt must hold still for a moment first: a key that comes too
 	// soon after the prompt is drawn may be dropped.
-	if !sleep(ctx, a.cfg.Settle) {
+	if !agent.Sleep(ctx, a.cfg.Settle) {
 		return domain.AnswerNothing, ctx.Err()
 	}
 	if c, err = a.capture(ctx, t); err != nil {
@@ -284,7 +276,7 @@ func (a *Approvals) await(ctx context.Context, t domain.Terminal, g agent.Approv
 				return r, true
 			}
 		}
-		if time.Now().After(deadline) || !sleep(ctx, a.cfg.PollEvery) {
+		if time.Now().After(deadline) || !agent.Sleep(ctx, a.cfg.PollEvery) {
 			return agent.ApprovalReading{}, false
 		}
 	}
@@ -310,31 +302,17 @@ func (a *Approvals) gone(ctx context.Context, t domain.Terminal, prof agent.Appr
 				streak = 0
 			}
 		}
-		if time.Now().After(deadline) || !sleep(ctx, a.cfg.PollEvery) {
+		if time.Now().After(deadline) || !agent.Sleep(ctx, a.cfg.PollEvery) {
 			return false
 		}
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
-	}
-}
-
 // profile finds the terminal's version profile and its grammar.
 func (a *Approvals) profile(t domain.Terminal) (agent.ApprovalProfile, agent.ApprovalGrammar, error) {
-	if !t.Agent.Profiled() {
-		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: %s %s is unprofiled", ErrUnprofiled, t.Agent.Kind, t.Agent.Version)
-	}
-	p, ok := a.registry.Lookup(t.Agent.Kind, t.Agent.Version)
-	if !ok || p.Agent().Profile != t.Agent.Profile {
-		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: no profile %s", ErrUnprofiled, t.Agent.Profile)
+	p, err := a.registry.Find(t)
+	if err != nil {
+		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: %v", ErrUnprofiled, err)
 	}
 	ap, ok := p.(agent.ApprovalProfile)
 	if !ok {
@@ -348,11 +326,5 @@ func (a *Approvals) profile(t domain.Terminal) (agent.ApprovalProfile, agent.App
 }
 
 func (a *Approvals) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
-	snap, err := tmux.Server{Socket: t.Pane.Socket, Runner: a.cfg.Tmux}.Capture(ctx, t.Pane.PaneID)
-	if err != nil {
-		return screen.Capture{}, err
-	}
-	c := screen.Parse(snap.ANSI)
-	c.Title = snap.Title
-	return c, nil
+	return agent.Capture(ctx, a.cfg.Tmux, t)
 }

@@ -67,11 +67,7 @@ func New(cfg Config) (*Interactions, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
 	}
-	var profiles []agent.Profile
-	for _, d := range cfg.Drivers {
-		profiles = append(profiles, d.Profiles()...)
-	}
-	reg, err := agent.NewRegistry(profiles...)
+	reg, err := agent.RegistryOf(cfg.Drivers)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +151,7 @@ func freeTextLimit(t domain.Terminal, k agent.StepKeys, r agent.StepReading, c s
 // fingerprint binds the exact step region to the pane, the agent process
 // incarnation and the profile.
 func fingerprint(t domain.Terminal, prof agent.Profile, r screen.Region) string {
-	id := strings.Join([]string{
-		t.Pane.Socket, t.Pane.PaneID, t.Process.BootID, strconv.Itoa(t.Process.PID),
-		strconv.FormatUint(t.Process.StartTicks, 10), prof.Agent().Profile, Kind,
-	}, "\x00")
-	return screen.Fingerprint(id, r)
+	return agent.Fingerprint(t, prof.Agent().Profile, Kind, r)
 }
 
 // plan is what an answer resolves to: the option row to highlight and the
@@ -244,7 +236,7 @@ func (x *Interactions) AnswerStep(ctx context.Context, t domain.Terminal, fp str
 	}
 	// The step must hold still for a moment first: a key that comes too
 	// soon after the agent draws it may be dropped.
-	if !sleep(ctx, x.cfg.Settle) {
+	if !agent.Sleep(ctx, x.cfg.Settle) {
 		return domain.AnswerNothing, ctx.Err()
 	}
 	if c, err = x.capture(ctx, t); err != nil {
@@ -339,7 +331,7 @@ func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.
 		if !ok {
 			return next, errors.New("the typed text did not show exactly; stopped before submitting")
 		}
-		if !sleep(ctx, d.keys.TextSettle) {
+		if !agent.Sleep(ctx, d.keys.TextSettle) {
 			return next, ctx.Err()
 		}
 		// The text must still be all the editor holds after the pause.
@@ -368,7 +360,7 @@ func (x *Interactions) await(ctx context.Context, t domain.Terminal, g agent.Int
 				return r, true
 			}
 		}
-		if time.Now().After(deadline) || !sleep(ctx, x.cfg.PollEvery) {
+		if time.Now().After(deadline) || !agent.Sleep(ctx, x.cfg.PollEvery) {
 			return agent.StepReading{}, false
 		}
 	}
@@ -398,31 +390,17 @@ func (x *Interactions) gone(ctx context.Context, t domain.Terminal, prof agent.I
 				streak = 0
 			}
 		}
-		if time.Now().After(deadline) || !sleep(ctx, x.cfg.PollEvery) {
+		if time.Now().After(deadline) || !agent.Sleep(ctx, x.cfg.PollEvery) {
 			return false
 		}
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
-	}
-}
-
 // profile finds the terminal's version profile and its grammar.
 func (x *Interactions) profile(t domain.Terminal) (agent.InteractionProfile, agent.InteractionGrammar, error) {
-	if !t.Agent.Profiled() {
-		return nil, nil, fmt.Errorf("%w: %s %s is unprofiled", ErrUnprofiled, t.Agent.Kind, t.Agent.Version)
-	}
-	p, ok := x.registry.Lookup(t.Agent.Kind, t.Agent.Version)
-	if !ok || p.Agent().Profile != t.Agent.Profile {
-		return nil, nil, fmt.Errorf("%w: no profile %s", ErrUnprofiled, t.Agent.Profile)
+	p, err := x.registry.Find(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrUnprofiled, err)
 	}
 	ip, ok := p.(agent.InteractionProfile)
 	if !ok {
@@ -436,11 +414,5 @@ func (x *Interactions) profile(t domain.Terminal) (agent.InteractionProfile, age
 }
 
 func (x *Interactions) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
-	snap, err := tmux.Server{Socket: t.Pane.Socket, Runner: x.cfg.Tmux}.Capture(ctx, t.Pane.PaneID)
-	if err != nil {
-		return screen.Capture{}, err
-	}
-	c := screen.Parse(snap.ANSI)
-	c.Title = snap.Title
-	return c, nil
+	return agent.Capture(ctx, x.cfg.Tmux, t)
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"akk/domain"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/screen"
-	"akk/terminaldrivers/tmux"
 )
 
 var _ domain.ScreenExcerpter = (*TurnTerminal)(nil)
@@ -13,11 +13,9 @@ var _ domain.ScreenExcerpter = (*TurnTerminal)(nil)
 // Excerpt implements domain.ScreenExcerpter: the bottom rows of t's pane,
 // trailing blank rows dropped, each row redacted. It sends no input.
 func (x *TurnTerminal) Excerpt(ctx context.Context, t domain.Terminal, rows int) (string, error) {
-	srv := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}
-	snap, err := srv.Capture(ctx, t.Pane.PaneID)
+	c, err := agent.Capture(ctx, x.tmux, t)
 	if err != nil {
 		return "", err
 	}
-	c := screen.Parse(snap.ANSI)
 	return screen.Excerpt(c.Slice(0, len(c.Lines)), rows), nil
 }
