@@ -130,29 +130,32 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
-	ctx = context.WithoutCancel(ctx)
-	var typ string
-	var webhook bool
-	res := ActionResult{Outcome: OutcomeDone}
-	for attempt := 0; attempt < 5; attempt++ {
-		next := t
+	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		switch {
 		case stage != AnswerVerified:
 			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
-			typ, webhook = "turn.response_uncertain", true
-			res = ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		case d == Reject:
 			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
-			typ, webhook = "turn.waiting_for_host", true
-		default:
-			if next.State == TurnAwaitingApproval {
-				next.State = TurnWorking
-			}
-			typ = "turn.approval_answered"
+			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
 		}
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
+	})
+}
+
+// recordAnswer writes what an answer to a prompt or step did to the Turn,
+// retrying when the monitor changed the Turn meanwhile (decide is applied to
+// the fresh record), and resumes monitoring. No input happens here.
+func (s *Service) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+	ctx = context.WithoutCancel(ctx)
+	for attempt := 0; attempt < 5; attempt++ {
+		next, typ, webhook, res := decide(t)
 		stored, err := s.transition(ctx, next, typ, webhook)
 		if errors.Is(err, ErrRevisionConflict) {
-			if t, err = s.store.Turn(ctx, turnID); err != nil {
+			if t, err = s.store.Turn(ctx, t.ID); err != nil {
 				return ActionResult{}, err
 			}
 			continue
@@ -166,7 +169,7 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 		}
 		return res, nil
 	}
-	return ActionResult{}, fmt.Errorf("approval of %s: the turn kept changing", turnID)
+	return ActionResult{}, fmt.Errorf("answer to turn %s: the turn kept changing", t.ID)
 }
 
 // ApproveTerminal answers the permission prompt of a pane no Turn holds.

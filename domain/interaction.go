@@ -386,38 +386,20 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 		return ActionResult{}, err
 	}
 	stage, aerr := s.interactions.AnswerStep(context.WithoutCancel(ctx), term, offer.Fingerprint, answers)
-	ctx = context.WithoutCancel(ctx)
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(aerr, ErrDecisionUnavailable) {
 			return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeManualRequired, "the profile cannot type this answer exactly; answer it in the pane")
 		}
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "the step changed before any key was sent", Err: aerr}
 	}
-	for attempt := 0; attempt < 5; attempt++ {
-		next, typ, webhook := t, "turn.interaction_answered", false
-		res := ActionResult{Outcome: OutcomeDone}
+	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified {
 			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the questionnaire but the answer is not proven"
-			typ, webhook = "turn.response_uncertain", true
-			res = ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		} else if next.State == TurnAwaitingInteraction {
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
+		if next.State == TurnAwaitingInteraction {
 			next.State = TurnWorking // the monitor sees the next step, if any, and announces it
 		}
-		stored, err := s.transition(ctx, next, typ, webhook)
-		if errors.Is(err, ErrRevisionConflict) {
-			if t, err = s.store.Turn(ctx, turnID); err != nil {
-				return ActionResult{}, err
-			}
-			continue
-		}
-		if err != nil {
-			return ActionResult{}, err
-		}
-		res.Turn = stored
-		if stored.State.Monitored() {
-			s.startMonitor(stored.ID)
-		}
-		return res, nil
-	}
-	return ActionResult{}, fmt.Errorf("interaction response of %s: the turn kept changing", turnID)
+		return next, "turn.interaction_answered", false, ActionResult{Outcome: OutcomeDone}
+	})
 }
