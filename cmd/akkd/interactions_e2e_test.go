@@ -60,8 +60,7 @@ func TestE2EInteractions(t *testing.T) {
 			e.StartReady()
 			if a.Kind == "codex" {
 				// Codex asks questions in Plan mode only; a person switches to it.
-				e.Press("BTab")
-				e.WaitForText(10*time.Second, "Plan mode")
+				e.PlanMode()
 			}
 			rec := newReceiver(t, "")
 			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})

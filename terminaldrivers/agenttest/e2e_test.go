@@ -103,8 +103,7 @@ func stepMultiStep(t *testing.T, e *Env) {
 func stepQuestionnaire(t *testing.T, e *Env) {
 	if e.Agent.Kind == KindCodex {
 		// request_user_input is offered in Plan mode only.
-		e.Press("BTab")
-		e.WaitForText(10*time.Second, "Plan mode")
+		e.PlanMode()
 	}
 	e.Submit("Ask me first " + fakemodel.Marker(fakemodel.ScenarioAsk))
 	e.WaitFor("the questionnaire", TurnTimeout, func(s string) bool {
@@ -115,8 +114,7 @@ func stepQuestionnaire(t *testing.T, e *Env) {
 	e.WaitTurnCompleted("Red", TurnTimeout)
 	e.WaitIdle(TurnTimeout)
 	if e.Agent.Kind == KindCodex {
-		e.Press("BTab") // back to Default mode
-		e.WaitFor("Plan mode off", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Plan mode") || strings.Contains(s, "Default mode") })
+		e.DefaultMode() // back to Default mode
 	}
 }
 

@@ -330,8 +330,7 @@ func captureCodex(t *testing.T, a Agent, c *capturer) {
 	e.WaitTurnCompleted("akk-bash-ran", captureTimeout)
 	e.WaitIdle(captureTimeout)
 
-	e.Press("BTab")
-	e.WaitForText(10*time.Second, "Plan mode")
+	e.PlanMode()
 	e.Settle()
 	c.save(e, "idle_plan_mode", StateIdle, "idle in Plan mode (after Shift+Tab)", nil)
 

@@ -321,3 +321,29 @@ func Questionnaire(kind, s string) bool {
 	}
 	return false
 }
+
+// PlanMode switches Codex to Plan mode with Shift+Tab (tmux BTab), as a
+// human would, and waits until the screen says so. A key pressed while the
+// TUI is still redrawing after a turn can be lost, so, like a person who
+// sees nothing happen, it presses again (at most three times).
+func (e *Env) PlanMode() {
+	e.t.Helper()
+	e.switchMode("Plan mode", func(s string) bool { return strings.Contains(s, "Plan mode") })
+}
+
+// DefaultMode switches Codex back from Plan mode, the same way.
+func (e *Env) DefaultMode() {
+	e.t.Helper()
+	e.switchMode("Plan mode off", func(s string) bool { return !strings.Contains(s, "Plan mode") || strings.Contains(s, "Default mode") })
+}
+
+func (e *Env) switchMode(what string, done func(string) bool) {
+	e.t.Helper()
+	for try := 0; try < 3; try++ {
+		e.Press("BTab")
+		if _, ok := e.poll(4*time.Second, done); ok {
+			return
+		}
+	}
+	e.WaitFor(what, time.Second, done)
+}

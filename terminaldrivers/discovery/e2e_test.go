@@ -179,8 +179,7 @@ func TestE2EDiscover(t *testing.T) {
 					e := e.WithT(t)
 					if e.Agent.Kind == agenttest.KindCodex {
 						// request_user_input is offered in Plan mode only.
-						e.Press("BTab")
-						e.WaitForText(10*time.Second, "Plan mode")
+						e.PlanMode()
 					}
 					e.Submit("Ask me first " + fakemodel.Marker(fakemodel.ScenarioAsk))
 					x := waitFor(t, e, "awaiting interaction", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenAwaitingInteraction })
@@ -191,8 +190,7 @@ func TestE2EDiscover(t *testing.T) {
 					e.Press("Enter") // the first option
 					waitFor(t, e, "send ready after the answer", domain.Terminal.SendReady)
 					if e.Agent.Kind == agenttest.KindCodex {
-						e.Press("BTab") // back to Default mode
-						e.WaitFor("Plan mode off", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Plan mode") || strings.Contains(s, "Default mode") })
+						e.DefaultMode() // back to Default mode
 					}
 				})
 				t.Run("permission prompt awaits approval", func(t *testing.T) {

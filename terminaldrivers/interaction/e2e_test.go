@@ -38,8 +38,7 @@ func TestE2EInteraction(t *testing.T) {
 				t.Fatal(err)
 			}
 			if a.Kind == agenttest.KindCodex {
-				e.Press("BTab")
-				e.WaitForText(10*time.Second, "Plan mode")
+				e.PlanMode()
 			}
 			r := &run{t: t, e: e, x: x, term: terms[0]}
 			steps := []struct {
