@@ -135,6 +135,9 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 		case stage != AnswerVerified:
 			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		case d == Reject && next.State == TurnWaitingForHost:
+			// The monitor saw the agent stop first and announced it already.
+			return next, "", false, ActionResult{Outcome: OutcomeDone}
 		case d == Reject:
 			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
 			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}

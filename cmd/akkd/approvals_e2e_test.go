@@ -112,12 +112,15 @@ func TestE2EApprovals(t *testing.T) {
 			}
 			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
 			// The Turn's own event stream replays its story from the start.
-			evs := readSSE(t, d.url+"/v1/turns/"+id+"/events", host.Token, "", 6)
+			evs := readSSE(t, d.url+"/v1/turns/"+id+"/events", host.Token, "", 7) // at least: dispatched, accepted, approval_required, waiting_for_host, dispatched, accepted, completed
 			var kinds []string
 			for _, ev := range evs {
-				kinds = append(kinds, ev.event)
+				if ev.event != "turn.progress" { // progress interleaves as the agent writes
+					kinds = append(kinds, ev.event)
+				}
 			}
-			if got := strings.Join(kinds, ","); !strings.HasPrefix(got, "turn.dispatched,turn.accepted,turn.approval_required") {
+			if got := strings.Join(kinds, ","); !strings.HasPrefix(got, "turn.dispatched,turn.accepted,turn.approval_required") ||
+				strings.Count(got, "turn.waiting_for_host") != 1 {
 				t.Fatalf("turn events %s", got)
 			}
 
