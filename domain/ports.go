@@ -48,6 +48,10 @@ type Store interface {
 
 	Turn(ctx context.Context, id string) (Turn, error)
 	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
+	// TurnByMessageID finds an owner's Turn by idempotency key.
+	TurnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error)
+	// HoldingTurn returns the Turn that holds terminalID, if any.
+	HoldingTurn(ctx context.Context, terminalID string) (Turn, error)
 	Session(ctx context.Context, id string) (Session, error)
 	// NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
 	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)
@@ -74,10 +78,6 @@ type Tx interface {
 	BindSession(ctx context.Context, id string, rev int64, threadID string) error
 	InsertTurn(ctx context.Context, t Turn) error
 	Turn(ctx context.Context, id string) (Turn, error)
-	// TurnByMessageID finds an owner's Turn by idempotency key.
-	TurnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error)
-	// HoldingTurn returns the Turn that holds terminalID, if any.
-	HoldingTurn(ctx context.Context, terminalID string) (Turn, error)
 	// UpdateTurn writes t if the stored row is still at revision t.Revision,
 	// and bumps the revision.
 	UpdateTurn(ctx context.Context, t Turn) error

@@ -74,6 +74,8 @@ type Turn struct {
 	TerminalID   string
 	MessageID    string // idempotency key, "" when none was given
 
+	// OriginalRequest is what the Turn was sent with (idempotency compares it).
+	OriginalRequest string
 	// Request is the text of the current dispatch (the original request, or
 	// the latest respond). Private: it matches acceptance.
 	Request     string

@@ -225,7 +225,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	now := s.clock.Now().UTC()
 	t := Turn{
 		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation, SessionID: session.ID,
-		TerminalID: terminalID, MessageID: in.MessageID, Request: in.Request, State: TurnDispatching,
+		TerminalID: terminalID, MessageID: in.MessageID, OriginalRequest: in.Request, Request: in.Request, State: TurnDispatching,
 		SubmitStage: SubmitNothing, Mark: mark, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
 		CreatedAt: now, UpdatedAt: now, Revision: 1,
 	}
@@ -330,9 +330,11 @@ func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, su
 }
 
 func (s *Service) existing(t Turn, request string) (SendResult, error) {
-	if t.Request != request && t.Request != "" {
-		// A respond may have replaced Request; compare with care: a
-		// different text under the same key is a caller bug.
+	original := t.OriginalRequest
+	if original == "" {
+		original = t.Request // a Turn stored before original_request existed
+	}
+	if original != request {
 		return SendResult{}, E(CodeIdempotencyKeyReused, "message_id "+t.MessageID+" was used for a different request")
 	}
 	out := SendResult{Turn: t, Existing: true, Outcome: OutcomeDone}
@@ -343,23 +345,11 @@ func (s *Service) existing(t Turn, request string) (SendResult, error) {
 }
 
 func (s *Service) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
-	var t Turn
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		t, err = tx.TurnByMessageID(ctx, hostID, messageID)
-		return err
-	})
-	return t, err
+	return s.store.TurnByMessageID(ctx, hostID, messageID)
 }
 
 func (s *Service) holdingTurn(ctx context.Context, terminalID string) (Turn, error) {
-	var t Turn
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		t, err = tx.HoldingTurn(ctx, terminalID)
-		return err
-	})
-	return t, err
+	return s.store.HoldingTurn(ctx, terminalID)
 }
 
 // sendReady is the rule for typing a new task into a terminal.

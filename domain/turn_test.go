@@ -321,7 +321,7 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 
 	// A person's interrupt (no cancel asked) leaves the Turn waiting for the host.
 	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{} })
-	r2, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again"})
+	r2, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again", MessageID: "m-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +337,10 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 	res, err := w.svc.Respond(w.host, r2.Turn.ID, "go on")
 	if err != nil || res.Turn.State != domain.TurnDispatching {
 		t.Fatalf("respond: %+v %v", res, err)
+	}
+	// The original send, retried with its key after the respond, is the same Turn.
+	if same, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again", MessageID: "m-2"}); err != nil || !same.Existing || same.Turn.ID != r2.Turn.ID {
+		t.Fatalf("resend after respond: %+v %v", same, err)
 	}
 	ft.set(func(f *fakeTerm) {
 		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"}

@@ -10,7 +10,7 @@ import (
 	"akk/domain"
 )
 
-const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), request,
+const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), original_request, request,
 	state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
 	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision`
 
@@ -20,7 +20,7 @@ func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	var cancel int
 	var inact, hard int64
 	var created, updated, accepted, activity, ended sql.NullString
-	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.Request,
+	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.OriginalRequest, &t.Request,
 		&state, &stage, &mark, &t.NativeThreadID, &t.NativeTurnID, &t.LatestText, &t.FinalMessage, &t.FailureReason,
 		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -53,10 +53,10 @@ func boolInt(b bool) int {
 
 func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
-		request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
+		original_request, request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
 		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.Request,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.OriginalRequest, x.Request,
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
 		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision)
@@ -92,8 +92,9 @@ func (t *tx) Turn(ctx context.Context, id string) (domain.Turn, error) {
 	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE turn_id = ?`, id))
 }
 
-func (t *tx) TurnByMessageID(ctx context.Context, hostID, messageID string) (domain.Turn, error) {
-	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE COALESCE(host_id, '') = ? AND message_id = ?`,
+// TurnByMessageID finds an owner's Turn by idempotency key.
+func (s *Store) TurnByMessageID(ctx context.Context, hostID, messageID string) (domain.Turn, error) {
+	return scanTurn(s.r.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE COALESCE(host_id, '') = ? AND message_id = ?`,
 		hostID, messageID))
 }
 
@@ -102,8 +103,9 @@ func (t *tx) TurnByMessageID(ctx context.Context, hostID, messageID string) (dom
 const holdingStates = `('dispatching', 'working', 'awaiting_approval', 'awaiting_interaction', 'waiting_for_host',
 	'stalled', 'delivery_uncertain', 'response_uncertain')`
 
-func (t *tx) HoldingTurn(ctx context.Context, terminalID string) (domain.Turn, error) {
-	return scanTurn(t.tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE terminal_id = ? AND state IN `+holdingStates+`
+// HoldingTurn returns the Turn that holds terminalID, if any.
+func (s *Store) HoldingTurn(ctx context.Context, terminalID string) (domain.Turn, error) {
+	return scanTurn(s.r.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE terminal_id = ? AND state IN `+holdingStates+`
 		ORDER BY created_at DESC LIMIT 1`, terminalID))
 }
 
