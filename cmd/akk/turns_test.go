@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"net/http/httptest"
+
+	"akk/callbacks"
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+// pane is a scripted agent terminal: idle until a request is submitted,
+// then its record shows the request accepted and answered.
+type pane struct {
+	mu      sync.Mutex
+	sent    []string
+	working bool
+}
+
+func (p *pane) terminal() domain.Terminal {
+	st := domain.ScreenIdle
+	if p.working {
+		st = domain.ScreenWorking
+	}
+	return domain.Terminal{ID: "term_cli", Project: "/src/app", Agent: domain.Agent{Kind: domain.AgentClaude, Version: "2.1.328", Profile: "claude-2.1.328"},
+		ScreenState: st, ComposerEmpty: true, NativeIdentity: domain.IdentityResolved, NativeThreadID: "t1"}
+}
+
+func (p *pane) Discover(context.Context) ([]domain.Terminal, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return []domain.Terminal{p.terminal()}, nil
+}
+func (p *pane) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
+	return domain.TerminalDiagnosis{Tmux: domain.TmuxStatus{Found: true, Version: "3.3a"}}, nil
+}
+func (p *pane) Observe(_ context.Context, id string) (domain.Terminal, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id != "term_cli" {
+		return domain.Terminal{}, domain.ErrTerminalGone
+	}
+	return p.terminal(), nil
+}
+func (p *pane) Mark(context.Context, domain.Terminal) (domain.DurableMark, error) { return "0", nil }
+func (p *pane) Submit(_ context.Context, _ domain.Terminal, text string) (domain.SubmitStage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sent, p.working = append(p.sent, text), true
+	return domain.SubmitEntered, nil
+}
+func (p *pane) Interrupt(context.Context, domain.Terminal) error { return nil }
+func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMark, req string) (domain.TurnProgress, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Like the real record, the mark carries what is proven so far.
+	if p.working || m == "done" {
+		p.working = false
+		return domain.TurnProgress{Mark: "done", Accepted: true, Completed: true, FinalMessage: "Done: " + req}, nil
+	}
+	return domain.TurnProgress{Mark: m}, nil
+}
+
+func TestCLISendWaitStatusTurns(t *testing.T) {
+	dir := t.TempDir()
+	store, err := persistence.Open(context.Background(), filepath.Join(dir, "akk.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	svc := domain.NewService(store, clock{}, &ids{}, handlers.NewValidator())
+	svc.UseOperatorToken(context.Background(), "op")
+	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
+	p := &pane{}
+	svc.UseTerminals(p)
+	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); svc.WaitTurnMonitors() }()
+	svc.StartTurnMonitors(ctx)
+	hub := callbacks.NewHub()
+	store.OnChange(func(persistence.Change) { hub.Notify() })
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	out, err := akk(t, context.Background(), srv.URL, dir, "list")
+	if err != nil || !strings.Contains(out, "/src/app") || !strings.Contains(out, "send") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	out, err = akk(t, wctx, srv.URL, dir, "send", "--wait", "term_cli", "fix", "the", "bug")
+	if err != nil || !strings.Contains(out, "turn.completed") || !strings.Contains(out, "Done: fix the bug") {
+		t.Fatalf("send --wait: %v\n%s", err, out)
+	}
+	if len(p.sent) != 1 || p.sent[0] != "fix the bug" {
+		t.Fatalf("sent %q", p.sent)
+	}
+	id := strings.Fields(strings.SplitN(out, ":", 2)[0])[1]
+	out, err = akk(t, context.Background(), srv.URL, dir, "status", id)
+	if err != nil || !strings.Contains(out, "completed") || !strings.Contains(out, "Done: fix the bug") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	out, err = akk(t, context.Background(), srv.URL, dir, "turns", "--state", "completed")
+	if err != nil || !strings.Contains(out, id) {
+		t.Fatalf("turns: %v\n%s", err, out)
+	}
+	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
+		t.Fatalf("a slash command was sent: %v", err)
+	}
+	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") {
+		t.Fatalf("cancel a completed turn: %v", err)
+	}
+}
