@@ -213,7 +213,11 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	holding, err := s.holdingTurn(ctx, terminalID)
 	if err == nil {
-		return SendResult{}, &Error{Code: CodeConflictActiveTurn, Message: "turn " + holding.ID + " (" + string(holding.State) + ") still holds this terminal"}
+		msg := "a Turn of another controller holds this terminal"
+		if p.CanSeeHost(holding.HostID) {
+			msg = "turn " + holding.ID + " (" + string(holding.State) + ") still holds this terminal"
+		}
+		return SendResult{}, E(CodeConflictActiveTurn, msg)
 	} else if !errors.Is(err, ErrNotFound) {
 		return SendResult{}, err
 	}
