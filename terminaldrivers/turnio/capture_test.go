@@ -79,8 +79,16 @@ func (r *run) captureRecords(end domain.DurableMark, text string) {
 func (r *run) neutral(s string) string {
 	base := filepath.Dir(r.e.Home)
 	enc := filepath.Base(claude.ProjectDir("", r.e.ProjectDir))
-	s = strings.ReplaceAll(s, enc, "-work-project")
-	s = strings.ReplaceAll(s, r.e.ProjectDir, "/work/project")
+	s = strings.ReplaceAll(s, enc, "-srv-project")
+	s = strings.ReplaceAll(s, r.e.ProjectDir, "/srv/project")
 	s = strings.ReplaceAll(s, r.e.Home, "/home/user")
-	return strings.ReplaceAll(s, base, "/work")
+	s = strings.ReplaceAll(s, base, "/srv")
+	// Claude Code's own token-budget reminders say nothing about a turn.
+	var kept []string
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if !strings.Contains(line, `"total_tokens_reminder"`) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "")
 }
