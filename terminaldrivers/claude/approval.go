@@ -6,33 +6,27 @@ import (
 	"akk/terminaldrivers/agent"
 )
 
-// approvalGrammars are the permission prompt grammars of the pinned
-// versions, by version. Both draw a Bash prompt under a full-width rule:
-// "Bash command", the command, "Do you want to proceed?", the menu
-// "❯ 1. Yes / 2. Yes, and always allow … / 3. Yes, and switch to auto mode
-// … / 4. No" and the footer "Esc to cancel · Tab to amend" ("Esc to
-// cancel" while a person has a persistent row highlighted). 2.1.328 sets
-// the command apart between two dashed rules; 2.1.267 indents it above the
-// tool's description, which the excerpt then includes.
+// bashApproval is the permission prompt grammar every profiled version
+// shares but for how it sets the command apart. Each draws a Bash prompt
+// under a full-width rule: "Bash command", the command, "Do you want to
+// proceed?", the menu "❯ 1. Yes / 2. Yes, and always allow … / 3. Yes, and
+// switch to auto mode … / 4. No" and the footer "Esc to cancel · Tab to
+// amend" ("Esc to cancel" while a person has a persistent row highlighted).
+// Newer versions set the command apart between two dashed rules
+// (commandRule '╌'); older ones indent it above the tool's description,
+// which the excerpt then includes (commandRule 0).
 //
-// Keys (measured on both versions): a row's digit selects and submits it at
-// once, wherever the highlight is. Escape also dismisses the prompt but is not the native No, and the
-// persistent rows are never sent.
-var approvalGrammars = map[string]agent.ApprovalGrammar{
-	"2.1.267": {
+// Keys (measured on every profiled version): a row's digit selects and
+// submits it at once, wherever the highlight is. Escape also dismisses the
+// prompt but is not the native No, and the persistent rows are never sent.
+func bashApproval(commandRule rune) agent.ApprovalGrammar {
+	return agent.ApprovalGrammar{
 		Frame:   approvalFrame,
 		Title:   approvalTitle,
 		Footers: approvalFooters,
 		Cursor:  "❯",
-		Shapes:  []agent.ApprovalShape{bashShape(0)},
-	},
-	"2.1.328": {
-		Frame:   approvalFrame,
-		Title:   approvalTitle,
-		Footers: approvalFooters,
-		Cursor:  "❯",
-		Shapes:  []agent.ApprovalShape{bashShape('╌')},
-	},
+		Shapes:  []agent.ApprovalShape{bashShape(commandRule)},
+	}
 }
 
 var (
@@ -70,6 +64,5 @@ func bashShape(commandRule rune) agent.ApprovalShape {
 
 // ApprovalGrammar implements agent.ApprovalProfile.
 func (p Profile) ApprovalGrammar() (agent.ApprovalGrammar, bool) {
-	g, ok := approvalGrammars[p.Version]
-	return g, ok
+	return p.Approval, p.Approval.Frame != nil && len(p.Approval.Shapes) > 0
 }

@@ -25,7 +25,13 @@ type Driver struct{}
 func (Driver) Kind() domain.AgentKind { return domain.AgentClaude }
 
 // Profiles implements agent.Driver: one value per supported version.
-func (Driver) Profiles() []agent.Profile { return []agent.Profile{V2_1_267, V2_1_328} }
+func (Driver) Profiles() []agent.Profile {
+	out := make([]agent.Profile, len(Profiles))
+	for i, p := range Profiles {
+		out[i] = p
+	}
+	return out
+}
 
 // MatchExe implements agent.Driver. The npm package ships bin/claude.exe;
 // the native installer keeps versions/<version> under a "claude" folder.

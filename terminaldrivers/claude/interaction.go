@@ -43,9 +43,10 @@ type QuestionGrammar struct {
 	Keys   agent.StepKeys
 }
 
-// questionGrammars are the questionnaire grammars of the pinned versions.
+// claudeQuestions is the questionnaire grammar of the profiled versions;
+// they differ only in the question under the review title.
 //
-// Keys (measured on both versions): Down/Up move the highlight one row;
+// Keys (measured on every profiled version): Down/Up move the highlight one row;
 // Enter answers the highlighted option and moves to the next question,
 // the review, or back to the agent. A row's digit also selects and submits
 // at once, but the plan moves and proves the highlight instead, so a
@@ -60,11 +61,6 @@ type QuestionGrammar struct {
 // further, since only one unwrapped row is verified: measured, the row
 // holds width-6 runes after "❯ 3. " and its block cursor (114 at 120
 // columns).
-var questionGrammars = map[string]QuestionGrammar{
-	"2.1.267": claudeQuestions("Ready to submit your answers?"),
-	"2.1.328": claudeQuestions(""),
-}
-
 var (
 	checkBox     = regexp.MustCompile(`^\[[^\]]\] `)
 	secretPrompt = regexp.MustCompile(`(?i)\b(password|passphrase|passcode|secret|api[ _-]?key|access[ _-]?key|token|credential|one[- ]time code|otp|2fa|pin)\b`)
@@ -102,11 +98,10 @@ func claudeQuestions(reviewQuestion string) QuestionGrammar {
 
 // InteractionGrammar implements agent.InteractionProfile.
 func (p Profile) InteractionGrammar() (agent.InteractionGrammar, bool) {
-	g, ok := questionGrammars[p.Version]
-	if !ok {
+	if p.Questions.Cursor == "" {
 		return nil, false
 	}
-	return g, true
+	return p.Questions, true
 }
 
 // StepKeys implements agent.InteractionGrammar.

@@ -7,7 +7,7 @@ import (
 	"akk/terminaldrivers/agent"
 )
 
-// The grammar both pinned versions share; each profile value below states
+// The grammar every profiled version shares; each profile value below states
 // its own, so a version that draws differently gets its own values.
 var (
 	spinner          = regexp.MustCompile(`^[·✢✳✶✻✽*]\s+\S[^·]*…`)
@@ -20,7 +20,7 @@ var (
 		"Is this a project you created or one you trust",
 		"Choose the text style that looks best",
 	}
-	// turnRules were measured on both pinned versions: a bracketed paste
+	// turnRules were measured on every profiled version: a bracketed paste
 	// shows in the composer within about 120 ms and Enter right after it
 	// submits; a tab in pasted text is recorded as four spaces.
 	turnRules = agent.TurnRules{
@@ -51,6 +51,8 @@ var V2_1_267 = Profile{
 	QuestionMarks:       []string{"☐", "☒"},
 	InteractionOption:   numberedOption,
 	Turn:                turnRules,
+	Approval:            bashApproval(0),
+	Questions:           claudeQuestions("Ready to submit your answers?"),
 }
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
@@ -68,6 +70,8 @@ var V2_1_328 = Profile{
 	QuestionMarks:       []string{"☐", "☒"},
 	InteractionOption:   numberedOption,
 	Turn:                unwrapping(turnRules),
+	Approval:            bashApproval('╌'),
+	Questions:           claudeQuestions(""),
 }
 
 // unwrapping is r reading collapsed pastes out of their pasted_content tags.
@@ -75,3 +79,16 @@ func unwrapping(r agent.TurnRules) agent.TurnRules {
 	r.Parse = ParseTranscriptLineUnwrapping
 	return r
 }
+
+// Derived versions: each behaves as the neighbour it is derived from (its
+// fixtures under terminaldrivers/testdata/screens prove it).
+var (
+	// V2_1_263 and V2_1_266 draw and record as 2.1.267.
+	V2_1_263 = V2_1_267.As("2.1.263")
+	V2_1_266 = V2_1_267.As("2.1.266")
+	// V2_1_332 draws and records as 2.1.328.
+	V2_1_332 = V2_1_328.As("2.1.332")
+)
+
+// Profiles are every profiled Claude Code version, oldest first.
+var Profiles = []Profile{V2_1_263, V2_1_266, V2_1_267, V2_1_328, V2_1_332}

@@ -25,10 +25,16 @@ type Driver struct{}
 func (Driver) Kind() domain.AgentKind { return domain.AgentCodex }
 
 // Profiles implements agent.Driver: one value per supported version.
-func (Driver) Profiles() []agent.Profile { return []agent.Profile{V0_155_1, V0_169_0} }
+func (Driver) Profiles() []agent.Profile {
+	out := make([]agent.Profile, len(Profiles))
+	for i, p := range Profiles {
+		out[i] = p
+	}
+	return out
+}
 
 func profile(version string) (Profile, bool) {
-	for _, p := range []Profile{V0_155_1, V0_169_0} {
+	for _, p := range Profiles {
 		if p.Version == version {
 			return p, true
 		}

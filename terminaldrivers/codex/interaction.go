@@ -39,9 +39,9 @@ type QuestionGrammar struct {
 	Keys   agent.StepKeys
 }
 
-// questionGrammars are the questionnaire grammars of the pinned versions.
+// codexQuestions is the questionnaire grammar of the profiled versions.
 //
-// Keys (measured on both versions): Down/Up move the highlight; Enter
+// Keys (measured on every profiled version): Down/Up move the highlight; Enter
 // submits the highlighted option and moves to the next question or, on the
 // last ("enter to submit all"), hands the answers to the model. Tab opens
 // the notes of the highlighted option, empty; text typed there is sent as
@@ -54,11 +54,6 @@ type QuestionGrammar struct {
 // bounds it further: measured, the notes row wraps text wider than
 // width-7 runes after "  › " (113 at 120 columns). TextSettle waits out the ~120 ms in
 // which an Enter after a burst is taken as a newline.
-var questionGrammars = map[string]QuestionGrammar{
-	"0.155.1": codexQuestions,
-	"0.169.0": codexQuestions,
-}
-
 var codexQuestions = QuestionGrammar{
 	Cursor:  "›",
 	Heading: regexp.MustCompile(`^  Question ([1-9][0-9]*)/([1-9][0-9]*) \(([0-9]+) unanswered\)$`),
@@ -90,22 +85,20 @@ var codexQuestions = QuestionGrammar{
 
 // InteractionGrammar implements agent.InteractionProfile.
 func (p Profile) InteractionGrammar() (agent.InteractionGrammar, bool) {
-	g, ok := questionGrammars[p.Version]
-	if !ok {
+	if p.Questions.Cursor == "" {
 		return nil, false
 	}
-	return g, true
+	return p.Questions, true
 }
 
 // questionStep recognises any step the version's questionnaire grammar
 // isolates, such as the confirmation of unanswered questions, whose key
 // hint is not a question's.
 func (p Profile) questionStep(c screen.Capture) (agent.Reading, bool) {
-	g, ok := questionGrammars[p.Version]
-	if !ok {
+	if p.Questions.Cursor == "" {
 		return agent.Reading{}, false
 	}
-	if r := g.ReadStep(c); r.Found {
+	if r := p.Questions.ReadStep(c); r.Found {
 		return agent.Reading{State: domain.ScreenAwaitingInteraction, Region: r.Region, Reason: "questionnaire step"}, true
 	}
 	return agent.Reading{}, false

@@ -44,6 +44,20 @@ type Profile struct {
 	// Turn is how a Turn is typed, read back and followed in the rollout
 	// (see turn.go).
 	Turn agent.TurnRules
+
+	// Approval is the permission prompt grammar and its key plans
+	// (approval.go); Questions the request_user_input grammar and its key
+	// plans (interaction.go). A zero value is a version AKK does not answer
+	// prompts on: they are shown as manual_required.
+	Approval  agent.ApprovalGrammar
+	Questions QuestionGrammar
+}
+
+// As is p for another version that behaves the same: the one-line
+// derivation of a neighbour's profile.
+func (p Profile) As(version string) Profile {
+	p.Version = version
+	return p
 }
 
 // Agent implements agent.Profile.

@@ -8,7 +8,7 @@ import (
 	"akk/terminaldrivers/proc"
 )
 
-// The grammar both pinned versions share; each profile value states its
+// The grammar every profiled version shares; each profile value states its
 // own, so a version that draws differently gets its own values.
 var (
 	status           = regexp.MustCompile(`^\s+\S+ \S+ · \S`)
@@ -22,7 +22,7 @@ var (
 		"Update available!",
 		"Try new model",
 	}
-	// turnRules were measured on both pinned versions: a bracketed paste
+	// turnRules were measured on every profiled version: a bracketed paste
 	// shows within about 30 ms and an Enter even right after it submits
 	// (the ~120 ms Enter-as-newline window applies to unbracketed bursts);
 	// the wait keeps clear of it anyway.
@@ -61,6 +61,8 @@ var V0_155_1 = Profile{
 	ApprovalHint:        "Press enter to confirm or esc to cancel",
 	Question:            question,
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
+	Approval:            commandApproval,
+	Questions:           codexQuestions,
 }
 
 // V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
@@ -80,4 +82,20 @@ var V0_169_0 = Profile{
 	ApprovalHint:        "Press enter to confirm or esc to cancel",
 	Question:            question,
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
+	Approval:            commandApproval,
+	Questions:           codexQuestions,
 }
+
+// Derived versions: each behaves as the neighbour it is derived from (its
+// fixtures under terminaldrivers/testdata/screens prove it).
+var (
+	V0_153_4 = V0_155_1.As("0.153.4")
+	V0_154_0 = V0_155_1.As("0.154.0")
+	V0_158_0 = V0_155_1.As("0.158.0")
+	V0_159_0 = V0_155_1.As("0.159.0")
+	V0_159_2 = V0_155_1.As("0.159.2")
+	V0_171_0 = V0_169_0.As("0.171.0")
+)
+
+// Profiles are every profiled Codex version, oldest first.
+var Profiles = []Profile{V0_153_4, V0_154_0, V0_155_1, V0_158_0, V0_159_0, V0_159_2, V0_169_0, V0_171_0}

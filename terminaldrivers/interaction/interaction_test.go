@@ -29,10 +29,12 @@ func fixture(t *testing.T, kind, version, name string) string {
 }
 
 func profileOf(kind, version string) agent.InteractionProfile {
-	if kind == "claude" {
-		return claude.Profile{Version: version}
+	for _, p := range append((claude.Driver{}).Profiles(), (codex.Driver{}).Profiles()...) {
+		if a := p.Agent(); string(a.Kind) == kind && a.Version == version {
+			return p.(agent.InteractionProfile)
+		}
 	}
-	return codex.Profile{Version: version}
+	return claude.Profile{Version: version}
 }
 
 func grammar(t *testing.T, kind, version string) agent.InteractionGrammar {
