@@ -103,7 +103,23 @@ func (s *Service) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, erro
 	if err != nil {
 		return nil, nil // the status shows the state; there is nothing to offer
 	}
-	return s.offerApproval(ctx, p, term, t.ID)
+	av, err := s.offerApproval(ctx, p, term, t.ID)
+	if err != nil {
+		return unreadablePrompt(err), nil
+	}
+	return av, nil
+}
+
+// unreadablePrompt is the view of a permission prompt that could not be
+// read (a transient capture error, a profile without a grammar): shown,
+// never answerable, so a status or a list still answers.
+func unreadablePrompt(err error) *ApprovalView {
+	reason := "the permission prompt could not be read; answer it in the pane"
+	var de *Error
+	if errors.As(err, &de) && de.Message != "" {
+		reason = "the permission prompt could not be read (" + de.Message + "); answer it in the pane"
+	}
+	return &ApprovalView{ManualRequired: true, Reason: reason}
 }
 
 // Approve answers the permission prompt of a Turn awaiting approval.

@@ -151,3 +151,30 @@ func mustPrincipal(t *testing.T, w *world) domain.Principal {
 	}
 	return p
 }
+
+// brokenApproval cannot read any prompt: a profile without a grammar, or a
+// capture that failed.
+type brokenApproval struct{ fakeApproval }
+
+func (b *brokenApproval) Prompt(_ ctxT, _ domain.Terminal) (domain.ApprovalPrompt, error) {
+	return domain.ApprovalPrompt{}, domain.E(domain.CodeUnavailable, "no permission prompt grammar")
+}
+
+func TestUnreadablePromptDegradesOneRowNotTheList(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	ft.term.ScreenState = domain.ScreenAwaitingApproval
+	w := newWorld(t, "", ft)
+	w.svc.UseApprovals(&brokenApproval{})
+	list, err := w.svc.Conversations(w.host)
+	if err != nil {
+		t.Fatalf("list failed for one unreadable prompt: %v", err)
+	}
+	if len(list) != 1 || list[0].Approval == nil || !list[0].Approval.ManualRequired || len(list[0].Terminal.Warnings) == 0 {
+		t.Fatalf("row %+v", list)
+	}
+	for _, a := range list[0].Actions {
+		if a.Name == "approve" {
+			t.Fatalf("approve offered on an unreadable prompt: %+v", list[0].Actions)
+		}
+	}
+}

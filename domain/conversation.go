@@ -95,7 +95,10 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (
 			if c.CurrentTurn == nil || c.CurrentTurn.State == TurnAwaitingApproval {
 				av, err := s.offerApproval(ctx, p, t, turnID)
 				if err != nil {
-					return c, err
+					// One pane whose prompt cannot be read degrades its own
+					// row, never the list.
+					av = unreadablePrompt(err)
+					c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
 				}
 				c.Approval = av
 				if av != nil && !av.ManualRequired {

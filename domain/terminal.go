@@ -71,6 +71,10 @@ type Agent struct {
 	Kind    AgentKind
 	Version string // "" when it could not be determined
 	Profile string // a profile name, or ProfileUnprofiled
+	// Compatibility: the version has no profile of its own and is read
+	// with Profile, its nearest lower neighbour's. Sends need that
+	// profile's proof of an idle screen; prompts are never answered.
+	Compatibility bool
 }
 
 // Profiled reports whether a profile vouches for this agent's screens.
@@ -219,6 +223,8 @@ func (d TerminalDiagnosis) Problems() []string {
 				v = "of unknown version"
 			}
 			out = append(out, string(a.Agent.Kind)+" "+v+" has no profile (supported: "+supportedList(d.Supported, a.Agent.Kind)+"); its panes are listed but never sent to")
+		} else if a.Agent.Compatibility {
+			out = append(out, string(a.Agent.Kind)+" "+a.Agent.Version+" has no profile of its own and is read with "+a.Agent.Profile+" (compatibility); permission prompts and questionnaires on it are left to the pane")
 		}
 	}
 	return out

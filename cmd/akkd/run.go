@@ -20,7 +20,10 @@ import (
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/approval"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
 	"akk/terminaldrivers/discovery"
 	"akk/terminaldrivers/interaction"
 	"akk/terminaldrivers/screen"
@@ -122,7 +125,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	svc := domain.NewService(store, systemClock{}, randomIDs{}, handlers.NewValidator())
 	svc.Retry = cfg.retry
-	terms, err := discovery.Default(cfg.sockets...)
+	// One registry of version profiles, handed to every pane adapter.
+	profiles, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
+	if err != nil {
+		return fmt.Errorf("version profiles: %w", err)
+	}
+	terms, err := discovery.Default(profiles, cfg.sockets...)
 	if err != nil {
 		return fmt.Errorf("terminal discovery: %w", err)
 	}
@@ -130,12 +138,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	turnTerm := turnio.New(terms, turnio.Config{})
 	svc.UseTurns(turnTerm, redactor{}, domain.TurnConfig{})
 	svc.UseWatches(turnTerm)
-	approvals, err := approval.New(approval.Config{Tmux: terms.Tmux()})
+	approvals, err := approval.New(approval.Config{Tmux: terms.Tmux(), Registry: profiles})
 	if err != nil {
 		return fmt.Errorf("approvals: %w", err)
 	}
 	svc.UseApprovals(approvals)
-	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux()})
+	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux(), Registry: profiles})
 	if err != nil {
 		return fmt.Errorf("interactions: %w", err)
 	}

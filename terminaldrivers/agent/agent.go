@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"akk/domain"
@@ -109,6 +110,65 @@ func (r *Registry) Lookup(kind domain.AgentKind, version string) (Profile, bool)
 	return p, ok
 }
 
+// Resolve returns the profile that reads an agent version: its own
+// (exact), else, for a complete x.y.z version of a known kind, the nearest
+// lower profile of that kind. The operator guide keeps unknown versions
+// callable with a compatibility warning; only what the borrowed profile
+// proves on screen is trusted, and prompts are never answered on it.
+func (r *Registry) Resolve(kind domain.AgentKind, version string) (p Profile, exact, ok bool) {
+	if p, ok := r.Lookup(kind, version); ok {
+		return p, true, true
+	}
+	want, ok := ParseVersion(version)
+	if !ok {
+		return nil, false, false
+	}
+	var best Profile
+	var bestV Version
+	for _, c := range r.byKey {
+		a := c.Agent()
+		if a.Kind != kind {
+			continue
+		}
+		v, ok := ParseVersion(a.Version)
+		if !ok || want.Less(v) || (best != nil && v.Less(bestV)) {
+			continue
+		}
+		best, bestV = c, v
+	}
+	return best, false, best != nil
+}
+
+// Version is a complete x.y.z version.
+type Version [3]int
+
+// ParseVersion reads a complete x.y.z version (no pre-release suffix).
+func ParseVersion(s string) (Version, bool) {
+	var v Version
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return v, false
+	}
+	for i, part := range parts {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 || part == "" || (len(part) > 1 && part[0] == '0') {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+// Less reports whether v comes before w.
+func (v Version) Less(w Version) bool {
+	for i := range v {
+		if v[i] != w[i] {
+			return v[i] < w[i]
+		}
+	}
+	return false
+}
+
 // Supported lists every profiled agent version, sorted.
 func (r *Registry) Supported() []domain.Agent {
 	out := make([]domain.Agent, 0, len(r.byKey))
@@ -119,7 +179,9 @@ func (r *Registry) Supported() []domain.Agent {
 		if out[i].Kind != out[j].Kind {
 			return out[i].Kind < out[j].Kind
 		}
-		return out[i].Version < out[j].Version
+		vi, _ := ParseVersion(out[i].Version)
+		vj, _ := ParseVersion(out[j].Version)
+		return vi.Less(vj)
 	})
 	return out
 }

@@ -83,3 +83,41 @@ func TestTailLines(t *testing.T) {
 		t.Fatal("missing file: no error")
 	}
 }
+
+func TestResolveUsesTheNearestLowerProfile(t *testing.T) {
+	p := func(kind domain.AgentKind, v string) fakeProfile {
+		return fakeProfile{Kind: kind, Version: v, Profile: string(kind) + "-" + v}
+	}
+	r, err := NewRegistry(p(domain.AgentCodex, "0.155.1"), p(domain.AgentCodex, "0.169.0"), p(domain.AgentCodex, "0.99.0"), p(domain.AgentClaude, "2.1.328"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		kind      domain.AgentKind
+		version   string
+		want      string // profile name, "" for none
+		wantExact bool
+	}{
+		{domain.AgentCodex, "0.169.0", "codex-0.169.0", true},
+		{domain.AgentCodex, "0.170.2", "codex-0.169.0", false},
+		{domain.AgentCodex, "0.160.0", "codex-0.155.1", false},
+		{domain.AgentCodex, "0.100.0", "codex-0.99.0", false}, // numeric, not lexical
+		{domain.AgentCodex, "0.98.9", "", false},              // older than every profile
+		{domain.AgentCodex, "0.170.0-alpha.1", "", false},     // not a complete x.y.z
+		{domain.AgentCodex, "", "", false},
+		{domain.AgentClaude, "2.1.400", "claude-2.1.328", false},
+		{domain.AgentClaude, "0.169.0", "", false}, // another kind's profiles never lend
+	} {
+		got, exact, ok := r.Resolve(c.kind, c.version)
+		name := ""
+		if ok {
+			name = got.Agent().Profile
+		}
+		if name != c.want || exact != c.wantExact {
+			t.Errorf("Resolve(%s, %q) = %q exact=%v, want %q exact=%v", c.kind, c.version, name, exact, c.want, c.wantExact)
+		}
+	}
+	if s := r.Supported(); s[1].Version != "0.99.0" || s[3].Version != "0.169.0" {
+		t.Errorf("Supported not in version order: %v", s)
+	}
+}

@@ -42,17 +42,19 @@ func Fingerprint(t domain.Terminal, profile, kind string, r screen.Region) strin
 // ErrNoProfile: the terminal's agent version has no profile here.
 var ErrNoProfile = errors.New("no profile for this agent version")
 
-// Find returns the profile of t's agent version, which must be the one
-// discovery named.
-func (r *Registry) Find(t domain.Terminal) (Profile, error) {
+// Find returns the profile that reads t's agent version, which must be the
+// one discovery named. exact is false when the version has no profile of
+// its own and borrows its nearest lower neighbour's (see Resolve): such a
+// profile may classify the screen, but no prompt is answered with it.
+func (r *Registry) Find(t domain.Terminal) (p Profile, exact bool, err error) {
 	if !t.Agent.Profiled() {
-		return nil, fmt.Errorf("%w: %s %s is unprofiled", ErrNoProfile, t.Agent.Kind, t.Agent.Version)
+		return nil, false, fmt.Errorf("%w: %s %s is unprofiled", ErrNoProfile, t.Agent.Kind, t.Agent.Version)
 	}
-	p, ok := r.Lookup(t.Agent.Kind, t.Agent.Version)
+	p, exact, ok := r.Resolve(t.Agent.Kind, t.Agent.Version)
 	if !ok || p.Agent().Profile != t.Agent.Profile {
-		return nil, fmt.Errorf("%w: no profile %s", ErrNoProfile, t.Agent.Profile)
+		return nil, false, fmt.Errorf("%w: no profile %s", ErrNoProfile, t.Agent.Profile)
 	}
-	return p, nil
+	return p, exact, nil
 }
 
 // RegistryOf builds the registry of every profile of drivers.

@@ -141,7 +141,14 @@ var envSeq atomic.Int64
 func New(t testing.TB, a Agent, opts Options) *Env {
 	t.Helper()
 	RequireTmux(t)
-	base := t.TempDir()
+	// A short base, not t.TempDir(): Codex 0.158.0 and later put a unix
+	// socket under $CODEX_HOME, and a socket path must stay under 108 bytes
+	// whatever the test's name.
+	base, err := os.MkdirTemp("", "akk-env-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
 	e := &Env{t: t, Agent: a, opts: opts, Width: opts.Width, Height: opts.Height}
 	if e.Width == 0 {
 		e.Width = DefaultWidth

@@ -28,7 +28,11 @@ type Config struct {
 	// Tmux runs tmux; tmux.ExecRunner{} when nil. Give it the runner
 	// discovery uses.
 	Tmux tmux.Runner
-	// Drivers hold the version profiles; Claude Code and Codex when nil.
+	// Registry holds the version profiles: the daemon's one registry, the
+	// one its discovery reads with. Built from Drivers when nil.
+	Registry *agent.Registry
+	// Drivers hold the version profiles when Registry is nil; Claude Code
+	// and Codex when nil.
 	Drivers []agent.Driver
 	// VerifyWithin bounds how long Answer watches for the prompt to go
 	// after its keys (and for each highlight move of a navigating plan);
@@ -73,9 +77,12 @@ func New(cfg Config) (*Approvals, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
 	}
-	reg, err := agent.RegistryOf(cfg.Drivers)
-	if err != nil {
-		return nil, err
+	reg := cfg.Registry
+	if reg == nil {
+		var err error
+		if reg, err = agent.RegistryOf(cfg.Drivers); err != nil {
+			return nil, err
+		}
 	}
 	return &Approvals{cfg: cfg, registry: reg}, nil
 }
@@ -89,13 +96,16 @@ const MaxExcerpt = 300
 
 // Prompt implements domain.ApprovalTerminal.
 func (a *Approvals) Prompt(ctx context.Context, t domain.Terminal) (domain.ApprovalPrompt, error) {
-	prof, g, err := a.profile(t)
-	if err != nil {
-		return domain.ApprovalPrompt{}, err
+	prof, g, perr := a.profile(t)
+	if perr != nil && prof == nil {
+		return domain.ApprovalPrompt{}, perr
 	}
 	c, err := a.capture(ctx, t)
 	if err != nil {
 		return domain.ApprovalPrompt{}, err
+	}
+	if perr != nil {
+		return unanswerable(t, prof, c, perr), nil
 	}
 	p, _ := read(t, prof, g, c)
 	return p, nil
@@ -308,9 +318,12 @@ func (a *Approvals) gone(ctx context.Context, t domain.Terminal, prof agent.Appr
 	}
 }
 
-// profile finds the terminal's version profile and its grammar.
+// profile finds the terminal's version profile and its grammar. When the
+// version has no grammar of its own (a profile without one, or an unknown
+// version read with its neighbour's profile) the error is ErrUnprofiled and
+// the profile, if any, is still returned: it may classify, never answer.
 func (a *Approvals) profile(t domain.Terminal) (agent.ApprovalProfile, agent.ApprovalGrammar, error) {
-	p, err := a.registry.Find(t)
+	p, exact, err := a.registry.Find(t)
 	if err != nil {
 		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: %v", ErrUnprofiled, err)
 	}
@@ -318,11 +331,28 @@ func (a *Approvals) profile(t domain.Terminal) (agent.ApprovalProfile, agent.App
 	if !ok {
 		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
 	}
+	if !exact {
+		return ap, agent.ApprovalGrammar{}, fmt.Errorf("%w: %s %s has no profile of its own", ErrUnprofiled, t.Agent.Kind, t.Agent.Version)
+	}
 	g, ok := ap.ApprovalGrammar()
 	if !ok {
-		return nil, agent.ApprovalGrammar{}, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
+		return ap, agent.ApprovalGrammar{}, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
 	}
 	return ap, g, nil
+}
+
+// unanswerable is the prompt of a version without a grammar: present when
+// the profile's classifier sees one, never answerable.
+func unanswerable(t domain.Terminal, prof agent.ApprovalProfile, c screen.Capture, why error) domain.ApprovalPrompt {
+	cl := prof.Classify(c)
+	if cl.State != domain.ScreenAwaitingApproval {
+		return domain.ApprovalPrompt{}
+	}
+	return domain.ApprovalPrompt{
+		Present:     true,
+		Reason:      "AKK answers permission prompts only with a grammar of this exact agent version (" + why.Error() + "); answer it in the pane",
+		Fingerprint: fingerprint(t, prof, cl.Region),
+	}
 }
 
 func (a *Approvals) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {

@@ -89,11 +89,16 @@ var V0_169_0 = Profile{
 // Derived versions: each behaves as the neighbour it is derived from (its
 // fixtures under terminaldrivers/testdata/screens prove it).
 var (
+	// V0_153_4 and V0_154_0 run as 0.155.1: the TUI holds its rollout.
+	// (0.154.0's request_user_input_async questions are not read yet.)
 	V0_153_4 = V0_155_1.As("0.153.4")
 	V0_154_0 = V0_155_1.As("0.154.0")
-	V0_158_0 = V0_155_1.As("0.158.0")
-	V0_159_0 = V0_155_1.As("0.159.0")
-	V0_159_2 = V0_155_1.As("0.159.2")
+	// V0_158_0 and later hand their threads to the managed app-server
+	// daemon (measured: the TUI holds no rollout; the daemon writes them),
+	// as 0.169.0 does, and draw as 0.155.1 and 0.169.0 both do.
+	V0_158_0 = V0_169_0.As("0.158.0")
+	V0_159_0 = V0_169_0.As("0.159.0")
+	V0_159_2 = V0_169_0.As("0.159.2")
 	V0_171_0 = V0_169_0.As("0.171.0")
 )
 

@@ -45,6 +45,9 @@ type Config struct {
 	Proc proc.FS
 	// Drivers recognise agents; Claude Code and Codex when nil.
 	Drivers []agent.Driver
+	// Registry holds the version profiles the screens are read with: the
+	// daemon's one registry. Built from Drivers' profiles when nil.
+	Registry *agent.Registry
 	// Getenv and UID locate the default socket dir and own its sockets;
 	// os.Getenv and os.Getuid() when nil or zero.
 	Getenv func(string) string
@@ -100,22 +103,24 @@ func New(cfg Config) (*Discovery, error) {
 	if drivers == nil {
 		drivers = []agent.Driver{claude.Driver{}, codex.Driver{}}
 	}
-	var profiles []agent.Profile
-	for _, d := range drivers {
-		profiles = append(profiles, d.Profiles()...)
-	}
-	reg, err := agent.NewRegistry(profiles...)
-	if err != nil {
-		return nil, err
+	reg := cfg.Registry
+	if reg == nil {
+		var err error
+		if reg, err = agent.RegistryOf(drivers); err != nil {
+			return nil, err
+		}
 	}
 	return &Discovery{cfg: cfg, drivers: drivers, registry: reg, versions: map[versionKey]string{}}, nil
 }
 
 // Default is a Discovery of the current user's tmux servers plus extra
 // sockets, as the daemon runs it.
-func Default(extraSockets ...string) (*Discovery, error) {
-	return New(Config{ExtraSockets: extraSockets})
+func Default(reg *agent.Registry, extraSockets ...string) (*Discovery, error) {
+	return New(Config{Registry: reg, ExtraSockets: extraSockets})
 }
+
+// Registry is the registry of version profiles the Discovery reads with.
+func (d *Discovery) Registry() *agent.Registry { return d.registry }
 
 // Supported lists every profiled agent version.
 func (d *Discovery) Supported() []domain.Agent { return d.registry.Supported() }
@@ -374,7 +379,7 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	t.Warnings = append(t.Warnings, native.Warnings...)
 
 	t.Agent = domain.Agent{Kind: kind, Version: version, Profile: domain.ProfileUnprofiled}
-	profile, ok := d.registry.Lookup(kind, version)
+	profile, exact, ok := d.registry.Resolve(kind, version)
 	if !ok {
 		if version == "" {
 			t.Warnings = append(t.Warnings, name+"'s version could not be determined; AKK lists the pane but never sends to it")
@@ -384,6 +389,12 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 		return t
 	}
 	t.Agent = profile.Agent()
+	if !exact {
+		// An unknown version stays callable through its nearest lower
+		// neighbour's grammar: only what that grammar proves is trusted.
+		t.Agent.Version, t.Agent.Compatibility = version, true
+		t.Warnings = append(t.Warnings, fmt.Sprintf("compatibility: %s %s has no profile of its own; AKK reads it with the profile %s (the nearest lower version) and sends only when that profile proves an idle screen and an empty composer; permission prompts and questionnaires are left to the pane", name, version, t.Agent.Profile))
+	}
 	snap, err := tmux.Server{Socket: c.pane.Socket, Runner: d.cfg.Tmux}.Capture(ctx, c.pane.ID)
 	if err != nil {
 		t.Warnings = append(t.Warnings, "the pane's screen could not be captured")

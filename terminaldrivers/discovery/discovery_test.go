@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"akk/domain"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
 )
 
 const (
@@ -117,7 +119,8 @@ func TestDiscover(t *testing.T) {
 		"%2": {domain.AgentClaude, "2.1.328", "claude-2.1.328", "/srv/b", "Fix the flaky test", 301, domain.ScreenAwaitingApproval, false, domain.IdentityResolved, "35c0e4c0-71f4-408f-bd75-71a1af08471e", domain.ActivityWorking, 0, false, true},
 		"%3": {domain.AgentCodex, "0.155.1", "codex-0.155.1", "/srv/c", "c", 401, domain.ScreenWorking, true, domain.IdentityResolved, codexThreadID, domain.ActivityWorking, 0, false, true},
 		"%4": {domain.AgentCodex, "0.169.0", "codex-0.169.0", "/srv/d", "d", 501, domain.ScreenIdle, true, domain.IdentityAmbiguous, "", domain.ActivityUnknown, 1, true, false},
-		"%5": {domain.AgentClaude, "2.1.999", domain.ProfileUnprofiled, "/srv/e", "Claude Code", 600, domain.ScreenUnknown, false, domain.IdentityUnavailable, "", domain.ActivityUnknown, 2, false, false},
+		// An unknown version is read with its nearest lower profile.
+		"%5": {domain.AgentClaude, "2.1.999", "claude-" + claude.Profiles[len(claude.Profiles)-1].Version, "/srv/e", "Claude Code", 600, domain.ScreenIdle, true, domain.IdentityUnavailable, "", domain.ActivityUnknown, 2, true, false},
 	} {
 		x := byPane[pane]
 		got := want{x.Agent.Kind, x.Agent.Version, x.Agent.Profile, x.Project, x.Title, x.Process.PID, x.ScreenState, x.ComposerEmpty, x.NativeIdentity, x.NativeThreadID, x.DurableActivity, len(x.Warnings), x.SendReady(), x.Watchable()}
@@ -125,27 +128,24 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v\nwarnings %q", pane, got, w, x.Warnings)
 		}
 	}
-	if w := byPane["%5"].Warnings; !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "2.1.999 has no profile") }) {
+	if w := byPane["%5"].Warnings; !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "compatibility: Claude Code 2.1.999 has no profile of its own") }) || !byPane["%5"].Agent.Compatibility {
 		t.Errorf("unprofiled warnings %q", w)
 	}
 
-	// Listing types nothing: only list-panes and one capture per profiled
-	// agent pane ran.
+	// Listing types nothing: only list-panes and one capture per agent pane
+	// a profile reads ran.
 	captures := 0
 	for _, c := range m.tmuxCalls() {
 		switch {
 		case strings.Contains(c, " list-panes "):
 		case strings.Contains(c, " capture-pane "):
 			captures++
-			if strings.Contains(c, "-t %5 ") {
-				t.Errorf("captured the unprofiled pane: %s", c)
-			}
 		default:
 			t.Errorf("listing ran %q", c)
 		}
 	}
-	if captures != 4 {
-		t.Errorf("%d captures, want 4", captures)
+	if captures != 5 {
+		t.Errorf("%d captures, want 5", captures)
 	}
 }
 
@@ -201,10 +201,10 @@ func TestDiagnose(t *testing.T) {
 	if len(diag.Servers) != 2 || diag.Servers[0].Panes != 9 || diag.Servers[1].Problem == "" {
 		t.Errorf("servers %+v", diag.Servers)
 	}
-	if len(diag.Supported) != 4 {
+	if len(diag.Supported) != len(claude.Profiles)+len(codex.Profiles) {
 		t.Errorf("supported %+v", diag.Supported)
 	}
-	if len(diag.Agents) != 5 || diag.Ready() {
+	if len(diag.Agents) != 5 || !diag.Ready() {
 		t.Errorf("agents %+v ready=%v", diag.Agents, diag.Ready())
 	}
 	problems := strings.Join(diag.Problems(), "\n")

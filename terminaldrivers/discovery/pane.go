@@ -49,7 +49,9 @@ func (d *Discovery) Proc() proc.FS { return d.cfg.Proc }
 // Tmux is the tmux runner the Discovery uses.
 func (d *Discovery) Tmux() tmux.Runner { return d.cfg.Tmux }
 
-// Profile returns the profile of one agent version, as Discover uses it.
+// Profile returns the profile that reads one agent version, as Discover
+// uses it: its own, or an unknown version's nearest lower neighbour's.
 func (d *Discovery) Profile(kind domain.AgentKind, version string) (agent.Profile, bool) {
-	return d.registry.Lookup(kind, version)
+	p, _, ok := d.registry.Resolve(kind, version)
+	return p, ok
 }

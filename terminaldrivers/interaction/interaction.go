@@ -24,7 +24,11 @@ type Config struct {
 	// Tmux runs tmux; tmux.ExecRunner{} when nil. Give it the runner
 	// discovery uses.
 	Tmux tmux.Runner
-	// Drivers hold the version profiles; Claude Code and Codex when nil.
+	// Registry holds the version profiles: the daemon's one registry, the
+	// one its discovery reads with. Built from Drivers when nil.
+	Registry *agent.Registry
+	// Drivers hold the version profiles when Registry is nil; Claude Code
+	// and Codex when nil.
 	Drivers []agent.Driver
 	// VerifyWithin bounds each wait for the screen to show what a key
 	// should have done (a highlight move, the editor, the typed text, the
@@ -67,9 +71,12 @@ func New(cfg Config) (*Interactions, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 40 * time.Millisecond
 	}
-	reg, err := agent.RegistryOf(cfg.Drivers)
-	if err != nil {
-		return nil, err
+	reg := cfg.Registry
+	if reg == nil {
+		var err error
+		if reg, err = agent.RegistryOf(cfg.Drivers); err != nil {
+			return nil, err
+		}
 	}
 	return &Interactions{cfg: cfg, registry: reg}, nil
 }
@@ -83,13 +90,16 @@ const Kind = "questionnaire"
 
 // Step implements domain.InteractionTerminal.
 func (x *Interactions) Step(ctx context.Context, t domain.Terminal) (domain.InteractionStep, error) {
-	prof, g, err := x.profile(t)
-	if err != nil {
-		return domain.InteractionStep{}, err
+	prof, g, perr := x.profile(t)
+	if perr != nil && prof == nil {
+		return domain.InteractionStep{}, perr
 	}
 	c, err := x.capture(ctx, t)
 	if err != nil {
 		return domain.InteractionStep{}, err
+	}
+	if perr != nil {
+		return unanswerable(t, prof, c, perr), nil
 	}
 	s, _ := project(t, prof, g, c)
 	return s, nil
@@ -398,7 +408,7 @@ func (x *Interactions) gone(ctx context.Context, t domain.Terminal, prof agent.I
 
 // profile finds the terminal's version profile and its grammar.
 func (x *Interactions) profile(t domain.Terminal) (agent.InteractionProfile, agent.InteractionGrammar, error) {
-	p, err := x.registry.Find(t)
+	p, exact, err := x.registry.Find(t)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnprofiled, err)
 	}
@@ -406,11 +416,28 @@ func (x *Interactions) profile(t domain.Terminal) (agent.InteractionProfile, age
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
 	}
+	if !exact {
+		return ip, nil, fmt.Errorf("%w: %s %s has no profile of its own", ErrUnprofiled, t.Agent.Kind, t.Agent.Version)
+	}
 	g, ok := ip.InteractionGrammar()
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
+		return ip, nil, fmt.Errorf("%w: %s", ErrUnprofiled, t.Agent.Profile)
 	}
 	return ip, g, nil
+}
+
+// unanswerable is the step of a version without a grammar: present when
+// the profile's classifier sees a questionnaire, never answerable.
+func unanswerable(t domain.Terminal, prof agent.InteractionProfile, c screen.Capture, why error) domain.InteractionStep {
+	cl := prof.Classify(c)
+	if cl.State != domain.ScreenAwaitingInteraction {
+		return domain.InteractionStep{}
+	}
+	return domain.InteractionStep{
+		Present: true, Kind: Kind,
+		Reason:      "AKK answers questionnaires only with a grammar of this exact agent version (" + why.Error() + "); answer it in the pane",
+		Fingerprint: fingerprint(t, prof, cl.Region),
+	}
 }
 
 func (x *Interactions) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
