@@ -293,7 +293,11 @@ func captureCodex(t *testing.T, a Agent, c *capturer) {
 			case DialogTrust:
 				e.Settle()
 				c.save(e, "startup_trust", StateStartupDialog, "first start in an untrusted folder: the trust prompt", nil)
-				e.Choose("Yes, continue")
+				if strings.Contains(e.Capture(), "Trust and continue") { // 0.158 and 0.159
+					e.Choose("Trust and continue")
+				} else {
+					e.Choose("Yes, continue")
+				}
 			case DialogModelMigrate:
 				e.Settle()
 				c.save(e, "startup_model_migration", StateStartupDialog, "the offer to switch to a newer model", nil)

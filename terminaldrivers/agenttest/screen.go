@@ -250,7 +250,7 @@ func StartupDialog(kind, s string) string {
 	case strings.Contains(s, "Detected a custom API key"):
 		return DialogAPIKey
 	case kind == KindClaude && (strings.Contains(s, "trust this folder") || strings.Contains(s, "Do you trust the files")),
-		kind == KindCodex && strings.Contains(s, "trust") && (strings.Contains(s, "Yes, continue") || strings.Contains(s, "Do you trust")):
+		kind == KindCodex && ((strings.Contains(s, "trust") && (strings.Contains(s, "Yes, continue") || strings.Contains(s, "Do you trust"))) || strings.Contains(s, "Trust this folder?")):
 		return DialogTrust
 	case kind == KindCodex && strings.Contains(s, "Try new model") && strings.Contains(s, "Use existing model"):
 		return DialogModelMigrate

@@ -96,11 +96,19 @@ var (
 	// V0_158_0 and later hand their threads to the managed app-server
 	// daemon (measured: the TUI holds no rollout; the daemon writes them),
 	// as 0.169.0 does, and draw as 0.155.1 and 0.169.0 both do.
-	V0_158_0 = V0_169_0.As("0.158.0")
-	V0_159_0 = V0_169_0.As("0.159.0")
-	V0_159_2 = V0_169_0.As("0.159.2")
+	// Their trust dialog reads "Folder access / Trust this folder?".
+	V0_158_0 = trustsAsking(V0_169_0.As("0.158.0"))
+	V0_159_0 = trustsAsking(V0_169_0.As("0.159.0"))
+	V0_159_2 = trustsAsking(V0_169_0.As("0.159.2"))
 	V0_171_0 = V0_169_0.As("0.171.0")
 )
 
 // Profiles are every profiled Codex version, oldest first.
 var Profiles = []Profile{V0_153_4, V0_154_0, V0_155_1, V0_158_0, V0_159_0, V0_159_2, V0_169_0, V0_171_0}
+
+// trustsAsking is p recognising the "Trust this folder?" dialog of the
+// 0.158 and 0.159 releases.
+func trustsAsking(p Profile) Profile {
+	p.StartupDialogs = append([]string{"Trust this folder?"}, p.StartupDialogs...)
+	return p
+}

@@ -128,7 +128,9 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v\nwarnings %q", pane, got, w, x.Warnings)
 		}
 	}
-	if w := byPane["%5"].Warnings; !slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "compatibility: Claude Code 2.1.999 has no profile of its own") }) || !byPane["%5"].Agent.Compatibility {
+	if w := byPane["%5"].Warnings; !slices.ContainsFunc(w, func(s string) bool {
+		return strings.Contains(s, "compatibility: Claude Code 2.1.999 has no profile of its own")
+	}) || !byPane["%5"].Agent.Compatibility {
 		t.Errorf("unprofiled warnings %q", w)
 	}
 

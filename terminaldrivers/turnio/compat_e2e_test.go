@@ -70,7 +70,7 @@ func TestE2EUnknownVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.Submit("Run this command please " + fakemodel.Marker(fakemodel.ScenarioBash, "cmd", "echo akk-compat"))
+			e.Submit("Run this command please " + fakemodel.Marker(fakemodel.ScenarioBash, "cmd", "touch akk-compat && echo akk-compat"))
 			deadline := time.Now().Add(agenttest.TurnTimeout)
 			for {
 				cur, err := r.x.Observe(context.Background(), r.id)
