@@ -21,13 +21,11 @@ import (
 	"akk/handlers"
 	"akk/persistence"
 	"akk/terminaldrivers/agent"
-	"akk/terminaldrivers/approval"
+	"akk/terminaldrivers/agentpane"
 	"akk/terminaldrivers/claude"
 	"akk/terminaldrivers/codex"
 	"akk/terminaldrivers/discovery"
-	"akk/terminaldrivers/interaction"
 	"akk/terminaldrivers/screen"
-	"akk/terminaldrivers/turnio"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -135,19 +133,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("terminal discovery: %w", err)
 	}
 	svc.UseTerminals(terms)
-	turnTerm := turnio.New(terms, turnio.Config{})
-	svc.UseTurns(turnTerm, redactor{}, domain.TurnConfig{})
-	svc.UseWatches(turnTerm)
-	approvals, err := approval.New(approval.Config{Tmux: terms.Tmux(), Registry: profiles})
-	if err != nil {
-		return fmt.Errorf("approvals: %w", err)
-	}
-	svc.UseApprovals(approvals)
-	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux(), Registry: profiles})
-	if err != nil {
-		return fmt.Errorf("interactions: %w", err)
-	}
-	svc.UseInteractions(interactions)
+	// One pane adapter implements every terminal port on the panes the
+	// discovery sees, with its registry of profiles.
+	panes := agentpane.New(terms, agentpane.Config{})
+	svc.UseTurns(panes, redactor{}, domain.TurnConfig{})
+	svc.UseWatches(panes)
+	svc.UseApprovals(panes)
+	svc.UseInteractions(panes)
 	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		return err
 	}

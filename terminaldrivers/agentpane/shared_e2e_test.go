@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -144,7 +144,7 @@ func TestE2ESharedCodexDaemon(t *testing.T) {
 }
 
 // readyTerm observes a terminal until it is send-ready.
-func readyTerm(t *testing.T, x *TurnTerminal, id string) domain.Terminal {
+func readyTerm(t *testing.T, x *Adapter, id string) domain.Terminal {
 	t.Helper()
 	deadline := time.Now().Add(agenttest.TurnTimeout)
 	for {

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"akk/terminaldrivers/agent"
 )
 
-var _ domain.WatchTerminal = (*TurnTerminal)(nil)
+var _ domain.WatchTerminal = (*Adapter)(nil)
 
 // maxAnchorScan bounds how much of a record AnchorWatch reads back.
 const maxAnchorScan = 8 << 20
@@ -36,7 +36,7 @@ func endOf(path string) int64 {
 // by a process other panes share, as Codex 0.169.0's app-server daemon, or
 // no open task in the record) the mark is the end of the record and the
 // Watch is best effort.
-func (x *TurnTerminal) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.DurableMark, bool, error) {
+func (x *Adapter) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.DurableMark, bool, error) {
 	end, err := x.Mark(ctx, t)
 	if err != nil {
 		return "", false, err
@@ -48,7 +48,7 @@ func (x *TurnTerminal) AnchorWatch(ctx context.Context, t domain.Terminal) (doma
 	if err != nil || len(m.Files) != 1 || (m.Holder != 0 && m.Holder != t.Process.PID) {
 		return end, false, err
 	}
-	prof, err := x.profile(t)
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return end, false, err
 	}

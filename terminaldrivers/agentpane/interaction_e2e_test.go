@@ -1,4 +1,4 @@
-package interaction
+package agentpane
 
 import (
 	"context"
@@ -33,17 +33,14 @@ func TestE2EInteraction(t *testing.T) {
 			if err != nil || len(terms) != 1 || !terms[0].Agent.Profiled() {
 				t.Fatalf("discover: %v, %+v", err, terms)
 			}
-			x, err := New(Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			x := New(d, Config{})
 			if a.Kind == agenttest.KindCodex {
 				e.PlanMode()
 			}
-			r := &run{t: t, e: e, x: x, term: terms[0]}
+			r := &stepRun{t: t, e: e, x: x, term: terms[0]}
 			steps := []struct {
 				name string
-				f    func(r *run)
+				f    func(r *stepRun)
 			}{
 				{"second_option", stepSecondOption},
 				{"wrong_fingerprint_then_free_text", stepFreeText},
@@ -53,7 +50,7 @@ func TestE2EInteraction(t *testing.T) {
 			if a.Kind == agenttest.KindCodex {
 				steps = append(steps, struct {
 					name string
-					f    func(r *run)
+					f    func(r *stepRun)
 				}{"unanswered_confirmation", stepUnansweredConfirmation})
 			}
 			for _, s := range steps {
@@ -65,24 +62,24 @@ func TestE2EInteraction(t *testing.T) {
 	}
 }
 
-type run struct {
+type stepRun struct {
 	t    *testing.T
 	e    *agenttest.Env
-	x    *Interactions
+	x    *Adapter
 	term domain.Terminal
 	seen int // model requests already looked at
 }
 
-func (r *run) with(t *testing.T) *run {
+func (r *stepRun) with(t *testing.T) *stepRun {
 	r.t, r.e = t, r.e.WithT(t)
 	return r
 }
 
-func (r *run) claude() bool { return r.e.Agent.Kind == agenttest.KindClaude }
+func (r *stepRun) claude() bool { return r.e.Agent.Kind == agenttest.KindClaude }
 
 // ask types a task whose model asks, as a human, and waits for the
 // questionnaire to settle on screen.
-func (r *run) ask(task string, kv ...string) {
+func (r *stepRun) ask(task string, kv ...string) {
 	r.t.Helper()
 	r.seen = len(r.e.Model.Requests())
 	r.e.Submit(task + " " + fakemodel.Marker(fakemodel.ScenarioAsk, kv...))
@@ -93,7 +90,7 @@ func (r *run) ask(task string, kv ...string) {
 }
 
 // step reads the current step and checks its shape.
-func (r *run) step(index, total int, kind string, labels ...string) domain.InteractionStep {
+func (r *stepRun) step(index, total int, kind string, labels ...string) domain.InteractionStep {
 	r.t.Helper()
 	s, err := r.x.Step(context.Background(), r.term)
 	if err != nil {
@@ -113,7 +110,7 @@ func (r *run) step(index, total int, kind string, labels ...string) domain.Inter
 }
 
 // answer answers option label of s, with text, and requires Verified.
-func (r *run) answer(s domain.InteractionStep, label, text string) {
+func (r *stepRun) answer(s domain.InteractionStep, label, text string) {
 	r.t.Helper()
 	q := s.Questions[0]
 	var key string
@@ -132,7 +129,7 @@ func (r *run) answer(s domain.InteractionStep, label, text string) {
 
 // received waits for the model's request that carries the answers and
 // requires it to hold every one of want, then for the agent to finish.
-func (r *run) received(want ...string) {
+func (r *stepRun) received(want ...string) {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), agenttest.TurnTimeout)
 	defer cancel()
@@ -159,7 +156,7 @@ func (r *run) received(want ...string) {
 
 // untouched requires that nothing reached the agent: the same step on
 // screen with the same fingerprint, and no request to the model.
-func (r *run) untouched(fp string, requests int) {
+func (r *stepRun) untouched(fp string, requests int) {
 	r.t.Helper()
 	time.Sleep(500 * time.Millisecond)
 	s, err := r.x.Step(context.Background(), r.term)
@@ -171,16 +168,16 @@ func (r *run) untouched(fp string, requests int) {
 	}
 }
 
-func (r *run) textOption() string {
+func (r *stepRun) textOption() string {
 	if r.claude() {
 		return "Type something."
 	}
 	return "None of the above"
 }
 
-func colors(r *run) []string { return []string{"Red", "Blue", r.textOption()} }
+func colors(r *stepRun) []string { return []string{"Red", "Blue", r.textOption()} }
 
-func stepSecondOption(r *run) {
+func stepSecondOption(r *stepRun) {
 	r.ask("Ask me first")
 	total := 1
 	s := r.step(1, total, domain.SingleSelect, colors(r)...)
@@ -196,7 +193,7 @@ func stepSecondOption(r *run) {
 // characters that must arrive as typed.
 const freeText = "-teal, like $HOME & 50% of #0a0 {x} [[y]] 'z'"
 
-func stepFreeText(r *run) {
+func stepFreeText(r *stepRun) {
 	r.ask("Ask me in words")
 	s := r.step(1, 1, domain.SingleSelect, colors(r)...)
 	q := s.Questions[0]
@@ -219,7 +216,7 @@ func stepFreeText(r *run) {
 	}
 }
 
-func stepTwoQuestions(r *run) {
+func stepTwoQuestions(r *stepRun) {
 	r.ask("Ask me two things", "questions", "2")
 	total := 2
 	if r.claude() {
@@ -244,7 +241,7 @@ func stepTwoQuestions(r *run) {
 // stepRefused: a step the profile does not answer gets no key. Claude
 // Code's multi-select; Codex (which has no multi-select) with its notes
 // editor open, a person typing. The person then finishes it.
-func stepRefused(r *run) {
+func stepRefused(r *stepRun) {
 	if r.claude() {
 		r.ask("Ask me to pick several", "multi", "true")
 	} else {
@@ -281,7 +278,7 @@ func stepRefused(r *run) {
 
 // stepUnansweredConfirmation: a person skips the first of two questions
 // and submits; Codex asks whether to proceed, and AKK proceeds.
-func stepUnansweredConfirmation(r *run) {
+func stepUnansweredConfirmation(r *stepRun) {
 	r.ask("Ask me two things again", "questions", "2")
 	r.e.Press("Right")
 	r.e.WaitForText(5*time.Second, fakemodel.Questions[1].Question)

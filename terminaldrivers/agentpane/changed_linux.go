@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // the channel is closed or no longer wanted. It only wakes: Progress still
 // decides what changed, and a caller keeps its poll (a Codex rollout that
 // a daemon opens later, in a folder not watched, wakes nobody).
-func (x *TurnTerminal) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop func(), err error) {
+func (x *Adapter) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop func(), err error) {
 	m, err := decodeMark(dm)
 	if err != nil {
 		return nil, nil, err

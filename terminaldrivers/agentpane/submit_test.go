@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestSubmitUnpastable(t *testing.T) {
 	if stage != domain.SubmitNothing || !errors.Is(err, ErrRequestNotPastable) {
 		t.Errorf("stage %s, err %v", stage, err)
 	}
-	term.Agent.Version = "9.9.9"
+	term.Agent.Version = "1.0.0" // older than every profile: nothing lends it one
 	stage, err = x.Submit(context.Background(), term, "hello")
 	if stage != domain.SubmitNothing || !errors.Is(err, ErrNotProfiled) {
 		t.Errorf("unprofiled: stage %s, err %v", stage, err)
@@ -79,7 +79,7 @@ func TestComposerTextFixtures(t *testing.T) {
 				continue
 			}
 			t.Run(string(kind)+"@"+c.Version+"/"+c.Name, func(t *testing.T) {
-				prof, err := x.profile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: c.Version}})
+				prof, err := x.turnProfile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: c.Version}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func TestComposerTextFixtures(t *testing.T) {
 func TestHolds(t *testing.T) {
 	x := testTerminal(t)
 	placeholder := func(kind domain.AgentKind, version string) func([]string, string) bool {
-		prof, err := x.profile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: version}})
+		prof, err := x.turnProfile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: version}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestRows(t *testing.T) {
 func TestCollapses(t *testing.T) {
 	x := testTerminal(t)
 	rules := func(kind domain.AgentKind, version string) func(string) bool {
-		prof, err := x.profile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: version}})
+		prof, err := x.turnProfile(domain.Terminal{Agent: domain.Agent{Kind: kind, Version: version}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
-	"akk/terminaldrivers/approval"
 	"akk/terminaldrivers/claude"
 	"akk/terminaldrivers/codex"
 	"akk/terminaldrivers/discovery"
@@ -66,10 +65,7 @@ func TestE2EUnknownVersion(t *testing.T) {
 			stepPlain(r)
 
 			// A permission prompt on it is shown, never answerable.
-			ap, err := approval.New(approval.Config{Registry: reg})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ap := r.x
 			e.Submit("Run this command please " + fakemodel.Marker(fakemodel.ScenarioBash, "cmd", "touch akk-compat && echo akk-compat"))
 			deadline := time.Now().Add(agenttest.TurnTimeout)
 			for {

@@ -1,10 +1,9 @@
-// Package interaction implements the domain's InteractionTerminal for
-// agents in tmux panes: it isolates the one bottom-most questionnaire step
+// Questionnaires: the adapter's InteractionTerminal isolates the one bottom-most questionnaire step
 // the agent version's profile can prove, fingerprints it with the
 // terminal's process identity, and answers it once with the profile's
 // closed key plan, each key's effect proven by a recapture before the next.
 //
-// # Reading a step
+// Reading a step:
 //
 // Each version's grammar is a value in its driver package (claude and codex
 // QuestionGrammar, agent.InteractionGrammar); adding a version is adding a
@@ -39,7 +38,7 @@
 // questionnaire the classifier sees but the grammar cannot isolate; an
 // unprofiled version (ErrUnprofiled).
 //
-// # Answering a step
+// Answering a step
 //
 // AnswerStep recaptures, requires the exact fingerprint (else
 // ErrPromptChanged, zero keys), resolves the answer to one offered option
@@ -65,11 +64,6 @@
 // 800-character paste collapse) bounded by what the editor's one row shows
 // at the pane's width (Claude Code width-6, Codex width-7: 114 and 113 at
 // 120 columns).
-//
-// # Wiring
-//
-// The daemon builds it with the runner discovery uses and hands it to the
-// domain service beside the approvals:
-//
-//	interactions, err := interaction.New(interaction.Config{Tmux: terms.Tmux()})
-package interaction
+
+
+package agentpane

@@ -1,4 +1,4 @@
-package approval
+package agentpane
 
 import (
 	"context"
@@ -96,13 +96,9 @@ func terminalOf(p agent.Profile) domain.Terminal {
 	}
 }
 
-func newApprovals(t *testing.T, f *fakeTmux) *Approvals {
+func newApprovals(t *testing.T, f *fakeTmux) *Adapter {
 	t.Helper()
-	a, err := New(Config{Tmux: f, VerifyWithin: 300 * time.Millisecond, PollEvery: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return newTestAdapter(t, f, Config{VerifyWithin: 300 * time.Millisecond, AnswerPollEvery: time.Millisecond})
 }
 
 func prompt(t *testing.T, p agent.ApprovalProfile, screen string) domain.ApprovalPrompt {
@@ -307,14 +303,14 @@ func TestUnanswerableShapes(t *testing.T) {
 
 func TestExcerptRedactedAndBounded(t *testing.T) {
 	secret := "sk-ant-api03-" + strings.Repeat("A", 40)
-	if got := Excerpt([]string{"curl -H 'x-api-key: " + secret + "'"}); strings.Contains(got, "AAAAAAAA") {
+	if got := CommandExcerpt([]string{"curl -H 'x-api-key: " + secret + "'"}); strings.Contains(got, "AAAAAAAA") {
 		t.Errorf("secret in %q", got)
 	}
 	// Cut in two by the terminal's wrap.
-	if got := Excerpt([]string{"export K=sk-ant-api03-AAAA", strings.Repeat("A", 30)}); strings.Contains(got, "AAAAAAAAAAAA") {
+	if got := CommandExcerpt([]string{"export K=sk-ant-api03-AAAA", strings.Repeat("A", 30)}); strings.Contains(got, "AAAAAAAAAAAA") {
 		t.Errorf("wrapped secret in %q", got)
 	}
-	if got := Excerpt([]string{strings.Repeat("x", 1000)}); len([]rune(got)) != MaxExcerpt {
+	if got := CommandExcerpt([]string{strings.Repeat("x", 1000)}); len([]rune(got)) != MaxExcerpt {
 		t.Errorf("excerpt of %d runes", len([]rune(got)))
 	}
 }
@@ -418,7 +414,7 @@ func TestNavigatingPlan(t *testing.T) {
 	term := terminalOf(p)
 	fp := prompt(t, p, base).Fingerprint
 	run := func(f *fakeTmux) (domain.AnswerStage, error) {
-		a, err := New(Config{Tmux: f, Drivers: []agent.Driver{navDriver{}}, VerifyWithin: 200 * time.Millisecond, PollEvery: time.Millisecond})
+		a, err := newTestAdapter(t, f, Config{VerifyWithin: 200 * time.Millisecond, AnswerPollEvery: time.Millisecond}, navDriver{}), error(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"bytes"
@@ -108,16 +108,13 @@ func decodeMark(dm domain.DurableMark) (*markState, error) {
 // receive the next turn, the offset after its last complete line (0 for a
 // file not written yet), and for Codex the process whose open rollouts may
 // add files later.
-func (x *TurnTerminal) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMark, error) {
-	prof, err := x.profile(t)
+func (x *Adapter) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMark, error) {
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return "", err
 	}
-	// The pane must still show the agent: a process the pane no longer
-	// runs may linger a moment after it was replaced.
-	if _, err := x.Observe(ctx, t.ID); err != nil {
-		return "", err
-	}
+	// t is the observation the caller made under the terminal's lock; the
+	// process must still be the incarnation it names.
 	p, err := x.process(t)
 	if err != nil {
 		return "", err
@@ -181,7 +178,7 @@ var ErrAmbiguous = errors.New("request found in more than one record after the m
 // given; until acceptance that is every candidate (plus, for Codex,
 // rollouts its holder opened since), after it only the file that holds the
 // request.
-func (x *TurnTerminal) Progress(ctx context.Context, t domain.Terminal, dm domain.DurableMark, request string) (domain.TurnProgress, error) {
+func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.DurableMark, request string) (domain.TurnProgress, error) {
 	m, err := decodeMark(dm)
 	if err != nil {
 		return domain.TurnProgress{Mark: dm}, err
@@ -192,7 +189,7 @@ func (x *TurnTerminal) Progress(ctx context.Context, t domain.Terminal, dm domai
 	if m.Ambiguous {
 		return m.progress(dm), ErrAmbiguous
 	}
-	prof, err := x.profile(t)
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return m.progress(dm), err
 	}
@@ -236,7 +233,7 @@ func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 // and without an end record (Claude Code, interrupted that early, puts the
 // prompt back in the composer). The state file is parsed only when it
 // changed.
-func (x *TurnTerminal) idle(m *markState, rules agent.TurnRules) bool {
+func (x *Adapter) idle(m *markState, rules agent.TurnRules) bool {
 	now := x.now()
 	if now.Sub(m.LastActivity) < rules.IdleGrace {
 		return false
@@ -257,7 +254,7 @@ func (x *TurnTerminal) idle(m *markState, rules agent.TurnRules) bool {
 
 // addHeld adds the record files the holder opened since the mark, while
 // the holder is still the process the mark names.
-func (x *TurnTerminal) addHeld(m *markState, rules agent.TurnRules) bool {
+func (x *Adapter) addHeld(m *markState, rules agent.TurnRules) bool {
 	s, err := x.fs.Stat(m.Holder)
 	if err != nil || s.StartTicks != m.HolderStart {
 		return false
@@ -290,7 +287,7 @@ const maxChunk = 32 << 20
 
 // read reads what the followed files added and applies it. It reports
 // whether any offset moved.
-func (x *TurnTerminal) read(m *markState, rules agent.TurnRules, request string) (bool, error) {
+func (x *Adapter) read(m *markState, rules agent.TurnRules, request string) (bool, error) {
 	var chunks []chunk
 	for i, f := range m.Files {
 		c, ok, err := readChunk(f, rules.Parse)

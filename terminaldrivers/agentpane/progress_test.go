@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 )
 
 // testTerminal is a TurnTerminal with the real profiles and no tmux.
-func testTerminal(t *testing.T) *TurnTerminal {
+func testTerminal(t *testing.T) *Adapter {
 	t.Helper()
 	d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})
 	if err != nil {

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestE2ETurn(t *testing.T) {
 type run struct {
 	t  *testing.T
 	e  *agenttest.Env
-	x  *TurnTerminal
+	x  *Adapter
 	id string
 	// start is the mark of the step's request, for capturing its records.
 	start domain.DurableMark

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"errors"
@@ -37,7 +37,7 @@ var ErrSameRequestInFlight = errors.New("the same request is in flight on anothe
 
 // takeFlight records request as in flight on a shared holder for terminal,
 // unless another terminal has it in flight.
-func (x *TurnTerminal) takeFlight(k flightKey, terminal string) error {
+func (x *Adapter) takeFlight(k flightKey, terminal string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	now := x.now()
@@ -54,7 +54,7 @@ func (x *TurnTerminal) takeFlight(k flightKey, terminal string) error {
 }
 
 // landFlight forgets a request that was never sent.
-func (x *TurnTerminal) landFlight(k flightKey) {
+func (x *Adapter) landFlight(k flightKey) {
 	x.mu.Lock()
 	delete(x.inFlight, k)
 	x.mu.Unlock()
@@ -62,8 +62,8 @@ func (x *TurnTerminal) landFlight(k flightKey) {
 
 // sharedHolder returns the flight key of a request to t when its record
 // files are held by a process other than the agent itself.
-func (x *TurnTerminal) sharedHolder(t domain.Terminal, request string) (flightKey, bool, error) {
-	prof, err := x.profile(t)
+func (x *Adapter) sharedHolder(t domain.Terminal, request string) (flightKey, bool, error) {
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return flightKey{}, false, err
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package turnio
+package agentpane
 
 import (
 	"errors"
@@ -9,6 +9,6 @@ import (
 )
 
 // Changed is Linux only (inotify); elsewhere callers keep polling.
-func (x *TurnTerminal) Changed(dm domain.DurableMark) (<-chan struct{}, func(), error) {
+func (x *Adapter) Changed(dm domain.DurableMark) (<-chan struct{}, func(), error) {
 	return nil, nil, errors.New("change notification needs Linux")
 }

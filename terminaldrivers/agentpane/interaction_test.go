@@ -1,4 +1,4 @@
-package interaction
+package agentpane
 
 import (
 	"context"
@@ -119,7 +119,7 @@ func TestProjection(t *testing.T) {
 	term := terminal("claude", "2.1.328")
 	prof := profileOf("claude", "2.1.328")
 	g := grammar(t, "claude", "2.1.328")
-	s, _ := project(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_single")))
+	s, _ := projectStep(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_single")))
 	if !s.Present || !s.Answerable || s.Kind != "questionnaire" || len(s.Questions) != 1 || s.FreeTextLimit != 120-5-1 {
 		t.Fatalf("step %+v", s)
 	}
@@ -127,7 +127,7 @@ func TestProjection(t *testing.T) {
 	if q.Header != "Color" || !q.Required || len(q.Options) != 3 || q.Options[2].Label != "Type something." || !q.Options[2].TakesText || q.Options[0].TakesText {
 		t.Errorf("question %+v", q)
 	}
-	s, _ = project(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_review")))
+	s, _ = projectStep(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_review")))
 	if len(s.Questions) != 1 || len(s.Questions[0].Options) != 1 || s.Questions[0].Options[0].Label != "Submit answers" || s.FreeTextLimit != 0 {
 		t.Errorf("review %+v", s)
 	}
@@ -140,7 +140,7 @@ func TestProjection(t *testing.T) {
 		seen[o.Key] = true
 	}
 	// An idle screen has no step.
-	if s, _ := project(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "idle"))); s.Present {
+	if s, _ := projectStep(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "idle"))); s.Present {
 		t.Errorf("idle: %+v", s)
 	}
 }
@@ -163,7 +163,7 @@ func TestFingerprint(t *testing.T) {
 			ansi := fixture(t, kind, v, name)
 			term, prof, g := terminal(kind, v), profileOf(kind, v), grammar(t, kind, v)
 			fp := func(ansi string, term domain.Terminal) string {
-				s, _ := project(term, prof, g, screen.Parse(ansi))
+				s, _ := projectStep(term, prof, g, screen.Parse(ansi))
 				return s.Fingerprint
 			}
 			base := fp(ansi, term)
@@ -231,7 +231,7 @@ func TestRefusals(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	term, prof, g := terminal("claude", "2.1.328"), profileOf("claude", "2.1.328"), grammar(t, "claude", "2.1.328")
-	s, r := project(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_single")))
+	s, r := projectStep(term, prof, g, screen.Parse(fixture(t, "claude", "2.1.328", "question_single")))
 	q := s.Questions[0]
 	red, blue, text := q.Options[0].Key, q.Options[1].Key, q.Options[2].Key
 	ok := []struct {
@@ -271,15 +271,15 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// fakeTmux plays a pane: capture-pane shows the screen for the keys sent
+// stepTmux plays a pane: capture-pane shows the screen for the keys sent
 // so far; send-keys records them.
-type fakeTmux struct {
+type stepTmux struct {
 	mu     sync.Mutex
 	sent   []string
 	screen func(sent []string) string
 }
 
-func (f *fakeTmux) Run(ctx context.Context, args ...string) ([]byte, error) {
+func (f *stepTmux) Run(ctx context.Context, args ...string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cmd := args[2] // after -S socket
@@ -298,7 +298,7 @@ func (f *fakeTmux) Run(ctx context.Context, args ...string) ([]byte, error) {
 	return nil, errors.New("unexpected tmux " + cmd)
 }
 
-func (f *fakeTmux) keys() []string {
+func (f *stepTmux) keys() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.sent...)
@@ -328,13 +328,9 @@ func highlight(plain, mark string, n string) string {
 	})
 }
 
-func newFake(t *testing.T, screenFor func(sent []string) string) (*Interactions, *fakeTmux) {
-	f := &fakeTmux{screen: screenFor}
-	x, err := New(Config{Tmux: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return x, f
+func newFake(t *testing.T, screenFor func(sent []string) string) (*Adapter, *stepTmux) {
+	f := &stepTmux{screen: screenFor}
+	return newTestAdapter(t, f, Config{}), f
 }
 
 // A Claude Code free text: Down, Down (each proven), the text typed into
@@ -475,10 +471,10 @@ func TestUnprofiled(t *testing.T) {
 	x, f := newFake(t, func([]string) string { return "" })
 	term := terminal("claude", "2.1.328")
 	term.Agent = domain.Agent{Kind: domain.AgentClaude, Version: "2.1.330", Profile: domain.ProfileUnprofiled}
-	if _, err := x.Step(context.Background(), term); !errors.Is(err, ErrUnprofiled) {
+	if _, err := x.Step(context.Background(), term); !errors.Is(err, ErrNoQuestionGrammar) {
 		t.Errorf("step: %v", err)
 	}
-	if stage, err := x.AnswerStep(context.Background(), term, "fp", nil); stage != domain.AnswerNothing || !errors.Is(err, ErrUnprofiled) || len(f.keys()) != 0 {
+	if stage, err := x.AnswerStep(context.Background(), term, "fp", nil); stage != domain.AnswerNothing || !errors.Is(err, ErrNoQuestionGrammar) || len(f.keys()) != 0 {
 		t.Errorf("answer: %s %v", stage, err)
 	}
 }
@@ -548,5 +544,22 @@ func TestAnswerStepReviewFromCancel(t *testing.T) {
 	stage, err := x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[0].Key}}})
 	if stage != domain.AnswerVerified || err != nil || strings.Join(f.keys(), ",") != "Up,Enter" {
 		t.Fatalf("%s %v %v", stage, err, f.keys())
+	}
+}
+
+// An unknown version read with its neighbour's profile: its questionnaire
+// is shown, never answerable, and no key is sent.
+func TestCompatibilityVersionNeverAnswers(t *testing.T) {
+	const v = "2.1.328"
+	shown := fixture(t, "claude", v, "question_single")
+	x, f := newFake(t, func([]string) string { return shown })
+	term := terminal("claude", v)
+	term.Agent = domain.Agent{Kind: domain.AgentClaude, Version: "2.1.329", Profile: "claude-" + v, Compatibility: true}
+	st, err := x.Step(context.Background(), term)
+	if err != nil || !st.Present || st.Answerable || !strings.Contains(st.Reason, "exact agent version") {
+		t.Fatalf("step %+v, %v", st, err)
+	}
+	if stage, err := x.AnswerStep(context.Background(), term, st.Fingerprint, nil); stage != domain.AnswerNothing || err == nil || len(f.keys()) != 0 {
+		t.Fatalf("answer on an unknown version: %s %v, keys %v", stage, err, f.keys())
 	}
 }

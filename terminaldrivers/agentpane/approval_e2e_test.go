@@ -1,4 +1,4 @@
-package approval
+package agentpane
 
 import (
 	"context"
@@ -38,10 +38,7 @@ func TestE2EApproval(t *testing.T) {
 				t.Fatalf("discover: %v, %+v", err, terms)
 			}
 			term := terms[0]
-			ap, err := New(Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ap := New(d, Config{})
 			s := &session{t: t, e: e, ap: ap, term: term}
 
 			var rejected domain.ApprovalPrompt
@@ -66,7 +63,7 @@ func TestE2EApproval(t *testing.T) {
 type session struct {
 	t    *testing.T
 	e    *agenttest.Env
-	ap   *Approvals
+	ap   *Adapter
 	term domain.Terminal
 }
 

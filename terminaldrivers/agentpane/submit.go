@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -52,23 +52,24 @@ func CheckRequest(text string) error {
 	return nil
 }
 
-// Submit implements domain.TurnTerminal. It sends nothing unless the
-// pane, freshly observed, is the same agent process, idle, with an empty
-// composer. The text goes into a buffer of its own, is pasted bracketed
+// Submit implements domain.TurnTerminal. t is the observation the caller
+// made under the terminal's lock; Submit sends nothing unless the pane's
+// process is still that incarnation and its screen, captured once more
+// right before the first key, is idle with an empty composer. The text goes into a buffer of its own, is pasted bracketed
 // (the buffer deleted by the paste), and after the profile's paste window
 // the composer is read back until it holds exactly the text (or the
 // placeholder the agent draws for that paste). Only then is the submit key
 // pressed, once. Nothing is retried.
-func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text string) (domain.SubmitStage, error) {
+func (x *Adapter) Submit(ctx context.Context, t domain.Terminal, text string) (domain.SubmitStage, error) {
 	if err := CheckRequest(text); err != nil {
 		return domain.SubmitNothing, err
 	}
-	prof, err := x.profile(t)
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return domain.SubmitNothing, err
 	}
 	rules := prof.TurnRules()
-	now, err := x.Observe(ctx, t.ID)
+	now, err := x.recheck(ctx, prof, t)
 	if err != nil {
 		return domain.SubmitNothing, err
 	}
@@ -96,8 +97,24 @@ func (x *TurnTerminal) Submit(ctx context.Context, t domain.Terminal, text strin
 	return stage, err
 }
 
+// recheck is t with its screen read again: the process must still be the
+// incarnation t names, and only the screen is captured (the pane and its
+// process were proven by the caller's observation).
+func (x *Adapter) recheck(ctx context.Context, prof agent.TurnProfile, t domain.Terminal) (domain.Terminal, error) {
+	if _, err := x.process(t); err != nil {
+		return domain.Terminal{}, err
+	}
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return domain.Terminal{}, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
+	}
+	r := prof.Classify(c)
+	t.ScreenState, t.ComposerEmpty = r.State, r.ComposerEmpty
+	return t, nil
+}
+
 // paste types text into the pane, verifies it and presses Enter.
-func (x *TurnTerminal) paste(ctx context.Context, prof agent.TurnProfile, now domain.Terminal, text string) (domain.SubmitStage, error) {
+func (x *Adapter) paste(ctx context.Context, prof agent.TurnProfile, now domain.Terminal, text string) (domain.SubmitStage, error) {
 	rules := prof.TurnRules()
 	sock, pane := now.Pane.Socket, now.Pane.PaneID
 	buf, err := bufferName()
@@ -160,7 +177,7 @@ var ErrComposerMismatch = errors.New("composer does not hold exactly the request
 
 // verify waits out the paste window, then reads the composer until it
 // holds the text, up to the profile's bound.
-func (x *TurnTerminal) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) error {
+func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) error {
 	rules := prof.TurnRules()
 	if err := sleep(ctx, rules.PasteWindow); err != nil {
 		return err

@@ -1,14 +1,10 @@
-// Package turnio implements the domain's TurnTerminal on tmux panes: it
-// looks at one terminal again, marks where the agent's durable record
+// Turns: the adapter looks at one terminal again, marks where the agent's durable record
 // (Claude Code transcript, Codex rollout) ends, types a request as one
 // bracketed paste verified in the composer before a single Enter, presses
 // the interrupt key, and reads the record after the mark for the native
 // turn that carries the request. What differs between agent versions comes
 // from their profiles (agent.TurnProfile); this package holds no version
 // switch.
-//
-// Wiring: New(d, Config{}) with the *discovery.Discovery the daemon lists
-// terminals with.
 //
 // What the record proves, per agent (measured on the pinned versions):
 //
@@ -43,7 +39,8 @@
 // Submit refuses (ErrRequestTooTall, SubmitNothing) one that would take
 // more than half the pane's rows (Codex 0.169.0 loses its status line at
 // 30 lines in a 40-row pane).
-package turnio
+
+package agentpane
 
 import (
 	"context"
@@ -53,57 +50,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
-	"akk/terminaldrivers/discovery"
-	"akk/terminaldrivers/proc"
 	"akk/terminaldrivers/tmux"
 )
-
-// Config tunes a TurnTerminal. The zero value is what the daemon wants.
-type Config struct {
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
-	// PollEvery is how often Submit reads the composer back while it waits
-	// for the paste to show; 25ms when zero.
-	PollEvery time.Duration
-}
-
-// TurnTerminal implements domain.TurnTerminal over the panes a Discovery
-// sees. It is safe for concurrent use; callers serialise the steps of one
-// terminal (the domain holds the terminal's lock).
-type TurnTerminal struct {
-	disc *discovery.Discovery
-	tmux tmux.Runner
-	fs   proc.FS
-	now  func() time.Time
-	poll time.Duration
-
-	mu    sync.Mutex
-	panes map[string]domain.PaneLocator // terminal id -> pane, as last seen
-	// inFlight are requests submitted to panes whose record files a shared
-	// process holds (a Codex app-server daemon), not yet accepted.
-	inFlight map[flightKey]flight
-}
-
-var _ domain.TurnTerminal = (*TurnTerminal)(nil)
-
-// New builds a TurnTerminal on the Discovery the daemon lists terminals
-// with (discovery.Default or discovery.New), so both see the same tmux
-// servers, /proc and profiles.
-func New(d *discovery.Discovery, cfg Config) *TurnTerminal {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollEvery <= 0 {
-		cfg.PollEvery = 25 * time.Millisecond
-	}
-	return &TurnTerminal{disc: d, tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery,
-		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}}
-}
 
 // ErrNotReady: the terminal is not idle with an empty composer, so Submit
 // sent nothing.
@@ -115,7 +67,7 @@ var ErrNotProfiled = errors.New("agent version has no turn profile")
 // Observe implements domain.TurnTerminal: the terminal's pane is looked at
 // again (its server listed, the process table read, the screen captured).
 // A terminal id not seen before is found by listing every server.
-func (x *TurnTerminal) Observe(ctx context.Context, terminalID string) (domain.Terminal, error) {
+func (x *Adapter) Observe(ctx context.Context, terminalID string) (domain.Terminal, error) {
 	x.mu.Lock()
 	loc, known := x.panes[terminalID]
 	x.mu.Unlock()
@@ -147,13 +99,13 @@ func (x *TurnTerminal) Observe(ctx context.Context, terminalID string) (domain.T
 	return t, nil
 }
 
-func (x *TurnTerminal) remember(t domain.Terminal) {
+func (x *Adapter) remember(t domain.Terminal) {
 	x.mu.Lock()
 	x.panes[t.ID] = t.Pane
 	x.mu.Unlock()
 }
 
-func (x *TurnTerminal) forget(id string) {
+func (x *Adapter) forget(id string) {
 	x.mu.Lock()
 	delete(x.panes, id)
 	x.mu.Unlock()
@@ -169,8 +121,8 @@ func serverGone(socket string, err error) bool {
 	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting to")
 }
 
-// profile returns the turn profile of t's agent version.
-func (x *TurnTerminal) profile(t domain.Terminal) (agent.TurnProfile, error) {
+// turnProfile returns the turn profile of t's agent version.
+func (x *Adapter) turnProfile(t domain.Terminal) (agent.TurnProfile, error) {
 	p, ok := x.disc.Profile(t.Agent.Kind, t.Agent.Version)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s %s", ErrNotProfiled, t.Agent.Kind, t.Agent.Version)
@@ -184,7 +136,7 @@ func (x *TurnTerminal) profile(t domain.Terminal) (agent.TurnProfile, error) {
 
 // process reads what the agent's files are located by, after checking
 // that the process is still the incarnation t names.
-func (x *TurnTerminal) process(t domain.Terminal) (agent.Process, error) {
+func (x *Adapter) process(t domain.Terminal) (agent.Process, error) {
 	s, err := x.fs.Stat(t.Process.PID)
 	if err != nil || s.StartTicks != t.Process.StartTicks {
 		return agent.Process{}, domain.ErrTerminalGone
@@ -202,8 +154,8 @@ func (x *TurnTerminal) process(t domain.Terminal) (agent.Process, error) {
 
 // Interrupt implements domain.TurnTerminal: after checking that the pane
 // still holds the same agent process, the profile's interrupt key, once.
-func (x *TurnTerminal) Interrupt(ctx context.Context, t domain.Terminal) error {
-	prof, err := x.profile(t)
+func (x *Adapter) Interrupt(ctx context.Context, t domain.Terminal) error {
+	prof, err := x.turnProfile(t)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package turnio
+package agentpane
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"akk/terminaldrivers/screen"
 )
 
-var _ domain.ScreenExcerpter = (*TurnTerminal)(nil)
+var _ domain.ScreenExcerpter = (*Adapter)(nil)
 
 // Excerpt implements domain.ScreenExcerpter: the bottom rows of t's pane,
 // trailing blank rows dropped, each row redacted. It sends no input.
-func (x *TurnTerminal) Excerpt(ctx context.Context, t domain.Terminal, rows int) (string, error) {
+func (x *Adapter) Excerpt(ctx context.Context, t domain.Terminal, rows int) (string, error) {
 	c, err := agent.Capture(ctx, x.tmux, t)
 	if err != nil {
 		return "", err

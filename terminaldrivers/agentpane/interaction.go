@@ -1,0 +1,324 @@
+package agentpane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/screen"
+)
+
+// ErrNoQuestionGrammar: the terminal's agent version has no questionnaire
+// grammar, so its questionnaires are never read or answered.
+var ErrNoQuestionGrammar = errors.New("no questionnaire grammar for this agent version")
+
+// QuestionnaireKind is the only kind of step the pinned versions draw.
+const QuestionnaireKind = "questionnaire"
+
+// Step implements domain.InteractionTerminal.
+func (x *Adapter) Step(ctx context.Context, t domain.Terminal) (domain.InteractionStep, error) {
+	prof, g, perr := x.questionProfile(t)
+	if perr != nil && prof == nil {
+		return domain.InteractionStep{}, perr
+	}
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return domain.InteractionStep{}, err
+	}
+	if perr != nil {
+		return unanswerableStep(t, prof, c, perr), nil
+	}
+	s, _ := projectStep(t, prof, g, c)
+	return s, nil
+}
+
+// projectStep turns the capture's bottom-most step into the domain's terms. A
+// questionnaire the grammar cannot isolate but the profile's classifier
+// sees is present and not answerable.
+func projectStep(t domain.Terminal, prof agent.InteractionProfile, g agent.InteractionGrammar, c screen.Capture) (domain.InteractionStep, agent.StepReading) {
+	r := g.ReadStep(c)
+	if !r.Found {
+		if cl := prof.Classify(c); cl.State == domain.ScreenAwaitingInteraction {
+			return domain.InteractionStep{
+				Present: true, Kind: QuestionnaireKind,
+				Reason:      "a questionnaire the profile cannot isolate (" + r.Reason + ")",
+				Fingerprint: stepFingerprint(t, prof, cl.Region),
+			}, r
+		}
+		return domain.InteractionStep{}, r
+	}
+	s := domain.InteractionStep{
+		Present: true, Answerable: r.Answerable, Reason: r.Reason, Kind: QuestionnaireKind,
+		Index: r.Index, Total: r.Total,
+		FreeTextLimit: freeTextLimit(t, g.StepKeys(), r, c),
+		Fingerprint:   stepFingerprint(t, prof, r.Region),
+	}
+	q := domain.StepQuestion{Key: "q" + strconv.Itoa(r.Index), Header: r.Header, Prompt: r.Prompt, Required: true, ResponseKind: r.ResponseKind}
+	for _, o := range r.Options {
+		if o.Offered {
+			q.Options = append(q.Options, domain.StepOption{Key: optionKey(o), Label: o.Label, TakesText: o.TakesText})
+		}
+	}
+	s.Questions = []domain.StepQuestion{q}
+	return s, r
+}
+
+// optionKey is an option's private handle: its number in the step.
+func optionKey(o agent.StepOption) string { return "o" + strconv.Itoa(o.Number) }
+
+// freeTextLimit is the longest text the step's editor shows on its one
+// row: the profile's limit, bounded by the pane's width.
+func freeTextLimit(t domain.Terminal, k agent.StepKeys, r agent.StepReading, c screen.Capture) int {
+	has := false
+	for _, o := range r.Options {
+		has = has || (o.Offered && o.TakesText)
+	}
+	if !has {
+		return 0
+	}
+	width := t.Width
+	if width <= 0 {
+		for _, l := range c.Lines {
+			width = max(width, utf8.RuneCountInString(l.Text))
+		}
+	}
+	return max(0, min(k.FreeTextLimit, width-r.TextColumn-k.TextMargin))
+}
+
+// fingerprint binds the exact step region to the pane, the agent process
+// incarnation and the profile.
+func stepFingerprint(t domain.Terminal, prof agent.Profile, r screen.Region) string {
+	return agent.Fingerprint(t, prof.Agent().Profile, QuestionnaireKind, r)
+}
+
+// plan is what an answer resolves to: the option row to highlight and the
+// text to type into it, if any.
+type plan struct {
+	target int // index into the reading's Options
+	text   string
+}
+
+// resolve checks the answers against the step and picks the option. It
+// sends nothing.
+func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.StepAnswer) (plan, error) {
+	unavailable := func(why string) (plan, error) {
+		return plan{}, fmt.Errorf("%w: %s", domain.ErrDecisionUnavailable, why)
+	}
+	if !s.Answerable {
+		return unavailable(s.Reason)
+	}
+	if len(s.Questions) != 1 || len(answers) != 1 || answers[0].QuestionKey != s.Questions[0].Key {
+		return unavailable("the step has one question and takes exactly its answer")
+	}
+	a := answers[0]
+	if len(a.OptionKeys) != 1 {
+		return unavailable("exactly one option is chosen")
+	}
+	for i, o := range r.Options {
+		if !o.Offered || optionKey(o) != a.OptionKeys[0] {
+			continue
+		}
+		if !o.TakesText {
+			if a.Text != "" {
+				return unavailable("this option takes no text")
+			}
+			return plan{target: i}, nil
+		}
+		if why := checkText(a.Text, s.FreeTextLimit); why != "" {
+			return unavailable(why)
+		}
+		return plan{target: i, text: a.Text}, nil
+	}
+	return unavailable("no such option")
+}
+
+// checkText: one line of printable text, no surrounding spaces, within the
+// limit.
+func checkText(text string, limit int) string {
+	switch {
+	case text == "":
+		return "this option needs text"
+	case !utf8.ValidString(text):
+		return "the text is not UTF-8"
+	case utf8.RuneCountInString(text) > limit:
+		return "the text is longer than " + strconv.Itoa(limit) + " characters"
+	case strings.TrimSpace(text) != text:
+		return "the text starts or ends with whitespace"
+	}
+	for _, r := range text {
+		if !unicode.IsPrint(r) {
+			return "the text holds a character that is not printable on one line"
+		}
+	}
+	return ""
+}
+
+// AnswerStep implements domain.InteractionTerminal.
+func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, answers []domain.StepAnswer) (domain.AnswerStage, error) {
+	prof, g, err := x.questionProfile(t)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	s, r := projectStep(t, prof, g, c)
+	if !s.Present || s.Fingerprint != fp {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	p, err := resolve(s, r, answers)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	err = x.settled(ctx, t, x.cfg.StepSettle, fp, func(c screen.Capture) string {
+		again, _ := projectStep(t, prof, g, c)
+		return again.Fingerprint
+	})
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	d := dispatch{x: x, t: t, g: g, plan: g.StepKeys(), keys: x.keysFor(t)}
+	last, err := d.run(ctx, r, p)
+	if err != nil {
+		return d.keys.stage, err
+	}
+	if x.stepGone(ctx, t, prof, g, last) {
+		return domain.AnswerVerified, nil
+	}
+	return domain.AnswerSent, errors.New("the keys were sent but the step did not leave the screen")
+}
+
+// dispatch sends one step's key plan, proving each key's effect before the
+// next; keys.stage is how far it got.
+type dispatch struct {
+	x    *Adapter
+	t    domain.Terminal
+	g    agent.InteractionGrammar
+	plan agent.StepKeys
+	keys *keys
+}
+
+// run moves the highlight to the planned option, types its text if any,
+// and presses Submit. It returns the reading Submit was pressed on.
+func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.StepReading, error) {
+	for r.Cursor != p.target {
+		key, want := d.plan.Down, r.Cursor+1
+		if p.target < r.Cursor {
+			key, want = d.plan.Up, r.Cursor-1
+		}
+		if err := d.keys.press(ctx, key); err != nil {
+			return r, err
+		}
+		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
+			return r.Same(n) && n.Cursor == want && (!n.Editor || n.EditorText == "")
+		})
+		if !ok {
+			return r, errors.New("the highlight did not move as planned; stopped before answering")
+		}
+		r = next
+	}
+	if p.text != "" {
+		if d.plan.OpenText != "" {
+			if err := d.keys.press(ctx, d.plan.OpenText); err != nil {
+				return r, err
+			}
+		}
+		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
+			return r.Same(n) && n.Cursor == p.target && n.Editor && n.EditorText == ""
+		})
+		if !ok {
+			return r, errors.New("the empty text editor did not show; stopped before typing")
+		}
+		if err := d.keys.typeText(ctx, p.text); err != nil {
+			return next, err
+		}
+		next, ok = d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
+			return next.Same(n) && n.Cursor == p.target && n.Editor && n.EditorText == p.text
+		})
+		if !ok {
+			return next, errors.New("the typed text did not show exactly; stopped before submitting")
+		}
+		if !agent.Sleep(ctx, d.plan.TextSettle) {
+			return next, ctx.Err()
+		}
+		// The text must still be all the editor holds after the pause.
+		c, err := d.x.capture(ctx, d.t)
+		if err != nil {
+			return next, err
+		}
+		if n := d.g.ReadStep(c); !next.Same(n) || n.Cursor != p.target || !n.Editor || n.EditorText != p.text {
+			return next, errors.New("the editor changed before submitting; stopped")
+		}
+		r = next
+	}
+	if err := d.keys.press(ctx, d.plan.Submit); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// awaitStep recaptures until cond holds for the step on screen or
+// VerifyWithin passes.
+func (x *Adapter) awaitStep(ctx context.Context, t domain.Terminal, g agent.InteractionGrammar, cond func(agent.StepReading) bool) (agent.StepReading, bool) {
+	var r agent.StepReading
+	_, ok := x.until(ctx, t, func(c screen.Capture) bool { r = g.ReadStep(c); return cond(r) })
+	return r, ok
+}
+
+// stepGone reports whether the step answered left the screen: two
+// captures in a row show another step, or no step and the agent at work
+// or idle.
+func (x *Adapter) stepGone(ctx context.Context, t domain.Terminal, prof agent.InteractionProfile, g agent.InteractionGrammar, answered agent.StepReading) bool {
+	return x.twice(ctx, t, func(c screen.Capture) bool {
+		n := g.ReadStep(c)
+		if n.Found {
+			return !answered.Same(n)
+		}
+		switch prof.Classify(c).State {
+		case domain.ScreenWorking, domain.ScreenIdle, domain.ScreenAwaitingApproval:
+			return true
+		}
+		return false
+	})
+}
+
+// questionProfile finds the terminal's version profile and its grammar.
+func (x *Adapter) questionProfile(t domain.Terminal) (agent.InteractionProfile, agent.InteractionGrammar, error) {
+	p, exact, err := x.registry.Find(t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrNoQuestionGrammar, err)
+	}
+	ip, ok := p.(agent.InteractionProfile)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoQuestionGrammar, t.Agent.Profile)
+	}
+	if !exact {
+		return ip, nil, fmt.Errorf("%w: %s %s has no profile of its own", ErrNoQuestionGrammar, t.Agent.Kind, t.Agent.Version)
+	}
+	g, ok := ip.InteractionGrammar()
+	if !ok {
+		return ip, nil, fmt.Errorf("%w: %s", ErrNoQuestionGrammar, t.Agent.Profile)
+	}
+	return ip, g, nil
+}
+
+// unanswerableStep is the step of a version without a grammar: present when
+// the profile's classifier sees a questionnaire, never answerable.
+func unanswerableStep(t domain.Terminal, prof agent.InteractionProfile, c screen.Capture, why error) domain.InteractionStep {
+	cl := prof.Classify(c)
+	if cl.State != domain.ScreenAwaitingInteraction {
+		return domain.InteractionStep{}
+	}
+	return domain.InteractionStep{
+		Present: true, Kind: QuestionnaireKind,
+		Reason:      "AKK answers questionnaires only with a grammar of this exact agent version (" + why.Error() + "); answer it in the pane",
+		Fingerprint: stepFingerprint(t, prof, cl.Region),
+	}
+}

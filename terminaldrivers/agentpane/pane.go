@@ -1,0 +1,195 @@
+// Package agentpane is the pane adapter: it implements the domain's
+// terminal ports (TurnTerminal, WatchTerminal, ApprovalTerminal,
+// InteractionTerminal) on a coding agent running in a tmux pane. It
+// observes a pane again, marks and reads the agent's durable record,
+// types a request, presses the interrupt key, and answers permission
+// prompts and questionnaire steps with the closed key plans of the agent
+// version's profile.
+//
+// Everything that differs between agent versions comes from their profile
+// values (package agent's registry, built once by the daemon and read
+// through the Discovery); this package holds no version switch. Capture,
+// settle, fingerprint and key sending are written once, here, for every
+// port.
+//
+// Wiring: New(d, Config{}) with the *discovery.Discovery the daemon lists
+// terminals with.
+package agentpane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/discovery"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/screen"
+	"akk/terminaldrivers/tmux"
+)
+
+// Config tunes an Adapter. The zero value is what the daemon wants.
+type Config struct {
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// PollEvery is how often Submit reads the composer back while it waits
+	// for the paste to show; 25ms when zero.
+	PollEvery time.Duration
+	// AnswerPollEvery is the pause between recaptures while an answer to a
+	// prompt or a step is verified; 40ms when zero.
+	AnswerPollEvery time.Duration
+	// VerifyWithin bounds each wait for the screen to show what a key
+	// should have done (a highlight move, the editor, the typed text, the
+	// prompt or step leaving); 10s when zero. Generous: it ends as soon as
+	// the screen shows it, and a loaded machine redraws late.
+	VerifyWithin time.Duration
+	// ApprovalSettle is how long a permission prompt must stay unchanged
+	// before its key; 800ms when zero. Claude Code ignores keys that come
+	// right after it draws a prompt (seen on 2.1.267 and 2.1.328).
+	ApprovalSettle time.Duration
+	// StepSettle is the same for a questionnaire step; 500ms when zero.
+	StepSettle time.Duration
+}
+
+// Adapter implements the domain's terminal ports over the panes a
+// Discovery sees. It is safe for concurrent use; callers serialise the
+// steps of one terminal (the domain holds the terminal's lock).
+type Adapter struct {
+	disc     *discovery.Discovery
+	registry *agent.Registry
+	tmux     tmux.Runner
+	fs       proc.FS
+	now      func() time.Time
+	poll     time.Duration
+	cfg      Config
+
+	mu    sync.Mutex
+	panes map[string]domain.PaneLocator // terminal id -> pane, as last seen
+	// inFlight are requests submitted to panes whose record files a shared
+	// process holds (a Codex app-server daemon), not yet accepted.
+	inFlight map[flightKey]flight
+}
+
+var (
+	_ domain.TurnTerminal        = (*Adapter)(nil)
+	_ domain.ApprovalTerminal    = (*Adapter)(nil)
+	_ domain.InteractionTerminal = (*Adapter)(nil)
+)
+
+// New builds an Adapter on the Discovery the daemon lists terminals with
+// (discovery.Default or discovery.New), so both see the same tmux servers,
+// /proc and version profiles.
+func New(d *discovery.Discovery, cfg Config) *Adapter {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 25 * time.Millisecond
+	}
+	if cfg.AnswerPollEvery <= 0 {
+		cfg.AnswerPollEvery = 40 * time.Millisecond
+	}
+	if cfg.VerifyWithin <= 0 {
+		cfg.VerifyWithin = 10 * time.Second
+	}
+	if cfg.ApprovalSettle <= 0 {
+		cfg.ApprovalSettle = 800 * time.Millisecond
+	}
+	if cfg.StepSettle <= 0 {
+		cfg.StepSettle = 500 * time.Millisecond
+	}
+	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery, cfg: cfg,
+		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}}
+}
+
+// capture takes t's screen, with escapes and its title, in one tmux call.
+func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
+	return agent.Capture(ctx, x.tmux, t)
+}
+
+// settled waits out settle and reports whether the screen then still
+// shows what has fingerprint fp (read by fingerprintOf, "" when absent):
+// a key sent right after an agent draws a prompt may be dropped, so the
+// prompt must hold still first.
+func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Duration, fp string, fingerprintOf func(screen.Capture) string) error {
+	if !agent.Sleep(ctx, settle) {
+		return ctx.Err()
+	}
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return err
+	}
+	if fingerprintOf(c) != fp {
+		return domain.ErrPromptChanged
+	}
+	return nil
+}
+
+// until recaptures until cond holds for the screen or VerifyWithin passes;
+// it returns the capture cond held on.
+func (x *Adapter) until(ctx context.Context, t domain.Terminal, cond func(screen.Capture) bool) (screen.Capture, bool) {
+	deadline := time.Now().Add(x.cfg.VerifyWithin)
+	for {
+		if c, err := x.capture(ctx, t); err == nil && cond(c) {
+			return c, true
+		}
+		if time.Now().After(deadline) || !agent.Sleep(ctx, x.cfg.AnswerPollEvery) {
+			return screen.Capture{}, false
+		}
+	}
+}
+
+// twice reports whether left holds on two captures in a row within
+// VerifyWithin: how an answered prompt or step is proven gone (one
+// capture may catch a redraw half done).
+func (x *Adapter) twice(ctx context.Context, t domain.Terminal, left func(screen.Capture) bool) bool {
+	streak := 0
+	_, ok := x.until(ctx, t, func(c screen.Capture) bool {
+		if left(c) {
+			streak++
+		} else {
+			streak = 0
+		}
+		return streak == 2
+	})
+	return ok
+}
+
+// keys sends keys to one pane and keeps the stage an answer reached: a
+// tmux that could not run sent nothing; any other failure may have
+// delivered the key.
+type keys struct {
+	runner tmux.Runner
+	pane   domain.PaneLocator
+	stage  domain.AnswerStage
+}
+
+func (x *Adapter) keysFor(t domain.Terminal) *keys {
+	return &keys{runner: x.tmux, pane: t.Pane, stage: domain.AnswerNothing}
+}
+
+// press sends key names ("Down", "Enter", "3").
+func (k *keys) press(ctx context.Context, names ...string) error {
+	return k.sent(tmux.Server{Socket: k.pane.Socket, Runner: k.runner}.SendKeys(ctx, k.pane.PaneID, names...))
+}
+
+// typeText sends text as typed, none of it read as a key name; "--" keeps
+// a leading "-" from reading as a flag.
+func (k *keys) typeText(ctx context.Context, text string) error {
+	_, err := k.runner.Run(ctx, "-S", k.pane.Socket, "send-keys", "-t", k.pane.PaneID, "-l", "--", text)
+	if err != nil {
+		err = fmt.Errorf("type into %s: %w", k.pane.PaneID, err)
+	}
+	return k.sent(err)
+}
+
+func (k *keys) sent(err error) error {
+	if err != nil && k.stage == domain.AnswerNothing && errors.Is(err, tmux.ErrNoTmux) {
+		return err
+	}
+	k.stage = domain.AnswerSent
+	return err
+}
