@@ -13,7 +13,6 @@ import (
 	"akk/domain"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
-	"akk/terminaldrivers/discovery"
 )
 
 // TestE2EApproval answers real permission prompts on every pinned version,
@@ -27,18 +26,7 @@ func TestE2EApproval(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			d, err := discovery.New(discovery.Config{ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			terms, err := d.Discover(context.Background())
-			if err != nil || len(terms) != 1 {
-				t.Fatalf("discover: %v, %+v", err, terms)
-			}
-			term := terms[0]
-			ap := New(d, Config{})
+			e, ap, term := startPane(t, a, nil)
 			s := &session{t: t, e: e, ap: ap, term: term}
 
 			var rejected domain.ApprovalPrompt

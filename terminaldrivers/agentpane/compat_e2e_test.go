@@ -13,7 +13,6 @@ import (
 	"akk/terminaldrivers/agenttest/fakemodel"
 	"akk/terminaldrivers/claude"
 	"akk/terminaldrivers/codex"
-	"akk/terminaldrivers/discovery"
 )
 
 // TestE2EUnknownVersion runs the newest pinned version of each agent with
@@ -42,17 +41,7 @@ func TestE2EUnknownVersion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			d, err := discovery.New(discovery.Config{Registry: reg, ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			terms, err := d.Discover(context.Background())
-			if err != nil || len(terms) != 1 {
-				t.Fatalf("discover: %v, %d terminals", err, len(terms))
-			}
-			term := terms[0]
+			e, x, term := startPane(t, a, reg)
 			borrowed, exact, _ := reg.Resolve(term.Agent.Kind, a.Version)
 			if exact || !term.Agent.Compatibility || term.Agent.Version != a.Version || term.Agent.Profile != borrowed.Agent().Profile {
 				t.Fatalf("agent %+v, want version %s read with %s", term.Agent, a.Version, borrowed.Agent().Profile)
@@ -61,7 +50,7 @@ func TestE2EUnknownVersion(t *testing.T) {
 				t.Fatalf("no compatibility warning: %q", term.Warnings)
 			}
 
-			r := &run{t: t, e: e, x: New(d, Config{}), id: term.ID}
+			r := &run{t: t, e: e, x: x, id: term.ID}
 			stepPlain(r)
 
 			// A permission prompt on it is shown, never answerable.

@@ -65,5 +65,4 @@
 // at the pane's width (Claude Code width-6, Codex width-7: 114 and 113 at
 // 120 columns).
 
-
 package agentpane

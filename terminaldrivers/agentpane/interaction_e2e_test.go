@@ -10,7 +10,6 @@ import (
 	"akk/domain"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
-	"akk/terminaldrivers/discovery"
 )
 
 // TestE2EInteraction answers questionnaires of every pinned agent version
@@ -23,21 +22,11 @@ func TestE2EInteraction(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			d, err := discovery.New(discovery.Config{ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			terms, err := d.Discover(context.Background())
-			if err != nil || len(terms) != 1 || !terms[0].Agent.Profiled() {
-				t.Fatalf("discover: %v, %+v", err, terms)
-			}
-			x := New(d, Config{})
+			e, x, term := startPane(t, a, nil)
 			if a.Kind == agenttest.KindCodex {
 				e.PlanMode()
 			}
-			r := &stepRun{t: t, e: e, x: x, term: terms[0]}
+			r := &stepRun{t: t, e: e, x: x, term: term}
 			steps := []struct {
 				name string
 				f    func(r *stepRun)

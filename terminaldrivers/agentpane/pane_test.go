@@ -1,9 +1,13 @@
 package agentpane
 
 import (
+	"context"
 	"testing"
 
+	"akk/domain"
+
 	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/discovery"
 	"akk/terminaldrivers/tmux"
 )
@@ -17,4 +21,22 @@ func newTestAdapter(t *testing.T, runner tmux.Runner, cfg Config, drivers ...age
 		t.Fatal(err)
 	}
 	return New(d, cfg)
+}
+
+// startPane starts agent a ready in its own tmux server and returns its
+// Env, an Adapter over that server only (reading with reg's profiles, the
+// default ones when nil) and the one terminal it lists.
+func startPane(t *testing.T, a agenttest.Agent, reg *agent.Registry) (*agenttest.Env, *Adapter, domain.Terminal) {
+	t.Helper()
+	e := agenttest.New(t, a, agenttest.Options{})
+	e.StartReady()
+	d, err := discovery.New(discovery.Config{Registry: reg, ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := d.Discover(context.Background())
+	if err != nil || len(terms) != 1 || !terms[0].Agent.Profiled() {
+		t.Fatalf("discover: %v, %+v", err, terms)
+	}
+	return e, New(d, Config{}), terms[0]
 }

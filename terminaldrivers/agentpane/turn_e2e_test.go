@@ -11,7 +11,6 @@ import (
 	"akk/domain"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
-	"akk/terminaldrivers/discovery"
 )
 
 // pollEvery is how often the tests call Progress, as the domain does.
@@ -28,18 +27,8 @@ func TestE2ETurn(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			d, err := discovery.New(discovery.Config{ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := New(d, Config{})
-			terms, err := d.Discover(context.Background())
-			if err != nil || len(terms) != 1 {
-				t.Fatalf("discover: %v, %d terminals", err, len(terms))
-			}
-			r := &run{t: t, e: e, x: x, id: terms[0].ID}
+			e, x, term := startPane(t, a, nil)
+			r := &run{t: t, e: e, x: x, id: term.ID}
 			steps := []struct {
 				name string
 				f    func(r *run)
