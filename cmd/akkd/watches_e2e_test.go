@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/codex"
 )
 
 type watchAnswer struct {
@@ -74,7 +75,7 @@ func TestE2EWatches(t *testing.T) {
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasAction("watch"))
 			w := watch()
 			wantMode, wantConf := "exact_task", "exact"
-			if a.Kind == "codex" && a.Version == "0.169.0" {
+			if sharedDaemon(a) {
 				// The shared app-server daemon holds the rollouts: which one is
 				// this pane's is not proven, so the Watch follows the screen.
 				wantMode, wantConf = "terminal_activity", "best_effort"
@@ -118,4 +119,18 @@ func TestE2EWatches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sharedDaemon reports whether agent a's version hands its threads to a
+// shared app-server daemon (its profile's RolloutInProcess is false).
+func sharedDaemon(a agenttest.Agent) bool {
+	if a.Kind != agenttest.KindCodex {
+		return false
+	}
+	for _, p := range codex.Profiles {
+		if p.Version == a.Version {
+			return !p.RolloutInProcess
+		}
+	}
+	return false
 }
