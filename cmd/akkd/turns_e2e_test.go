@@ -195,7 +195,10 @@ func TestE2ETurns(t *testing.T) {
 				t.Fatalf("webhooks %v", types)
 			}
 
-			// 1b. Secrets in the agent's answer never cross the API.
+			// 1b. Secrets in the agent's answer never cross the API. (The
+			// completion record may come before the screen is idle again:
+			// Codex 0.158 and 0.159 draw their idle composer a moment later.)
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 			var sec sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"[[akk:secret]] show the keys"}`, &sec); code != 202 {
 				t.Fatalf("secret send: %d %+v", code, sec)
