@@ -45,6 +45,7 @@ const (
 	CodeNoInteraction          Code = "no_interaction"
 	CodeManualRequired         Code = "manual_required"
 	CodeMethodNotAllowed       Code = "method_not_allowed"
+	CodePayloadTooLarge        Code = "payload_too_large"
 	CodeUnavailable            Code = "unavailable"
 	CodeInternal               Code = "internal"
 )

@@ -144,6 +144,15 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if !term.Watchable() {
 		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
 	}
+	// Another controller's Turn holds the pane: its task and final message
+	// are not this caller's to read.
+	if holding, err := s.holdingTurn(ctx, term.ID); err == nil {
+		if !p.CanSeeHost(holding.HostID) {
+			return Watch{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return Watch{}, err
+	}
 	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}

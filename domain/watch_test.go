@@ -95,3 +95,26 @@ func TestBestEffortWatchNeedsStableIdleAndGoneIsInvalidated(t *testing.T) {
 		t.Fatalf("a watch typed: %d submits, %d interrupts", n, i)
 	}
 }
+
+// Another host cannot Watch a pane a Turn of this host holds (it would read
+// its final message); the holding host and the operator can.
+func TestWatchRefusedWhileAnotherHostsTurnHolds(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	w.svc.UseWatches(anchor{ft, true})
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true}
+		f.term.ScreenState = domain.ScreenWorking
+	})
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	if _, err := w.svc.StartWatch(w.other, domain.NewWatchInput{TerminalID: "term_a"}); code(err) != domain.CodeConflictActiveTurn {
+		t.Fatalf("another host's watch of a held pane: %v", err)
+	}
+	if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); err != nil {
+		t.Fatalf("the holding host's own watch: %v", err)
+	}
+}

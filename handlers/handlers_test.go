@@ -42,7 +42,8 @@ type env struct {
 	operator string
 }
 
-func newEnv(t testing.TB) *env {
+// newEnv serves a fresh store; heartbeat, if given, is the SSE heartbeat.
+func newEnv(t testing.TB, heartbeat ...time.Duration) *env {
 	t.Helper()
 	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
 	if err != nil {
@@ -53,7 +54,11 @@ func newEnv(t testing.TB) *env {
 	if err := svc.UseOperatorToken(context.Background(), "op-token"); err != nil {
 		t.Fatal(err)
 	}
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test"})
+	deps := handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test"}
+	if len(heartbeat) > 0 {
+		deps.Heartbeat = heartbeat[0]
+	}
+	h, err := handlers.New(deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +152,8 @@ func TestBadInputGetsAProblemWithACode(t *testing.T) {
 		{"long conversation", "GET", "/v1/notifications", e.operator, "", []string{"AKK-Conversation", strings.Repeat("c", 300)}, 422, "validation_failed"},
 		{"unknown route", "GET", "/v1/nothing", e.operator, "", nil, 404, "not_found"},
 		{"wrong method", "DELETE", "/v1/hosts", e.operator, "", nil, 405, "method_not_allowed"},
+		{"body too large", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b","pad":"` + strings.Repeat("p", handlers.MaxBodyBytes) + `"}`, nil, 413, "payload_too_large"},
+		{"body too large unauthenticated", "POST", "/v1/hosts", "", strings.Repeat("p", handlers.MaxBodyBytes+1), nil, 413, "payload_too_large"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,6 +172,32 @@ func TestBadInputGetsAProblemWithACode(t *testing.T) {
 	json.Unmarshal(w.Body.Bytes(), &list)
 	if len(list.Hosts) != 1 {
 		t.Fatalf("hosts after rejected requests: %d", len(list.Hosts))
+	}
+}
+
+// A body without a declared length is cut at MaxBodyBytes, not read whole.
+func TestChunkedBodyOverTheLimit(t *testing.T) {
+	e := newEnv(t)
+	big := io.MultiReader(strings.NewReader(`{"name":"x","webhook_url":"http://a/b","pad":"`), strings.NewReader(strings.Repeat("p", 4*handlers.MaxBodyBytes)))
+	req := httptest.NewRequest("POST", "/v1/hosts", io.NopCloser(big))
+	req.ContentLength = -1
+	req.Header.Set("Authorization", "Bearer "+e.operator)
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, req)
+	if w.Code != 413 || problemCode(t, w) != "payload_too_large" {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+}
+
+// The auth scheme is case-insensitive (RFC 9110).
+func TestBearerSchemeAnyCase(t *testing.T) {
+	e := newEnv(t)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER"} {
+		w := e.do("GET", "/v1/hosts", "", "", "Authorization", scheme+" "+e.operator)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", scheme, w.Code, w.Body)
+		}
 	}
 }
 

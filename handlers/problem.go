@@ -46,6 +46,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeNoInteraction:          http.StatusConflict,
 	domain.CodeTurnStateConflict:      http.StatusConflict,
 	domain.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	domain.CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
 	domain.CodeUnavailable:            http.StatusServiceUnavailable,
 	domain.CodeInternal:               http.StatusInternalServerError,
 }

@@ -4,9 +4,11 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -78,7 +80,7 @@ func New(d Deps) (http.Handler, error) {
 	})
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, s.authenticate, validator)
+	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	})
@@ -128,6 +130,42 @@ func validationProblem(err error, status int) error {
 	return de
 }
 
+// MaxBodyBytes bounds a request body. The largest body the contract allows
+// (a request of at most 16 KiB, JSON-escaped) fits many times over.
+const MaxBodyBytes = 64 << 10
+
+// limitBody reads a request body whole, up to max bytes, before anything
+// else sees it: a larger one is refused with 413 and never held in memory.
+func limitBody(max int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tooLarge := domain.E(domain.CodePayloadTooLarge, fmt.Sprintf("the request body is larger than %d bytes", max))
+			if r.ContentLength > max {
+				w.Header().Set("Connection", "close")
+				writeError(w, r, tooLarge)
+				return
+			}
+			if r.Body == nil || r.Body == http.NoBody {
+				next.ServeHTTP(w, r)
+				return
+			}
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.As(err, &mbe):
+				w.Header().Set("Connection", "close")
+				writeError(w, r, tooLarge)
+				return
+			case err != nil:
+				writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: "the request body could not be read", Err: err})
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 func recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -151,7 +189,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		auth := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(auth, "Bearer ")
+		scheme, token, ok := strings.Cut(auth, " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
 		if !ok || strings.TrimSpace(token) == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="akk"`)
 			writeError(w, r, domain.E(domain.CodeUnauthorized, "an Authorization: Bearer token is required"))

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"akk/callbacks"
 	"akk/domain"
 	"akk/handlers"
@@ -97,6 +99,9 @@ func defaultStateDir(getenv func(string) string) string {
 	return ""
 }
 
+// maxConnections bounds the HTTP connections served at once.
+const maxConnections = 512
+
 // run is the whole daemon; main only calls it. It returns when ctx ends.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
@@ -175,7 +180,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	// A slow client may hold a connection only so long: headers within
+	// 10 s, the whole request within 30 s (the deadline ends when the
+	// request is read, so event streams stay open), idle keep-alives 2 min, and at
+	// most maxConnections at once (more wait in the kernel's backlog).
+	ln = netutil.LimitListener(ln, maxConnections)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 
 	var wg sync.WaitGroup
