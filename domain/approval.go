@@ -283,7 +283,9 @@ func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, tur
 	if err != nil {
 		return AnswerNothing, err
 	}
-	stage, err := s.approvals.Answer(context.WithoutCancel(ctx), term, offer.Fingerprint, d)
+	seq, done := s.keySequence(ctx)
+	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
+	done()
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(err, ErrDecisionUnavailable) {
 			return AnswerNothing, E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")

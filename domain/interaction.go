@@ -385,7 +385,9 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if err != nil {
 		return ActionResult{}, err
 	}
-	stage, aerr := s.interactions.AnswerStep(context.WithoutCancel(ctx), term, offer.Fingerprint, answers)
+	seq, done := s.keySequence(ctx)
+	stage, aerr := s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
+	done()
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(aerr, ErrDecisionUnavailable) {
 			return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeManualRequired, "the profile cannot type this answer exactly; answer it in the pane")

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Service runs the use cases. It is safe for concurrent use.
@@ -24,6 +25,36 @@ type Service struct {
 	salt         []byte
 	operatorHash string
 	Retry        RetryPolicy
+
+	// input counts key sequences in flight (see keySequence).
+	input sync.WaitGroup
+}
+
+// KeySequenceBound bounds a key sequence once it started: it runs to its
+// end under this bound, whatever happens to the request that asked for it.
+const KeySequenceBound = 30 * time.Second
+
+// keySequence is the context a key sequence runs under once its
+// reservation is durable: a client that disconnects, or a daemon shutting
+// down, must not stop it between the paste and the Enter (that would leave
+// text in the composer and the Turn uncertain). Call done when it ends.
+func (s *Service) keySequence(ctx context.Context) (seq context.Context, done func()) {
+	s.input.Add(1)
+	seq, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeySequenceBound)
+	return seq, func() { cancel(); s.input.Done() }
+}
+
+// WaitForInput waits until no key sequence is in flight, or ctx ends: a
+// daemon shutting down calls it before it stops.
+func (s *Service) WaitForInput(ctx context.Context) error {
+	idle := make(chan struct{})
+	go func() { s.input.Wait(); close(idle) }()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // NewService wires the use cases to their ports.

@@ -136,7 +136,10 @@ func (s *Service) Cancel(ctx context.Context, id string) (ActionResult, error) {
 	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
 		return ActionResult{}, err
 	}
-	if err := tr.term.Interrupt(context.WithoutCancel(ctx), term); err != nil {
+	seq, done := s.keySequence(ctx)
+	err = tr.term.Interrupt(seq, term)
+	done()
+	if err != nil {
 		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
 	}
 	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
@@ -293,7 +296,9 @@ func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, 
 	if t, err = s.transition(ctx, t, "", false); err != nil {
 		return SendResult{}, err
 	}
-	stage, subErr := tr.term.Submit(ctx, term, request)
+	seq, done := s.keySequence(ctx)
+	stage, subErr := tr.term.Submit(seq, term, request)
+	done()
 	return s.afterSubmit(ctx, t, stage, subErr, true)
 }
 

@@ -259,10 +259,16 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 				return s.existing(existing, in.Request)
 			}
 		}
+		var de *Error
+		if errors.As(err, &de) && de.Code == CodeConflictActiveTurn {
+			return SendResult{}, de // the store holds another Turn of this terminal
+		}
 		return SendResult{}, fmt.Errorf("reserve turn: %w", err)
 	}
 
-	stage, subErr := tr.term.Submit(ctx, term, in.Request)
+	seq, done := s.keySequence(ctx)
+	stage, subErr := tr.term.Submit(seq, term, in.Request)
+	done()
 	return s.afterSubmit(ctx, t, stage, subErr, false)
 }
 

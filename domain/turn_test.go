@@ -405,3 +405,57 @@ func TestCloseReleasesWithoutInput(t *testing.T) {
 		t.Fatalf("%d submits %d interrupts", n, i)
 	}
 }
+
+// cancellingTerm cancels the request that asked for input while its keys
+// are being sent, and records whether the key sequence's own context held.
+type cancellingTerm struct {
+	*fakeTerm
+	cancelRequest func()
+	seqErr        error
+}
+
+func (c *cancellingTerm) Submit(ctx context.Context, t domain.Terminal, text string) (domain.SubmitStage, error) {
+	c.cancelRequest() // the client goes away after the paste
+	c.seqErr = ctx.Err()
+	return c.fakeTerm.Submit(ctx, t, text)
+}
+
+// Once the reservation is durable, the key sequence runs to its end even
+// when the request's context ends (a disconnect, a shutdown).
+func TestKeySequenceOutlivesTheRequest(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	ctx, cancel := context.WithCancel(w.host)
+	ct := &cancellingTerm{fakeTerm: ft, cancelRequest: cancel}
+	w.svc.UseTurns(ct, nil, domain.TurnConfig{})
+	r, err := w.svc.Send(ctx, domain.SendInput{TerminalID: "term_a", Request: "keep going"})
+	if err != nil || ct.seqErr != nil {
+		t.Fatalf("send %+v %v; the key sequence's context ended with the request: %v", r, err, ct.seqErr)
+	}
+	if r.Outcome != domain.OutcomeDone {
+		t.Fatalf("outcome %s", r.Outcome)
+	}
+	if err := w.svc.WaitForInput(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The store holds at most one Turn that holds a terminal, whoever writes it.
+func TestStoreRefusesASecondHoldingTurn(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := r.Turn
+	second.ID, second.MessageID, second.State = "turn_second", "", domain.TurnDispatching
+	err = w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.InsertTurn(context.Background(), second) })
+	if code(err) != domain.CodeConflictActiveTurn {
+		t.Fatalf("a second holding Turn of one terminal: %v", err)
+	}
+	second.State = domain.TurnCompleted
+	if err := w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.InsertTurn(context.Background(), second) }); err != nil {
+		t.Fatalf("a finished Turn beside the holding one: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"akk/domain"
@@ -61,9 +62,18 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
 		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision)
 	if err != nil {
-		return fmt.Errorf("insert turn: %w", err)
+		return holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
 	return nil
+}
+
+// holderConflict turns a violation of turns_one_holder (another Turn
+// already holds the terminal) into the domain's conflict.
+func holderConflict(err error) error {
+	if strings.Contains(err.Error(), "UNIQUE constraint failed: turns.terminal_id") {
+		return &domain.Error{Code: domain.CodeConflictActiveTurn, Message: "another Turn holds this terminal", Err: err}
+	}
+	return err
 }
 
 func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
@@ -75,7 +85,7 @@ func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), ts(x.UpdatedAt), nullTS(x.AcceptedAt),
 		nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.ID, x.Revision)
 	if err != nil {
-		return fmt.Errorf("update turn: %w", err)
+		return holderConflict(fmt.Errorf("update turn: %w", err))
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return domain.ErrRevisionConflict

@@ -120,6 +120,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := os.Chmod(cfg.stateDir, 0o700); err != nil {
 		return fmt.Errorf("secure state dir: %w", err)
 	}
+	release, err := lockStateDir(cfg.stateDir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	store, err := persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
 	if err != nil {
 		return err
@@ -213,6 +218,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			srv.Close()
 		}
 		err = nil
+		// A key sequence that started runs to its end.
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), domain.KeySequenceBound)
+		if werr := svc.WaitForInput(ictx); werr != nil {
+			log.Warn("a key sequence was still running at shutdown", "err", werr)
+		}
+		cancel()
 	}
 	stopDispatch()
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -396,4 +397,17 @@ func TestEventsStreamReplaysAfterLastEventIDAndScopesHosts(t *testing.T) {
 	if live[0].event != "host.ping" || !strings.Contains(live[0].data, b.HostID) {
 		t.Fatalf("live event %+v", live[0])
 	}
+}
+
+// A second daemon on the same state dir refuses to start (both would type
+// into the same panes); once the first stops, a new one starts.
+func TestSecondDaemonOnOneStateDirRefusesToStart(t *testing.T) {
+	dir := t.TempDir()
+	first := startDaemon(t, dir, nil)
+	err := run(context.Background(), []string{"akkd", "--listen", freeAddr(t), "--state-dir", dir, "--log-level", "warn"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "already uses the state directory") || !strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second daemon: %v", err)
+	}
+	first.stop()
+	startDaemon(t, dir, nil).stop()
 }
