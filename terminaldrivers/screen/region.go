@@ -58,28 +58,117 @@ func Fingerprint(identity string, r Region) string {
 // Redacted is what a secret-looking string is replaced with.
 const Redacted = "[REDACTED]"
 
+// secretPatterns are the shapes of secrets. Each match is replaced with
+// Redacted, except that a group named "keep" is kept (the name in
+// name=value, the scheme and user of a URL).
 var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),                              // OpenAI / Anthropic API keys
-	regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),                                      // AWS access key ids
-	regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9\-._~+/]{8,}=*`),                          // bearer tokens
-	regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{8,}`),                                       // Standard Webhooks secrets
-	regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{20,}`),                                     // GitHub tokens
-	regexp.MustCompile(`xox[abprs]-[A-Za-z0-9\-]{10,}`),                                  // Slack tokens
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),                             // PEM private keys
-	regexp.MustCompile(`(?i)(api[_-]?key|secret|password|token)(\s*[:=]\s*)[^\s'"]{8,}`), // key=value
+	// PEM private keys: the whole block, to its END line or the end of text.
+	regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+	regexp.MustCompile(`\bakk_(?:op|h)_[A-Za-z0-9_\-]{16,}`),                                 // AKK's own operator and host tokens
+	regexp.MustCompile(`sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),                                  // OpenAI / Anthropic API keys
+	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                      // AWS access key ids
+	regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`),                             // Stripe keys
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                                     // GitHub fine-grained tokens
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),                                       // GitHub tokens
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),                                        // GitLab tokens
+	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35,}`),                                          // Google API keys
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),                                            // npm tokens
+	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`),                                              // Hugging Face tokens
+	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9\-]{10,}`),                                    // Slack tokens
+	regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{8,}`),                                           // Standard Webhooks secrets
+	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWTs
+	regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9\-._~+/]{8,}=*`),                              // bearer tokens
+	// A password in a URL: scheme://user:PASSWORD@host.
+	regexp.MustCompile(`(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+@`),
+	// name=value and "name": "value" where the name says secret.
+	regexp.MustCompile(`(?i)(?P<keep>[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|password|passwd|token|credential|private[_\-]?key)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?)[^\s'",}]{8,}`),
 }
 
 // Redact replaces secret-looking strings in s. It is for excerpts shown to
 // people and hosts; fingerprints are always taken over the unredacted text.
 func Redact(s string) string {
-	for i, re := range secretPatterns {
-		if i == len(secretPatterns)-1 {
-			s = re.ReplaceAllString(s, "${1}${2}"+Redacted)
+	for _, re := range secretPatterns {
+		if re.SubexpIndex("keep") >= 0 {
+			s = re.ReplaceAllString(s, "${keep}"+Redacted)
 			continue
 		}
 		s = re.ReplaceAllString(s, Redacted)
 	}
 	return s
+}
+
+// RedactRows redacts rows of a screen, also where a secret was wrapped
+// across two rows (the parts on both rows go) and inside a private key
+// block spread over many rows. It keeps one row per row. Without the
+// pane's width a secret that ends a row and a word that starts the next
+// look like one wrapped secret: both go (AKK errs toward hiding).
+func RedactRows(rows []string) []string {
+	out := redactBlocks(rows)
+	cut := make([]int, len(out))  // redacted from this byte to the end; -1: none
+	head := make([]int, len(out)) // redacted from its indent up to this byte; 0: none
+	for i := range cut {
+		cut[i] = -1
+	}
+	for i := 0; i+1 < len(out); i++ {
+		a, b := out[i], out[i+1]
+		bt := strings.TrimLeft(b, " ")
+		indent := len(b) - len(bt)
+		joined := a + bt
+		for _, re := range secretPatterns {
+			keep := re.SubexpIndex("keep")
+			for _, m := range re.FindAllStringSubmatchIndex(joined, -1) {
+				s, e := m[0], m[1]
+				if keep >= 0 && m[2*keep+1] > s {
+					s = m[2*keep+1]
+				}
+				if s < len(a) && e > len(a) {
+					if cut[i] < 0 || s < cut[i] {
+						cut[i] = s
+					}
+					head[i+1] = max(head[i+1], indent+e-len(a))
+				}
+			}
+		}
+	}
+	for i, r := range out {
+		indent := len(r) - len(strings.TrimLeft(r, " "))
+		switch {
+		case cut[i] >= 0 && head[i] > 0 && cut[i] <= head[i]:
+			r = r[:indent] + Redacted
+		case cut[i] >= 0 && head[i] > 0:
+			r = r[:indent] + Redacted + r[head[i]:cut[i]] + Redacted
+		case cut[i] >= 0:
+			r = r[:cut[i]] + Redacted
+		case head[i] > 0:
+			r = r[:indent] + Redacted + r[head[i]:]
+		}
+		out[i] = Redact(r)
+	}
+	return out
+}
+
+var (
+	blockStart = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
+	blockEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY-----`)
+)
+
+// redactBlocks replaces every row of a private key block.
+func redactBlocks(rows []string) []string {
+	out := make([]string, len(rows))
+	in := false
+	for i, r := range rows {
+		switch {
+		case !in && blockStart.MatchString(r):
+			in = !blockEnd.MatchString(r[blockStart.FindStringIndex(r)[1]:])
+			out[i] = r[:blockStart.FindStringIndex(r)[0]] + Redacted
+		case in:
+			out[i] = Redacted
+			in = !blockEnd.MatchString(r)
+		default:
+			out[i] = r
+		}
+	}
+	return out
 }
 
 // Excerpt returns the region's rows, redacted, trailing blanks removed, at
@@ -92,9 +181,9 @@ func Excerpt(r Region, maxRows int) string {
 	if maxRows > 0 && len(lines) > maxRows {
 		lines = lines[len(lines)-maxRows:]
 	}
-	out := make([]string, len(lines))
+	trimmed := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = Redact(strings.TrimRight(l, " "))
+		trimmed[i] = strings.TrimRight(l, " ")
 	}
-	return strings.Join(out, "\n")
+	return strings.Join(RedactRows(trimmed), "\n")
 }

@@ -110,7 +110,10 @@ func TestRedact(t *testing.T) {
 
 func TestExcerpt(t *testing.T) {
 	r := Region{Lines: []string{"one", "two sk-ant-api03-0123456789abcdefXYZ  ", "three", "  ", ""}}
-	if got, want := Excerpt(r, 2), "two [REDACTED]\nthree"; got != want {
+	// A secret that ends a row takes the next row's first word with it:
+	// without the pane's width that looks just like a wrapped secret, and
+	// AKK errs toward hiding.
+	if got, want := Excerpt(r, 2), "two [REDACTED]\n[REDACTED]"; got != want {
 		t.Fatalf("Excerpt = %q, want %q", got, want)
 	}
 	if got := Excerpt(r, 0); strings.Count(got, "\n") != 2 {
@@ -129,5 +132,48 @@ func TestParseKeepsBackground(t *testing.T) {
 	}
 	if l.Background(strings.Index(l.Text, "Size")) || l.Background(0) {
 		t.Error("plain text: background")
+	}
+}
+
+// Every secret shape AKK knows, in the middle of other text.
+func TestRedactEveryShape(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"akk operator token", "cat gave akk_op_Zm9vYmFyYmF6cXV4cXV1eGZvb2Jhcg-_x ok", "cat gave [REDACTED] ok"},
+		{"akk host token", "akk_h_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "[REDACTED]"},
+		{"aws secret key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"},
+		{"github fine-grained", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "[REDACTED]"},
+		{"gitlab", "glpat-abcdefghij0123456789", "[REDACTED]"},
+		{"stripe live", "sk_live_abcdefghijklmnop1234", "[REDACTED]"},
+		{"stripe restricted", "rk_test_abcdefghijklmnop1234", "[REDACTED]"},
+		{"google", "key AIzaSyA-abcdefghijklmnopqrstuvwxyz012345 end", "key [REDACTED] end"},
+		{"npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"},
+		{"hugging face", "hf_abcdefghijklmnopqrstuvwxyzABCDEF", "[REDACTED]"},
+		{"jwt", "got eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fwpMeJf36 done", "got [REDACTED] done"},
+		{"url password", "git clone https://deploy:s3cr3tpassw0rd@example.com/repo.git", "git clone https://deploy:[REDACTED]example.com/repo.git"},
+		{"quoted json secret", `{"client_secret": "abcdefgh12345678", "name": "x"}`, `{"client_secret": "[REDACTED]", "name": "x"}`},
+		{"private key block", "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nafter", "key:\n[REDACTED]\nafter"},
+		{"private key cut off", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "[REDACTED]"},
+		{"plain words stay", "the token bucket and a secret garden", "the token bucket and a secret garden"},
+		{"addresses stay", "http://127.0.0.1:7788/v1/health", "http://127.0.0.1:7788/v1/health"},
+	} {
+		if got := Redact(c.in); got != c.want {
+			t.Errorf("%s: Redact(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+// A secret the terminal wrapped across two rows goes from both; a private
+// key over several rows goes whole; row count is kept.
+func TestRedactRows(t *testing.T) {
+	rows := []string{"key is sk-ant-api03-AKKFAKE0000", "  11112222333344445555 and more", "plain row"}
+	got := RedactRows(rows)
+	if len(got) != 3 || strings.Contains(strings.Join(got, ""), "AKKFAKE") || strings.Contains(strings.Join(got, ""), "1111222233334444") ||
+		!strings.HasPrefix(got[0], "key is ") || !strings.HasSuffix(got[1], " and more") || got[2] != "plain row" {
+		t.Fatalf("wrapped: %q", got)
+	}
+	key := []string{"cat id_rsa", "-----BEGIN RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA1234567890abcdef", "abcdefABCDEF0123456789", "-----END RSA PRIVATE KEY-----", "$ "}
+	got = RedactRows(key)
+	if len(got) != len(key) || strings.Contains(strings.Join(got, ""), "MIIE") || strings.Contains(strings.Join(got, ""), "abcdefABCDEF") || got[0] != "cat id_rsa" || got[5] != "$ " {
+		t.Fatalf("key block: %q", got)
 	}
 }
