@@ -18,7 +18,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends tmux ca-certifi
  && mkdir -p /var/lib/akk && chown akk:akk /var/lib/akk && chmod 700 /var/lib/akk
 COPY --from=build /out/akkd /out/akk /usr/local/bin/
 USER akk
-ENV AKK_STATE_DIR=/var/lib/akk AKK_LISTEN=0.0.0.0:7788
+# Loopback by default, as on a workstation: AKK types into terminals, so it
+# is exposed beyond the container only on purpose (-e AKK_LISTEN=0.0.0.0:7788).
+ENV AKK_STATE_DIR=/var/lib/akk AKK_LISTEN=127.0.0.1:7788
 VOLUME ["/var/lib/akk"]
 EXPOSE 7788
 ENTRYPOINT ["/usr/local/bin/akkd"]

@@ -49,7 +49,7 @@ type turns struct {
 	cfg    TurnConfig
 
 	lockMu sync.Mutex
-	locks  map[string]*sync.Mutex // per terminal
+	locks  map[string]*terminalLock // per terminal, while held or awaited
 
 	monMu    sync.Mutex
 	monCtx   context.Context
@@ -60,21 +60,35 @@ type turns struct {
 // UseTurns wires the terminal side of Turns in.
 func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
 	cfg.defaults()
-	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*sync.Mutex{}, monitors: map[string]*monitorHandle{}}
+	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}}
 }
 
 // lockTerminal takes the terminal lock. Lock order: terminal lock, then a
 // store transaction; never the other way round.
 func (tr *turns) lockTerminal(id string) func() {
 	tr.lockMu.Lock()
-	m, ok := tr.locks[id]
+	l, ok := tr.locks[id]
 	if !ok {
-		m = &sync.Mutex{}
-		tr.locks[id] = m
+		l = &terminalLock{}
+		tr.locks[id] = l
 	}
+	l.refs++
 	tr.lockMu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		tr.lockMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(tr.locks, id) // the map holds only locks in use
+		}
+		tr.lockMu.Unlock()
+	}
+}
+
+// terminalLock is one terminal's lock and how many callers hold or await it.
+type terminalLock struct {
+	mu   sync.Mutex
+	refs int // guarded by turns.lockMu
 }
 
 // SendInput is a Send request.

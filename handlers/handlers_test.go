@@ -152,6 +152,9 @@ func TestBadInputGetsAProblemWithACode(t *testing.T) {
 		{"long conversation", "GET", "/v1/notifications", e.operator, "", []string{"AKK-Conversation", strings.Repeat("c", 300)}, 422, "validation_failed"},
 		{"unknown route", "GET", "/v1/nothing", e.operator, "", nil, 404, "not_found"},
 		{"wrong method", "DELETE", "/v1/hosts", e.operator, "", nil, 405, "method_not_allowed"},
+		{"trailing json", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b"} {"name":"y"}`, nil, 400, "invalid_request"},
+		{"trailing garbage", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b"}xyz`, nil, 400, "invalid_request"},
+		{"invalid utf-8", "POST", "/v1/hosts", e.operator, "{\"name\":\"a\xffb\",\"webhook_url\":\"http://a/b\"}", nil, 400, "invalid_request"},
 		{"body too large", "POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b","pad":"` + strings.Repeat("p", handlers.MaxBodyBytes) + `"}`, nil, 413, "payload_too_large"},
 		{"body too large unauthenticated", "POST", "/v1/hosts", "", strings.Repeat("p", handlers.MaxBodyBytes+1), nil, 413, "payload_too_large"},
 	}
@@ -187,6 +190,16 @@ func TestChunkedBodyOverTheLimit(t *testing.T) {
 	e.h.ServeHTTP(w, req)
 	if w.Code != 413 || problemCode(t, w) != "payload_too_large" {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+}
+
+// Any method a client makes up is counted under one label.
+func TestMetricsMethodLabelIsBounded(t *testing.T) {
+	e := newEnv(t)
+	e.do("BREW", "/v1/hosts", e.operator, "")
+	w := e.do("GET", "/metrics", "", "")
+	if strings.Contains(w.Body.String(), `method="BREW"`) || !strings.Contains(w.Body.String(), `method="OTHER"`) {
+		t.Fatalf("metrics:\n%s", w.Body)
 	}
 }
 

@@ -6,6 +6,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -159,6 +161,19 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 			case err != nil:
 				writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: "the request body could not be read", Err: err})
 				return
+			}
+			// One JSON value and nothing after it, in valid UTF-8: the
+			// decoders behind would ignore trailing data and replace
+			// invalid bytes, so a request would not be what was sent.
+			if len(bytes.TrimSpace(body)) > 0 && strings.Contains(r.Header.Get("Content-Type"), "json") {
+				if !utf8.Valid(body) {
+					writeError(w, r, domain.E(domain.CodeInvalidRequest, "the request body is not valid UTF-8"))
+					return
+				}
+				if !json.Valid(body) {
+					writeError(w, r, domain.E(domain.CodeInvalidRequest, "the request body is not one JSON value (malformed, or data after it)"))
+					return
+				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			next.ServeHTTP(w, r)

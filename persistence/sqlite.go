@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,14 @@ type Change struct {
 
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(ctx context.Context, path string) (*Store, error) {
+	// Owner-only before SQLite first opens it: its -wal and -shm files take
+	// the database file's permissions.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("secure the database file: %w", err)
+	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")

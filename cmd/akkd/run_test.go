@@ -276,6 +276,11 @@ func TestOperatorTokenPersistsAndHostsSurviveRestart(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("operator.token mode: %v %v", st.Mode(), err)
 	}
+	for _, name := range []string{"akk.db", "akk.db-wal", "akk.db-shm", "akkd.lock"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", name, st.Mode().Perm())
+		}
+	}
 	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o700 {
 		t.Fatalf("state dir mode %v", st.Mode())
 	}
