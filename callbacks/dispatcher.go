@@ -28,10 +28,13 @@ type Dispatcher struct {
 	Log      *slog.Logger
 	Observe  DeliveryObserver
 	Lease    time.Duration // how long a claimed row is ours; default 2 min
-	Parallel int           // concurrent deliveries; default 4
+	Parallel int           // concurrent deliveries, one per host at most; default 8
 
 	wake chan struct{}
 	once sync.Once
+
+	mu   sync.Mutex
+	busy map[string]bool // hosts with a delivery in flight
 }
 
 // NewHTTPClient is the webhook client: 15 s timeout, no redirects followed.
@@ -57,8 +60,9 @@ func (d *Dispatcher) init() {
 			d.Lease = 2 * time.Minute
 		}
 		if d.Parallel == 0 {
-			d.Parallel = 4
+			d.Parallel = 8
 		}
+		d.busy = map[string]bool{}
 	})
 }
 
@@ -79,15 +83,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	defer wg.Wait()
 	for {
 		now := d.Clock.Now()
-		batch, err := d.Store.ClaimDueNotifications(ctx, now, now.Add(d.Lease), d.Parallel*4)
+		batch, err := d.Store.ClaimDueNotifications(ctx, now, now.Add(d.Lease), d.Parallel, d.busyHosts())
 		if err != nil && ctx.Err() == nil {
 			d.Log.Error("claim webhooks", "err", err)
 		}
 		for _, del := range batch {
+			d.setBusy(del.HostID, true)
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
+				defer func() { d.setBusy(del.HostID, false); <-sem; wg.Done(); d.Wake() }()
 				d.deliver(ctx, del)
 			}()
 		}
@@ -97,6 +102,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		wait := time.Minute
 		if next, ok, err := d.Store.NextNotificationDue(ctx); err == nil && ok {
 			wait = min(max(next.Sub(d.Clock.Now()), 10*time.Millisecond), time.Minute)
+		}
+		if len(d.busyHosts()) > 0 {
+			// The due rows may all be of hosts in flight: their deliveries
+			// wake this loop when they end; do not spin meanwhile.
+			wait = max(wait, 250*time.Millisecond)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -110,6 +120,26 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
+func (d *Dispatcher) setBusy(host string, busy bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if busy {
+		d.busy[host] = true
+	} else {
+		delete(d.busy, host)
+	}
+}
+
+func (d *Dispatcher) busyHosts() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]string, 0, len(d.busy))
+	for h := range d.busy {
+		out = append(out, h)
+	}
+	return out
+}
+
 func (d *Dispatcher) deliver(ctx context.Context, del domain.Delivery) {
 	start := d.Clock.Now()
 	code, retryAfter, err := d.send(ctx, del, start)
@@ -117,7 +147,7 @@ func (d *Dispatcher) deliver(ctx context.Context, del domain.Delivery) {
 	if ctx.Err() != nil {
 		return // shutting down: the lease expires and the row is tried again
 	}
-	a := domain.Attempt{NotificationID: del.ID, At: start, StatusCode: code, Duration: elapsed}
+	a := domain.Attempt{NotificationID: del.ID, At: start, StatusCode: code, Duration: elapsed, Lease: del.Lease}
 	outcome := "delivered"
 	if err == nil {
 		a.State = domain.NotificationDelivered

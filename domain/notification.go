@@ -39,6 +39,9 @@ type Delivery struct {
 	Payload    []byte
 	WebhookURL string
 	Secret     string
+	// Lease is the lease this delivery was claimed under: its attempt is
+	// recorded only while the row still carries it.
+	Lease time.Time
 }
 
 // Attempt is the outcome of one delivery attempt.
@@ -51,6 +54,8 @@ type Attempt struct {
 	// Next state: delivered, pending (with NextAt) or failed.
 	State  NotificationState
 	NextAt time.Time
+	// Lease is the delivery's lease (Delivery.Lease).
+	Lease time.Time
 }
 
 // NotificationFilter selects notifications.

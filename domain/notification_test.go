@@ -22,3 +22,4 @@ func TestRetryPolicy(t *testing.T) {
 		t.Fatal("retried past the schedule")
 	}
 }
+

@@ -40,8 +40,11 @@ type Store interface {
 	Notification(ctx context.Context, id string) (Notification, error)
 	Notifications(ctx context.Context, filter NotificationFilter) ([]Notification, error)
 	// ClaimDueNotifications leases up to limit pending notifications whose
-	// next attempt is due, so a crashed dispatcher's lease simply expires.
-	ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int) ([]Delivery, error)
+	// attempt is due, at most one per host and none of the hosts in busy
+	// (their previous delivery is still in flight): each host's
+	// notifications go one at a time, in order, and a hanging receiver
+	// holds up only its own host.
+	ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int, busy []string) ([]Delivery, error)
 	// NextNotificationDue returns when the earliest pending notification is due.
 	NextNotificationDue(ctx context.Context) (time.Time, bool, error)
 	RecordAttempt(ctx context.Context, a Attempt) error

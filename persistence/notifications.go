@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -50,8 +51,10 @@ func (t *tx) Notification(ctx context.Context, id string) (domain.Notification, 
 }
 
 func (t *tx) RescheduleNotification(ctx context.Context, id string, at time.Time) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = 'pending', next_attempt_at = ?, lease_until = NULL,
-		revision = revision + 1 WHERE notification_id = ?`, ts(at), id)
+	// A delivery in flight keeps its lease: the row is not handed out twice.
+	_, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = 'pending', next_attempt_at = ?,
+		lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE NULL END,
+		revision = revision + 1 WHERE notification_id = ?`, ts(at), ts(at), id)
 	if err != nil {
 		return fmt.Errorf("reschedule notification: %w", err)
 	}
@@ -95,14 +98,21 @@ func (s *Store) Notifications(ctx context.Context, f domain.NotificationFilter) 
 }
 
 // ClaimDueNotifications leases due pending notifications to this dispatcher.
-func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int) ([]domain.Delivery, error) {
+func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int, busy []string) ([]domain.Delivery, error) {
 	var out []domain.Delivery
+	busyJSON, _ := json.Marshal(append([]string{}, busy...))
 	err := s.InTx(ctx, func(dt domain.Tx) error {
 		t := dt.(*tx)
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret
+		// The earliest due row of each host not busy, and only when no row
+		// of that host is leased (in flight): one delivery per host at once.
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret FROM (
+			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret,
+				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.created_at, n.notification_id) AS rn
 			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
 			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
-			ORDER BY n.next_attempt_at LIMIT ?`, ts(now), ts(now), limit)
+				AND n.host_id NOT IN (SELECT value FROM json_each(?))
+				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?)
+		) WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), string(busyJSON), ts(now), limit)
 		if err != nil {
 			return err
 		}
@@ -114,6 +124,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 				return err
 			}
 			d.Notification = n
+			d.Lease = leaseUntil
 			out = append(out, d)
 		}
 		rows.Close()
@@ -165,12 +176,17 @@ func (s *Store) RecordAttempt(ctx context.Context, a domain.Attempt) error {
 		if next.IsZero() {
 			next = a.At
 		}
-		_, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
+		// Only while the row still carries this delivery's lease: after it
+		// expired another claim may own the row, and its outcome wins.
+		res, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = ?, attempts = attempts + 1, last_attempt_at = ?,
 			last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = COALESCE(?, delivered_at),
-			lease_until = NULL, revision = revision + 1 WHERE notification_id = ?`,
-			string(a.State), ts(a.At), code, nullString(a.Error), ts(next), delivered, a.NotificationID)
+			lease_until = NULL, revision = revision + 1 WHERE notification_id = ? AND lease_until = ? AND state != 'delivered'`,
+			string(a.State), ts(a.At), code, nullString(a.Error), ts(next), delivered, a.NotificationID, ts(a.Lease))
 		if err != nil {
 			return fmt.Errorf("record attempt: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // the attempt is history; the row's state is not ours to set
 		}
 		// A rescheduled row changes when the dispatcher must look next.
 		t.change.Notifications = a.State == domain.NotificationPending

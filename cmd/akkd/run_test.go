@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,4 +417,44 @@ func TestSecondDaemonOnOneStateDirRefusesToStart(t *testing.T) {
 	}
 	first.stop()
 	startDaemon(t, dir, nil).stop()
+}
+
+// A receiver that hangs holds up only its own host: host B's ping arrives
+// while host A's deliveries are all still hanging.
+func TestHangingReceiverDelaysOnlyItsHost(t *testing.T) {
+	release := make(chan struct{})
+	var hung atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hung.Add(1)
+		<-release
+	}))
+	defer hang.Close()
+	defer close(release)
+	rec := newReceiver(t, "")
+	d := startDaemon(t, t.TempDir(), nil)
+	defer d.stop()
+	var a, b hostCreds
+	call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"a","webhook_url":"`+hang.URL+`/a"}`, &a)
+	call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"b","webhook_url":"http://`+rec.addr+`/b"}`, &b)
+	for range 8 {
+		call(t, "POST", d.url+"/v1/hosts/"+a.HostID+"/ping", d.token, "", nil)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hung.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("host A's receiver was never called")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	call(t, "POST", d.url+"/v1/hosts/"+b.HostID+"/ping", d.token, "", nil)
+	// B's ping must arrive before A's attempts could end (the webhook
+	// client waits 15 s): while all of them still hang.
+	select {
+	case <-rec.arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("host B's ping waited behind host A's hanging receiver")
+	}
+	if n := hung.Load(); n != 1 {
+		t.Fatalf("host A had %d deliveries in flight at once, want 1", n)
+	}
 }

@@ -1,0 +1,56 @@
+package domain_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"akk/domain"
+)
+
+// A retry of a notification whose delivery is in flight neither hands it
+// out a second time nor lets the first attempt's outcome be overwritten by
+// a stale one.
+func TestRetryOfAnInFlightNotification(t *testing.T) {
+	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
+	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
+	hs, _ := w.store.Hosts(context.Background())
+	n, err := w.svc.PingHost(op, hs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now().UTC()
+	claimed, err := w.store.ClaimDueNotifications(ctx, now.Add(time.Second), now.Add(time.Minute), 10, nil)
+	if err != nil || len(claimed) != 1 || claimed[0].ID != n.ID {
+		t.Fatalf("claim: %v %+v", err, claimed)
+	}
+	if _, err := w.svc.RetryNotification(op, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := w.store.ClaimDueNotifications(ctx, now.Add(2*time.Second), now.Add(time.Minute), 10, nil); err != nil || len(again) != 0 {
+		t.Fatalf("an in-flight notification was handed out again: %v %+v", err, again)
+	}
+	// A stale attempt (another lease) changes nothing; the claim's own does.
+	stale := domain.Attempt{NotificationID: n.ID, At: now, State: domain.NotificationFailed, Error: "late", Lease: now.Add(-time.Hour)}
+	if err := w.store.RecordAttempt(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := w.store.Notification(ctx, n.ID); cur.State != domain.NotificationPending {
+		t.Fatalf("a stale attempt set the state: %+v", cur)
+	}
+	ok := domain.Attempt{NotificationID: n.ID, At: now, StatusCode: 204, State: domain.NotificationDelivered, Lease: claimed[0].Lease}
+	if err := w.store.RecordAttempt(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := w.store.Notification(ctx, n.ID); cur.State != domain.NotificationDelivered || cur.Attempts != 1 {
+		t.Fatalf("after the claim's own attempt: %+v", cur)
+	}
+	// Late failure of the first claim cannot regress a delivered row.
+	if err := w.store.RecordAttempt(ctx, domain.Attempt{NotificationID: n.ID, At: now, State: domain.NotificationPending, NextAt: now, Lease: claimed[0].Lease}); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := w.store.Notification(ctx, n.ID); cur.State != domain.NotificationDelivered {
+		t.Fatalf("a delivered row regressed: %+v", cur)
+	}
+}
