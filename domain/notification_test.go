@@ -22,4 +22,3 @@ func TestRetryPolicy(t *testing.T) {
 		t.Fatal("retried past the schedule")
 	}
 }
-

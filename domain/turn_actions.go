@@ -84,6 +84,24 @@ func (s *Service) CheckTurnVisible(ctx context.Context, id string) error {
 	return err
 }
 
+// conflictAttempts bounds how often an action is run again when the
+// monitor changed its Turn between the action's read and its write.
+const conflictAttempts = 5
+
+// onConflictRetry runs action again while it fails with a revision
+// conflict. Every action writes its Turn before any key (a conflict means
+// no input was sent), so running it again from a fresh read is safe.
+func onConflictRetry[T any](action func() (T, error)) (T, error) {
+	var out T
+	var err error
+	for range conflictAttempts {
+		if out, err = action(); !errors.Is(err, ErrRevisionConflict) {
+			return out, err
+		}
+	}
+	return out, &Error{Code: CodeTurnStateConflict, Message: "the turn kept changing while this action ran; read its status and try again", Err: err}
+}
+
 // ActionResult is what an action on a Turn did.
 type ActionResult struct {
 	Turn       Turn
@@ -98,6 +116,10 @@ func stateConflict(t Turn, action string) error {
 // Cancel presses the interrupt key once for an active Turn. The monitor
 // reports cancelled once the agent's record proves the interrupt.
 func (s *Service) Cancel(ctx context.Context, id string) (ActionResult, error) {
+	return onConflictRetry(func() (ActionResult, error) { return s.cancelOnce(ctx, id) })
+}
+
+func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -147,6 +169,10 @@ func (s *Service) Cancel(ctx context.Context, id string) (ActionResult, error) {
 
 // Close releases management of a Turn without any terminal input.
 func (s *Service) Close(ctx context.Context, id, reason string) (ActionResult, error) {
+	return onConflictRetry(func() (ActionResult, error) { return s.closeOnce(ctx, id, reason) })
+}
+
+func (s *Service) closeOnce(ctx context.Context, id, reason string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -179,6 +205,10 @@ func (s *Service) Close(ctx context.Context, id, reason string) (ActionResult, e
 // Renew restarts monitoring of a stalled Turn whose terminal is still the
 // same live agent. No input.
 func (s *Service) Renew(ctx context.Context, id string) (ActionResult, error) {
+	return onConflictRetry(func() (ActionResult, error) { return s.renewOnce(ctx, id) })
+}
+
+func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -215,6 +245,10 @@ func (s *Service) Renew(ctx context.Context, id string) (ActionResult, error) {
 // original mark: a stalled or uncertain Turn that in fact was accepted or
 // finished takes the state the record proves. No input.
 func (s *Service) Recover(ctx context.Context, id string) (ActionResult, error) {
+	return onConflictRetry(func() (ActionResult, error) { return s.recoverOnce(ctx, id) })
+}
+
+func (s *Service) recoverOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -258,6 +292,10 @@ func (s *Service) Recover(ctx context.Context, id string) (ActionResult, error) 
 // Respond answers a Turn that waits for the host, inside the same Turn,
 // with the same checks as Send.
 func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, error) {
+	return onConflictRetry(func() (SendResult, error) { return s.respondOnce(ctx, id, request) })
+}
+
+func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return SendResult{}, err
@@ -294,6 +332,7 @@ func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, 
 	t.State, t.Request, t.Mark, t.SubmitStage = TurnDispatching, request, mark, SubmitNothing
 	t.CancelRequested, t.FailureReason, t.AcceptedAt = false, "", zeroTime
 	if t, err = s.transition(ctx, t, "", false); err != nil {
+		s.startMonitor(t.ID) // refused before input: the Turn stays followed
 		return SendResult{}, err
 	}
 	seq, done := s.keySequence(ctx)

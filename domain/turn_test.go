@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -457,5 +458,65 @@ func TestStoreRefusesASecondHoldingTurn(t *testing.T) {
 	second.State = domain.TurnCompleted
 	if err := w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.InsertTurn(context.Background(), second) }); err != nil {
 		t.Fatalf("a finished Turn beside the holding one: %v", err)
+	}
+}
+
+// conflictStore fails the next Turn update with a revision conflict, as
+// when the monitor wrote the Turn between an action's read and its write.
+type conflictStore struct {
+	*persistence.Store
+	armed atomic.Bool
+}
+
+func (c *conflictStore) InTx(ctx context.Context, fn func(domain.Tx) error) error {
+	return c.Store.InTx(ctx, func(tx domain.Tx) error { return fn(conflictTx{tx, &c.armed}) })
+}
+
+type conflictTx struct {
+	domain.Tx
+	armed *atomic.Bool
+}
+
+func (c conflictTx) UpdateTurn(ctx context.Context, t domain.Turn) error {
+	if c.armed.CompareAndSwap(true, false) {
+		return domain.ErrRevisionConflict
+	}
+	return c.Tx.UpdateTurn(ctx, t)
+}
+
+// An action whose write meets a revision conflict (the monitor wrote the
+// Turn meanwhile) reads the Turn again and acts on what it is now, instead
+// of failing with an internal error; a refused respond leaves the Turn
+// monitored.
+func TestActionsRetryARevisionConflict(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	cs := &conflictStore{Store: w.store}
+	svc := domain.NewService(cs, clock{}, ids{}, nil)
+	svc.UseTerminals(ft)
+	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); svc.WaitTurnMonitors() }()
+	if err := svc.StartTurnMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	cs.armed.Store(true)
+	res, err := svc.Cancel(w.host, r.Turn.ID)
+	if err != nil || res.Outcome != domain.OutcomeDone {
+		t.Fatalf("cancel after a conflict: %+v %v", res, err)
+	}
+	if _, interrupts := ft.counts(); interrupts != 1 {
+		t.Fatalf("%d interrupts, want exactly 1", interrupts)
+	}
+	cs.armed.Store(true)
+	if _, err := svc.Close(w.host, r.Turn.ID, "done by hand"); err != nil {
+		t.Fatalf("close after a conflict: %v", err)
 	}
 }
