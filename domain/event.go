@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -62,6 +63,11 @@ func (s *Service) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) 
 	}
 	if !webhook || e.HostID == "" {
 		return Notification{}, nil
+	}
+	if _, err := tx.Host(ctx, e.HostID); errors.Is(err, ErrNotFound) {
+		return Notification{}, nil // a removed host gets no more webhooks
+	} else if err != nil {
+		return Notification{}, fmt.Errorf("look up host %s: %w", e.HostID, err)
 	}
 	body, err := json.Marshal(Envelope{Type: e.Type, Timestamp: stored.CreatedAt.UTC(), Data: e.Data})
 	if err != nil {

@@ -149,6 +149,54 @@ func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, er
 	return out, nil
 }
 
+// RotateHostToken gives a host a new bearer token and returns it; the old
+// one is refused from then on.
+func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, error) {
+	if err := requireOperator(ctx); err != nil {
+		return "", err
+	}
+	token := s.newToken("h")
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		h, err := tx.Host(ctx, hostID)
+		if errors.Is(err, ErrNotFound) {
+			return E(CodeHostNotFound, "no host "+hostID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateHostToken(ctx, h.ID, h.Revision, HashToken(token)); err != nil {
+			return err
+		}
+		_, err = tx.AppendEvent(ctx, Event{Type: "host.token_rotated", Subject: h.ID, CreatedAt: s.clock.Now().UTC(),
+			Data: map[string]any{"host_id": h.ID}})
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// DeleteHost removes a host: its token is refused at once and no webhook
+// is sent to it any more; its Turns and Watches keep running, and its
+// records stay readable by the operator.
+func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
+	if err := requireOperator(ctx); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(tx Tx) error {
+		now := s.clock.Now().UTC()
+		if err := tx.RemoveHost(ctx, hostID, now); errors.Is(err, ErrNotFound) {
+			return E(CodeHostNotFound, "no host "+hostID)
+		} else if err != nil {
+			return err
+		}
+		_, err := tx.AppendEvent(ctx, Event{Type: "host.removed", Subject: hostID, CreatedAt: now,
+			Data: map[string]any{"host_id": hostID}})
+		return err
+	})
+}
+
 // PingHost queues a host.ping webhook to the host.
 func (s *Service) PingHost(ctx context.Context, hostID string) (Notification, error) {
 	if err := requireOperator(ctx); err != nil {

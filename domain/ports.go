@@ -69,6 +69,11 @@ type Tx interface {
 	Host(ctx context.Context, hostID string) (Host, error)
 	// UpdateHostSecret swaps the secret if the host is still at revision rev.
 	UpdateHostSecret(ctx context.Context, hostID string, rev int64, secret string, at time.Time) error
+	// UpdateHostToken replaces a live host's token hash (compare-and-swap).
+	UpdateHostToken(ctx context.Context, id string, rev int64, tokenHash string) error
+	// RemoveHost marks a live host removed and fails its pending
+	// notifications; ErrNotFound when there is no such live host.
+	RemoveHost(ctx context.Context, id string, at time.Time) error
 	// AppendEvent stores e, assigning its id.
 	AppendEvent(ctx context.Context, e Event) (Event, error)
 	InsertNotification(ctx context.Context, n Notification, payload []byte) error

@@ -520,3 +520,34 @@ func TestActionsRetryARevisionConflict(t *testing.T) {
 		t.Fatalf("close after a conflict: %v", err)
 	}
 }
+
+// A removed host's Turn keeps running but queues no more webhooks.
+func TestRemovedHostsTurnStopsCallingBack(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work on"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
+	if err := w.svc.DeleteHost(op, r.Turn.HostID); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "done"} })
+	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	after, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
+	if len(after) != len(before) {
+		t.Fatalf("notifications for a removed host: %d before, %d after", len(before), len(after))
+	}
+	for _, n := range after {
+		if n.State == domain.NotificationPending {
+			t.Fatalf("a removed host's notification is pending: %+v", n)
+		}
+	}
+	if st, err := w.svc.Turn(op, r.Turn.ID); err != nil || st.Turn.State != domain.TurnCompleted {
+		t.Fatalf("the operator reads the removed host's Turn: %+v %v", st.Turn.State, err)
+	}
+}

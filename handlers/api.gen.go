@@ -702,6 +702,14 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// HostToken defines model for HostToken.
+type HostToken struct {
+	HostId string `json:"host_id"`
+
+	// Token The host's new bearer token. Shown only once.
+	Token string `json:"token"`
+}
+
 // Interaction defines model for Interaction.
 type Interaction struct {
 	Agent        AgentKind `json:"agent"`
@@ -1152,12 +1160,18 @@ type ServerInterface interface {
 	// CreateHost Register a host (operator only)
 	// (POST /v1/hosts)
 	CreateHost(w http.ResponseWriter, r *http.Request)
+	// DeleteHost Remove a host (operator only)
+	// (DELETE /v1/hosts/{host_id})
+	DeleteHost(w http.ResponseWriter, r *http.Request, hostId HostID)
 	// PingHost Send a host.ping webhook (operator only)
 	// (POST /v1/hosts/{host_id}/ping)
 	PingHost(w http.ResponseWriter, r *http.Request, hostId HostID)
 	// RotateHostSecret Replace a host's webhook secret (operator only)
 	// (POST /v1/hosts/{host_id}/rotate-secret)
 	RotateHostSecret(w http.ResponseWriter, r *http.Request, hostId HostID)
+	// RotateHostToken Replace a host's bearer token (operator only)
+	// (POST /v1/hosts/{host_id}/rotate-token)
+	RotateHostToken(w http.ResponseWriter, r *http.Request, hostId HostID)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(w http.ResponseWriter, r *http.Request, params ListNotificationsParams)
@@ -1413,6 +1427,32 @@ func (siw *ServerInterfaceWrapper) CreateHost(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteHost operation middleware
+func (siw *ServerInterfaceWrapper) DeleteHost(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_id" -------------
+	var hostId HostID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_id", chi.URLParam(r, "host_id"), &hostId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteHost(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // PingHost operation middleware
 func (siw *ServerInterfaceWrapper) PingHost(w http.ResponseWriter, r *http.Request) {
 
@@ -1456,6 +1496,32 @@ func (siw *ServerInterfaceWrapper) RotateHostSecret(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RotateHostSecret(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RotateHostToken operation middleware
+func (siw *ServerInterfaceWrapper) RotateHostToken(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_id" -------------
+	var hostId HostID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_id", chi.URLParam(r, "host_id"), &hostId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RotateHostToken(w, r, hostId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2460,6 +2526,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/hosts/{host_id}/rotate-secret", wrapper.RotateHostSecret)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/hosts/{host_id}/rotate-token", wrapper.RotateHostToken)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/hosts/{host_id}", wrapper.DeleteHost)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/hosts/{host_id}/ping", wrapper.PingHost)
 	})
 	r.Group(func(r chi.Router) {
@@ -2971,6 +3043,80 @@ func (response CreateHost422ApplicationProblemPlusJSONResponse) VisitCreateHostR
 	return err
 }
 
+type DeleteHostRequestObject struct {
+	HostId HostID `json:"host_id"`
+}
+
+type DeleteHostResponseObject interface {
+	VisitDeleteHostResponse(w http.ResponseWriter) error
+}
+
+type DeleteHost204Response struct {
+}
+
+func (response DeleteHost204Response) VisitDeleteHostResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteHost400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteHost400ApplicationProblemPlusJSONResponse) VisitDeleteHostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHost401ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteHost401ApplicationProblemPlusJSONResponse) VisitDeleteHostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHost403ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteHost403ApplicationProblemPlusJSONResponse) VisitDeleteHostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHost404ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteHost404ApplicationProblemPlusJSONResponse) VisitDeleteHostResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PingHostRequestObject struct {
 	HostId HostID `json:"host_id"`
 }
@@ -3120,6 +3266,86 @@ func (response RotateHostSecret403ApplicationProblemPlusJSONResponse) VisitRotat
 type RotateHostSecret404ApplicationProblemPlusJSONResponse Problem
 
 func (response RotateHostSecret404ApplicationProblemPlusJSONResponse) VisitRotateHostSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateHostTokenRequestObject struct {
+	HostId HostID `json:"host_id"`
+}
+
+type RotateHostTokenResponseObject interface {
+	VisitRotateHostTokenResponse(w http.ResponseWriter) error
+}
+
+type RotateHostToken200JSONResponse HostToken
+
+func (response RotateHostToken200JSONResponse) VisitRotateHostTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateHostToken400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RotateHostToken400ApplicationProblemPlusJSONResponse) VisitRotateHostTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateHostToken401ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateHostToken401ApplicationProblemPlusJSONResponse) VisitRotateHostTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateHostToken403ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateHostToken403ApplicationProblemPlusJSONResponse) VisitRotateHostTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateHostToken404ApplicationProblemPlusJSONResponse Problem
+
+func (response RotateHostToken404ApplicationProblemPlusJSONResponse) VisitRotateHostTokenResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -4963,12 +5189,18 @@ type StrictServerInterface interface {
 	// CreateHost Register a host (operator only)
 	// (POST /v1/hosts)
 	CreateHost(ctx context.Context, request CreateHostRequestObject) (CreateHostResponseObject, error)
+	// DeleteHost Remove a host (operator only)
+	// (DELETE /v1/hosts/{host_id})
+	DeleteHost(ctx context.Context, request DeleteHostRequestObject) (DeleteHostResponseObject, error)
 	// PingHost Send a host.ping webhook (operator only)
 	// (POST /v1/hosts/{host_id}/ping)
 	PingHost(ctx context.Context, request PingHostRequestObject) (PingHostResponseObject, error)
 	// RotateHostSecret Replace a host's webhook secret (operator only)
 	// (POST /v1/hosts/{host_id}/rotate-secret)
 	RotateHostSecret(ctx context.Context, request RotateHostSecretRequestObject) (RotateHostSecretResponseObject, error)
+	// RotateHostToken Replace a host's bearer token (operator only)
+	// (POST /v1/hosts/{host_id}/rotate-token)
+	RotateHostToken(ctx context.Context, request RotateHostTokenRequestObject) (RotateHostTokenResponseObject, error)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(ctx context.Context, request ListNotificationsRequestObject) (ListNotificationsResponseObject, error)
@@ -5303,6 +5535,32 @@ func (sh *strictHandler) CreateHost(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// DeleteHost operation middleware
+func (sh *strictHandler) DeleteHost(w http.ResponseWriter, r *http.Request, hostId HostID) {
+	var request DeleteHostRequestObject
+
+	request.HostId = hostId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteHost(ctx, request.(DeleteHostRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteHost")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteHostResponseObject); ok {
+		if err := validResponse.VisitDeleteHostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // PingHost operation middleware
 func (sh *strictHandler) PingHost(w http.ResponseWriter, r *http.Request, hostId HostID) {
 	var request PingHostRequestObject
@@ -5348,6 +5606,32 @@ func (sh *strictHandler) RotateHostSecret(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RotateHostSecretResponseObject); ok {
 		if err := validResponse.VisitRotateHostSecretResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RotateHostToken operation middleware
+func (sh *strictHandler) RotateHostToken(w http.ResponseWriter, r *http.Request, hostId HostID) {
+	var request RotateHostTokenRequestObject
+
+	request.HostId = hostId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateHostToken(ctx, request.(RotateHostTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateHostToken")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RotateHostTokenResponseObject); ok {
+		if err := validResponse.VisitRotateHostTokenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6009,150 +6293,154 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1/c9w2suBXwc29Kkt11Ehy7CQr1dWV4nhffE5sP8lbqbvIN4TIHg1WJMAAoMazLn33KzQAEiTB+aFI",
-	"Xm/W/9ijGRJoNBr9uxufJpkoK8GBazU5+TSpqKQlaJD41wvBb0EqqpngPwHNQZpvc1CZZJX5cnIyeb8A",
-	"kgmupSgKkE8UEUtuvmheJBLmIIFnkBAJmZA55ERwohdA3teSE8pzAtlCQE4YJ0wrsoSrhRA3ajpJJsxM",
-	"srCTJxNOS5icTM5evz4IgZskE5UtoKQGvpJ+/Bn4tV5MTp4+/zaZ6FVl3lFaMn49ubtLJj8JpV/9aJ7F",
-	"0SuqF+3YC6H0jOWTZCLh95pJyCcnWtYQTlFRrUGad/8fPv7b2cH/pQf/ODr4y4dPx8m3z+7+YxKb1yx3",
-	"dF5dS77DvPj4lvP+SnW2GJ14aX7dYWb7/FZT35khVSW4AiSod1JcFVCaj4ZmgGvzkVZVwTLcyMPKPvE/",
-	"/q4MdX0KIPgPCfPJyeS/H7YUe2h/VYd+XJyxS59nnJz/9QX5y7Pn3xE3OFkyvSCUKE2vCiBpJnJIp4gp",
-	"N6CZ7yyzI3yaVFJUIDWza6DN98ODoKCkXLOM2IcSAtPrKUkV8DydDvGTTK5EvsJB85yZN2jxLpjMbkJ3",
-	"mncS5qwoIG8nY7kicyHxRJkdBKWJGTiYUVz9HTJtZixBL0Ru5hwAg2Qx/OEupIvf/Pqbkdx7HyJznV27",
-	"He5i8IbxfNOO4quvzYMGMCnmrIA4zt2PRC+oJhJoroheMEUMc2CCP1FEZRKAq4QISdKauxfylOwVTGnI",
-	"E8LhFiRRwDXRYj+6U264IQwvy0qvyHIBhneRTNRFTrjQ5ApIbjhpyTjk0+i5DNGKSGmnaRc9itjXDo3A",
-	"69KMkBW0zmGSTAw9fwzeaxdxVlVS3NJiuIozUhlQlZncoLSstGHSFnVT8iNkzPykCJUtmZ+SG1gpZOAl",
-	"8JownsNHUA6dmRRKIVGevXs1tSsKqCATZUl5PoOPGchKD0E6h5xmGnIc/0rUPI/i0RwQBxwyOA2lCtFC",
-	"cc0wEzwDZHGIxBh23BdUSroyf8PHiklQM6rjlCfmc5BEC0tvHZkHHMkQ+CmSJGJBaaprReg1ZZzQuQZJ",
-	"mDYLmgtZmjkmOdVwoFkJsVWWlNe0mLU0M9jC16/JkhUFUh/lammAM5DZ7Twl1OyxEpyUtdKJEbYGrIpy",
-	"CNB6JUQBlLtjV1Z65o9rdzbH2RZQFDO3lXEWJ4E6Xj5EuBDFZoYTgjFEQ7j90aPiSP7cMsZxZjunhYI+",
-	"kfqx70NQvWU0Q8WgfFEIBfcDscVvoPg8PzqKwTOcN1SihqLO8++NnNqMRQPmsvYF/5x555aywkjhmRUr",
-	"3SO8dhQrhiLHNjyIRq2JUV5JOb2GjVLoF/eYPQyItLgMohyeKEKvlChqDWQp5A3j1yRnEjIt5Cp6MhQg",
-	"u3UwRtRq6lTqgmoj080Bd+9YBZopYgUMLaIT+B83LfO9e+4Vnwt8j2krbYcjSspVJaQOD0QzTYypLqnk",
-	"jF93N3YD6+2dnP6GegDbTUkcqYYABstv9zuAJ0Z8HzYckZ+ZiugzIXzbE3Dn6O2CgjiYPwpDaCNnWEWk",
-	"hfneK0lGf6x5TmTNDXKMaDAkbQ2wbRZjZ29YQf9IGiNpyzF+wkcbuRGB/Fej6N0AVApPxFyKkqRGyq5S",
-	"FGpLIXPVCruMcqOOE8E7q9ko/ZWmBcyUyG4ghr8L+wMpYK7J1Yrosv5IFEiDUauLGk3pWnA4JeqGVRXk",
-	"aHeIWjdoNu8EB5dxDdcg3eS67qgxuEBUtqVmtChWM/8NF9p9jp0/pYWE7VB/gY+ad+rKHKGYkvHyFuSK",
-	"0JB4DKqdDg4fmdJojGxNOaM0Y5CzHdzvzZPujZnbgq2PYTvEBb658Si6rWkJ1IHamz/xJy9Ep98OfyLG",
-	"D/KDmU7mGAf0HtBYYFUNTUFnIwU/BophYAvd06gJZvAwjuPiJ889+my3tigaLs05kGa1LP6Y4KlRqHSG",
-	"G4fzwh+1LpxV6/QYSkfJ0AkRw3MPmObRcQDeuyPTnR9Ze3wj14G29Sbb8ddD5c7WEDdryXMUNsuVN4Pm",
-	"nltHYn9lUOQvpYzJzrn5La4/glL0GrZADg7RvhAD4SeghfW8dKcfCgFxE+XxW29Vw7v8G1FwRFTJkUA1",
-	"5M4Y3s5k9a7UGAat8zG2t5BJ0DMp9M7zBed0My5aPy+C0n07Cdcbg2kMcS/wtR1NOI+LvkumoFdQoGuv",
-	"AlEVcEo4QONdqjn7vUbTPTD8jo3hVzLe/L0ZTb1ZvQ2z0LoiQuL/ivzt/GfvYcuA3YIiil1zyMm7txfv",
-	"VQ+Ip0fPvt8ARW8zIluwBsM5cKMDWf22KN7OJye/rZeJSNN3SZ+otbiBEVeuIY8nilwBlejkuQE+JRcL",
-	"sTS2V7EixvqfriNCSzPxwdPlQkE2S4l9yGLWINT5Lt3kTRxki4l7CLUrG0AzROoHh9a4adMo7lvpUg7L",
-	"64XquOZjXr9osDYEZIyVDDG+7cnfiJ1k8oprkDT7ow4Sr49ltKJXrGCBchCMd4WhFR8yicvsuQSYafio",
-	"4z+XdaHZTEHhnBUbtIrejOHwvbFiyGkenhWsZCPKGGsxOLaDNz1XNvrBmOCcMtSWqVrxbOa/jcrAiHt0",
-	"iBw/wvYkHWz/f/npI8bKGidnG8FqHIiGIA5uuMhu7L+H3lNxEOBqxJpz0sWPVQHPzW8+0Ob+sO5f1K6t",
-	"F9t8yhaUWyfI0InqKWBW8wykpmxsfqiGZIt+//jma6FpEfupR4d2CP98jNZ8fHSDruoQc/wh2TSl25jQ",
-	"POmRahIEZb2DyZk0diMcQkLC6h3xDSyloakhw2vi7YPVimpIwz3FNeQRXfHzYiGEQueDETR2KJJRKRnY",
-	"YI0lnSeKpGaANB4aQM1kDXDxjeptQPuoHzC6772jZsMB0bn9LoyRyXrm0ByBbYzsc/ew5eu9hYVwJG3y",
-	"goM8eLY/abu3G+jmPBAROyiadm+7lLPD6z389tXOCL7vjVGjcxuxA/msIZMu3BtnL+nHV/bhp0cR95I7",
-	"HcEwz47iUZPxre0uMLZnLRDHVjH3fw0hyqFgtyBXs1LkEXPgrVH+jC2AwpA0HMc5G/Nbs08KCNOn5KoQ",
-	"GQYgOoJUEQnzGh8xp9qLEKUB5CyrpQSuZ4bjWYZWw4wb0Y7fxITBULBv3JOAiW94diAfepzZk3IM6b+0",
-	"0Z2eERsuclNQpJb8HOZox0KRz65WM6EXsRSoM5vHJOaEcnwkSIgiC1H4jIRIrKbDfrKdQesrth04Y5h5",
-	"IzSbu1ybiDqrNZSVHnHI3McD4Gh6x7fg1mDCkknzBuP622dRZ/k626CgSs/cunaCAV8E7xeK/2zdKbPM",
-	"ndchZHh+7jM7D/YpGh88K5RAcZ06G+aA5SmxoibxmU3UpmBI0Ea6x2OQXqFcR28h1VzgC41c3iTj+wsJ",
-	"NjcJDDEcpNWqGkLsUN0mgo6bsCEE2+v9nYOyyaTtTrEJzItxHb45LsYQo+gejzHet7XORMxlhKEx2jCa",
-	"Ay3qbGHkQEaLgtBM17QoViRneSgAcsHbRAbIZ1cwFxJmjFe10VbWWwRBSl/fPR+TYheWMktq4AJiHvJZ",
-	"cozf0oLlM5fCliYkrTmt9UJI9g/Izd9IMFzoGfqc05FsIE1ZXDfF4xyJ5b0DeYCOWoIQuBQefDixmV1h",
-	"at2SKuJg3TrKFXiZIyot40pTno34QxsvcMS6Gg/Uu9PZl1R/O3/VJuQSTktrCkCTG2le3MK9ZM+rj8M3",
-	"fmXc9NgBsNpdft8Ul+atrtZwtNHb2YPbjzQOolNAg+NprKUCvBuk5xXpOkwywefM8Pcx+/0ctFy9oEVx",
-	"RbOb+yEjIhqC5NxSXW+bFTxAwAXcd4MWVOYzI8tErWcl47WGyDF7e6VA3nYS5JgiheDXLh0Os+SA52Qv",
-	"hzmtC02+e3q075zLrDTbcXx09L3dc/d3EvU4GU3xlunVODDvffo5UyRVmhaYEerh8HD5iL0fr4Xs2z5g",
-	"z55thMsFgaIC/VUOZSU08GxFbmCVOPc+qYw6iYlAAyf7Zk9/cHCGq9dU3RBDuAnRkpUl5EaFLYAaYYRJ",
-	"l1pSVpg/lgumgaiKZjAlZ5qUQmlizCWSLahRy0HaNNDjb8lr9kNCuPA6cPjEVa0Jh2XBOKjEzrAAMmdS",
-	"aWK+JCVd+egGJaqgakFcbiER0mg1Utvk7fS/pcPAx9EWGFmXc2XonzCurWLFqWa30E3rRBWfAJUFA4nk",
-	"c+psqryVExXlQLhYErUQS9XYBIJHYzWjSVujaWH+AaKFPS1akD3MgqEdaJ8ol3nustH3t5h+B3ZpuYWq",
-	"i4jOlYuZzUrRchV3tohWhVknN72mM9i5+ymyZsdaBbaL6HW26gZh2DgJAxi747eqrV940kVSDMM+Le/M",
-	"u3w+G67Xo6a//M4677E+TDuM6I9lJRTImbEERlaW17LJ30N2P/CPsxwVFJeQidrsDRfLuHS2R37GML4Y",
-	"G02CEsUtque0vGLXtfDRdDZnxki5UtZLXPMmuTA6UyXFLXP+3SaNsqzjWfs2CX+LtdElZZrx61mTiht8",
-	"F4YWkBylrqtZzmghNuFlLUt6W9Hfazj1NudcIKuzXBAZt/kf88UqKTJQRnnOqOTUVshwWLas0z4nAaGL",
-	"G6wuyUqNJDy4B5aM52K5K+02u9LD+RhljBJg0qfeKPnXkn/+o30PPnkPPngPZldL7hXjSESjtYyjhpAz",
-	"luNOmEdwACSN0b45tLXWvE+2cB4Y1PwINEe9KRIpMsp37n7fycsU6Mnbv9b3OfZnH1tB3DtjaGb7TfF0",
-	"WauNPhk78Bgw76S4lqAi2LQOw93Rkkxslv5I2M0obi6NnyrFjL2vnfJtkw8Uka7eKSHUadjfdxTszVZ5",
-	"CMHYys8NdmOZZp+JKYzDFeeBc2TP4/l2a2LvdyNTDRxwOVMV1egpu6889d/OhZwthNJOBBSgu6c9ozyD",
-	"onC5wNR9akI/ra8tGpJPJlkh1IhXMDgckaLVDKpdnff3KejJQha+iZpaft8r24nu8/3iDwHb3AROy2Pv",
-	"ki1kL/B8R2iqgOtsAqbhUDaO6s7G5qgQPtkojTEXsS2Wdd4PG55iWqHCluAPV0JrURJprFcxt14ZHI3s",
-	"ec50/HR/yLi2KHL6p5ptyaSu8h1JaKOKs8bky7odCjoZpQEkIZUGNNIjwfBoxXgo1vhHa5PmRmvNOgwP",
-	"PlL0XV4ZcQHzuZDxithHOZO7n5vNMmCt7D3fXbCuz+jqyw9UF2CM5ZtV5TOBsRQXN6D2kZpjL4URfr6J",
-	"0Hcn5qTt9RDNo8QfffZBh1ZmmqqbkMC9hrS57jVoL7H2ePgDFUCRhOQ7foBGj8PDOrN380H3dm83v1v4",
-	"8nB1Nkm+lkyvLgyHdLmjmKl8VttKAmSdKLDw65YWFlpXtk8Gc26XYRV5Ybg6DbMY9qg5L6HuapSchFBi",
-	"300I5cQgkWohrYs2q2Wxf8lzyW6BvMDeBOSFyK1TwHz46DJXCixeI7LmhHEz4oJKyG1BHRanX/JLbuvO",
-	"MCZHmDKzNV090rH+ISnJRVaXwHW348cl9+FH1/qDGKwZy94OgiGBMxd4xG9OyA82D/yyPjr6JsPkavwI",
-	"6QnKR7/0S46/kb15jQHXDJQ6JY5wieDO2W092a4AHwm/LRXeJ0ISivhtRpNgBA+OkAG5WpH03duL9+Tw",
-	"9vgQ06nT/emlOUMFy8BlhbnmLr+8em8Oiyzc1quTw0NRAVeilhlMhbw+dC+pQ/NsG1Q0lBAkR55MjqbH",
-	"0yOb4gecVmxyMvlmejT9xnUAQSI8LEFLluHna4jyYjySCcE0AKQFl8BAvBJMsOwKpPIIeidFCXoBtUKL",
-	"iVhWNyVYVNRWVVKbpZ+Qgt2A5fPwEQvvpDrFgXIKpeAEu35wZbajEKIyMtXg1EV2ppiFZ7aTCf4qn5xM",
-	"/hP0L25ZvX42T4+Oer1sDICHVWGU9U73mkhnnC5i3AxjazYrUcjB/PLNTjw7ej6mOzVwBs1xWr4xOfnt",
-	"QzJRdVlSo95OgunKZqmaXisMgIK8ZRlMPpgRDt3uT1e0LIJtHqDsbQX87N2rzSgLj68fdAfEGcvazdWe",
-	"92C3sSBTPSy63ruGH1paPSqOqdvjw0FpePRQvOVgtG2M9TVsr6kSDnmnkJZ1JkRgMBWrgZZT8jNTxvzE",
-	"eJAiXBBM3iBaEMpXlouSdFDvnhpOh+yLFyviUi20zTJcGt5c0hW5co0IkH1RA+fwhJjpX3SWutOu79bs",
-	"aVCQHyGKsEzZGja2bAaJ4HgHIkgmz4++2ZFoAjLxLu0OHWDZekYNaUJAPL0a/ygJHX7qNUO4W3cEey3S",
-	"wuZuv0VbgQ07LWzVEcy8tl3WwYfPRBdjjCJcoKOGo52oYVfqeXb07HNR21veXV+XR2wmtLzpIBFlUsiY",
-	"jLxmummuhWJcdpofGJF6AzmhRsbTbNHrFWD7TPj+ElYvQ++D6yBgM4n8uL5IvJ3PKkxCQps/IOHaCHSj",
-	"M6IyNPXdICxbw+ASFxrz4DhA0BvilKS9dgqpfRxbKQl5Y1MWFMpG8/oe5aRtIGaXhqpvzY1SgQGwABeY",
-	"B2Fg2idYH6UwOTttGja42fAN178N10ZyAQoTIQwQUYXEtft4xOPkZhg5SBKMZnUPhtoh2XNMNgHMUfVN",
-	"W8ZEKSqM4zIUq1XsQwdKS6BlSsTc0ZFVNnXTUwcFmwIwdo3ZnxOkQbHkpx1t/oTQojCq9UtDyHaQBVUk",
-	"ZflJSvbMo6XgQgvOMvczy/cTkuJn84gZ1vDAfaTWNKea+jf/98XbNwT4LRSigkuefmJ5gs8mxBifStOy",
-	"Soh54y7dnxJsL4jrIqi/uzwYdA6dpDi8Ff6UpCekYvw6xdwZA5RFwvFzoqaX/AxTnNKfqdIHLxFdr35M",
-	"sTXe/1KMZ/A/36SEaWeoSKgKulK2yUpLn6gcZLSEJmGKmqXj8eTk2lCv0eWtUdKl3Qtcw8tb1xujJ5P6",
-	"xoKZ3WLWLZhywnJyjQYVzmv7IDWdQn+vAZ1lTqDhijrdQQf55I0ZfxSrGIvHcZRutttSVcHMX4ouyZ4C",
-	"7AeDK7xAK4tgE9RMcA6Z3j8lS2aMD8MrU4QvHe1z2tmkyYj0/c2J3OPv7ylyByfnHhq4RYd9/TMI1g4X",
-	"sc0lDpQjdUtYno+4Lxo2smiaLYxpTa4dwyOyVjfDCCqd3cIUqauHNVt+ZreA3NZwi7bqcZTlNtXfUVQZ",
-	"3du2ZnlMVPnS9FEl3zqivBPAxSSm99PV7q17GRAHigjZazxiRhPZD1DtiuDvkkklVNRNgvFrZC6RTgRW",
-	"mvgmAt6BYtc+JT8IwyglYAKi6xrAXL84v5ChUmE7V/xkY5cu8e8H1572wbbStce46zo8jWlxNyCi44ee",
-	"uWkbMXLwDKIbDTdrn/9MhsI3uz3/9On9tS5Lp87LuAWZhvzg8JMr27k7rFwCTJyG/6uGGow+4jqFYPXG",
-	"1Gomja/PJdt2G15gtxElOj5lYy/b9AnfgkROyY9+GKZsWeRCCi5qdUrmoijE0igyjJP0P19aZ2kn1yYd",
-	"noF3jF+7E9BTTGJ4bh85dB3FI8L26YNRcTcjKU7CWLaJHWKaR79M6t3JLO5Je547ykViaojm3mRs2/oc",
-	"tO1D4vRs8Mth6Xu22HYtVrVuyNkVrkFuNWYulsRYrYxnRY1p9a4Wz5gmoshBdrZKDSnyHGELOqM8HGU+",
-	"rJB24I3QZYu3JJRKC5DwZ6NPNFoycCQaMDVHN1uT6SBvMWr3voGl4Ypork3JmeXoCkB5k7ZLYUnHwDX2",
-	"bdyb+6Yzedx32Le1fEbEztzM5XYYays2sO0tEw7sQjW+3ZUPzD4/2hCWfdRTMChFjZyFDlq9B4vJloEg",
-	"Ej+3AWVOqKdSUesr8TGgyl5+apQ6Dz/1qtLuDpvEqTgzvcgWkNcFYCgXi48YRkE9HtDYR1KV7BqrXTqF",
-	"zrYlfL4yFN9k1XYo3agEXGjb1N/2XN97dvQX9L61kDbvpvsR3muW0JG62/jQhxXPW/nQty7c+2erGOH6",
-	"EqdwfJGu9GdHf7k/D3eEQWiXqLqO9JGj4bM31OGnIJHj7jDMpxw5FbQEMgeeYQWe0Z3f15I/UcS/6vyT",
-	"ePFAJkoIPHPdEFNhDFJ0P6auX31bBkbeiKb00aUmDInfJnXC+7aH9mbS7+b3bHeNDchyy4LVjapO5Loi",
-	"e1oe3pbt3yqwlUH7cKImWhkWOa/YDwALaxy8tvT/X/6w/iHz98xfjQGxO0/mhPoKziBDdnP0rClkGPWV",
-	"vccnHkGVCtJj/8VVqKZOJKY6hYruP0FBam5j8PvoCcJVmoz68v7Gc0dunj8+UaQQ2Q2GGSX4jFDVVA8n",
-	"QTGcK5pLwihpYsMgRZOX7UIjlxyrzYgvPnMKJtVdYu7AckoYVtxhlkybF24L21YJqajyoDlGmlxyV/Co",
-	"nOBxs9nBMV+0WJlhzfSVBKVAkZdcYxF0BlPySrsrgnxnGpK6SrGUKLpSGF+65AtaVcAhPyFpLjikZM8O",
-	"YofMT1tomSJpUMSRkpprVrRYfKLc1XOuJjtYzX5yydOmwiIlezZzpqQrsqC35jFqVNW2stt7mispxBxB",
-	"a7O0bUKNrKED2yVPhwUe6b7RXX1PEV9EbluvYNKOhYMZJeDZx49Nfw6D0wLoLQaIcYbpJcfgoNEd0rbF",
-	"QEr2hCRp0Ffg4DWs0v0glmfecAFRGTic8XuEfe/p0dF+EFt0YfRoXA94/t72DtvNQRGT2klUMaKqs75T",
-	"V6yQr54ockuLGmxkDWPqV94Hfs1ugY8G2HrYGb1HcHOfkUdSNMKeHJ9ZyQgK/EdMAaQRDCuwbveKJqnX",
-	"oFmdNukXS6rQIEP+/ZCGy3awJsQzCfh31IL+UHaRc7t6hoWZhU5ENQ0pqMJqb8cG+vIxVJQOP7lKmrX5",
-	"a/fiJ+6SzUfXU3wd6ji5fYEk1lWEvXXZtG/absu2MGSxWaXNDaFkLkEt/PV3e00wpjdq6lOghoZsT2Zd",
-	"8rR/AWyKgt2LaVTlbUyYcfKcuCKOKdmkimW00rX0mhgOc8mN+HNc1zpVUcMhc8avQVaScU32oFBA0L3k",
-	"bqtzvZbThPwDpMB7EvcTNO3BdewM358LecmvhcgTJ2h1e7HlE4UctSoot+n/LnjfKmDOdGEKrxuaNhY/",
-	"3lCXEtupCh+95ILb4iDyfwxfTm3Pt7Q3n2t980bYTCV3yo1YXVJm7/chjCsta5tHfELSfv0rViS8A6kw",
-	"116TbCGYWboRyVb3QycG5GZTEFp+YsDpl7ymSU/Diuke3lfxR9jFV/dCl719dS08imthJ9l4aKvFx9ns",
-	"O2dchYYO1qXLutLINgTeu205sTWBfMM/L8mdpUf2qG+84g6ot9yY85+7JERU+q7Aeh/Tpp497XVxaU0u",
-	"PJsWxga2SPoJDvRFS/ztjwQ++Cc5EB0Cf9UQl1/nraMIdxvqtoRdCFumFqfrN6JVKtEOjpIetkKwsSAu",
-	"sF9f44TAvNug3XKP1sybf5zUHp7vd66BvRven/6Voh8h1FMAVUDsDaGYLn0PRr0hOf1ndgNtFpJ9OE1s",
-	"UQBgAz9vN512U65R28JMbJtgW/MClPJ5w5i13UvkRv8Zdhxcslian82/NlON5WBvrzA9Usb111To48+X",
-	"TNVPncbMpF2N+EPWvSXpeuziq6q+KlhG3L29rqUmGn22Mz9RGiqyl1qUn5DtrsoxRoJLZz4hx+l+csnR",
-	"Iy6wNR1hucJcmyk5w0SktHuZADptS/OdbeKJyo+Bydp5TnuzBp2yggjbaVv1RhF6ydVCSH1QsFsw6g67",
-	"pdoHafHe+uaOeJurjB8jJqwvaLIzPlGhiXiKK7jkaDp2epKWdOVve2eYAYQojF0Gv4ediw+sPejbt1j5",
-	"6oqYsAUgUQtawf4lZ8rlatlSk96lQSfo6I7aY85186rTIemzm2WPJDfDVY1wALMDfzY56bJL29tELJ01",
-	"spLsuQuowsZYjW9pf4d42Vvuxra97FkJSZsOhGd57o+JZyLa1WO3pwI9zYZ4p9Eom1hykIk5ThA6wVzk",
-	"rXVouhOJZznpO4gskKF3qImeBCf3kj+Ad4hY55DrP6oaVLj06cZ1c8m9r8h7kpge8Roh9AXM9ZT8VQLY",
-	"NgPMenALhkFI2xW6caSlvevezNk/992PzQbhYpCfnPiN8t2PzWyJvdBSGbWlBF4TXpdX2DlamccT0uVP",
-	"1KlC00v+x11Erv/8F8CWHt5qiN0L9SV7jDwUXz1GHY+RV4EiXDbGW/e3186MpuKvX97W3j4HmncdS67X",
-	"rXfrNC75ln9KfWqb7Nh2EZI0Z9SHCinWY8yNXmU4tG9LaJ6dM84URtrpTcOijCJlSSZwJcUyNXGBX71H",
-	"X7qtnQmesQK8ztCI9a7LcBfK5rDcia7ba9SCax8sMAuhAtlvtF9tNOhGqBv93gVDsG8RPr+gMie+gR9W",
-	"hxuNu6JKxbIqzw28X8n0SydTVZdY2s+0kJiK2zC13cxix7Y3xEkbx3mTyzSIpoWBOKVFVUFOGFcst+xR",
-	"U3XjrlFyQVfe+tptp4w2cueiEwrV86UxYfenBBNssgVkN7YsweVjEWlz9DFtI2f8+jREiyE6xmtQISxN",
-	"9tB0nRL2pXlee/cTbaU+fc70FWfCG6H5b53DElOeaKBddMncdWLe+rRquTrwbVbHD+2vvmnNptqUX12q",
-	"YNqrCUmTUHFybcFtv9Be6Wa0JCVsnfzlnaPIBVfRSMbXqpXHrFpxtOWIypHn+FGwfWjVGppv2kZjEixD",
-	"yYFXzBpVysmrJhfAkn4jmp7YQkRvOKBLdC9tG8umySVvO70S+0u6T5i294Q1pkbfFHH9dploBm80SuwZ",
-	"TFy66Oklb0IiZC8ddLFNE5IGvZCDqbu3OmGmo1FfsZ7MiVo3xpScEew6e8mtC9n5X6x71X7lEnOsiG2a",
-	"PC1EkXf8TjEHhu2cYLs8P0SK7SOd/07f3c/c5sEiZ4QB4I//7gITkUCovfrNd0GzljuEVpdnB33+cPjJ",
-	"d3O+c5eygO2E3aXVH/H7+9EqvvXYhs5mSsHLR113bptJ3zokmCYLmjc5ztjPnDC+/8UH+7SoyNLVSJA9",
-	"t7796L4no0m5/9Lb+uWn5CKYsZzcLc7kVo4+6wcZc6F93d0v01/GXTTacvDNfrPtqGWT8yziM2tuM0g9",
-	"LOgGQ/XI+stkHdYRIYS2VAddZa6xvm3yrZwm5ZuljDjMvhLll+UdwyRRG5rND8xm+g3ajfrGrO2IyYsT",
-	"3Nvm7VLCV6P3z2r0etk5avUGdNltk9i9PuO3D4ZSbA/fWF9S7C7v7oEuREYL17Oxc9PCyeHh8dPvpkfT",
-	"o+nxyXffff89kp+DpD+i7QiZND3l0UB0nfinQXKd69AY70vatjvvtBifxvt7q8gojnZtkR7WeHUKvFTi",
-	"vb+Q+9QD4HkwgXUrDAcOr/4Wc7Q/1MAAOfVWsq9+DQb2Ozcc+kVzS4lLnXDt4fz2D9owBqPajktxbHof",
-	"Qzedr3nVZXzG3+0205nGm8Ooyd2Hu/8fAAD//w==",
+	"7H1/c9w2suBXwc29Kkt11EhynB8r1dWV1sm++JKN/Wxvbd1FviFE9miw4gBcANR41qXvftUNgAQ5oGZG",
+	"kb3erP9J5CEJNBr9G92ND5NCLWslQVozOfswqbnmS7Cg6V/PlbwFbbgVSv4IvASNv5ZgCi1q/HFyNnm7",
+	"AFYoabWqKtBPDFMriT+0HzINc9AgC8iYhkLpEkqmJLMLYG8bLRmXJYNioaBkQjJhDVvB1UKpGzOdZBOB",
+	"kyzc5NlE8iVMziYXP/10FAM3ySamWMCSI3xL/v5nkNd2MTl7+vU32cSua/zGWC3k9eTuLpv8qIx98T2+",
+	"S6PX3C66sRfK2JkoJ9lEw98boaGcnFndQDxFza0Fjd/+P3r914uj/8uP/nFy9Id3H06zb57d/cckNS8u",
+	"d3Re22i5x7z0+o7z/pXbYjE68Qqf7jGze3+nqe9wSFMraYAI6pVWVxUs8U+kGZAW/+R1XYmCNvK4dm/8",
+	"j78ZpK4PEQT/oWE+OZv89+OOYo/dU3McxqUZ+/R5IdnrPz1nf3j29bfMD85Wwi4YZ8byqwpYXqgS8ilh",
+	"yg+I810UboQPk1qrGrQVbg28/X2TEQwsubSiYO6ljMH0espyA7LMp5v4ySZXqlzToGUp8AtevYomc5vQ",
+	"n+aVhrmoKii7yURp2Fxp4ijcQTCW4cDRjOrqb1BYnHEJdqFKnHMDGCKLzQd3MV38GtbfjuS/e5eY6+La",
+	"73AfgzdCltt2lD79CV9EwLSaiwrSOPcPmV1wyzTw0jC7EIahcBBKPjHMFBpAmowpzfJG+g/KnB1Uwlgo",
+	"MybhFjQzIC2z6jC5U364TRh+WNZ2zVYLQNnFCtVUJZPKsitgJUrSpZBQTpN8GaOVkNJN0y16FLE/eTSC",
+	"bJY4QlHxpoRJNkF6fh991y3ioq61uuXV5iouWI2gGpwcUbqsLQpph7op+x4KgY8M47oj83N2A2tDAnwJ",
+	"smFClvAejEdnoZUxRJQXr15M3YoiKijUcsllOYP3BejaboL0GkpeWChp/CvVyDKJR2QQDxwJOAtLE6OF",
+	"05phpmQBJOIIiSns+B+41nyN/4b3tdBgZtymKU/N56CZVY7eejoPJJEhyHMiScKCsdw2hvFrLiTjcwua",
+	"CYsLmiu9xDkmJbdwZMUSUqtcctnwatbRzMYW/vQTW4mqIurj0qwQOITMbec547jHRkm2bIzNUNkiWDWX",
+	"EKH1SqkKuPRst6ztLLBrfzYv2RZQVTO/lWkRp4F7Wb6JcKWq7QInBmMTDfH2J1nFk/xrJxjHhe2cVwaG",
+	"RBrGfghBDZbRDpWC8nmlDDwMxA6/keHz9clJCp7NeWMjalPVBfm9VVLjWDwSLvd+EN7Db265qFALz5xa",
+	"6bPwvaM4NZRg25gR0axJUd6SS34NW7XQn/1rjhkIaWkdxCU8MYxfGVU1FthK6Rshr1kpNBRW6XWSMwyQ",
+	"uPUwJsxq7k3qilvU6cjg/htnQAvDnILhVXKC8HDbMt/6917IuaLvhHXadnNEzaWplbYxQ7TTpITqimsp",
+	"5HV/Y7eI3gHnDDc0ANhtSuZJNQYwWn633xE8KeJ7t4VFfhYmYc/E8O1OwD3W2wcFaTC/V0hoIzxsEtoC",
+	"fw9GEtqPjSyZbiQiB1UDkrRzwHZZjJu9FQVDlkQnaccxfqRXW72RgPyvaOjdANSGOGKu1ZLlqGXXOSm1",
+	"ldKl6ZRdwSWa40zJ3mq2an9jeQUzo4obSOHvjXvAKphbdrVmdtm8ZwY0YtTZomgpXSsJ58zciLqGkvwO",
+	"1dgWzfhNxLhCWrgG7Se3Tc+MoQWSsa2t4FW1noVfpLL+7xT/Gas07Ib6N/QqftPUyEIpI+OHW9BrxmPi",
+	"QVR7GxzeC2PJGdmZckZpBpGzG9xv8U3/xcxvwc5s2A3xhr7cyop+azoC9aAO5s8C58XoDNsROGKckR/N",
+	"dUI2jug9orHIq9p0Bb2PFD2MDMPIF3qgUxPNEGAcx8WPQXoMxW7jULS5NB9AmjW6+m2KpyGl0htuHM43",
+	"gdX6cNZd0GNTO2pBQYgUngfAtK+OA/DWs0x/fhLt6Y28D7SdN9mNfz9Unrc2cXMveY7C5qTydtD8e/eR",
+	"2J8EVOUPWqd05xyfpe1HMIZfww7IoSG6D1Ig/Ai8cpGX/vSbSkDdJGX8zlvVyq7wRRIclTRyNHALpXeG",
+	"d3NZQyg1hUEXfEztLRQa7Ewru/d8EZ9ux0UX5yVQ+l9n8XpTMI0h7jl9tqcLF3AxDMlU/AoqCu3VoOoK",
+	"zpkEaKNLjRR/b8h1jxy/U3T8lkK2/96OpsGswYdZWFszpen/hv3l9c8hwlaAuAXDjLiWULJXL9+8NQMg",
+	"np48+24LFIPNSGzBPRguQaIN5Ozbqno5n5z9er9OJJq+y4ZEbdUNjIRykTyeGHYFXFOQ5wbklL1ZqBX6",
+	"XtWaofc/vY8IHc2kB89XCwPFLGfuJYdZRKiPXfrJ23OQHSYeINStbAOaTaS+82hNuzat4b6TLeWxfL9S",
+	"Hbd88PM3LdY2ARkTJZsY35Xzt2LHAfU2kMnuMG2nLAmrvalrdCFuuhT8L6QFzYvfGuAJ9mTBa34lKhEZ",
+	"N9F4V3Q0FI580jbHXAPMLLy36cfLprJiZqDywZYtVtFgxnj4wVgp5LQvzyqxFCPGpOgwOLbbN4NQPMXx",
+	"hJKSC7L2uVnLYhZ+TerwRHh3EzlhhN1ZMtr+/wrTJ5yte4K03QlcGwBFgji6kaq4cf89DpGWowhXI96o",
+	"145hrBpkic/CQaH/hwtfk3fgovD4V7Hg0gVxNoPAgQJmjSxAWy7G5od6k2zp3CK9+VZZXqUeDejQDRHe",
+	"T9FaON/dYmt7xJy+y7ZN6Tcmdq8GpJpFh8ohQOZdMrcRHiExYQ1YfItIaWlqUzi2+QIbq1X1Jg0PDO9Y",
+	"RvQl6POFUoaCJ6go3VCs4FoLcIdNjnSeGJbjAHn6aIMsq3uAS2/UYAO6V8OAyX0fsJo7zkjOHXZhjEzu",
+	"Fw4tC+wSJHjtX3ZyfbCwGI6sS77wkEfvDift9nYL3byOVMQehrLb2z7l7PH5AL9DszmB7wdjFH0GVDtQ",
+	"zloy6cO9dfYlf//Cvfz0JBEe89wRDfPsJH3qM761/QWm9qwD4tQ5FuFfmxCVUIlb0OvZUpUJd+Yl2jXo",
+	"y5AyZK3E8cHS8hb3yQAT9pxdVaqgA5SeIjVMw7yhV5CrgwoxFkDPikZrkHaGEs8JtAZmElU7/ZJSBpuK",
+	"feueREJ8y7sb+mEgmQMpp5D+5+50auCEx4vcdqjTaPka5uSHQ1XOrtYzZRepFK4Ll4el5oxLeiVK6GIL",
+	"VYWMisRZU0/8FHuDNrRne3CmMPOLsmLuc4US5qy1sKztSEDpIREMT9N7fgW3iAlHJu0XQtpvniWD/ff5",
+	"ERU3dubXtRcM9CGEuFb6sQsHzQrPr5uQEf88ZHYZ7VPyfPOiMorUde59sCNR5sypmixkZnGXQqLBonZP",
+	"n6EGg/I+eoup5g190OrlbTp+uJBoc7PY/8JBOquqJcQe1W0j6LQLHkOwu93fY5RtLnl/im1gvhm34Vt2",
+	"QUeMU3g/JXhfNrZQqZAXHe3xVtAcWdUUC9QDBa8qxgvb8Kpas1KUsQIolewSMaCcXcFcaZgJWTdordzv",
+	"EUQpicPjhZQWe+Moc8kRLmD4UsjyE/KWV6Kc+RS8PGN5I3ljF0qLf0CJ/yaCkcrOKGaej2QzWS7Stimx",
+	"c+Is8hXoIwo0M4LApyDRy5nLTItTA1fcMA/rzqd0UZQ8YdIKaSyXxUg8t41iJ7yr8UQDz51DTfWX1y+6",
+	"hGIm+dK5AtDmduKHO4THHL+GPII2Lk6bnmIAZ92VD03Rab/qWw0nW6O1A7jDSOMgegM0Yk/0lioIYZBB",
+	"VKQfMCmUnAuU72P++2uwev2cV9UVL24ehoyEaoiSi5fmetes5g0EvIGHbtCC63KGukw1drYUsrGQYLOX",
+	"Vwb0bS/BTxhWKXnt0/koyw9kyQ5KmPOmsuzbpyeHPjgulrgdpycn37k99//OkhEntBRvhV2PA/M2pM8L",
+	"w3JjeUUZrQGOAFfIOAjjdZB9MwTs2bOtcPlDrKRCf1HCslYWZLFmN7DO/PEEq9GcpESmjUOC7ScVEeNs",
+	"rt5yc8OQcDNmtVguoUQTtgKOyoiSRq3mosJ/rBbCAjM1L2DKLixbKmMZukusWHA0y0G7NNbTb9hP4o8Z",
+	"kyrYwPEbV41lElaVkGAyN8MC2FxoYxn+yJZ8HU5nODMVNwvmcyOZ0mjVaOuSz/P/lm8e3JzsgJH7csaQ",
+	"/pmQ1hlWkltxC/20VDLxGXBdCdBEPufepyo7PVFzCUyqFTMLtTKtT6Bk8qxpNOlsNK0tvMCsctxiFTug",
+	"LB7eg/aJ8ZnzPpv+cIfp9xCXTlqYpkrYXKWauawaq9fpYIvqTJj79GawdDZ27mGGLO5YZ8D2EX2fr7pF",
+	"GbZBwgjG/vidaRsWnvWRlMJwSCu8CCGfT4br+1EzXH5vnQ9YH6VNJuzHZa0M6Bl6AiMrKxvd5h+SuN+I",
+	"j4uSDBSfUErW7I1Uq7R2diw/E3Q+mhpNg1HVLZnnfHklrhsVsgHEXKCTcmVclLiRbXJkcqZaq1vh47tt",
+	"GuiySVcduCKCHdbGV1xYIa9nbSpx9Ft8tEDkqG1Tz0rBK7UNL/eKpJc1/3sD58HnnCsSdU4KkuDG/1O+",
+	"W61VAQaN54JryV2Fj4RVJzrdexoIurTD6pPEzEjChn9hJWSpVvvSbrsrA5yPUcYoAWZD6k2Sf6Plp2ft",
+	"B8jJB8jBBwi7RstgGCdONDrPOOkIeWc5HYT5CAGArHXatx9t3eveZzsEDxA13wMvyW5KnBSh8V3653tF",
+	"mSI7effPhjHH4exjK0hHZ5Bmdt+UQJeN2RqTcQOPAfNKq2sNJoFNFzDcHy3ZxFUZjBy7oeHmyxC4MQL9",
+	"feuNb5c8YZj29VoZ497C/q5nYG/3ymMIxlb+GrGbypT7REJhHK60DJyTeB7PF7zn7P1uZKqNAFwpTM0t",
+	"Rcoeqk/Dr3OlZwtlrFcBFdg+txdcFlBVPpeZ+7/ao58u1pY8ks8mRaXMSFQwYo5E0W0B9b7B+4cUJBWx",
+	"CN9GTZ28H5QdJff5YecPkdjcBk4nY++yHXQvyHJPaOpI6mwDppVQ7hzV88b2UyF6szUaUyFiV+zrox/u",
+	"eEpYQwZbRg+ulLVqyTR6r2ruojI0GjsIkun06eGm4NqhSOuf6rZlk6Yu9yShrSbOPS5f0e+w0MuIjSCJ",
+	"qTSikQEJxqyVkqHUoyBZWzVHq7XoCTx4zyl2eYXqAuZzpdMVvR+FJ/fnm+064F7d+3p/xXp/RtdQf5C5",
+	"AGMiH1dVzhSdpfhzA+5eaST1ghiR59sIfX9izrpeFck8UHoYsg96tDKz3NzEBB4spO11u1F7jHvZIzBU",
+	"BEUWk+84A42yw+MGs/eLQQ92b7+4W/zx5upckn+jhV2/QQnpc0cpF/aicZUQJDpJYdHPHS0srK1dnw/h",
+	"wy6bVfAVSnUeZzEccOSX2HZFIydjnLlvM8YlQyRyq7QL0RaNrg4vZanFLbDn1FuBPVelCwrgH+995kpF",
+	"xXdMN5IJiSMuuIbSFQRScf2lvJSubo7O5JgwOFvblSQf63+Ss1IVzRKk7XcsuZTh+NG3LmGINfTs3SB0",
+	"JHDhDx7plzP2R5dpfNmcnHxVULYw/Qn5GenHsPRLSc/YwbyhA9cCjDlnnnCZkj7Y7SLZvoEAEX5X6nzI",
+	"lGac8NuOpgEVD41QALtas/zVyzdv2fHt6TGlg+eH00vkoUoU4LPCfHOaP794i8yiK7/15uz4WNUgjWp0",
+	"AVOlr4/9R+YY3+0OFZESouTIs8nJ9HR64lL8QPJaTM4mX01Ppl/5DiZEhMdLsFoU9Pc1JGUxsWTGKA2A",
+	"aMEnMLBgBDMqGwNtAoJeabUEu4DGkMfEnKibMiqK6qpCucsDz1glbsDJeXhPhYPanNNAJYelkoy6lkiD",
+	"21EpVaNORZz6k50pZeHhdgolX5STs8l/gv2zX9agH8/Tk5NBLx4E8Liu0Fjvdd9JdPbpI8bPMLZmXIkh",
+	"CRaWjzvx7OTrMduphTNq7tPJjcnZr++yiWmWS47m7SSabtku1fJrQwegoG9FAZN3OMKx3/3pmi+raJs3",
+	"UPayBnnx6sV2lMXsGwbdA3HoWfu5On6PdpsKSs3jouutb1hitbOj0pi6PT3eKG1PMsVLCWht01lfK/ba",
+	"KudYdirtRGfGFB2mUjXTasp+FgbdTzoPMkwqRskbzCrG5dpJUZZv1OvnKOlIfMlqzXyqhXVZhiuUzUu+",
+	"Zle+kQKJL45wbnIITv+8t9S9dn2/ZlUbDQUSRBGXWTvHxlWEEBGc7kEE2eTrk6/2JJqITEJIu0cHVHZf",
+	"cCRNiIhn0KMgSULHHwbNHO7uY8FBi7e4Od2vyVZmm50idupohp/tlnXw7hPRxZigiBfoqeFkL2rYl3qe",
+	"nTz7VNT2UvbX15cR2wmtbDtgJIUUCSbU18K2zcFIjete8wZUqTdQMo46nheLQa8D1ycj9MdwdhlFH3wH",
+	"BJdJFMYNRe7dfM5gUhq6/AEN16jQ0WYkY2gaulk4sUaHS1JZyoOTAFFvi3OWD9pB5O51agWl9I1LWTCk",
+	"G/HzAy5Z1wDNLY1M30aiUUEHYBEuKA8CYTpkVB9lKDk7bxtO+NnoC99/jtbGSgWGEiEQiKRB4tuVfER2",
+	"8jOMMJIGtKweIFB7JPuakk2AclRD05kxVUoG47gOpWoV99KRsRr4Mmdq7unIGZu27QlEis0AoF+D+3NG",
+	"NKhW8rxnzZ8xXlVoWv+AhOwGWXDDclGe5ewAX10qqaySovCPRXmYsZz+xldwWJSBh0StecktD1/+7zcv",
+	"f2Egb6FSNVzK/IMoM3o3Y+h8GsuXdcbwi7v8cMqoPSKti5H97vNgKDh0ltPwTvlzlp+xWsjrnHJnECiH",
+	"hNOvmZleygtKccp/5sYe/UDoevF9Tq39/pcRsoD/+UvOhPWOioa64mvjmsR09EnGQcGX0CZMcVw6sadk",
+	"10i9aMs7p6RPu29oDT/c+t4eA500dBZwdodZv2AumSjZNTlUNK/r49R2Ov17AxQs8wqNVtTrbrqRT966",
+	"8SepirH0OY6x7XY7qqoE/svwFTswQP1saIVvyMti1MS1UFJCYQ/P2Uqg84GyMif48tE+rb1Nmoxo31+9",
+	"yj397oEqd4NzHmCBO3S4zz+BYu1JEdcc48h4UneEFeSI/6EVI4u2WcSY1eTbSXxE0epnGEGl91uEYU39",
+	"uG7Lz+IWSNqitOiqHkdFblu9nkQV2t6utczHRFUorR818l0gKgQB/JnE9GG22oNtLwRxwxBhB21EDC2R",
+	"wwjVvoj/LpvUyiTDJHR+TcIl0UnBaZPQBCEEUNzap+yPCgWlBkpA9AXxwve7CwvZNCpc540f3dmlT/z7",
+	"o2+v+2hb6dt73PUDnuha3G0Q0eljz9y2vRhhPER0a+EW3fufyFH4ar/3nz59uNXl6NRHGXcg01geHH/w",
+	"ZTt3Pi8HbKLS4AUaPkSqwrQpsgfPTk4PGbcujOkwjc+lomxrdB6oofCU4edviQPwLQrmg6GmdW1YhCxz",
+	"q2oy6egHXtycMZ9tw3ppNQyQX9yJTO48B6ko9UyhF4K8QgWPfmbXZt2gM7Km/rNk2F+te8bhJgd9T7jw",
+	"HDQwbFL71L1y7DuqJ5T1s/EmGA61S3UL5edJonv5vgMSxWX9VgI9rn2GVlrI/hduORrMvhUPlRdNnenc",
+	"BqN9Nni/owy18zGqd+hRoClK+T2hx4+esu/DMMK4ut2FVlI15pzNVVWpFTGAZPl//uCi+T2qzTdJ7JWQ",
+	"149MYE8fTcz2U+bSMtaxWY87f2+0S2UEjnKJmFqieTAZu75ZR11/njQ9I35RpvmmSK4fkvP9WnL2lZVQ",
+	"OpdOKhSBGROyqBqSm75YFH1nVZWg+4J0kyJfE2xR66HHo8zHtSI9eCN02eEti82mBWj4/cnWuuJFEK6R",
+	"UPN081vJtG3dNE6lqirHrAMfaYhMVaZ8WMaD67VzFhkIodEXafJG+kY39xHrW9/f6/OkVQfdPaTqTzr/",
+	"3Si15wPtTKcbCeDJAOIvsELtTXGvKbtwlocBMCE22JeEWc8YZLyq0sdiv/QmTx/CDINWIbVsb63rk+Tu",
+	"svTArklXPLA/8w59D0OGy9cnW/JbPioHbNT0Jxihh9ZwFCB0p+gIiZ86EoXsGaSpauyVeh9R5SDRP0md",
+	"xx8G5b13x20GalqcvikWUDYVUE4MVXEKSicJeKCoKZGqFtdUNtjrGOHuBinXSPFteUKP0p2DZt3tLu7y",
+	"jYNnJ3+gY4wO0vbb/DAhdnEJPetwl8PIzdYROx1G7lwB/c82heP1ZcH//BzPJJ+d/OHhEtwTBuN9ouqf",
+	"SI6wRkiDM8cfooy4u+M4MX2EK/gS2BxkQaXM6OOhsfDEsPCpP+ihG2gKtYToiKN/Vl8JdEBRBeT+4pKu",
+	"npb9otoacp/jtUn8Ljse3naXKWwn/X6i5G73mYFe7lj5v9XMSdxb57jl8YOCw+tldooMPp6qSZbYJviV",
+	"GqtQhaKH1/VQ+Zdn1t8UR7wIdyRB6vKrOeOhFD4qNdiehtBWhI0eOpDd/zFMqajO4F/chGoL7lKmU2zo",
+	"/hMMpPZanrCPgSB8yd7oochfZOnJLcjHJ4ZVqrihfA0NIbXetG0Ysqiq2FcfZ3G6SebOk6u2wMWfMV9K",
+	"KttloYrXG5jc9om5B8s5E1S6TOmGXYGNqxBeZ6zmJoDmBWl2KX3luPGKx8/mBqfE+2qNw+L0tQZjwLAf",
+	"pKVuEgVM2Qvr74oLLb5Y7ktuc2b42tBB/aVc8LoGCeUZy0slIWcHbhA3ZHneQSsMy6NquJw10oqqw2Lr",
+	"fvvmFtFqDrNLmbelajk7cCmIS75mC36Lr3E0VbsWGeHIrtZKzQm0rtzFZSbqBnqwXcp8s1IuP0TbNTRn",
+	"CsEE18OKsh8dHAKNgGfv37eNjhCnFfBbyrShGaaXkrIs0HbIu14tOTtQmuVRg5ajn2CdH0ZJEfiFzyzR",
+	"0ckd/U6wHzw9OTmMkjR8PlIyQQJk+dY1YdwvOJHS2lnSMOKmt75zX/VVrp8YdsurBlyKAiUnXYXDxGtx",
+	"C3I0U2GAndELZbc3bPpIhkbc3OgTGxlRp5QRV4BohIJeot8GqK2OQDSb8zaPbcUNOWQkvx/TcdkN1owF",
+	"IQH/jlbQb0rT9McDQWBRirZXUW1nH26obYYXA0P9GBtKxx98SeK9icAPkif+tuWPbqeEgv5xcvsMSaxv",
+	"CAfvsu2Dt9uW7eDIUtdfl2TH2VyDWYR7UA/aQ8PBqHnIJd10ZAc661Lmw5vAc1LsQU2TKe+Sa4RkXzNf",
+	"DTdl20yxgte20cESo2EuJao/L3VdUJUsHDYX8hp0rYW07AAqA4zCS/7aUh/LzzP2D9CKLsw9zMi1B9/6",
+	"OP5+rvSlvFaqzLyitd0Nx08MSdS64rJLQOgZYN51EYbunZu2Hj9dVZoz1/KPXr2USroqS/Z/UC7nrnlm",
+	"PpjP9xD7RbmUT8/lqFZXXLiL3piQxurGFWScsXzYSIBKu16BNlS0ZFmxUKLwOQvO9qMgBpS4KQStPENw",
+	"hr0D8mxgYaVsjxCr+C3i4kt4oS/evoQWPkpoYS/deOzaboyL2VfeuYodHWrwoZvakthAEZB5SexcoNA5",
+	"NWhy7+mxAx46WHkGDZ6b8PFzn81NRt8VuOhj3jYGyQftsDqXi3jTwdjClsjjo4E+a42/O0vQi78ThugR",
+	"+IuWuMI6bz1F+GuxdyXsSrl63zRd/6I6o5L84CTpUU+ZPKTF+VS8rjNI3Ld+QGv45W8ntceX+737wO+8",
+	"1P9C0R/3qKcCboC5q6Kp7uQBgnpLlc/P4ga6bDn3cp656iqgTqjBbzrv166QtUUlLa5SoZEVGBMKMKj8",
+	"ZVARQ/Ezat26Eql8aVfIglONFbPsbjB9pNKVLzUlp58u6W9Yg0IZdPs68ceif93c9dgNiHVzVYmC+Qvc",
+	"fW9icvrcFSfMWKjZQe5QfsZ2u3MMnQRfF3LGTvPD7FJSRFxRj08mSkO5NlN2QVlIef9WFgraLvE31w2Z",
+	"jB+Eyfl53npzDp1xiojuJQjp1vxSmoXS9qgSt4DmjrjlNhzSXlHhKGXj+gseM/dnwoUNlaFuxicmdhHP",
+	"aQWXklzHXnPnJV/7y6+YoAwgQiGVgoqqohwI//iAWsAfOX8w9MFy+tVXg1IvVWYWvIbDSymMz9RyNXuD",
+	"29fOKNCd9Md86OZFr9XcJ3fLPpLejFc1IgFwB35vetJnQXfXMjk6a3UlO/A3+cUdBtvY0uEe52UvpR/b",
+	"XQoilpB16UDEy/PAJkGIWN/YouMKijQj8U6Tp2xqJUFnyE4QB8H8yVsX0PQcSbycDQNEDsg4OtSenkSc",
+	"eykfITrEXHDIN3I2LSp8mn8burmUIVYUIknCjkSNCPoK5nbK/qQBXL8W4SK4laBDSNdevw2k5YN7M5H3",
+	"X4c28rhBtBiSJ2dho0IbeZwtczcbGzRbliAbJpvlFbXgN/h6xvryiXtTaHopf3uIyF/k8RmIpcf3GlIX",
+	"7H3OEaM2Q/pLxCiOGAUTKCFlU7L1cHfrDC2VcA//rv72a+BlP7Dkm4aHsE4bku/kp7bnrluZ67ujWcuj",
+	"4aiQU93QHO0qlNChvyu+OxdSGDpp5zetiEJDypFMFEpKZWrSAr9Ejz53X7tQshAVBJuhVev9kOE+lC1h",
+	"tRddd/dRRvfnOGAWykS6H61fixZ0q9TRvveHIVS9Qe8vuC5Z6IRKbTbQ4q65MclKDoT3C5l+7mRqmiX1",
+	"SBFWaUrFbYXafm6xF9tbzknbwHmby7RxmhYfxBmr6hpKJqQRpROPlpsbfx+dP3SVXazdFQ53J3f+dMKQ",
+	"eb5CF/ZwyijBplhAcePKEnw+FtMuR5/SNkohr89jtCDRCdmAiWFps4em9xlhn1vkdXDR207m06dMX/Eu",
+	"PCrNf+sclpTxxCProk/mvqX9ztxq9foo9KseZ9q/hu5f22pT/upTBfNBTUiexYaTv1/BlfkPSoyTJSlx",
+	"D/rPj48SNwUmTzK+VK18zKoVT1ueqDx5jrOCa+ht7qH5tv8+JcEK0hx0VzeaUl5ftbkAjvRb1fTEFSIG",
+	"x4FCogd516E7zy5l1zKbuSf5IRPWXbjYuhpDV8Q3LheqHby1KKn5OvPpoueXsj0SYQf5RjvwPGN51FQ+",
+	"mrp/PR5lOqL5SvVkXtX6MabswnX8uJQuhOzjLy686n7yiTlOxbbd8hZUVxzFnVIBDNeCxrXLf4wU24/E",
+	"/70G5p+4X45DzogAoIf/7gqTkMC4u0MztJN0njvEXlcQB0P5cPwhtMUfdNFJdZR5GK3SVx/b0dlOKXSL",
+	"s7/mwGXSdwEJYdmCl22OM10MwYQ8/OwP+6yq2crXSLADv77D5L5no0m5/9Lb+vmn5BKYqZzcHXhyp0Cf",
+	"i4OMhdC+7O7nGS+T/jTaSfDtcbPdqGVb8CwRM2uvhckDLBQGI/PIxct0E9cREYS+EQrXJfM3lLjbEoy3",
+	"pEJTn5GA2Rei/LyiY5Qk6o5myyPczLBB+1HfmLedcHlpggf7vH1K+OL0/l6d3qA7R73eiC77/Wb79xD9",
+	"+g4pxTVDTzV4pms6/IX6lSp45Zvf9q6sOTs+Pn367fRkejI9Pfv22+++I/LzkAxHdK11s/ZyDnIQ/ZUm",
+	"0yi5zre6TTd47u6N6N3VME1flGASo3jadUV6VOPVK/AyWYj+QhlSD0CW0QQurLA58Etq6d/eRo/+h9lw",
+	"QM6DlxyqX6OBw85tDv28ve7Jp074NoZdd61Bx6VoVNdxKY3NEGPop/O1n/qMz/S3/WY603RzGDO5e3f3",
+	"/wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -272,3 +272,64 @@ func FuzzCreateHost(f *testing.F) {
 		}
 	})
 }
+
+// Rotating a host's token refuses the old one at once; removing a host
+// refuses its token, unlists it, and fails its pending webhooks.
+func TestRotateTokenAndDeleteHost(t *testing.T) {
+	e := newEnv(t)
+	w := e.do("POST", "/v1/hosts", e.operator, `{"name":"h","webhook_url":"http://127.0.0.1:9/x"}`)
+	var h struct {
+		HostID string `json:"host_id"`
+		Token  string `json:"token"`
+	}
+	json.Unmarshal(w.Body.Bytes(), &h)
+	if w := e.do("GET", "/v1/notifications", h.Token, ""); w.Code != 200 {
+		t.Fatalf("host token before rotation: %d", w.Code)
+	}
+	if w := e.do("POST", "/v1/hosts/"+h.HostID+"/rotate-token", h.Token, ""); w.Code != 403 {
+		t.Fatalf("a host rotating its own token: %d", w.Code)
+	}
+	w = e.do("POST", "/v1/hosts/"+h.HostID+"/rotate-token", e.operator, "")
+	var rot struct {
+		HostID string `json:"host_id"`
+		Token  string `json:"token"`
+	}
+	if json.Unmarshal(w.Body.Bytes(), &rot); w.Code != 200 || rot.Token == "" || rot.Token == h.Token || rot.HostID != h.HostID {
+		t.Fatalf("rotate: %d %s", w.Code, w.Body)
+	}
+	if w := e.do("GET", "/v1/notifications", h.Token, ""); w.Code != 401 {
+		t.Fatalf("old token after rotation: %d", w.Code)
+	}
+	if w := e.do("GET", "/v1/notifications", rot.Token, ""); w.Code != 200 {
+		t.Fatalf("new token: %d", w.Code)
+	}
+	// A pending ping, then the host goes.
+	if w := e.do("POST", "/v1/hosts/"+h.HostID+"/ping", e.operator, ""); w.Code != 202 {
+		t.Fatalf("ping: %d", w.Code)
+	}
+	if w := e.do("DELETE", "/v1/hosts/"+h.HostID, e.operator, ""); w.Code != 204 {
+		t.Fatalf("delete: %d %s", w.Code, w.Body)
+	}
+	if w := e.do("GET", "/v1/notifications", rot.Token, ""); w.Code != 401 {
+		t.Fatalf("a removed host's token: %d", w.Code)
+	}
+	var list struct{ Hosts []any }
+	json.Unmarshal(e.do("GET", "/v1/hosts", e.operator, "").Body.Bytes(), &list)
+	if len(list.Hosts) != 0 {
+		t.Fatalf("a removed host is listed: %+v", list)
+	}
+	var ns struct {
+		Notifications []struct {
+			State string `json:"state"`
+		} `json:"notifications"`
+	}
+	json.Unmarshal(e.do("GET", "/v1/notifications", e.operator, "").Body.Bytes(), &ns)
+	if len(ns.Notifications) != 1 || ns.Notifications[0].State != "failed" {
+		t.Fatalf("the removed host's notifications: %+v", ns)
+	}
+	for _, c := range []struct{ method, path string }{{"DELETE", "/v1/hosts/" + h.HostID}, {"POST", "/v1/hosts/" + h.HostID + "/ping"}, {"POST", "/v1/hosts/" + h.HostID + "/rotate-token"}} {
+		if w := e.do(c.method, c.path, e.operator, ""); w.Code != 404 || problemCode(t, w) != "host_not_found" {
+			t.Fatalf("%s %s on a removed host: %d", c.method, c.path, w.Code)
+		}
+	}
+}

@@ -54,3 +54,20 @@ func (s *Server) PingHost(ctx context.Context, req PingHostRequestObject) (PingH
 	}
 	return PingHost202JSONResponse(notificationOut(n)), nil
 }
+
+// RotateHostToken replaces a host's bearer token.
+func (s *Server) RotateHostToken(ctx context.Context, req RotateHostTokenRequestObject) (RotateHostTokenResponseObject, error) {
+	token, err := s.Service.RotateHostToken(ctx, req.HostId)
+	if err != nil {
+		return nil, err
+	}
+	return RotateHostToken200JSONResponse{HostId: req.HostId, Token: token}, nil
+}
+
+// DeleteHost removes a host.
+func (s *Server) DeleteHost(ctx context.Context, req DeleteHostRequestObject) (DeleteHostResponseObject, error) {
+	if err := s.Service.DeleteHost(ctx, req.HostId); err != nil {
+		return nil, err
+	}
+	return DeleteHost204Response{}, nil
+}

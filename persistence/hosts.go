@@ -26,8 +26,9 @@ func scanHost(row interface{ Scan(...any) error }) (domain.Host, error) {
 	return h, nil
 }
 
+// getHost returns a live host; a removed one is not found.
 func getHost(ctx context.Context, q querier, id string) (domain.Host, error) {
-	return scanHost(q.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE host_id = ?`, id))
+	return scanHost(q.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE host_id = ? AND deleted_at IS NULL`, id))
 }
 
 // Host returns one host.
@@ -35,14 +36,14 @@ func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) {
 	return getHost(ctx, s.r, id)
 }
 
-// HostByTokenHash returns the host whose token hashes to hash.
+// HostByTokenHash returns the live host whose token hashes to hash.
 func (s *Store) HostByTokenHash(ctx context.Context, hash string) (domain.Host, error) {
-	return scanHost(s.r.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE token_hash = ?`, hash))
+	return scanHost(s.r.QueryRowContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE token_hash = ? AND deleted_at IS NULL`, hash))
 }
 
 // Hosts returns every host, oldest first.
 func (s *Store) Hosts(ctx context.Context) ([]domain.Host, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+hostCols+` FROM hosts ORDER BY created_at, host_id`)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+hostCols+` FROM hosts WHERE deleted_at IS NULL ORDER BY created_at, host_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list hosts: %w", err)
 	}
@@ -94,5 +95,36 @@ func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret 
 	if n, _ := res.RowsAffected(); n != 1 {
 		return domain.ErrRevisionConflict
 	}
+	return nil
+}
+
+func (t *tx) UpdateHostToken(ctx context.Context, id string, rev int64, tokenHash string) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET token_hash = ?, revision = revision + 1
+		WHERE host_id = ? AND revision = ? AND deleted_at IS NULL`, tokenHash, id, rev)
+	if err != nil {
+		return fmt.Errorf("update host token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrRevisionConflict
+	}
+	return nil
+}
+
+// RemoveHost marks a host removed: its token hash is replaced by one no
+// token has, and its pending notifications end failed.
+func (t *tx) RemoveHost(ctx context.Context, id string, at time.Time) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET deleted_at = ?, token_hash = 'removed:' || host_id,
+		revision = revision + 1 WHERE host_id = ? AND deleted_at IS NULL`, ts(at), id)
+	if err != nil {
+		return fmt.Errorf("remove host: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrNotFound
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET state = 'failed', last_error = 'the host was removed',
+		lease_until = NULL, revision = revision + 1 WHERE host_id = ? AND state = 'pending'`, id); err != nil {
+		return fmt.Errorf("end the removed host's notifications: %w", err)
+	}
+	t.change.Notifications = true
 	return nil
 }

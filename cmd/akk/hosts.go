@@ -88,6 +88,37 @@ func (c *cli) hosts(args []string) error {
 		}
 		fmt.Fprintf(c.out, "new webhook secret for %s: %s\n", r.JSON200.HostId, r.JSON200.WebhookSecret)
 		return nil
+	case "rotate-token":
+		if len(args) != 2 {
+			return errors.New("usage: akk hosts rotate-token HOST_ID")
+		}
+		r, err := c.api.RotateHostTokenWithResponse(c.ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		fmt.Fprintf(c.out, "new token for %s: %s\nThe old token is refused from now on; the new one is shown only now.\n", r.JSON200.HostId, r.JSON200.Token)
+		return nil
+	case "delete":
+		if len(args) != 2 {
+			return errors.New("usage: akk hosts delete HOST_ID")
+		}
+		r, err := c.api.DeleteHostWithResponse(c.ctx, args[1])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if !c.json {
+			fmt.Fprintf(c.out, "removed %s: its token is refused and its Turns no longer call back\n", args[1])
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown hosts command %q", args[0])
 }

@@ -44,6 +44,8 @@ Commands:
                                   register a host; prints its token and secret once
   hosts ping HOST_ID              send a signed host.ping webhook
   hosts rotate-secret HOST_ID     replace a host's webhook secret
+  hosts rotate-token HOST_ID      replace a host's bearer token (the old one is refused at once)
+  hosts delete HOST_ID            remove a host (its Turns stop calling back)
   notifications [--state S]       the webhook outbox
   notifications retry ID          redeliver a notification now
   events [--follow] [--since N]   stream events (SSE) until interrupted

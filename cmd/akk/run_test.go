@@ -94,12 +94,25 @@ func TestCLIAgainstTheAPI(t *testing.T) {
 	if out, err = akk(t, ctx, url, dir, "notifications"); err != nil || !strings.Contains(out, "host.ping") {
 		t.Fatalf("notifications: %v %q", err, out)
 	}
+	out, err = akk(t, ctx, url, dir, "hosts", "rotate-token", h.HostID)
+	if err != nil || !strings.Contains(out, "new token for "+h.HostID+": akk_h_") {
+		t.Fatalf("rotate-token: %v %q", err, out)
+	}
+	if _, err = akk(t, ctx, url, dir, "--token", h.Token, "notifications"); err == nil || !strings.Contains(err.Error(), "unauthorized") {
+		t.Fatalf("the old host token after rotate-token: %v", err)
+	}
 	// Errors carry the problem code.
 	if _, err = akk(t, ctx, url, dir, "hosts", "ping", "host_nope"); err == nil || !strings.Contains(err.Error(), "host_not_found") {
 		t.Fatalf("ping unknown host: %v", err)
 	}
 	if _, err = akk(t, ctx, url, dir, "--token", "wrong", "hosts", "list"); err == nil || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("wrong token: %v", err)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "delete", h.HostID); err != nil || !strings.Contains(out, "removed "+h.HostID) {
+		t.Fatalf("delete: %v %q", err, out)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "list"); err != nil || strings.Contains(out, h.HostID) {
+		t.Fatalf("hosts list after delete: %v %q", err, out)
 	}
 	// events follows the stream; it replays from --since.
 	ectx, cancel := context.WithTimeout(ctx, 3*time.Second)

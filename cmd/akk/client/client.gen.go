@@ -698,6 +698,14 @@ type HostSecret struct {
 	WebhookSecret string `json:"webhook_secret"`
 }
 
+// HostToken defines model for HostToken.
+type HostToken struct {
+	HostId string `json:"host_id"`
+
+	// Token The host's new bearer token. Shown only once.
+	Token string `json:"token"`
+}
+
 // Interaction defines model for Interaction.
 type Interaction struct {
 	Agent        AgentKind `json:"agent"`
@@ -1262,6 +1270,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/hosts (the `CreateHost` operationId).
 	CreateHost(ctx context.Context, body CreateHostJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteHost Remove a host (operator only)
+	//
+	// Its token is refused (401) at once and it is no longer listed. Its Turns and Watches keep running but stop calling back: pending notifications end `failed`, and no new ones are queued. Its records stay readable by the operator.
+	//
+	// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
+	DeleteHost(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PingHost Send a host.ping webhook (operator only)
 	//
 	// Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -1275,6 +1290,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/hosts/{host_id}/rotate-secret (the `RotateHostSecret` operationId).
 	RotateHostSecret(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateHostToken Replace a host's bearer token (operator only)
+	//
+	// The old token is refused (401) from this response on; the host's records, Turns and webhooks are unchanged.
+	//
+	// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
+	RotateHostToken(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNotifications The webhook outbox
 	//
@@ -1729,6 +1751,23 @@ func (c *Client) CreateHost(ctx context.Context, body CreateHostJSONRequestBody,
 	return c.Client.Do(req)
 }
 
+// DeleteHost Remove a host (operator only)
+//
+// Its token is refused (401) at once and it is no longer listed. Its Turns and Watches keep running but stop calling back: pending notifications end `failed`, and no new ones are queued. Its records stay readable by the operator.
+//
+// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
+func (c *Client) DeleteHost(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteHostRequest(c.Server, hostId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PingHost Send a host.ping webhook (operator only)
 //
 // Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -1753,6 +1792,23 @@ func (c *Client) PingHost(ctx context.Context, hostId HostID, reqEditors ...Requ
 // Corresponds with POST /v1/hosts/{host_id}/rotate-secret (the `RotateHostSecret` operationId).
 func (c *Client) RotateHostSecret(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateHostSecretRequest(c.Server, hostId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateHostToken Replace a host's bearer token (operator only)
+//
+// The old token is refused (401) from this response on; the host's records, Turns and webhooks are unchanged.
+//
+// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
+func (c *Client) RotateHostToken(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateHostTokenRequest(c.Server, hostId)
 	if err != nil {
 		return nil, err
 	}
@@ -2661,6 +2717,40 @@ func NewCreateHostRequestWithBody(server string, contentType string, body io.Rea
 	return req, nil
 }
 
+// NewDeleteHostRequest constructs an http.Request for the DeleteHost method
+func NewDeleteHostRequest(server string, hostId HostID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_id", hostId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hosts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPingHostRequest constructs an http.Request for the PingHost method
 func NewPingHostRequest(server string, hostId HostID) (*http.Request, error) {
 	var err error
@@ -2712,6 +2802,40 @@ func NewRotateHostSecretRequest(server string, hostId HostID) (*http.Request, er
 	}
 
 	operationPath := fmt.Sprintf("/v1/hosts/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateHostTokenRequest constructs an http.Request for the RotateHostToken method
+func NewRotateHostTokenRequest(server string, hostId HostID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_id", hostId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hosts/%s/rotate-token", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3916,6 +4040,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/hosts (the `CreateHost` operationId).
 	CreateHostWithResponse(ctx context.Context, body CreateHostJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateHostResponse, error)
 
+	// DeleteHostWithResponse Remove a host (operator only)
+	//
+	// Its token is refused (401) at once and it is no longer listed. Its Turns and Watches keep running but stop calling back: pending notifications end `failed`, and no new ones are queued. Its records stay readable by the operator.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
+	DeleteHostWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*DeleteHostResponse, error)
+
 	// PingHostWithResponse Send a host.ping webhook (operator only)
 	//
 	// Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -3933,6 +4066,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/hosts/{host_id}/rotate-secret (the `RotateHostSecret` operationId).
 	RotateHostSecretWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*RotateHostSecretResponse, error)
+
+	// RotateHostTokenWithResponse Replace a host's bearer token (operator only)
+	//
+	// The old token is refused (401) from this response on; the host's records, Turns and webhooks are unchanged.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
+	RotateHostTokenWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*RotateHostTokenResponse, error)
 
 	// ListNotificationsWithResponse The webhook outbox
 	//
@@ -4725,6 +4867,68 @@ func (r CreateHostResponse) ContentType() string {
 	return ""
 }
 
+type DeleteHostResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeleteHostResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteHostResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteHostResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteHostResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteHostResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteHostResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteHostResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteHostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type PingHostResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4857,6 +5061,75 @@ func (r RotateHostSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateHostSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RotateHostTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HostToken
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateHostTokenResponse) GetJSON200() *HostToken {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RotateHostTokenResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RotateHostTokenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RotateHostTokenResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RotateHostTokenResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateHostTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateHostTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateHostTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateHostTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6519,6 +6792,21 @@ func (c *ClientWithResponses) CreateHostWithResponse(ctx context.Context, body C
 	return ParseCreateHostResponse(rsp)
 }
 
+// DeleteHostWithResponse Remove a host (operator only)
+//
+// Its token is refused (401) at once and it is no longer listed. Its Turns and Watches keep running but stop calling back: pending notifications end `failed`, and no new ones are queued. Its records stay readable by the operator.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
+func (c *ClientWithResponses) DeleteHostWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*DeleteHostResponse, error) {
+	rsp, err := c.DeleteHost(ctx, hostId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteHostResponse(rsp)
+}
+
 // PingHostWithResponse Send a host.ping webhook (operator only)
 //
 // Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -6547,6 +6835,21 @@ func (c *ClientWithResponses) RotateHostSecretWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseRotateHostSecretResponse(rsp)
+}
+
+// RotateHostTokenWithResponse Replace a host's bearer token (operator only)
+//
+// The old token is refused (401) from this response on; the host's records, Turns and webhooks are unchanged.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
+func (c *ClientWithResponses) RotateHostTokenWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*RotateHostTokenResponse, error) {
+	rsp, err := c.RotateHostToken(ctx, hostId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateHostTokenResponse(rsp)
 }
 
 // ListNotificationsWithResponse The webhook outbox
@@ -7390,6 +7693,56 @@ func ParseCreateHostResponse(rsp *http.Response) (*CreateHostResponse, error) {
 	return response, nil
 }
 
+// ParseDeleteHostResponse parses an HTTP response from a DeleteHostWithResponse call
+func ParseDeleteHostResponse(rsp *http.Response) (*DeleteHostResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteHostResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePingHostResponse parses an HTTP response from a PingHostWithResponse call
 func ParsePingHostResponse(rsp *http.Response) (*PingHostResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7460,6 +7813,60 @@ func ParseRotateHostSecretResponse(rsp *http.Response) (*RotateHostSecretRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest HostSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRotateHostTokenResponse parses an HTTP response from a RotateHostTokenWithResponse call
+func ParseRotateHostTokenResponse(rsp *http.Response) (*RotateHostTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateHostTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HostToken
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
