@@ -107,7 +107,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		// of that host is leased (in flight): one delivery per host at once.
 		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret FROM (
 			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret,
-				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.created_at, n.notification_id) AS rn
+				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
 			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
 			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
 				AND n.host_id NOT IN (SELECT value FROM json_each(?))
