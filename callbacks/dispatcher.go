@@ -3,10 +3,12 @@ package callbacks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -187,7 +189,7 @@ func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time
 	req.Header.Set("webhook-signature", sig)
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("post: %w", err)
+		return 0, 0, fmt.Errorf("post: %w", withoutQuery(err))
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -208,4 +210,19 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return max(t.Sub(now), 0)
 	}
 	return 0
+}
+
+// withoutQuery drops the query and credentials from the URL an HTTP client
+// error names: a webhook URL may carry a token there, and the error is
+// logged and stored as the notification's last error.
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if u, perr := url.Parse(ue.URL); perr == nil {
+		u.RawQuery, u.Fragment, u.User = "", "", nil
+		return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+	}
+	return &url.Error{Op: ue.Op, URL: "(webhook URL)", Err: ue.Err}
 }

@@ -1,7 +1,10 @@
 package callbacks
 
 import (
+	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,5 +37,12 @@ func TestRetryAfter(t *testing.T) {
 		if got := retryAfter(c.in, now); got != c.want {
 			t.Errorf("retryAfter(%q) = %s, want %s", c.in, got, c.want)
 		}
+	}
+}
+
+func TestClientErrorsDropTheURLsQuery(t *testing.T) {
+	err := withoutQuery(&url.Error{Op: "Post", URL: "https://u:p@hooks.example/akk?token=s3cret#x", Err: errors.New("connection refused")})
+	if msg := err.Error(); strings.Contains(msg, "s3cret") || strings.Contains(msg, "u:p") || !strings.Contains(msg, "hooks.example/akk") {
+		t.Fatalf("error %q", msg)
 	}
 }

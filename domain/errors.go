@@ -42,6 +42,7 @@ const (
 	CodeWatchNotFound          Code = "watch_not_found"
 	CodeNothingToWatch         Code = "nothing_to_watch"
 	CodeWatchStateConflict     Code = "watch_state_conflict"
+	CodeWatchLimit             Code = "watch_limit_reached"
 	CodeNoInteraction          Code = "no_interaction"
 	CodeManualRequired         Code = "manual_required"
 	CodeMethodNotAllowed       Code = "method_not_allowed"

@@ -536,7 +536,9 @@ func TestRemovedHostsTurnStopsCallingBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "done"} })
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "done"}
+	})
 	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
 	after, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
 	if len(after) != len(before) {

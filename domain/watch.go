@@ -122,6 +122,20 @@ func (s *Service) watchTransition(ctx context.Context, w Watch, typ string, webh
 	return w, nil
 }
 
+// MaxActiveWatchesPerHost bounds one controller's active Watches (each
+// costs a monitor).
+const MaxActiveWatchesPerHost = 64
+
+func countHost(ws []Watch, host string) int {
+	n := 0
+	for _, w := range ws {
+		if w.HostID == host {
+			n++
+		}
+	}
+	return n
+}
+
 // StartWatch observes the task running in a terminal.
 func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, error) {
 	p, err := requirePrincipal(ctx)
@@ -152,6 +166,11 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 		}
 	} else if !errors.Is(err, ErrNotFound) {
 		return Watch{}, err
+	}
+	if active, err := s.store.ActiveWatches(ctx); err != nil {
+		return Watch{}, err
+	} else if n := countHost(active, p.HostID); n >= MaxActiveWatchesPerHost {
+		return Watch{}, E(CodeWatchLimit, fmt.Sprintf("this controller has %d active Watches, the most it may have; unwatch one first", n))
 	}
 	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
 	if err != nil {

@@ -118,3 +118,22 @@ func TestWatchRefusedWhileAnotherHostsTurnHolds(t *testing.T) {
 		t.Fatalf("the holding host's own watch: %v", err)
 	}
 }
+
+// One controller's active Watches are bounded.
+func TestWatchesPerHostAreBounded(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	ft.term.ScreenState = domain.ScreenWorking
+	w := newWorld(t, "", ft)
+	w.svc.UseWatches(anchor{ft, true})
+	for i := range domain.MaxActiveWatchesPerHost {
+		if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); err != nil {
+			t.Fatalf("watch %d: %v", i, err)
+		}
+	}
+	if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); code(err) != domain.CodeWatchLimit {
+		t.Fatalf("one watch too many: %v", err)
+	}
+	if _, err := w.svc.StartWatch(w.other, domain.NewWatchInput{TerminalID: "term_a"}); err != nil {
+		t.Fatalf("another host's first watch: %v", err)
+	}
+}

@@ -43,6 +43,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeWatchNotFound:          http.StatusNotFound,
 	domain.CodeNothingToWatch:         http.StatusConflict,
 	domain.CodeWatchStateConflict:     http.StatusConflict,
+	domain.CodeWatchLimit:             http.StatusTooManyRequests,
 	domain.CodeNoInteraction:          http.StatusConflict,
 	domain.CodeTurnStateConflict:      http.StatusConflict,
 	domain.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
