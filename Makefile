@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,6 +42,15 @@ bench: ## run the benchmarks that need no agent and print their figures
 
 bench-e2e: ## detection latency on every pinned agent: durable completion record -> webhook (median, p95)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2E' -benchtime=20x ./...
+
+FUZZTIME ?= 1m
+FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:FuzzRecordLine \
+	./terminaldrivers/codex:FuzzScreen ./terminaldrivers/codex:FuzzRecordLine \
+	./handlers:FuzzRequestBodies ./handlers:FuzzEventCursor
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 1m; e.g. make fuzz FUZZTIME=10m)
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "== $$pkg $$fn ($(FUZZTIME))"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 ci: agents node-tools ## what CI runs: install everything, then the whole suite with nothing skipped
 	AKK_REQUIRE_AGENTS=1 AKK_REQUIRE_TOOLS=1 bash scripts/test.sh

@@ -2,7 +2,9 @@ package domain_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"akk/domain"
@@ -176,5 +178,61 @@ func TestUnreadablePromptDegradesOneRowNotTheList(t *testing.T) {
 		if a.Name == "approve" {
 			t.Fatalf("approve offered on an unreadable prompt: %+v", list[0].Actions)
 		}
+	}
+}
+
+// Many hosts' calls at once on one pane: exactly one dispatch, and exactly
+// one key for one prompt.
+func TestConcurrentSendsAndApprovals(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	var wg sync.WaitGroup
+	codes := make(chan domain.Code, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: fmt.Sprintf("task %d", i)})
+			if err == nil {
+				codes <- ""
+				return
+			}
+			codes <- code(err)
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok, conflicts := 0, 0
+	for c := range codes {
+		switch c {
+		case "":
+			ok++
+		case domain.CodeConflictActiveTurn, domain.CodeTerminalNotIdle:
+			conflicts++
+		default:
+			t.Errorf("unexpected code %q", c)
+		}
+	}
+	if submits, _ := ft.counts(); ok != 1 || conflicts != 99 || submits != 1 {
+		t.Fatalf("%d dispatched, %d refused, %d submits; want 1, 99, 1", ok, conflicts, submits)
+	}
+
+	w2, _, fa, id := awaitingTurn(t)
+	if _, err := w2.svc.Turn(w2.host, id); err != nil { // the offer
+		t.Fatal(err)
+	}
+	var answered atomic.Int32
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w2.svc.Approve(w2.host, id, domain.ApproveOnce); err == nil {
+				answered.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if fa.count() != 1 || answered.Load() != 1 {
+		t.Fatalf("%d keys, %d answers for one prompt; want 1 and 1", fa.count(), answered.Load())
 	}
 }
