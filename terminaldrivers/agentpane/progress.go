@@ -113,8 +113,12 @@ func (x *Adapter) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMa
 	if err != nil {
 		return "", err
 	}
-	// t is the observation the caller made under the terminal's lock; the
-	// process must still be the incarnation it names.
+	// The pane must still show the agent: a process the pane no longer
+	// runs may linger a moment after it was replaced, and the mark is the
+	// anchor every later reading trusts.
+	if _, err := x.Observe(ctx, t.ID); err != nil {
+		return "", err
+	}
 	p, err := x.process(t)
 	if err != nil {
 		return "", err

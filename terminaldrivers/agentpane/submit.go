@@ -53,9 +53,11 @@ func CheckRequest(text string) error {
 }
 
 // Submit implements domain.TurnTerminal. t is the observation the caller
-// made under the terminal's lock; Submit sends nothing unless the pane's
-// process is still that incarnation and its screen, captured once more
-// right before the first key, is idle with an empty composer. The text goes into a buffer of its own, is pasted bracketed
+// made under the terminal's lock (and Mark proved again); Submit sends
+// nothing unless the pane's process is still that incarnation and its
+// screen, captured once more right before the first key, is idle with an
+// empty composer. Only when that fails is the pane observed whole, to tell
+// a replaced agent (ErrTerminalGone) from a busy one. The text goes into a buffer of its own, is pasted bracketed
 // (the buffer deleted by the paste), and after the profile's paste window
 // the composer is read back until it holds exactly the text (or the
 // placeholder the agent draws for that paste). Only then is the submit key
@@ -70,6 +72,12 @@ func (x *Adapter) Submit(ctx context.Context, t domain.Terminal, text string) (d
 	}
 	rules := prof.TurnRules()
 	now, err := x.recheck(ctx, prof, t)
+	if err == nil && !now.SendReady() {
+		// Not ready: tell a replaced agent from a busy one.
+		if _, oerr := x.Observe(ctx, t.ID); errors.Is(oerr, domain.ErrTerminalGone) {
+			err = oerr
+		}
+	}
 	if err != nil {
 		return domain.SubmitNothing, err
 	}
@@ -102,6 +110,9 @@ func (x *Adapter) Submit(ctx context.Context, t domain.Terminal, text string) (d
 // process were proven by the caller's observation).
 func (x *Adapter) recheck(ctx context.Context, prof agent.TurnProfile, t domain.Terminal) (domain.Terminal, error) {
 	if _, err := x.process(t); err != nil {
+		if _, oerr := x.Observe(ctx, t.ID); errors.Is(oerr, domain.ErrTerminalGone) {
+			return domain.Terminal{}, oerr // it went while its files were read
+		}
 		return domain.Terminal{}, err
 	}
 	c, err := x.capture(ctx, t)
