@@ -178,6 +178,14 @@ func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time
 	if err != nil {
 		return 0, 0, err
 	}
+	if del.PreviousSecret != "" && at.Before(del.PreviousSecretUntil) {
+		// A receiver still on the rotated-out secret verifies this one.
+		old, err := Sign(del.PreviousSecret, del.ID, at, del.Payload)
+		if err != nil {
+			return 0, 0, err
+		}
+		sig += " " + old
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, del.WebhookURL, bytes.NewReader(del.Payload))
 	if err != nil {
 		return 0, 0, fmt.Errorf("build request: %w", err)

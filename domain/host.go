@@ -117,6 +117,11 @@ func (s *Service) Hosts(ctx context.Context) ([]Host, error) {
 	return s.store.Hosts(ctx)
 }
 
+// SecretGrace is how long a rotated-out webhook secret still signs
+// deliveries beside the new one (Standard Webhooks allows several
+// signatures), so a receiver can switch secrets without refusing any.
+const SecretGrace = 24 * time.Hour
+
 // RotateHostSecret gives a host a new webhook secret and returns it.
 func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, error) {
 	if err := requireOperator(ctx); err != nil {

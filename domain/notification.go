@@ -39,6 +39,10 @@ type Delivery struct {
 	Payload    []byte
 	WebhookURL string
 	Secret     string
+	// PreviousSecret also signs until PreviousSecretUntil (a rotation's
+	// grace period); "" when none.
+	PreviousSecret      string
+	PreviousSecretUntil time.Time
 	// Lease is the lease this delivery was claimed under: its attempt is
 	// recorded only while the row still carries it.
 	Lease time.Time

@@ -87,8 +87,9 @@ func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) er
 func (t *tx) Host(ctx context.Context, id string) (domain.Host, error) { return getHost(ctx, t.tx, id) }
 
 func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret string, at time.Time) error {
-	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET secret = ?, secret_rotated_at = ?, revision = revision + 1
-		WHERE host_id = ? AND revision = ?`, secret, ts(at), id, rev)
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET previous_secret = secret, previous_secret_until = ?,
+		secret = ?, secret_rotated_at = ?, revision = revision + 1
+		WHERE host_id = ? AND revision = ?`, ts(at.Add(domain.SecretGrace)), secret, ts(at), id, rev)
 	if err != nil {
 		return fmt.Errorf("update host secret: %w", err)
 	}

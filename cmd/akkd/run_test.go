@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,8 +200,34 @@ func verify(t *testing.T, secret string, d delivery) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.signature != want {
-		t.Fatalf("signature %q, want %q", d.signature, want)
+	if !slices.Contains(strings.Fields(d.signature), want) {
+		t.Fatalf("signature %q, want one of them %q", d.signature, want)
+	}
+}
+
+// After a secret rotation both the new and the old secret sign, for the
+// grace period, so a receiver can switch without refusing a delivery.
+func TestRotatedSecretSignsBesideTheNewOne(t *testing.T) {
+	rec := newReceiver(t, "")
+	d := startDaemon(t, t.TempDir(), nil)
+	defer d.stop()
+	var h hostCreds
+	call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"bot","webhook_url":"http://`+rec.addr+`/hook"}`, &h)
+	call(t, "POST", d.url+"/v1/hosts/"+h.HostID+"/ping", d.token, "", nil)
+	first := rec.wait(t, 1)[0]
+	if n := len(strings.Fields(first.signature)); n != 1 {
+		t.Fatalf("before any rotation %d signatures: %q", n, first.signature)
+	}
+	var rot struct {
+		WebhookSecret string `json:"webhook_secret"`
+	}
+	call(t, "POST", d.url+"/v1/hosts/"+h.HostID+"/rotate-secret", d.token, "", &rot)
+	call(t, "POST", d.url+"/v1/hosts/"+h.HostID+"/ping", d.token, "", nil)
+	second := rec.wait(t, 2)[1]
+	verify(t, rot.WebhookSecret, second)
+	verify(t, h.WebhookSecret, second)
+	if n := len(strings.Fields(second.signature)); n != 2 {
+		t.Fatalf("after a rotation %d signatures: %q", n, second.signature)
 	}
 }
 
