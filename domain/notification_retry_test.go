@@ -54,3 +54,34 @@ func TestRetryOfAnInFlightNotification(t *testing.T) {
 		t.Fatalf("a delivered row regressed: %+v", cur)
 	}
 }
+
+// Retention removes finished webhooks, their attempts and unreferenced
+// events; pending ones and what they refer to stay.
+func TestPruneKeepsWhatIsStillNeeded(t *testing.T) {
+	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
+	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
+	hs, _ := w.store.Hosts(context.Background())
+	ctx := context.Background()
+	done, _ := w.svc.PingHost(op, hs[0].ID)
+	pending, _ := w.svc.PingHost(op, hs[0].ID)
+	now := time.Now().UTC()
+	claimed, _ := w.store.ClaimDueNotifications(ctx, now.Add(time.Second), now.Add(time.Minute), 10, nil)
+	for _, d := range claimed {
+		if d.ID == done.ID {
+			w.store.RecordAttempt(ctx, domain.Attempt{NotificationID: d.ID, At: now, StatusCode: 204, State: domain.NotificationDelivered, Lease: d.Lease})
+		}
+	}
+	p, err := w.store.Prune(ctx, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Notifications != 1 || p.Attempts != 1 || p.Events == 0 {
+		t.Fatalf("pruned %+v", p)
+	}
+	if _, err := w.store.Notification(ctx, done.ID); err == nil {
+		t.Fatal("a delivered notification survived")
+	}
+	if _, err := w.store.Notification(ctx, pending.ID); err != nil {
+		t.Fatalf("a pending notification was pruned: %v", err)
+	}
+}

@@ -34,11 +34,12 @@ import (
 var version = "dev"
 
 type config struct {
-	listen   string
-	stateDir string
-	logLevel slog.Level
-	retry    domain.RetryPolicy
-	sockets  []string
+	listen    string
+	stateDir  string
+	logLevel  slog.Level
+	retry     domain.RetryPolicy
+	sockets   []string
+	retention time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -52,8 +53,15 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
+	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
+		"how long delivered webhooks, their attempts, events and expired offers are kept (env AKK_RETENTION)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
+	}
+	if d, err := time.ParseDuration(*retention); err != nil || d < time.Hour {
+		return cfg, fmt.Errorf("--retention: %q is not a duration of at least 1h", *retention)
+	} else {
+		cfg.retention = d
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -197,6 +205,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	dctx, stopDispatch := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() { defer wg.Done(); disp.Run(dctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); prune(dctx, store, cfg.retention, log) }()
 	// Resume monitoring every live Turn and Watch: no input, only observation.
 	if err := svc.StartTurnMonitors(dctx); err != nil {
 		stopDispatch()
@@ -258,6 +268,24 @@ func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) 
 }
 
 // redactor hides secret-looking strings in text shown to controllers.
+// prune applies the retention setting at start and then hourly.
+func prune(ctx context.Context, store *persistence.Store, retention time.Duration, log *slog.Logger) {
+	for {
+		if p, err := store.Prune(ctx, time.Now().Add(-retention)); err != nil {
+			if ctx.Err() == nil {
+				log.Error("prune", "err", err)
+			}
+		} else if p != (persistence.Pruned{}) {
+			log.Info("pruned", "events", p.Events, "notifications", p.Notifications, "attempts", p.Attempts, "offers", p.Offers)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
+}
+
 type redactor struct{}
 
 func (redactor) Redact(s string) string { return screen.Redact(s) }
