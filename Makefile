@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz crash-matrix ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -51,6 +51,11 @@ FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:Fuz
 fuzz: ## run every fuzz target for FUZZTIME each (default 1m; e.g. make fuzz FUZZTIME=10m)
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn ($(FUZZTIME))"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done
+
+CRASH_TRIALS ?= 20
+crash-matrix: ## kill -9 akkd at every input stage CRASH_TRIALS times (default 20) on the newest agents; prints the table
+	AKK_REQUIRE_AGENTS=1 AKK_CRASH_TRIALS=$(CRASH_TRIALS) $(GO) test -count=1 -timeout 120m -run '^TestE2ECrashMatrix$$' -v ./cmd/akkd \
+	  | grep -v '^ *│' | grep -E -A10 'crash matrix|^(--- FAIL|FAIL|ok)'
 
 ci: agents node-tools ## what CI runs: install everything, then the whole suite with nothing skipped
 	AKK_REQUIRE_AGENTS=1 AKK_REQUIRE_TOOLS=1 bash scripts/test.sh

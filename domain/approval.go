@@ -283,9 +283,13 @@ func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, tur
 	if err != nil {
 		return AnswerNothing, err
 	}
+	Failpoint("approval.reserved")
 	seq, done := s.keySequence(ctx)
 	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
 	done()
+	if stage != "" && stage != AnswerNothing {
+		Failpoint("approval.sent")
+	}
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(err, ErrDecisionUnavailable) {
 			return AnswerNothing, E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")

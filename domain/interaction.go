@@ -385,9 +385,13 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if err != nil {
 		return ActionResult{}, err
 	}
+	Failpoint("interaction.reserved")
 	seq, done := s.keySequence(ctx)
 	stage, aerr := s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
 	done()
+	if stage != "" && stage != AnswerNothing {
+		Failpoint("interaction.sent")
+	}
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(aerr, ErrDecisionUnavailable) {
 			return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeManualRequired, "the profile cannot type this answer exactly; answer it in the pane")

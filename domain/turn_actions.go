@@ -158,9 +158,13 @@ func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, erro
 	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
 		return ActionResult{}, err
 	}
+	Failpoint("cancel.requested")
 	seq, done := s.keySequence(ctx)
 	err = tr.term.Interrupt(seq, term)
 	done()
+	if err == nil {
+		Failpoint("cancel.sent")
+	}
 	if err != nil {
 		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
 	}
@@ -338,6 +342,9 @@ func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResu
 	seq, done := s.keySequence(ctx)
 	stage, subErr := tr.term.Submit(seq, term, request)
 	done()
+	if stage == SubmitEntered {
+		Failpoint("respond.entered")
+	}
 	return s.afterSubmit(ctx, t, stage, subErr, true)
 }
 

@@ -280,9 +280,13 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return SendResult{}, fmt.Errorf("reserve turn: %w", err)
 	}
 
+	Failpoint("send.reserved")
 	seq, done := s.keySequence(ctx)
 	stage, subErr := tr.term.Submit(seq, term, in.Request)
 	done()
+	if stage == SubmitEntered {
+		Failpoint("send.entered")
+	}
 	return s.afterSubmit(ctx, t, stage, subErr, false)
 }
 

@@ -40,6 +40,7 @@ type config struct {
 	retry     domain.RetryPolicy
 	sockets   []string
 	retention time.Duration
+	accept    time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -53,10 +54,17 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
+	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
+		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
 		"how long delivered webhooks, their attempts, events and expired offers are kept (env AKK_RETENTION)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
+	}
+	if d, err := time.ParseDuration(*accept); err != nil || d < time.Second {
+		return cfg, fmt.Errorf("--accept-window: %q is not a duration of at least 1s", *accept)
+	} else {
+		cfg.accept = d
 	}
 	if d, err := time.ParseDuration(*retention); err != nil || d < time.Hour {
 		return cfg, fmt.Errorf("--retention: %q is not a duration of at least 1h", *retention)
@@ -154,7 +162,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// One pane adapter implements every terminal port on the panes the
 	// discovery sees, with its registry of profiles.
 	panes := agentpane.New(terms, agentpane.Config{})
-	svc.UseTurns(panes, redactor{}, domain.TurnConfig{})
+	svc.UseTurns(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
 	svc.UseWatches(panes)
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)

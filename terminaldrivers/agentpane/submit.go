@@ -141,9 +141,11 @@ func (x *Adapter) paste(ctx context.Context, prof agent.TurnProfile, now domain.
 		_, _ = x.tmux.Run(context.WithoutCancel(ctx), "-S", sock, "delete-buffer", "-b", buf)
 		return domain.SubmitPasted, fmt.Errorf("paste into %s: %w", pane, err)
 	}
+	domain.Failpoint("input.pasted")
 	if err := x.verify(ctx, prof, now, text); err != nil {
 		return domain.SubmitPasted, err
 	}
+	domain.Failpoint("input.verified")
 	srv := tmux.Server{Socket: sock, Runner: x.tmux}
 	if err := srv.SendKeys(ctx, pane, rules.SubmitKey); err != nil {
 		return domain.SubmitVerified, err

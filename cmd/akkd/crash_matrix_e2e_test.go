@@ -1,0 +1,317 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/agenttest"
+)
+
+var (
+	failpointOnce sync.Once
+	failpointBin  string
+	failpointErr  error
+)
+
+// failpointBinary builds akkd with the failpoints tag once per test run:
+// AKK_FAILPOINT then names the input stage at which it kills itself.
+func failpointBinary(t *testing.T) string {
+	t.Helper()
+	failpointOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "akkd-failpoints-")
+		if err != nil {
+			failpointErr = err
+			return
+		}
+		failpointBin = filepath.Join(dir, "akkd")
+		if out, err := exec.Command("go", "build", "-tags", "failpoints", "-o", failpointBin, ".").CombinedOutput(); err != nil {
+			failpointErr = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if failpointErr != nil {
+		t.Fatalf("build akkd with failpoints: %v", failpointErr)
+	}
+	return failpointBin
+}
+
+// crashStage is one place input can be cut by a crash, what to do to get
+// there, and what the evidence must show after a restart.
+type crashStage struct {
+	failpoint string
+	// task is the request sent (a fake model scenario marker and text).
+	task string
+	// act drives the Turn to the failpoint (the daemon dies in it).
+	act func(c *crashRun, turnID string)
+	// final is the webhook that must end the Turn after the restart ("" when
+	// the Turn is left where the evidence stops: a prompt left to a person).
+	final string
+	// asked is how often the model must have been asked the request; ran
+	// how often the approved command's output must have reached it.
+	asked, ran int
+}
+
+var crashStages = []crashStage{
+	{failpoint: "send.reserved", task: "crash before any key", final: "turn.delivery_uncertain", asked: 0},
+	{failpoint: "input.pasted", task: "crash after the paste", final: "turn.delivery_uncertain", asked: 0},
+	{failpoint: "input.verified", task: "crash before Enter", final: "turn.delivery_uncertain", asked: 0},
+	{failpoint: "send.entered", task: "crash after Enter", final: "turn.completed", asked: 1},
+	{failpoint: "approval.reserved", task: `[[akk:bash cmd=\"touch akk-crash-a && echo akk-crash-a-$((40+1))\"]] run it`,
+		act: approveAfterPrompt, final: "", asked: 1, ran: 0},
+	{failpoint: "approval.sent", task: `[[akk:bash cmd=\"touch akk-crash-b && echo akk-crash-b-$((40+2))\"]] run it`,
+		act: approveAfterPrompt, final: "turn.completed", asked: 1, ran: 1},
+	{failpoint: "cancel.requested", task: "[[akk:slow secs=4]] a slow one", act: cancelWhenWorking, final: "turn.completed", asked: 1},
+	{failpoint: "cancel.sent", task: "[[akk:slow secs=30]] a slower one", act: cancelWhenWorking, final: "turn.cancelled", asked: 1},
+}
+
+// crashRun is one trial: an agent pane, a receiver, and a daemon that will
+// die at the stage's failpoint and is then started again without it.
+type crashRun struct {
+	t    *testing.T
+	e    *agenttest.Env
+	rec  *receiver
+	d    *proc
+	host hostCreds
+	term string
+}
+
+func (c *crashRun) post(path, body string) {
+	req, _ := http.NewRequest("POST", c.d.url+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+c.host.Token)
+	req.Header.Set("AKK-Conversation", "crash")
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	} // the daemon may die while answering
+}
+
+func approveAfterPrompt(c *crashRun, turnID string) {
+	c.rec.waitTurn(c.t, turnID, "turn.approval_required", 60*time.Second)
+	var st approvalStatus
+	callConv(c.t, "GET", c.d.url+"/v1/turns/"+turnID, c.host.Token, "", "crash", &st)
+	if st.Approval == nil || st.Approval.ManualRequired {
+		c.t.Fatalf("no offer to approve: %+v", st)
+	}
+	c.post("/v1/turns/"+turnID+"/approval", `{"decision":"approve_once"}`)
+}
+
+func cancelWhenWorking(c *crashRun, turnID string) {
+	c.rec.waitTurn(c.t, turnID, "turn.accepted", 60*time.Second)
+	findRow(c.t, c.d.url, c.host.Token, c.e.ProjectDir, 30*time.Second, func(r conversationRow) bool { return r.Terminal.ScreenState == "working" })
+	c.post("/v1/turns/"+turnID+"/cancel", "")
+}
+
+// crashTally is what the matrix prints per stage.
+type crashTally struct {
+	trials, repeated, lost, duplicated int
+}
+
+// TestE2ECrashMatrix kills the daemon (SIGKILL, from inside, at a
+// failpoint) at every stage of a Send, an approval and a cancel, starts it
+// again, and checks from the fake model's log and the pane that no input
+// was repeated, that the Turn takes the state the evidence proves, and
+// that every callback was delivered under one webhook-id. It runs the
+// newest pinned version of each agent once per stage; make crash-matrix
+// runs AKK_CRASH_TRIALS trials (and AKK_CRASH_AGENTS=all every version)
+// and prints the table.
+func TestE2ECrashMatrix(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	trials := 1
+	if n, err := strconv.Atoi(os.Getenv("AKK_CRASH_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	if os.Getenv("AKK_CRASH_AGENTS") != "all" {
+		agents = newestOfEachKind(agents)
+	}
+	failpointBinary(t)
+	var mu sync.Mutex
+	tally := map[string]*crashTally{}
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			for _, st := range crashStages {
+				for trial := range trials {
+					t.Run(fmt.Sprintf("%s/%d", st.failpoint, trial), func(t *testing.T) {
+						r := crashTrial(t, a, st)
+						mu.Lock()
+						x := tally[st.failpoint]
+						if x == nil {
+							x = &crashTally{}
+							tally[st.failpoint] = x
+						}
+						x.trials++
+						x.repeated += r.repeated
+						x.lost += r.lost
+						x.duplicated += r.duplicated
+						mu.Unlock()
+					})
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-20s %6s %9s %5s %10s\n", "stage", "trials", "repeated", "lost", "duplicated")
+		for _, st := range crashStages {
+			if x := tally[st.failpoint]; x != nil {
+				fmt.Fprintf(&b, "%-20s %6d %9d %5d %10d\n", st.failpoint, x.trials, x.repeated, x.lost, x.duplicated)
+			}
+		}
+		t.Logf("crash matrix (repeated keystrokes, lost and duplicated callbacks):\n%s", b.String())
+	})
+}
+
+func newestOfEachKind(all []agenttest.Agent) []agenttest.Agent {
+	newest := map[string]agenttest.Agent{}
+	var kinds []string
+	for _, a := range all {
+		b, ok := newest[a.Kind]
+		if !ok {
+			kinds = append(kinds, a.Kind)
+		}
+		va, _ := agent.ParseVersion(a.Version)
+		vb, _ := agent.ParseVersion(b.Version)
+		if !ok || vb.Less(va) {
+			newest[a.Kind] = a
+		}
+	}
+	var out []agenttest.Agent
+	for _, k := range kinds {
+		out = append(out, newest[k])
+	}
+	return out
+}
+
+// crashTrial runs one stage once and reports what went wrong (each
+// problem also fails the test).
+func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
+	var out crashTally
+	e := agenttest.New(t, a, agenttest.Options{})
+	e.StartReady()
+	c := &crashRun{t: t, e: e, rec: newReceiver(t, "")}
+	dir := t.TempDir()
+	env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_ACCEPT_WINDOW=3s", "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s,2s"}
+	c.d = &proc{t: t, bin: failpointBinary(t), dir: dir, env: append(env, "AKK_FAILPOINT="+st.failpoint)}
+	c.d.start()
+	t.Cleanup(func() { c.d.kill() })
+	op := c.d.token()
+	call(t, "POST", c.d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+c.rec.addr+`/h"}`, &c.host)
+	c.term = findRow(t, c.d.url, c.host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+
+	task := st.task + " (" + a.Name() + ")"
+	c.post("/v1/turns", `{"terminal_id":"`+c.term+`","request":"`+task+`"}`)
+	turnID := ""
+	if st.act != nil {
+		// The Send itself passes this failpoint; find its Turn.
+		var list struct {
+			Turns []struct {
+				TurnID string `json:"turn_id"`
+			} `json:"turns"`
+		}
+		call(t, "GET", c.d.url+"/v1/turns", c.host.Token, "", &list)
+		if len(list.Turns) != 1 {
+			t.Fatalf("turns: %+v", list)
+		}
+		turnID = list.Turns[0].TurnID
+		st.act(c, turnID)
+	}
+	select {
+	case <-c.d.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the daemon did not stop at %s", st.failpoint)
+	}
+	c.d.cmd = nil
+	c.d.env = env // started again without the failpoint
+	c.d.start()
+	if turnID == "" {
+		var list struct {
+			Turns []struct {
+				TurnID string `json:"turn_id"`
+			} `json:"turns"`
+		}
+		call(t, "GET", c.d.url+"/v1/turns", c.host.Token, "", &list)
+		if len(list.Turns) != 1 {
+			t.Fatalf("after the restart the store holds %d Turns, want the one reserved", len(list.Turns))
+		}
+		turnID = list.Turns[0].TurnID
+	}
+
+	if st.final != "" {
+		c.rec.waitTurn(t, turnID, st.final, 90*time.Second)
+	} else {
+		// The prompt was fenced before the key: after the restart it is
+		// shown, never offered again, and the pane still asks.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var s approvalStatus
+			callConv(t, "GET", c.d.url+"/v1/turns/"+turnID, c.host.Token, "", "crash", &s)
+			if s.Approval != nil && s.Approval.ManualRequired && agenttest.ApprovalPrompt(a.Kind, e.Capture()) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the restart: %+v\n%s", s.Approval, e.Capture())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	// Input: the model was asked exactly as often as the evidence allows;
+	// an approved command ran at most once.
+	asked := 0
+	typed := strings.ReplaceAll(task, `\"`, `"`) // the task is written JSON-escaped
+	for _, r := range e.Model.Requests() {
+		// A follow-up that carries a tool result repeats the user text; it is
+		// the same turn going on, not the request typed again.
+		if !r.Aux && len(r.ToolResults) == 0 && strings.Contains(r.UserText, typed) {
+			asked++
+		}
+	}
+	if asked != st.asked {
+		out.repeated++
+		t.Errorf("the model was asked the request %d times, want %d", asked, st.asked)
+	}
+	if st.ran > 0 || strings.Contains(st.task, "akk:bash") {
+		marker := "akk-crash-a-41"
+		if strings.Contains(st.task, "akk-crash-b") {
+			marker = "akk-crash-b-42"
+		}
+		if n := toolResultsWith(e, marker); n != st.ran {
+			out.repeated++
+			t.Errorf("the command's output reached the model %d times, want %d", n, st.ran)
+		}
+	}
+	// Callbacks: every logical callback under one webhook-id, and the final
+	// one arrived.
+	ids := map[string]map[string]bool{}
+	for _, d := range c.rec.deliveries() {
+		var w webhook
+		json.Unmarshal(d.body, &w)
+		if w.Data["turn_id"] != turnID {
+			continue
+		}
+		if ids[w.Type] == nil {
+			ids[w.Type] = map[string]bool{}
+		}
+		ids[w.Type][d.id] = true
+	}
+	for typ, set := range ids {
+		if len(set) > 1 {
+			out.duplicated++
+			t.Errorf("%s delivered under %d webhook-ids", typ, len(set))
+		}
+	}
+	if st.final != "" && len(ids[st.final]) != 1 {
+		out.lost++
+		t.Errorf("%s not delivered", st.final)
+	}
+	return out
+}

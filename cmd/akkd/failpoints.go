@@ -1,0 +1,26 @@
+//go:build failpoints
+
+package main
+
+import (
+	"os"
+	"syscall"
+
+	"akk/domain"
+)
+
+// A test build only (go build -tags failpoints): the daemon kills itself
+// with SIGKILL at the input stage AKK_FAILPOINT names (see
+// domain.Failpoint), as a crash there would.
+func init() {
+	stage := os.Getenv("AKK_FAILPOINT")
+	if stage == "" {
+		return
+	}
+	domain.Failpoint = func(s string) {
+		if s == stage {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+}
