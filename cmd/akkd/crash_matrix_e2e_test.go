@@ -315,3 +315,66 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 	}
 	return out
 }
+
+// TestE2EWebhookOutage keeps the receiver down for longer than two retry
+// steps while a real Turn is accepted and completes: afterwards every
+// callback arrives under its original webhook-id, and the Turn's callbacks
+// in the order they happened.
+func TestE2EWebhookOutage(t *testing.T) {
+	agents := newestOfEachKind(agenttest.RequireAgents(t))
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			rec.mu.Lock()
+			rec.failNext = 5 // 200ms, 400ms, 800ms, 1.6s, 3.2s: four retry steps down
+			rec.mu.Unlock()
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,400ms,800ms,1600ms,3200ms,6s,10s")
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			var s sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"through an outage"}`, &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			var failed, delivered []delivery
+			for _, dl := range rec.deliveries() {
+				var w webhook
+				json.Unmarshal(dl.body, &w)
+				if w.Data["turn_id"] != s.TurnID {
+					continue
+				}
+				if dl.status >= 300 {
+					failed = append(failed, dl)
+				} else {
+					delivered = append(delivered, dl)
+				}
+			}
+			if len(failed) != 5 {
+				t.Fatalf("%d failed attempts, want the 5 of the outage", len(failed))
+			}
+			var order []string
+			ids := map[string]string{}
+			for _, dl := range delivered {
+				var w webhook
+				json.Unmarshal(dl.body, &w)
+				order = append(order, w.Type)
+				ids[w.Type] = dl.id
+				verify(t, host.WebhookSecret, dl)
+			}
+			if strings.Join(order, ",") != "turn.accepted,turn.completed" {
+				t.Fatalf("delivered in the order %v", order)
+			}
+			for _, f := range failed {
+				var w webhook
+				json.Unmarshal(f.body, &w)
+				if ids[w.Type] != f.id {
+					t.Fatalf("%s retried under webhook-id %s, delivered under %s", w.Type, f.id, ids[w.Type])
+				}
+			}
+		})
+	}
+}
