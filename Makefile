@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz crash-matrix ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -51,6 +51,9 @@ FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:Fuz
 fuzz: ## run every fuzz target for FUZZTIME each (default 1m; e.g. make fuzz FUZZTIME=10m)
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn ($(FUZZTIME))"; $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg; done
+
+test-e2e-load: ## the end-to-end suite with a CPU hog on every core, RUNS times in a row (default 3; needs stress-ng)
+	bash scripts/test-e2e-load.sh
 
 CRASH_TRIALS ?= 20
 crash-matrix: ## kill -9 akkd at every input stage CRASH_TRIALS times (default 20) on the newest agents; prints the table

@@ -58,6 +58,9 @@ type crashStage struct {
 	// asked is how often the model must have been asked the request; ran
 	// how often the approved command's output must have reached it.
 	asked, ran int
+	// times is how many distinct callbacks of a type the Turn makes when
+	// more than one (a respond is accepted a second time).
+	times map[string]int
 }
 
 var crashStages = []crashStage{
@@ -69,6 +72,8 @@ var crashStages = []crashStage{
 		act: approveAfterPrompt, final: "", asked: 1, ran: 0},
 	{failpoint: "approval.sent", task: `[[akk:bash cmd=\"touch akk-crash-b && echo akk-crash-b-$((40+2))\"]] run it`,
 		act: approveAfterPrompt, final: "turn.completed", asked: 1, ran: 1},
+	{failpoint: "respond.entered", task: `[[akk:bash cmd=\"touch akk-crash-c && echo akk-crash-c-$((40+3))\"]] run it`,
+		act: rejectThenRespond, final: "turn.completed", asked: 1, ran: 0, times: map[string]int{"turn.accepted": 2}},
 	{failpoint: "cancel.requested", task: "[[akk:slow secs=4]] a slow one", act: cancelWhenWorking, final: "turn.completed", asked: 1},
 	{failpoint: "cancel.sent", task: "[[akk:slow secs=30]] a slower one", act: cancelWhenWorking, final: "turn.cancelled", asked: 1},
 }
@@ -102,6 +107,22 @@ func approveAfterPrompt(c *crashRun, turnID string) {
 		c.t.Fatalf("no offer to approve: %+v", st)
 	}
 	c.post("/v1/turns/"+turnID+"/approval", `{"decision":"approve_once"}`)
+}
+
+// respondText is what rejectThenRespond answers with.
+const respondText = "Skip that and say done"
+
+func rejectThenRespond(c *crashRun, turnID string) {
+	c.rec.waitTurn(c.t, turnID, "turn.approval_required", 60*time.Second)
+	var st approvalStatus
+	callConv(c.t, "GET", c.d.url+"/v1/turns/"+turnID, c.host.Token, "", "crash", &st)
+	var res sendAnswer
+	if code := callConv(c.t, "POST", c.d.url+"/v1/turns/"+turnID+"/approval", c.host.Token, `{"decision":"reject"}`, "crash", &res); code != 200 {
+		c.t.Fatalf("reject: %d %+v", code, res)
+	}
+	c.rec.waitTurn(c.t, turnID, "turn.waiting_for_host", 60*time.Second)
+	findRow(c.t, c.d.url, c.host.Token, c.e.ProjectDir, 30*time.Second, func(r conversationRow) bool { return r.Terminal.ScreenState == "idle" })
+	c.post("/v1/turns/"+turnID+"/respond", `{"request":"`+respondText+`"}`)
 }
 
 func cancelWhenWorking(c *crashRun, turnID string) {
@@ -279,10 +300,25 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 		out.repeated++
 		t.Errorf("the model was asked the request %d times, want %d", asked, st.asked)
 	}
+	if st.failpoint == "respond.entered" {
+		n := 0
+		for _, r := range e.Model.Requests() {
+			if !r.Aux && len(r.ToolResults) == 0 && strings.Contains(r.UserText, respondText) {
+				n++
+			}
+		}
+		if n != 1 {
+			out.repeated++
+			t.Errorf("the model was asked the response %d times, want 1", n)
+		}
+	}
 	if st.ran > 0 || strings.Contains(st.task, "akk:bash") {
 		marker := "akk-crash-a-41"
-		if strings.Contains(st.task, "akk-crash-b") {
+		switch {
+		case strings.Contains(st.task, "akk-crash-b"):
 			marker = "akk-crash-b-42"
+		case strings.Contains(st.task, "akk-crash-c"):
+			marker = "akk-crash-c-43"
 		}
 		if n := toolResultsWith(e, marker); n != st.ran {
 			out.repeated++
@@ -304,9 +340,9 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 		ids[w.Type][d.id] = true
 	}
 	for typ, set := range ids {
-		if len(set) > 1 {
+		if want := max(st.times[typ], 1); len(set) > want {
 			out.duplicated++
-			t.Errorf("%s delivered under %d webhook-ids", typ, len(set))
+			t.Errorf("%s delivered under %d webhook-ids, want %d", typ, len(set), want)
 		}
 	}
 	if st.final != "" && len(ids[st.final]) != 1 {
