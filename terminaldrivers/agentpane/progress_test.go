@@ -15,7 +15,7 @@ import (
 	"akk/terminaldrivers/discovery"
 )
 
-// testTerminal is a TurnTerminal with the real profiles and no tmux.
+// testTerminal is an Adapter with the real profiles and no tmux.
 func testTerminal(t *testing.T) *Adapter {
 	t.Helper()
 	d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})

@@ -17,7 +17,7 @@ import (
 const pollEvery = 50 * time.Millisecond
 
 // TestE2ETurn drives a Turn through every pinned agent version with the
-// TurnTerminal alone: a plain request to completion, a multi-line and a
+// Adapter alone: a plain request to completion, a multi-line and a
 // long request (which Claude Code and Codex collapse into a placeholder),
 // a request refused on a busy pane (nothing typed, the model asked nothing
 // more), an interrupt of a slow reply, and an API error. One agent start
@@ -392,7 +392,7 @@ func stepGone(r *run) {
 	if err := r.x.Interrupt(ctx, term); !errors.Is(err, domain.ErrTerminalGone) {
 		r.t.Errorf("interrupt of a replaced agent: %v", err)
 	}
-	// A TurnTerminal that never saw the id lists every server to find it.
+	// An Adapter that never saw the id lists every server to find it.
 	if _, err := New(r.x.disc, Config{}).Observe(ctx, r.id); !errors.Is(err, domain.ErrTerminalGone) {
 		r.t.Errorf("observe of an unknown id: %v", err)
 	}
