@@ -80,15 +80,14 @@ func unwrapping(r agent.TurnRules) agent.TurnRules {
 	return r
 }
 
-// Derived versions: each behaves as the neighbour it is derived from (its
-// fixtures under terminaldrivers/testdata/screens prove it).
-var (
-	// V2_1_263 and V2_1_266 draw and record as 2.1.267.
-	V2_1_263 = V2_1_267.As("2.1.263")
-	V2_1_266 = V2_1_267.As("2.1.266")
-	// V2_1_332 draws and records as 2.1.328.
-	V2_1_332 = V2_1_328.As("2.1.332")
-)
-
-// Profiles are every profiled Claude Code version, oldest first.
-var Profiles = []Profile{V2_1_263, V2_1_266, V2_1_267, V2_1_328, V2_1_332}
+// Profiles are every profiled Claude Code version, oldest first. A version
+// that behaves as a neighbour is one line here, a derivation of that
+// neighbour's value (its fixtures under terminaldrivers/testdata/screens
+// prove it).
+var Profiles = []Profile{
+	V2_1_267.As("2.1.263"), // draws, records and answers as 2.1.267
+	V2_1_267.As("2.1.266"), // as 2.1.267
+	V2_1_267,
+	V2_1_328,
+	V2_1_328.As("2.1.332"), // as 2.1.328
+}

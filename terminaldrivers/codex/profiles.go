@@ -86,25 +86,25 @@ var V0_169_0 = Profile{
 	Questions:           codexQuestions,
 }
 
-// Derived versions: each behaves as the neighbour it is derived from (its
-// fixtures under terminaldrivers/testdata/screens prove it).
-var (
-	// V0_153_4 and V0_154_0 run as 0.155.1: the TUI holds its rollout.
+// Profiles are every profiled Codex version, oldest first. A version that
+// behaves as a neighbour is one line here, a derivation of that
+// neighbour's value (its fixtures under terminaldrivers/testdata/screens
+// prove it).
+var Profiles = []Profile{
+	// 0.153.4 and 0.154.0 run as 0.155.1: the TUI holds its rollout.
 	// (0.154.0's request_user_input_async questions are not read yet.)
-	V0_153_4 = V0_155_1.As("0.153.4")
-	V0_154_0 = V0_155_1.As("0.154.0")
-	// V0_158_0 and later hand their threads to the managed app-server
-	// daemon (measured: the TUI holds no rollout; the daemon writes them),
-	// as 0.169.0 does, and draw as 0.155.1 and 0.169.0 both do.
-	// Their trust dialog reads "Folder access / Trust this folder?".
-	V0_158_0 = trustsAsking(V0_169_0.As("0.158.0"))
-	V0_159_0 = trustsAsking(V0_169_0.As("0.159.0"))
-	V0_159_2 = trustsAsking(V0_169_0.As("0.159.2"))
-	V0_171_0 = V0_169_0.As("0.171.0")
-)
-
-// Profiles are every profiled Codex version, oldest first.
-var Profiles = []Profile{V0_153_4, V0_154_0, V0_155_1, V0_158_0, V0_159_0, V0_159_2, V0_169_0, V0_171_0}
+	V0_155_1.As("0.153.4"),
+	V0_155_1.As("0.154.0"),
+	V0_155_1,
+	// 0.158.0 and later hand their threads to the managed app-server
+	// daemon (measured: the TUI holds no rollout; the daemon writes them)
+	// as 0.169.0 does; 0.158 and 0.159 ask "Trust this folder?".
+	trustsAsking(V0_169_0.As("0.158.0")),
+	trustsAsking(V0_169_0.As("0.159.0")),
+	trustsAsking(V0_169_0.As("0.159.2")),
+	V0_169_0,
+	V0_169_0.As("0.171.0"), // as 0.169.0
+}
 
 // trustsAsking is p recognising the "Trust this folder?" dialog of the
 // 0.158 and 0.159 releases.
