@@ -229,3 +229,17 @@ func prefixed(p, cols string) string {
 	}
 	return string(out)
 }
+
+// ReleaseLeases frees every lease: at start the daemon holds the state
+// dir's lock, so any lease is a dead incarnation's, and a delivery it may
+// have made is retried now (same webhook-id) instead of after the lease.
+func (s *Store) ReleaseLeases(ctx context.Context) error {
+	return s.InTx(ctx, func(dt domain.Tx) error {
+		t := dt.(*tx)
+		if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL`); err != nil {
+			return fmt.Errorf("release leases: %w", err)
+		}
+		t.change.Notifications = true
+		return nil
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,7 +268,19 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 	}
 
 	if st.final != "" {
-		c.rec.waitTurn(t, turnID, st.final, 90*time.Second)
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			if types, _ := c.rec.forTurn(t, turnID); slices.Contains(types, st.final) {
+				break
+			}
+			if time.Now().After(deadline) {
+				var s approvalStatus
+				callConv(t, "GET", c.d.url+"/v1/turns/"+turnID, c.host.Token, "", "crash", &s)
+				types, _ := c.rec.forTurn(t, turnID)
+				t.Fatalf("no %s after the restart (got %v); turn %s %+v; screen:\n%s", st.final, types, s.State, s.Approval, e.Capture())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	} else {
 		// The prompt was fenced before the key: after the restart it is
 		// shown, never offered again, and the pane still asks.

@@ -209,6 +209,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 
+	// This daemon holds the state dir's lock: leases are a dead one's.
+	if err := store.ReleaseLeases(ctx); err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	dctx, stopDispatch := context.WithCancel(ctx)
 	wg.Add(1)
