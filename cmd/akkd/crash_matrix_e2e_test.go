@@ -100,6 +100,20 @@ func (c *crashRun) post(path, body string) {
 	} // the daemon may die while answering
 }
 
+// onlyTurn is the id of the one Turn the trial's host has.
+func (c *crashRun) onlyTurn() string {
+	var list struct {
+		Turns []struct {
+			TurnID string `json:"turn_id"`
+		} `json:"turns"`
+	}
+	call(c.t, "GET", c.d.url+"/v1/turns", c.host.Token, "", &list)
+	if len(list.Turns) != 1 {
+		c.t.Fatalf("the store holds %d Turns, want the one sent", len(list.Turns))
+	}
+	return list.Turns[0].TurnID
+}
+
 func approveAfterPrompt(c *crashRun, turnID string) {
 	c.rec.waitTurn(c.t, turnID, "turn.approval_required", 60*time.Second)
 	var st approvalStatus
@@ -233,17 +247,7 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 	c.post("/v1/turns", `{"terminal_id":"`+c.term+`","request":"`+task+`"}`)
 	turnID := ""
 	if st.act != nil {
-		// The Send itself passes this failpoint; find its Turn.
-		var list struct {
-			Turns []struct {
-				TurnID string `json:"turn_id"`
-			} `json:"turns"`
-		}
-		call(t, "GET", c.d.url+"/v1/turns", c.host.Token, "", &list)
-		if len(list.Turns) != 1 {
-			t.Fatalf("turns: %+v", list)
-		}
-		turnID = list.Turns[0].TurnID
+		turnID = c.onlyTurn() // the Send itself passes this failpoint
 		st.act(c, turnID)
 	}
 	select {
@@ -255,16 +259,7 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 	c.d.env = env // started again without the failpoint
 	c.d.start()
 	if turnID == "" {
-		var list struct {
-			Turns []struct {
-				TurnID string `json:"turn_id"`
-			} `json:"turns"`
-		}
-		call(t, "GET", c.d.url+"/v1/turns", c.host.Token, "", &list)
-		if len(list.Turns) != 1 {
-			t.Fatalf("after the restart the store holds %d Turns, want the one reserved", len(list.Turns))
-		}
-		turnID = list.Turns[0].TurnID
+		turnID = c.onlyTurn() // the one reserved before the crash
 	}
 
 	if st.final != "" {

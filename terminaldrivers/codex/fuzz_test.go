@@ -1,69 +1,18 @@
 package codex
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"akk/domain"
-	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agent/screencases"
-	"akk/terminaldrivers/screen"
 )
 
-// seedScreens adds every captured screen of this agent to f's corpus.
-func seedScreens(f *testing.F) {
-	for _, root := range []string{"testdata/screens", "../testdata/screens/codex"} {
-		cases, err := screencases.Read(root)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, c := range cases {
-			f.Add(c.ANSI)
-		}
-	}
-}
-
-// FuzzScreen reads arbitrary screens with every profile's classifier,
-// composer reader, permission-prompt and questionnaire grammars: nothing
-// panics, and what a grammar calls answerable is a screen the classifier
-// calls awaiting.
+// FuzzScreen reads arbitrary screens with every profile (see
+// screencases.FuzzScreens), seeded with every captured screen.
 func FuzzScreen(f *testing.F) {
-	seedScreens(f)
-	f.Fuzz(func(t *testing.T, ansi string) {
-		c := screen.Parse(ansi)
-		for _, p := range Profiles {
-			r := p.Classify(c)
-			_, _ = p.ComposerText(c)
-			if g, ok := p.ApprovalGrammar(); ok {
-				if a := g.Read(c); a.Answerable && r.State != domain.ScreenAwaitingApproval {
-					t.Fatalf("%s: an answerable permission prompt on a screen classified %s", p.Version, r.State)
-				}
-			}
-			if g, ok := p.InteractionGrammar(); ok {
-				_ = g.ReadStep(c)
-			}
-		}
-	})
+	screencases.FuzzScreens(f, Driver{}.Profiles(), "testdata/screens", "../testdata/screens/codex")
 }
 
-// FuzzRecordLine parses arbitrary record lines: nothing panics.
+// FuzzRecordLine parses arbitrary record lines, seeded with the recorded ones.
 func FuzzRecordLine(f *testing.F) {
-	f.Add([]byte(`{"type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"hi"}}`))
-	matches, _ := filepath.Glob("../agentpane/testdata/records/codex@*/*.jsonl")
-	for _, m := range matches {
-		b, err := os.ReadFile(m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			f.Add([]byte(line))
-		}
-	}
-	f.Fuzz(func(t *testing.T, line []byte) {
-		for _, parse := range []func([]byte) (agent.Entry, bool){ParseRolloutLine, ParseRolloutLine} {
-			_, _ = parse(line)
-		}
-	})
+	screencases.FuzzRecordLines(f, []byte(`{"type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"hi"}}`), "../agentpane/testdata/records/codex@*/*.jsonl", ParseRolloutLine)
 }
