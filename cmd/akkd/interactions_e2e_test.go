@@ -79,8 +79,19 @@ func TestE2EInteractions(t *testing.T) {
 			get := func(id string) projection {
 				t.Helper()
 				var p projection
-				if code := callConv(t, "GET", d.url+"/v1/turns/"+id+"/interaction", host.Token, "", "c1", &p); code != 200 {
-					t.Fatalf("get interaction: %d", code)
+				// A step announced a moment ago may still be redrawing on a
+				// busy machine (409, nothing sent): read again, as a host would.
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					p = projection{}
+					code := callConv(t, "GET", d.url+"/v1/turns/"+id+"/interaction", host.Token, "", "c1", &p)
+					if code == 200 {
+						break
+					}
+					if code != 409 || time.Now().After(deadline) {
+						t.Fatalf("get interaction: %d", code)
+					}
+					time.Sleep(100 * time.Millisecond)
 				}
 				if p.Schema != "agent-knock-knock/terminal-interaction" || p.Version != 1 || len(p.Questions) != 1 {
 					t.Fatalf("projection %+v", p)
