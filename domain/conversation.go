@@ -22,6 +22,8 @@ type Conversation struct {
 	HeldByOther bool
 	// Approval is the permission prompt the pane shows, offered to the caller.
 	Approval *ApprovalView
+	// Watches are the caller's active Watches of this terminal.
+	Watches []Watch
 }
 
 // Action is one call a controller may make now, with its semantic ids
@@ -30,7 +32,35 @@ type Action struct {
 	Name   string
 	Method string
 	Path   string
-	Body   map[string]any
+	// Body is the request body with its semantic ids prefilled; nil when
+	// the route takes none. As given it satisfies the contract, apart from
+	// the user content Input names.
+	Body map[string]any
+	// Input names the user content the caller adds to Body (e.g. request).
+	Input []string
+	// Target says what a send follows: "terminal_follow_current" (whatever
+	// conversation the pane shows now) or "session_exact" (only the native
+	// conversation of the caller's session).
+	Target string
+}
+
+// Send targets.
+const (
+	TargetTerminal = "terminal_follow_current"
+	TargetSession  = "session_exact"
+)
+
+// UnavailableTurn is a Turn of the caller that still needs attention while
+// its pane is gone: only record-side actions remain.
+type UnavailableTurn struct {
+	Turn    Turn
+	Actions []Action
+}
+
+// ConversationList is what List shows.
+type ConversationList struct {
+	Conversations []Conversation
+	Unavailable   []UnavailableTurn
 }
 
 // ConversationIDFor is the conversation id of a terminal: as stable as the
@@ -48,66 +78,164 @@ type Terminals interface {
 // UseTerminals wires terminal discovery in.
 func (s *Service) UseTerminals(t Terminals) { s.terminals = t }
 
-func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (Conversation, error) {
-	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}}
+func turnPath(id, rest string) string { return "/v1/turns/" + id + rest }
+
+func act(name, method, path string, body map[string]any, input ...string) Action {
+	return Action{Name: name, Method: method, Path: path, Body: body, Input: input}
+}
+
+// turnActions are the actions the state of a Turn the caller owns allows;
+// live says whether its pane is there.
+func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action, error) {
+	out := []Action{act("status", "GET", turnPath(t.ID, ""), nil)}
+	switch t.State {
+	case TurnWaitingForHost:
+		if live {
+			out = append(out, act("respond", "POST", turnPath(t.ID, "/respond"), map[string]any{}, "request"))
+		}
+	}
+	if live && s.turnCancellable(t) {
+		out = append(out, act("cancel", "POST", turnPath(t.ID, "/cancel"), nil))
+	}
+	if live && t.State == TurnStalled && !s.clock.Now().After(t.HardDeadline()) {
+		out = append(out, act("renew", "POST", turnPath(t.ID, "/renew"), nil))
+	}
+	if live && (t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain) {
+		out = append(out, act("recover", "POST", turnPath(t.ID, "/recover"), nil))
+	}
+	if t.State != TurnClosed {
+		out = append(out, act("close", "POST", turnPath(t.ID, "/close"), map[string]any{}))
+	}
+	rc, err := s.retryActions(ctx, t.ID, turnPath(t.ID, "/retry-callback"))
+	if err != nil {
+		return nil, err
+	}
+	return append(out, rc...), nil
+}
+
+// turnCancellable mirrors Cancel's state rule.
+func (s *Service) turnCancellable(t Turn) bool {
+	if t.CancelRequested {
+		return false
+	}
+	switch t.State {
+	case TurnWorking, TurnAwaitingApproval, TurnAwaitingInteraction:
+		return true
+	case TurnDispatching:
+		return t.SubmitStage == SubmitEntered
+	}
+	return false
+}
+
+// retryActions offers one retry_callback per failed notification of a
+// record, each naming its notification: with several, the caller chooses.
+func (s *Service) retryActions(ctx context.Context, subject, path string) ([]Action, error) {
+	ns, err := s.store.NotificationsAbout(ctx, subject)
+	if err != nil {
+		return nil, err
+	}
+	var out []Action
+	for _, n := range ns {
+		if n.State == NotificationFailed {
+			out = append(out, act("retry_callback", "POST", path, map[string]any{"notification_id": n.ID}))
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch) (Conversation, error) {
+	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}, Watches: []Watch{}}
+	if s.turns == nil {
+		return c, nil
+	}
 	held := false
-	if s.turns != nil {
-		recent, err := s.store.Turns(ctx, TurnFilter{All: true, Terminal: t.ID, Limit: 20})
+	recent, err := s.store.Turns(ctx, TurnFilter{All: true, Terminal: t.ID, Limit: 20})
+	if err != nil {
+		return c, err
+	}
+	for i := range recent {
+		x := recent[i]
+		if x.State.HoldsTerminal() {
+			held = true
+			if p.CanSeeHost(x.HostID) {
+				c.CurrentTurn = &x
+			} else {
+				c.HeldByOther = true
+			}
+			continue
+		}
+		if c.RecentTurn == nil && p.CanSeeHost(x.HostID) {
+			c.RecentTurn = &x
+		}
+	}
+	var session Session
+	for _, x := range recent {
+		if p.CanSeeHost(x.HostID) {
+			c.SessionID = x.SessionID
+			if sess, err := s.store.Session(ctx, x.SessionID); err == nil {
+				session = sess
+			}
+			break
+		}
+	}
+	// send: the managed path (idle, empty composer, no Turn holds the
+	// pane), or the user-explicit path Send would take for this terminal.
+	if _, err := sendPath(t, c.CurrentTurn, c.HeldByOther, true); err == nil {
+		a := act("send", "POST", "/v1/turns", map[string]any{"terminal_id": t.ID}, "request")
+		a.Target = TargetTerminal
+		c.Actions = append(c.Actions, a)
+		if session.ID != "" && !held && session.NativeThreadID != "" && sessionMatches(session, t) == nil {
+			a := act("send", "POST", "/v1/turns", map[string]any{"session_id": session.ID}, "request")
+			a.Target = TargetSession
+			c.Actions = append(c.Actions, a)
+		}
+	}
+	if s.watchTerm != nil && t.Watchable() && !held {
+		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": t.ID}))
+	}
+	for _, w := range watches {
+		if w.TerminalID == t.ID && p.CanSeeHost(w.HostID) {
+			c.Watches = append(c.Watches, w)
+			c.Actions = append(c.Actions, act("status", "GET", "/v1/watches/"+w.ID, nil),
+				act("unwatch", "DELETE", "/v1/watches/"+w.ID, nil))
+		}
+	}
+	for _, x := range []*Turn{c.CurrentTurn, c.RecentTurn} {
+		if x == nil {
+			continue
+		}
+		as, err := s.turnActions(ctx, *x, true)
 		if err != nil {
 			return c, err
 		}
-		for i := range recent {
-			x := recent[i]
-			if x.State.HoldsTerminal() {
-				held = true
-				if p.CanSeeHost(x.HostID) {
-					c.CurrentTurn = &x
-				} else {
-					c.HeldByOther = true
-				}
-				continue
-			}
-			if c.RecentTurn == nil && p.CanSeeHost(x.HostID) {
-				c.RecentTurn = &x
-			}
+		c.Actions = append(c.Actions, as...)
+	}
+	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingInteraction && s.interactions != nil {
+		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
+			c.Actions = append(c.Actions, act("respond_interaction", "POST", turnPath(cur.ID, "/interaction"),
+				map[string]any{"interaction_id": in.InteractionID}, "answers"))
 		}
-		for _, x := range recent {
-			if p.CanSeeHost(x.HostID) {
-				c.SessionID = x.SessionID
-				break
+	}
+	// A permission prompt: offered to the owner of the Turn that holds
+	// the pane, or to anyone when no Turn holds it.
+	if t.ScreenState == ScreenAwaitingApproval && !c.HeldByOther {
+		turnID, path := "", "/v1/terminals/"+t.ID+"/approval"
+		if c.CurrentTurn != nil {
+			turnID, path = c.CurrentTurn.ID, turnPath(c.CurrentTurn.ID, "/approval")
+		}
+		if c.CurrentTurn == nil || c.CurrentTurn.State == TurnAwaitingApproval {
+			av, err := s.offerApproval(ctx, p, t, turnID)
+			if err != nil {
+				// One pane whose prompt cannot be read degrades its own
+				// row, never the list.
+				av = unreadablePrompt(err)
+				c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
 			}
-		}
-		if t.SendReady() && !held {
-			c.Actions = append(c.Actions, Action{Name: "send", Method: "POST", Path: "/v1/turns",
-				Body: map[string]any{"terminal_id": t.ID}})
-		}
-		if s.watchTerm != nil && t.Watchable() && !held {
-			c.Actions = append(c.Actions, Action{Name: "watch", Method: "POST", Path: "/v1/watches",
-				Body: map[string]any{"terminal_id": t.ID}})
-		}
-		// A permission prompt: offered to the owner of the Turn that holds
-		// the pane, or to anyone when no Turn holds it.
-		if t.ScreenState == ScreenAwaitingApproval && !c.HeldByOther {
-			turnID, path := "", "/v1/terminals/"+t.ID+"/approval"
-			if c.CurrentTurn != nil {
-				turnID, path = c.CurrentTurn.ID, "/v1/turns/"+c.CurrentTurn.ID+"/approval"
-			}
-			if c.CurrentTurn == nil || c.CurrentTurn.State == TurnAwaitingApproval {
-				av, err := s.offerApproval(ctx, p, t, turnID)
-				if err != nil {
-					// One pane whose prompt cannot be read degrades its own
-					// row, never the list.
-					av = unreadablePrompt(err)
-					c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
-				}
-				c.Approval = av
-				if av != nil && !av.ManualRequired {
-					ds := make([]string, len(av.Decisions))
-					for i, d := range av.Decisions {
-						ds[i] = string(d)
-					}
-					c.Actions = append(c.Actions, Action{Name: "approve", Method: "POST", Path: path,
-						Body: map[string]any{"decision": ds}})
+			c.Approval = av
+			if av != nil && !av.ManualRequired {
+				// One action per decision: each body is complete as given.
+				for _, d := range av.Decisions {
+					c.Actions = append(c.Actions, act("approve", "POST", path, map[string]any{"decision": string(d)}))
 				}
 			}
 		}
@@ -115,28 +243,83 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal) (
 	return c, nil
 }
 
-// Conversations lists every agent terminal, observed now. It sends no input.
-func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
+// List lists every agent terminal, observed now, and the caller's Turns
+// that need attention while their pane is gone. It sends no input.
+func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
-		return nil, err
+		return ConversationList{}, err
 	}
 	if s.terminals == nil {
-		return nil, E(CodeUnavailable, "terminal discovery is not configured")
+		return ConversationList{}, E(CodeUnavailable, "terminal discovery is not configured")
 	}
 	ts, err := s.terminals.Discover(ctx)
 	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
+		return ConversationList{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
 	}
-	out := make([]Conversation, 0, len(ts))
+	watches, err := s.visibleWatches(ctx, p)
+	if err != nil {
+		return ConversationList{}, err
+	}
+	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)), Unavailable: []UnavailableTurn{}}
+	live := map[string]bool{}
 	for _, t := range ts {
-		c, err := s.conversationOf(ctx, p, t)
+		live[t.ID] = true
+		c, err := s.conversationOf(ctx, p, t, watches)
 		if err != nil {
-			return nil, err
+			return ConversationList{}, err
 		}
-		out = append(out, c)
+		out.Conversations = append(out.Conversations, c)
+	}
+	if s.turns == nil {
+		return out, nil
+	}
+	holding, err := s.store.Turns(ctx, TurnFilter{HostID: p.HostID, All: p.Operator, Holding: true, Limit: 500})
+	if err != nil {
+		return ConversationList{}, err
+	}
+	for _, t := range holding {
+		if live[t.TerminalID] {
+			continue
+		}
+		as, err := s.turnActions(ctx, t, false)
+		if err != nil {
+			return ConversationList{}, err
+		}
+		out.Unavailable = append(out.Unavailable, UnavailableTurn{Turn: t, Actions: as})
 	}
 	return out, nil
+}
+
+// visibleWatches are the active Watches the caller may see, as their
+// status reads now.
+func (s *Service) visibleWatches(ctx context.Context, p Principal) ([]Watch, error) {
+	if s.watchTerm == nil {
+		return nil, nil
+	}
+	all, err := s.store.ActiveWatches(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Watch
+	for _, w := range all {
+		if !p.CanSeeHost(w.HostID) {
+			continue
+		}
+		if w, err = s.projectWatch(ctx, w); err != nil {
+			return nil, err
+		}
+		if w.State == WatchActive {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// Conversations lists every agent terminal, observed now.
+func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
+	l, err := s.List(ctx)
+	return l.Conversations, err
 }
 
 // Conversation returns one conversation, observed now.

@@ -19,6 +19,7 @@ const (
 	CodeConversationNotFound   Code = "conversation_not_found"
 	CodeNotificationNotFound   Code = "notification_not_found"
 	CodeNotificationDelivered  Code = "notification_delivered"
+	CodeNotificationIDRequired Code = "notification_id_required"
 	CodeConflict               Code = "conflict"
 	CodeTurnNotFound           Code = "turn_not_found"
 	CodeSessionNotFound        Code = "session_not_found"

@@ -12,3 +12,10 @@ package domain
 // AKK_FAILPOINT names, so the crash matrix can prove a restart repeats no
 // input and loses no callback.
 var Failpoint = func(stage string) {}
+
+// FailError is called where a store write may fail without undoing what
+// came before it: "send.watch" (attaching a Send's Watch). It returns nil;
+// the daemon built with the failpoints tag returns an error at the stage its
+// AKK_FAILERR names, so a test can prove the failure costs only what it
+// should.
+var FailError = func(stage string) error { return nil }

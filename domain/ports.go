@@ -60,6 +60,8 @@ type Store interface {
 	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)
 	Watch(ctx context.Context, id string) (Watch, error)
 	ActiveWatches(ctx context.Context) ([]Watch, error)
+	// WatchOfTurn returns the Watch a Send attached to its Turn.
+	WatchOfTurn(ctx context.Context, turnID string) (Watch, error)
 }
 
 // Tx is one store transaction.
@@ -105,4 +107,5 @@ type Tx interface {
 	InsertWatch(ctx context.Context, w Watch) error
 	// UpdateWatch writes w if the stored row is still at revision w.Revision.
 	UpdateWatch(ctx context.Context, w Watch) error
+	WatchOfTurn(ctx context.Context, turnID string) (Watch, error)
 }

@@ -55,6 +55,28 @@ func (s TurnState) HoldsTerminal() bool {
 	return s.Active() || s == TurnStalled || s == TurnDeliveryUncertain || s == TurnResponseUncertain
 }
 
+// DeliveryPath is how a Send reached the pane. The names are part of the API.
+type DeliveryPath string
+
+const (
+	// PathManaged: an idle pane with an empty composer that no Turn held.
+	PathManaged DeliveryPath = "managed"
+	// PathUserExplicit: the caller named the terminal and AKK proved the
+	// live pane and its agent, but not the managed path's stronger
+	// conditions (a draft in the composer, a broken Turn of the caller's
+	// holding it): the draft is cleared with the profile's one native key
+	// (Claude Code's stash keeps it for the person) before the request.
+	PathUserExplicit DeliveryPath = "terminal_user_explicit"
+)
+
+// OrManaged is p, or managed for a Turn stored before paths existed.
+func (p DeliveryPath) OrManaged() DeliveryPath {
+	if p == "" {
+		return PathManaged
+	}
+	return p
+}
+
 // Outcome says what a terminal-touching call actually did.
 type Outcome string
 
@@ -90,6 +112,8 @@ type Turn struct {
 	FailureReason  string
 	// CancelRequested is set, durably, before AKK presses the interrupt key.
 	CancelRequested bool
+	// DeliveryPath is how the request reached the pane.
+	DeliveryPath DeliveryPath
 
 	InactivityLimit time.Duration
 	HardTimeout     time.Duration
@@ -130,6 +154,7 @@ type TurnFilter struct {
 	All      bool
 	State    TurnState
 	Terminal string
+	Holding  bool // only Turns that hold their terminal
 	Limit    int
 }
 

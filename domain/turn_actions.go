@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -348,28 +349,39 @@ func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResu
 	return s.afterSubmit(ctx, t, stage, subErr, true)
 }
 
-// RetryTurnCallback redelivers a Turn's failed notification (or the given
-// one) with its original webhook-id.
+// RetryTurnCallback redelivers a Turn's failed notification with its
+// original webhook-id: the one named, or the only failed one (with several,
+// the caller names one; AKK never picks).
 func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID string) (Notification, error) {
 	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
 		return Notification{}, err
 	}
-	ns, err := s.store.NotificationsAbout(ctx, turnID)
+	return s.retryCallbackOf(ctx, "turn "+turnID, turnID, notificationID)
+}
+
+// retryCallbackOf retries a notification about subject.
+func (s *Service) retryCallbackOf(ctx context.Context, what, subject, notificationID string) (Notification, error) {
+	ns, err := s.store.NotificationsAbout(ctx, subject)
 	if err != nil {
 		return Notification{}, err
 	}
-	for i := len(ns) - 1; i >= 0; i-- {
-		n := ns[i]
-		if notificationID != "" && n.ID != notificationID {
-			continue
+	var failed []string
+	for _, n := range ns {
+		if notificationID != "" && n.ID == notificationID {
+			return s.RetryNotification(ctx, n.ID)
 		}
-		if notificationID == "" && n.State != NotificationFailed {
-			continue
+		if n.State == NotificationFailed {
+			failed = append(failed, n.ID)
 		}
-		return s.RetryNotification(ctx, n.ID)
 	}
-	if notificationID != "" {
-		return Notification{}, E(CodeNotificationNotFound, "turn "+turnID+" has no notification "+notificationID)
+	switch {
+	case notificationID != "":
+		return Notification{}, E(CodeNotificationNotFound, what+" has no notification "+notificationID)
+	case len(failed) == 1:
+		return s.RetryNotification(ctx, failed[0])
+	case len(failed) > 1:
+		return Notification{}, &Error{Code: CodeNotificationIDRequired, Message: fmt.Sprintf("%s has %d failed notifications (%s); name one with notification_id",
+			what, len(failed), strings.Join(failed, ", ")), Fields: []FieldError{{Field: "notification_id", Message: "required when several notifications failed"}}}
 	}
-	return Notification{}, E(CodeNotificationNotFound, "turn "+turnID+" has no failed notification")
+	return Notification{}, E(CodeNotificationNotFound, what+" has no failed notification")
 }

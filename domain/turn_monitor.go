@@ -56,6 +56,9 @@ func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhoo
 		if err := tx.UpdateTurn(ctx, t); err != nil {
 			return err
 		}
+		if err := s.syncSendWatch(ctx, tx, t); err != nil {
+			return err
+		}
 		if typ == "" {
 			return nil
 		}
@@ -100,7 +103,9 @@ func (s *Service) StartTurnMonitors(ctx context.Context) error {
 			return err
 		}
 		for _, w := range ws {
-			s.startWatchMonitor(w.ID)
+			if w.TurnID == "" { // a Send's Watch follows its Turn's monitor
+				s.startWatchMonitor(w.ID)
+			}
 		}
 	}
 	return nil

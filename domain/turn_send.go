@@ -104,6 +104,8 @@ type SendInput struct {
 // SendResult is what Send did.
 type SendResult struct {
 	Turn       Turn
+	Watch      Watch    // the Send's Watch ("" ID when it could not be stored)
+	Warnings   []string
 	Outcome    Outcome
 	DoNotRetry bool
 	Existing   bool // the idempotency key named an existing Turn; nothing was sent
@@ -217,7 +219,19 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
-	if err := sendReady(term); err != nil {
+	var current *Turn
+	heldByOther := false
+	if holding, err := s.holdingTurn(ctx, terminalID); err == nil {
+		if p.CanSeeHost(holding.HostID) {
+			current = &holding
+		} else {
+			heldByOther = true
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return SendResult{}, err
+	}
+	path, err := sendPath(term, current, heldByOther, in.TerminalID != "")
+	if err != nil {
 		return SendResult{}, err
 	}
 	if session.ID != "" {
@@ -225,15 +239,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 			return SendResult{}, err
 		}
 	}
-	holding, err := s.holdingTurn(ctx, terminalID)
-	if err == nil {
-		msg := "a Turn of another controller holds this terminal"
-		if p.CanSeeHost(holding.HostID) {
-			msg = "turn " + holding.ID + " (" + string(holding.State) + ") still holds this terminal"
-		}
-		return SendResult{}, E(CodeConflictActiveTurn, msg)
-	} else if !errors.Is(err, ErrNotFound) {
-		return SendResult{}, err
+	clearer, _ := tr.term.(ComposerClearer)
+	if !term.ComposerEmpty && clearer == nil {
+		return SendResult{}, E(CodeTerminalNotIdle, "the composer holds text and this terminal cannot clear it")
 	}
 	mark, err := tr.term.Mark(ctx, term)
 	if err != nil {
@@ -245,7 +253,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation, SessionID: session.ID,
 		TerminalID: terminalID, MessageID: in.MessageID, OriginalRequest: in.Request, Request: in.Request, State: TurnDispatching,
 		SubmitStage: SubmitNothing, Mark: mark, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
-		CreatedAt: now, UpdatedAt: now, Revision: 1,
+		DeliveryPath: path, CreatedAt: now, UpdatedAt: now, Revision: 1,
 	}
 	if in.InactivityMinutes > 0 {
 		t.InactivityLimit = time.Duration(in.InactivityMinutes) * time.Minute
@@ -255,6 +263,13 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	// Reserve durably before any input.
 	err = s.store.InTx(ctx, func(tx Tx) error {
+		if current != nil {
+			// A broken Turn of the caller's (stalled or uncertain) cannot
+			// veto the user's explicit Send: it is closed first.
+			if err := s.supersede(ctx, tx, *current, t.ID, now); err != nil {
+				return err
+			}
+		}
 		if t.SessionID == "" {
 			session = Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: terminalID, CreatedAt: now, Revision: 1}
 			if term.NativeIdentity == IdentityResolved {
@@ -282,12 +297,62 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 
 	Failpoint("send.reserved")
 	seq, done := s.keySequence(ctx)
-	stage, subErr := tr.term.Submit(seq, term, in.Request)
+	stage, subErr := SubmitNothing, error(nil)
+	if !term.ComposerEmpty {
+		// The user-explicit path: the draft goes with the profile's one
+		// native clear (Claude Code's stash keeps it for the person).
+		var pressed bool
+		if pressed, subErr = clearer.ClearComposer(seq, term); pressed {
+			stage = SubmitCleared
+		}
+		if subErr == nil {
+			Failpoint("send.cleared")
+		}
+	}
+	if subErr == nil {
+		var st SubmitStage
+		st, subErr = tr.term.Submit(seq, term, in.Request)
+		if st != SubmitNothing || stage == SubmitNothing {
+			stage = st
+		}
+	}
 	done()
 	if stage == SubmitEntered {
 		Failpoint("send.entered")
 	}
-	return s.afterSubmit(ctx, t, stage, subErr, false)
+	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+	if err != nil || res.Turn.ID == "" {
+		return res, err
+	}
+	// Every Send has a Watch; storing it never undoes the Send.
+	if w, err := s.attachSendWatch(ctx, res.Turn); err == nil {
+		res.Watch = w
+	} else {
+		res.Warnings = append(res.Warnings, "the Turn was dispatched, but its Watch could not be stored; follow the Turn with its turn_id (its callbacks are unaffected)")
+	}
+	return res, nil
+}
+
+// supersede closes a broken Turn so a user-explicit Send may take its
+// terminal, in the transaction that reserves the new Turn.
+func (s *Service) supersede(ctx context.Context, tx Tx, old Turn, by string, now time.Time) error {
+	cur, err := tx.Turn(ctx, old.ID)
+	if err != nil {
+		return err
+	}
+	if cur.Revision != old.Revision || !cur.State.HoldsTerminal() || cur.State.Active() {
+		return ErrRevisionConflict // it moved since it was read; the caller retries the whole Send
+	}
+	cur.FailureReason = "closed while " + string(cur.State) + ": turn " + by + " was sent to its terminal (user-explicit send)"
+	cur.State, cur.UpdatedAt, cur.EndedAt = TurnClosed, now, now
+	if err := tx.UpdateTurn(ctx, cur); err != nil {
+		return err
+	}
+	if err := s.syncSendWatch(ctx, tx, cur); err != nil {
+		return err
+	}
+	_, err = s.emitTurnLocked(ctx, tx, cur, "turn.closed", false)
+	return err
 }
 
 // afterSubmit records what a Submit did and starts monitoring. respond says
@@ -380,7 +445,7 @@ func (s *Service) holdingTurn(ctx context.Context, terminalID string) (Turn, err
 	return s.store.HoldingTurn(ctx, terminalID)
 }
 
-// sendReady is the rule for typing a new task into a terminal.
+// sendReady is the rule for typing into a terminal on the managed path.
 func sendReady(t Terminal) error {
 	switch {
 	case !t.Agent.Profiled():
@@ -391,6 +456,40 @@ func sendReady(t Terminal) error {
 		return E(CodeTerminalNotIdle, "the composer holds text someone typed; AKK will not overwrite it")
 	}
 	return nil
+}
+
+// sendPath decides how a Send may reach terminal t: current is the
+// caller's Turn that holds t (nil when none), heldByOther says a Turn the
+// caller may not see holds it, and explicit that the caller named t.
+//
+// The managed path needs an idle screen, an empty composer and no Turn
+// holding t. When the caller named t, two things the managed path refuses
+// cannot veto the user's Send (the user-explicit path): a draft in the
+// composer (cleared once with the profile's native key) and a broken Turn
+// of the caller's (stalled or uncertain; it is closed). Everything else
+// still refuses before input: an unprofiled agent, another controller's
+// Turn, a Turn still running, and any screen but the idle composer (a
+// permission prompt, a questionnaire, a menu or viewer, a working task,
+// or what AKK cannot read).
+func sendPath(t Terminal, current *Turn, heldByOther, explicit bool) (DeliveryPath, error) {
+	broken := current != nil && !current.State.Active()
+	switch {
+	case !t.Agent.Profiled():
+		return "", E(CodeUnprofiledAgent, fmt.Sprintf("%s %s has no profile; AKK never types into it", t.Agent.Kind, t.Agent.Version))
+	case heldByOther:
+		return "", E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
+	case current != nil && !broken:
+		return "", E(CodeConflictActiveTurn, "turn "+current.ID+" ("+string(current.State)+") still holds this terminal")
+	case broken && !explicit:
+		return "", E(CodeConflictActiveTurn, "turn "+current.ID+" ("+string(current.State)+") still holds this terminal; send with its terminal_id to take the terminal back, or close the turn")
+	case t.ScreenState != ScreenIdle:
+		return "", &Error{Code: CodeTerminalNotIdle, Message: "the terminal is " + string(t.ScreenState) + ", not idle"}
+	case !t.ComposerEmpty && !explicit:
+		return "", E(CodeTerminalNotIdle, "the composer holds text someone typed; send with the terminal_id to have AKK clear it once (Claude Code stashes it) before the request")
+	case broken || !t.ComposerEmpty:
+		return PathUserExplicit, nil
+	}
+	return PathManaged, nil
 }
 
 // sessionMatches refuses to follow a session to another native thread.

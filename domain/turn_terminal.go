@@ -38,6 +38,17 @@ type TurnTerminal interface {
 	Progress(ctx context.Context, t Terminal, mark DurableMark, request string) (TurnProgress, error)
 }
 
+// ComposerClearer may be implemented by a TurnTerminal, for the
+// user-explicit send: ClearComposer empties t's composer, which holds a
+// draft, with the profile's one native key (Codex: C-u; Claude Code: C-s,
+// its stash, which keeps the draft for the person and puts it back after
+// the next submit), then proves the composer empty. pressed says whether
+// the key was sent (false: provably no input); err whether an empty
+// composer is not proven.
+type ComposerClearer interface {
+	ClearComposer(ctx context.Context, t Terminal) (pressed bool, err error)
+}
+
 // ErrTerminalGone: the pane or the agent process incarnation is gone.
 var ErrTerminalGone = errors.New("terminal gone")
 
@@ -50,6 +61,9 @@ type SubmitStage string
 const (
 	// SubmitNothing: no byte reached the pane.
 	SubmitNothing SubmitStage = "nothing"
+	// SubmitCleared: the composer's draft was cleared with the profile's
+	// native key (the user-explicit path); the request was not typed.
+	SubmitCleared SubmitStage = "cleared"
 	// SubmitPasted: the text was pasted; the composer did not (yet) prove to hold exactly it.
 	SubmitPasted SubmitStage = "pasted"
 	// SubmitVerified: the composer holds exactly the text; Enter not pressed.

@@ -34,8 +34,12 @@ const (
 const (
 	WatchModeExact    = "exact_task"
 	WatchModeActivity = "terminal_activity"
-	ConfidenceExact   = "exact"
-	ConfidenceBest    = "best_effort"
+	// WatchModeTurn: the Watch of a Send, following its Turn exactly. It
+	// has no monitor and sends no callback of its own: the Turn's are the
+	// Send's completion callbacks.
+	WatchModeTurn   = "managed_turn"
+	ConfidenceExact = "exact"
+	ConfidenceBest  = "best_effort"
 )
 
 // Watch observes a task a person started. It never sends input and never
@@ -45,6 +49,7 @@ type Watch struct {
 	HostID       string
 	Conversation string
 	TerminalID   string
+	TurnID       string // a Send's Watch: the Turn it follows
 	Mode         string
 	State        WatchState
 	Mark         DurableMark
@@ -66,7 +71,7 @@ type Watch struct {
 
 // Confidence is how sure the Watch's end is.
 func (w Watch) Confidence() string {
-	if w.Mode == WatchModeExact {
+	if w.Mode == WatchModeExact || w.Mode == WatchModeTurn {
 		return ConfidenceExact
 	}
 	return ConfidenceBest
@@ -215,7 +220,11 @@ func (s *Service) ownedWatch(ctx context.Context, id string) (Watch, error) {
 
 // GetWatch returns a Watch.
 func (s *Service) GetWatch(ctx context.Context, id string) (Watch, error) {
-	return s.ownedWatch(ctx, id)
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	return s.projectWatch(ctx, w)
 }
 
 // Unwatch ends a Watch. No input.
@@ -226,6 +235,11 @@ func (s *Service) Unwatch(ctx context.Context, id string) (Watch, error) {
 	}
 	s.stopMonitor(w.ID)
 	for i := 0; i < 5; i++ {
+		if p, err := s.projectWatch(ctx, w); err != nil {
+			return Watch{}, err
+		} else if p.State != WatchActive {
+			return p, nil
+		}
 		if w.State != WatchActive {
 			return w, nil
 		}
@@ -249,6 +263,9 @@ func (s *Service) RenewWatch(ctx context.Context, id string) (Watch, error) {
 	if err != nil {
 		return Watch{}, err
 	}
+	if w.TurnID != "" {
+		return s.viaTurn(ctx, w, s.Renew)
+	}
 	if w.State != WatchTimedOut {
 		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
 	}
@@ -270,6 +287,9 @@ func (s *Service) RecoverWatch(ctx context.Context, id string) (Watch, error) {
 	if err != nil {
 		return Watch{}, err
 	}
+	if w.TurnID != "" {
+		return s.viaTurn(ctx, w, s.Recover)
+	}
 	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
 		return w, nil
 	}
@@ -290,20 +310,28 @@ func (s *Service) RecoverWatch(ctx context.Context, id string) (Watch, error) {
 
 // RetryWatchCallback redelivers a Watch's failed notification.
 func (s *Service) RetryWatchCallback(ctx context.Context, id, notificationID string) (Notification, error) {
-	if _, err := s.ownedWatch(ctx, id); err != nil {
-		return Notification{}, err
-	}
-	ns, err := s.store.NotificationsAbout(ctx, id)
+	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Notification{}, err
 	}
-	for i := len(ns) - 1; i >= 0; i-- {
-		n := ns[i]
-		if (notificationID != "" && n.ID == notificationID) || (notificationID == "" && n.State == NotificationFailed) {
-			return s.RetryNotification(ctx, n.ID)
-		}
+	subject := id
+	if w.TurnID != "" {
+		subject = w.TurnID // a Send's Watch calls back through its Turn
 	}
-	return Notification{}, E(CodeNotificationNotFound, "watch "+id+" has no such failed notification")
+	return s.retryCallbackOf(ctx, "watch "+id, subject, notificationID)
+}
+
+// viaTurn runs a Turn action for a Send's Watch and returns the Watch as
+// it then reads.
+func (s *Service) viaTurn(ctx context.Context, w Watch, action func(context.Context, string) (ActionResult, error)) (Watch, error) {
+	if _, err := action(ctx, w.TurnID); err != nil {
+		return Watch{}, err
+	}
+	cur, err := s.store.Watch(ctx, w.ID)
+	if err != nil {
+		return Watch{}, err
+	}
+	return s.projectWatch(ctx, cur)
 }
 
 func (s *Service) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {

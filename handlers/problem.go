@@ -20,6 +20,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeConversationNotFound:   http.StatusNotFound,
 	domain.CodeNotificationNotFound:   http.StatusNotFound,
 	domain.CodeNotificationDelivered:  http.StatusConflict,
+	domain.CodeNotificationIDRequired: http.StatusConflict,
 	domain.CodeConflict:               http.StatusConflict,
 	domain.CodeTurnNotFound:           http.StatusNotFound,
 	domain.CodeSessionNotFound:        http.StatusNotFound,

@@ -13,17 +13,17 @@ import (
 
 const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), original_request, request,
 	state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
-	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision`
+	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision, delivery_path`
 
 func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	var t domain.Turn
-	var state, stage, mark string
+	var state, stage, mark, path string
 	var cancel int
 	var inact, hard int64
 	var created, updated, accepted, activity, ended sql.NullString
 	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.OriginalRequest, &t.Request,
 		&state, &stage, &mark, &t.NativeThreadID, &t.NativeTurnID, &t.LatestText, &t.FinalMessage, &t.FailureReason,
-		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision)
+		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision, &path)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, domain.ErrNotFound
 	}
@@ -32,6 +32,7 @@ func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	}
 	t.State, t.SubmitStage, t.Mark = domain.TurnState(state), domain.SubmitStage(stage), domain.DurableMark(mark)
 	t.CancelRequested = cancel != 0
+	t.DeliveryPath = domain.DeliveryPath(path)
 	t.InactivityLimit, t.HardTimeout = time.Duration(inact)*time.Millisecond, time.Duration(hard)*time.Millisecond
 	t.CreatedAt, t.UpdatedAt, t.AcceptedAt = parseTS(created), parseTS(updated), parseTS(accepted)
 	t.LastActivityAt, t.EndedAt = parseTS(activity), parseTS(ended)
@@ -55,12 +56,12 @@ func boolInt(b bool) int {
 func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
 		original_request, request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
-		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision,
+		delivery_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.OriginalRequest, x.Request,
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
-		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision)
+		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged())
 	if err != nil {
 		return holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
@@ -178,6 +179,9 @@ func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, 
 	if f.State != "" {
 		q += ` AND state = ?`
 		args = append(args, string(f.State))
+	}
+	if f.Holding {
+		q += ` AND state IN ` + holdingStates
 	}
 	if f.Terminal != "" {
 		q += ` AND terminal_id = ?`

@@ -12,7 +12,7 @@ import (
 
 const watchCols = `watch_id, COALESCE(host_id, ''), conversation, terminal_id, mode, state, mark, native_turn_id,
 	final_message, latest_text, reason, seen_activity, idle_since, approval_shown, hard_timeout_ms, created_at,
-	updated_at, ended_at, revision`
+	updated_at, ended_at, revision, turn_id`
 
 func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 	var w domain.Watch
@@ -21,7 +21,7 @@ func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 	var hard int64
 	var idle, created, updated, ended sql.NullString
 	err := row.Scan(&w.ID, &w.HostID, &w.Conversation, &w.TerminalID, &w.Mode, &state, &mark, &w.NativeTurnID,
-		&w.FinalMessage, &w.LatestText, &w.Reason, &seen, &idle, &shown, &hard, &created, &updated, &ended, &w.Revision)
+		&w.FinalMessage, &w.LatestText, &w.Reason, &seen, &idle, &shown, &hard, &created, &updated, &ended, &w.Revision, &w.TurnID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, domain.ErrNotFound
 	}
@@ -38,10 +38,10 @@ func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO watches(watch_id, host_id, conversation, terminal_id, mode, state, mark,
 		native_turn_id, final_message, latest_text, reason, seen_activity, idle_since, approval_shown, hard_timeout_ms,
-		created_at, updated_at, ended_at, revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		created_at, updated_at, ended_at, revision, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, nullable(w.HostID), w.Conversation, w.TerminalID, w.Mode, string(w.State), string(w.Mark), w.NativeTurnID,
 		w.FinalMessage, w.LatestText, w.Reason, boolInt(w.SeenActivity), nullTS(w.IdleSince), boolInt(w.ApprovalShown),
-		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision)
+		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision, w.TurnID)
 	if err != nil {
 		return fmt.Errorf("insert watch: %w", err)
 	}
@@ -66,6 +66,18 @@ func (t *tx) UpdateWatch(ctx context.Context, w domain.Watch) error {
 // Watch returns one Watch.
 func (s *Store) Watch(ctx context.Context, id string) (domain.Watch, error) {
 	return scanWatch(s.r.QueryRowContext(ctx, `SELECT `+watchCols+` FROM watches WHERE watch_id = ?`, id))
+}
+
+// WatchOfTurn returns the Watch of a Send's Turn.
+func (t *tx) WatchOfTurn(ctx context.Context, turnID string) (domain.Watch, error) {
+	return scanWatch(t.tx.QueryRowContext(ctx, `SELECT `+watchCols+` FROM watches WHERE turn_id = ? AND turn_id <> ''
+		ORDER BY created_at DESC LIMIT 1`, turnID))
+}
+
+// WatchOfTurn returns the Watch of a Send's Turn.
+func (s *Store) WatchOfTurn(ctx context.Context, turnID string) (domain.Watch, error) {
+	return scanWatch(s.r.QueryRowContext(ctx, `SELECT `+watchCols+` FROM watches WHERE turn_id = ? AND turn_id <> ''
+		ORDER BY created_at DESC LIMIT 1`, turnID))
 }
 
 // ActiveWatches returns every active Watch.

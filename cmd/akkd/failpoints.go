@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"syscall"
 
@@ -13,6 +14,14 @@ import (
 // with SIGKILL at the input stage AKK_FAILPOINT names (see
 // domain.Failpoint), as a crash there would.
 func init() {
+	if fail := os.Getenv("AKK_FAILERR"); fail != "" {
+		domain.FailError = func(s string) error {
+			if s == fail {
+				return errors.New("injected failure at " + s)
+			}
+			return nil
+		}
+	}
 	stage := os.Getenv("AKK_FAILPOINT")
 	if stage == "" {
 		return

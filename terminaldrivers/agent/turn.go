@@ -33,6 +33,11 @@ type TurnRules struct {
 	// SubmitKey and InterruptKey are tmux key names.
 	SubmitKey    string
 	InterruptKey string
+	// ClearKey empties a composer holding a draft, for the user-explicit
+	// send: pressed once, then the composer must read empty. ClearRows is
+	// the most composer rows it empties (0: any).
+	ClearKey  string
+	ClearRows int
 	// Placeholder reports whether rows are the placeholder the agent draws
 	// instead of a long paste of text (Claude Code: "[Pasted text #1 +4
 	// lines]"; Codex: "[Pasted Content 1200 chars]"), with the counts it

@@ -28,11 +28,15 @@ var (
 		VerifyWithin: 2 * time.Second,
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
-		Placeholder:  collapsedPaste,
-		Collapses:    collapses,
-		Records:      transcriptRecords,
-		Parse:        ParseTranscriptLine,
-		IdleSince:    sessionIdleSince,
+		// Claude Code's stash: the whole draft, wherever the cursor is,
+		// kept for the person and put back after the next submit. (It
+		// keeps one: a draft stashed earlier and not restored is replaced.)
+		ClearKey:    "C-s",
+		Placeholder: collapsedPaste,
+		Collapses:   collapses,
+		Records:     transcriptRecords,
+		Parse:       ParseTranscriptLine,
+		IdleSince:   sessionIdleSince,
 		// The transcript lags the session record by up to about 250 ms.
 		IdleGrace: 2 * time.Second,
 	}

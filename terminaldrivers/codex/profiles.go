@@ -31,10 +31,14 @@ var (
 		VerifyWithin: 2 * time.Second,
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
-		Placeholder:  collapsedPaste,
-		Collapses:    collapses,
-		Held:         Held,
-		Parse:        ParseRolloutLine,
+		// Kills the line before the cursor (Ctrl+Y yanks it back): one
+		// row of draft only, so one press empties it.
+		ClearKey:    "C-u",
+		ClearRows:   1,
+		Placeholder: collapsedPaste,
+		Collapses:   collapses,
+		Held:        Held,
+		Parse:       ParseRolloutLine,
 	}
 )
 
