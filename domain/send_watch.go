@@ -15,11 +15,12 @@ import (
 // vetoes or repeats the Send.
 
 // followTurn is a Send's Watch as its Turn stands now.
-func followTurn(w Watch, t Turn) Watch {
+func (s *Service) followTurn(w Watch, t Turn) Watch {
 	if w.TurnID == "" || w.State != WatchActive {
 		return w // unwatched stays unwatched
 	}
-	w.NativeTurnID, w.LatestText = t.NativeTurnID, t.LatestText
+	w.NativeTurnID = t.NativeTurnID
+	w.LatestText, _ = s.cutGraphemes(t.LatestText, ProgressLimit)
 	switch t.State {
 	case TurnCompleted:
 		w.State, w.FinalMessage = WatchCompleted, t.FinalMessage
@@ -51,7 +52,7 @@ func (s *Service) projectWatch(ctx context.Context, w Watch) (Watch, error) {
 	if err != nil {
 		return w, err
 	}
-	return followTurn(w, t), nil
+	return s.followTurn(w, t), nil
 }
 
 // attachSendWatch gives a dispatched Turn its Watch.
@@ -61,7 +62,7 @@ func (s *Service) attachSendWatch(ctx context.Context, t Turn) (Watch, error) {
 	w := Watch{ID: s.ids.New("watch"), HostID: t.HostID, Conversation: t.Conversation, TerminalID: t.TerminalID,
 		TurnID: t.ID, Mode: WatchModeTurn, State: WatchActive, Mark: t.Mark, HardTimeout: t.HardTimeout,
 		CreatedAt: now, UpdatedAt: now, Revision: 1}
-	w = followTurn(w, t)
+	w = s.followTurn(w, t)
 	err := FailError("send.watch")
 	if err == nil {
 		err = s.store.InTx(ctx, func(tx Tx) error {
@@ -93,7 +94,7 @@ func (s *Service) syncSendWatch(ctx context.Context, tx Tx, t Turn) error {
 	if err != nil {
 		return err
 	}
-	next := followTurn(w, t)
+	next := s.followTurn(w, t)
 	if next.State == w.State {
 		return nil
 	}

@@ -114,6 +114,10 @@ type Turn struct {
 	CancelRequested bool
 	// DeliveryPath is how the request reached the pane.
 	DeliveryPath DeliveryPath
+	// Actions are the native turn's latest actions (at most two), and
+	// LatestItemAt the agent's timestamp of its newest public item.
+	Actions      []ProgressAction
+	LatestItemAt time.Time
 
 	InactivityLimit time.Duration
 	HardTimeout     time.Duration

@@ -35,6 +35,14 @@ type TurnStatus struct {
 	// Screen is a redacted excerpt of the bottom of the pane while the Turn
 	// holds it ("" when it cannot be read).
 	Screen string
+	// Progress is the public progress body.
+	Progress ProgressView
+	// Interaction is the questionnaire step of a Turn awaiting an
+	// interaction, offered to the caller (as GET …/interaction serves it);
+	// nil when there is none or it cannot be read now.
+	Interaction *Interaction
+	// WatchID is the Send's Watch ("" when none was stored).
+	WatchID string
 }
 
 // Turn returns one Turn's status.
@@ -51,7 +59,16 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if err != nil {
 		return TurnStatus{}, err
 	}
-	st := TurnStatus{Turn: t, Notifications: ns, Approval: av}
+	st := TurnStatus{Turn: t, Notifications: ns, Approval: av,
+		Progress: s.Progress(t)}
+	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
+		st.WatchID = w.ID
+	}
+	if t.State == TurnAwaitingInteraction && s.interactions != nil {
+		if in, err := s.TurnInteraction(ctx, t.ID); err == nil {
+			st.Interaction = &in
+		}
+	}
 	if ex, ok := s.turns.term.(ScreenExcerpter); ok && t.State.HoldsTerminal() {
 		if term, err := s.turns.term.Observe(ctx, t.TerminalID); err == nil {
 			st.Screen, _ = ex.Excerpt(ctx, term, ExcerptRows)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -264,6 +265,9 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 
 		if typ == "" && term.ID != "" {
 			p, err := tr.term.Progress(ctx, term, mark, t.Request)
+			if ctx.Err() == nil {
+				tr.setReadErr(t.ID, err != nil)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -310,11 +314,11 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 		}
 
-		changed := typ != "" || next.LatestText != t.LatestText ||
-			(next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
+		moved := next.LatestText != t.LatestText || !slices.Equal(next.Actions, t.Actions)
+		changed := typ != "" || moved || (next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
 		if changed {
 			next.Mark = mark
-			if typ == "" && next.LatestText != t.LatestText {
+			if typ == "" && moved {
 				if now.Sub(lastPersist) < time.Second && next.LastActivityAt.Sub(t.LastActivityAt) < 5*time.Second {
 					changed = false // progress text is throttled to one write a second
 				} else {
@@ -384,7 +388,13 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 		t.LastActivityAt = p.LastActivity.UTC()
 	}
 	if p.LatestText != "" {
-		t.LatestText = boundText(s.turns.redact, p.LatestText, ProgressLimit)
+		t.LatestText = boundText(s.turns.redact, p.LatestText, StoredCommentaryLimit)
+	}
+	if len(p.Actions) > 0 {
+		t.Actions = append([]ProgressAction(nil), p.Actions...)
+	}
+	if !p.LatestItemAt.IsZero() {
+		t.LatestItemAt = p.LatestItemAt.UTC()
 	}
 	if p.Accepted && t.AcceptedAt.IsZero() {
 		t.AcceptedAt = s.clock.Now().UTC()

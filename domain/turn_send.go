@@ -51,6 +51,10 @@ type turns struct {
 	lockMu sync.Mutex
 	locks  map[string]*terminalLock // per terminal, while held or awaited
 
+	// readErr: the monitor's last read of a Turn's record failed.
+	readErrMu sync.Mutex
+	readErr   map[string]bool
+
 	monMu    sync.Mutex
 	monCtx   context.Context
 	monitors map[string]*monitorHandle // per turn
@@ -60,7 +64,24 @@ type turns struct {
 // UseTurns wires the terminal side of Turns in.
 func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
 	cfg.defaults()
-	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}}
+	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
+}
+
+// setReadErr records whether the last read of a Turn's record failed.
+func (tr *turns) setReadErr(id string, failed bool) {
+	tr.readErrMu.Lock()
+	defer tr.readErrMu.Unlock()
+	if failed {
+		tr.readErr[id] = true
+	} else {
+		delete(tr.readErr, id)
+	}
+}
+
+func (tr *turns) readFailed(id string) bool {
+	tr.readErrMu.Lock()
+	defer tr.readErrMu.Unlock()
+	return tr.readErr[id]
 }
 
 // lockTerminal takes the terminal lock. Lock order: terminal lock, then a
@@ -104,7 +125,7 @@ type SendInput struct {
 // SendResult is what Send did.
 type SendResult struct {
 	Turn       Turn
-	Watch      Watch    // the Send's Watch ("" ID when it could not be stored)
+	Watch      Watch // the Send's Watch ("" ID when it could not be stored)
 	Warnings   []string
 	Outcome    Outcome
 	DoNotRetry bool
@@ -176,7 +197,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	// Idempotency: the same key from the same owner returns the same Turn.
 	if in.MessageID != "" {
 		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
-			return s.existing(t, in.Request)
+			return s.existing(ctx, t, in.Request)
 		} else if !errors.Is(err, ErrNotFound) {
 			return SendResult{}, err
 		}
@@ -206,7 +227,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	// Under the lock: the key may have been taken meanwhile.
 	if in.MessageID != "" {
 		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
-			return s.existing(t, in.Request)
+			return s.existing(ctx, t, in.Request)
 		}
 	}
 	term, err := tr.term.Observe(ctx, terminalID)
@@ -285,7 +306,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		if in.MessageID != "" {
 			if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
-				return s.existing(existing, in.Request)
+				return s.existing(ctx, existing, in.Request)
 			}
 		}
 		var de *Error
@@ -422,7 +443,7 @@ func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, su
 	return res, nil
 }
 
-func (s *Service) existing(t Turn, request string) (SendResult, error) {
+func (s *Service) existing(ctx context.Context, t Turn, request string) (SendResult, error) {
 	original := t.OriginalRequest
 	if original == "" {
 		original = t.Request // a Turn stored before original_request existed
@@ -431,6 +452,11 @@ func (s *Service) existing(t Turn, request string) (SendResult, error) {
 		return SendResult{}, E(CodeIdempotencyKeyReused, "message_id "+t.MessageID+" was used for a different request")
 	}
 	out := SendResult{Turn: t, Existing: true, Outcome: OutcomeDone}
+	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
+		if out.Watch, err = s.projectWatch(ctx, w); err != nil {
+			return SendResult{}, err
+		}
+	}
 	if t.State == TurnDeliveryUncertain {
 		out.Outcome, out.DoNotRetry = OutcomeUncertain, true
 	}

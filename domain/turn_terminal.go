@@ -87,6 +87,11 @@ type TurnProgress struct {
 	LatestText string
 	// LastActivity is when the record last grew for this turn.
 	LastActivity time.Time
+	// Actions are the turn's latest actions, oldest first (at most two);
+	// LatestItemAt the record's own timestamp of its newest text or
+	// action (zero when the record states none).
+	Actions      []ProgressAction
+	LatestItemAt time.Time
 
 	// Exactly one of these ends the native turn.
 	Completed     bool   // a durable completion record (Claude: turn_duration after end_turn; Codex: task_complete)

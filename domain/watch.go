@@ -336,7 +336,7 @@ func (s *Service) viaTurn(ctx context.Context, w Watch, action func(context.Cont
 
 func (s *Service) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
 	if p.LatestText != "" {
-		w.LatestText = boundText(s.turns.redact, p.LatestText, ProgressLimit)
+		w.LatestText, _ = s.cutGraphemes(s.redact(p.LatestText), ProgressLimit)
 	}
 	if p.NativeTurnID != "" {
 		w.NativeTurnID = p.NativeTurnID

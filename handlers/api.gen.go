@@ -23,6 +23,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ActionInput.
+const (
+	Answers ActionInput = "answers"
+	Request ActionInput = "request"
+)
+
+// Valid indicates whether the value is a known member of the ActionInput enum.
+func (e ActionInput) Valid() bool {
+	switch e {
+	case Answers:
+		return true
+	case Request:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionTarget.
+const (
+	SessionExact          ActionTarget = "session_exact"
+	TerminalFollowCurrent ActionTarget = "terminal_follow_current"
+)
+
+// Valid indicates whether the value is a known member of the ActionTarget enum.
+func (e ActionTarget) Valid() bool {
+	switch e {
+	case SessionExact:
+		return true
+	case TerminalFollowCurrent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentKind.
 const (
 	Claude AgentKind = "claude"
@@ -92,6 +128,24 @@ func (e ConversationTransport) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryPath.
+const (
+	DeliveryPathManaged              DeliveryPath = "managed"
+	DeliveryPathTerminalUserExplicit DeliveryPath = "terminal_user_explicit"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryPath enum.
+func (e DeliveryPath) Valid() bool {
+	switch e {
+	case DeliveryPathManaged:
+		return true
+	case DeliveryPathTerminalUserExplicit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DoctorStatus.
 const (
 	NotReady       DoctorStatus = "not_ready"
@@ -115,13 +169,13 @@ func (e DoctorStatus) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok HealthStatus = "ok"
+	HealthStatusOk HealthStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -269,6 +323,27 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for ProgressActionStatus.
+const (
+	ProgressActionStatusCompleted  ProgressActionStatus = "completed"
+	ProgressActionStatusFailed     ProgressActionStatus = "failed"
+	ProgressActionStatusInProgress ProgressActionStatus = "in_progress"
+)
+
+// Valid indicates whether the value is a known member of the ProgressActionStatus enum.
+func (e ProgressActionStatus) Valid() bool {
+	switch e {
+	case ProgressActionStatusCompleted:
+		return true
+	case ProgressActionStatusFailed:
+		return true
+	case ProgressActionStatusInProgress:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ResponseKind.
 const (
 	Confirmation ResponseKind = "confirmation"
@@ -383,6 +458,27 @@ func (e TerminalInfoScreenState) Valid() bool {
 	}
 }
 
+// Defines values for TurnProgressState.
+const (
+	TurnProgressStateNoPublicProgress TurnProgressState = "no_public_progress"
+	TurnProgressStateOk               TurnProgressState = "ok"
+	TurnProgressStateReadError        TurnProgressState = "read_error"
+)
+
+// Valid indicates whether the value is a known member of the TurnProgressState enum.
+func (e TurnProgressState) Valid() bool {
+	switch e {
+	case TurnProgressStateNoPublicProgress:
+		return true
+	case TurnProgressStateOk:
+		return true
+	case TurnProgressStateReadError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TurnState.
 const (
 	TurnStateAwaitingApproval    TurnState = "awaiting_approval"
@@ -482,6 +578,7 @@ func (e WatchState) Valid() bool {
 // Defines values for WatchWatchMode.
 const (
 	ExactTask        WatchWatchMode = "exact_task"
+	ManagedTurn      WatchWatchMode = "managed_turn"
 	TerminalActivity WatchWatchMode = "terminal_activity"
 )
 
@@ -489,6 +586,8 @@ const (
 func (e WatchWatchMode) Valid() bool {
 	switch e {
 	case ExactTask:
+		return true
+	case ManagedTurn:
 		return true
 	case TerminalActivity:
 		return true
@@ -502,11 +601,24 @@ type Action struct {
 	// Action The semantic action, e.g. `send`.
 	Action string `json:"action"`
 
-	// Body Prefilled semantic ids for the request body.
-	Body   *map[string]interface{} `json:"body,omitempty"`
-	Method string                  `json:"method"`
-	Path   string                  `json:"path"`
+	// Body The request body with its semantic ids prefilled; absent when the route takes none. As given it satisfies
+	// the contract once the caller adds the user content `input` names; copy it unchanged.
+	Body *map[string]interface{} `json:"body,omitempty"`
+
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers).
+	Input  *[]ActionInput `json:"input,omitempty"`
+	Method string         `json:"method"`
+	Path   string         `json:"path"`
+
+	// Target A `send` only: `terminal_follow_current` follows whatever native conversation the pane shows now; `session_exact` only the caller's session's.
+	Target *ActionTarget `json:"target,omitempty"`
 }
+
+// ActionInput defines model for Action.Input.
+type ActionInput string
+
+// ActionTarget A `send` only: `terminal_follow_current` follows whatever native conversation the pane shows now; `session_exact` only the caller's session's.
+type ActionTarget string
 
 // Agent defines model for Agent.
 type Agent struct {
@@ -575,6 +687,9 @@ type Conversation struct {
 	Title     string                `json:"title"`
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
+
+	// Watches The caller's active Watches of this terminal.
+	Watches []Watch `json:"watches"`
 }
 
 // ConversationTransport defines model for Conversation.Transport.
@@ -582,8 +697,18 @@ type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
 type ConversationList struct {
-	Conversations []Conversation `json:"conversations"`
+	Conversations           []Conversation    `json:"conversations"`
+	UnavailableManagedTurns []UnavailableTurn `json:"unavailable_managed_turns"`
 }
+
+// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+// screen still refuses before input.
+type DeliveryPath string
 
 // Doctor defines model for Doctor.
 type Doctor struct {
@@ -833,6 +958,17 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProgressAction defines model for ProgressAction.
+type ProgressAction struct {
+	Status ProgressActionStatus `json:"status"`
+
+	// Type The tool, as the agent's record names it (e.g. `Bash`, `exec_command`).
+	Type string `json:"type"`
+}
+
+// ProgressActionStatus defines model for ProgressAction.Status.
+type ProgressActionStatus string
+
 // RespondRequest defines model for RespondRequest.
 type RespondRequest struct {
 	Request string `json:"request"`
@@ -869,7 +1005,15 @@ type SendRequest struct {
 
 // SendResult defines model for SendResult.
 type SendResult struct {
-	DoNotRetry bool `json:"do_not_retry"`
+	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+	// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+	// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+	// screen still refuses before input.
+	DeliveryPath DeliveryPath `json:"delivery_path"`
+	DoNotRetry   bool         `json:"do_not_retry"`
 
 	// Outcome What a terminal-touching call actually did.
 	Outcome    Outcome   `json:"outcome"`
@@ -877,6 +1021,12 @@ type SendResult struct {
 	State      TurnState `json:"state"`
 	TerminalId string    `json:"terminal_id"`
 	TurnId     string    `json:"turn_id"`
+	Warnings   []string  `json:"warnings"`
+
+	// WatchId The Send's Watch: it follows this Turn exactly (`watch_mode: managed_turn`) and needs no second Watch for
+	// completion; the Turn's callbacks are its callbacks, once. Absent only when storing it failed after the
+	// request was in (then `warnings` says so; the Send stands and the Turn still calls back).
+	WatchId *string `json:"watch_id,omitempty"`
 }
 
 // TerminalActionResult defines model for TerminalActionResult.
@@ -943,13 +1093,31 @@ type TurnList struct {
 	Turns []TurnStatus `json:"turns"`
 }
 
-// TurnProgress defines model for TurnProgress.
+// TurnProgress The public progress of the Turn's native task: its latest public commentary and up to two short action
+// summaries (type and status), sharing an 800-code-point body budget. Secrets are redacted before anything is
+// cut; a cut keeps whole grapheme clusters. Reasoning, command output, tool arguments and diffs never appear
+// (code blocks are left out). Status only: lists carry it too, list rows of conversations do not.
 type TurnProgress struct {
-	LastActivityAt *time.Time `json:"last_activity_at,omitempty"`
+	Actions        []ProgressAction `json:"actions"`
+	LastActivityAt *time.Time       `json:"last_activity_at,omitempty"`
 
-	// LatestText The latest assistant text, secrets redacted, at most 800 characters.
-	LatestText string `json:"latest_text"`
+	// LatestItemAt The agent's own timestamp of the newest item shown; null when it recorded none (never the read time).
+	LatestItemAt *time.Time `json:"latest_item_at"`
+
+	// LatestText The latest public commentary, within the budget.
+	LatestText   string    `json:"latest_text"`
+	NativeTurnId *string   `json:"native_turn_id,omitempty"`
+	ReadAt       time.Time `json:"read_at"`
+
+	// State `no_public_progress`: the record was read and holds nothing public yet; `read_error`: the latest read of the record failed. Neither says the task stopped.
+	State TurnProgressState `json:"state"`
+
+	// Truncated The commentary or an action type was shortened, or a code block left out.
+	Truncated bool `json:"truncated"`
 }
+
+// TurnProgressState `no_public_progress`: the record was read and holds nothing public yet; `read_error`: the latest read of the record failed. Neither says the task stopped.
+type TurnProgressState string
 
 // TurnRef defines model for TurnRef.
 type TurnRef struct {
@@ -976,10 +1144,25 @@ type TurnStatus struct {
 	Conversation string        `json:"conversation"`
 	CreatedAt    time.Time     `json:"created_at"`
 	Deadlines    TurnDeadlines `json:"deadlines"`
-	DoNotRetry   bool          `json:"do_not_retry"`
-	EndedAt      *time.Time    `json:"ended_at,omitempty"`
-	Progress     TurnProgress  `json:"progress"`
-	Result       *TurnResult   `json:"result,omitempty"`
+
+	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+	// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+	// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+	// screen still refuses before input.
+	DeliveryPath     DeliveryPath `json:"delivery_path"`
+	DoNotRetry       bool         `json:"do_not_retry"`
+	EndedAt          *time.Time   `json:"ended_at,omitempty"`
+	InteractionState *Interaction `json:"interaction_state,omitempty"`
+
+	// Progress The public progress of the Turn's native task: its latest public commentary and up to two short action
+	// summaries (type and status), sharing an 800-code-point body budget. Secrets are redacted before anything is
+	// cut; a cut keeps whole grapheme clusters. Reasoning, command output, tool arguments and diffs never appear
+	// (code blocks are left out). Status only: lists carry it too, list rows of conversations do not.
+	Progress TurnProgress `json:"progress"`
+	Result   *TurnResult  `json:"result,omitempty"`
 
 	// Screen While the Turn holds its pane, the bottom rows of the screen (at most 12), secrets redacted.
 	Screen     *string   `json:"screen,omitempty"`
@@ -988,6 +1171,18 @@ type TurnStatus struct {
 	TerminalId string    `json:"terminal_id"`
 	TurnId     string    `json:"turn_id"`
 	UpdatedAt  time.Time `json:"updated_at"`
+
+	// WatchId The Send's Watch (status only; absent in lists).
+	WatchId *string `json:"watch_id,omitempty"`
+}
+
+// UnavailableTurn A Turn of the caller that needs attention while its pane is gone; only record-side actions remain.
+type UnavailableTurn struct {
+	AvailableActions []Action  `json:"available_actions"`
+	SessionId        *string   `json:"session_id,omitempty"`
+	State            TurnState `json:"state"`
+	TerminalId       string    `json:"terminal_id"`
+	TurnId           string    `json:"turn_id"`
 }
 
 // Watch defines model for Watch.
@@ -999,13 +1194,18 @@ type Watch struct {
 	FinalMessage *string         `json:"final_message,omitempty"`
 
 	// LatestText Redacted, at most 800 characters.
-	LatestText *string        `json:"latest_text,omitempty"`
-	Reason     *string        `json:"reason,omitempty"`
-	State      WatchState     `json:"state"`
-	TerminalId string         `json:"terminal_id"`
-	UpdatedAt  time.Time      `json:"updated_at"`
-	WatchId    string         `json:"watch_id"`
-	WatchMode  WatchWatchMode `json:"watch_mode"`
+	LatestText *string    `json:"latest_text,omitempty"`
+	Reason     *string    `json:"reason,omitempty"`
+	State      WatchState `json:"state"`
+	TerminalId string     `json:"terminal_id"`
+
+	// TurnId A Send's Watch only; renew, recover and retry-callback act on this Turn.
+	TurnId    *string   `json:"turn_id,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	WatchId   string    `json:"watch_id"`
+
+	// WatchMode `managed_turn`: a Send's Watch, following its Turn (`turn_id`) exactly, with no callbacks of its own.
+	WatchMode WatchWatchMode `json:"watch_mode"`
 }
 
 // WatchConfidence defines model for Watch.Confidence.
@@ -1014,7 +1214,7 @@ type WatchConfidence string
 // WatchState defines model for Watch.State.
 type WatchState string
 
-// WatchWatchMode defines model for Watch.WatchMode.
+// WatchWatchMode `managed_turn`: a Send's Watch, following its Turn (`turn_id`) exactly, with no callbacks of its own.
 type WatchWatchMode string
 
 // WatchRequest defines model for WatchRequest.
@@ -6293,154 +6493,176 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1/c9w2suBXwc29Kkt11EhynB8r1dWV1sm++JKN/Wxvbd1FviFE9miw4gBcANR41qXvftUNgAQ5oGZG",
-	"kb3erP9J5CEJNBr9G92ND5NCLWslQVozOfswqbnmS7Cg6V/PlbwFbbgVSv4IvASNv5ZgCi1q/HFyNnm7",
-	"AFYoabWqKtBPDFMriT+0HzINc9AgC8iYhkLpEkqmJLMLYG8bLRmXJYNioaBkQjJhDVvB1UKpGzOdZBOB",
-	"kyzc5NlE8iVMziYXP/10FAM3ySamWMCSI3xL/v5nkNd2MTl7+vU32cSua/zGWC3k9eTuLpv8qIx98T2+",
-	"S6PX3C66sRfK2JkoJ9lEw98boaGcnFndQDxFza0Fjd/+P3r914uj/8uP/nFy9Id3H06zb57d/cckNS8u",
-	"d3Re22i5x7z0+o7z/pXbYjE68Qqf7jGze3+nqe9wSFMraYAI6pVWVxUs8U+kGZAW/+R1XYmCNvK4dm/8",
-	"j78ZpK4PEQT/oWE+OZv89+OOYo/dU3McxqUZ+/R5IdnrPz1nf3j29bfMD85Wwi4YZ8byqwpYXqgS8ilh",
-	"yg+I810UboQPk1qrGrQVbg28/X2TEQwsubSiYO6ljMH0espyA7LMp5v4ySZXqlzToGUp8AtevYomc5vQ",
-	"n+aVhrmoKii7yURp2Fxp4ijcQTCW4cDRjOrqb1BYnHEJdqFKnHMDGCKLzQd3MV38GtbfjuS/e5eY6+La",
-	"73AfgzdCltt2lD79CV9EwLSaiwrSOPcPmV1wyzTw0jC7EIahcBBKPjHMFBpAmowpzfJG+g/KnB1Uwlgo",
-	"MybhFjQzIC2z6jC5U364TRh+WNZ2zVYLQNnFCtVUJZPKsitgJUrSpZBQTpN8GaOVkNJN0y16FLE/eTSC",
-	"bJY4QlHxpoRJNkF6fh991y3ioq61uuXV5iouWI2gGpwcUbqsLQpph7op+x4KgY8M47oj83N2A2tDAnwJ",
-	"smFClvAejEdnoZUxRJQXr15M3YoiKijUcsllOYP3BejaboL0GkpeWChp/CvVyDKJR2QQDxwJOAtLE6OF",
-	"05phpmQBJOIIiSns+B+41nyN/4b3tdBgZtymKU/N56CZVY7eejoPJJEhyHMiScKCsdw2hvFrLiTjcwua",
-	"CYsLmiu9xDkmJbdwZMUSUqtcctnwatbRzMYW/vQTW4mqIurj0qwQOITMbec547jHRkm2bIzNUNkiWDWX",
-	"EKH1SqkKuPRst6ztLLBrfzYv2RZQVTO/lWkRp4F7Wb6JcKWq7QInBmMTDfH2J1nFk/xrJxjHhe2cVwaG",
-	"RBrGfghBDZbRDpWC8nmlDDwMxA6/keHz9clJCp7NeWMjalPVBfm9VVLjWDwSLvd+EN7Db265qFALz5xa",
-	"6bPwvaM4NZRg25gR0axJUd6SS34NW7XQn/1rjhkIaWkdxCU8MYxfGVU1FthK6Rshr1kpNBRW6XWSMwyQ",
-	"uPUwJsxq7k3qilvU6cjg/htnQAvDnILhVXKC8HDbMt/6917IuaLvhHXadnNEzaWplbYxQ7TTpITqimsp",
-	"5HV/Y7eI3gHnDDc0ANhtSuZJNQYwWn633xE8KeJ7t4VFfhYmYc/E8O1OwD3W2wcFaTC/V0hoIzxsEtoC",
-	"fw9GEtqPjSyZbiQiB1UDkrRzwHZZjJu9FQVDlkQnaccxfqRXW72RgPyvaOjdANSGOGKu1ZLlqGXXOSm1",
-	"ldKl6ZRdwSWa40zJ3mq2an9jeQUzo4obSOHvjXvAKphbdrVmdtm8ZwY0YtTZomgpXSsJ58zciLqGkvwO",
-	"1dgWzfhNxLhCWrgG7Se3Tc+MoQWSsa2t4FW1noVfpLL+7xT/Gas07Ib6N/QqftPUyEIpI+OHW9BrxmPi",
-	"QVR7GxzeC2PJGdmZckZpBpGzG9xv8U3/xcxvwc5s2A3xhr7cyop+azoC9aAO5s8C58XoDNsROGKckR/N",
-	"dUI2jug9orHIq9p0Bb2PFD2MDMPIF3qgUxPNEGAcx8WPQXoMxW7jULS5NB9AmjW6+m2KpyGl0htuHM43",
-	"gdX6cNZd0GNTO2pBQYgUngfAtK+OA/DWs0x/fhLt6Y28D7SdN9mNfz9Unrc2cXMveY7C5qTydtD8e/eR",
-	"2J8EVOUPWqd05xyfpe1HMIZfww7IoSG6D1Ig/Ai8cpGX/vSbSkDdJGX8zlvVyq7wRRIclTRyNHALpXeG",
-	"d3NZQyg1hUEXfEztLRQa7Ewru/d8EZ9ux0UX5yVQ+l9n8XpTMI0h7jl9tqcLF3AxDMlU/AoqCu3VoOoK",
-	"zpkEaKNLjRR/b8h1jxy/U3T8lkK2/96OpsGswYdZWFszpen/hv3l9c8hwlaAuAXDjLiWULJXL9+8NQMg",
-	"np48+24LFIPNSGzBPRguQaIN5Ozbqno5n5z9er9OJJq+y4ZEbdUNjIRykTyeGHYFXFOQ5wbklL1ZqBX6",
-	"XtWaofc/vY8IHc2kB89XCwPFLGfuJYdZRKiPXfrJ23OQHSYeINStbAOaTaS+82hNuzat4b6TLeWxfL9S",
-	"Hbd88PM3LdY2ARkTJZsY35Xzt2LHAfU2kMnuMG2nLAmrvalrdCFuuhT8L6QFzYvfGuAJ9mTBa34lKhEZ",
-	"N9F4V3Q0FI580jbHXAPMLLy36cfLprJiZqDywZYtVtFgxnj4wVgp5LQvzyqxFCPGpOgwOLbbN4NQPMXx",
-	"hJKSC7L2uVnLYhZ+TerwRHh3EzlhhN1ZMtr+/wrTJ5yte4K03QlcGwBFgji6kaq4cf89DpGWowhXI96o",
-	"145hrBpkic/CQaH/hwtfk3fgovD4V7Hg0gVxNoPAgQJmjSxAWy7G5od6k2zp3CK9+VZZXqUeDejQDRHe",
-	"T9FaON/dYmt7xJy+y7ZN6Tcmdq8GpJpFh8ohQOZdMrcRHiExYQ1YfItIaWlqUzi2+QIbq1X1Jg0PDO9Y",
-	"RvQl6POFUoaCJ6go3VCs4FoLcIdNjnSeGJbjAHn6aIMsq3uAS2/UYAO6V8OAyX0fsJo7zkjOHXZhjEzu",
-	"Fw4tC+wSJHjtX3ZyfbCwGI6sS77wkEfvDift9nYL3byOVMQehrLb2z7l7PH5AL9DszmB7wdjFH0GVDtQ",
-	"zloy6cO9dfYlf//Cvfz0JBEe89wRDfPsJH3qM761/QWm9qwD4tQ5FuFfmxCVUIlb0OvZUpUJd+Yl2jXo",
-	"y5AyZK3E8cHS8hb3yQAT9pxdVaqgA5SeIjVMw7yhV5CrgwoxFkDPikZrkHaGEs8JtAZmElU7/ZJSBpuK",
-	"feueREJ8y7sb+mEgmQMpp5D+5+50auCEx4vcdqjTaPka5uSHQ1XOrtYzZRepFK4Ll4el5oxLeiVK6GIL",
-	"VYWMisRZU0/8FHuDNrRne3CmMPOLsmLuc4US5qy1sKztSEDpIREMT9N7fgW3iAlHJu0XQtpvniWD/ff5",
-	"ERU3dubXtRcM9CGEuFb6sQsHzQrPr5uQEf88ZHYZ7VPyfPOiMorUde59sCNR5sypmixkZnGXQqLBonZP",
-	"n6EGg/I+eoup5g190OrlbTp+uJBoc7PY/8JBOquqJcQe1W0j6LQLHkOwu93fY5RtLnl/im1gvhm34Vt2",
-	"QUeMU3g/JXhfNrZQqZAXHe3xVtAcWdUUC9QDBa8qxgvb8Kpas1KUsQIolewSMaCcXcFcaZgJWTdordzv",
-	"EUQpicPjhZQWe+Moc8kRLmD4UsjyE/KWV6Kc+RS8PGN5I3ljF0qLf0CJ/yaCkcrOKGaej2QzWS7Stimx",
-	"c+Is8hXoIwo0M4LApyDRy5nLTItTA1fcMA/rzqd0UZQ8YdIKaSyXxUg8t41iJ7yr8UQDz51DTfWX1y+6",
-	"hGIm+dK5AtDmduKHO4THHL+GPII2Lk6bnmIAZ92VD03Rab/qWw0nW6O1A7jDSOMgegM0Yk/0lioIYZBB",
-	"VKQfMCmUnAuU72P++2uwev2cV9UVL24ehoyEaoiSi5fmetes5g0EvIGHbtCC63KGukw1drYUsrGQYLOX",
-	"Vwb0bS/BTxhWKXnt0/koyw9kyQ5KmPOmsuzbpyeHPjgulrgdpycn37k99//OkhEntBRvhV2PA/M2pM8L",
-	"w3JjeUUZrQGOAFfIOAjjdZB9MwTs2bOtcPlDrKRCf1HCslYWZLFmN7DO/PEEq9GcpESmjUOC7ScVEeNs",
-	"rt5yc8OQcDNmtVguoUQTtgKOyoiSRq3mosJ/rBbCAjM1L2DKLixbKmMZukusWHA0y0G7NNbTb9hP4o8Z",
-	"kyrYwPEbV41lElaVkGAyN8MC2FxoYxn+yJZ8HU5nODMVNwvmcyOZ0mjVaOuSz/P/lm8e3JzsgJH7csaQ",
-	"/pmQ1hlWkltxC/20VDLxGXBdCdBEPufepyo7PVFzCUyqFTMLtTKtT6Bk8qxpNOlsNK0tvMCsctxiFTug",
-	"LB7eg/aJ8ZnzPpv+cIfp9xCXTlqYpkrYXKWauawaq9fpYIvqTJj79GawdDZ27mGGLO5YZ8D2EX2fr7pF",
-	"GbZBwgjG/vidaRsWnvWRlMJwSCu8CCGfT4br+1EzXH5vnQ9YH6VNJuzHZa0M6Bl6AiMrKxvd5h+SuN+I",
-	"j4uSDBSfUErW7I1Uq7R2diw/E3Q+mhpNg1HVLZnnfHklrhsVsgHEXKCTcmVclLiRbXJkcqZaq1vh47tt",
-	"GuiySVcduCKCHdbGV1xYIa9nbSpx9Ft8tEDkqG1Tz0rBK7UNL/eKpJc1/3sD58HnnCsSdU4KkuDG/1O+",
-	"W61VAQaN54JryV2Fj4RVJzrdexoIurTD6pPEzEjChn9hJWSpVvvSbrsrA5yPUcYoAWZD6k2Sf6Plp2ft",
-	"B8jJB8jBBwi7RstgGCdONDrPOOkIeWc5HYT5CAGArHXatx9t3eveZzsEDxA13wMvyW5KnBSh8V3653tF",
-	"mSI7effPhjHH4exjK0hHZ5Bmdt+UQJeN2RqTcQOPAfNKq2sNJoFNFzDcHy3ZxFUZjBy7oeHmyxC4MQL9",
-	"feuNb5c8YZj29VoZ497C/q5nYG/3ymMIxlb+GrGbypT7REJhHK60DJyTeB7PF7zn7P1uZKqNAFwpTM0t",
-	"Rcoeqk/Dr3OlZwtlrFcBFdg+txdcFlBVPpeZ+7/ao58u1pY8ks8mRaXMSFQwYo5E0W0B9b7B+4cUJBWx",
-	"CN9GTZ28H5QdJff5YecPkdjcBk4nY++yHXQvyHJPaOpI6mwDppVQ7hzV88b2UyF6szUaUyFiV+zrox/u",
-	"eEpYQwZbRg+ulLVqyTR6r2ruojI0GjsIkun06eGm4NqhSOuf6rZlk6Yu9yShrSbOPS5f0e+w0MuIjSCJ",
-	"qTSikQEJxqyVkqHUoyBZWzVHq7XoCTx4zyl2eYXqAuZzpdMVvR+FJ/fnm+064F7d+3p/xXp/RtdQf5C5",
-	"AGMiH1dVzhSdpfhzA+5eaST1ghiR59sIfX9izrpeFck8UHoYsg96tDKz3NzEBB4spO11u1F7jHvZIzBU",
-	"BEUWk+84A42yw+MGs/eLQQ92b7+4W/zx5upckn+jhV2/QQnpc0cpF/aicZUQJDpJYdHPHS0srK1dnw/h",
-	"wy6bVfAVSnUeZzEccOSX2HZFIydjnLlvM8YlQyRyq7QL0RaNrg4vZanFLbDn1FuBPVelCwrgH+995kpF",
-	"xXdMN5IJiSMuuIbSFQRScf2lvJSubo7O5JgwOFvblSQf63+Ss1IVzRKk7XcsuZTh+NG3LmGINfTs3SB0",
-	"JHDhDx7plzP2R5dpfNmcnHxVULYw/Qn5GenHsPRLSc/YwbyhA9cCjDlnnnCZkj7Y7SLZvoEAEX5X6nzI",
-	"lGac8NuOpgEVD41QALtas/zVyzdv2fHt6TGlg+eH00vkoUoU4LPCfHOaP794i8yiK7/15uz4WNUgjWp0",
-	"AVOlr4/9R+YY3+0OFZESouTIs8nJ9HR64lL8QPJaTM4mX01Ppl/5DiZEhMdLsFoU9Pc1JGUxsWTGKA2A",
-	"aMEnMLBgBDMqGwNtAoJeabUEu4DGkMfEnKibMiqK6qpCucsDz1glbsDJeXhPhYPanNNAJYelkoy6lkiD",
-	"21EpVaNORZz6k50pZeHhdgolX5STs8l/gv2zX9agH8/Tk5NBLx4E8Liu0Fjvdd9JdPbpI8bPMLZmXIkh",
-	"CRaWjzvx7OTrMduphTNq7tPJjcnZr++yiWmWS47m7SSabtku1fJrQwegoG9FAZN3OMKx3/3pmi+raJs3",
-	"UPayBnnx6sV2lMXsGwbdA3HoWfu5On6PdpsKSs3jouutb1hitbOj0pi6PT3eKG1PMsVLCWht01lfK/ba",
-	"KudYdirtRGfGFB2mUjXTasp+FgbdTzoPMkwqRskbzCrG5dpJUZZv1OvnKOlIfMlqzXyqhXVZhiuUzUu+",
-	"Zle+kQKJL45wbnIITv+8t9S9dn2/ZlUbDQUSRBGXWTvHxlWEEBGc7kEE2eTrk6/2JJqITEJIu0cHVHZf",
-	"cCRNiIhn0KMgSULHHwbNHO7uY8FBi7e4Od2vyVZmm50idupohp/tlnXw7hPRxZigiBfoqeFkL2rYl3qe",
-	"nTz7VNT2UvbX15cR2wmtbDtgJIUUCSbU18K2zcFIjete8wZUqTdQMo46nheLQa8D1ycj9MdwdhlFH3wH",
-	"BJdJFMYNRe7dfM5gUhq6/AEN16jQ0WYkY2gaulk4sUaHS1JZyoOTAFFvi3OWD9pB5O51agWl9I1LWTCk",
-	"G/HzAy5Z1wDNLY1M30aiUUEHYBEuKA8CYTpkVB9lKDk7bxtO+NnoC99/jtbGSgWGEiEQiKRB4tuVfER2",
-	"8jOMMJIGtKweIFB7JPuakk2AclRD05kxVUoG47gOpWoV99KRsRr4Mmdq7unIGZu27QlEis0AoF+D+3NG",
-	"NKhW8rxnzZ8xXlVoWv+AhOwGWXDDclGe5ewAX10qqaySovCPRXmYsZz+xldwWJSBh0StecktD1/+7zcv",
-	"f2Egb6FSNVzK/IMoM3o3Y+h8GsuXdcbwi7v8cMqoPSKti5H97vNgKDh0ltPwTvlzlp+xWsjrnHJnECiH",
-	"hNOvmZleygtKccp/5sYe/UDoevF9Tq39/pcRsoD/+UvOhPWOioa64mvjmsR09EnGQcGX0CZMcVw6sadk",
-	"10i9aMs7p6RPu29oDT/c+t4eA500dBZwdodZv2AumSjZNTlUNK/r49R2Ov17AxQs8wqNVtTrbrqRT966",
-	"8SepirH0OY6x7XY7qqoE/svwFTswQP1saIVvyMti1MS1UFJCYQ/P2Uqg84GyMif48tE+rb1Nmoxo31+9",
-	"yj397oEqd4NzHmCBO3S4zz+BYu1JEdcc48h4UneEFeSI/6EVI4u2WcSY1eTbSXxE0epnGEGl91uEYU39",
-	"uG7Lz+IWSNqitOiqHkdFblu9nkQV2t6utczHRFUorR818l0gKgQB/JnE9GG22oNtLwRxwxBhB21EDC2R",
-	"wwjVvoj/LpvUyiTDJHR+TcIl0UnBaZPQBCEEUNzap+yPCgWlBkpA9AXxwve7CwvZNCpc540f3dmlT/z7",
-	"o2+v+2hb6dt73PUDnuha3G0Q0eljz9y2vRhhPER0a+EW3fufyFH4ar/3nz59uNXl6NRHGXcg01geHH/w",
-	"ZTt3Pi8HbKLS4AUaPkSqwrQpsgfPTk4PGbcujOkwjc+lomxrdB6oofCU4edviQPwLQrmg6GmdW1YhCxz",
-	"q2oy6egHXtycMZ9tw3ppNQyQX9yJTO48B6ko9UyhF4K8QgWPfmbXZt2gM7Km/rNk2F+te8bhJgd9T7jw",
-	"HDQwbFL71L1y7DuqJ5T1s/EmGA61S3UL5edJonv5vgMSxWX9VgI9rn2GVlrI/hduORrMvhUPlRdNnenc",
-	"BqN9Nni/owy18zGqd+hRoClK+T2hx4+esu/DMMK4ut2FVlI15pzNVVWpFTGAZPl//uCi+T2qzTdJ7JWQ",
-	"149MYE8fTcz2U+bSMtaxWY87f2+0S2UEjnKJmFqieTAZu75ZR11/njQ9I35RpvmmSK4fkvP9WnL2lZVQ",
-	"OpdOKhSBGROyqBqSm75YFH1nVZWg+4J0kyJfE2xR66HHo8zHtSI9eCN02eEti82mBWj4/cnWuuJFEK6R",
-	"UPN081vJtG3dNE6lqirHrAMfaYhMVaZ8WMaD67VzFhkIodEXafJG+kY39xHrW9/f6/OkVQfdPaTqTzr/",
-	"3Si15wPtTKcbCeDJAOIvsELtTXGvKbtwlocBMCE22JeEWc8YZLyq0sdiv/QmTx/CDINWIbVsb63rk+Tu",
-	"svTArklXPLA/8w59D0OGy9cnW/JbPioHbNT0Jxihh9ZwFCB0p+gIiZ86EoXsGaSpauyVeh9R5SDRP0md",
-	"xx8G5b13x20GalqcvikWUDYVUE4MVXEKSicJeKCoKZGqFtdUNtjrGOHuBinXSPFteUKP0p2DZt3tLu7y",
-	"jYNnJ3+gY4wO0vbb/DAhdnEJPetwl8PIzdYROx1G7lwB/c82heP1ZcH//BzPJJ+d/OHhEtwTBuN9ouqf",
-	"SI6wRkiDM8cfooy4u+M4MX2EK/gS2BxkQaXM6OOhsfDEsPCpP+ihG2gKtYToiKN/Vl8JdEBRBeT+4pKu",
-	"npb9otoacp/jtUn8Ljse3naXKWwn/X6i5G73mYFe7lj5v9XMSdxb57jl8YOCw+tldooMPp6qSZbYJviV",
-	"GqtQhaKH1/VQ+Zdn1t8UR7wIdyRB6vKrOeOhFD4qNdiehtBWhI0eOpDd/zFMqajO4F/chGoL7lKmU2zo",
-	"/hMMpPZanrCPgSB8yd7oochfZOnJLcjHJ4ZVqrihfA0NIbXetG0Ysqiq2FcfZ3G6SebOk6u2wMWfMV9K",
-	"KttloYrXG5jc9om5B8s5E1S6TOmGXYGNqxBeZ6zmJoDmBWl2KX3luPGKx8/mBqfE+2qNw+L0tQZjwLAf",
-	"pKVuEgVM2Qvr74oLLb5Y7ktuc2b42tBB/aVc8LoGCeUZy0slIWcHbhA3ZHneQSsMy6NquJw10oqqw2Lr",
-	"fvvmFtFqDrNLmbelajk7cCmIS75mC36Lr3E0VbsWGeHIrtZKzQm0rtzFZSbqBnqwXcp8s1IuP0TbNTRn",
-	"CsEE18OKsh8dHAKNgGfv37eNjhCnFfBbyrShGaaXkrIs0HbIu14tOTtQmuVRg5ajn2CdH0ZJEfiFzyzR",
-	"0ckd/U6wHzw9OTmMkjR8PlIyQQJk+dY1YdwvOJHS2lnSMOKmt75zX/VVrp8YdsurBlyKAiUnXYXDxGtx",
-	"C3I0U2GAndELZbc3bPpIhkbc3OgTGxlRp5QRV4BohIJeot8GqK2OQDSb8zaPbcUNOWQkvx/TcdkN1owF",
-	"IQH/jlbQb0rT9McDQWBRirZXUW1nH26obYYXA0P9GBtKxx98SeK9icAPkif+tuWPbqeEgv5xcvsMSaxv",
-	"CAfvsu2Dt9uW7eDIUtdfl2TH2VyDWYR7UA/aQ8PBqHnIJd10ZAc661Lmw5vAc1LsQU2TKe+Sa4RkXzNf",
-	"DTdl20yxgte20cESo2EuJao/L3VdUJUsHDYX8hp0rYW07AAqA4zCS/7aUh/LzzP2D9CKLsw9zMi1B9/6",
-	"OP5+rvSlvFaqzLyitd0Nx08MSdS64rJLQOgZYN51EYbunZu2Hj9dVZoz1/KPXr2USroqS/Z/UC7nrnlm",
-	"PpjP9xD7RbmUT8/lqFZXXLiL3piQxurGFWScsXzYSIBKu16BNlS0ZFmxUKLwOQvO9qMgBpS4KQStPENw",
-	"hr0D8mxgYaVsjxCr+C3i4kt4oS/evoQWPkpoYS/deOzaboyL2VfeuYodHWrwoZvakthAEZB5SexcoNA5",
-	"NWhy7+mxAx46WHkGDZ6b8PFzn81NRt8VuOhj3jYGyQftsDqXi3jTwdjClsjjo4E+a42/O0vQi78ThugR",
-	"+IuWuMI6bz1F+GuxdyXsSrl63zRd/6I6o5L84CTpUU+ZPKTF+VS8rjNI3Ld+QGv45W8ntceX+737wO+8",
-	"1P9C0R/3qKcCboC5q6Kp7uQBgnpLlc/P4ga6bDn3cp656iqgTqjBbzrv166QtUUlLa5SoZEVGBMKMKj8",
-	"ZVARQ/Ezat26Eql8aVfIglONFbPsbjB9pNKVLzUlp58u6W9Yg0IZdPs68ceif93c9dgNiHVzVYmC+Qvc",
-	"fW9icvrcFSfMWKjZQe5QfsZ2u3MMnQRfF3LGTvPD7FJSRFxRj08mSkO5NlN2QVlIef9WFgraLvE31w2Z",
-	"jB+Eyfl53npzDp1xiojuJQjp1vxSmoXS9qgSt4DmjrjlNhzSXlHhKGXj+gseM/dnwoUNlaFuxicmdhHP",
-	"aQWXklzHXnPnJV/7y6+YoAwgQiGVgoqqohwI//iAWsAfOX8w9MFy+tVXg1IvVWYWvIbDSymMz9RyNXuD",
-	"29fOKNCd9Md86OZFr9XcJ3fLPpLejFc1IgFwB35vetJnQXfXMjk6a3UlO/A3+cUdBtvY0uEe52UvpR/b",
-	"XQoilpB16UDEy/PAJkGIWN/YouMKijQj8U6Tp2xqJUFnyE4QB8H8yVsX0PQcSbycDQNEDsg4OtSenkSc",
-	"eykfITrEXHDIN3I2LSp8mn8burmUIVYUIknCjkSNCPoK5nbK/qQBXL8W4SK4laBDSNdevw2k5YN7M5H3",
-	"X4c28rhBtBiSJ2dho0IbeZwtczcbGzRbliAbJpvlFbXgN/h6xvryiXtTaHopf3uIyF/k8RmIpcf3GlIX",
-	"7H3OEaM2Q/pLxCiOGAUTKCFlU7L1cHfrDC2VcA//rv72a+BlP7Dkm4aHsE4bku/kp7bnrluZ67ujWcuj",
-	"4aiQU93QHO0qlNChvyu+OxdSGDpp5zetiEJDypFMFEpKZWrSAr9Ejz53X7tQshAVBJuhVev9kOE+lC1h",
-	"tRddd/dRRvfnOGAWykS6H61fixZ0q9TRvveHIVS9Qe8vuC5Z6IRKbTbQ4q65MclKDoT3C5l+7mRqmiX1",
-	"SBFWaUrFbYXafm6xF9tbzknbwHmby7RxmhYfxBmr6hpKJqQRpROPlpsbfx+dP3SVXazdFQ53J3f+dMKQ",
-	"eb5CF/ZwyijBplhAcePKEnw+FtMuR5/SNkohr89jtCDRCdmAiWFps4em9xlhn1vkdXDR207m06dMX/Eu",
-	"PCrNf+sclpTxxCProk/mvqX9ztxq9foo9KseZ9q/hu5f22pT/upTBfNBTUiexYaTv1/BlfkPSoyTJSlx",
-	"D/rPj48SNwUmTzK+VK18zKoVT1ueqDx5jrOCa+ht7qH5tv8+JcEK0hx0VzeaUl5ftbkAjvRb1fTEFSIG",
-	"x4FCogd516E7zy5l1zKbuSf5IRPWXbjYuhpDV8Q3LheqHby1KKn5OvPpoueXsj0SYQf5RjvwPGN51FQ+",
-	"mrp/PR5lOqL5SvVkXtX6MabswnX8uJQuhOzjLy686n7yiTlOxbbd8hZUVxzFnVIBDNeCxrXLf4wU24/E",
-	"/70G5p+4X45DzogAoIf/7gqTkMC4u0MztJN0njvEXlcQB0P5cPwhtMUfdNFJdZR5GK3SVx/b0dlOKXSL",
-	"s7/mwGXSdwEJYdmCl22OM10MwYQ8/OwP+6yq2crXSLADv77D5L5no0m5/9Lb+vmn5BKYqZzcHXhyp0Cf",
-	"i4OMhdC+7O7nGS+T/jTaSfDtcbPdqGVb8CwRM2uvhckDLBQGI/PIxct0E9cREYS+EQrXJfM3lLjbEoy3",
-	"pEJTn5GA2Rei/LyiY5Qk6o5myyPczLBB+1HfmLedcHlpggf7vH1K+OL0/l6d3qA7R73eiC77/Wb79xD9",
-	"+g4pxTVDTzV4pms6/IX6lSp45Zvf9q6sOTs+Pn367fRkejI9Pfv22+++I/LzkAxHdK11s/ZyDnIQ/ZUm",
-	"0yi5zre6TTd47u6N6N3VME1flGASo3jadUV6VOPVK/AyWYj+QhlSD0CW0QQurLA58Etq6d/eRo/+h9lw",
-	"QM6DlxyqX6OBw85tDv28ve7Jp074NoZdd61Bx6VoVNdxKY3NEGPop/O1n/qMz/S3/WY603RzGDO5e3f3",
-	"/wMAAP//",
+	"7H1rc9s4tuBfwWpvVey6tOxk0o+xa2vLne65nU1PJzdJV9fddlaEySML1xTAAUArmpT/+xbOAUiQAi3J",
+	"HWcyPfmSWBKJx8F5v/BhUqhlrSRIayanHyY113wJFjR+eqbkDWjDrVDyR+AlaPdtCabQonZfTk4nbxfA",
+	"CiWtVlUF+pFhaiXdF+2LTMMcNMgCMqahULqEkinJ7ALY20ZLxmXJoFgoKJmQTFjDVnC5UOraTCfZRLhJ",
+	"FjR5NpF8CZPTyfmLF0fx4ibZxBQLWHK3viV//xPIK7uYnD756utsYte1e8dYLeTV5PY2m/yojH3+vXsW",
+	"R6+5XXRjL5SxM1FOsomGvzVCQzk5tbqBeIqaWwvavfv/8PHfzo/+Lz/6+8nRn999eJx9/fT23yaped12",
+	"R+e1jZZ7zIuP7zjvr9wWi9GJV+7XPWam53ea+tYNaWolDSBCvdLqsoKl+9PhDEjr/uR1XYkCD/K4pif+",
+	"/b+Nw64P0Qr+TcN8cjr5n8cdxh7Tr+Y4jIsz9vHzXLLXf3nG/vz0q2+YH5ythF0wzozllxWwvFAl5FOE",
+	"lB/QzXde0AgfJrVWNWgraA+8/X6TEAwsubSiYPRQxmB6NWW5AVnm0034ZJNLVa5x0LIU7g1evYomo0PY",
+	"nMYdExjL3Nu0GUc17eSiNKzWMBdVBeUZ45cGpGWrBRDRadVYYJZfg2FSSZiyc8OuxA044mOOoMxcgLmQ",
+	"NpA2LyxTsgB8veCO0BkvS4OfGwOa+dNkuZB1Y3PmUMucsULVazdoI4sFl1dQTi9kBwZ1+d9QWAcGfCsN",
+	"0t7wG/Mrljsg5Owg90DJmaB1WW6umYX39ozlXJoVaJPjD/iYUFJyoYH5nw6R11hY4hmDbJaT098mfsxJ",
+	"NvGPTd4lDtF/wbXma/d5CXahSjfOxqNIeakfLNdXkADBuccepmS1PmW5Bb0UklezuaoqtZoVjdYgbc7o",
+	"s2GrBbdwA5pJbsUN9Fmx237NJTCzcM9KtTpz4xsjlJzBe15YmigC9COHWPjAI+THATQjC3GcOB4vAbDb",
+	"mM/8FuipBZsH0rsEmpxfeY7Rp8hrIcttHAJffeEedKeg1VxUkEY4/yOzC26ZBo5oLgxzUEQoMFNoAGky",
+	"pjTLG+lfKHN2UAljocyYxBNAsrPqMEn5frjNNfywrO2aqFVYVqimKplUll0CK4GgDuV0sg2sCJRumm7T",
+	"o4B94cEYTrioeFPCJJs4/vg+ifnnda3VDa9SeFu7pSImOJAua8dCPOim7HsohPvJMK47tnnGrmFtUCFY",
+	"gmyYkCW8d1wKwVloZYi0z189n9KOIiwo1HLJZTmD9wXoOkFKr6HkhYUSx79UjSyTcHQM1y8OBeaQJ3Dc",
+	"M8wcQ0SRiUDchS/A+1poMDM+wurUfA7a8TTEtx7hgiRuK88QJREKxnLbGMavuJCMzy1oJqzb0FzppZtj",
+	"UnILR1YsIbXLJZcNr2Ydzmwc4YsXbCWqCrGP+B+tjI7zjHF3xkZJtmyMzZzyFvhLBNZLpSrg0pPdsraz",
+	"QK792bykXEBVzfxRpkWmBu51g02AK1UlfhhQRryMTTDEx58kFY/yr71oGBXec14ZGCJpGPs+CDXYRjtU",
+	"apXPKmXgfkvs4Bsp0l+dnKTWszlvrJRvqk6Bf2/l1G4sHjGXO18Iz7l3brionFY3I7HSJ+E7RyExlCDb",
+	"mBCdmpzCvCWX/Aq2SqG/+seIGBBoaRnEJTwyTnNTlVPWVkpfC3nFSqGhsEqvk5QRBK8oR8y0INArbp36",
+	"6Ajcv0MGmdOcvFhPThB+3LbNt/6553Ku8D1hSdpujqi5NLXSNiaIdpoUU11xLYW86h/sVtaLNksgwVG4",
+	"OJy5AfYrPczUfBMmO+ESDrC5jAEBD/EqwKnDjcxTTAyn6BQ6tOs2GAEoRQ3vttDsT8IkFKx4pbtTVI8X",
+	"JM6kkd36/EZmzqrdfYZfuhGcab0XxB18xleQgtP3UIkb0OtXXofvI9KPakXWlbfNNPBiAWUnElnup8hP",
+	"GZdMlJXXxckalQxQ8cNtGhS13DKpyEeygMrZTp3678yiGbx3hrOw+WlsGTnbi+YNT7OD7kVR5ocZkj5K",
+	"HXrQbYwW43QjYc2FRMzL8LN7wq+dOd3cqcBWK3lFlhlJFsNKQYrqQlXlKeOs1Hxug1bQbmvFDSsq4Bq9",
+	"QAVtn2xNnNJ7kK5hzQ6eoQbKnqkSTsnEtdwsMvbM6urf32RstRDFgl0D1KQX0oxuyXVjjVOfL3lx7XUj",
+	"VJmay6WwZxfSDfn+lAb6xTE/zpSEI61WNEgYGx/4L7bm8trgYIeo9XN2qdU1SDoc5BMRGzkw1v1ZMqUv",
+	"ZCML0JYLeUgn6k6yfzgEEWWgnLJzr1xljPftVPdFkAJo2bpVSNZIpw46BL6QpFszY53OpmHeGDDsEuZK",
+	"A0MDm4zvwGU73pFGqiT3/V458TMi2RPsFYV5MJ0Mmzutm+lGOg7lUMPhnNmZr9LsrYIwZCgLZeyOY/yI",
+	"j7baZGLlv7rDItRyxDLXaslyB+x1jqruSunSdCpwwSUjN0lvN1sFk0MVmBlVXEMKfm/oB1bB3LLLNbPL",
+	"5j0zoB1ECZ+c/XSlJJwxcy3qGkokKNXYFszunUicC2nhCrSf3DYDhwcv12iCayt4Va1n4RuprP87hRfG",
+	"Kg27gf4NPureaWon0VKmxw+OzxI/CMjjQO0tc3gvjHXIpHfGnFGcccDZbd1v3ZP+jZk/gp0lVTfEG3xz",
+	"q6jyR9MhqF/qYP4sUF4MznAcgSKSwiwipY/gUHFkHOF7hGORr2XTG+Y9J9GPkbkYeUju6eqIZghrHIfF",
+	"j4F7DHWfhkC0uTUfppg1utpLHd3QShrU8XrDja/zTSC1/jrrzrW+qTNrga7uFJwHi2kfHV/AW08y/fmR",
+	"tacP8q6l7XzINP7dq/K0tQmbO9FzdG3ElbcvzT93F4r9RUBV/qB1SnbO3W9pqxKM4VewA3BwiO6F1BJ+",
+	"BF6R4tqfflMIqOskj9/5qFreFd5ILkclLQ0N3ELpXWS7ObJCwC4FQQpxpc4WCg12ppXde76ITrfDoosm",
+	"4lL6b2fxflNrGgPcM3xtT8dOgMXQUVvxS6icNGU1qLqCMyYBWp9zI8XfGnToRe6gxycn2WQpZPt5O5gG",
+	"swbPxsLa2umy7n/Dfnn9U/C7FyBuwDAjriSU7NXLN2/NYBFPTp5+u2UVg8NIHMEdEC5BOh2I9Nuqejmf",
+	"nP52t0xEnL7NhkhtnamQdj049HjktHSu0fV7DXLK3iycBYRxGGchTe9CQsKZ9OD5amGgmOWMHiLIOoD6",
+	"iIafvI227zDxAKC0s43VbAL1nQdr2r/QKu476VIeyncL1XHNx73+poXa5kLGWMkmxHel/K3QoUW9DWiy",
+	"+5q2Y5aE1d7YNboRmi61/ufSgubF73X7Bn2y4DW/FJWIlJtovEtMQAiJBWmdY64BZhbe2/TPy6ayYmag",
+	"8i7YLVrRYMZ4+MFYKeC0D88qsRQjyqToIDh22teDAF3PQeBMAbOWxSx8m5ThiaDPJnDCCLuTZHT8/xmm",
+	"Txhbd4RuujyPNiziEOLoWqrimv49Dn6KowhWI9aol45hrBpk6X4L6Sj+AwW10Dqg2Jz7y2cqJENDAQNm",
+	"rVdnZH6oN9EWo5npw7fK8ir10wAPaYjwfArXQhbRFl3bA+bxu2zblP5gYvNqgKpZlLoU/NXeJKOD8ACJ",
+	"EWtA4ltYSotTm8yxzUrb2K2qN3F4oHjHPKLPQZ8tlDLoPHGCkoZiBddaALkaCXUeGZa7AfJ0wBM1qzsW",
+	"lz6owQF0j4YBk+c+IDVyIybnDqcwhiZ3M4eWBHZxErz2DxNfH2wsXkfWpfj5lUfPDiftznYL3ryORMQe",
+	"inLI9YkxZ4/XB/Adqs0JeN8bos5mcGIHylmLJv11b519yd8/p4efnCTcY546omGenqRjweNH299g6sy6",
+	"RTwmwyJ82lxR6aMws6UqE+bMS6fXOFsGhWHrQw/O0vLGnZMBJuwZu6xUgQ71niA13nfukymCCDEWQIcs",
+	"J4wSEUNrYCadaMdvUsJgU7BvPZOIiW95dkM+DDjzZtpaB/S/djHrgREeb3JbqLfR8jXM0Q6HqpxdrmfK",
+	"LlKJwudtsIRLfCRKG8aYkRmNQPfYT7H30ob6bG+dKcj8rKyY+4zUhDprLSxrO+JQuo8Hw+P0nm/BjYME",
+	"oUn7hpD266dJZ/9ddkTFjZ35fe21BnwRgl8r/TO5g2aFp9fNlSH93Gd2GZ1TMuvhvDIKxXXubbAjUeaM",
+	"RE0W8n85JZZpsE66pzMrgkJ5F77FWPMGX2jl8jYZP9xIdLhZbH+5QTqtqkXEHtZtQ+i0CR6vYHe9v0co",
+	"20zy/hTblvlmXIdvycUZYhzd+ynG+7KxhUq5vDC0x1tGc2RVUyycHCh4VTFe2IZX1ZqVoowFQKlkl54F",
+	"5YwiqzNKXc4md1sEUeL7MLyQkmJvCDOX3K0LmHso5JILecMrUc5CunPG8kbyxi6UFn+H0n1GhJHKztBn",
+	"no/kOFou0ropknMiFvkK9BE6mhmuwCcm4sNZlF3u8x9W3DC/1p2jdJGXPKHSCmksl8WIP7f1Yiesq/H0",
+	"I0+dQ0n1y+vnXdkKk3xJpgC0FQTuxR3cY0SvIa2n9YvjoacI4JVWVxqMGas92PTVCzmr/Us48LKuwG6j",
+	"jPS23y6AWaWqjHFv4/h8DKraoZx+Jiw7IEz8jpuFQzd4D0Wbsnm4M1T8XlJgICW3vG/+YvtWX3k62eq0",
+	"Hiw0jDS+RK+HR+fhjMYKgjdo4Bzq+40KJefCibkxN8ZrsHr9jFfVJS+u7weMhISMKnmW5mrXEqINALyB",
+	"+x7Qguty5kS6auxsKWRjU4l5Ly8N6Jte9rMwrFLyKs7nAVmygxLmvKks++bJyaGPEYilO47HJyff0pn7",
+	"z1nS8YZpf8KuxxfzNtSqCcNyn92Tt+sI6wqJF2G8bmVfDxf29OnWdflYXlKveV7CslYWZLFm17DOfJSG",
+	"1U6rxjSkjVjJ9oBNRDgJxhCqaTJmtVguoXSafAXcyWTKEtNcVO7DaiEsMFPzAqbs3LKlMpY5q5EVC+6s",
+	"E9CU4//4a/ZCfJcxqYIpED9x2VgmYVUJCabLQ5sLbSxzX7IlX4cgFWem4mbBPBdiSjvlTlvKrcv/R74Z",
+	"vzrZASJ3JdQ6/GdCWtIvU8U2aOkw4LoSoBF9zrxpWXbiEpPupFr5ipxgGimZDLmNZuSO5vy2WWZWEbVY",
+	"xQ4wmYn3VvvIhEIjMh8Pd5h+D3ZJ3MI0VUL1bC36UBx1ZyJNnITp9Bg1o8wkq9dph5Xq1MC7Bg7a4sax",
+	"388YcMfdGQH9U7rL3v+Y+c6jSOFO45GhPOdTJ9FD8RjyMmR0WLxVrdlBTkMtMQczTpLND5EoJUBpHAkb",
+	"KJQsaVA2V/pCem1EKHnWVvs+MsignESj2h9ho28yCkmxcypZxCAVkoqxSmPKoGWk13RC4EL2VU52YN0b",
+	"eQBczgxfG2YULQLp1imSpWmZCu6Y8ibdUnymZ69WcUyXaT3fEdL0D7yz1wImDrA2G1BAdOYpUgrJ9efB",
+	"xZkmqgegi7vReAiZHghGtn7X/rB4IGEvUR7xDLOl0zsrG90mvaNc34gHiRIVcp9Qi9bbtVSrtBpGvH0m",
+	"MB8gNZoGo6obVLr58lJcNSpkv4i5cEY5YnM/3zw5U63VjfDxjLYYYtmka+8o3XeHvfEVF1bIq1lbUBN9",
+	"F4fSEFO1bepZKXiltsHlTtnzsuZ/a+As+FjmCmVal2PuPlB+Z61VAcZRbsG15FQ3LWHVyUh6TgOuLu2g",
+	"8UmRZiRByT+wErJUq31xtz2VAczHMGMUAbMh9ibRv9Hy05P2PWTaqMwaZ5F388ExaAQLyIyqDr1YVaRC",
+	"exM47XR8AIdX1jqptody73RnZTs4yxxovgdeooKciIw6K6v0v+/lVY0Mot1fG/rYh7OP7SDtjdyvDCjg",
+	"ZWO2+iDHq3vcIMH9MlKU11xWomDB3RLKPrxW4y0AZydRrYovsvNvOcsEpOV6jeyvqbHOd6Wc3q+tV7ov",
+	"pGmWS45B5gO3QnyWHCWHGTMLrsnaYt+enBwVqoSjWgnpG0FcNuUV2Cmj5CbSrnSoefZ1IFyuLbo6hbmQ",
+	"RYNFvEUTCh1WC1UBu9K8XsASWFE1xpliU/YaEzeEvMo6E6uxdeOsQaUqxvVV47ZHKlUp5vNQtM3rGri+",
+	"kAdutRRxo5VhRYNq7OGU0dn5DgcV5vYXXGvsHGGVyvA7pp2CquY9q8WwUjkbkFS1VJ+O3bFo4Hvrh0Y3",
+	"KZ1CJvsTinvTIcbMLWq0FDwuhXLjGMuXdcA4CSuHWW4ANBvlGZNNVbU9A9ouO9JJ2QM6CPLN8hKHOxwt",
+	"E3cDUao4NR8ZW306bcItfQzvMzTGfTmYx9XJuLp1l03k9rEXyFvx1l9uLtWM1tk6UX0pnXd5OosCgebQ",
+	"mmKUzkB3BOT3twZ7RnVBFAbz73sg4Lv+1PyQxOGn7GcQaOmjcdL2KzFW1TX04g7qGsXBcKETDwYKviX1",
+	"M93Igifra6hpU8uRqJaMCAZd27hx5EwgofQlbx0Ft8SbitEmksFh0sebrCXOeJXduW7QyBjDfu3IOeUk",
+	"/0S6zPi60qrbHLXK8bT+O1Lkbkem2oiTlcLUzgYn5eJeZkD4dq70bKGMTUcWsknBZQFV5UuOuP+rtWa7",
+	"kFgycy6bUNVjEnkjmZ7owFRAvW+M/T7dBIpY89yGTZ2aOugZkDzn+6UJRNretuV0quFt9tAuNpDlnluJ",
+	"E1V2otc4wZgs5VZT2waJVqujXCtPmNszR/DJ1tBOhZGpTZD3H5F4cJqfM3IzEnPKWrVsVRcMWVCV7gH3",
+	"jvHHT5xm51W2oK7t0N7hH+yWbOpy/8KZnZ2SWEIddMK2g5mQpB3uEmPcMDrv8M8V/U6CvZqcaJ8xAUYY",
+	"uOHN67jGkPBS4mLYw+COvKmoxp+aA6DrlVsLEiX3ChEyYCATxhcGoxuV1I8jI0rwkt6h25ILudlK6SG6",
+	"qHxG2LsVV/rosVsXDer5kWqdMRcl+LSFIKOpNVo2uXRKDsznSqfL7R9EjOzPrberLXdaBaHxVsYC0/u2",
+	"Fwzct83ThsuT+raMaSluV+VMYZaOz0jx+mYjqW1KuYt/8y4EG1Jsj5cRD9MgYUUdUNEuliVmnK2PArvw",
+	"7QO6GEwSLL+X7478mE6mzXvxnlPGexvLfNiI4jI+bnSQe7DkhyGGRIYfRnnbyI+a4ytqJWNTB1+YOUMo",
+	"JsJgZHf9bsaSbYe1zF1j0zsZfiD7CBRZTLjjImGUEXzczIj9EhoGeLtfEDd+eXN3VDjbaGHXbxxP9vVY",
+	"WF923pBqicwaFUT8ukPIhbU1dWgVPrSz2W+uQsdVnBl8wB2nsIwbI4zl0mJlW8Y4o3czZ7o6IHKrNGFa",
+	"0ejq8EKWWtwAi3rIINFh5xefDV5hQwumG+l0C44ONiipyQb27LmQF5J6UaCZ7UQqj/rJ5mOda3NWqgI9",
+	"Yv1esxcypPT5prPMQc2JbxoE80vOfTIffnPKvqPqvYvm5ORPBVbg4Z/gPQ1h6xcSf2MH8waTGAsw5ox5",
+	"xHV8hTInKC3Ce2EQ8bumYodk5zv4tqNpcLQWevVcrln+6uWbt+z45vExlljmPkxaiQJ8pYVvK/zX528d",
+	"sejKH705PT5WNUijGl3AVOmrY/+SOXbPdol6DhOigqPTycn08fSEymZA8lpMTid/mp5M/+R7hSISHi/B",
+	"alHg38lOqp4kM4aptYgLPimYBS2NYSsG0CYA6JVWS7ALaAzmvjDit1OGjQa6TiucaiszVolrIAkH77EZ",
+	"hzYUdS45LBWpryCdWssqpWpk+5dr5tOEpljZ4o5TKPm8nJxO/gPsX/22Bp2Un5ycDLoouwUe15WzrHt9",
+	"kxM9mfuA8TOM7dntxCAHC9t3J/H05Ksxba1dZ9SWueMbk9Pf3mUT8nOvJ6eTaLplu1XLrww6j0DfiAIm",
+	"79wIx/70p2u+rKJj3gDZyxrk+avn20EWk28YdA/AOavFz9XRe3Ta2KTFfFxwvfWtQbEp8yikbh4fb/Rs",
+	"SxLFSwnOOsXEsZbttZ2DYt6pNLHOjCnMzEP38mrKfhLGumcNJulJRa2mmFWMy3XofLahQrddmtE28enL",
+	"lip3Vo43L/maXXpzp6QGXVqtNinETf9s0NZtj1Pfr834Rqe8BFLErYvIEUBV1ogEj/dAgmzy1cmf9kSa",
+	"CE1C2LwfLnEytuAONSFCnj6upFHo+MOgX+HtXSQ4aM4fXyvwW7IJ/WYzxJ160bvXdkthffeJ8GKMUcQb",
+	"9Nhwshc27Is9T0+efipseyn7++vziO2IVrZd5ZJMChmTb0wY2oGhGNe9hmhOpF5DybiT8bxYDPqHUe+5",
+	"0HOua5sfuoqRxymMGxpHdfORwqSwFZ/PG9Nw5QS60xlRGZqGDnFR5lqIF3lnje8Xd8byQYu1nB7HpstK",
+	"X1P+q0HZ6F4/wGZ/7ara7oyskU6pwCSbCBaYVOvWdMiw54DBgse8beLmZ8M3lO72xkqFtwJYXERSIfEt",
+	"AB+QnPwMI4SkwWlW92CoPZR9jZnLgHVfoa/qmChFhXFchmIFOD10ZKwGvsydfUt4RMpm5Llzgs0AOLvG",
+	"nc9psIPPetr8KeNV5VTrHxwi0yALblguytMcMxzZUklllRSF/1mUhxnL8W/3iBvW8UDK0sxLbnl48/+8",
+	"efkzA3kDlarhQuYfRJnhs1kXa86Ye+M2P5wyvNgC98VQf/dJ1ei9OM0pRQGFP2f5KauFvMpDcNED4fFX",
+	"zEwv5DmmbOY/cWOPfkBwPf8+xyb6/9sIWcD/+jnHBE80VDTUFV8barzY4ScqBwVfQpsAyt3WkTwlu3LY",
+	"63R5Mkr6uPsG9/DDje+XN5BJQ2PBzU6QNW2HVlGyKzSocF5y1bR31PytAXT/eoGGO+rdS7NRo9ma8Sep",
+	"Lgzp2Lqx7XETVlXCfTJ8xQ4MYI9I3OEbtLIYXr9TKCmhsIdnbCWc8eF4ZY7ry0dv2Okd0mRE+v7mRe7j",
+	"b+8pcjco5x4aOIGDXv8EgrXHRajh3JHxqE6IFfiI/6JlI4u2AduY1uRbtD0ga/UzjIDS2y3CsKb+uGbL",
+	"T+IGkNs6btF1EhlluW1HqCSonO5N7RofElShXdWokk+OqOAE8DG86f10tXvrXj9hbtRAEWEHrUfMaSKH",
+	"Eah9Y6zbbFIrk3STYI4cMpdEdzKSJqGxWHCg0N6n7DvlGKWm+2V8kynhXdphI5tKBXWz+5ESDXwy/3f+",
+	"YqSPdpS+Zd5t3+HpTIvbDSR6/LFnblvJjRCeA3Sr4Rbd85/IUPjTfs8/eXJ/rYvw1HsZd0DTmB8cf/Cl",
+	"8Lc+9xdSSV3PneKDqCpMW2918PTk8SHj/horgrT7XSos3XPGA17dM2XPfSSDWFW4CuAaoG7dIqiZW1Wj",
+	"Sodf8OL6lPmMXtZL3WXg6IViUTlZDlJhertyVoijFWwi4memKC02Ol+z0NobGz9HyuEmBX2PsPAUNFBs",
+	"UufUPXLs78JLCOun443lCLRLdQPl54mie9m+AxR12/q9CHpc+yzwNJP9T3fkTmH27S2xZH9KqnPrjPal",
+	"hf0ujdgi06he0KNwqig4DhL6ZuopC1k8GLMwa1kstJKqMWc+aocEIFn+Hz+QN7+Htfkmir0S8uojI9iT",
+	"j8Zm+2n5aR5LZNajzj8a7mJtG2EuIlOLNPdGY+pFe9T1vEzj81vKSg6NRqnHKNl+LTr7biVQkkknlWOB",
+	"GROyqBrkm74Bi7OdVVWC7jPSTYx8jWuL2nl+PMz8uFqkX94IXnZwy2K1aQEa/ni8ta54EZhrxNQ83vxe",
+	"NG3boY5jqarKMe3AexoiVZWFylW/XC+ds0hBCM1zUZJ311zegaxvfc/czxNXaXV3oKqPdP6rYWrPBtoZ",
+	"TzeKzJIOxJ+pngP9XlN2TpqHATDBN9jnhFlPGWS8qtJhsZ97k6eDMEOnVUiW3Fvq+rS82yw9MDW+jQf2",
+	"Me/QSzxkuHx1siW/5UEpYKNPVoIQemANoQChO0GHQPzUnihHnoGbqsZeqvcRVg6KCZPYefxh0Cvm9rjN",
+	"+E6z0zfFAsqmAsyJwZYgAtNJAhzQa4qoqsUV9qDodWGjWzjLtcP4tgSyh+lkoFm6R5WuuTx4evJnDGN0",
+	"K23fpd5DA7brttDTDncJRm62Y9spGLlzO51/tCoc7y8L9ufnGJN8evLn+3NwjxiM95GqH5EcIY2QBmeO",
+	"P0QZcbfHcRXJCFXwJbA5yAIrNZ2N5wtEw6s+0IN3vRZqCVGIox+rx6pHjOPk/orQrjkL+1m1DYl8jtcm",
+	"8lMpC7zt7gvcjvr9RMndbqIHvdyxjdRWNSeOpP9IIQmilo/vFBxe5LqTZ/DjiZpkG48EvWKzQuyC4NdL",
+	"fQn/6Yn1d/kRz8NtxJC6ZnrOeOirFJXmbE9DaKvOR4MOqPc/hCoVVTb8k6tQbVF/SnWKFd1/gILU3tAY",
+	"zjEghG8LMBoU+UWWHt0Cf3xkGFbCnr94wTSEogLT9vTKos4lvsNJFqebZO0doL4gzMeYL+TgGlBSMOOr",
+	"QH2r5G4tZ1T0TemGXUEadSFZZ6zmJizNM9LsQvruNKZ/OycNHpo/CX+ZpgZjwLAfpMXWZAVM2XPrC/xD",
+	"21yW+7Yevt/SasHthVzwugYJ5SnLSyUhZwc0CA1Zdn2hMPM5Kl3NWSOtqFJ9KKlTWrSbw+xC5m1dac4O",
+	"KAVxyddswW9g4yrWNmRXa6XmuLSugIsyE3UDvbVdyHyzrDU/dLprd+ErORO6Tgs+FVI4JeDp+/dt81AH",
+	"0wr4DWbaUKnHhcQsC6c75F3jv5wdKM3yqNvf0QtY54dRUoR7w2eW6Chyh99TQcaTk5PDKEnD5yMlEyRA",
+	"lm+psfl+zomU1M6SihE3vf2d+SrJcv3IsBteNUApCpicdBmCiVfiBuRopsIAOj0OuVcHxIdSNOJOmZ9Y",
+	"yYja7o2YAogj6PQS/Z6SbXUEtn09a/PYsDMASOLfH9Nw2W2tGQtMAv4VtaDflabpwwOBYWGKthdRbZtI",
+	"brA1l2cDQ/kYK0rHH3yl152JwPfiJ+6lh3Z2xk2DxtHtM0SxviIcrMu2t/RuR7aDIYs3aVCSHWdzDWbh",
+	"J2EHbdBwMGoeckk3DdmBzLqQ+fmLF0ex4MhRsAcx7W/B9i1jvmK+Gm7KtqliBa9to4MmhsNcSKq2RK5L",
+	"TlXUcNhcyCvQtRbSsgOoDDB0L9FbM+/LzzP2d9DK8URzmKFpD/46kfh97Hh5pVSZeUHr53fK3iODHLWu",
+	"uOwSEHoKmDddfMn2tLX4Z+7xnFH/aEPtLpWkUk/2X44v59SQPh/M59tR/awo5dNTuROrKy7o8mQmpLG6",
+	"oYKMU5YPu35gadcr0AaLliwrFkoUPmeBdD90YkDpDgVXK0/dcoaNPvJsoGGldI/gq/g97OKLe6HP3r64",
+	"Fh7EtbCXbDymHjnjbPaVN65iQwe7o+imtsg2HAvIPCcmEyjcRhAkubf02AEPXTI9gQbLTXj/uc/mRqXv",
+	"Esj7mLddfPJBy83O5ELapDW2a0vk8eFAn7XE350kqBnWH4Mgegj+vEWusM8bjxGKMtZ3RexKUb1vGq9/",
+	"Vp1SiXZwEvWwAVQe0uJ8Kl7XSSe+C2qAa+7N349qH5/v48Iipn/7BaMfPtRTATfgu5Nj3ck9GPWWKp+f",
+	"xDV02XL0cJ5RdRVgW/1gN531a1dQ28KSFqpUaGQFxoQCDCx/GVTEoP8M7wFYiVS+NBWyuKnGill2V5ge",
+	"qHTlS03J40+X9DesQcEMun2N+GPRv8L5auxW8a4NrrM7/EUXaPTRtYHMWKjZQU4gP2W73ePrjARfF3LK",
+	"HueH2YVEj7jCPuJMlNQLbMrOMQsp7990iE7bpfuOrtZoO56Snee1NzLoDAkivOsrpFvzC4ndLo8qcQNO",
+	"3RE33IYg7SUWjmI2rr80PaM/EyZsqAylGR+Z2ESkRlwXEk3H3k0hS772F8oygRlACEIsBRVVhTkQ/ucD",
+	"vE/oiOzB0DeO5KuvBsV+7cwseA2HF1IYn6lFNXuDG41P0dGdtMe86+Z5ry/kJzfLHkhu9poJpjmAO4E/",
+	"mpz0WdDdVaeEZ62sZAf+duy4HWjrWzrcI172Uvqx6aI9sYSsSwdCWp4HMglMxPrGFh1V+B60KzlNRtnU",
+	"SoLOHDlB7ATzkbfOoekpEmk5GzqIaJGxd6iNnkSUeyE/gneIkXPIXxZhWlD4NP/WdXMhg68oeJKEHfEa",
+	"4eormNsp+4sGoH4tgjy4lcAgJN3V1DrS8sFd9I72X4c7idwB4WaQn5yGgwp3ErnZMoZXUBuntixBNkw2",
+	"y0u8z8m4xzPW50/cq0LTC/n7XUT+VrjPgC19fKshdWn15+wxajOkv3iMYo9RUIESXDbFWw93185838C9",
+	"7O3XwMu+Y8lfTNL2Ig8u+Y5/arwSwDdzdlTe0mgIFXKsG5o7vcpx6NCM2T07F1IYjLTz65ZFOUUq6n9O",
+	"rqRUpiZu8Iv36HO3tQslC1FB0Blasd53Ge6D2RJWe+F1d8d7dBkjLWahTCT7nfaLt3q1Qt3p9z4YgtUb",
+	"+PyC65KF3r7YZsNp3DU3JlnJ4db7BU0/dzQ1zRJ7pAh/c1zH1PYziz3b3hInbR3nbS7TRjQtDsT5ax6Y",
+	"kNiPOVz/4O949kFX2fnaqXC4i9z56IRB9XzlTNjDKcMEm2IBeMMK3dBSqCUwTTn6mLZRCnl1FoPFIZ2Q",
+	"DZh4LW320PQuJexz87wObg3eSX36lOkr3oR3QvNfOoclpTzxSLvoo7m/f2Jnao1bKo8T7a+h+9e22pRf",
+	"fapgPqgJybNYcfLXvfirKfslxsmSlPjCiM+PjhLXTicjGV+qVh6yasXjlkcqj57jpECtzM0dON/eVxGu",
+	"B/CXw2DbXy+v2lwAQv1WNPm7qILhgC7Rg7xr2J1nF7Jrmc3ol/yQCUu3d7emxtAU6S6JbS9dCvNi23nm",
+	"00XPLmQbEmEH+UZ38DxjedROP5q6f9cyZjo69RXrybyo9WNM2Tl1/LiQ5EL2/hdyr7YXmlEwHG86C93y",
+	"FlhXHPmdUg4MakFDFwV8jBTbB6L/XgPzT9wvh4AzwgDwx391gUl3CnC6Liy0kyTLHWKrK7CDIX84/hDa",
+	"4g+66KQ6ytwPV/GthzZ0tmNKxvL2ggfKpO8cEsKyBS/bHGe8EoMJefjZB/usqtnK10iwA7+/w+S5Z6NJ",
+	"uf/Ux/r5p+TiMlM5uTvQ5E6OPvKDjLnQvpzu5+kv85fq+1thtvvNdsOWbc6zhM+svRAnD2tBNxiqR+Qv",
+	"001cR4Qr9I1QuKYbRJ1NhLclGK9JhaY+Iw6zL0j5eXnHMEmUQrPlkTvMcED7Yd+YtZ0weXGCe9u8fUz4",
+	"YvT+UY3eIDtHrd4IL/v9Zvv3EP32zmEKNUNPNXjGazqofppVquCVb37bu7Lm9Pj48ZNvpifTk+nj02++",
+	"+fZbRD+/kuGI1Fo3ay/nQAPRX2kyjZLrfKvbdIPn7t6I3l0N0/RFCSYxisddKtLDGq9egZfJgvcXypB6",
+	"ALKMJiC3wubAL7GlP28zvri5NhsGyFmwkkP1azRwOLnNoZ+11z351AnfxrDrrjXouBSNSh2X0tAMPoZ+",
+	"Ol/7qs/4TL/bb6YzTTeHMZPbd7f/PwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

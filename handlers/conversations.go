@@ -38,8 +38,12 @@ func conversationOut(c domain.Conversation) Conversation {
 		SessionId:        optString(c.SessionID),
 		Approval:         approvalOut(c.Approval),
 		Managed:          Managed{HeldByOther: c.HeldByOther},
+		Watches:          []Watch{},
 		Warnings:         append([]string{}, t.Warnings...),
-		AvailableActions: make([]Action, 0, len(c.Actions)),
+		AvailableActions: actionsOut(c.Actions),
+	}
+	for _, w := range c.Watches {
+		out.Watches = append(out.Watches, watchOut(w))
 	}
 	if c.CurrentTurn != nil {
 		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
@@ -47,26 +51,48 @@ func conversationOut(c domain.Conversation) Conversation {
 	if c.RecentTurn != nil {
 		out.Managed.RecentTurn = &TurnRef{TurnId: c.RecentTurn.ID, State: TurnState(c.RecentTurn.State)}
 	}
-	for _, a := range c.Actions {
+	return out
+}
+
+func actionsOut(as []domain.Action) []Action {
+	out := make([]Action, 0, len(as))
+	for _, a := range as {
 		act := Action{Action: a.Name, Method: a.Method, Path: a.Path}
 		if a.Body != nil {
 			b := a.Body
 			act.Body = &b
 		}
-		out.AvailableActions = append(out.AvailableActions, act)
+		if len(a.Input) > 0 {
+			in := make([]ActionInput, len(a.Input))
+			for i, x := range a.Input {
+				in[i] = ActionInput(x)
+			}
+			act.Input = &in
+		}
+		if a.Target != "" {
+			tg := ActionTarget(a.Target)
+			act.Target = &tg
+		}
+		out = append(out, act)
 	}
 	return out
 }
 
 // ListConversations lists every agent pane, observed now.
 func (s *Server) ListConversations(ctx context.Context, _ ListConversationsRequestObject) (ListConversationsResponseObject, error) {
-	cs, err := s.Service.Conversations(ctx)
+	l, err := s.Service.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := ListConversations200JSONResponse{Conversations: make([]Conversation, len(cs))}
-	for i, c := range cs {
+	out := ListConversations200JSONResponse{Conversations: make([]Conversation, len(l.Conversations)),
+		UnavailableManagedTurns: []UnavailableTurn{}}
+	for i, c := range l.Conversations {
 		out.Conversations[i] = conversationOut(c)
+	}
+	for _, u := range l.Unavailable {
+		out.UnavailableManagedTurns = append(out.UnavailableManagedTurns, UnavailableTurn{TurnId: u.Turn.ID,
+			State: TurnState(u.Turn.State), TerminalId: u.Turn.TerminalID, SessionId: optString(u.Turn.SessionID),
+			AvailableActions: actionsOut(u.Actions)})
 	}
 	return out, nil
 }

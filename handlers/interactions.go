@@ -15,15 +15,24 @@ func (s *Server) GetTurnInteraction(ctx context.Context, req GetTurnInteractionR
 	if err != nil {
 		return nil, err
 	}
-	// The domain projection carries the contract's JSON field names; the
-	// generated type is filled from the same bytes.
-	b, err := json.Marshal(in)
+	out, err := interactionOut(in)
 	if err != nil {
 		return nil, err
 	}
-	var out GetTurnInteraction200JSONResponse
+	return GetTurnInteraction200JSONResponse(out), nil
+}
+
+// interactionOut is the contract's Interaction: the domain projection
+// carries the contract's JSON field names, so the generated type is filled
+// from the same bytes.
+func interactionOut(in domain.Interaction) (Interaction, error) {
+	var out Interaction
+	b, err := json.Marshal(in)
+	if err != nil {
+		return out, err
+	}
 	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("project interaction: %w", err)
+		return out, fmt.Errorf("project interaction: %w", err)
 	}
 	return out, nil
 }

@@ -12,7 +12,7 @@ import (
 
 // GetHealth answers liveness.
 func (s *Server) GetHealth(ctx context.Context, _ GetHealthRequestObject) (GetHealthResponseObject, error) {
-	return GetHealth200JSONResponse{Status: Ok, Version: s.Version}, nil
+	return GetHealth200JSONResponse{Status: HealthStatusOk, Version: s.Version}, nil
 }
 
 // GetOpenAPI serves the exact contract file.

@@ -2,26 +2,40 @@ package handlers
 
 import (
 	"context"
+	"time"
 
 	"akk/domain"
 )
 
 func sendResultOut(r domain.SendResult) SendResult {
 	return SendResult{TurnId: r.Turn.ID, SessionId: r.Turn.SessionID, TerminalId: r.Turn.TerminalID,
-		State: TurnState(r.Turn.State), Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry}
+		State: TurnState(r.Turn.State), Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		WatchId: optString(r.Watch.ID), DeliveryPath: DeliveryPath(r.Turn.DeliveryPath.OrManaged()),
+		Warnings: append([]string{}, r.Warnings...)}
+}
+
+func progressOut(p domain.ProgressView, lastActivity time.Time) TurnProgress {
+	out := TurnProgress{State: TurnProgressState(p.State), LatestText: p.Commentary, Actions: []ProgressAction{},
+		Truncated: p.Truncated, NativeTurnId: optString(p.NativeTurnID), ReadAt: p.ReadAt,
+		LatestItemAt: optTime(p.LatestItemAt), LastActivityAt: optTime(lastActivity)}
+	for _, a := range p.Actions {
+		out.Actions = append(out.Actions, ProgressAction{Type: a.Type, Status: ProgressActionStatus(a.Status)})
+	}
+	return out
 }
 
 func actionOut(r domain.ActionResult) TurnActionResult {
 	return TurnActionResult{TurnId: r.Turn.ID, State: TurnState(r.Turn.State), Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry}
 }
 
-func turnOut(t domain.Turn, ns []domain.Notification) TurnStatus {
+func turnOut(t domain.Turn, p domain.ProgressView, ns []domain.Notification) TurnStatus {
 	out := TurnStatus{
+		DeliveryPath: DeliveryPath(t.DeliveryPath.OrManaged()),
 		TurnId: t.ID, State: TurnState(t.State), SessionId: t.SessionID, TerminalId: t.TerminalID,
 		Conversation: t.Conversation, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		AcceptedAt: optTime(t.AcceptedAt), EndedAt: optTime(t.EndedAt),
 		Deadlines:  TurnDeadlines{HardDeadlineAt: t.HardDeadline()},
-		Progress:   TurnProgress{LatestText: t.LatestText, LastActivityAt: optTime(t.LastActivityAt)},
+		Progress:   progressOut(p, t.LastActivityAt),
 		DoNotRetry: t.State == domain.TurnDeliveryUncertain || t.State == domain.TurnResponseUncertain,
 		Callbacks:  TurnCallbacks{Notifications: []Notification{}},
 	}
@@ -94,7 +108,7 @@ func (s *Server) ListTurns(ctx context.Context, req ListTurnsRequestObject) (Lis
 	}
 	out := ListTurns200JSONResponse{Turns: make([]TurnStatus, len(ts))}
 	for i, t := range ts {
-		out.Turns[i] = turnOut(t, nil)
+		out.Turns[i] = turnOut(t, s.Service.Progress(t), nil)
 	}
 	return out, nil
 }
@@ -105,9 +119,17 @@ func (s *Server) GetTurn(ctx context.Context, req GetTurnRequestObject) (GetTurn
 	if err != nil {
 		return nil, err
 	}
-	out := turnOut(st.Turn, st.Notifications)
+	out := turnOut(st.Turn, st.Progress, st.Notifications)
 	out.Approval = approvalOut(st.Approval)
 	out.Screen = optString(st.Screen)
+	out.WatchId = optString(st.WatchID)
+	if st.Interaction != nil {
+		in, err := interactionOut(*st.Interaction)
+		if err != nil {
+			return nil, err
+		}
+		out.InteractionState = &in
+	}
 	return GetTurn200JSONResponse(out), nil
 }
 

@@ -10,7 +10,7 @@ func watchOut(w domain.Watch) Watch {
 	return Watch{WatchId: w.ID, TerminalId: w.TerminalID, Conversation: w.Conversation, State: WatchState(w.State),
 		WatchMode: WatchWatchMode(w.Mode), Confidence: WatchConfidence(w.Confidence()),
 		FinalMessage: optString(w.FinalMessage), LatestText: optString(w.LatestText), Reason: optString(w.Reason),
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, EndedAt: optTime(w.EndedAt)}
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, EndedAt: optTime(w.EndedAt), TurnId: optString(w.TurnID)}
 }
 
 // CreateWatch starts a Watch.

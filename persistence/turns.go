@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,17 +14,18 @@ import (
 
 const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), original_request, request,
 	state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
-	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision, delivery_path`
+	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision, delivery_path, progress_actions, latest_item_at`
 
 func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	var t domain.Turn
 	var state, stage, mark, path string
 	var cancel int
 	var inact, hard int64
-	var created, updated, accepted, activity, ended sql.NullString
+	var created, updated, accepted, activity, ended, itemAt sql.NullString
+	var actions string
 	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.OriginalRequest, &t.Request,
 		&state, &stage, &mark, &t.NativeThreadID, &t.NativeTurnID, &t.LatestText, &t.FinalMessage, &t.FailureReason,
-		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision, &path)
+		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision, &path, &actions, &itemAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, domain.ErrNotFound
 	}
@@ -33,10 +35,22 @@ func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	t.State, t.SubmitStage, t.Mark = domain.TurnState(state), domain.SubmitStage(stage), domain.DurableMark(mark)
 	t.CancelRequested = cancel != 0
 	t.DeliveryPath = domain.DeliveryPath(path)
+	if actions != "" {
+		_ = json.Unmarshal([]byte(actions), &t.Actions)
+	}
+	t.LatestItemAt = parseTS(itemAt)
 	t.InactivityLimit, t.HardTimeout = time.Duration(inact)*time.Millisecond, time.Duration(hard)*time.Millisecond
 	t.CreatedAt, t.UpdatedAt, t.AcceptedAt = parseTS(created), parseTS(updated), parseTS(accepted)
 	t.LastActivityAt, t.EndedAt = parseTS(activity), parseTS(ended)
 	return t, nil
+}
+
+func actionsJSON(as []domain.ProgressAction) string {
+	if len(as) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(as)
+	return string(b)
 }
 
 func nullable(s string) any {
@@ -57,11 +71,11 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
 		original_request, request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
 		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision,
-		delivery_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		delivery_path, progress_actions, latest_item_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.OriginalRequest, x.Request,
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
-		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged())
+		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt))
 	if err != nil {
 		return holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
@@ -80,11 +94,11 @@ func holderConflict(err error) error {
 func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
 	res, err := t.tx.ExecContext(ctx, `UPDATE turns SET request = ?, state = ?, submit_stage = ?, mark = ?,
 		native_thread_id = ?, native_turn_id = ?, latest_text = ?, final_message = ?, failure_reason = ?,
-		cancel_requested = ?, updated_at = ?, accepted_at = ?, last_activity_at = ?, ended_at = ?, revision = revision + 1
-		WHERE turn_id = ? AND revision = ?`,
+		cancel_requested = ?, updated_at = ?, accepted_at = ?, last_activity_at = ?, ended_at = ?, progress_actions = ?,
+		latest_item_at = ?, revision = revision + 1 WHERE turn_id = ? AND revision = ?`,
 		x.Request, string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), ts(x.UpdatedAt), nullTS(x.AcceptedAt),
-		nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.ID, x.Revision)
+		nullTS(x.LastActivityAt), nullTS(x.EndedAt), actionsJSON(x.Actions), nullTS(x.LatestItemAt), x.ID, x.Revision)
 	if err != nil {
 		return holderConflict(fmt.Errorf("update turn: %w", err))
 	}

@@ -302,6 +302,9 @@ type redactor struct{}
 
 func (redactor) Redact(s string) string { return screen.Redact(s) }
 
+// Cut implements domain.GraphemeCutter.
+func (redactor) Cut(s string, limit int) (string, bool) { return screen.CutGraphemes(s, limit) }
+
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }

@@ -105,6 +105,18 @@ const (
 	EntryFailed
 	// EntryInterrupted: the person interrupted the turn.
 	EntryInterrupted
+	// EntryAction: the assistant started an action (Action: its type, the
+	// tool's name; ActionStatus in_progress) or the record states an
+	// action's end (Action "", ActionStatus completed or failed), both
+	// naming it by ActionID. Never its arguments or output.
+	EntryAction
+)
+
+// Action statuses.
+const (
+	ActionInProgress = "in_progress"
+	ActionCompleted  = "completed"
+	ActionFailed     = "failed"
 )
 
 // Entry is one line of a durable record, read into what a Turn needs.
@@ -116,4 +128,6 @@ type Entry struct {
 	EndTurn   bool
 	HasFinal  bool
 	Time      time.Time // when the agent wrote it, zero when not stated
+
+	ActionID, Action, ActionStatus string // EntryAction
 }

@@ -55,8 +55,36 @@ type markState struct {
 	Reason       string    `json:"reason,omitempty"`
 	Interrupted  bool      `json:"interrupted,omitempty"`
 	LastActivity time.Time `json:"last_activity,omitzero"`
+	// Actions are the turn's latest two actions; LatestAt the record's
+	// timestamp of its newest text or action.
+	Actions  []actionMark `json:"actions,omitempty"`
+	LatestAt time.Time    `json:"latest_at,omitzero"`
 	// EndedAt is when the agent wrote the record that ended the turn.
 	EndedAt time.Time `json:"ended_at,omitzero"`
+}
+
+type actionMark struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+// action folds an action entry in: a start is added (the oldest of three
+// dropped), an end updates the start it names (a failure is not undone by
+// a later completion).
+func (m *markState) action(e agent.Entry) {
+	if e.Action != "" {
+		m.Actions = append(m.Actions, actionMark{ID: e.ActionID, Type: e.Action, Status: e.ActionStatus})
+		if len(m.Actions) > 2 {
+			m.Actions = m.Actions[len(m.Actions)-2:]
+		}
+		return
+	}
+	for i := range m.Actions {
+		if m.Actions[i].ID == e.ActionID && m.Actions[i].Status != agent.ActionFailed {
+			m.Actions[i].Status = e.ActionStatus
+		}
+	}
 }
 
 type fileMark struct {
@@ -223,10 +251,18 @@ func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.Dur
 	return m.progress(nm), nil
 }
 
+func (m *markState) publicActions() []domain.ProgressAction {
+	var out []domain.ProgressAction
+	for _, a := range m.Actions {
+		out = append(out, domain.ProgressAction{Type: a.Type, Status: a.Status})
+	}
+	return out
+}
+
 func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 	return domain.TurnProgress{
 		Mark: dm, Accepted: m.Accepted, NativeThreadID: m.Thread, NativeTurnID: m.Turn,
-		LatestText: m.Latest, LastActivity: m.LastActivity,
+		LatestText: m.Latest, LastActivity: m.LastActivity, Actions: m.publicActions(), LatestItemAt: m.LatestAt,
 		Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, FailureReason: m.Reason, Interrupted: m.Interrupted,
 	}
 }
@@ -437,7 +473,14 @@ func (m *markState) apply(entries []agent.Entry, now time.Time) {
 			continue
 		}
 		m.LastActivity = entryTime(e, now)
+		if (e.Kind == agent.EntryAssistantText && e.Text != "") || e.Kind == agent.EntryAction {
+			if !e.Time.IsZero() {
+				m.LatestAt = e.Time
+			}
+		}
 		switch e.Kind {
+		case agent.EntryAction:
+			m.action(e)
 		case agent.EntryAssistantText:
 			switch {
 			case e.MessageID != "" && e.MessageID == m.MessageID:

@@ -160,8 +160,33 @@ type transcriptLine struct {
 }
 
 type contentBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	ID        string `json:"id"`          // tool_use
+	Name      string `json:"name"`        // tool_use
+	ToolUseID string `json:"tool_use_id"` // tool_result
+	IsError   bool   `json:"is_error"`    // tool_result
+}
+
+// action reads a message that is only tool use (the assistant starts a
+// tool) or only tool results (a tool ended) as an action entry.
+func action(raw json.RawMessage, at time.Time) (agent.Entry, bool) {
+	var blocks []contentBlock
+	if json.Unmarshal(raw, &blocks) != nil || len(blocks) != 1 {
+		return agent.Entry{}, false
+	}
+	b := blocks[0]
+	switch {
+	case b.Type == "tool_use" && b.ID != "" && b.Name != "":
+		return agent.Entry{Kind: agent.EntryAction, ActionID: b.ID, Action: b.Name, ActionStatus: agent.ActionInProgress, Time: at}, true
+	case b.Type == "tool_result" && b.ToolUseID != "":
+		st := agent.ActionCompleted
+		if b.IsError {
+			st = agent.ActionFailed
+		}
+		return agent.Entry{Kind: agent.EntryAction, ActionID: b.ToolUseID, ActionStatus: st, Time: at}, true
+	}
+	return agent.Entry{}, false
 }
 
 // content reads message content: a string, or blocks whose text blocks are
@@ -206,7 +231,10 @@ func ParseTranscriptLine(line []byte) (agent.Entry, bool) {
 	switch {
 	case l.Type == "user" && !l.IsMeta && l.Message.Role == "user":
 		text, onlyText, ok := content(l.Message.Content)
-		if !ok || !onlyText {
+		if ok && !onlyText {
+			return action(l.Message.Content, at)
+		}
+		if !ok {
 			return agent.Entry{}, false
 		}
 		if strings.HasPrefix(text, interruptedMarker) {
@@ -221,9 +249,13 @@ func ParseTranscriptLine(line []byte) (agent.Entry, bool) {
 		text, _, _ := content(l.Message.Content)
 		return agent.Entry{Kind: agent.EntryFailed, Text: short(text), Time: at}, true
 	case l.Type == "assistant":
-		text, _, ok := content(l.Message.Content)
+		text, onlyText, ok := content(l.Message.Content)
 		if !ok {
 			return agent.Entry{}, false
+		}
+		if e, isAction := action(l.Message.Content, at); isAction && !onlyText && text == "" {
+			e.MessageID = l.Message.ID
+			return e, true
 		}
 		return agent.Entry{Kind: agent.EntryAssistantText, Text: text, MessageID: l.Message.ID, EndTurn: l.Message.StopReason == "end_turn", Time: at}, true
 	case l.Type == "system" && l.Subtype == "turn_duration":

@@ -147,6 +147,9 @@ type rolloutLine struct {
 			TurnID string `json:"turn_id"`
 		} `json:"internal_chat_message_metadata_passthrough"`
 		TurnID           string          `json:"turn_id"`
+		Name             string          `json:"name"`      // function_call, custom_tool_call
+		CallID           string          `json:"call_id"`   // tool calls and their ends
+		ExitCode         *int            `json:"exit_code"` // exec_command_end
 		LastAgentMessage *string         `json:"last_agent_message"`
 		Error            json.RawMessage `json:"error"`
 		Reason           string          `json:"reason"`
@@ -175,6 +178,17 @@ func ParseRolloutLine(line []byte) (agent.Entry, bool) {
 			return agent.Entry{Kind: agent.EntryUserPrompt, Text: strings.Join(parts, ""), TurnID: p.Meta.TurnID, Time: at}, true
 		}
 		return agent.Entry{Kind: agent.EntryAssistantText, Text: strings.Join(parts, ""), TurnID: p.Meta.TurnID, MessageID: p.ID, Time: at}, true
+	case l.Type == "response_item" && (p.Type == "function_call" || p.Type == "custom_tool_call") && p.CallID != "" && p.Name != "":
+		return agent.Entry{Kind: agent.EntryAction, ActionID: p.CallID, Action: p.Name, ActionStatus: agent.ActionInProgress,
+			TurnID: p.Meta.TurnID, Time: at}, true
+	case l.Type == "response_item" && (p.Type == "function_call_output" || p.Type == "custom_tool_call_output") && p.CallID != "":
+		return agent.Entry{Kind: agent.EntryAction, ActionID: p.CallID, ActionStatus: agent.ActionCompleted, TurnID: p.Meta.TurnID, Time: at}, true
+	case l.Type == "event_msg" && p.Type == "exec_command_end" && p.CallID != "" && p.ExitCode != nil:
+		st := agent.ActionCompleted
+		if *p.ExitCode != 0 {
+			st = agent.ActionFailed
+		}
+		return agent.Entry{Kind: agent.EntryAction, ActionID: p.CallID, ActionStatus: st, TurnID: p.TurnID, Time: at}, true
 	case l.Type == "event_msg" && p.Type == "task_complete":
 		if len(p.Error) > 0 && string(p.Error) != "null" {
 			return agent.Entry{Kind: agent.EntryFailed, Text: failure(p.Error), TurnID: p.TurnID, Time: at}, true

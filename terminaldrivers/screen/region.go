@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 )
 
 // Region is a run of rows a profile isolated from the bottom of a capture
@@ -186,4 +189,24 @@ func Excerpt(r Region, maxRows int) string {
 		trimmed[i] = strings.TrimRight(l, " ")
 	}
 	return strings.Join(RedactRows(trimmed), "\n")
+}
+
+// CutGraphemes keeps the longest prefix of s of whole grapheme clusters
+// that is at most limit code points; cut says whether anything was left
+// out.
+func CutGraphemes(s string, limit int) (string, bool) {
+	if utf8.RuneCountInString(s) <= limit {
+		return s, false
+	}
+	n, end := 0, 0
+	g := uniseg.NewGraphemes(s)
+	for g.Next() {
+		c := utf8.RuneCountInString(g.Str())
+		if n+c > limit {
+			break
+		}
+		n += c
+		_, end = g.Positions()
+	}
+	return s[:end], true
 }

@@ -19,6 +19,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ActionInput.
+const (
+	Answers ActionInput = "answers"
+	Request ActionInput = "request"
+)
+
+// Valid indicates whether the value is a known member of the ActionInput enum.
+func (e ActionInput) Valid() bool {
+	switch e {
+	case Answers:
+		return true
+	case Request:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ActionTarget.
+const (
+	SessionExact          ActionTarget = "session_exact"
+	TerminalFollowCurrent ActionTarget = "terminal_follow_current"
+)
+
+// Valid indicates whether the value is a known member of the ActionTarget enum.
+func (e ActionTarget) Valid() bool {
+	switch e {
+	case SessionExact:
+		return true
+	case TerminalFollowCurrent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentKind.
 const (
 	Claude AgentKind = "claude"
@@ -88,6 +124,24 @@ func (e ConversationTransport) Valid() bool {
 	}
 }
 
+// Defines values for DeliveryPath.
+const (
+	DeliveryPathManaged              DeliveryPath = "managed"
+	DeliveryPathTerminalUserExplicit DeliveryPath = "terminal_user_explicit"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryPath enum.
+func (e DeliveryPath) Valid() bool {
+	switch e {
+	case DeliveryPathManaged:
+		return true
+	case DeliveryPathTerminalUserExplicit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DoctorStatus.
 const (
 	NotReady       DoctorStatus = "not_ready"
@@ -111,13 +165,13 @@ func (e DoctorStatus) Valid() bool {
 
 // Defines values for HealthStatus.
 const (
-	Ok HealthStatus = "ok"
+	HealthStatusOk HealthStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -265,6 +319,27 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for ProgressActionStatus.
+const (
+	ProgressActionStatusCompleted  ProgressActionStatus = "completed"
+	ProgressActionStatusFailed     ProgressActionStatus = "failed"
+	ProgressActionStatusInProgress ProgressActionStatus = "in_progress"
+)
+
+// Valid indicates whether the value is a known member of the ProgressActionStatus enum.
+func (e ProgressActionStatus) Valid() bool {
+	switch e {
+	case ProgressActionStatusCompleted:
+		return true
+	case ProgressActionStatusFailed:
+		return true
+	case ProgressActionStatusInProgress:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ResponseKind.
 const (
 	Confirmation ResponseKind = "confirmation"
@@ -379,6 +454,27 @@ func (e TerminalInfoScreenState) Valid() bool {
 	}
 }
 
+// Defines values for TurnProgressState.
+const (
+	TurnProgressStateNoPublicProgress TurnProgressState = "no_public_progress"
+	TurnProgressStateOk               TurnProgressState = "ok"
+	TurnProgressStateReadError        TurnProgressState = "read_error"
+)
+
+// Valid indicates whether the value is a known member of the TurnProgressState enum.
+func (e TurnProgressState) Valid() bool {
+	switch e {
+	case TurnProgressStateNoPublicProgress:
+		return true
+	case TurnProgressStateOk:
+		return true
+	case TurnProgressStateReadError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TurnState.
 const (
 	TurnStateAwaitingApproval    TurnState = "awaiting_approval"
@@ -478,6 +574,7 @@ func (e WatchState) Valid() bool {
 // Defines values for WatchWatchMode.
 const (
 	ExactTask        WatchWatchMode = "exact_task"
+	ManagedTurn      WatchWatchMode = "managed_turn"
 	TerminalActivity WatchWatchMode = "terminal_activity"
 )
 
@@ -485,6 +582,8 @@ const (
 func (e WatchWatchMode) Valid() bool {
 	switch e {
 	case ExactTask:
+		return true
+	case ManagedTurn:
 		return true
 	case TerminalActivity:
 		return true
@@ -498,11 +597,24 @@ type Action struct {
 	// Action The semantic action, e.g. `send`.
 	Action string `json:"action"`
 
-	// Body Prefilled semantic ids for the request body.
-	Body   *map[string]interface{} `json:"body,omitempty"`
-	Method string                  `json:"method"`
-	Path   string                  `json:"path"`
+	// Body The request body with its semantic ids prefilled; absent when the route takes none. As given it satisfies
+	// the contract once the caller adds the user content `input` names; copy it unchanged.
+	Body *map[string]interface{} `json:"body,omitempty"`
+
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers).
+	Input  *[]ActionInput `json:"input,omitempty"`
+	Method string         `json:"method"`
+	Path   string         `json:"path"`
+
+	// Target A `send` only: `terminal_follow_current` follows whatever native conversation the pane shows now; `session_exact` only the caller's session's.
+	Target *ActionTarget `json:"target,omitempty"`
 }
+
+// ActionInput defines model for Action.Input.
+type ActionInput string
+
+// ActionTarget A `send` only: `terminal_follow_current` follows whatever native conversation the pane shows now; `session_exact` only the caller's session's.
+type ActionTarget string
 
 // Agent defines model for Agent.
 type Agent struct {
@@ -571,6 +683,9 @@ type Conversation struct {
 	Title     string                `json:"title"`
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
+
+	// Watches The caller's active Watches of this terminal.
+	Watches []Watch `json:"watches"`
 }
 
 // ConversationTransport defines model for Conversation.Transport.
@@ -578,8 +693,18 @@ type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
 type ConversationList struct {
-	Conversations []Conversation `json:"conversations"`
+	Conversations           []Conversation    `json:"conversations"`
+	UnavailableManagedTurns []UnavailableTurn `json:"unavailable_managed_turns"`
 }
+
+// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+// screen still refuses before input.
+type DeliveryPath string
 
 // Doctor defines model for Doctor.
 type Doctor struct {
@@ -829,6 +954,17 @@ type Problem struct {
 	Type string `json:"type"`
 }
 
+// ProgressAction defines model for ProgressAction.
+type ProgressAction struct {
+	Status ProgressActionStatus `json:"status"`
+
+	// Type The tool, as the agent's record names it (e.g. `Bash`, `exec_command`).
+	Type string `json:"type"`
+}
+
+// ProgressActionStatus defines model for ProgressAction.Status.
+type ProgressActionStatus string
+
 // RespondRequest defines model for RespondRequest.
 type RespondRequest struct {
 	Request string `json:"request"`
@@ -865,7 +1001,15 @@ type SendRequest struct {
 
 // SendResult defines model for SendResult.
 type SendResult struct {
-	DoNotRetry bool `json:"do_not_retry"`
+	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+	// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+	// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+	// screen still refuses before input.
+	DeliveryPath DeliveryPath `json:"delivery_path"`
+	DoNotRetry   bool         `json:"do_not_retry"`
 
 	// Outcome What a terminal-touching call actually did.
 	Outcome    Outcome   `json:"outcome"`
@@ -873,6 +1017,12 @@ type SendResult struct {
 	State      TurnState `json:"state"`
 	TerminalId string    `json:"terminal_id"`
 	TurnId     string    `json:"turn_id"`
+	Warnings   []string  `json:"warnings"`
+
+	// WatchId The Send's Watch: it follows this Turn exactly (`watch_mode: managed_turn`) and needs no second Watch for
+	// completion; the Turn's callbacks are its callbacks, once. Absent only when storing it failed after the
+	// request was in (then `warnings` says so; the Send stands and the Turn still calls back).
+	WatchId *string `json:"watch_id,omitempty"`
 }
 
 // TerminalActionResult defines model for TerminalActionResult.
@@ -939,13 +1089,31 @@ type TurnList struct {
 	Turns []TurnStatus `json:"turns"`
 }
 
-// TurnProgress defines model for TurnProgress.
+// TurnProgress The public progress of the Turn's native task: its latest public commentary and up to two short action
+// summaries (type and status), sharing an 800-code-point body budget. Secrets are redacted before anything is
+// cut; a cut keeps whole grapheme clusters. Reasoning, command output, tool arguments and diffs never appear
+// (code blocks are left out). Status only: lists carry it too, list rows of conversations do not.
 type TurnProgress struct {
-	LastActivityAt *time.Time `json:"last_activity_at,omitempty"`
+	Actions        []ProgressAction `json:"actions"`
+	LastActivityAt *time.Time       `json:"last_activity_at,omitempty"`
 
-	// LatestText The latest assistant text, secrets redacted, at most 800 characters.
-	LatestText string `json:"latest_text"`
+	// LatestItemAt The agent's own timestamp of the newest item shown; null when it recorded none (never the read time).
+	LatestItemAt *time.Time `json:"latest_item_at"`
+
+	// LatestText The latest public commentary, within the budget.
+	LatestText   string    `json:"latest_text"`
+	NativeTurnId *string   `json:"native_turn_id,omitempty"`
+	ReadAt       time.Time `json:"read_at"`
+
+	// State `no_public_progress`: the record was read and holds nothing public yet; `read_error`: the latest read of the record failed. Neither says the task stopped.
+	State TurnProgressState `json:"state"`
+
+	// Truncated The commentary or an action type was shortened, or a code block left out.
+	Truncated bool `json:"truncated"`
 }
+
+// TurnProgressState `no_public_progress`: the record was read and holds nothing public yet; `read_error`: the latest read of the record failed. Neither says the task stopped.
+type TurnProgressState string
 
 // TurnRef defines model for TurnRef.
 type TurnRef struct {
@@ -972,10 +1140,25 @@ type TurnStatus struct {
 	Conversation string        `json:"conversation"`
 	CreatedAt    time.Time     `json:"created_at"`
 	Deadlines    TurnDeadlines `json:"deadlines"`
-	DoNotRetry   bool          `json:"do_not_retry"`
-	EndedAt      *time.Time    `json:"ended_at,omitempty"`
-	Progress     TurnProgress  `json:"progress"`
-	Result       *TurnResult   `json:"result,omitempty"`
+
+	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
+	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
+	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
+	// Codex: Ctrl+U on a one-row draft, which Ctrl+Y yanks back), or a broken Turn of the caller's (stalled or
+	// uncertain) that held the terminal was closed. A prompt, a questionnaire, a working task or an unreadable
+	// screen still refuses before input.
+	DeliveryPath     DeliveryPath `json:"delivery_path"`
+	DoNotRetry       bool         `json:"do_not_retry"`
+	EndedAt          *time.Time   `json:"ended_at,omitempty"`
+	InteractionState *Interaction `json:"interaction_state,omitempty"`
+
+	// Progress The public progress of the Turn's native task: its latest public commentary and up to two short action
+	// summaries (type and status), sharing an 800-code-point body budget. Secrets are redacted before anything is
+	// cut; a cut keeps whole grapheme clusters. Reasoning, command output, tool arguments and diffs never appear
+	// (code blocks are left out). Status only: lists carry it too, list rows of conversations do not.
+	Progress TurnProgress `json:"progress"`
+	Result   *TurnResult  `json:"result,omitempty"`
 
 	// Screen While the Turn holds its pane, the bottom rows of the screen (at most 12), secrets redacted.
 	Screen     *string   `json:"screen,omitempty"`
@@ -984,6 +1167,18 @@ type TurnStatus struct {
 	TerminalId string    `json:"terminal_id"`
 	TurnId     string    `json:"turn_id"`
 	UpdatedAt  time.Time `json:"updated_at"`
+
+	// WatchId The Send's Watch (status only; absent in lists).
+	WatchId *string `json:"watch_id,omitempty"`
+}
+
+// UnavailableTurn A Turn of the caller that needs attention while its pane is gone; only record-side actions remain.
+type UnavailableTurn struct {
+	AvailableActions []Action  `json:"available_actions"`
+	SessionId        *string   `json:"session_id,omitempty"`
+	State            TurnState `json:"state"`
+	TerminalId       string    `json:"terminal_id"`
+	TurnId           string    `json:"turn_id"`
 }
 
 // Watch defines model for Watch.
@@ -995,13 +1190,18 @@ type Watch struct {
 	FinalMessage *string         `json:"final_message,omitempty"`
 
 	// LatestText Redacted, at most 800 characters.
-	LatestText *string        `json:"latest_text,omitempty"`
-	Reason     *string        `json:"reason,omitempty"`
-	State      WatchState     `json:"state"`
-	TerminalId string         `json:"terminal_id"`
-	UpdatedAt  time.Time      `json:"updated_at"`
-	WatchId    string         `json:"watch_id"`
-	WatchMode  WatchWatchMode `json:"watch_mode"`
+	LatestText *string    `json:"latest_text,omitempty"`
+	Reason     *string    `json:"reason,omitempty"`
+	State      WatchState `json:"state"`
+	TerminalId string     `json:"terminal_id"`
+
+	// TurnId A Send's Watch only; renew, recover and retry-callback act on this Turn.
+	TurnId    *string   `json:"turn_id,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	WatchId   string    `json:"watch_id"`
+
+	// WatchMode `managed_turn`: a Send's Watch, following its Turn (`turn_id`) exactly, with no callbacks of its own.
+	WatchMode WatchWatchMode `json:"watch_mode"`
 }
 
 // WatchConfidence defines model for Watch.Confidence.
@@ -1010,7 +1210,7 @@ type WatchConfidence string
 // WatchState defines model for Watch.State.
 type WatchState string
 
-// WatchWatchMode defines model for Watch.WatchMode.
+// WatchWatchMode `managed_turn`: a Send's Watch, following its Turn (`turn_id`) exactly, with no callbacks of its own.
 type WatchWatchMode string
 
 // WatchRequest defines model for WatchRequest.
