@@ -163,3 +163,31 @@ func TestProgressBodyBudget(t *testing.T) {
 		t.Fatalf("empty: %+v", p)
 	}
 }
+
+func TestFirstAcceptedTurnBindsItsSession(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	res, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := w.store.Session(context.Background(), res.Turn.SessionID); s.NativeThreadID != "" {
+		t.Fatalf("bound before acceptance: %q", s.NativeThreadID)
+	}
+	ft.set(func(f *fakeTerm) {
+		f.progress = domain.TurnProgress{Accepted: true, NativeThreadID: "thread-1", Completed: true, FinalMessage: "ok"}
+	})
+	w.waitState(t, res.Turn.ID, domain.TurnCompleted)
+	if s, _ := w.store.Session(context.Background(), res.Turn.SessionID); s.NativeThreadID != "thread-1" {
+		t.Fatalf("session bound to %q", s.NativeThreadID)
+	}
+	// The pane now shows another native conversation: a session send is
+	// refused before input.
+	ft.set(func(f *fakeTerm) { f.term = idleTerminal(); f.term.NativeThreadID = "thread-2"; f.submits = nil })
+	if _, err := w.svc.Send(w.host, domain.SendInput{SessionID: res.Turn.SessionID, Request: "again"}); code(err) != domain.CodeSessionThreadChanged {
+		t.Fatalf("session send to another thread: %v", err)
+	}
+	if n, _ := ft.counts(); n != 0 {
+		t.Fatalf("%d submits", n)
+	}
+}

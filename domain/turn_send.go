@@ -292,10 +292,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 			}
 		}
 		if t.SessionID == "" {
+			// Bound by the first accepted Turn's record (bindSession), not
+			// by what the pane seemed to show before the request.
 			session = Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: terminalID, CreatedAt: now, Revision: 1}
-			if term.NativeIdentity == IdentityResolved {
-				session.NativeThreadID = term.NativeThreadID
-			}
 			if err := tx.InsertSession(ctx, session); err != nil {
 				return err
 			}

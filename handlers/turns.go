@@ -31,7 +31,7 @@ func actionOut(r domain.ActionResult) TurnActionResult {
 func turnOut(t domain.Turn, p domain.ProgressView, ns []domain.Notification) TurnStatus {
 	out := TurnStatus{
 		DeliveryPath: DeliveryPath(t.DeliveryPath.OrManaged()),
-		TurnId: t.ID, State: TurnState(t.State), SessionId: t.SessionID, TerminalId: t.TerminalID,
+		TurnId:       t.ID, State: TurnState(t.State), SessionId: t.SessionID, TerminalId: t.TerminalID,
 		Conversation: t.Conversation, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		AcceptedAt: optTime(t.AcceptedAt), EndedAt: optTime(t.EndedAt),
 		Deadlines:  TurnDeadlines{HardDeadlineAt: t.HardDeadline()},
