@@ -20,6 +20,7 @@ type conversationRow struct {
 		Provider            string `json:"provider"`
 		ScreenState         string `json:"screen_state"`
 		NativeIdentityState string `json:"native_identity_state"`
+		ComposerEmpty       bool   `json:"composer_empty"`
 	} `json:"terminal"`
 	Warnings         []string         `json:"warnings"`
 	AvailableActions []map[string]any `json:"available_actions"`

@@ -131,8 +131,11 @@ func (r *receiver) waitTurn(t testing.TB, turnID, typ string, timeout time.Durat
 }
 
 type sendAnswer struct {
-	TurnID     string `json:"turn_id"`
-	SessionID  string `json:"session_id"`
+	TurnID       string   `json:"turn_id"`
+	WatchID      string   `json:"watch_id"`
+	DeliveryPath string   `json:"delivery_path"`
+	Warnings     []string `json:"warnings"`
+	SessionID    string   `json:"session_id"`
 	State      string `json:"state"`
 	Outcome    string `json:"outcome"`
 	DoNotRetry bool   `json:"do_not_retry"`
@@ -305,6 +308,7 @@ func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok
 		call(t, "GET", url+"/v1/conversations", token, "", &list)
 		for _, c := range list.Conversations {
 			if c.Project == project {
+				validActions(t, c.AvailableActions)
 				last = c
 				if ok(c) {
 					return c

@@ -38,7 +38,8 @@
 //	        shell calls in sequence (echo akk-step-1 ... akk-step-N; with
 //	        escalate, "touch akk-step-i && echo akk-step-i", so that every
 //	        step asks for approval in both agents), then a final answer
-//	        listing what came back.
+//	        listing what came back; with secs=S that answer streams as slow
+//	        does over S seconds (so a Turn is seen working after its steps).
 //	error   status=500|529|429|400 (default 500), times=N: an HTTP error
 //	        with the body each API uses. The agents retry 5xx and 429 for a
 //	        long while (Claude Code: "Retrying in 8s · attempt 5/10"; Codex:

@@ -192,6 +192,12 @@ func decide(t turn) plan {
 				justification: fmt.Sprintf("Step %d of the multi-step task needs to run a command.", done+1),
 			}}
 		}
+		if secs := intParam(params, "secs", 0, 0, 600); secs > 0 {
+			// The answer after the last step streams slowly, as slow does.
+			chunks := append([]string{echoResults(t.toolResults) + " "}, slowChunks(secs)...)
+			return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond,
+				quiet: time.Duration(secs) * time.Second / 2}
+		}
 		return plan{scenario: scenario, text: echoResults(t.toolResults), pieces: 1}
 	}
 	if len(t.toolResults) > 0 {
