@@ -146,17 +146,17 @@ func TestE2ESendPaths(t *testing.T) {
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 
 			// 3. A working Turn shows its progress (a step's commentary and
-			// its shell action); cancel it, send again.
-			slow := "[[akk:steps n=1 secs=30]] to be cancelled for " + a.Name()
-			var s2 sendAnswer
-			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
-				t.Fatalf("slow send: %d %+v", code, s2)
+			// its shell action).
+			steps := "[[akk:steps n=1 secs=8]] a step then a slow answer for " + a.Name()
+			var st sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+steps+`"}`, &st); code != 202 {
+				t.Fatalf("steps send: %d %+v", code, st)
 			}
-			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+			rec.waitTurn(t, st.TurnID, "turn.accepted", 60*time.Second)
 			var ws turnStatus
 			deadline := time.Now().Add(60 * time.Second)
 			for {
-				call(t, "GET", d.url+"/v1/turns/"+s2.TurnID, host.Token, "", &ws)
+				call(t, "GET", d.url+"/v1/turns/"+st.TurnID, host.Token, "", &ws)
 				if ws.Progress.State == "ok" && ws.Progress.LatestText != "" && len(ws.Progress.Actions) > 0 && ws.Progress.Actions[0].Status == "completed" {
 					break
 				}
@@ -170,6 +170,16 @@ func TestE2ESendPaths(t *testing.T) {
 				t.Fatalf("working progress: %+v", ws)
 			}
 			t.Logf("working progress: %+v", ws.Progress)
+			rec.waitTurn(t, st.TurnID, "turn.completed", 90*time.Second)
+
+			// 3a. Cancel a slow task, send again: the second Turn completes.
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			slow := "[[akk:slow secs=30]] to be cancelled for " + a.Name()
+			var s2 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
+				t.Fatalf("slow send: %d %+v", code, s2)
+			}
+			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
 			findRow(t, d.url, host.Token, e.ProjectDir, 10*time.Second, hasAction("cancel"))
 			var c sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns/"+s2.TurnID+"/cancel", host.Token, "", &c); code != 200 || c.Outcome != "done" {
@@ -239,4 +249,3 @@ func TestE2ESendPaths(t *testing.T) {
 		})
 	}
 }
-

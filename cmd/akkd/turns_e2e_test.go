@@ -136,10 +136,10 @@ type sendAnswer struct {
 	DeliveryPath string   `json:"delivery_path"`
 	Warnings     []string `json:"warnings"`
 	SessionID    string   `json:"session_id"`
-	State      string `json:"state"`
-	Outcome    string `json:"outcome"`
-	DoNotRetry bool   `json:"do_not_retry"`
-	Code       string `json:"code"`
+	State        string   `json:"state"`
+	Outcome      string   `json:"outcome"`
+	DoNotRetry   bool     `json:"do_not_retry"`
+	Code         string   `json:"code"`
 }
 
 // userRequests counts the model calls that carried this user text.
