@@ -37,8 +37,16 @@ Commands:
   recover TURN_ID                 reconcile a Turn with the agent's record
   approve <turn_id|terminal_id> approve_once|reject
                                   answer the permission prompt the status shows
+  interaction [--conversation C] TURN_ID
+                                  the questionnaire step a Turn shows (offered to this conversation)
+  respond-interaction TURN_ID --interaction ID --answer Q=OPT[,OPT] [--text Q=TEXT]
+                                  answer that step with its semantic ids
+  retry-callback <turn_id|watch_id> [notification_id]
+                                  redeliver a failed webhook with its original identity
   watch TERMINAL_ID               watch a task a person started (no input, ever)
   watch-status WATCH_ID / unwatch WATCH_ID
+  watch-renew WATCH_ID            restart a timed-out Watch
+  watch-recover WATCH_ID          reconcile a Watch with the agent's record
   hosts list                      registered hosts
   hosts add --name N --webhook-url URL
                                   register a host; prints its token and secret once
@@ -123,6 +131,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.approve(rest[1:])
 	case "watch", "unwatch", "watch-status":
 		return c.watch(rest[0], rest[1:])
+	case "watch-renew", "watch-recover":
+		return c.watchRecovery(rest[0], rest[1:])
+	case "retry-callback":
+		return c.retryCallback(rest[1:])
+	case "interaction":
+		return c.interaction(rest[1:])
+	case "respond-interaction":
+		return c.respondInteraction(rest[1:])
 	case "hosts":
 		return c.hosts(rest[1:])
 	case "notifications":

@@ -61,7 +61,13 @@ func (c *cli) send(args []string) error {
 		return c.printJSON(r.Body)
 	}
 	if !c.json {
-		fmt.Fprintf(c.out, "turn %s: %s (outcome %s)\n", res.TurnId, res.State, res.Outcome)
+		fmt.Fprintf(c.out, "turn %s: %s (outcome %s, %s)\n", res.TurnId, res.State, res.Outcome, res.DeliveryPath)
+		if res.WatchId != nil {
+			fmt.Fprintf(c.out, "watch %s\n", *res.WatchId)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(c.out, "warning: %s\n", w)
+		}
 		if res.DoNotRetry {
 			fmt.Fprintln(c.out, "delivery is not proven: do not send it again; look at the pane")
 		}
@@ -85,7 +91,7 @@ func (c *cli) follow(turnID string) error {
 	}
 	ctx, stop := context.WithCancel(c.ctx)
 	defer stop()
-	var final string
+	var final, shown string
 	err := sc.SubscribeRawWithContext(ctx, func(e *sse.Event) {
 		if len(e.Data) == 0 {
 			return
@@ -95,10 +101,16 @@ func (c *cli) follow(turnID string) error {
 			Data map[string]any `json:"data"`
 		}
 		json.Unmarshal(e.Data, &env)
-		if c.json {
+		switch {
+		case c.json:
 			fmt.Fprintf(c.out, "%s\n", e.Data)
-		} else {
+		case env.Type == "turn.progress":
+			c.showProgress(turnID, &shown)
+		default:
 			fmt.Fprintf(c.out, "%s\t%v\n", env.Type, env.Data["state"])
+			if env.Data["state"] == "working" {
+				c.showProgress(turnID, &shown) // acceptance may come with progress
+			}
 		}
 		switch env.Data["state"] {
 		case "completed", "failed", "cancelled", "stalled", "delivery_uncertain", "response_uncertain", "closed", "waiting_for_host":
@@ -113,6 +125,32 @@ func (c *cli) follow(turnID string) error {
 		return nil
 	}
 	return err
+}
+
+// showProgress prints the Turn's public progress when it changed since
+// shown (a turn.progress event says only that it moved).
+func (c *cli) showProgress(turnID string, shown *string) {
+	r, err := c.api.GetTurnWithResponse(c.ctx, turnID)
+	if err != nil || r.JSON200 == nil {
+		return
+	}
+	line := progressLine(r.JSON200.Progress)
+	if line != "" && line != *shown {
+		*shown = line
+		fmt.Fprintf(c.out, "progress\t%s\n", line)
+	}
+}
+
+// progressLine is the progress body on one line: actions, then commentary.
+func progressLine(p client.TurnProgress) string {
+	var parts []string
+	for _, a := range p.Actions {
+		parts = append(parts, "["+a.Type+" "+string(a.Status)+"]")
+	}
+	if t := strings.Join(strings.Fields(p.LatestText), " "); t != "" {
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (c *cli) status(args []string) error {
@@ -134,8 +172,20 @@ func (c *cli) status(args []string) error {
 	if t.Result != nil && t.Result.Reason != nil {
 		fmt.Fprintf(c.out, "reason:   %s\n", *t.Result.Reason)
 	}
-	if t.Progress.LatestText != "" {
-		fmt.Fprintf(c.out, "latest:   %s\n", t.Progress.LatestText)
+	fmt.Fprintf(c.out, "path:     %s\n", t.DeliveryPath)
+	if t.WatchId != nil {
+		fmt.Fprintf(c.out, "watch:    %s\n", *t.WatchId)
+	}
+	fmt.Fprintf(c.out, "progress: %s", t.Progress.State)
+	if t.Progress.Truncated {
+		fmt.Fprint(c.out, " (shortened)")
+	}
+	fmt.Fprintln(c.out)
+	if line := progressLine(t.Progress); line != "" {
+		fmt.Fprintf(c.out, "latest:   %s\n", line)
+	}
+	if t.InteractionState != nil {
+		fmt.Fprintf(c.out, "question: %s (akk interaction %s)\n", t.InteractionState.InteractionId, t.TurnId)
 	}
 	if t.Result != nil && t.Result.FinalMessage != nil {
 		fmt.Fprintf(c.out, "\n%s\n", *t.Result.FinalMessage)

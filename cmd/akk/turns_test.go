@@ -23,6 +23,7 @@ type pane struct {
 	mu      sync.Mutex
 	sent    []string
 	working bool
+	since   time.Time // the submit: for 1.5 s the record shows progress only
 }
 
 func (p *pane) terminal() domain.Terminal {
@@ -54,7 +55,7 @@ func (p *pane) Mark(context.Context, domain.Terminal) (domain.DurableMark, error
 func (p *pane) Submit(_ context.Context, _ domain.Terminal, text string) (domain.SubmitStage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sent, p.working = append(p.sent, text), true
+	p.sent, p.working, p.since = append(p.sent, text), true, time.Now()
 	return domain.SubmitEntered, nil
 }
 func (p *pane) Interrupt(context.Context, domain.Terminal) error { return nil }
@@ -62,6 +63,12 @@ func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMa
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// Like the real record, the mark carries what is proven so far.
+	if p.working && m == "0" {
+		if time.Since(p.since) < 1500*time.Millisecond {
+			return domain.TurnProgress{Mark: "0", Accepted: true, LatestText: "halfway there",
+				Actions: []domain.ProgressAction{{Type: "Bash", Status: "completed"}}}, nil
+		}
+	}
 	if p.working || m == "done" {
 		p.working = false
 		return domain.TurnProgress{Mark: "done", Accepted: true, Completed: true, FinalMessage: "Done: " + req}, nil
@@ -101,7 +108,8 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
 	out, err = akk(t, wctx, srv.URL, dir, "send", "--wait", "term_cli", "fix", "the", "bug")
-	if err != nil || !strings.Contains(out, "turn.completed") || !strings.Contains(out, "Done: fix the bug") {
+	if err != nil || !strings.Contains(out, "turn.completed") || !strings.Contains(out, "Done: fix the bug") ||
+		!strings.Contains(out, "progress\t[Bash completed] halfway there") || !strings.Contains(out, "managed") {
 		t.Fatalf("send --wait: %v\n%s", err, out)
 	}
 	if len(p.sent) != 1 || p.sent[0] != "fix the bug" {
@@ -122,4 +130,39 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") {
 		t.Fatalf("cancel a completed turn: %v", err)
 	}
+	// The recovery and interaction commands reach their routes.
+	watchID := ""
+	for _, l := range strings.Split(out0(t, srv.URL, dir, "status", id), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "watch:" {
+			watchID = f[1]
+		}
+	}
+	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID); watchID == "" || err != nil || !strings.Contains(out, `"state": "completed"`) {
+		t.Fatalf("watch-status %q: %v\n%s", watchID, err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code string
+	}{
+		{[]string{"retry-callback", id}, "notification_not_found"},
+		{[]string{"retry-callback", watchID, "msg_none"}, "notification_not_found"},
+		{[]string{"watch-renew", watchID}, "turn_state_conflict"},
+		{[]string{"watch-recover", "watch_none"}, "watch_not_found"},
+		// This daemon reads no questionnaires: the routes answer so.
+		{[]string{"interaction", id}, "unavailable"},
+		{[]string{"respond-interaction", id, "--interaction", "int_x", "--answer", "q=o"}, "unavailable"},
+	} {
+		if _, err := akk(t, context.Background(), srv.URL, dir, c.args...); err == nil || !strings.Contains(err.Error(), c.code) {
+			t.Errorf("akk %v: %v, want %s", c.args, err, c.code)
+		}
+	}
+}
+
+func out0(t *testing.T, url, dir string, args ...string) string {
+	t.Helper()
+	out, err := akk(t, context.Background(), url, dir, args...)
+	if err != nil {
+		t.Fatalf("akk %v: %v", args, err)
+	}
+	return out
 }
