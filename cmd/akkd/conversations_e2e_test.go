@@ -22,6 +22,12 @@ type conversationRow struct {
 		NativeIdentityState string `json:"native_identity_state"`
 		ComposerEmpty       bool   `json:"composer_empty"`
 	} `json:"terminal"`
+	Managed struct {
+		CurrentTurn *struct {
+			TurnID string `json:"turn_id"`
+			State  string `json:"state"`
+		} `json:"current_turn"`
+	} `json:"managed"`
 	Warnings         []string         `json:"warnings"`
 	AvailableActions []map[string]any `json:"available_actions"`
 }
