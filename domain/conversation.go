@@ -294,9 +294,6 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 // visibleWatches are the active Watches the caller may see, as their
 // status reads now.
 func (s *Service) visibleWatches(ctx context.Context, p Principal) ([]Watch, error) {
-	if s.watchTerm == nil {
-		return nil, nil
-	}
 	all, err := s.store.ActiveWatches(ctx)
 	if err != nil {
 		return nil, err

@@ -191,3 +191,48 @@ func TestFirstAcceptedTurnBindsItsSession(t *testing.T) {
 		t.Fatalf("%d submits", n)
 	}
 }
+
+func TestListShowsAttentionTurnsWhosePaneIsGone(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	res, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := w.svc.List(w.host)
+	if err != nil || len(l.Conversations) != 1 || len(l.Unavailable) != 0 {
+		t.Fatalf("list: %+v %v", l, err)
+	}
+	names := map[string]bool{}
+	for _, a := range l.Conversations[0].Actions {
+		names[a.Name] = true
+	}
+	if !names["status"] || !names["cancel"] || !names["close"] || names["send"] || len(l.Conversations[0].Watches) != 1 || !names["unwatch"] {
+		t.Fatalf("row actions %v, watches %d", names, len(l.Conversations[0].Watches))
+	}
+	ft.set(func(f *fakeTerm) { f.gone = true })
+	w.waitState(t, res.Turn.ID, domain.TurnFailed)
+	// A failed Turn needs nothing; an uncertain one does.
+	res2 := domain.Turn{}
+	ft.set(func(f *fakeTerm) { f.gone = false; f.term = idleTerminal(); f.stage, f.submitErr = domain.SubmitPasted, errors.New("lost") })
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again"})
+	if err != nil || r.Turn.State != domain.TurnDeliveryUncertain {
+		t.Fatalf("uncertain send: %+v %v", r, err)
+	}
+	res2 = r.Turn
+	ft.set(func(f *fakeTerm) { f.gone = true })
+	l, err = w.svc.List(w.host)
+	if err != nil || len(l.Conversations) != 0 || len(l.Unavailable) != 1 || l.Unavailable[0].Turn.ID != res2.ID {
+		t.Fatalf("list with the pane gone: %+v %v", l, err)
+	}
+	names = map[string]bool{}
+	for _, a := range l.Unavailable[0].Actions {
+		names[a.Name] = true
+	}
+	if !names["status"] || !names["close"] || names["recover"] || names["cancel"] {
+		t.Fatalf("unavailable turn actions %v", names)
+	}
+	if other, _ := w.svc.List(w.other); len(other.Unavailable) != 0 {
+		t.Fatalf("another host sees %d unavailable turns", len(other.Unavailable))
+	}
+}
