@@ -39,6 +39,9 @@ func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.Approva
 		return unanswerablePrompt(t, prof, c, perr), nil
 	}
 	p, _ := readPrompt(t, prof, g, c)
+	if p.Present && p.Fingerprint != "" {
+		x.seenAt(p.Fingerprint)
+	}
 	return p, nil
 }
 

@@ -35,6 +35,9 @@ func (x *Adapter) Step(ctx context.Context, t domain.Terminal) (domain.Interacti
 		return unanswerableStep(t, prof, c, perr), nil
 	}
 	s, _ := projectStep(t, prof, g, c)
+	if s.Present && s.Fingerprint != "" {
+		x.seenAt(s.Fingerprint)
+	}
 	return s, nil
 }
 

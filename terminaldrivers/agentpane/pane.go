@@ -46,9 +46,11 @@ type Config struct {
 	// prompt or step leaving); 10s when zero. Generous: it ends as soon as
 	// the screen shows it, and a loaded machine redraws late.
 	VerifyWithin time.Duration
-	// ApprovalSettle is how long a permission prompt must stay unchanged
-	// before its key; 800ms when zero. Claude Code ignores keys that come
-	// right after it draws a prompt (seen on 2.1.267 and 2.1.328).
+	// ApprovalSettle is how long a permission prompt must have been on
+	// screen, unchanged since AKK first read it, before its key (stretched
+	// by four capture times; see settled); 800ms when zero. Claude Code
+	// ignores keys that come right after it draws a prompt (seen on 2.1.267
+	// and 2.1.328).
 	ApprovalSettle time.Duration
 	// StepSettle is the same for a questionnaire step; 500ms when zero.
 	StepSettle time.Duration
@@ -71,6 +73,8 @@ type Adapter struct {
 	// inFlight are requests submitted to panes whose record files a shared
 	// process holds (a Codex app-server daemon), not yet accepted.
 	inFlight map[flightKey]flight
+	// seen is when each prompt or step fingerprint was first read.
+	seen map[string]time.Time
 }
 
 var (
@@ -102,7 +106,7 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 		cfg.StepSettle = 500 * time.Millisecond
 	}
 	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery, cfg: cfg,
-		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}}
+		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
 }
 
 // capture takes t's screen, with escapes and its title, in one tmux call.
@@ -110,22 +114,60 @@ func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Captur
 	return agent.Capture(ctx, x.tmux, t)
 }
 
-// settled waits out settle and reports whether the screen then still
-// shows what has fingerprint fp (read by fingerprintOf, "" when absent):
-// a key sent right after an agent draws a prompt may be dropped, so the
-// prompt must hold still first.
+// seenAt records that a prompt or step with fingerprint fp is on screen
+// now and returns when it was first read. Entries older than an hour are
+// dropped.
+func (x *Adapter) seenAt(fp string) time.Time {
+	now := x.now()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	first, ok := x.seen[fp]
+	if !ok {
+		first = now
+		x.seen[fp] = now
+		for k, at := range x.seen {
+			if now.Sub(at) > time.Hour {
+				delete(x.seen, k)
+			}
+		}
+	}
+	return first
+}
+
+// settled returns once the prompt or step with fingerprint fp (read by
+// fingerprintOf, "" when absent) has held still long enough for its agent
+// to take a key: a key sent right after an agent draws a prompt may be
+// dropped. The wait adapts instead of being fixed: it counts from when AKK
+// first read this exact prompt (an offer read a while ago needs no more
+// wait), it stretches by four times the time a capture takes now (a loaded
+// machine redraws and attaches its input late), and at least two captures
+// in a row must show the prompt unchanged. A change ends it with
+// ErrPromptChanged.
 func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Duration, fp string, fingerprintOf func(screen.Capture) string) error {
-	if !agent.Sleep(ctx, settle) {
-		return ctx.Err()
+	first := x.seenAt(fp)
+	deadline := x.now().Add(settle + x.cfg.VerifyWithin)
+	streak := 0
+	for {
+		start := x.now()
+		c, err := x.capture(ctx, t)
+		if err != nil {
+			return err
+		}
+		took := x.now().Sub(start)
+		if fingerprintOf(c) != fp {
+			return domain.ErrPromptChanged
+		}
+		streak++
+		if streak >= 2 && x.now().Sub(first) >= settle+4*took {
+			return nil
+		}
+		if x.now().After(deadline) {
+			return fmt.Errorf("%w: the screen never held still long enough", domain.ErrPromptChanged)
+		}
+		if !agent.Sleep(ctx, x.cfg.AnswerPollEvery) {
+			return ctx.Err()
+		}
 	}
-	c, err := x.capture(ctx, t)
-	if err != nil {
-		return err
-	}
-	if fingerprintOf(c) != fp {
-		return domain.ErrPromptChanged
-	}
-	return nil
 }
 
 // until recaptures until cond holds for the screen or VerifyWithin passes;
