@@ -214,7 +214,11 @@ func TestListShowsAttentionTurnsWhosePaneIsGone(t *testing.T) {
 	w.waitState(t, res.Turn.ID, domain.TurnFailed)
 	// A failed Turn needs nothing; an uncertain one does.
 	res2 := domain.Turn{}
-	ft.set(func(f *fakeTerm) { f.gone = false; f.term = idleTerminal(); f.stage, f.submitErr = domain.SubmitPasted, errors.New("lost") })
+	ft.set(func(f *fakeTerm) {
+		f.gone = false
+		f.term = idleTerminal()
+		f.stage, f.submitErr = domain.SubmitPasted, errors.New("lost")
+	})
 	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "again"})
 	if err != nil || r.Turn.State != domain.TurnDeliveryUncertain {
 		t.Fatalf("uncertain send: %+v %v", r, err)
