@@ -62,6 +62,10 @@ type crashStage struct {
 	// times is how many distinct callbacks of a type the Turn makes when
 	// more than one (a respond is accepted a second time).
 	times map[string]int
+	// left proves, with final "", that the prompt or step is still the
+	// person's after the restart (shown, never offered again); nil: a
+	// permission prompt.
+	left func(c *crashRun, turnID string) bool
 }
 
 var crashStages = []crashStage{
@@ -75,6 +79,8 @@ var crashStages = []crashStage{
 		act: approveAfterPrompt, final: "turn.completed", asked: 1, ran: 1},
 	{failpoint: "respond.entered", task: `[[akk:bash cmd=\"touch akk-crash-c && echo akk-crash-c-$((40+3))\"]] run it`,
 		act: rejectThenRespond, final: "turn.completed", asked: 1, ran: 0, times: map[string]int{"turn.accepted": 2}},
+	{failpoint: "interaction.reserved", task: "[[akk:ask questions=1]] pick a color", act: answerQuestion, final: "", asked: 1, left: questionLeft},
+	{failpoint: "interaction.sent", task: "[[akk:ask questions=1]] pick a colour", act: answerQuestion, final: "turn.completed", asked: 1},
 	{failpoint: "cancel.requested", task: "[[akk:slow secs=4]] a slow one", act: cancelWhenWorking, final: "turn.completed", asked: 1},
 	{failpoint: "cancel.sent", task: "[[akk:slow secs=30]] a slower one", act: cancelWhenWorking, final: "turn.cancelled", asked: 1},
 }
@@ -138,6 +144,28 @@ func rejectThenRespond(c *crashRun, turnID string) {
 	c.rec.waitTurn(c.t, turnID, "turn.waiting_for_host", 60*time.Second)
 	findRow(c.t, c.d.url, c.host.Token, c.e.ProjectDir, 30*time.Second, func(r conversationRow) bool { return r.Terminal.ScreenState == "idle" })
 	c.post("/v1/turns/"+turnID+"/respond", `{"request":"`+respondText+`"}`)
+}
+
+func answerQuestion(c *crashRun, turnID string) {
+	c.rec.waitTurn(c.t, turnID, "turn.interaction_required", 60*time.Second)
+	var p projection
+	deadline := time.Now().Add(20 * time.Second)
+	for callConv(c.t, "GET", c.d.url+"/v1/turns/"+turnID+"/interaction", c.host.Token, "", "crash", &p) != 200 || p.ManualRequired {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no step to answer: %+v", p)
+		}
+		p = projection{}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.post("/v1/turns/"+turnID+"/interaction", answerBody(p, 1, ""))
+}
+
+// questionLeft: after a crash between fencing the step and its keys, the
+// step is shown as the person's and the pane still asks.
+func questionLeft(c *crashRun, turnID string) bool {
+	var p projection
+	code := callConv(c.t, "GET", c.d.url+"/v1/turns/"+turnID+"/interaction", c.host.Token, "", "crash", &p)
+	return code == 200 && p.ManualRequired && agenttest.Questionnaire(c.e.Agent.Kind, c.e.Capture())
 }
 
 func cancelWhenWorking(c *crashRun, turnID string) {
@@ -233,6 +261,11 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 	var out crashTally
 	e := agenttest.New(t, a, agenttest.Options{})
 	e.StartReady()
+	if st.left != nil || strings.HasPrefix(st.failpoint, "interaction.") {
+		if a.Kind == agenttest.KindCodex {
+			e.PlanMode() // Codex asks questions in Plan mode only; a person switches to it
+		}
+	}
 	c := &crashRun{t: t, e: e, rec: newReceiver(t, "")}
 	dir := t.TempDir()
 	env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_ACCEPT_WINDOW=3s", "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s,2s"}
@@ -283,7 +316,10 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 		for {
 			var s approvalStatus
 			callConv(t, "GET", c.d.url+"/v1/turns/"+turnID, c.host.Token, "", "crash", &s)
-			if s.Approval != nil && s.Approval.ManualRequired && agenttest.ApprovalPrompt(a.Kind, e.Capture()) {
+			if st.left != nil && st.left(c, turnID) {
+				break
+			}
+			if st.left == nil && s.Approval != nil && s.Approval.ManualRequired && agenttest.ApprovalPrompt(a.Kind, e.Capture()) {
 				break
 			}
 			if time.Now().After(deadline) {
