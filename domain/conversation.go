@@ -103,7 +103,7 @@ func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action,
 	if live && (t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain) {
 		out = append(out, act("recover", "POST", turnPath(t.ID, "/recover"), nil))
 	}
-	if t.State != TurnClosed {
+	if t.State.HoldsTerminal() {
 		out = append(out, act("close", "POST", turnPath(t.ID, "/close"), map[string]any{}))
 	}
 	rc, err := s.retryActions(ctx, t.ID, turnPath(t.ID, "/retry-callback"))

@@ -14,6 +14,7 @@ const (
 	CodeValidationFailed       Code = "validation_failed"
 	CodeUnauthorized           Code = "unauthorized"
 	CodeForbidden              Code = "forbidden"
+	CodeCSRFRejected           Code = "csrf_rejected"
 	CodeNotFound               Code = "not_found"
 	CodeHostNotFound           Code = "host_not_found"
 	CodeConversationNotFound   Code = "conversation_not_found"

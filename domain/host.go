@@ -228,6 +228,15 @@ func (s *Service) PingHost(ctx context.Context, hostID string) (Notification, er
 }
 
 // Authenticate resolves a bearer token to a principal.
+// HostName is the name of a live host ("" when there is none).
+func (s *Service) HostName(ctx context.Context, hostID string) string {
+	h, err := s.store.Host(ctx, hostID)
+	if err != nil {
+		return ""
+	}
+	return h.Name
+}
+
 func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, E(CodeUnauthorized, "a bearer token is required")

@@ -527,6 +527,24 @@ func (e TurnState) Valid() bool {
 	}
 }
 
+// Defines values for UISessionRole.
+const (
+	UISessionRoleHost     UISessionRole = "host"
+	UISessionRoleOperator UISessionRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the UISessionRole enum.
+func (e UISessionRole) Valid() bool {
+	switch e {
+	case UISessionRoleHost:
+		return true
+	case UISessionRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WatchConfidence.
 const (
 	BestEffort WatchConfidence = "best_effort"
@@ -1176,6 +1194,24 @@ type TurnStatus struct {
 	WatchId *string `json:"watch_id,omitempty"`
 }
 
+// UISession defines model for UISession.
+type UISession struct {
+	// Conversation The AKK-Conversation every request of this session carries (offers are bound to it).
+	Conversation string        `json:"conversation"`
+	ExpiresAt    time.Time     `json:"expires_at"`
+	HostId       *string       `json:"host_id,omitempty"`
+	HostName     *string       `json:"host_name,omitempty"`
+	Role         UISessionRole `json:"role"`
+}
+
+// UISessionRole defines model for UISession.Role.
+type UISessionRole string
+
+// UISessionRequest defines model for UISessionRequest.
+type UISessionRequest struct {
+	Token string `json:"token"`
+}
+
 // UnavailableTurn A Turn of the caller that needs attention while its pane is gone; only record-side actions remain.
 type UnavailableTurn struct {
 	AvailableActions []Action  `json:"available_actions"`
@@ -1325,6 +1361,9 @@ type RespondTurnJSONRequestBody = RespondRequest
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
 
+// CreateUISessionJSONRequestBody defines body for CreateUISession for application/json ContentType.
+type CreateUISessionJSONRequestBody = UISessionRequest
+
 // CreateWatchJSONRequestBody defines body for CreateWatch for application/json ContentType.
 type CreateWatchJSONRequestBody = WatchRequest
 
@@ -1420,6 +1459,15 @@ type ServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// DeleteUISession Dashboard sign-out
+	// (DELETE /v1/ui/session)
+	DeleteUISession(w http.ResponseWriter, r *http.Request)
+	// GetUISession The dashboard session of this cookie
+	// (GET /v1/ui/session)
+	GetUISession(w http.ResponseWriter, r *http.Request)
+	// CreateUISession Dashboard sign-in
+	// (POST /v1/ui/session)
+	CreateUISession(w http.ResponseWriter, r *http.Request)
 	// CreateWatch Watch a task a person started
 	// (POST /v1/watches)
 	CreateWatch(w http.ResponseWriter, r *http.Request, params CreateWatchParams)
@@ -2354,6 +2402,48 @@ func (siw *ServerInterfaceWrapper) RetryTurnCallback(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteUISession operation middleware
+func (siw *ServerInterfaceWrapper) DeleteUISession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteUISession(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetUISession operation middleware
+func (siw *ServerInterfaceWrapper) GetUISession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetUISession(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateUISession operation middleware
+func (siw *ServerInterfaceWrapper) CreateUISession(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateUISession(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateWatch operation middleware
 func (siw *ServerInterfaceWrapper) CreateWatch(w http.ResponseWriter, r *http.Request) {
 
@@ -2733,6 +2823,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/hosts/{host_id}/ping", wrapper.PingHost)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/ui/session", wrapper.DeleteUISession)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/ui/session", wrapper.GetUISession)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/ui/session", wrapper.CreateUISession)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/events", wrapper.StreamEvents)
@@ -4892,6 +4991,172 @@ func (response RetryTurnCallback409ApplicationProblemPlusJSONResponse) VisitRetr
 	return err
 }
 
+type DeleteUISessionRequestObject struct {
+}
+
+type DeleteUISessionResponseObject interface {
+	VisitDeleteUISessionResponse(w http.ResponseWriter) error
+}
+
+type DeleteUISession204ResponseHeaders struct {
+	SetCookie *string
+}
+
+type DeleteUISession204Response struct {
+	Headers DeleteUISession204ResponseHeaders
+}
+
+func (response DeleteUISession204Response) VisitDeleteUISessionResponse(w http.ResponseWriter) error {
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteUISession401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DeleteUISession401ApplicationProblemPlusJSONResponse) VisitDeleteUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteUISession403ApplicationProblemPlusJSONResponse Problem
+
+func (response DeleteUISession403ApplicationProblemPlusJSONResponse) VisitDeleteUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUISessionRequestObject struct {
+}
+
+type GetUISessionResponseObject interface {
+	VisitGetUISessionResponse(w http.ResponseWriter) error
+}
+
+type GetUISession200JSONResponse UISession
+
+func (response GetUISession200JSONResponse) VisitGetUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetUISession401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetUISession401ApplicationProblemPlusJSONResponse) VisitGetUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUISessionRequestObject struct {
+	Body *CreateUISessionJSONRequestBody
+}
+
+type CreateUISessionResponseObject interface {
+	VisitCreateUISessionResponse(w http.ResponseWriter) error
+}
+
+type CreateUISession201ResponseHeaders struct {
+	SetCookie *string
+}
+
+type CreateUISession201JSONResponse struct {
+	Body    UISession
+	Headers CreateUISession201ResponseHeaders
+}
+
+func (response CreateUISession201JSONResponse) VisitCreateUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.SetCookie != nil {
+		w.Header().Set("Set-Cookie", fmt.Sprint(*response.Headers.SetCookie))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUISession400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreateUISession400ApplicationProblemPlusJSONResponse) VisitCreateUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUISession401ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateUISession401ApplicationProblemPlusJSONResponse) VisitCreateUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateUISession403ApplicationProblemPlusJSONResponse Problem
+
+func (response CreateUISession403ApplicationProblemPlusJSONResponse) VisitCreateUISessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateWatchRequestObject struct {
 	Params CreateWatchParams
 	Body   *CreateWatchJSONRequestBody
@@ -5449,6 +5714,15 @@ type StrictServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(ctx context.Context, request RetryTurnCallbackRequestObject) (RetryTurnCallbackResponseObject, error)
+	// DeleteUISession Dashboard sign-out
+	// (DELETE /v1/ui/session)
+	DeleteUISession(ctx context.Context, request DeleteUISessionRequestObject) (DeleteUISessionResponseObject, error)
+	// GetUISession The dashboard session of this cookie
+	// (GET /v1/ui/session)
+	GetUISession(ctx context.Context, request GetUISessionRequestObject) (GetUISessionResponseObject, error)
+	// CreateUISession Dashboard sign-in
+	// (POST /v1/ui/session)
+	CreateUISession(ctx context.Context, request CreateUISessionRequestObject) (CreateUISessionResponseObject, error)
 	// CreateWatch Watch a task a person started
 	// (POST /v1/watches)
 	CreateWatch(ctx context.Context, request CreateWatchRequestObject) (CreateWatchResponseObject, error)
@@ -6315,6 +6589,85 @@ func (sh *strictHandler) RetryTurnCallback(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// DeleteUISession operation middleware
+func (sh *strictHandler) DeleteUISession(w http.ResponseWriter, r *http.Request) {
+	var request DeleteUISessionRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteUISession(ctx, request.(DeleteUISessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteUISession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteUISessionResponseObject); ok {
+		if err := validResponse.VisitDeleteUISessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetUISession operation middleware
+func (sh *strictHandler) GetUISession(w http.ResponseWriter, r *http.Request) {
+	var request GetUISessionRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetUISession(ctx, request.(GetUISessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetUISession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetUISessionResponseObject); ok {
+		if err := validResponse.VisitGetUISessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateUISession operation middleware
+func (sh *strictHandler) CreateUISession(w http.ResponseWriter, r *http.Request) {
+	var request CreateUISessionRequestObject
+
+	var body CreateUISessionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateUISession(ctx, request.(CreateUISessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateUISession")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateUISessionResponseObject); ok {
+		if err := validResponse.VisitCreateUISessionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateWatch operation middleware
 func (sh *strictHandler) CreateWatch(w http.ResponseWriter, r *http.Request, params CreateWatchParams) {
 	var request CreateWatchRequestObject
@@ -6493,176 +6846,186 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rc9s4tuBfwWpvVey6tOxk0o+xa2vLne65nU1PJzdJV9fddlaEySML1xTAAUArmpT/+xbOAUiQAi3J",
-	"HWcyPfmSWBKJx8F5v/BhUqhlrSRIayanHyY113wJFjR+eqbkDWjDrVDyR+AlaPdtCabQonZfTk4nbxfA",
-	"CiWtVlUF+pFhaiXdF+2LTMMcNMgCMqahULqEkinJ7ALY20ZLxmXJoFgoKJmQTFjDVnC5UOraTCfZRLhJ",
-	"FjR5NpF8CZPTyfmLF0fx4ibZxBQLWHK3viV//xPIK7uYnD756utsYte1e8dYLeTV5PY2m/yojH3+vXsW",
-	"R6+5XXRjL5SxM1FOsomGvzVCQzk5tbqBeIqaWwvavfv/8PHfzo/+Lz/6+8nRn999eJx9/fT23yaped12",
-	"R+e1jZZ7zIuP7zjvr9wWi9GJV+7XPWam53ea+tYNaWolDSBCvdLqsoKl+9PhDEjr/uR1XYkCD/K4pif+",
-	"/b+Nw64P0Qr+TcN8cjr5n8cdxh7Tr+Y4jIsz9vHzXLLXf3nG/vz0q2+YH5ythF0wzozllxWwvFAl5FOE",
-	"lB/QzXde0AgfJrVWNWgraA+8/X6TEAwsubSiYPRQxmB6NWW5AVnm0034ZJNLVa5x0LIU7g1evYomo0PY",
-	"nMYdExjL3Nu0GUc17eSiNKzWMBdVBeUZ45cGpGWrBRDRadVYYJZfg2FSSZiyc8OuxA044mOOoMxcgLmQ",
-	"NpA2LyxTsgB8veCO0BkvS4OfGwOa+dNkuZB1Y3PmUMucsULVazdoI4sFl1dQTi9kBwZ1+d9QWAcGfCsN",
-	"0t7wG/Mrljsg5Owg90DJmaB1WW6umYX39ozlXJoVaJPjD/iYUFJyoYH5nw6R11hY4hmDbJaT098mfsxJ",
-	"NvGPTd4lDtF/wbXma/d5CXahSjfOxqNIeakfLNdXkADBuccepmS1PmW5Bb0UklezuaoqtZoVjdYgbc7o",
-	"s2GrBbdwA5pJbsUN9Fmx237NJTCzcM9KtTpz4xsjlJzBe15YmigC9COHWPjAI+THATQjC3GcOB4vAbDb",
-	"mM/8FuipBZsH0rsEmpxfeY7Rp8hrIcttHAJffeEedKeg1VxUkEY4/yOzC26ZBo5oLgxzUEQoMFNoAGky",
-	"pjTLG+lfKHN2UAljocyYxBNAsrPqMEn5frjNNfywrO2aqFVYVqimKplUll0CK4GgDuV0sg2sCJRumm7T",
-	"o4B94cEYTrioeFPCJJs4/vg+ifnnda3VDa9SeFu7pSImOJAua8dCPOim7HsohPvJMK47tnnGrmFtUCFY",
-	"gmyYkCW8d1wKwVloZYi0z189n9KOIiwo1HLJZTmD9wXoOkFKr6HkhYUSx79UjSyTcHQM1y8OBeaQJ3Dc",
-	"M8wcQ0SRiUDchS/A+1poMDM+wurUfA7a8TTEtx7hgiRuK88QJREKxnLbGMavuJCMzy1oJqzb0FzppZtj",
-	"UnILR1YsIbXLJZcNr2Ydzmwc4YsXbCWqCrGP+B+tjI7zjHF3xkZJtmyMzZzyFvhLBNZLpSrg0pPdsraz",
-	"QK792bykXEBVzfxRpkWmBu51g02AK1UlfhhQRryMTTDEx58kFY/yr71oGBXec14ZGCJpGPs+CDXYRjtU",
-	"apXPKmXgfkvs4Bsp0l+dnKTWszlvrJRvqk6Bf2/l1G4sHjGXO18Iz7l3brionFY3I7HSJ+E7RyExlCDb",
-	"mBCdmpzCvCWX/Aq2SqG/+seIGBBoaRnEJTwyTnNTlVPWVkpfC3nFSqGhsEqvk5QRBK8oR8y0INArbp36",
-	"6Ajcv0MGmdOcvFhPThB+3LbNt/6553Ku8D1hSdpujqi5NLXSNiaIdpoUU11xLYW86h/sVtaLNksgwVG4",
-	"OJy5AfYrPczUfBMmO+ESDrC5jAEBD/EqwKnDjcxTTAyn6BQ6tOs2GAEoRQ3vttDsT8IkFKx4pbtTVI8X",
-	"JM6kkd36/EZmzqrdfYZfuhGcab0XxB18xleQgtP3UIkb0OtXXofvI9KPakXWlbfNNPBiAWUnElnup8hP",
-	"GZdMlJXXxckalQxQ8cNtGhS13DKpyEeygMrZTp3678yiGbx3hrOw+WlsGTnbi+YNT7OD7kVR5ocZkj5K",
-	"HXrQbYwW43QjYc2FRMzL8LN7wq+dOd3cqcBWK3lFlhlJFsNKQYrqQlXlKeOs1Hxug1bQbmvFDSsq4Bq9",
-	"QAVtn2xNnNJ7kK5hzQ6eoQbKnqkSTsnEtdwsMvbM6urf32RstRDFgl0D1KQX0oxuyXVjjVOfL3lx7XUj",
-	"VJmay6WwZxfSDfn+lAb6xTE/zpSEI61WNEgYGx/4L7bm8trgYIeo9XN2qdU1SDoc5BMRGzkw1v1ZMqUv",
-	"ZCML0JYLeUgn6k6yfzgEEWWgnLJzr1xljPftVPdFkAJo2bpVSNZIpw46BL6QpFszY53OpmHeGDDsEuZK",
-	"A0MDm4zvwGU73pFGqiT3/V458TMi2RPsFYV5MJ0Mmzutm+lGOg7lUMPhnNmZr9LsrYIwZCgLZeyOY/yI",
-	"j7baZGLlv7rDItRyxDLXaslyB+x1jqruSunSdCpwwSUjN0lvN1sFk0MVmBlVXEMKfm/oB1bB3LLLNbPL",
-	"5j0zoB1ECZ+c/XSlJJwxcy3qGkokKNXYFszunUicC2nhCrSf3DYDhwcv12iCayt4Va1n4RuprP87hRfG",
-	"Kg27gf4NPureaWon0VKmxw+OzxI/CMjjQO0tc3gvjHXIpHfGnFGcccDZbd1v3ZP+jZk/gp0lVTfEG3xz",
-	"q6jyR9MhqF/qYP4sUF4MznAcgSKSwiwipY/gUHFkHOF7hGORr2XTG+Y9J9GPkbkYeUju6eqIZghrHIfF",
-	"j4F7DHWfhkC0uTUfppg1utpLHd3QShrU8XrDja/zTSC1/jrrzrW+qTNrga7uFJwHi2kfHV/AW08y/fmR",
-	"tacP8q6l7XzINP7dq/K0tQmbO9FzdG3ElbcvzT93F4r9RUBV/qB1SnbO3W9pqxKM4VewA3BwiO6F1BJ+",
-	"BF6R4tqfflMIqOskj9/5qFreFd5ILkclLQ0N3ELpXWS7ObJCwC4FQQpxpc4WCg12ppXde76ITrfDoosm",
-	"4lL6b2fxflNrGgPcM3xtT8dOgMXQUVvxS6icNGU1qLqCMyYBWp9zI8XfGnToRe6gxycn2WQpZPt5O5gG",
-	"swbPxsLa2umy7n/Dfnn9U/C7FyBuwDAjriSU7NXLN2/NYBFPTp5+u2UVg8NIHMEdEC5BOh2I9Nuqejmf",
-	"nP52t0xEnL7NhkhtnamQdj049HjktHSu0fV7DXLK3iycBYRxGGchTe9CQsKZ9OD5amGgmOWMHiLIOoD6",
-	"iIafvI227zDxAKC0s43VbAL1nQdr2r/QKu476VIeyncL1XHNx73+poXa5kLGWMkmxHel/K3QoUW9DWiy",
-	"+5q2Y5aE1d7YNboRmi61/ufSgubF73X7Bn2y4DW/FJWIlJtovEtMQAiJBWmdY64BZhbe2/TPy6ayYmag",
-	"8i7YLVrRYMZ4+MFYKeC0D88qsRQjyqToIDh22teDAF3PQeBMAbOWxSx8m5ThiaDPJnDCCLuTZHT8/xmm",
-	"Txhbd4RuujyPNiziEOLoWqrimv49Dn6KowhWI9aol45hrBpk6X4L6Sj+AwW10Dqg2Jz7y2cqJENDAQNm",
-	"rVdnZH6oN9EWo5npw7fK8ir10wAPaYjwfArXQhbRFl3bA+bxu2zblP5gYvNqgKpZlLoU/NXeJKOD8ACJ",
-	"EWtA4ltYSotTm8yxzUrb2K2qN3F4oHjHPKLPQZ8tlDLoPHGCkoZiBddaALkaCXUeGZa7AfJ0wBM1qzsW",
-	"lz6owQF0j4YBk+c+IDVyIybnDqcwhiZ3M4eWBHZxErz2DxNfH2wsXkfWpfj5lUfPDiftznYL3ryORMQe",
-	"inLI9YkxZ4/XB/Adqs0JeN8bos5mcGIHylmLJv11b519yd8/p4efnCTcY546omGenqRjweNH299g6sy6",
-	"RTwmwyJ82lxR6aMws6UqE+bMS6fXOFsGhWHrQw/O0vLGnZMBJuwZu6xUgQ71niA13nfukymCCDEWQIcs",
-	"J4wSEUNrYCadaMdvUsJgU7BvPZOIiW95dkM+DDjzZtpaB/S/djHrgREeb3JbqLfR8jXM0Q6HqpxdrmfK",
-	"LlKJwudtsIRLfCRKG8aYkRmNQPfYT7H30ob6bG+dKcj8rKyY+4zUhDprLSxrO+JQuo8Hw+P0nm/BjYME",
-	"oUn7hpD266dJZ/9ddkTFjZ35fe21BnwRgl8r/TO5g2aFp9fNlSH93Gd2GZ1TMuvhvDIKxXXubbAjUeaM",
-	"RE0W8n85JZZpsE66pzMrgkJ5F77FWPMGX2jl8jYZP9xIdLhZbH+5QTqtqkXEHtZtQ+i0CR6vYHe9v0co",
-	"20zy/hTblvlmXIdvycUZYhzd+ynG+7KxhUq5vDC0x1tGc2RVUyycHCh4VTFe2IZX1ZqVoowFQKlkl54F",
-	"5YwiqzNKXc4md1sEUeL7MLyQkmJvCDOX3K0LmHso5JILecMrUc5CunPG8kbyxi6UFn+H0n1GhJHKztBn",
-	"no/kOFou0ropknMiFvkK9BE6mhmuwCcm4sNZlF3u8x9W3DC/1p2jdJGXPKHSCmksl8WIP7f1Yiesq/H0",
-	"I0+dQ0n1y+vnXdkKk3xJpgC0FQTuxR3cY0SvIa2n9YvjoacI4JVWVxqMGas92PTVCzmr/Us48LKuwG6j",
-	"jPS23y6AWaWqjHFv4/h8DKraoZx+Jiw7IEz8jpuFQzd4D0Wbsnm4M1T8XlJgICW3vG/+YvtWX3k62eq0",
-	"Hiw0jDS+RK+HR+fhjMYKgjdo4Bzq+40KJefCibkxN8ZrsHr9jFfVJS+u7weMhISMKnmW5mrXEqINALyB",
-	"+x7Qguty5kS6auxsKWRjU4l5Ly8N6Jte9rMwrFLyKs7nAVmygxLmvKks++bJyaGPEYilO47HJyff0pn7",
-	"z1nS8YZpf8KuxxfzNtSqCcNyn92Tt+sI6wqJF2G8bmVfDxf29OnWdflYXlKveV7CslYWZLFm17DOfJSG",
-	"1U6rxjSkjVjJ9oBNRDgJxhCqaTJmtVguoXSafAXcyWTKEtNcVO7DaiEsMFPzAqbs3LKlMpY5q5EVC+6s",
-	"E9CU4//4a/ZCfJcxqYIpED9x2VgmYVUJCabLQ5sLbSxzX7IlX4cgFWem4mbBPBdiSjvlTlvKrcv/R74Z",
-	"vzrZASJ3JdQ6/GdCWtIvU8U2aOkw4LoSoBF9zrxpWXbiEpPupFr5ipxgGimZDLmNZuSO5vy2WWZWEbVY",
-	"xQ4wmYn3VvvIhEIjMh8Pd5h+D3ZJ3MI0VUL1bC36UBx1ZyJNnITp9Bg1o8wkq9dph5Xq1MC7Bg7a4sax",
-	"388YcMfdGQH9U7rL3v+Y+c6jSOFO45GhPOdTJ9FD8RjyMmR0WLxVrdlBTkMtMQczTpLND5EoJUBpHAkb",
-	"KJQsaVA2V/pCem1EKHnWVvs+MsignESj2h9ho28yCkmxcypZxCAVkoqxSmPKoGWk13RC4EL2VU52YN0b",
-	"eQBczgxfG2YULQLp1imSpWmZCu6Y8ibdUnymZ69WcUyXaT3fEdL0D7yz1wImDrA2G1BAdOYpUgrJ9efB",
-	"xZkmqgegi7vReAiZHghGtn7X/rB4IGEvUR7xDLOl0zsrG90mvaNc34gHiRIVcp9Qi9bbtVSrtBpGvH0m",
-	"MB8gNZoGo6obVLr58lJcNSpkv4i5cEY5YnM/3zw5U63VjfDxjLYYYtmka+8o3XeHvfEVF1bIq1lbUBN9",
-	"F4fSEFO1bepZKXiltsHlTtnzsuZ/a+As+FjmCmVal2PuPlB+Z61VAcZRbsG15FQ3LWHVyUh6TgOuLu2g",
-	"8UmRZiRByT+wErJUq31xtz2VAczHMGMUAbMh9ibRv9Hy05P2PWTaqMwaZ5F388ExaAQLyIyqDr1YVaRC",
-	"exM47XR8AIdX1jqptody73RnZTs4yxxovgdeooKciIw6K6v0v+/lVY0Mot1fG/rYh7OP7SDtjdyvDCjg",
-	"ZWO2+iDHq3vcIMH9MlKU11xWomDB3RLKPrxW4y0AZydRrYovsvNvOcsEpOV6jeyvqbHOd6Wc3q+tV7ov",
-	"pGmWS45B5gO3QnyWHCWHGTMLrsnaYt+enBwVqoSjWgnpG0FcNuUV2Cmj5CbSrnSoefZ1IFyuLbo6hbmQ",
-	"RYNFvEUTCh1WC1UBu9K8XsASWFE1xpliU/YaEzeEvMo6E6uxdeOsQaUqxvVV47ZHKlUp5vNQtM3rGri+",
-	"kAdutRRxo5VhRYNq7OGU0dn5DgcV5vYXXGvsHGGVyvA7pp2CquY9q8WwUjkbkFS1VJ+O3bFo4Hvrh0Y3",
-	"KZ1CJvsTinvTIcbMLWq0FDwuhXLjGMuXdcA4CSuHWW4ANBvlGZNNVbU9A9ouO9JJ2QM6CPLN8hKHOxwt",
-	"E3cDUao4NR8ZW306bcItfQzvMzTGfTmYx9XJuLp1l03k9rEXyFvx1l9uLtWM1tk6UX0pnXd5OosCgebQ",
-	"mmKUzkB3BOT3twZ7RnVBFAbz73sg4Lv+1PyQxOGn7GcQaOmjcdL2KzFW1TX04g7qGsXBcKETDwYKviX1",
-	"M93Igifra6hpU8uRqJaMCAZd27hx5EwgofQlbx0Ft8SbitEmksFh0sebrCXOeJXduW7QyBjDfu3IOeUk",
-	"/0S6zPi60qrbHLXK8bT+O1Lkbkem2oiTlcLUzgYn5eJeZkD4dq70bKGMTUcWsknBZQFV5UuOuP+rtWa7",
-	"kFgycy6bUNVjEnkjmZ7owFRAvW+M/T7dBIpY89yGTZ2aOugZkDzn+6UJRNretuV0quFt9tAuNpDlnluJ",
-	"E1V2otc4wZgs5VZT2waJVqujXCtPmNszR/DJ1tBOhZGpTZD3H5F4cJqfM3IzEnPKWrVsVRcMWVCV7gH3",
-	"jvHHT5xm51W2oK7t0N7hH+yWbOpy/8KZnZ2SWEIddMK2g5mQpB3uEmPcMDrv8M8V/U6CvZqcaJ8xAUYY",
-	"uOHN67jGkPBS4mLYw+COvKmoxp+aA6DrlVsLEiX3ChEyYCATxhcGoxuV1I8jI0rwkt6h25ILudlK6SG6",
-	"qHxG2LsVV/rosVsXDer5kWqdMRcl+LSFIKOpNVo2uXRKDsznSqfL7R9EjOzPrberLXdaBaHxVsYC0/u2",
-	"Fwzct83ThsuT+raMaSluV+VMYZaOz0jx+mYjqW1KuYt/8y4EG1Jsj5cRD9MgYUUdUNEuliVmnK2PArvw",
-	"7QO6GEwSLL+X7478mE6mzXvxnlPGexvLfNiI4jI+bnSQe7DkhyGGRIYfRnnbyI+a4ytqJWNTB1+YOUMo",
-	"JsJgZHf9bsaSbYe1zF1j0zsZfiD7CBRZTLjjImGUEXzczIj9EhoGeLtfEDd+eXN3VDjbaGHXbxxP9vVY",
-	"WF923pBqicwaFUT8ukPIhbU1dWgVPrSz2W+uQsdVnBl8wB2nsIwbI4zl0mJlW8Y4o3czZ7o6IHKrNGFa",
-	"0ejq8EKWWtwAi3rIINFh5xefDV5hQwumG+l0C44ONiipyQb27LmQF5J6UaCZ7UQqj/rJ5mOda3NWqgI9",
-	"Yv1esxcypPT5prPMQc2JbxoE80vOfTIffnPKvqPqvYvm5ORPBVbg4Z/gPQ1h6xcSf2MH8waTGAsw5ox5",
-	"xHV8hTInKC3Ce2EQ8bumYodk5zv4tqNpcLQWevVcrln+6uWbt+z45vExlljmPkxaiQJ8pYVvK/zX528d",
-	"sejKH705PT5WNUijGl3AVOmrY/+SOXbPdol6DhOigqPTycn08fSEymZA8lpMTid/mp5M/+R7hSISHi/B",
-	"alHg38lOqp4kM4aptYgLPimYBS2NYSsG0CYA6JVWS7ALaAzmvjDit1OGjQa6TiucaiszVolrIAkH77EZ",
-	"hzYUdS45LBWpryCdWssqpWpk+5dr5tOEpljZ4o5TKPm8nJxO/gPsX/22Bp2Un5ycDLoouwUe15WzrHt9",
-	"kxM9mfuA8TOM7dntxCAHC9t3J/H05Ksxba1dZ9SWueMbk9Pf3mUT8nOvJ6eTaLplu1XLrww6j0DfiAIm",
-	"79wIx/70p2u+rKJj3gDZyxrk+avn20EWk28YdA/AOavFz9XRe3Ta2KTFfFxwvfWtQbEp8yikbh4fb/Rs",
-	"SxLFSwnOOsXEsZbttZ2DYt6pNLHOjCnMzEP38mrKfhLGumcNJulJRa2mmFWMy3XofLahQrddmtE28enL",
-	"lip3Vo43L/maXXpzp6QGXVqtNinETf9s0NZtj1Pfr834Rqe8BFLErYvIEUBV1ogEj/dAgmzy1cmf9kSa",
-	"CE1C2LwfLnEytuAONSFCnj6upFHo+MOgX+HtXSQ4aM4fXyvwW7IJ/WYzxJ160bvXdkthffeJ8GKMUcQb",
-	"9Nhwshc27Is9T0+efipseyn7++vziO2IVrZd5ZJMChmTb0wY2oGhGNe9hmhOpF5DybiT8bxYDPqHUe+5",
-	"0HOua5sfuoqRxymMGxpHdfORwqSwFZ/PG9Nw5QS60xlRGZqGDnFR5lqIF3lnje8Xd8byQYu1nB7HpstK",
-	"X1P+q0HZ6F4/wGZ/7ara7oyskU6pwCSbCBaYVOvWdMiw54DBgse8beLmZ8M3lO72xkqFtwJYXERSIfEt",
-	"AB+QnPwMI4SkwWlW92CoPZR9jZnLgHVfoa/qmChFhXFchmIFOD10ZKwGvsydfUt4RMpm5Llzgs0AOLvG",
-	"nc9psIPPetr8KeNV5VTrHxwi0yALblguytMcMxzZUklllRSF/1mUhxnL8W/3iBvW8UDK0sxLbnl48/+8",
-	"efkzA3kDlarhQuYfRJnhs1kXa86Ye+M2P5wyvNgC98VQf/dJ1ei9OM0pRQGFP2f5KauFvMpDcNED4fFX",
-	"zEwv5DmmbOY/cWOPfkBwPf8+xyb6/9sIWcD/+jnHBE80VDTUFV8barzY4ScqBwVfQpsAyt3WkTwlu3LY",
-	"63R5Mkr6uPsG9/DDje+XN5BJQ2PBzU6QNW2HVlGyKzSocF5y1bR31PytAXT/eoGGO+rdS7NRo9ma8Sep",
-	"Lgzp2Lqx7XETVlXCfTJ8xQ4MYI9I3OEbtLIYXr9TKCmhsIdnbCWc8eF4ZY7ry0dv2Okd0mRE+v7mRe7j",
-	"b+8pcjco5x4aOIGDXv8EgrXHRajh3JHxqE6IFfiI/6JlI4u2AduY1uRbtD0ga/UzjIDS2y3CsKb+uGbL",
-	"T+IGkNs6btF1EhlluW1HqCSonO5N7RofElShXdWokk+OqOAE8DG86f10tXvrXj9hbtRAEWEHrUfMaSKH",
-	"Eah9Y6zbbFIrk3STYI4cMpdEdzKSJqGxWHCg0N6n7DvlGKWm+2V8kynhXdphI5tKBXWz+5ESDXwy/3f+",
-	"YqSPdpS+Zd5t3+HpTIvbDSR6/LFnblvJjRCeA3Sr4Rbd85/IUPjTfs8/eXJ/rYvw1HsZd0DTmB8cf/Cl",
-	"8Lc+9xdSSV3PneKDqCpMW2918PTk8SHj/horgrT7XSos3XPGA17dM2XPfSSDWFW4CuAaoG7dIqiZW1Wj",
-	"Sodf8OL6lPmMXtZL3WXg6IViUTlZDlJhertyVoijFWwi4memKC02Ol+z0NobGz9HyuEmBX2PsPAUNFBs",
-	"UufUPXLs78JLCOun443lCLRLdQPl54mie9m+AxR12/q9CHpc+yzwNJP9T3fkTmH27S2xZH9KqnPrjPal",
-	"hf0ujdgi06he0KNwqig4DhL6ZuopC1k8GLMwa1kstJKqMWc+aocEIFn+Hz+QN7+Htfkmir0S8uojI9iT",
-	"j8Zm+2n5aR5LZNajzj8a7mJtG2EuIlOLNPdGY+pFe9T1vEzj81vKSg6NRqnHKNl+LTr7biVQkkknlWOB",
-	"GROyqBrkm74Bi7OdVVWC7jPSTYx8jWuL2nl+PMz8uFqkX94IXnZwy2K1aQEa/ni8ta54EZhrxNQ83vxe",
-	"NG3boY5jqarKMe3AexoiVZWFylW/XC+ds0hBCM1zUZJ311zegaxvfc/czxNXaXV3oKqPdP6rYWrPBtoZ",
-	"TzeKzJIOxJ+pngP9XlN2TpqHATDBN9jnhFlPGWS8qtJhsZ97k6eDMEOnVUiW3Fvq+rS82yw9MDW+jQf2",
-	"Me/QSzxkuHx1siW/5UEpYKNPVoIQemANoQChO0GHQPzUnihHnoGbqsZeqvcRVg6KCZPYefxh0Cvm9rjN",
-	"+E6z0zfFAsqmAsyJwZYgAtNJAhzQa4qoqsUV9qDodWGjWzjLtcP4tgSyh+lkoFm6R5WuuTx4evJnDGN0",
-	"K23fpd5DA7brttDTDncJRm62Y9spGLlzO51/tCoc7y8L9ufnGJN8evLn+3NwjxiM95GqH5EcIY2QBmeO",
-	"P0QZcbfHcRXJCFXwJbA5yAIrNZ2N5wtEw6s+0IN3vRZqCVGIox+rx6pHjOPk/orQrjkL+1m1DYl8jtcm",
-	"8lMpC7zt7gvcjvr9RMndbqIHvdyxjdRWNSeOpP9IIQmilo/vFBxe5LqTZ/DjiZpkG48EvWKzQuyC4NdL",
-	"fQn/6Yn1d/kRz8NtxJC6ZnrOeOirFJXmbE9DaKvOR4MOqPc/hCoVVTb8k6tQbVF/SnWKFd1/gILU3tAY",
-	"zjEghG8LMBoU+UWWHt0Cf3xkGFbCnr94wTSEogLT9vTKos4lvsNJFqebZO0doL4gzMeYL+TgGlBSMOOr",
-	"QH2r5G4tZ1T0TemGXUEadSFZZ6zmJizNM9LsQvruNKZ/OycNHpo/CX+ZpgZjwLAfpMXWZAVM2XPrC/xD",
-	"21yW+7Yevt/SasHthVzwugYJ5SnLSyUhZwc0CA1Zdn2hMPM5Kl3NWSOtqFJ9KKlTWrSbw+xC5m1dac4O",
-	"KAVxyddswW9g4yrWNmRXa6XmuLSugIsyE3UDvbVdyHyzrDU/dLprd+ErORO6Tgs+FVI4JeDp+/dt81AH",
-	"0wr4DWbaUKnHhcQsC6c75F3jv5wdKM3yqNvf0QtY54dRUoR7w2eW6Chyh99TQcaTk5PDKEnD5yMlEyRA",
-	"lm+psfl+zomU1M6SihE3vf2d+SrJcv3IsBteNUApCpicdBmCiVfiBuRopsIAOj0OuVcHxIdSNOJOmZ9Y",
-	"yYja7o2YAogj6PQS/Z6SbXUEtn09a/PYsDMASOLfH9Nw2W2tGQtMAv4VtaDflabpwwOBYWGKthdRbZtI",
-	"brA1l2cDQ/kYK0rHH3yl152JwPfiJ+6lh3Z2xk2DxtHtM0SxviIcrMu2t/RuR7aDIYs3aVCSHWdzDWbh",
-	"J2EHbdBwMGoeckk3DdmBzLqQ+fmLF0ex4MhRsAcx7W/B9i1jvmK+Gm7KtqliBa9to4MmhsNcSKq2RK5L",
-	"TlXUcNhcyCvQtRbSsgOoDDB0L9FbM+/LzzP2d9DK8URzmKFpD/46kfh97Hh5pVSZeUHr53fK3iODHLWu",
-	"uOwSEHoKmDddfMn2tLX4Z+7xnFH/aEPtLpWkUk/2X44v59SQPh/M59tR/awo5dNTuROrKy7o8mQmpLG6",
-	"oYKMU5YPu35gadcr0AaLliwrFkoUPmeBdD90YkDpDgVXK0/dcoaNPvJsoGGldI/gq/g97OKLe6HP3r64",
-	"Fh7EtbCXbDymHjnjbPaVN65iQwe7o+imtsg2HAvIPCcmEyjcRhAkubf02AEPXTI9gQbLTXj/uc/mRqXv",
-	"Esj7mLddfPJBy83O5ELapDW2a0vk8eFAn7XE350kqBnWH4Mgegj+vEWusM8bjxGKMtZ3RexKUb1vGq9/",
-	"Vp1SiXZwEvWwAVQe0uJ8Kl7XSSe+C2qAa+7N349qH5/v48Iipn/7BaMfPtRTATfgu5Nj3ck9GPWWKp+f",
-	"xDV02XL0cJ5RdRVgW/1gN531a1dQ28KSFqpUaGQFxoQCDCx/GVTEoP8M7wFYiVS+NBWyuKnGill2V5ge",
-	"qHTlS03J40+X9DesQcEMun2N+GPRv8L5auxW8a4NrrM7/EUXaPTRtYHMWKjZQU4gP2W73ePrjARfF3LK",
-	"HueH2YVEj7jCPuJMlNQLbMrOMQsp7990iE7bpfuOrtZoO56Snee1NzLoDAkivOsrpFvzC4ndLo8qcQNO",
-	"3RE33IYg7SUWjmI2rr80PaM/EyZsqAylGR+Z2ESkRlwXEk3H3k0hS772F8oygRlACEIsBRVVhTkQ/ucD",
-	"vE/oiOzB0DeO5KuvBsV+7cwseA2HF1IYn6lFNXuDG41P0dGdtMe86+Z5ry/kJzfLHkhu9poJpjmAO4E/",
-	"mpz0WdDdVaeEZ62sZAf+duy4HWjrWzrcI172Uvqx6aI9sYSsSwdCWp4HMglMxPrGFh1V+B60KzlNRtnU",
-	"SoLOHDlB7ATzkbfOoekpEmk5GzqIaJGxd6iNnkSUeyE/gneIkXPIXxZhWlD4NP/WdXMhg68oeJKEHfEa",
-	"4eormNsp+4sGoH4tgjy4lcAgJN3V1DrS8sFd9I72X4c7idwB4WaQn5yGgwp3ErnZMoZXUBuntixBNkw2",
-	"y0u8z8m4xzPW50/cq0LTC/n7XUT+VrjPgC19fKshdWn15+wxajOkv3iMYo9RUIESXDbFWw93185838C9",
-	"7O3XwMu+Y8lfTNL2Ig8u+Y5/arwSwDdzdlTe0mgIFXKsG5o7vcpx6NCM2T07F1IYjLTz65ZFOUUq6n9O",
-	"rqRUpiZu8Iv36HO3tQslC1FB0Blasd53Ge6D2RJWe+F1d8d7dBkjLWahTCT7nfaLt3q1Qt3p9z4YgtUb",
-	"+PyC65KF3r7YZsNp3DU3JlnJ4db7BU0/dzQ1zRJ7pAh/c1zH1PYziz3b3hInbR3nbS7TRjQtDsT5ax6Y",
-	"kNiPOVz/4O949kFX2fnaqXC4i9z56IRB9XzlTNjDKcMEm2IBeMMK3dBSqCUwTTn6mLZRCnl1FoPFIZ2Q",
-	"DZh4LW320PQuJexz87wObg3eSX36lOkr3oR3QvNfOoclpTzxSLvoo7m/f2Jnao1bKo8T7a+h+9e22pRf",
-	"fapgPqgJybNYcfLXvfirKfslxsmSlPjCiM+PjhLXTicjGV+qVh6yasXjlkcqj57jpECtzM0dON/eVxGu",
-	"B/CXw2DbXy+v2lwAQv1WNPm7qILhgC7Rg7xr2J1nF7Jrmc3ol/yQCUu3d7emxtAU6S6JbS9dCvNi23nm",
-	"00XPLmQbEmEH+UZ38DxjedROP5q6f9cyZjo69RXrybyo9WNM2Tl1/LiQ5EL2/hdyr7YXmlEwHG86C93y",
-	"FlhXHPmdUg4MakFDFwV8jBTbB6L/XgPzT9wvh4AzwgDwx391gUl3CnC6Liy0kyTLHWKrK7CDIX84/hDa",
-	"4g+66KQ6ytwPV/GthzZ0tmNKxvL2ggfKpO8cEsKyBS/bHGe8EoMJefjZB/usqtnK10iwA7+/w+S5Z6NJ",
-	"uf/Ux/r5p+TiMlM5uTvQ5E6OPvKDjLnQvpzu5+kv85fq+1thtvvNdsOWbc6zhM+svRAnD2tBNxiqR+Qv",
-	"001cR4Qr9I1QuKYbRJ1NhLclGK9JhaY+Iw6zL0j5eXnHMEmUQrPlkTvMcED7Yd+YtZ0weXGCe9u8fUz4",
-	"YvT+UY3eIDtHrd4IL/v9Zvv3EP32zmEKNUNPNXjGazqofppVquCVb37bu7Lm9Pj48ZNvpifTk+nj02++",
-	"+fZbRD+/kuGI1Fo3ay/nQAPRX2kyjZLrfKvbdIPn7t6I3l0N0/RFCSYxisddKtLDGq9egZfJgvcXypB6",
-	"ALKMJiC3wubAL7GlP28zvri5NhsGyFmwkkP1azRwOLnNoZ+11z351AnfxrDrrjXouBSNSh2X0tAMPoZ+",
-	"Ol/7qs/4TL/bb6YzTTeHMZPbd7f/PwAA//8=",
+	"7H39chs5kuer4HgbYSm2RMlu90yPFBsXGnfPtq972l7LHRN7TR8LqkqKWBWBGgAlmutwxD3NPdg9yQUy",
+	"gSpUESWS8sd6ZvyPLZJV+MxM5OcP7yaFWtVKgrRmcv5uUnPNV2BB46dnSt6BNtwKJX8EXoJ235ZgCi1q",
+	"9+XkfPJ6CaxQ0mpVVaAfGabW0n3Rvsg0LECDLCBjGgqlSyiZkswugb1utGRclgyKpYKSCcmENWwN10ul",
+	"bs10kk2E62RJnWcTyVcwOZ9c/vTTSTy4STYxxRJW3I1vxd/+DPLGLifnT779XTaxm9q9Y6wW8mby/n02",
+	"+VEZ+/x79yy2XnO77NpeKmPnopxkEw1/bYSGcnJudQNxFzW3FrR793/j479dnvwvfvKfZyd/ePPucfa7",
+	"p+//aZLq1013tF/baHlAv/j4nv3+hdtiOdrx2v16QM/0/F5dv3dNmlpJA0hQL7W6rmDl/nQ0A9K6P3ld",
+	"V6LAjTyt6Yl//g/jqOtdNIJ/0rCYnE/++2lHsaf0qzkN7WKPffq8lOzVn56xPzz99vfMN87Wwi4ZZ8by",
+	"6wpYXqgS8imulG/Q9XdZUAvvJrVWNWgraA68/X6bEQysuLSiYPRQxmB6M2W5AVnm0+31ySbXqtxgo2Up",
+	"3Bu8ehl1Rpuw3Y3bJjCWubdpMo5r2s5FaVitYSGqCsoLxq8NSMvWSyCm06qxwCy/BcOkkjBll4bdiDtw",
+	"zMccQ5mFADOTNrA2LyxTsgB8veCO0RkvS4OfGwOa+d1kuZB1Y3PmSMtcsELVG9doI4sllzdQTmeyWwZ1",
+	"/R9QWLcM+FZ6SXvNb/WvWO4WIWdHuV+UnAkal+Xmlll4ay9YzqVZgzY5/oCPCSUlFxqY/+kYZY2FFe4x",
+	"yGY1Of9t4tucZBP/2ORNYhP9F1xrvnGfV2CXqnTtbD2KnJf6wXJ9A4kluPTUw5SsNucst6BXQvJqvlBV",
+	"pdbzotEapM0ZfTZsveQW7kAzya24g74odtOvuQRmlu5ZqdYXrn1jhJJzeMsLSx1FC/3IERY+8AjlcVia",
+	"kYE4SRy3l1iw97Gc+S3wU7tsfpHeJMjk8sZLjD5H3gpZ7pIQ+OpP7kG3C1otRAVpgvM/MrvklmngSObC",
+	"MLeKuArMFBpAmowpzfJG+hfKnB1VwlgoMyZxB5DtrDpOcr5vbnsMP6xquyFuFZYVqqlKJpVl18BKoFWH",
+	"cjrZtay4KF033aRHF/Ynv4xhh4uKNyVMsomTj2+TlH9Z11rd8SpFt7UbKlKCW9JV7USIX7op+x4K4X4y",
+	"jOtObF6wW9gYVAhWIBsmZAlvnZTC5Sy0MsTaly+fT2lGERUUarXispzD2wJ0nWClV1DywkKJ7V+rRpbJ",
+	"dXQC1w8OD8yhTOA4Z5g7gYhHJi7iPnIB3tZCg5nzEVGnFgvQTqYhvfUYFyRJW3mBJImrYCy3jWH8hgvJ",
+	"+MKCZsK6CS2UXrk+JiW3cGLFClKzXHHZ8Gre0czWFv70E1uLqkLqI/lHI6PtvGDc7bFRkq0aYzOnvAX5",
+	"Ei3rtVIVcOnZblXbeWDXfm/+pFxCVc39VqaPTA3c6wbbC65UlfhhwBnxMLaXId7+JKt4kn/lj4bRw3vB",
+	"KwNDIg1tP4SgBtNom0qN8lmlDDxsiN36Ror0t2dnqfFs9xsr5duqU5DfOyW1a4tHwuXeF8Jz7p07Liqn",
+	"1c3pWOmz8L2t0DGUYNuYEZ2anKK8FZf8BnaeQn/2jxEz4KKlzyAu4ZFxmpuqnLK2VvpWyBtWCg2FVXqT",
+	"5Ixw8IpyxEwLB3rFrVMfHYP7d8ggc5qTP9aTHYQfd03ztX/uuVwofE9YOm23W9RcmlppGzNE201KqK65",
+	"lkLe9Dd2p+hFmyWw4Oi6OJq5A/YXepipxfaa7EVL2MD2MAYMPKSrsE4dbWSeY+J1inahI7tugtECpbjh",
+	"zQ6e/VmYhIIVj3R/jurJgsSeNLIbn5/I3Fm1+/fwa9eCM60PWnG3PuMjSK3T91CJO9Cbl16H7xPSj2pN",
+	"1pW3zTTwYglldySy3HeRnzMumSgrr4uTNSoZoOKH0zR41HLLpCIfyRIqZzt16r8zi+bw1hnOwubnsWXk",
+	"bC/qNzzNjroXRZkfZ8j6eOrQg25iNBinGwlrZhIpL8PP7gk/duZ0c6cCW63kDVlmdLIYVgpSVJeqKs8Z",
+	"Z6XmCxu0gnZaa25YUQHX6AUqaPpka2KX3oN0Cxt29Aw1UPZMlXBOJq7lZpmxZ1ZX/3yVsfVSFEt2C1CT",
+	"Xkg9uiHXjTVOfb7mxa3XjVBlaq5Xwl7MpGvy7Tk19KsTfpwpCSdaramR0DY+8O9sw+WtwcaOUevn7Fqr",
+	"W5C0OSgnIjFyZKz7s2RKz2QjC9CWC3lMO+p2sr85tCLKQDlll165yhjv26nui3AKoGXrRiFZI5066Ah4",
+	"Jkm3ZsY6nU3DojFg2DUslAaGBjYZ30HKdrIjTVRJ6fu9csfPyMmeEK94mAfTybCF07qZbqSTUI40HM2Z",
+	"veUq9d4qCEOBslTG7tnGj/hoq00mRv4Xt1lEWo5ZFlqtWO4We5OjqrtWujSdClxwychN0pvNzoPJkQrM",
+	"jSpuIbV+V/QDq2Bh2fWG2VXzlhnQbkWJnpz9dKMkXDBzK+oaSmQo1dh2md070XEupIUb0L5z2wwcHrzc",
+	"oAmureBVtZmHb6Sy/u8UXRirNOy39Ff4qHunqd2JljI9fnByluRBIB631N4yh7fCWEdMem/KGaUZtzj7",
+	"jfu1e9K/MfdbsPdJ1TVxhW/uPKr81nQE6oc66D8LnBcvZ9iOwBHJwyxipY/gUHFsHNF7RGORr2XbG+Y9",
+	"J9GPkbkYeUge6OqIeghjHF+LH4P0GOo+DS3R9tR8mGLe6OogdXRLK2lQx+s1Nz7Oq8Bq/XHWnWt9W2fW",
+	"Al3dqXUeDKZ9dHwArz3L9PtH0Z7eyPuGtvcmU/v3j8rz1vba3Eueo2Mjqbx7aP65+0jsTwKq8getU2fn",
+	"wv2WtirBGH4DeywONtG9kBrCj8ArUlz73W8fAuo2KeP33qpWdoU3ksNRSUtDA7dQehfZfo6sELBLrSCF",
+	"uFJ7C4UGO9fKHtxfxKe716KLJuJQ+m9n8XxTYxpbuGf42oGOnbAWQ0dtxa+hcqcpq0HVFVwwCdD6nBsp",
+	"/tqgQy9yBz0+O8smKyHbz7uXadBr8Gwsra2dLuv+N+zXVz8Hv3sB4g4MM+JGQslevrh6bQaDeHL29Lsd",
+	"oxhsRmIL7lnhEqTTgUi/raoXi8n5b/efiUjT77MhUVtnKqRdD448HjktnWt0/d6CnLKrpbOAMA7jLKTp",
+	"fURINJNuPF8vDRTznNFDtLJuQX1Ew3feRtv36HiwoDSzrdFsL+obv6xp/0KruO+lS/lVvv9QHdd83OtX",
+	"7aptD2RMlGyv+L6cv3N1aFCvA5nsP6bdlCVhfTB1jU6EukuN/7m0oHnxoW7foE8WvObXohKRchO1d40J",
+	"CCGxIK1zLDTA3MJbm/551VRWzA1U3gW7Qysa9Bg3P2grtTjtw/NKrMSIMim6FRzb7dtBgK7nIHCmgNnI",
+	"Yh6+TZ7hiaDP9uKEFvZnyWj7/y10nzC27gnddHkebVjEEcTJrVTFLf17GvwUJ9FajVij/nQMbdUgS/db",
+	"SEfxHyiohdYBxebcXz5TIRkaChQwb706I/1DvU22GM1Mb75VllepnwZ0SE2E51O0FrKIdujafmEev8l2",
+	"dek3JjavBqSaRalLwV/tTTLaCL8gMWENWHyHSGlpals4tllpW7NV9TYNDxTvWEb0JeizpVIGnSfuoKSm",
+	"WMG1FkCuRiKdR4blroE8HfBEzeqewaU3arAB3aOhweS+D1iN3IjJvsMujJHJ/cKhZYF9nASv/MMk1wcT",
+	"i8eRdSl+fuTRs8NOu73dQTevoiPiAEU55PrElHPA64P1HarNifV+8Io6m8EdO1DOWzLpj3tn7yv+9jk9",
+	"/OQs4R7z3BE18/QsHQse39r+BFN71g3iMRkW4dP2iEofhZmvVJkwZ144vcbZMngYtj704Cwt79w+GWDC",
+	"XrDrShXoUO8dpMb7zn0yRThCjAXQIcsJo0Qk0BqYS3e04zepw2D7YN+5J5EQ3/Hs1vkwkMzbaWvdov+5",
+	"i1kPjPB4krtCvY2Wr2CBdjhU5fx6M1d2mUoUvmyDJVziI1HaMMaMzGgEuid+ioOHNtRne+NMrcwvyoqF",
+	"z0hNqLPWwqq2Iw6lh3gwPE0f+BbcuZUgMmnfENL+7mnS2X+fHVFxY+d+XgeNAV+E4NdK/0zuoHnh+XV7",
+	"ZMg/D+ldRvuUzHq4rIzC4zr3NtiJKHNGR00W8n85JZZpsO50T2dWBIXyPnqLqeYKX2jP5V1n/HAi0eZm",
+	"sf3lGum0qpYQe1S3i6DTJng8gv31/h6j7DLJ+13sGubVuA7fsoszxDi691OC90VjC5VyeWFoj7eC5sSq",
+	"pli6c6DgVcV4YRteVRtWijI+AEolu/QsKOcUWZ1T6nI2ud8iiBLfh+GF1Cl2RZS54m5cwNxDIZdcyDte",
+	"iXIe0p0zljeSN3aptPhPKN1nJBip7Bx95vlIjqPlIq2bIjsnYpEvQZ+go5nhCHxiIj6cRdnlPv9hzQ3z",
+	"Y907Shd5yRMqrZDGclmM+HNbL3bCuhpPP/LcOTypfn31vCtbYZKvyBSAtoLAvbiHe4z4NaT1tH5x3PQU",
+	"A7zU6kaDMWO1B9u+eiHntX8JG17VFdhdnJGe9uslMKtUlTHubRyfj0FVO5TTz4RlR0SJf+Rm6cgN3kLR",
+	"pmwe770qfi6pZSAlt3xo/mL7Vl95OtvptB4MNLQ0PkSvh0f74YzGCoI3aOAc6vuNCiUXwh1zY26MV2D1",
+	"5hmvqmte3D5sMRInZFTJszI3+5YQbS3AFTx0g5Zcl3N3pKvGzldCNjaVmPfi2oC+62U/C8MqJW/ifB6Q",
+	"JTsqYcGbyrLfPzk79jECsXLb8fjs7Dvac/85SzreMO1P2M34YF6HWjVhWO6ze/J2HGFcIfEitNeN7HfD",
+	"gT19unNcPpaX1Guel7CqlQVZbNgtbDIfpWG106oxDWkrVrI7YBMxTkIwhGqajFktVisonSZfAXdnMmWJ",
+	"aS4q92G9FBaYqXkBU3Zp2UoZy5zVyIold9YJaMrxf/w79pP4Y8akCqZA/MR1Y5mEdSUkmC4PbSG0scx9",
+	"yVZ8E4JUnJmKmyXzUogp7ZQ7bSm3Lv9v+Xb86myPFbkvodbRPxPSkn6ZKrZBS4cB15UAjeRz4U3Lsjsu",
+	"MelOqrWvyAmmkZLJkNtoRu5ozm+bZWYVcYtV7AiTmXhvtI9MKDQi8/F4j+4PEJckLUxTJVTP1qIPxVH3",
+	"JtLESZhOj1FzykyyepN2WKlODbyv4aAtbm37w4wBt92dEdDfpfvs/Y+Z7zxKFG43HhnKcz53J3ooHkNZ",
+	"hoIOi7eqDTvKqakV5mDGSbL5MTKlBCiNY2EDhZIlNcoWSs+k10aEkhdtte8jgwLKnWhU+yNs9E1GISl2",
+	"SSWLGKRCVjFWaUwZtIz0mu4QmMm+ysmOrHsjDwuXM8M3hhlFg0C+dYpkaVqhgjOmvEk3FJ/p2atVHNNl",
+	"Ws93RDT9De/stUCJA6rNBhwQ7XmKlUJy/WVwcaaZ6hPwxf1kPFyZ3hKMTP2++WHxQMJeojziOWZLp2dW",
+	"NrpNesdzfSseJEpUyH1CLVpvt1Kt02oYyfa5wHyAVGsajKruUOnmq2tx06iQ/SIWwhnlSM39fPNkT7VW",
+	"d8LHM9piiFWTrr2jdN895sbXXFghb+ZtQU30XRxKQ0rVtqnnpeCV2rUu9549L2r+1wYugo9lofBM63LM",
+	"3QfK76y1KsA4zi24lpzqpiWsuzOSntOAo0s7aHxSpBlJUPIPrIUs1fpQ2m13ZbDmY5QxSoDZkHqT5N9o",
+	"+flZ+wFn2uiZNS4i75eDY6sRLCAzqjr0YlWRCu1N4LTT8RM4vLLWSbU7lHuvOyvbw1nmluZ74CUqyInI",
+	"qLOySv/7QV7VyCDa/7Whj33Y+9gM0t7Iw8qAAl02ZqcPcry6xzUS3C8jRXnNdSUKFtwtoezDazXeAnB2",
+	"EtWq+CI7/5azTEBarjco/poa63zXyun92nqleyZNs1pxDDIfuRHis+QoOc6YWXJN1hb77uzspFAlnNRK",
+	"SA8Ecd2UN2CnjJKbSLvSoebZ14FwubHo6hRmJosGi3iLJhQ6rJeqAnajeb2EFbCiaowzxabsFSZuCHmT",
+	"dSZWY+vGWYNKVYzrm8ZNj1SqUiwWoWib1zVwPZNHbrQUcaORYUWDauzxlNHeeYSDCnP7C641IkdYpTL8",
+	"jmmnoKpFz2oxrFTOBiRVLYXTsT8VDXxv/dDoNqdTyORwRnFvOsKYu0GNloLHpVCuHWP5qg4UJ2HtKMs1",
+	"gGajvGCyqaoWM6BF2ZHulD2ijSDfLC+xuePRMnHXEKWKE/jI2OjTaRNu6GN0n6Ex7svBPK1OxtWt+2wi",
+	"N4+Dlrw93vrDzaWa0zhbJ6ovpfMuT2dR4KI5sqYYpTPQHQP5+W3AXlBdEIXB/Pt+EfBdv2u+SZLwU/YL",
+	"CLT00Thp8UqMVXUNvbiDusXjYDjQiV8GCr4l9TPdyIIn62sItKmVSFRLRgyDrm2cOEomkFD6kreOg1vm",
+	"TcVoE8ngMOnTTdYyZzzKbl+3eGRMYL9y7Jxykn8mXWZ8XGnVbYFa5Xha/z0pcu9HutqKk5XC1M4GJ+Xi",
+	"QWZA+Hah9HypjE1HFrJJwWUBVeVLjrj/q7Vmu5BYMnMum1DVY5J4ozM9gcBUQH1ojP0haAJFrHnuoqZO",
+	"TR1gBiT3+WFpApG2t2s4nWr4PvvULjaQ5YFTiRNV9uLXOMGYLOVWU9u1Eq1WR7lWnjF3Z47gk62hnQoj",
+	"E0yQ9x/R8eA0P2fkZnTMKWvVqlVdMGRBVbpH3DvGHz9xmp1X2YK6tge8w3+xW7Kpy8MLZ/Z2SmIJddAJ",
+	"WwQzIUk73CfGuGV03uOfK/pIgr2anGieMQNGFLjlzeukxpDxUsfFr8+vOrfFOOxCes2GOIgMsHA2OEQD",
+	"gEUA+QgJrEeINER6OAIhOWNE2DRQVR+16MNLsig7YawuS6uqd5q59eBWaZ8HsxsWBxvY2tNoEvduwsMi",
+	"mm0ZxkERt2QtTXJ0A5iLe1LrIhgIwo9A7zy3FiTSxxplVhBSTBhfO46edtJQT4wowSuDTiKtuJDbaFuf",
+	"AmjnCxJwO8VJX4LsB7RCsDApNl+IEnxmSyB8Qs/LJtdOD4bFQuk0IsMn0TQOP9B3a7b3Go4Bmy1j4Vz8",
+	"rhcvPhQJbMsrTtA+Y4qsm1U5V5jI5ZOWvEnSSELWKfdxgd9HYEOO7R13dMxpkLAmkFx0ncgSkxI3J+FE",
+	"8QgTXZguuSwfejSP/JjOt857IcFzxnsTy3xkkUJ3PrR4lPtlyY9DmJF8A5gI0AYH1QJfUWsZW8P4wtzZ",
+	"yjETBj9MB4k0lo89LHfvsG/v1QkC20dLkcWMO641jAqCj5s8c1jOy4BuD4vzxy9vz45qqxst7ObKyWRf",
+	"socliJcNWR8orNGGwK87glxaW5NQU7cCwuOIWUxfdajF/Pa2Dfh0R0ktfoINwQALHz/cBjWs0Dsap58f",
+	"cSdrLOPGCGO5tFg+mTHO6N2MccmCKkK0WjS6Op7JUos7YBFQEbItwgv5koMKUVOYbqRTYDl6caEkJBcE",
+	"hprJmSTAE/TluEOZR6DF+Rg8cs5KVaDbtQ9oPJMhb9QjGzO3kE4BoEYwienSZ4ziN+fsj1QiOmvOzr4p",
+	"UBPBP8G7s8LUZxJ/Y0eLBjNlCzDmgnnSd5KJ0nMo98a7+pB1OuS6Y3ImufVtW9PguDUAQl1vWP7yxdVr",
+	"dnr3+BTrePPjKXPqbsnN8lpxXbIjBEAp3WmRn+ZuzWcyP23E6f/7P/83z5hqLGoxAUgTIYyPfe2zkD4t",
+	"qO2kEaeelPKQEyBn0gTQTfajtTUWluQR1eWMSJIJaSzw8oLxVvHm3YJDya43AUsZn0eyEIZgNdm//vAa",
+	"8TMJjosgX1dgCHDIxpMmd/BMKi1uhBOjV1Cc/AlssTy5EhbOmeErOKFf88w79fIX9JnBXxvKAqI2YaXk",
+	"I3OczSRUBtjTs29YXhi9mIf8Zkc2YcQtADDLhxYHwi0HOY1e+EoU4GuuPKv++flrJxN15TncnJ+eqhqk",
+	"UY0uYKr0zal/yZy6Z7uUXceuUenh+eRs+nh6RgV0IHktJueTb6Zn0288ajDKmtMVWC0K/DuJqewlb8Yw",
+	"yR533JcHsGCvMQRlcTaSp+KXWq3ALqExmAXH6Fidsiuiwzb1j6qsM1aJWyBFBt4iLI82F9HSoyEL0hm4",
+	"rFKqxtP9esN8wuAUa9wczwkln5eT88m/gv2zn9YAU/3J2dkAT90N8LSuuBggqCfQ2fsL43sYm7ObicGD",
+	"Kkzf7cTTs2/HlPJ2nBFAe3c8TM5/e5NNKOK1mZxPou5W7VQtvzHoRgZ9JwqYvHEtnPrdn274qoq2eWvJ",
+	"XtQgL18+371ksYwNjR6wcE44+b46oRztNkor83GX63Us20ZX6u7x6RZ6Y5IpXkhgWq0xhbQ9m1oMsfiA",
+	"U5rOt4ypay+GpVpP2c/CWPcsyU2pCHTOiRwuNwEDcctSavHa0QT1hQyWavjWTlKu+IZde6u2JKg+rdbb",
+	"HOK6fzYAeDxg1w+7cGALMzNBFDGIGbkECW8BieDxAUSQTb49++ZAoonIJCTQ9AOnThEquCNNiIinTytp",
+	"Ejp9N0AufX8fCw6u6YgvGPkteR3FNizqXrdSuNf2S2Z/85noYkxQxBP01HB2EDUcSj1Pz55+Lmp7Ifvz",
+	"68uI3YRWtviSSSGFgslDlAZgwMw7PSNoRHek3qJ2mDHgxXKAJEgolAF9srtAI+ALku85tBsg5Lr+SKtV",
+	"CMrpM0g13LgD3Sn2qLFOA1ZklMMaIsfeJ+eRIy9YPgBbzOlxhF9X+pYy4Q2eje71I4T9bEfV4rSyRjql",
+	"AtPtorXA9Ho3pmOG6CMGS5/zFs7R94ZvKN3NjZUKSEd1g0gqJB4M9BOyk+9hhJE0OM3qAQK1R7KvsIYB",
+	"sAI0ICyPHaWoMI6foYgFQQ+dGKuBr3KmFp6OSNmMHLTuYDMAzvh0+3Me1OiLnsl1znhVHU9n8gdHyNTI",
+	"khuWi/I8x1xntlJSWSVF4X8W5XHGcvzbPeKadTKQ8rXzklse3vyfVy9+YSDvoFI1zGT+TpQZPpt1WScZ",
+	"c2+8DzYYzYuh/u7tKHRSnZPpRIc/Z/k5q4W8yUOagV+Ex98yM53JS0zezn/mxp78gMv1/Pscr9P4H0bI",
+	"Av7llxxTvdGa1FBXfBNZRESfqBwUfAVtKrgzq0pkT8luHPU6XZ6Mkj7tXuEcfrjzyJmDM2loLLjeaWVN",
+	"i9UsSnaDVi/2Sx659raqvzaAgSB/oOGMejdUbVVrt96asxQeSzrLxth2u4mqKuE+Gb521jGixeIMr9DK",
+	"YngRV6GkhMIeX7C1cMaHk5U5ji8fvWurt0mTkdP3N3/kPv7ugUfuFuc8QAOn5aDXP8PB2pMiBD15Yjyp",
+	"E2EFOeK/aMXIsoViHNOaPFjjJxStvoeRpfR2izCsqT+u2fKzuAOUtk5adJhCoyK3xYZLLpXTvQm49VMu",
+	"VQCuG1XyyVsYnAA+mj99mK72YN3rZ8ySHCgi7Kh1WzpN5Dhaag+R9z6b1Mok3SSYLYvCJYFTSKdJgBgM",
+	"DhSa+5T9UTlBqemmKQ83J3zkIkxkW6kgXMsfKeXIO9P+6K9I+2hb6cEz3/f92s60eL9FRI8/ds8tqOQI",
+	"47mFbjXconv+MxkK3xz2/JMnD9e6iE69K3gPMo3lwek7n2Hw3lcBQCq987lTfJBUhWkrL4+enj0+Ztxf",
+	"aEcrTd5YLOJ1xgNe4jVlz33AikRVuBTkFqBu3SKomVtVo0qHX/Di9pz53H7WS+Jn4PiFQo45WQ5SYaGL",
+	"claI4xWEE/I9UzAerzzYsADyjxDwkXK4zUHf41p4DhooNql96h459bdiJg7rp+MQk7S0K3UH5ZdJogfZ",
+	"vgMSddP6UAI9rX09SFrI/pvbcqcwe6BbBO+YkurcOqO9176P14pguUb1IlOFU0UxABEQdPWUhXw+DCyZ",
+	"jSyWWknVmAsfnEUGkCz/1x8oGtKj2nybxF4KefORCezJRxOz/QKdtIwlNutx598b7WKVK1EuElNLNA8m",
+	"Y0KlPunQb9P0/JrqEwLkMEXcyPZrydnjFkFJJp1UTgRmTMiialBueigmZzurqgTdF6TbFPkKxxYB+348",
+	"yvy4WqQf3ghdduuWxWrTEjT8/cnWuuJFEK6RUPN086Fk2mbkjVOpqsox7cB7GiJVlYUadj9cfzpnkYIQ",
+	"YLTxJO8uvL2HWF979Owvk1ZpdPeQqo90/qNRas8G2ptOt8pNkw7EX6iyC/1eU3ZJmocBaEPsfUmY9ZRB",
+	"xqsqHRb7pdd5OggzdFqFtOmDT12fffk+SzdMENhxwz7mHW4VCIlM357tSGP6pBywhZiXYITesoZQgNDd",
+	"QYeL+Lk9UY49gzRVjb1WbyOqHJQVJ6nz9N0ANer9aVv7kRanV8USyqYCTFxCcCCBOT9hHdBriqSKySi8",
+	"6uMx0n285cZRfFsM3aP0kC6D7jW68Pbo6dkfMIzRjbR9l1DIBmLXTaGnHe4TjNwGZtwrGLk3sNZ/tSoc",
+	"zy8L9ueXGJN8evaHh0twTxiM94mqH5EcYY2Q7WhO30WJj+9P43qyEa7gK2ALkAXWbDsbz5eKh1d9oAdv",
+	"fR4kffVj9Vj/jHGc3F8W3ME0sV9UC03mE/G2iZ+K2uB1d3PobtLv58PuRfbulT0B5XaqOXEk/UcKSRC3",
+	"fHyn4PBK5708gx/vqEkC+iT4FWFLEQ/Fj5cQSv/mmfWD/IiX4V5ySF04v2A8IKxFRXq70xBa/InRoAPq",
+	"/Z9ClYoKWP7GVagW3iOlOsWK7n+BgtTe1Rr2MRCEBwgZDYr8KktPbkE+PjIMa+Ivf/qJaQi1I6ZF98si",
+	"DCOPdZTF6SZZexuwLw31MeaZHFwITApmfCmwB03vxnJB8A+UbtiVphIe0SZjNTdhaF6QZjPpcapM/55e",
+	"ajzAwAl/ra4GY8CwH6RFkMICpuy59VAfAUCb5R7gxyOvrZfczuSS1zVIKM9ZXioJOTuiRqjJskOIw/T0",
+	"qIg9Z420okoh0hJmYjSb42wm87bCPGdHlIK44hu25HewdSlzG7KrtVILHFpXykmZibqB3thmMt8ucM+P",
+	"ne7aXf1MzoQOc8WnQgqnBDx9+7aFEXZrWgG/w0wbquiZScyycLpD3kGA5uxIaZZHuJ8nP8EmP46SItwb",
+	"PrNER5E7/J7qbp6cnR1HSRo+HymZIAGyfE1XHBzmnEid2llSMeKmN78LXy9dbh4ZdserBihFAZOTrkMw",
+	"8UbcgRzNVBisTk9CHlaZ+YkUjRgz9zMrGREA54gpgDSCTi/RR5dtS1gQAPqizWNDjBCQJL8/puGy31gz",
+	"FoQE/CNqQR+UpunDA0FgYYq2P6JawFhuEKTPi4Hh+RgrSqfvfEHfvYnAD5In7qVP7eyM4cPGye0LJLG+",
+	"IhysyxZlfr8t28OQxdInSrLjbKHBLH0n7KgNGg5azUMu6bYhOzizZjJRU+QO9nBM+/vwPXjUt8wXPU7Z",
+	"LlWs4LVtdNDEsJmZpKJalLrkVEUNhy2EvAFdayEtO/IVUX9gOb019778PGP/CVo5mWiOMzTtwV8sFL+P",
+	"2Lc3SpUZ60rIvLL3yKBErSsuuwSEngLmTRdfmT9tLf65ezxnhCRvCPhWSaroZf/u5HJOpVv5oD8PTPeL",
+	"opRPz+XuWF1zQdeoYwmbbqgg45zlQ/yf/Hg6ky9BGyxasqxYKlH4nAXS/dCJAaXbFBytPHfDGUL+5NlA",
+	"w0rpHsFX8SHi4qt7oS/evroWPolr4aCz8ZTQssbF7EtvXMWGDuIk6aa2KDacCMi8JCYTKNxLEk5yb+mx",
+	"Ix7wcj2DBstNeP+5z+ZGpe8ayPuYt3he+QB8tzO5kDdpjO3YEnl82NAXfeLvzxIEi/f3wRA9An/eEleY",
+	"552nCEUZ6/sSdqWo3jdN17+oTqlEOzhJeggFl4e0OJ+K12FqxbfCDWjNvfnhpPbx5T4OLBL6779S9KcP",
+	"9VTADfh7CrDu5AGCekeVz8/iFrpsOXo4z6i6ChBKK9hNF/3aFdS2sKSFKhUaWYExoQADy18GFTHoP8Mb",
+	"QdYilS9NhSyuq7Filv0Vpk9UuvK1puTx50v6G9agYAbdoUb8qehf5p5kgj4gtrM7/JU3aPTRBaLMWKjZ",
+	"UU5Lfs72u9HbGQm+LuScPc6Ps5lEj7jCGwWYKAkVcMouMQsp7995ik7blfuOLtlpsY/JzvPaGxl0hg4i",
+	"vPUvpFvzmUTc25NK3IFTd8QdtyFI22LloZuMij7wz4QJGypDqcdHJjYRCW9tJtF07N0ZtOIbf7U0E5gB",
+	"hEuIpaCiqggyhH4+wpvFTsgeDAiSdL76alC8uYGZJa/heCaF8ZlaVLM3uNv8HB3dSXvMu26e9xBiP7tZ",
+	"9onOzR6saFoCuB34ezsnfRZ0d+kx0Vl7VrIjf09+DAzc+paOD4iXvZC+bbpyU6wg69KBkJcXgU2CEAmg",
+	"PR1XeDTqtZwmo2xqLUFnhLETOcF85K1zaHqORF7Ohg4iGmTsHWqjJxHnzuRH8A4xcg75a2NMuxQ+zb91",
+	"3cxk8BUFT5KwI14jHH0FCztlf9IAhNciyINbCQxC0q1trSMtb68inKPm4nj/VbidzG0QTgblyXnYqHA7",
+	"mestY3gZvXFqywpkw2SzukZQUeMez1hfPnGvCk1n8sNdRP5+yC9ALH18qyF1ff2X7DFqM6S/eoxij1FQ",
+	"gRJSNiVbj/fXzjw85EH29ivgZd+x5K8oam8lCC75Tn5qvBzEw7o7Lm95NIQKOdYNLZxe5SR0gGV3zy6E",
+	"FAYj7fy2FVFOkYpuQiBXUipTEyf41Xv0pdvahZKFqCDoDO2x3ncZHkLZEtYH0TVGphYIKNhdy0qDWSoT",
+	"nf1O+8X7/dpD3en3PhiC1Rv4/JLrkgWUb4TZcBp3zY1JVnK48X4l0y+dTE2zQowU4e+Q7ITaYWaxF9s7",
+	"4qSt47zNZdqKpsWBOH/hCxPSA1bSRTD+tncfdJWdr50Kh7vInY9OGFTP186EPZ4yTLAploB3LdFdTYVa",
+	"AdOUo49pG6WQNxfxsjiiE7IBE4+lzR6a3qeEfWme18H94XupT58zfcWb8O7Q/IfOYUkpTzzSLvpk7m+i",
+	"2ZtbY+Tscab9S0D/2lWb8hefKpgPakLyLFac/MVP/pLafolxsiQlvjrmy+OjxAX0yUjG16qVT1m14mnL",
+	"E5Unz3FW6OCM70PHeAV3qtXN/QUhjtqLCrgOycDqVsAYyER3c8k+gBFXhG/gLw2jgAA+fQX25BmBe9/v",
+	"nv+8aDrft1jTRtzIE7obICx4I9DlNZbqds/KfDz9ruskwSV+tYWcfoRk+Q52O9BJuFimBWUfLExa1P7w",
+	"1vvde5gVSlOZKxXULgi2OiBuZ6jLXAkL/3JltShsGoI7csxzO5O1FrIQNa/Y0eMnbKkabXy+Q1vwfQu1",
+	"jVCJOkhstoKV8rd0ogqFGIvO6h1er5Mh+sZMUsk5mr3Ea2U8Ie+3ay/hMQF7htQ0j9dNQzlKwHB34b/j",
+	"lCuMwIz6BPfxD4Kt+3E+M3jSfrR+EQkttPjgw2TNl1TDfg+i2kBSCTnkR38s0EUm5h5VqL3QLFwO5G8P",
+	"RCx5b8a0KWKkEbUWi7+sNPiTkCGP8u66jjybye7CDEa/5MdMWGKR1gM19FD5C1uEahtvHQ146QzzVQQX",
+	"M9myCjvKt+4GyTOWR5fpRF23JluYNlbjENN7C8y3MWWXBAQ1kxRZ9G55irq1N95SjhRehRtAVJcINxGF",
+	"I8aZma4J+hiVF59ILexdX/KZJQEtzoheiD/+o9tRdKMQp/tkA8owOXQhdsYFcTCUD6fvwqU4A3C1lA74",
+	"MFrFtz61/2s3pWQsb693ogKrzk8tLFvysi19wQuxmJDHX3wOiFU1W/vSOXbk53ec3PdxBfZvelu//EoN",
+	"HGaqVGMPntwr/kPu8bHIytfd/TLDKNInKZEE3x1O2Y9adsVUEqGU9jq8PIwFoyOoHlEYRTdxeSmO0ONj",
+	"OT3U309Gl+gYr0kFrLeROMpXovyygiZYO0AZO+WJ28ywQYdR35gTNuEJxQ4e7ArtU8JXX+jfqy80nJ2j",
+	"ztCILvtGc/8Wwt/evM/e9S4a/O2Nox26NSN1EwB6iQhog1Wq4JX3GfXuNjs/PX385PfTs+nZ9PH573//",
+	"3XdIkH5swxYJgz1rb3FCk9HffTWNsrA9Jnr6JoDugqHepT7T9I06JtGKp2aq5sZi4F4lsMlCmBDKkKMG",
+	"sow6IP/zdsMv8O4X3qYGc3NrtkySi2A3B5iEqOGwl9tNP2svb/Q5dh7vtoNhHEDzRa0SNF96NePb9rw7",
+	"hSATvBM4aqYRY214z0U/d7x9z5cXpN/tI7dN00hkZvL+zfv/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -15,6 +15,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeValidationFailed:       http.StatusUnprocessableEntity,
 	domain.CodeUnauthorized:           http.StatusUnauthorized,
 	domain.CodeForbidden:              http.StatusForbidden,
+	domain.CodeCSRFRejected:           http.StatusForbidden,
 	domain.CodeNotFound:               http.StatusNotFound,
 	domain.CodeHostNotFound:           http.StatusNotFound,
 	domain.CodeConversationNotFound:   http.StatusNotFound,

@@ -25,6 +25,7 @@ import (
 
 	"akk/api"
 	"akk/domain"
+	"akk/web"
 )
 
 // Deps is what the HTTP layer needs.
@@ -44,7 +45,10 @@ type EventHub interface {
 }
 
 // Server implements the generated StrictServerInterface.
-type Server struct{ Deps }
+type Server struct {
+	Deps
+	sessions uiSessions // the dashboard's
+}
 
 var _ StrictServerInterface = (*Server)(nil)
 
@@ -89,12 +93,20 @@ func New(d Deps) (http.Handler, error) {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, domain.E(domain.CodeMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path))
 	})
-	return HandlerWithOptions(strict, ChiServerOptions{
+	api := HandlerWithOptions(strict, ChiServerOptions{
 		BaseRouter: r,
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: err.Error(), Err: err})
 		},
-	}), nil
+	})
+	// The dashboard: static files only, no authority of its own (it calls
+	// the routes above like any host).
+	top := http.NewServeMux()
+	ui := web.Handler()
+	top.Handle("GET /{$}", ui)
+	top.Handle("GET /ui/", ui)
+	top.Handle("/", api)
+	return top, nil
 }
 
 // validationProblem turns a contract validation failure into a problem.
@@ -199,11 +211,22 @@ func recoverer(next http.Handler) http.Handler {
 // request's principal. Public paths pass without one.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if publicPaths[r.URL.Path] {
+		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, r))
+		if publicPaths[r.URL.Path] || (r.URL.Path == "/v1/ui/session" && r.Method == http.MethodPost) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		auth := r.Header.Get("Authorization")
+		if auth == "" {
+			if cr, had, err := s.cookieAuth(w, r); had {
+				if err != nil {
+					writeError(w, r, err)
+					return
+				}
+				next.ServeHTTP(w, cr)
+				return
+			}
+		}
 		scheme, token, ok := strings.Cut(auth, " ")
 		ok = ok && strings.EqualFold(scheme, "Bearer")
 		if !ok || strings.TrimSpace(token) == "" {

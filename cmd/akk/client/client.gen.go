@@ -523,6 +523,24 @@ func (e TurnState) Valid() bool {
 	}
 }
 
+// Defines values for UISessionRole.
+const (
+	UISessionRoleHost     UISessionRole = "host"
+	UISessionRoleOperator UISessionRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the UISessionRole enum.
+func (e UISessionRole) Valid() bool {
+	switch e {
+	case UISessionRoleHost:
+		return true
+	case UISessionRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WatchConfidence.
 const (
 	BestEffort WatchConfidence = "best_effort"
@@ -1172,6 +1190,24 @@ type TurnStatus struct {
 	WatchId *string `json:"watch_id,omitempty"`
 }
 
+// UISession defines model for UISession.
+type UISession struct {
+	// Conversation The AKK-Conversation every request of this session carries (offers are bound to it).
+	Conversation string        `json:"conversation"`
+	ExpiresAt    time.Time     `json:"expires_at"`
+	HostId       *string       `json:"host_id,omitempty"`
+	HostName     *string       `json:"host_name,omitempty"`
+	Role         UISessionRole `json:"role"`
+}
+
+// UISessionRole defines model for UISession.Role.
+type UISessionRole string
+
+// UISessionRequest defines model for UISessionRequest.
+type UISessionRequest struct {
+	Token string `json:"token"`
+}
+
 // UnavailableTurn A Turn of the caller that needs attention while its pane is gone; only record-side actions remain.
 type UnavailableTurn struct {
 	AvailableActions []Action  `json:"available_actions"`
@@ -1320,6 +1356,9 @@ type RespondTurnJSONRequestBody = RespondRequest
 
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
+
+// CreateUISessionJSONRequestBody defines body for CreateUISession for application/json ContentType.
+type CreateUISessionJSONRequestBody = UISessionRequest
 
 // CreateWatchJSONRequestBody defines body for CreateWatch for application/json ContentType.
 type CreateWatchJSONRequestBody = WatchRequest
@@ -1718,6 +1757,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteUISession Dashboard sign-out
+	//
+	// Revokes the session and clears the cookie.
+	//
+	// Corresponds with DELETE /v1/ui/session (the `DeleteUISession` operationId).
+	DeleteUISession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUISession The dashboard session of this cookie
+	//
+	// Corresponds with GET /v1/ui/session (the `GetUISession` operationId).
+	GetUISession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateUISessionWithBody Dashboard sign-in
+	//
+	// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+	// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+	// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+	CreateUISessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateUISession Dashboard sign-in
+	//
+	// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+	// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+	// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+	CreateUISession(ctx context.Context, body CreateUISessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWatchWithBody Watch a task a person started
 	//
@@ -2460,6 +2533,80 @@ func (c *Client) RetryTurnCallbackWithBody(ctx context.Context, turnId TurnID, c
 // Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 func (c *Client) RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryTurnCallbackRequest(c.Server, turnId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteUISession Dashboard sign-out
+//
+// Revokes the session and clears the cookie.
+//
+// Corresponds with DELETE /v1/ui/session (the `DeleteUISession` operationId).
+func (c *Client) DeleteUISession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteUISessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUISession The dashboard session of this cookie
+//
+// Corresponds with GET /v1/ui/session (the `GetUISession` operationId).
+func (c *Client) GetUISession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUISessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUISessionWithBody Dashboard sign-in
+//
+// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+func (c *Client) CreateUISessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUISessionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUISession Dashboard sign-in
+//
+// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+func (c *Client) CreateUISession(ctx context.Context, body CreateUISessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUISessionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3873,6 +4020,100 @@ func NewRetryTurnCallbackRequestWithBody(server string, turnId TurnID, contentTy
 	return req, nil
 }
 
+// NewDeleteUISessionRequest constructs an http.Request for the DeleteUISession method
+func NewDeleteUISessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetUISessionRequest constructs an http.Request for the GetUISession method
+func NewGetUISessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateUISessionRequest calls the generic CreateUISession builder with application/json body
+func NewCreateUISessionRequest(server string, body CreateUISessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateUISessionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateUISessionRequestWithBody constructs an http.Request for the CreateUISession method, with any body, and a specified content type
+func NewCreateUISessionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCreateWatchRequest calls the generic CreateWatch builder with application/json body
 func NewCreateWatchRequest(server string, params *CreateWatchParams, body CreateWatchJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4514,6 +4755,44 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallbackWithResponse(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error)
+
+	// DeleteUISessionWithResponse Dashboard sign-out
+	//
+	// Revokes the session and clears the cookie.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/ui/session (the `DeleteUISession` operationId).
+	DeleteUISessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteUISessionResponse, error)
+
+	// GetUISessionWithResponse The dashboard session of this cookie
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ui/session (the `GetUISession` operationId).
+	GetUISessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUISessionResponse, error)
+
+	// CreateUISessionWithBodyWithResponse Dashboard sign-in
+	//
+	// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+	// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+	// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+	CreateUISessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUISessionResponse, error)
+
+	// CreateUISessionWithResponse Dashboard sign-in
+	//
+	// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+	// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+	// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+	CreateUISessionWithResponse(ctx context.Context, body CreateUISessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUISessionResponse, error)
 
 	// CreateWatchWithBodyWithResponse Watch a task a person started
 	//
@@ -6440,6 +6719,178 @@ func (r RetryTurnCallbackResponse) ContentType() string {
 	return ""
 }
 
+// DeleteUISessionResponse204Headers the declared response headers of an HTTP 204 response for DeleteUISession
+type DeleteUISessionResponse204Headers struct {
+	SetCookie *string
+}
+
+type DeleteUISessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteUISessionResponse204Headers
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteUISessionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteUISessionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteUISessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteUISessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteUISessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteUISessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetUISessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UISession
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUISessionResponse) GetJSON200() *UISession {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUISessionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUISessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUISessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUISessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUISessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateUISessionResponse201Headers the declared response headers of an HTTP 201 response for CreateUISession
+type CreateUISessionResponse201Headers struct {
+	SetCookie *string
+}
+
+type CreateUISessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *UISession
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateUISessionResponse201Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateUISessionResponse) GetJSON201() *UISession {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreateUISessionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateUISessionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateUISessionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateUISessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateUISessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateUISessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateUISessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type CreateWatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7427,6 +7878,68 @@ func (c *ClientWithResponses) RetryTurnCallbackWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRetryTurnCallbackResponse(rsp)
+}
+
+// DeleteUISessionWithResponse Dashboard sign-out
+//
+// Revokes the session and clears the cookie.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/ui/session (the `DeleteUISession` operationId).
+func (c *ClientWithResponses) DeleteUISessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DeleteUISessionResponse, error) {
+	rsp, err := c.DeleteUISession(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteUISessionResponse(rsp)
+}
+
+// GetUISessionWithResponse The dashboard session of this cookie
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ui/session (the `GetUISession` operationId).
+func (c *ClientWithResponses) GetUISessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUISessionResponse, error) {
+	rsp, err := c.GetUISession(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUISessionResponse(rsp)
+}
+
+// CreateUISessionWithBodyWithResponse Dashboard sign-in
+//
+// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+func (c *ClientWithResponses) CreateUISessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUISessionResponse, error) {
+	rsp, err := c.CreateUISessionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUISessionResponse(rsp)
+}
+
+// CreateUISessionWithResponse Dashboard sign-in
+//
+// Exchanges an operator or host token for an HttpOnly, SameSite=Strict `akk_session` cookie bound to that
+// principal (12 hours). The token is kept only in the daemon's memory and checked again on every request, so a
+// rotated or deleted host token ends its sessions at once. Same-origin only (403 `csrf_rejected` otherwise).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/ui/session (the `CreateUISession` operationId).
+func (c *ClientWithResponses) CreateUISessionWithResponse(ctx context.Context, body CreateUISessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUISessionResponse, error) {
+	rsp, err := c.CreateUISession(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUISessionResponse(rsp)
 }
 
 // CreateWatchWithBodyWithResponse Watch a task a person started
@@ -8964,6 +9477,148 @@ func ParseRetryTurnCallbackResponse(rsp *http.Response) (*RetryTurnCallbackRespo
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseDeleteUISessionResponse parses an HTTP response from a DeleteUISessionWithResponse call
+func ParseDeleteUISessionResponse(rsp *http.Response) (*DeleteUISessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteUISessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteUISessionResponse204Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUISessionResponse parses an HTTP response from a GetUISessionWithResponse call
+func ParseGetUISessionResponse(rsp *http.Response) (*GetUISessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUISessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UISession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateUISessionResponse parses an HTTP response from a CreateUISessionWithResponse call
+func ParseCreateUISessionResponse(rsp *http.Response) (*CreateUISessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateUISessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest UISession
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateUISessionResponse201Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil

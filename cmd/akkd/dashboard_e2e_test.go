@@ -1,0 +1,151 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+)
+
+// TestE2EDashboard drives the dashboard in real headless Chromium
+// (web/test/dashboard.mjs, with playwright-core) against a real akkd and
+// the newest pinned Claude Code and Codex in their panes: sign in, both
+// cards, a task live from working to idle, a prompt approved and one
+// rejected, a changed prompt refused, a single-choice step and a
+// two-question questionnaire, a Turn's page, a host registered and pinged,
+// the doctor, sign-out, and a host session that sees no other controller's
+// Turn; axe-core on every view and each view at 390 px. Screenshots go to
+// $AKK_ARTIFACTS (default: a temporary directory). Then the CSRF proof and
+// the routes' auth are checked from outside the browser.
+func TestE2EDashboard(t *testing.T) {
+	modules := filepath.Join(nodeToolsDir(), "node_modules")
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	_, errC := os.Stat(chromium)
+	_, errP := os.Stat(filepath.Join(modules, "playwright-core"))
+	if errC != nil || errP != nil {
+		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("the browser test needs %s and playwright-core in %s (make node-tools)", chromium, modules)
+		}
+		t.Skipf("the browser test needs %s and playwright-core (make node-tools)", chromium)
+	}
+	agents := newestOfEachKind(agenttest.RequireAgents(t))
+	daemonBinary(t)
+	var envs []*agenttest.Env
+	var sockets []string
+	projects := map[string]string{}
+	for _, a := range agents {
+		e := agenttest.New(t, a, agenttest.Options{})
+		e.StartReady()
+		if a.Kind == agenttest.KindCodex {
+			e.PlanMode() // Codex asks questions in Plan mode only
+		}
+		envs = append(envs, e)
+		sockets = append(sockets, e.SocketPath())
+		projects[a.Kind] = e.ProjectDir
+	}
+	rec := newReceiver(t, "")
+	d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+strings.Join(sockets, ":"))
+	op := d.token()
+	var b hostCreds
+	call(t, "POST", d.url+"/v1/hosts", op, `{"name":"b","webhook_url":"http://`+rec.addr+`/b"}`, &b)
+	for _, e := range envs {
+		findRow(t, d.url, op, e.ProjectDir, 30*time.Second, hasSend)
+	}
+
+	artifacts := os.Getenv("AKK_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	}
+	root, _ := agenttest.ModuleRoot()
+	cmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"))
+	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
+		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex],
+		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
+	if err != nil {
+		for _, e := range envs {
+			t.Logf("pane %s:\n%s", e.ProjectDir, e.Capture())
+		}
+		t.Fatalf("the browser test failed: %v", err)
+	}
+
+	// Outside the browser: a cookie session's mutation needs the
+	// same-origin proof; the session routes need a cookie.
+	cookie := uiSignIn(t, d.url, op)
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"no origin proof", nil, 403},
+		{"another origin", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"same origin", map[string]string{"Origin": d.url}, 422},
+	} {
+		req, _ := http.NewRequest("POST", d.url+"/v1/turns", strings.NewReader(`{"terminal_id":"term_x","request":"/clear"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.AddCookie(cookie)
+		for k, v := range c.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(m, d.url+"/v1/ui/session", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("%s /v1/ui/session without a cookie: %d", m, resp.StatusCode)
+		}
+	}
+}
+
+func nodeToolsDir() string {
+	if d := os.Getenv("AKK_NODE_TOOLS_DIR"); d != "" {
+		return d
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(os.Getenv("HOME"), ".cache")
+	}
+	return filepath.Join(cache, "akk", "node-tools")
+}
+
+// uiSignIn signs in as the dashboard does and returns the session cookie.
+func uiSignIn(t *testing.T, url, token string) *http.Cookie {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/ui/session", strings.NewReader(`{"token":"`+token+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", url)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == "akk_session" {
+			return c
+		}
+	}
+	t.Fatalf("sign-in: %d and no cookie", resp.StatusCode)
+	return nil
+}

@@ -1,0 +1,281 @@
+// The dashboard's browser test: playwright-core drives Debian's headless
+// Chromium against a real akkd with real agent panes (started by
+// TestE2EDashboard in cmd/akkd, which passes everything in the
+// environment). Each step waits for what the page shows, never for time.
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+
+const require = createRequire(path.join(process.env.AKK_NODE_MODULES, "x.js"));
+const { chromium } = require("playwright-core");
+const axePath = require.resolve("axe-core/axe.min.js");
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const URL = env("AKK_URL");
+const OP = env("AKK_OPERATOR_TOKEN");
+const HOST_B = env("AKK_HOST_B_TOKEN");
+const CLAUDE = env("AKK_CLAUDE_PROJECT");
+const CODEX = env("AKK_CODEX_PROJECT");
+const RECEIVER = env("AKK_RECEIVER_URL");
+const OUT = env("AKK_ARTIFACTS");
+const T = 90_000; // the longest any step may take on a busy machine
+
+fs.mkdirSync(OUT, { recursive: true });
+const log = (...a) => console.log("dashboard:", ...a);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+
+let failed = false;
+
+const pages = [];
+
+async function newPage(opts) {
+  // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP.
+  const ctx = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, ...(opts || {}) });
+  const page = await ctx.newPage();
+  pages.push(page);
+  page.on("pageerror", (e) => { console.error("dashboard: page error:", e.message); failed = true; });
+  return page;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+}
+
+async function axe(page, name) {
+  await page.addScriptTag({ path: axePath });
+  const res = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = res.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  if (bad.length) {
+    throw new Error(`axe on ${name}: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`).join("; ")}`);
+  }
+  log(`axe ${name}: no serious or critical violation (${res.violations.length} minor)`);
+}
+
+async function narrow(page, name) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const over = await page.evaluate(() => document.documentElement.scrollWidth);
+  await shot(page, `${name}-390px`);
+  await page.setViewportSize(size);
+  if (over > 390) throw new Error(`${name} is ${over} px wide at a 390 px viewport`);
+}
+
+async function check(page, name) {
+  await shot(page, name);
+  await axe(page, name);
+  await narrow(page, name);
+}
+
+async function signIn(page, token) {
+  await page.goto(URL + "/");
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
+}
+
+const card = (page, project) => page.locator("article.card", { hasText: project });
+
+async function cardState(page, project, state) {
+  await card(page, project).and(page.locator(`[data-state="${state}"]`)).waitFor({ timeout: T });
+}
+
+async function send(page, project, text) {
+  const c = card(page, project);
+  // A rejected prompt leaves its Turn waiting for words: close it from its
+  // card when it still holds the pane.
+  const box = c.getByLabel("Send a task", { exact: true });
+  const close = c.getByRole("button", { name: "Close" });
+  await box.or(close).first().waitFor({ timeout: T });
+  if (!(await box.count())) {
+    await close.first().click();
+    await box.waitFor({ timeout: T });
+    log("closed a Turn from its card");
+  }
+  const before = await c.getByRole("link", { name: /^turn_/ }).allInnerTexts();
+  await box.fill(text);
+  await c.getByRole("button", { name: "Send" }).click();
+  // Sent: the card says so, or (re-rendered by the Turn's first events)
+  // links a Turn it did not link before.
+  const fresh = c.getByRole("link", { name: /^turn_/ }).filter({ hasNotText: new RegExp(before.join("|") || "^$") });
+  await c.getByText(/^Sent \(/).or(fresh).first().waitFor({ timeout: T });
+}
+
+// A Turn that ended shows its final message on the card.
+async function finalMessage(page, project, pattern) {
+  const f = card(page, project).getByLabel("Final message");
+  await f.filter({ hasText: pattern }).waitFor({ timeout: T });
+  return await f.innerText();
+}
+
+async function run() {
+  const page = await newPage();
+
+  // Sign in: the token is exchanged for a cookie and kept nowhere else.
+  await page.goto(URL + "/");
+  await page.getByRole("heading", { name: "Sign in to AKK" }).waitFor();
+  await check(page, "signin");
+  await signIn(page, OP);
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href);
+  if (stored.includes(OP)) throw new Error("the token is stored in the page or its URL");
+  const cookies = await page.context().cookies();
+  const c = cookies.find((x) => x.name === "akk_session");
+  if (!c || !c.httpOnly || c.sameSite !== "Strict") throw new Error(`session cookie ${JSON.stringify(c)}`);
+  log("signed in; cookie HttpOnly SameSite=Strict; token not stored");
+
+  // Both agents' cards.
+  await cardState(page, CLAUDE, "idle");
+  await cardState(page, CODEX, "idle");
+  await check(page, "agents");
+
+  // A task: working, then idle with the final message, live.
+  await send(page, CLAUDE, "[[akk:slow secs=4]] a task from the dashboard");
+  await cardState(page, CLAUDE, "working");
+  await shot(page, "agents-working");
+  await cardState(page, CLAUDE, "idle");
+  const fm = await finalMessage(page, CLAUDE, /\S/);
+  log("task went working → idle with its final message:", JSON.stringify(fm.slice(0, 60)));
+
+  // A permission prompt approved with a click.
+  await send(page, CLAUDE, "[[akk:bash]] run it from the dashboard");
+  await cardState(page, CLAUDE, "awaiting_approval");
+  const claude = card(page, CLAUDE);
+  await claude.getByLabel("Command").waitFor({ timeout: T });
+  await check(page, "prompt");
+  await claude.getByRole("button", { name: "Approve once" }).click();
+  await claude.getByText("Approve once: done.").or(claude.getByLabel("Final message")).first().waitFor({ timeout: T });
+  await finalMessage(page, CLAUDE, /akk-bash-ran/);
+  log("approved a prompt; the command ran");
+
+  // Another rejected (Codex).
+  await send(page, CODEX, "[[akk:bash]] run it, to be rejected");
+  await cardState(page, CODEX, "awaiting_approval");
+  await card(page, CODEX).getByRole("button", { name: "Reject" }).click();
+  await card(page, CODEX).and(page.locator(':not([data-state="awaiting_approval"])')).waitFor({ timeout: T });
+  log("rejected a prompt");
+
+
+  // A changed prompt is refused: a second page that hears no events keeps
+  // an old offer; the prompt is answered elsewhere; its click is refused.
+  await send(page, CLAUDE, "[[akk:bash cmd=\"touch akk-ui-b && echo akk-ui-b\"]] a prompt that changes");
+  await cardState(page, CLAUDE, "awaiting_approval");
+  await claude.getByRole("button", { name: "Reject" }).waitFor({ timeout: T });
+  const stale = await page.context().newPage();
+  await stale.route("**/v1/events", (r) => r.abort());
+  await stale.goto(URL + "/#/");
+  const staleCard = card(stale, CLAUDE);
+  await staleCard.getByRole("button", { name: "Approve once" }).waitFor({ timeout: T });
+  await claude.getByRole("button", { name: "Reject" }).click();
+  await card(page, CLAUDE).and(page.locator(':not([data-state="awaiting_approval"])')).waitFor({ timeout: T });
+  await staleCard.getByRole("button", { name: "Approve once" }).click();
+  const refusal = staleCard.locator(".error");
+  await refusal.waitFor({ timeout: T });
+  const why = await refusal.innerText();
+  if (!/prompt|offer|answered|changed|not/i.test(why)) throw new Error(`stale approval: ${why}`);
+  await shot(stale, "prompt-changed");
+  await stale.close();
+  log("a changed prompt was refused:", why);
+
+  // A questionnaire step, single choice (Codex, in Plan mode).
+  await cardState(page, CODEX, "idle");
+  await send(page, CODEX, "[[akk:ask questions=1]] pick a color in the dashboard");
+  await cardState(page, CODEX, "awaiting_interaction");
+  const codex = card(page, CODEX);
+  await codex.getByRole("radio", { name: /Blue/ }).check({ timeout: T });
+  await check(page, "question");
+  await codex.getByRole("button", { name: "Answer" }).click();
+  await finalMessage(page, CODEX, /Blue/);
+  log("answered a single-choice step");
+
+  // Two questions (Claude), each step answered as it comes.
+  await cardState(page, CLAUDE, "idle");
+  await send(page, CLAUDE, "[[akk:ask questions=2]] two questions in the dashboard");
+  await cardState(page, CLAUDE, "awaiting_interaction");
+  await claude.getByRole("radio", { name: /Red/ }).check({ timeout: T });
+  await claude.getByRole("button", { name: "Answer" }).click();
+  await claude.getByRole("radio", { name: /Small/ }).check({ timeout: T });
+  await claude.getByRole("button", { name: "Answer" }).click();
+  // Claude Code reviews the answers before submitting them.
+  for (;;) {
+    const done = claude.getByLabel("Final message");
+    const submit = claude.getByRole("radio", { name: /Submit/ });
+    await done.or(submit).first().waitFor({ timeout: T });
+    if (await done.count()) break;
+    await submit.check();
+    await claude.getByRole("button", { name: "Answer" }).click();
+    await claude.getByRole("radio", { name: /Submit/ }).waitFor({ state: "detached", timeout: T }).catch(() => {});
+  }
+  await finalMessage(page, CLAUDE, /Small/);
+  log("answered a two-question questionnaire");
+
+  // A Turn's page: timeline, progress, result, callbacks.
+  const turnLink = claude.getByRole("link", { name: /^turn_/ }).first();
+  const lastTurn = (await turnLink.innerText()).trim();
+  await turnLink.click();
+  await page.getByRole("heading", { name: "Timeline" }).waitFor();
+  await page.locator("ol.timeline li", { hasText: "turn.completed" }).waitFor({ timeout: T });
+  await check(page, "turn");
+
+  // Hosts: register one, see its secrets once, ping it, see the delivery.
+  await page.getByRole("link", { name: "Hosts" }).click();
+  await page.getByRole("heading", { name: "Register a host" }).waitFor();
+  await page.getByLabel("Name").fill("ui-host");
+  await page.getByLabel("Webhook URL").fill(RECEIVER);
+  await page.getByRole("button", { name: "Register" }).click();
+  const secret = page.locator('[data-secret="Webhook secret"]');
+  await secret.waitFor({ timeout: T });
+  if (!(await secret.innerText()).startsWith("whsec_")) throw new Error("no webhook secret shown");
+  await check(page, "hosts");
+  const row = page.locator("tr", { hasText: "ui-host" });
+  await row.getByRole("button", { name: "Ping" }).click();
+  const delivered = page.locator('tr[data-state="delivered"]', { hasText: "host.ping" });
+  for (let i = 0; ; i++) {
+    if (await delivered.waitFor({ timeout: 2000 }).then(() => true, () => false)) break;
+    if (i > 45) throw new Error("the ping was never delivered");
+    await page.getByRole("button", { name: "Refresh" }).click();
+  }
+  log("registered a host and its ping was delivered");
+
+  await page.getByRole("link", { name: "Doctor" }).click();
+  await page.getByRole("heading", { name: "Doctor" }).waitFor();
+  await check(page, "doctor");
+
+  // Sign out ends the session.
+  const turnURL = await page.evaluate(() => location.origin);
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Sign in to AKK" }).waitFor();
+  const after = await page.evaluate(async (u) => (await fetch(u + "/v1/conversations")).status, turnURL);
+  if (after !== 401) throw new Error(`after sign-out the API answered ${after}`);
+  log("signed out; the cookie no longer works");
+
+  // A host's session sees only its own records.
+  const other = await newPage();
+  await signIn(other, HOST_B);
+  await card(other, CLAUDE).waitFor({ timeout: T });
+  if (await card(other, CLAUDE).getByRole("link", { name: /^turn_/ }).count()) {
+    throw new Error("host B sees a Turn it does not own");
+  }
+  await other.goto(URL + "/#/turn/" + lastTurn);
+  await other.getByText(/no turn/).waitFor({ timeout: T });
+  await shot(other, "host-session");
+  log("a host session sees no other controller's Turn");
+}
+
+try {
+  await run();
+} catch (e) {
+  failed = true;
+  console.error("dashboard: FAIL:", e && e.stack || e);
+  for (const [i, p] of pages.entries()) await shot(p, `failure-${i}`).catch(() => {});
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,632 @@
+// AKK dashboard: plain JavaScript, no build step. It signs in with
+// POST /v1/ui/session (an HttpOnly cookie; the token is never stored in the
+// page) and then calls the same REST routes as any host. Actions come only
+// from each row's available_actions.
+
+const $main = document.getElementById("main");
+const $nav = document.getElementById("nav");
+const $who = document.getElementById("who");
+const $banner = document.getElementById("banner");
+const $signout = document.getElementById("signout");
+
+let session = null;
+let events = null;
+let refreshTimer = null;
+let onEvent = () => {};
+
+// ---- small helpers ---------------------------------------------------------
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (v === true) el.setAttribute(k, "");
+    else el.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+class Problem extends Error {
+  constructor(status, body) {
+    super((body && (body.detail || body.title)) || `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.code;
+  }
+}
+
+async function api(method, path, body) {
+  const opts = { method, credentials: "same-origin", headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const r = await fetch(path, opts);
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
+  if (!r.ok) {
+    if (r.status === 401 && path !== "/v1/ui/session") { signedOut(); }
+    throw new Problem(r.status, data);
+  }
+  return data;
+}
+
+function ago(iso) {
+  if (!iso) return "";
+  const s = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
+  if (s < 5) return "just now";
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return new Date(iso).toLocaleString();
+}
+
+function time(iso) {
+  return h("time", { datetime: iso, title: iso ? new Date(iso).toLocaleString() : "" }, ago(iso));
+}
+
+function problemText(err) {
+  if (err instanceof Problem) return `${err.message}${err.code ? ` (${err.code})` : ""}`;
+  return String(err && err.message || err);
+}
+
+// A button that runs fn, shows its error next to it, and disables itself meanwhile.
+function actionButton(label, fn, cls) {
+  const out = h("span", { class: "sr-only", role: "status" });
+  const b = h("button", { type: "button", class: cls }, label);
+  b.addEventListener("click", async () => {
+    b.disabled = true;
+    out.className = "sr-only";
+    try {
+      await fn();
+    } catch (err) {
+      out.textContent = problemText(err);
+      out.className = "error";
+    } finally {
+      b.disabled = false;
+    }
+  });
+  return h("span", {}, b, out);
+}
+
+function byName(actions, name) { return (actions || []).filter((a) => a.action === name); }
+
+function call(a, extra) {
+  let body = a.body ? { ...a.body, ...(extra || {}) } : undefined;
+  return api(a.method, a.path, body);
+}
+
+// ---- session ---------------------------------------------------------------
+
+function signedOut() {
+  session = null;
+  if (events) { events.close(); events = null; }
+  $nav.hidden = true;
+  $signout.hidden = true;
+  $who.textContent = "";
+  route();
+}
+
+async function loadSession() {
+  try {
+    session = await api("GET", "/v1/ui/session");
+  } catch {
+    session = null;
+  }
+  $nav.hidden = !session;
+  $signout.hidden = !session;
+  for (const el of $nav.querySelectorAll("[data-operator]")) el.hidden = !(session && session.role === "operator");
+  $who.textContent = session ? (session.role === "operator" ? "operator" : `host ${session.host_name || session.host_id}`) : "";
+  if (session) connectEvents();
+}
+
+$signout.addEventListener("click", async () => {
+  try { await api("DELETE", "/v1/ui/session"); } catch { /* already gone */ }
+  signedOut();
+});
+
+function viewSignIn() {
+  const err = h("p", { class: "error", role: "alert", hidden: true });
+  const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "off", required: true });
+  const form = h("form", { class: "signin" },
+    h("h1", {}, "Sign in to AKK"),
+    h("p", { class: "muted" }, "Paste the operator token (from the daemon's state directory) or a host token. It is exchanged for a session cookie and not kept by this page."),
+    h("label", { for: "token" }, "Token"), input, err,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Sign in")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    err.hidden = true;
+    try {
+      await api("POST", "/v1/ui/session", { token: input.value.trim() });
+      input.value = "";
+      await loadSession();
+      location.hash = "#/";
+      route();
+    } catch (e) {
+      err.textContent = e.status === 401 ? "That token is not valid." : problemText(e);
+      err.hidden = false;
+    }
+  });
+  $main.replaceChildren(form);
+  input.focus();
+}
+
+// ---- live events -----------------------------------------------------------
+
+const eventTypes = ["turn.accepted", "turn.approval_answered", "turn.approval_required", "turn.cancel_requested",
+  "turn.cancelled", "turn.closed", "turn.completed", "turn.delivery_uncertain", "turn.dispatched", "turn.failed",
+  "turn.interaction_answered", "turn.interaction_answering", "turn.interaction_required", "turn.progress",
+  "turn.renewed", "turn.response_uncertain", "turn.stalled", "turn.waiting_for_host", "turn.working",
+  "watch.activity_seen", "watch.approval_cleared", "watch.approval_observed", "watch.completed", "watch.failed",
+  "watch.idle_seen", "watch.invalidated", "watch.renewed", "watch.started", "watch.timed_out", "watch.unwatched",
+  "host.created", "host.ping", "host.removed", "host.secret_rotated", "host.token_rotated"];
+
+function connectEvents() {
+  if (events) return;
+  // EventSource resumes by itself with Last-Event-ID after a drop.
+  events = new EventSource("/v1/events");
+  events.addEventListener("open", () => { $banner.hidden = true; });
+  events.addEventListener("error", () => {
+    $banner.textContent = "The live event stream dropped; reconnecting…";
+    $banner.hidden = false;
+  });
+  for (const t of eventTypes) {
+    events.addEventListener(t, (e) => {
+      let env = null;
+      try { env = JSON.parse(e.data); } catch { /* ignore */ }
+      onEvent(t, env);
+    });
+  }
+}
+
+// ---- agents ------------------------------------------------------------------
+
+const stateLabel = {
+  idle: ["Idle", "●"], working: ["Working", "◐"], awaiting_approval: ["Awaiting approval", "!"],
+  awaiting_interaction: ["Awaiting an answer", "?"], blocked: ["Blocked", "■"], unknown: ["Unknown", "○"],
+};
+
+function displayState(c) {
+  const s = c.terminal.screen_state;
+  if (s === "startup_dialog" || (c.approval && c.approval.manual_required)) return "blocked";
+  return stateLabel[s] ? s : "unknown";
+}
+
+function badge(state) {
+  const [label, icon] = stateLabel[state];
+  return h("span", { class: `badge b-${state}` }, h("span", { "aria-hidden": "true" }, icon), label);
+}
+
+async function viewAgents() {
+  $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "muted" }, "Loading…"));
+  const render = async () => {
+    let list;
+    try {
+      list = await api("GET", "/v1/conversations");
+    } catch (e) {
+      $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "error" }, problemText(e)));
+      return;
+    }
+    const cards = await Promise.all(list.conversations.map(card));
+    const parts = [h("h1", {}, "Agents")];
+    if (cards.length === 0) {
+      parts.push(h("div", { class: "empty" }, h("p", {}, "No agent panes found — start Claude Code or Codex in tmux."),
+        h("p", { class: "muted" }, "AKK lists the panes of the tmux servers it watches; it never starts an agent.")));
+    } else {
+      parts.push(h("div", { class: "grid" }, cards));
+    }
+    if (list.unavailable_managed_turns && list.unavailable_managed_turns.length) {
+      parts.push(h("h2", {}, "Turns whose pane is gone"),
+        h("ul", {}, list.unavailable_managed_turns.map((u) =>
+          h("li", {}, h("a", { href: `#/turn/${u.turn_id}` }, u.turn_id), ` ${u.state} `, actionButtons(u.available_actions, rerender)))));
+    }
+    // Keep what the person is typing: a re-render replaces only idle forms.
+    const active = document.activeElement;
+    if (active && active.tagName === "TEXTAREA" && active.value && $main.contains(active)) return;
+    $main.replaceChildren(...parts);
+  };
+  let pending = null;
+  const rerender = () => {
+    if (pending) return;
+    pending = setTimeout(async () => { pending = null; await render(); }, 150);
+  };
+  onEvent = () => rerender();
+  await render();
+  // Panes a person drives change without events; look again now and then.
+  refreshTimer = setInterval(rerender, 10000);
+}
+
+async function card(c) {
+  const state = displayState(c);
+  const t = c.terminal;
+  const title = c.title || c.project.split("/").pop() || c.project;
+  const id = `card-${c.conversation_id}`;
+  const cur = c.managed && c.managed.current_turn;
+  const recent = c.managed && c.managed.recent_turn;
+  const facts = h("dl", { class: "facts" },
+    h("dt", {}, "Agent"), h("dd", {}, `${c.agent.kind} ${c.agent.version} · ${c.agent.profile}`),
+    h("dt", {}, "Project"), h("dd", {}, c.project),
+    h("dt", {}, "Identity"), h("dd", {}, t.native_identity_state),
+    cur ? [h("dt", {}, "Turn"), h("dd", {}, h("a", { href: `#/turn/${cur.turn_id}` }, cur.turn_id), ` · ${cur.state}`)] : null,
+    !cur && recent ? [h("dt", {}, "Last turn"), h("dd", {}, h("a", { href: `#/turn/${recent.turn_id}` }, recent.turn_id), ` · ${recent.state}`)] : null,
+    c.managed && c.managed.held_by_other ? [h("dt", {}, "Held"), h("dd", {}, "by another controller's Turn")] : null);
+  const body = [];
+  const shown = cur || recent;
+  if (shown) {
+    try {
+      const st = await api("GET", `/v1/turns/${shown.turn_id}`);
+      if (cur && st.progress && (st.progress.latest_text || st.progress.actions.length)) {
+        body.push(h("div", { class: "progress", "aria-label": "Progress" },
+          st.progress.actions.map((a) => `[${a.type} ${a.status}] `), st.progress.latest_text));
+      }
+      if (!cur && st.result && st.result.final_message) {
+        body.push(h("div", { class: "final", "aria-label": "Final message" }, st.result.final_message));
+      }
+    } catch { /* the turn may have gone */ }
+  }
+  if (c.warnings && c.warnings.length) body.push(h("ul", { class: "warn" }, c.warnings.map((w) => h("li", {}, w))));
+  const refresh = () => onEvent("refresh");
+  if (c.approval) body.push(approvalBox(c, refresh));
+  const ri = byName(c.available_actions, "respond_interaction")[0];
+  if (ri) body.push(await interactionBox(ri, refresh));
+  else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, "A question is on screen; answer it in the terminal."));
+  const send = byName(c.available_actions, "send").find((a) => a.target !== "session_exact");
+  if (send) body.push(sendForm(send, c, refresh));
+  body.push(actionButtons(c.available_actions, refresh));
+  return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state },
+    h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
+}
+
+function sendForm(a, c, refresh) {
+  const fid = `send-${c.conversation_id}`;
+  const ta = h("textarea", { id: fid, name: "request", rows: 2, placeholder: "A task for this agent" });
+  const msg = h("p", { role: "status", class: "sr-only" });
+  const form = h("form", { class: "box", "aria-label": `Send a task to ${c.title || c.project}` },
+    h("label", { for: fid }, "Send a task"), ta, msg,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Send")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const text = ta.value.trim();
+    if (!text) return;
+    const btn = form.querySelector("button");
+    btn.disabled = true;
+    try {
+      const r = await call(a, { request: text });
+      ta.value = "";
+      msg.className = r.do_not_retry ? "error" : "ok";
+      msg.textContent = r.do_not_retry ? "Delivery is not proven: do not send it again; look at the pane." : `Sent (${r.delivery_path}).`;
+      refresh();
+    } catch (e) {
+      msg.className = "error";
+      msg.textContent = problemText(e);
+    } finally {
+      btn.disabled = false;
+    }
+  });
+  return form;
+}
+
+const decisionLabel = { approve_once: "Approve once", reject: "Reject" };
+
+function approvalBox(c, refresh) {
+  const ap = c.approval;
+  const parts = [h("h3", {}, "Permission prompt")];
+  parts.push(h("dl", { class: "facts" },
+    h("dt", {}, "Kind"), h("dd", {}, ap.prompt_kind),
+    ap.tool ? [h("dt", {}, "Tool"), h("dd", {}, ap.tool)] : null));
+  if (ap.command_excerpt) parts.push(h("pre", { "aria-label": "Command" }, ap.command_excerpt));
+  if (ap.manual_required) {
+    parts.push(h("p", { class: "error" }, `Answer this in the terminal${ap.reason ? `: ${ap.reason}` : "."}`));
+  } else {
+    const out = h("p", { role: "status" });
+    const buttons = byName(c.available_actions, "approve").map((a) => {
+      const d = a.body && a.body.decision;
+      const b = h("button", { type: "button", class: d === "reject" ? "danger" : "primary" }, decisionLabel[d] || d);
+      b.addEventListener("click", async () => {
+        b.disabled = true;
+        try {
+          const r = await call(a);
+          out.className = r.do_not_retry ? "error" : "ok";
+          out.textContent = r.do_not_retry ? "Not proven: look at the pane; do not answer again." : `${decisionLabel[d] || d}: done.`;
+          refresh();
+        } catch (e) {
+          out.className = "error";
+          out.textContent = problemText(e);
+          b.disabled = false;
+        }
+      });
+      return b;
+    });
+    parts.push(h("div", { class: "actions" }, buttons), out);
+  }
+  return h("section", { class: "box", "aria-label": "Permission prompt" }, parts);
+}
+
+async function interactionBox(a, refresh) {
+  const turnID = a.path.split("/")[3];
+  let step;
+  try {
+    step = await api("GET", `/v1/turns/${turnID}/interaction`);
+  } catch (e) {
+    return h("p", { class: "error" }, problemText(e));
+  }
+  const parts = [h("h3", {}, `Question${step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : ""}`)];
+  if (step.manual_required) {
+    parts.push(h("p", { class: "error" }, `Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}`));
+    return h("section", { class: "box" }, parts);
+  }
+  const form = h("form", { "aria-label": "Answer the question" });
+  for (const q of step.questions) {
+    const name = `q-${step.interaction_id}-${q.question_id}`;
+    const fs = h("fieldset", { class: "box", "data-question": q.question_id, "data-kind": q.response_kind },
+      h("legend", {}, q.header ? `${q.header}: ${q.prompt}` : q.prompt));
+    if (q.response_kind === "free_text") {
+      fs.append(h("label", { for: name }, "Answer"), h("input", { type: "text", id: name, name, maxlength: step.free_text_limit || 200 }));
+    } else {
+      const multi = q.response_kind === "multi_select";
+      for (const o of q.options) {
+        const oid = `${name}-${o.option_id}`;
+        fs.append(h("label", { class: "opt", for: oid },
+          h("input", { type: multi ? "checkbox" : "radio", id: oid, name, value: o.option_id, "data-free": o.free_text ? "1" : null }),
+          h("span", {}, o.label, o.description ? h("span", { class: "muted" }, ` — ${o.description}`) : null)));
+        if (o.free_text) fs.append(h("input", { type: "text", "aria-label": `${o.label}: your words`, "data-text-for": oid }));
+      }
+    }
+    form.append(fs);
+  }
+  const out = h("p", { role: "status" });
+  form.append(out, h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Answer")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const answers = [];
+    for (const q of step.questions) {
+      const name = `q-${step.interaction_id}-${q.question_id}`;
+      const ans = { question_id: q.question_id, response_kind: q.response_kind };
+      if (q.response_kind === "free_text") {
+        ans.text = form.querySelector(`[name="${name}"]`).value;
+      } else {
+        const picked = [...form.querySelectorAll(`[name="${name}"]:checked`)];
+        ans.selected_option_ids = picked.map((p) => p.value);
+        for (const p of picked) {
+          const t = form.querySelector(`[data-text-for="${p.id}"]`);
+          if (t) ans.text = t.value;
+        }
+      }
+      answers.push(ans);
+    }
+    const btn = form.querySelector("button[type=submit]");
+    btn.disabled = true;
+    try {
+      const r = await call(a, { answers });
+      out.className = r.do_not_retry ? "error" : "ok";
+      out.textContent = r.do_not_retry ? "Not proven: look at the pane; do not answer again." : "Answered.";
+      refresh();
+    } catch (e) {
+      out.className = "error";
+      out.textContent = problemText(e);
+      btn.disabled = false;
+    }
+  });
+  parts.push(form);
+  return h("section", { class: "box", "aria-label": "Question" }, parts);
+}
+
+const actionLabel = {
+  cancel: "Cancel", close: "Close", renew: "Renew", recover: "Recover", retry_callback: "Retry callback",
+  watch: "Watch", unwatch: "Unwatch",
+};
+
+// Body-less and id-only actions, as buttons; send, respond, approve and
+// respond_interaction have their own forms; status is a link.
+function actionButtons(actions, refresh) {
+  const out = [];
+  for (const a of actions || []) {
+    const label = actionLabel[a.action];
+    if (!label) continue;
+    const what = a.path.split("/")[3] || "";
+    const text = a.action === "retry_callback" ? `${label} ${a.body.notification_id.slice(0, 10)}…` :
+      (a.action === "unwatch" ? `${label} ${what.slice(0, 12)}` : label);
+    out.push(actionButton(text, async () => { await call(a); refresh(); }, a.action === "cancel" || a.action === "close" ? "danger" : ""));
+  }
+  return out.length ? h("div", { class: "actions" }, out) : null;
+}
+
+// ---- a Turn ----------------------------------------------------------------
+
+async function viewTurn(id) {
+  const timeline = h("ol", { class: "timeline", "aria-label": "Events" });
+  const top = h("div", {}, h("p", { class: "muted" }, "Loading…"));
+  $main.replaceChildren(h("h1", {}, "Turn ", h("span", { class: "secret" }, id)), top, h("h2", {}, "Timeline"), timeline);
+  const render = async () => {
+    let st, list;
+    try {
+      [st, list] = await Promise.all([api("GET", `/v1/turns/${id}`), api("GET", "/v1/conversations")]);
+    } catch (e) {
+      top.replaceChildren(h("p", { class: "error" }, problemText(e)));
+      return;
+    }
+    const acts = [];
+    for (const c of list.conversations) for (const a of c.available_actions) if (a.path.includes(id)) acts.push(a);
+    for (const u of list.unavailable_managed_turns || []) if (u.turn_id === id) acts.push(...u.available_actions);
+    const parts = [h("dl", { class: "facts" },
+      h("dt", {}, "State"), h("dd", { "data-turn-state": st.state }, st.state),
+      h("dt", {}, "Path"), h("dd", {}, st.delivery_path),
+      h("dt", {}, "Terminal"), h("dd", {}, st.terminal_id),
+      h("dt", {}, "Created"), h("dd", {}, time(st.created_at)),
+      st.ended_at ? [h("dt", {}, "Ended"), h("dd", {}, time(st.ended_at))] : null,
+      st.watch_id ? [h("dt", {}, "Watch"), h("dd", {}, st.watch_id)] : null)];
+    const p = st.progress;
+    parts.push(h("h2", {}, "Progress"), h("div", { class: "progress" },
+      p.state === "ok" ? [p.actions.map((a) => `[${a.type} ${a.status}] `), p.latest_text] : p.state.replaceAll("_", " ")));
+    if (st.result && (st.result.final_message || st.result.reason)) {
+      parts.push(h("h2", {}, "Result"), h("div", { class: "final", "aria-label": "Final message" }, st.result.final_message || st.result.reason));
+    }
+    if (st.screen) parts.push(h("h2", {}, "Screen (redacted)"), h("pre", {}, st.screen));
+    const respond = byName(acts, "respond")[0];
+    if (respond) parts.push(respondForm(respond, render));
+    parts.push(actionButtons(acts, render));
+    parts.push(h("h2", {}, "Callbacks"), h("p", {}, `${st.callbacks.delivered} delivered, ${st.callbacks.pending} pending, ${st.callbacks.failed} failed`),
+      h("div", { class: "table-wrap" }, h("table", {},
+        h("thead", {}, h("tr", {}, h("th", {}, "Type"), h("th", {}, "State"), h("th", {}, "Attempts"), h("th", {}, "Last error"))),
+        h("tbody", {}, st.callbacks.notifications.map((n) =>
+          h("tr", {}, h("td", {}, n.type), h("td", {}, n.state), h("td", {}, n.attempts), h("td", {}, n.last_error || "")))))));
+    top.replaceChildren(...parts);
+  };
+  await render();
+  // The Turn's own stream replays its events from the first, then goes live.
+  const es = new EventSource(`/v1/turns/${id}/events`);
+  for (const t of eventTypes.filter((x) => x.startsWith("turn."))) {
+    es.addEventListener(t, (e) => {
+      let env = null;
+      try { env = JSON.parse(e.data); } catch { /* ignore */ }
+      timeline.append(h("li", {}, h("strong", {}, t), " ", env && env.timestamp ? time(env.timestamp) : ""));
+      render();
+    });
+  }
+  cleanup = () => es.close();
+}
+
+function respondForm(a, refresh) {
+  const ta = h("textarea", { id: "respond", rows: 2 });
+  const out = h("p", { role: "status" });
+  const form = h("form", { class: "box" }, h("label", { for: "respond" }, "Respond inside this Turn"), ta, out,
+    h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Respond")));
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      await call(a, { request: ta.value.trim() });
+      ta.value = "";
+      refresh();
+    } catch (e) {
+      out.className = "error";
+      out.textContent = problemText(e);
+    }
+  });
+  return form;
+}
+
+// ---- hosts and the outbox (operator) ----------------------------------------
+
+async function viewHosts() {
+  const render = async () => {
+    let hosts, outbox;
+    try {
+      [hosts, outbox] = await Promise.all([api("GET", "/v1/hosts"), api("GET", "/v1/notifications?limit=50")]);
+    } catch (e) {
+      $main.replaceChildren(h("h1", {}, "Hosts"), h("p", { class: "error" }, problemText(e)));
+      return;
+    }
+    const reveal = h("div", { "aria-live": "polite" });
+    const name = h("input", { type: "text", id: "host-name", required: true, maxlength: 100 });
+    const url = h("input", { type: "url", id: "host-url", required: true, placeholder: "https://…" });
+    const err = h("p", { class: "error", role: "alert", hidden: true });
+    const form = h("form", { class: "box", "aria-label": "Register a host" }, h("h2", {}, "Register a host"),
+      h("label", { for: "host-name" }, "Name"), name, h("label", { for: "host-url" }, "Webhook URL"), url, err,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Register")));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      err.hidden = true;
+      try {
+        const c = await api("POST", "/v1/hosts", { name: name.value.trim(), webhook_url: url.value.trim() });
+        await render();
+        document.getElementById("reveal").replaceChildren(secrets(`Host ${c.name} registered`, { Token: c.token, "Webhook secret": c.webhook_secret }));
+      } catch (e) {
+        err.textContent = problemText(e);
+        err.hidden = false;
+      }
+    });
+    reveal.id = "reveal";
+    const rows = hosts.hosts.map((x) => h("tr", { "data-host": x.host_id },
+      h("td", {}, x.name), h("td", {}, x.webhook_url), h("td", {}, time(x.created_at)),
+      h("td", {}, h("div", { class: "actions" },
+        actionButton("Ping", async () => { await api("POST", `/v1/hosts/${x.host_id}/ping`); await render(); }),
+        actionButton("Rotate secret", async () => {
+          const r = await api("POST", `/v1/hosts/${x.host_id}/rotate-secret`);
+          await render();
+          document.getElementById("reveal").replaceChildren(secrets(`New secret for ${x.name}`, { "Webhook secret": r.webhook_secret }));
+        })))));
+    const nrows = outbox.notifications.map((n) => h("tr", { "data-notification": n.notification_id, "data-state": n.state },
+      h("td", {}, n.type), h("td", {}, n.state), h("td", {}, n.attempts), h("td", {}, n.last_status_code || ""),
+      h("td", {}, n.last_error || ""), h("td", {}, time(n.created_at)),
+      h("td", {}, n.state === "failed" ? actionButton("Retry", async () => { await api("POST", `/v1/notifications/${n.notification_id}/retry`); await render(); }) : "")));
+    $main.replaceChildren(h("h1", {}, "Hosts"), reveal, form,
+      h("div", { class: "table-wrap" }, h("table", { "aria-label": "Hosts" },
+        h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Webhook URL"), h("th", {}, "Created"), h("th", {}, "Actions"))),
+        h("tbody", {}, rows))),
+      h("h2", {}, "Webhook outbox"),
+      h("div", { class: "actions" }, actionButton("Refresh", render)),
+      h("div", { class: "table-wrap" }, h("table", { "aria-label": "Webhook outbox" },
+        h("thead", {}, h("tr", {}, ["Type", "State", "Attempts", "Status", "Last error", "Created", ""].map((x) => h("th", {}, x)))),
+        h("tbody", {}, nrows))));
+  };
+  onEvent = (t) => { if (t.startsWith("host.")) render(); };
+  await render();
+}
+
+function secrets(title, values) {
+  return h("section", { class: "box", "aria-label": title }, h("h2", {}, title),
+    h("p", { class: "muted" }, "Shown only now: copy them to the host's configuration."),
+    Object.entries(values).map(([k, v]) => h("div", {},
+      h("label", {}, k), h("code", { class: "secret", "data-secret": k }, v), " ",
+      actionButton(`Copy ${k.toLowerCase()}`, async () => { await navigator.clipboard.writeText(v); }))));
+}
+
+// ---- doctor ------------------------------------------------------------------
+
+async function viewDoctor() {
+  let d;
+  try {
+    d = await api("GET", "/v1/doctor");
+  } catch (e) {
+    $main.replaceChildren(h("h1", {}, "Doctor"), h("p", { class: "error" }, problemText(e)));
+    return;
+  }
+  $main.replaceChildren(h("h1", {}, "Doctor"),
+    h("p", {}, h("strong", { "data-readiness": d.status }, d.status.replaceAll("_", " "))),
+    d.reasons.length ? h("ul", { class: "warn" }, d.reasons.map((r) => h("li", {}, r))) : h("p", { class: "ok" }, "Nothing to fix."),
+    h("h2", {}, "tmux"), h("p", {}, d.tmux.found ? `tmux ${d.tmux.version || ""}` : `not found${d.tmux.problem ? `: ${d.tmux.problem}` : ""}`),
+    h("div", { class: "table-wrap" }, h("table", { "aria-label": "tmux servers" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Socket"), h("th", {}, "Panes"), h("th", {}, "Problem"))),
+      h("tbody", {}, d.tmux_servers.map((s) => h("tr", {}, h("td", {}, s.socket), h("td", {}, s.panes), h("td", {}, s.problem || "")))))),
+    h("h2", {}, "Agents in panes"),
+    h("div", { class: "table-wrap" }, h("table", { "aria-label": "Agents" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Agent"), h("th", {}, "Version"), h("th", {}, "Profile"), h("th", {}, "Panes"))),
+      h("tbody", {}, d.agents.map((a) => h("tr", {}, h("td", {}, a.kind), h("td", {}, a.version),
+        h("td", {}, a.profiled ? a.profile : "no profile"), h("td", {}, a.panes)))))),
+    h("h2", {}, "Store"), h("p", {}, d.store.writable ? "writable" : `not writable: ${d.store.problem || ""}`));
+}
+
+// ---- router ------------------------------------------------------------------
+
+let cleanup = () => {};
+
+async function route() {
+  cleanup();
+  cleanup = () => {};
+  onEvent = () => {};
+  if (refreshTimer) { clearInterval(refreshTimer); refreshTimer = null; }
+  if (!session) { viewSignIn(); return; }
+  const hash = location.hash || "#/";
+  for (const a of $nav.querySelectorAll("a")) {
+    if (a.getAttribute("href") === hash || (hash.startsWith("#/turn/") && a.getAttribute("href") === "#/")) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  const m = hash.match(/^#\/turn\/([A-Za-z0-9_]+)$/);
+  if (m) await viewTurn(m[1]);
+  else if (hash === "#/hosts") await viewHosts();
+  else if (hash === "#/doctor") await viewDoctor();
+  else await viewAgents();
+}
+
+window.addEventListener("hashchange", route);
+// Relative times stay true.
+setInterval(() => { for (const t of document.querySelectorAll("time[datetime]")) t.textContent = ago(t.getAttribute("datetime")); }, 30000);
+
+await loadSession();
+route();
