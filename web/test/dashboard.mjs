@@ -171,13 +171,16 @@ async function run() {
   const stale = await page.context().newPage();
   await stale.route("**/v1/events", (r) => r.abort());
   await stale.goto(URL + "/#/");
+  await stale.getByText("The live event stream dropped").waitFor({ timeout: T });
   const staleCard = card(stale, CLAUDE);
   await staleCard.getByRole("button", { name: "Approve once" }).waitFor({ timeout: T });
   await claude.getByRole("button", { name: "Reject" }).click();
   await card(page, CLAUDE).and(page.locator(':not([data-state="awaiting_approval"])')).waitFor({ timeout: T });
   await staleCard.getByRole("button", { name: "Approve once" }).click();
-  const refusal = staleCard.locator(".error");
+  // The refusal stays on the card, which now shows the prompt gone.
+  const refusal = staleCard.getByRole("alert").filter({ hasText: "Not answered" });
   await refusal.waitFor({ timeout: T });
+  await staleCard.getByRole("button", { name: "Approve once" }).waitFor({ state: "detached", timeout: T });
   const why = await refusal.innerText();
   if (!/prompt|offer|answered|changed|not/i.test(why)) throw new Error(`stale approval: ${why}`);
   await shot(stale, "prompt-changed");

@@ -10,6 +10,8 @@ const $banner = document.getElementById("banner");
 const $signout = document.getElementById("signout");
 
 let session = null;
+// A refusal shown on a card survives the re-render that shows the new state.
+const notes = new Map();
 let events = null;
 let refreshTimer = null;
 let onEvent = () => {};
@@ -257,6 +259,10 @@ async function card(c) {
     !cur && recent ? [h("dt", {}, "Last turn"), h("dd", {}, h("a", { href: `#/turn/${recent.turn_id}` }, recent.turn_id), ` · ${recent.state}`)] : null,
     c.managed && c.managed.held_by_other ? [h("dt", {}, "Held"), h("dd", {}, "by another controller's Turn")] : null);
   const body = [];
+  if (notes.has(c.conversation_id)) {
+    body.push(h("p", { class: "error", role: "alert" }, notes.get(c.conversation_id)));
+    notes.delete(c.conversation_id);
+  }
   const shown = cur || recent;
   if (shown) {
     try {
@@ -336,9 +342,11 @@ function approvalBox(c, refresh) {
           out.textContent = r.do_not_retry ? "Not proven: look at the pane; do not answer again." : `${decisionLabel[d] || d}: done.`;
           refresh();
         } catch (e) {
+          // The prompt changed or went: say why, then show what is there now.
+          notes.set(c.conversation_id, `Not answered: ${problemText(e)}`);
           out.className = "error";
           out.textContent = problemText(e);
-          b.disabled = false;
+          refresh();
         }
       });
       return b;
