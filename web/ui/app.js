@@ -206,12 +206,14 @@ function badge(state) {
 }
 
 async function viewAgents() {
+  const gen = routeGen;
   $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "muted" }, "Loading…"));
   const render = async () => {
     let list;
     try {
       list = await api("GET", "/v1/conversations");
     } catch (e) {
+      if (!current(gen)) return;
       $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "error" }, problemText(e)));
       return;
     }
@@ -228,6 +230,7 @@ async function viewAgents() {
         h("ul", {}, list.unavailable_managed_turns.map((u) =>
           h("li", {}, h("a", { href: `#/turn/${u.turn_id}` }, u.turn_id), ` ${u.state} `, actionButtons(u.available_actions, rerender)))));
     }
+    if (!current(gen)) return;
     // Keep what the person is typing: a re-render replaces only idle forms.
     const active = document.activeElement;
     if (active && active.tagName === "TEXTAREA" && active.value && $main.contains(active)) return;
@@ -236,7 +239,7 @@ async function viewAgents() {
   let pending = null;
   const rerender = () => {
     if (pending) return;
-    pending = setTimeout(async () => { pending = null; await render(); }, 150);
+    pending = setTimeout(async () => { pending = null; if (current(gen)) await render(); }, 150);
   };
   onEvent = () => rerender();
   await render();
@@ -448,6 +451,7 @@ function actionButtons(actions, refresh) {
 // ---- a Turn ----------------------------------------------------------------
 
 async function viewTurn(id) {
+  const gen = routeGen;
   const timeline = h("ol", { class: "timeline", "aria-label": "Events" });
   const top = h("div", {}, h("p", { class: "muted" }, "Loading…"));
   $main.replaceChildren(h("h1", {}, "Turn ", h("span", { class: "secret" }, id)), top, h("h2", {}, "Timeline"), timeline);
@@ -462,6 +466,7 @@ async function viewTurn(id) {
     const acts = [];
     for (const c of list.conversations) for (const a of c.available_actions) if (a.path.includes(id)) acts.push(a);
     for (const u of list.unavailable_managed_turns || []) if (u.turn_id === id) acts.push(...u.available_actions);
+    if (!current(gen)) return;
     const parts = [h("dl", { class: "facts" },
       h("dt", {}, "State"), h("dd", { "data-turn-state": st.state }, st.state),
       h("dt", {}, "Path"), h("dd", {}, st.delivery_path),
@@ -487,6 +492,7 @@ async function viewTurn(id) {
     top.replaceChildren(...parts);
   };
   await render();
+  if (!current(gen)) return;
   // The Turn's own stream replays its events from the first, then goes live.
   const es = new EventSource(`/v1/turns/${id}/events`);
   for (const t of eventTypes.filter((x) => x.startsWith("turn."))) {
@@ -522,11 +528,14 @@ function respondForm(a, refresh) {
 // ---- hosts and the outbox (operator) ----------------------------------------
 
 async function viewHosts() {
+  const gen = routeGen;
   const render = async () => {
     let hosts, outbox;
     try {
       [hosts, outbox] = await Promise.all([api("GET", "/v1/hosts"), api("GET", "/v1/notifications?limit=50")]);
+      if (!current(gen)) return;
     } catch (e) {
+      if (!current(gen)) return;
       $main.replaceChildren(h("h1", {}, "Hosts"), h("p", { class: "error" }, problemText(e)));
       return;
     }
@@ -588,10 +597,13 @@ function secrets(title, values) {
 // ---- doctor ------------------------------------------------------------------
 
 async function viewDoctor() {
+  const gen = routeGen;
   let d;
   try {
     d = await api("GET", "/v1/doctor");
+    if (!current(gen)) return;
   } catch (e) {
+    if (!current(gen)) return;
     $main.replaceChildren(h("h1", {}, "Doctor"), h("p", { class: "error" }, problemText(e)));
     return;
   }
@@ -613,8 +625,13 @@ async function viewDoctor() {
 // ---- router ------------------------------------------------------------------
 
 let cleanup = () => {};
+// Each route bumps the generation; a view's late render of an older route
+// never replaces the page of a newer one.
+let routeGen = 0;
+const current = (gen) => gen === routeGen;
 
 async function route() {
+  routeGen++;
   cleanup();
   cleanup = () => {};
   onEvent = () => {};
