@@ -65,14 +65,7 @@ func (s *Service) attachSendWatch(ctx context.Context, t Turn) (Watch, error) {
 	w = s.followTurn(w, t)
 	err := FailError("send.watch")
 	if err == nil {
-		err = s.store.InTx(ctx, func(tx Tx) error {
-			if err := tx.InsertWatch(ctx, w); err != nil {
-				return err
-			}
-			_, err := s.emitLocked(ctx, tx, Event{Type: "watch.started", HostID: w.HostID, Conversation: w.Conversation,
-				Subject: w.ID, Data: s.watchData(w)}, false)
-			return err
-		})
+		err = s.insertWatch(ctx, w)
 	}
 	if err != nil {
 		slog.Error("send: the Turn is dispatched but its Watch was not stored", "turn_id", t.ID, "err", err)

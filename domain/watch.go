@@ -191,7 +191,16 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if in.HardTimeoutMinutes > 0 {
 		w.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
 	}
-	err = s.store.InTx(ctx, func(tx Tx) error {
+	if err := s.insertWatch(ctx, w); err != nil {
+		return Watch{}, err
+	}
+	s.startWatchMonitor(w.ID)
+	return w, nil
+}
+
+// insertWatch stores a new Watch with its watch.started event.
+func (s *Service) insertWatch(ctx context.Context, w Watch) error {
+	return s.store.InTx(ctx, func(tx Tx) error {
 		if err := tx.InsertWatch(ctx, w); err != nil {
 			return err
 		}
@@ -199,11 +208,6 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 			Subject: w.ID, Data: s.watchData(w)}, false)
 		return err
 	})
-	if err != nil {
-		return Watch{}, err
-	}
-	s.startWatchMonitor(w.ID)
-	return w, nil
 }
 
 func (s *Service) ownedWatch(ctx context.Context, id string) (Watch, error) {
