@@ -1578,7 +1578,10 @@ type ClientInterface interface {
 	//
 	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+	// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+	// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+	// Send answers with a `watch_id` too. `outcome` says what
 	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -1593,7 +1596,10 @@ type ClientInterface interface {
 	//
 	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+	// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+	// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+	// Send answers with a `watch_id` too. `outcome` says what
 	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -2183,7 +2189,10 @@ func (c *Client) ListTurns(ctx context.Context, params *ListTurnsParams, reqEdit
 //
 // Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 // empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+// Send answers with a `watch_id` too. `outcome` says what
 // happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 // `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 // `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -2208,7 +2217,10 @@ func (c *Client) SendTurnWithBody(ctx context.Context, params *SendTurnParams, c
 //
 // Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 // empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+// Send answers with a `watch_id` too. `outcome` says what
 // happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 // `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 // `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -4564,7 +4576,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+	// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+	// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+	// Send answers with a `watch_id` too. `outcome` says what
 	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -4579,7 +4594,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 	// empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-	// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+	// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+	// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+	// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+	// Send answers with a `watch_id` too. `outcome` says what
 	// happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 	// `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 	// `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -7580,7 +7598,10 @@ func (c *ClientWithResponses) ListTurnsWithResponse(ctx context.Context, params 
 //
 // Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 // empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+// Send answers with a `watch_id` too. `outcome` says what
 // happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 // `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 // `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
@@ -7601,7 +7622,10 @@ func (c *ClientWithResponses) SendTurnWithBodyWithResponse(ctx context.Context, 
 //
 // Under the terminal's lock AKK revalidates the pane, the agent process, its profile, an idle screen with an
 // empty composer and that no Turn holds the terminal; it reserves the Turn durably, pastes the request,
-// verifies the composer holds exactly it and presses Enter once. It never retries. `outcome` says what
+// verifies the composer holds exactly it and presses Enter once. It never retries. When the caller names the
+// terminal, a draft in the composer (cleared once with the agent's own key) or a broken Turn of the caller's
+// (closed) does not refuse the Send: `delivery_path` is then `terminal_user_explicit` (see DeliveryPath). Every
+// Send answers with a `watch_id` too. `outcome` says what
 // happened: `done` (Enter pressed; the Turn is `dispatching` until the agent's record shows the request),
 // `uncertain` (input may have reached the pane without proof: `do_not_retry` is true; the Turn is
 // `delivery_uncertain`). A request refused before any input is a 4xx problem and leaves no Turn.
