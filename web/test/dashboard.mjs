@@ -116,6 +116,24 @@ async function finalMessage(page, project, pattern) {
   return await f.innerText();
 }
 
+// answer checks the option and answers the step; a refusal fails the test
+// with its reason.
+async function answer(c, option) {
+  const radio = c.getByRole("radio", { name: option });
+  await radio.check({ timeout: T });
+  const form = c.locator("form").filter({ has: c.page().getByRole("radio", { name: option }) });
+  await form.getByRole("button", { name: "Answer" }).click();
+  // Evidence: the step leaves (its radio is gone) or a refusal shows.
+  const bad = form.locator(".error");
+  const deadline = Date.now() + T;
+  for (;;) {
+    if (await bad.count()) throw new Error(`answering ${option}: ${await bad.innerText()}`);
+    if (!(await radio.count())) return;
+    if (Date.now() > deadline) throw new Error(`answering ${option}: the step never left`);
+    await radio.waitFor({ state: "detached", timeout: 1000 }).catch(() => {});
+  }
+}
+
 async function run() {
   const page = await newPage();
 
@@ -192,9 +210,9 @@ async function run() {
   await send(page, CODEX, "[[akk:ask questions=1]] pick a color in the dashboard");
   await cardState(page, CODEX, "awaiting_interaction");
   const codex = card(page, CODEX);
-  await codex.getByRole("radio", { name: /Blue/ }).check({ timeout: T });
+  await codex.getByRole("radio", { name: /Blue/ }).waitFor({ timeout: T });
   await check(page, "question");
-  await codex.getByRole("button", { name: "Answer" }).click();
+  await answer(codex, /Blue/);
   await finalMessage(page, CODEX, /Blue/);
   log("answered a single-choice step");
 
@@ -202,19 +220,15 @@ async function run() {
   await cardState(page, CLAUDE, "idle");
   await send(page, CLAUDE, "[[akk:ask questions=2]] two questions in the dashboard");
   await cardState(page, CLAUDE, "awaiting_interaction");
-  await claude.getByRole("radio", { name: /Red/ }).check({ timeout: T });
-  await claude.getByRole("button", { name: "Answer" }).click();
-  await claude.getByRole("radio", { name: /Small/ }).check({ timeout: T });
-  await claude.getByRole("button", { name: "Answer" }).click();
+  await answer(claude, /Red/);
+  await answer(claude, /Small/);
   // Claude Code reviews the answers before submitting them.
   for (;;) {
     const done = claude.getByLabel("Final message");
     const submit = claude.getByRole("radio", { name: /Submit/ });
     await done.or(submit).first().waitFor({ timeout: T });
     if (await done.count()) break;
-    await submit.check();
-    await claude.getByRole("button", { name: "Answer" }).click();
-    await claude.getByRole("radio", { name: /Submit/ }).waitFor({ state: "detached", timeout: T }).catch(() => {});
+    await answer(claude, /Submit/);
   }
   await finalMessage(page, CLAUDE, /Small/);
   log("answered a two-question questionnaire");

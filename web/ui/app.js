@@ -12,6 +12,17 @@ const $signout = document.getElementById("signout");
 let session = null;
 // A refusal shown on a card survives the re-render that shows the new state.
 const notes = new Map();
+// Forms a person may be filling in (a task, a questionnaire step) are kept
+// across re-renders while they stay the same, so a live update never drops
+// what was typed or checked.
+let kept = new Map();
+let keeping = new Map();
+function keep(key, build) {
+  let node = kept.get(key);
+  if (!node) node = build();
+  keeping.set(key, node);
+  return node;
+}
 let events = null;
 let refreshTimer = null;
 let onEvent = () => {};
@@ -217,7 +228,9 @@ async function viewAgents() {
       $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "error" }, problemText(e)));
       return;
     }
+    keeping = new Map();
     const cards = await Promise.all(list.conversations.map(card));
+    kept = keeping;
     const parts = [h("h1", {}, "Agents")];
     if (cards.length === 0) {
       parts.push(h("div", { class: "empty" }, h("p", {}, "No agent panes found — start Claude Code or Codex in tmux."),
@@ -231,10 +244,9 @@ async function viewAgents() {
           h("li", {}, h("a", { href: `#/turn/${u.turn_id}` }, u.turn_id), ` ${u.state} `, actionButtons(u.available_actions, rerender)))));
     }
     if (!current(gen)) return;
-    // Keep what the person is typing: a re-render replaces only idle forms.
     const active = document.activeElement;
-    if (active && active.tagName === "TEXTAREA" && active.value && $main.contains(active)) return;
     $main.replaceChildren(...parts);
+    if (active && active !== document.body && $main.contains(active)) active.focus();
   };
   let pending = null;
   const rerender = () => {
@@ -283,10 +295,15 @@ async function card(c) {
   const refresh = () => onEvent("refresh");
   if (c.approval) body.push(approvalBox(c, refresh));
   const ri = byName(c.available_actions, "respond_interaction")[0];
-  if (ri) body.push(await interactionBox(ri, refresh));
+  if (ri) {
+    const key = `q:${ri.body.interaction_id}`;
+    const node = kept.get(key) || await interactionBox(ri, refresh);
+    keeping.set(key, node);
+    body.push(node);
+  }
   else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, "A question is on screen; answer it in the terminal."));
   const send = byName(c.available_actions, "send").find((a) => a.target !== "session_exact");
-  if (send) body.push(sendForm(send, c, refresh));
+  if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id}`, () => sendForm(send, c, refresh)));
   body.push(actionButtons(c.available_actions, refresh));
   return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state },
     h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
@@ -422,6 +439,11 @@ async function interactionBox(a, refresh) {
       out.className = "error";
       out.textContent = problemText(e);
       btn.disabled = false;
+      if (e.code === "offer_expired" || e.code === "prompt_changed") {
+        // Read the step again on the next render.
+        for (const k of [...kept.keys()]) if (k === `q:${step.interaction_id}`) kept.delete(k);
+        refresh();
+      }
     }
   });
   parts.push(form);
