@@ -94,11 +94,15 @@ async function send(page, project, text) {
   // card when it still holds the pane.
   const box = c.getByLabel("Send a task", { exact: true });
   const close = c.getByRole("button", { name: "Close" });
-  await box.or(close).first().waitFor({ timeout: T });
-  if (!(await box.count())) {
-    await close.first().click();
-    await box.waitFor({ timeout: T });
-    log("closed a Turn from its card");
+  // The Turn may also end by itself (the card redraws and its Close goes):
+  // look again until the form is there.
+  const deadline = Date.now() + T;
+  while (!(await box.count())) {
+    if (Date.now() > deadline) throw new Error("the card never offered a send");
+    await box.or(close).first().waitFor({ timeout: T });
+    if (!(await box.count()) && (await close.count())) {
+      if (await close.first().click({ timeout: 2000 }).then(() => true, () => false)) log("closed a Turn from its card");
+    }
   }
   const before = await c.getByRole("link", { name: /^turn_/ }).allInnerTexts();
   await box.fill(text);
