@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +78,7 @@ func TestE2EDashboard(t *testing.T) {
 		for _, e := range envs {
 			t.Logf("pane %s:\n%s", e.ProjectDir, e.Capture())
 		}
+		dumpTurns(t, d, op)
 		t.Fatalf("the browser test failed: %v", err)
 	}
 
@@ -148,4 +152,66 @@ func uiSignIn(t *testing.T, url, token string) *http.Cookie {
 	}
 	t.Fatalf("sign-in: %d and no cookie", resp.StatusCode)
 	return nil
+}
+
+// dumpTurns logs what AKK holds about every pane's latest Turn: its
+// status, its events and its interaction, for a failure's reader.
+func dumpTurns(t *testing.T, d *proc, op string) {
+	url := d.url
+	client := &http.Client{Timeout: 20 * time.Second}
+	get := func(path string, out any) bool {
+		req, _ := http.NewRequest("GET", url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+op)
+		resp, err := client.Do(req)
+		if err != nil {
+			// A daemon that does not answer: its goroutines say where it hangs.
+			t.Logf("GET %s: %v; stopping akkd with SIGQUIT for its stacks", path, err)
+			d.cmd.Process.Signal(syscall.SIGQUIT)
+			<-d.done
+			d.cmd = nil
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		t.Logf("GET %s: %d\n%s", path, resp.StatusCode, b)
+		if out != nil {
+			json.Unmarshal(b, out)
+		}
+		return true
+	}
+	var list struct {
+		Conversations []struct {
+			Project string `json:"project"`
+			Managed *struct {
+				Current *struct {
+					TurnID string `json:"turn_id"`
+				} `json:"current_turn"`
+				Recent *struct {
+					TurnID string `json:"turn_id"`
+				} `json:"recent_turn"`
+			} `json:"managed"`
+		} `json:"conversations"`
+	}
+	if !get("/v1/conversations", &list) {
+		return
+	}
+	for _, c := range list.Conversations {
+		if c.Managed == nil {
+			continue
+		}
+		id := ""
+		if c.Managed.Current != nil {
+			id = c.Managed.Current.TurnID
+		} else if c.Managed.Recent != nil {
+			id = c.Managed.Recent.TurnID
+		}
+		if id == "" {
+			continue
+		}
+		for _, path := range []string{"", "/events", "/interaction"} {
+			if !get("/v1/turns/"+id+path, nil) {
+				return
+			}
+		}
+	}
 }

@@ -219,7 +219,12 @@ function badge(state) {
 async function viewAgents() {
   const gen = routeGen;
   $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "muted" }, "Loading…"));
+  // Renders may overlap (an event comes while one waits on the API): only
+  // the newest one started may draw, so an older view never replaces it.
+  let seq = 0;
   const render = async () => {
+    const mine = ++seq;
+    const fresh = () => mine === seq && current(gen);
     let list;
     try {
       list = await api("GET", "/v1/conversations");
@@ -228,8 +233,10 @@ async function viewAgents() {
       $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "error" }, problemText(e)));
       return;
     }
+    if (!fresh()) return;
     keeping = new Map();
     const cards = await Promise.all(list.conversations.map(card));
+    if (!fresh()) return;
     kept = keeping;
     const parts = [h("h1", {}, "Agents")];
     if (cards.length === 0) {
@@ -243,7 +250,7 @@ async function viewAgents() {
         h("ul", {}, list.unavailable_managed_turns.map((u) =>
           h("li", {}, h("a", { href: `#/turn/${u.turn_id}` }, u.turn_id), ` ${u.state} `, actionButtons(u.available_actions, rerender)))));
     }
-    if (!current(gen)) return;
+    if (!fresh()) return;
     const active = document.activeElement;
     $main.replaceChildren(...parts);
     if (active && active !== document.body && $main.contains(active)) active.focus();
@@ -298,7 +305,9 @@ async function card(c) {
   if (ri) {
     const key = `q:${ri.body.interaction_id}`;
     const node = kept.get(key) || await interactionBox(ri, refresh);
-    keeping.set(key, node);
+    // A step that could not be read (it was being answered, or it just
+    // left) is read again on the next render; only a form is kept.
+    if (!node.dataset.transient) keeping.set(key, node);
     body.push(node);
   }
   else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, "A question is on screen; answer it in the terminal."));
@@ -382,7 +391,10 @@ async function interactionBox(a, refresh) {
   try {
     step = await api("GET", `/v1/turns/${turnID}/interaction`);
   } catch (e) {
-    return h("p", { class: "error" }, problemText(e));
+    const p = e.code === "no_interaction"
+      ? h("p", { class: "muted", "data-transient": "1" }, "The question is changing; it shows again in a moment.")
+      : h("p", { class: "error", "data-transient": "1" }, problemText(e));
+    return p;
   }
   const parts = [h("h3", {}, `Question${step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : ""}`)];
   if (step.manual_required) {
@@ -551,6 +563,13 @@ function respondForm(a, refresh) {
 
 async function viewHosts() {
   const gen = routeGen;
+  // Secrets just issued stay on the page across the re-renders that events
+  // cause, until the person leaves the view: they are shown only once.
+  let shown = null;
+  const reveal = () => {
+    const el = document.getElementById("reveal");
+    if (el && shown) el.replaceChildren(secrets(shown.title, shown.values));
+  };
   const render = async () => {
     let hosts, outbox;
     try {
@@ -561,7 +580,7 @@ async function viewHosts() {
       $main.replaceChildren(h("h1", {}, "Hosts"), h("p", { class: "error" }, problemText(e)));
       return;
     }
-    const reveal = h("div", { "aria-live": "polite" });
+    const revealBox = h("div", { "aria-live": "polite", id: "reveal" });
     const name = h("input", { type: "text", id: "host-name", required: true, maxlength: 100 });
     const url = h("input", { type: "url", id: "host-url", required: true, placeholder: "https://…" });
     const err = h("p", { class: "error", role: "alert", hidden: true });
@@ -573,28 +592,28 @@ async function viewHosts() {
       err.hidden = true;
       try {
         const c = await api("POST", "/v1/hosts", { name: name.value.trim(), webhook_url: url.value.trim() });
+        shown = { title: `Host ${c.name} registered`, values: { Token: c.token, "Webhook secret": c.webhook_secret } };
         await render();
-        document.getElementById("reveal").replaceChildren(secrets(`Host ${c.name} registered`, { Token: c.token, "Webhook secret": c.webhook_secret }));
       } catch (e) {
         err.textContent = problemText(e);
         err.hidden = false;
       }
     });
-    reveal.id = "reveal";
     const rows = hosts.hosts.map((x) => h("tr", { "data-host": x.host_id },
       h("td", {}, x.name), h("td", {}, x.webhook_url), h("td", {}, time(x.created_at)),
       h("td", {}, h("div", { class: "actions" },
         actionButton("Ping", async () => { await api("POST", `/v1/hosts/${x.host_id}/ping`); await render(); }),
         actionButton("Rotate secret", async () => {
           const r = await api("POST", `/v1/hosts/${x.host_id}/rotate-secret`);
+          shown = { title: `New secret for ${x.name}`, values: { "Webhook secret": r.webhook_secret } };
           await render();
-          document.getElementById("reveal").replaceChildren(secrets(`New secret for ${x.name}`, { "Webhook secret": r.webhook_secret }));
         })))));
     const nrows = outbox.notifications.map((n) => h("tr", { "data-notification": n.notification_id, "data-state": n.state },
       h("td", {}, n.type), h("td", {}, n.state), h("td", {}, n.attempts), h("td", {}, n.last_status_code || ""),
       h("td", {}, n.last_error || ""), h("td", {}, time(n.created_at)),
       h("td", {}, n.state === "failed" ? actionButton("Retry", async () => { await api("POST", `/v1/notifications/${n.notification_id}/retry`); await render(); }) : "")));
-    $main.replaceChildren(h("h1", {}, "Hosts"), reveal, form,
+    if (!current(gen)) return;
+    $main.replaceChildren(h("h1", {}, "Hosts"), revealBox, form,
       h("div", { class: "table-wrap" }, h("table", { "aria-label": "Hosts" },
         h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Webhook URL"), h("th", {}, "Created"), h("th", {}, "Actions"))),
         h("tbody", {}, rows))),
@@ -603,6 +622,7 @@ async function viewHosts() {
       h("div", { class: "table-wrap" }, h("table", { "aria-label": "Webhook outbox" },
         h("thead", {}, h("tr", {}, ["Type", "State", "Attempts", "Status", "Last error", "Created", ""].map((x) => h("th", {}, x)))),
         h("tbody", {}, nrows))));
+    reveal();
   };
   onEvent = (t) => { if (t.startsWith("host.")) render(); };
   await render();
