@@ -101,7 +101,12 @@ func New(d Deps) (http.Handler, error) {
 	})
 	// The dashboard: static files only, no authority of its own (it calls
 	// the routes above like any host).
+	tools, err := buildMCPTools(spec)
+	if err != nil {
+		return nil, err
+	}
 	top := http.NewServeMux()
+	top.Handle("/mcp", newMCPEndpoint(s, api, tools))
 	ui := web.Handler()
 	top.Handle("GET /{$}", ui)
 	top.Handle("GET /ui/", ui)
