@@ -57,6 +57,8 @@ Commands:
   notifications [--state S]       the webhook outbox
   notifications retry ID          redeliver a notification now
   events [--follow] [--since N]   stream events (SSE) until interrupted
+  mcp [--conversation C]          serve the daemon's MCP tools on stdin/stdout (for agent hosts
+                                  that start MCP servers as commands); use a host token
 
 Global flags:
   --url URL          daemon address (env AKK_URL, default http://127.0.0.1:7788)
@@ -145,6 +147,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.notifications(rest[1:])
 	case "events":
 		return c.events(rest[1:])
+	case "mcp":
+		return c.mcpBridge(rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -64,6 +64,27 @@ type Options struct {
 	BeforeAnswer func(e *Env, dialog string)
 	// ExtraEnv is added to the agent's environment (KEY=VALUE).
 	ExtraEnv []string
+	// MCPServers are Claude Code's user-scope MCP servers (name -> its
+	// config, e.g. {"type":"http","url":...,"headers":{...}}); their tools
+	// are allowed without a prompt. See AddMCPServer.
+	MCPServers map[string]any
+}
+
+// AddMCPServer configures an MCP server for Claude Code before Start (its
+// tools allowed without asking), for a server whose address is known only
+// after New.
+func (e *Env) AddMCPServer(name string, cfg map[string]any) {
+	e.t.Helper()
+	if e.Agent.Kind != KindClaude {
+		e.t.Fatalf("agenttest: AddMCPServer is for Claude Code, not %s", e.Agent.Kind)
+	}
+	if e.opts.MCPServers == nil {
+		e.opts.MCPServers = map[string]any{}
+	}
+	e.opts.MCPServers[name] = cfg
+	if err := e.writeClaudeConfig(); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // Env is one isolated agent environment: its own tmux server, HOME (and
@@ -296,10 +317,19 @@ func (e *Env) writeClaudeConfig() error {
 		"customApiKeyResponses": map[string]any{"approved": approved, "rejected": []string{}},
 		"projects":              map[string]any{e.ProjectDir: project},
 	}
+	perms := map[string]any{"defaultMode": "default"}
+	if len(e.opts.MCPServers) > 0 {
+		cfg["mcpServers"] = e.opts.MCPServers
+		var allow []string
+		for name := range e.opts.MCPServers {
+			allow = append(allow, "mcp__"+name)
+		}
+		perms["allow"] = allow
+	}
 	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
 		return err
 	}
-	settings := map[string]any{"permissions": map[string]any{"defaultMode": "default"}}
+	settings := map[string]any{"permissions": perms}
 	if !e.opts.ShowOffers {
 		settings["skipAutoPermissionPrompt"] = true
 	}

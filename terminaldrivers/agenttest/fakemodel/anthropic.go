@@ -152,6 +152,9 @@ func anthropicError(status int, msg string) map[string]any {
 }
 
 func anthropicToolName(tc *toolCall) string {
+	if tc.kind == toolNamed {
+		return tc.name
+	}
 	if tc.kind == toolAsk {
 		return "AskUserQuestion"
 	}
@@ -159,6 +162,9 @@ func anthropicToolName(tc *toolCall) string {
 }
 
 func anthropicToolInput(tc *toolCall) map[string]any {
+	if tc.kind == toolNamed {
+		return tc.input
+	}
 	if tc.kind == toolShell {
 		return map[string]any{"command": tc.cmd, "description": "Run the command the task needs"}
 	}

@@ -48,6 +48,11 @@
 //	        text fail, then the answer is "Recovered after N failed attempts."
 //	secret  a reply holding secret-looking (fake) strings: SecretAnthropicKey and
 //	        SecretAWSKey.
+//	mcp_drive project=P text=T prefix=X (default "mcp__akk__"): an
+//	        assistant driving another pane through AKK's MCP tools: X+akk_list,
+//	        X+akk_send of T to the pane of project P (its terminal send
+//	        action), then X+akk_status until the Turn ends, then a final answer
+//	        "MCP drive: turn <id> <state>: <<<final message>>>".
 //
 // After a tool result (a Claude tool_result or a Codex function_call_output
 // that follows the user's message) the answer is a final message that quotes

@@ -137,6 +137,9 @@ func openaiError(status int, msg string) map[string]any {
 }
 
 func openaiToolName(tc *toolCall) string {
+	if tc.kind == toolNamed {
+		return tc.name
+	}
 	if tc.kind == toolAsk {
 		return "request_user_input"
 	}
@@ -145,7 +148,9 @@ func openaiToolName(tc *toolCall) string {
 
 func openaiToolArgs(tc *toolCall) string {
 	var v map[string]any
-	if tc.kind == toolShell {
+	if tc.kind == toolNamed {
+		v = tc.input
+	} else if tc.kind == toolShell {
 		v = map[string]any{"cmd": tc.cmd}
 		if tc.escalate {
 			v["sandbox_permissions"] = "require_escalated"

@@ -3,6 +3,7 @@ package fakemodel
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -19,6 +20,7 @@ const (
 	ScenarioSteps  = "steps"
 	ScenarioError  = "error"
 	ScenarioSecret = "secret"
+	ScenarioMCP    = "mcp_drive"
 	// ScenarioTitle is recorded for side requests (no tools offered).
 	ScenarioTitle = "title"
 	// ScenarioToolResult is recorded for the answer that echoes tool results.
@@ -121,6 +123,7 @@ type toolKind int
 const (
 	toolShell toolKind = iota + 1
 	toolAsk
+	toolNamed // a tool by its own name and input (an MCP tool)
 )
 
 type toolCall struct {
@@ -130,6 +133,8 @@ type toolCall struct {
 	justification string
 	questions     []Question
 	multiSelect   bool
+	name          string         // toolNamed
+	input         map[string]any // toolNamed
 }
 
 // plan is what to answer, before it is rendered for one API.
@@ -199,6 +204,9 @@ func decide(t turn) plan {
 				quiet: time.Duration(secs) * time.Second / 2}
 		}
 		return plan{scenario: scenario, text: echoResults(t.toolResults), pieces: 1}
+	}
+	if scenario == ScenarioMCP {
+		return mcpDrive(params, t.toolResults)
 	}
 	if len(t.toolResults) > 0 {
 		return plan{scenario: ScenarioToolResult, text: echoResults(t.toolResults), pieces: 1}
@@ -281,4 +289,75 @@ func split(s string, n int) []string {
 		out = append(out, string(r[i*len(r)/n:(i+1)*len(r)/n]))
 	}
 	return out
+}
+
+// mcpDrive plays an assistant that drives another agent's pane through
+// AKK's MCP tools: akk_list, then akk_send of text to the pane whose
+// project is the project parameter, then akk_status until the Turn ends,
+// then a final answer quoting its final message. prefix is how the host
+// names the server's tools (Claude Code: "mcp__<server>__").
+func mcpDrive(params map[string]string, results []string) plan {
+	prefix := params["prefix"]
+	if prefix == "" {
+		prefix = "mcp__akk__"
+	}
+	call := func(text, tool string, input map[string]any) plan {
+		return plan{scenario: ScenarioMCP, text: text, pieces: 1, tool: &toolCall{kind: toolNamed, name: prefix + tool, input: input}}
+	}
+	final := func(text string) plan { return plan{scenario: ScenarioMCP, text: text, pieces: 1} }
+	if len(results) == 0 {
+		return call("Listing the agents.", "akk_list", map[string]any{})
+	}
+	last := resultJSON(results[len(results)-1])
+	if len(results) == 1 {
+		var list struct {
+			Conversations []struct {
+				Project string `json:"project"`
+				Actions []struct {
+					Action string         `json:"action"`
+					Target string         `json:"target"`
+					Body   map[string]any `json:"body"`
+				} `json:"available_actions"`
+			} `json:"conversations"`
+		}
+		json.Unmarshal(last, &list)
+		for _, c := range list.Conversations {
+			if c.Project != params["project"] {
+				continue
+			}
+			for _, a := range c.Actions {
+				if a.Action == "send" && strings.HasPrefix(a.Target, "terminal") {
+					return call("Sending the task.", "akk_send", map[string]any{"terminal_id": a.Body["terminal_id"], "request": params["text"]})
+				}
+			}
+		}
+		return final("MCP drive: no send-ready pane for " + params["project"] + ".")
+	}
+	var st struct {
+		TurnID string `json:"turn_id"`
+		State  string `json:"state"`
+		Result struct {
+			FinalMessage string `json:"final_message"`
+		} `json:"result"`
+		Code string `json:"code"`
+	}
+	json.Unmarshal(last, &st)
+	switch {
+	case st.Code != "":
+		return final("MCP drive: refused: " + st.Code + ".")
+	case st.State == "completed" || st.State == "failed" || st.State == "cancelled":
+		return final(fmt.Sprintf("MCP drive: turn %s %s: <<<%s>>>", st.TurnID, st.State, st.Result.FinalMessage))
+	case st.TurnID == "" || len(results) > 300:
+		return final("MCP drive: gave up.")
+	}
+	return call("Checking the task.", "akk_status", map[string]any{"turn_id": st.TurnID})
+}
+
+// resultJSON is the JSON object in a tool result's text (AKK's tools put
+// a summary line before it).
+func resultJSON(text string) []byte {
+	if i := strings.IndexByte(text, '{'); i >= 0 {
+		return []byte(text[i:])
+	}
+	return nil
 }
