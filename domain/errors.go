@@ -45,6 +45,7 @@ const (
 	CodeNothingToWatch         Code = "nothing_to_watch"
 	CodeWatchStateConflict     Code = "watch_state_conflict"
 	CodeWatchLimit             Code = "watch_limit_reached"
+	CodeMCPSessionLimit        Code = "mcp_session_limit_reached"
 	CodeNoInteraction          Code = "no_interaction"
 	CodeManualRequired         Code = "manual_required"
 	CodeMethodNotAllowed       Code = "method_not_allowed"

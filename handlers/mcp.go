@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,11 +47,11 @@ type mcpEndpoint struct {
 	h     *mcp.StreamableHTTPHandler
 
 	mu       sync.Mutex
-	sessions map[string]string // MCP session id -> the host id that opened it ("" for the operator)
+	sessions map[string]*mcpSession // by MCP session id
 }
 
 func newMCPEndpoint(s *Server, rest http.Handler, tools []mcpToolDef) *mcpEndpoint {
-	e := &mcpEndpoint{s: s, rest: rest, tools: tools, sessions: map[string]string{}}
+	e := &mcpEndpoint{s: s, rest: rest, tools: tools, sessions: map[string]*mcpSession{}}
 	e.h = mcp.NewStreamableHTTPHandler(e.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              s.Log,
 		SessionTimeout:      30 * time.Minute,
@@ -77,14 +78,46 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		e.mu.Lock()
-		owner, known := e.sessions[id]
+		m, known := e.sessions[id]
 		e.mu.Unlock()
-		if known && owner != p.HostID {
+		if known && m.p.HostID != p.HostID {
 			writeError(w, r, domain.E(domain.CodeNotFound, "no such MCP session"))
 			return
 		}
+	} else if r.Method == http.MethodPost && e.open(p.HostID) >= MaxMCPSessions {
+		writeError(w, r, domain.E(domain.CodeMCPSessionLimit,
+			fmt.Sprintf("this controller has %d open MCP sessions, the most it may have; close one (DELETE /mcp) or let one time out", MaxMCPSessions)))
+		return
 	}
 	e.h.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
+	if r.Method == http.MethodDelete {
+		// The client ended its session: its place is free at once.
+		e.mu.Lock()
+		delete(e.sessions, r.Header.Get("Mcp-Session-Id"))
+		e.mu.Unlock()
+	}
+}
+
+// MaxMCPSessions bounds the open MCP sessions of one principal (each
+// holds a server and an event pump until it closes or idles out).
+const MaxMCPSessions = 16
+
+// open counts a principal's initialized sessions, forgetting those that
+// never completed their handshake (a session forgets itself when it ends).
+func (e *mcpEndpoint) open(hostID string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for id, m := range e.sessions {
+		if !m.started.Load() && time.Since(m.created) > time.Minute {
+			delete(e.sessions, id)
+			continue
+		}
+		if m.started.Load() && m.p.HostID == hostID {
+			n++
+		}
+	}
+	return n
 }
 
 // serverFor makes the MCP server of one new session, for the principal of
@@ -94,14 +127,14 @@ func (e *mcpEndpoint) serverFor(r *http.Request) *mcp.Server {
 	if !ok {
 		return nil
 	}
-	sess := &mcpSession{e: e, p: p}
+	sess := &mcpSession{e: e, p: p, created: time.Now()}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "akk", Title: "AKK", Version: e.s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       e.s.Log,
 		GetSessionID: func() string {
 			id := "mcp_" + rand.Text()
 			e.mu.Lock()
-			e.sessions[id] = p.HostID
+			e.sessions[id] = sess
 			e.mu.Unlock()
 			return id
 		},
@@ -133,10 +166,12 @@ const mcpInstructions = `AKK drives Claude Code and Codex that run in a person's
 
 // mcpSession is one connected client: its principal, and its event pump.
 type mcpSession struct {
-	e    *mcpEndpoint
-	p    domain.Principal
-	srv  *mcp.Server
-	once sync.Once
+	e       *mcpEndpoint
+	p       domain.Principal
+	srv     *mcp.Server
+	created time.Time
+	started atomic.Bool
+	once    sync.Once
 }
 
 // conversation is the AKK-Conversation of a call: the client's own header,
@@ -210,6 +245,7 @@ func (m *mcpSession) resource(prefix, path string) mcp.ResourceHandler {
 // are logged to the client as well.
 func (m *mcpSession) start(ss *mcp.ServerSession) {
 	m.once.Do(func() {
+		m.started.Store(true)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			ss.Wait()

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"akk/handlers"
 )
 
 // bearer adds a token to every request of an MCP client.
@@ -233,4 +235,29 @@ func domainSource(t *testing.T) string {
 		b.Write(x)
 	}
 	return b.String()
+}
+
+// One principal holds at most MaxMCPSessions open sessions; closing one
+// frees its place.
+func TestMCPSessionLimit(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.h)
+	t.Cleanup(srv.Close)
+	host := createHost(t, e, "a")
+	var open []*mcp.ClientSession
+	for range handlers.MaxMCPSessions {
+		open = append(open, mcpClient(t, srv.URL, host.Token, nil))
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "akk-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{host.Token, http.DefaultTransport}}}
+	if s, err := c.Connect(context.Background(), tr, nil); err == nil {
+		s.Close()
+		t.Fatal("a session beyond the limit was opened")
+	} else if !strings.Contains(err.Error(), "429") && !strings.Contains(err.Error(), "Too Many") {
+		t.Fatalf("beyond the limit: %v", err)
+	}
+	// Another principal is not limited by this one.
+	mcpClient(t, srv.URL, e.operator, nil)
+	open[0].Close()
+	mcpClient(t, srv.URL, host.Token, nil)
 }

@@ -46,6 +46,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeNothingToWatch:         http.StatusConflict,
 	domain.CodeWatchStateConflict:     http.StatusConflict,
 	domain.CodeWatchLimit:             http.StatusTooManyRequests,
+	domain.CodeMCPSessionLimit:        http.StatusTooManyRequests,
 	domain.CodeNoInteraction:          http.StatusConflict,
 	domain.CodeTurnStateConflict:      http.StatusConflict,
 	domain.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
