@@ -49,10 +49,14 @@ func (u *uiSessions) add(token string, now time.Time) (string, uiSession) {
 		}
 	}
 	if len(u.m) >= maxSessions {
-		for k := range u.m { // full: the oldest session goes first is not tracked; any one
-			delete(u.m, k)
-			break
+		// Full: the session signed in longest ago (the soonest to expire) goes.
+		oldest := ""
+		for k, v := range u.m {
+			if oldest == "" || v.expires.Before(u.m[oldest].expires) {
+				oldest = k
+			}
 		}
+		delete(u.m, oldest)
 	}
 	u.m[id] = s
 	return id, s
