@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -33,6 +34,8 @@ type Interaction struct {
 	ManualRequired bool   `json:"manual_required,omitempty"`
 	Reason         string `json:"reason,omitempty"`
 	FreeTextLimit  int    `json:"free_text_limit,omitempty"`
+	// ExpiresAt is when the offer this projection made ends (answer before).
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // InteractionStepIndex is where the step stands in its questionnaire.
@@ -194,6 +197,10 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: st.Fingerprint, PublicID: in.InteractionID,
 			Payload: string(payload), CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
 	})
+	if err == nil && !consumed {
+		exp := now.Add(OfferTTL)
+		in.ExpiresAt = &exp
+	}
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -346,6 +353,9 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	}
 	if err != nil {
 		return ActionResult{}, err
+	}
+	if !s.clock.Now().Before(offer.ExpiresAt) {
+		return ActionResult{}, E(CodeOfferExpired, "the offer of interaction "+in.InteractionID+" expired (5 minutes): GET the interaction again")
 	}
 	var m idMapping
 	if err := json.Unmarshal([]byte(offer.Payload), &m); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"akk/domain"
 )
@@ -155,5 +156,36 @@ func TestMultiSelectIsManualRequired(t *testing.T) {
 	}
 	if fs.count() != 0 {
 		t.Fatal("a manual step was typed into")
+	}
+}
+
+// A questionnaire offer lives 5 minutes: the projection says until when,
+// an answer after that is refused with no key, and reading the step again
+// makes a fresh offer for the same step.
+func TestInteractionOfferExpires(t *testing.T) {
+	w, _, fs, id := interactionTurn(t)
+	in, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ExpiresAt == nil || time.Until(*in.ExpiresAt) < 4*time.Minute || time.Until(*in.ExpiresAt) > domain.OfferTTL {
+		t.Fatalf("expires_at %v", in.ExpiresAt)
+	}
+	w.Advance(domain.OfferTTL + time.Second)
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 1, nil)); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("an expired offer: %v", err)
+	}
+	if fs.count() != 0 {
+		t.Fatal("an expired offer typed")
+	}
+	again, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || again.InteractionID != in.InteractionID {
+		t.Fatalf("read again: %+v %v", again, err)
+	}
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(again, 1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if fs.count() != 1 {
+		t.Fatalf("%d answers", fs.count())
 	}
 }

@@ -86,9 +86,15 @@ func (f *fakeTerm) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
 	return domain.TerminalDiagnosis{}, nil
 }
 
-type clock struct{}
+// clock is the wall clock, moved forward by skew (a world's Advance).
+type clock struct{ skew *atomic.Int64 }
 
-func (clock) Now() time.Time { return time.Now() }
+func (c clock) Now() time.Time {
+	if c.skew == nil {
+		return time.Now()
+	}
+	return time.Now().Add(time.Duration(c.skew.Load()))
+}
 
 type ids struct{}
 
@@ -104,6 +110,7 @@ type world struct {
 	store  *persistence.Store
 	term   *fakeTerm
 	cancel context.CancelFunc
+	skew   *atomic.Int64
 	host   context.Context // a host principal
 	other  context.Context // another host
 }
@@ -122,7 +129,8 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := domain.NewService(store, clock{}, ids{}, nil)
+	skew := new(atomic.Int64)
+	svc := domain.NewService(store, clock{skew}, ids{}, nil)
 	svc.UseTerminals(term)
 	svc.UseTurns(term, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: 400 * time.Millisecond})
@@ -130,7 +138,7 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{svc: svc, store: store, term: term}
+	w := &world{svc: svc, store: store, term: term, skew: skew}
 	w.cancel = func() { cancel(); svc.WaitTurnMonitors(); store.Close() }
 	t.Cleanup(w.cancel)
 	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
@@ -145,6 +153,9 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 	w.other = domain.WithPrincipal(context.Background(), domain.Principal{HostID: b.Host.ID})
 	return w
 }
+
+// Advance moves the service's clock forward.
+func (w *world) Advance(d time.Duration) { w.skew.Add(int64(d)) }
 
 func (w *world) waitState(t *testing.T, id string, want domain.TurnState) domain.Turn {
 	t.Helper()

@@ -857,6 +857,9 @@ type Interaction struct {
 		FreeText      bool `json:"free_text"`
 		MultiSelect   bool `json:"multi_select"`
 	} `json:"capabilities"`
+
+	// ExpiresAt When the offer this read made ends; answer before it, else read the step again (offer_expired).
+	ExpiresAt      *time.Time            `json:"expires_at,omitempty"`
 	FreeTextLimit  *int                  `json:"free_text_limit,omitempty"`
 	InteractionId  string                `json:"interaction_id"`
 	Kind           InteractionKind       `json:"kind"`
