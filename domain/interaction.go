@@ -305,18 +305,35 @@ func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
 	return out, nil
 }
 
-func checkFreeText(text string, limit int, field string) error {
+// FreeTextProblem is the one rule for text typed into a questionnaire:
+// one line of printable characters (letters, marks, numbers, punctuation,
+// symbols and the ASCII space; so no tab, no U+00A0, no zero-width
+// characters), valid UTF-8, no leading or trailing space, within limit
+// characters (0: no limit). It says what is wrong, or "".
+func FreeTextProblem(text string, limit int) string {
 	switch {
-	case text == "" || strings.TrimSpace(text) != text:
-		return Invalid("free text must be non-empty with no leading or trailing whitespace",
-			FieldError{Field: field + ".text", Message: "trimmed, non-empty"})
+	case text == "":
+		return "free text must not be empty"
+	case !utf8.ValidString(text):
+		return "free text is not valid UTF-8"
+	case strings.TrimSpace(text) != text:
+		return "free text must have no leading or trailing whitespace"
 	case strings.ContainsAny(text, "\r\n"):
-		return Invalid("free text is one line", FieldError{Field: field + ".text", Message: "single line"})
+		return "free text is one line"
 	case limit > 0 && utf8.RuneCountInString(text) > limit:
-		return Invalid(fmt.Sprintf("free text is limited to %d characters here", limit),
-			FieldError{Field: field + ".text", Message: fmt.Sprintf("at most %d characters", limit)})
-	case strings.IndexFunc(text, unicode.IsControl) >= 0:
-		return Invalid("free text contains control characters", FieldError{Field: field + ".text", Message: "printable text only"})
+		return fmt.Sprintf("free text is limited to %d characters here", limit)
+	}
+	for _, r := range text {
+		if !unicode.IsPrint(r) {
+			return fmt.Sprintf("free text holds %U, which is not a printable character on one line", r)
+		}
+	}
+	return ""
+}
+
+func checkFreeText(text string, limit int, field string) error {
+	if why := FreeTextProblem(text, limit); why != "" {
+		return Invalid(why, FieldError{Field: field + ".text", Message: why})
 	}
 	return nil
 }

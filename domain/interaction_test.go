@@ -189,3 +189,32 @@ func TestInteractionOfferExpires(t *testing.T) {
 		t.Fatalf("%d answers", fs.count())
 	}
 }
+
+// One text rule, applied before the offer is used: text the pane could
+// not show as typed (U+00A0, a zero-width space, a tab) is refused with
+// no key, and the same step stays answerable.
+func TestInteractionTextRuleBeforeTheOffer(t *testing.T) {
+	w, _, fs, id := interactionTurn(t)
+	in, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"Green\u00a0please", "Green\u200bplease", "Green\tplease", "Green\x7f"} {
+		if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 2, &bad)); code(err) != domain.CodeValidationFailed {
+			t.Fatalf("%q: %v", bad, err)
+		}
+		if why := domain.FreeTextProblem(bad, 200); why == "" {
+			t.Fatalf("%q passes the rule", bad)
+		}
+	}
+	if fs.count() != 0 {
+		t.Fatal("refused text typed")
+	}
+	good := "Green, please — très vert"
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 2, &good)); err != nil {
+		t.Fatalf("the same step after refusals: %v", err)
+	}
+	if fs.count() != 1 || fs.answers[0][0].Text != good {
+		t.Fatalf("answers %+v", fs.answers)
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"akk/domain"
@@ -133,33 +131,12 @@ func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.Ste
 			}
 			return plan{target: i}, nil
 		}
-		if why := checkText(a.Text, s.FreeTextLimit); why != "" {
+		if why := domain.FreeTextProblem(a.Text, s.FreeTextLimit); why != "" {
 			return unavailable(why)
 		}
 		return plan{target: i, text: a.Text}, nil
 	}
 	return unavailable("no such option")
-}
-
-// checkText: one line of printable text, no surrounding spaces, within the
-// limit.
-func checkText(text string, limit int) string {
-	switch {
-	case text == "":
-		return "this option needs text"
-	case !utf8.ValidString(text):
-		return "the text is not UTF-8"
-	case utf8.RuneCountInString(text) > limit:
-		return "the text is longer than " + strconv.Itoa(limit) + " characters"
-	case strings.TrimSpace(text) != text:
-		return "the text starts or ends with whitespace"
-	}
-	for _, r := range text {
-		if !unicode.IsPrint(r) {
-			return "the text holds a character that is not printable on one line"
-		}
-	}
-	return ""
 }
 
 // AnswerStep implements domain.InteractionTerminal.
