@@ -109,13 +109,22 @@ func opaque(salt []byte, prefix string, parts ...string) string {
 	return prefix + hex.EncodeToString(m.Sum(nil))[:20]
 }
 
+// stepFence is what answering a step fences for good: that step in that
+// Turn. A step stays on screen until the agent takes the answer, so it may
+// never be answered twice in its Turn; the same questions asked again in a
+// later Turn (which could start only once the pane was idle again) are a
+// new occurrence, answerable.
+func stepFence(t Turn, fingerprint string) string { return t.ID + "|" + fingerprint }
+
 // project turns a step into its public projection and private mapping.
 func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep) (Interaction, idMapping, error) {
 	salt, err := s.idSalt(ctx)
 	if err != nil {
 		return Interaction{}, idMapping{}, err
 	}
-	fp := st.Fingerprint
+	// One id per step and occurrence: the same step in another Turn is
+	// another interaction.
+	fp := stepFence(t, st.Fingerprint)
 	in := Interaction{Schema: InteractionSchema, Version: 1, InteractionID: opaque(salt, "int_", fp), TurnID: t.ID,
 		Agent: string(agent), Kind: st.Kind, State: "pending", Step: InteractionStepIndex{st.Index, st.Total},
 		Questions: []InteractionQuestion{}, Capabilities: InteractionCaps{BatchResponse: st.BatchResponse},
@@ -190,7 +199,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	var consumed bool
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		var err error
-		if consumed, err = tx.FingerprintConsumed(ctx, st.Fingerprint); err != nil || consumed {
+		if consumed, err = tx.FingerprintConsumed(ctx, stepFence(t, st.Fingerprint)); err != nil || consumed {
 			return err
 		}
 		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "interaction", TurnID: t.ID, TerminalID: t.TerminalID,
@@ -398,7 +407,7 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	}
 	now := s.clock.Now().UTC()
 	err = s.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.ConsumeOffer(ctx, offer.ID, offer.Fingerprint, now); err != nil {
+		if err := tx.ConsumeOffer(ctx, offer.ID, stepFence(t, offer.Fingerprint), now); err != nil {
 			return err
 		}
 		// Audit without the answers' content.

@@ -218,3 +218,46 @@ func TestInteractionTextRuleBeforeTheOffer(t *testing.T) {
 		t.Fatalf("answers %+v", fs.answers)
 	}
 }
+
+// The fence is per occurrence: the same step asked again in a later Turn
+// of the same pane is answerable (a new interaction), while the answered
+// step is never answered twice in its own Turn.
+func TestInteractionSameStepInALaterTurn(t *testing.T) {
+	w, ft, fs, id := interactionTurn(t)
+	fs.set(func(f *fakeSteps) { f.next = colorStep("fp-1", 1, 2) }) // the step stays shown after the answer
+	in, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	w.waitState(t, id, domain.TurnAwaitingInteraction)
+	if again, err := w.svc.TurnInteraction(w.host, id); err != nil || !again.ManualRequired {
+		t.Fatalf("the answered step, still shown in its Turn: %+v %v", again, err)
+	}
+	// The Turn ends; a new Turn in the same pane asks the same questions.
+	ft.set(func(f *fakeTerm) {
+		f.term.ScreenState = domain.ScreenIdle
+		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"}
+	})
+	w.waitState(t, id, domain.TurnCompleted)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
+	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
+	in2, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	if err != nil || in2.ManualRequired || in2.InteractionID == in.InteractionID {
+		t.Fatalf("the same step in a later Turn: %+v %v", in2, err)
+	}
+	if _, err := w.svc.RespondInteraction(w.host, r.Turn.ID, answer(in2, 0, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if fs.count() != 2 {
+		t.Fatalf("%d answers", fs.count())
+	}
+}
