@@ -109,6 +109,15 @@ func opaque(salt []byte, prefix string, parts ...string) string {
 	return prefix + hex.EncodeToString(m.Sum(nil))[:20]
 }
 
+// redactText hides secrets in screen-derived text a projection carries
+// (questionnaire headers, prompts and labels), as everywhere else.
+func (s *Service) redactText(x string) string {
+	if s.turns == nil || s.turns.redact == nil {
+		return x
+	}
+	return s.turns.redact.Redact(x)
+}
+
 // stepFence is what answering a step fences for good: that step in that
 // Turn. A step stays on screen until the agent takes the answer, so it may
 // never be answered twice in its Turn; the same questions asked again in a
@@ -133,13 +142,13 @@ func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st Inter
 		Options: map[string]map[string]string{}, Texts: map[string]bool{}, Limit: st.FreeTextLimit}
 	for _, q := range st.Questions {
 		qid := opaque(salt, "q_", fp, q.Key)
-		pq := InteractionQuestion{QuestionID: qid, Header: q.Header, Prompt: q.Prompt, Required: q.Required,
+		pq := InteractionQuestion{QuestionID: qid, Header: s.redactText(q.Header), Prompt: s.redactText(q.Prompt), Required: q.Required,
 			ResponseKind: q.ResponseKind, Options: []InteractionOption{}}
 		m.Questions[qid], m.Kinds[qid], m.Required[qid] = q.Key, q.ResponseKind, q.Required
 		m.Options[qid] = map[string]string{}
 		for _, o := range q.Options {
 			oid := opaque(salt, "opt_", fp, q.Key, o.Key)
-			pq.Options = append(pq.Options, InteractionOption{OptionID: oid, Label: o.Label, FreeText: o.TakesText})
+			pq.Options = append(pq.Options, InteractionOption{OptionID: oid, Label: s.redactText(o.Label), FreeText: o.TakesText})
 			m.Options[qid][oid] = o.Key
 			if o.TakesText {
 				m.Texts[oid] = true

@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -259,5 +260,49 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 	}
 	if fs.count() != 2 {
 		t.Fatalf("%d answers", fs.count())
+	}
+}
+
+type secretRedactor struct{}
+
+func (secretRedactor) Redact(s string) string { return strings.ReplaceAll(s, "sk-live-SECRET", "[REDACTED]") }
+
+// Questionnaire headers, prompts and labels are redacted in the projection
+// and in the interaction_required event and webhook.
+func TestInteractionTextIsRedacted(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorldRedacting(t, "", ft, secretRedactor{})
+	step := colorStep("fp-s", 1, 1)
+	step.Questions[0].Header = "Key sk-live-SECRET"
+	step.Questions[0].Prompt = "Use sk-live-SECRET?"
+	step.Questions[0].Options[0].Label = "Yes, sk-live-SECRET"
+	fs := &fakeSteps{step: step, next: step}
+	w.svc.UseInteractions(fs)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
+	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
+	in, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(in)
+	// Events carry what webhooks deliver.
+	evs, err := w.svc.EventsAfter(context.Background(), domain.Principal{Operator: true}, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, _ := json.Marshal(evs)
+	for what, x := range map[string]string{"projection": string(b), "events": string(nb)} {
+		if strings.Contains(x, "sk-live-SECRET") {
+			t.Fatalf("the %s leaks the secret: %s", what, x)
+		}
+	}
+	if !strings.Contains(string(b), "[REDACTED]") || !strings.Contains(string(nb), "[REDACTED]") {
+		t.Fatalf("projection %s / webhooks %s", b, nb)
 	}
 }

@@ -122,6 +122,12 @@ func idleTerminal() domain.Terminal {
 
 func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 	t.Helper()
+	return newWorldRedacting(t, dbPath, term, nil)
+}
+
+// newWorldRedacting is newWorld with a redactor for screen-derived text.
+func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domain.Redactor) *world {
+	t.Helper()
 	if dbPath == "" {
 		dbPath = filepath.Join(t.TempDir(), "akk.db")
 	}
@@ -132,7 +138,7 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 	skew := new(atomic.Int64)
 	svc := domain.NewService(store, clock{skew}, ids{}, nil)
 	svc.UseTerminals(term)
-	svc.UseTurns(term, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+	svc.UseTurns(term, redact, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: 400 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.StartTurnMonitors(ctx); err != nil {
