@@ -265,7 +265,9 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 
 type secretRedactor struct{}
 
-func (secretRedactor) Redact(s string) string { return strings.ReplaceAll(s, "sk-live-SECRET", "[REDACTED]") }
+func (secretRedactor) Redact(s string) string {
+	return strings.ReplaceAll(s, "sk-live-SECRET", "[REDACTED]")
+}
 
 // Questionnaire headers, prompts and labels are redacted in the projection
 // and in the interaction_required event and webhook.
