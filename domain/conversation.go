@@ -190,6 +190,9 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 			c.Actions = append(c.Actions, a)
 		}
 	}
+	if s.threads != nil && t.Agent.Profiled() {
+		c.Actions = append(c.Actions, act("threads", "GET", "/v1/terminals/"+t.ID+"/threads", nil))
+	}
 	if s.watchTerm != nil && t.Watchable() && !held {
 		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": t.ID}))
 	}

@@ -20,6 +20,7 @@ type Service struct {
 	approvals    ApprovalTerminal
 	watchTerm    WatchTerminal
 	interactions InteractionTerminal
+	threads      ThreadReader
 
 	saltOnce     sync.Mutex
 	salt         []byte

@@ -934,6 +934,25 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// NativeThread defines model for NativeThread.
+type NativeThread struct {
+	// Current The pane shows this thread now (its identity is resolved to it).
+	Current bool `json:"current"`
+
+	// NativeThreadId The agent's own id of the thread (Claude Code session UUID, Codex thread UUID), complete.
+	NativeThreadId string `json:"native_thread_id"`
+
+	// Number Display only (1 is the newest), within this snapshot.
+	Number int `json:"number"`
+
+	// ShortId Display only, the shortest prefix of the id (dashes dropped, at least 8 characters) unique in this snapshot.
+	ShortId string `json:"short_id"`
+
+	// Title The thread's first request, redacted, at most 120 characters.
+	Title     string    `json:"title"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 // Notification defines model for Notification.
 type Notification struct {
 	Attempts       int        `json:"attempts"`
@@ -1084,6 +1103,16 @@ type TerminalInfoProvider string
 
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
+
+// ThreadList defines model for ThreadList.
+type ThreadList struct {
+	Agent      Agent          `json:"agent"`
+	ExpiresAt  time.Time      `json:"expires_at"`
+	Project    string         `json:"project"`
+	SnapshotId string         `json:"snapshot_id"`
+	TerminalId string         `json:"terminal_id"`
+	Threads    []NativeThread `json:"threads"`
+}
 
 // TurnActionResult defines model for TurnActionResult.
 type TurnActionResult struct {
@@ -1423,6 +1452,9 @@ type ServerInterface interface {
 	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
 	// (POST /v1/terminals/{terminal_id}/approval)
 	ApproveTerminal(w http.ResponseWriter, r *http.Request, terminalId string, params ApproveTerminalParams)
+	// ListThreads The native threads of a pane's agent in its project
+	// (GET /v1/terminals/{terminal_id}/threads)
+	ListThreads(w http.ResponseWriter, r *http.Request, terminalId string)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
@@ -1895,6 +1927,32 @@ func (siw *ServerInterfaceWrapper) ApproveTerminal(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ApproveTerminal(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListThreads operation middleware
+func (siw *ServerInterfaceWrapper) ListThreads(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListThreads(w, r, terminalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2784,6 +2842,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/approval", wrapper.ApproveTerminal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/threads", wrapper.ListThreads)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/watches", wrapper.CreateWatch)
@@ -3883,6 +3944,100 @@ func (response ApproveTerminal422ApplicationProblemPlusJSONResponse) VisitApprov
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreadsRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type ListThreadsResponseObject interface {
+	VisitListThreadsResponse(w http.ResponseWriter) error
+}
+
+type ListThreads200JSONResponse ThreadList
+
+func (response ListThreads200JSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreads400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListThreads400ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreads401ApplicationProblemPlusJSONResponse Problem
+
+func (response ListThreads401ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreads404ApplicationProblemPlusJSONResponse Problem
+
+func (response ListThreads404ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreads422ApplicationProblemPlusJSONResponse Problem
+
+func (response ListThreads422ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListThreads503ApplicationProblemPlusJSONResponse Problem
+
+func (response ListThreads503ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5678,6 +5833,9 @@ type StrictServerInterface interface {
 	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
 	// (POST /v1/terminals/{terminal_id}/approval)
 	ApproveTerminal(ctx context.Context, request ApproveTerminalRequestObject) (ApproveTerminalResponseObject, error)
+	// ListThreads The native threads of a pane's agent in its project
+	// (GET /v1/terminals/{terminal_id}/threads)
+	ListThreads(ctx context.Context, request ListThreadsRequestObject) (ListThreadsResponseObject, error)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
@@ -6195,6 +6353,32 @@ func (sh *strictHandler) ApproveTerminal(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ApproveTerminalResponseObject); ok {
 		if err := validResponse.VisitApproveTerminalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListThreads operation middleware
+func (sh *strictHandler) ListThreads(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request ListThreadsRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListThreads(ctx, request.(ListThreadsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListThreads")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListThreadsResponseObject); ok {
+		if err := validResponse.VisitListThreadsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -6849,188 +7033,198 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39cts4tuerYLW3KnZdWnbS6Zkeu25tedI9t7Pd08mN09V1t5UVYfLIwjUFcADQiiaVqn2afbB9ki2c",
-	"A5AgBVqSO8lkZvJPYkkkPs85OJ8/vJsUalUrCdKayfm7Sc01X4EFjZ+eKXkH2nArlPweeAnafVuCKbSo",
-	"3ZeT88nrJbBCSatVVYF+ZJhaS/dF+yLTsAANsoCMaSiULqFkSjK7BPa60ZJxWTIolgpKJiQT1rA1XC+V",
-	"ujXTSTYRrpMldZ5NJF/B5Hxy+cMPJ/HgJtnEFEtYcTe+FX/7I8gbu5ycP/n6d9nEbmr3jrFayJvJ+/fZ",
-	"5Htl7PNv3bPYes3tsmt7qYydi3KSTTT8pREaysm51Q3EXdTcWtDu3f+Nj/96efK/+Mlfz07+8Obd4+x3",
-	"T9//yyTVr5vuaL+20fKAfvHxPfv9hdtiOdrx2v16QM/0/F5dv3dNmlpJA0hQL7W6rmDl/nQ0A9K6P3ld",
-	"V6LAjTyt6Yl//S/jqOtdNIJ/0bCYnE/++2lHsaf0qzkN7WKPffq8lOzVn56xPzz9+vfMN87Wwi4ZZ8by",
-	"6wpYXqgS8imulG/Q9XdZUAvvJrVWNWgraA68/X6bEQysuLSiYPRQxmB6M2W5AVnm0+31ySbXqtxgo2Up",
-	"3Bu8ehl1Rpuw3Y3bJjCWubdpMo5r2s5FaVitYSGqCsoLxq8NSMvWSyCm06qxwCy/BcOkkjBll4bdiDtw",
-	"zMccQ5mFADOTNrA2LyxTsgB8veCO0RkvS4OfGwOa+d1kuZB1Y3PmSMtcsELVG9doI4sllzdQTmeyWwZ1",
-	"/V9QWLcM+FZ6SXvNb/WvWO4WIWdHuV+UnAkal+Xmlll4ay9YzqVZgzY5/oCPCSUlFxqY/+kYZY2FFe4x",
-	"yGY1Of914tucZBP/2ORNYhP9F1xrvnGfV2CXqnTtbD2KnJf6wXJ9A4kluPTUw5SsNucst6BXQvJqvlBV",
-	"pdbzotEapM0ZfTZsveQW7kAzya24g74odtOvuQRmlu5ZqdYXrn1jhJJzeMsLSx1FC/3IERY+8AjlcVia",
-	"kYE4SRy3l1iw97Gc+TXwU7tsfpHeJMjk8sZLjD5H3gpZ7pIQ+OoP7kG3C1otRAVpgvM/MrvklmngSObC",
-	"MLeKuArMFBpAmowpzfJG+hfKnB1VwlgoMyZxB5DtrDpOcr5vbnsM361quyFuFZYVqqlKJpVl18BKoFWH",
-	"cjrZtay4KF033aRHF/YHv4xhh4uKNyVMsomTj2+TlH9Z11rd8SpFt7UbKlKCW9JV7USIX7op+xYK4X4y",
-	"jOtObF6wW9gYVAhWIBsmZAlvnZTC5Sy0MsTaly+fT2lGERUUarXispzD2wJ0nWClV1DywkKJ7V+rRpbJ",
-	"dXQC1w8OD8yhTOA4Z5g7gYhHJi7iPnIB3tZCg5nzEVGnFgvQTqYhvfUYFyRJW3mBJImrYCy3jWH8hgvJ",
-	"+MKCZsK6CS2UXrk+JiW3cGLFClKzXHHZ8Gre0czWFv7wA1uLqkLqI/lHI6PtvGDc7bFRkq0aYzOnvAX5",
-	"Ei3rtVIVcOnZblXbeWDXfm/+pFxCVc39VqaPTA3c6wbbC65UlfhhwBnxMLaXId7+JKt4kn/lj4bRw3vB",
-	"KwNDIg1tP4SgBtNom0qN8lmlDDxsiN36Ror012dnqfFs9xsr5duqU5DfOyW1a4tHwuXeF8Jz7p07Liqn",
-	"1c3pWOmz8L2t0DGUYNuYEZ2anKK8FZf8BnaeQn/2jxEz4KKlzyAu4ZFxmpuqnLK2VvpWyBtWCg2FVXqT",
-	"5Ixw8IpyxEwLB3rFrVMfHYP7d8ggc5qTP9aTHYQfd03ztX/uuVwofE9YOm23W9RcmlppGzNE201KqK65",
-	"lkLe9Dd2p+hFmyWw4Oi6OJq5A/YLPczUYntN9qIlbGB7GAMGHtJVWKeONjLPMfE6RbvQkV03wWiBUtzw",
-	"ZgfP/ihMQsGKR7o/R/VkQWJPGtmNz09k7qza/Xv4uWvBmdYHrbhbn/ERpNbpW6jEHejNS6/D9wnpe7Um",
-	"68rbZhp4sYSyOxJZ7rvIzxmXTJSV18XJGpUMUPHDaRo8arllUpGPZAmVs5069d+ZRXN46wxnYfPz2DJy",
-	"thf1G55mR92LosyPM2R9PHXoQTcxGozTjYQ1M4mUl+Fn94QfO3O6uVOBrVbyhiwzOlkMKwUpqktVleeM",
-	"s1LzhQ1aQTutNTesqIBr9AIVNH2yNbFL70G6hQ07eoYaKHumSjgnE9dys8zYM6urf73K2HopiiW7BahJ",
-	"L6Qe3ZDrxhqnPl/z4tbrRqgyNdcrYS9m0jX59pwa+tkJP86UhBOt1tRIaBsf+E+24fLWYGPHqPVzdq3V",
-	"LUjaHJQTkRg5Mtb9WTKlZ7KRBWjLhTymHXU72d8cWhFloJyyS69cZYz37VT3RTgF0LJ1o5CskU4ddAQ8",
-	"k6RbM2OdzqZh0Rgw7BoWSgNDA5uM7yBlO9mRJqqk9P1WueNn5GRPiFc8zIPpZNjCad1MN9JJKEcajubM",
-	"3nKVem8VhKFAWSpj92zje3y01SYTI//FbRaRlmOWhVYrlrvF3uSo6q6VLk2nAhdcMnKT9Gaz82BypAJz",
-	"o4pbSK3fFf3AKlhYdr1hdtW8ZQa0W1GiJ2c/3SgJF8zcirqGEhlKNbZdZvdOdJwLaeEGtO/cNgOHBy83",
-	"aIJrK3hVbebhG6ms/ztFF8YqDfst/RU+6t5paneipUyP75ycJXkQiMcttbfM4a0w1hGT3ptyRmnGLc5+",
-	"437tnvRvzP0W7H1SdU1c4Zs7jyq/NR2B+qEO+s8C58XLGbYjcETyMItY6QM4VBwbR/Qe0Vjka9n2hnnP",
-	"SfRjZC5GHpIHujqiHsIYx9fi+yA9hrpPQ0u0PTUfppg3ujpIHd3SShrU8XrNjY/zKrBaf5x151rf1pm1",
-	"QFd3ap0Hg2kfHR/Aa88y/f5RtKc38r6h7b3J1P79o/K8tb0295Ln6NhIKu8emn/uPhL7k4Cq/E7r1Nm5",
-	"cL+lrUowht/AHouDTXQvpIbwPfCKFNd+99uHgLpNyvi9t6qVXeGN5HBU0tLQwC2U3kW2nyMrBOxSK0gh",
-	"rtTeQqHBzrWyB/cX8enuteiiiTiU/ttZPN/UmMYW7hm+dqBjJ6zF0FFb8Wuo3GnKalB1BRdMArQ+50aK",
-	"vzTo0IvcQY/PzrLJSsj28+5lGvQaPBtLa2uny7r/Dfv51Y/B716AuAPDjLiRULKXL65em8Egnpw9/WbH",
-	"KAabkdiCe1a4BOl0INJvq+rFYnL+6/1nItL0+2xI1NaZCmnXgyOPR05L5xpdv7cgp+xq6SwgjMM4C2l6",
-	"HxESzaQbz9dLA8U8Z/QQraxbUB/R8J230fY9Oh4sKM1sazTbi/rGL2vav9Aq7nvpUn6V7z9UxzUf9/pV",
-	"u2rbAxkTJdsrvi/n71wdGtTrQCb7j2k3ZUlYH0xdoxOh7lLjfy4taF78Vrdv0CcLXvNrUYlIuYnau8YE",
-	"hJBYkNY5FhpgbuGtTf+8aior5gYq74LdoRUNeoybH7SVWpz74j6/hKi8D/44vsQIz4qXgGGfixB7Caa8",
-	"zRhUBuJAENQ+DHSEzcypx/J4/2hQO6F5JVZiROEV3S6PUeTtIIjYc2I4c8VsZDEP3yb1jERgansDQwv7",
-	"i42IRP8jdJ8wCO8JL3W5KG3oxhHtya1UxS39exp8KSfRWo1YzP4ED23VIEv3W0iZ8R9o89GC8bvq1AbK",
-	"pkiGrwKVzlvP00j/UG+zFkZc05tvleVV6qcBr1AT4fkUP4RMpx32gF+Yx2+yXV36jYlNwAGpZlF6VfCp",
-	"e7ORNsIvSExYAzG0Q+y1NLUtwNvMua3ZqnqbhgfGQSzH+qLj2VIpgw4eJzSoKVZwrQWQO5RI55FhuWsg",
-	"TwdlUfu7Z3DpjRpsQPdoaDC57wNWI1dnsu+wC2Nkcr9waFlgH0fGK/8wnT2DicXjyLo0RD/y6Nlhp93e",
-	"7qCbV9ExdoAyH/KRYso54PXB+g5V+8R6P3hFnV3jjkYo5y2Z9Me9s/cVf/ucHn5ylnDhee6Imnl6lo5X",
-	"j29tf4KpPesG8ZiMn/Bpe0SljxTNV6pMmFwvnO7l7C08DFs/f3Dolndun4w76S/YdaUKdPr3DlLj/fs+",
-	"4SMcIcYC6JCJhZEsEmgNzKU72vGb1GGwfbDv3JNIiO94dut8GEjm7dS6btH/3MXVB46CeJK7wtGNlq9g",
-	"gb4CqMr59Wau7DKVzHzZBnS4xEei1GaMa5nRKHlP/BQHD22oc/fGmVqZn5QVC581m1C5rYVVbUecXg/x",
-	"sniaPvAtuHMrQWTSviGk/d3TZEDiPlun4sbO/bwOGgO+CMH3lv6ZXFbzwvPr9siQfx7Su4z2KZmZcVkZ",
-	"hcd17u3EE1HmjI6aLOQoc0p+02Dd6Z7O/ggK5X30FlPNFb7Qnsu7zvjhRKLNzWIb0TXSaVUtIfaobhdB",
-	"p90E8Qj21/t7jLLLbdDvYtcwr8Z1+JZdnAXGMQSRErwvGluolFsOw4+8FTQnVjXF0p0DBa8qxgvb8Kra",
-	"sFKU8QFQKtmlkEE5J5NxTunV2eR+iyBKzh+GQFKn2BVR5oq7cQFzD4V8dyHveCXKeUjJzljeSN7YpdLi",
-	"r1C6z0gwUtk5+vXzkTxMy0VaN0V2TsRLX4I+QWc4wxH45El8OIsy4H2Oxpob5se6dyQx8uQnVFohjeWy",
-	"GPE5t572hHU1niLluXN4Uv386nlXWsMkX5EpAG2Vg3txDxce8WtIPWp997jpKQZ4qdWNBmPG6iO24wlC",
-	"zmv/Eja8qiuwuzgjPe3XS2BWqSpj3Ns4PmeEKouo7oAJy46IEv/IzdKRG7yFok0rPd57VfxcUstASm75",
-	"0BzL9q2+8nS207E+GGhoaXyIXg+P9sMZjRUEj9XAgdX3bRVKLoQ75sbcGK/A6s0zXlXXvLh92GIkTsio",
-	"2mhlbvYtc9pagCt46AYtuS7n7khXjZ2vhGxsKnnwxbUBfdfL0BaGVUrexDlHIEt2VMKCN5Vlv39yduzj",
-	"GGLltuPx2dk3tOf+c5Z0vGFqorCb8cG8DvV0wrDcZyDl7TjCuEJySGivG9nvhgN7+nTnuHy8ManXPC9h",
-	"VSsLstiwW9hkPpLEaqdVY6rUVjxnd1ApYpyEYAgVPxmzWqxWUDpNvgLuzmTKZNNcVO7DeiksMFPzAqbs",
-	"0rKVMpY5q5EVS+6sE9BUh/D4d+wH8ceMSRVMgfiJ68YyCetKSDBdrtxCaGOZ+5Kt+CYE0jgzFTdL5qUQ",
-	"U9opd9pS/l/+3/LtGNvZHityX9Kvo38mpCX9MlUQhJYOA64rARrJ58KblmV3XGJioFRrXzUUTCMlk2HB",
-	"0azh0bzkNhPOKuIWq9gRJlzx3mgfmVAMRebj8R7dHyAuSVqYpkqonq1FHwq47k32iRNFnR6j5pQ9ZfUm",
-	"7bBSnRp4X8NBW9za9ocZA267OyOgv0v32fsfMid7lCjcbjwylIt97k70UOCGsgwFHRaYVRt2lFNTK8wT",
-	"jRN582NkSglQGsfCBgolS2qULZSeSa+NCCUv2orkRwYFlDvRqD5J2OibjMJm7JLKKjGQhqxirNKY1mgZ",
-	"6TXdITCTfZWTHVn3Rh4WLmeGbwwzigaBfOsUydK0QgVnTLmdbig+G7VXTzmmy7Se74ho+hve2WuBEgdU",
-	"mw04INrzFCuFAoDL4OJMM9VH4Iv7yXi4Mr0lGJn6ffPDAoeEvUS5znPM6E7PrGx0m5iP5/pWPEiUqJD7",
-	"pF+03m6lWqfVMJLtc4E5C6nWNBhV3aHSzVfX4qZRIUNHLIQzypGa+znxyZ5qre6Ej2e0BRurJl0fSCnJ",
-	"e8yNr7mwQt7M26Kf6Ls4lIaUqm1Tz0vBK7VrXe49e17U/C8NXAQfy0LhmdblwbsPlINaa1WAcZxbcC05",
-	"1XZLWHdnJD2nAUeXdtD4xE0zkkTlH1gLWar1obTb7spgzccoY5QAsyH1Jsm/0fLTs/YDzrTRM2tcRN4v",
-	"B8dWI1hAZlR16MWqIhXam8Bpp+NHcHhlrZNqdyj3XndWtoezzC3Nt8BLVJATkVFnZZX+94O8qpFBtP9r",
-	"Qx/7sPexGaS9kYeVKgW6bMxOH+R4BZJrJLhfRgoHm+tKFCy4W0JpitdqvAXg7CSqp/GFgP4tZ5mAtFxv",
-	"UPw1NdYir5XT+7X1SvdMmma14hhkPnIjxGfJUXKcMbPkmqwt9s3Z2UmhSjiplZAerOK6KW/AThklYJF2",
-	"pUNdtk9w4XJj0dUpzEwWDRYaF00oxlgvVQXsRvN6CStgRdUYZ4pN2StM3BDyJutMrMbWjbMGlaoY1zeN",
-	"mx6pVKVYLEJhOa9r4Homj9xoKeJGI8OqC9XY4ymjvfMoDBXWHxRca0S3sEpl+B3TTkFVi57VYlipnA1I",
-	"qloKS2R/Khr43vqh0W1Op5DJ4Yzi3nSEMXeDGi1Xj8u1XDvG8lUdKE7C2lGWawDNRnnBZFNVLa5BiwQk",
-	"3Sl7RBtBvlleYnPjyUuuIUpnJ4CUsdGn0ybc0MfoPkNj3JeseVqdjKtb99lEbh4HLXl7vPWHm0s1p3G2",
-	"TlRf7uddns6iwEVzZE0xSmegOwby89uAvaDaJQqD+ff9IuC7ftd8kyThp+wnEGjpo3HSYqoYq+oaenEH",
-	"dYvHwXCgE78MFHxL6me6kQVP1gARsFQrkajejRgGXds4cZRMIKH0ZXkdB7fMm4rRJhLWYdKnm6xlzniU",
-	"3b5u8ciYwH7l2DnlJP9Eusz4uNKq2wK1yvHSg3tS5N6PdLUVJyuFqZ0NTsrFg8yA8O1C6flSGZuOLGST",
-	"gssCqsqXRXH/V2vNdiGxZOZcNqHKzCTxRmd6AiWqgPrQGPtDEA+KWPPcRU2dmjrANUju88PSBCJtb9dw",
-	"OtXwffaxXWwgywOnEieq7MWvcRI0WcqtprZrJVqtjnKtPGPuzhzBJ1tDOxVGJigj7z+i48Fpfs7IzeiY",
-	"U9aqVau6YMiCKomPuHeMP37iNDuvsgV1bQ8Iir+xW7Kpy8OLe/Z2SmKZd9AJW5Q1IUk73CfGuGV03uOf",
-	"K/poh726oWieMQNGFLjlzeukxpDxUsfFz8+vOrfFODREes2GWI0MsLg3OEQDyEYAIgkJrJTJTno4gjU5",
-	"Y0TYNJhWP8P+t5eNUXbCWO2YVlXvNHPrwa3SPg9mN3QPNrC1p9Ek7t2Eh0U021KRgyJuyXqf5OgGUBz3",
-	"pNZFUBWEcYHeeW4tSKSPNcqsIKSYML6+HT3tpKGeGFGCVwadRFpxIbcRwT4GGNBnJOB2ipO+BNkPDIag",
-	"a1JsvhAl+MyWQPiE8JdNrp0eDIuF0mnUiI+iaRx+oO/WbO81HAN+XMbCufhNL158KFrZllec4IfGFFk3",
-	"q3KuMJHLJy15k6SRhP5T7uMCv4/AhhzbO+7omNMgYU1Avug6kSUmJW5OwoniUTC6MF1yWX7r0TzyYzrf",
-	"Ou+FBM8Z700s85FFCt350OJR7pclPw5hRvINYCJAGxxUC3xFrWVsDeMLc2crx0wY/DAdbNNYPvawJL/D",
-	"571XJwhsHy1FFjPuuNYwKgg+bPLMYTkvA7o9LM4fv7w9O6r/brSwmysnk31ZIZZJXjZkfaCwRhsCv+4I",
-	"cmltTUJN3QoIjyOuMn3VISvz29s24NMdJbX4ATYEVSx8/HAbeLFC72icfn7EnayxjBsjjOXSYolnxjij",
-	"dzPGJQuqCNFq0ejqeCZLLe6ARWBKyLYIgeRLDipEdmG6kU6B5ejFhZLQZhC8aiZnkkBZ0JfjDmUeASvn",
-	"YxDOOStVgW7XPujyTIa8UY++zNxCOgWAGsEkpkufMYrfnLM/UhnrrDk7+6pATQT/BO/OClOfSfyNHS0a",
-	"zJQtwJgL5knfSSZKz6HcG+/qQ9bp0PWOyZnk1rdtTYPj1gBadb1h+csXV6/Z6d3jU6w1zo+nzKm7JTfL",
-	"a8V1yY4QpKV0p0V+mrs1n8n8tBGn/+///N88Y6qxqMUEsE+EWT729dlC+rSgtpNGnHpSykNOgJxJE4BB",
-	"2ffW1lhYkkdUlzMiSSakscDLC8ZbxZt3Cw4lu94EvGd8HslCGIL+ZP/+3WvE+CTIMIKlXYEhUCQbT5rc",
-	"wTOptLgRToxeQXHyJ7DF8uRKWDhnhq/ghH7NM+/Uy1/QZwZ/aSgLiNqElZKPzHE2k1jv+vTsK5YXRi/m",
-	"Ib/ZkU0YcQtSzPKhxYGQ0EFOoxe+EgX4mivPqn9+/trJRF15Djfnp6eqBmlUowuYKn1z6l8yp+7ZLmXX",
-	"sWtUeng+OZs+np5RAR1IXovJ+eSr6dn0K49sjLLmdAVWiwL/TuI+e8mbMUyyxx335QEs2GsMgWOcjeSp",
-	"+KVWK7BLaAxmwTE6VqfsiuiwTf2jSvCMVeIWSJGBtwgdpM1FtPRoyIJ0Bi6rlKrxdL/eMJ8wOMUaN8dz",
-	"Qsnn5eR88u9g/+ynNcB9f3J2NsB8dwM8rSsuBijvCQT5/sL4Hsbm7GZi8KAK03c78fTs6zGlvB1nBCLf",
-	"HQ+T81/fZBOKeG0m55Oou1U7VctvDLqRQd+JAiZvXAunfvenG76qom3eWrIXNcjLl893L1ksY0OjByyc",
-	"E06+r04oR7uN0sp82OV6Hcu20ZW6e3y6hTCZZIoXEphWa0whbc+mFucsPuCUpvMtY+rai2Gp1lP2ozDW",
-	"PUtyUyoCxnMih8tNwGncspRaTHk0QX0hg6UavrWTlCu+Ydfeqi0JTlCr9TaHuO6fDUAoD9j1wy5F2ML1",
-	"TBBFDLRGLkHChEAieHwAEWSTr8++OpBoIjIJCTT9wKlThAruSBMi4unTSpqETt8N0FXf38eCg6tE4ktQ",
-	"fk1embEN3brXzRnutf2S2d98IroYExTxBD01nB1EDYdSz9Ozp5+K2l7I/vz6MmI3oZUtBmZSSKFg8jCq",
-	"Abww807PCL7RHam3qB1mDHixHKAdElJmQMjsLvkIGIjkew7tBpi7rj/SahUCh/oMUg037kB3ij1qrNOA",
-	"ZxnlsIbIsffJeXTLC5YPACFzehwh4pW+pUx4g2eje/0IoUnbUbVYsqyRTqnAdLtoLTC93o3pmCH6iMHS",
-	"57yFnPS94RtKd3NjpQLSUd0gkgqJByz9iOzkexhhJA1Os3qAQO2R7CusYQCsAA0o0GNHKSqM42coYkHQ",
-	"QyfGauCrnKmFpyNSNiMHrTvYDIAzPt3+nAc1+qJncp0zXlXH05n8zhEyNbLkhuWiPM8x15mtlFRWSVH4",
-	"n0V5nLEc/3aPuGadDKR87bzkloc3/+fVi58YyDuoVA0zmb8TZYbPZl3WScbcG++DDUbzYqi/ezsKnVTn",
-	"ZDrR4c9Zfs5qIW/ykGbgF+Hx18xMZ/ISk7fzH7mxJ9/hcj3/NscrP/6HEbKAf/spx1RvtCY11BXfRBYR",
-	"0ScqBwVfQZsK7syqEtlTshtHvU6XJ6OkT7tXOIfv7jy65+BMGhoLrndaWdPiSYuS3aDVi/2SR669Uesv",
-	"DWAgyB9oOKPeLVpb1dqtt+YshceSzrIxtt1uoqpKuE+Gr511jIi2OMMrtLIYXhZWKCmhsMcXbC2c8eFk",
-	"ZY7jy0fvA+tt0mTk9P3VH7mPv3ngkbvFOQ/QwGk56PVPcLD2pAjBY54YT+pEWEGO+C9aMbJs4SLHtCYP",
-	"KPkRRavvYWQpvd0iDGvqD2u2/CjuAKWtkxYdptCoyG3x65JL5XRvApf9mEsVwPVGlXzyFgYngI/mTx+m",
-	"qz1Y9/oRsyQHigg7at2WThM5jpbaw/i9zya1Mkk3CWbLonBJYCnSaRJgEIMDheY+ZX9UTlBqug3LQ+IJ",
-	"GTDYaCLbSgVhb35PKUfemfZHf43bB9tKD/D5vu/XdqbF+y0ievyhe26BL0cYzy10q+EW3fOfyFD46rDn",
-	"nzx5uNZFdOpdwXuQaSwPTt/5DIP3vgoAUumdz53ig6QqTFt5efT07PEx4/7SPVpp8sZiEa8zHvCisSl7",
-	"7gNWJKrCxSW3AHXrFkHN3KoaVTr8ghe358zn9rNeEj8Dxy8UcszJcpAKC12Us0IcryCckO+ZgvF4LcOG",
-	"hYsIEKY+Ug63OehbXAvPQQPFJrVP3SOn/ubOxGH9dBwGk5Z2pe6g/DxJ9CDbd0Ciblq/lUBPa18Pkhay",
-	"/+G23CnMHowXwTumpDq3zmjvte9jyiKgr1G9yFThVFEMQASUXz1lIZ8PA0tmI4ulVlI15sIHZ5EBJMv/",
-	"/TuKhvSoNt8msZdC3nxgAnvywcRsv0AnLWOJzXrc+Y9Gu1jlSpSLxNQSzYPJmJCzTzqE3jQ9v6b6hACL",
-	"TBE3sv1acva4RVCSSSeVE4EZE7KoGpSbHorJ2c6qKkH3Bek2Rb7CsUXgwx+OMj+sFumHN0KX3bplsdq0",
-	"BA3/eLK1rngRhGsk1Dzd/FYybTPyxqlUVeWYduA9DZGqykINux+uP52zSEEIUN94kneX8t5DrK89wvfn",
-	"Sas0untI1Uc6/9kotWcD7U2nW+WmSQfiT1TZhX6vKbskzcMAtCH2viTMesog41WVDov91Os8HYQZOq1C",
-	"2vTBp67PvnyfpRsmCOy4YR/zDjcfhESmr892pDF9VA7YQsxLMEJvWUMoQOjuoMNF/NSeKMeeQZqqxl6r",
-	"txFVDsqKk9R5+m6AGvX+tK39SIvTq2IJZVMBJi4hOJDAnJ+wDug1RVLFZBRe9fEY6c7gcuMovi2G7lF6",
-	"SJdB95pHY3969gcMY3Qjbd8lFLKB2HVT6GmH+wQjt4EZ9wpG7g2s9bdWheP5ZcH+/Bxjkk/P/vBwCe4J",
-	"g/E+UfUjkiOsEbIdzem7KPHx/WlcTzbCFXwFbAGywJptZ+P5UvHw6kV0OcEg6asfq8f6Z4zj5P5C4w6m",
-	"if2kWmgyn4i3TfxU1Aavu9tNd5N+Px92L7J3r+wJKLdTzYkj6d9TSIK45cM7BYfXTu/lGfxwR00S0CfB",
-	"rwhbingofryEUPp3z6y/yY94Ge5Oh9Sl+AvGA8JaVKS3Ow2hxZ8YDTqg3v8xVKmogOXvXIVq4T1SqlOs",
-	"6P4NFKT2Ptmwj4EgPEDIaFDkZ1l6cgvy8ZFhWBN/+cMPTEOoHTEtul8WYRh5rKMsTjfJ2huLfWmojzHP",
-	"5ODSYlIw44uLPWh6N5YLgn+gdMOuNJXwiDYZq7kJQ/OCNJtJj1Nl+ncJU+MBBk74q381GAOGfSctghQW",
-	"MGXPrYf6CADarL13J7o02RBUWxhoNnqH8dHWBcYscX/x8c6bgmfyiMrLj7tMFg/sH2Dgzlneq88MqYiS",
-	"jd0FzY4MAIsLpI+nDEOAM0kuN8LbDwn5eagvyZlVaspyD33kMenWS25ncsnrGiTgcJSEnB3R8tJilx12",
-	"HibuR+X9OWukFVUKq5fQJKN9Ps5mMm9r73N2RMmZK75hS34HW1dqt8HMWiu1wKF1Ra60ULqB3thmMt8u",
-	"/c+PnVbfXdxNbpYOjcYniQqnHj19+7YFWHbUVgG/w52jWqeZxPwTp1XlHThqzo6UZnmEiHryA2zy4yhd",
-	"xL3hSVFHMU38niqSnpydHUfpKz5TK5k6ArJ8TZc/HOa2SekzWVJl5KY3vwtfSV5uHhl2x6sGKHkD07au",
-	"Q5j1RtyBHM3hGKxO7+w4rGb1I6lgMZrwJ1a/ImjSESMJaQTdgaKPu9sW96CEu2gz/BA9BSSdbB/SpNtv",
-	"rBkLQgL+GfXD35TA6gMnQWBh8ro/vFsoXW4QvtCLgaHmEKuQp+98qeO9KdIPkifupY/tBo6B1cbJ7TMk",
-	"sb6JEOzuFn9/vy3bw8THojBKP+RsocEsfSfsqA2nDlrNQ5bttok/OLNmMlFt5Q72cEyjkdPCan3NfDno",
-	"lO1SUgte20YHHRWbmUkqN0apS+5m1P3YQsgb0LUW0rIjXyv2B5bTW3Mf5cgz9lfQyslEc5yh0wP8lUvx",
-	"+4gKfKNUmbGuuM6rwY8MStS64rJLzeippt6o85gF09YXMneP54ww9r2eqSTVOrP/dHI5p6K2fNCfh+z7",
-	"SVEyrOdyd6yuuaBL8LG4TzdUqnLu9Lk+MlJ+PJ3Jl6ANlnNZViyVKHw2B2nF6N6B0m0Kjlaeu+EMwZDy",
-	"bKBhpXSP4MX5LeLii+OlL96+OF0+itPloLPxlHDExsXsS292xoYOIkjpprYoNpwIyLwkJhMo3NgSTnJv",
-	"A7MjHpCEPYMGm1b4yILPc0el7xrIL5u3SGf5AJa4M7mQN2mM7dgSGY7Y0Gd94u/PEgQY+I/BED0Cf94S",
-	"V5jnnacIRbn8+xJ2pagSOk3XP6lOqUQ7OEl66MXIQ8KgT1Ls0Mbi+/IGtObe/O2k9uHlPg4sEvrvv1D0",
-	"xw+CVcAN+BscsCLnAYJ6R/3Tj+IWujxCejjPqO4MEGQs2E0X/aoe1Law2IdqOBpZgTGhNAULgwa1Qug/",
-	"w7tS1iKVSU4lPq6rsTKf/RWmj1TU86Xa5vGnS4ccVudgbuGhRvyp6F/Fn2SCPlS4szv8ZUBo9NHVqnSt",
-	"/FFOS37O9rvr3BkJvmLmnD3Oj7OZRD+zwrsWmCgJL3HKLjE/K+/fBotO25X7jq4falGhyc7z2hsZdIYO",
-	"IrwPMSSi85lEROCTStyBU3fEHbchfN2iCKKbjMph8M+ECRtqZqnHRyY2EQmJbibRdOzdprTim3BZv8Dc",
-	"KFxCLJIVVUVgKvTzEd65dkL2YMDWpPPV18ninRbMLHkNxzMpjM9ho2rGwa3v5+joTtpj3nXzvIed+8nN",
-	"so90bvYAV9MSwO3AP9o56fPDu+ugic7as5IdUQtlDJnc+paOD4gkvpC+bbqMVKwg68JdyMuLwCZBiAQ4",
-	"o44rPE73Wk6T8Ue1lqAzQh+KnGA+Jtk5ND1HIi9nQwcRDTL2DrXRk4hzZ/IDeIcYOYf8hTqmXQpfANG6",
-	"bmYy+IqCJ0nYEa8Rjr6ChZ2yP2kAQrIR5MGtBIZn6T671pGWt5c0zlFzcbz/Ktzb5jYIJ4Py5DxsVLi3",
-	"zfWWMbym3zi1ZQWyYbJZXSPcqnGPZ6wvn7hXhaYz+dtdRP7mzM9ALH14qyF1sf/n7DFqc8e/eIxij1FQ",
-	"gRJSNiVbj/fXzjxw5kH29ivgZd+x5C9vau9rCC75Tn5qvDbFA947Lm95NIQKOeY1LJxe5SR0AKx3zy6E",
-	"FAYj7fy2FVFOkYruiCBXUiqHFSf4xXv0udvahZKFqCDoDFtZLLTPh1C2hPVBdI2RqQUmyXQX1tJglspE",
-	"Z7/TfvHmw/ZQd/q9D4ZgXQs+v+S6ZAH/HAFInMZdc2OSNS5uvF/I9HMnU9OsED1G+Ns1O6F2mFnsxfaO",
-	"OGnrOG9zmbaiaXEgzl+Fw4T0UJ50RY6/B98HXWXna6eS6i5y56MTBtXztTNhj6cME2yKJeAtVHSLVaFW",
-	"wDRVL2DaRinkzUW8LI7ohGzAxGNps4em9ylhn5vndXCz+l7q06dMX/EmvDs0/6lzWFLKE4+0iz6Z+zt6",
-	"9ubWGFN8nGl/Cbhou6p2fvGpgvmgWibPYsXJX4nlr+/tF18ni3XiS3U+Pz5KXM2fjGR8qef5mPU8nrY8",
-	"UXnyHGeFDuj5PtyQV3CnWt3cX53iqB0zk0OatLoVMAa/0d3psg+UxhUhP/jr1CgggE9fgT15RrDn97vn",
-	"Py3O0LctCrcRN/KEbk0IC94IdHmNpbrdszIfTr/rOklwiV9tIacfoIygAyQPdBKu3Gnh6gcLkxa13731",
-	"fvcemofSVABMpcYLAvQOWOQZ6jJXwsK/XVktCpsGJ48c89zOZK2FLETNK3b0+AlbqkYbn+/QlsLfQm0j",
-	"vKYOLJytYKX8/aWoQiH6pLN6hxcPZYhLMpNUjI9mL/FaGU/I++3a64lMQOUhNc0jmdNQjhIA5V347zjl",
-	"CiOYpz7BffiDYOvmoE8MK7UfrV9EQgstPvhtsuZzqu6/B2tuIKmEHPKjPxboihdzjyrUXvUWrk3y9ypi",
-	"GYo3Y9oUMdKIWovFV60EfxIy5FHeXWSSZzPZXSXC6Jf8mAlLLNJ6oIYeKn+VjVBt462jAa/jYb6K4GIm",
-	"W1ZhR/nWrSl5xvLomqGo69ZkC9PGOiViem+B+Tam7JIgsmaSIoveLU9Rt/YuYMqRwkuCQ1HOEoE4onDE",
-	"ODPTBUofovLiI6mFvYtdPrEkoMUZ0Qvxx392O4ruWuJ0027AXyaHLsTOuCAOhvLh9F0o5xrAzqV0wIfR",
-	"Kr71sf1fuyklY3l78RUVWHV+amHZkpdt6QteFcaEPP7sc0Csqtnal86xIz+/4+S+jyuwf9fb+vlXauAw",
-	"U6Uae/DkXvEfco+PRVa+7O7nGUaRPkmJJPjucMp+1LIrppIIpbQXBeZhLBgdQfWIwii6ictLcYQeOczp",
-	"of7mNrpeyHhNKqDgjcRRvhDl5xU0wdoBytgpT9xmhg06jPrGnLAJTyh28GBXaJ8SvvhC/1F9oeHsHHWG",
-	"RnTZN5r79zP++uZ99q53BeOvbxzt0H0iqTsS0EtEECSsUgWvvM+od+vb+enp4ye/n55Nz6aPz3//+2++",
-	"QYL0Yxu2SOj0WXu/FZqM/lawaZSF7dHi03ckdFcv9a47mqbvGjKJVjw1UzU3FgP3KoFNFsKEUIYcNZBl",
-	"1AH5n7cbfoG34vA2NZibW7NlklwEuznAJEQNh73cbvpZe62lz7HzSMAdQOUAtDBqlUAL06sZ30Po3SkE",
-	"meCdwFEzjRhrw3su+rnj7Xu+vCD9bh/TbprGaDOT92/e//8AAAD//w==",
+	"7H3tchw3kuCr4Po2QmRssUl55BkPGRsXHNuz1tljaUU5HHtuXRdYlc3GshqoAVBs9SoUcU9zD3ZPcoFM",
+	"oApVjeoPWtJoZ/xHYndX4SORmcjvfDcp1KpWEqQ1k8t3k5prvgILGj99reQDaMOtUPI74CVo920JptCi",
+	"dl9OLievl8AKJa1WVQX6iWFqLd0X7YtMwwI0yAIypqFQuoSSKcnsEtjrRkvGZcmgWCoomZBMWMPWcLtU",
+	"6t5MJ9lEuEmWNHk2kXwFk8vJ9fffn8WLm2QTUyxhxd36VvztDyDv7HJy+cWXv88mdlO7d4zVQt5N3r/P",
+	"Jt8pY59/457F0Wtul93YS2XsXJSTbKLhr43QUE4urW4gnqLm1oJ27/5vfPyX67P/xc/+8+Lsj2/ePc1+",
+	"/+z9P01S87rtjs5rGy2PmBcfP3Den7ktlqMTr92vR8xMzx809Xs3pKmVNIAI9VKr2wpW7k+HMyCt+5PX",
+	"dSUKPMjzmp745/8wDrveRSv4Jw2LyeXkv593GHtOv5rzMC7O2MfPa8le/flr9sdnX/6B+cHZWtgl48xY",
+	"flsBywtVQj5FSPkB3XzXBY3wblJrVYO2gvbA2++3CcHAiksrCkYPZQymd1OWG5BlPt2GTza5VeUGBy1L",
+	"4d7g1ctoMjqE7WncMYGxzL1Nm3FU004uSsNqDQtRVVBeMX5rQFq2XgIRnVaNBWb5PRgmlYQpuzbsTjyA",
+	"Iz7mCMosBJiZtIG0eWGZkgXg6wV3hM54WRr83BjQzJ8my4WsG5szh1rmihWq3rhBG1ksubyDcjqTHRjU",
+	"7X9AYR0Y8K00SHvDb82vWO6AkLOT3AMlZ4LWZbm5Zxbe2iuWc2nWoE2OP+BjQknJhQbmfzpFXmNhhWcM",
+	"sllNLn+Z+DEn2cQ/NnmTOET/Bdeab9znFdilKt04W48i5aV+sFzfQQIE1x57mJLV5pLlFvRKSF7NF6qq",
+	"1HpeNFqDtDmjz4atl9zCA2gmuRUP0GfFbvs1l8DM0j0r1frKjW+MUHIOb3lhaaII0E8cYuEDT5AfB9CM",
+	"LMRx4ni8BMDex3zml0BPLdg8kN4k0OT6znOMPkXeC1nu4xD46vfuQXcKWi1EBWmE8z8yu+SWaeCI5sIw",
+	"B0WEAjOFBpAmY0qzvJH+hTJnJ5UwFsqMSTwBJDurTpOU74fbXsO3q9puiFqFZYVqqpJJZdktsBII6lBO",
+	"J/vAikDppuk2PQrY7z0YwwkXFW9KmGQTxx/fJjH/uq61euBVCm9rt1TEBAfSVe1YiAfdlH0DhXA/GcZ1",
+	"xzav2D1sDAoEK5ANE7KEt45LITgLrQyR9vXL51PaUYQFhVqtuCzn8LYAXSdI6RWUvLBQ4vi3qpFlEo6O",
+	"4frF4YU55Akc9wxzxxDxykQgHsIX4G0tNJg5H2F1arEA7Xga4luPcEESt5VXiJIIBWO5bQzjd1xIxhcW",
+	"NBPWbWih9MrNMSm5hTMrVpDa5YrLhlfzDme2jvD779laVBViH/E/Whkd5xXj7oyNkmzVGJs54S3wlwis",
+	"t0pVwKUnu1Vt54Fc+7P5m3IJVTX3R5m+MjVwLxtsA1ypKvHDgDLiZWyDIT7+JKl4lH/lr4bRy3vBKwND",
+	"JA1jPwahBttoh0qt8utKGXjcEjv4RoL0lxcXqfVszxsL5duiU+Dfezm1G4tHzGXnC+E5984DF5WT6uZ0",
+	"rfRJeOcodA0lyDYmRCcmpzBvxSW/g7230F/8Y0QMCLT0HcQlPDFOclOVE9bWSt8LecdKoaGwSm+SlBEu",
+	"XlGOqGnhQq+4deKjI3D/DilkTnLy13pygvDjvm2+9s89lwuF7wlLt+32iJpLUyttY4Jop0kx1TXXUsi7",
+	"/sHuZb2oswQSHIWLw5kHYD/Tw0wttmFyEC7hANvLGBDwEK8CnDrcyDzFxHCKTqFDu26DEYBS1PBmD83+",
+	"IExCwIpXejhF9XhB4kwa2a3Pb2TutNrDZ/ipG8Gp1kdB3MFnfAUpOH0DlXgAvXnpZfg+In2n1qRded1M",
+	"Ay+WUHZXIsv9FPkl45KJsvKyOGmjkgEKfrhNg1ctt0wqspEsoXK6Uyf+O7VoDm+d4ixsfhlrRk73onnD",
+	"0+yke1GU+WmGpI+3Dj3oNkaLcbKRsGYmEfMy/Oye8GtnTjZ3IrDVSt6RZkY3i2GlIEF1qaryknFWar6w",
+	"QSpot7XmhhUVcI1WoIK2T7omTuktSPewYSdfowTKvlYlXJKKa7lZZuxrq6t/vsnYeimKJbsHqEkupBnd",
+	"kuvGGic+3/Li3stGKDI1tythr2bSDfn2kgb6yTE/zpSEM63WNEgYGx/4d7bh8t7gYKco9XN2q9U9SDoc",
+	"5BMRGzkx1v1ZMqVnspEFaMuFPKUTdSfZPxyCiDJQTtm1F64yxvt6qvsi3AKo2bpVSNZIJw46BJ5Jkq2Z",
+	"sU5m07BoDBh2CwulgaGCTcp34LId70gjVZL7fqPc9TNysyfYK17mQXUybOGkbqYb6TiUQw2Hc+Zgvkqz",
+	"twLCkKEslbEHjvEdPtpKk4mV/+wOi1DLEctCqxXLHbA3OYq6a6VL04nABZeMzCS93ey9mByqwNyo4h5S",
+	"8LuhH1gFC8tuN8yumrfMgHYQJXxy+tOdknDFzL2oayiRoFRjWzC7d6LrXEgLd6D95LYZGDx4uUEVXFvB",
+	"q2ozD99IZf3fKbwwVmk4DPQ3+Kh7p6ndjZZSPb51fJb4QUAeB2qvmcNbYaxDJn0w5ozijAPOYet+7Z70",
+	"b8z9ERx8U3VD3OCbe68qfzQdgvqlDubPAuXF4AzHESgieZlFpPQBDCqOjCN8j3AssrVsW8O85ST6MVIX",
+	"IwvJI00d0QxhjeOw+C5wj6Hs0xCItrfm3RTzRldHiaNbUkmDMl5vuPF13gRS66+z7kzr2zKzFmjqTsF5",
+	"sJj20fEFvPYk058fWXv6IHct7eBDpvF3r8rT1jZsdqLn6NqIK+9fmn9uF4r9WUBVfqt16u5cuN/SWiUY",
+	"w+/gAODgEN0LqSV8B7wiwbU//fYloO6TPP7go2p5V3gjuRyV1DQ0cAulN5EdZsgKDrsUBMnFlTpbKDTY",
+	"uVb26PkiOt0Pi86biEvpv53F+02taQxwX+NrRxp2AiyGhtqK30LlblNWg6oruGISoLU5N1L8tUGDXmQO",
+	"enpxkU1WQraf94NpMGuwbCytrZ0s6/437KdXPwS7ewHiAQwz4k5CyV6+uHltBov44uLZV3tWMTiMxBHs",
+	"gHAJ0slAJN9W1YvF5PKX3Xci4vT7bIjU1qkKadODQ48nTkrnGk2/9yCn7GbpNCD0wzgNaboLCQln0oPn",
+	"66WBYp4zeogg6wDqPRp+8tbbfsDEA4DSzrZWsw3UNx6saftCK7gfJEt5KO++VMclH/f6TQu17YWMsZJt",
+	"iB9K+XuhQ4t6HdDk8DXtxywJ66Oxa3QjNF1q/c+lBc2LX2v2DfJkwWt+KyoRCTfReLcYgBACC9Iyx0ID",
+	"zC28temfV01lxdxA5U2we6SiwYzx8IOxUsDZ5ff5OXjlvfPH0SV6eFa8BHT7XAXfS1DlbcagMhA7gqD2",
+	"bqATHGZOM5anh3uD2g3NK7ESIwKv6E55DCPvB07EnhHDqStmI4t5+DYpZyQcU9sHGEY4nG1EKPpvYfqE",
+	"QrjDvdTForSuG4e0Z/dSFff073mwpZxFsBrRmP0NHsaqQZbutxAy4z/Q4aMG40/ViQ0UTZF0XwUsnbeW",
+	"p5H5od4mLfS4pg/fKsur1E8DWqEhwvMpegiRTnv0AQ+Yp2+yfVP6g4lVwAGqZlF4VbCpe7WRDsIDJEas",
+	"ARvaw/ZanNpm4G3k3NZuVb2NwwPlIOZjfdbx9VIpgwYexzRoKFZwrQWQOZRQ54lhuRsgTztlUfrbsbj0",
+	"QQ0OoHs0DJg89wGpkakzOXc4hTE02c0cWhI4xJDxyj9Md89gY/E6si4M0a88enY4aXe2e/DmVXSNHSHM",
+	"h3ikGHOOeH0A36Fon4D3oyHq9Bp3NUI5b9Gkv+69s6/42+f08BcXCROep45omGcXaX/1+NH2N5g6s24R",
+	"T0n5CZ+2V1R6T9F8pcqEyvXCyV5O38LLsLXzB4Nu+eDOybib/ordVqpAo3/vIjXevu8DPsIVYiyADpFY",
+	"6MkihtbAXLqrHb9JXQbbF/veM4mY+J5nt+6HAWfeDq3rgP6Xzq8+MBTEm9znjm60fAULtBVAVc5vN3Nl",
+	"l6lg5uvWocMlPhKFNqNfy4x6yXvspzh6aUOZu7fOFGR+xPC+10snBY6CZzy6wEcA0m5wECbVmp0Ia5hA",
+	"zdduGMqiRlXoJlRM2NP0hinUcE7jjIYfxO49UQavmZ889vW1QQk//fT8mwy/ehuec1+dZuhOrMCmdWPZ",
+	"rG5Tp/uNMHXFN6T7nDwNgaIS1mDsaYaOE+HjIIzktVkqO+I4WSptkxuN58hIOnfPgrEUkvs27FuU7KTk",
+	"ZgmGlVrVNZQZ45ZVwI1lX7FiyR2RgDan3gTDdiwtIssQarENf4LgE8MWQqODGllKxrSPi8P5V8pY9vSL",
+	"i2gByXmaujzScLZlixngTBf+EI2dTbq4Un+sEfSTdKGsWPho8oQqai2sajtiDH6M9dHz+iPfggfHIQiB",
+	"2jeEtL9/lsS3XTaAihs79/s6ag34IgSbdPpnMuXOC3+Pba8M75XHzC6jc0pS0nVlFFJK7u0nZ6LMGYlg",
+	"WYjd5xQUqsE6qTcdFRUUrV18OMaaG3yhlVf3yb7DjUSHm8W2EzdIp220iNjDun0InTafxSs4XB/uEco+",
+	"c1p/in3LvBnXbVtymWSTBUfXXEogedHYQqXM1eiW5+0FfGZVUyydfFTwqmK8sA2vqg0rRRkLRqWSXWgl",
+	"lHMypcwp7SCb7NaUo6SVoWswJd3dEGauuFsXMPdQyAMR8oFXopyHVIWM5Y3kjV0qLf4TSvcZEUYqO0d/",
+	"Vz4Sn2y5SOtsSM6JOIKXoM/QScRwBT6oGB/OoswQH7u05ob5tR7sYY88XAlVT0hjuSxGfDGtByphdRgP",
+	"HfTUOZTgfnr1vEs5Y5KvSEWGNvvHvXiAaZvoNdxJrU8LDz1FAC+1utNgzFje0LafTch57V/CgUmk2UMZ",
+	"6W3j/a5UlTHudX8vbFHGHeXjMGHZCWHin7hZOnSDt1C04danB0PF7yUFBlL+ysfGHrdv9ZWKi70Op8FC",
+	"w0jjS/T6aXQeRsi7CoIld2DY7dt8CyUXwl1zY+a9V2D15mteVbe8uH8cMBI3ZJSFtzJ3h6b/bQHgBh57",
+	"QEuuy7m70lVj5yshG5sKqn1xa0A/9DIXhGGVkndxLB5IJwLDgjeVZX/44uLU+/fEyh3H04uLr+jM/ecs",
+	"aZDGkF1hN+OLeR3yTIVhuY/My9t1hHWFoKkwXrey3w8X9uzZ3nV5P3xSrnlewqpWFmSxYfewyYJ4Xztt",
+	"E0MIt/yc+52tEeEkGEPIhMuY1WK1AlS+KuDuTqYIT81F5T6sl8ICMzUvYMquvTrw7OIi1gfwjae/Z9+L",
+	"P2VMqqAix0/cNtapVZWQYLoYUtI73JdsxTfBwcyZqbhZMs+FmNJOuNOW4mLz/5Zv+54vDoDIrmB4h/9M",
+	"SEvyZSpRDi0ADLiuBGhEnytvcim76xL1aKc1ky4dTAZKJt3lo9H0owpzGyFqFVGLVewEAxF5b7VPTEgS",
+	"JLPK6QHTH8EuiVuYpkqInq2lKyQ27gyCiwOonRyj5hRVaPUmbchVnRi4a+AgLW4d++OUAXfcnRLQP6Vd",
+	"drAPmaswihTuNJ4YylG4dDd6SPxEXoaMDhMvqw07yWmoFcZPxwHu+SkSpQQojSNhA4WSJQ3KFkrPpJdG",
+	"hJJXbab+E4MMyt1olLcnbPRNRu5kdk3pxmhkQVIxVmkM97WM5JruEpjJvsjJTqx7Iw+Ay5nhG8OMokUg",
+	"3TpBsjQtU8EdU8yzW4qP0u7lGY/JMq1HKEKa/oF3+lrAxAHWZgMKiM48RUohMeY6mP7TRPUR6GI3Gg8h",
+	"0wPByNZ37Q8TfxL6EuUAzDHTIb2zstFtwgre61t+UlGiQO6D4VF7u5dqnRbDvJUpWDS3Rwv2TaeSr27F",
+	"XaNC5JpYCKeUIzb3c0WSM9VaPQjv52sTmVZNOm+WQvUP2Btfc2GFvJu3yXDRd7GLGTFV26ael4JXah9c",
+	"dt49L2r+1waugo1lofBO6/JD3AeKza61KsA4yi24lpxqHkhYd3ckPacBV5c20PiAZjMSXOgfWAtZqvWx",
+	"uNueygDmY5gxioDZEHuT6I/GzLSR5rjcx37IyGEWtSijcBvhvM149Bbbd8vhzo4wLsXeiX3Gpf6RBfd8",
+	"lwQXL74Hmm5dydNotPz0jPYREsaoBDF+Ye2+lcagEfRRMyrI9TzqkULjDRJpE/BHMD9mrclwf8DJTuNi",
+	"doDp0oHmG+AlqiuJ+A2n85b+96MoMlJPH+0n2Zp9bAdptnNcQmXAy8bsJ9rRPEk3SDCGjTggm9tKFCwY",
+	"v4JLzMuYXh9zWitl/fl0Zf+W0xNBWq43eBk1NVZMWCtytHkVaCZNs1pxDIU5cSvEZ8lsdZoxs+SadF/2",
+	"1cXFWaFKOKuVkL6kzm1T3oGdMgoTJVk3eMlCGB6XG4uGZ2FmsmiwHELRhJSx9VJVwO40r5ewAlZUjUFX",
+	"GnuF4WVC3mWdwtvYunG6uVIV4/qucdsjAbcUi0Uof8HrGrieyRO3WooLoJVhbphq7OmU0dn5WjEVZkkV",
+	"XGuswWOVyvA7pp26oBY9HdKwUjmNnATnVMWjw7FoYAntB3BsUzo5sI4nFPemQ4y5W9RoUY3Y6+zGMZav",
+	"6oBx5PplbgBU4uUVk01VtdVX2npl0sk8J3QQZCnnJQ43HmLpBqKkGyrjNLb6dHCXW/oY3keeagi4OhkX",
+	"fndpqOh8PQbk7fXWX24u1ZzW2Zq0fVKyN0A7/Q6B5tCaIimkIgLy+9uAvaIMS3JK+vc9EPBdf2p+SOLw",
+	"U/YjCLS7oKrYVn4yFp3qsRdI3eN1MFzoxIOBXKFJaVk3suDJTEUqf9dyJMrKJYJBRwNunEIAJJQ+ebij",
+	"4JZ4U4EVibQamPTxJmuJM15ld65bNDLGsF85ck65LD6RLDO+rrTotkCBcTxBakcg7/uRqba8lqUwNbfo",
+	"XnysUha+XSg9Xypj036ebFJwWUBV+eRN7v9qbQudgzIZ35tNKH88ibzRnZ6oZVdAfWzEw2PqshSx5LkP",
+	"mzoxdVB9JXnOjwvaiKS9fcvpRMP32cc2eIIsj9xKHE53EL3GqRqkNbaS2j5ItFIdRYR6wtwf34ZPtmaP",
+	"lFOfCq55ax5dD07yq7kEiqK6VdaqVSu6oAOJ6h2cdFFLTrLzIlsQ1w4olPM3NhIfH0l1jIkYi1EEmbCt",
+	"BSkkSYeHeHy3lM4d1tKiX5O1l93Yi+rqCDDCwC3basc1hoSXui5+en7TGZHGC9ikYTasKMsASxAE83Qo",
+	"BRQiE0OYPeXbkByOJeW24ySj4IxHGHV2RX5RrMhYhqtWVe82c/DgVmkflbS/wBgOsHWm0SZ2HsLj/Mtt",
+	"QttR/s9kVmJydYOCQTsCgKOCOlSJB30l3FqQiB9r5FmBSTFhfBUO9HuQhHpmRAleGHQcacWF3K5b+DFK",
+	"ln1GDG4vOxlY/w4qWUUFtlJkvhAl+DijgPhUhzSb3Do5GBYLpdO1bT6KpHH8hb5fst2pOL7aiub96mJv",
+	"NO+upLehVExF0sYEWbercq4wrM6HkHmVpJFUo6w8xCGxC8GGFNu77uia0yBhTeXG0XQiSwwR3ZyFG8XX",
+	"6umcph8oyLl/NY/8mM4KyXsO2kvGexvLvJ+XHKne0XuSe7Dkp8HpS7YBDMtoXbVqga+otYy1YXxh7nTl",
+	"mAiDHaYrLjeWNTIsHNJVEd8pEwSyj0CRxYQ7LjWMMoIPG8p0XATSAG+Pi7qIX97eHVWpaLSwmxvHk33y",
+	"MyZzXzekfSCzRh0Cv+4QcmltTUxN3QsIj2P1d/qqq//O7+9b91t3ldTie9hQQXXhvbnb5WErtI7GSTIn",
+	"3PEay7gxwlguLSaiZ4wzejdjXLIgihCuFo2uTmey1OIBWJwG4sg2JH+4ISusP8V0I50Ay9GKCyXVxMIS",
+	"ezM5k1Q6Cm057lLmUfn3fKzQfM5KVaDZtV8afiZDFK+vEc8cIJ0AQINgSNm1j9/Fby7ZnyjZftZcXPyu",
+	"QEkE/wRvzgpbn0n8jZ0sGoxbLsCYK+ZR33EmCpaiSChv6kPS6WqAnpIxycG3HU2Do9ZQWu92w/KXL25e",
+	"s/OHp+dYESE/nTIn7pbcLG8V1yU7wVJSpbst8vPcwXwm8/NGnP+///N/84ypxqIUE0oSYzH4U19FQkgf",
+	"pNVO0ohzj0p5iNCQM2lC+WL2nbU1pr/lEdbljFCSCWks8PKK8Vbw5h3AoWS3m1CVHp9HtBCGChSzf/32",
+	"NVYipsKGVDx7BYZKt9l402QOnkmlxZ1wbPQGirM/gy2WZzfCwiUzfAVn9GueeaNe/oI+M/hrQzFZNCas",
+	"lHxiTrOZxKz8Zxe/Y3lh9GIeos0d2oQVt6XUWT7UOLBwfeDTaIWvRAE+M9ST6l+ev3Y8UVeews3l+bmq",
+	"QRrV6AKmSt+d+5fMuXu2C6B25BolSF9OLqZPpxeU5guS12JyOfnd9GL6O19/HXnN+QqsFgX+naxO/yrk",
+	"EGHKA564T9ZgQV9jWN7K6Ugei19qtQK7hMZgTCKja3XKbggP20BMqleRsUrcAwky8BYLnGlzFYEeFVmQ",
+	"TsFllVI13u63G+bDN6eYietoTij5vJxcTv4V7F/8tgbdKb64uBh0pnALPK8rLga9KBJ9LvqA8TOM7dnt",
+	"xOBFFbbvTuLZxZdjQnm7zqjVRXc9TC5/eZNNyOO1mVxOoulW7VYtvzNoRgb9IAqYvHEjnPvTn274qoqO",
+	"eQtkL2qQ1y+f7wdZzGPDoEcAzjEnP1fHlKPTRm5lPiy4Xse8bRRSD0/Pt+rgJonihQSm1RoDetu7qa3G",
+	"GF9wStP9ljF169mwVOsp+0EY654lvikVle90LIfLTagmu6UptZ0vUAX1aSWWMo3XjlOu+Ibdeq22pKKn",
+	"Wq23KcRN//WgVO4Rp35c65at6sMJpIjLQZJJkCrXIBI8PQIJssmXF787EmkiNAnhTH3HqROECu5QEyLk",
+	"6eNKGoXO3w1qQL/fRYKDhkdxq6Zfko19tgtMH9Tfx712WGrBm0+EF2OMIt6gx4aLo7DhWOx5dvHsU2Hb",
+	"C9nfX59H7Ee0sq3Um2RSyJh8sedQYjXzRs+oyKy7Uu9ROswY8GI5qMlK9XxDHd+uFVGo1Eq25zBuKMbZ",
+	"zUdSrcLyxj6eV8Odu9CdYI8S6zRU3Y0iioPn2NvkfA3eK5YPytbm9Dg2slD6nvISDN6N7vUTLKDcrqqt",
+	"eM0a6YQKDH6MYIHJDm5NpwxrJBks0JC3hXH9bPiG0t3eWKmAZFS3iKRA4ssqf0Ry8jOMEJIGJ1k9gqH2",
+	"UPYVZpQA5uOGWvVjVykKjON3KFasoYfOjNXAVzlTC49HJGxGBlp3sRkAp3y687kMYvRVT+W6ZLyqTqcz",
+	"+a1DZBpkyQ3LRXmZY+Q5WymprJKi8D+L8jRjOf7tHnHDOh5I0fN5yS0Pb/7Pmxc/MpAPUKkaZjJ/J8oM",
+	"n826qJOMuTfeBx2M9sVQfvd6FBqpLkl1osufs/yS1ULe5SHMwAPh6ZfMTGfyGkPp8x+4sWffIrief5Nj",
+	"Y6L/YYQs4F9+zDHw3qf81xXfRBoR4ScKBwVfQRuY79SqEslTsjuHvU6WJ6Wkj7s3uIdvH3wN4sGdNFQW",
+	"sDICnXxb9V6U7A61XpyXLHJt37+/NoCOIH+h4Y56vf62cudba81FqmpUOsrG2Pa4Casq4T4ZvnbaMdbd",
+	"xh3eoJbFsKVhoaSEwp5esbVwyofjlTmuLx/tWtg7pMnI7fuLv3KffvXIK3eLch4hgRM46PVPcLH2uAgV",
+	"8T0zHtUJsQIf8V+0bGTZFrUdk5p82duPyFr9DCOg9HqLMKypP6za8oN4AOS2jlt0lc9GWW5bZTMJKid7",
+	"UwnsjwmqUAJ0VMgna2EwAnhv/vRxstqjZa8fMEpyIIiwk9Zs6SSR0wjUvtjo+2xSK5M0k2C0LDKXRMVX",
+	"uk1CsdZgQKG9T9mflGOUmir2+MKdoRRM2Mi2UEEVgr+jkCNvTPuTbzb5wY7SlyF+37drO9Xi/RYSPf3Q",
+	"M7fleUcIzwG6lXCL7vlPpCj87rjnv/ji8VIX4ak3BR+ApjE/OH/nIwze+ywASIV3PneCD6KqMG0e7Mmz",
+	"i6enjPvWoARpssZiSrVTHrAd4pQ99w4rYlWhvdI9QN2aRVAyt6pGkQ6/4MX9JfOx/awXxM/A0Qu5HHPS",
+	"HKTCtCPltBBHK1j0zM9MznhsHrNhoV0KNtOIhMNtCvoGYeEpaCDYpM6pe+Tc9xdOXNbPxov1EmhX6gHK",
+	"zxNFj9J9ByjqtvVrEfS89vkgaSb7b+7IncDsS4ZjKZUpic6tMdpb7fuVr7HsuFE9z1ThRFF0QIRa5HrK",
+	"QjwfOpbMRhZLraRqzJV3ziIBSJb/67fkDelhbb6NYi+FvPvACPbFB2Oz/QSdNI8lMutR598b7mLOMWEu",
+	"IlOLNI9GY6rvf9bVEU/j82vKTwjF28njRrpfi86+ihSUpNJJ5VhgxoQsqgb5pi+M5XRnVZWg+4x0GyNf",
+	"4dqiEukfDjM/rBTplzeClx3cslhsWoKGvz/eWle8CMw1Ymoeb34tmrYReeNYqqpyTDrwloZIVGWhooBf",
+	"rr+ds0hACA0J8CbvWofvQNbXvg/B54mrtLodqOo9nf9omNrTgQ7G061006QB8UfK7EK715Rdk+RhAFoX",
+	"e58TZj1hkPGqSrvFfuxNnnbCDI1WIWz66FvXR1++z9IDU6H+eGDv8w79WUIg05cXe8KYPioFbNUvTBBC",
+	"D6zBFSB0d9EhED+1JcqRZ+CmqrG36m2ElYO04iR2nr8b1PB6f97mfqTZ6U2xhLKpAAOXsFSTwJifAAe0",
+	"miKqYjAKr/rVMamzeblxGN8mQ/cwPYTLoHnN94x4dvFHdGN0K23fpZpwA7brttCTDg9xRm6XyTzIGXlw",
+	"mbO/tSgc7y8L+ufn6JN8dvHHx3NwjxiM95Gq75EcIY0Q7WjO30WBj+/P43yyEargK2ALkAXmbDsdz6eK",
+	"h1evohYqg6Cvvq8e85/Rj5P7tutd0Sz2o2oLxflAvG3kp6Q2eN31YN6P+v142IPQ3r1yYHm/vWJO7En/",
+	"jlwSRC0f3ig4bI5/kGXww101yfJKCXrFIrJYncavl+rF/pcn1l9lR7ymLkNY2M7BkRKdqNMF1sML9e6i",
+	"JL39YQhjRB8VlLkb61+mwTQrNNb1idhn51AoAm/Dq0wWwu18+3xfQSaj5PGWI0QVAWYyGAd79eex2zou",
+	"xoTy81pVlWqsCYXTHBPEETE06zJUEkB50wuTEroqgVghcCZXXN9DyXJf1DxnJ77SQL/oPrIYx5HQU73k",
+	"JLSGfAuWD2un51csp+roIYA3lEjPUYdaKM1KX5geXcs1gM+VwM8r4DKKi6BAi0QxfHaSR7V48mwmG2lF",
+	"xfIuKSzP2JfMR9OfTtlrYStvku0qQEZJdRhTQvvoCtF7MaaRJZQpp7OTIl97/Pmb89+PKTpH9aRGpI6u",
+	"F8DnyLyOYka/OjYv1I0hzOhYlpMT7nzWqw9O8oWl9vGuUDtn1GGKNouPoQZGyXf/xdW/tjRRSu2LlfS/",
+	"gXLXduwP5xgQwhc3GnXo/iRLf1UG3vLEMKzncf3990xDyHsz7Q2QRVeWr5qXxaFyGcXCVG1au4+PmUks",
+	"N8dC9TmvHHPbv4h7a7mi0jUUKt2l1VNlu03Gam7C0kITkJn0FQ+NF5r9bDR4KCgqyKFaazAGDPtWWix3",
+	"W8CUPbf+UgytGFjb2dAHaVEJciz6GRaaMc5KzRdthks770lRASb3oG+x1XrjYj73EDJgbjVakLYzd5+Y",
+	"mTyh0hinXRSeb50UCopesryXWx7CqCXL24ujMdRUsRKFcLe2AWBxcQd3Vbu/Z5LcBdTRKCQT5SE3LmdW",
+	"qSnLfdk2X910veR2Jpe8rkECLkdJyNkJgZeAXXZVWDHpKCpNkjO6hBNV30OPn/acT7OZzNu6ITk7ocDy",
+	"Fd+wJX/AskbFEspObgmBGLVWaoFL6xL0CVC6gd7aZjLfLluSn07ZdXvvBxNxV0nLB7gLp9o9e/u2LdXv",
+	"sK0C/oAnR3maM4n3ntMI867Mds5OlGZ5VFv77HvY5KdRqJt7w6OijuIx8HvKpvzi4uI0Cr3zUabJsDeQ",
+	"5Wtqr3WcyTmli2VJdZeb3v6ufBWMcvPEsAdeNUCBZyg/3oYQkTvxAHI0/mwAnd7dcVy+/UdSH+O69J9Y",
+	"dYyKXI+IWogjKA6LfgX3NjEROdxVG52MlZ9A0s32Ic1Rh601Y4FJwD+ibvurxEnv9A0MCxNv/OXdFmXn",
+	"BlU8zwaGkkMsQp6/82naO9M7HsVP3Esf24UVF4UcR7fPEMX65o1gM2w7uRx2ZAeYJzGhlUKnOVtoMEs/",
+	"CTtpQ0EGo+YhQ2DbPDm4s2YykSnqLvZwTaOBpi0J2CrfU7ZPSC14bRsdZFQcZiapVAJyXbI6oOzHFkLe",
+	"ga61kJad+DzXP7Kc3pp7D22esf8ErRxPNKcZGmzBN7WM38f68ndKlRnrEoO9GPzEIEetKy67sLKeaOoN",
+	"Ur7eyrS1487d4zmjbi1ezlSS6jSwf3d8OaeE3Hwwn1cbf1QUyO+p3F2ra+4AsFAaE5N1Q2l2l06e61d1",
+	"y0+nM/kStMFUVMuKpRKFN3uQVIymaSjdoZBx59ItZ1jILc8GElZK9ggW6F/DLn4zGvfZ228G449iMD7q",
+	"bjynGojjbPalVztjRQer3+mmtsg2HAvIPCcmFSj0/go3udeB2QkPNek9gQadVnivqM/RQaHvFsinlLdV",
+	"GvNBgftO5ULapDW2a0tEZ+NAn/WNfzhJULHTvw+C6CH48xa5wj4fPEYoykM6FLErRVUc0nj9o+qEStSD",
+	"k6iHVow8BDv7AOuuUmLckXiAa+7NX49qH57v48Iipv/+N4z++A78CrgB3wsIswkfwaj35G7+IO6hi4Gm",
+	"h/OMcmapkXTQm676GYkobaGHiPLPGlmBMSGtDpMaB3mOaD/DrltrkcqCofREN9VYiuLhAtNHSkj8LVPw",
+	"6acL5R5mFmJc9LFK/Hlc4nmX/7prc+D0Dt9WDpU+cv8yY6FmJzmB/JJEibN7qYp7+rf1np9FUzolwWf7",
+	"XbKn+Wk2k2hnVti1h4mSar1O2TXGlub9fvtotF2576iRXVvRnvQ8L72RQmfoIsLOusFPzmcSfctnlXgA",
+	"J+6IB25D6E1bARXNZJTKh38mVNiQ708zYlfyVkWkKpoziapjry/fCj3YKHcKjOtEEGKCv6gqKgRFP59g",
+	"984z0gdDXWC6X32OP3ZHYmbJazidSWF8/C1lYq+4bHg1D2rIJRq6k/qYN90879X9/uRq2Ue6N3vFokdc",
+	"0Bbqv7d70ue2GLdNyYWmXXZ3JTuhEcq43HtrWzo9wpP4Qvqxqa21WEHWubtE2Qa7REwklGLrqML3GFjL",
+	"adL/qNYSdEaV0yIjmPdJdgZNT5FIy9nQQESLjK1DrfckotyZ/ADWIUbGId+azbSg8MlbrelmJoOtKFiS",
+	"hB2xGuHqK1jYKfuzBqAqXIIsuJVA9yx1Rm0NaXnb7neOkouj/VehA6g7INyMj/7xBxU6gLrZMlbxW6iM",
+	"E1tWIBtGATqGceMez1ifP3EvCk1n8tebiHwP5s+ALX14rSHaUOjj/FlbjNq8l98sRrHFKIhACS6b4q2n",
+	"h0tnvujvUfr2K4wYis05vg1g22smmOQ7/qmx5ZNv1uGovKXR4CrkGNewcHKV49Ch2YZ7diGkMOhp5/ct",
+	"i3KCVNTfhkxJqfh73OBv1qPPXdculCxEBUFm2IpioXM+BrMlrI/Ca/RMLTBIpmt9TotZKhPd/U76xR66",
+	"7aXu5PsQYitL//yS65KF3g0YmOok7pobk8zPc+v9DU0/dzQ1zQorXwnfp7ljasepxZ5t7/GTtobzNpZp",
+	"y5sWO+J8Gy8mpC9DTO29MgbTu2lwusrO1k7lIDrPnfdOGBTP106FPZ0yDLAploAd9KgDX6FWwDRlXmHY",
+	"Rink3VUMFod0QjZg4rW00UPTXULY52Z59Us7yuH2KcNXvArvLs1/6BiWlPDEI+mij+a+v9jB1Br3Qxgn",
+	"2p9DTcd9GYc/+1DBfJDpl2ex4OTb+flG8P3CEclEw7gh2OdHR1ZvwuJ2ejJ+y0X8mLmIHrc8Unn0HCeF",
+	"rkj9rppHr+BBtbK5b/vksB0jk0OYtLoXMFY6qOtHdUgZoBuqWuNbQZJDAJ++AXv2NbVs2G2e/7Q10r5p",
+	"OwgYcSfPqONLAHgj0OQ1Fuq2AzIfTr7rJklQiYe2kNMPkEbQNVMIeBLahbWtNgaASbPab996u3uvEpHS",
+	"VLyAyiQsqBlB6KOQoSxzIyz8y43VorDpxgqRYZ7bmay1kIWoecVOnn7BlqrRxsc7tGU87qG2Ua25rtEB",
+	"W8FK+d7LKEJh5Vyn9Q6bpmVYU2kmqZAIqr1Ea2W8IW+3a1urmVBRjMQ034WBlnKSaK7Quf9OU6YwKlHX",
+	"R7gPfxFsdT37xCXxDsP1q4hpocYHv47XfE6VSXbUyRxwKiGH9OivBWpPZXaIQm2bytDyzfeExTQUr8a0",
+	"IWIkEbUai89aCfYkJMiTvGvClGcz2bVBYvRLfsqEJRLZSl8NFiqfFipUO3hraMBWYsxnEVzNZEsq7CTf",
+	"6viUZyyPWqRFU7cqW9g25ikR0XsNzI8xZddU3m8mybPozfLkdWv7mFOMFDY4D0k5SywiFLkjxomZmr99",
+	"iMyLjyQW9ppSfWJOQMAZkQvxx390PYr6xHHqEh5qx5NBF2JjXGAHQ/5w/i6kcw1KZqZkwMfhKr71se1f",
+	"+zElY3nbtI8SrDo7tbBsycs29QXbHDIhTz/7GBCrarb2qXPsxO/vNHnu4wLsf+lj/fwzNXCZqVSNA2jy",
+	"IP8PmcfHPCu/ne7n6UaRPkiJOPh+d8ph2LLPp5JwpbRNTvOwFvSOUKUPdKPoJk4vxRX6qodODvVdJ6k1",
+	"mvGSVKjgOeJH+Q0pPy+nCeYOUMROeeYOMxzQcdg3ZoRNWEJxgkebQvuY8Jst9O/VFhruzlFjaISXfaW5",
+	"31v2lzfvs3e99rG/vHG4Q72QUv1d0EpEJUhYpQpeeZtRr2Pl5fn50y/+ML2YXkyfXv7hD199hQjp1zYc",
+	"kTprZG1vPl+sCDsaTqMobN/pIt3fpWsb12vVNk33STOJUTw2UzY3JgP3MoFNFtyEUIYYNZBlNAHZn7cH",
+	"foEdvXgbGszNvdlSSa6C3hzKJEQDh7PcHvrrtiWvj7HzVcy74rqDgqvRqFRwNQ3NuIeqN6dQyQRvBI6G",
+	"acTYGN5y0Y8db9/z6QXpd/v1OKfp+pJm8v7N+/8fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -40,6 +40,8 @@ type mcpTool struct {
 var mcpCatalogue = []mcpTool{
 	{Name: "akk_list", Ops: []string{"listConversations"}, ReadOnly: true,
 		Guide: "Start here. Use only the ids and bodies of a fresh list's available_actions: each names the tool to call (akk_ + its name), its ids and its prefilled body. Never invent or reuse ids from an old list."},
+	{Name: "akk_threads", Ops: []string{"listThreads"}, ReadOnly: true,
+		Guide: "The agent's own conversations in a pane's project (terminal_id from a fresh akk_list), newest first; number and short_id are for showing the user only, never for a later call."},
 	{Name: "akk_watch", Ops: []string{"createWatch"},
 		Guide: "Watch a task a person started in a pane (terminal_id from a fresh akk_list). The Watch reports its end; it never types."},
 	{Name: "akk_unwatch", Ops: []string{"deleteWatch"},

@@ -43,6 +43,7 @@ Commands:
                                   answer that step with its semantic ids
   retry-callback <turn_id|watch_id> [notification_id]
                                   redeliver a failed webhook with its original identity
+  threads TERMINAL_ID             the agent's own conversations in the pane's project (from its records)
   watch TERMINAL_ID               watch a task a person started (no input, ever)
   watch-status WATCH_ID / unwatch WATCH_ID
   watch-renew WATCH_ID            restart a timed-out Watch
@@ -149,6 +150,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.events(rest[1:])
 	case "mcp":
 		return c.mcpBridge(rest[1:])
+	case "threads":
+		return c.threads(rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

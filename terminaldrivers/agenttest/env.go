@@ -444,3 +444,15 @@ func (e *Env) cleanup(t testing.TB) {
 		_ = e.Model.Close()
 	}
 }
+
+// Respawn ends the agent in its pane (tmux respawn-pane -k) and starts it
+// again in the same project, as a person quitting and starting it anew
+// would: a new process, a new native thread. It waits until it is ready.
+func (e *Env) Respawn() {
+	e.t.Helper()
+	args := []string{"respawn-pane", "-k", "-t", e.Target(), "-c", e.ProjectDir, "--", "env"}
+	args = append(args, e.AgentEnv()...)
+	args = append(args, e.Agent.Entry())
+	e.mustTmux(args...)
+	e.WaitReady(StartTimeout)
+}

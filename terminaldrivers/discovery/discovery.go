@@ -464,3 +464,30 @@ func (d *Discovery) title(s string) string {
 	}
 	return s
 }
+
+// Threads implements domain.ThreadReader: the native threads of the agent
+// process that is terminal t, from its own records (never its screen). The
+// pane must still run that very process incarnation.
+func (d *Discovery) Threads(ctx context.Context, t domain.Terminal) ([]domain.NativeThread, error) {
+	panes, err := tmux.Server{Socket: t.Pane.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == t.Pane.PaneID })
+	if i < 0 || panes[i].Dead {
+		return nil, fmt.Errorf("%w: no live pane %s", ErrPaneGone, t.Pane.PaneID)
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	c, ok := d.findAgent(table, panes[i])
+	if !ok || c.process.Stat.PID != t.Process.PID || c.process.Stat.StartTicks != t.Process.StartTicks {
+		return nil, fmt.Errorf("%w: pane %s runs another process now", ErrPaneGone, t.Pane.PaneID)
+	}
+	r, ok := c.driver.(agent.ThreadReader)
+	if !ok {
+		return nil, fmt.Errorf("%s keeps no thread records AKK can read", c.driver.Kind())
+	}
+	return r.Threads(c.process)
+}

@@ -930,6 +930,25 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// NativeThread defines model for NativeThread.
+type NativeThread struct {
+	// Current The pane shows this thread now (its identity is resolved to it).
+	Current bool `json:"current"`
+
+	// NativeThreadId The agent's own id of the thread (Claude Code session UUID, Codex thread UUID), complete.
+	NativeThreadId string `json:"native_thread_id"`
+
+	// Number Display only (1 is the newest), within this snapshot.
+	Number int `json:"number"`
+
+	// ShortId Display only, the shortest prefix of the id (dashes dropped, at least 8 characters) unique in this snapshot.
+	ShortId string `json:"short_id"`
+
+	// Title The thread's first request, redacted, at most 120 characters.
+	Title     string    `json:"title"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
 // Notification defines model for Notification.
 type Notification struct {
 	Attempts       int        `json:"attempts"`
@@ -1080,6 +1099,16 @@ type TerminalInfoProvider string
 
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
+
+// ThreadList defines model for ThreadList.
+type ThreadList struct {
+	Agent      Agent          `json:"agent"`
+	ExpiresAt  time.Time      `json:"expires_at"`
+	Project    string         `json:"project"`
+	SnapshotId string         `json:"snapshot_id"`
+	TerminalId string         `json:"terminal_id"`
+	Threads    []NativeThread `json:"threads"`
+}
 
 // TurnActionResult defines model for TurnActionResult.
 type TurnActionResult struct {
@@ -1571,6 +1600,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
 	ApproveTerminal(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListThreads The native threads of a pane's agent in its project
+	//
+	// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
+	// records (Claude Code transcripts, Codex rollouts) and never from input: newest first, the one the pane shows
+	// marked `current` (when its identity is proven). Each has its complete `native_thread_id`; `number` and
+	// `short_id` are for display and speech only and mean something only within this snapshot (`snapshot_id`,
+	// until `expires_at`, 5 minutes). Titles are the first request of each thread, redacted and bounded.
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
+	ListThreads(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTurns The caller's Turns
 	//
@@ -2163,6 +2203,27 @@ func (c *Client) ApproveTerminalWithBody(ctx context.Context, terminalId string,
 // Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
 func (c *Client) ApproveTerminal(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewApproveTerminalRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListThreads The native threads of a pane's agent in its project
+//
+// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
+// records (Claude Code transcripts, Codex rollouts) and never from input: newest first, the one the pane shows
+// marked `current` (when its identity is proven). Each has its complete `native_thread_id`; `number` and
+// `short_id` are for display and speech only and mean something only within this snapshot (`snapshot_id`,
+// until `expires_at`, 5 minutes). Titles are the first request of each thread, redacted and bounded.
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
+func (c *Client) ListThreads(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListThreadsRequest(c.Server, terminalId)
 	if err != nil {
 		return nil, err
 	}
@@ -3377,6 +3438,40 @@ func NewApproveTerminalRequestWithBody(server string, terminalId string, params 
 	return req, nil
 }
 
+// NewListThreadsRequest constructs an http.Request for the ListThreads method
+func NewListThreadsRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/threads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListTurnsRequest constructs an http.Request for the ListTurns method
 func NewListTurnsRequest(server string, params *ListTurnsParams) (*http.Request, error) {
 	var err error
@@ -4567,6 +4662,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
 	ApproveTerminalWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error)
+
+	// ListThreadsWithResponse The native threads of a pane's agent in its project
+	//
+	// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
+	// records (Claude Code transcripts, Codex rollouts) and never from input: newest first, the one the pane shows
+	// marked `current` (when its identity is proven). Each has its complete `native_thread_id`; `number` and
+	// `short_id` are for display and speech only and mean something only within this snapshot (`snapshot_id`,
+	// until `expires_at`, 5 minutes). Titles are the first request of each thread, redacted and bounded.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
+	ListThreadsWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*ListThreadsResponse, error)
 
 	// ListTurnsWithResponse The caller's Turns
 	//
@@ -5830,6 +5938,82 @@ func (r ApproveTerminalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ApproveTerminalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListThreadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ThreadList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListThreadsResponse) GetJSON200() *ThreadList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListThreadsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListThreadsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListThreadsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListThreadsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListThreadsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListThreadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListThreadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListThreadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListThreadsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7584,6 +7768,25 @@ func (c *ClientWithResponses) ApproveTerminalWithResponse(ctx context.Context, t
 	return ParseApproveTerminalResponse(rsp)
 }
 
+// ListThreadsWithResponse The native threads of a pane's agent in its project
+//
+// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
+// records (Claude Code transcripts, Codex rollouts) and never from input: newest first, the one the pane shows
+// marked `current` (when its identity is proven). Each has its complete `native_thread_id`; `number` and
+// `short_id` are for display and speech only and mean something only within this snapshot (`snapshot_id`,
+// until `expires_at`, 5 minutes). Titles are the first request of each thread, redacted and bounded.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
+func (c *ClientWithResponses) ListThreadsWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*ListThreadsResponse, error) {
+	rsp, err := c.ListThreads(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListThreadsResponse(rsp)
+}
+
 // ListTurnsWithResponse The caller's Turns
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8794,6 +8997,67 @@ func ParseApproveTerminalResponse(rsp *http.Response) (*ApproveTerminalResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListThreadsResponse parses an HTTP response from a ListThreadsWithResponse call
+func ParseListThreadsResponse(rsp *http.Response) (*ListThreadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListThreadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ThreadList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
