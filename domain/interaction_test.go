@@ -50,7 +50,13 @@ func interactionTurn(t *testing.T) (*world, *fakeTerm, *fakeSteps, string) {
 	w := newWorld(t, "", ft)
 	fs := &fakeSteps{step: colorStep("fp-1", 1, 2), next: colorStep("fp-2", 2, 2)}
 	w.svc.UseInteractions(fs)
-	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me"})
+	return w, ft, fs, sendToQuestion(t, w, ft, "ask me")
+}
+
+// sendToQuestion sends a request and brings its Turn to a questionnaire.
+func sendToQuestion(t *testing.T, w *world, ft *fakeTerm, request string) string {
+	t.Helper()
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: request})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +64,7 @@ func interactionTurn(t *testing.T) (*world, *fakeTerm, *fakeSteps, string) {
 	w.waitState(t, r.Turn.ID, domain.TurnWorking)
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
 	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
-	return w, ft, fs, r.Turn.ID
+	return r.Turn.ID
 }
 
 func answer(in domain.Interaction, option int, text *string) domain.RespondInteractionInput {
@@ -243,19 +249,12 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"}
 	})
 	w.waitState(t, id, domain.TurnCompleted)
-	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me again"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
-	w.waitState(t, r.Turn.ID, domain.TurnWorking)
-	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
-	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
-	in2, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	second := sendToQuestion(t, w, ft, "ask me again")
+	in2, err := w.svc.TurnInteraction(w.host, second)
 	if err != nil || in2.ManualRequired || in2.InteractionID == in.InteractionID {
 		t.Fatalf("the same step in a later Turn: %+v %v", in2, err)
 	}
-	if _, err := w.svc.RespondInteraction(w.host, r.Turn.ID, answer(in2, 0, nil)); err != nil {
+	if _, err := w.svc.RespondInteraction(w.host, second, answer(in2, 0, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if fs.count() != 2 {
@@ -280,15 +279,8 @@ func TestInteractionTextIsRedacted(t *testing.T) {
 	step.Questions[0].Options[0].Label = "Yes, sk-live-SECRET"
 	fs := &fakeSteps{step: step, next: step}
 	w.svc.UseInteractions(fs)
-	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "ask me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
-	w.waitState(t, r.Turn.ID, domain.TurnWorking)
-	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
-	w.waitState(t, r.Turn.ID, domain.TurnAwaitingInteraction)
-	in, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	id := sendToQuestion(t, w, ft, "ask me")
+	in, err := w.svc.TurnInteraction(w.host, id)
 	if err != nil {
 		t.Fatal(err)
 	}
