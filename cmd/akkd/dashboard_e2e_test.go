@@ -20,7 +20,7 @@ import (
 // the newest pinned Claude Code and Codex in their panes: sign in, both
 // cards, a task live from working to idle, a prompt approved and one
 // rejected, a changed prompt refused, a single-choice step and a
-// two-question questionnaire, a Turn's page, a host registered and pinged,
+// two-question questionnaire, the pane's threads, a Turn's page, a host registered and pinged,
 // the doctor, sign-out, and a host session that sees no other controller's
 // Turn; axe-core on every view and each view at 390 px. Screenshots go to
 // $AKK_ARTIFACTS (default: a temporary directory). Then the CSRF proof and

@@ -237,6 +237,13 @@ async function run() {
   await finalMessage(page, CLAUDE, /Small/);
   log("answered a two-question questionnaire");
 
+  // The pane's threads, from the agent's records: this run's thread is the
+  // current one, titled by its first request.
+  const threads = claude.locator("details", { hasText: "Threads" });
+  await threads.locator("summary").click();
+  await threads.getByRole("listitem").filter({ hasText: "a task from the dashboard" }).filter({ hasText: "current" }).waitFor({ timeout: T });
+  log("listed the pane's threads");
+
   // A Turn's page: timeline, progress, result, callbacks.
   const turnLink = claude.getByRole("link", { name: /^turn_/ }).first();
   const lastTurn = (await turnLink.innerText()).trim();

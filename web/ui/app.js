@@ -313,6 +313,8 @@ async function card(c) {
   else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, "A question is on screen; answer it in the terminal."));
   const send = byName(c.available_actions, "send").find((a) => a.target !== "session_exact");
   if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id}`, () => sendForm(send, c, refresh)));
+  const th = byName(c.available_actions, "threads")[0];
+  if (th) body.push(keep(`threads:${c.conversation_id}`, () => threadsBox(th)));
   body.push(actionButtons(c.available_actions, refresh));
   return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state },
     h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
@@ -460,6 +462,26 @@ async function interactionBox(a, refresh) {
   });
   parts.push(form);
   return h("section", { class: "box", "aria-label": "Question" }, parts);
+}
+
+// threadsBox lists the agent's own conversations in the pane's project
+// (read from its records) when opened; read again on every opening.
+function threadsBox(a) {
+  const list = h("ol", { class: "threads", "aria-label": "Threads" });
+  const box = h("details", { class: "box" }, h("summary", {}, "Threads"), list);
+  box.addEventListener("toggle", async () => {
+    if (!box.open) return;
+    list.replaceChildren(h("li", { class: "muted" }, "Reading the agent's records…"));
+    try {
+      const l = await call(a);
+      list.replaceChildren(...(l.threads.length ? l.threads.map((t) => h("li", { "data-thread": t.native_thread_id },
+        t.current ? h("strong", {}, "current · ") : null, h("span", {}, t.title), " ",
+        h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)))) : [h("li", { class: "muted" }, "No threads in this project yet.")]));
+    } catch (e) {
+      list.replaceChildren(h("li", { class: "error" }, problemText(e)));
+    }
+  });
+  return box;
 }
 
 const actionLabel = {
