@@ -44,7 +44,8 @@ func startDaemon(t testing.TB, stateDir string, env map[string]string) *daemon {
 	done := make(chan error, 1)
 	getenv := func(k string) string { return env[k] }
 	go func() {
-		done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, io.Discard)
+		// Warnings and errors (a 5xx names its cause there) go to stderr.
+		done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, os.Stderr)
 	}()
 	d := &daemon{url: "http://" + addr, stateDir: stateDir}
 	d.stop = func() {

@@ -16,6 +16,7 @@ type watchAnswer struct {
 	Confidence   string `json:"confidence"`
 	FinalMessage string `json:"final_message"`
 	Code         string `json:"code"`
+	Detail       string `json:"detail"`
 }
 
 func hasAction(name string) func(conversationRow) bool {

@@ -5,6 +5,7 @@ package claude
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
@@ -90,6 +92,30 @@ func ConfigDir(env map[string]string) (string, bool) {
 	return "", false
 }
 
+var errSessionRecordJSON = errors.New("Claude Code's session record is not valid JSON")
+
+// readSessionRecord reads sessions/<pid>.json. Claude Code rewrites it in
+// place whenever its status changes (a task starting, a prompt showing), so
+// a read can meet it truncated or half written: a record that is not valid
+// JSON is read again a few times (a few milliseconds apart) before it
+// counts as broken.
+func readSessionRecord(path string) (sessionRecord, error) {
+	var rec sessionRecord
+	for try := 0; ; try++ {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return rec, err
+		}
+		rec = sessionRecord{}
+		if err := json.Unmarshal(b, &rec); err == nil {
+			return rec, nil
+		} else if try >= 9 {
+			return rec, fmt.Errorf("%w: %v", errSessionRecordJSON, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // sessionRecord is sessions/<pid>.json, which Claude Code keeps while it
 // runs. Beside it lies <pid>.<hash>.key, a peer secret AKK never opens.
 type sessionRecord struct {
@@ -114,14 +140,13 @@ func (Driver) Inspect(_ proc.FS, _ *proc.Table, p agent.Process, _ string) agent
 		n.Warnings = append(n.Warnings, "Claude Code's environment names no HOME or CLAUDE_CONFIG_DIR; its session cannot be located")
 		return n
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json"))
-	if err != nil {
-		n.Warnings = append(n.Warnings, "Claude Code's session record for this process could not be read")
+	rec, err := readSessionRecord(filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json"))
+	if errors.Is(err, errSessionRecordJSON) {
+		n.Warnings = append(n.Warnings, "Claude Code's session record is not valid JSON")
 		return n
 	}
-	var rec sessionRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		n.Warnings = append(n.Warnings, "Claude Code's session record is not valid JSON")
+	if err != nil {
+		n.Warnings = append(n.Warnings, "Claude Code's session record for this process could not be read")
 		return n
 	}
 	if rec.PID != p.Stat.PID || rec.ProcStart != strconv.FormatUint(p.Stat.StartTicks, 10) {

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,5 +42,20 @@ func TestThreadsFromTranscripts(t *testing.T) {
 	}
 	if _, err := (Driver{}).Threads(agent.Process{Cwd: cwd}); err == nil {
 		t.Fatal("no HOME: no error")
+	}
+}
+
+// Claude Code rewrites its session record in place: a record that stays
+// half written is an error after its retries; a whole one reads.
+func TestReadSessionRecordRetriesAHalfWrittenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "1.json")
+	full := `{"pid":1,"sessionId":"11111111-1111-4111-8111-111111111111","cwd":"/p","procStart":"5","status":"busy"}`
+	os.WriteFile(path, []byte("{"), 0o644)
+	if _, err := readSessionRecord(path); !errors.Is(err, errSessionRecordJSON) {
+		t.Fatalf("a broken record: %v", err)
+	}
+	os.WriteFile(path, []byte(full), 0o644)
+	if rec, err := readSessionRecord(path); err != nil || rec.Status != "busy" {
+		t.Fatalf("a whole record: %+v %v", rec, err)
 	}
 }

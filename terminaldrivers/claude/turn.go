@@ -84,13 +84,9 @@ func SessionRecord(p agent.Process) (configDir, sessionID, cwd string, err error
 	if !ok {
 		return "", "", "", errors.New("Claude Code's environment names no HOME or CLAUDE_CONFIG_DIR")
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json"))
+	rec, err := readSessionRecord(filepath.Join(dir, "sessions", strconv.Itoa(p.Stat.PID)+".json"))
 	if err != nil {
 		return "", "", "", fmt.Errorf("read Claude Code's session record: %w", err)
-	}
-	var rec sessionRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return "", "", "", fmt.Errorf("Claude Code's session record: %w", err)
 	}
 	if rec.PID != p.Stat.PID || rec.ProcStart != strconv.FormatUint(p.Stat.StartTicks, 10) {
 		return "", "", "", errors.New("Claude Code's session record belongs to an earlier process with the same pid")
