@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
 type threadList struct {
@@ -38,7 +39,7 @@ func TestE2EThreads(t *testing.T) {
 			e.StartReady()
 			first := "the first thread's request for " + a.Name()
 			e.Submit(first)
-			e.WaitTurnCompleted(first, 90*time.Second)
+			e.WaitTurnCompleted(fakemodel.DefaultReply(first), 90*time.Second)
 			e.Respawn()
 
 			rec := newReceiver(t, "")
