@@ -193,6 +193,19 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 	if s.threads != nil && t.Agent.Profiled() {
 		c.Actions = append(c.Actions, act("threads", "GET", "/v1/terminals/"+t.ID+"/threads", nil))
 	}
+	// Native controls: an idle pane with an empty composer that no Turn
+	// holds, on its own profile (never a neighbour's).
+	if s.native != nil && !held && t.SendReady() && !t.Agent.Compatibility {
+		resolved := t.NativeIdentity == IdentityResolved
+		if resolved || t.Agent.Kind == AgentCodex {
+			c.Actions = append(c.Actions, act("new_thread", "POST", "/v1/terminals/"+t.ID+"/threads", nil))
+		}
+		if resolved {
+			c.Actions = append(c.Actions, act("native_inspect", "POST", "/v1/terminals/"+t.ID+"/inspect", map[string]any{"inspection": InspectionStatus}))
+		} else if t.Agent.Kind == AgentCodex {
+			c.Actions = append(c.Actions, act("identify_foreground", "POST", "/v1/terminals/"+t.ID+"/identify-foreground", nil))
+		}
+	}
 	if s.watchTerm != nil && t.Watchable() && !held {
 		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": t.ID}))
 	}

@@ -21,6 +21,7 @@ type Service struct {
 	watchTerm    WatchTerminal
 	interactions InteractionTerminal
 	threads      ThreadReader
+	native       NativeControls
 
 	saltOnce     sync.Mutex
 	salt         []byte

@@ -167,6 +167,21 @@ func (e DoctorStatus) Valid() bool {
 	}
 }
 
+// Defines values for ForegroundProofAuthorizes.
+const (
+	Nothing ForegroundProofAuthorizes = "nothing"
+)
+
+// Valid indicates whether the value is a known member of the ForegroundProofAuthorizes enum.
+func (e ForegroundProofAuthorizes) Valid() bool {
+	switch e {
+	case Nothing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -176,6 +191,21 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case HealthStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InspectRequestInspection.
+const (
+	InspectRequestInspectionStatus InspectRequestInspection = "status"
+)
+
+// Valid indicates whether the value is a known member of the InspectRequestInspection enum.
+func (e InspectRequestInspection) Valid() bool {
+	switch e {
+	case InspectRequestInspectionStatus:
 		return true
 	default:
 		return false
@@ -275,6 +305,42 @@ func (e InteractionResponseDeliveryMode) Valid() bool {
 	case QueueNextTurn:
 		return true
 	case SteerCurrentTurn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NativeInspectionInspection.
+const (
+	NativeInspectionInspectionStatus NativeInspectionInspection = "status"
+)
+
+// Valid indicates whether the value is a known member of the NativeInspectionInspection enum.
+func (e NativeInspectionInspection) Valid() bool {
+	switch e {
+	case NativeInspectionInspectionStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewThreadResultBinding.
+const (
+	Bound            NewThreadResultBinding = "bound"
+	None             NewThreadResultBinding = "none"
+	PendingFirstTurn NewThreadResultBinding = "pending_first_turn"
+)
+
+// Valid indicates whether the value is a known member of the NewThreadResultBinding enum.
+func (e NewThreadResultBinding) Valid() bool {
+	switch e {
+	case Bound:
+		return true
+	case None:
+		return true
+	case PendingFirstTurn:
 		return true
 	default:
 		return false
@@ -792,6 +858,32 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// ForegroundProof defines model for ForegroundProof.
+type ForegroundProof struct {
+	Authorizes ForegroundProofAuthorizes `json:"authorizes"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// ExpiresAt 30 seconds after `proven_at`; the proof means nothing after it.
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// NativeThreadId The foreground thread's complete id; null unless `done`.
+	NativeThreadId *string `json:"native_thread_id"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome  Outcome   `json:"outcome"`
+	ProvenAt time.Time `json:"proven_at"`
+
+	// RecordPresent A rollout of that thread exists (a thread records nothing before its first request).
+	RecordPresent bool   `json:"record_present"`
+	TerminalId    string `json:"terminal_id"`
+}
+
+// ForegroundProofAuthorizes defines model for ForegroundProof.Authorizes.
+type ForegroundProofAuthorizes string
+
 // Health defines model for Health.
 type Health struct {
 	Status  HealthStatus `json:"status"`
@@ -852,6 +944,14 @@ type HostToken struct {
 	// Token The host's new bearer token. Shown only once.
 	Token string `json:"token"`
 }
+
+// InspectRequest defines model for InspectRequest.
+type InspectRequest struct {
+	Inspection InspectRequestInspection `json:"inspection"`
+}
+
+// InspectRequestInspection defines model for InspectRequest.Inspection.
+type InspectRequestInspection string
 
 // Interaction defines model for Interaction.
 type Interaction struct {
@@ -934,6 +1034,38 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// NativeInspection defines model for NativeInspection.
+type NativeInspection struct {
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// IdentityMatchesRecord The thread the panel names is the one the agent's own records prove for this pane.
+	IdentityMatchesRecord bool                       `json:"identity_matches_record"`
+	Inspection            NativeInspectionInspection `json:"inspection"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome `json:"outcome"`
+
+	// Status What the agent's status view showed, redacted; null unless `done`.
+	Status     *NativeStatus `json:"status"`
+	TerminalId string        `json:"terminal_id"`
+}
+
+// NativeInspectionInspection defines model for NativeInspection.Inspection.
+type NativeInspectionInspection string
+
+// NativeStatus What the agent's status view showed, redacted; null unless `done`.
+type NativeStatus struct {
+	AgentVersion   string `json:"agent_version"`
+	Directory      string `json:"directory"`
+	Model          string `json:"model"`
+	NativeThreadId string `json:"native_thread_id"`
+
+	// Permissions Codex only, as its card states it.
+	Permissions *string `json:"permissions,omitempty"`
+}
+
 // NativeThread defines model for NativeThread.
 type NativeThread struct {
 	// Current The pane shows this thread now (its identity is resolved to it).
@@ -952,6 +1084,30 @@ type NativeThread struct {
 	Title     string    `json:"title"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// NewThreadResult defines model for NewThreadResult.
+type NewThreadResult struct {
+	// Binding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
+	Binding NewThreadResultBinding `json:"binding"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// NativeThreadId The new thread's complete id, as the agent's record (Claude Code) or its status card (Codex) names it.
+	NativeThreadId *string `json:"native_thread_id"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome                Outcome `json:"outcome"`
+	PreviousNativeThreadId *string `json:"previous_native_thread_id"`
+
+	// SessionId The AKK Session of the new thread (send to it with `session_id`); null unless `done`.
+	SessionId  *string `json:"session_id"`
+	TerminalId string  `json:"terminal_id"`
+}
+
+// NewThreadResultBinding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
+type NewThreadResultBinding string
 
 // Notification defines model for Notification.
 type Notification struct {
@@ -1324,6 +1480,12 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// NewThreadParams defines parameters for NewThread.
+type NewThreadParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -1374,6 +1536,9 @@ type CreateHostJSONRequestBody = HostCreate
 
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
+
+// InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
+type InspectTerminalJSONRequestBody = InspectRequest
 
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
@@ -1452,9 +1617,18 @@ type ServerInterface interface {
 	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
 	// (POST /v1/terminals/{terminal_id}/approval)
 	ApproveTerminal(w http.ResponseWriter, r *http.Request, terminalId string, params ApproveTerminalParams)
+	// IdentifyForeground Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+	// (POST /v1/terminals/{terminal_id}/identify-foreground)
+	IdentifyForeground(w http.ResponseWriter, r *http.Request, terminalId string)
+	// InspectTerminal Read the agent's own status panel once (native_inspect)
+	// (POST /v1/terminals/{terminal_id}/inspect)
+	InspectTerminal(w http.ResponseWriter, r *http.Request, terminalId string)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(w http.ResponseWriter, r *http.Request, terminalId string)
+	// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+	// (POST /v1/terminals/{terminal_id}/threads)
+	NewThread(w http.ResponseWriter, r *http.Request, terminalId string, params NewThreadParams)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
@@ -1936,6 +2110,58 @@ func (siw *ServerInterfaceWrapper) ApproveTerminal(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// IdentifyForeground operation middleware
+func (siw *ServerInterfaceWrapper) IdentifyForeground(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IdentifyForeground(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// InspectTerminal operation middleware
+func (siw *ServerInterfaceWrapper) InspectTerminal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.InspectTerminal(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListThreads operation middleware
 func (siw *ServerInterfaceWrapper) ListThreads(w http.ResponseWriter, r *http.Request) {
 
@@ -1953,6 +2179,56 @@ func (siw *ServerInterfaceWrapper) ListThreads(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListThreads(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// NewThread operation middleware
+func (siw *ServerInterfaceWrapper) NewThread(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params NewThreadParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.NewThread(w, r, terminalId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2845,6 +3121,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/threads", wrapper.ListThreads)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/threads", wrapper.NewThread)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/inspect", wrapper.InspectTerminal)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/identify-foreground", wrapper.IdentifyForeground)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/watches", wrapper.CreateWatch)
@@ -3948,6 +4233,223 @@ func (response ApproveTerminal422ApplicationProblemPlusJSONResponse) VisitApprov
 	return err
 }
 
+type IdentifyForegroundRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type IdentifyForegroundResponseObject interface {
+	VisitIdentifyForegroundResponse(w http.ResponseWriter) error
+}
+
+type IdentifyForeground200JSONResponse ForegroundProof
+
+func (response IdentifyForeground200JSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response IdentifyForeground400ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground401ApplicationProblemPlusJSONResponse Problem
+
+func (response IdentifyForeground401ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground404ApplicationProblemPlusJSONResponse Problem
+
+func (response IdentifyForeground404ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground409ApplicationProblemPlusJSONResponse Problem
+
+func (response IdentifyForeground409ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground422ApplicationProblemPlusJSONResponse Problem
+
+func (response IdentifyForeground422ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IdentifyForeground503ApplicationProblemPlusJSONResponse Problem
+
+func (response IdentifyForeground503ApplicationProblemPlusJSONResponse) VisitIdentifyForegroundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminalRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Body       *InspectTerminalJSONRequestBody
+}
+
+type InspectTerminalResponseObject interface {
+	VisitInspectTerminalResponse(w http.ResponseWriter) error
+}
+
+type InspectTerminal200JSONResponse NativeInspection
+
+func (response InspectTerminal200JSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response InspectTerminal400ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal401ApplicationProblemPlusJSONResponse Problem
+
+func (response InspectTerminal401ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal404ApplicationProblemPlusJSONResponse Problem
+
+func (response InspectTerminal404ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal409ApplicationProblemPlusJSONResponse Problem
+
+func (response InspectTerminal409ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal422ApplicationProblemPlusJSONResponse Problem
+
+func (response InspectTerminal422ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type InspectTerminal503ApplicationProblemPlusJSONResponse Problem
+
+func (response InspectTerminal503ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListThreadsRequestObject struct {
 	TerminalId string `json:"terminal_id"`
 }
@@ -4031,6 +4533,115 @@ func (response ListThreads422ApplicationProblemPlusJSONResponse) VisitListThread
 type ListThreads503ApplicationProblemPlusJSONResponse Problem
 
 func (response ListThreads503ApplicationProblemPlusJSONResponse) VisitListThreadsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThreadRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     NewThreadParams
+}
+
+type NewThreadResponseObject interface {
+	VisitNewThreadResponse(w http.ResponseWriter) error
+}
+
+type NewThread200JSONResponse NewThreadResult
+
+func (response NewThread200JSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response NewThread400ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread401ApplicationProblemPlusJSONResponse Problem
+
+func (response NewThread401ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread404ApplicationProblemPlusJSONResponse Problem
+
+func (response NewThread404ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread409ApplicationProblemPlusJSONResponse Problem
+
+func (response NewThread409ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread422ApplicationProblemPlusJSONResponse Problem
+
+func (response NewThread422ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type NewThread503ApplicationProblemPlusJSONResponse Problem
+
+func (response NewThread503ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -5833,9 +6444,18 @@ type StrictServerInterface interface {
 	// ApproveTerminal Answer the permission prompt of a pane no Turn holds
 	// (POST /v1/terminals/{terminal_id}/approval)
 	ApproveTerminal(ctx context.Context, request ApproveTerminalRequestObject) (ApproveTerminalResponseObject, error)
+	// IdentifyForeground Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+	// (POST /v1/terminals/{terminal_id}/identify-foreground)
+	IdentifyForeground(ctx context.Context, request IdentifyForegroundRequestObject) (IdentifyForegroundResponseObject, error)
+	// InspectTerminal Read the agent's own status panel once (native_inspect)
+	// (POST /v1/terminals/{terminal_id}/inspect)
+	InspectTerminal(ctx context.Context, request InspectTerminalRequestObject) (InspectTerminalResponseObject, error)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(ctx context.Context, request ListThreadsRequestObject) (ListThreadsResponseObject, error)
+	// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+	// (POST /v1/terminals/{terminal_id}/threads)
+	NewThread(ctx context.Context, request NewThreadRequestObject) (NewThreadResponseObject, error)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
@@ -6360,6 +6980,65 @@ func (sh *strictHandler) ApproveTerminal(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// IdentifyForeground operation middleware
+func (sh *strictHandler) IdentifyForeground(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request IdentifyForegroundRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IdentifyForeground(ctx, request.(IdentifyForegroundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IdentifyForeground")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IdentifyForegroundResponseObject); ok {
+		if err := validResponse.VisitIdentifyForegroundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// InspectTerminal operation middleware
+func (sh *strictHandler) InspectTerminal(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request InspectTerminalRequestObject
+
+	request.TerminalId = terminalId
+
+	var body InspectTerminalJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.InspectTerminal(ctx, request.(InspectTerminalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "InspectTerminal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(InspectTerminalResponseObject); ok {
+		if err := validResponse.VisitInspectTerminalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListThreads operation middleware
 func (sh *strictHandler) ListThreads(w http.ResponseWriter, r *http.Request, terminalId string) {
 	var request ListThreadsRequestObject
@@ -6379,6 +7058,33 @@ func (sh *strictHandler) ListThreads(w http.ResponseWriter, r *http.Request, ter
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListThreadsResponseObject); ok {
 		if err := validResponse.VisitListThreadsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// NewThread operation middleware
+func (sh *strictHandler) NewThread(w http.ResponseWriter, r *http.Request, terminalId string, params NewThreadParams) {
+	var request NewThreadRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.NewThread(ctx, request.(NewThreadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "NewThread")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(NewThreadResponseObject); ok {
+		if err := validResponse.VisitNewThreadResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7033,198 +7739,223 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3tchw3kuCr4Po2QmRssUl55BkPGRsXHNuz1tljaUU5HHtuXRdYlc3GshqoAVBs9SoUcU9zD3ZPcoFM",
-	"oApVjeoPWtJoZ/xHYndX4SORmcjvfDcp1KpWEqQ1k8t3k5prvgILGj99reQDaMOtUPI74CVo920JptCi",
-	"dl9OLievl8AKJa1WVQX6iWFqLd0X7YtMwwI0yAIypqFQuoSSKcnsEtjrRkvGZcmgWCoomZBMWMPWcLtU",
-	"6t5MJ9lEuEmWNHk2kXwFk8vJ9fffn8WLm2QTUyxhxd36VvztDyDv7HJy+cWXv88mdlO7d4zVQt5N3r/P",
-	"Jt8pY59/457F0Wtul93YS2XsXJSTbKLhr43QUE4urW4gnqLm1oJ27/5vfPyX67P/xc/+8+Lsj2/ePc1+",
-	"/+z9P01S87rtjs5rGy2PmBcfP3Den7ktlqMTr92vR8xMzx809Xs3pKmVNIAI9VKr2wpW7k+HMyCt+5PX",
-	"dSUKPMjzmp745/8wDrveRSv4Jw2LyeXkv593GHtOv5rzMC7O2MfPa8le/flr9sdnX/6B+cHZWtgl48xY",
-	"flsBywtVQj5FSPkB3XzXBY3wblJrVYO2gvbA2++3CcHAiksrCkYPZQymd1OWG5BlPt2GTza5VeUGBy1L",
-	"4d7g1ctoMjqE7WncMYGxzL1Nm3FU004uSsNqDQtRVVBeMX5rQFq2XgIRnVaNBWb5PRgmlYQpuzbsTjyA",
-	"Iz7mCMosBJiZtIG0eWGZkgXg6wV3hM54WRr83BjQzJ8my4WsG5szh1rmihWq3rhBG1ksubyDcjqTHRjU",
-	"7X9AYR0Y8K00SHvDb82vWO6AkLOT3AMlZ4LWZbm5Zxbe2iuWc2nWoE2OP+BjQknJhQbmfzpFXmNhhWcM",
-	"sllNLn+Z+DEn2cQ/NnmTOET/Bdeab9znFdilKt04W48i5aV+sFzfQQIE1x57mJLV5pLlFvRKSF7NF6qq",
-	"1HpeNFqDtDmjz4atl9zCA2gmuRUP0GfFbvs1l8DM0j0r1frKjW+MUHIOb3lhaaII0E8cYuEDT5AfB9CM",
-	"LMRx4ni8BMDex3zml0BPLdg8kN4k0OT6znOMPkXeC1nu4xD46vfuQXcKWi1EBWmE8z8yu+SWaeCI5sIw",
-	"B0WEAjOFBpAmY0qzvJH+hTJnJ5UwFsqMSTwBJDurTpOU74fbXsO3q9puiFqFZYVqqpJJZdktsBII6lBO",
-	"J/vAikDppuk2PQrY7z0YwwkXFW9KmGQTxx/fJjH/uq61euBVCm9rt1TEBAfSVe1YiAfdlH0DhXA/GcZ1",
-	"xzav2D1sDAoEK5ANE7KEt45LITgLrQyR9vXL51PaUYQFhVqtuCzn8LYAXSdI6RWUvLBQ4vi3qpFlEo6O",
-	"4frF4YU55Akc9wxzxxDxykQgHsIX4G0tNJg5H2F1arEA7Xga4luPcEESt5VXiJIIBWO5bQzjd1xIxhcW",
-	"NBPWbWih9MrNMSm5hTMrVpDa5YrLhlfzDme2jvD779laVBViH/E/Whkd5xXj7oyNkmzVGJs54S3wlwis",
-	"t0pVwKUnu1Vt54Fc+7P5m3IJVTX3R5m+MjVwLxtsA1ypKvHDgDLiZWyDIT7+JKl4lH/lr4bRy3vBKwND",
-	"JA1jPwahBttoh0qt8utKGXjcEjv4RoL0lxcXqfVszxsL5duiU+Dfezm1G4tHzGXnC+E5984DF5WT6uZ0",
-	"rfRJeOcodA0lyDYmRCcmpzBvxSW/g7230F/8Y0QMCLT0HcQlPDFOclOVE9bWSt8LecdKoaGwSm+SlBEu",
-	"XlGOqGnhQq+4deKjI3D/DilkTnLy13pygvDjvm2+9s89lwuF7wlLt+32iJpLUyttY4Jop0kx1TXXUsi7",
-	"/sHuZb2oswQSHIWLw5kHYD/Tw0wttmFyEC7hANvLGBDwEK8CnDrcyDzFxHCKTqFDu26DEYBS1PBmD83+",
-	"IExCwIpXejhF9XhB4kwa2a3Pb2TutNrDZ/ipG8Gp1kdB3MFnfAUpOH0DlXgAvXnpZfg+In2n1qRded1M",
-	"Ay+WUHZXIsv9FPkl45KJsvKyOGmjkgEKfrhNg1ctt0wqspEsoXK6Uyf+O7VoDm+d4ixsfhlrRk73onnD",
-	"0+yke1GU+WmGpI+3Dj3oNkaLcbKRsGYmEfMy/Oye8GtnTjZ3IrDVSt6RZkY3i2GlIEF1qaryknFWar6w",
-	"QSpot7XmhhUVcI1WoIK2T7omTuktSPewYSdfowTKvlYlXJKKa7lZZuxrq6t/vsnYeimKJbsHqEkupBnd",
-	"kuvGGic+3/Li3stGKDI1tythr2bSDfn2kgb6yTE/zpSEM63WNEgYGx/4d7bh8t7gYKco9XN2q9U9SDoc",
-	"5BMRGzkx1v1ZMqVnspEFaMuFPKUTdSfZPxyCiDJQTtm1F64yxvt6qvsi3AKo2bpVSNZIJw46BJ5Jkq2Z",
-	"sU5m07BoDBh2CwulgaGCTcp34LId70gjVZL7fqPc9TNysyfYK17mQXUybOGkbqYb6TiUQw2Hc+Zgvkqz",
-	"twLCkKEslbEHjvEdPtpKk4mV/+wOi1DLEctCqxXLHbA3OYq6a6VL04nABZeMzCS93ey9mByqwNyo4h5S",
-	"8LuhH1gFC8tuN8yumrfMgHYQJXxy+tOdknDFzL2oayiRoFRjWzC7d6LrXEgLd6D95LYZGDx4uUEVXFvB",
-	"q2ozD99IZf3fKbwwVmk4DPQ3+Kh7p6ndjZZSPb51fJb4QUAeB2qvmcNbYaxDJn0w5ozijAPOYet+7Z70",
-	"b8z9ERx8U3VD3OCbe68qfzQdgvqlDubPAuXF4AzHESgieZlFpPQBDCqOjCN8j3AssrVsW8O85ST6MVIX",
-	"IwvJI00d0QxhjeOw+C5wj6Hs0xCItrfm3RTzRldHiaNbUkmDMl5vuPF13gRS66+z7kzr2zKzFmjqTsF5",
-	"sJj20fEFvPYk058fWXv6IHct7eBDpvF3r8rT1jZsdqLn6NqIK+9fmn9uF4r9WUBVfqt16u5cuN/SWiUY",
-	"w+/gAODgEN0LqSV8B7wiwbU//fYloO6TPP7go2p5V3gjuRyV1DQ0cAulN5EdZsgKDrsUBMnFlTpbKDTY",
-	"uVb26PkiOt0Pi86biEvpv53F+02taQxwX+NrRxp2AiyGhtqK30LlblNWg6oruGISoLU5N1L8tUGDXmQO",
-	"enpxkU1WQraf94NpMGuwbCytrZ0s6/437KdXPwS7ewHiAQwz4k5CyV6+uHltBov44uLZV3tWMTiMxBHs",
-	"gHAJ0slAJN9W1YvF5PKX3Xci4vT7bIjU1qkKadODQ48nTkrnGk2/9yCn7GbpNCD0wzgNaboLCQln0oPn",
-	"66WBYp4zeogg6wDqPRp+8tbbfsDEA4DSzrZWsw3UNx6saftCK7gfJEt5KO++VMclH/f6TQu17YWMsZJt",
-	"iB9K+XuhQ4t6HdDk8DXtxywJ66Oxa3QjNF1q/c+lBc2LX2v2DfJkwWt+KyoRCTfReLcYgBACC9Iyx0ID",
-	"zC28temfV01lxdxA5U2we6SiwYzx8IOxUsDZ5ff5OXjlvfPH0SV6eFa8BHT7XAXfS1DlbcagMhA7gqD2",
-	"bqATHGZOM5anh3uD2g3NK7ESIwKv6E55DCPvB07EnhHDqStmI4t5+DYpZyQcU9sHGEY4nG1EKPpvYfqE",
-	"QrjDvdTForSuG4e0Z/dSFff073mwpZxFsBrRmP0NHsaqQZbutxAy4z/Q4aMG40/ViQ0UTZF0XwUsnbeW",
-	"p5H5od4mLfS4pg/fKsur1E8DWqEhwvMpegiRTnv0AQ+Yp2+yfVP6g4lVwAGqZlF4VbCpe7WRDsIDJEas",
-	"ARvaw/ZanNpm4G3k3NZuVb2NwwPlIOZjfdbx9VIpgwYexzRoKFZwrQWQOZRQ54lhuRsgTztlUfrbsbj0",
-	"QQ0OoHs0DJg89wGpkakzOXc4hTE02c0cWhI4xJDxyj9Md89gY/E6si4M0a88enY4aXe2e/DmVXSNHSHM",
-	"h3ikGHOOeH0A36Fon4D3oyHq9Bp3NUI5b9Gkv+69s6/42+f08BcXCROep45omGcXaX/1+NH2N5g6s24R",
-	"T0n5CZ+2V1R6T9F8pcqEyvXCyV5O38LLsLXzB4Nu+eDOybib/ordVqpAo3/vIjXevu8DPsIVYiyADpFY",
-	"6MkihtbAXLqrHb9JXQbbF/veM4mY+J5nt+6HAWfeDq3rgP6Xzq8+MBTEm9znjm60fAULtBVAVc5vN3Nl",
-	"l6lg5uvWocMlPhKFNqNfy4x6yXvspzh6aUOZu7fOFGR+xPC+10snBY6CZzy6wEcA0m5wECbVmp0Ia5hA",
-	"zdduGMqiRlXoJlRM2NP0hinUcE7jjIYfxO49UQavmZ889vW1QQk//fT8mwy/ehuec1+dZuhOrMCmdWPZ",
-	"rG5Tp/uNMHXFN6T7nDwNgaIS1mDsaYaOE+HjIIzktVkqO+I4WSptkxuN58hIOnfPgrEUkvs27FuU7KTk",
-	"ZgmGlVrVNZQZ45ZVwI1lX7FiyR2RgDan3gTDdiwtIssQarENf4LgE8MWQqODGllKxrSPi8P5V8pY9vSL",
-	"i2gByXmaujzScLZlixngTBf+EI2dTbq4Un+sEfSTdKGsWPho8oQqai2sajtiDH6M9dHz+iPfggfHIQiB",
-	"2jeEtL9/lsS3XTaAihs79/s6ag34IgSbdPpnMuXOC3+Pba8M75XHzC6jc0pS0nVlFFJK7u0nZ6LMGYlg",
-	"WYjd5xQUqsE6qTcdFRUUrV18OMaaG3yhlVf3yb7DjUSHm8W2EzdIp220iNjDun0InTafxSs4XB/uEco+",
-	"c1p/in3LvBnXbVtymWSTBUfXXEogedHYQqXM1eiW5+0FfGZVUyydfFTwqmK8sA2vqg0rRRkLRqWSXWgl",
-	"lHMypcwp7SCb7NaUo6SVoWswJd3dEGauuFsXMPdQyAMR8oFXopyHVIWM5Y3kjV0qLf4TSvcZEUYqO0d/",
-	"Vz4Sn2y5SOtsSM6JOIKXoM/QScRwBT6oGB/OoswQH7u05ob5tR7sYY88XAlVT0hjuSxGfDGtByphdRgP",
-	"HfTUOZTgfnr1vEs5Y5KvSEWGNvvHvXiAaZvoNdxJrU8LDz1FAC+1utNgzFje0LafTch57V/CgUmk2UMZ",
-	"6W3j/a5UlTHudX8vbFHGHeXjMGHZCWHin7hZOnSDt1C04danB0PF7yUFBlL+ysfGHrdv9ZWKi70Op8FC",
-	"w0jjS/T6aXQeRsi7CoIld2DY7dt8CyUXwl1zY+a9V2D15mteVbe8uH8cMBI3ZJSFtzJ3h6b/bQHgBh57",
-	"QEuuy7m70lVj5yshG5sKqn1xa0A/9DIXhGGVkndxLB5IJwLDgjeVZX/44uLU+/fEyh3H04uLr+jM/ecs",
-	"aZDGkF1hN+OLeR3yTIVhuY/My9t1hHWFoKkwXrey3w8X9uzZ3nV5P3xSrnlewqpWFmSxYfewyYJ4Xztt",
-	"E0MIt/yc+52tEeEkGEPIhMuY1WK1AlS+KuDuTqYIT81F5T6sl8ICMzUvYMquvTrw7OIi1gfwjae/Z9+L",
-	"P2VMqqAix0/cNtapVZWQYLoYUtI73JdsxTfBwcyZqbhZMs+FmNJOuNOW4mLz/5Zv+54vDoDIrmB4h/9M",
-	"SEvyZSpRDi0ADLiuBGhEnytvcim76xL1aKc1ky4dTAZKJt3lo9H0owpzGyFqFVGLVewEAxF5b7VPTEgS",
-	"JLPK6QHTH8EuiVuYpkqInq2lKyQ27gyCiwOonRyj5hRVaPUmbchVnRi4a+AgLW4d++OUAXfcnRLQP6Vd",
-	"drAPmaswihTuNJ4YylG4dDd6SPxEXoaMDhMvqw07yWmoFcZPxwHu+SkSpQQojSNhA4WSJQ3KFkrPpJdG",
-	"hJJXbab+E4MMyt1olLcnbPRNRu5kdk3pxmhkQVIxVmkM97WM5JruEpjJvsjJTqx7Iw+Ay5nhG8OMokUg",
-	"3TpBsjQtU8EdU8yzW4qP0u7lGY/JMq1HKEKa/oF3+lrAxAHWZgMKiM48RUohMeY6mP7TRPUR6GI3Gg8h",
-	"0wPByNZ37Q8TfxL6EuUAzDHTIb2zstFtwgre61t+UlGiQO6D4VF7u5dqnRbDvJUpWDS3Rwv2TaeSr27F",
-	"XaNC5JpYCKeUIzb3c0WSM9VaPQjv52sTmVZNOm+WQvUP2Btfc2GFvJu3yXDRd7GLGTFV26ael4JXah9c",
-	"dt49L2r+1waugo1lofBO6/JD3AeKza61KsA4yi24lpxqHkhYd3ckPacBV5c20PiAZjMSXOgfWAtZqvWx",
-	"uNueygDmY5gxioDZEHuT6I/GzLSR5rjcx37IyGEWtSijcBvhvM149Bbbd8vhzo4wLsXeiX3Gpf6RBfd8",
-	"lwQXL74Hmm5dydNotPz0jPYREsaoBDF+Ye2+lcagEfRRMyrI9TzqkULjDRJpE/BHMD9mrclwf8DJTuNi",
-	"doDp0oHmG+AlqiuJ+A2n85b+96MoMlJPH+0n2Zp9bAdptnNcQmXAy8bsJ9rRPEk3SDCGjTggm9tKFCwY",
-	"v4JLzMuYXh9zWitl/fl0Zf+W0xNBWq43eBk1NVZMWCtytHkVaCZNs1pxDIU5cSvEZ8lsdZoxs+SadF/2",
-	"1cXFWaFKOKuVkL6kzm1T3oGdMgoTJVk3eMlCGB6XG4uGZ2FmsmiwHELRhJSx9VJVwO40r5ewAlZUjUFX",
-	"GnuF4WVC3mWdwtvYunG6uVIV4/qucdsjAbcUi0Uof8HrGrieyRO3WooLoJVhbphq7OmU0dn5WjEVZkkV",
-	"XGuswWOVyvA7pp26oBY9HdKwUjmNnATnVMWjw7FoYAntB3BsUzo5sI4nFPemQ4y5W9RoUY3Y6+zGMZav",
-	"6oBx5PplbgBU4uUVk01VtdVX2npl0sk8J3QQZCnnJQ43HmLpBqKkGyrjNLb6dHCXW/oY3keeagi4OhkX",
-	"fndpqOh8PQbk7fXWX24u1ZzW2Zq0fVKyN0A7/Q6B5tCaIimkIgLy+9uAvaIMS3JK+vc9EPBdf2p+SOLw",
-	"U/YjCLS7oKrYVn4yFp3qsRdI3eN1MFzoxIOBXKFJaVk3suDJTEUqf9dyJMrKJYJBRwNunEIAJJQ+ebij",
-	"4JZ4U4EVibQamPTxJmuJM15ld65bNDLGsF85ck65LD6RLDO+rrTotkCBcTxBakcg7/uRqba8lqUwNbfo",
-	"XnysUha+XSg9Xypj036ebFJwWUBV+eRN7v9qbQudgzIZ35tNKH88ibzRnZ6oZVdAfWzEw2PqshSx5LkP",
-	"mzoxdVB9JXnOjwvaiKS9fcvpRMP32cc2eIIsj9xKHE53EL3GqRqkNbaS2j5ItFIdRYR6wtwf34ZPtmaP",
-	"lFOfCq55ax5dD07yq7kEiqK6VdaqVSu6oAOJ6h2cdFFLTrLzIlsQ1w4olPM3NhIfH0l1jIkYi1EEmbCt",
-	"BSkkSYeHeHy3lM4d1tKiX5O1l93Yi+rqCDDCwC3basc1hoSXui5+en7TGZHGC9ikYTasKMsASxAE83Qo",
-	"BRQiE0OYPeXbkByOJeW24ySj4IxHGHV2RX5RrMhYhqtWVe82c/DgVmkflbS/wBgOsHWm0SZ2HsLj/Mtt",
-	"QttR/s9kVmJydYOCQTsCgKOCOlSJB30l3FqQiB9r5FmBSTFhfBUO9HuQhHpmRAleGHQcacWF3K5b+DFK",
-	"ln1GDG4vOxlY/w4qWUUFtlJkvhAl+DijgPhUhzSb3Do5GBYLpdO1bT6KpHH8hb5fst2pOL7aiub96mJv",
-	"NO+upLehVExF0sYEWbercq4wrM6HkHmVpJFUo6w8xCGxC8GGFNu77uia0yBhTeXG0XQiSwwR3ZyFG8XX",
-	"6umcph8oyLl/NY/8mM4KyXsO2kvGexvLvJ+XHKne0XuSe7Dkp8HpS7YBDMtoXbVqga+otYy1YXxh7nTl",
-	"mAiDHaYrLjeWNTIsHNJVEd8pEwSyj0CRxYQ7LjWMMoIPG8p0XATSAG+Pi7qIX97eHVWpaLSwmxvHk33y",
-	"MyZzXzekfSCzRh0Cv+4QcmltTUxN3QsIj2P1d/qqq//O7+9b91t3ldTie9hQQXXhvbnb5WErtI7GSTIn",
-	"3PEay7gxwlguLSaiZ4wzejdjXLIgihCuFo2uTmey1OIBWJwG4sg2JH+4ISusP8V0I50Ay9GKCyXVxMIS",
-	"ezM5k1Q6Cm057lLmUfn3fKzQfM5KVaDZtV8afiZDFK+vEc8cIJ0AQINgSNm1j9/Fby7ZnyjZftZcXPyu",
-	"QEkE/wRvzgpbn0n8jZ0sGoxbLsCYK+ZR33EmCpaiSChv6kPS6WqAnpIxycG3HU2Do9ZQWu92w/KXL25e",
-	"s/OHp+dYESE/nTIn7pbcLG8V1yU7wVJSpbst8vPcwXwm8/NGnP+///N/84ypxqIUE0oSYzH4U19FQkgf",
-	"pNVO0ohzj0p5iNCQM2lC+WL2nbU1pr/lEdbljFCSCWks8PKK8Vbw5h3AoWS3m1CVHp9HtBCGChSzf/32",
-	"NVYipsKGVDx7BYZKt9l402QOnkmlxZ1wbPQGirM/gy2WZzfCwiUzfAVn9GueeaNe/oI+M/hrQzFZNCas",
-	"lHxiTrOZxKz8Zxe/Y3lh9GIeos0d2oQVt6XUWT7UOLBwfeDTaIWvRAE+M9ST6l+ev3Y8UVeews3l+bmq",
-	"QRrV6AKmSt+d+5fMuXu2C6B25BolSF9OLqZPpxeU5guS12JyOfnd9GL6O19/HXnN+QqsFgX+naxO/yrk",
-	"EGHKA564T9ZgQV9jWN7K6Ugei19qtQK7hMZgTCKja3XKbggP20BMqleRsUrcAwky8BYLnGlzFYEeFVmQ",
-	"TsFllVI13u63G+bDN6eYietoTij5vJxcTv4V7F/8tgbdKb64uBh0pnALPK8rLga9KBJ9LvqA8TOM7dnt",
-	"xOBFFbbvTuLZxZdjQnm7zqjVRXc9TC5/eZNNyOO1mVxOoulW7VYtvzNoRgb9IAqYvHEjnPvTn274qoqO",
-	"eQtkL2qQ1y+f7wdZzGPDoEcAzjEnP1fHlKPTRm5lPiy4Xse8bRRSD0/Pt+rgJonihQSm1RoDetu7qa3G",
-	"GF9wStP9ljF169mwVOsp+0EY654lvikVle90LIfLTagmu6UptZ0vUAX1aSWWMo3XjlOu+Ibdeq22pKKn",
-	"Wq23KcRN//WgVO4Rp35c65at6sMJpIjLQZJJkCrXIBI8PQIJssmXF787EmkiNAnhTH3HqROECu5QEyLk",
-	"6eNKGoXO3w1qQL/fRYKDhkdxq6Zfko19tgtMH9Tfx712WGrBm0+EF2OMIt6gx4aLo7DhWOx5dvHsU2Hb",
-	"C9nfX59H7Ee0sq3Um2RSyJh8sedQYjXzRs+oyKy7Uu9ROswY8GI5qMlK9XxDHd+uFVGo1Eq25zBuKMbZ",
-	"zUdSrcLyxj6eV8Odu9CdYI8S6zRU3Y0iioPn2NvkfA3eK5YPytbm9Dg2slD6nvISDN6N7vUTLKDcrqqt",
-	"eM0a6YQKDH6MYIHJDm5NpwxrJBks0JC3hXH9bPiG0t3eWKmAZFS3iKRA4ssqf0Ry8jOMEJIGJ1k9gqH2",
-	"UPYVZpQA5uOGWvVjVykKjON3KFasoYfOjNXAVzlTC49HJGxGBlp3sRkAp3y687kMYvRVT+W6ZLyqTqcz",
-	"+a1DZBpkyQ3LRXmZY+Q5WymprJKi8D+L8jRjOf7tHnHDOh5I0fN5yS0Pb/7Pmxc/MpAPUKkaZjJ/J8oM",
-	"n826qJOMuTfeBx2M9sVQfvd6FBqpLkl1osufs/yS1ULe5SHMwAPh6ZfMTGfyGkPp8x+4sWffIrief5Nj",
-	"Y6L/YYQs4F9+zDHw3qf81xXfRBoR4ScKBwVfQRuY79SqEslTsjuHvU6WJ6Wkj7s3uIdvH3wN4sGdNFQW",
-	"sDICnXxb9V6U7A61XpyXLHJt37+/NoCOIH+h4Y56vf62cudba81FqmpUOsrG2Pa4Casq4T4ZvnbaMdbd",
-	"xh3eoJbFsKVhoaSEwp5esbVwyofjlTmuLx/tWtg7pMnI7fuLv3KffvXIK3eLch4hgRM46PVPcLH2uAgV",
-	"8T0zHtUJsQIf8V+0bGTZFrUdk5p82duPyFr9DCOg9HqLMKypP6za8oN4AOS2jlt0lc9GWW5bZTMJKid7",
-	"UwnsjwmqUAJ0VMgna2EwAnhv/vRxstqjZa8fMEpyIIiwk9Zs6SSR0wjUvtjo+2xSK5M0k2C0LDKXRMVX",
-	"uk1CsdZgQKG9T9mflGOUmir2+MKdoRRM2Mi2UEEVgr+jkCNvTPuTbzb5wY7SlyF+37drO9Xi/RYSPf3Q",
-	"M7fleUcIzwG6lXCL7vlPpCj87rjnv/ji8VIX4ak3BR+ApjE/OH/nIwze+ywASIV3PneCD6KqMG0e7Mmz",
-	"i6enjPvWoARpssZiSrVTHrAd4pQ99w4rYlWhvdI9QN2aRVAyt6pGkQ6/4MX9JfOx/awXxM/A0Qu5HHPS",
-	"HKTCtCPltBBHK1j0zM9MznhsHrNhoV0KNtOIhMNtCvoGYeEpaCDYpM6pe+Tc9xdOXNbPxov1EmhX6gHK",
-	"zxNFj9J9ByjqtvVrEfS89vkgaSb7b+7IncDsS4ZjKZUpic6tMdpb7fuVr7HsuFE9z1ThRFF0QIRa5HrK",
-	"QjwfOpbMRhZLraRqzJV3ziIBSJb/67fkDelhbb6NYi+FvPvACPbFB2Oz/QSdNI8lMutR598b7mLOMWEu",
-	"IlOLNI9GY6rvf9bVEU/j82vKTwjF28njRrpfi86+ihSUpNJJ5VhgxoQsqgb5pi+M5XRnVZWg+4x0GyNf",
-	"4dqiEukfDjM/rBTplzeClx3cslhsWoKGvz/eWle8CMw1Ymoeb34tmrYReeNYqqpyTDrwloZIVGWhooBf",
-	"rr+ds0hACA0J8CbvWofvQNbXvg/B54mrtLodqOo9nf9omNrTgQ7G061006QB8UfK7EK715Rdk+RhAFoX",
-	"e58TZj1hkPGqSrvFfuxNnnbCDI1WIWz66FvXR1++z9IDU6H+eGDv8w79WUIg05cXe8KYPioFbNUvTBBC",
-	"D6zBFSB0d9EhED+1JcqRZ+CmqrG36m2ElYO04iR2nr8b1PB6f97mfqTZ6U2xhLKpAAOXsFSTwJifAAe0",
-	"miKqYjAKr/rVMamzeblxGN8mQ/cwPYTLoHnN94x4dvFHdGN0K23fpZpwA7brttCTDg9xRm6XyTzIGXlw",
-	"mbO/tSgc7y8L+ufn6JN8dvHHx3NwjxiM95Gq75EcIY0Q7WjO30WBj+/P43yyEargK2ALkAXmbDsdz6eK",
-	"h1evohYqg6Cvvq8e85/Rj5P7tutd0Sz2o2oLxflAvG3kp6Q2eN31YN6P+v142IPQ3r1yYHm/vWJO7En/",
-	"jlwSRC0f3ig4bI5/kGXww101yfJKCXrFIrJYncavl+rF/pcn1l9lR7ymLkNY2M7BkRKdqNMF1sML9e6i",
-	"JL39YQhjRB8VlLkb61+mwTQrNNb1idhn51AoAm/Dq0wWwu18+3xfQSaj5PGWI0QVAWYyGAd79eex2zou",
-	"xoTy81pVlWqsCYXTHBPEETE06zJUEkB50wuTEroqgVghcCZXXN9DyXJf1DxnJ77SQL/oPrIYx5HQU73k",
-	"JLSGfAuWD2un51csp+roIYA3lEjPUYdaKM1KX5geXcs1gM+VwM8r4DKKi6BAi0QxfHaSR7V48mwmG2lF",
-	"xfIuKSzP2JfMR9OfTtlrYStvku0qQEZJdRhTQvvoCtF7MaaRJZQpp7OTIl97/Pmb89+PKTpH9aRGpI6u",
-	"F8DnyLyOYka/OjYv1I0hzOhYlpMT7nzWqw9O8oWl9vGuUDtn1GGKNouPoQZGyXf/xdW/tjRRSu2LlfS/",
-	"gXLXduwP5xgQwhc3GnXo/iRLf1UG3vLEMKzncf3990xDyHsz7Q2QRVeWr5qXxaFyGcXCVG1au4+PmUks",
-	"N8dC9TmvHHPbv4h7a7mi0jUUKt2l1VNlu03Gam7C0kITkJn0FQ+NF5r9bDR4KCgqyKFaazAGDPtWWix3",
-	"W8CUPbf+UgytGFjb2dAHaVEJciz6GRaaMc5KzRdthks770lRASb3oG+x1XrjYj73EDJgbjVakLYzd5+Y",
-	"mTyh0hinXRSeb50UCopesryXWx7CqCXL24ujMdRUsRKFcLe2AWBxcQd3Vbu/Z5LcBdTRKCQT5SE3LmdW",
-	"qSnLfdk2X910veR2Jpe8rkECLkdJyNkJgZeAXXZVWDHpKCpNkjO6hBNV30OPn/acT7OZzNu6ITk7ocDy",
-	"Fd+wJX/AskbFEspObgmBGLVWaoFL6xL0CVC6gd7aZjLfLluSn07ZdXvvBxNxV0nLB7gLp9o9e/u2LdXv",
-	"sK0C/oAnR3maM4n3ntMI867Mds5OlGZ5VFv77HvY5KdRqJt7w6OijuIx8HvKpvzi4uI0Cr3zUabJsDeQ",
-	"5Wtqr3WcyTmli2VJdZeb3v6ufBWMcvPEsAdeNUCBZyg/3oYQkTvxAHI0/mwAnd7dcVy+/UdSH+O69J9Y",
-	"dYyKXI+IWogjKA6LfgX3NjEROdxVG52MlZ9A0s32Ic1Rh601Y4FJwD+ibvurxEnv9A0MCxNv/OXdFmXn",
-	"BlU8zwaGkkMsQp6/82naO9M7HsVP3Esf24UVF4UcR7fPEMX65o1gM2w7uRx2ZAeYJzGhlUKnOVtoMEs/",
-	"CTtpQ0EGo+YhQ2DbPDm4s2YykSnqLvZwTaOBpi0J2CrfU7ZPSC14bRsdZFQcZiapVAJyXbI6oOzHFkLe",
-	"ga61kJad+DzXP7Kc3pp7D22esf8ErRxPNKcZGmzBN7WM38f68ndKlRnrEoO9GPzEIEetKy67sLKeaOoN",
-	"Ur7eyrS1487d4zmjbi1ezlSS6jSwf3d8OaeE3Hwwn1cbf1QUyO+p3F2ra+4AsFAaE5N1Q2l2l06e61d1",
-	"y0+nM/kStMFUVMuKpRKFN3uQVIymaSjdoZBx59ItZ1jILc8GElZK9ggW6F/DLn4zGvfZ228G449iMD7q",
-	"bjynGojjbPalVztjRQer3+mmtsg2HAvIPCcmFSj0/go3udeB2QkPNek9gQadVnivqM/RQaHvFsinlLdV",
-	"GvNBgftO5ULapDW2a0tEZ+NAn/WNfzhJULHTvw+C6CH48xa5wj4fPEYoykM6FLErRVUc0nj9o+qEStSD",
-	"k6iHVow8BDv7AOuuUmLckXiAa+7NX49qH57v48Iipv/+N4z++A78CrgB3wsIswkfwaj35G7+IO6hi4Gm",
-	"h/OMcmapkXTQm676GYkobaGHiPLPGlmBMSGtDpMaB3mOaD/DrltrkcqCofREN9VYiuLhAtNHSkj8LVPw",
-	"6acL5R5mFmJc9LFK/Hlc4nmX/7prc+D0Dt9WDpU+cv8yY6FmJzmB/JJEibN7qYp7+rf1np9FUzolwWf7",
-	"XbKn+Wk2k2hnVti1h4mSar1O2TXGlub9fvtotF2576iRXVvRnvQ8L72RQmfoIsLOusFPzmcSfctnlXgA",
-	"J+6IB25D6E1bARXNZJTKh38mVNiQ708zYlfyVkWkKpoziapjry/fCj3YKHcKjOtEEGKCv6gqKgRFP59g",
-	"984z0gdDXWC6X32OP3ZHYmbJazidSWF8/C1lYq+4bHg1D2rIJRq6k/qYN90879X9/uRq2Ue6N3vFokdc",
-	"0Bbqv7d70ue2GLdNyYWmXXZ3JTuhEcq43HtrWzo9wpP4Qvqxqa21WEHWubtE2Qa7REwklGLrqML3GFjL",
-	"adL/qNYSdEaV0yIjmPdJdgZNT5FIy9nQQESLjK1DrfckotyZ/ADWIUbGId+azbSg8MlbrelmJoOtKFiS",
-	"hB2xGuHqK1jYKfuzBqAqXIIsuJVA9yx1Rm0NaXnb7neOkouj/VehA6g7INyMj/7xBxU6gLrZMlbxW6iM",
-	"E1tWIBtGATqGceMez1ifP3EvCk1n8tebiHwP5s+ALX14rSHaUOjj/FlbjNq8l98sRrHFKIhACS6b4q2n",
-	"h0tnvujvUfr2K4wYis05vg1g22smmOQ7/qmx5ZNv1uGovKXR4CrkGNewcHKV49Ch2YZ7diGkMOhp5/ct",
-	"i3KCVNTfhkxJqfh73OBv1qPPXdculCxEBUFm2IpioXM+BrMlrI/Ca/RMLTBIpmt9TotZKhPd/U76xR66",
-	"7aXu5PsQYitL//yS65KF3g0YmOok7pobk8zPc+v9DU0/dzQ1zQorXwnfp7ljasepxZ5t7/GTtobzNpZp",
-	"y5sWO+J8Gy8mpC9DTO29MgbTu2lwusrO1k7lIDrPnfdOGBTP106FPZ0yDLAploAd9KgDX6FWwDRlXmHY",
-	"Rink3VUMFod0QjZg4rW00UPTXULY52Z59Us7yuH2KcNXvArvLs1/6BiWlPDEI+mij+a+v9jB1Br3Qxgn",
-	"2p9DTcd9GYc/+1DBfJDpl2ex4OTb+flG8P3CEclEw7gh2OdHR1ZvwuJ2ejJ+y0X8mLmIHrc8Unn0HCeF",
-	"rkj9rppHr+BBtbK5b/vksB0jk0OYtLoXMFY6qOtHdUgZoBuqWuNbQZJDAJ++AXv2NbVs2G2e/7Q10r5p",
-	"OwgYcSfPqONLAHgj0OQ1Fuq2AzIfTr7rJklQiYe2kNMPkEbQNVMIeBLahbWtNgaASbPab996u3uvEpHS",
-	"VLyAyiQsqBlB6KOQoSxzIyz8y43VorDpxgqRYZ7bmay1kIWoecVOnn7BlqrRxsc7tGU87qG2Ua25rtEB",
-	"W8FK+d7LKEJh5Vyn9Q6bpmVYU2kmqZAIqr1Ea2W8IW+3a1urmVBRjMQ034WBlnKSaK7Quf9OU6YwKlHX",
-	"R7gPfxFsdT37xCXxDsP1q4hpocYHv47XfE6VSXbUyRxwKiGH9OivBWpPZXaIQm2bytDyzfeExTQUr8a0",
-	"IWIkEbUai89aCfYkJMiTvGvClGcz2bVBYvRLfsqEJRLZSl8NFiqfFipUO3hraMBWYsxnEVzNZEsq7CTf",
-	"6viUZyyPWqRFU7cqW9g25ikR0XsNzI8xZddU3m8mybPozfLkdWv7mFOMFDY4D0k5SywiFLkjxomZmr99",
-	"iMyLjyQW9ppSfWJOQMAZkQvxx390PYr6xHHqEh5qx5NBF2JjXGAHQ/5w/i6kcw1KZqZkwMfhKr71se1f",
-	"+zElY3nbtI8SrDo7tbBsycs29QXbHDIhTz/7GBCrarb2qXPsxO/vNHnu4wLsf+lj/fwzNXCZqVSNA2jy",
-	"IP8PmcfHPCu/ne7n6UaRPkiJOPh+d8ph2LLPp5JwpbRNTvOwFvSOUKUPdKPoJk4vxRX6qodODvVdJ6k1",
-	"mvGSVKjgOeJH+Q0pPy+nCeYOUMROeeYOMxzQcdg3ZoRNWEJxgkebQvuY8Jst9O/VFhruzlFjaISXfaW5",
-	"31v2lzfvs3e99rG/vHG4Q72QUv1d0EpEJUhYpQpeeZtRr2Pl5fn50y/+ML2YXkyfXv7hD199hQjp1zYc",
-	"kTprZG1vPl+sCDsaTqMobN/pIt3fpWsb12vVNk33STOJUTw2UzY3JgP3MoFNFtyEUIYYNZBlNAHZn7cH",
-	"foEdvXgbGszNvdlSSa6C3hzKJEQDh7PcHvrrtiWvj7HzVcy74rqDgqvRqFRwNQ3NuIeqN6dQyQRvBI6G",
-	"acTYGN5y0Y8db9/z6QXpd/v1OKfp+pJm8v7N+/8fAAD//w==",
+	"7H3rcttGuuCr9HJPlcU6ECVnnJmMVKe2NEnmxJtM7GM5lTobZokW8FHsEdiN6W6I1km5ap9mH2yfZKu/",
+	"rxtogA1e5Mt4MvljiyTQ1+9+/WVSqHWtJEhrJhe/TGqu+RosaPz0pZL3oA23QslvgJeg3bclmEKL2n05",
+	"uZi8XgErlLRaVRXoJ4apjXRftC8yDUvQIAvImIZC6RJKpiSzK2CvGy0ZlyWDYqWgZEIyYQ3bwM1KqTsz",
+	"m2QT4SZZ0eTZRPI1TC4mV99+exovbpJNTLGCNXfrW/M334G8tavJxWef/z6b2IfavWOsFvJ28vZtNvlG",
+	"Gfv8K/csjl5zu+rGXiljF6KcZBMNf2uEhnJyYXUD8RQ1txa0e/d/4+M/XZ3+L376X+enf/z5l6fZ75+9",
+	"/ZdJal633dF5baPlEfPi4wfO+yO3xWp04o379YiZ6fmDpn7rhjS1kgYQoF5qdVPB2v3pYAakdX/yuq5E",
+	"gRd5VtMT//pX46Drl2gF/6JhObmY/PezDmLP6FdzFsbFGfvweSXZqz9/yf747PM/MD842wi7YpwZy28q",
+	"YHmhSshneFJ+QDffVUEj/DKptapBW0F74O3324hgYM2lFQWjhzIGs9sZyw3IMp9tn082uVHlAw5alsK9",
+	"wauX0WR0CdvTuGsCY5l7mzbjsKadXJSG1RqWoqqgvGT8xoC0bLMCQjqtGgvM8jswTCoJM3Zl2K24B4d8",
+	"zCGUWQowc2kDavPCMiULwNcL7hCd8bI0+LkxoJm/TZYLWTc2Zw60zCUrVP3gBm1kseLyFsrZXHbHoG7+",
+	"CoV1x4BvpY+0N/zW/Irl7hBydpL7Q8mZoHVZbu6YhTf2kuVcmg1ok+MP+JhQUnKhgfmfpkhrLKzxjkE2",
+	"68nFTxM/5iSb+McmPycu0X/BteYP7vMa7EqVbpytRxHzUj9Yrm8hcQRXHnqYktXDBcst6LWQvFosVVWp",
+	"zaJotAZpc0afDdusuIV70ExyK+6hT4rd9msugZmVe1aqzaUb3xih5ALe8MLSRNFBP3GAhQ88QXocjmZk",
+	"IY4Sx+MlDuxtTGd+CvjUHps/pJ8TYHJ16ylGHyPvhCz3UQh89Vv3oLsFrZaigjTA+R+ZXXHLNHAEc2GY",
+	"O0U8BWYKDSBNxpRmeSP9C2XOTiphLJQZk3gDiHZWTZOY74fbXsPX69o+ELYKywrVVCWTyrIbYCXQqUM5",
+	"m+w7VjyUbppu06MH+60/xnDDRcWbEibZxNHHN0nIv6prre55lYLb2i0VIcEd6bp2JMQf3Yx9BYVwPxnG",
+	"dUc2L9kdPBgUCNYgGyZkCW8clcLjLLQyhNpXL5/PaEcRFBRqveayXMCbAnSdQKVXUPLCQonj36hGlslz",
+	"dATXLw4Z5pAmcNwzLBxBRJaJh3gIXYA3tdBgFnyE1KnlErSjaQhvPcQFSdRWXiJI4ikYy21jGL/lQjK+",
+	"tKCZsG5DS6XXbo5JyS2cWrGG1C7XXDa8WnQws3WF337LNqKqEPqI/tHK6DovGXd3bJRk68bYzAlvgb5E",
+	"x3qjVAVcerRb13YR0LU/m+eUK6iqhb/KNMvUwL1ssH3gSlWJHwaYES9j+xji60+iigf5V541jDLvJa8M",
+	"DIE0jP0YgBpsox0qtcovK2XgcUvszjcSpD8/P0+tZ3veWCjfFp0C/d5Lqd1YPCIuO18Iz7l37rmonFS3",
+	"ILbSR+GdoxAbSqBtjIhOTE5B3ppLfgt7udBf/GOEDHhoaR7EJTwxTnJTlRPWNkrfCXnLSqGhsEo/JDEj",
+	"MF5RjqhpgaFX3Drx0SG4f4cUMic5ebaenCD8uG+br/1zz+VS4XvCErfdHlFzaWqlbYwQ7TQporrhWgp5",
+	"27/YvaQXdZaAgqPn4mDmHtiP9DBTy+0zOQiWcIDtZQwQeAhX4Zw62Mg8xsTnFN1CB3bdBqMDSmHDz3tw",
+	"9jthEgJWvNLDMapHCxJ30shufX4jC6fVHj7DD90ITrU+6sTd+YyvIHVOX0El7kE/vPQyfB+QvlEb0q68",
+	"bqaBFysoO5bIcj9FfsG4ZKKsvCxO2qhkgIIfbtMgq+WWSUU2khVUTnfqxH+nFi3gjVOchc0vYs3I6V40",
+	"b3ianXQvijKfZoj6yHXoQbcxWoyTjYQ1c4mQl+Fn94RfO3OyuROBrVbyljQz4iyGlYIE1ZWqygvGWan5",
+	"0gapoN3WhhtWVMA1WoEK2j7pmjiltyDdwQM7+RIlUPalKuGCVFzLzSpjX1pd/et1xjYrUazYHUBNciHN",
+	"6JZcN9Y48fmGF3deNkKRqblZC3s5l27INxc00A+O+HGmJJxqtaFBwtj4wH+yBy7vDA42Ramfsxut7kDS",
+	"5SCdiMjIibHuz5IpPZeNLEBbLuSUbtTdZP9y6ESUgXLGrrxwlTHe11PdF4ELoGbrViFZI5046AB4Lkm2",
+	"ZsY6mU3DsjFg2A0slQaGCjYp34HKdrQjDVRJ6vuVcuxnhLMnyCsy86A6GbZ0UjfTjXQUyoGGgzlzMF2l",
+	"2VsBYUhQVsrYA8f4Bh9tpcnEyn90l0Wg5ZBlqdWa5e6wH3IUdTdKl6YTgQsuGZlJervZy5gcqMDCqOIO",
+	"Uud3TT+wCpaW3Twwu27eMAPanSjBk9OfbpWES2buRF1DiQilGtses3snYudCWrgF7Se3zcDgwcsHVMG1",
+	"FbyqHhbhG6ms/zsFF8YqDYcd/TU+6t5pasfRUqrH147OEj0IwOOO2mvm8EYY64BJHww5ozDjDuewdb92",
+	"T/o3Fv4KDuZU3RDX+OZeVuWvpgNQv9TB/FnAvPg4w3UEjEgyswiV3oNBxaFxBO8RjEW2lm1rmLecRD9G",
+	"6mJkIXmkqSOaIaxx/Cy+CdRjKPs0dETbW/NuikWjq6PE0S2ppEEZrzfc+DqvA6r111l3pvVtmVkLNHWn",
+	"znmwmPbR8QW89ijTnx9Je/oidy3t4Eum8XevyuPW9tnsBM/RtRFV3r80/9wuEPuzgKr8WusU71y639Ja",
+	"JRjDb+GAw8EhuheSS1AabrU7xZdaqWWChzd2pbT4L+hxBKnsyk35c9JQZrmoUrwTJIqCeakk5E6YekAu",
+	"2lkzUfhEOQhkyU60t81NLx1ZJ6GZGOtmpVil1J1h3KbsS9Fq1IKYlNUPaUDcZYD73Tkz4KRZ4+XFHJco",
+	"F9zmlzSxOza2Bi4N86fyCLMbmeUXduWY6aiqvmwvi9GTTwyK0BVYYKK8ZLKpKtbICozxp+yW4L4lRCfX",
+	"0dbsqrGFWu/l1C/8Y4QgdAqE5Idskby8i1qD8exlaBvWqqqciIKSM94rWjU9Yz/h4QsaqTvuIM067i80",
+	"alkoJU/TBsdI6dmPQ/HD3UENwCpxf1v7jc+sB3NZjGIpFP0GeEW6ZR8zt+U0dZdEyIOpaStehDeSy1FJ",
+	"Y4AGbqE8CiKCTz1F5MgLnSK/UGiwC63s0fNFrHT/WXQOf1xK/+0s3m9qTWMH9yW+dqTtNZzFEF8qfgMV",
+	"UsYaVF3BJZMArVuokeJvDdLEyGL79Pw8m6yFbD/vP6bBrMH4uLK2duqm+9+wH159F1xjBYh7MMyIWwkl",
+	"e/ni+rUZLOKz82df7FnF4DISV7DjhEuQTk0h9lVVL5aTi592UzaE6bfZEKit0+bTpNiBxxOnSHON3pk7",
+	"kDN2vVIbSa5SJYs0Pwp7IJhJD55vVgaKRc7oITpZd6De6egnbwNiDph4SNZwZ1ur2T7Un/2xpk2ArW59",
+	"kLrjT3m33DuunLjXr9tT217IGCnZPvFDMX/v6dCiXgcwOXxN+yFLwuZo6BrdCE2XWv9zaWoo7OOcQoJe",
+	"HniuPBfZ66qK3k6vzILmxbv6jIIyWvCa34hKRJpRNN4NRi+FqKS0nLjUAAsLb2z653VTWbEwUHn/zR6V",
+	"ajBjPPxgrNTh7JJZfwwhPd5z7CgGyk1rXqJgbS6D47aVnDIGlYHYiwy19yGf4DALmrGcHi7TthtaVGIt",
+	"RrRl0d3yGK7cDSIQehZQJz6ZB1kswrdJCSjh1d6+wDDC4QQtAtH/CNMnrEk7fNNdIFvr93VAe3onVXFH",
+	"/54FEfQ0OqsRc5uXLcJYNcjS/Rbi7fwHunw0f/hbdQINhWIlfd8BShet2Xpkfqi3UQvDNdKXb5XlVeqn",
+	"LUrhhgjPp/AhhEnuMSb4g3n6c7ZvSn8xsf1oAKpZFJsZHHLe5kQX4Q8kBqwBGdpD9lqY2mYtbdjtti5X",
+	"b8PwwLIQ07E+6fhypZRB67AjGjQUK7jWAsiXQqDzxLDcDZCnFSyUS3cs7iDFq3s0DJi89wGqkZ8kOXe4",
+	"hTEw2U0cWhQ4xAr6yj9MvGewsXgdWRfD7FcePTuctLvbPXDzKmJjR3DzEMwYQ84Rrw/Od6h0JM770Sfq",
+	"NC7HGqFctGDSX/fe2df8zXN6+LPzhP3fY0c0zLPzdLDL+NX2N5i6s24RT0ktC5+2V1R6N/NircqEMvjC",
+	"SYVOE0Rm2DoJgzeovHf3ZBynv2Q3lSrQY9hjpMY7B73ZqhPmAHQI40Q3OBG0BhbSsXb8JsUMthn73juJ",
+	"iPieZ7f4w4Ayb8fldof+ly4oZ2DCiDe5L5al0fIVLNGKAVW5uHlYKLtKZUJctd5gLvGRKC8CneJmNMSm",
+	"R36Ko5c21AZ660ydzPdoxHreE+qHgWr/WKZdgaYA+7BYUyDMgoxyacXLWxfDlBWFq4fAcSVp9XE4QjBE",
+	"0t5oH8LsiHU8UmF6jGW2swrueoGu+pqefTebaLSnHQbS1rQ4diXjAHnd7ijhi4+vxIe+3gvYYCg7lBkL",
+	"cHaobTyhZi7G7afZpI29S7tqVDkiCaUM/tue0DZYOrF9DFZBc0DGuEHrd8F1iafgwNbuNxAkrNb9HYcd",
+	"xPscv6jXOM4oYR0PavSJB0QHCQul2rATt6cALwy1WKMqjE5STIyZ9w9zpcRoLMoQrOMnj0OM2ljIH354",
+	"/lXG6NT9c+6rada6YJJESjbrmxRf+EqYuuIPZM85eRrIjIQNGDvNMF5D+PBLI3ltVsqOxGuslLbJjcZz",
+	"ZKTXu2fBWMoEehP2LUp2UnKzAsNKreraYQ63rAJuLPuCFSvu2CtoM/VmZbZjaRFDDxGeY8T2ycBj0+Er",
+	"zr9WxrKnn51HC0jO09Tlkc6A/YgQoi6jsbNJl87irzU6/SRewIaQ4hWYpkrYLW8EKeVbZ5RjKoIP4bv2",
+	"ICgMZShghtNwzblP3PFK/wIPFiWG/AKD3oQsTcggCeeOsokwjBcF1BYc6COAB87W+txC/o+cXrJcOup5",
+	"waRqV3bSMf9pLD7icp12s7UoDB6S8KvwIB9GciRskm5bJN8xH6PD71GhKVM6xDo6HoeUnu5qGuQU+8F8",
+	"vXAvVGMWqW3unW9f+Lm7vgBFnhp1B8VODEhP7ikiNu/Gy6ePdnh/CBdwtNGkP3j8GLOWDCRpiLJi6RNh",
+	"E4Zwa2Fd25E4lsd4Zb2meeRbcO/kBjrO9g0h7e+fJXnWLt9IxY1d+H0dtQZ8EUI4Tfpnwp9F4bXo7ZWh",
+	"VvuY2WV0T0lov6qMQvjOvV/p1BFtMgBlIe2YUz6bAyoBaW7Xmnl3CvjRaq7xhdZatg/ehxuJLjeLfUpu",
+	"kM7W2QJiD+r2AXTarRiv4HBrfA9R9rkZ+1PsW+b1uGW9RZdJNllyjCpMsbQXHdlNaDG8Vf9PrWoKjGop",
+	"eFUxXtiGV9UDK0UZ81VH6tqsMCgX5MhZUMZ0Ntltp4/y7YdRjSnb0jVB5pq7dQFzD4UUdiHveSXKRciy",
+	"zljeyDacpXSfEWAcncRQvXwktTLw+2264tA5of28BH2K8W0MV+DzIfHhLEpq92kXG6cg0VoPDg6OgvMS",
+	"hmYhjeWyGIlRaTXWhM9jPOvJY+fQfvTDq+ddtQzH7MlAD23hAvfiAS5/wtcg17YKOV56CgFeanWrwZix",
+	"kgfb8UdCLmr/Eg5MIs4ezEhvG3UEpaox4SjIPOyEIPFP3KwcuMEbKNpM0enBp7JlgumOgUzP5WPTJtu3",
+	"+ibN872BOIOFhpHGl+it47FhScjbCoIfeeBW7nucCyWXwrG5MefiKyfmfMmr6oYXd487jASHjAqIrM3t",
+	"oZVLtg7gGh57QSuuy4Vj6aqxi7WQjU3lA764MaDve0nXwrBKtbGeqFujxlHCkjeVZX/47Hzq457E2l3H",
+	"0/PzL+jO/ecs6Q7HbEO0j40t5nUokSMMy31SUd6uI6wr5HuE8bqV/X64sGfP9q7LhxAn5ZrnJaxrZUEW",
+	"D+wOHrJgIqhB++ynrfiv/UFoEeIkCEMo4pExq8V6DWjAqYCXGH3rNAbNReU+bFbCAjM1L2DGrrxJ4dn5",
+	"eWxTwDee/p59K/6UOaXWG+jjJ24a69SSSkgwXfob6dDuS7bmDyHwjjNTcbNingo5zc1YroMC89/y7Zi8",
+	"8wNOZJci5eCfCWlJvkzV+ED/AwOuKwEawefSO3zKjl2iLU6qjbfHBYeFkskwwn1aVeLeQnKbVSwodieY",
+	"Q8V7q31iQn0TcupMD5j+CHJJ1CJtkGn9bKEmy878nTj38yBLwSPs+b1rf5wy4K67UwJ26r67QyneIc16",
+	"FCjcbTwxlF6NhqpQswZpGRI6rBlTPbCTnIZaY+pnnJubTxEpJQDGhfugfRqULZWeSy+NCCUv2yJjTwwS",
+	"KMfRqOQIGdH9NxmF2bErqpSEFjBEFWOVxkxFy0iu6ZjAXPZFTnZi3Rt5OLicGf5gmFGX3rAn0WCP+QWe",
+	"qOCOKV3TLcUnmPZKJI3JMm08Ss8W0bdfBH1t1I7Rx4DozlOoFHL6r0LgQRqpPgBevH8Tzq79Yc2ChL5E",
+	"6csLTNJO76xsdJtrj3x9K0pLlCiQ+zxe1N7upNqkxTBvPGq9aFujBR+JU8nXN+K2USGiXyyFU8pvfDpC",
+	"lOaenKnW6l74KKO2BsO6SZf8oSzjA/bGN1xYIW8XbR2P6Ls4wA0hVdumXpSCV2rfuezkPS9q/rcGLoON",
+	"ZamQp3Wp7e4DpZXWWhVgHOYWXEtO5dokbDoeSc9pwNWlDTQ+F9OMOg3xgY2QpdocC7vtrQzOfAwyRgEw",
+	"G0JvEvzRRpk20hxXtqUfsHqYRS0qhrINcN7vNMrF9nE53NkRxqXYw7nPuNS/shAc2NXviBc/yAUK60re",
+	"RqPlxye0j5AwRiWIcYa1myuNnUbQR82oINeL54sUGm+QSJuAP4D5sXWBHRDuutO4mB1gunRH8xXwEtWV",
+	"RPSo03lL//tRGBmpp4/2tW7NPraDNNk5rhZMgEsf5bITaUdLvLhBgjFsJIihualEwYLxKziyvIzp9TGn",
+	"tVLBEl9pyb/l9ESQlusHZEZNjcXeNoqc9V4FmkvTrNccA3FP3ArxWTJbTTNmVlyT7su+OD8/LVQJp7US",
+	"0lcDvWnKW7AzRukzJOsG12hIAuDygdIphZnLosFKbkUTql1sVqoCdqt5vYI1sKJqDLrj2SsMbhfyNusU",
+	"3sbWjdPNlaoY17eN2x4JuKVYLkPlPl7XwPVcnrjVUlQirQzLWqjGTmeM7s6XuawwD7TgWmP5UKtUht8x",
+	"7dQFtezpkIaVymnkJDinirUeDkUDS2g/fHQb08mBdTyiuDcdYCzcokbrAcaRK24cY/m6jlynDrLcAKjE",
+	"S+8iDYUj21LL0sk8J3QRZCnnJQ43nuCx16vqV58OLXdLH4P7KNoFAqzuypLeoaGiT/WYI2/Z2yD+QqoF",
+	"rbM1aftgDG+AdvodHpoDa4rjDPnIfn8PYC+pOAw5Jf37/hAoqmIZD0kUfsa+B4F2F1QV26K1xmJgTuwF",
+	"UnfIDoYLnfhjIFdoUlrWjSx4ssgKVe5uKRIVFCKEQUcDbpzCiCSUvu5Rh8Et8qaCsxLpxjDpw03WIme8",
+	"yu5et3BkjGC/gmXaZfGRZJnxdaVFtyUKjOO1HXakEb0dmWrLa1kKU3OL7sXHKmXh26XSi5UyNu3nySYF",
+	"lwVUla87w/1frW2hc1Ams4uyCZW+SgJvxNMTZbgpjukoEvCYkpJFLHnug6ZOTB0Ujkze8+OCNiJpb99y",
+	"OtHwbfahDZ4gyyO3EgfzH4SvcaIoaY2tpLbvJFqpjvJRPGLuj67HJ1uzR8qpT7WivTWP2IOT/GougSIx",
+	"b5S1at2KLuhAolJtJ13ko5PsvMgWxLUDanz+nY3Ex0djHmMixjp6QSZsy9gLSdLhIR7fLaVzh7W06LeT",
+	"6FV96EWGdggYQeCWbbWjGkPES7GLH55fd0ak8dqbo3F1vWYYDLB6WjBPhyqmIbo5JPlRti/J4W2saT/W",
+	"OgrOeIRRZ1fkF8WKjFX+0KrqcTN3Htwq7aOS9iec4wBbdxptYuclPM6/3Cb6H+X/TFZrSK5uUOt0R/pR",
+	"VAuUioiir4RbCxLhY4M0KxApJowvIIh+D5JQT40owQuDjiKtuZDbJdc/RLXlT4jA7SUnA+vfQdV2qTZw",
+	"Cs2XogQfZxQAn1ooZJMbJwfDcql0uiznB5E0jmfo+yXbnYrjq62MgC/O92YE7Eq5H0rFVN95TJB1uyoX",
+	"CsPqfAiZV0kaSeWVy0McErsAbIixPXZHbE6DhA11SkLTiSwxRPThNHAUX2a0c5q+p0SJPmse+TGdk5r3",
+	"HLQXjPc2lnk/LzlSvaP3JPfHkk+D05dsAxiW0bpq1RJfURsZa8P4wsLpyjESBjtMVxd7LGd1WPOwa4C0",
+	"UyYIaB8dRRYj7rjUMEoI3m8o03ERSAO4PS7qIn55e3dUvavRwj5cO5rsU2CwyM1VQ9oHEmvUIfDrDiBX",
+	"1tZE1NSdgPA4Nq6ir7rWVfzurnW/daykFt/CA/WCEt6bu93ZokLraJyie8IdrbGMGyOM5dJigZ6McUbv",
+	"ZoxLFkQRgtWi0dV0Lkst7oHFqWQObUMCmRuywtK5TDfSCbAcrbhQUjlfTEeZy7mkqrdoy8FMnahzVT7W",
+	"IytnpSrQ7NrvajWXIYrXt7di7iCdAECDYEjZlY/fxW8u2J+oCNG8OT//XYGSCP4J3pwVtj6X+Bs7WTYY",
+	"t1yAMZfMg76jTBQsRZFQ3tSHqNO1L5iSMcmdbzuaBoetoSr4zQPLX764fs3O7p+eYaWofDpjTtwtuVnd",
+	"KMyKwSq4peMW+Vnuznwu87NGnP2///N/84ypxqIUE7qpYB+rqa+uJaQP0monacSZB6U8RGjIuTSh8wr7",
+	"xtoak+/zCOpyRiDJhDQWeHnJeCt48+7AoWQ3D6GhFj6PYCEM9VZh//71a2yi4pOasO/PGgxVnbbxpskc",
+	"PJdKi1vhyOg1FKd/BlusTq+FhQtm+BpO6dc880a9/AV9ZvC3hmKyaExYK/nETLO5xJpAz85/x/LC6OUi",
+	"RJs7sAkrbrtAsXyocWDPrUCn0QpfiQJ8XQqPqn95/trRRF15DDcXZ2eqBmlUowuYKX175l8yZ+7ZLoDa",
+	"oWtUnuVicj57OjunIiMgeS0mF5Pfzc5nv/Oto5DWnK3BalHg38nGWq9CHiKmPOCN+2QNFvQ1hpV5nY7k",
+	"ofilVmuwK2gMxiQyYqszdk1w2AZiUh2vjFXiDkiQgTdYm1mby+joUZEF6RRcVilVI3e/eWA+fHOGdUAc",
+	"zgkln5eTi8m/g/2L39agsd5n5+eDpnpugWd1xcWgjV6iRV//YPwMY3t2OzHIqML23U08O/98TChv1xl1",
+	"6evYw+Tip5+zCXm8HiYXk2i6dbtVy28NmpFB34sCJj+7Ec787c8e+LqKrnnryF7UIK9ePt9/ZDGNDYMe",
+	"cXCOOPm5OqIc3TZSK/N+j+t1TNtGT+r+6dlWC48kUryQwLTaYEBvy5vaQvIxg1Oa+FvG1I0nw1JtZuw7",
+	"Yax7luimVNR5wJEcLh9CI4wtTSnvai9UD8ynlViqc7JxlHLNH9iN12pL6teg1WYbQ9z0Xw66fBxx68d1",
+	"ndxqnJIAiriSPZkEqaIfAsHTI4Agm3x+/rsjgSYCkxDO1HecYkYtd6AJEfD0YSUNQme/DNrXvN2FgoNe",
+	"rXGX2Z+SPUm3e+Mc1JrUvXZYasHPHwkuxghFvEEPDedHQcOx0PPs/NnHgrYXsr+/Po3YD2hl22QkSaSQ",
+	"MPk+NaE7ROaNnlF/DMz5RukwY8CL1aCdBLUiCS1Iui6qockE2Z7DuKGPQDcfSbUKO7P4eF4Nt46hO8Ee",
+	"JdZZaBgSRRQHz7G3yfkc9UuWDzpu5PQ49uBT+o7yEgzyRvf6CfZ+aVfVNuthjXRCBQY/RmeByQ5uTVOG",
+	"FRoNlofK254efjZ8wyfP495YqYBkVLeIpEDiO8J8QHTyM4wgkgYnWT2CoPZA9hVmlADm44Y2W2OsFAXG",
+	"cR6K9fLooVNjNfB1ztTSwxEJm5GB1jE2A+CUT3c/F0GMvuypXBeMV9V0NpdfO0CmQVbcsFyUFzlGnrO1",
+	"ksoqKQr/syinGcvxb/eIG9bRQIqez0tueXjzf16/+J6BvIdK1TCX+S+izPDZrIs6yZh7423QwWhfDOV3",
+	"r0ehkeqCVCdi/pzlF6wW8jYPYQb+EJ5+zsxsLq+ozP533NjTr/G4nn+VY0/V/2GELODfvs8x8N6XDakr",
+	"/hBpRASfKBwUfA1tYL5Tq0pET8luHfQ6WZ6Ukj7sXuMevr737VMGPGmoLGB1Fbr5tmGXKNktar04L1nk",
+	"2pblf2vA14tHhoY76rUp38qdb60156malekoG2Pb6yaoqoT7ZPjGacfYMgh3eI1aFlNUyUpKKOz0km2E",
+	"Uz4crcxxfflow/XeJU1GuO9PnuU+/eKRLHcLcx4hgdNx0OsfgbH2qAj1Hzk1HtQJsAId8V+0ZGTVFvsf",
+	"k5p8O4APSFr9DCNH6fUWYVhTv1+15TtxD0htHbXoSlCNkty2+njyqJzsTd17PuRRhdLoo0I+WQuDEcB7",
+	"82ePk9UeLXt9h1GSA0GEnbRmSyeJTKOj9kXY32aTWpmkmQSjZZG4JCrhEzcJReyDAYX2PmN/Uo5Qaqr6",
+	"5Quah3JSYSPbQgV1TviGQo68Me1Pvk/+e7tK357hbd+u7VSLt1tA9PR9z9y2LRhBPHfQrYRbdM9/JEXh",
+	"d8c9/9lnj5e6CE69KfgAMI3pwdkvPsLgrc8CgFR453Mn+CCoCtPmwZ48O386ZdySrZlOmqyxmFLtlAfs",
+	"5D5jz73DikhV6Ax7B1C3ZhGUzK2qUaTDL3hxd8F8bD/rBfFjraqcXI45aQ5SYdqRclqIwxUsuepnDsW5",
+	"jOUPLHR6xD6AkXC4jUFf4Vl4DBoINql76h5BCH3+1STBrJ+NNzGgo12reyg/TRA9SvcdgKjb1rsC6Fnt",
+	"80HSRPY/3JU7gdm3UsFSKjMSnVtjtLfa9zuCYDsWo3qeqcKJouiACD1a9IyFeD50LJkHWay0kqoxl945",
+	"iwggWf7vX5M3pAe1+TaIvRTy9j0D2Gfvjcz2E3TSNJbQrIedvzbYxZxjglwEphZoHg3G1PfotOuvkobn",
+	"UAPPN7Uhjxvpfi04+ypSUJJKJ5UjgRkTsqgapJu+MJbTnVVVgu4T0m2IfIVri1rHvD/IfL9SpF/eCFx2",
+	"55bFYtMKNPz6aGtd8SIQ14ioebh5VzBtI/LGoVRV5Zh04C0NkajKQkUBv1zPnbNIQAiNmpCTN9K32tgF",
+	"rK99f6ZPE1ZpdTtA1Xs6/9kgtacDHQynW+mmSQPi95TZhXavGbsiycMAtC72PiXMesIg41WVdot935s8",
+	"7YQZGq1C2PTRXNdHX77N0gNTm6B4YO/zDn3rQiDT5+d7wpg+KAZs1S9MIELvWIMrQOiO0eEhfmxLlEPP",
+	"QE1VY2/UmwgqB2nFSeg8+2VQw+vtWZv7kSan18UKyqYCDFzCUk0CY37COaDVFEEVg1F41a+O6U7uRpUP",
+	"DuLbZOgepIdwGTSv+Y5Vz87/iG6MbqXtu1QTbkB23RZ60uEhzsjtMpkHOSMPLnP29xaF4/1lQf/8FH2S",
+	"z87/+HgK7gGD8T5Q9T2SI6gRoh3N2S9R4OPbszifbAQr+BrYEmSBOdtOx/Op4uHVy6iB2yDoq++rx/xn",
+	"9OPk9C50RbPY96otFOcD8baBn5LaIBS6OQj0+/GwB4G9e+XA8n57xZzYk/4NuSQIW96/UTCk/IWI3IMs",
+	"g++P1STLKyXwtWuF4ddL9WL/4ZH1neyIV9Tj0Nd89400GPXZwnp4od5dlKS3PwxhDOmp7s7y4bRr0j2O",
+	"/13vjhl71XhDOqW8hgrvtVY3wE7yM/qcT8kq2cjS7ynM/sQwTLxWkryPlS9s5P2Rc4nlfVio9hOsi+2e",
+	"KQA/8zkF3Me1RvXpB80xfARgt80L8rfyuaR5V8q0NQjj7h15W48qZyfGKf688oNisKPCRiAYAc3r+tTH",
+	"a5C7acoKLpHNr9RmTnUJN8IAOZ6pB7swrBT8VipjRYGV5Hxql/cCx73cZcm6rtvUyECWWYs+WWiQqfRc",
+	"+uLsLTnNQr36jK2VFCjh6zY7ISa2Cf/ycw8mXd/9vz/F/ZDCcrfPl+6SRp2K7cXRZf4T0q53Cq4KYBUj",
+	"Kve5BlGHnZPunLM+AmAA0fQdyB91gRoneS8wKiSu5OxJRNy1iRwvmIFBxLCuuPTiTSCEocxMxjYrUax8",
+	"MRksm09NKufy6uXzaTZOKruUoh4RDBVQs5aOUkI2fk4QUUfwsKX/kNhdxDGxT0woYkNNxbA/mHZ7o3o4",
+	"xjEmKC/psp70O3y08WBcwlw6ntU25TlnhaqatTtTrBS06ZPtQKxLTyEdDGAuwQ2gJ4pyxQATA2izuEOq",
+	"k+m2OGP5SKsuX8NyswKsUmKPbp3mLWT++I6nq5e++C5UZb+U0YzlbQ2JnJ24W57LPM7BzqdsDVwadgdu",
+	"C6DBK44yXr0KNXGsgw/vYmnv3iucdPdJGk+48OmI1B9IOB70Dv/IsvFWt8JdcjHdKzWF+423HB8FudX6",
+	"0MQ0Dcn2SShASTfyDrwkqs2YNIVSgKdp1uj37uvDXlalqF7eZiqYLMit7psnKF7/FQpsOMbLTrmOtjiX",
+	"wc/eawdnNZe0GBO6wWlVVaqxJtQgdvwIR8Qsh4tQlAtNt1mPInaseS7XXN9ByXLfY8zRr9CrK5aiiexM",
+	"ZwyDPleh81+g+9ttwS5ZTs3KQi5c6FiWI+1cKu24EEYyYpRmDeDTjvGzI5dRiDHFLCd607GTPCprmWdz",
+	"2UgrKpZ39RXyjH3OfGLqdMZeC1v56IaumHpUnwLDs2kfXV84bxF0vD0pX38njH3t4edXLVhHpVlHZOqu",
+	"Nd+nSO8+Hv163ZXEb7XNoP0/MZ5UCBni/H2N1jHaNRYS95UW92C26KSEzamXjkJ5RG4Q/3sSbkxh8rOi",
+	"Aq7zQF7yMwmb/JJE2zDIltTLnNB78d6EXqIV24Kvl3i1uF3ZUDmyw15s/+CFJVymoPjysv/tGmRD0uhK",
+	"3K4qN9ZchiLvwRbxtbQkbNUanITsq7G/7jUrwEFQ+g3LHwrq6BEI4p2/mbmMu/dGKba4SPTODmX4UCen",
+	"136Ge7+874FIpBrrZ26T4S4hxL2T6ugo7NRrAb7mplRhOoRXD0ZEVtsWjm3F+YwZRbygZ0ciPQKX2++t",
+	"R1fieVfgm6FJHUJoL/QNoY9QJr2VA/tL5t6c0obCxY0qezbruQx2lG2xnh0l1UcNBXvC+wVmA/kGkLS7",
+	"S49ZGmrgXU4Gu6mELKuHFMtpm3z+Q9vOP5SUPuiAuktIj2glUsV/Thv2O/G6ayyvwJnjILLP9ajEBFLN",
+	"k+6kL/FRfdqhR2sV8G6kA+T4UJJ5NA4fQ2E+RHRBVNPpHzyqoK14nYomiGM//g4xA5SV9sTHPEcA4Wtm",
+	"jwpFP4x6K66+/ZZpCOWUTCSHdOqbb8aQxRmYW3LKLjcH1TmL/Tu9tVxSRWTKwO+qNVLDhIeM1dyEpQUe",
+	"O5e+kYbp24Ro8E6EwelJcDFekiHx5bltGQx1+GQ/BoHG5/61vHouw0Izxlmp+bItnNLOe4LYG8qjtMEU",
+	"sQR6B6Gwyo3GwKTtgnBOIjohsWHaJXdS4Fvbp+aC5b2ShSE7X7K85WkNtpN443BAWPTyAItrhjq11f09",
+	"lxSFik6WkDrH8lByKWdWqRnLfTeA1uDI7VyueF2DBFyOkpCzEzpeLyV2zX3Q5RRVvM295JRoJhjaz7f3",
+	"PM3msidzUL2CNX9gK36P1bKLFXQmwza/B50XFwPpBA9KN9Bb21zm29VwnQB01erAIfKwK9Du6yY4gYo9",
+	"e/Om7QDpoK0Cfk++LCz/NZevAyHPu+5tOTtRmuVRy7bTb8HJT10GpXvDg6KO0nzweyrS9dn5+TTK6PTO",
+	"g2Q2JcjyNTX7Pi6SMSWmZMkoCm56+7v0xVXLhyeG3fOqAcpnRLn0JmQe3Yp7kKNpjYPT6fGO48o4fiDD",
+	"a9zu8CNbXaPeaSNmB4QRNA2JfmPAtt4VUrjLNukdC4qDJM72PqOcDltrxgKR+M00/MhcgkCwsJ6LZ95t",
+	"rz9v7vBkYCg5xCLk2S+++t/OqiGPoifupQ8dGR33GhkHt08QxPpRMyEUrW0QfNiVHRD1hnXSKBaDs6UG",
+	"swpGipM2w2gwah58cdtRbwOeNZeJAmTk8AnNkte1bTtNtIboGdsnpBa8to0OMioOM5cULYNUlyzwKPux",
+	"pZC3oGstpGUnvnzaH1lOby184H+esf8CrdBaMc0wDhBH5/33sW3hrVJlxrp6c14MfoK2DlKT22zFnmjq",
+	"45x8Gd9ZGx64cI/njJoAezlTSSr/yf7T0eWc6rzlg/m8Mvm9ovoQHssdW91wNPgojfXudEPVmy6cPNdv",
+	"FpBPZ3P5ErTBCmeWFSslCu8CIKkYIx6hdJcSTDT5dn+APBtIWCnZIwQ2vgu5+C0WsU/efotD/CBxiEfx",
+	"xjNqrTFOZl96tTNWdLCpgm5qNNEjxcg8JSYVKLgCAif3OjA74aHVoUfQoNMKH2zvS7+g0HcDFKqct80/",
+	"8kHfxE7lQtykNbZrSyT940CfNMc/HCWoh86vAyH6wWctcIV93nuIUFTe5lDArhQVB03D9feqEypRD06C",
+	"Hlox8hDl6p0XXQOOMEIC1tyb7w5q75/u48Iiov/2N4j+8HkhFXADvsU0Fql6BKHeUxLsO3EHXWo9PZxn",
+	"VIoN0CMY9KbLfqGrzr1GZY0aWYExoVoT1soalM9C+1kXND1S9cpNNVb56nCB6QPVufqtANXTj1chYFiw",
+	"CtPtj1Xiz+LOYbtiubrumX+lUL7WOk2hUMxYqNlJTkd+QaLE6Z1UxR3920aSnUZTOiXBF5G6YE/zaTaX",
+	"aGdW2AyaidL4BIwr9A/ncd8pUaLRdu2+K1GGaRslkp7npTdS6AwxIvQTh6ACPpcYZ3VaiXtw4o645zZk",
+	"dLUufzSTUYUo/DOhwraRqTjjExOriNScZS5RdYw1ZLRU+xQGgenCeIRYN1JUFdUXp59P1k1lxSnpg6Hd",
+	"FPFXXzoSm24zs+I1TOdSGJ/WTW74NZcNrxZBDblAQ3dSH/Omm+e9dnIfXS37QHyz14NsJBzLQv1r45O+",
+	"ZIpx25RcaNplxyvZCY1Qxl0EW9vS9AhP4gvpx+ZYSV2sIevcXaI0XQBLS0RChf8OK3zryo2cJf2PaiNB",
+	"Z1SQPzKCeZ9kZ9D0GIm4nA0NRLTI2DrUek8izJ3L92AdYmQc8h3/TXsUPmC9Nd3MZbAVBUuSsCNWI1x9",
+	"BUs7Y3/WAFTcXZAFtxLontWYxd0a0vKlBsDWPQuUXBzuv/KOK7wg3IyPhPUXxSmBC2fLWMVvoDJObMG4",
+	"MApWNYwb93jG+vSJe1FoNpfvbiJ6RcD5CZClDxGc327olT+dT9pi1JZT+c1iFFuMggiUoLIp2jo9XDrz",
+	"vaSO0rdftfmhwZxDhqKuhXEwyXf0U2Mncd8D1mF5i6PBVcgxrmHp5CpHodtYQaUdxRMGPe38riVR3ELc",
+	"NplMSamyDrjB36xHn7quXShZiAqCzLAVxUL3fAxkS9gcBdfomVpikEzuITX3i8Fs5u55B9JOgm6ZupPv",
+	"Q7qJLP3zK65LFlqCYpIGBp1yY5Jln9x6fwPTTx1MTbOGkJmIdTtaonacWuzJ9h4/aWs4b2OZtrxpsSPO",
+	"d4dnQvruVtQ1PmMwu50Fp6vsbO0Uw9157rx3wqB4vnEq7HTGMMCmWEFxRynzPh6LaSrog2EbpZC3l/Gx",
+	"OKATsgETr6WNHprtEsI+NcurX9pRDrePGb7iVXjHNP+pY1hSwhOPpIs+mPu29Qdja9xmcxxpfwytQvYV",
+	"svrRhwrmgwJSeRYLTtQSlVFN4EE90mT9qrjP/KeHR1Y/hMXt9GT8VuLqQ5a48rDlgcqD5zgqdL0Pd5XS",
+	"fgX3qpXNfS6Qg3aMTA5h0upOwFhF6q7N+SHVpa+pGLJq0F1MDgF8+hrs6ZfUCXS3ef7jlt7/qm1MacSt",
+	"PKVGwuHAG4Emr7FQtx0n8/7ku26SBJb40xZy9h7SCLoenQFOQhf6toPr4GDSpPbrN97u3itwrTTVxKTq",
+	"m0vqcRnac2Yoy1wLC/92bbUobLpfZ2SY53Yuay1kIWpesZOnn7GVarTx8Q5tddg7qG3UwqDrn8nWsFaa",
+	"cqhRhMKGTE7rHfbix8Q9PpdUnxbVXsK1Mt6Qt9u1mYgmFKonMc0396SlnCR6dnbuv2nKFEadD/oA9/4Z",
+	"wVYz/Y/caeEwWL+MiBZqfPButOZTKni7o/3KgFIJOcRHzxao67nZIQqtnDbf5kYIVCjusHqAZtyrMW2I",
+	"GElErcbis1aCPQkR8iTvenvn2Vx23bUZ/ZJPsdyXQ5GtUg7BQuVLJERJvK2hATvUM59FcBmVF2Mn+VYj",
+	"8TxjedR5P5p600tNxgD4CkIGMmlgfowZu6KuEXNJnkVvlievG33l4zVJ82qTclZYmzpyR4wjM07wXjIv",
+	"PpBY2Ot1/pEpAR3OiFyIP/6z61F4CIwjUrYtCcmgC7ExLpCDIX04+yWkcw06saRkwMfBKr71oe1f+yEl",
+	"Y3kjadc+waqzUwvLVrxsU19Alshipp98DIhVNdv41Dl24vc3Td77uAD7D32tn36mBi4zlapxAE4e5P8h",
+	"8/iYZ+W32/003SjSBykRBd/vTjkMWvb5VBKuFCvWUC5UY/OwFvSOUNUrdKPoJk4vxRX6ZhpODnXvq8ZS",
+	"x33jJanQGGbEj/IbUH5aThNfkAJB4dRdZrig46BvzAibsITiBI82hfYh4Tdb6K/VFhp456gxNILLvtL8",
+	"y4T6vFw1duV06LeZuyZ1J6D9xunVGESbahuMViIqQcIqVfDK24wm2aTR1eRisrK2vjg7e/rZH2bns/PZ",
+	"04s//OGLLxAg/dqGI1LD1gxdb9pRfiqyZbUoMC4iRGH7BqrptsG+5gb2Pb/69ltsGGcAZun2+yYxiodm",
+	"yubGZOBeJrBp67pCGWLUQJbRBGR/3h74BTaK521oMDd3ZkslCZWb2jIJ0cDhLreH/tIdmaoq0D7GzjfH",
+	"63o2Dfr4RKNSH5/0aba2TieekTmFSiZ4I3A0TCPGxvCWi37sePueTy9Iv9tv8zJLty0xk7c/v/3/AQAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

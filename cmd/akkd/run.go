@@ -167,6 +167,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only
+	svc.UseNativeControls(panes)
 	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		return err
 	}

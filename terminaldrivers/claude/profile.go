@@ -44,6 +44,10 @@ type Profile struct {
 	// prompts on: they are shown as manual_required.
 	Approval  agent.ApprovalGrammar
 	Questions QuestionGrammar
+
+	// Native are the closed plans for the agent's own controls (its status
+	// view, its new-thread command; native.go).
+	Native agent.NativeRules
 }
 
 // As is p for another version that behaves the same: the one-line

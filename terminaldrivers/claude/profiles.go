@@ -43,7 +43,7 @@ var (
 )
 
 // V2_1_267 is Claude Code 2.1.267, the version the seeds describe.
-var V2_1_267 = Profile{
+var V2_1_267 = withNative(Profile{
 	Version:             "2.1.267",
 	Composer:            "❯",
 	Busy:                "esc to interrupt",
@@ -57,12 +57,12 @@ var V2_1_267 = Profile{
 	Turn:                turnRules,
 	Approval:            bashApproval(0),
 	Questions:           claudeQuestions("Ready to submit your answers?"),
-}
+})
 
 // V2_1_328 is Claude Code 2.1.328. It may ask, before its composer, whether
 // auto mode should become the default permission mode. It records a prompt
 // that was one collapsed paste wrapped in pasted_content tags.
-var V2_1_328 = Profile{
+var V2_1_328 = withNative(Profile{
 	Version:             "2.1.328",
 	Composer:            "❯",
 	Busy:                "esc to interrupt",
@@ -76,6 +76,12 @@ var V2_1_328 = Profile{
 	Turn:                unwrapping(turnRules),
 	Approval:            bashApproval('╌'),
 	Questions:           claudeQuestions(""),
+})
+
+// withNative is p with its native control plans.
+func withNative(p Profile) Profile {
+	p.Native = nativeRules(p)
+	return p
 }
 
 // unwrapping is r reading collapsed pastes out of their pasted_content tags.

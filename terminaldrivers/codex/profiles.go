@@ -51,7 +51,7 @@ func withRecords(records func(proc.FS, *proc.Table, agent.Process) (agent.Record
 
 // V0_155_1 is Codex 0.155.1, the version the seeds describe: a Node
 // wrapper whose native child is the TUI and holds its rollout open.
-var V0_155_1 = Profile{
+var V0_155_1 = withNative(Profile{
 	Version:             "0.155.1",
 	RolloutInProcess:    true,
 	Turn:                withRecords(rolloutsOfTUI),
@@ -67,12 +67,12 @@ var V0_155_1 = Profile{
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 	Approval:            commandApproval,
 	Questions:           codexQuestions,
-}
+})
 
 // V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
 // daemon per CODEX_HOME, which writes the rollouts and may serve several
 // TUIs. It draws a key hint row under the status line.
-var V0_169_0 = Profile{
+var V0_169_0 = withNative(Profile{
 	Version:             "0.169.0",
 	RolloutInProcess:    false,
 	Turn:                withRecords(rolloutsOfDaemon),
@@ -88,7 +88,7 @@ var V0_169_0 = Profile{
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 	Approval:            commandApproval,
 	Questions:           codexQuestions,
-}
+})
 
 // Profiles are every profiled Codex version, oldest first. A version that
 // behaves as a neighbour is one line here, a derivation of that

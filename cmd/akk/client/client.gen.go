@@ -163,6 +163,21 @@ func (e DoctorStatus) Valid() bool {
 	}
 }
 
+// Defines values for ForegroundProofAuthorizes.
+const (
+	Nothing ForegroundProofAuthorizes = "nothing"
+)
+
+// Valid indicates whether the value is a known member of the ForegroundProofAuthorizes enum.
+func (e ForegroundProofAuthorizes) Valid() bool {
+	switch e {
+	case Nothing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	HealthStatusOk HealthStatus = "ok"
@@ -172,6 +187,21 @@ const (
 func (e HealthStatus) Valid() bool {
 	switch e {
 	case HealthStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InspectRequestInspection.
+const (
+	InspectRequestInspectionStatus InspectRequestInspection = "status"
+)
+
+// Valid indicates whether the value is a known member of the InspectRequestInspection enum.
+func (e InspectRequestInspection) Valid() bool {
+	switch e {
+	case InspectRequestInspectionStatus:
 		return true
 	default:
 		return false
@@ -271,6 +301,42 @@ func (e InteractionResponseDeliveryMode) Valid() bool {
 	case QueueNextTurn:
 		return true
 	case SteerCurrentTurn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NativeInspectionInspection.
+const (
+	NativeInspectionInspectionStatus NativeInspectionInspection = "status"
+)
+
+// Valid indicates whether the value is a known member of the NativeInspectionInspection enum.
+func (e NativeInspectionInspection) Valid() bool {
+	switch e {
+	case NativeInspectionInspectionStatus:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewThreadResultBinding.
+const (
+	Bound            NewThreadResultBinding = "bound"
+	None             NewThreadResultBinding = "none"
+	PendingFirstTurn NewThreadResultBinding = "pending_first_turn"
+)
+
+// Valid indicates whether the value is a known member of the NewThreadResultBinding enum.
+func (e NewThreadResultBinding) Valid() bool {
+	switch e {
+	case Bound:
+		return true
+	case None:
+		return true
+	case PendingFirstTurn:
 		return true
 	default:
 		return false
@@ -788,6 +854,32 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// ForegroundProof defines model for ForegroundProof.
+type ForegroundProof struct {
+	Authorizes ForegroundProofAuthorizes `json:"authorizes"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// ExpiresAt 30 seconds after `proven_at`; the proof means nothing after it.
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// NativeThreadId The foreground thread's complete id; null unless `done`.
+	NativeThreadId *string `json:"native_thread_id"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome  Outcome   `json:"outcome"`
+	ProvenAt time.Time `json:"proven_at"`
+
+	// RecordPresent A rollout of that thread exists (a thread records nothing before its first request).
+	RecordPresent bool   `json:"record_present"`
+	TerminalId    string `json:"terminal_id"`
+}
+
+// ForegroundProofAuthorizes defines model for ForegroundProof.Authorizes.
+type ForegroundProofAuthorizes string
+
 // Health defines model for Health.
 type Health struct {
 	Status  HealthStatus `json:"status"`
@@ -848,6 +940,14 @@ type HostToken struct {
 	// Token The host's new bearer token. Shown only once.
 	Token string `json:"token"`
 }
+
+// InspectRequest defines model for InspectRequest.
+type InspectRequest struct {
+	Inspection InspectRequestInspection `json:"inspection"`
+}
+
+// InspectRequestInspection defines model for InspectRequest.Inspection.
+type InspectRequestInspection string
 
 // Interaction defines model for Interaction.
 type Interaction struct {
@@ -930,6 +1030,38 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// NativeInspection defines model for NativeInspection.
+type NativeInspection struct {
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// IdentityMatchesRecord The thread the panel names is the one the agent's own records prove for this pane.
+	IdentityMatchesRecord bool                       `json:"identity_matches_record"`
+	Inspection            NativeInspectionInspection `json:"inspection"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome `json:"outcome"`
+
+	// Status What the agent's status view showed, redacted; null unless `done`.
+	Status     *NativeStatus `json:"status"`
+	TerminalId string        `json:"terminal_id"`
+}
+
+// NativeInspectionInspection defines model for NativeInspection.Inspection.
+type NativeInspectionInspection string
+
+// NativeStatus What the agent's status view showed, redacted; null unless `done`.
+type NativeStatus struct {
+	AgentVersion   string `json:"agent_version"`
+	Directory      string `json:"directory"`
+	Model          string `json:"model"`
+	NativeThreadId string `json:"native_thread_id"`
+
+	// Permissions Codex only, as its card states it.
+	Permissions *string `json:"permissions,omitempty"`
+}
+
 // NativeThread defines model for NativeThread.
 type NativeThread struct {
 	// Current The pane shows this thread now (its identity is resolved to it).
@@ -948,6 +1080,30 @@ type NativeThread struct {
 	Title     string    `json:"title"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// NewThreadResult defines model for NewThreadResult.
+type NewThreadResult struct {
+	// Binding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
+	Binding NewThreadResultBinding `json:"binding"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
+
+	// NativeThreadId The new thread's complete id, as the agent's record (Claude Code) or its status card (Codex) names it.
+	NativeThreadId *string `json:"native_thread_id"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome                Outcome `json:"outcome"`
+	PreviousNativeThreadId *string `json:"previous_native_thread_id"`
+
+	// SessionId The AKK Session of the new thread (send to it with `session_id`); null unless `done`.
+	SessionId  *string `json:"session_id"`
+	TerminalId string  `json:"terminal_id"`
+}
+
+// NewThreadResultBinding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
+type NewThreadResultBinding string
 
 // Notification defines model for Notification.
 type Notification struct {
@@ -1320,6 +1476,12 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// NewThreadParams defines parameters for NewThread.
+type NewThreadParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -1370,6 +1532,9 @@ type CreateHostJSONRequestBody = HostCreate
 
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
+
+// InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
+type InspectTerminalJSONRequestBody = InspectRequest
 
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
@@ -1601,6 +1766,47 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
 	ApproveTerminal(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IdentifyForeground Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+	//
+	// Codex only. Runs the closed status probe (`/status`) once under the terminal's lock on an idle pane with an
+	// empty composer and no Turn holding it, and reads the complete id of the thread in the foreground: what a
+	// pane whose native identity is `ambiguous` (several threads on one shared app-server daemon) cannot show
+	// otherwise. The proof is diagnostic: it expires after 30 seconds and authorizes no Send, approval, answer or
+	// binding. No Turn, Session, monitor or callback is created.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/identify-foreground (the `IdentifyForeground` operationId).
+	IdentifyForeground(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InspectTerminalWithBody Read the agent's own status panel once (native_inspect)
+	//
+	// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+	// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+	// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+	// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+	// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+	// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+	// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+	InspectTerminalWithBody(ctx context.Context, terminalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InspectTerminal Read the agent's own status panel once (native_inspect)
+	//
+	// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+	// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+	// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+	// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+	// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+	// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+	// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+	InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListThreads The native threads of a pane's agent in its project
 	//
 	// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -1611,6 +1817,22 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
 	ListThreads(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+	//
+	// Drives the agent's own new-thread command as one closed plan (Claude Code `/clear`, Codex `/new`; the
+	// command never crosses the API): under the terminal's lock, with no Turn holding the pane, an idle screen and
+	// an empty composer proven right before the first key, the command is typed, the command menu must highlight
+	// exactly it, and Enter is pressed once. Then the pane must show an idle empty composer again and the agent's
+	// own records must prove the change: Claude Code's session record names a new session (its id is
+	// `native_thread_id`, and the new Session is bound to it); Codex keeps no record of a thread until its first
+	// request, so its closed status card names the new thread, the rollout of the previous one is no longer the
+	// pane's, and the new Session binds when its first Turn is accepted (`binding: pending_first_turn`). No Turn is
+	// created. `uncertain` (with `do_not_retry`) means keys were sent and the new thread is not proven: look at the
+	// pane; never repeat the call blindly.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
+	NewThread(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTurns The caller's Turns
 	//
@@ -2213,6 +2435,77 @@ func (c *Client) ApproveTerminal(ctx context.Context, terminalId string, params 
 	return c.Client.Do(req)
 }
 
+// IdentifyForeground Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+//
+// Codex only. Runs the closed status probe (`/status`) once under the terminal's lock on an idle pane with an
+// empty composer and no Turn holding it, and reads the complete id of the thread in the foreground: what a
+// pane whose native identity is `ambiguous` (several threads on one shared app-server daemon) cannot show
+// otherwise. The proof is diagnostic: it expires after 30 seconds and authorizes no Send, approval, answer or
+// binding. No Turn, Session, monitor or callback is created.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/identify-foreground (the `IdentifyForeground` operationId).
+func (c *Client) IdentifyForeground(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIdentifyForegroundRequest(c.Server, terminalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InspectTerminalWithBody Read the agent's own status panel once (native_inspect)
+//
+// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+func (c *Client) InspectTerminalWithBody(ctx context.Context, terminalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInspectTerminalRequestWithBody(c.Server, terminalId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InspectTerminal Read the agent's own status panel once (native_inspect)
+//
+// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+func (c *Client) InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInspectTerminalRequest(c.Server, terminalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListThreads The native threads of a pane's agent in its project
 //
 // The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -2224,6 +2517,32 @@ func (c *Client) ApproveTerminal(ctx context.Context, terminalId string, params 
 // Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
 func (c *Client) ListThreads(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListThreadsRequest(c.Server, terminalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+//
+// Drives the agent's own new-thread command as one closed plan (Claude Code `/clear`, Codex `/new`; the
+// command never crosses the API): under the terminal's lock, with no Turn holding the pane, an idle screen and
+// an empty composer proven right before the first key, the command is typed, the command menu must highlight
+// exactly it, and Enter is pressed once. Then the pane must show an idle empty composer again and the agent's
+// own records must prove the change: Claude Code's session record names a new session (its id is
+// `native_thread_id`, and the new Session is bound to it); Codex keeps no record of a thread until its first
+// request, so its closed status card names the new thread, the rollout of the previous one is no longer the
+// pane's, and the new Session binds when its first Turn is accepted (`binding: pending_first_turn`). No Turn is
+// created. `uncertain` (with `do_not_retry`) means keys were sent and the new thread is not proven: look at the
+// pane; never repeat the call blindly.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
+func (c *Client) NewThread(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewNewThreadRequest(c.Server, terminalId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3438,6 +3757,87 @@ func NewApproveTerminalRequestWithBody(server string, terminalId string, params 
 	return req, nil
 }
 
+// NewIdentifyForegroundRequest constructs an http.Request for the IdentifyForeground method
+func NewIdentifyForegroundRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/identify-foreground", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewInspectTerminalRequest calls the generic InspectTerminal builder with application/json body
+func NewInspectTerminalRequest(server string, terminalId string, body InspectTerminalJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewInspectTerminalRequestWithBody(server, terminalId, "application/json", bodyReader)
+}
+
+// NewInspectTerminalRequestWithBody constructs an http.Request for the InspectTerminal method, with any body, and a specified content type
+func NewInspectTerminalRequestWithBody(server string, terminalId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/inspect", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListThreadsRequest constructs an http.Request for the ListThreads method
 func NewListThreadsRequest(server string, terminalId string) (*http.Request, error) {
 	var err error
@@ -3467,6 +3867,55 @@ func NewListThreadsRequest(server string, terminalId string) (*http.Request, err
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewNewThreadRequest constructs an http.Request for the NewThread method
+func NewNewThreadRequest(server string, terminalId string, params *NewThreadParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/threads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -4663,6 +5112,49 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/terminals/{terminal_id}/approval (the `ApproveTerminal` operationId).
 	ApproveTerminalWithResponse(ctx context.Context, terminalId string, params *ApproveTerminalParams, body ApproveTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveTerminalResponse, error)
 
+	// IdentifyForegroundWithResponse Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+	//
+	// Codex only. Runs the closed status probe (`/status`) once under the terminal's lock on an idle pane with an
+	// empty composer and no Turn holding it, and reads the complete id of the thread in the foreground: what a
+	// pane whose native identity is `ambiguous` (several threads on one shared app-server daemon) cannot show
+	// otherwise. The proof is diagnostic: it expires after 30 seconds and authorizes no Send, approval, answer or
+	// binding. No Turn, Session, monitor or callback is created.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/identify-foreground (the `IdentifyForeground` operationId).
+	IdentifyForegroundWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*IdentifyForegroundResponse, error)
+
+	// InspectTerminalWithBodyWithResponse Read the agent's own status panel once (native_inspect)
+	//
+	// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+	// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+	// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+	// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+	// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+	// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+	// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+	InspectTerminalWithBodyWithResponse(ctx context.Context, terminalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error)
+
+	// InspectTerminalWithResponse Read the agent's own status panel once (native_inspect)
+	//
+	// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+	// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+	// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+	// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+	// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+	// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+	// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+	InspectTerminalWithResponse(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error)
+
 	// ListThreadsWithResponse The native threads of a pane's agent in its project
 	//
 	// The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -4675,6 +5167,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/terminals/{terminal_id}/threads (the `ListThreads` operationId).
 	ListThreadsWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*ListThreadsResponse, error)
+
+	// NewThreadWithResponse Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+	//
+	// Drives the agent's own new-thread command as one closed plan (Claude Code `/clear`, Codex `/new`; the
+	// command never crosses the API): under the terminal's lock, with no Turn holding the pane, an idle screen and
+	// an empty composer proven right before the first key, the command is typed, the command menu must highlight
+	// exactly it, and Enter is pressed once. Then the pane must show an idle empty composer again and the agent's
+	// own records must prove the change: Claude Code's session record names a new session (its id is
+	// `native_thread_id`, and the new Session is bound to it); Codex keeps no record of a thread until its first
+	// request, so its closed status card names the new thread, the rollout of the previous one is no longer the
+	// pane's, and the new Session binds when its first Turn is accepted (`binding: pending_first_turn`). No Turn is
+	// created. `uncertain` (with `do_not_retry`) means keys were sent and the new thread is not proven: look at the
+	// pane; never repeat the call blindly.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
+	NewThreadWithResponse(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*NewThreadResponse, error)
 
 	// ListTurnsWithResponse The caller's Turns
 	//
@@ -5944,6 +6454,172 @@ func (r ApproveTerminalResponse) ContentType() string {
 	return ""
 }
 
+type IdentifyForegroundResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ForegroundProof
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IdentifyForegroundResponse) GetJSON200() *ForegroundProof {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r IdentifyForegroundResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IdentifyForegroundResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IdentifyForegroundResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IdentifyForegroundResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IdentifyForegroundResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type InspectTerminalResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NativeInspection
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r InspectTerminalResponse) GetJSON200() *NativeInspection {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r InspectTerminalResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r InspectTerminalResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r InspectTerminalResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r InspectTerminalResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r InspectTerminalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListThreadsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6014,6 +6690,89 @@ func (r ListThreadsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListThreadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type NewThreadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NewThreadResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r NewThreadResponse) GetJSON200() *NewThreadResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r NewThreadResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r NewThreadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r NewThreadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r NewThreadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r NewThreadResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7768,6 +8527,67 @@ func (c *ClientWithResponses) ApproveTerminalWithResponse(ctx context.Context, t
 	return ParseApproveTerminalResponse(rsp)
 }
 
+// IdentifyForegroundWithResponse Identify the thread a Codex pane shows (diagnostic, authorizes nothing)
+//
+// Codex only. Runs the closed status probe (`/status`) once under the terminal's lock on an idle pane with an
+// empty composer and no Turn holding it, and reads the complete id of the thread in the foreground: what a
+// pane whose native identity is `ambiguous` (several threads on one shared app-server daemon) cannot show
+// otherwise. The proof is diagnostic: it expires after 30 seconds and authorizes no Send, approval, answer or
+// binding. No Turn, Session, monitor or callback is created.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/identify-foreground (the `IdentifyForeground` operationId).
+func (c *ClientWithResponses) IdentifyForegroundWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*IdentifyForegroundResponse, error) {
+	rsp, err := c.IdentifyForeground(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIdentifyForegroundResponse(rsp)
+}
+
+// InspectTerminalWithBodyWithResponse Read the agent's own status panel once (native_inspect)
+//
+// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+func (c *ClientWithResponses) InspectTerminalWithBodyWithResponse(ctx context.Context, terminalId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error) {
+	rsp, err := c.InspectTerminalWithBody(ctx, terminalId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInspectTerminalResponse(rsp)
+}
+
+// InspectTerminalWithResponse Read the agent's own status panel once (native_inspect)
+//
+// Opens the agent's native status view once as a closed plan (its `/status` command, which never crosses the
+// API), under the terminal's lock, with no Turn holding the pane, an idle screen, an empty composer and a
+// proven native identity: Claude Code's Status panel is parsed and dismissed; Codex's status card needs a pane
+// of at least 80 columns to show the complete thread id. The pane must be back on the same idle empty
+// composer. `identity_matches_record` says whether the thread the panel names is the one the agent's records
+// prove. No Turn, Session, monitor or callback is created; the fields are redacted. `uncertain` (with
+// `do_not_retry`) means keys were sent and the panel or the return to the composer is not proven.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
+func (c *ClientWithResponses) InspectTerminalWithResponse(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error) {
+	rsp, err := c.InspectTerminal(ctx, terminalId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInspectTerminalResponse(rsp)
+}
+
 // ListThreadsWithResponse The native threads of a pane's agent in its project
 //
 // The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -7785,6 +8605,30 @@ func (c *ClientWithResponses) ListThreadsWithResponse(ctx context.Context, termi
 		return nil, err
 	}
 	return ParseListThreadsResponse(rsp)
+}
+
+// NewThreadWithResponse Start a clean native thread in a pane (new-thread; clear-thread is the same action)
+//
+// Drives the agent's own new-thread command as one closed plan (Claude Code `/clear`, Codex `/new`; the
+// command never crosses the API): under the terminal's lock, with no Turn holding the pane, an idle screen and
+// an empty composer proven right before the first key, the command is typed, the command menu must highlight
+// exactly it, and Enter is pressed once. Then the pane must show an idle empty composer again and the agent's
+// own records must prove the change: Claude Code's session record names a new session (its id is
+// `native_thread_id`, and the new Session is bound to it); Codex keeps no record of a thread until its first
+// request, so its closed status card names the new thread, the rollout of the previous one is no longer the
+// pane's, and the new Session binds when its first Turn is accepted (`binding: pending_first_turn`). No Turn is
+// created. `uncertain` (with `do_not_retry`) means keys were sent and the new thread is not proven: look at the
+// pane; never repeat the call blindly.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
+func (c *ClientWithResponses) NewThreadWithResponse(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*NewThreadResponse, error) {
+	rsp, err := c.NewThread(ctx, terminalId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseNewThreadResponse(rsp)
 }
 
 // ListTurnsWithResponse The caller's Turns
@@ -9003,6 +9847,142 @@ func ParseApproveTerminalResponse(rsp *http.Response) (*ApproveTerminalResponse,
 	return response, nil
 }
 
+// ParseIdentifyForegroundResponse parses an HTTP response from a IdentifyForegroundWithResponse call
+func ParseIdentifyForegroundResponse(rsp *http.Response) (*IdentifyForegroundResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IdentifyForegroundResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ForegroundProof
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseInspectTerminalResponse parses an HTTP response from a InspectTerminalWithResponse call
+func ParseInspectTerminalResponse(rsp *http.Response) (*InspectTerminalResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &InspectTerminalResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NativeInspection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListThreadsResponse parses an HTTP response from a ListThreadsWithResponse call
 func ParseListThreadsResponse(rsp *http.Response) (*ListThreadsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9044,6 +10024,74 @@ func ParseListThreadsResponse(rsp *http.Response) (*ListThreadsResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseNewThreadResponse parses an HTTP response from a NewThreadWithResponse call
+func ParseNewThreadResponse(rsp *http.Response) (*NewThreadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &NewThreadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NewThreadResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+)
+
+type nativeInspection struct {
+	Outcome    string `json:"outcome"`
+	DoNotRetry bool   `json:"do_not_retry"`
+	Code       string `json:"code"`
+	Detail     string `json:"detail"`
+	Status     *struct {
+		NativeThreadID string `json:"native_thread_id"`
+		AgentVersion   string `json:"agent_version"`
+		Model          string `json:"model"`
+		Directory      string `json:"directory"`
+	} `json:"status"`
+	IdentityMatchesRecord bool `json:"identity_matches_record"`
+}
+
+type foregroundProof struct {
+	Outcome        string  `json:"outcome"`
+	Code           string  `json:"code"`
+	Detail         string  `json:"detail"`
+	NativeThreadID *string `json:"native_thread_id"`
+	RecordPresent  bool    `json:"record_present"`
+	ProvenAt       string  `json:"proven_at"`
+	ExpiresAt      string  `json:"expires_at"`
+	Authorizes     string  `json:"authorizes"`
+}
+
+type newThreadResult struct {
+	Outcome                string  `json:"outcome"`
+	Code                   string  `json:"code"`
+	Detail                 string  `json:"detail"`
+	DoNotRetry             bool    `json:"do_not_retry"`
+	SessionID              *string `json:"session_id"`
+	NativeThreadID         *string `json:"native_thread_id"`
+	PreviousNativeThreadID *string `json:"previous_native_thread_id"`
+	Binding                string  `json:"binding"`
+}
+
+// advertised returns the path of the row's action name, "" when absent.
+func advertised(c conversationRow, name string) string {
+	for _, a := range c.AvailableActions {
+		if a["action"] == name {
+			p, _ := a["path"].(string)
+			return p
+		}
+	}
+	return ""
+}
+
+// TestE2ENativeControls drives the native controls through the API on
+// every pinned version: after a Turn, the row advertises native_inspect
+// (identity proven) or identify_foreground (Codex on a shared daemon); the
+// status view names the Turn's thread and the pane is back on its idle
+// empty composer; a new thread is proven from the agent's side and its
+// Session takes the next Turn, which lands in that new thread; bad input
+// and a draft in the composer send no key.
+func TestE2ENativeControls(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	daemonBinary(t)
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			term := row.Terminal.TerminalID
+			first := "the native test's first task for " + a.Name()
+			var s sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+first+`"}`, &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			var l threadList
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/threads", host.Token, "", &l); code != 200 || len(l.Threads) != 1 {
+				t.Fatalf("threads: %d %+v", code, l)
+			}
+			firstThread := l.Threads[0].NativeThreadID
+
+			// Bad input: no key.
+			var p struct {
+				Code string `json:"code"`
+			}
+			if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/inspect", host.Token, `{"inspection":"config"}`, &p); code != 400 && code != 422 {
+				t.Fatalf("an unknown inspection: %d %+v", code, p)
+			}
+			if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/inspect", host.Token, `{"inspection":"status","command":"/status"}`, &p); code != 400 && code != 422 {
+				t.Fatalf("an extra field: %d %+v", code, p)
+			}
+			if code := call(t, "POST", d.url+"/v1/terminals/term_nope/threads", host.Token, "", &p); code != 404 {
+				t.Fatalf("an unknown terminal: %d %+v", code, p)
+			}
+			// A draft a person typed: nothing is typed over it.
+			draft := "a draft the person is writing"
+			e.Type(draft)
+			e.WaitForText(10*time.Second, draft)
+			for _, path := range []string{"/threads", "/inspect", "/identify-foreground"} {
+				body := ""
+				if path == "/inspect" {
+					body = `{"inspection":"status"}`
+				}
+				code := call(t, "POST", d.url+"/v1/terminals/"+term+path, host.Token, body, &p)
+				if path == "/identify-foreground" && a.Kind == agenttest.KindClaude {
+					if code != 409 {
+						t.Fatalf("identify-foreground on Claude Code: %d %+v", code, p)
+					}
+					continue
+				}
+				if code != 409 || p.Code != "terminal_not_idle" {
+					t.Fatalf("POST %s over a draft: %d %+v", path, code, p)
+				}
+			}
+			if rows := e.Capture(); !strings.Contains(rows, draft) || strings.Contains(rows, "/status") || strings.Contains(rows, "/clear") || strings.Contains(rows, "/new") {
+				t.Fatalf("the draft was touched:\n%s", rows)
+			}
+			e.Press("C-u") // the person clears it
+			e.WaitFor("the cleared composer", 10*time.Second, func(s string) bool { return !strings.Contains(s, draft) })
+			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty
+			})
+
+			// The status view: native_inspect where the records prove the
+			// thread, identify_foreground where they cannot.
+			if row.Terminal.NativeIdentityState == "resolved" {
+				path := advertised(row, "native_inspect")
+				if path == "" {
+					t.Fatalf("a resolved row does not advertise native_inspect: %v", row.AvailableActions)
+				}
+				var in nativeInspection
+				if code := call(t, "POST", d.url+path, host.Token, `{"inspection":"status"}`, &in); code != 200 || in.Outcome != "done" || in.Status == nil {
+					t.Fatalf("inspect: %d %+v", code, in)
+				}
+				if in.Status.NativeThreadID != firstThread || !in.IdentityMatchesRecord || in.Status.AgentVersion != a.Version || in.Status.Directory != e.ProjectDir {
+					t.Fatalf("inspect %+v, want thread %s version %s directory %s", *in.Status, firstThread, a.Version, e.ProjectDir)
+				}
+				t.Logf("native inspect: %+v", *in.Status)
+			} else {
+				if a.Kind != agenttest.KindCodex {
+					t.Fatalf("%s identity %s", a.Name(), row.Terminal.NativeIdentityState)
+				}
+				path := advertised(row, "identify_foreground")
+				if path == "" || advertised(row, "native_inspect") != "" {
+					t.Fatalf("an unresolved Codex row advertises %v", row.AvailableActions)
+				}
+				var fp foregroundProof
+				if code := call(t, "POST", d.url+path, host.Token, "", &fp); code != 200 || fp.Outcome != "done" || fp.NativeThreadID == nil {
+					t.Fatalf("identify-foreground: %d %+v", code, fp)
+				}
+				if *fp.NativeThreadID != firstThread || !fp.RecordPresent || fp.Authorizes != "nothing" {
+					t.Fatalf("identify-foreground %+v, want thread %s", fp, firstThread)
+				}
+				t.Logf("foreground: %s", *fp.NativeThreadID)
+			}
+			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty
+			})
+
+			// A new thread.
+			path := advertised(row, "new_thread")
+			if path != "/v1/terminals/"+term+"/threads" {
+				t.Fatalf("new_thread at %q: %v", path, row.AvailableActions)
+			}
+			var nt newThreadResult
+			if code := call(t, "POST", d.url+path, host.Token, "", &nt); code != 200 || nt.Outcome != "done" || nt.SessionID == nil || nt.NativeThreadID == nil {
+				t.Fatalf("new thread: %d %+v", code, nt)
+			}
+			if *nt.NativeThreadID == firstThread {
+				t.Fatalf("the new thread is the old one: %+v", nt)
+			}
+			wantBinding := "bound"
+			if a.Kind == agenttest.KindCodex {
+				wantBinding = "pending_first_turn"
+			}
+			if nt.Binding != wantBinding {
+				t.Fatalf("binding %q, want %q", nt.Binding, wantBinding)
+			}
+			second := "the native test's second task for " + a.Name()
+			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			var s2 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"session_id":"`+*nt.SessionID+`","request":"`+second+`"}`, &s2); code != 202 {
+				t.Fatalf("send to the new session: %d %+v", code, s2)
+			}
+			rec.waitTurn(t, s2.TurnID, "turn.completed", 90*time.Second)
+			// The second task's thread is the new one: its first request.
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/threads", host.Token, "", &l); code != 200 {
+				t.Fatalf("threads: %d", code)
+			}
+			found := false
+			for _, th := range l.Threads {
+				if th.NativeThreadID == *nt.NativeThreadID {
+					found = true
+					if th.Title != second {
+						t.Fatalf("the new thread's first request is %q, want %q", th.Title, second)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("the new thread %s is not among %+v", *nt.NativeThreadID, l.Threads)
+			}
+		})
+	}
+}

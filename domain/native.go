@@ -1,0 +1,380 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// NativeControls drives an agent's own controls (its status view, its
+// new-thread command) as closed, version-profiled plans. The slash
+// commands they type are the profile's; nothing of them crosses the API.
+// Each method is called under the terminal's lock with t observed there,
+// send-ready; it captures the screen again right before its first key and
+// sends nothing unless it still proves an idle, empty composer.
+type NativeControls interface {
+	// StatusCard opens the agent's status view once, reads it and returns
+	// the pane to its idle empty composer.
+	StatusCard(ctx context.Context, t Terminal) (NativeStatus, AnswerStage, error)
+	// NewThread runs the agent's new-thread command once and proves the
+	// idle empty composer after it. The record side (which thread the pane
+	// shows now) is the caller's to prove, by observing again.
+	NewThread(ctx context.Context, t Terminal) (AnswerStage, error)
+}
+
+// NativeStatus is what an agent's status view showed, redacted.
+type NativeStatus struct {
+	NativeThreadID string
+	AgentVersion   string
+	Model          string
+	Directory      string
+	Permissions    string // Codex only
+}
+
+// ErrNativeUnsupported: the profile has no closed plan for this control
+// (or the pane cannot show its result, e.g. too narrow); nothing was sent.
+var ErrNativeUnsupported = errors.New("native control not supported here")
+
+// UseNativeControls sets the native controls port.
+func (s *Service) UseNativeControls(n NativeControls) { s.native = n }
+
+// NativeInspection is the result of one native status inspection.
+type NativeInspection struct {
+	TerminalID            string
+	Outcome               Outcome
+	DoNotRetry            bool
+	Status                *NativeStatus
+	IdentityMatchesRecord bool
+	Detail                string // why not done
+}
+
+// ForegroundProof is a diagnostic of which thread a Codex pane shows. It
+// authorizes nothing and means nothing after ExpiresAt.
+type ForegroundProof struct {
+	TerminalID     string
+	Outcome        Outcome
+	DoNotRetry     bool
+	NativeThreadID string
+	RecordPresent  bool
+	ProvenAt       time.Time
+	ExpiresAt      time.Time
+	Detail         string // why not done
+}
+
+// ForegroundProofTTL is how long a foreground proof is meaningful.
+const ForegroundProofTTL = 30 * time.Second
+
+// NewThreadResult is what a new-thread plan did.
+type NewThreadResult struct {
+	TerminalID             string
+	Outcome                Outcome
+	DoNotRetry             bool
+	SessionID              string
+	NativeThreadID         string
+	PreviousNativeThreadID string
+	Binding                string // BindingBound, BindingPendingFirstTurn, BindingNone
+	Detail                 string // why not done
+}
+
+const (
+	BindingBound            = "bound"
+	BindingPendingFirstTurn = "pending_first_turn"
+	BindingNone             = "none"
+)
+
+// InspectionStatus is the one native inspection offered.
+const InspectionStatus = "status"
+
+// nativeReady is the common gate of every native control: a caller, the
+// port, the terminal's lock (returned: the caller unlocks), no Turn
+// holding the pane, a live exactly profiled agent on an idle screen with
+// an empty composer. An error means no key was sent.
+func (s *Service) nativeReady(ctx context.Context, terminalID string) (Principal, Terminal, func(), error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Principal{}, Terminal{}, nil, err
+	}
+	if s.native == nil || s.turns == nil {
+		return Principal{}, Terminal{}, nil, E(CodeUnavailable, "native controls are not configured")
+	}
+	unlock := s.turns.lockTerminal(terminalID)
+	fail := func(err error) (Principal, Terminal, func(), error) {
+		unlock()
+		return Principal{}, Terminal{}, nil, err
+	}
+	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
+		if p.CanSeeHost(held.HostID) {
+			return fail(E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal; wait for it to end or close it"))
+		}
+		return fail(E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal"))
+	} else if !errors.Is(err, ErrNotFound) {
+		return fail(err)
+	}
+	term, err := s.turns.term.Observe(ctx, terminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return fail(E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID))
+	}
+	if err != nil {
+		return fail(&Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err})
+	}
+	switch {
+	case !term.Agent.Profiled():
+		return fail(E(CodeUnprofiledAgent, string(term.Agent.Kind)+" "+term.Agent.Version+" has no profile; AKK types nothing into it"))
+	case term.Agent.Compatibility:
+		return fail(E(CodeManualRequired, string(term.Agent.Kind)+" "+term.Agent.Version+" is read with a neighbour's profile; its native controls are left to the person"))
+	case !term.SendReady():
+		return fail(E(CodeTerminalNotIdle, fmt.Sprintf("the pane is not idle with an empty composer (screen %s)", term.ScreenState)))
+	}
+	return p, term, unlock, nil
+}
+
+// nativeRefusal maps an error of a native plan that sent nothing.
+func nativeRefusal(err error) error {
+	var de *Error
+	switch {
+	case errors.As(err, &de):
+		return err
+	case errors.Is(err, ErrTerminalGone):
+		return E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
+	case errors.Is(err, ErrNativeUnsupported):
+		return &Error{Code: CodeManualRequired, Message: err.Error(), Err: err}
+	}
+	return &Error{Code: CodeTerminalNotIdle, Message: "the pane did not prove the exact screen the plan starts from; nothing was sent (" + err.Error() + ")", Err: err}
+}
+
+func (s *Service) redactStatus(st NativeStatus) NativeStatus {
+	st.Model = s.redactText(st.Model)
+	st.Directory = s.redactText(st.Directory)
+	st.Permissions = s.redactText(st.Permissions)
+	st.AgentVersion = s.redactText(st.AgentVersion)
+	return st
+}
+
+// Inspect opens the agent's native status view once (native_inspect) on
+// an idle pane whose native identity is proven, and reports what it shows
+// beside whether it names the thread the records prove. No Turn, Session,
+// monitor or callback is created.
+func (s *Service) Inspect(ctx context.Context, terminalID, inspection string) (NativeInspection, error) {
+	if inspection != InspectionStatus {
+		return NativeInspection{}, Invalid("inspection must be status", FieldError{Field: "inspection", Message: "status"})
+	}
+	_, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return NativeInspection{}, err
+	}
+	defer unlock()
+	if term.NativeIdentity != IdentityResolved {
+		hint := ""
+		if term.Agent.Kind == AgentCodex {
+			hint = "; identify-foreground reads which thread it shows"
+		}
+		return NativeInspection{}, E(CodeNativeIdentityUnproven, "the pane's native identity is "+string(term.NativeIdentity)+", not proven by the agent's records"+hint)
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := s.native.StatusCard(seq, term)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the status plan sent nothing")
+		}
+		return NativeInspection{}, nativeRefusal(err)
+	}
+	res := NativeInspection{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true}
+	if err != nil || stage != AnswerVerified {
+		res.Detail = s.why(err)
+		return res, nil
+	}
+	st = s.redactStatus(st)
+	res.Outcome, res.DoNotRetry, res.Status = OutcomeDone, false, &st
+	res.IdentityMatchesRecord = st.NativeThreadID != "" && st.NativeThreadID == term.NativeThreadID
+	return res, nil
+}
+
+// IdentifyForeground runs the closed status probe once on an idle Codex
+// pane and reports the thread in its foreground: a diagnostic for a pane
+// whose identity the records cannot prove (several threads on one shared
+// daemon). It authorizes nothing and changes no record.
+func (s *Service) IdentifyForeground(ctx context.Context, terminalID string) (ForegroundProof, error) {
+	_, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return ForegroundProof{}, err
+	}
+	defer unlock()
+	if term.Agent.Kind != AgentCodex {
+		return ForegroundProof{}, E(CodeManualRequired, "foreground identification is a Codex probe; Claude Code's session record proves its thread")
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := s.native.StatusCard(seq, term)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the status plan sent nothing")
+		}
+		return ForegroundProof{}, nativeRefusal(err)
+	}
+	now := s.clock.Now().UTC()
+	res := ForegroundProof{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, ProvenAt: now, ExpiresAt: now}
+	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
+		res.Detail = s.why(err)
+		return res, nil
+	}
+	res.Outcome, res.DoNotRetry, res.NativeThreadID = OutcomeDone, false, st.NativeThreadID
+	res.ExpiresAt = now.Add(ForegroundProofTTL)
+	if s.threads != nil {
+		if ths, err := s.threads.Threads(ctx, term); err == nil {
+			for _, th := range ths {
+				res.RecordPresent = res.RecordPresent || th.NativeThreadID == st.NativeThreadID
+			}
+		}
+	}
+	return res, nil
+}
+
+// NewThread starts a clean native thread in an idle pane (new-thread;
+// clear-thread is the same action) and gives it a new AKK Session of the
+// caller. The agent's records must prove the change: Claude Code's session
+// record names the new session; Codex records a thread only at its first
+// request, so its status card must name a new thread and the Session binds
+// at its first accepted Turn. No Turn is created.
+func (s *Service) NewThread(ctx context.Context, terminalID string) (NewThreadResult, error) {
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return NewThreadResult{}, err
+	}
+	defer unlock()
+	prev := ""
+	if term.NativeIdentity == IdentityResolved {
+		prev = term.NativeThreadID
+	}
+	if term.Agent.Kind == AgentClaude && prev == "" {
+		return NewThreadResult{}, E(CodeNativeIdentityUnproven, "the pane's session is not proven by Claude Code's records ("+string(term.NativeIdentity)+"), so a new one could not be proven either")
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	if prev == "" {
+		// Codex with no record of its thread: learn the thread it shows
+		// first, so the new one can be told from it.
+		st, stage, err := s.native.StatusCard(seq, term)
+		if stage == AnswerNothing {
+			if err == nil {
+				err = errors.New("the status plan sent nothing")
+			}
+			return NewThreadResult{}, nativeRefusal(err)
+		}
+		if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
+			s.noteNativeUncertain(seq, p, term.ID, "new_thread", err)
+			return NewThreadResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Binding: BindingNone, Detail: s.why(err)}, nil
+		}
+		prev = st.NativeThreadID
+		if term, err = s.turns.term.Observe(seq, terminalID); err != nil || !term.SendReady() {
+			s.noteNativeUncertain(seq, p, terminalID, "new_thread", err)
+			return NewThreadResult{TerminalID: terminalID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev, Binding: BindingNone, Detail: s.why(err)}, nil
+		}
+	}
+	stage, err := s.native.NewThread(seq, term)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the new-thread plan sent nothing")
+		}
+		return NewThreadResult{}, nativeRefusal(err)
+	}
+	uncertain := NewThreadResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev, Binding: BindingNone}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "new_thread", err)
+		uncertain.Detail = s.why(err)
+		return uncertain, nil
+	}
+	threadID, binding, err := s.provenNewThread(seq, term, prev)
+	if err != nil {
+		s.noteNativeUncertain(seq, p, term.ID, "new_thread", err)
+		uncertain.Detail = s.why(err)
+		return uncertain, nil
+	}
+	now := s.clock.Now().UTC()
+	sess := Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: term.ID, CreatedAt: now, Revision: 1}
+	if binding == BindingBound {
+		sess.NativeThreadID = threadID
+	}
+	err = s.store.InTx(seq, func(tx Tx) error {
+		if err := tx.InsertSession(seq, sess); err != nil {
+			return err
+		}
+		_, err := s.emitLocked(seq, tx, Event{Type: "terminal.thread_started", HostID: p.HostID, Conversation: p.Conversation, Subject: term.ID,
+			Data: map[string]any{"terminal_id": term.ID, "session_id": sess.ID, "native_thread_id": nullable(threadID),
+				"previous_native_thread_id": nullable(prev), "binding": binding}}, false)
+		return err
+	})
+	if err != nil {
+		// The new thread is on screen; only AKK's Session of it is missing.
+		uncertain.Detail = "the new thread is on screen but its Session could not be stored"
+		return uncertain, nil
+	}
+	return NewThreadResult{TerminalID: term.ID, Outcome: OutcomeDone, SessionID: sess.ID, NativeThreadID: threadID,
+		PreviousNativeThreadID: prev, Binding: binding}, nil
+}
+
+// provenNewThread proves from the agent's side which thread the pane shows
+// after its new-thread command. Claude Code: its session record names a
+// session other than prev (observed until it does, for up to 10 s).
+// Codex: the closed status probe, once the pane is idle again, names a
+// thread other than prev (Codex records a thread only at its first
+// request).
+func (s *Service) provenNewThread(ctx context.Context, term Terminal, prev string) (string, string, error) {
+	var last Terminal
+	for range 100 {
+		now, err := s.turns.term.Observe(ctx, term.ID)
+		if err != nil {
+			return "", "", err
+		}
+		last = now
+		if term.Agent.Kind == AgentClaude {
+			if now.NativeIdentity == IdentityResolved && now.NativeThreadID != prev && now.NativeThreadID != "" {
+				return now.NativeThreadID, BindingBound, nil
+			}
+		} else if now.SendReady() {
+			st, stage, err := s.native.StatusCard(ctx, now)
+			if err != nil || stage != AnswerVerified {
+				return "", "", fmt.Errorf("the status probe after the new thread: %v", err)
+			}
+			if st.NativeThreadID == "" || st.NativeThreadID == prev {
+				return "", "", errors.New("the status card still names the previous thread")
+			}
+			return st.NativeThreadID, BindingPendingFirstTurn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return "", "", fmt.Errorf("the records never proved a new thread (identity %s, screen %s)", last.NativeIdentity, last.ScreenState)
+}
+
+// noteNativeUncertain records an uncertain native control on the event
+// stream (no webhook: no Turn or Watch is involved).
+func (s *Service) noteNativeUncertain(ctx context.Context, p Principal, terminalID, action string, cause error) {
+	data := map[string]any{"terminal_id": terminalID, "action": action}
+	if cause != nil {
+		data["reason"] = s.redactText(cause.Error())
+	}
+	_ = s.store.InTx(ctx, func(tx Tx) error {
+		_, err := s.emitLocked(ctx, tx, Event{Type: "terminal.native_uncertain", HostID: p.HostID, Conversation: p.Conversation, Subject: terminalID, Data: data}, false)
+		return err
+	})
+}
+
+// why is a redacted reason for an uncertain native control.
+func (s *Service) why(err error) string {
+	if err == nil {
+		return "the plan's end was not proven"
+	}
+	return s.redactText(err.Error())
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

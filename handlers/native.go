@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"context"
+
+	"akk/domain"
+)
+
+// NewThread starts a clean native thread in a pane (new-thread, clear-thread).
+func (s *Server) NewThread(ctx context.Context, req NewThreadRequestObject) (NewThreadResponseObject, error) {
+	r, err := s.Service.NewThread(ctx, req.TerminalId)
+	if err != nil {
+		return nil, err
+	}
+	return NewThread200JSONResponse{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		SessionId: optString(r.SessionID), NativeThreadId: optString(r.NativeThreadID),
+		PreviousNativeThreadId: optString(r.PreviousNativeThreadID), Binding: NewThreadResultBinding(r.Binding), Detail: optString(r.Detail)}, nil
+}
+
+// InspectTerminal reads the agent's own status view once (native_inspect).
+func (s *Server) InspectTerminal(ctx context.Context, req InspectTerminalRequestObject) (InspectTerminalResponseObject, error) {
+	r, err := s.Service.Inspect(ctx, req.TerminalId, string(req.Body.Inspection))
+	if err != nil {
+		return nil, err
+	}
+	out := InspectTerminal200JSONResponse{TerminalId: r.TerminalID, Inspection: NativeInspectionInspection(domain.InspectionStatus),
+		Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry, IdentityMatchesRecord: r.IdentityMatchesRecord,
+		Detail: optString(r.Detail)}
+	if st := r.Status; st != nil {
+		out.Status = &NativeStatus{NativeThreadId: st.NativeThreadID, AgentVersion: st.AgentVersion, Model: st.Model,
+			Directory: st.Directory, Permissions: optString(st.Permissions)}
+	}
+	return out, nil
+}
+
+// IdentifyForeground runs the Codex foreground probe (diagnostic only).
+func (s *Server) IdentifyForeground(ctx context.Context, req IdentifyForegroundRequestObject) (IdentifyForegroundResponseObject, error) {
+	r, err := s.Service.IdentifyForeground(ctx, req.TerminalId)
+	if err != nil {
+		return nil, err
+	}
+	return IdentifyForeground200JSONResponse{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		NativeThreadId: optString(r.NativeThreadID), RecordPresent: r.RecordPresent, ProvenAt: r.ProvenAt, ExpiresAt: r.ExpiresAt,
+		Authorizes: Nothing, Detail: optString(r.Detail)}, nil
+}

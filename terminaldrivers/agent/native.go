@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"regexp"
+	"strings"
+
+	"akk/domain"
+	"akk/terminaldrivers/screen"
+)
+
+// NativeProfile is a TurnProfile with closed plans for the agent's own
+// controls. A version without a plan for a control leaves it nil: AKK
+// types nothing for it there.
+type NativeProfile interface {
+	TurnProfile
+	NativeRules() NativeRules
+}
+
+// NativeRules are one version's native control plans.
+type NativeRules struct {
+	// Status opens the agent's status view (its /status).
+	Status *StatusPlan
+	// NewThread starts a clean thread (Claude Code /clear, Codex /new).
+	NewThread *CommandPlan
+}
+
+// CommandPlan is one closed slash command: typed into the idle, empty
+// composer, proven to be the composer's exact text and the entry the
+// command menu would run, then Enter once.
+type CommandPlan struct {
+	// Command is the exact text typed, e.g. "/status".
+	Command string
+	// Menu reads the command menu the agent draws for a composer holding
+	// Command: ok only when the entry Enter runs is exactly Command.
+	Menu func(c screen.Capture, command string) bool
+	// MinWidth is the narrowest pane the plan's result can be read in
+	// (0: any).
+	MinWidth int
+}
+
+// StatusPlan is the status command's plan and how its view reads.
+type StatusPlan struct {
+	CommandPlan
+	// Read parses the newest status view on screen; ok only when it is
+	// complete.
+	Read func(c screen.Capture) (StatusCard, bool)
+	// Count, for a view printed into the transcript (Codex's card), counts
+	// the views in the pane's rows with their history: a fresh one makes
+	// one more than before the command. Nil for a panel, which Dismiss
+	// closes.
+	Count   func(rows []string) int
+	Dismiss string
+}
+
+// StatusCard is what a status view states.
+type StatusCard struct {
+	SessionID   string
+	Version     string
+	Model       string
+	Directory   string
+	Permissions string
+}
+
+// Domain is the card as the domain reports it.
+func (c StatusCard) Domain() domain.NativeStatus {
+	return domain.NativeStatus{NativeThreadID: c.SessionID, AgentVersion: c.Version, Model: c.Model, Directory: c.Directory, Permissions: c.Permissions}
+}
+
+// menuRow matches a row of a slash-command menu: an optional selection
+// glyph, the command, two or more spaces, its description.
+var menuRow = regexp.MustCompile(`^\s*([❯›>]?)\s*(/[a-z][a-z0-9:_-]*)\s{2,}\S`)
+
+// FirstMenuEntry is the Menu of agents whose command menu selects its first
+// entry as the typed text changes: the menu's top-most entry, and the
+// entry any selection glyph marks, must both be exactly command. from and
+// to bound the rows searched (the menu is drawn above or below the
+// composer depending on the version).
+func FirstMenuEntry(c screen.Capture, from, to int, command string) bool {
+	first, marked, marks := "", "", 0
+	for i := max(0, from); i < min(to, len(c.Lines)); i++ {
+		m := menuRow.FindStringSubmatch(c.Lines[i].Text)
+		if m == nil {
+			continue
+		}
+		if first == "" {
+			first = m[2]
+		}
+		if m[1] != "" {
+			marked = m[2]
+			marks++
+		}
+	}
+	if first != command {
+		return false
+	}
+	return marks == 0 || (marks == 1 && marked == command)
+}
+
+// Field reads "Label:   value" from a row (an optional box border "│"
+// around it); ok when the row states label.
+func Field(row, label string) (string, bool) {
+	t := strings.TrimSpace(strings.Trim(strings.TrimSpace(row), "│"))
+	if !strings.HasPrefix(t, label+":") {
+		return "", false
+	}
+	return strings.TrimSpace(strings.TrimPrefix(t, label+":")), true
+}
+
+// uuidPattern is a complete thread id.
+var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// IsUUID reports whether s is a complete lower-case UUID.
+func IsUUID(s string) bool { return uuidPattern.MatchString(s) }

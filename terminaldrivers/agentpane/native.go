@@ -1,0 +1,167 @@
+package agentpane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/screen"
+)
+
+// The native controls (domain.NativeControls): closed slash-command plans
+// of the profile, each typed into an idle, empty composer that is proven
+// again right before the first key, the composer and its command menu
+// proven to hold exactly the command before Enter, pressed once. Nothing
+// is retried; a plan that sent keys and could not prove its end is
+// AnswerSent (the domain reports it uncertain, do_not_retry).
+
+// historyRows bounds the pane history read to tell a fresh inline status
+// card from an older one.
+const historyRows = 2000
+
+func (x *Adapter) nativeProfile(t domain.Terminal) (agent.NativeProfile, agent.NativeRules, error) {
+	if t.Agent.Compatibility {
+		return nil, agent.NativeRules{}, fmt.Errorf("%w: %s %s is read with a neighbour's profile", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	tp, err := x.turnProfile(t)
+	if err != nil {
+		return nil, agent.NativeRules{}, err
+	}
+	np, ok := tp.(agent.NativeProfile)
+	if !ok {
+		return nil, agent.NativeRules{}, fmt.Errorf("%w: %s %s", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	return np, np.NativeRules(), nil
+}
+
+// idleEmpty reports whether c shows prof's idle screen with a proven empty
+// composer.
+func idleEmpty(prof agent.NativeProfile, c screen.Capture) bool {
+	r := prof.Classify(c)
+	rows, ok := prof.ComposerText(c)
+	return r.State == domain.ScreenIdle && r.ComposerEmpty && ok && len(rows) == 0
+}
+
+// runCommand types plan's command and presses Enter once. The returned
+// keys say how far it got.
+func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan) (*keys, error) {
+	k := x.keysFor(t)
+	if plan.MinWidth > 0 && t.Width < plan.MinWidth {
+		return k, fmt.Errorf("%w: the pane is %d columns wide; %s needs %d to show its result whole", domain.ErrNativeUnsupported, t.Width, plan.Command, plan.MinWidth)
+	}
+	if _, err := x.process(t); err != nil {
+		return k, err
+	}
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return k, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
+	}
+	if !idleEmpty(prof, c) {
+		r := prof.Classify(c)
+		return k, fmt.Errorf("%w: screen %s (%s), composer empty %v", ErrNotReady, r.State, r.Reason, r.ComposerEmpty)
+	}
+	if err := k.typeText(ctx, plan.Command); err != nil {
+		return k, err
+	}
+	// The menu must show the command selected on two captures in a row:
+	// one capture may catch the menu mid-filter.
+	if !x.twice(ctx, t, func(c screen.Capture) bool { return plan.Menu(c, plan.Command) }) {
+		return k, fmt.Errorf("the composer and its menu never showed exactly %s selected; Enter was not pressed", plan.Command)
+	}
+	return k, k.press(ctx, "Enter")
+}
+
+// history reads the pane's rows with its history.
+func (x *Adapter) history(ctx context.Context, t domain.Terminal) ([]string, error) {
+	out, err := x.tmux.Run(ctx, "-S", t.Pane.Socket, "capture-pane", "-p", "-J", "-S", fmt.Sprint(-historyRows), "-t", t.Pane.PaneID)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(string(out), "\n"), nil
+}
+
+// StatusCard implements domain.NativeControls: the profile's status
+// command once, its view read whole, the pane back on its idle empty
+// composer (a panel closed with its dismiss key first).
+func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.NativeStatus, domain.AnswerStage, error) {
+	prof, rules, err := x.nativeProfile(t)
+	if err != nil {
+		return domain.NativeStatus{}, domain.AnswerNothing, err
+	}
+	plan := rules.Status
+	if plan == nil {
+		return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("%w: %s %s has no status plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	before := -1
+	if plan.Count != nil {
+		rows, err := x.history(ctx, t)
+		if err != nil {
+			return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("read the pane's history: %w", err)
+		}
+		before = plan.Count(rows)
+	}
+	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan)
+	if err != nil {
+		return domain.NativeStatus{}, k.stage, err
+	}
+	var card agent.StatusCard
+	last := "no status view read"
+	fresh := func(c screen.Capture) bool {
+		got, ok := plan.Read(c)
+		if !ok {
+			return false
+		}
+		if plan.Count != nil {
+			if !idleEmpty(prof, c) {
+				last = "a status card, but no idle empty composer under it"
+				return false
+			}
+			rows, err := x.history(ctx, t)
+			if err != nil {
+				last = "the pane's history: " + err.Error()
+				return false
+			}
+			if n := plan.Count(rows); n != before+1 {
+				last = fmt.Sprintf("%d status cards in the pane's history, %d before the command", n, before)
+				return false
+			}
+		}
+		card = got
+		return true
+	}
+	if _, ok := x.until(ctx, t, fresh); !ok {
+		return domain.NativeStatus{}, k.stage, fmt.Errorf("no fresh status view appeared (%s)", last)
+	}
+	if plan.Dismiss != "" {
+		if err := k.press(ctx, plan.Dismiss); err != nil {
+			return domain.NativeStatus{}, k.stage, err
+		}
+	}
+	if !x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
+		return card.Domain(), k.stage, errors.New("the pane did not return to its idle empty composer")
+	}
+	return card.Domain(), domain.AnswerVerified, nil
+}
+
+// NewThread implements domain.NativeControls: the profile's new-thread
+// command once, then the idle empty composer proven on two captures.
+func (x *Adapter) NewThread(ctx context.Context, t domain.Terminal) (domain.AnswerStage, error) {
+	prof, rules, err := x.nativeProfile(t)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	if rules.NewThread == nil {
+		return domain.AnswerNothing, fmt.Errorf("%w: %s %s has no new-thread plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	k, err := x.runCommand(ctx, t, prof, *rules.NewThread)
+	if err != nil {
+		return k.stage, err
+	}
+	if !x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
+		return k.stage, errors.New("the pane did not show an idle empty composer after the new thread")
+	}
+	return domain.AnswerVerified, nil
+}

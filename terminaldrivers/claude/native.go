@@ -1,0 +1,75 @@
+package claude
+
+import (
+	"strings"
+
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/screen"
+)
+
+// NativeRules implements agent.NativeProfile.
+func (p Profile) NativeRules() agent.NativeRules { return p.Native }
+
+// nativeRules are the plans every profiled Claude Code version shares
+// (measured on each: the command menu above the composer selects its first
+// entry; 2.1.328 and later mark it "❯"; /status opens the Status tab of a
+// settings panel that Esc closes; /clear starts a new session, which the
+// session record names at once).
+func nativeRules(p Profile) agent.NativeRules {
+	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
+	return agent.NativeRules{
+		Status: &agent.StatusPlan{
+			CommandPlan: agent.CommandPlan{Command: "/status", Menu: typed},
+			Read:        readStatusPanel,
+			Dismiss:     "Escape",
+		},
+		NewThread: &agent.CommandPlan{Command: "/clear", Menu: typed},
+	}
+}
+
+// typedCommand: the composer holds exactly command on one row, and the
+// command menu drawn right above the composer selects exactly it.
+func (p Profile) typedCommand(c screen.Capture, command string) bool {
+	rows, ok := p.ComposerText(c)
+	if !ok || len(rows) != 1 || rows[0] != command {
+		return false
+	}
+	lower := c.LastIndex(0, c.Bottom(), isRule)
+	upper := c.LastIndex(0, lower, isRule)
+	return agent.FirstMenuEntry(c, upper-12, upper, command)
+}
+
+// readStatusPanel reads the Status tab of Claude Code's settings panel:
+// the tab row, the fields, and the key hint that closes it, all on screen.
+func readStatusPanel(c screen.Capture) (agent.StatusCard, bool) {
+	var card agent.StatusCard
+	tabs, hint := -1, -1
+	for i, l := range c.Lines {
+		t := strings.TrimSpace(l.Text)
+		switch {
+		case strings.HasPrefix(t, "Settings") && strings.Contains(t, "Status") && strings.Contains(t, "Config"):
+			tabs = i
+		case strings.Contains(t, "Esc to close") || strings.Contains(t, "Esc to cancel"):
+			hint = i
+		}
+		if tabs < 0 {
+			continue
+		}
+		if v, ok := agent.Field(l.Text, "Session ID"); ok && card.SessionID == "" {
+			card.SessionID = v
+		}
+		if v, ok := agent.Field(l.Text, "Version"); ok && card.Version == "" {
+			card.Version = v
+		}
+		if v, ok := agent.Field(l.Text, "cwd"); ok && card.Directory == "" {
+			card.Directory = v
+		}
+		if v, ok := agent.Field(l.Text, "Model"); ok && card.Model == "" {
+			card.Model = v
+		}
+	}
+	if tabs < 0 || hint < tabs || !agent.IsUUID(card.SessionID) || card.Version == "" {
+		return agent.StatusCard{}, false
+	}
+	return card, true
+}
