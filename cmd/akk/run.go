@@ -44,6 +44,9 @@ Commands:
   retry-callback <turn_id|watch_id> [notification_id]
                                   redeliver a failed webhook with its original identity
   threads TERMINAL_ID             the agent's own conversations in the pane's project (from its records)
+  new-thread TERMINAL_ID          start a clean native thread in an idle pane (clear-thread: the same)
+  inspect TERMINAL_ID             the agent's own status view, read once (version, model, thread)
+  identify TERMINAL_ID            which thread an idle Codex pane shows (diagnostic, authorizes nothing)
   watch TERMINAL_ID               watch a task a person started (no input, ever)
   watch-status WATCH_ID / unwatch WATCH_ID
   watch-renew WATCH_ID            restart a timed-out Watch
@@ -152,6 +155,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.mcpBridge(rest[1:])
 	case "threads":
 		return c.threads(rest[1:])
+	case "new-thread", "clear-thread", "inspect", "identify":
+		return c.native(rest[0], rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"akk/cmd/akk/client"
 )
 
 // threads lists the native threads of a pane's agent in its project.
@@ -33,4 +35,79 @@ func (c *cli) threads(args []string) error {
 	}
 	c.table("#\tNOW\tSHORT\tUPDATED\tFIRST REQUEST\tNATIVE THREAD", rows)
 	return nil
+}
+
+// native runs one of a pane's native controls: akk new-thread | clear-thread
+// | inspect | identify TERMINAL_ID. Each prints what the daemon answered;
+// an uncertain outcome says do_not_retry, and is never repeated here.
+func (c *cli) native(name string, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: akk %s TERMINAL_ID", name)
+	}
+	var body []byte
+	switch name {
+	case "new-thread", "clear-thread":
+		r, err := c.api.NewThreadWithResponse(c.ctx, args[0], &client.NewThreadParams{})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			fmt.Fprintf(c.out, "%s: new thread %s (session %s, %s; was %s)\n", x.Outcome, deref(x.NativeThreadId), deref(x.SessionId), x.Binding, deref(x.PreviousNativeThreadId))
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
+	case "inspect":
+		r, err := c.api.InspectTerminalWithResponse(c.ctx, args[0], client.InspectTerminalJSONRequestBody{Inspection: client.InspectRequestInspectionStatus})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			fmt.Fprintf(c.out, "%s\n", x.Outcome)
+			if st := x.Status; st != nil {
+				c.table("FIELD\tVALUE", [][]string{{"thread", st.NativeThreadId}, {"matches record", fmt.Sprint(x.IdentityMatchesRecord)},
+					{"version", st.AgentVersion}, {"model", st.Model}, {"directory", st.Directory}, {"permissions", deref(st.Permissions)}})
+			}
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
+	case "identify":
+		r, err := c.api.IdentifyForegroundWithResponse(c.ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			fmt.Fprintf(c.out, "%s: foreground thread %s (record present %v; a diagnostic until %s, authorizes nothing)\n", x.Outcome,
+				deref(x.NativeThreadId), x.RecordPresent, x.ExpiresAt.Local().Format("15:04:05"))
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
+	}
+	return c.printJSON(body)
+}
+
+// uncertain prints why an outcome is not done and that it must not be repeated.
+func (c *cli) uncertain(doNotRetry bool, detail *string) error {
+	if doNotRetry {
+		fmt.Fprintf(c.out, "do_not_retry: keys may have reached the pane (%s); look at it before anything else\n", deref(detail))
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
 }

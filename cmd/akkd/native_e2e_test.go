@@ -1,7 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +47,31 @@ type newThreadResult struct {
 	NativeThreadID         *string `json:"native_thread_id"`
 	PreviousNativeThreadID *string `json:"previous_native_thread_id"`
 	Binding                string  `json:"binding"`
+}
+
+var (
+	cliOnce sync.Once
+	cliBin  string
+	cliErr  error
+)
+
+// runCLI runs the akk CLI (built once) against url with token.
+func runCLI(t *testing.T, url, token string, args ...string) []byte {
+	t.Helper()
+	cliOnce.Do(func() {
+		cliBin = filepath.Join(filepath.Dir(daemonBinary(t)), "akk-cli")
+		if b, err := exec.Command("go", "build", "-o", cliBin, "../akk").CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("build akk: %v\n%s", err, b)
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	out, err := exec.Command(cliBin, append([]string{"--url", url, "--token", token}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("akk %v: %v\n%s", args, err, out)
+	}
+	return out
 }
 
 // advertised returns the path of the row's action name, "" when absent.
@@ -138,9 +168,10 @@ func TestE2ENativeControls(t *testing.T) {
 				if path == "" {
 					t.Fatalf("a resolved row does not advertise native_inspect: %v", row.AvailableActions)
 				}
+				// Through the CLI, as an operator would.
 				var in nativeInspection
-				if code := call(t, "POST", d.url+path, host.Token, `{"inspection":"status"}`, &in); code != 200 || in.Outcome != "done" || in.Status == nil {
-					t.Fatalf("inspect: %d %+v", code, in)
+				if out := runCLI(t, d.url, host.Token, "--json", "inspect", term); json.Unmarshal(out, &in) != nil || in.Outcome != "done" || in.Status == nil {
+					t.Fatalf("akk inspect: %s", out)
 				}
 				if in.Status.NativeThreadID != firstThread || !in.IdentityMatchesRecord || in.Status.AgentVersion != a.Version || in.Status.Directory != e.ProjectDir {
 					t.Fatalf("inspect %+v, want thread %s version %s directory %s", *in.Status, firstThread, a.Version, e.ProjectDir)
@@ -155,8 +186,8 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("an unresolved Codex row advertises %v", row.AvailableActions)
 				}
 				var fp foregroundProof
-				if code := call(t, "POST", d.url+path, host.Token, "", &fp); code != 200 || fp.Outcome != "done" || fp.NativeThreadID == nil {
-					t.Fatalf("identify-foreground: %d %+v", code, fp)
+				if out := runCLI(t, d.url, host.Token, "--json", "identify", term); json.Unmarshal(out, &fp) != nil || fp.Outcome != "done" || fp.NativeThreadID == nil {
+					t.Fatalf("akk identify: %s", out)
 				}
 				if *fp.NativeThreadID != firstThread || !fp.RecordPresent || fp.Authorizes != "nothing" {
 					t.Fatalf("identify-foreground %+v, want thread %s", fp, firstThread)
