@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -80,6 +82,11 @@ func (x *Adapter) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.Du
 // prompt line that no completion, failure or interrupt follows.
 func openPrompt(path string, end int64, parse func([]byte) (agent.Entry, bool)) (int64, bool, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not written yet: Claude Code names a new session in its session
+		// record a moment before it creates the transcript.
+		return 0, false, nil
+	}
 	if err != nil {
 		return 0, false, err
 	}

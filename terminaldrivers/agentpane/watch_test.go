@@ -44,3 +44,14 @@ func TestOpenPrompt(t *testing.T) {
 		}
 	}
 }
+
+// A transcript not written yet (Claude Code names a new session in its
+// session record a moment before it creates the file) is "no open prompt
+// yet", to be looked for again, not an error that refuses the Watch (seen
+// once under load as a 503).
+func TestOpenPromptOfARecordNotWrittenYet(t *testing.T) {
+	off, ok, err := openPrompt(filepath.Join(t.TempDir(), "not-yet.jsonl"), 0, func([]byte) (agent.Entry, bool) { return agent.Entry{}, false })
+	if off != 0 || ok || err != nil {
+		t.Fatalf("openPrompt of a missing record: %d %v %v", off, ok, err)
+	}
+}
