@@ -200,6 +200,7 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		if resolved || t.Agent.Kind == AgentCodex {
 			c.Actions = append(c.Actions, act("new_thread", "POST", "/v1/terminals/"+t.ID+"/threads", nil))
 		}
+		c.Actions = append(c.Actions, act("resume_thread", "POST", "/v1/terminals/"+t.ID+"/threads/resume", map[string]any{}, "native_thread_id"))
 		if resolved {
 			c.Actions = append(c.Actions, act("native_inspect", "POST", "/v1/terminals/"+t.ID+"/inspect", map[string]any{"inspection": InspectionStatus}))
 		} else if t.Agent.Kind == AgentCodex {

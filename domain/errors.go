@@ -34,6 +34,8 @@ const (
 	CodeSessionThreadChanged   Code = "session_thread_changed"
 	CodeSessionTerminalGone    Code = "session_terminal_gone"
 	CodeNativeIdentityUnproven Code = "native_identity_unproven"
+	CodeThreadNotFound         Code = "thread_not_found"
+	CodeThreadAlreadyCurrent   Code = "thread_already_current"
 	CodeNoSendReadyTerminal    Code = "no_send_ready_terminal"
 	CodeAmbiguousTarget        Code = "ambiguous_target"
 	CodeTurnStateConflict      Code = "turn_state_conflict"

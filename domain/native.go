@@ -21,6 +21,9 @@ type NativeControls interface {
 	// idle empty composer after it. The record side (which thread the pane
 	// shows now) is the caller's to prove, by observing again.
 	NewThread(ctx context.Context, t Terminal) (AnswerStage, error)
+	// ResumeThread runs the agent's resume command with the complete id of
+	// one of its threads once and proves the idle empty composer after it.
+	ResumeThread(ctx context.Context, t Terminal, threadID string) (AnswerStage, error)
 }
 
 // NativeStatus is what an agent's status view showed, redacted.
@@ -291,27 +294,148 @@ func (s *Service) NewThread(ctx context.Context, terminalID string) (NewThreadRe
 		uncertain.Detail = s.why(err)
 		return uncertain, nil
 	}
+	return s.followThread(seq, p, term.ID, "terminal.thread_started", threadID, prev, binding), nil
+}
+
+// followThread stores the caller's new Session of the thread a native
+// transition proved, with its event, in one transaction.
+func (s *Service) followThread(ctx context.Context, p Principal, terminalID, typ, threadID, prev, binding string) NewThreadResult {
 	now := s.clock.Now().UTC()
-	sess := Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: term.ID, CreatedAt: now, Revision: 1}
+	sess := Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: terminalID, CreatedAt: now, Revision: 1}
 	if binding == BindingBound {
 		sess.NativeThreadID = threadID
 	}
-	err = s.store.InTx(seq, func(tx Tx) error {
-		if err := tx.InsertSession(seq, sess); err != nil {
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertSession(ctx, sess); err != nil {
 			return err
 		}
-		_, err := s.emitLocked(seq, tx, Event{Type: "terminal.thread_started", HostID: p.HostID, Conversation: p.Conversation, Subject: term.ID,
-			Data: map[string]any{"terminal_id": term.ID, "session_id": sess.ID, "native_thread_id": nullable(threadID),
+		_, err := s.emitLocked(ctx, tx, Event{Type: typ, HostID: p.HostID, Conversation: p.Conversation, Subject: terminalID,
+			Data: map[string]any{"terminal_id": terminalID, "session_id": sess.ID, "native_thread_id": nullable(threadID),
 				"previous_native_thread_id": nullable(prev), "binding": binding}}, false)
 		return err
 	})
 	if err != nil {
-		// The new thread is on screen; only AKK's Session of it is missing.
-		uncertain.Detail = "the new thread is on screen but its Session could not be stored"
+		// The thread is on screen; only AKK's Session of it is missing.
+		return NewThreadResult{TerminalID: terminalID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev,
+			Binding: BindingNone, Detail: "the thread is on screen but its Session could not be stored"}
+	}
+	return NewThreadResult{TerminalID: terminalID, Outcome: OutcomeDone, SessionID: sess.ID, NativeThreadID: threadID,
+		PreviousNativeThreadID: prev, Binding: binding}
+}
+
+// ResumeThread resumes one exact native thread of the pane's agent (one
+// its records list for the pane's project now) and gives it a new AKK
+// Session of the caller. The agent's side must prove the target after:
+// its record (Claude Code's session record; Codex's open rollout up to
+// 0.155.1), else Codex's closed status card, in which case the Session
+// binds at its first accepted Turn. No Turn is created.
+func (s *Service) ResumeThread(ctx context.Context, terminalID, threadID string) (NewThreadResult, error) {
+	if !isThreadID(threadID) {
+		return NewThreadResult{}, Invalid("native_thread_id must be a complete thread id from the threads listing",
+			FieldError{Field: "native_thread_id", Message: "a complete lower-case UUID"})
+	}
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return NewThreadResult{}, err
+	}
+	defer unlock()
+	if s.threads == nil {
+		return NewThreadResult{}, E(CodeUnavailable, "thread listing is not configured")
+	}
+	ths, err := s.threads.Threads(ctx, term)
+	if err != nil {
+		return NewThreadResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's records", Err: err}
+	}
+	listed := false
+	for _, th := range ths {
+		listed = listed || th.NativeThreadID == threadID
+	}
+	if !listed {
+		return NewThreadResult{}, E(CodeThreadNotFound, "the agent's records list no thread "+threadID+" in this pane's project; list threads again")
+	}
+	prev := ""
+	if term.NativeIdentity == IdentityResolved {
+		prev = term.NativeThreadID
+		if prev == threadID {
+			return NewThreadResult{}, E(CodeThreadAlreadyCurrent, "the pane shows this thread already")
+		}
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	stage, err := s.native.ResumeThread(seq, term, threadID)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the resume plan sent nothing")
+		}
+		return NewThreadResult{}, nativeRefusal(err)
+	}
+	uncertain := NewThreadResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev, Binding: BindingNone}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "resume_thread", err)
+		uncertain.Detail = s.why(err)
 		return uncertain, nil
 	}
-	return NewThreadResult{TerminalID: term.ID, Outcome: OutcomeDone, SessionID: sess.ID, NativeThreadID: threadID,
-		PreviousNativeThreadID: prev, Binding: binding}, nil
+	binding, err := s.provenThread(seq, term, threadID)
+	if err != nil {
+		s.noteNativeUncertain(seq, p, term.ID, "resume_thread", err)
+		uncertain.Detail = s.why(err)
+		return uncertain, nil
+	}
+	return s.followThread(seq, p, term.ID, "terminal.thread_resumed", threadID, prev, binding), nil
+}
+
+// provenThread proves the pane shows thread target after a resume: its
+// records resolve to it (bound), or, where they cannot name the pane's
+// thread (Codex on a shared daemon), the closed status card names it
+// (pending_first_turn).
+func (s *Service) provenThread(ctx context.Context, term Terminal, target string) (string, error) {
+	var last Terminal
+	for range 100 {
+		now, err := s.turns.term.Observe(ctx, term.ID)
+		if err != nil {
+			return "", err
+		}
+		last = now
+		switch {
+		case now.NativeIdentity == IdentityResolved && now.NativeThreadID == target:
+			return BindingBound, nil
+		case term.Agent.Kind == AgentCodex && now.NativeIdentity != IdentityResolved && now.SendReady():
+			st, stage, err := s.native.StatusCard(ctx, now)
+			if err != nil || stage != AnswerVerified {
+				return "", fmt.Errorf("the status probe after the resume: %v", err)
+			}
+			if st.NativeThreadID != target {
+				return "", fmt.Errorf("the status card names thread %s, not %s", st.NativeThreadID, target)
+			}
+			return BindingPendingFirstTurn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return "", fmt.Errorf("the records never proved thread %s (identity %s %s)", target, last.NativeIdentity, last.NativeThreadID)
+}
+
+// isThreadID reports whether id is a complete lower-case UUID.
+func isThreadID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i, r := range id {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // provenNewThread proves from the agent's side which thread the pane shows

@@ -25,14 +25,17 @@ import (
 
 // Defines values for ActionInput.
 const (
-	Answers ActionInput = "answers"
-	Request ActionInput = "request"
+	Answers        ActionInput = "answers"
+	NativeThreadId ActionInput = "native_thread_id"
+	Request        ActionInput = "request"
 )
 
 // Valid indicates whether the value is a known member of the ActionInput enum.
 func (e ActionInput) Valid() bool {
 	switch e {
 	case Answers:
+		return true
+	case NativeThreadId:
 		return true
 	case Request:
 		return true
@@ -689,7 +692,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1173,6 +1176,12 @@ type RespondRequest struct {
 // ResponseKind defines model for ResponseKind.
 type ResponseKind string
 
+// ResumeThreadRequest defines model for ResumeThreadRequest.
+type ResumeThreadRequest struct {
+	// NativeThreadId The complete id from a fresh `threads` listing.
+	NativeThreadId string `json:"native_thread_id"`
+}
+
 // RetryCallbackRequest defines model for RetryCallbackRequest.
 type RetryCallbackRequest struct {
 	NotificationId *string `json:"notification_id,omitempty"`
@@ -1486,6 +1495,12 @@ type NewThreadParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// ResumeThreadParams defines parameters for ResumeThread.
+type ResumeThreadParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -1539,6 +1554,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// ResumeThreadJSONRequestBody defines body for ResumeThread for application/json ContentType.
+type ResumeThreadJSONRequestBody = ResumeThreadRequest
 
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
@@ -1629,6 +1647,9 @@ type ServerInterface interface {
 	// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
 	// (POST /v1/terminals/{terminal_id}/threads)
 	NewThread(w http.ResponseWriter, r *http.Request, terminalId string, params NewThreadParams)
+	// ResumeThread Resume one exact native thread in a pane (resume-thread)
+	// (POST /v1/terminals/{terminal_id}/threads/resume)
+	ResumeThread(w http.ResponseWriter, r *http.Request, terminalId string, params ResumeThreadParams)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
@@ -2229,6 +2250,56 @@ func (siw *ServerInterfaceWrapper) NewThread(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.NewThread(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeThread operation middleware
+func (siw *ServerInterfaceWrapper) ResumeThread(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ResumeThreadParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeThread(w, r, terminalId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3124,6 +3195,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/threads", wrapper.NewThread)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/threads/resume", wrapper.ResumeThread)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/inspect", wrapper.InspectTerminal)
@@ -4642,6 +4716,116 @@ func (response NewThread422ApplicationProblemPlusJSONResponse) VisitNewThreadRes
 type NewThread503ApplicationProblemPlusJSONResponse Problem
 
 func (response NewThread503ApplicationProblemPlusJSONResponse) VisitNewThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThreadRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     ResumeThreadParams
+	Body       *ResumeThreadJSONRequestBody
+}
+
+type ResumeThreadResponseObject interface {
+	VisitResumeThreadResponse(w http.ResponseWriter) error
+}
+
+type ResumeThread200JSONResponse NewThreadResult
+
+func (response ResumeThread200JSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeThread400ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread401ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeThread401ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread404ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeThread404ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread409ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeThread409ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread422ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeThread422ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeThread503ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeThread503ApplicationProblemPlusJSONResponse) VisitResumeThreadResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6456,6 +6640,9 @@ type StrictServerInterface interface {
 	// NewThread Start a clean native thread in a pane (new-thread; clear-thread is the same action)
 	// (POST /v1/terminals/{terminal_id}/threads)
 	NewThread(ctx context.Context, request NewThreadRequestObject) (NewThreadResponseObject, error)
+	// ResumeThread Resume one exact native thread in a pane (resume-thread)
+	// (POST /v1/terminals/{terminal_id}/threads/resume)
+	ResumeThread(ctx context.Context, request ResumeThreadRequestObject) (ResumeThreadResponseObject, error)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
@@ -7085,6 +7272,40 @@ func (sh *strictHandler) NewThread(w http.ResponseWriter, r *http.Request, termi
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(NewThreadResponseObject); ok {
 		if err := validResponse.VisitNewThreadResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeThread operation middleware
+func (sh *strictHandler) ResumeThread(w http.ResponseWriter, r *http.Request, terminalId string, params ResumeThreadParams) {
+	var request ResumeThreadRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	var body ResumeThreadJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeThread(ctx, request.(ResumeThreadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeThread")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeThreadResponseObject); ok {
+		if err := validResponse.VisitResumeThreadResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7739,223 +7960,229 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rcttGuuCr9HJPlcU6ECVnnJmMVKe2NEnmxJtM7GM5lTobZokW8FHsEdiN6W6I1km5ap9mH2yfZKu/",
-	"rxtogA1e5Mt4MvljiyTQ1+9+/WVSqHWtJEhrJhe/TGqu+RosaPz0pZL3oA23QslvgJeg3bclmEKL2n05",
-	"uZi8XgErlLRaVRXoJ4apjXRftC8yDUvQIAvImIZC6RJKpiSzK2CvGy0ZlyWDYqWgZEIyYQ3bwM1KqTsz",
-	"m2QT4SZZ0eTZRPI1TC4mV99+exovbpJNTLGCNXfrW/M334G8tavJxWef/z6b2IfavWOsFvJ28vZtNvlG",
-	"Gfv8K/csjl5zu+rGXiljF6KcZBMNf2uEhnJyYXUD8RQ1txa0e/d/4+M/XZ3+L376X+enf/z5l6fZ75+9",
-	"/ZdJal633dF5baPlEfPi4wfO+yO3xWp04o379YiZ6fmDpn7rhjS1kgYQoF5qdVPB2v3pYAakdX/yuq5E",
-	"gRd5VtMT//pX46Drl2gF/6JhObmY/PezDmLP6FdzFsbFGfvweSXZqz9/yf747PM/MD842wi7YpwZy28q",
-	"YHmhSshneFJ+QDffVUEj/DKptapBW0F74O3324hgYM2lFQWjhzIGs9sZyw3IMp9tn082uVHlAw5alsK9",
-	"wauX0WR0CdvTuGsCY5l7mzbjsKadXJSG1RqWoqqgvGT8xoC0bLMCQjqtGgvM8jswTCoJM3Zl2K24B4d8",
-	"zCGUWQowc2kDavPCMiULwNcL7hCd8bI0+LkxoJm/TZYLWTc2Zw60zCUrVP3gBm1kseLyFsrZXHbHoG7+",
-	"CoV1x4BvpY+0N/zW/Irl7hBydpL7Q8mZoHVZbu6YhTf2kuVcmg1ok+MP+JhQUnKhgfmfpkhrLKzxjkE2",
-	"68nFTxM/5iSb+McmPycu0X/BteYP7vMa7EqVbpytRxHzUj9Yrm8hcQRXHnqYktXDBcst6LWQvFosVVWp",
-	"zaJotAZpc0afDdusuIV70ExyK+6hT4rd9msugZmVe1aqzaUb3xih5ALe8MLSRNFBP3GAhQ88QXocjmZk",
-	"IY4Sx+MlDuxtTGd+CvjUHps/pJ8TYHJ16ylGHyPvhCz3UQh89Vv3oLsFrZaigjTA+R+ZXXHLNHAEc2GY",
-	"O0U8BWYKDSBNxpRmeSP9C2XOTiphLJQZk3gDiHZWTZOY74fbXsPX69o+ELYKywrVVCWTyrIbYCXQqUM5",
-	"m+w7VjyUbppu06MH+60/xnDDRcWbEibZxNHHN0nIv6prre55lYLb2i0VIcEd6bp2JMQf3Yx9BYVwPxnG",
-	"dUc2L9kdPBgUCNYgGyZkCW8clcLjLLQyhNpXL5/PaEcRFBRqveayXMCbAnSdQKVXUPLCQonj36hGlslz",
-	"dATXLw4Z5pAmcNwzLBxBRJaJh3gIXYA3tdBgFnyE1KnlErSjaQhvPcQFSdRWXiJI4ikYy21jGL/lQjK+",
-	"tKCZsG5DS6XXbo5JyS2cWrGG1C7XXDa8WnQws3WF337LNqKqEPqI/tHK6DovGXd3bJRk68bYzAlvgb5E",
-	"x3qjVAVcerRb13YR0LU/m+eUK6iqhb/KNMvUwL1ssH3gSlWJHwaYES9j+xji60+iigf5V541jDLvJa8M",
-	"DIE0jP0YgBpsox0qtcovK2XgcUvszjcSpD8/P0+tZ3veWCjfFp0C/d5Lqd1YPCIuO18Iz7l37rmonFS3",
-	"ILbSR+GdoxAbSqBtjIhOTE5B3ppLfgt7udBf/GOEDHhoaR7EJTwxTnJTlRPWNkrfCXnLSqGhsEo/JDEj",
-	"MF5RjqhpgaFX3Drx0SG4f4cUMic5ebaenCD8uG+br/1zz+VS4XvCErfdHlFzaWqlbYwQ7TQporrhWgp5",
-	"27/YvaQXdZaAgqPn4mDmHtiP9DBTy+0zOQiWcIDtZQwQeAhX4Zw62Mg8xsTnFN1CB3bdBqMDSmHDz3tw",
-	"9jthEgJWvNLDMapHCxJ30shufX4jC6fVHj7DD90ITrU+6sTd+YyvIHVOX0El7kE/vPQyfB+QvlEb0q68",
-	"bqaBFysoO5bIcj9FfsG4ZKKsvCxO2qhkgIIfbtMgq+WWSUU2khVUTnfqxH+nFi3gjVOchc0vYs3I6V40",
-	"b3ianXQvijKfZoj6yHXoQbcxWoyTjYQ1c4mQl+Fn94RfO3OyuROBrVbyljQz4iyGlYIE1ZWqygvGWan5",
-	"0gapoN3WhhtWVMA1WoEK2j7pmjiltyDdwQM7+RIlUPalKuGCVFzLzSpjX1pd/et1xjYrUazYHUBNciHN",
-	"6JZcN9Y48fmGF3deNkKRqblZC3s5l27INxc00A+O+HGmJJxqtaFBwtj4wH+yBy7vDA42Ramfsxut7kDS",
-	"5SCdiMjIibHuz5IpPZeNLEBbLuSUbtTdZP9y6ESUgXLGrrxwlTHe11PdF4ELoGbrViFZI5046AB4Lkm2",
-	"ZsY6mU3DsjFg2A0slQaGCjYp34HKdrQjDVRJ6vuVcuxnhLMnyCsy86A6GbZ0UjfTjXQUyoGGgzlzMF2l",
-	"2VsBYUhQVsrYA8f4Bh9tpcnEyn90l0Wg5ZBlqdWa5e6wH3IUdTdKl6YTgQsuGZlJervZy5gcqMDCqOIO",
-	"Uud3TT+wCpaW3Twwu27eMAPanSjBk9OfbpWES2buRF1DiQilGtses3snYudCWrgF7Se3zcDgwcsHVMG1",
-	"FbyqHhbhG6ms/zsFF8YqDYcd/TU+6t5pasfRUqrH147OEj0IwOOO2mvm8EYY64BJHww5ozDjDuewdb92",
-	"T/o3Fv4KDuZU3RDX+OZeVuWvpgNQv9TB/FnAvPg4w3UEjEgyswiV3oNBxaFxBO8RjEW2lm1rmLecRD9G",
-	"6mJkIXmkqSOaIaxx/Cy+CdRjKPs0dETbW/NuikWjq6PE0S2ppEEZrzfc+DqvA6r111l3pvVtmVkLNHWn",
-	"znmwmPbR8QW89ijTnx9Je/oidy3t4Eum8XevyuPW9tnsBM/RtRFV3r80/9wuEPuzgKr8WusU71y639Ja",
-	"JRjDb+GAw8EhuheSS1AabrU7xZdaqWWChzd2pbT4L+hxBKnsyk35c9JQZrmoUrwTJIqCeakk5E6YekAu",
-	"2lkzUfhEOQhkyU60t81NLx1ZJ6GZGOtmpVil1J1h3KbsS9Fq1IKYlNUPaUDcZYD73Tkz4KRZ4+XFHJco",
-	"F9zmlzSxOza2Bi4N86fyCLMbmeUXduWY6aiqvmwvi9GTTwyK0BVYYKK8ZLKpKtbICozxp+yW4L4lRCfX",
-	"0dbsqrGFWu/l1C/8Y4QgdAqE5Idskby8i1qD8exlaBvWqqqciIKSM94rWjU9Yz/h4QsaqTvuIM067i80",
-	"alkoJU/TBsdI6dmPQ/HD3UENwCpxf1v7jc+sB3NZjGIpFP0GeEW6ZR8zt+U0dZdEyIOpaStehDeSy1FJ",
-	"Y4AGbqE8CiKCTz1F5MgLnSK/UGiwC63s0fNFrHT/WXQOf1xK/+0s3m9qTWMH9yW+dqTtNZzFEF8qfgMV",
-	"UsYaVF3BJZMArVuokeJvDdLEyGL79Pw8m6yFbD/vP6bBrMH4uLK2duqm+9+wH159F1xjBYh7MMyIWwkl",
-	"e/ni+rUZLOKz82df7FnF4DISV7DjhEuQTk0h9lVVL5aTi592UzaE6bfZEKit0+bTpNiBxxOnSHON3pk7",
-	"kDN2vVIbSa5SJYs0Pwp7IJhJD55vVgaKRc7oITpZd6De6egnbwNiDph4SNZwZ1ur2T7Un/2xpk2ArW59",
-	"kLrjT3m33DuunLjXr9tT217IGCnZPvFDMX/v6dCiXgcwOXxN+yFLwuZo6BrdCE2XWv9zaWoo7OOcQoJe",
-	"HniuPBfZ66qK3k6vzILmxbv6jIIyWvCa34hKRJpRNN4NRi+FqKS0nLjUAAsLb2z653VTWbEwUHn/zR6V",
-	"ajBjPPxgrNTh7JJZfwwhPd5z7CgGyk1rXqJgbS6D47aVnDIGlYHYiwy19yGf4DALmrGcHi7TthtaVGIt",
-	"RrRl0d3yGK7cDSIQehZQJz6ZB1kswrdJCSjh1d6+wDDC4QQtAtH/CNMnrEk7fNNdIFvr93VAe3onVXFH",
-	"/54FEfQ0OqsRc5uXLcJYNcjS/Rbi7fwHunw0f/hbdQINhWIlfd8BShet2Xpkfqi3UQvDNdKXb5XlVeqn",
-	"LUrhhgjPp/AhhEnuMSb4g3n6c7ZvSn8xsf1oAKpZFJsZHHLe5kQX4Q8kBqwBGdpD9lqY2mYtbdjtti5X",
-	"b8PwwLIQ07E+6fhypZRB67AjGjQUK7jWAsiXQqDzxLDcDZCnFSyUS3cs7iDFq3s0DJi89wGqkZ8kOXe4",
-	"hTEw2U0cWhQ4xAr6yj9MvGewsXgdWRfD7FcePTuctLvbPXDzKmJjR3DzEMwYQ84Rrw/Od6h0JM770Sfq",
-	"NC7HGqFctGDSX/fe2df8zXN6+LPzhP3fY0c0zLPzdLDL+NX2N5i6s24RT0ktC5+2V1R6N/NircqEMvjC",
-	"SYVOE0Rm2DoJgzeovHf3ZBynv2Q3lSrQY9hjpMY7B73ZqhPmAHQI40Q3OBG0BhbSsXb8JsUMthn73juJ",
-	"iPieZ7f4w4Ayb8fldof+ly4oZ2DCiDe5L5al0fIVLNGKAVW5uHlYKLtKZUJctd5gLvGRKC8CneJmNMSm",
-	"R36Ko5c21AZ660ydzPdoxHreE+qHgWr/WKZdgaYA+7BYUyDMgoxyacXLWxfDlBWFq4fAcSVp9XE4QjBE",
-	"0t5oH8LsiHU8UmF6jGW2swrueoGu+pqefTebaLSnHQbS1rQ4diXjAHnd7ijhi4+vxIe+3gvYYCg7lBkL",
-	"cHaobTyhZi7G7afZpI29S7tqVDkiCaUM/tue0DZYOrF9DFZBc0DGuEHrd8F1iafgwNbuNxAkrNb9HYcd",
-	"xPscv6jXOM4oYR0PavSJB0QHCQul2rATt6cALwy1WKMqjE5STIyZ9w9zpcRoLMoQrOMnj0OM2ljIH354",
-	"/lXG6NT9c+6rada6YJJESjbrmxRf+EqYuuIPZM85eRrIjIQNGDvNMF5D+PBLI3ltVsqOxGuslLbJjcZz",
-	"ZKTXu2fBWMoEehP2LUp2UnKzAsNKreraYQ63rAJuLPuCFSvu2CtoM/VmZbZjaRFDDxGeY8T2ycBj0+Er",
-	"zr9WxrKnn51HC0jO09Tlkc6A/YgQoi6jsbNJl87irzU6/SRewIaQ4hWYpkrYLW8EKeVbZ5RjKoIP4bv2",
-	"ICgMZShghtNwzblP3PFK/wIPFiWG/AKD3oQsTcggCeeOsokwjBcF1BYc6COAB87W+txC/o+cXrJcOup5",
-	"waRqV3bSMf9pLD7icp12s7UoDB6S8KvwIB9GciRskm5bJN8xH6PD71GhKVM6xDo6HoeUnu5qGuQU+8F8",
-	"vXAvVGMWqW3unW9f+Lm7vgBFnhp1B8VODEhP7ikiNu/Gy6ePdnh/CBdwtNGkP3j8GLOWDCRpiLJi6RNh",
-	"E4Zwa2Fd25E4lsd4Zb2meeRbcO/kBjrO9g0h7e+fJXnWLt9IxY1d+H0dtQZ8EUI4Tfpnwp9F4bXo7ZWh",
-	"VvuY2WV0T0lov6qMQvjOvV/p1BFtMgBlIe2YUz6bAyoBaW7Xmnl3CvjRaq7xhdZatg/ehxuJLjeLfUpu",
-	"kM7W2QJiD+r2AXTarRiv4HBrfA9R9rkZ+1PsW+b1uGW9RZdJNllyjCpMsbQXHdlNaDG8Vf9PrWoKjGop",
-	"eFUxXtiGV9UDK0UZ81VH6tqsMCgX5MhZUMZ0Ntltp4/y7YdRjSnb0jVB5pq7dQFzD4UUdiHveSXKRciy",
-	"zljeyDacpXSfEWAcncRQvXwktTLw+2264tA5of28BH2K8W0MV+DzIfHhLEpq92kXG6cg0VoPDg6OgvMS",
-	"hmYhjeWyGIlRaTXWhM9jPOvJY+fQfvTDq+ddtQzH7MlAD23hAvfiAS5/wtcg17YKOV56CgFeanWrwZix",
-	"kgfb8UdCLmr/Eg5MIs4ezEhvG3UEpaox4SjIPOyEIPFP3KwcuMEbKNpM0enBp7JlgumOgUzP5WPTJtu3",
-	"+ibN872BOIOFhpHGl+it47FhScjbCoIfeeBW7nucCyWXwrG5MefiKyfmfMmr6oYXd487jASHjAqIrM3t",
-	"oZVLtg7gGh57QSuuy4Vj6aqxi7WQjU3lA764MaDve0nXwrBKtbGeqFujxlHCkjeVZX/47Hzq457E2l3H",
-	"0/PzL+jO/ecs6Q7HbEO0j40t5nUokSMMy31SUd6uI6wr5HuE8bqV/X64sGfP9q7LhxAn5ZrnJaxrZUEW",
-	"D+wOHrJgIqhB++ynrfiv/UFoEeIkCEMo4pExq8V6DWjAqYCXGH3rNAbNReU+bFbCAjM1L2DGrrxJ4dn5",
-	"eWxTwDee/p59K/6UOaXWG+jjJ24a69SSSkgwXfob6dDuS7bmDyHwjjNTcbNingo5zc1YroMC89/y7Zi8",
-	"8wNOZJci5eCfCWlJvkzV+ED/AwOuKwEawefSO3zKjl2iLU6qjbfHBYeFkskwwn1aVeLeQnKbVSwodieY",
-	"Q8V7q31iQn0TcupMD5j+CHJJ1CJtkGn9bKEmy878nTj38yBLwSPs+b1rf5wy4K67UwJ26r67QyneIc16",
-	"FCjcbTwxlF6NhqpQswZpGRI6rBlTPbCTnIZaY+pnnJubTxEpJQDGhfugfRqULZWeSy+NCCUv2yJjTwwS",
-	"KMfRqOQIGdH9NxmF2bErqpSEFjBEFWOVxkxFy0iu6ZjAXPZFTnZi3Rt5OLicGf5gmFGX3rAn0WCP+QWe",
-	"qOCOKV3TLcUnmPZKJI3JMm08Ss8W0bdfBH1t1I7Rx4DozlOoFHL6r0LgQRqpPgBevH8Tzq79Yc2ChL5E",
-	"6csLTNJO76xsdJtrj3x9K0pLlCiQ+zxe1N7upNqkxTBvPGq9aFujBR+JU8nXN+K2USGiXyyFU8pvfDpC",
-	"lOaenKnW6l74KKO2BsO6SZf8oSzjA/bGN1xYIW8XbR2P6Ls4wA0hVdumXpSCV2rfuezkPS9q/rcGLoON",
-	"ZamQp3Wp7e4DpZXWWhVgHOYWXEtO5dokbDoeSc9pwNWlDTQ+F9OMOg3xgY2QpdocC7vtrQzOfAwyRgEw",
-	"G0JvEvzRRpk20hxXtqUfsHqYRS0qhrINcN7vNMrF9nE53NkRxqXYw7nPuNS/shAc2NXviBc/yAUK60re",
-	"RqPlxye0j5AwRiWIcYa1myuNnUbQR82oINeL54sUGm+QSJuAP4D5sXWBHRDuutO4mB1gunRH8xXwEtWV",
-	"RPSo03lL//tRGBmpp4/2tW7NPraDNNk5rhZMgEsf5bITaUdLvLhBgjFsJIihualEwYLxKziyvIzp9TGn",
-	"tVLBEl9pyb/l9ESQlusHZEZNjcXeNoqc9V4FmkvTrNccA3FP3ArxWTJbTTNmVlyT7su+OD8/LVQJp7US",
-	"0lcDvWnKW7AzRukzJOsG12hIAuDygdIphZnLosFKbkUTql1sVqoCdqt5vYI1sKJqDLrj2SsMbhfyNusU",
-	"3sbWjdPNlaoY17eN2x4JuKVYLkPlPl7XwPVcnrjVUlQirQzLWqjGTmeM7s6XuawwD7TgWmP5UKtUht8x",
-	"7dQFtezpkIaVymnkJDinirUeDkUDS2g/fHQb08mBdTyiuDcdYCzcokbrAcaRK24cY/m6jlynDrLcAKjE",
-	"S+8iDYUj21LL0sk8J3QRZCnnJQ43nuCx16vqV58OLXdLH4P7KNoFAqzuypLeoaGiT/WYI2/Z2yD+QqoF",
-	"rbM1aftgDG+AdvodHpoDa4rjDPnIfn8PYC+pOAw5Jf37/hAoqmIZD0kUfsa+B4F2F1QV26K1xmJgTuwF",
-	"UnfIDoYLnfhjIFdoUlrWjSx4ssgKVe5uKRIVFCKEQUcDbpzCiCSUvu5Rh8Et8qaCsxLpxjDpw03WIme8",
-	"yu5et3BkjGC/gmXaZfGRZJnxdaVFtyUKjOO1HXakEb0dmWrLa1kKU3OL7sXHKmXh26XSi5UyNu3nySYF",
-	"lwVUla87w/1frW2hc1Ams4uyCZW+SgJvxNMTZbgpjukoEvCYkpJFLHnug6ZOTB0Ujkze8+OCNiJpb99y",
-	"OtHwbfahDZ4gyyO3EgfzH4SvcaIoaY2tpLbvJFqpjvJRPGLuj67HJ1uzR8qpT7WivTWP2IOT/GougSIx",
-	"b5S1at2KLuhAolJtJ13ko5PsvMgWxLUDanz+nY3Ex0djHmMixjp6QSZsy9gLSdLhIR7fLaVzh7W06LeT",
-	"6FV96EWGdggYQeCWbbWjGkPES7GLH55fd0ak8dqbo3F1vWYYDLB6WjBPhyqmIbo5JPlRti/J4W2saT/W",
-	"OgrOeIRRZ1fkF8WKjFX+0KrqcTN3Htwq7aOS9iec4wBbdxptYuclPM6/3Cb6H+X/TFZrSK5uUOt0R/pR",
-	"VAuUioiir4RbCxLhY4M0KxApJowvIIh+D5JQT40owQuDjiKtuZDbJdc/RLXlT4jA7SUnA+vfQdV2qTZw",
-	"Cs2XogQfZxQAn1ooZJMbJwfDcql0uiznB5E0jmfo+yXbnYrjq62MgC/O92YE7Eq5H0rFVN95TJB1uyoX",
-	"CsPqfAiZV0kaSeWVy0McErsAbIixPXZHbE6DhA11SkLTiSwxRPThNHAUX2a0c5q+p0SJPmse+TGdk5r3",
-	"HLQXjPc2lnk/LzlSvaP3JPfHkk+D05dsAxiW0bpq1RJfURsZa8P4wsLpyjESBjtMVxd7LGd1WPOwa4C0",
-	"UyYIaB8dRRYj7rjUMEoI3m8o03ERSAO4PS7qIn55e3dUvavRwj5cO5rsU2CwyM1VQ9oHEmvUIfDrDiBX",
-	"1tZE1NSdgPA4Nq6ir7rWVfzurnW/daykFt/CA/WCEt6bu93ZokLraJyie8IdrbGMGyOM5dJigZ6McUbv",
-	"ZoxLFkQRgtWi0dV0Lkst7oHFqWQObUMCmRuywtK5TDfSCbAcrbhQUjlfTEeZy7mkqrdoy8FMnahzVT7W",
-	"IytnpSrQ7NrvajWXIYrXt7di7iCdAECDYEjZlY/fxW8u2J+oCNG8OT//XYGSCP4J3pwVtj6X+Bs7WTYY",
-	"t1yAMZfMg76jTBQsRZFQ3tSHqNO1L5iSMcmdbzuaBoetoSr4zQPLX764fs3O7p+eYaWofDpjTtwtuVnd",
-	"KMyKwSq4peMW+Vnuznwu87NGnP2///N/84ypxqIUE7qpYB+rqa+uJaQP0monacSZB6U8RGjIuTSh8wr7",
-	"xtoak+/zCOpyRiDJhDQWeHnJeCt48+7AoWQ3D6GhFj6PYCEM9VZh//71a2yi4pOasO/PGgxVnbbxpskc",
-	"PJdKi1vhyOg1FKd/BlusTq+FhQtm+BpO6dc880a9/AV9ZvC3hmKyaExYK/nETLO5xJpAz85/x/LC6OUi",
-	"RJs7sAkrbrtAsXyocWDPrUCn0QpfiQJ8XQqPqn95/trRRF15DDcXZ2eqBmlUowuYKX175l8yZ+7ZLoDa",
-	"oWtUnuVicj57OjunIiMgeS0mF5Pfzc5nv/Oto5DWnK3BalHg38nGWq9CHiKmPOCN+2QNFvQ1hpV5nY7k",
-	"ofilVmuwK2gMxiQyYqszdk1w2AZiUh2vjFXiDkiQgTdYm1mby+joUZEF6RRcVilVI3e/eWA+fHOGdUAc",
-	"zgkln5eTi8m/g/2L39agsd5n5+eDpnpugWd1xcWgjV6iRV//YPwMY3t2OzHIqML23U08O/98TChv1xl1",
-	"6evYw+Tip5+zCXm8HiYXk2i6dbtVy28NmpFB34sCJj+7Ec787c8e+LqKrnnryF7UIK9ePt9/ZDGNDYMe",
-	"cXCOOPm5OqIc3TZSK/N+j+t1TNtGT+r+6dlWC48kUryQwLTaYEBvy5vaQvIxg1Oa+FvG1I0nw1JtZuw7",
-	"Yax7luimVNR5wJEcLh9CI4wtTSnvai9UD8ynlViqc7JxlHLNH9iN12pL6teg1WYbQ9z0Xw66fBxx68d1",
-	"ndxqnJIAiriSPZkEqaIfAsHTI4Agm3x+/rsjgSYCkxDO1HecYkYtd6AJEfD0YSUNQme/DNrXvN2FgoNe",
-	"rXGX2Z+SPUm3e+Mc1JrUvXZYasHPHwkuxghFvEEPDedHQcOx0PPs/NnHgrYXsr+/Po3YD2hl22QkSaSQ",
-	"MPk+NaE7ROaNnlF/DMz5RukwY8CL1aCdBLUiCS1Iui6qockE2Z7DuKGPQDcfSbUKO7P4eF4Nt46hO8Ee",
-	"JdZZaBgSRRQHz7G3yfkc9UuWDzpu5PQ49uBT+o7yEgzyRvf6CfZ+aVfVNuthjXRCBQY/RmeByQ5uTVOG",
-	"FRoNlofK254efjZ8wyfP495YqYBkVLeIpEDiO8J8QHTyM4wgkgYnWT2CoPZA9hVmlADm44Y2W2OsFAXG",
-	"cR6K9fLooVNjNfB1ztTSwxEJm5GB1jE2A+CUT3c/F0GMvuypXBeMV9V0NpdfO0CmQVbcsFyUFzlGnrO1",
-	"ksoqKQr/syinGcvxb/eIG9bRQIqez0tueXjzf16/+J6BvIdK1TCX+S+izPDZrIs6yZh7423QwWhfDOV3",
-	"r0ehkeqCVCdi/pzlF6wW8jYPYQb+EJ5+zsxsLq+ozP533NjTr/G4nn+VY0/V/2GELODfvs8x8N6XDakr",
-	"/hBpRASfKBwUfA1tYL5Tq0pET8luHfQ6WZ6Ukj7sXuMevr737VMGPGmoLGB1Fbr5tmGXKNktar04L1nk",
-	"2pblf2vA14tHhoY76rUp38qdb60156malekoG2Pb6yaoqoT7ZPjGacfYMgh3eI1aFlNUyUpKKOz0km2E",
-	"Uz4crcxxfflow/XeJU1GuO9PnuU+/eKRLHcLcx4hgdNx0OsfgbH2qAj1Hzk1HtQJsAId8V+0ZGTVFvsf",
-	"k5p8O4APSFr9DCNH6fUWYVhTv1+15TtxD0htHbXoSlCNkty2+njyqJzsTd17PuRRhdLoo0I+WQuDEcB7",
-	"82ePk9UeLXt9h1GSA0GEnbRmSyeJTKOj9kXY32aTWpmkmQSjZZG4JCrhEzcJReyDAYX2PmN/Uo5Qaqr6",
-	"5Quah3JSYSPbQgV1TviGQo68Me1Pvk/+e7tK357hbd+u7VSLt1tA9PR9z9y2LRhBPHfQrYRbdM9/JEXh",
-	"d8c9/9lnj5e6CE69KfgAMI3pwdkvPsLgrc8CgFR453Mn+CCoCtPmwZ48O386ZdySrZlOmqyxmFLtlAfs",
-	"5D5jz73DikhV6Ax7B1C3ZhGUzK2qUaTDL3hxd8F8bD/rBfFjraqcXI45aQ5SYdqRclqIwxUsuepnDsW5",
-	"jOUPLHR6xD6AkXC4jUFf4Vl4DBoINql76h5BCH3+1STBrJ+NNzGgo12reyg/TRA9SvcdgKjb1rsC6Fnt",
-	"80HSRPY/3JU7gdm3UsFSKjMSnVtjtLfa9zuCYDsWo3qeqcKJouiACD1a9IyFeD50LJkHWay0kqoxl945",
-	"iwggWf7vX5M3pAe1+TaIvRTy9j0D2Gfvjcz2E3TSNJbQrIedvzbYxZxjglwEphZoHg3G1PfotOuvkobn",
-	"UAPPN7Uhjxvpfi04+ypSUJJKJ5UjgRkTsqgapJu+MJbTnVVVgu4T0m2IfIVri1rHvD/IfL9SpF/eCFx2",
-	"55bFYtMKNPz6aGtd8SIQ14ioebh5VzBtI/LGoVRV5Zh04C0NkajKQkUBv1zPnbNIQAiNmpCTN9K32tgF",
-	"rK99f6ZPE1ZpdTtA1Xs6/9kgtacDHQynW+mmSQPi95TZhXavGbsiycMAtC72PiXMesIg41WVdot935s8",
-	"7YQZGq1C2PTRXNdHX77N0gNTm6B4YO/zDn3rQiDT5+d7wpg+KAZs1S9MIELvWIMrQOiO0eEhfmxLlEPP",
-	"QE1VY2/UmwgqB2nFSeg8+2VQw+vtWZv7kSan18UKyqYCDFzCUk0CY37COaDVFEEVg1F41a+O6U7uRpUP",
-	"DuLbZOgepIdwGTSv+Y5Vz87/iG6MbqXtu1QTbkB23RZ60uEhzsjtMpkHOSMPLnP29xaF4/1lQf/8FH2S",
-	"z87/+HgK7gGD8T5Q9T2SI6gRoh3N2S9R4OPbszifbAQr+BrYEmSBOdtOx/Op4uHVy6iB2yDoq++rx/xn",
-	"9OPk9C50RbPY96otFOcD8baBn5LaIBS6OQj0+/GwB4G9e+XA8n57xZzYk/4NuSQIW96/UTCk/IWI3IMs",
-	"g++P1STLKyXwtWuF4ddL9WL/4ZH1neyIV9Tj0Nd89400GPXZwnp4od5dlKS3PwxhDOmp7s7y4bRr0j2O",
-	"/13vjhl71XhDOqW8hgrvtVY3wE7yM/qcT8kq2cjS7ynM/sQwTLxWkryPlS9s5P2Rc4nlfVio9hOsi+2e",
-	"KQA/8zkF3Me1RvXpB80xfARgt80L8rfyuaR5V8q0NQjj7h15W48qZyfGKf688oNisKPCRiAYAc3r+tTH",
-	"a5C7acoKLpHNr9RmTnUJN8IAOZ6pB7swrBT8VipjRYGV5Hxql/cCx73cZcm6rtvUyECWWYs+WWiQqfRc",
-	"+uLsLTnNQr36jK2VFCjh6zY7ISa2Cf/ycw8mXd/9vz/F/ZDCcrfPl+6SRp2K7cXRZf4T0q53Cq4KYBUj",
-	"Kve5BlGHnZPunLM+AmAA0fQdyB91gRoneS8wKiSu5OxJRNy1iRwvmIFBxLCuuPTiTSCEocxMxjYrUax8",
-	"MRksm09NKufy6uXzaTZOKruUoh4RDBVQs5aOUkI2fk4QUUfwsKX/kNhdxDGxT0woYkNNxbA/mHZ7o3o4",
-	"xjEmKC/psp70O3y08WBcwlw6ntU25TlnhaqatTtTrBS06ZPtQKxLTyEdDGAuwQ2gJ4pyxQATA2izuEOq",
-	"k+m2OGP5SKsuX8NyswKsUmKPbp3mLWT++I6nq5e++C5UZb+U0YzlbQ2JnJ24W57LPM7BzqdsDVwadgdu",
-	"C6DBK44yXr0KNXGsgw/vYmnv3iucdPdJGk+48OmI1B9IOB70Dv/IsvFWt8JdcjHdKzWF+423HB8FudX6",
-	"0MQ0Dcn2SShASTfyDrwkqs2YNIVSgKdp1uj37uvDXlalqF7eZiqYLMit7psnKF7/FQpsOMbLTrmOtjiX",
-	"wc/eawdnNZe0GBO6wWlVVaqxJtQgdvwIR8Qsh4tQlAtNt1mPInaseS7XXN9ByXLfY8zRr9CrK5aiiexM",
-	"ZwyDPleh81+g+9ttwS5ZTs3KQi5c6FiWI+1cKu24EEYyYpRmDeDTjvGzI5dRiDHFLCd607GTPCprmWdz",
-	"2UgrKpZ39RXyjH3OfGLqdMZeC1v56IaumHpUnwLDs2kfXV84bxF0vD0pX38njH3t4edXLVhHpVlHZOqu",
-	"Nd+nSO8+Hv163ZXEb7XNoP0/MZ5UCBni/H2N1jHaNRYS95UW92C26KSEzamXjkJ5RG4Q/3sSbkxh8rOi",
-	"Aq7zQF7yMwmb/JJE2zDIltTLnNB78d6EXqIV24Kvl3i1uF3ZUDmyw15s/+CFJVymoPjysv/tGmRD0uhK",
-	"3K4qN9ZchiLvwRbxtbQkbNUanITsq7G/7jUrwEFQ+g3LHwrq6BEI4p2/mbmMu/dGKba4SPTODmX4UCen",
-	"136Ge7+874FIpBrrZ26T4S4hxL2T6ugo7NRrAb7mplRhOoRXD0ZEVtsWjm3F+YwZRbygZ0ciPQKX2++t",
-	"R1fieVfgm6FJHUJoL/QNoY9QJr2VA/tL5t6c0obCxY0qezbruQx2lG2xnh0l1UcNBXvC+wVmA/kGkLS7",
-	"S49ZGmrgXU4Gu6mELKuHFMtpm3z+Q9vOP5SUPuiAuktIj2glUsV/Thv2O/G6ayyvwJnjILLP9ajEBFLN",
-	"k+6kL/FRfdqhR2sV8G6kA+T4UJJ5NA4fQ2E+RHRBVNPpHzyqoK14nYomiGM//g4xA5SV9sTHPEcA4Wtm",
-	"jwpFP4x6K66+/ZZpCOWUTCSHdOqbb8aQxRmYW3LKLjcH1TmL/Tu9tVxSRWTKwO+qNVLDhIeM1dyEpQUe",
-	"O5e+kYbp24Ro8E6EwelJcDFekiHx5bltGQx1+GQ/BoHG5/61vHouw0Izxlmp+bItnNLOe4LYG8qjtMEU",
-	"sQR6B6Gwyo3GwKTtgnBOIjohsWHaJXdS4Fvbp+aC5b2ShSE7X7K85WkNtpN443BAWPTyAItrhjq11f09",
-	"lxSFik6WkDrH8lByKWdWqRnLfTeA1uDI7VyueF2DBFyOkpCzEzpeLyV2zX3Q5RRVvM295JRoJhjaz7f3",
-	"PM3msidzUL2CNX9gK36P1bKLFXQmwza/B50XFwPpBA9KN9Bb21zm29VwnQB01erAIfKwK9Du6yY4gYo9",
-	"e/Om7QDpoK0Cfk++LCz/NZevAyHPu+5tOTtRmuVRy7bTb8HJT10GpXvDg6KO0nzweyrS9dn5+TTK6PTO",
-	"g2Q2JcjyNTX7Pi6SMSWmZMkoCm56+7v0xVXLhyeG3fOqAcpnRLn0JmQe3Yp7kKNpjYPT6fGO48o4fiDD",
-	"a9zu8CNbXaPeaSNmB4QRNA2JfmPAtt4VUrjLNukdC4qDJM72PqOcDltrxgKR+M00/MhcgkCwsJ6LZ95t",
-	"rz9v7vBkYCg5xCLk2S+++t/OqiGPoifupQ8dGR33GhkHt08QxPpRMyEUrW0QfNiVHRD1hnXSKBaDs6UG",
-	"swpGipM2w2gwah58cdtRbwOeNZeJAmTk8AnNkte1bTtNtIboGdsnpBa8to0OMioOM5cULYNUlyzwKPux",
-	"pZC3oGstpGUnvnzaH1lOby184H+esf8CrdBaMc0wDhBH5/33sW3hrVJlxrp6c14MfoK2DlKT22zFnmjq",
-	"45x8Gd9ZGx64cI/njJoAezlTSSr/yf7T0eWc6rzlg/m8Mvm9ovoQHssdW91wNPgojfXudEPVmy6cPNdv",
-	"FpBPZ3P5ErTBCmeWFSslCu8CIKkYIx6hdJcSTDT5dn+APBtIWCnZIwQ2vgu5+C0WsU/efotD/CBxiEfx",
-	"xjNqrTFOZl96tTNWdLCpgm5qNNEjxcg8JSYVKLgCAif3OjA74aHVoUfQoNMKH2zvS7+g0HcDFKqct80/",
-	"8kHfxE7lQtykNbZrSyT940CfNMc/HCWoh86vAyH6wWctcIV93nuIUFTe5lDArhQVB03D9feqEypRD06C",
-	"Hlox8hDl6p0XXQOOMEIC1tyb7w5q75/u48Iiov/2N4j+8HkhFXADvsU0Fql6BKHeUxLsO3EHXWo9PZxn",
-	"VIoN0CMY9KbLfqGrzr1GZY0aWYExoVoT1soalM9C+1kXND1S9cpNNVb56nCB6QPVufqtANXTj1chYFiw",
-	"CtPtj1Xiz+LOYbtiubrumX+lUL7WOk2hUMxYqNlJTkd+QaLE6Z1UxR3920aSnUZTOiXBF5G6YE/zaTaX",
-	"aGdW2AyaidL4BIwr9A/ncd8pUaLRdu2+K1GGaRslkp7npTdS6AwxIvQTh6ACPpcYZ3VaiXtw4o645zZk",
-	"dLUufzSTUYUo/DOhwraRqTjjExOriNScZS5RdYw1ZLRU+xQGgenCeIRYN1JUFdUXp59P1k1lxSnpg6Hd",
-	"FPFXXzoSm24zs+I1TOdSGJ/WTW74NZcNrxZBDblAQ3dSH/Omm+e9dnIfXS37QHyz14NsJBzLQv1r45O+",
-	"ZIpx25RcaNplxyvZCY1Qxl0EW9vS9AhP4gvpx+ZYSV2sIevcXaI0XQBLS0RChf8OK3zryo2cJf2PaiNB",
-	"Z1SQPzKCeZ9kZ9D0GIm4nA0NRLTI2DrUek8izJ3L92AdYmQc8h3/TXsUPmC9Nd3MZbAVBUuSsCNWI1x9",
-	"BUs7Y3/WAFTcXZAFtxLontWYxd0a0vKlBsDWPQuUXBzuv/KOK7wg3IyPhPUXxSmBC2fLWMVvoDJObMG4",
-	"MApWNYwb93jG+vSJe1FoNpfvbiJ6RcD5CZClDxGc327olT+dT9pi1JZT+c1iFFuMggiUoLIp2jo9XDrz",
-	"vaSO0rdftfmhwZxDhqKuhXEwyXf0U2Mncd8D1mF5i6PBVcgxrmHp5CpHodtYQaUdxRMGPe38riVR3ELc",
-	"NplMSamyDrjB36xHn7quXShZiAqCzLAVxUL3fAxkS9gcBdfomVpikEzuITX3i8Fs5u55B9JOgm6ZupPv",
-	"Q7qJLP3zK65LFlqCYpIGBp1yY5Jln9x6fwPTTx1MTbOGkJmIdTtaonacWuzJ9h4/aWs4b2OZtrxpsSPO",
-	"d4dnQvruVtQ1PmMwu50Fp6vsbO0Uw9157rx3wqB4vnEq7HTGMMCmWEFxRynzPh6LaSrog2EbpZC3l/Gx",
-	"OKATsgETr6WNHprtEsI+NcurX9pRDrePGb7iVXjHNP+pY1hSwhOPpIs+mPu29Qdja9xmcxxpfwytQvYV",
-	"svrRhwrmgwJSeRYLTtQSlVFN4EE90mT9qrjP/KeHR1Y/hMXt9GT8VuLqQ5a48rDlgcqD5zgqdL0Pd5XS",
-	"fgX3qpXNfS6Qg3aMTA5h0upOwFhF6q7N+SHVpa+pGLJq0F1MDgF8+hrs6ZfUCXS3ef7jlt7/qm1MacSt",
-	"PKVGwuHAG4Emr7FQtx0n8/7ku26SBJb40xZy9h7SCLoenQFOQhf6toPr4GDSpPbrN97u3itwrTTVxKTq",
-	"m0vqcRnac2Yoy1wLC/92bbUobLpfZ2SY53Yuay1kIWpesZOnn7GVarTx8Q5tddg7qG3UwqDrn8nWsFaa",
-	"cqhRhMKGTE7rHfbix8Q9PpdUnxbVXsK1Mt6Qt9u1mYgmFKonMc0396SlnCR6dnbuv2nKFEadD/oA9/4Z",
-	"wVYz/Y/caeEwWL+MiBZqfPButOZTKni7o/3KgFIJOcRHzxao67nZIQqtnDbf5kYIVCjusHqAZtyrMW2I",
-	"GElErcbis1aCPQkR8iTvenvn2Vx23bUZ/ZJPsdyXQ5GtUg7BQuVLJERJvK2hATvUM59FcBmVF2Mn+VYj",
-	"8TxjedR5P5p600tNxgD4CkIGMmlgfowZu6KuEXNJnkVvlievG33l4zVJ82qTclZYmzpyR4wjM07wXjIv",
-	"PpBY2Ot1/pEpAR3OiFyIP/6z61F4CIwjUrYtCcmgC7ExLpCDIX04+yWkcw06saRkwMfBKr71oe1f+yEl",
-	"Y3kjadc+waqzUwvLVrxsU19Alshipp98DIhVNdv41Dl24vc3Td77uAD7D32tn36mBi4zlapxAE4e5P8h",
-	"8/iYZ+W32/003SjSBykRBd/vTjkMWvb5VBKuFCvWUC5UY/OwFvSOUNUrdKPoJk4vxRX6ZhpODnXvq8ZS",
-	"x33jJanQGGbEj/IbUH5aThNfkAJB4dRdZrig46BvzAibsITiBI82hfYh4Tdb6K/VFhp456gxNILLvtL8",
-	"y4T6vFw1duV06LeZuyZ1J6D9xunVGESbahuMViIqQcIqVfDK24wm2aTR1eRisrK2vjg7e/rZH2bns/PZ",
-	"04s//OGLLxAg/dqGI1LD1gxdb9pRfiqyZbUoMC4iRGH7BqrptsG+5gb2Pb/69ltsGGcAZun2+yYxiodm",
-	"yubGZOBeJrBp67pCGWLUQJbRBGR/3h74BTaK521oMDd3ZkslCZWb2jIJ0cDhLreH/tIdmaoq0D7GzjfH",
-	"63o2Dfr4RKNSH5/0aba2TieekTmFSiZ4I3A0TCPGxvCWi37sePueTy9Iv9tv8zJLty0xk7c/v/3/AQAA",
-	"//8=",
+	"7H1rcxs3tuBfwXJvlcW6LUrOODMZqW5taZzMjdeZ2NdyKnU3zLKh7kMRoybQA6BF87pctb9mf9j+ki2c",
+	"A3SjSTQf8mM8GX+xRbIbj4OD8368HRVqWSsJ0prRxdtRzTVfggWNn54qeQ/acCuU/B54Cdp9W4IptKjd",
+	"l6OL0esFsEJJq1VVgX5kmFpJ90X7ItMwBw2ygIxpKJQuoWRKMrsA9rrRknFZMigWCkomJBPWsBXcLJS6",
+	"M5NRNhJukgVNno0kX8LoYnT1/PlpvLhRNjLFApbcrW/J3/wA8tYuRhdfff37bGTXtXvHWC3k7ejdu2z0",
+	"vTL22bfuWRy95nbRjb1Qxs5EOcpGGv7WCA3l6MLqBuIpam4taPfu/8bHf7k6/V/89L/OT//469vH2e+f",
+	"vPuXUWpet93BeW2j5RHz4uMHzvszt8VicOKV+/WImen5g6Z+54Y0tZIGEKFeanVTwdL96XAGpHV/8rqu",
+	"RIEHeVbTE//6V+Ow6220gn/RMB9djP77WYexZ/SrOQvj4ox9/LyS7NWfn7I/Pvn6D8wPzlbCLhhnxvKb",
+	"ClheqBLyCULKD+jmuypohLejWqsatBW0B95+v30RDCy5tKJg9FDGYHI7YbkBWeaTbfhkoxtVrnHQshTu",
+	"DV69jCajQ9iexh0TGMvc27QZd2vayUVpWK1hLqoKykvGbwxIy1YLoEunVWOBWX4HhkklYcKuDLsV9+Au",
+	"H3MXyswFmKm04WrzwjIlC8DXC+4uOuNlafBzY0Azf5osF7JubM4caplLVqh67QZtZLHg8hbKyVR2YFA3",
+	"f4XCOjDgW2mQ9obfml+x3AEhZye5B0rOBK3LcnPHLLyxlyzn0qxAmxx/wMeEkpILDcz/dMlyya24h5ld",
+	"aODlTJT0tMO2CiwwUTI1Z5zR79HWF8oAm2u1ZJzNNZgFy+kZk7NKGCvk7RgpmYUlYhDIZjm6+GXkVzzK",
+	"Rn4ReCf7ixj9msAa/wXXmq/d5yXYhSrd0FuP4lVP/WC5voUEzK88ujIlq/UFyy3opZC8ms1VVanVrGi0",
+	"BmlzRp8NWy24hXvQjJbep/0OSjWXwMzCPSvV6tKNb4xQcgZveGFpouhkHzlMxgceIQMI0BpYiCP98XgJ",
+	"gL2LCdsv4QK3YPNA+jWBl1e3nkT1ScCdkOU+koSvPncPulPQai4qSGO4/5HZBbcM8YbZhTDMQRGhwEyh",
+	"AaTJmNIsb6R/oczZicMvKDMm8QTwnls1TpIaP9z2Gr5b1nZN5EFYVqimKplUlt0AK4GgDuVktA+sCJRu",
+	"mm7Tg4B97sEYTrioeFPCKBs5gvwmiflXda3VPa9SeFu7pSImOJAua0ezPOgm7FsohPvJMK47On3J7mBt",
+	"UAJZgmyYkCW8cWQRwVloZYiWXL18NqEdRVhQqOWSy3IGbwrQdeIqvYKSFxZKHP9GNbJMwtFReL845NCb",
+	"ZILjnmHmKDDyaATiIXQB3tRCg5nxAdqq5nPQjogivvUuLkgi7/KSteTOWG4bw/gtF5LxuQXNhHUbmiu9",
+	"dHOMSm7h1IolpHa55LLh1azDma0jfP6crURVIfYRSaSV0XFeMu7O2CjJlo2xmZMWA32JwHqjVAVc+mu3",
+	"rO0sXNf+bJ41L6CqZv4o0zxaA/fCyDbAlaoSP2zcjHgZ22CIjz95VTzKv/LcYlBamPPKwCaShrEfglAb",
+	"22iHSq3yaaUMPGyJHXwjyf3r8/PUerbnjbWAbVkt0O+9lNqNxSPisvOF8Jx7556LyomRM2Ir/Su8cxRi",
+	"Q4lrG19EJwKkMG/JJb+FvVzoL/4xugwItDQP4hIeGScqqspJhyul74S8ZaXQUFil18mbERivKAf0wsDQ",
+	"K26dvOouuH+HNEAnqnm2npwg/Lhvm6/9c8/kXOF7whK33R5Rc2lqpW18IdppUkR1xbUU8rZ/sHtJLypJ",
+	"4QoOwsXhzD2wn+lhJ19uweQgXMIBtpexcYE38SrAqcONzN+YGE7RKXRo120wAlDqNvy6587+IExCwIpX",
+	"eviN6tGCxJk0sluf38jMqdGHz/BTN4LT5Y+CuIPP8ApScPoWKnEPev3Sy/B9RPperUid88qgBl4soOxY",
+	"Isv9FPkF45KJsvKyOKm/kgEKfrhNg6yWWyYVGWUWUDllrRP/na4zgzdOUxc2v4hVMafs0bzhaXbSvSjK",
+	"fJzh1UeuQw+6jdFinGwkrJlKxLwMP7sn/NqZk82dCGy1krekChJnMawUJKguVFVeMM5Kzec2SAXttlbc",
+	"sKICrtHsVND2SbnFKb3J6g7W7OQpSqDsqSrhgnRqy80iY0+trv71OmOrhSgW7A6gJrmQZnRLrhtrnPh8",
+	"w4s7LxuhyNTcLIW9nEo35JsLGugnR/w4UxJOtVrRIGFsfOA/2ZrLO4ODjVHq5+xGqzuQdDhIJyIycmKs",
+	"+7NkSk9lIwvQlgs5phN1J9k/HIKIMlBO2JUXrjLG+4qx+yJwAVSl3Soka6QTBx0CTyXJ1sxYJ7NpmDcG",
+	"DLuBudLAUKMnbT9Q2Y52pJEqSX2/VY79DHD2BHlFZh5UJ8PmTupmupGOQjnUcDhnDqarNHsrIGwSlIUy",
+	"9sAxvsdHW2kysfKf3WERarnLggaF3AF7naOou1K6NJ0IXHDJyC7T281exuRQBWZGFXeQgt81/cAqmFt2",
+	"s2Z22bxhBrSDKOGT059ulYRLZu5EXUOJF0o1tgWzeydi50JauAXtJ7fNhg2El2tUwbUVvKrWs/CNVNb/",
+	"ncILY5WGw0B/jY+6d5racbSU6vGdo7NEDwLyOFB7zRzeCGMdMumDMWcQZxxwDlv3a/ekf2Pmj+BgTtUN",
+	"cY1v7mVV/mg6BPVL3Zg/CzcvBmc4jnAjkswsukofwKDirnGE7xGORbaWbWuYt5xEP0bqYmQheaCpI5oh",
+	"rHEYFt8H6rEp+zQEou2teb/IrNHVUeLollTSoIzXG254ndfhqvXXWXe2/G2ZWQu0rafgvLGY9tHhBbz2",
+	"V6Y/P5L29EHuWtrBh0zj716Vv1vbsNmJnoNrI6q8f2n+uV0o9mcBVfmd1ineOXe/pbVKMIbfwgHAwSG6",
+	"F5JLUBputYPiS63UPMHDG7tQWvwX9DiCVHbhpvw1aSizXFQp3gkSRcG8VBJyJ0ytkYt21kwUPlEOAlmy",
+	"E+1tc+NLR9ZJaCbGulooVil1Zxi3KftStBo1IyZl9TqNiLsMcL87ZwacNGu8vJjjEuWM2/ySJnZgY0vg",
+	"0jAPlQeY3bY8CkmVdN4elndwPDKx6+OSyaaqWCMrMMZD2S3BfUsXnXxVW7OrxhZquZdTv/CP0QUhKNAl",
+	"P2SL5Fae1RqMZy+btmGtqsqJKCg547miVdMz9pPWq0MjdeAO0qzj/kKjloVS8jhtcIyUnv13KH64A9QG",
+	"WiXOb2u/Mcx6OJfFVyx1Rb8HXpFu2b+Z23KaukteyIOpaStehDeSy1FJY4AGbqE8CiOCEz9F5MjtnSK/",
+	"UGiwM63s0fNFrHQ/LLoIA1xK/+0s3m9qTUOAe4qvHWl7DbDYvC8Vv4EKKWMNqq7gkkmA1i3USPG3Bmli",
+	"ZLF9fH6ejZZCtp/3g2lj1mB8XFhbO3XT/W/YT69+CK6xAsQ9GGbErYSSvXxx/dpsLOKr8yff7FnFxmEk",
+	"jmAHhEuQTk0h9lVVL+aji192UzbE6XfZJlJbp82nSbFDj0dOkeYavTN3ICfseqFWklylShZpfhT2QDiT",
+	"HjxfLQwUs5zRQwRZB1DvdPSTtxE4B0y8SdZwZ1ur2Qbqrx6saRNgq1sfpO54KO+We4eVE/f6dQu17YUM",
+	"kZJtiB968/dChxb1OqDJ4Wvaj1kSVkdj1+BGaLrU+p9JU0NhH+YUEvTyhufKc5G9rqro7fTKLGhevK/P",
+	"KCijBa/5jahEpBlF491guFQIg0rLiXMNMLPwxqZ/XjaVFTMDlfff7FGpNmaMh98YKwWcXTLrzyGGyHuO",
+	"HcVAuWnJSxSszWVw3LaSU8agMhB7kaH2PuQTHGZGM5bjw2XadkOzSizFgLYsulMeuit3GxEIPQuoE5/M",
+	"Whaz8G1SAkp4tbcPMIxwOEGLUPQ/wvQJa9IO33QXOdf6fR3Snt5JVdzRv2dBBD2NYDVgbvOyRRirBlm6",
+	"30KAn/9Ah4/mD3+qTqCh2K+k7ztg6aw1Ww/MD/X21cJwjfThW2V5lfppi1K4IcLzqfsQ4jL3GBM8YB7/",
+	"mu2b0h9MbD/aQNUsCgYNDjlvc6KD8ACJEWuDDO0hey1ObbOWNs53W5ert3F4w7IQ07E+6Xi6UMqgddgR",
+	"DRqKFVxrAeRLIdR5ZFjuBsjTChbKpTsWd5Di1T0aBkye+8ZVIz9Jcu5wCkNosps4tFfgECvoK/8w8Z6N",
+	"jcXryLqgab/y6NnNSbuz3YM3ryI2dgQ3D/GNMeYc8foGfDeVjgS8HwxRp3E51gjlrEWT/rr3zr7kb57R",
+	"w1+dJ+z//nZEwzw5Twe7DB9tf4OpM+sW8ZjUsvBpe0WldzPPlqpMKIMvnFToNEFkhq2TMHiDynt3TsZx",
+	"+kt2U6kCPYY9Rmq8c9CbrTphDkCHME50gxNBa2AmHWvHb1LMYJux7z2TiIjveXaLP2xQ5oDKKaD/pQvK",
+	"2TBhxJvcF8vSaPkK5mjFgKqc3axnyi5SqRdXrTeYS3wkSsRAp7gZDLHpkZ/i6KVtagO9daYg8yMasZ71",
+	"hPrNQLV/LNOuQFOAXc+WFAgzI6NcWvGKYsbdlBXFx4dIdSVp9XE4QjBE0t5oH8LsiHU8UmF6iGW2swru",
+	"eoGO+pqefT+baLSnHQbS1rQ4dCTDCHnd7ijhi4+PxIe+3gtYYSg7lBkLeHaobTyhZs6G7afZqI29S7tq",
+	"VDkgCaUM/tue0DZYOrF9DFZBc0DGuEHrd8F1iVBwaGv3GwgSVuv+jsMO4n0OH9RrHGeQsA4HNfrEA6KD",
+	"dAulWrETt6eALwy1WKMqjE5STAyZ9w9zpcTXmJJGbEcC4hCjNhbyp5+efZsxgrp/zn01zloXTJJIyWZ5",
+	"k+IL3wpTV3xN9pyTx4HMSFiBseMM4zWED780ktdmoexAvMZCaZvcaDxHRnq9exaMpdSjN2HfomQnJTcL",
+	"MKzUqq7dzeGWVcCNZd+wYsEdewVtxt6szHYsLWLoIcJziNg+2vDYdPcV518qY9njr86jBSTnaerySGfA",
+	"/osQoi6jsbNRl87ijzWCfvJewIouxSswTZWwW94IUsq3YJRjKoIP4bv2KCgMZShgStV2JhQl7nilf4aA",
+	"RYkhv8CgNyFLEzJIAtxRNhGG8aKA2oJDfUTwwNlan1vI/5HjS5ZLRz0vmFTtyk465j+OxUdcrtNuthaF",
+	"wUMSfhMe5MNIjoRV0m2L5DvmYwT8HhUaM6VDrKPjcUjp6azGQU6xH83XC/dCNWaW2ube+faFn7vjC1jk",
+	"qVEHKHZiQHpyTxGxeTdePn6ww/tjuICjjSb9wcNgzFoykKQhyoq5z7xNGMKthWVtB+JYHuKV9ZrmkW/B",
+	"vZMbCJztG0La3z9J8qxdvpGKGzvz+zpqDfgihHCa9M90f2aF16K3V4Za7UNml9E5JbH9qjIK8Tv3fqVT",
+	"R7TJAJSFPGdO+WwOqQSkuV1r5t0p4EerucYXWmvZPnzf3Eh0uFnsU3KDdLbOFhF7WLcPodNuxXgFh1vj",
+	"exdln5uxP8W+ZV4PW9bb6zLKRnOOUYUplvaiI7sJLYa36v+pVU2BUS0FryrGC9vwqlqzUpQxX3Wkrs0K",
+	"g3JGjpwZpWhno912+ijBfzOqMWVbuibMXHK3LmDuoZAzL+Q9r0Q5C2ndGcsb2YazlO4zIoyjkxiqlw+k",
+	"VgZ+v01X3HVOaD8vQZ9ifBvDFfh8SHw4i7LofdrFyilItNaDg4Oj4LyEoVlIY7ksBmJUWo014fMYznry",
+	"t3PTfvTTq2ddeQ7H7MlAD22lBPfiAS5/uq9Brm0Vcjz01AV4qdWtBmOGaixsxx8JOav9SzgwiTh7bkZ6",
+	"26gjKFUNCUdB5mEnhIl/4mbh0A3eQNFmio4PhsqWCaYDA5mey4emTbZv9U2a53sDcTYWGkYaXqK3jseG",
+	"JSFvKwh+5A23ct/jXCg5F47NDTkXnQazhKDNPAQWh0nJcSmH3fUaJlQUIFQ8+eX89I/8dP7r22/enbZ/",
+	"Pzng78dfDVRk2akhps/B6vVTXlU3vLh7IJC2pYhoj0tze2g5ma3FXcNDkXjBdTlzYo9q7GwpZGNTOZMv",
+	"bgzo+15iujCsUm08LNofUCsrYc6byrI/fHU+9rFhYulQ9vH5+Td0L/znLBkygBmZaEMcWszrULdIGJb7",
+	"xKu8XUdYV8iJCeN1K/v95sKePNm7Lh9mncTsZyUsa2VBFmt2B+ssmFFq0D5DbCtGbn+gXkRcEsQzVFbJ",
+	"mNViuQQ0clXAS4xQdlqV5qJyH1YLYYGZmhcwYVfe7PLk/Dy2u+Abj3/Pnos/ZU7x906M+ImbxjrVrRIS",
+	"TJciSHYG9yVb8nUITuTMVNwsmKfUTrs1luug5P23fDtu8fwAiOxSNh3+MyEtyeCpOijoo2HAdSVAI/pc",
+	"eqdY2YkUaK+UauVtlsGpo2Qy1HKf5pk4t5AAaBULyu+JJ4Txah+ZUAOGHF/jA6Y/gqUQtUgbrVpfZKhb",
+	"szPHKc6PPcia8gCfR+/YH6YwuePuFKWd9oHd4SbvkYo+iBTuNB4ZSkFHY16o64O0DAkd1tWp1uwkp6GW",
+	"mB4b5y/nY7yUEgBj531iAw3K5kpPpee9QsnLtvLbI4MEynE0KstCjgb/TUahiOyKylehlRCvirFKYzan",
+	"ZST7dUxgKvtiOTux7o08AC5nhq8NM+rSGz8lOjUwB8MTFdwxpbS6pfgk3F7dqiF5r43Z6dlr+jaeoNMO",
+	"2nr6NyA689RVCnUPrkJwRvpSfYR78eHNXLv2h3UdEjolpXjPMJE9vbOy0W09AuTrW5FsokSlxec6o4Z7",
+	"J9UqLap6Wa31NG6NFvxIo2zElzfitlEh60HMBZQzKsbWLwWQnKnW6l74SKy2TsWySZdFokzsA/bGV1w4",
+	"AXfW1jqJvouDABFTtW3qWSl4pfbBZSfveVHzvzVwGexQc4U8rUv/dx8o9bbWqgDjbm7BteRUQ0/CquOR",
+	"9JwGXF3aiOXzVc2gYxUfWAlZqtWxuNueygbMhzBjEAGzTexNoj+qBGlD1nGlbfpBvYdZHaOCMdsI531z",
+	"g1xsH5cjhetwA1zsBd5ngOsfWQig7GqcxIvfyJcK60qeRqPlpye0D5AwBiWIYYa1mysNQSPoo2ZQkOvF",
+	"PEYKjTfapM3kH8FE27oJDwgJ3mmAzQ4w7zrQfAu8RHUlEWHrdN7S/37UjYzU0wf7o7dmH9pBmuwcVy8n",
+	"4KWPBNp5aQfL4LhBgsFwINCjualEwYKBMDj7vIzp9TGntVJRF1+Nyr/l9ESQlus1MqOmxoJ4K0UBDV4F",
+	"mkrTLJccg5VP3ArxWTLtjTNmFlyT7su+OT8/LVQJp7US0pdovWnKW7ATRilGJOsG93FIlOByTSmnwkxl",
+	"0WC1u6IJFUFWC1UBu9W8XsASWFE1BkMW2CtMABDyNusU3sbWjdPNlaoY17eN2x4JuKWYz0N1Q17XwPVU",
+	"nrjVUuQmrQxLf6jGjieMzs6XAq0wV7bgWmNNV6tUht8x7dQFNe/pkIaVymnkJDinKugejkUb1uJ+iO32",
+	"TScn3/EXxb3pEGPmFjVYMzGO7nHjGMuXdeRedpjlBkAlXno3ciiu2da/lk7mOaGDIG8CL3G44SSYvZ5n",
+	"v/p0+L1b+hDeRxFBEHB1Vyb5Dg0VTZjHgLxlbxsxKlLNaJ2t2d8HrHgjvdPvEGgOrSnWNeRs+/2twV5S",
+	"AR1y3Pr3PRAo8mQeD0kUfsJ+BIF2F1QV20rCxmLwUuwpU3fIDjYXOvJgIHdxUlrWjSx4shCNt1MHikRF",
+	"l+jCoDMGN06hVhJKXxuqu8Ht5U0FsCVSsmHUx5usvZzxKrtz3bojQwT7FczTbp1PJMsMrystus1RYByu",
+	"f7Ej1erdwFRbnt1SmJpbdME+VCkL386Vni2UsWlfWDYquCygqnxtHu7/am0LnRM3mYGVjag8WBJ5I56e",
+	"qI1OsV5HkYCHlN0sYslzHzZ1YupGcc3kOT8ssCWS9vYtpxMN32Uf2+AJsjxyK3HCw0H3NU6mJa2xldT2",
+	"QaKV6ihnx1/M/RkI+GRr9kgFPlA9bW/NI/bgJL+aS6Bo1RtlrVq2ogs6kKic3UkXHeokOy+yBXHtgDqo",
+	"f2cj8fERq8eYiLHWYJAJ294CQpJ0eIhXfEvp3GEtLfo9PnqVMXrRs90FjDBwy7baUY3Ni5diFz89u+6M",
+	"SMP1SQdjD3sdShhghblgng6VXkMEeEiEpIxoksPbeNx+PHoUwPIAo86u6DiKpxmqjqJV1eNmDh7cKu0j",
+	"t/Yn5eMAW2cabWLnITzMv9wWQzjK/5msaJFc3UY92B0pWlG9VCq0ir4Sbi1IxI8V0qxApJgwvsgi+j1I",
+	"Qj01ogQvDDqKtORCbpel/xgVqT8jAreXnGxY/w6qSEz1k1PXfC5K8LFYAfGpzUQ2unFyMMznSqdLl34U",
+	"SeN4hr5fst2pOL7aypr45nxv1sSusgSbUjHVwB4SZN2uypnC0EMfZudVkkZSCeryEIfELgTbvLE9dkds",
+	"ToOEFbWvQtOJLDGMdn0aOIovxdo5TT9QMkmfNQ/8mM7bzXsO2gvGexvLvJ+XHKne0XuSe7Dk4+D0JdsA",
+	"hmW0rlo1x1fUSsbaML4wc7pyfAmDHaarHT6U17tZF7LrSrVTJgjXPgJFFl/cYalhkBB82FCm4yKQNvD2",
+	"uKiL+OXt3VGFs0YLu752NNmnCWEhoKuGtA8k1qhD4NcdQi6srYmoqTsB4XHsJkZfdf3E+N1d637rWEkt",
+	"nsOaGnQJ783d7v5RoXU0TmM+4Y7WWMaNEcZyabGIUcY4o3czxiULogjhatHoajyVpRb3wOJ0O3dtQ5Kd",
+	"G7LC8sJMN9IJsBytuFBSyWNM2ZnKqaTKwGjLwWymqJ1YPtS4LGelKtDs2m81NpUh0tn3HGMOkE4AoEEw",
+	"pOzKxzjjNxfsT1Soadqcn/+uQEkE/wRvzgpbn0r8jZ3MG4ztLsCYS+ZR31EmCpaiSChv6sOr07V4GJMx",
+	"ycG3HU2Du62hcvrNmuUvX1y/Zmf3j8+wmlY+njAn7pbcLG4UZg5hpeDScYv8LHcwn8r8rBFn/+///N88",
+	"Y6qxKMWEjjPYXGzsK5AJ6YO02kkaceZRKQ8RGnIqTehOw763tsYCBXmEdTkjlGRCGgu8vGS8Fbx5B3Ao",
+	"2c06dDnD5xEthKH+M+zfv3uNjWZ84hf2RlqCodBRG2+azMFTqbS4FY6MXkNx+mewxeL0Wli4YIYv4ZR+",
+	"zTNv1Mtf0GcGf2soJovGhKWSj8w4m0qsm/Tk/HcsL4yez0JEvkObsOK2UxbLNzUObIQW6DRa4StRgK/d",
+	"4a/qX569djRRV/6Gm4uzM1WDNKrRBUyUvj3zL5kz92wXZO6ua1TC5mJ0Pnk8OadCLCB5LUYXo99Nzie/",
+	"8+21kNacLcFqUeDfyeZjr0KuJqaF4In7hBYW9DWG1YudjuSx+KVWS7ALaAzGJDJiqxN2TXjYBmJSrbOM",
+	"VeIOSJCBN1i/WpvLCPSoyIJ0Ci6rlKqRu9+smQ/fnGCtFHfnhJLPytHF6N/B/sVva6Pb4Vfn5xudDt0C",
+	"z+qKi43ehom+iX3A+BmG9ux2YpBRhe27k3hy/vWQUN6uM2qd2LGH0cUvv2Yj8nitRxejaLplu1XLbw2a",
+	"kUHfiwJGv7oRzvzpT9Z8WUXHvAWyFzXIq5fP9oMsprFh0CMA54iTn6sjytFpI7UyHxZcr2PaNgip+8dn",
+	"W21OkpfihQSm1QoDelve1Bbbjxmc0sTfMqZuPBmWajVhP1BUOyO6KRV1Z3Akh8t1aBaypSnlXX2Kas18",
+	"6o2lWjArRymXfM1uvFZbUk8LrVbbN8RN/3SjE8oRp35cK9Ct5jIJpIir/ZNJkKoeIhI8PgIJstHX5787",
+	"EmkiNAnhTH3HKWYdc4eaECFPH1fSKHT2dqPFz7tdV3CjgW7c+veXZKPY7f5BB/WLda8dllrw6yfCiyFC",
+	"EW/QY8P5UdhwLPY8OX/yqbDthezvr08j9iNa2TZiSRIpJEy+l0/ooJF5o2fUQwTz4lE6zBjwYrHRcoPa",
+	"tYQ2LV1r29CIg2zPYdzQa6Gbj6Rahd1rfDyvhlvH0J1gjxLrJDRViSKKg+fY2+R8Hv8lyze6kuT0OPYp",
+	"VPqO8hIM8kb3+gn2x2lX1TY0Yo10QgUGP0awwGQHt6YxwyqWBkto5W3fEz8bvuELDODeWKmAZFS3iKRA",
+	"4rvmfMTr5GcYuEganGT1AILaQ9lXmFECmLMcWpENsVIUGId5KNYUpIdOjdXAlzlTc49HJGxGBlrH2AyA",
+	"Uz7d+VwEMfqyp3JdMF5V48lUfucQmQZZcMNyUV7kGHnOlkoqq6Qo/M+iHGcsx7/dI25YRwMpej4vueXh",
+	"zf95/eJHBvIeKlXDVOZvRZnhs1kXdZIx98a7oIPRvhjK716PQiPVBalOxPw5yy9YLeRtHsIMPBAef83M",
+	"ZCqvqBXBD9zY0+8QXM++zbHv7P8wQhbwbz/mGHjvS6vUFV9HGhHhJwoHBV9CG5jv1KoSr6dktw57nSxP",
+	"Skkfd69xD9/d+xYzGzxpU1nACjR08m1TM1GyW9R6cV6yyLV95P/WgK+pjwwNd9TrHb9VX6C11pyn6nqm",
+	"o2yMbY+bsKoS7pPhK6cdY1sl3OE1allMUbUvKaGw40u2Ek75cLQyx/Xlg13we4c0GuC+v3iW+/ibB7Lc",
+	"rZvzAAmcwEGvfwLG2qMi1KPl1HhUJ8QKdMR/0ZKRRdsQYUhq8i0TPiJp9TMMgNLrLcKwpv6wassP4h6Q",
+	"2jpq0ZXpGiS5bYX2JKic7E0djj4mqEL5+EEhn6yFwQjgvfmTh8lqD5a9fsAoyQ1BhJ20ZksniYwjUPtC",
+	"9e+yUa1M0kyC0bJIXBLdAoibhEL/wYBCe5+wPylHKDVVRvNF30PJrbCRbaGCukt8TyFH3pj2J1WuP+hR",
+	"+hYW7/p2badavNtCoscfeua2tcPAxXOAbiXconv+EykKvzvu+a++erjURXjqTcEHoGlMD87e+giDdz4L",
+	"AFLhnc+c4IOoKkybB3vy5PzxmHFLtmaCNFljMaXaKQ/Y7X7CnnmHFZGq0D33DqBuzSIomVtVo0iHX/Di",
+	"7oL52H7WC+LHel45uRxz0hykwrQj5bQQd1ewLK2fORQwM5avWeiGib0SI+Fw+wZ9i7DwN2hDsEmdU/cI",
+	"Yuizb0cJZv1kuNEDgXap7qH8PFH0KN13A0Xdtt4XQc9qnw+SJrL/4Y7cCcy+3QyWm5mQ6Nwao73Vvt81",
+	"BVvWGNXzTBVOFEUHROhjoycsxPOhY8msZbHQSqrGXHrnLF4AyfJ//468IT2szbdR7KWQtx8Ywb76YGS2",
+	"n6CTprF0zXq387eGu5hzTJiLyNQizYPRmHpDnXY9aNL4HOoE+sY/5HEj3a9FZ19pC3x9FKkcCcyYkEXV",
+	"IN30xcOc7qyqEnSfkG5j5CtcW9Re58Nh5oeVIv3yBvCyg1sWi00L0PDbo611xYtAXCOi5vHmfdG0jcgb",
+	"xlJVlUPSgbc0RKIqCxUF/HI9d84iASE0s0JO3kjfjmQXsr72Paw+T1yl1e1AVe/p/GfD1J4OdDCebqWb",
+	"Jg2IP1JmF9q9JuyKJA8D0LrY+5Qw6wmDjFdV2i32Y2/ytBNm02gVwqaP5ro++vJdlh6YWinFA3ufd+jt",
+	"FwKZvj7fE8b0UW/AVo3HxEXogTW4AoTuGB0C8VNbotz1DNRUNfZGvYmwciOtOImdZ283ani9O2tzP9Lk",
+	"9LpYQNlUgIFLWKpJYMxPgANaTRFVMRiFV/0Kog5yN6pcO4xvk6F7mB7CZdC85rt6PTn/I7oxupW271Ld",
+	"vA2y67bQkw4PcUZulxI9yBl5cJmzv7coHO8vC/rn5+iTfHL+x4dTcI8YjPeRqu+RHLgaIdrRnL2NAh/f",
+	"ncX5ZAO3gi+BzUEWmLPtdDyfKh5evYya3G0EffV99Zj/jH6cnN6FrmgW+1G1heJ8IN428lNSG4RCNweh",
+	"fj8e9iC0d68cWN5vr5gTe9K/J5cE3ZYPbxQMKX8hIvcgy+CHYzXJ8kqJ+9q1C/HrpZq6//CX9b3siFfU",
+	"B9LXxffNRhj1IsN6eKHeXZSktz8MYejSU92d+fq0a2Q+fP+7/iYT9qrxhnRKeQ1V8GutboCd5Gf0OR+T",
+	"VbKRpd9TmP2RYZh4rSR5Hytf2Mj7I6cSy/uwUO0nWBfbPVMAfuZzCriPa41LlfYbiPgIwG6bF+Rv5VNJ",
+	"8y6UaWsQxh1O8rYeVc5OjFP8eeUHxWBHhc1SMAKa1/Wpj9cgd9OYFVwim1+o1ZTqEq6EAXI8U596YVgp",
+	"+K1UxooCK8n51C7vBY773cuSdZ3JqdmDLLP2+mShiajSU+kL2LfkNAs1/TO2VFKghK/b7ISY2Cb8y888",
+	"mvy5w5K/O8X9mMJyt8+X7pAGnYrtwdFh/hPSrvcKrgpoFV9U7nMNoi5EJx2cs/4FwACi8XuQP+qUNUzy",
+	"XmBUSFzt2pOIuLMVOV4wA4OIYV1x6cWbQAhDmZmMrRaiWPhiMthagBp5TuXVy2fjbJhUdilFPSIYKqBm",
+	"LR2lhGz8nCCijuA50UluEruLOCb2kQlFbKjxGvZQ025vVA/HOMYE5SUd1qN+F5Q2HoxLmErHs9rGRees",
+	"UFWzdDDFSkGrPtkOxLr0FNLhAOYS3AB6oihXDDAxgDaLO6Q6mW6LE5YPtDPzNSxXC8AqJfbo9nLeQubB",
+	"dzxdvfTFd6Eq+6WMJixva0jk7MSd8lTmcQ52PmZL4NKwO3BbAA1ecZTx6lWoiWMdfngXS3v2XuGks0/S",
+	"eLoLn49I/ZGE443+6p9YNt7q6LhLLqZzpcZ5X3jL8VGQW+0hTUzTkGyfhAKUdCLvwUui2oxJUygFeJpm",
+	"iX7vvj7sZVWK6uVtpoLJgtzqvnmE4vVfocCmbLzslOtoi1MZ/Oy9lnlWc0mLMaFjnlZVpRprQg1ix49w",
+	"RMxyuAhFudB0m/UoYseap3LJ9R2ULPd92Bz9Cv3MYimayM54wjDocxG6Iwa6v9067ZLl1NAt5MKFrm45",
+	"0s650o4LYSQjRmnWAD7tGD87chmFGFPMcqJ/HzvJo7KWeTaVjbSiYnlXXyHP2NfMJ6aOJ+y1sJWPbuiK",
+	"qUf1KTA8m/bR9c7zFkHH25Py9Q/C2Ncef37TgnVUmnVApu7aF36O9O7T0a/XXUn8VtsM2v8j40mFkCHO",
+	"39doHaJdQyFx32pxD2aLTkpYnXrpKJRH5Abvf0/CjSlMflZUwHUeyEt+JmGVX5JoGwbZknqZE3ovPpjQ",
+	"S7RiW/D1Eq8WtwsbKkd2txfbP3hhCZcpKL687H+7BNmQNLoQt4vKjTWVoch7sEV8Jy0JW7UGJyH7auyv",
+	"e80KcBCUfsPyNwV19AgE8c6fzFTGHY6jFFtcJHpnN2X4UCen16KHe7+87xNJpBrrZ26T4S4hxL2T6nop",
+	"7NhrAb7mplRhOsRXj0ZEVts2l23F+YwZRbygZ0ciPQKX2+8/SEfieVfgm6GRH2JoL/QNsY+uTHorB/bg",
+	"zL05pQ2Fi5t59mzWUxnsKNtiPTtKqo+aLvaE9wvMBvJNMml3l/5maaiBdzkZ7KYSsqzWKZbTNkL9h7ad",
+	"fywpfaNL7C4hPaKVSBX/OW3Y78XrrrG8AmeOg8g+16MSE0g1TzpIX+Kj+rS7Hq1VwLuR3luOP0NZHYZN",
+	"QwOsk15rmUbrKU71mU0y1dzP7GtXiNIXrmBKTuUNRqG76Xz2/W7OOkk1JQ4GlVicf2S2u3lNJRFgbPwd",
+	"Vp2FMsiMxHPsE4QVn0XpNQllU9YVUhh8ypU7qFtsis49P5pK/7xj8UkWfdm3ZxAjdg8HFhyDI0gNyLNV",
+	"DTIMifw5m8oB9tw2rhclbLJYy/Ut2N0sNmuTyVuL0VSeUHHs88njr7+ePG4bByc43ol75pvJOQKy4m6p",
+	"bB/ruUJGcfX8+VRudO31aXldZxqkWA7KKSfrZY9fhcp6fY6VYiRxG7ovftgeG0l16PvU9qYjOJmnO1+4",
+	"2EMtTgg+R1aRJA0zMgK0516HsKrQPWAwZQyjNj9GIFxUfvAfPACubc6QCnyLwxT/DuFtRKkf+fScCCF8",
+	"e4dB/f2nQcf61fPnTEOo/GcilbmzNPq+QVlcLGBLpd7lkaeSnHEoQm8tl1S8n4rFdIWFqbfPOmM1N2Fp",
+	"QR2cSt/zyfTZPQ3eads4PTFx45VuYuXPbKsLUcNu9nNg7p4ftmrlVIaFZoyzUvN5W+OrnfcEBc1QyauV",
+	"5mKJ7w5CDbAbjTG027VLnfJ+Qvx+3NUhoBjttqXaBct71XVDIRnJ8pZlNtj56I27A8JiQAKwuLz1eMIw",
+	"gdPJArL08QAhy5vloTpgzqxSE5b7xjWtb4zbqVzwugYJuBwlIWcnBF4vMXV96DA6IirOnnslP9EbmPy4",
+	"0TmPs6nsqcdUWmfJ12zB77GxQ7GASHoMqajoZ7/YEEsQULqB3tqmMt8u3E4CUzDXhiD5rpeIL/HjdH/2",
+	"5M2btqEzymPA7ynsAitVTmUryuZdo9GcnSjN8qi76OlzcKp+l+zv3vCoqKOMVPye6kl+dX4+jooPeD93",
+	"MvEfZIkldI8Nuk9JQVky4I+b3v4ufR3wcv3IsHteNUCp92hCuQlJsrfiHuRgBv4GdHq847iKwx9JcIs7",
+	"835igS1q8zlgIUccQS+G6PewbUszIoW7bOuzYO8LkMTZPmRA7mFrzVggEl+8mA9MewsEC0uPeebdtqX1",
+	"RgRPBjYlh1iEPHvrC9XuLHD1IHriXvrYSTxxW6xhdPsMUawf4Bmiptt+/4cd2QEB2ljSk8IGQ492b104",
+	"aZNhN0bNQ9jIdoD2Bs+aykStTIpN8EZ4taxt2xSp9ZlO2D4hteC1bXSQUXGYqaTATqS65CwmnWou5C3o",
+	"Wgtp2Ymv9PlHltNbM5+jlmfsv0ArNKyPMwxZB2//iN/HDru3SpUZ60qjejH4EZrlSRduE+t7oqkPyfUV",
+	"5ydtJPvMPZ4z6unv5UwlqVI1+09Hl3MqSZpvzOfVxR8VlTLyt9yx1RVH34TSWJpVN1Ro8MLJc/2+Nvl4",
+	"MpUvQRssxmlZsVCi8N5qkooxOB9KdyjBm5Bvt7LJswMMPyEG/33IxZew+T55+xIy/1FC5o/ijWfUBWqY",
+	"zL70ames6GD/H93UaKpGipF5SkwqUPBaB07udWB2wkNXXn9Bg04rfF6Yr1KGQt8NUFZN3vapyjda/HYq",
+	"F95NWmO7tkR9Ghzos+b4h18Javf227gQ/TjpFrnCPu89RiiqxHYoYlfK7PBo/ag6oRL14CTqoRUjDwkZ",
+	"3s/e9YoKIyRwzb35/qj24ek+Liwi+u++YPTHT2GsgBtg1NwC6yk+gFDvqV75g7iDrgoMPZxnVDUUMHgl",
+	"6E2X/ZqMXSQIVeBrZAXGhMKCWNZxo9Ij2s+6/J6BAo1uqqEijYcLTB+pJOOXWomPP10xm83ailgZ5lgl",
+	"/ixucrkr7Lhr9PxXijpvrdMUtcuMhZqd5ATyCxIlTu+kKu7o3zZY4jSa0ikJvt7hBXucj7OpRDuzqvnf",
+	"GmCiND5XkDzUedwiUZRotF2670qUYdqevqTneemNFDofNoAhTSH+jU8lxh2cVuIenLgj7rkNycdtdBqa",
+	"yaiYIf6ZUGHbJAqc8ZGJVUTqIzaVqDrGGjJaqn22ncDKFghCLHEsqopaYdDPJ8umsuKU9MHQGZH4q69y",
+	"fIeBfWbBaxhPpTC+AglFjC25bHg1C2rIBRq6k/qYN90863U+/eRq2Ufim712mQORwxbq3xqf9NW9jNum",
+	"5ELTLjteib7kWskybnjb2pbGR3gSX0g/NsemH2IJWefuEqXpYi1bIhKa0XS3wndZXslJ0v+oVhKDb6Iu",
+	"8+iNznrGofZG4l3ONg1EtMjYOtR6T6KbO5UfwDrEyDikwaiqVaZKE3KrWtPNVAZbUbAkCTtgNcLVVzC3",
+	"E/ZnDUB9SARZcCuB7lmNBUdaQ1o+1wDYZW6Gkou7+6+84woPCDfjkzb8QXHKNcbZMlbxG6iME1swHIoC",
+	"tzD0SpQmY336xL0oNJnK9zcRvSLk/AzI0sfII2s39MpD57O2GLWVv75YjGKLURCBElQ2RVvHh0tnvu3h",
+	"Ufr2q7aUQTDnkKGo67YfTPId/dT2klqlUT8Zzdo7GlyFHOMa5k6uchS6DWtX2lE8YdDTzu9aEsUtxB3+",
+	"yZSUqkCEG/xiPfrcde1CyUJUEGSGrSgWOudjMFvC6ii8Rs/UHINkco+puV8MFt7onnco7STolqk7+T5k",
+	"RsrSP7/gumShezXmE2J+BDcmWaHQrfcLmn7uaIrhkz6JHktMtUTtOLXYk+09ftLWcN7GMm1502JHnLGq",
+	"rqFkQvpGjMAsN3cZg8ntJDhdZWdrp3SjznPnvRMGxfOVU2HHE4YBNsUCijuq7uLjsZim2nMYtlEKeXsZ",
+	"g8UhnZANmHgtbfTQZJcQ9rlZXv3SjnK4fcrwFa/CO6b5Tx3DkhKeeCRd9NF8QbW0D76tcUfo4Uv7c+hq",
+	"ta/m4s8+VDDfqHWYZ7HgRN27GZWv3yidnSy16N57Glb52d0jq9dhcTs9GV+qMX7MaowetzxSefQcvgpd",
+	"m95dXR9ewb1qZXOf4eOwHSOTQ5i0uhMw1Dzhp2fXbV/p/Y0Qrqluv2rQXUwOAXz6GuzpU2pavds8/2m7",
+	"xHzb9lA24laeUs/7APBGoMlrKNRtB2Q+nHzXTZK4JR7aQk4+QBpB107axJlgaKXzzcY3AJMmtd+98Xb3",
+	"Xi8Gpal8MxWKnlM75tBJOkNZ5lpY+Ldrq0Vh062lI8M8t1NZayELUfOKnTz+ii1Uo42Pd2gLmd9BbaNu",
+	"O12rZ7aEpdJU7gNFKOwd6LReJX2B/jjHnE8llVJHtZfuWhlvyNvt2ow+E3qqkJjm+1DTUk4S7aU79984",
+	"ZQqjJj19hPvwjKAd/yiR6vEnxvXLiGihxgfvR2s+p9rsOzqFbVAqITfvo2cLKypctkMUWjhtvs2NEKhQ",
+	"3GGhG824V2PaEDGSiFqNpc1TJnsSXsiTHL1uM/d7nk1loeRclCALYPRLPsbKlO6KbFUdChYqnyIc1Zto",
+	"DQ1zlNd8FsFlVAmTnXS5LRjXIuw6z1h+A8bOYD5XOp561auigQHwFYRiGaSB+TEm7IoaHE0leRa9WZ68",
+	"bj6FufYxUljSLiTlYEpx7I4Yvsw4wQfJvPhIYiEu8O9ECQg4A3Ih/vjPrkchEBjHS9l2zyWDLsTGuEAO",
+	"NunD2duQzrXRNCwlAz4MV/Gtj23/2o8pGcsbSbv2CVadnVpYtuBlm/oCskQWM/7sY0CsqtnKp86xE7+/",
+	"cfLchwXYf+hj/fwzNXCZqVSNA+7kQf4fMo8PeVa+nO7n6UaRPkiJKPh+d8ph2LLPp5JwpVixhHKmGpuH",
+	"taB3hOqtoBtFN3F6Ka7Q931ycqh7XzWWFaqR1nhJKvQwG/CjfEHKz8tp4msnISqcusMMB3Qc9g0ZYROW",
+	"UJzgwabQPiZ8sYX+Vm2hgXcOGkMjvOwrzW9H1JLsqrELp0O/y9wxqTsB7TdOr8Yg2lSHe7QSUQkSVqmC",
+	"V95mNMpGja5GF6OFtfXF2dnjr/4wOZ+cTx5f/OEP33yDCOnXtjki9RbP0PWmHeWnepBWiwLjIkIUtu/1",
+	"ne5w72tucAkGo+MKLpkBiN7vl3/ZHsVjM2VzYzJwLxPYtCXIoQwxaiDLaAKyP28P/OLGLZ23ocHc3Jkt",
+	"lSQUGWzLJEQDh7PcHvqpA5mqKtA+xs73ce3aC260nItGpZZzaWi2tk6s1oXmFCqZ4I3A0TCNGBrDWy76",
+	"sePtez69IP1uvyPZJN1hy4ze/fru/wcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -44,6 +44,8 @@ var mcpCatalogue = []mcpTool{
 		Guide: "The agent's own conversations in a pane's project (terminal_id from a fresh akk_list), newest first; number and short_id are for showing the user only, never for a later call."},
 	{Name: "akk_new_thread", Ops: []string{"newThread"},
 		Guide: "Start a clean thread of the agent in a pane (also what a user means by clear), only when a fresh akk_list advertises new_thread for it. It returns the new session_id to send to. Never repeat an uncertain result: look at the pane first."},
+	{Name: "akk_resume_thread", Ops: []string{"resumeThread"},
+		Guide: "Resume one of the agent's own threads in a pane a fresh akk_list advertises resume_thread for: native_thread_id is the complete id the user chose from a fresh akk_threads (never a number or short id). It returns the new session_id. Never repeat an uncertain result."},
 	{Name: "akk_native_inspect", Ops: []string{"inspectTerminal"},
 		Guide: "Read the agent's own status view once (version, model, directory, thread id) in an idle pane a fresh akk_list advertises native_inspect for. It creates nothing; never repeat an uncertain result."},
 	{Name: "akk_identify_foreground", Ops: []string{"identifyForeground"},

@@ -12,9 +12,22 @@ func (s *Server) NewThread(ctx context.Context, req NewThreadRequestObject) (New
 	if err != nil {
 		return nil, err
 	}
-	return NewThread200JSONResponse{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+	return NewThread200JSONResponse(newThreadOut(r)), nil
+}
+
+// ResumeThread resumes one exact native thread in a pane (resume-thread).
+func (s *Server) ResumeThread(ctx context.Context, req ResumeThreadRequestObject) (ResumeThreadResponseObject, error) {
+	r, err := s.Service.ResumeThread(ctx, req.TerminalId, req.Body.NativeThreadId)
+	if err != nil {
+		return nil, err
+	}
+	return ResumeThread200JSONResponse(newThreadOut(r)), nil
+}
+
+func newThreadOut(r domain.NewThreadResult) NewThreadResult {
+	return NewThreadResult{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
 		SessionId: optString(r.SessionID), NativeThreadId: optString(r.NativeThreadID),
-		PreviousNativeThreadId: optString(r.PreviousNativeThreadID), Binding: NewThreadResultBinding(r.Binding), Detail: optString(r.Detail)}, nil
+		PreviousNativeThreadId: optString(r.PreviousNativeThreadID), Binding: NewThreadResultBinding(r.Binding), Detail: optString(r.Detail)}
 }
 
 // InspectTerminal reads the agent's own status view once (native_inspect).

@@ -35,6 +35,8 @@ var statusOf = map[domain.Code]int{
 	domain.CodeSessionThreadChanged:   http.StatusConflict,
 	domain.CodeSessionTerminalGone:    http.StatusConflict,
 	domain.CodeNativeIdentityUnproven: http.StatusConflict,
+	domain.CodeThreadNotFound:         http.StatusNotFound,
+	domain.CodeThreadAlreadyCurrent:   http.StatusConflict,
 	domain.CodeNoSendReadyTerminal:    http.StatusConflict,
 	domain.CodeAmbiguousTarget:        http.StatusConflict,
 	domain.CodeOfferExpired:           http.StatusConflict,

@@ -45,6 +45,8 @@ Commands:
                                   redeliver a failed webhook with its original identity
   threads TERMINAL_ID             the agent's own conversations in the pane's project (from its records)
   new-thread TERMINAL_ID          start a clean native thread in an idle pane (clear-thread: the same)
+  resume-thread TERMINAL_ID NATIVE_THREAD_ID
+                                  resume one of those threads (its complete id)
   inspect TERMINAL_ID             the agent's own status view, read once (version, model, thread)
   identify TERMINAL_ID            which thread an idle Codex pane shows (diagnostic, authorizes nothing)
   watch TERMINAL_ID               watch a task a person started (no input, ever)
@@ -155,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.mcpBridge(rest[1:])
 	case "threads":
 		return c.threads(rest[1:])
-	case "new-thread", "clear-thread", "inspect", "identify":
+	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify":
 		return c.native(rest[0], rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)

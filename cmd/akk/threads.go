@@ -41,11 +41,29 @@ func (c *cli) threads(args []string) error {
 // | inspect | identify TERMINAL_ID. Each prints what the daemon answered;
 // an uncertain outcome says do_not_retry, and is never repeated here.
 func (c *cli) native(name string, args []string) error {
-	if len(args) != 1 {
+	if name == "resume-thread" {
+		if len(args) != 2 {
+			return errors.New("usage: akk resume-thread TERMINAL_ID NATIVE_THREAD_ID (the complete id from akk threads)")
+		}
+	} else if len(args) != 1 {
 		return fmt.Errorf("usage: akk %s TERMINAL_ID", name)
 	}
 	var body []byte
 	switch name {
+	case "resume-thread":
+		r, err := c.api.ResumeThreadWithResponse(c.ctx, args[0], &client.ResumeThreadParams{}, client.ResumeThreadJSONRequestBody{NativeThreadId: args[1]})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			fmt.Fprintf(c.out, "%s: resumed thread %s (session %s, %s; was %s)\n", x.Outcome, deref(x.NativeThreadId), deref(x.SessionId), x.Binding, deref(x.PreviousNativeThreadId))
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
 	case "new-thread", "clear-thread":
 		r, err := c.api.NewThreadWithResponse(c.ctx, args[0], &client.NewThreadParams{})
 		if err != nil {

@@ -240,6 +240,40 @@ func TestE2ENativeControls(t *testing.T) {
 			if !found {
 				t.Fatalf("the new thread %s is not among %+v", *nt.NativeThreadID, l.Threads)
 			}
+
+			// Resume the first thread (through the CLI), by its complete id.
+			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty && advertised(c, "resume_thread") != ""
+			})
+			for body, want := range map[string]int{
+				`{"native_thread_id":"` + strings.ReplaceAll(firstThread, "-", "")[:8] + `"}`: 400, // a short id
+				`{"native_thread_id":"01234567-89ab-cdef-0123-456789abcdef"}`:                  404, // not this project's
+				`{"native_thread_id":"` + firstThread + `","previous":true}`:                   400,
+			} {
+				if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/threads/resume", host.Token, body, &p); code != want && !(want == 400 && code == 422) {
+					t.Fatalf("resume %s: %d %+v, want %d", body, code, p, want)
+				}
+			}
+			var rt newThreadResult
+			if out := runCLI(t, d.url, host.Token, "--json", "resume-thread", term, firstThread); json.Unmarshal(out, &rt) != nil || rt.Outcome != "done" || rt.SessionID == nil {
+				t.Fatalf("akk resume-thread: %s", out)
+			}
+			if rt.NativeThreadID == nil || *rt.NativeThreadID != firstThread {
+				t.Fatalf("resumed %+v, want %s", rt, firstThread)
+			}
+			t.Logf("resumed %s (%s)", firstThread, rt.Binding)
+			third := "the native test's third task, in the first thread, for " + a.Name()
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			var s3 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"session_id":"`+*rt.SessionID+`","request":"`+third+`"}`, &s3); code != 202 {
+				t.Fatalf("send to the resumed session: %d %+v", code, s3)
+			}
+			rec.waitTurn(t, s3.TurnID, "turn.completed", 90*time.Second)
+			// The first thread's record took the third task: it is the
+			// newest thread now.
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/threads", host.Token, "", &l); code != 200 || len(l.Threads) < 2 || l.Threads[0].NativeThreadID != firstThread {
+				t.Fatalf("after the resumed thread's task: %d %+v", code, l.Threads)
+			}
 		})
 	}
 }

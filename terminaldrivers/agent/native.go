@@ -22,17 +22,20 @@ type NativeRules struct {
 	Status *StatusPlan
 	// NewThread starts a clean thread (Claude Code /clear, Codex /new).
 	NewThread *CommandPlan
+	// Resume resumes one thread by its complete id (Command + " " + id).
+	Resume *CommandPlan
 }
 
 // CommandPlan is one closed slash command: typed into the idle, empty
 // composer, proven to be the composer's exact text and the entry the
 // command menu would run, then Enter once.
 type CommandPlan struct {
-	// Command is the exact text typed, e.g. "/status".
+	// Command is the exact text typed, e.g. "/status" (a plan with an
+	// argument types Command, a space and the argument).
 	Command string
-	// Menu reads the command menu the agent draws for a composer holding
-	// Command: ok only when the entry Enter runs is exactly Command.
-	Menu func(c screen.Capture, command string) bool
+	// Menu reads the composer and the command menu the agent draws for the
+	// typed text: ok only when Enter runs exactly it (MenuSelects).
+	Menu func(c screen.Capture, typed string) bool
 	// MinWidth is the narrowest pane the plan's result can be read in
 	// (0: any).
 	MinWidth int
@@ -94,6 +97,22 @@ func FirstMenuEntry(c screen.Capture, from, to int, command string) bool {
 		return false
 	}
 	return marks == 0 || (marks == 1 && marked == command)
+}
+
+// MenuSelects is how the menu proves typed: a bare command must be the
+// menu's first and selected entry (FirstMenuEntry); a command with an
+// argument must have no menu open at all, so Enter cannot complete a menu
+// entry in place of the typed text.
+func MenuSelects(c screen.Capture, from, to int, typed string) bool {
+	if strings.Contains(typed, " ") {
+		for i := max(0, from); i < min(to, len(c.Lines)); i++ {
+			if menuRow.MatchString(c.Lines[i].Text) {
+				return false
+			}
+		}
+		return true
+	}
+	return FirstMenuEntry(c, from, to, typed)
 }
 
 // Field reads "Label:   value" from a row (an optional box border "│"

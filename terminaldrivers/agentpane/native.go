@@ -45,9 +45,13 @@ func idleEmpty(prof agent.NativeProfile, c screen.Capture) bool {
 	return r.State == domain.ScreenIdle && r.ComposerEmpty && ok && len(rows) == 0
 }
 
-// runCommand types plan's command and presses Enter once. The returned
-// keys say how far it got.
-func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan) (*keys, error) {
+// runCommand types plan's command (with arg after a space, when given)
+// and presses Enter once. The returned keys say how far it got.
+func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string) (*keys, error) {
+	typed := plan.Command
+	if arg != "" {
+		typed += " " + arg
+	}
 	k := x.keysFor(t)
 	if plan.MinWidth > 0 && t.Width < plan.MinWidth {
 		return k, fmt.Errorf("%w: the pane is %d columns wide; %s needs %d to show its result whole", domain.ErrNativeUnsupported, t.Width, plan.Command, plan.MinWidth)
@@ -63,12 +67,12 @@ func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.
 		r := prof.Classify(c)
 		return k, fmt.Errorf("%w: screen %s (%s), composer empty %v", ErrNotReady, r.State, r.Reason, r.ComposerEmpty)
 	}
-	if err := k.typeText(ctx, plan.Command); err != nil {
+	if err := k.typeText(ctx, typed); err != nil {
 		return k, err
 	}
 	// The menu must show the command selected on two captures in a row:
 	// one capture may catch the menu mid-filter.
-	if !x.twice(ctx, t, func(c screen.Capture) bool { return plan.Menu(c, plan.Command) }) {
+	if !x.twice(ctx, t, func(c screen.Capture) bool { return plan.Menu(c, typed) }) {
 		return k, fmt.Errorf("the composer and its menu never showed exactly %s selected; Enter was not pressed", plan.Command)
 	}
 	return k, k.press(ctx, "Enter")
@@ -103,7 +107,7 @@ func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.Nat
 		}
 		before = plan.Count(rows)
 	}
-	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan)
+	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan, "")
 	if err != nil {
 		return domain.NativeStatus{}, k.stage, err
 	}
@@ -156,12 +160,35 @@ func (x *Adapter) NewThread(ctx context.Context, t domain.Terminal) (domain.Answ
 	if rules.NewThread == nil {
 		return domain.AnswerNothing, fmt.Errorf("%w: %s %s has no new-thread plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
 	}
-	k, err := x.runCommand(ctx, t, prof, *rules.NewThread)
+	return x.commandToIdle(ctx, t, prof, *rules.NewThread, "")
+}
+
+// commandToIdle runs plan once and proves the idle empty composer after
+// it on two captures.
+func (x *Adapter) commandToIdle(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string) (domain.AnswerStage, error) {
+	k, err := x.runCommand(ctx, t, prof, plan, arg)
 	if err != nil {
 		return k.stage, err
 	}
 	if !x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
-		return k.stage, errors.New("the pane did not show an idle empty composer after the new thread")
+		return k.stage, fmt.Errorf("the pane did not show an idle empty composer after %s", plan.Command)
 	}
 	return domain.AnswerVerified, nil
+}
+
+// ResumeThread implements domain.NativeControls: the profile's resume
+// command with the thread's complete id, once, then the idle empty
+// composer proven on two captures.
+func (x *Adapter) ResumeThread(ctx context.Context, t domain.Terminal, threadID string) (domain.AnswerStage, error) {
+	prof, rules, err := x.nativeProfile(t)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	if rules.Resume == nil {
+		return domain.AnswerNothing, fmt.Errorf("%w: %s %s has no resume plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	if !agent.IsUUID(threadID) {
+		return domain.AnswerNothing, fmt.Errorf("%w: %q is not a complete thread id", domain.ErrNativeUnsupported, threadID)
+	}
+	return x.commandToIdle(ctx, t, prof, *rules.Resume, threadID)
 }

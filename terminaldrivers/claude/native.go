@@ -14,7 +14,8 @@ func (p Profile) NativeRules() agent.NativeRules { return p.Native }
 // (measured on each: the command menu above the composer selects its first
 // entry; 2.1.328 and later mark it "❯"; /status opens the Status tab of a
 // settings panel that Esc closes; /clear starts a new session, which the
-// session record names at once).
+// session record names at once; /resume <id> resumes that session without
+// its picker).
 func nativeRules(p Profile) agent.NativeRules {
 	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
 	return agent.NativeRules{
@@ -24,11 +25,13 @@ func nativeRules(p Profile) agent.NativeRules {
 			Dismiss:     "Escape",
 		},
 		NewThread: &agent.CommandPlan{Command: "/clear", Menu: typed},
+		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
 	}
 }
 
 // typedCommand: the composer holds exactly command on one row, and the
-// command menu drawn right above the composer selects exactly it.
+// command menu drawn right above the composer selects exactly it (none is
+// open for a command with an argument).
 func (p Profile) typedCommand(c screen.Capture, command string) bool {
 	rows, ok := p.ComposerText(c)
 	if !ok || len(rows) != 1 || rows[0] != command {
@@ -36,7 +39,7 @@ func (p Profile) typedCommand(c screen.Capture, command string) bool {
 	}
 	lower := c.LastIndex(0, c.Bottom(), isRule)
 	upper := c.LastIndex(0, lower, isRule)
-	return agent.FirstMenuEntry(c, upper-12, upper, command)
+	return agent.MenuSelects(c, upper-12, upper, command)
 }
 
 // readStatusPanel reads the Status tab of Claude Code's settings panel:

@@ -16,7 +16,8 @@ func (p Profile) NativeRules() agent.NativeRules { return p.Native }
 // composer up to 0.155.1 and above it, marked "›", from 0.158.0; /status
 // prints a card into the transcript naming the thread's complete id in a
 // pane of at least 80 columns; /new starts a thread that Codex records
-// only at its first request).
+// only at its first request; /resume <id> resumes that thread without its
+// picker).
 func nativeRules(p Profile) agent.NativeRules {
 	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
 	return agent.NativeRules{
@@ -26,6 +27,7 @@ func nativeRules(p Profile) agent.NativeRules {
 			Count:       CountStatusCards,
 		},
 		NewThread: &agent.CommandPlan{Command: "/new", Menu: typed},
+		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
 	}
 }
 
@@ -49,7 +51,7 @@ func (p Profile) typedCommand(c screen.Capture, command string) bool {
 	if at < 0 {
 		return false
 	}
-	return agent.FirstMenuEntry(c, at-8, min(bottom, at+8), command)
+	return agent.MenuSelects(c, at-8, min(bottom, at+8), command)
 }
 
 var cardVersion = regexp.MustCompile(`OpenAI Codex \(v([0-9][0-9A-Za-z.+-]*)\)`)

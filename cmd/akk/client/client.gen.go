@@ -21,14 +21,17 @@ import (
 
 // Defines values for ActionInput.
 const (
-	Answers ActionInput = "answers"
-	Request ActionInput = "request"
+	Answers        ActionInput = "answers"
+	NativeThreadId ActionInput = "native_thread_id"
+	Request        ActionInput = "request"
 )
 
 // Valid indicates whether the value is a known member of the ActionInput enum.
 func (e ActionInput) Valid() bool {
 	switch e {
 	case Answers:
+		return true
+	case NativeThreadId:
 		return true
 	case Request:
 		return true
@@ -685,7 +688,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1169,6 +1172,12 @@ type RespondRequest struct {
 // ResponseKind defines model for ResponseKind.
 type ResponseKind string
 
+// ResumeThreadRequest defines model for ResumeThreadRequest.
+type ResumeThreadRequest struct {
+	// NativeThreadId The complete id from a fresh `threads` listing.
+	NativeThreadId string `json:"native_thread_id"`
+}
+
 // RetryCallbackRequest defines model for RetryCallbackRequest.
 type RetryCallbackRequest struct {
 	NotificationId *string `json:"notification_id,omitempty"`
@@ -1482,6 +1491,12 @@ type NewThreadParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// ResumeThreadParams defines parameters for ResumeThread.
+type ResumeThreadParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // ListTurnsParams defines parameters for ListTurns.
 type ListTurnsParams struct {
 	State *TurnState `form:"state,omitempty" json:"state,omitempty"`
@@ -1535,6 +1550,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// ResumeThreadJSONRequestBody defines body for ResumeThread for application/json ContentType.
+type ResumeThreadJSONRequestBody = ResumeThreadRequest
 
 // SendTurnJSONRequestBody defines body for SendTurn for application/json ContentType.
 type SendTurnJSONRequestBody = SendRequest
@@ -1833,6 +1851,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
 	NewThread(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeThreadWithBody Resume one exact native thread in a pane (resume-thread)
+	//
+	// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+	// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+	// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+	// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+	// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+	// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+	// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+	ResumeThreadWithBody(ctx context.Context, terminalId string, params *ResumeThreadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeThread Resume one exact native thread in a pane (resume-thread)
+	//
+	// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+	// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+	// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+	// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+	// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+	// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+	// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+	ResumeThread(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTurns The caller's Turns
 	//
@@ -2543,6 +2591,56 @@ func (c *Client) ListThreads(ctx context.Context, terminalId string, reqEditors 
 // Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
 func (c *Client) NewThread(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewNewThreadRequest(c.Server, terminalId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeThreadWithBody Resume one exact native thread in a pane (resume-thread)
+//
+// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+func (c *Client) ResumeThreadWithBody(ctx context.Context, terminalId string, params *ResumeThreadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeThreadRequestWithBody(c.Server, terminalId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeThread Resume one exact native thread in a pane (resume-thread)
+//
+// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+func (c *Client) ResumeThread(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeThreadRequest(c.Server, terminalId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3921,6 +4019,68 @@ func NewNewThreadRequest(server string, terminalId string, params *NewThreadPara
 	return req, nil
 }
 
+// NewResumeThreadRequest calls the generic ResumeThread builder with application/json body
+func NewResumeThreadRequest(server string, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeThreadRequestWithBody(server, terminalId, params, "application/json", bodyReader)
+}
+
+// NewResumeThreadRequestWithBody constructs an http.Request for the ResumeThread method, with any body, and a specified content type
+func NewResumeThreadRequestWithBody(server string, terminalId string, params *ResumeThreadParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/threads/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListTurnsRequest constructs an http.Request for the ListTurns method
 func NewListTurnsRequest(server string, params *ListTurnsParams) (*http.Request, error) {
 	var err error
@@ -5185,6 +5345,36 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/threads (the `NewThread` operationId).
 	NewThreadWithResponse(ctx context.Context, terminalId string, params *NewThreadParams, reqEditors ...RequestEditorFn) (*NewThreadResponse, error)
+
+	// ResumeThreadWithBodyWithResponse Resume one exact native thread in a pane (resume-thread)
+	//
+	// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+	// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+	// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+	// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+	// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+	// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+	// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+	ResumeThreadWithBodyWithResponse(ctx context.Context, terminalId string, params *ResumeThreadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeThreadResponse, error)
+
+	// ResumeThreadWithResponse Resume one exact native thread in a pane (resume-thread)
+	//
+	// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+	// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+	// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+	// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+	// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+	// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+	// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+	ResumeThreadWithResponse(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeThreadResponse, error)
 
 	// ListTurnsWithResponse The caller's Turns
 	//
@@ -6773,6 +6963,89 @@ func (r NewThreadResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r NewThreadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeThreadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NewThreadResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeThreadResponse) GetJSON200() *NewThreadResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeThreadResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeThreadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeThreadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeThreadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeThreadResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8631,6 +8904,48 @@ func (c *ClientWithResponses) NewThreadWithResponse(ctx context.Context, termina
 	return ParseNewThreadResponse(rsp)
 }
 
+// ResumeThreadWithBodyWithResponse Resume one exact native thread in a pane (resume-thread)
+//
+// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+func (c *ClientWithResponses) ResumeThreadWithBodyWithResponse(ctx context.Context, terminalId string, params *ResumeThreadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeThreadResponse, error) {
+	rsp, err := c.ResumeThreadWithBody(ctx, terminalId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeThreadResponse(rsp)
+}
+
+// ResumeThreadWithResponse Resume one exact native thread in a pane (resume-thread)
+//
+// Drives the agent's own resume command with the thread's complete id as one closed plan (`/resume <id>` on
+// both agents; the command never crosses the API). `native_thread_id` must be one the pane's `threads` listing
+// names now (complete, never a number or short id) and not the thread the pane shows. The same gates as a new
+// thread hold before the first key; the composer must hold exactly the command with no menu open before Enter,
+// pressed once. Then the agent's side must prove the target: Claude Code's session record, or Codex's record
+// (up to 0.155.1) or its closed status card (0.158.0 and later, `binding: pending_first_turn`). A new AKK
+// Session of the caller follows that thread. No Turn is created; `uncertain` carries `do_not_retry`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
+func (c *ClientWithResponses) ResumeThreadWithResponse(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeThreadResponse, error) {
+	rsp, err := c.ResumeThread(ctx, terminalId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeThreadResponse(rsp)
+}
+
 // ListTurnsWithResponse The caller's Turns
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10053,6 +10368,74 @@ func ParseNewThreadResponse(rsp *http.Response) (*NewThreadResponse, error) {
 	}
 
 	response := &NewThreadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NewThreadResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeThreadResponse parses an HTTP response from a ResumeThreadWithResponse call
+func ParseResumeThreadResponse(rsp *http.Response) (*ResumeThreadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeThreadResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
