@@ -247,8 +247,8 @@ func TestE2ENativeControls(t *testing.T) {
 			})
 			for body, want := range map[string]int{
 				`{"native_thread_id":"` + strings.ReplaceAll(firstThread, "-", "")[:8] + `"}`: 400, // a short id
-				`{"native_thread_id":"01234567-89ab-cdef-0123-456789abcdef"}`:                  404, // not this project's
-				`{"native_thread_id":"` + firstThread + `","previous":true}`:                   400,
+				`{"native_thread_id":"01234567-89ab-cdef-0123-456789abcdef"}`:                 404, // not this project's
+				`{"native_thread_id":"` + firstThread + `","previous":true}`:                  400,
 			} {
 				if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/threads/resume", host.Token, body, &p); code != want && !(want == 400 && code == 422) {
 					t.Fatalf("resume %s: %d %+v, want %d", body, code, p, want)
