@@ -17,6 +17,10 @@ type NativeControls interface {
 	// StatusCard opens the agent's status view once, reads it and returns
 	// the pane to its idle empty composer.
 	StatusCard(ctx context.Context, t Terminal) (NativeStatus, AnswerStage, error)
+	// WorkingStatusCard is StatusCard on a working pane whose composer is
+	// empty (Codex takes its status command while a task runs): the card
+	// must be a new one, the composer empty again after it.
+	WorkingStatusCard(ctx context.Context, t Terminal) (NativeStatus, AnswerStage, error)
 	// NewThread runs the agent's new-thread command once and proves the
 	// idle empty composer after it. The record side (which thread the pane
 	// shows now) is the caller's to prove, by observing again.

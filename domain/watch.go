@@ -89,6 +89,16 @@ func (s *Service) UseWatches(w WatchTerminal) { s.watchTerm = w }
 type NewWatchInput struct {
 	TerminalID         string `validate:"required,max=100"`
 	HardTimeoutMinutes int    `validate:"omitempty,min=1,max=10080"`
+	// Identify: on a Codex pane whose records cannot name its task, type
+	// the closed status probe once to anchor the Watch exactly.
+	Identify bool
+}
+
+// ThreadAnchor may be implemented by a WatchTerminal: AnchorWatchThread
+// anchors on the open task of one named thread among the record files a
+// shared holder keeps (what the status probe names).
+type ThreadAnchor interface {
+	AnchorWatchThread(ctx context.Context, t Terminal, threadID string) (mark DurableMark, exact bool, err error)
 }
 
 func (s *Service) watchData(w Watch) map[string]any {
@@ -181,6 +191,11 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
+	if !exact && in.Identify {
+		if mark, exact, err = s.identifiedAnchor(ctx, p, term, mark); err != nil {
+			return Watch{}, err
+		}
+	}
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: term.ID,
 		Mode: WatchModeActivity, State: WatchActive, Mark: mark, SeenActivity: true,
@@ -196,6 +211,52 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	}
 	s.startWatchMonitor(w.ID)
 	return w, nil
+}
+
+// identifiedAnchor anchors a Watch of a Codex pane whose records cannot
+// name its task: under the terminal's lock, the closed status probe once
+// into the working pane's empty composer names the foreground thread, and
+// the Watch anchors on that thread's open task. A probe that cannot start
+// is refused with no key; one that sent keys and proved no card keeps the
+// best-effort mark (observation stays read-only).
+func (s *Service) identifiedAnchor(ctx context.Context, p Principal, term Terminal, mark DurableMark) (DurableMark, bool, error) {
+	anchor, ok := s.watchTerm.(ThreadAnchor)
+	if term.Agent.Kind != AgentCodex || s.native == nil || !ok {
+		return "", false, E(CodeManualRequired, "identify is a Codex probe; this pane's Watch needs none or cannot have one")
+	}
+	unlock := s.turns.lockTerminal(term.ID)
+	defer unlock()
+	now, err := s.turns.term.Observe(ctx, term.ID)
+	if errors.Is(err, ErrTerminalGone) {
+		return "", false, E(CodeTerminalNotFound, "no live pane runs terminal "+term.ID)
+	}
+	if err != nil {
+		return "", false, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if now.Agent.Compatibility || !now.Agent.Profiled() {
+		return "", false, E(CodeManualRequired, "the probe runs only on a version's own profile")
+	}
+	if now.ScreenState != ScreenWorking || !now.ComposerEmpty {
+		return "", false, E(CodeTerminalNotIdle, fmt.Sprintf("the probe needs a working pane with an empty composer (screen %s)", now.ScreenState))
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := s.native.WorkingStatusCard(seq, now)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the status plan sent nothing")
+		}
+		return "", false, nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
+		s.noteNativeUncertain(seq, p, term.ID, "watch_identify", err)
+		return mark, false, nil
+	}
+	m, exact, err := anchor.AnchorWatchThread(seq, now, st.NativeThreadID)
+	if err != nil {
+		return mark, false, nil
+	}
+	return m, exact, nil
 }
 
 // insertWatch stores a new Watch with its watch.started event.

@@ -19,6 +19,9 @@ func (s *Server) CreateWatch(ctx context.Context, req CreateWatchRequestObject) 
 	if req.Body.HardTimeoutMinutes != nil {
 		in.HardTimeoutMinutes = *req.Body.HardTimeoutMinutes
 	}
+	if req.Body.Identify != nil {
+		in.Identify = *req.Body.Identify
+	}
 	w, err := s.Service.StartWatch(ctx, in)
 	if err != nil {
 		return nil, err

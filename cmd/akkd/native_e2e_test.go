@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
 type nativeInspection struct {
@@ -274,6 +275,68 @@ func TestE2ENativeControls(t *testing.T) {
 			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/threads", host.Token, "", &l); code != 200 || len(l.Threads) < 2 || l.Threads[0].NativeThreadID != firstThread {
 				t.Fatalf("after the resumed thread's task: %d %+v", code, l.Threads)
 			}
+		})
+	}
+}
+
+// TestE2EWatchIdentified watches a task a person typed on every pinned
+// Codex version whose threads live in the shared app-server daemon: with
+// identify, the closed status probe names the pane's thread and the Watch
+// is exact (its completion carries the final message); the probe reached
+// no model and left the composer empty.
+func TestE2EWatchIdentified(t *testing.T) {
+	var agents []agenttest.Agent
+	for _, a := range agenttest.RequireAgents(t, agenttest.KindCodex) {
+		if sharedDaemon(a) {
+			agents = append(agents, a)
+		}
+	}
+	if len(agents) == 0 {
+		t.Skip("no pinned Codex version on a shared daemon")
+	}
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			defer d.stop()
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			// A thread the person started earlier, so the daemon holds two.
+			e.Submit("an earlier task of mine")
+			e.WaitTurnCompleted("", 90*time.Second)
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			e.Type("/new")
+			e.WaitForText(10*time.Second, "start a new chat")
+			e.Press("Enter")
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+
+			e.Submit("[[akk:slow secs=8]] a task I typed myself")
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasAction("watch"))
+			e.WaitModelRequest("the person's slow task", 30*time.Second, func(r fakemodel.Request) bool {
+				return strings.Contains(r.UserText, "a task I typed myself")
+			})
+			before := userPrompts(e)
+			var w watchAnswer
+			if code := call(t, "POST", d.url+"/v1/watches", host.Token, `{"terminal_id":"`+term+`","identify":true}`, &w); code != 201 {
+				t.Fatalf("watch: %d %+v", code, w)
+			}
+			if w.WatchMode != "exact_task" || w.Confidence != "exact" {
+				t.Fatalf("identified watch %+v, want exact_task", w)
+			}
+			done := rec.waitTurn(t, w.WatchID, "watch.completed", 90*time.Second)
+			if fm, _ := done.Data["final_message"].(string); !strings.Contains(fm, "slow") {
+				t.Fatalf("final message %q", fm)
+			}
+			if n := userPrompts(e); n != before {
+				t.Fatalf("the probe reached the model (%d → %d prompts)", before, n)
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+				return c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty
+			})
 		})
 	}
 }

@@ -39,15 +39,20 @@ func (x *Adapter) nativeProfile(t domain.Terminal) (agent.NativeProfile, agent.N
 
 // idleEmpty reports whether c shows prof's idle screen with a proven empty
 // composer.
-func idleEmpty(prof agent.NativeProfile, c screen.Capture) bool {
+func idleEmpty(prof agent.NativeProfile, c screen.Capture) bool { return emptyComposer(prof, c, false) }
+
+// emptyComposer reports whether c shows a proven empty composer on prof's
+// idle screen, or (working) on its idle or working screen.
+func emptyComposer(prof agent.NativeProfile, c screen.Capture, working bool) bool {
 	r := prof.Classify(c)
 	rows, ok := prof.ComposerText(c)
-	return r.State == domain.ScreenIdle && r.ComposerEmpty && ok && len(rows) == 0
+	state := r.State == domain.ScreenIdle || (working && r.State == domain.ScreenWorking)
+	return state && r.ComposerEmpty && ok && len(rows) == 0
 }
 
 // runCommand types plan's command (with arg after a space, when given)
 // and presses Enter once. The returned keys say how far it got.
-func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string) (*keys, error) {
+func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string, working bool) (*keys, error) {
 	typed := plan.Command
 	if arg != "" {
 		typed += " " + arg
@@ -63,7 +68,7 @@ func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.
 	if err != nil {
 		return k, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
 	}
-	if !idleEmpty(prof, c) {
+	if !emptyComposer(prof, c, working) {
 		r := prof.Classify(c)
 		return k, fmt.Errorf("%w: screen %s (%s), composer empty %v", ErrNotReady, r.State, r.Reason, r.ComposerEmpty)
 	}
@@ -91,6 +96,18 @@ func (x *Adapter) history(ctx context.Context, t domain.Terminal) ([]string, err
 // command once, its view read whole, the pane back on its idle empty
 // composer (a panel closed with its dismiss key first).
 func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.NativeStatus, domain.AnswerStage, error) {
+	return x.statusCard(ctx, t, false)
+}
+
+// WorkingStatusCard implements domain.NativeControls: StatusCard on a
+// working pane with an empty composer, for a profile whose status view is
+// printed into the transcript (a panel would cover the running task). The
+// card may sit above the task's live output; its freshness is the count.
+func (x *Adapter) WorkingStatusCard(ctx context.Context, t domain.Terminal) (domain.NativeStatus, domain.AnswerStage, error) {
+	return x.statusCard(ctx, t, true)
+}
+
+func (x *Adapter) statusCard(ctx context.Context, t domain.Terminal, working bool) (domain.NativeStatus, domain.AnswerStage, error) {
 	prof, rules, err := x.nativeProfile(t)
 	if err != nil {
 		return domain.NativeStatus{}, domain.AnswerNothing, err
@@ -98,6 +115,13 @@ func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.Nat
 	plan := rules.Status
 	if plan == nil {
 		return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("%w: %s %s has no status plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	if working && (plan.Count == nil || plan.ReadAnywhere == nil) {
+		return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("%w: %s %s has no status card to read while working", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
+	}
+	read := plan.Read
+	if working {
+		read = plan.ReadAnywhere
 	}
 	before := -1
 	if plan.Count != nil {
@@ -107,19 +131,19 @@ func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.Nat
 		}
 		before = plan.Count(rows)
 	}
-	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan, "")
+	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan, "", working)
 	if err != nil {
 		return domain.NativeStatus{}, k.stage, err
 	}
 	var card agent.StatusCard
 	last := "no status view read"
 	fresh := func(c screen.Capture) bool {
-		got, ok := plan.Read(c)
+		got, ok := read(c)
 		if !ok {
 			return false
 		}
 		if plan.Count != nil {
-			if !idleEmpty(prof, c) {
+			if !emptyComposer(prof, c, working) {
 				last = "a status card, but no idle empty composer under it"
 				return false
 			}
@@ -144,8 +168,8 @@ func (x *Adapter) StatusCard(ctx context.Context, t domain.Terminal) (domain.Nat
 			return domain.NativeStatus{}, k.stage, err
 		}
 	}
-	if !x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
-		return card.Domain(), k.stage, errors.New("the pane did not return to its idle empty composer")
+	if !x.twice(ctx, t, func(c screen.Capture) bool { return emptyComposer(prof, c, working) }) {
+		return card.Domain(), k.stage, errors.New("the pane did not return to its empty composer")
 	}
 	return card.Domain(), domain.AnswerVerified, nil
 }
@@ -166,7 +190,7 @@ func (x *Adapter) NewThread(ctx context.Context, t domain.Terminal) (domain.Answ
 // commandToIdle runs plan once and proves the idle empty composer after
 // it on two captures.
 func (x *Adapter) commandToIdle(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string) (domain.AnswerStage, error) {
-	k, err := x.runCommand(ctx, t, prof, plan, arg)
+	k, err := x.runCommand(ctx, t, prof, plan, arg, false)
 	if err != nil {
 		return k.stage, err
 	}

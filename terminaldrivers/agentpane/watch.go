@@ -50,6 +50,13 @@ func (x *Adapter) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.Du
 	if err != nil || len(m.Files) != 1 || (m.Holder != 0 && m.Holder != t.Process.PID) {
 		return end, false, err
 	}
+	return x.anchorOn(ctx, t, end, m, m.Files[0])
+}
+
+// anchorOn anchors a Watch on the open task in file f: the mark becomes f
+// alone, from that task's prompt. Without an open prompt the mark end is
+// kept (best effort).
+func (x *Adapter) anchorOn(ctx context.Context, t domain.Terminal, end domain.DurableMark, m *markState, f fileMark) (domain.DurableMark, bool, error) {
 	prof, err := x.turnProfile(t)
 	if err != nil {
 		return end, false, err
@@ -60,7 +67,7 @@ func (x *Adapter) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.Du
 	var off int64
 	ok := false
 	for try := 0; ; try++ {
-		if off, ok, err = openPrompt(m.Files[0].Path, endOf(m.Files[0].Path), prof.TurnRules().Parse); err != nil || ok || try >= anchorTries {
+		if off, ok, err = openPrompt(f.Path, endOf(f.Path), prof.TurnRules().Parse); err != nil || ok || try >= anchorTries {
 			break
 		}
 		select {
@@ -72,10 +79,32 @@ func (x *Adapter) AnchorWatch(ctx context.Context, t domain.Terminal) (domain.Du
 	if err != nil || !ok {
 		return end, false, err
 	}
-	m.Files[0].Off = off
+	f.Off = off
+	m.Files = []fileMark{f}
 	m.Holder, m.HolderStart = 0, 0 // the task's file is known: no other may be added
 	dm, err := m.encode()
 	return dm, err == nil, err
+}
+
+// AnchorWatchThread implements domain.ThreadAnchor: the Watch anchors on
+// the open task of thread threadID, one of the record files the pane's
+// agent (or the daemon holding its threads) has open now. A thread with no
+// such file, or no open task in it, keeps the best-effort end mark.
+func (x *Adapter) AnchorWatchThread(ctx context.Context, t domain.Terminal, threadID string) (domain.DurableMark, bool, error) {
+	end, err := x.Mark(ctx, t)
+	if err != nil {
+		return "", false, err
+	}
+	m, err := decodeMark(end)
+	if err != nil {
+		return end, false, err
+	}
+	for _, f := range m.Files {
+		if f.Thread == threadID {
+			return x.anchorOn(ctx, t, end, m, f)
+		}
+	}
+	return end, false, nil
 }
 
 // openPrompt finds, in the record up to end, the offset of the last user

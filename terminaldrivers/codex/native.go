@@ -22,9 +22,10 @@ func nativeRules(p Profile) agent.NativeRules {
 	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
 	return agent.NativeRules{
 		Status: &agent.StatusPlan{
-			CommandPlan: agent.CommandPlan{Command: "/status", Menu: typed, MinWidth: 80},
-			Read:        p.readStatusCard,
-			Count:       CountStatusCards,
+			CommandPlan:  agent.CommandPlan{Command: "/status", Menu: typed, MinWidth: 80},
+			Read:         p.readStatusCard,
+			ReadAnywhere: readLastCard,
+			Count:        CountStatusCards,
 		},
 		NewThread: &agent.CommandPlan{Command: "/new", Menu: typed},
 		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
@@ -80,6 +81,22 @@ func (p Profile) readStatusCard(c screen.Capture) (agent.StatusCard, bool) {
 			break
 		}
 	}
+	return cardAt(c, session, card)
+}
+
+// readLastCard reads the bottom-most /status card on screen, wherever it
+// is (while a task runs, its live output follows the card).
+func readLastCard(c screen.Capture) (agent.StatusCard, bool) {
+	for i := c.Bottom() - 1; i >= 0; i-- {
+		if v, ok := agent.Field(c.Lines[i].Text, "Session"); ok {
+			return cardAt(c, i, agent.StatusCard{SessionID: v})
+		}
+	}
+	return agent.StatusCard{}, false
+}
+
+// cardAt reads the card whose Session row is at session.
+func cardAt(c screen.Capture, session int, card agent.StatusCard) (agent.StatusCard, bool) {
 	if session < 0 || !agent.IsUUID(card.SessionID) {
 		return agent.StatusCard{}, false
 	}

@@ -1448,8 +1448,16 @@ type WatchWatchMode string
 
 // WatchRequest defines model for WatchRequest.
 type WatchRequest struct {
-	HardTimeoutMinutes *int   `json:"hard_timeout_minutes,omitempty"`
-	TerminalId         string `json:"terminal_id"`
+	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
+
+	// Identify Codex 0.158.0 and later only, where the shared app-server daemon's records cannot say which task is this
+	// pane's: with `true`, and only there, AKK types the closed status probe (`/status`) once into the working
+	// pane's empty composer, under the terminal's lock, to read the foreground thread, and anchors the Watch on
+	// that thread's record (`exact_task`). Everywhere else, and without it, a Watch never types. A probe that
+	// cannot start sends nothing and is refused; one that sent keys and read no card leaves the Watch best
+	// effort.
+	Identify   *bool  `json:"identify,omitempty"`
+	TerminalId string `json:"terminal_id"`
 }
 
 // ConversationHeader defines model for ConversationHeader.
