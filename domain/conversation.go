@@ -208,7 +208,14 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		}
 	}
 	if s.watchTerm != nil && t.Watchable() && !held {
-		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": t.ID}))
+		body := map[string]any{"terminal_id": t.ID}
+		if s.native != nil && t.Agent.Kind == AgentCodex && t.Agent.Profiled() && !t.Agent.Compatibility &&
+			t.NativeIdentity == IdentityAmbiguous && t.ScreenState == ScreenWorking && t.ComposerEmpty {
+			// The records cannot say which task is this pane's: the closed
+			// status probe can (the Watch types it once).
+			body["identify"] = true
+		}
+		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", body))
 	}
 	for _, w := range watches {
 		if w.TerminalID == t.ID && p.CanSeeHost(w.HostID) {

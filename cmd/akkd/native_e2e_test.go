@@ -315,13 +315,23 @@ func TestE2EWatchIdentified(t *testing.T) {
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 
 			e.Submit("[[akk:slow secs=8]] a task I typed myself")
-			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasAction("watch"))
 			e.WaitModelRequest("the person's slow task", 30*time.Second, func(r fakemodel.Request) bool {
 				return strings.Contains(r.UserText, "a task I typed myself")
 			})
+			// The row's watch action asks for the probe; post its body as is.
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasAction("watch"))
+			var body []byte
+			for _, act := range row.AvailableActions {
+				if act["action"] == "watch" {
+					body, _ = json.Marshal(act["body"])
+				}
+			}
+			if !strings.Contains(string(body), `"identify":true`) || !strings.Contains(string(body), term) {
+				t.Fatalf("the watch action's body %s", body)
+			}
 			before := userPrompts(e)
 			var w watchAnswer
-			if code := call(t, "POST", d.url+"/v1/watches", host.Token, `{"terminal_id":"`+term+`","identify":true}`, &w); code != 201 {
+			if code := call(t, "POST", d.url+"/v1/watches", host.Token, string(body), &w); code != 201 {
 				t.Fatalf("watch: %d %+v", code, w)
 			}
 			if w.WatchMode != "exact_task" || w.Confidence != "exact" {
