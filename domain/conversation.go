@@ -184,7 +184,7 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		a := act("send", "POST", "/v1/turns", map[string]any{"terminal_id": t.ID}, "request")
 		a.Target = TargetTerminal
 		c.Actions = append(c.Actions, a)
-		if session.ID != "" && !held && session.NativeThreadID != "" && sessionMatches(session, t) == nil {
+		if session.ID != "" && !held && session.NativeThreadID != "" && (sessionMatches(session, t) == nil || s.probeable(session, t)) {
 			a := act("send", "POST", "/v1/turns", map[string]any{"session_id": session.ID}, "request")
 			a.Target = TargetSession
 			c.Actions = append(c.Actions, a)

@@ -257,7 +257,17 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	if session.ID != "" {
 		if err := sessionMatches(session, term); err != nil {
-			return SendResult{}, err
+			if !s.probeable(session, term) || path != PathManaged {
+				return SendResult{}, err
+			}
+			// Codex on a shared daemon: its records cannot name the pane's
+			// thread, the closed status probe can (before any task text).
+			if err := s.probeSession(ctx, p, session, term); err != nil {
+				return SendResult{}, err
+			}
+			if term, err = tr.term.Observe(ctx, terminalID); err != nil || !term.SendReady() {
+				return SendResult{}, E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
+			}
 		}
 	}
 	clearer, _ := tr.term.(ComposerClearer)
@@ -529,6 +539,38 @@ func sessionMatches(sess Session, t Terminal) error {
 		return E(CodeSessionThreadChanged, "the pane now shows another native conversation than this session's; send to its terminal_id to start a new session")
 	}
 	return E(CodeNativeIdentityUnproven, "AKK cannot prove the pane still shows this session's native conversation ("+string(t.NativeIdentity)+"); send to its terminal_id instead")
+}
+
+// probeable reports whether the closed status probe can prove that the
+// pane shows sess's thread where the records cannot: a bound session on
+// an exactly profiled Codex pane whose identity is ambiguous (threads in a
+// shared daemon), send-ready.
+func (s *Service) probeable(sess Session, t Terminal) bool {
+	return s.native != nil && sess.NativeThreadID != "" && t.Agent.Kind == AgentCodex && t.Agent.Profiled() &&
+		!t.Agent.Compatibility && t.NativeIdentity == IdentityAmbiguous && t.SendReady()
+}
+
+// probeSession runs the status probe once (the caller holds the terminal
+// lock) and refuses unless the card names sess's thread. A probe that sent
+// keys and proved nothing stops the Send before its text, never retried.
+func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := s.native.StatusCard(seq, t)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the status plan sent nothing")
+		}
+		return nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
+		return E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
+	}
+	if st.NativeThreadID != sess.NativeThreadID {
+		return E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
+	}
+	return nil
 }
 
 // onlySendReadyTerminal resolves a Send with no target.

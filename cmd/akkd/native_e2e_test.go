@@ -194,6 +194,24 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("identify-foreground %+v, want thread %s", fp, firstThread)
 				}
 				t.Logf("foreground: %s", *fp.NativeThreadID)
+				// The first Turn's session is bound to its thread; a Send to it
+				// is exact through the probe, advertised as session_exact.
+				row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+				exact := false
+				for _, act := range row.AvailableActions {
+					if act["action"] == "send" && act["target"] == "session_exact" {
+						exact = true
+					}
+				}
+				if !exact || s.SessionID == "" {
+					t.Fatalf("no session_exact send on the row: %v (session %q)", row.AvailableActions, s.SessionID)
+				}
+				var se sendAnswer
+				again := "the native test's exact send for " + a.Name()
+				if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"session_id":"`+s.SessionID+`","request":"`+again+`"}`, &se); code != 202 {
+					t.Fatalf("session_exact send: %d %+v", code, se)
+				}
+				rec.waitTurn(t, se.TurnID, "turn.completed", 90*time.Second)
 			}
 			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
 				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty

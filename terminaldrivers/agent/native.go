@@ -47,15 +47,13 @@ type StatusPlan struct {
 	// Read parses the newest status view on screen; ok only when it is
 	// complete.
 	Read func(c screen.Capture) (StatusCard, bool)
-	// ReadAnywhere parses the bottom-most complete card wherever it is on
-	// screen (a working task's live output may follow it); only with Count,
-	// which proves it fresh. Nil: the view is not read while working.
+	// ReadAnywhere parses the bottom-most complete card after the last
+	// prompt on screen (while a task runs, its live output follows the
+	// card). Nil: the view is not read while working.
 	ReadAnywhere func(c screen.Capture) (StatusCard, bool)
-	// Count, for a view printed into the transcript (Codex's card), counts
-	// the views in the pane's rows with their history: a fresh one makes
-	// one more than before the command. Nil for a panel, which Dismiss
-	// closes.
-	Count   func(rows []string) int
+	// Inline: the view is printed into the transcript (Codex's card), not
+	// a panel that Dismiss closes.
+	Inline  bool
 	Dismiss string
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
@@ -17,10 +16,6 @@ import (
 // proven to hold exactly the command before Enter, pressed once. Nothing
 // is retried; a plan that sent keys and could not prove its end is
 // AnswerSent (the domain reports it uncertain, do_not_retry).
-
-// historyRows bounds the pane history read to tell a fresh inline status
-// card from an older one.
-const historyRows = 2000
 
 func (x *Adapter) nativeProfile(t domain.Terminal) (agent.NativeProfile, agent.NativeRules, error) {
 	if t.Agent.Compatibility {
@@ -83,15 +78,6 @@ func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.
 	return k, k.press(ctx, "Enter")
 }
 
-// history reads the pane's rows with its history.
-func (x *Adapter) history(ctx context.Context, t domain.Terminal) ([]string, error) {
-	out, err := x.tmux.Run(ctx, "-S", t.Pane.Socket, "capture-pane", "-p", "-J", "-S", fmt.Sprint(-historyRows), "-t", t.Pane.PaneID)
-	if err != nil {
-		return nil, err
-	}
-	return strings.Split(string(out), "\n"), nil
-}
-
 // StatusCard implements domain.NativeControls: the profile's status
 // command once, its view read whole, the pane back on its idle empty
 // composer (a panel closed with its dismiss key first).
@@ -116,52 +102,39 @@ func (x *Adapter) statusCard(ctx context.Context, t domain.Terminal, working boo
 	if plan == nil {
 		return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("%w: %s %s has no status plan", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
 	}
-	if working && (plan.Count == nil || plan.ReadAnywhere == nil) {
+	if working && (!plan.Inline || plan.ReadAnywhere == nil) {
 		return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("%w: %s %s has no status card to read while working", domain.ErrNativeUnsupported, t.Agent.Kind, t.Agent.Version)
 	}
 	read := plan.Read
 	if working {
 		read = plan.ReadAnywhere
 	}
-	before := -1
-	if plan.Count != nil {
-		rows, err := x.history(ctx, t)
-		if err != nil {
-			return domain.NativeStatus{}, domain.AnswerNothing, fmt.Errorf("read the pane's history: %w", err)
-		}
-		before = plan.Count(rows)
-	}
 	k, err := x.runCommand(ctx, t, prof, plan.CommandPlan, "", working)
 	if err != nil {
 		return domain.NativeStatus{}, k.stage, err
 	}
+	// A card printed into the transcript is fresh when Enter was taken by
+	// the command (the composer that held exactly it is empty now) and the
+	// card is where only this command can have put it (Read: the last
+	// thing above the composer; ReadAnywhere: after the last prompt), the
+	// same on two captures in a row. A panel is fresh by being open.
 	var card agent.StatusCard
-	last := "no status view read"
+	streak := 0
 	fresh := func(c screen.Capture) bool {
 		got, ok := read(c)
-		if !ok {
+		if ok && plan.Inline && !emptyComposer(prof, c, working) {
+			ok = false
+		}
+		if !ok || (streak > 0 && got != card) {
+			streak = 0
 			return false
 		}
-		if plan.Count != nil {
-			if !emptyComposer(prof, c, working) {
-				last = "a status card, but no idle empty composer under it"
-				return false
-			}
-			rows, err := x.history(ctx, t)
-			if err != nil {
-				last = "the pane's history: " + err.Error()
-				return false
-			}
-			if n := plan.Count(rows); n != before+1 {
-				last = fmt.Sprintf("%d status cards in the pane's history, %d before the command", n, before)
-				return false
-			}
-		}
 		card = got
-		return true
+		streak++
+		return streak == 2
 	}
 	if _, ok := x.until(ctx, t, fresh); !ok {
-		return domain.NativeStatus{}, k.stage, fmt.Errorf("no fresh status view appeared (%s)", last)
+		return domain.NativeStatus{}, k.stage, errors.New("no fresh status view appeared")
 	}
 	if plan.Dismiss != "" {
 		if err := k.press(ctx, plan.Dismiss); err != nil {

@@ -24,8 +24,8 @@ func nativeRules(p Profile) agent.NativeRules {
 		Status: &agent.StatusPlan{
 			CommandPlan:  agent.CommandPlan{Command: "/status", Menu: typed, MinWidth: 80},
 			Read:         p.readStatusCard,
-			ReadAnywhere: readLastCard,
-			Count:        CountStatusCards,
+			ReadAnywhere: p.readLastCard,
+			Inline:       true,
 		},
 		NewThread: &agent.CommandPlan{Command: "/new", Menu: typed},
 		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
@@ -85,10 +85,21 @@ func (p Profile) readStatusCard(c screen.Capture) (agent.StatusCard, bool) {
 }
 
 // readLastCard reads the bottom-most /status card on screen, wherever it
-// is (while a task runs, its live output follows the card).
-func readLastCard(c screen.Capture) (agent.StatusCard, bool) {
-	for i := c.Bottom() - 1; i >= 0; i-- {
-		if v, ok := agent.Field(c.Lines[i].Text, "Session"); ok {
+// is above the composer (while a task runs, its live output follows the
+// card), provided no prompt row lies between it and the composer: a card
+// printed before the task the person typed is not this task's.
+func (p Profile) readLastCard(c screen.Capture) (agent.StatusCard, bool) {
+	bottom := c.Bottom()
+	composer := c.LastIndex(max(0, bottom-4), bottom, func(s string) bool { return strings.HasPrefix(s, p.Composer) })
+	if composer < 0 {
+		return agent.StatusCard{}, false
+	}
+	for i := composer - 1; i >= 0; i-- {
+		t := c.Lines[i].Text
+		if strings.HasPrefix(t, p.Composer) {
+			return agent.StatusCard{}, false // a prompt after any card
+		}
+		if v, ok := agent.Field(t, "Session"); ok {
 			return cardAt(c, i, agent.StatusCard{SessionID: v})
 		}
 	}
@@ -100,10 +111,11 @@ func cardAt(c screen.Capture, session int, card agent.StatusCard) (agent.StatusC
 	if session < 0 || !agent.IsUUID(card.SessionID) {
 		return agent.StatusCard{}, false
 	}
+	header := -1
 	for i := session - 1; i >= max(0, session-16); i-- {
 		t := c.Lines[i].Text
 		if m := cardVersion.FindStringSubmatch(t); m != nil {
-			card.Version = m[1]
+			card.Version, header = m[1], i
 			break
 		}
 		if v, ok := agent.Field(t, "Model"); ok {
@@ -116,20 +128,25 @@ func cardAt(c screen.Capture, session int, card agent.StatusCard) (agent.StatusC
 			card.Permissions = v
 		}
 	}
-	if card.Version == "" || card.Directory == "" {
+	if card.Version == "" || card.Directory == "" || !echoAbove(c, header) {
 		return agent.StatusCard{}, false
 	}
 	return card, true
 }
 
-// CountStatusCards counts the /status cards in rows (the pane with its
-// history): a fresh card is one more than before the command.
-func CountStatusCards(rows []string) int {
-	n := 0
-	for _, r := range rows {
-		if v, ok := agent.Field(r, "Session"); ok && agent.IsUUID(v) {
-			n++
+// echoAbove reports whether the typed "/status" is echoed right above the
+// card's header row (a box's top border or blank rows between).
+func echoAbove(c screen.Capture, header int) bool {
+	for i := header - 1; i >= max(0, header-3); i-- {
+		t := strings.TrimSpace(c.Lines[i].Text)
+		switch {
+		case t == "/status":
+			return true
+		case t == "" || strings.HasPrefix(t, "╭"):
+			continue
+		default:
+			return false
 		}
 	}
-	return n
+	return false
 }
