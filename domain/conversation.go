@@ -201,6 +201,10 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 			c.Actions = append(c.Actions, act("new_thread", "POST", "/v1/terminals/"+t.ID+"/threads", nil))
 		}
 		c.Actions = append(c.Actions, act("resume_thread", "POST", "/v1/terminals/"+t.ID+"/threads/resume", map[string]any{}, "native_thread_id"))
+		if _, ok := s.native.(PermissionControls); ok {
+			c.Actions = append(c.Actions, act("permission_options", "GET", "/v1/terminals/"+t.ID+"/permissions", nil),
+				act("set_permissions", "PUT", "/v1/terminals/"+t.ID+"/permissions", map[string]any{}, "mode"))
+		}
 		if resolved {
 			c.Actions = append(c.Actions, act("native_inspect", "POST", "/v1/terminals/"+t.ID+"/inspect", map[string]any{"inspection": InspectionStatus}))
 		} else if t.Agent.Kind == AgentCodex {

@@ -26,6 +26,7 @@ import (
 // Defines values for ActionInput.
 const (
 	Answers        ActionInput = "answers"
+	Mode           ActionInput = "mode"
 	NativeThreadId ActionInput = "native_thread_id"
 	Request        ActionInput = "request"
 )
@@ -34,6 +35,8 @@ const (
 func (e ActionInput) Valid() bool {
 	switch e {
 	case Answers:
+		return true
+	case Mode:
 		return true
 	case NativeThreadId:
 		return true
@@ -692,7 +695,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1141,6 +1144,39 @@ type NotificationState string
 // Outcome What a terminal-touching call actually did.
 type Outcome string
 
+// PermissionModeOption defines model for PermissionModeOption.
+type PermissionModeOption struct {
+	// Label The agent's own name of the mode, for showing a person.
+	Label string `json:"label"`
+	Mode  string `json:"mode"`
+}
+
+// PermissionsRequest defines model for PermissionsRequest.
+type PermissionsRequest struct {
+	// Mode A mode id from the pane's permissions listing, e.g. `plan` (Claude Code) or `read_only` (Codex).
+	Mode string `json:"mode"`
+}
+
+// PermissionsResult defines model for PermissionsResult.
+type PermissionsResult struct {
+	AlreadyEffective bool `json:"already_effective"`
+
+	// Current The mode in effect, read from the pane; null unless `done`.
+	Current *string `json:"current"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted).
+	Detail     *string                `json:"detail,omitempty"`
+	DoNotRetry bool                   `json:"do_not_retry"`
+	Modes      []PermissionModeOption `json:"modes"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome `json:"outcome"`
+
+	// Previous A change only, the mode before it.
+	Previous   *string `json:"previous"`
+	TerminalId string  `json:"terminal_id"`
+}
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Code Stable machine code, e.g. `invalid_request`, `unauthorized`, `host_not_found`.
@@ -1497,6 +1533,12 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// SetPermissionsParams defines parameters for SetPermissions.
+type SetPermissionsParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // NewThreadParams defines parameters for NewThread.
 type NewThreadParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -1562,6 +1604,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// SetPermissionsJSONRequestBody defines body for SetPermissions for application/json ContentType.
+type SetPermissionsJSONRequestBody = PermissionsRequest
 
 // ResumeThreadJSONRequestBody defines body for ResumeThread for application/json ContentType.
 type ResumeThreadJSONRequestBody = ResumeThreadRequest
@@ -1649,6 +1694,12 @@ type ServerInterface interface {
 	// InspectTerminal Read the agent's own status panel once (native_inspect)
 	// (POST /v1/terminals/{terminal_id}/inspect)
 	InspectTerminal(w http.ResponseWriter, r *http.Request, terminalId string)
+	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
+	// (GET /v1/terminals/{terminal_id}/permissions)
+	GetPermissions(w http.ResponseWriter, r *http.Request, terminalId string)
+	// SetPermissions Change a pane's native permission mode (set_permissions)
+	// (PUT /v1/terminals/{terminal_id}/permissions)
+	SetPermissions(w http.ResponseWriter, r *http.Request, terminalId string, params SetPermissionsParams)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(w http.ResponseWriter, r *http.Request, terminalId string)
@@ -2182,6 +2233,82 @@ func (siw *ServerInterfaceWrapper) InspectTerminal(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.InspectTerminal(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPermissions operation middleware
+func (siw *ServerInterfaceWrapper) GetPermissions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPermissions(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetPermissions operation middleware
+func (siw *ServerInterfaceWrapper) SetPermissions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetPermissionsParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetPermissions(w, r, terminalId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3206,6 +3333,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/threads/resume", wrapper.ResumeThread)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/permissions", wrapper.GetPermissions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/v1/terminals/{terminal_id}/permissions", wrapper.SetPermissions)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/inspect", wrapper.InspectTerminal)
@@ -4521,6 +4654,210 @@ func (response InspectTerminal422ApplicationProblemPlusJSONResponse) VisitInspec
 type InspectTerminal503ApplicationProblemPlusJSONResponse Problem
 
 func (response InspectTerminal503ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissionsRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type GetPermissionsResponseObject interface {
+	VisitGetPermissionsResponse(w http.ResponseWriter) error
+}
+
+type GetPermissions200JSONResponse PermissionsResult
+
+func (response GetPermissions200JSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissions400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetPermissions400ApplicationProblemPlusJSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissions401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetPermissions401ApplicationProblemPlusJSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissions404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetPermissions404ApplicationProblemPlusJSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissions409ApplicationProblemPlusJSONResponse Problem
+
+func (response GetPermissions409ApplicationProblemPlusJSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPermissions503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetPermissions503ApplicationProblemPlusJSONResponse) VisitGetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissionsRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     SetPermissionsParams
+	Body       *SetPermissionsJSONRequestBody
+}
+
+type SetPermissionsResponseObject interface {
+	VisitSetPermissionsResponse(w http.ResponseWriter) error
+}
+
+type SetPermissions200JSONResponse PermissionsResult
+
+func (response SetPermissions200JSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetPermissions400ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions401ApplicationProblemPlusJSONResponse Problem
+
+func (response SetPermissions401ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetPermissions404ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetPermissions409ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions422ApplicationProblemPlusJSONResponse Problem
+
+func (response SetPermissions422ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetPermissions503ApplicationProblemPlusJSONResponse Problem
+
+func (response SetPermissions503ApplicationProblemPlusJSONResponse) VisitSetPermissionsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6642,6 +6979,12 @@ type StrictServerInterface interface {
 	// InspectTerminal Read the agent's own status panel once (native_inspect)
 	// (POST /v1/terminals/{terminal_id}/inspect)
 	InspectTerminal(ctx context.Context, request InspectTerminalRequestObject) (InspectTerminalResponseObject, error)
+	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
+	// (GET /v1/terminals/{terminal_id}/permissions)
+	GetPermissions(ctx context.Context, request GetPermissionsRequestObject) (GetPermissionsResponseObject, error)
+	// SetPermissions Change a pane's native permission mode (set_permissions)
+	// (PUT /v1/terminals/{terminal_id}/permissions)
+	SetPermissions(ctx context.Context, request SetPermissionsRequestObject) (SetPermissionsResponseObject, error)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(ctx context.Context, request ListThreadsRequestObject) (ListThreadsResponseObject, error)
@@ -7227,6 +7570,66 @@ func (sh *strictHandler) InspectTerminal(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(InspectTerminalResponseObject); ok {
 		if err := validResponse.VisitInspectTerminalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPermissions operation middleware
+func (sh *strictHandler) GetPermissions(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request GetPermissionsRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPermissions(ctx, request.(GetPermissionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPermissions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPermissionsResponseObject); ok {
+		if err := validResponse.VisitGetPermissionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetPermissions operation middleware
+func (sh *strictHandler) SetPermissions(w http.ResponseWriter, r *http.Request, terminalId string, params SetPermissionsParams) {
+	var request SetPermissionsRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	var body SetPermissionsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetPermissions(ctx, request.(SetPermissionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetPermissions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetPermissionsResponseObject); ok {
+		if err := validResponse.VisitSetPermissionsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -7968,232 +8371,245 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rcxs3mij8V/Dy3SqLtS1KSpyZjFRbb2mSzMZvMrHXciq1J8xhQ92giFUT6AHQorkuV51fc37Y+SWn",
-	"8DwPutEkmhf5Mp6Mv9gi2Y3rc7++GRV6WWsllLOjyzejmhu+FE4Y+PSNVg/CWO6kVt8LXgrjvy2FLYys",
-	"/Zejy9GrhWCFVs7oqhLmiWV6pfwX7YvMiLkwQhUiY0YU2pSiZFoxtxDsVWMU46pkolhoUTKpmHSWrcTt",
-	"Qut7OxllI+knWeDk2UjxpRhdjq5/+OE0XtwoG9liIZbcr2/JX/8o1J1bjC6/+OoP2cita/+OdUaqu9Hb",
-	"t9noe23ds2/9szB6zd2iG3uhrZvJcpSNjPhbI40oR5fONCKeoubOCePf/Z/w+K/Xp/+Dn/73+emffntz",
-	"kf3h6dt/GaXm9dsdnNc1Rh0xLzx+4Ly/cFcsBide+V+PmBmfP2jqt35IW2tlBQDUC6NvK7H0f3qYEcr5",
-	"P3ldV7KAizyr8Yl//S/roetNtIJ/MWI+uhz9v2cdxJ7hr/YsjAsz9uHzWrGXf/mG/enpV39kNDhbSbdg",
-	"nFnHbyvB8kKXIp/ASdGAfr7rAkd4M6qNroVxEvfA2++3EcGKJVdOFgwfypiY3E1YboUq88n2+WSjW12u",
-	"YdCylP4NXr2IJsNL2J7GX5Owjvm3cTMea9rJZWlZbcRcVpUorxi/tUI5tloIRDqjGyeY4/fCMqWVmLBr",
-	"y+7kg/DIxzxC2bkUdqpcQG1eOKZVIeD1gntEZ7wsLXxurDCMbpPlUtWNy5kHLXvFCl2v/aCNKhZc3Yly",
-	"MlXdMejb/xKF88cAb6WPtDf81vya5f4QcnaS06HkTOK6HLf3zInX7orlXNmVMDaHH+AxqZXi0ghGP12x",
-	"XHEnH8TMLYzg5UyW+LSHtko4wWTJ9Jxxhr9HW19oK9jc6CXjbG6EXbAcn7E5q6R1Ut2NgZI5sQQIEqpZ",
-	"ji5/HdGKR9mIFgE42V/E6LcE1NAX3Bi+9p+Xwi106YfeehRQPfWD4+ZOJM78msCVaVWtL1nuhFlKxavZ",
-	"XFeVXs2KxhihXM7ws2WrBXfiQRiGS+/Tfn9KNVeC2YV/VunVlR/fWqnVTLzmhcOJopt94iEZHngCDCCc",
-	"1sBCPOmPx0sc2NuYsP0aELg9Njqk3xJweX1HJKpPAu6lKveRJHj1B/+gvwWj57ISaQinH5lbcMcAbphb",
-	"SMv8KcIpMFsYIZTNmDYsbxS9UObsxMOXKDOm4AYAz50eJ0kNDbe9hu+WtVsjeZCOFbqpSqa0Y7eClQJP",
-	"XZST0b5jhUPppuk2PXiwP9AxhhsuKt6UYpSNPEF+nYT867o2+oFXKbit/VIBEvyRLmtPs+joJuxbUUj/",
-	"k2XcdHT6it2LtQUJZClUw6QqxWtPFuE4C6Mt0pLrF88muKMICgq9XHJVzsTrQpg6gUovRckLJ0oY/1Y3",
-	"qkyeo6fwtDjg0JtkgsOexcxTYODRcIiH0AXxupZG2BkfoK16PhfGE1GAtx7iCoXkXV2xltxZx11jGb/j",
-	"UjE+d8Iw6fyG5tos/Ryjkjtx6uRSpHa55Krh1ayDma0r/OEHtpJVBdCHJBFXhtd5xbi/Y6sVWzbWZV5a",
-	"DPQlOtZbrSvBFaHdsnazgK792Yg1L0RVzegq0zzaCE7CyPaBa10lftjAjHgZ28cQX38SVQjkXxK3GJQW",
-	"5ryyYhNIw9iPAaiNbbRDpVb5TaWteNwSu/ONJPevzs9T69meN9YCtmW1QL/3Umo/Fo+Iy84XwnP+nQcu",
-	"Ky9GzpCt9FF45yjIhhJoGyOiFwFSkLfkit+JvVzor/QYIgMcWpoHcSWeWC8q6spLhytt7qW6Y6U0onDa",
-	"rJOYERivLAf0wsDQK+68vOoRnN5BDdCLasTWkxOEH/dt8xU990zNNbwnHXLb7RENV7bWxsUI0U6TIqor",
-	"bpRUd/2L3Ut6QUkKKDh4Lh5mHgT7BR/28uXWmRwESzDA9jI2EHgTrsI5dbCREcbE5xTdQgd23QajA0ph",
-	"w297cPZHaRMCVrzSwzGqRwsSd9Kobn20kZlXow+f4eduBK/LH3Xi/nyGV5A6p29FJR+EWb8gGb4PSN/r",
-	"FapzpAwawYuFKDuWyHKaIr9kXDFZViSLo/qrmADBD7ZpgdVyx5RGo8xCVF5Z68R/r+vMxGuvqUuXX8aq",
-	"mFf2cN7wNDvpXpRlPs4A9YHr4IN+Y7gYLxtJZ6cKIC+Dz/4JWjvzsrkXgZ3R6g5VQeQslpUSBdWFrspL",
-	"xllp+NwFqaDd1opbVlSCGzA7Fbh9VG5hSjJZ3Ys1O/kGJFD2jS7FJerUjttFxr5xpvrXm4ytFrJYsHsh",
-	"apQLcUa/5Lpx1ovPt7y4J9kIRKbmdind1VT5IV9f4kA/e+LHmVbi1OgVDhLGhgf+k625urcw2Bikfs5u",
-	"jb4XCi8H6ERERk6s83+WTJupalQhjONSjfFG/U32LwdPRFtRTtg1CVcZ433F2H8RuACo0n4VijXKi4Me",
-	"gKcKZWtmnZfZjJg3Vlh2K+baCAYaPWr7gcp2tCMNVEnq+6327GeAsyfIKzDzoDpZNvdSNzON8hTKg4aH",
-	"OXswXcXZWwFhk6AstHUHjvE9PNpKk4mV/+IvC0HLIwsYFHJ/2OscRN2VNqXtROCCK4Z2md5u9jImDypi",
-	"ZnVxL1Lnd4M/sErMHbtdM7dsXjMrjD9RhCevP91pJa6YvZd1LUpAKN249pj9OxE7l8qJO2Foctds2EB4",
-	"uQYV3DjJq2o9C98o7ejvFFxYp4047Ohv4FH/TlN7jpZSPb7zdBbpQQAef9SkmYvX0joPTOZgyBmEGX84",
-	"h637lX+S3pjRFRzMqbohbuDNvayKrqYDUFrqxvxZwLz4OMN1BIxIMrMIld6DQcWjcQTvEYxFtpZtaxhZ",
-	"TqIfI3UxspA80tQRzRDWOHwW3wfqsSn7NHhE21sjv8isMdVR4uiWVNKAjNcbbnidNwHV+uusO1v+tsxs",
-	"JNjWU+e8sZj20eEFvCKU6c8PpD19kbuWdvAl4/i7V0W4tX02O8FzcG1IlfcvjZ7bBWJ/kaIqvzMmxTvn",
-	"/re0Vims5XfigMOBIboXkkvQRtwZf4ovjNbzBA9v3EIb+d+ixxGUdgs/5W9JQ5njskrxTqFAFMxLrUTu",
-	"hak1cNHOmgnCJ8hBQpXsxJBtbnzlyToKzchYVwvNKq3vLeMuZV+KVqNnyKScWacBcZcB7stzZoWXZi3J",
-	"izksUc24y69wYn9sbCm4soxO5RFmty2PQlIlnbeXRQ6OJzZ2fVwx1VQVa1QlrKVT9kvw3yKio69qa3bd",
-	"uEIv93Lq5/QYIgieAiL5IVtEt/KsNsISe9m0DRtdVV5EAckZ7hWsmsTYT1qvDo7UHXeQZj33lwa0LJCS",
-	"x2mDY6T07Meh+OHuoDbAKnF/W/uNz6wHc1mMYikU/V7wCnXLPmZuy2n6PomQB1PTVrwIbySXo5PGACO4",
-	"E+VREBGc+Ckih27vFPkVhRFuZrQ7er6Ile4/iy7CAJbSfzuL95ta09DBfQOvHWl7DWexiS8VvxUVUMZa",
-	"6LoSV0wJ0bqFGiX/1gBNjCy2F+fn2WgpVft5/zFtzBqMjwvnaq9u+v8t+/nlj8E1Vgj5ICyz8k6Jkr14",
-	"fvPKbizii/OnX+9ZxcZlJK5gxwmXQnk1BdlXVT2fjy5/3U3ZAKbfZptA7bw2nybFHjyeeEWaG/DO3As1",
-	"YTcLvVLoKtWqSPOjsAeEmfTg+WphRTHLGT6EJ+sPlJyONHkbgXPAxJtkDXa2tZrtQ/2NjjVtAmx164PU",
-	"HTrl3XLvsHLiX79pT217IUOkZPvED8X8vaeDi3oVwOTwNe2HLCVWR0PX4EZwutT6nylbi8I9zikk8eUN",
-	"zxVxkb2uqujt9MqcMLx4V59RUEYLXvNbWclIM4rGu4VwqRAGlZYT50aImROvXfrnZVM5ObOiIv/NHpVq",
-	"Y8Z4+I2xUoezS2b9JcQQkefYUwyQm5a8BMHaXgXHbSs5ZUxUVsReZFGTD/kEhpnhjOX4cJm23dCskks5",
-	"oC3L7paHcOV+IwKhZwH14pNdq2IWvk1KQAmv9vYFhhEOJ2gRiP5HmD5hTdrhm+4i51q/rwfa03uli3v8",
-	"9yyIoKfRWQ2Y20i2CGPVQpX+txDgRx/w8sH8QbfqBRqM/Ur6vgOUzlqz9cD8ot5GLQjXSF++045XqZ+2",
-	"KIUfIjyfwocQl7nHmEAHc/Fbtm9KupjYfrQBqlkUDBoccmRzwougA4kBa4MM7SF7LUxts5Y2zndbl6u3",
-	"YXjDshDTsT7p+GahtQXrsCcaOBQruDFSoC8FQeeJZbkfIE8rWCCX7ljcQYpX92gYMHnvG6iGfpLk3OEW",
-	"hsBkN3FoUeAQK+hLehh5z8bG4nVkXdA0rTx6dnPS7m73wM3LiI0dwc1DfGMMOUe8vnG+m0pH4rwffaJe",
-	"4/KsUZSzFkz66947+5K/foYPf3GesP8TdkTDPD1PB7sMX21/g6k76xZxgWpZ+LS9opLczLOlLhPK4HMv",
-	"FXpNEJhh6yQM3qDywd+T9Zz+it1WugCPYY+RWnIOktmqE+aEMCGME9zgSNAaMVOetcM3KWawzdj33klE",
-	"xPc8u8UfNihzAOXUof+1C8rZMGHEm9wXy9IY9VLMwYohqnJ2u55pt0ilXly33mCu4JEoEQOc4nYwxKZH",
-	"foqjl7apDfTWmTqZn8CI9awn1G8Gqv1jmXYlmALcerbEQJgZGuXSilcUM+6nrDA+PkSqa4Wrj8MRgiES",
-	"94b7kHZHrOORCtNjLLOdVXDXC3jVN/jsu9lEoz3tMJC2psWhKxkGyJt2RwlffHwlFPr6IMUKQtlFmbEA",
-	"Z4faxhNq5mzYfpqN2ti7tKtGlwOSUMrgv+0JbYOlE9uHYBUwB2SMW7B+F9yUcAoebN1+A0HCat3fcdhB",
-	"vM/hi3oF4wwS1uGgRko8QDqIWKj0ip34PQV4YaDFWl1BdJJmcsi8f5grJUZjTBpxHQmIQ4zaWMiff372",
-	"bcbw1Ok5/9U4a10wSSKlmuVtii98K21d8TXac04uAplRYiWsG2cQryEp/NIqXtuFdgPxGgttXHKj8RwZ",
-	"6vX+WWEdph69DvuWJTspuV0Iy0qj69pjDnesEtw69jUrFtyzV2HsmMzKbMfSIoYeIjyHiO2TDY9Nh68w",
-	"/1Jbxy6+OI8WkJynqcsjnQH7ESFEXUZjZ6MunYWuNTr9JF6IFSLFS2GbKmG3vJWolG+dUQ6pCBTCd0Mg",
-	"KC1mKEBK1XYmFCbukNI/g4MFiSG/hKA3qUobMkjCuYNsIi3jRSFqJzzoA4AHztb63EL+jxpfsVx56nnJ",
-	"lG5XdtIx/3EsPsJyvXaztSgIHlLid+FBPozkKLFKum2BfMd8DA+/R4XGTJsQ6+h5HFB6vKtxkFPcB/P1",
-	"igepGztLbXPvfPvCz/31BSgiatQdFDuxQhG5x4jYvBsvHz/a4f0hXMDRRpP+4OFjzFoykKQh2sk5Zd4m",
-	"DOHOiWXtBuJYHuOVJU3zyLfEg5cb8DjbN6Ryf3ia5Fm7fCMVt25G+zpqDfCiCOE06Z8Rf2YFadHbKwOt",
-	"9jGzq+iektB+XVkN8J2TX+nUE200AGUhz5ljPpsHKinS3K418+4U8KPV3MALrbVsH7xvbiS63Cz2KflB",
-	"OltnC4g9qNsH0Gm3YryCw63xPUTZ52bsT7FvmTfDlvUWXUbZaM4hqjDF0p53ZDehxfBW/T91uikgqqXg",
-	"VcV44RpeVWtWyjLmq57UtVlhopyhI2eGKdrZaLedPkrw34xqTNmWbhAyl9yvSzD/UMiZl+qBV7KchbTu",
-	"jOWNasNZSv8ZAMbTSQjVywdSKwO/36YrHp0T2s8LYU4hvo3BCigfEh7Ooix6SrtYeQUJ13pwcHAUnJcw",
-	"NEtlHVfFQIxKq7EmfB7DWU+EnZv2o59fPuvKc3hmjwZ60VZK8C8e4PJHfA1ybauQw6WnEOCF0XdGWDtU",
-	"Y2E7/kiqWU0vwcAo4uzBjPS2QUfQuhoSjoLMw04QEv/M7cKDm3gtijZTdHzwqWyZYLpjQNNz+di0yfat",
-	"vknzfG8gzsZCw0jDSyTreGxYkuquEsGPvOFW7nucC63m0rO5Ieei12CWImgzjzmLw6TkuJTD7noNEywK",
-	"ECqe/Hp++id+Ov/tzddvT9u/nx7w98UXAxVZdmqI6XtwZv0Nr6pbXtw/8pC2pYhoj0t7d2g5ma3F3YjH",
-	"AvGCm3LmxR7duNlSqsalciaf31phHnqJ6dKySrfxsGB/AK2sFHPeVI798YvzMcWGyaUH2Yvz868RL+hz",
-	"lgwZgIxMsCEOLeZVqFskLcsp8Spv1xHWFXJiwnjdyv6wubCnT/eui8Ksk5D9rBTLWjuhijW7F+ssmFFq",
-	"YShDbCtGbn+gXkRcEsQzVFbJmDNyuRRg5KoELyFC2WtVhsvKf1gtpBPM1rwQE3ZNZpen5+ex3QXeuPgD",
-	"+0H+OfOKPzkx4iduG+dVt0oqYbsUQbQz+C/Zkq9DcCJntuJ2wYhSe+3WOm6Ckvf/5Ntxi+cHnMguZdPD",
-	"P5PKoQyeqoMCPhomuKmkMAA+V+QUKzuRAuyVSq/IZhmcOlolQy33aZ6JewsJgE6zoPyeECGMV/vEhhow",
-	"6PgaHzD9ESwFqUXaaNX6IkPdmp05TnF+7EHWlEf4PHrX/jiFyV93pyjttA/sDjd5h1T0QaDwt/HEYgo6",
-	"GPNCXR+gZUDooK5OtWYnOQ61hPTYOH85HwNSKiEgdp4SG3BQNtdmqoj3Sq2u2spvTywQKM/RsCwLOhro",
-	"mwxDEdk1lq8CKyGginXaQDanYyj7dUxgqvpiOTtx/o08HFzOLF9bZvUVGT8VODUgB4OICuwYU1r9UigJ",
-	"t1e3akjea2N2evaavo0n6LSDtp4+BkR3nkKlUPfgOgRnpJHqA+DF+zdz7dof1HVI6JSY4j2DRPb0zsrG",
-	"tPUIgK9vRbLJEpQWynUGDfde6VVaVCVZrfU0bo0W/EijbMSXt/Ku0SHrQc6lKGdYjK1fCiA5U230g6RI",
-	"rLZOxbJJl0XCTOwD9sZXXHoBd9bWOom+i4MAAVKNa+pZKXml953LTt7zvOZ/a8RVsEPNNfC0Lv3ff8DU",
-	"29roQliPuQU3imMNPSVWHY/E54yA1aWNWJSvagcdq/DASqpSr46F3fZWNs58CDIGATDbhN4k+INKkDZk",
-	"HVfaph/Ue5jVMSoYsw1w5Jsb5GL7uBwqXIcb4GIv8D4DXP/KQgBlV+MkXvxGvlRYV/I2GqM+PqF9hIQx",
-	"KEEMM6zdXGnoNII+agcFuV7MY6TQkNEmbSb/ACba1k14QEjwTgNsdoB51x/Nt4KXoK4kImy9zlvS70dh",
-	"ZKSePtofvTX70A7SZOe4ejkBLikSaCfSDpbB8YMEg+FAoEdzW8mCBQNhcPaRjEn6mNdasagLVaOit7ye",
-	"KJTjZg3MqKmhIN5KY0ADqUBTZZvlkkOw8olfITyLpr1xxuyCG9R92dfn56eFLsVpraWiEq23TXkn3IRh",
-	"ihHKusF9HBIluFpjyqm0U1U0UO2uaEJFkNVCV4LdGV4vxFKwomoshCywl5AAINVd1im8jasbr5trXTFu",
-	"7hq/PRRwSzmfh+qGvK4FN1N14leLkZu4Mij9oRs3njC8OyoFWkGubMGNgZquTusMvmPGqwt63tMhLSu1",
-	"18hRcE5V0D0cijasxf0Q221MRyff8Yji3/SAMfOLGqyZGEf3+HGs48s6ci97yPIDgBKvyI0cimu29a+V",
-	"l3lO8CLQm8BLGG44CWav55lWnw6/90sfgvsoIkgEWN2VSb5DQwUT5jFH3rK3jRgVpWe4ztbsTwErZKT3",
-	"+h0cmgdrjHUNOdu0v7VwV1hABx239D4dAkaezOMhkcJP2E9Cgt0FVMW2krB1ELwUe8r0PbCDzYWO6BjQ",
-	"XZyUlk2jCp4sREN26kCRsOgSIgw4Y2DjGGqlREm1oToMbpE3FcCWSMkWoz7cZC1yxqvs7nULR4YI9ksx",
-	"T7t1PpIsM7yutOg2B4FxuP7FjlSrtwNTbXl2S2lr7sAF+1ilLHw712a20NalfWHZqOCqEFVFtXk4/dXa",
-	"FjonbjIDKxthebAk8EY8PVEbHWO9jiIBjym7WcSS5z5o6sTUjeKayXt+XGBLJO3tW04nGr7NPrTBU6jy",
-	"yK3ECQ8H4WucTItaYyup7TuJVqrDnB1CzP0ZCPBka/ZIBT5gPW2y5iF78JJfzZXAaNVb7ZxetqILOJCw",
-	"nN1JFx3qJTsS2YK4dkAd1L+zkfj4iNVjTMRQazDIhG1vAalQOjzEK76ldO6wlhb9Hh+9yhi96NkOASMI",
-	"3LKtdlRjE/FS7OLnZzedEWm4Pulg7GGvQwkTUGEumKdDpdcQAR4SITEjGuXwNh63H48eBbA8wqizKzoO",
-	"42mGqqMYXfW4mT8P7rShyK39SfkwwNadRpvYeQmP8y+3xRCO8n8mK1okV7dRD3ZHilZULxULrYKvhDsn",
-	"FMDHCmhWIFJMWiqyCH4PlFBPrSwFCYOeIi25VNtl6T9ERepPiMDtJScb1r+DKhJj/eQUms9lKSgWKwA+",
-	"tpnIRrdeDhbzuTbp0qUfRNI4nqHvl2x3Ko4vt7Imvj7fmzWxqyzBplSMNbCHBFm/q3KmIfSQwuxIJWkU",
-	"lqAuD3FI7AKwTYztsTtkc0YoscL2VWA6USWE0a5PA0ehUqyd0/Q9JZP0WfPAj+m83bznoL1kvLexjPy8",
-	"6EglR+9JTseSj4PTF20DEJbRumr1HF7RKxVrw/DCzOvKMRIGO0xXO3wor3ezLmTXlWqnTBDQPjqKLEbc",
-	"YalhkBC831CmIyOQwH80X+N9QsRQO18qSe98cvHV15NzAEmPx4YyslYLYQTlZUHpa17Xp1jElZVcLCHK",
-	"I6TiFFwp7Zjla6pCDRYPiTEAU4XNAS4pgMaZRuQZOe4wc8cILPDtt4MmE9QfQ0pJbfStYCf5GX7Ox1iI",
-	"u42YIVU4zLRRmDxjjSrJThZA4YlllS7uMy8etam1WzUMcZVcFQttcF0BqacqKgMY5cXkHRTn4wmDssB4",
-	"lMJfAYwXQrskFM3GEcmS5/dPNbVvsaHPVIXDhRgkC+FrbTFHVWLuIQQCXVEiMHfYyKdtTUNZi5iZUwn+",
-	"IOLNeDY0VciHemEKw3UJj4vliV/exhmsm9cY6dY3ntNT8hmUl7puUKcFEQCWBF93S1w4VyOr1PdShMeh",
-	"Rx1+1XWp4/f3rVO3E1Bq+YNYY9s3STEC2z1lKrC5x8nxJ9xzMMe4tdI6rhyUxvLXie/6i2ZBwEW4LxpT",
-	"jaeqNPJBsDiJ099QSN30Q1ZQtJqZRnm1iAf8g0LakAg2VVOF9abBQgg5clGTunyoHV7OSl2AMb/fwG6q",
-	"Qvw8dbJj/iA9GcFBIFDxmiLn4ZtL9mcs/zVtzs+/LEC+hT8FGUnD1qcKfmMn8wYyBgph7RUjgur5HYbg",
-	"IWyTARkIctc4ZIwmSn++7WhGeB4Q6vHfrln+4vnNK3b2cHEGNdo86nklquR2cashHw1IV+llkPws92c+",
-	"VflZI8/+z//633nGdONANg59jKBl3Zjq2klFlKudpJFnBEp5iPtRU2VDzyP2vXM1lL3II6jLGYIkk8o6",
-	"wcsrxlt1jncHLkp2uw698+B5AAtpsasR+/fvXkH7IkonhI5bS2ExINnFm0Ynw1RpI++kZ843ojj9i3DF",
-	"4vRGOnHJLF+KU/w1z8hUnD/Hz0z8rcFIPxwTKf44myqoxvX0/EuWF9bMZyHPw4NNWHHbf43lm3ostNcL",
-	"3B+oTSULQRVhCFX/+uyV57SmIgy3l2dnuhbK6sYUYqLN3Rm9ZM/8s13qgkfXqDDS5eh8cjE5x/I+QvFa",
-	"ji5HX07OJ19S0zagNWdL4Yws4O9kS7uXIQMYko2QhmOaFAtWAAY1sb3mTVD8wuilcAvRWIh0ZSisTdgN",
-	"wmEb3osV9DJWyXuB4rF4DVXRjb2Kjh7MI0JZjzOV1jXIjLdrRix+AhV4PM5JrZ6Vo8vRvwv3V9rWRg/N",
-	"L87PN/pn+gWe1RWXGx0zE904+wdDMwzt2e/EgvgTtu9v4un5V0OqXrvOqCFnxx5Gl7/+lo3Qj7oeXY6i",
-	"6ZbtVh2/s+CcEOZBFmL0mx/hjG5/subLKrrmrSN7Xgt1/eLZ/iOLaWwY9IiD88SJ5uqIcnTbQK3s+z2u",
-	"VzFtGzyph4uzreY5SaR4rgQzegVh4i1vals4xAxOG+RvGdO3RIaVXk3Yj5gr0co02PPDkxyu1qEFzZb+",
-	"nXdVT6o1o4QuhxWGVp5SLvma3ZKtpMROKUavtjHET//NRn+dI279uAazWy2LEkAR95BAQzPW0gQguDgC",
-	"CLLRV+dfHgk0EZiEILm+Ox5y2bkHTREBTx9W0iB09majcdTbXSi40ZY5bij9a7L98HZXqoO6EPvXDktY",
-	"+e0jwcUQoYg3SNBwfhQ0HAs9T8+ffixoe676++vTiP2AVrbtfZJECggTdYgKfVkyMqVHnWmg2gJIhxkT",
-	"vFhsNHLBJkCh+U/XMDm0d0GtNIwbOnh086FUq43oUk+MuPMM3Qv2ILFOQqueKE49aHlk6aXqEFcs3+h1",
-	"k+Pj0P1Sm3vMdrHAG/3rJ9B1qV1V2yaLNcoLFRBSG50FpND4NY0Z1Ea1UJgtb7vp0GzwBpWtgL2xUguU",
-	"Uf0ikgIJ9WL6gOhEMwwgkhFesnoEQe2B7EvIUxKQCR8a3A2xUhAYh3koVKrEh06tM4Ivc6bnBEcobEZm",
-	"f8/YrBBe+fT3cxnE6KueynXJeFWNJ1P1nQdkHGTBLctleZlDPgNbaqWdVrKgn2U5zlgOf/tH/LCeBmJO",
-	"Rl5yx8Ob///N85+YUA+i0rWYqvyNLDN4NutimTLm33gbdDDcFwP5nfQoMH1eouqEzJ+z/JLVUt3lIXiF",
-	"DuHiK2YnU3WNDS5+5NadfgfH9ezbHLoZ/39WqkL82085pHNQwZ664utII0L4BOGg4EvRpnt4taoE9FTs",
-	"zkOvl+VRKenD7g3s4bsHaly0wZM2lQWoa4Q337bKkyW7A60X5kU7L6R7+1f+1gjq1AAMDXY0itnWVtWK",
-	"1gZ4nqoWm47dsq69bjKxSf/J8pXXjqFZF+zwBrQsLzgZUWilROHGV2wlvfLhaWUO68vb1bdlQmn5vUsa",
-	"DXDfX4nlXnz9SJa7hTmPkMDxOPD1j8BYe1QEO/+cWgJ1BKxAR+iLlows2jYbQ1ITNeL4gKSVZhg4StJb",
-	"pGVN/X7Vlh/lgwBq66lFV/xtkOS2df+TR+Vlb+yb9SGPKjQlGBTy0VoYjAAUIzJ5nKz2aNnrR4i93RBE",
-	"2ElrtvSSyDg6amp/8DYb1domzSQQgw3EJdGDArlJaB8RDCi49wn7s/aE0mC9PWolEAq5hY1sCxXYs+R7",
-	"DGQjY9qfdbl+r1dJjVHe9u3aXrV4uwVEF+975rZhyADi+YNuJdyie/4jKQpfHvf8F188XupCOCVT8AFg",
-	"GtODszcUt/KWcktEKmj4mRd8AFQ7pwo7eXp+MWbcoa0ZTxqtsZCo75UHv7Bywp6RGxRJVejJfC9E3ZpF",
-	"QDJ3ugaRDr7gxf0lo4wR1ksNgSpxOTqyyV+mNCSzaa+FeFyBYsc0c/DFWcfXLPRYhQ6ckXC4jUHfwlkQ",
-	"Bm0INql76h4BCH327SjBrJ8Otw/Bo13qB1F+miB6lO67AaJ+W+8KoGc1ZRmliex/+Cv3AjM1MYIiRhMU",
-	"nVtjNFnt+714oBGS1T3PVOFFUXBAhO5IZsJClCg4luxaFQujlW7sFbn8AQEUy//9O/SG9KA23waxF1Ld",
-	"vWcA++K9kdl+2leaxiKa9bDz9wa7kMmOkAvA1ALNo8EYO46ddp2N0vAcqk9SOyn0uKHu14Iz1W8TVHVH",
-	"aU8CMyZVUTVAN6kkndeddVUK0yek2xD5EtYWNW16f5D5fqVIWt4AXHbnlsVi00IY8fujrXXFi0BcI6JG",
-	"cPOuYNrGeQ5Dqa7KIemALA2RqMpCnQpaLnHnLBIQQos04OSNoiY3u4D1FXVG+zRhFVe3A1TJ0/nPBqk9",
-	"HehgON1KYk4aEH/CfEGwe03YNUoeVojWxd6nhFlPGGS8qtJusZ96k6edMJtGqxCMfzTXpZjet1l6YGzQ",
-	"FQ/chrVhx8gQHvfV+Z7guA+KAVuVQxOI0DvW4AqQpmN0cIgf2xLl0TNQU924W/06gsqNZPUkdJ692agM",
-	"9/aszShKk9ObYiHKphIQuAQFwCTE/IRzAKspgCoEo/CqX5fWn9ytLtce4tsU+x6kh3AZMK9Rr7in538C",
-	"N0a30vZdrMa4QXb9FnrS4SHOyO0CtQc5Iw8unvf3FoXj/WVB//wUfZJPz//0eApOgMF4H6j6HskB1AjR",
-	"jvbsTRT4+PYszlIcwAq+FGwuVAGhnV7HowIE4dWrqHXiRtBX31cPWfXgx8nxXdGVYmM/6bb8IAXibQM/",
-	"pkqKUD7pINDvR1kfBPb+lQOLRu4Vc2JP+vfokkBsef9GwZBIGuK8D7IMvj9WkyzalcDXrgkNrRcrNf/D",
-	"I+s72RGvsbsodVugFjYMO9xBlcVQRTFK/dwfhjCE9CEa/7QLLR/G/65rzoS9bNQRgfCD8e0Q/qSYLCsq",
-	"l0X+yKnqh8gH62K7Z0zryNrwcVpMVAC335aGIgC7bV6iv5VjTD5bLbRtK1vGfXPytspZzk6sV/x5RYNC",
-	"sKNWwxkI4zbxYKFXU6x2uZJWoOO5NlrP/RSl5HdKWycLqE9ICYPkBf7ynIoNokDW9bvHFiKqzFr0yUJr",
-	"Wm2mitoitOQ0C50iMrbUSoKEb9qcl5jYJvzLzwhM/tJByd+d4n5IYbnb5wt/SYNOxfbi8DL/CWnXOwVX",
-	"BbCKEZVTrkHU2+qkO+esjwAQQDR+B/KH/deGSd5ziAqJa6gTiYj7paHjBTIwkBjWFVck3gRCGIoXZZSA",
-	"hPk00LACk12m6vrFs/HOVKCQqNYjgqGubtbSUUzzh88JIuoJnhed1Caxu4xjYp/YUBoJ2/lBZz7j94ZV",
-	"lqxnTKK8wst60u+t08aDcSWmyvOsth3WOSt01Sz9mUL9qVWfbAdiXRKF9DAAuQS3AjxRmIEoIDEANws7",
-	"xOqrfosTlg80yaPKqKuFgNo37uimhWQho+M7nq5eUUlnUZX9AlkTlreVSXJ24m95qvI4sz8fs6XgymLG",
-	"1EoYQYqjilevQ6Ul5+GDXCzt3ZPCiXefpPGIC5+OSP2BhOONrv0fWTbe6hO6Sy7Ge8V2jJ95y/FRkFtN",
-	"R21M04Bsn4Sypngj78BLooqfSVMoBnjaZgl+774+TLIqRvXyNlPBZkFupbxRKvGZYcZkq1xHW5yq4Gfv",
-	"NWJ0hitcjA19GI2uKt04Gypbe34EI0KWw2Uo9Qam26xHETvWPFVLbu5FyXLq7ufpV+iSF0vRSHbGEwZB",
-	"n4vQczPQ/e2GfFcsxzaBIRcu9ArMgXbOtfFcCCIZIUqzFoKS2eGzJ5dRiDHGLCe6QrKTPCqWmmdT1Sgn",
-	"K5Z3VTvyjH3FKN15PGGvpKsouqEr0R9VPYHw7JCd29ZARIug5+1J+fpHad0rgp/ftWAdFfwdkKm7ppif",
-	"Ir37ePTrVddoodU2g/b/xBKpkCrE+VPl3yHaNRQS962RIdk6ppNKrE5JOgpFN7kF/O9JuDGFyc+KSnCT",
-	"B/KSnymxyq9QtA2DbEm9zAu9l+9N6EVasS34ksRr5N3ChXqkHfZCUxESlpaUsu6Roux/uxSqQWl0Ie8W",
-	"lR9rqkLrgGCL+E45FLZqI7yETDX+X/VaYMAgIP2G5W8K6uARCOId3cxUxX2zoxRbWCR4Zzdl+FB9qdf4",
-	"iZNfnrqPIqmGqqzbZLhLCPHvpHqpSjcmLYAquSodpgN4JTBCsto2T237GGTMauQFPTsS6hGw3H5XS7wS",
-	"4l2Bb4b2kAChvdA3gD5EmfRWDuzsmpM5pQ2Fi1vE9mzWUxXsKNtiPTtKqo9aefaE90vIBqLWq7i7K8Is",
-	"I2rBu5wMdltJVVbrFMtp2+v+Q9vOP5SUvtF7eJeQHtFKoIr/nDbsd+J1N1BegTPPQVSf62GJCaCaJ91J",
-	"X8Gj5rRDj9YqQG6kd5bjz0BWF8OmoQHWia+1TKP1FKe6FyeZak4zU+0KWVLhCijqcgtR6H46yr7fzVkn",
-	"qVbXwaASi/NP7HaPuKlCAgzt5MOqs1Bcm6F4Dt2noI64LEmT0C5lXUGFgVKu/EXdQat9Tvxoquh5z+KT",
-	"LPqqb89ARuwfDiw4Po4gNQDP1rVQYUjgz9lUDbDncJNQbGODxTpu7oTbzWKzNpm8tRhN1QmWXD+fXHz1",
-	"1eSibUed4HgnW9WOMraP9VwDo7j+4Yep2ugFTWl5Xb+jtiBQysl61eNXoV5jn2OlGEnc3PCzH7bHRlJ9",
-	"Hz+2vekITkZ05zMXe6zFCY7Pk1UgScOMDA+auNchrCr0pBhMGYOozQ8RCBcVtfwHD4BrW36kAt/iMMW/",
-	"Q3gbUuonlJ4TAQQ1DRnU338edKxf//ADMyLUk7SRytxZGqkbVRYXC9hSqXd55LHQaxyK0FvLFbaEwGIx",
-	"Xblq7Bi1zljNbVhaUAenijqJ2T67x8E7bRumRyZuSelGVv7MtboQtoFnvwTmTvywVSunKiw0Y5yVhs/b",
-	"Gl/tvCcgaIZKXq00F0t89yLUALs1EEO7XRHXK+8nyO/HXR0CjNFuG/VdsrxXszkUklEsb1lmA/20Xnsc",
-	"kA4CEgSLi6aHkn5eFoDKgHYlTMjyZnmoOZkzp/WE5dQOqfWNcTdVC17XQglYjlYiZyd4vCQxdd0NIToi",
-	"Kvmfk5Kf6DiNftzonsfZVPXUYyyts+RrtuAP0C6kWIhIegypqOBnv9wQS+CgTCN6a5uqfLsdAApMwVwb",
-	"guS7DjVU4sfr/uzp69dtm3CQx7AwIYH7ZKpaUTbv2tfm7EQblkc9a09/EF7V75L9/RsEiibKSIXvsUrp",
-	"F+fn46j4APm5k4n/QpVQmPnYoPuUFJQlA/647e3viqrLl+snlj3wqhGYeg8mlNuQJHsnH4QazMDfOJ0e",
-	"7ziujvUHEtzifs8fWWCLmscOWMgBRsCLIfudkdvSjEDhrtr6LNBRRSjkbO8zIPewtWYsEInPXsxHpr0F",
-	"ggWlx4h5t82OyYhAZGBTcohFyLM3VP54Z4GrR9ET/9KHTuKJm60Ng9snCGL9AM8QNY2K/8FXdkCANpT0",
-	"xLDB0PmfrAsnbTLsxqh5CBvZDtDe4FlTlaiVibEJZITXy9q1rbZan+mE7RNSC167xgQZFYaZKgzsBKqL",
-	"zmLUqeZS3QlTG6kcO6FKn39iOb41oxy1PGP/LYwGw/o4g5B1QfaP+H3o23yndZmxrjQqicFPwCyPunCb",
-	"WN8TTSkkl/oYTNpI9pl/PGdWVKJwJGdqhfXP2X96upxjSdJ8Yz5SF3/SWMqIsNyz1RUH34Q2UJrVNFho",
-	"8NLLc/1uSfl4MlUvhLFQjNOxYqFlQd5qlIohOF+U/lKCNyHfbpCUZwcYfkIM/ruQi89h833y9jlk/oOE",
-	"zB/FG8+wt9gwmX1Bames6EBXKdPUYKoGipERJUYVKHitAycnHZid8NDrmRA06LSS8sKoShkIfbcCs2ry",
-	"tvtZvtE4ulO5ADdxje3aEvVpYKBPmuMfjhLYRPD3gRD9OOkWuMI+HwgiNFZiOxSwK213eLR+0p1QCXpw",
-	"EvTAipGHhAzys3cdyMIICVjzb747qL1/ug8Li4j+288Q/eFTGCvBrWDYMgXqKT6CUO+pXvmjvBddFRh8",
-	"OM+waqiA4JWgN131azJ2kSBYga9RlbA2FBaEso4blR7Bftbl9wwUaPRTDRVpPFxg+kAlGT/XSrz4eMVs",
-	"NmsrQmWYY5X4s7h16q6w4659+H9h1HlrncaoXWadqNlJjkd+iaLE6b3SxT3+2wZLnEZTeiWB6h1esot8",
-	"nE0V2Jl1zf/WCCZLS7mC6KHO48absgSj7dJ/V4IM03aKRj2PpDdU6ChsAEKaQvwbnyqIOzit5IPw4o58",
-	"4C4kH7fRaWAmw2KG8GdChW2TKGDGJzZWEbE7HfXSiTVksFRTtp2EyhZwhFDiWFYVtsLAn0+WTeXkKeqD",
-	"od8m8leqcnwPgX12wWsxnippqQIJRowtuWp4NQtqyCUYupP6GJlunvX66X50tewD8c1eE9aByGEn6t8b",
-	"n6TqXtZvU3FpcJcdrwRfcq1VGbdRbm1L4yM8ic8Vjc2h6Ydciqxzd8nSdrGWLREJzWg6rKDe3Ss1Sfof",
-	"9UpB8E3w0tBCySfZGTQJIwGXs00DES4ytg613pMIc6fqPViHGBqHjLC6apWp0obcqtZ0M1XBVhQsSdIN",
-	"WI1g9ZWYuwn7ixEC+5BItOBWEtyzBgqOtIa0fG6EgN6FM5BcPO6/JMcVXBBshpI26KI45hrDbBmr+K2o",
-	"rBdbIBwKA7cg9EqWNmN9+sRJFJpM1bubiF4icH4CZOlD5JG1G3pJp/NJW4zayl+fLUaxxSiIQAkqm6Kt",
-	"48OlM2qmeZS+/bItZRDMOWgoEsGs05rkO/pp3BW2SsN+Moa1OBpchRziGuZervIUug1r18ZTPGnB087v",
-	"WxLFnSCQiUxJqQpEsMHP1qNPXdcutCpkJYLMsBXFgvd8DGQrsToKrsEzNYcgmZwgNafFQOGN7nkP0l6C",
-	"bpm6l+9DZqQq6fkFNyULPdEhnxDyI7i1yQqFfr2fwfRTB1MIn6Qkeigx1RK149RiItt7/KSt4byNZdry",
-	"psWOOOt0XYuSSUWNGAU0kc2YmNxNgtNVdbZ2aqXaeu7IO2FBPF95FXY8YRBgUyxEcY/VXSgeixmsPQdh",
-	"G6VUd1fxsXigk6oRNl5LGz002SWEfWqWV1raUQ63jxm+Qiq8Z5r/1DEsKeGJR9JFH8wXWEv7YGyN+4wP",
-	"I+0voavVvpqLv1CoYL5R6zDPYsEJe8IzLF+/UTo7WWrRv/dNWOUnh0fOrMPidnoyPldj/JDVGAm2CKgI",
-	"PIdRoWvTu6vrw0vxoFvZnDJ8PLRDZHIIk9b3Ugw1T/j52U3bV3p/I4QbrNuvG3AXo0MAnr4R7vQbbFq9",
-	"2zz/cbvEfNv2ULbyTp3qJqY9jQST11Co246TeX/yXTdJAkvotKWavIc0gq6dtI0zwcBKR83GNw4mTWq/",
-	"e012914vBm2wfDMWip5jO+bQSToDWeZGOvFvN87IwqVbS0eGee6mqjZSFbLmFTu5+IItdGMsxTu0hczv",
-	"Re2ibjtdq2e2FEttsNwHiFDQO9BrvVpRgf44x5xPFZZSB7UXca2MN0R2uzajz4aeKiimUR9qXMpJor10",
-	"5/4bp0xh2KSnD3DvnxG04x8lUl18ZFi/iogWaHzi3WjNp1SbfUensA1KJdUmPhJbWGHhsh2i0MJr821u",
-	"hASF4h4K3RjGSY1pQ8RQImo1ljZPGe1JgJAnOXjdZv73PJuqQqu5LIUqBMNf8jFUpvQoslV1KFioKEU4",
-	"qjfRGhrmIK9RFsFVVAmTnXS5LRDXIt06z1h+K6ybiflcm3jqVa+KBgTAVyIUy0ANjMaYsGtscDRV6Fkk",
-	"szx63SiFuaYYKShpF5JyIKU4dkcMIzNM8F4yLz6QWAgL/DtRAjycAbkQfvxn16PgEBgHpGy756JBV8TG",
-	"uEAONunD2ZuQzrXRNCwlAz4OVuGtD23/2g8pGcsbhbumBKvOTi0dW/CyTX0RqgQWM/7kY0CcrtmKUufY",
-	"Ce1vnLz3YQH2H/paP/1MDVhmKlXjAJw8yP+D5vEhz8rn2/003SiKgpSQgu93pxwGLft8KglXipNLUc50",
-	"4/KwFvCOYL0VcKOYJk4vhRVS3ycvh/r3deNYoRvlLElSoYfZgB/lM1B+Wk4Tqp0EoHDqLzNc0HHQN2SE",
-	"TVhCYYJHm0L7kPDZFvp7tYUG3jloDI3gsq80vxlhS7Lrxi28Dv0289ek76Vov/F6NQTRpjrcg5UIS5Cw",
-	"She8IpvRKBs1phpdjhbO1ZdnZxdf/HFyPjmfXFz+8Y9ffw0ASWvbHBF7i2fgejOe8mM9SGdkAXERIQqb",
-	"en2nO9xTzQ2uhIXouIIrZoWI3u+Xf9kehaAZs7khGbiXCWzbEuSiDDFqQpXRBGh/3h74+a1fOm9Dg7m9",
-	"t1sqSSgy2JZJiAYOd7k99Df+yHRVCUMxdtTHtWsvuNFyLhoVW86lT7O1dUK1LjCnYMkEMgJHwzRyaAyy",
-	"XPRjx9v3KL0g/W6/I9kk3WHLjt7+9vb/BgAA//8=",
+	"7H3tchs3tuCrYLm3ymTdFiUnzkwi1a0tjZOZeJOJfS2nUndDLxvqBkWMmkAPgBbNcblqn2YfbJ9kC+cA",
+	"aDQbzQ/ZcjwZ/7FFshsfBwfn++PtqJCrWgomjB6dvx3VVNEVM0zBp6dS3DGlqeFSfM9oyZT9tmS6ULy2",
+	"X47OR6+WjBRSGCWriqlHmsi1sF+EF4liC6aYKFhGFCukKllJpCBmycirRglCRUlYsZSsJFwQbjRZs+ul",
+	"lLd6OspG3E6yxMmzkaArNjofXf7ww0m8uFE20sWSrahd34q++ZGJG7McnX/x1R+ykdnU9h1tFBc3o3fv",
+	"stH3Uptn39pnYfSammU79lJqM+flKBsp9veGK1aOzo1qWDxFTY1hyr77v+HxXy9P/hc9+cfZyTev3z7O",
+	"/vDk3b+NUvPa7Q7OaxoljpgXHj9w3l+oKZaDE6/tr0fMjM8fNPU7O6SupdAMEOqFktcVW9k/Lc4wYeyf",
+	"tK4rXsBBntb4xL//TVvsehut4N8UW4zOR//9tMXYU/xVn/pxYcYufl4K8vLPT8k3T776I3GDkzU3S0KJ",
+	"NvS6YiQvZMnyKUDKDWjnuyxwhLejWsmaKcNxDzR8378Imq2oMLwg+FBG2PRmSnLNRJlP+/DJRtey3MCg",
+	"ZcntG7R6EU2Gh9Cfxh4T04bYt3Ez9taEyXmpSa3YglcVKy8IvdZMGLJeMrx0SjaGEUNvmSZCCjYll5rc",
+	"8DtmLx+xF0ovONMzYfzVpoUhUhQMXi+oveiElqWGz41mirjTJDkXdWNyYlFLX5BC1hs7aCOKJRU3rJzO",
+	"RAsGef03VhgLBngrDdLO8L35JcktEHIyzh1QcsJxXYbqW2LYG3NBcir0mimdww/wGJdCUK4YcT9dkFxQ",
+	"w+/Y3CwVo+Wcl/i0xbaKGUZ4SeSCUIK/R1tfSs3IQskVoWShmF6SHJ/ROam4NlzcXJB8ZZGMUFIzteJa",
+	"W8Jov9o9TvvwXAJQdE7syBOgjIatACOZaFaj819HDgKjbOQ2BXe8u6lRNrLTjl4nkNF9QZWiG/t5xcxS",
+	"lnaG3qNAQVI/GKpuWOIoL90tIFJUm3OSG7szQav5QlaVXM+LRikmTE7wsybrJTXsjimCO+iyFAu0mgpG",
+	"9NI+K+T6wo6PkGJvaGFwoghhHtkLAg88Ar7igTawEMtR4vESAHsX08tfPV0IYHNAep1A98sbR/m6lOWW",
+	"i3IfpYNXf7AP2lNQcsErlr447kdiltQA0thrwTWxUAQoEF0oxoTOiFQkb4R7oczJ2KItKzMi4ASAfBg5",
+	"SVIwN1x/Dd+tarNBqsMNKWRTlURIQ64ZKRlCnZXT0T6wAlDaadpNDwL2BwdGf8JFRZuSjbKRpfNvkph/",
+	"WddK3tEqhbfRha2VXNWWFDrQTcm3rOD2J02oasn/BbllGw2CzYqJhnBRsjeW2gI4CyU1kqjLF8+muKMI",
+	"Cwq5WlFRztmbgqk6cZVespIWhpUw/rVsRJmEo2UcbnHA+LepBYU9s7kl7MD6AYiH0AX2puaK6TkdINly",
+	"sWDK0mbAt87FZQK5hrgggYpqQ02jCb2hXBC6MEwRbuyGFlKt7Byjkhp2YviKpXa5oqKh1bzFmd4R/vAD",
+	"WfOqAuxDyogrw+O8QKKsLUFutMmsEOrpSwTWaykrRoW7dqvazP117c7mOP6SVdXcHWWa9StGnYzTB7iU",
+	"VeKHrZsRL6MPhvj4k1fFofxLxzQGhZAFrTTbRlI/9n0QamsbYajUKp9WUrP7LbGFb6QQfHV2llpPf95Y",
+	"ueiLgJ5+76XUdiwaEZedL/jn7Dt3lFdWOp0jW+le4Z2jIBtKXNv4IlpJIIV5KyroDdvLhf7qHsPLAEBL",
+	"8yAq2CNtJVBZWaFzLdUtFzek5IoVRqpN8mZ4xsvLAXXTM/SKGisG2wvu3kHF0kqAjq0nJ/A/7tvmK/fc",
+	"M7GQ8B43yG37IyoqdC2ViS9EmCZFVNdUCS5uuge7l/SC7uWv4CBcLM7cMfILPmzF1h5MDsIlGKC/jK0L",
+	"vI1XHk4tbmTuxsRwik6hRbt2gxGAUrfh9Z47+yPXCQErXunhN6pDCxJn0oh2fW4jc6udHz7Dz+0Irxol",
+	"joK4hc/wClJw+pZV/I6pzQsnw3cR6Xu5Ri3R6ZiK0WLJypYlktxNkZ8TKggvKyeLo1YtCAPBD7apgdVS",
+	"Q4REW8+SVVYHbMV/q/rM2Zu64gU3+Xms4VkdEuf1T5Nx+yIv80kGVx+4Dj5oN4aLsbIRN3omAPMy+Gyf",
+	"cGsnVja3IrBRUtyghomcRZOSo6C6lFV5TigpFV0YLxWEba2pJkXFqAJrVoHbR50ZpnSWsFu2IeOnIIGS",
+	"p7Jk56iqG6qXGXlqVPXvVxlZL3mxJLeM1SgX4ox2yXVjtBWfr2lx62QjEJma6xU3FzNhh3xzjgP9bIkf",
+	"JVKwEyXXOIgfGx74L7Kh4lbDYBOQ+im5VvKWCTwcoBMRGRlrY/8siVQz0YiCKUO5mOCJ2pPsHg5CRGpW",
+	"TsmlE64yQrv6tv3CcwHQ0O0qBGmEFQctAs8EytZEGyuzKbZoNNPkmi2kYgQMBWhE8FS2pR1ppEpS32+l",
+	"ZT8DnD1BXoGZe9VJk4WVuolqhKVQFjUszumD6SrOHgSEbYKylNocOMb38GiQJhMr/8UeFqKWvSxgX8gt",
+	"sDc5iLprqUrdisAFFQTNPZ3d7GVMFlXYXMvilqXgd4U/kIotDLneELNq3hDNlIUo4pPVn26kYBdE3/K6",
+	"ZiVcKNmYAGb7TsTOuTDshik3uWm2TCG03IAKrgynVbWZ+2+ENO7vFF5oIxU7DPRX8Kh9p6ktR0upHt9Z",
+	"Oov0wCOPBbXTzNkbro1FJnUw5gzijAXOYet+ZZ90b8zdERzMqdohruDNvazKHU2LoG6pW/Nn/ubF4PTH",
+	"4W9EkplFV+kDGFTsNY7wPcKxyNbSt4Y5y0n0Y6QuRhaSe5o6ohn8Godh8b2nHtuyT4Mg6m/NuVvmjaqO",
+	"Ekd7UkkDMl5nuOF1Xvmr1l1n3boI+jKz4mCyT8F5azHh0eEFvHJXpjs/kPb0Qe5a2sGHjOPvXpW7W33Y",
+	"7ETPwbUhVd6/NPfcLhT7M2dV+Z1SKd65sL+ltUqmNb1hBwAHhmhfSC5BKnajLBRfKCkXCR7emKVU/B+s",
+	"wxGENEs75eukocxQXqV4JxMgCualFCy3wtQGuGhrzQThE+QgJkoyVs42N7mwZB2FZmSs66UklZS3mlCT",
+	"si9Fq5FzZFJGbdKIuMsA9+UZ0cxKs9rJizksUcypyS9wYgs2smJUaOKgcg+zW8+xkFRJF+GwnN/kkY49",
+	"KhdENFVFGlExrR2U7RLst3jR0QXWm102ppCrvZz6uXsMLwhCAS/5IVtEb/W8Vkw79rJtG1ayqqyIApIz",
+	"nCtYNR1jHwdnEY7UgttLs5b7cwVaFkjJk7TBMVJ69t+h+OEWUFtolXQMbe03hlkH57L4iqWu6PeMVqhb",
+	"dm9mX06Tt8kLeTA1DeKFfyO5HJk0BihGDSuPwggfG5AicuhNT5FfVihm5kqao+eLWOl+WLSBC7CU7ttZ",
+	"vN/UmoYA9xReO9L26mGxfV8qes0qoIw1k3XFLohgLLiFGsH/3gBNjCy2j8/OstGKi/B5P5i2ZvXGx6Ux",
+	"tVU37f+a/PzyR+8aKxi/Y5pofiNYSV48v3qltxbxxdmTr/esYuswEkewA8IlE1ZNQfZVVc8Xo/Nfd1M2",
+	"wOl32TZSG6vNp0mxRY9HVpGmCrwzt0xMydVSrgW6SqUo0vzI7wFxJj14vl5qVsxzgg8hZC1AndPRTR4C",
+	"ew6YeJuswc56q+kD9bUDa9oEGHTrg9QdB+Xdcu+wcmJfvwpQ6y9kiJT0IX7ozd8LHVzUK48mh69pP2YJ",
+	"tj4auwY3gtOl1v9M6JoV5n5OIY4vb3muHBfZ66qK3k6vzDBFi/f1GXlltKA1veYVjzSjaLxriMLy0VVp",
+	"OXGhGJsb9sakf141leFzzSrnv9mjUm3NGA+/NVYKOLtk1l98aJLzHFuKAXLTipYgWOsL77gNklNGWKVZ",
+	"7EVmtfMhj2GYOc6IsTKHsduwoXnFV3xAW+btKQ/dldutCISOBdSKT3ojirn/NikBJbza/QP0IxxO0CIU",
+	"/U8/fcKatMM33QbkBb+vRdqTWyGLW/z31IugJxGsBsxtTrbwY9VMlPY3HzfoPuDhg/nDnaoVaDCkLOn7",
+	"9lg6D2brgflZ3b9aEK6RPnwjDa1SP/UohR3CP5+6Dz7cc48xwQHm8ets35TuYGL70RaqZlGMqXfIOZsT",
+	"HoQDSIxYW2RoD9kLONVnLSF8uK/L1X0c3rIsxHSsSzqeLqXUYB22RAOHIgVVijP0pSDqPNIktwPkaQUL",
+	"5NIdiztI8Wof9QMmz33rqqGfJDm3P4UhNNlNHMIVOMQK+tI9jLxna2PxOrI2FtutPHp2e9L2bPfgzcuI",
+	"jR3BzX2YY4w5R7y+Bd9tpSMB73tD1GpcljWych7QpLvuvbOv6Jtn+PAXZwn7v7sd0TBPztLBLsNH291g",
+	"6szaRTxGtcx/6q+odG7mOcSb9i7ucysVWk0QmGFwEnpvUHlnz0lbTn9BritZgMeww0i1cw46s1UrzDGm",
+	"fBgnuMGRoDVsLixrh29SzKDP2PeeSUTE9zzb4w9blNmjcgrof22DcrZMGPEm98WyNEq8ZAuwYrCqnF9v",
+	"5tIsUxkdl8EbTAU8EuV3gFNcD4bYdMhPcfTStrWBzjpTkPkJjFjPOkL9dqDaP5dpl4MpwGzmKwyEmaNR",
+	"Lq14RaHodsoKw+59ALwUuPo4HMEbInFvuA+ud8Q6Hqkw3ccy21oFd72AR32Fz76fTTTa0w4DaTAtDh3J",
+	"MEJehR0lfPHxkbjQ1zvO1hDKzsqMeDw71DaeUDPnw/bTbBRi79KuGlkOSEIpg3/fExqCpRPbh2AVMAdk",
+	"hGqwfhdUlQAFi7Zmv4EgYbXu7tjvIN7n8EG9gnEGCetwUKNLPEA6iLdQyDUZ2z15fCGgxWpZQXSSJHzI",
+	"vH+YKyW+xpiLYloSEIcYhVjIn39+9m1GEOruOfvVJAsumCSREs3qOsUXvuW6rugG7Tnjx57MCLZm2kwy",
+	"iNfgLvxSC1rrpTQD8RpLqUxyo/EcGer19lmmDWY0vfH75iUZl1QvmSalknVtbw41pGJUG/I1KZbUslem",
+	"9MSZlcmOpUUM3Ud4DhHbR1sem/a+wvwrqQ15/MVZtIDkPE1dHukM2H8RfNRlNHY2atNZ3LFG0E/eC7bG",
+	"S/GS6aZK2C2vOSrlPRjlkIrgQviuHApyjRkKkKnVT7DCxB2n9M8BsCAx5OcQ9MZFqX0GiYc7yCZcE1oU",
+	"rDbMoj4guOdswefm83/E5ILkwlLPcyJkWNm4Zf6TWHyE5VrtprcoCB4S7HfhQT6M5Ai2TrptgXzHfAyB",
+	"36FCEyKVj3W0PA4oPZ7VxMsp5sF8veyOy0bPU9vcO9++8HN7fB6LHDVqAUXGmglH7jEiNm/Hyyf3dng/",
+	"hAs42mjSHzwMxiyQgSQNkYYvXEJvwhBuDFvVZiCO5T5eWadpHvkWu7NyA4IzvMGF+cOTJM/a5RupqDZz",
+	"t6+j1gAvMh9Ok/4Z78+8cFp0f2Wg1d5ndhGdUxLbLystAb9z51c6sUQbDUCZT5+mmM9mkYqzNLcLZt6d",
+	"An60mit4IVjL9uH79kaiw81in5IdpLV1BkTsYN0+hE67FeMVHG6N71yUfW7G7hT7lnk1bFkP12WUjRYU",
+	"ogpTLO15S3YTWgwN6v+JkU0BUS0FrSpCC9PQqtqQkpcxX7WkLmSFsXKOjpw5Zn5no912+hdBrfirLNnz",
+	"Ok1ZghV3t/BsmY8n3FZZyIDRWoEeIqEcu00i8qp7CQfQEZ7aZQNut6Pv58ZMm9QuMaOclxjlbdoErEgt",
+	"8ynpvjZBXVGR9zk3hIjPrQyVe649xZRmXwbiV3ryj9e/YgmI+eu3Z9mX3wyUn+jBZi9M0qInrSBwe84W",
+	"CwYZTmnZZqfyhhASBMfI0H/YAde9WfQDyID3lO7sJg+nQsnLlfBU3F8OS6Eqeu8iRQ9OJrh3fzOhqFWY",
+	"wuo9QLMEBiZRuY3F3Y7BTl3bK+SjK2qpKCMFkCS8nFzc0YqXc1/bIiN5I0LwXWk/A3uzG4DA4nwgEdxj",
+	"Zl8KssJH4oBeMHUC0bgEVuCyt+HhLCol4pLE1lQTt9aDUxmiUOIEsnGhDRXFQERdsK8lPLTDOZpOltjG",
+	"xJ9fPmtrFFnugO5EFsrF2BcPCFBC6cJr4cF8WAxSPCVvFNN6qNBMP1qSi3ntXoKBUSHbw8fT2waLhpTV",
+	"kCrnNTQyRkz8E9VLi27sDStCXvvkYKj0DMYtGNBRVt43yTu81XXAnO0NG9xaqB9peInOlxebwbm4qZiP",
+	"etkKgunGxxRSLLgVyodCISzTWzFve7kPLA7T6eN6NruL1mzz+7OTb+jJ4vXbr9+dhL+fHPD34y8OkAt6",
+	"i0+fg1Gbp7Sqrmlxe08g9XWeaI8rfXNoTa3e4q7YfZF4SVU5t0qabMx8xUVjUhnez681U3edMhpck0qG",
+	"6H2wloL8ULIFbSpD/vjF2cRFsvKVRdnHZ2df471wn7NkgBPkj4PHY2gxr3zxNq5J7tJE87AOvy6fwefH",
+	"a1f2h+2FPXmyd10uKSSJ2c9KtqqlYaLYkFu2ybzRt2bK5bP2Inr3hxVHxCVBPH15qYwYxVcrBib5itES",
+	"tAhREqMor+yH9ZIbRnRNCzYll85I/OTsLLYSwxuP/0B+4H/KiJDe5Ro/cd0YIti64oLpNqEZraL2S7Ki",
+	"Gx9KTYmuqF4SR6mtRK8NVd4k9d/yfpT12QEQ2WUas/hPuDBoMUhVbQKPMmFUVZwpQJ8L58IvW5ECvCtC",
+	"rp2HxbugpUgGhu8TCRPn5tOVjSTeVDd2hDBe7SPtK1ahm35ywPRHsBSkFmk9J0RO+CpbOzMy42z+g7SD",
+	"e3hoO8d+P/OOPe7WrLNTcN8dHPcehTMGkcKexiONBTPA9eCrkAEtA0IHVcCqDRnnONQKkvnjagv5BC6l",
+	"YAwyfVwaFg5KFlLNhOO9XIqLUP7ykQYCZTkaFpFCt6j7JsPAaXKJNfzApwFXRRupIPfcEJT9WiYwE12x",
+	"nIyNfSP3gMuJphtNtLxwrhoBLljIGHNEBXaMCfh2Ka5kQKd435C8FyIMO9blrvLlLXCDSlj3BkRnnrpK",
+	"vkrLpQ8lS1+qB7gXH17/3LU/qEKT0CmxIMUcym6kd1Y2KlRPAb7ei7vlJSgtrjID2ONuhVynRVUnq4W4",
+	"iN5o3uttNebVNb9ppM/R4gvOyjlWpOwWLknOVCt5x13caKiqs2rSRdywbsQBe6Nryq2AOw+VmaLv4pBl",
+	"wFRlmnpeclrJfXDZyXue1/TvDbvwVvOFBJ7WFiuxH7BQQK1kwbS9uQVVgmIhUcHWLY/E5xSD1aVN7i67",
+	"Xg+GgcADay5KuT4Wd8OpbMF8CDMGETDbxt4k+oNKkDa7H1eIq5uCcJiPJCpv1Uc4F0kwyMX2cTlUuA53",
+	"F8QxK/vcBd0j8+HebUWmePFb2Z1+XcnTaJT4+IT2HhLGoAQxzLB2c6UhaHh9VA8Kcp0I7UihcUabtFPv",
+	"ARxKIajhgASGne6i7ABnlAXNt4yWoK4k8gGszlu634+6kZF6eu/omd7sQztIk53jqnt5vHRxizsv7WDR",
+	"LjuINxgOhKU11xUviDcQeg+XkzGdPma1VixB5WrnubesnsiEoWoDzKipoXznWmL4lVOBZkI3qxWF1Iqx",
+	"XSE8i6a9SUb0kirUfcnXZ2cnhSzZSS25cHWqr5vyhpkpwYRIlHW9o8Pb/anYYII81zNRNFCbs2h8/aL1",
+	"UlaM3ChaL9mKkaJqNARYkZeQrgROraDwNqZurG4uZUWoumns9lDALfli4Wux0rpmVM3EuADvQyW9FA6F",
+	"imRjJlOCZ+cKF1eQ2V9QpaCwtZEyg++IsuqCXHR0SE1KaTVyFJxTZcSP8NJ0rcXdhID+TceQhOMvin3T",
+	"IsbcLmqwwmvsTrXjaENXdRQMYzHLDgBKvHAeNV8KODQBEFbmGeNBoDeBljDccMreXpeQW306WcgufQjv",
+	"o/hF5nF1V92LHRoqmDCPAXlgb1sRdULOcZ3B7O/C65yR3up3ADSL1hiZ7ytMuP1tmLlwvlxw3rj3HRAw",
+	"Tm4RD4kUfkp+YhzsLqAqhnLq2kCoZezXl7fADrYXOnJgwOCWpLSsGlHQZNksZ6f2FAlLxOGFAWcMbBwD",
+	"QwUrXSW79gaHy5sKt00UkEBnfYs3Wbic8Srbc+3dkSGC/ZIt0m6djyTLDK8rLbotQGAcrtazIzH03cBU",
+	"vTiUkuuaGggYua9S5r9dSDVfSm3SvrBsVFBRsKpylcSo+yvYFtqQk2S+aDbCYoZJ5I14eqJBBEamHkUC",
+	"7lMkuIglz33Y1IqpW6WAk+d8vzC8SNrbt5xWNHyXPbTBk4nyyK3E6VkH3dc49R+1xiCp7YNEkOoww9Bd",
+	"zP35UvBkMHukwk6w+r+z5iF7sJJfTQXDkItraYxcBdEFHEhYfHPcxrJbyc6JbF5cO6Bq829sJD4+vv4Y",
+	"EzFURvUyYWiwwgVKh4d4xXtK5w5radFtdNSp49OJ9W8vYISB/QCXQAi2L16KXfz87Ko1Ig1XUx6MlO60",
+	"aSIM6mF687SvS+3zVXzaNtZvQDk8ZA90s2eiAJZ7GHV2xfJiPM1QLSclqw43s/CgRioXZ7q/hAgM0DvT",
+	"aBM7D+F+/uVQuuUo/2ey/k5ydVvVq3cklEbVnbEsNPhKqDFMAH6sgWZ5IkW4diVhwe+BEuqJ5iVzwqCl",
+	"SCvKRb+JxkPUz/+ECNxecrJl/TuofjpWe09d8wUvmYvF8oiPTXGy0bWVg9liIVW60PKDSBrHM/T9ku1O",
+	"xfFlL8fr67O9OV67iqhsS8VYsX9IkLW7KucSAqVdmJ1TSRqBBfPLQxwSuxBs+8Z22B2yOcUEW2MPPzCd",
+	"iBKC/jcnnqO4wtGt0/QDpb51WfPAj+mQ6LzjoD0ntLOxzPl50ZHqHL3j3IEln3inL9oGICwjuGrlAl6R",
+	"axFrw/DC3OrK8SX0dpi208FQFYLtKrZta76dMoG/9hEosvjiDksNg4Tgw4YyHRmBBP6jxQbPEyKGwnyp",
+	"lOKz6eOvvp6eAUrae6xcWPF6yRRzWaRQqJ/W9QmWnCYlZSuI8vCJgwUVQhqi6cbVzAeLB8cYgJnASPpz",
+	"F0BjVMPyzDnuMM9QMWxHYLeDJhPUH30CXK3kNSPj/BQ/5xNsGxAiZpwq7GfaaqOQkUaUzk7mUeGRJpUs",
+	"bjMrHoVCAL2Kq7hKKoqlVLguf6lnIipaGmXx5S0W55MpgSLmCEpmjwDG86FdHEr844jOkmf37zoAXGP7",
+	"sZnwwIUYJA3ha6H0rCgxUxoCgS5c2QJqsO1YaKTlcqwxj7Bi9I7Fm7FsaCaQD3XCFIarqB4XyxO/3L8z",
+	"WOWzUdxsriynd6myUAzvskGdFkQAWBJ83S5xaUyNrFLecuYfh0ad+FXbqpPe3ganbiug1PwHtsHel9zF",
+	"CPQ7YFVgc49LeYyp5WCGUK25NlQYKORnjxPftQdNvICLeF80qprMRKn4HSNxyrk9IZ9obofEOHmiGmHV",
+	"IurvH5T9h7TVmZgJrI4PFkLI6I06deZDPUFzUsoCjPndLp4z4ePnXTtPYgFpyQgOAoGKly5yHr45J3/C",
+	"YoWz5uzsywLkW/iTOSOp3/pMwG9kvGggv6lgWl8QR1Atv8MQPMRtZ0AGgty2OZqgidLCN4ymmOUBvnvI",
+	"9YbkL55fvSKnd49PoaKkvXpWiSqpXl5LyJ4F0lVaGSQ/zS3MZyI/bfjp//s//zfPiGwMyMa+6xr07Zy4",
+	"KpxcOMoVJmn4qUOl3Mf9iJnQvkMb+d6YGor05BHW5QRRknChDaPlBaFBnaMtwFlJrje+gSg8D2jBNfZg",
+	"I3/57hU0W3OJL9AfcMV0m4gTNo1OhpmQit9wy5yvWHHyZ2aK5ckVN+ycaLpiJ/hrnjlTcf4cPxP29wYj",
+	"/XBMpPiTbCagduCTsy9JXmi1mPusNIs2fsWhWyTJt/VY6DHquT9Qm4oXzNWvclf1r89eWU6rKnfD9fnp",
+	"qayZ0LJRBZtKdXPqXtKn9tk2dcFe16iM2/nobPp4eobFyJigNR+dj76cnk2/dC0mgdacrphRvIC/kw04",
+	"X/p6BZAaiTQckzqJtwIQqOBvNW+HxS+UXDGzZI2GSFeCwtqUXCEehvBerPeZkYrfMhSP2Rvo4aD0RQR6",
+	"MI8woe2dqaSsQWa83hDH4qdQL8zeOS7Fs3J0PvoLM39129pqJPzF2dlWE2G7wNO6onyrbXCiJXEXMG6G",
+	"oT3bnWgQf/z27Uk8OftqSNUL64y6ErfsYXT+6+tshH7Uzeh8FE23Cls19EaDc4KpO16w0Ws7wqk7/emG",
+	"rqromHsge14zcfni2X6QxTTWD3oE4CxxcnO1RDk6baBW+sOC61VM2wYhdff4tNfqK3kpngtGlFxDmHjg",
+	"TaHhTMzgpEL+lhF57ciwkOsp+RFzJYJMgx2KLMmhYuMbZvX077yt0VRtiEvoMlgPbW0p5YpuyLWzlZTY",
+	"10nJdf+G2OmfbnUDO+LUj+uy3WuwlkCKuOMNGpqx8i8gweMjkCAbfXX25ZFIE6GJD5LruuMh65Ja1GQR",
+	"8nRxJY1Cp2+32ty923UFt3rTx131f032YO/30DuoFbt97bCEldcfCS+GCEW8QYcNZ0dhw7HY8+TsycfC",
+	"tueiu78ujdiPaGVoRpYkUkCYXD8730Uqc6b0qI8W1IYB6TAjjBbLrbZT2LLMtypru8b7ZlSolfpxfb+h",
+	"dj6UaqVibeqJYjeWoVvBHiTWqW8sFsWpey3PWXpdcv0Fybc6c+X4OPTqleoWs1008Eb7+hh6xIVVhaZ+",
+	"pBFWqICQ2ggWkEJj1zQhUMlZQxnJPPT+crPBG67IDuyNlJKhjGoXkRRIXOe4B7xOboaBi6SYlazuQVA7",
+	"KPsS8pQY1O3w7TiHWCkIjMM8FOrq4kMn2ihGVzmRC4dHKGxGZn/L2DRjVvm053PuxeiLjsp1TmhVTaYz",
+	"8Z1FZBxkSTXJeXmeQz4DWUkhjRS8cD/zcpKRHP62j9hhLQ3EnIy8pIb6N//n1fOfCBN3rJI1m4n8LS8z",
+	"eDZrY5kyYt9453Uw3BcB+d3pUWD6PEfVCZk/Jfk5qbm4yX3wigPC46+Ins7EJbbj+ZFqc/IdgOvZtznU",
+	"WvgfmouC/cdPOaRzuPJidUU3kUaE+AnCQUFXLKR7WLWqhOspyI3FXivLo1LSxd0r2MN3d67N2hZP2lYW",
+	"oAobnnxo7MlLcgNaL8yLdl5I97av/L1hrq8MMDTY0ShmW70aO8EGeJaqbZ2O3dImHLczsXH7SdO11Y6h",
+	"tSDs8Aq0LCs4KVZIIVhhJhdkza3yYWllDuvLw+pDUWO3/M4hjQa476+O5T7++p4st3dz7iGBIzjw9Y/A",
+	"WDtUBPuUnWiH6ohYno64LwIZWYamQENSk2sb9ICk1c0wAEqnt3BNmvrDqi0/8jsG1NZSi7ZU5SDJDV1K",
+	"kqCysjd2+XtIUPkWKoNCPloLvRHAxYhM7yer3Vv2+hFib7cEETIOZksriUwiULtmLe+yUS110kwCMdhA",
+	"XBIdc5Cb+GY33oCCe5+SP0lLKBVWB3WNT3zZSb+RvlCBHZa+x0A2Z0z7kyw3H/QoXRund127tlUt3vWQ",
+	"6PGHnjm0Nxq4eBbQQcIt2uc/kqLw5XHPf/HF/aUuxFNnCj4ATWN6cPrWxa28c7klLBU0/MwKPoCqrVOF",
+	"jJ+cPZ4QatDWjJBGaywk6lvlwS6snJJnzg2KpMp3kL9lrA5mEZDMjaxBpIMvaHF7TlzGCOmkhkA9oxwd",
+	"2c5fJiQks0mrhdi7AqXZ3czeF6cN3RDfERr6BUfCYf8GfQuwcDdoS7BJnVP7CGDos29HCWb9ZLjZEYJ2",
+	"Je9Y+Wmi6FG67xaK2m29L4Ke1i7LKE1k/9MeuRWYXcs1KGI0RdE5GKOd1b7bOQzatmnZ8UwVVhQFB4Tv",
+	"5aamxEeJgmNJb0SxVFLIRl84lz9cAEHyv3yH3pAO1uZ9FHvBxc0HRrAvPhiZ7aZ9pWksXrPO7fy94S5k",
+	"siPmAjIFpLk3GmN/xJO2D1san32tXNf8Dj1uqPsFdHbVJpmruiOkJYEZ4aKoGqCbroCm1Z1lVTLVJaR9",
+	"jHwJa4tazH04zPywUqRb3gBetnDLYrFpyRT7/dHWuqKFJ64RUXN4875oGuI8h7FUVuWQdOAsDZGoSnyd",
+	"Crdcx52zSEDwDR2BkzfCteTahayvXB/HTxNXcXU7UNV5Ov/VMLWjAx2Mp70k5qQB8SfMFwS715RcouSh",
+	"GQsu9i4lzDrCIKFVlXaL/dSZPO2E2TZa+WD8o7mui+l9l6UHxnaC8cAhrA372/rwuK/O9gTHPegN6NU5",
+	"TlyEDli9K4CrltEBED+2JcpeT09NZWOu5ZsIK7eS1ZPYefp2qzLcu9OQUZQmp1fFkpVNxSBwCQqAcYj5",
+	"8XAAqymgKgSj0KpbRdtC7lqWG4vxIcW+g+k+XAbMa66z5ZOzb8CN0a40vIvVGLfIrt1CRzo8xBnZL6d9",
+	"kDPy4OJ5v7UoHO8v8/rnp+iTfHL2zf0puEMMQrtI1fVIDlwNH+2oT99GgY/vTuMsxYFbQVeMLJgoILTT",
+	"6niuAIF/9SJq9LoV9NX11UNWPfhxcnyXtaXYyE8ylB90gXh95MdUSebLJx2E+t0o64PQ3r5yYNHIvWJO",
+	"7En/Hl0SeFs+vFHQJ5L6OO+DLIMfjtUki3Yl7mvbMsutF+vK/9Nf1veyI15iL2TXG8YV7ybYjxOqLPoq",
+	"ilHq5/4whKFL76PxT9rQ8uH73/b4mpKXjTgiEH4wvh3CnwThZeXKZTl/5Ex0Q+S9dTHsGdM6shA+7hYT",
+	"FcDtNtFyEYDtNs/R30oxJp+sl1KHypZxl688VDnLyVhbxZ9WblAIdpRiOANhEhIPlnI9w2qXa64ZOp5r",
+	"JeXCTlFyeiOkNryA+oQuYdB5gb88c8UGUSALBcI1NjwSZRauT+YbaUs1E66JSyCnme9rk5GVFBwkfBVy",
+	"XmJim/AvP3No8ucWS35zivuQwnK7zxf2kAadiuHg8DD/BWnXewVXebSKLyp1uQZRJ75xC+esewEggGjy",
+	"HuQPu0UOk7znEBUS11B3JCLu7oiOF8jAQGJYV1Q48cYTQl+8KHMJSJhPA+11MNllJi5fPJvsTAXyiWod",
+	"Iujr6maBjmKaP3xOEFFL8KzoJLaJ3XkcE/tI+9JI2HwU+ogquzessqQtY2LlBR7Wo24nsBAPRgWbCcuz",
+	"QvO+M1LIqllZmEL9qXWXbHtiXToKaXEAcgmuGXiiMAORQWIAbhZ2iNVX7RanJB9o6ekqo66XDGrfmKNb",
+	"rDoLmQPf8XT1wpV0ZlXZLZA1JXmoTJKTsT3lmcjjzP58QlaMCo0ZU2ummFMcRbx66SstGYsfzsUSzt4p",
+	"nHj2SRqPd+HTEakfSDh2+/yNZONeV+NdcjGeKzaP/cxbjo+C7LVI1jFNA7I99mVN8UTeg5dstccdyElI",
+	"SrvbdBrrJ8QS/g6+MO3kMiDH5EbPhG+HhHKvNEydY6al5yO3bOPjLUvnsDcgBlvOdbXkC/Pvr+g1KTZF",
+	"hQXoQbOfTB2HxohJmCqPd5+TFRNNmitmTljnxlX8syQMftehqeJ3uqA1y5DgOzIWCH5PMRjnrqanI/DI",
+	"U6ghaybMRYe0+hokW7Q1RQz/wkzUtOr3Lez2u3MNiLsrnw3a4gxgxO+EOL0Hsbn0zdicTBVp7gmgcUNc",
+	"FZxx++BcAqj1LgqUjeomFaVth4W0I0o0W1FhFZLDOsX5Eo2UQEe7DGiCVIQL6AqHAdL27t1AG2+qMfHT",
+	"XuIO3TmP6AVefEgd5CvmEhZqqFvqJE8v+/kGEH1KZemd4dVMuL05RcDuzzS109aRMFVQsiGkmXqqgUnt",
+	"3OXusvKcgH19RUVDq7m/nnnbn2wmgo/TkziMYEdqVmM5QmzEUiHzJhAmhLW+cWfK7qrd+ncCCxYU7IL8",
+	"uakqcllg+W89E5bsv7F31i59KXmxZYSIuwpB7gQq91F6h3vCHiMij18FLtCJnAK1C9gF124jzucQFxfA",
+	"Hm3UKhqBKJdTcrnVVi/kf4NtZLtnWj6diR8hivwK4uYhuCxCQTtWMoD9E6O3n5Q5N9FS8iNLrQexiCC2",
+	"uvZ//5rG3PfiI08RcnQPOxlrZuYRNX8PqTWqU5+UWDEtSTcriNbsenGchRVz0WjIr9WZp+We72Bh+u2G",
+	"nJFgPhM+OjRuVkqMogIXozMndCpZVbIx2vdjscwLRoTc3HNfoBgCDrKOHt8alGZiRdUtK0nuGkJardt3",
+	"oo9tv0hOJ1MCqUpLqh3ZddaKftP7C5JjK35fwcH3489Bul5IRUquIf8GcotqxlwJJvhslfwoMQ4z7Xzl",
+	"Yq6Jr+tPxnlU4j/PLOsyvCJ5W2suz8hXxBXpsXycmyqI+CzkIYVafcCjfU2ZULkb/dhW80hahX/k2rxy",
+	"+PO7lpCjNhUDorE/jk+T4H08AvaqbQ8WfCSLlp4hqeDCZ6e6fhU75N2kVfZbxX2JoE7zZ7Y+cTY9Xyqe",
+	"arj/HbtsTGHy06JiVOWevOSngq3zCxSZ/CA9Wy25fPFscv7BTLVIK/pmAC9T8pul8VX029sLrfCciW/l",
+	"Ci3ZS1F2vwW5D2yoS36zrOxYM+EbXnkPGsqpQPGY1q5uDUj/UeM2GMTJ7ZHxNTIvg0zpdR13MjNhj8aT",
+	"96gwTCspbFuefc3QTrtS6qJJ8acxkmoQpPtkuE1jtu84+6zdXlxx1NmuXf8BIf10gK8OjZCs2rkA5qH7",
+	"Vka0RF7Q8X6i9RuW6yf3NBW0JuRdnm/6HsSAoZ2EDcA+vDLprVxzK1wHnoUI4YMmfI1qMs6dEzAkcMzh",
+	"SdfRLI60mAnv/esbo8lRtuh2012T8znksBMUEXF3F+5mKVYz2mYSk+uKi7LapFjOT2zteuT8M6sID2Vb",
+	"9sA5QEaPaCVQxc/C+vEpCVAUjBLLQUSX62FhNKCa4xbSF/CoOmmvRzBtuuCn95bjT0FWZ8MOzQHWia8F",
+	"phHiG0P9wDiyIsVUczezq7jGS1duDUoRXkPupJ3O1YzazVmnCck6uAFjcf6R7nc2ngkkwEKuydivOvMt",
+	"YQiK59AzFbrf8NJpEtKkfIKoMCTsYMiPZsI9b1l8kkVfdL1wyIjtw54Fx+DwUkOwOPkhgT9nMzHAnv1J",
+	"Qom4LRZrqLphZjeLzUIJpODnnIkxNgo6mz7+6qvpY6hyN8Dxxr0anRnZx3ougVFc/vDDTHim1q0h3Xbp",
+	"DGUsU6GBh1j4U4wkbsn92dzUYSOpbuUf20t6BCdzdOczF7uvnxTAZ8kqkKRhRoaAdtzrEFblO6kNFjqA",
+	"XKOHSN+ISrH/k6dthEZ1qXSNOLnmN0jKQEr9yCWVRwjhWt0N6u8/D4aDXv7wA1HMV0HXkcrcWhpdD9Us",
+	"LnHVU6l3xZH23eudtVxgIzMscdg2WcE+p5uM1FT7pXl1cCZc/1vdZfc4eKttw/TIxHXkHJqSZyboQpAp",
+	"OiW/eObu+GFQK2fCLzQjlJSKLkJl2tYpDoKmrz8bpLlY4rtlvnLttYLMr34fB6u8j5HfT9rqWZhZGNpL",
+	"n5O802nElz8UJA8ss4EusM7ZBWG0jMStfnwhaisLQD3ryNFFSe4rpefESDklWw7/NRShXtIaHFt2OVKw",
+	"nIwRvE5iantyg98qalSVOyW/H+rlnI7ROU+ymeiox1gQckU3ZEnvwC1aLFkkPfoCKhAder4llgCgVMM6",
+	"a5uJvN/ECgUmb671qZ1tX0VXmBIcwE/evCGuqDLKY1hO26H7dCaCKJu7lgkA2bFUJH9WslUtDRPF5uQH",
+	"ZlX9tkSVfcOhoorqqMD3WFv/i7OzSVQyy0Vnpr19ooR2IsemiqakoCyZpkJ1Z38XridSuXmkyR2tGoYF",
+	"o8CEcu1Lu9zwOyYG60ZtQafDO47rvvJAgpsF628ksOHUu4JHAEfAi8FbOEK4gXcoA4W7CFUFoQ8gE8jZ",
+	"PmQa2WFrzYgnEp9j7+5ZrMETLCiY65i35wneiODIwLbkEIuQp29d046dZVnvRU/sSw+deh63CB5Gt08Q",
+	"xbYinFyuHyr+Bx/ZAWmFUIgek10oWSiml966MA4lXLZGzX2wcz+tcItnzUSiwjtG1DojvFzVJjSIDT7T",
+	"KdknpBa0No3yMioMMxOYjgRUF53FqFMtuLhhqlZcGDJ29em/ITm+NXdRR3lG/sEUhGXqSQaJlszZP+L3",
+	"F1LNxI2UZUbagv5ODH4EZnnUhUM5qI5o6hLJXPetaci/nNvHcxc55ORMKbBrD/kvS5dzLKSfb83n1MWf",
+	"JIaSultu2eqagm8Cosm0UQ2Wxz638ly3xyeEYL5gSkMJeR8Nhd5qlIp9mCH5WXhvQt5v65lnBxh+fObo",
+	"+5CLz8meXfL2OdHzQRI9j+KNp9gRd5jMvnBqZ6zoQC9U1dQG4z5FYRVpoMSoAnmvtefkTgcmY8vcsSkK",
+	"XlCv03JXzcCFjoLQd80wMjMPPXt9iea+ygV3E9cY1paoqggDfdIc//ArgZGkv48L0c3uC8jl93nnMEJi",
+	"/eBDEbuSeodH6yfZCpWgBydRD6wYuU8jdn72tm+uHyGBa/bN90e1D0/3YWER0X/3GaMfvvBGxahmBBv9",
+	"QRXwexDqPTXXf+S3rK1diA/nGda6ZxC84vWmi24l8TYSBOtGN6JiWvty2FCMfKs+OdjP2qz0gbLidqqh",
+	"0uKHC0wPVEj8c4Xvxx+vBON2RXCoZ3isEn8aN/zfFXZcN9cVZtb/zaVbeOs0Ru0SbVhNxjmC/BxFiZNb",
+	"IYtb/DcES5xEU1olwVXpPieP80k2E2BnljX9e8MIL7WrcIEe6jxuF89LMNqu7HclyDDYFXHpfWdOekOF",
+	"zoUNQEiTj3+jMwFxBycVv2NW3OF31PiSOSE6DcxkWIIb/kyosCH1F2Z8pGMVEXsquw6QsYYMlmpXI4JD",
+	"PTYAITTm4FWFDdzw5/GqqQw/QX3Qd4lH/up6c9xCYJ9e0ppNZoJrVzcPI8a20mzOwdCdD2TaAZWIkOI3",
+	"UMseiG/GuxqKHDas/r3xSVeTVtttCsoV7rLlleBLrqUo59HtCralyRGexOfCjR0lXQV3Fy91G2sZiIhv",
+	"odjeCrA0W+SdJv2Pci0g+MZ7adxCnU+yNWi6Gwl3Ods2EOEiY+tQ8J5EN3cmPoB1iKBxSDEtq6BMldqn",
+	"0gbTzUx4W5G3JHEzYDWC1VdsYabkz4ox7J7H0YJbcXDPKiiTFwxp+UIxBh235yC52Lv/0jmu4IBgMy5p",
+	"wx2UTwe0s2WYkKit2ALhUBi4BaFXvNQZ6dIn6kSh6Uy8v4noJSLnJ0CWHqL6QdjQSwedT9piFOrVfrYY",
+	"xRYjLwIlqGyKtk4Ol85cC/ij9O2XoQCXN+egoYh5s04wybf0U5kLbPCLXRAVCXfUuwopxDUsrFxlKXQI",
+	"a5fKUjyuwdNObwOJooY5lIlMSam6mbDBz9ajT13XLqQoeMW8zNCLYsFzPgazBVsfhdfgmVpAkEzuMDV3",
+	"i4FM7fZ5i9JWgg5M3cr3PjNSlO75JVUlKRktLc+EfELIj6BaJ+tq2/V+RtNPHU0hfNKVfoLCqIGoHacW",
+	"O7K9x08aDOchlqnnTYsdcdrIumYl4cK1D2fEUH2bETa9mXqnq2ht7Zhu1HrunHdCg3i+tirsZEogwKZY",
+	"suIWaxK6eCyisGIyhG2UXNxcxGCxSMdFw3S8lhA9NN0lhH1qlle3tKMcbh8zfMWp8JZp/kvHsKSEJxpJ",
+	"F100X2IHmINvq1GbE1/mbfjS/uKLdeyrFP6LCxXMtyp0uwolTnCqKHTDwaZLWw1fkgXC7XtP/So/uXtk",
+	"1MYvbqcn43MN8YesIe5wyyGVQ8/hq9DwU5c+tKtX2Ut2J4Ns7jJ8sK4Mo8qHSctbzoZafv38zCUGjQ5p",
+	"33WF3aZkA+5idAjA01fMnDyFifaY5z9ub8NvqV5eSysPan4jTmQT056Gg8lrKNRtB2Q+nHzXTpK4JQ7a",
+	"XEw/QBpB2YIizgQDKx2cWw8waVL73Rtnd+90EJMKm45gexMQ5gX53pjailMZyDJX3LD/uDKKF4bk9PZ2",
+	"7taRuwXEhnlqZqJWXBS8phUZP/6CLGWjtIt3CO13blltoh6Rvv/oI01WbCUVlvsAESrUYpLCtZWKc8zp",
+	"TGADIFB78a6V8Yac3S5k9GnfCRDFtBNkO7iU8ZOzL0leaLWYYyyXVWeC+y9ZBw9bS3YR7sMzgjD+USLV",
+	"44+M6xcR0QKNj70frfmUOgrt6G+7Ram42L6Pji2ssdzuDlFoabX5kBvBQaG4hUI3ilCnxoQQMZSIgsYS",
+	"8pTRngQXcpyD121uf8+zmYB6aCUTBSP4Sz6Beur2ivSqDnkLlUsRjupNBEPDAuQ1l0VwEdVvJ+M2twXi",
+	"WrjZ5BnJr5k2c7ZYSBVPve5U0YAA+Ir5YhmogbkxpuQS23LOBHoWnVkevW4uhbl2MVJQiNkn5UBKceyO",
+	"GL7MMMEHybx4ILEQFvgbUQIEzoBcCD/+q+tRAARC4VIS6owDvshiRBo8OdimD6dvfTrXVqvblAx4P1yF",
+	"tx7a/rUfUzKSNwJ37RKsWjs1N2RJy5D6wkQJLGbyyceAGFmTtUudI2O3v0ny3IcF2H/qY/30MzVgmalU",
+	"jQPu5EH+HzSPD3lWPp/up+lGES5ICSn4fnfKYdiyz6eScKUYvmLlXDYm92sB7wjWWwE3imri9FJYoetW",
+	"auVQ+75sDClkI4x2kpTvvDvgR/mMlJ+W08TVTgJUOLGH6Q/oOOwbMsImLKEwwb1NoV1M+GwL/b3aQj3v",
+	"HDSGRnjZVZrfjrCR7mVjllaHfpfZY5K3nIVvrF4NQbSIcl1og5UIS5CQSha0cjajUTZqVDU6Hy2Nqc9P",
+	"Tx9/8cfp2fRs+vj8j3/8+mtASLe27RG/Z7Qyywxcb8pSfqwHaRQvIC7CR2EzdccLlsikf9XW3KCCaYiO",
+	"K6ggmrHo/W75l/4oDpsxmxuSgTuZwDo0zmGlj1FjoowmQPtzf+Dn13bpNIQGU32reyqJLzIYyiREA/uz",
+	"7A/91IJMVhVTLsZOsYLxO9Y2xd5qlByNio2S09AMtk6o1gXmFCyZ4IzA0TANHxrDWS66sePhPZdekH63",
+	"20d3mu4Lq0fvXr/7/wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -56,3 +56,31 @@ func (s *Server) IdentifyForeground(ctx context.Context, req IdentifyForegroundR
 		NativeThreadId: optString(r.NativeThreadID), RecordPresent: r.RecordPresent, ProvenAt: r.ProvenAt, ExpiresAt: r.ExpiresAt,
 		Authorizes: Nothing, Detail: optString(r.Detail)}, nil
 }
+
+// GetPermissions reads a pane's native permission mode (permission_options).
+func (s *Server) GetPermissions(ctx context.Context, req GetPermissionsRequestObject) (GetPermissionsResponseObject, error) {
+	r, err := s.Service.Permissions(ctx, req.TerminalId)
+	if err != nil {
+		return nil, err
+	}
+	return GetPermissions200JSONResponse(permissionsOut(r)), nil
+}
+
+// SetPermissions changes a pane's native permission mode (set_permissions).
+func (s *Server) SetPermissions(ctx context.Context, req SetPermissionsRequestObject) (SetPermissionsResponseObject, error) {
+	r, err := s.Service.SetPermissions(ctx, req.TerminalId, req.Body.Mode)
+	if err != nil {
+		return nil, err
+	}
+	return SetPermissions200JSONResponse(permissionsOut(r)), nil
+}
+
+func permissionsOut(r domain.PermissionsResult) PermissionsResult {
+	out := PermissionsResult{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		Current: optString(r.Current), Previous: optString(r.Previous), AlreadyEffective: r.AlreadyEffective,
+		Detail: optString(r.Detail), Modes: []PermissionModeOption{}}
+	for _, m := range r.Modes {
+		out.Modes = append(out.Modes, PermissionModeOption{Mode: m.Mode, Label: m.Label})
+	}
+	return out
+}

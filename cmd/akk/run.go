@@ -48,6 +48,9 @@ Commands:
   resume-thread TERMINAL_ID NATIVE_THREAD_ID
                                   resume one of those threads (its complete id)
   inspect TERMINAL_ID             the agent's own status view, read once (version, model, thread)
+  permissions TERMINAL_ID         the agent's permission mode and the modes it offers
+  set-permissions TERMINAL_ID MODE
+                                  change it (a mode id from permissions)
   identify TERMINAL_ID            which thread an idle Codex pane shows (diagnostic, authorizes nothing)
   watch TERMINAL_ID               watch a task a person started (no input, ever)
   watch-status WATCH_ID / unwatch WATCH_ID
@@ -157,7 +160,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.mcpBridge(rest[1:])
 	case "threads":
 		return c.threads(rest[1:])
-	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify":
+	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions":
 		return c.native(rest[0], rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)

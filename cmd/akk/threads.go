@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"akk/cmd/akk/client"
 )
@@ -41,8 +42,11 @@ func (c *cli) threads(args []string) error {
 // | inspect | identify TERMINAL_ID. Each prints what the daemon answered;
 // an uncertain outcome says do_not_retry, and is never repeated here.
 func (c *cli) native(name string, args []string) error {
-	if name == "resume-thread" {
+	if name == "resume-thread" || name == "set-permissions" {
 		if len(args) != 2 {
+			if name == "set-permissions" {
+				return errors.New("usage: akk set-permissions TERMINAL_ID MODE (a mode id from akk permissions)")
+			}
 			return errors.New("usage: akk resume-thread TERMINAL_ID NATIVE_THREAD_ID (the complete id from akk threads)")
 		}
 	} else if len(args) != 1 {
@@ -50,6 +54,36 @@ func (c *cli) native(name string, args []string) error {
 	}
 	var body []byte
 	switch name {
+	case "permissions", "set-permissions":
+		var resp *http.Response
+		var raw []byte
+		var out *client.PermissionsResult
+		if name == "permissions" {
+			r, err := c.api.GetPermissionsWithResponse(c.ctx, args[0])
+			if err != nil {
+				return err
+			}
+			resp, raw, out = r.HTTPResponse, r.Body, r.JSON200
+		} else {
+			r, err := c.api.SetPermissionsWithResponse(c.ctx, args[0], &client.SetPermissionsParams{}, client.SetPermissionsJSONRequestBody{Mode: args[1]})
+			if err != nil {
+				return err
+			}
+			resp, raw, out = r.HTTPResponse, r.Body, r.JSON200
+		}
+		if err := check(resp, raw, nil); err != nil {
+			return err
+		}
+		body = raw
+		if !c.json {
+			fmt.Fprintf(c.out, "%s: mode %s (was %s, already effective %v)\n", out.Outcome, deref(out.Current), deref(out.Previous), out.AlreadyEffective)
+			var rows [][]string
+			for _, m := range out.Modes {
+				rows = append(rows, []string{m.Mode, m.Label})
+			}
+			c.table("MODE\tLABEL", rows)
+			return c.uncertain(out.DoNotRetry, out.Detail)
+		}
 	case "resume-thread":
 		r, err := c.api.ResumeThreadWithResponse(c.ctx, args[0], &client.ResumeThreadParams{}, client.ResumeThreadJSONRequestBody{NativeThreadId: args[1]})
 		if err != nil {

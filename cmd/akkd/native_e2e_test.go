@@ -368,3 +368,104 @@ func TestE2EWatchIdentified(t *testing.T) {
 		})
 	}
 }
+
+type permissionsResult struct {
+	Outcome          string  `json:"outcome"`
+	Code             string  `json:"code"`
+	Detail           string  `json:"detail"`
+	Current          *string `json:"current"`
+	Previous         *string `json:"previous"`
+	AlreadyEffective bool    `json:"already_effective"`
+	Modes            []struct {
+		Mode, Label string
+	} `json:"modes"`
+}
+
+// TestE2EPermissions reads and changes the native permission mode on every
+// pinned version: the row's permission_options and set_permissions
+// actions; a change read back; a repeat already effective; Codex's Full
+// Access through its native confirmation; back to the default; a mode the
+// pane does not offer refused; a Send still works after.
+func TestE2EPermissions(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	daemonBinary(t)
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+				return hasSend(c) && c.Terminal.ComposerEmpty && advertised(c, "permission_options") != ""
+			})
+			term := row.Terminal.TerminalID
+			path := advertised(row, "permission_options")
+			if advertised(row, "set_permissions") != path {
+				t.Fatalf("set_permissions at %q, options at %q", advertised(row, "set_permissions"), path)
+			}
+			set := func(mode string) permissionsResult {
+				t.Helper()
+				var r permissionsResult
+				code := call(t, "PUT", d.url+path, host.Token, `{"mode":"`+mode+`"}`, &r)
+				if code != 200 || r.Outcome != "done" || r.Current == nil || *r.Current != mode {
+					t.Fatalf("set %s: %d %+v", mode, code, r)
+				}
+				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+					return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty
+				})
+				return r
+			}
+			var r permissionsResult
+			if code := call(t, "GET", d.url+path, host.Token, "", &r); code != 200 || r.Outcome != "done" || r.Current == nil {
+				t.Fatalf("permissions: %d %+v", code, r)
+			}
+			start := *r.Current
+			offered := map[string]bool{}
+			for _, m := range r.Modes {
+				offered[m.Mode] = true
+			}
+			target := "plan"
+			if a.Kind == agenttest.KindCodex {
+				target = "approve_for_me"
+			}
+			if !offered[target] || start == target {
+				t.Fatalf("modes %+v, current %s", r.Modes, start)
+			}
+			t.Logf("modes %+v, current %s", r.Modes, start)
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			if got := set(target); got.Previous == nil || *got.Previous != start {
+				t.Fatalf("previous %+v", got)
+			}
+			var back permissionsResult
+			if code := call(t, "GET", d.url+path, host.Token, "", &back); code != 200 || back.Current == nil || *back.Current != target {
+				t.Fatalf("read back: %d %+v", code, back)
+			}
+			if again := set(target); !again.AlreadyEffective {
+				t.Fatalf("a repeat: %+v", again)
+			}
+			if a.Kind == agenttest.KindCodex {
+				set("full_access") // through its native confirmation
+			}
+			set(start)
+			var p struct {
+				Code string `json:"code"`
+			}
+			if code := call(t, "PUT", d.url+path, host.Token, `{"mode":"Full Access"}`, &p); code != 400 && code != 422 {
+				t.Fatalf("a label for a mode: %d %+v", code, p)
+			}
+			if code := call(t, "PUT", d.url+path, host.Token, `{"mode":"bypass_everything"}`, &p); code != 422 {
+				t.Fatalf("a mode the pane does not offer: %d %+v", code, p)
+			}
+			task := "a task after the permission changes for " + a.Name()
+			var s sendAnswer
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+task+`"}`, &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+		})
+	}
+}

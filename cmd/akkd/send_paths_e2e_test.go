@@ -35,6 +35,8 @@ func validActions(t testing.TB, actions []map[string]any) {
 				switch f {
 				case "request":
 					body["request"] = "a task"
+				case "mode":
+					body["mode"] = "plan"
 				case "native_thread_id":
 					body["native_thread_id"] = "01234567-89ab-cdef-0123-456789abcdef"
 				case "answers":

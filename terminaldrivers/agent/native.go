@@ -2,6 +2,7 @@ package agent
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"akk/domain"
@@ -24,6 +25,8 @@ type NativeRules struct {
 	NewThread *CommandPlan
 	// Resume resumes one thread by its complete id (Command + " " + id).
 	Resume *CommandPlan
+	// Permissions shows and changes the permission mode.
+	Permissions *PermissionPlan
 }
 
 // CommandPlan is one closed slash command: typed into the idle, empty
@@ -132,3 +135,98 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 // IsUUID reports whether s is a complete lower-case UUID.
 func IsUUID(s string) bool { return uuidPattern.MatchString(s) }
+
+// PermissionPlan is how a version shows and changes its permission mode.
+// Exactly one of Cycle and Menu is set.
+type PermissionPlan struct {
+	// Modes are the modes the profile knows, in the agent's own order.
+	Modes []PermissionMode
+	// Cycle: the mode is shown on the idle screen (Current reads it) and
+	// CycleKey moves to the next one (Claude Code's Shift+Tab).
+	Cycle    bool
+	CycleKey string
+	Current  func(c screen.Capture) (mode string, ok bool)
+	// Menu: a command opens a menu of the modes (Codex /permissions) that
+	// ReadMenu reads; Up/Down move its selection, Enter picks, Escape
+	// closes it. A mode with Confirm asks again in a dialog whose
+	// confirming option ReadConfirm proves selected.
+	Menu        *CommandPlan
+	ReadMenu    func(c screen.Capture) (PermissionMenu, bool)
+	ReadConfirm func(c screen.Capture) bool
+}
+
+// PermissionMode is one mode: a semantic id and the agent's label.
+type PermissionMode struct {
+	Mode  string
+	Label string
+	// Confirm: the agent asks to confirm this mode (Codex Full Access).
+	Confirm bool
+}
+
+// PermissionMenu is the permission menu as drawn: its options in order,
+// the selected one and the current one (indexes into Labels).
+type PermissionMenu struct {
+	Labels   []string
+	Selected int
+	Current  int
+}
+
+// ModeOf is the mode whose label is label.
+func (p PermissionPlan) ModeOf(label string) (PermissionMode, bool) {
+	for _, m := range p.Modes {
+		if m.Label == label {
+			return m, true
+		}
+	}
+	return PermissionMode{}, false
+}
+
+// numberedRow matches a menu option: an optional selection glyph, its
+// number, its label (with "(current)" when it is), two or more spaces and
+// its description.
+var numberedRow = regexp.MustCompile(`^\s*([›❯>]?)\s*(\d+)\.\s+(.+?)(?:\s{2,}\S.*)?$`)
+
+// ReadNumberedMenu reads the numbered options under heading, up to the
+// row holding hint: labels (without "(current)"), the selected option
+// (glyph) and the current one (-1 when none is marked). ok only when one
+// option is selected and at most one is current.
+func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, bool) {
+	start := c.LastIndex(0, c.Bottom(), func(s string) bool { return strings.TrimSpace(s) == heading })
+	if start < 0 {
+		return PermissionMenu{}, false
+	}
+	m := PermissionMenu{Selected: -1, Current: -1}
+	end := false
+	for i := start + 1; i < c.Bottom(); i++ {
+		t := c.Lines[i].Text
+		if strings.Contains(t, hint) {
+			end = true
+			break
+		}
+		r := numberedRow.FindStringSubmatch(t)
+		if r == nil {
+			continue // a description's continuation row
+		}
+		if r[2] != strconv.Itoa(len(m.Labels)+1) {
+			return PermissionMenu{}, false
+		}
+		label := strings.TrimSpace(r[3])
+		if l, ok := strings.CutSuffix(label, "(current)"); ok {
+			if m.Current >= 0 {
+				return PermissionMenu{}, false
+			}
+			label, m.Current = strings.TrimSpace(l), len(m.Labels)
+		}
+		if r[1] != "" {
+			if m.Selected >= 0 {
+				return PermissionMenu{}, false
+			}
+			m.Selected = len(m.Labels)
+		}
+		m.Labels = append(m.Labels, label)
+	}
+	if !end || len(m.Labels) == 0 || m.Selected < 0 {
+		return PermissionMenu{}, false
+	}
+	return m, true
+}

@@ -26,6 +26,9 @@ func nativeRules(p Profile) agent.NativeRules {
 		},
 		NewThread: &agent.CommandPlan{Command: "/clear", Menu: typed},
 		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
+		Permissions: &agent.PermissionPlan{
+			Modes: claudeModes, Cycle: true, CycleKey: "BTab", Current: p.permissionMode,
+		},
 	}
 }
 
@@ -75,4 +78,35 @@ func readStatusPanel(c screen.Capture) (agent.StatusCard, bool) {
 		return agent.StatusCard{}, false
 	}
 	return card, true
+}
+
+// claudeModes are the permission modes Claude Code's Shift+Tab cycles
+// through, as its footer names them ("⏸ manual mode on", "⏵⏵ accept edits
+// on", ...). A setup that leaves one out of the cycle skips it.
+var claudeModes = []agent.PermissionMode{
+	{Mode: "manual", Label: "manual mode"},
+	{Mode: "accept_edits", Label: "accept edits"},
+	{Mode: "plan", Label: "plan mode"},
+	{Mode: "auto", Label: "auto mode"},
+}
+
+// permissionMode reads the mode from the footer under the composer.
+func (p Profile) permissionMode(c screen.Capture) (string, bool) {
+	bottom := c.Bottom()
+	lower := c.LastIndex(0, bottom, isRule)
+	if lower < 0 {
+		return "", false
+	}
+	found := ""
+	for i := lower + 1; i < bottom && i <= lower+3; i++ {
+		for _, m := range claudeModes {
+			if strings.Contains(c.Lines[i].Text, m.Label+" on") {
+				if found != "" && found != m.Mode {
+					return "", false
+				}
+				found = m.Mode
+			}
+		}
+	}
+	return found, found != ""
 }

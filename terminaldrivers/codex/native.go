@@ -29,7 +29,28 @@ func nativeRules(p Profile) agent.NativeRules {
 		},
 		NewThread: &agent.CommandPlan{Command: "/new", Menu: typed},
 		Resume:    &agent.CommandPlan{Command: "/resume", Menu: typed},
+		Permissions: &agent.PermissionPlan{
+			Modes: codexModes,
+			Menu:  &agent.CommandPlan{Command: "/permissions", Menu: typed},
+			ReadMenu: func(c screen.Capture) (agent.PermissionMenu, bool) {
+				m, ok := agent.ReadNumberedMenu(c, "Update Model Permissions", p.MenuHint)
+				return m, ok && m.Current >= 0
+			},
+			ReadConfirm: func(c screen.Capture) bool {
+				m, ok := agent.ReadNumberedMenu(c, "Enable full access?", p.MenuHint)
+				return ok && m.Labels[m.Selected] == "Yes, continue anyway"
+			},
+		},
 	}
+}
+
+// codexModes are the permission modes of Codex's /permissions menu (Read
+// Only from 0.158.0); Full Access asks to be confirmed.
+var codexModes = []agent.PermissionMode{
+	{Mode: "ask_for_approval", Label: "Ask for approval"},
+	{Mode: "approve_for_me", Label: "Approve for me"},
+	{Mode: "full_access", Label: "Full Access", Confirm: true},
+	{Mode: "read_only", Label: "Read Only"},
 }
 
 // withNative is p with its native control plans.

@@ -52,6 +52,9 @@ type Profile struct {
 	Approval  agent.ApprovalGrammar
 	Questions QuestionGrammar
 
+	// MenuHint ends a menu of the agent's own (its key hint row).
+	MenuHint string
+
 	// Native are the closed plans for the agent's own controls (its status
 	// view, its new-thread command; native.go).
 	Native agent.NativeRules

@@ -22,6 +22,7 @@ import (
 // Defines values for ActionInput.
 const (
 	Answers        ActionInput = "answers"
+	Mode           ActionInput = "mode"
 	NativeThreadId ActionInput = "native_thread_id"
 	Request        ActionInput = "request"
 )
@@ -30,6 +31,8 @@ const (
 func (e ActionInput) Valid() bool {
 	switch e {
 	case Answers:
+		return true
+	case Mode:
 		return true
 	case NativeThreadId:
 		return true
@@ -688,7 +691,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1137,6 +1140,39 @@ type NotificationState string
 // Outcome What a terminal-touching call actually did.
 type Outcome string
 
+// PermissionModeOption defines model for PermissionModeOption.
+type PermissionModeOption struct {
+	// Label The agent's own name of the mode, for showing a person.
+	Label string `json:"label"`
+	Mode  string `json:"mode"`
+}
+
+// PermissionsRequest defines model for PermissionsRequest.
+type PermissionsRequest struct {
+	// Mode A mode id from the pane's permissions listing, e.g. `plan` (Claude Code) or `read_only` (Codex).
+	Mode string `json:"mode"`
+}
+
+// PermissionsResult defines model for PermissionsResult.
+type PermissionsResult struct {
+	AlreadyEffective bool `json:"already_effective"`
+
+	// Current The mode in effect, read from the pane; null unless `done`.
+	Current *string `json:"current"`
+
+	// Detail When not `done`, why AKK could not prove the end (redacted).
+	Detail     *string                `json:"detail,omitempty"`
+	DoNotRetry bool                   `json:"do_not_retry"`
+	Modes      []PermissionModeOption `json:"modes"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome Outcome `json:"outcome"`
+
+	// Previous A change only, the mode before it.
+	Previous   *string `json:"previous"`
+	TerminalId string  `json:"terminal_id"`
+}
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Code Stable machine code, e.g. `invalid_request`, `unauthorized`, `host_not_found`.
@@ -1493,6 +1529,12 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// SetPermissionsParams defines parameters for SetPermissions.
+type SetPermissionsParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // NewThreadParams defines parameters for NewThread.
 type NewThreadParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -1558,6 +1600,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// SetPermissionsJSONRequestBody defines body for SetPermissions for application/json ContentType.
+type SetPermissionsJSONRequestBody = PermissionsRequest
 
 // ResumeThreadJSONRequestBody defines body for ResumeThread for application/json ContentType.
 type ResumeThreadJSONRequestBody = ResumeThreadRequest
@@ -1832,6 +1877,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 	InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
+	//
+	// On an idle pane with an empty composer that no Turn holds, under the terminal's lock. Claude Code shows its
+	// mode in the footer: read with no key (the modes are those its Shift+Tab cycle may offer). Codex opens its
+	// `/permissions` menu once as a closed plan, reads it whole and closes it with Escape, back to the same idle
+	// empty composer (`outcome` says how that went; `uncertain` carries `do_not_retry`).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/permissions (the `GetPermissions` operationId).
+	GetPermissions(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetPermissionsWithBody Change a pane's native permission mode (set_permissions)
+	//
+	// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+	// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+	// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+	// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+	// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+	// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+	// Later Sends keep the pane's mode.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+	SetPermissionsWithBody(ctx context.Context, terminalId string, params *SetPermissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetPermissions Change a pane's native permission mode (set_permissions)
+	//
+	// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+	// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+	// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+	// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+	// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+	// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+	// Later Sends keep the pane's mode.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+	SetPermissions(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListThreads The native threads of a pane's agent in its project
 	//
@@ -2552,6 +2637,76 @@ func (c *Client) InspectTerminalWithBody(ctx context.Context, terminalId string,
 // Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 func (c *Client) InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewInspectTerminalRequest(c.Server, terminalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
+//
+// On an idle pane with an empty composer that no Turn holds, under the terminal's lock. Claude Code shows its
+// mode in the footer: read with no key (the modes are those its Shift+Tab cycle may offer). Codex opens its
+// `/permissions` menu once as a closed plan, reads it whole and closes it with Escape, back to the same idle
+// empty composer (`outcome` says how that went; `uncertain` carries `do_not_retry`).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/permissions (the `GetPermissions` operationId).
+func (c *Client) GetPermissions(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPermissionsRequest(c.Server, terminalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetPermissionsWithBody Change a pane's native permission mode (set_permissions)
+//
+// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+// Later Sends keep the pane's mode.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+func (c *Client) SetPermissionsWithBody(ctx context.Context, terminalId string, params *SetPermissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetPermissionsRequestWithBody(c.Server, terminalId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetPermissions Change a pane's native permission mode (set_permissions)
+//
+// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+// Later Sends keep the pane's mode.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+func (c *Client) SetPermissions(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetPermissionsRequest(c.Server, terminalId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3944,6 +4099,102 @@ func NewInspectTerminalRequestWithBody(server string, terminalId string, content
 	return req, nil
 }
 
+// NewGetPermissionsRequest constructs an http.Request for the GetPermissions method
+func NewGetPermissionsRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/permissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetPermissionsRequest calls the generic SetPermissions builder with application/json body
+func NewSetPermissionsRequest(server string, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetPermissionsRequestWithBody(server, terminalId, params, "application/json", bodyReader)
+}
+
+// NewSetPermissionsRequestWithBody constructs an http.Request for the SetPermissions method, with any body, and a specified content type
+func NewSetPermissionsRequestWithBody(server string, terminalId string, params *SetPermissionsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/permissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListThreadsRequest constructs an http.Request for the ListThreads method
 func NewListThreadsRequest(server string, terminalId string) (*http.Request, error) {
 	var err error
@@ -5322,6 +5573,48 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 	InspectTerminalWithResponse(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error)
+
+	// GetPermissionsWithResponse A pane's native permission mode and the modes it offers (permission_options)
+	//
+	// On an idle pane with an empty composer that no Turn holds, under the terminal's lock. Claude Code shows its
+	// mode in the footer: read with no key (the modes are those its Shift+Tab cycle may offer). Codex opens its
+	// `/permissions` menu once as a closed plan, reads it whole and closes it with Escape, back to the same idle
+	// empty composer (`outcome` says how that went; `uncertain` carries `do_not_retry`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/permissions (the `GetPermissions` operationId).
+	GetPermissionsWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*GetPermissionsResponse, error)
+
+	// SetPermissionsWithBodyWithResponse Change a pane's native permission mode (set_permissions)
+	//
+	// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+	// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+	// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+	// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+	// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+	// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+	// Later Sends keep the pane's mode.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+	SetPermissionsWithBodyWithResponse(ctx context.Context, terminalId string, params *SetPermissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetPermissionsResponse, error)
+
+	// SetPermissionsWithResponse Change a pane's native permission mode (set_permissions)
+	//
+	// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+	// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+	// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+	// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+	// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+	// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+	// Later Sends keep the pane's mode.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+	SetPermissionsWithResponse(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPermissionsResponse, error)
 
 	// ListThreadsWithResponse The native threads of a pane's agent in its project
 	//
@@ -6812,6 +7105,165 @@ func (r InspectTerminalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r InspectTerminalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetPermissionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PermissionsResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPermissionsResponse) GetJSON200() *PermissionsResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetPermissionsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPermissionsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetPermissionsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetPermissionsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPermissionsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPermissionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPermissionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPermissionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPermissionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetPermissionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PermissionsResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetPermissionsResponse) GetJSON200() *PermissionsResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetPermissionsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetPermissionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetPermissionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetPermissionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetPermissionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8869,6 +9321,66 @@ func (c *ClientWithResponses) InspectTerminalWithResponse(ctx context.Context, t
 	return ParseInspectTerminalResponse(rsp)
 }
 
+// GetPermissionsWithResponse A pane's native permission mode and the modes it offers (permission_options)
+//
+// On an idle pane with an empty composer that no Turn holds, under the terminal's lock. Claude Code shows its
+// mode in the footer: read with no key (the modes are those its Shift+Tab cycle may offer). Codex opens its
+// `/permissions` menu once as a closed plan, reads it whole and closes it with Escape, back to the same idle
+// empty composer (`outcome` says how that went; `uncertain` carries `do_not_retry`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/permissions (the `GetPermissions` operationId).
+func (c *ClientWithResponses) GetPermissionsWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*GetPermissionsResponse, error) {
+	rsp, err := c.GetPermissions(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPermissionsResponse(rsp)
+}
+
+// SetPermissionsWithBodyWithResponse Change a pane's native permission mode (set_permissions)
+//
+// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+// Later Sends keep the pane's mode.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+func (c *ClientWithResponses) SetPermissionsWithBodyWithResponse(ctx context.Context, terminalId string, params *SetPermissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetPermissionsResponse, error) {
+	rsp, err := c.SetPermissionsWithBody(ctx, terminalId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetPermissionsResponse(rsp)
+}
+
+// SetPermissionsWithResponse Change a pane's native permission mode (set_permissions)
+//
+// `mode` is a semantic id from the pane's permissions listing (never a label, key or index). The same gates as
+// the read. Claude Code: Shift+Tab once at a time, each press proven to show another mode in the footer, until
+// `mode` shows (a setup whose cycle lacks it comes back to where it started: 409 `manual_required`, the mode
+// unchanged). Codex: its menu opened, the selection moved one proven row at a time, Enter once; Full Access is
+// an explicit choice whose native confirmation AKK answers with its confirming option proven selected; then the
+// menu is opened again to read the mode back, and closed. A mode in effect already is `already_effective`.
+// Later Sends keep the pane's mode.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
+func (c *ClientWithResponses) SetPermissionsWithResponse(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPermissionsResponse, error) {
+	rsp, err := c.SetPermissions(ctx, terminalId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetPermissionsResponse(rsp)
+}
+
 // ListThreadsWithResponse The native threads of a pane's agent in its project
 //
 // The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -10254,6 +10766,135 @@ func ParseInspectTerminalResponse(rsp *http.Response) (*InspectTerminalResponse,
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest NativeInspection
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPermissionsResponse parses an HTTP response from a GetPermissionsWithResponse call
+func ParseGetPermissionsResponse(rsp *http.Response) (*GetPermissionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPermissionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PermissionsResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetPermissionsResponse parses an HTTP response from a SetPermissionsWithResponse call
+func ParseSetPermissionsResponse(rsp *http.Response) (*SetPermissionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetPermissionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PermissionsResult
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
