@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -333,7 +334,16 @@ func (s *Service) followThread(ctx context.Context, p Principal, terminalID, typ
 // its record (Claude Code's session record; Codex's open rollout up to
 // 0.155.1), else Codex's closed status card, in which case the Session
 // binds at its first accepted Turn. No Turn is created.
-func (s *Service) ResumeThread(ctx context.Context, terminalID, threadID string) (NewThreadResult, error) {
+func (s *Service) ResumeThread(ctx context.Context, terminalID, threadID string, previous bool) (NewThreadResult, error) {
+	if previous && threadID != "" {
+		return NewThreadResult{}, Invalid("give native_thread_id or previous, not both", FieldError{Field: "previous", Message: "not together with native_thread_id"})
+	}
+	if previous {
+		var err error
+		if threadID, err = s.previousThread(ctx, terminalID); err != nil {
+			return NewThreadResult{}, err
+		}
+	}
 	if !isThreadID(threadID) {
 		return NewThreadResult{}, Invalid("native_thread_id must be a complete thread id from the threads listing",
 			FieldError{Field: "native_thread_id", Message: "a complete lower-case UUID"})
@@ -386,6 +396,59 @@ func (s *Service) ResumeThread(ctx context.Context, terminalID, threadID string)
 		return uncertain, nil
 	}
 	return s.followThread(seq, p, term.ID, "terminal.thread_resumed", threadID, prev, binding), nil
+}
+
+// previousThread is the thread the caller's last committed transition on
+// terminalID (a new or resumed thread) left, provided fresh discovery
+// proves the pane still shows the thread that transition went to: the one
+// source "previous" can mean. Anything else is refused before any key.
+func (s *Service) previousThread(ctx context.Context, terminalID string) (string, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return "", err
+	}
+	f := FilterFor(p)
+	f.Subject = terminalID
+	var last struct {
+		Thread   *string `json:"native_thread_id"`
+		Previous *string `json:"previous_native_thread_id"`
+	}
+	found := false
+	for after := int64(0); ; {
+		evs, err := s.store.EventsAfter(ctx, after, f, 500)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range evs {
+			after = e.ID
+			if e.Type != "terminal.thread_started" && e.Type != "terminal.thread_resumed" {
+				continue
+			}
+			raw, ok := e.Data.(json.RawMessage)
+			if !ok {
+				continue
+			}
+			last.Thread, last.Previous = nil, nil
+			found = json.Unmarshal(raw, &last) == nil
+		}
+		if len(evs) < 500 {
+			break
+		}
+	}
+	if !found || last.Previous == nil || *last.Previous == "" {
+		return "", E(CodeThreadNotFound, "no earlier thread of yours is known on this terminal: resume by native_thread_id from the threads listing")
+	}
+	term, err := s.turns.term.Observe(ctx, terminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return "", E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID)
+	}
+	if err != nil {
+		return "", &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if last.Thread == nil || term.NativeIdentity != IdentityResolved || term.NativeThreadID != *last.Thread {
+		return "", E(CodeNativeIdentityUnproven, "the pane is not proven to show the thread your last transition went to, so previous has no single meaning; resume by native_thread_id")
+	}
+	return *last.Previous, nil
 }
 
 // provenThread proves the pane shows thread target after a resume: its

@@ -17,7 +17,14 @@ func (s *Server) NewThread(ctx context.Context, req NewThreadRequestObject) (New
 
 // ResumeThread resumes one exact native thread in a pane (resume-thread).
 func (s *Server) ResumeThread(ctx context.Context, req ResumeThreadRequestObject) (ResumeThreadResponseObject, error) {
-	r, err := s.Service.ResumeThread(ctx, req.TerminalId, req.Body.NativeThreadId)
+	id, prev := "", false
+	if req.Body.NativeThreadId != nil {
+		id = *req.Body.NativeThreadId
+	}
+	if req.Body.Previous != nil {
+		prev = *req.Body.Previous
+	}
+	r, err := s.Service.ResumeThread(ctx, req.TerminalId, id, prev)
 	if err != nil {
 		return nil, err
 	}

@@ -45,8 +45,9 @@ Commands:
                                   redeliver a failed webhook with its original identity
   threads TERMINAL_ID             the agent's own conversations in the pane's project (from its records)
   new-thread TERMINAL_ID          start a clean native thread in an idle pane (clear-thread: the same)
-  resume-thread TERMINAL_ID NATIVE_THREAD_ID
-                                  resume one of those threads (its complete id)
+  resume-thread TERMINAL_ID NATIVE_THREAD_ID|--previous
+                                  resume one of those threads (its complete id), or the one
+                                  your last new-thread or resume there left
   inspect TERMINAL_ID             the agent's own status view, read once (version, model, thread)
   permissions TERMINAL_ID         the agent's permission mode and the modes it offers
   set-permissions TERMINAL_ID MODE

@@ -47,7 +47,7 @@ func (c *cli) native(name string, args []string) error {
 			if name == "set-permissions" {
 				return errors.New("usage: akk set-permissions TERMINAL_ID MODE (a mode id from akk permissions)")
 			}
-			return errors.New("usage: akk resume-thread TERMINAL_ID NATIVE_THREAD_ID (the complete id from akk threads)")
+			return errors.New("usage: akk resume-thread TERMINAL_ID NATIVE_THREAD_ID|--previous (the complete id from akk threads)")
 		}
 	} else if len(args) != 1 {
 		return fmt.Errorf("usage: akk %s TERMINAL_ID", name)
@@ -85,7 +85,7 @@ func (c *cli) native(name string, args []string) error {
 			return c.uncertain(out.DoNotRetry, out.Detail)
 		}
 	case "resume-thread":
-		r, err := c.api.ResumeThreadWithResponse(c.ctx, args[0], &client.ResumeThreadParams{}, client.ResumeThreadJSONRequestBody{NativeThreadId: args[1]})
+		r, err := c.api.ResumeThreadWithResponse(c.ctx, args[0], &client.ResumeThreadParams{}, resumeBody(args[1]))
 		if err != nil {
 			return err
 		}
@@ -147,6 +147,15 @@ func (c *cli) native(name string, args []string) error {
 		}
 	}
 	return c.printJSON(body)
+}
+
+// resumeBody is the resume request for "--previous" or a complete id.
+func resumeBody(arg string) client.ResumeThreadJSONRequestBody {
+	if arg == "--previous" {
+		t := true
+		return client.ResumeThreadJSONRequestBody{Previous: &t}
+	}
+	return client.ResumeThreadJSONRequestBody{NativeThreadId: &arg}
 }
 
 // uncertain prints why an outcome is not done and that it must not be repeated.

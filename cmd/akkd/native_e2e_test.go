@@ -273,9 +273,18 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("resume %s: %d %+v, want %d", body, code, p, want)
 				}
 			}
+			// "previous" means one thing only where the pane is proven to
+			// show the new thread (its records name it): there, it is the
+			// first thread; elsewhere it is refused with no key.
+			resumeArg := firstThread
+			if row.Terminal.NativeIdentityState == "resolved" {
+				resumeArg = "--previous"
+			} else if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/threads/resume", host.Token, `{"previous":true}`, &p); code != 409 || p.Code != "native_identity_unproven" {
+				t.Fatalf("resume previous on an unproven pane: %d %+v", code, p)
+			}
 			var rt newThreadResult
-			if out := runCLI(t, d.url, host.Token, "--json", "resume-thread", term, firstThread); json.Unmarshal(out, &rt) != nil || rt.Outcome != "done" || rt.SessionID == nil {
-				t.Fatalf("akk resume-thread: %s", out)
+			if out := runCLI(t, d.url, host.Token, "--json", "resume-thread", term, resumeArg); json.Unmarshal(out, &rt) != nil || rt.Outcome != "done" || rt.SessionID == nil {
+				t.Fatalf("akk resume-thread %s: %s", resumeArg, out)
 			}
 			if rt.NativeThreadID == nil || *rt.NativeThreadID != firstThread {
 				t.Fatalf("resumed %+v, want %s", rt, firstThread)

@@ -1208,10 +1208,15 @@ type RespondRequest struct {
 // ResponseKind defines model for ResponseKind.
 type ResponseKind string
 
-// ResumeThreadRequest defines model for ResumeThreadRequest.
+// ResumeThreadRequest Exactly one of `native_thread_id` and `previous: true`.
 type ResumeThreadRequest struct {
 	// NativeThreadId The complete id from a fresh `threads` listing.
-	NativeThreadId string `json:"native_thread_id"`
+	NativeThreadId *string `json:"native_thread_id,omitempty"`
+
+	// Previous The thread your last new-thread or resume on this terminal left, only while the pane is proven to still
+	// show the thread that transition went to (otherwise 409 `native_identity_unproven`, or 404 when there is
+	// none).
+	Previous *bool `json:"previous,omitempty"`
 }
 
 // RetryCallbackRequest defines model for RetryCallbackRequest.
