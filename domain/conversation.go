@@ -201,6 +201,10 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 			c.Actions = append(c.Actions, act("new_thread", "POST", "/v1/terminals/"+t.ID+"/threads", nil))
 		}
 		c.Actions = append(c.Actions, act("resume_thread", "POST", "/v1/terminals/"+t.ID+"/threads/resume", map[string]any{}, "native_thread_id"))
+		if _, ok := s.native.(ModelControls); ok {
+			c.Actions = append(c.Actions, act("model_options", "GET", "/v1/terminals/"+t.ID+"/models", nil),
+				act("set_model", "PUT", "/v1/terminals/"+t.ID+"/model", map[string]any{}, "model", "reasoning_effort"))
+		}
 		if _, ok := s.native.(PermissionControls); ok {
 			c.Actions = append(c.Actions, act("permission_options", "GET", "/v1/terminals/"+t.ID+"/permissions", nil),
 				act("set_permissions", "PUT", "/v1/terminals/"+t.ID+"/permissions", map[string]any{}, "mode"))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -699,4 +700,178 @@ func (s *Service) SetPermissions(ctx context.Context, terminalID, mode string) (
 		return err
 	})
 	return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeDone, Current: after.Current, Previous: before.Current, Modes: after.Modes}, nil
+}
+
+// ModelOption is one model of a pane's catalogue, with the reasoning
+// efforts it offers (known for the model in effect only: reading another
+// model's would mean selecting it).
+type ModelOption struct {
+	Model   string
+	Label   string
+	Efforts []string
+}
+
+// ModelState is a pane's model catalogue and what is in effect.
+type ModelState struct {
+	Model  string
+	Effort string
+	Models []ModelOption
+	Scope  string // "current_session" or "current_and_new_sessions"
+}
+
+// ModelControls may be implemented by NativeControls: the agent's own
+// model and effort control as closed plans.
+type ModelControls interface {
+	// Models opens the model UI once, reads the catalogue and what is in
+	// effect, closes it, and proves the idle empty composer again.
+	Models(ctx context.Context, t Terminal) (ModelState, AnswerStage, error)
+	// SetModel sets effort on the model in effect, one proven step at a
+	// time, and reads it back.
+	SetModel(ctx context.Context, t Terminal, model, effort string) (ModelState, AnswerStage, error)
+}
+
+// ModelCatalogTTL is how long a catalogue may be consumed.
+const ModelCatalogTTL = 5 * time.Minute
+
+type catalogKey struct{ host, conversation, terminal string }
+
+type catalog struct {
+	state ModelState
+	at    time.Time
+	inc   Incarnation
+}
+
+// ModelsResult is what a catalogue read or a model change did.
+type ModelsResult struct {
+	TerminalID string
+	Outcome    string // models: done / uncertain; set: changed / already_effective / uncertain
+	DoNotRetry bool
+	Effective  *ModelChoice
+	Models     []ModelOption
+	Scope      string
+	ExpiresAt  time.Time
+	Detail     string
+}
+
+// ModelChoice is a model with its reasoning effort.
+type ModelChoice struct{ Model, Effort string }
+
+func (s *Service) modelControls() (ModelControls, error) {
+	mc, ok := s.native.(ModelControls)
+	if !ok {
+		return nil, E(CodeUnavailable, "model controls are not configured")
+	}
+	return mc, nil
+}
+
+// Models reads a pane's model catalogue and the model and effort in
+// effect (model_options). The catalogue is the authority for one
+// set-model by the same controller conversation within 5 minutes.
+func (s *Service) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	defer unlock()
+	mc, err := s.modelControls()
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := mc.Models(seq, term)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the model plan sent nothing")
+		}
+		return ModelsResult{}, nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "model_options", err)
+		return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeUncertain), DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	now := s.clock.Now().UTC()
+	s.catalogMu.Lock()
+	if s.catalogs == nil {
+		s.catalogs = map[catalogKey]catalog{}
+	}
+	for k, c := range s.catalogs {
+		if now.Sub(c.at) > ModelCatalogTTL {
+			delete(s.catalogs, k)
+		}
+	}
+	s.catalogs[catalogKey{p.HostID, p.Conversation, term.ID}] = catalog{state: st, at: now, inc: term.Process}
+	s.catalogMu.Unlock()
+	return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
+		Models: st.Models, Scope: st.Scope, ExpiresAt: now.Add(ModelCatalogTTL)}, nil
+}
+
+// SetModel consumes the caller's catalogue of the pane once and sets the
+// model and effort it advertised (set_model).
+func (s *Service) SetModel(ctx context.Context, terminalID, model, effort string) (ModelsResult, error) {
+	if model == "" || effort == "" || len(model) > 80 || len(effort) > 40 {
+		return ModelsResult{}, Invalid("model and reasoning_effort are both required", FieldError{Field: "reasoning_effort", Message: "from the models catalogue"})
+	}
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	key := catalogKey{p.HostID, p.Conversation, terminalID}
+	s.catalogMu.Lock()
+	cat, ok := s.catalogs[key]
+	delete(s.catalogs, key) // consumed by this attempt, whatever it does
+	s.catalogMu.Unlock()
+	if !ok || s.clock.Now().UTC().Sub(cat.at) > ModelCatalogTTL {
+		return ModelsResult{}, E(CodeOfferExpired, "no live model catalogue of this conversation for this terminal: read the models first (GET), from the same conversation, and choose within 5 minutes")
+	}
+	var efforts []string
+	known := false
+	for _, m := range cat.state.Models {
+		if m.Model == model {
+			known, efforts = true, m.Efforts
+		}
+	}
+	if !known {
+		return ModelsResult{}, E(CodeValidationFailed, "model "+model+" is not in the catalogue")
+	}
+	if !slices.Contains(efforts, effort) {
+		return ModelsResult{}, E(CodeValidationFailed, "the catalogue advertises no effort "+effort+" for "+model+" (efforts are known for the model in effect)")
+	}
+	if model != cat.state.Model {
+		return ModelsResult{}, E(CodeValidationFailed, "only the effort of the model in effect ("+cat.state.Model+") can be set here")
+	}
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	defer unlock()
+	if term.Process != cat.inc {
+		return ModelsResult{}, E(CodeOfferExpired, "the pane's agent changed since the catalogue was read; read the models again")
+	}
+	if effort == cat.state.Effort {
+		return ModelsResult{TerminalID: term.ID, Outcome: "already_effective", Effective: &ModelChoice{model, effort}, Scope: cat.state.Scope}, nil
+	}
+	mc, err := s.modelControls()
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := mc.SetModel(seq, term, model, effort)
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the model plan sent nothing")
+		}
+		return ModelsResult{}, nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified || st.Model != model || st.Effort != effort {
+		s.noteNativeUncertain(seq, p, term.ID, "set_model", err)
+		return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeUncertain), DoNotRetry: true, Scope: cat.state.Scope, Detail: s.why(err)}, nil
+	}
+	_ = s.store.InTx(seq, func(tx Tx) error {
+		_, err := s.emitLocked(seq, tx, Event{Type: "terminal.model_changed", HostID: p.HostID, Conversation: p.Conversation, Subject: term.ID,
+			Data: map[string]any{"terminal_id": term.ID, "model": model, "reasoning_effort": effort, "scope": cat.state.Scope}}, false)
+		return err
+	})
+	return ModelsResult{TerminalID: term.ID, Outcome: "changed", Effective: &ModelChoice{st.Model, st.Effort}, Scope: cat.state.Scope}, nil
 }

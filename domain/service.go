@@ -22,6 +22,8 @@ type Service struct {
 	interactions InteractionTerminal
 	threads      ThreadReader
 	native       NativeControls
+	catalogMu    sync.Mutex
+	catalogs     map[catalogKey]catalog
 
 	saltOnce     sync.Mutex
 	salt         []byte

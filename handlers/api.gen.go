@@ -25,10 +25,12 @@ import (
 
 // Defines values for ActionInput.
 const (
-	Answers        ActionInput = "answers"
-	Mode           ActionInput = "mode"
-	NativeThreadId ActionInput = "native_thread_id"
-	Request        ActionInput = "request"
+	Answers         ActionInput = "answers"
+	Mode            ActionInput = "mode"
+	Model           ActionInput = "model"
+	NativeThreadId  ActionInput = "native_thread_id"
+	ReasoningEffort ActionInput = "reasoning_effort"
+	Request         ActionInput = "request"
 )
 
 // Valid indicates whether the value is a known member of the ActionInput enum.
@@ -38,7 +40,11 @@ func (e ActionInput) Valid() bool {
 		return true
 	case Mode:
 		return true
+	case Model:
+		return true
 	case NativeThreadId:
+		return true
+	case ReasoningEffort:
 		return true
 	case Request:
 		return true
@@ -317,6 +323,66 @@ func (e InteractionResponseDeliveryMode) Valid() bool {
 	}
 }
 
+// Defines values for ModelSetResultOutcome.
+const (
+	ModelSetResultOutcomeAlreadyEffective ModelSetResultOutcome = "already_effective"
+	ModelSetResultOutcomeChanged          ModelSetResultOutcome = "changed"
+	ModelSetResultOutcomeUncertain        ModelSetResultOutcome = "uncertain"
+)
+
+// Valid indicates whether the value is a known member of the ModelSetResultOutcome enum.
+func (e ModelSetResultOutcome) Valid() bool {
+	switch e {
+	case ModelSetResultOutcomeAlreadyEffective:
+		return true
+	case ModelSetResultOutcomeChanged:
+		return true
+	case ModelSetResultOutcomeUncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelSetResultScope.
+const (
+	ModelSetResultScopeCurrentAndNewSessions ModelSetResultScope = "current_and_new_sessions"
+	ModelSetResultScopeCurrentSession        ModelSetResultScope = "current_session"
+)
+
+// Valid indicates whether the value is a known member of the ModelSetResultScope enum.
+func (e ModelSetResultScope) Valid() bool {
+	switch e {
+	case ModelSetResultScopeCurrentAndNewSessions:
+		return true
+	case ModelSetResultScopeCurrentSession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelsResultScope.
+const (
+	ModelsResultScopeCurrentAndNewSessions ModelsResultScope = "current_and_new_sessions"
+	ModelsResultScopeCurrentSession        ModelsResultScope = "current_session"
+	ModelsResultScopeEmpty                 ModelsResultScope = ""
+)
+
+// Valid indicates whether the value is a known member of the ModelsResultScope enum.
+func (e ModelsResultScope) Valid() bool {
+	switch e {
+	case ModelsResultScopeCurrentAndNewSessions:
+		return true
+	case ModelsResultScopeCurrentSession:
+		return true
+	case ModelsResultScopeEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NativeInspectionInspection.
 const (
 	NativeInspectionInspectionStatus NativeInspectionInspection = "status"
@@ -376,19 +442,19 @@ func (e NotificationState) Valid() bool {
 
 // Defines values for Outcome.
 const (
-	Done                Outcome = "done"
-	RejectedBeforeInput Outcome = "rejected_before_input"
-	Uncertain           Outcome = "uncertain"
+	OutcomeDone                Outcome = "done"
+	OutcomeRejectedBeforeInput Outcome = "rejected_before_input"
+	OutcomeUncertain           Outcome = "uncertain"
 )
 
 // Valid indicates whether the value is a known member of the Outcome enum.
 func (e Outcome) Valid() bool {
 	switch e {
-	case Done:
+	case OutcomeDone:
 		return true
-	case RejectedBeforeInput:
+	case OutcomeRejectedBeforeInput:
 		return true
-	case Uncertain:
+	case OutcomeUncertain:
 		return true
 	default:
 		return false
@@ -695,7 +761,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read; `model` and `reasoning_effort` a tuple from a fresh `model_options` catalogue).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1040,6 +1106,64 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// ModelChoice defines model for ModelChoice.
+type ModelChoice struct {
+	Model           string `json:"model"`
+	ReasoningEffort string `json:"reasoning_effort"`
+}
+
+// ModelOption defines model for ModelOption.
+type ModelOption struct {
+	// Label The agent's own name, for showing a person.
+	Label string `json:"label"`
+
+	// Model The semantic id to send back.
+	Model string `json:"model"`
+
+	// ReasoningEfforts The efforts this model offers; known (non-empty) for the model in effect only.
+	ReasoningEfforts []string `json:"reasoning_efforts"`
+}
+
+// ModelSetResult defines model for ModelSetResult.
+type ModelSetResult struct {
+	// DefaultsChanged Codex only.
+	DefaultsChanged *bool        `json:"defaults_changed,omitempty"`
+	Detail          *string      `json:"detail,omitempty"`
+	DoNotRetry      bool         `json:"do_not_retry"`
+	Effective       *ModelChoice `json:"effective"`
+
+	// NewSessionDefaults Codex only, what new sessions start with after the change (the same tuple).
+	NewSessionDefaults *ModelChoice          `json:"new_session_defaults,omitempty"`
+	Outcome            ModelSetResultOutcome `json:"outcome"`
+	Scope              ModelSetResultScope   `json:"scope"`
+	TerminalId         string                `json:"terminal_id"`
+}
+
+// ModelSetResultOutcome defines model for ModelSetResult.Outcome.
+type ModelSetResultOutcome string
+
+// ModelSetResultScope defines model for ModelSetResult.Scope.
+type ModelSetResultScope string
+
+// ModelsResult defines model for ModelsResult.
+type ModelsResult struct {
+	Detail     *string      `json:"detail,omitempty"`
+	DoNotRetry bool         `json:"do_not_retry"`
+	Effective  *ModelChoice `json:"effective"`
+
+	// ExpiresAt Until when the catalogue may be consumed by one set-model.
+	ExpiresAt time.Time     `json:"expires_at"`
+	Models    []ModelOption `json:"models"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome           `json:"outcome"`
+	Scope      ModelsResultScope `json:"scope"`
+	TerminalId string            `json:"terminal_id"`
+}
+
+// ModelsResultScope defines model for ModelsResult.Scope.
+type ModelsResultScope string
+
 // NativeInspection defines model for NativeInspection.
 type NativeInspection struct {
 	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
@@ -1273,6 +1397,12 @@ type SendResult struct {
 	// completion; the Turn's callbacks are its callbacks, once. Absent only when storing it failed after the
 	// request was in (then `warnings` says so; the Send stands and the Turn still calls back).
 	WatchId *string `json:"watch_id,omitempty"`
+}
+
+// SetModelRequest defines model for SetModelRequest.
+type SetModelRequest struct {
+	Model           string `json:"model"`
+	ReasoningEffort string `json:"reasoning_effort"`
 }
 
 // TerminalActionResult defines model for TerminalActionResult.
@@ -1538,6 +1668,18 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// SetModelParams defines parameters for SetModel.
+type SetModelParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
+// GetModelsParams defines parameters for GetModels.
+type GetModelsParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // SetPermissionsParams defines parameters for SetPermissions.
 type SetPermissionsParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -1609,6 +1751,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// SetModelJSONRequestBody defines body for SetModel for application/json ContentType.
+type SetModelJSONRequestBody = SetModelRequest
 
 // SetPermissionsJSONRequestBody defines body for SetPermissions for application/json ContentType.
 type SetPermissionsJSONRequestBody = PermissionsRequest
@@ -1699,6 +1844,12 @@ type ServerInterface interface {
 	// InspectTerminal Read the agent's own status panel once (native_inspect)
 	// (POST /v1/terminals/{terminal_id}/inspect)
 	InspectTerminal(w http.ResponseWriter, r *http.Request, terminalId string)
+	// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	// (PUT /v1/terminals/{terminal_id}/model)
+	SetModel(w http.ResponseWriter, r *http.Request, terminalId string, params SetModelParams)
+	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+	// (GET /v1/terminals/{terminal_id}/models)
+	GetModels(w http.ResponseWriter, r *http.Request, terminalId string, params GetModelsParams)
 	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
 	// (GET /v1/terminals/{terminal_id}/permissions)
 	GetPermissions(w http.ResponseWriter, r *http.Request, terminalId string)
@@ -2238,6 +2389,106 @@ func (siw *ServerInterfaceWrapper) InspectTerminal(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.InspectTerminal(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetModel operation middleware
+func (siw *ServerInterfaceWrapper) SetModel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SetModelParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetModel(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetModels operation middleware
+func (siw *ServerInterfaceWrapper) GetModels(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetModelsParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "AKK-Conversation" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("AKK-Conversation")]; found {
+		var AKKConversation ConversationHeader
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "AKK-Conversation", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "AKK-Conversation", valueList[0], &AKKConversation, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "AKK-Conversation", Err: err})
+			return
+		}
+
+		params.AKKConversation = &AKKConversation
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetModels(w, r, terminalId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3344,6 +3595,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/v1/terminals/{terminal_id}/permissions", wrapper.SetPermissions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/models", wrapper.GetModels)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/v1/terminals/{terminal_id}/model", wrapper.SetModel)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/inspect", wrapper.InspectTerminal)
@@ -4659,6 +4916,211 @@ func (response InspectTerminal422ApplicationProblemPlusJSONResponse) VisitInspec
 type InspectTerminal503ApplicationProblemPlusJSONResponse Problem
 
 func (response InspectTerminal503ApplicationProblemPlusJSONResponse) VisitInspectTerminalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModelRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     SetModelParams
+	Body       *SetModelJSONRequestBody
+}
+
+type SetModelResponseObject interface {
+	VisitSetModelResponse(w http.ResponseWriter) error
+}
+
+type SetModel200JSONResponse ModelSetResult
+
+func (response SetModel200JSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetModel400ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel401ApplicationProblemPlusJSONResponse Problem
+
+func (response SetModel401ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetModel404ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel409ApplicationProblemPlusJSONResponse Problem
+
+func (response SetModel409ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel422ApplicationProblemPlusJSONResponse Problem
+
+func (response SetModel422ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetModel503ApplicationProblemPlusJSONResponse Problem
+
+func (response SetModel503ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModelsRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+	Params     GetModelsParams
+}
+
+type GetModelsResponseObject interface {
+	VisitGetModelsResponse(w http.ResponseWriter) error
+}
+
+type GetModels200JSONResponse ModelsResult
+
+func (response GetModels200JSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModels400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetModels400ApplicationProblemPlusJSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModels401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetModels401ApplicationProblemPlusJSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModels404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetModels404ApplicationProblemPlusJSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModels409ApplicationProblemPlusJSONResponse Problem
+
+func (response GetModels409ApplicationProblemPlusJSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetModels503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetModels503ApplicationProblemPlusJSONResponse) VisitGetModelsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -6984,6 +7446,12 @@ type StrictServerInterface interface {
 	// InspectTerminal Read the agent's own status panel once (native_inspect)
 	// (POST /v1/terminals/{terminal_id}/inspect)
 	InspectTerminal(ctx context.Context, request InspectTerminalRequestObject) (InspectTerminalResponseObject, error)
+	// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	// (PUT /v1/terminals/{terminal_id}/model)
+	SetModel(ctx context.Context, request SetModelRequestObject) (SetModelResponseObject, error)
+	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+	// (GET /v1/terminals/{terminal_id}/models)
+	GetModels(ctx context.Context, request GetModelsRequestObject) (GetModelsResponseObject, error)
 	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
 	// (GET /v1/terminals/{terminal_id}/permissions)
 	GetPermissions(ctx context.Context, request GetPermissionsRequestObject) (GetPermissionsResponseObject, error)
@@ -7575,6 +8043,67 @@ func (sh *strictHandler) InspectTerminal(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(InspectTerminalResponseObject); ok {
 		if err := validResponse.VisitInspectTerminalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetModel operation middleware
+func (sh *strictHandler) SetModel(w http.ResponseWriter, r *http.Request, terminalId string, params SetModelParams) {
+	var request SetModelRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	var body SetModelJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetModel(ctx, request.(SetModelRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetModel")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetModelResponseObject); ok {
+		if err := validResponse.VisitSetModelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetModels operation middleware
+func (sh *strictHandler) GetModels(w http.ResponseWriter, r *http.Request, terminalId string, params GetModelsParams) {
+	var request GetModelsRequestObject
+
+	request.TerminalId = terminalId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetModels(ctx, request.(GetModelsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetModels")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetModelsResponseObject); ok {
+		if err := validResponse.VisitGetModelsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -8376,247 +8905,263 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37ctw2ti/8Kvj621Vu1aZacuLMZKTa9ZUmyUz8JRN7W06l9kn7NCESrcYWG+AAoNo9LledpzkPdp7k",
-	"FNYCQJAE+yJf4sn4n8SSSBCXhXVfv/VmUsh1LQUTRk8u3kxqquiaGabgp2+kuGdKU8Ol+J7Rkin725Lp",
-	"QvHa/nJyMXm5YqSQwihZVUw90kRuhP1FeJEotmSKiYJlRLFCqpKVRApiVoy8bJQgVJSEFSvJSsIF4UaT",
-	"DbtZSXmnZ5Nswu1HVvjxbCLomk0uJlc//HAaT26STXSxYmtq57emr39k4tasJhdffPWHbGK2tX1HG8XF",
-	"7eTt22zyvdTm6bf2WRi9pmbVjr2S2ix4Ockmiv294YqVkwujGhZ/oqbGMGXf/Z/w+K9Xp/+Dnv7j/PRP",
-	"r948zv7w5O2/TVLftcsd/a5plDjiu/D4gd/9hZpiNfrhjf3rEV/G5w/69Fs7pK6l0AwI6rmSNxVb239a",
-	"mmHC2H/Suq54AQd5VuMT//7f2lLXm2gG/6bYcnIx+X/PWoo9w7/qMz8ufLFLn1eCvPjLN+RPT776I3GD",
-	"kw03K0KJNvSmYiQvZMnyGeyUG9B+76rAEd5MaiVrpgzHNdDw++FF0GxNheEFwYcywma3M5JrJsp8Ntyf",
-	"bHIjyy0MWpbcvkGr59HH8BCGn7HHxLQh9m1cjL014eO81KRWbMmripWXhN5oJgzZrBheOiUbw4ihd0wT",
-	"IQWbkStNbvk9s5eP2Aull5zpuTD+atPCECkKBq8X1F50QstSw8+NZoq40yQ5F3VjcmJJS1+SQtZbO2gj",
-	"ihUVt6yczUW7DfLmv1lh7DbAW+kt7Qw/+L4kud2EnExztyk54TgvQ/UdMey1uSQ5FXrDlM7hD/AYl0JQ",
-	"rhhxf7okuaCG37OFWSlGywUv8WlLbRUzjPCSyCWhBP8eLX0lNSNLJdeEkqViekVyfEbnpOLacHF7SfK1",
-	"JTJCSc3UmmttGaP91e5x2ocXEjZF58SOfAKc0bA1UCQTzXpy8evE7cAkm7hFwR3vLmqSTexnJ68SxOh+",
-	"QZWiW/vzmpmVLO0XBo8CB0n9wVB1yxJHeeVuAZGi2l6Q3NiVCVotlrKq5GZRNEoxYXKCP2uyWVHD7pki",
-	"uIKuSLGbVlPBiF7ZZ4XcXNrxcafYa1oY/FBEMI/sBYEHHoFc8Zs2MhErUeLxEhv2NuaXv3q+ELbNbdKr",
-	"BLlf3TrO1+Usd1yU+zgdvPqDfdCegpJLXrH0xXF/JGZFDRCNvRZcE7uLsAtEF4oxoTMiFckb4V4oczK1",
-	"ZMvKjAg4AWAfRp4kOZgbbjiH79a12SLX4YYUsqlKIqQhN4yUDHedlbPJvm2FTWk/0y56dGN/cNvoT7io",
-	"aFOySTaxfP51kvKv6lrJe1ql6Da6sLWS69qyQrd1M/ItK7j9kyZUtez/ktyxrQbFZs1EQ7go2WvLbWE7",
-	"CyU1sqir509nuKKICgq5XlNRLtjrgqk6cZVesJIWhpUw/o1sRJncRys43ORA8Pe5BYU1s4Vl7CD6YRMP",
-	"4Qvsdc0V0ws6wrLlcsmU5c1Ab52LywRKDXFJAhfVhppGE3pLuSB0aZgi3NgFLaVa229MSmrYqeFrllrl",
-	"moqGVouWZgZH+MMPZMOrCqgPOSPODI/zEpmytgy50SazSqjnL9G23khZMSrctVvXZuGva/drTuKvWFUt",
-	"3FGmRb9i1Ok4ww2Xskr8oXcz4mkMtyE+/uRVcST/wgmNUSVkSSvN+kTqx34IQfWWEYZKzfKbSmr2sCm2",
-	"+xsZBF+dn6fmM/xubFwMVUDPv/dyajsWjZjLzhf8c/ade8orq50uUKx0r/DOUVAMJa5tfBGtJpCivDUV",
-	"9JbtlUJ/c4/hZYBNS8sgKtgjbTVQWVmlcyPVHRe3pOSKFUaqbfJmeMHLyxFz0wv0ihqrBtsL7t5Bw9Jq",
-	"gE6sJz/g/7hvmS/dc0/FUsJ73KC0HY6oqNC1VCa+EOEzKaa6oUpwcds92L2sF2wvfwVH98XSzD0jv+DD",
-	"Vm0d7MlBtAQDDKfRu8B9uvL71NJG5m5MvE/RKbRk1y4w2qDUbXi1587+yHVCwYpneviN6vCCxJk0op2f",
-	"W8jCWueHf+HndoSXjRJH7bjdn/EZpPbpW1bxe6a2z50O3yWk7+UGrURnYypGixUrW5FIcveJ/IJQQXhZ",
-	"OV0crWpBGCh+sEwNopYaIiT6elassjZgq/5b02fBXtcVL7jJL2ILz9qQ+F3/NJm2L/IyP8ng6oPUwQft",
-	"wnAyVjfiRs8FUF4GP9sn3NyJ1c2tCmyUFLdoYaJk0aTkqKiuZFVeEEpKRZfGawVhWRuqSVExqsCbVeDy",
-	"0WaGTzpP2B3bkuk3oIGSb2TJLtBUN1SvMvKNUdW/X2dks+LFitwxVqNeiF+0U64bo636fEOLO6cbgcrU",
-	"3Ky5uZwLO+TrCxzoZ8v8KJGCnSq5wUH82PDAf5EtFXcaBjsBrZ+SGyXvmMDDAT4RsZGpNvafJZFqLhpR",
-	"MGUoFyd4ovYku4eDOyI1K2fkyilXGaFde9v+wksBsNDtLARphFUHLQHPBerWRBursym2bDTT5IYtpWIE",
-	"HAXoRPBctuUdaaJKct9vpRU/I5I9wV5BmHvTSZOl1bqJaoTlUJY0LM3pg/kqfj0oCH2GspLaHDjG9/Bo",
-	"0CYTM//FHhaSlr0s4F/I7WZvc1B1N1KVulWBCyoIuns6q9krmCypsIWWxR1L7d81/oFUbGnIzZaYdfOa",
-	"aKbsjiI9WfvpVgp2SfQdr2tWwoWSjQnbbN+JxDkXht0y5T5ump4rhJZbMMGV4bSqtgv/GyGN+3eKLrSR",
-	"ih229dfwqH2nqa1ES5ke31k+i/zAE4/dameZs9dcG0tM6mDKGaUZuzmHzfulfdK9sXBHcLCkaoe4hjf3",
-	"iip3NC2Buqn2vp/5mxdvpz8OfyOSwiy6Su/BoWKvcUTvEY1FvpahN8x5TqI/RuZi5CF5oKsj+oKf4/he",
-	"fO+5R1/3aXCLhktz4ZZFo6qj1NGBVtKAjtcZbnye1/6qdedZtyGCoc6sOLjsU/vcm0x4dHwCL92V6X4f",
-	"WHv6IHdN7eBDxvF3z8rdreHe7CTP0bkhV94/NffcLhL7C2dV+Z1SKdm5tH9LW5VMa3rLDtgcGKJ9ITkF",
-	"qditsrv4XEm5TMjwxqyk4v9gHYkgpFnZT75KOsoM5VVKdjIBqmBeSsFyq0xtQYq23kxQPkEPYqIkU+V8",
-	"cyeXlq2j0oyCdbOSpJLyThNqUv6laDZygULKqG2aEHc54L48J5pZbVY7fTGHKYoFNfklfthuG1kzKjRx",
-	"u/IAt9sgsJA0SZfhsFzc5JGOIyqXRDRVRRpRMa3dLtsp2N/iRccQ2ODrsjGFXO+V1M/cY3hBcBfwkh+y",
-	"RIxWL2rFtBMvfd+wklVlVRTQnOFcwavpBPs0BItwpHa7vTZrpT9XYGWBlnySdjhGRs/+OxQ/3G5Uj6yS",
-	"gaHeeuM969BcFl+x1BX9ntEKbcvuzRzqafIueSEP5qZBvfBvJKcjk84Axahh5VEU4XMDUkwOo+kp9ssK",
-	"xcxCSXP09yJRun8v2sQFmEr37Sxeb2pOYxv3Dbx2pO/V70X/vlT0hlXAGWsm64pdEsFYCAs1gv+9AZ4Y",
-	"eWwfn59nkzUX4ef929T7qnc+royprblp/6/Jzy9+9KGxgvF7ponmt4KV5Pmz65e6N4kvzp98vWcWvcNI",
-	"HMGOHS6ZsGYKiq+qeracXPy6m7MBTb/N+kRtrDWfZsWWPB5ZQ5oqiM7cMTEj1yu5ERgqlaJIyyO/BqSZ",
-	"9OD5ZqVZscgJPoQ7azfUBR3dx0NizwEf7rM1WNlgNsNNfeW2Ne0CDLb1QeaO2+Xdeu+4cWJfvw67NpzI",
-	"GCsZ7vihN3/v7uCkXnoyOXxO+ylLsM3R1DW6EPxcav5Pha5ZYR4WFOL4ci9y5aTI3lBV9HZ6ZoYpWrxr",
-	"zMgbowWt6Q2veGQZRePdQBaWz65K64lLxdjCsNcm/ed1Uxm+0Kxy8Zs9JlXvi/HwvbFSm7NLZ/3Fpya5",
-	"yLHlGKA3rWkJirW+9IHboDllhFWaxVFkVrsY8hSGWeAXMVfmMHEbFrSo+JqPWMu8PeWxu3LXy0DoeECt",
-	"+qS3olj43yY1oERUe3iAfoTDGVpEov/pP5/wJu2ITbcJeSHua4n29E7I4g7/e+ZV0NNor0bcbU638GPV",
-	"TJT2bz5v0P2Ahw/uD3eqVqHBlLJk7NtT6SK4rUe+z+rh1YJ0jfThG2lolfrTgFPYIfzzqfvg0z33OBPc",
-	"xjx+le37pDuY2H/UI9UsyjH1ATnnc8KDcBsSE1aPDe1he4GmhqIlpA8Pbbl6SMM9z0LMx7qs45uVlBq8",
-	"w5Zp4FCkoEpxhrEUJJ1HmuR2gDxtYIFeumNyBxle7aN+wOS5964axkmS3/anMEYmu5lDuAKHeEFfuIdR",
-	"9vQWFs8ja3Ox3cyjZ/sfbc92D928iMTYEdLcpznGlHPE67397Rsdif1+8I5ai8uKRlYuApl0573362v6",
-	"+ik+/MV5wv/vbkc0zJPzdLLL+NF2F5g6s3YSj9Es8z8NZ1S6MPMC8k0HF/eZ1QqtJQjCMAQJfTSovLfn",
-	"pK2kvyQ3lSwgYtgRpNoFB53bqlXmGFM+jRPC4MjQGrYQVrTDb1LCYCjY955JxMT3PDuQDz3O7Ek5tel/",
-	"a5Nyei6MeJH7clkaJV6wJXgxWFUubrYLaVapio6rEA2mAh6J6jsgKK5HU2w67Kc4emp9a6Azz9TO/ARO",
-	"rKcdpb6fqPbP5drl4Aow28UaE2EW6JRLG15RKrr9ZIVp9z4BXgqcfZyO4B2RuDZcB9c7ch2PNJge4plt",
-	"vYK7XsCjvsZn380nGq1ph4M0uBbHjmScIK/DihKx+PhIXOrrPWcbSGVnZUY8nR3qG0+YmYtx/2k2Cbl3",
-	"6VCNLEc0oZTDfxgJDcnSieVDsgq4AzJCNXi/C6pK2AVLtma/gyDhte6u2K8gXuf4Qb2EcUYZ63hSoys8",
-	"QD6It1DIDZnaNXl6IWDFallBdpIkfMy9f1goJb7GWItiWhYQpxiFXMiff376bUZw191z9lcnWQjBJJmU",
-	"aNY3KbnwLdd1Rbfoz5k+9mxGsA3T5iSDfA3u0i+1oLVeSTOSr7GSyiQXGn8jQ7vePsu0wYqm137dvCTT",
-	"kuoV06RUsq7tzaGGVIxqQ74mxYpa8cqUPnFuZbJjapFA9xmeY8z2US9i095X+P5aakMef3EeTSD5naYu",
-	"jwwG7L8IPusyGjubtOUs7lij3U/eC7bBS/GC6aZK+C1vOBrlgz3KoRTBpfBdOxLkGisUoFJrWGCFhTvO",
-	"6F/AxoLGkF9A0hsXpfYVJH7fQTfhmtCiYLVhlvSBwL1kCzE3X/8jTi5JLiz3vCBChplNW+F/EquPMF1r",
-	"3QwmBclDgv0uIsiHsRzBNsmwLbDvWI7h5ne40AmRyuc6WhkHnB7P6sTrKeaDxXrZPZeNXqSWufd7+9LP",
-	"7fF5KnLcqN0oMtVMOHaPGbF5O15+8uCA94cIAUcLTcaDx7cxC2wgyUOk4UtX0JtwhBvD1rUZyWN5SFTW",
-	"WZpHvsXurd6A2xne4ML84UlSZu2KjVRUm4Vb11FzgBeZT6dJ/xnvz6JwVvRwZmDVPuTrIjqnJLVfVVoC",
-	"fecurnRqmTY6gDJfPk2xns0SFWdpaRfcvDsV/Gg21/BC8Jbto/f+QqLDzeKYkh2k9XUGQuxQ3T6CTocV",
-	"4xkc7o3vXJR9YcbuJ/ZN83rcsx6uyySbLClkFaZE2rOW7SasGBrM/1MjmwKyWgpaVYQWpqFVtSUlL2O5",
-	"alldqApj5QIDOQus/M4mu/30z4NZ8TdZsmd1mrMEL+5u5dkKH8+4rbGQgaC1Cj1kQjlxmyTkdfcSjpAj",
-	"PLXLB9wuRz8sjJl2qV1hRTkvMcvbtAVYkVnmS9I9NkFdUZEPJTekiC+sDpV7qT3DkmYPA/ErPf3Hq18R",
-	"AmLx6s159uWfRuAnBnuzd0/SqietIHF7wZZLBhVOad1mp/GGOyQIjpFh/LCzXQ8W0R9AB3ygdmcXeTgX",
-	"Sl6uRKTi4XpYilQxehcZenAyIbz7mylFrcEUZu83NEtQYJKU21zcfg526tpeoxxdU8tFGSmAJeHl5OKe",
-	"VrxceGyLjOSNCMl3pf0ZxJtdACQW5yOF4J4yh1qQVT4SB/ScqVPIxiUwA1e9DQ9nEZSIKxLbUE3cXA8u",
-	"ZYhSiRPExoU2VBQjGXXBv5aI0I7XaDpdok+JP7942mIUWemA4UQW4GLsiwckKKF24a3w4D4sRjmekreK",
-	"aT0GNDPMluRiUbuXYGA0yPbI8fSywaMhZTVmynkLjUyREv9M9cqSG3vNilDXfnLwrgwcxu02YKCsfGiR",
-	"d3irG4A535s22JuoH2l8ii6WF7vBubitmM966SXBdPNjCimW3CrlY6kQVuitmfe9HLYXvWKj17QwkGoF",
-	"6k3C3UJFSXLP1i6I5ar5EIDiMN9AjIuzG/ymrzecn/6Jni5fvfn67Wn495MD/v34i5R+sUvKRDGSrWwU",
-	"sfaUtdVPvYtIEQXbPigbh0K1DH1ImxXCqDjPL3fRE2GNfChSnAurPMbuWEwGV1RoODyyQQQVMoVQ1oZr",
-	"Rp6c/ykcUYgwAAjLPRM5VGc+OX8SWK0VinouhBTspAOiFGdrJQjXqO03tKpuaHH3sBuWMBKjw1zr20NB",
-	"yAaTu2YPvfUrqsqFtWplYxZrLhqTKol/dqOZuu/gjnBNKhnKHcC9DApXyZa0qQz54xfnJy71l6/tHX98",
-	"fv41MhL3c5bMCIOCewgRjU3mpUe745rkrq42D/Pw8/Ilj368dmZ/6E/syZO983JVNMkr/LRk61oaJoot",
-	"uWPbzHvJa6ZcAfAgBXp/HnbEjRMX0eNxZcQovl4ziGFUjJZgdonSXhhe2R82K24Y0TUt2IxcOa/6k/Pz",
-	"2K0Obzz+A/mB/zkjQvoYdfzETQO3veKC6bYCHN3I9pdkTbc+95wSXVG9Ik602eunDVXeh/f/5MO09PMD",
-	"dmSXL9HSP+HCoIslBXMFIXjCqKo4U0A+ly7noWx1MGBKQm5cSMrH7KVIZtLv06ET5+ZZomV3zrc5dRw/",
-	"nu0j7SG+MK/h5IDPHyGDkVukDcOQauJhyXaWsMbwBweZUw8IaXeO/WH+MHvcrR9sp6WzO5vwHZBGRonC",
-	"nsYjjQgjEKvxsG3Ay4DRMaeOTHMcag3oBzE8RX4Cl1IwBqVRrm4NByVLqebCKRlcisuAF/pIA4OyEg1R",
-	"tzCO7H6TYaY5uULQQyfAAU5AKijWNwSV5VYIzEXXjiFTY9/I/cblRNOtJlpeutiWgJg1lNg5pgIrRsQC",
-	"OxWHsdAR1GMKckjJ7Ljju9aqd1mOWq3dGxCdeeoqeVibK597l75UH+BevH+Dfdf6ALYnYYQjgscCcErS",
-	"KysbFeBmQK4PEpV5CVaeg7IAB+adkJu0bt9X8waj+TSBSTah6xt+20hf1MaXnJULhPDsIr0kv2TVR+4S",
-	"bQMM0bpJo94h0MYBa6Mbyq0mvwhQVtHv4hxvoFRlmnpRclrJffuyU/Y8q+nfG3bpwwxLCTKtRXexPyCy",
-	"Qq1kwbS9uQVVgiLyqmCbVkbic4rB7NIxCgdHoEfzZuCBDRel3BxLu+FUens+RhmjBJj1qTdJ/mCDpOMU",
-	"xyGXdWs2DgsqRXhgQ4JzqRejUmyflEPL8vD4Spzksy++0j0ynx/fQljFk++Vw/p5JU+jUeLjM9oHaBij",
-	"GsS4wNotlcZ2w9ujelSR66S0RwaN83Klo6AfIAIXskAOqPjYGV/LDoje2a35ltESzJVEAYW1eUv396Nu",
-	"ZGSePjjdaPD1sRWk2c5xcGieLl2i585LO4pyZgfxHtaRPL7mpuIF8R5VHxJ0Oqazx6zViphdDmzQvWXt",
-	"RCYMVVsQRk0NeKcbiflqzgSaC92s1xRqUaZ2hvAs+kJPMqJXVKHtS74+Pz8tZMlOa8mFA/a+acpbZmYE",
-	"K0hR1/WRIR8ooWKLiAJcz0XRAJhp0XjAp81KVozcKlqv2JqRomo0ZKSRF1DfBVHAYPA2pm6sbS5lRai6",
-	"bezyUMEt+XLpwWtpXTOq5mJaQLimkl4LB2Qn2ZiTGcGzc0jPFUAhFFQpQAI3UmbwO6KsuSCXHRtSk1Ja",
-	"ixwV5xTu+hFhra57vVtBMbzpmMNx/EWxb1rCWNhJjULixvFnO442dF1H2UOWsuwAYMQLF4L02Mmha4Kw",
-	"Os8UDwLDL7SE4cZrHPfG0Nzs09VVdupjdB8lfDJPq7uAQnZYqOBoPmbLg3jrpSAKucB5hjiJy0d0UQ1r",
-	"38GmWbLGUgYPyeHWt2Xm0gW/Idrl3nebgF7jZTwkcvgZ+Ylx8LuAqRjw57WB3NQ4EULegTjoT3TitgGz",
-	"gZLasmpEQZM4Y84h7zkSYurhhYHoFSwcM2kFKx30X3uDw+Wdpf3KfcQNzG5o6SYLlzOeZXuugzsyxrBf",
-	"sGU6DvaRdJnxeaVVtyUojOPwRjsqad+OfGqQuFNyXVMDGTYPNcr8b5dSLVZSm3TwMJsUVBSsqhz0GnX/",
-	"Cr6FNkcnWWCbTRD9MUm8kUxPdNTAVN6jWMBDUJWLWPPcR02tmtrDTk6e88PyFiNtb990WtXwbfahHZ5M",
-	"lEcuJa5nO+i+xlgJaDUGTW3fTgStDksy3cXcX2AGTwa3RypPx8f5EKoWxIPV/GoqGOao3Ehj5DqoLhBA",
-	"QrTSaZv8bzU7p7J5de0AmOvf2El8fEHCMS5igJL1OmHoSMMFaoeHpBEMjM4d3tKi2xmqA3zUKY5oL2BE",
-	"gcOMoMAI+hcvJS5+fnrdOpHG4adHU8s7fa0IAwBR7572QN6+wMfXuSPgBerhodyiW24UZfw8wKmzK/kZ",
-	"E5DGwK+UrDrSzO4HNVK5xNz9mCswwOBMo0XsPISHxZcD1s1R8c8kYFFydj247x0VuBEcNuJoQ6yEGsME",
-	"JhYAz/JMinDtMHQh7oEa6qnmJXPKoOVIa8rFMOnjQzQc+IQY3F520vP+HQQ4j/D4qWu+5CVzyWue8LGL",
-	"UDa5sXowWy6lSiNTfxBN43iBvl+z3Wk4vhgUxX19vrcobhfqTF8rxhYHY4qsXVW5kJBZ7vISnUnSCOww",
-	"UB4SkNhFYP0b2xF3KOYUE2yDTQ/BdSJKqJLYnnqJ4pC226Dpe6oV7IrmkT+mc8jzToD2gtDOwjIX58VA",
-	"qgv0TnO3LfmJD/qibwDSMkKoVi7hFbkRsTUMLyysrRxfQu+HaVtDjME29GF/216GO3UCf+2jrcjiizuu",
-	"NYwygvebynRkBhLEj5ZbPE/IGBpJEsRiyfPZ46++np0DSdp7rFwe9gYSzbDsFjob0Lo+RYxuUlK2hiwP",
-	"X2lZUCGkIZpuXZMB8HhwzAGYCyw9uHAJNJBrmLnAHRZmKob9G+xy0GWC9qOvGKyVvGFkmp/hz/kJ9lkI",
-	"GTPOFPZf6vWdyEgjSucn86TwSJNKFneZVY8CcsIAohZnSUWxkgrn5S/1XEQor1HZY95ScX4yI4D6jlvJ",
-	"7BHAeD61i0NPBBzRefLs+l3LhBvs1zYXfnMhB0lD+lrA6hUllpZDItClw3mgBvu0hc5jrigdCy8rRu9Z",
-	"vBgrhuYC5VA6n3DADY/L5YlfHt4ZhEVtFDfbayvpXW0xoAdeNWjTggoAU4Jft1NcGVOjqJR3nPnHobMp",
-	"/qrtbUrv7kJQt1VQav4D22KzUO5yBIYtwyrwucfYJ1NqJZghVGuuDRUGkA/tceK79qCJV3CR7otGVSdz",
-	"USp+z0hco29PyFfm2yGxsICoRliziPr7B30SoM53LuYC2wmAhxBKoKPWpvlYE9WclLIAZ3637elc+IID",
-	"1/+U2I20bAQHgUTFK1dqAL+5IH9GdMd5c37+ZQH6LfyTOSepX/pcwN/IdNlAQVjBtL4kjqFaeYcpeEjb",
-	"zoEMDLntC3WCLkq7v2E0xawM8O1WbrYkf/7s+iU5u398BhCc9upZI6qkenUjodwYWFdpdZD8DNKf5yI/",
-	"a/jZ//lf/zvPiGwM6Ma+TR00Oj1xsKVcOM4VPtLwM0dKuc/7EXOhfUs78r0xNaAa5RHV5QRJknChDaPl",
-	"JaHBnKPthrOS3Gx9x1V4HsiCa2xaR/763UvoTucqhaCh4prptnIpLBqDDHMhFb/lVjhfs+L0L8wUq9Nr",
-	"btgF0XTNTvGvmGZMBcmf4c+E/b3BTD8cEzn+STYXALb45PxLkhdaLRe+jM+SjZ9xaK9J8r4dC01ZvfQH",
-	"blPxgjnAL3dV//b0pZW0qnI3XF+cncmaCS0bVbCZVLdn7iV9Zp9taz3sdY1w7y4m57PHs3NEb2OC1nxy",
-	"Mflydj770vXkBF5ztmZG8QL+nexY+sIDPEAtKfJwrIIl3gtAoOWBtbwdFT9Xcs3MijUaMl0JKmszco10",
-	"GNJ7ESA1IxW/Y6ges9fQ9ELpy2jrwT3ChLZ3ppKyBp3xZkuciJ8BwJq9c1yKp+XkYvJXZv7mltXrvPzF",
-	"+Xmv67Kd4FldUd7rs5zo4dzdGPeFsTXblbi0d7d8exJPzr8aM/XCPKM2zq14mFz8+iqbYBx1O7mYRJ9b",
-	"h6UaeqshOMHUPS/Y5JUd4cyd/mxL11V0zIMte1YzcfX86f4ti3msH/SIjbPMyX2rZcrRaQO30u93u17G",
-	"vG10p+4fnw16oyUvxTPBiJIbSBMPsil06IkFnFQo3zIibxwbFnIzIz9iUUjQabClk2U5VGx9h7GB/Z23",
-	"oFbVlrgKOIMAchvLKdd0S26cr6TERlhKboY3xH7+m177tCNO/bi25IOOdAmiiFsEoaMZoZKBCB4fQQTZ",
-	"5KvzL48kmohMfJJcNxwPZarUkiaLiKdLK2kSOnvT6wv4dtcV7DXzr6mia2YA2/HXZNP6YdPBg3rX29cO",
-	"K1h59ZHoYoxRxAt01HB+FDUcSz1Pzp98LGp7Jrrr6/KI/YRWhu5tSSYFjMk1APRttzLnSo8ajwGYDmiH",
-	"GWG0WPX6dGGPN9/brW2z77t3oVXqx/UNmtrvoVYrFWtLTxS7tQLdKvagsc58J7YoT91bec7T69AILkne",
-	"a2WW4+PQ3FiqO6x20SAb7etTaKoXZhW6IJJGWKUCUmqjvYASGjunEwLQ1xpwN/PQLM19Dd5wqESwNlJK",
-	"hjqqnURSIXGt9j7gdXJfGLlIilnN6gEMtUOyL6BOiQHQie9fOiZKQWEcl6EARIwPnWqjGF3nRC4dHaGy",
-	"Gbn9rWDTjFnj057PhVejLzsm1wWhVXUym4vvLCHjICuqSc7LixzqGchaCmmk4IX7My9PMpLDv+0jdljL",
-	"A7EmIy+pof7N///62U+EiXtWyZrNRf6Glxk8m7W5TBmxb7z1Nhiui4D+7uwocH1eoOmEwp+S/ILUXNzm",
-	"PnnFbcLjr4iezcUV9i/6kWpz+h1s19NvcwCn+P80FwX7j59yKOdweGx1RbeRRYT0CcpBQdcslHtYs6qE",
-	"6ynIraVeq8ujUdKl3WtYw3f3ri9dTyb1jQWArcOTD51QeUluweqF76KfF+rj7St/b5hrxAMCDVY0icXW",
-	"AJQo+ADPU2Dg6dwtbcJxOxcbtz9purHWMfRihBVeg5VlFSfFCikEK8zJJdlwa3xYXpnD/PIw+4AC7abf",
-	"OaTJiPT91Yncx18/UOQObs4DNHDcDnz9IwjWDhfBxm6n2pE6EpbnI+4XgY2sQhelMa3J9Vn6gKzVfWFk",
-	"K53dwjVp6vdrtvzI7xlwW8stWmzPUZYb2rokt8rq3tgW8UNule85M6rko7fQOwFcjsjsYbrag3WvHyH3",
-	"tqeIkGlwW1pN5CTaatfd5m02qaVOukkgBxuYS6LFEEoT3x3IO1Bw7TPyZ2kZpUI4VdcpxuN0+oUMlQps",
-	"SfU9JrI5Z9qfZbl9r0fp+l697fq1rWnxdkBEj9/3l0M/qJGLZzc6aLhF+/xHMhS+PO75L754uNaFdOpc",
-	"wQeQacwPzt64vJW3rraEpZKGn1rFB0i1DaqQ6ZPzxyeEGvQ1406jNxYK9a3xYCdWzshTFwZFVuVb7t8x",
-	"Vge3CGjmRtag0sEvaHF3QVzFCOmUhgAAVI6BbBcvExKK2aS1QuxdASx792Ufi9OGbolvoQ0NliPlcHiD",
-	"voW9cDeop9ikzql9BCj06beThLB+Mt4dCrd2Le9Z+WmS6FG2b49E7bLelUDPaldllGay/2mP3CrMrkcd",
-	"oD7NUHUOzmjnte+2WoM+d1p2IlOFVUUhAOGb36kZ8VmiEFjSW1GslBSy0Zcu5A8XQJD8r99hNKRDtfmQ",
-	"xJ5zcfueCeyL98Zmu2VfaR6L16xzO39vtAuV7Ei5QEyBaB5MxthQ8rRtXJemZw8u7LoFYsQNbb9Azg6e",
-	"kzl4ISEtC8wIF0XVAN90iKPWdpZVyVSXkQ4p8gXMLerJ9/4o8/1qkW56I3TZ7lsWq00rptjvj7fWFS08",
-	"c42YmqObdyXTkOc5TqWyKse0A+dpiFRV4nEq3HSddM4iBcF3wARJ3gjXw2wXsb50jS8/TVrF2e0gVRfp",
-	"/Fej1I4NdDCdDoqYkw7En7BeEPxeM3KFmodmLITYu5ww6yiDhFZVOiz2U+fj6SBM32nlk/GPlroup/dt",
-	"lh4Y+y/GA4e0NmwI7NPjvjrfkxz3QW/AABg6cRE62+pDAVy1gg428WN7ouz19NxUNuZGvo6oslesnqTO",
-	"szc9ZLi3Z6GiKM1Or4sVK5uKQeISAIBxyPnx+wBeUyBVSEahVRd23O7cjSy3luJDiX2H0n26DLjXXCtQ",
-	"hNmLZxreRfjKHtu1S+hoh4cEI4f44wcFIw8Gz/utVeF4fZm3Pz/FmOST8z89nIM7wiC0S1TdiOTI1fDZ",
-	"jvrsTZT4+PYsrlIcuRV0zciSiQJSO62N5wAI/KuXUWfcXtJXN1YPVfUQx8nxXdZCsZGfZIAfdIl4Q+LH",
-	"Uknm4ZMOIv1ulvVBZG9fORA0cq+aE0fSv8eQBN6W9+8U9IWkPs/7IM/g+xM1SdCuxH1te4y5+SIQ/z/9",
-	"ZX0nP+IVNo92zXQc2jnBBqaAsuhRFKPSz/1pCGOX3mfjn7ap5eP3v22KNiMvGnFEIvxofjukPwnCy8rB",
-	"Zbl45Fx0U+S9dzGsGcs6spA+7iYTIf12u465DMB2mRcYb6WYk082K6kDsmXcFi0PKGc5mWpr+NPKDQrJ",
-	"jlKMVyCchMKDldzMRUDUxcBzraRc2k+UnN4KqQ0vAJ/QFQy6KPCX5w5sEBWygKiusUOUKLNwfTLfeVyq",
-	"uXBdbwI7zXwjoIyspeCg4atQ8xIz20R8+akjk7+0VPKbc9wPqSy363xuD2k0qBgODg/zX5B3vVNylSer",
-	"+KJSV2sQtS6ctvucdS8AJBCdvAP7w/aa4yzvGWSFxKDzjkXE7TAx8AIVGMgM64oKp954RujBizJXgIT1",
-	"NNCPCItd5uLq+dOTnaVAvlCtwwQ9rm4W+CiW+cPPCSZqGR5igveY3UWcE/tIe2gk7NYKjVeVXRuiLGkr",
-	"mFh5iYf1qNs6LeSDUcHmwsqs0O3wnBSyatZ2TwF/atNl255Zl45DWhqAWoIbBpEorEBkUBiAi4UVIvqq",
-	"XeKM5CM9UB0y6mbFAPvGHN2T1nnI3PYdz1cvHaQzq8ouQNaM5AGZJCdTe8pzkceV/fkJWTMqNFZMbZhi",
-	"znAU8eylR1oylj5ciCWcvTM48eyTPB7vwqejUn8g5dit8zfSjQdtoHfpxXiu2G33s2w5Pgty0FNaxzwN",
-	"2PbUw5riibyDLOn1Ex6pSUhqu30+jfgJsYa/Qy7MOrUMKDG50XPh+0eh3isNUxdYaenlyB3b+nzL0gXs",
-	"DajBVnJdr/jS/PtLekOKbVEhAD1Y9iczJ6ExYxI+lcerz8maiSYtFTOnrHPjEP8sC4O/69CF8jtd0Jpl",
-	"yPAdGwsMf2AYTHOH6ekYPMoUaqCRxWWHtXoMkh5vTTHDvzITdfn6fSu7w3ZmI+ru2leDtjQDFPE7YU7v",
-	"wGyufPc6p1NFlnti07ghDgVn2j64kLDVehcHyiZ1k8rStsNC2RElmq2psAbJYa31PEQjJdACMAOeIBXh",
-	"AtroYYK0vXu30Pecaiz8tJe4w3cuIn6BFx9KB/mauYKFGnBLo2409p76BhBDTmX5neHVXLi1OUPArs80",
-	"tbPWkTFVANkQykw918Cidu5qd1l5gW1s1lQ0tFr465m3Dd3mIsQ4PYvDDHbkZjXCEWIjlgqFN4E0IcT6",
-	"xpUpu6p26d8JBCwo2CX5S1NV5KpA+G89F5btv7Z31k59JXnRc0LEbZigdgKN+6i8wz1hjxGJx88CJ+hU",
-	"ToHWBayCa7cQF3OIwQWwqR21hkZgyuWMXPX6EIb6b/CN9JvM5bO5+BGyyK8hbx6SyyIStGMlE9g/MX77",
-	"SblzEz04P7LWepCICGqr65f4r+nMfSc58g3uHN0jTqaamUXEzd9Ba41w6pMaK5Yl6WYN2ZrdKI7zsGIt",
-	"Gg31tTrzvNzLHQSm73cwjRTzufDZoXF3V2xLBpPRmVM6lawq2Rjt+7FY4QUjQm3uhQcohoSDrGPHtw6l",
-	"uVhTdcdKkrsOmtbq9q37Y98vstOTGYFSpRXVju06b8Wwbd0lyUWzvmHKIzgAkC02tFPYGKLkGupvoLao",
-	"ZsxBMMHP1siPCuOw0s4jF3NNPK4/meYRxH+eWdFleEXyFmsuz8hXxIH0WDnOTRVUfBbqkAJWH8hojykT",
-	"kLsxjm0tj6RX+EeuzUtHP79rDTlqUzGiGvvj+DQZ3sdjYC/b9mAhRrJs+RmyCi58darrV7FD3016Zb9V",
-	"3EMEdbplt+0SPVQ81XD/O37ZmMPkZ0XFqMo9e8nPBNvkl6gy+UEGvlpy9fzpycV7c9Uirxi6AbxOyW9X",
-	"xqPot7cXWuE5F9/aAS3ZS1F2fwt6H/hQV/x2Vdmx5sI3vPIRNNRTgeMxrR1uDWj/UeM2GMTp7ZHzNXIv",
-	"g07pbR13MnNhj8az9wgYptUU+p5njxna6e9KXTYp/mmKrBoU6SEbbsuY7TvOP2uXFyOOOt+16z8gpP8c",
-	"0KsjI2Sr9luw56H7Vka0RFnQiX6i9xum6z/ueSpYTSi7vNz0zUCBQjsFG0B9eGXSS7nhVrkOMgsJwidN",
-	"eIxqMs1dEDAUcCzgSdfRLM60mAsf/Rs6o8lRvuh20V2X8wXUsBNUEXF1l+5mKVYz2lYSk5uKi7LapkTO",
-	"T2zjeuT8M5sIH8q37DfnAB094pXAFT8r68eXJAAoGCVWgoiu1ENgNOCa03anL+FRddpej+DadMlP76zH",
-	"n2GT4PGA5ojodL2FvdAI+Y0BPzDOrEgJ1dx92SGu8dLBrQEU4Q3UTtrPOcyo3ZJ1lmoI7cOAsTr/SA9b",
-	"OM8FMmAhN2TqZ535ljAE1XPomQrdb3jpLAlpUjFBNBgSfjCUR3PhnrciPimiL7tROBTE9mEvguPt8FpD",
-	"8Dj5IUE+Z3MxIp79SQJEXE/EGqpumdktYrMAgRTinHMxxUZB57PHX301ewwodyMSbzrA6MzIPtFzBYLi",
-	"6ocf5sILtS6GdNulM8BYplIDD/HwpwRJ3MP8s7upI0ZS7d0/dpT0CEnm+M5nKfbQOKnrKs+QJY0LMtxo",
-	"J70OEVW+k9oo0AHUGn2I8o0Iiv2fvGwjNKpLlWvExTW/QVEGcupHrqg8IgjX6m7Ufv95NB306ocfiGIe",
-	"BV1HJnPraXQ9VLMY4mpgUu/KIx2G1ztzucRGZghx2DZZwT6n24zUVPupeXNwLlz/W90V9zh4a23D51GI",
-	"6yg4NCNPTbCFoFJ0Rn7xwt3Jw2BWzoWfaEYoKRVdBmTaNigOiqbHnw3aXKzx3TGPXHujoPJr2MfBGu9T",
-	"lPcnLXoWVhaG9tIXJO90GvHwh4LkQWQ20AXWBbsgjZaRuNWPB6K2ugDgWUeBLkpyj5SeEyPljPQC/hsA",
-	"oV7RGgJbdjpSsJxMcXudxtT25Ia4VdSoKndG/jDVywUdo3M+yeaiYx4jIOSabsmK3kNYtFixSHv0ACqQ",
-	"HXrRU0tgo1TDOnObi3zYxAoVJu+u9aWdbV9FB0wJAeAnr18TB6qM+hjCaTtyn81FUGVz1zIBdnYqFcmf",
-	"lmxdS8NEsT39gVlTv4Wosm84UlQRjgr8HrH1vzg/P4kgs1x2ZjraJ0poJ3JsqWhKC8qSZSpUd9Z36Xoi",
-	"ldtHmtzTqmEIGAUulBsP7XLL75kYxY3q7U5HdhzXfeUDKW52W38jhQ0/vSt5BGgEohi83UdIN/ABZeBw",
-	"lwFVEPoAMoGS7X2WkR0214x4JvE59+6BYA2eYQFgrhPeXiZ4J4JjA33NIVYhz964ph07YVkfxE/sSx+6",
-	"9DxuETxObp8gifUynFytHxr+Bx/ZAWWFAESPxS6ULBXTK+9dmAYIl96ouU92HpYV9mTWXCQQ3jGj1jnh",
-	"5bo2oUFsiJnOyD4ltaC1aZTXUWGYucByJOC6GCxGm2rJxS1TteLCkKnDp/8TyfGthcs6yjPyD6YgLVOf",
-	"ZFBoyZz/I35/KdVc3EpZZqQF9Hdq8CNwy6MtHOCgOqqpKyRz3bdmof5yYR/PXeaQ0zOlwK495L8sX84R",
-	"SD/vfc+Ziz9JTCV1t9yK1Q2F2ARkk2mjGoTHvrD6XLfHJ6RgPmdKA4S8z4bCaDVqxT7NkPwsfDQhH7b1",
-	"zLMDHD++cvRd2MXnYs8ue/tc6PlBCj2Pko1n2BF3nM0+d2ZnbOhAL1TV1AbzPkVhDWngxGgC+ai1l+TO",
-	"BiZTK9yxKQpeUG/Tcodm4FJHQem7YZiZmYeevR6ieWhywd3EOYa5JVAVYaBPWuIffiUwk/T3cSG61X2B",
-	"uPw67x1FSMQPPpSwK6l3RLR+kq1SCXZwkvTAi5H7MmIXZ2/75voRErRm33x3Unv/fB8mFjH9t58p+sMD",
-	"b1SMakaw0R+ggD+AUe/BXP+R37EWuxAfzjPEumeQvOLtpssuknibCYK40Y2omNYeDhvAyHv45OA/a6vS",
-	"R2DF7afGoMUPV5g+EJD4Z4Tvxx8PgrGPCA54hsca8Wdxw/9dacd1c1NhZf1/u3IL753GrF2iDavJNMct",
-	"v0BV4vROyOIO/xuSJU6jT1ojwaF0X5DH+Uk2F+BnljX9e8MIL7VDuMAIdR63i+clOG3X9ncl6DDYFXHl",
-	"Y2dOe0ODzqUNQEqTz3+jcwF5B6cVv2dW3eH31HjInJCdBm4yhOCGfyZM2FD6C198pGMTEXsquw6QsYUM",
-	"nmqHEcEBjw22EBpz8KrCBm745+m6qQw/RXvQd4lH+ep6c9xBYp9e0ZqdzAXXDjcPM8Z6ZTYX4OjORyrt",
-	"gEtERPEbmGUfSG7GqxrLHDas/r3JSYdJq+0yBeUKV9nKSogl11KUi+h2Bd/SyRGRxGfCjR0VXYVwFy91",
-	"m2sZmIhvodjeCvA0W+KdJeOPciMg+cZHadxEXUyydWi6Gwl3Oes7iHCSsXcoRE+imzsX78E7RNA5pJiW",
-	"VTCmSu1LaYPrZi68r8h7krgZ8RrB7Cu2NDPyF8UYds/j6MGtOIRnFcDkBUdavlSMQcftBWgu9u6/cIEr",
-	"OCBYjCvacAflywHt1zIsSNRWbYF0KEzcgtQrXuqMdPkTdarQbC7e3UX0AonzE2BLHwL9ICzohdudT9pj",
-	"FPBqP3uMYo+RV4ESXDbFW08O185cC/ij7O0XAYDLu3PQUcS8Wye45Fv+qcwlNvjFLoiKhDvqQ4UU8hqW",
-	"Vq+yHDqktUtlOR7XEGmnd4FFUcMcyUSupBRuJizws/foU7e1CykKXjGvMwyyWPCcj6FswTZH0TVEppaQ",
-	"JJM7Ss3dZKBSu33ekrTVoINQt/q9r4wUpXt+RVVJSkZLKzOhnhDqI6jWSVxtO9/PZPqpkymkTzroJwBG",
-	"DUztOLPYse09cdLgOA+5TINoWhyI00bWNSsJF659OCOG6ruMsNntzAddRetrx3KjNnLnohMa1PONNWFP",
-	"ZgQSbIoVK+4Qk9DlYxGFiMmQtlFycXsZb4slOi4apuO5hOyh2S4l7FPzvLqpHRVw+5jpK86Et0LzXzqH",
-	"JaU80Ui76JL5CjvAHHxbjdqeepi38Uv7iwfr2IcU/otLFcx7CN0OocQpThWFbjjYdKnX8CUJEG7f+8bP",
-	"8pO7R0Zt/eR2RjI+Y4h/SAxxR1uOqBx5jl+Fhp+58qFdvcpesHsZdHNX4YO4MowqnyYt7zgba/n181NX",
-	"GDQ5pH3XNXabkg2EizEgAE9fM3P6DXxoj3v+4/Y2/Jbq1Y20+qDmt+JUNjHvaTi4vMZS3XbszPvT79qP",
-	"JG6J220uZu+hjKBstyKuBAMvHZzbYGPSrPa7187v3ukgJhU2HcH2JqDMC/K9MbVVpzLQZa65Yf9xbRQv",
-	"DMnp3d3CzSN3E4gd89TMRa24KHhNKzJ9/AVZyUZpl+8Q2u/csdpEPSJ9/9FHmqzZWiqE+wAVKmAxSeHa",
-	"SsU15nQusAEQmL1418p4Qc5vFyr6tO8EiGraKYodnMr0yfmXJC+0Wi4wl8uaMyH8l8TBw9aSXYJ7/4Ig",
-	"jH+USvX4I9P6ZcS0wOJj78ZrPqWOQjv62/Y4FRf9++jEwgbhdneoQitrzYfaCA4GxR0A3ShCnRkTUsRQ",
-	"IwoWS6hTRn8SXMhpDlG3hf17ns0F4KGVTBSM4F/yE8BTt1dkgDrkPVSuRDjCmwiOhiXoa66K4DLCbyfT",
-	"trYF8lq42eYZyW+YNgu2XEoVf3rTQdGABPiKebAMtMDcGDNyhW055wIji84tj1E3V8JcuxwpAGL2RTlQ",
-	"UhyHI8YvM3zgvVRefCC1ECb4G3EC3JwRvRD++K9uR8EmEAqXklDnHPAgixFr8Oygzx/O3vhyrl6r25QO",
-	"+DBahbc+tP9rP6VkJG8ErtoVWLV+am7Iipah9IWJEkTMySefA2JkTTaudI5M3fpOkuc+rsD+Ux/rp1+p",
-	"AdNMlWoccCcPiv+ge3wssvL5dD/NMIpwSUrIwfeHUw6jln0xlUQoxfA1KxeyMbmfC0RHEG8FwiiqictL",
-	"YYauW6nVQ+37sjGkkI0w2mlSvvPuSBzlM1F+WkETh50EpHBqD9Mf0HHUN+aETXhC4QMPdoV2KeGzL/T3",
-	"6gv1snPUGRrRZddofjPBRrpXjVlZG/ptZo9J3nEWfmPtakiiRZLr7jZ4iRCChFSyoJXzGU2ySaOqycVk",
-	"ZUx9cXb2+Is/zs5n57PHF3/849dfA0G6ufVH/J7RyqwyCL0py/kRD9IoXkBehM/CZuqeFyxRSf+yxdyg",
-	"gmnIjiuoIJqx6P0u/MtwFEfNWM0NxcCdSmAdGuew0ueoMVFGH0D/83DgZzd26jSkBlN9pwcmiQcZDDAJ",
-	"0cD+LIdDf2O3TFYVUy7HTrGC8XvWNsXuNUqORsVGyendDL5OQOsCdwpCJjgncDRMw8fGcJ6Lbu54eM+V",
-	"F6Tf7fbRnaX7wurJ21dv/28AAAD//w==",
+	"7H3rchs3uuCrYLmnymKdFiUnzkwi1aktjZOZeJOJfSynUmdDLxvqBkWMmkAPgBbNSblqn2YfbJ9kC9/3",
+	"oRtNonmR7cST8R9bJLtx/e7XX0aFXtZaCeXs6OKXUc0NXwonDHx6qtW9MJY7qdW3gpfC+G9LYQsja//l",
+	"6GL0aiFYoZUzuqqEeWSZXin/RfsiM2IujFCFyJgRhTalKJlWzC0Ee9UYxbgqmSgWWpRMKiadZStxs9D6",
+	"zk5G2Uj6SRY4eTZSfClGF6Or7747jRc3yka2WIgl9+tb8jffC3XrFqOLz774QzZy69q/Y52R6nb09m02",
+	"+lZb9+xr/yyMXnO36MZeaOtmshxlIyP+3kgjytGFM42Ip6i5c8L4d/83PP7z1en/4qf/OD/96vUvj7M/",
+	"PHn7b6PUvH67g/O6xqgj5oXHD5z3J+6KxeDEK//rETPj8wdN/dYPaWutrACAemH0TSWW/k8PM0I5/yev",
+	"60oWcJFnNT7x73+zHrp+iVbwb0bMRxej/37WQewZ/mrPwrgwYx8+rxR7+een7KsnX/yR0eBsJd2CcWYd",
+	"v6kEywtdinwCJ0UD+vmuChzhl1FtdC2Mk7gH3n6/jQhWLLlysmD4UMbE5HbCcitUmU+2zycb3ehyDYOW",
+	"pfRv8OpFNBlewvY0/pqEdcy/jZvxWNNOLkvLaiPmsqpEecn4jRXKsdVCINIZ3TjBHL8TlimtxIRdWXYr",
+	"74VHPuYRys6lsFPlAmrzwjGtCgGvF9wjOuNlaeFzY4VhdJssl6puXM48aNlLVuh67QdtVLHg6laUk6nq",
+	"jkHf/E0Uzh8DvJU+0t7wW/NrlvtDyNlJToeSM4nrctzeMSfeuEuWc2VXwtgcfoDHpFaKSyMY/XTJcsWd",
+	"vBcztzCClzNZ4tMe2irhBJMl03PGGf4ebX2hrWBzo5eMs7kRdsFyfMbmrJLWSXV7yfKlBzLGWS3MUlrr",
+	"CaP/avc43cMzDYdic+ZHpvGqHIhnbgS3Wkl1OxPzuTbOz+OautocDt7pRiq445W+bcQYCK0TSwBwoZrl",
+	"6OLnER3oKBvRGQHJ6J/RKBv5Qem/CkhIfy2j1wmwpy+4MXztPy+FW+jST771KNCq1A+Om1uRAJorwjem",
+	"VbW+YLnzZ6h4NZvrqtKrWdEYI5TLGX62bLXgTtwLw3Bzfeblr6fmSjC78M8qvbr04+OdiDe8cDhRBJqP",
+	"PCrCA4+Ag4XzHFiI513xeIkDextT5p8DBWqPjQ7pdQKxrm6JxvZp2J1U5T6aCq9+5x/0t2D0XFYijaL0",
+	"I3ML7gA8PQJKy/wpwikwWxghlM2YNixvFL1Q5uzEI4goM6bgBoBQOT1O0koabnsN3yxrt0b6Jh0rdFOV",
+	"TGnHbgQrBZ66KCejfccKh9JN02168GC/o2MMN1xUvAFk8BzlTRLyr+ra6HtepeA2Ig210cvaE106ugn7",
+	"WhTS/2QZNx2juWR3Ym2BCiyFaphUpXjj6TocZ2G0RWJ49eLZBHcUQUGhl0uuypl4UwhTJ1DppSh54UQJ",
+	"49/oRpXJc/QsihYHIsYmIeGwZzHzLAQoBBziIXRBvKmlEXbGB5iDns+F8VwA4K2HuEIhf1KXrKXX1nHX",
+	"WMZvuVSMz50wTDq/obk2Sz/HqOROnDq5FKldLrlqeDXrYGbrCr/7jq1kVQH0IdHEleF1XiL5t570N9Zl",
+	"XtwN9CU61hutK8EVod2ydrOArv3ZSLZYiKqa0VWmhQwkyWkiqnWV+GEDM+JlbB9DfP1JVCGQf0n8ZFDc",
+	"mfPKik0gDWM/BKA2ttEOlVrl00pb8bAlducbqR5fnJ+n1rM9b6zGbAubgX7vpdR+LB4Rl50vhOf8O/dc",
+	"Vl4OniFb6aPwzlGQDSXQNkZELySkIG/JFb8Ve7nQX+kxRAY4tDQP4ko8sl7W1ZUXb1fa3El1y0ppROG0",
+	"WScxIzBeWQ4otoGhV9x5gdsjOL2DKqyXNYmtJycIP+7b5it67pmaa3hPOuS22yMarmztBasIIdppUkR1",
+	"xY2Xx/oXu5f0gpYXUHDwXDzM3Av2Ez7sBeStMzkIlmCA7WVsIPAmXIVz6mAjI4yJzym6hQ7sug1GB5TC",
+	"htd7cPZ7aRMCVrzSwzGqRwsSd9Kobn20kZlrzBEz/NiN8Kox6qgT9+czvILUOX0tKnkvzPoFyfB9QPpW",
+	"r1AfJW3WCF4sRNmxRJbTFPkF44rJsiJZHPV3xQQIfrBNC6yWO6Y0WpUWovLaZif+eyVrJt7UlSykyy9i",
+	"XdJrqzhveJqddC/KMh9ngPrAdfBBvzFcjJeNpLNTBZCXwWf/BK2dednci8DOaHWLuixyFstKiYLqQlfl",
+	"BeOsNHzuglTQbmvFLSsqwQ3YzQrcPmrnMCXZ3O7Emp08BQmUPdWluECjgON2kbGnzlT/fp2x1UIWC3Yn",
+	"RI1yIc7ol1w3znrx+YYXdyQbgcjU3Cylu5wqP+SbCxzoR0/8ONNKnBq9wkHC2PDAf7E1V3cWBhuD1M/Z",
+	"jdF3QuHlAJ2IyMiJdf7PkmkzVY0qhHFcqjHeqL/J/uXgiWgrygm7IuEqY7yv2fsvAhcAW4BfhWKN8uKg",
+	"B+CpQtmaWedlNiPmjRWW3Yi5NoKBSQLNFYHKdrQjDVRJ6vu19uxngLMnyCsw86A6WTb3UjczjfIUyoOG",
+	"hzl7MF3F2VsBYZOgLLR1B47xLTzaSpOJlf/kLwtByyMLmB5yf9jrHETdlTal7UTggiuGhqXebvYyJg8q",
+	"YmZ1cSdS53eNP7BKzB27WTO3bN4wK4w/UYQnrz/daiUumb2TdS1KQCjduPaY/TsRO5fKiVthaHLXbFhJ",
+	"eLkGFdw4yatqPQvfKO3o7xRcWKeNOOzor+FR/05Te46WUj2+8XQW6UEAHn/UpJmLN9I6D0zmYMgZhBl/",
+	"OIet+5V/kt6Y0RUczKm6Ia7hzb2siq6mA1Ba6sb8WcC8+DjDdQSMSDKzCJXeg0HFo3EE7xGMRbaWbWsY",
+	"WU6iHyN1MbKQPNDUEc0Q1jh8Ft8G6rEp+zR4RNtbI8fOrDHVUeLollTSgIzXG254ndcB1frrrDtnxLbM",
+	"bCQ4B1LnvLGY9tHhBbwilOnPD6Q9fZG7lnbwJeP4u1dFuLV9NjvBc3BtSJX3L42e2wVif5aiKr8xJsU7",
+	"5/63tFYprOW34oDDgSG6F5JL0EbcGn+KL4zW8wQPb9xCG/kP0eMISruFn/J10lDmuKxSvFMoEAXzUiuR",
+	"e2FqDVy0s2aC8AlykFAlOzFkmxtferKOQjMy1tVCs0rrO8u4S9mXotXoGTIpZ9ZpQNxlgPv8nFnhpVlL",
+	"8mIOS1Qz7vJLnNgfG1sKriyjU3mA2W3L55BUSeftZZGH5pGNfTeXTDVVxRpVCWvplP0S/LeI6Ohs25pd",
+	"N67Qy72c+jk9hgiCp4BIfsgW0S8+q42wxF42bcNGV5UXUUByhnsFqyYx9pPWLYUjdccdpFnP/aUBLQuk",
+	"5HHa4BgpPftxKH64O6gNsEr6jDb2G59ZD+ayGMVSKPqt4BXqln3M3JbT9F0SIQ+mpq14Ed5ILkcnjQFG",
+	"cCfKoyAiRCGkiBz67VPkVxRGuJnR7uj5Ila6/yy6EAlYSv/tLN5vak1DB/cUXjvS9hrOYhNfKn4jKqCM",
+	"tdB1JS6ZEqJ1CzVK/r0BmhhZbB+fn2ejpVTt5/3HtDFrMD4unKu9uun/t+zHl98H11gh5L2wzMpbJUr2",
+	"4vn1K7uxiM/On3y5ZxUbl5G4gh0nXArl1RRkX1X1fD66+Hk3ZQOYfpttArXz2nyaFHvweOQVaW7AO3Mn",
+	"1IRdL/RKoatUqyLNj8IeEGbSg+erhRXFLGf4EJ6sP1ByOtLkbQjRARNvkjXY2dZqtg/1NR1r2gTY6tYH",
+	"qTt0yrvl3mHlxL9+3Z7a9kKGSMn2iR+K+XtPBxf1KoDJ4WvaD1lKrI6GrsGN4HSp9T9TthaFe5hTSOLL",
+	"G54r4iJ7XVXR2+mVOWF48a4+o6CMFrzmN7KSkWYUjXcD8V4hjistJ86NEDMn3rj0z8umcnJmRUX+mz0q",
+	"1caM8fAbY6UOZ5fM+lMIgiLPsacYIDcteQmCtb0MjttWcsqYqKyIvciiJh/yCQwzwxnL8eEybbuhWSWX",
+	"ckBblt0tD+HK3UYEQs8C6sUnu1bFLHyblIASXu3tCwwjHE7QIhD9zzB9wpq0wzfdhf61fl8PtKd3Shd3",
+	"+O9ZEEFPo7MaMLeRbBHGqoUq/W8hQpE+4OWD+YNu1Qs0GLyW9H0HKJ21ZuuB+UW9jVoQrpG+fKcdr1I/",
+	"bVEKP0R4PoUPIbB0jzGBDubx62zflHQxsf1oA1SzKJo1OOTI5oQXQQcSA9YGGdpD9lqY2mYtbaDyti5X",
+	"b8PwhmUhpmN90vF0obUF67AnGjgUK7gxUqAvBUHnkWW5HyBPK1ggl+5Y3EGKV/doGDB57xuohn6S5Nzh",
+	"FobAZDdxaFHgECvoS3oYec/GxuJ1ZF3UN608enZz0u5u98DNy4iNHcHNQwRkDDlHvL5xvptKR+K8H3yi",
+	"XuPyrFGUsxZM+uveO/uSv3mGD392nrD/E3ZEwzw5Twe7DF9tf4OpO+sW8RjVsvBpe0UluZlnEIq6hbjP",
+	"vVToNUFghq2TMHiDynt/T9Zz+kt2U+kCPIY9RmrJOUhmq06YE8KEME5wgyNBa8RMedYO36SYwTZj33sn",
+	"ERHf8+wWf9igzAGUU4f+1y4oZ8OEEW9yXyxLY9RLMQcrhqjK2c16pt0ilTty1XqDuYJHokwScIrbwRCb",
+	"Hvkpjl7apjbQW2fyZHQpqqcLLYuEJwFjn9OEcyMaei9tPyCOemNVz+s0I2xZzbYeFccNKL4UGeCHXegV",
+	"mGjJkpzU0du97sh+kCVzmlmhSogA2BGU2O1vINKIfkQ4gLlRdLeX7E755Z8orU4hEGTcGsLxOan82wJc",
+	"zNX6GCfzwJXggaaWPng318K9FLapEmp5Kea8qZydBelyW+LQpXjTLn4b8DtnwkMs+3A08l4cbgmKceDt",
+	"60HbeXcESqxmIcQubPfh0w0dTgYR/GAUoMkg7MU4ihNqY1nwoNkJKHF8KTBHYrzDDdBtJXIDtNHerVbA",
+	"K/Dzz7ozzUZ71IFC1/3BiMDSDrw0TN9wVc6ig7TpwOkPYLePd4PrHQRzOwzkHzmI7jIW/KicrLq8qTZd",
+	"hi35mt1AoohtlqJkN2umlad/7hRoxREh5XB6ByvVMb1PSPjH+6reBQ6z0W8CinRkYe29K0wB6A/gfnrW",
+	"M8cNAek/h1NWghHfrWdLDGGdoTstzUCjdDU/ZYWpeSFJzoPtZiBhcCHi3nAf0u7IUjjS1PkgOG39ebte",
+	"wKu+xmffDRSjPe2Ay9YpOHQlwwB53e4oEUUXXwklrdxLz98WeiXKjAU4O9SrnTAQz4Y9n9mojZpPB1kM",
+	"irspV/12DFOb5mR3yTwZ4xb81gU3JZyCB1u337Sf8Df3d9wlK3b7HL6oVzDOoEo0nI5AKYOowSAWKr1i",
+	"J35PAV4Y2J+triCuWDM55Jg/LAgiRmPMV3UdCYiDg9sshh9/fPZ1xvDU6Tn/1ThrgyeSREo1y5uURve1",
+	"tHXF1+iJOXkcyIwSK2HdOAOJTFLihFW8tgvtBiItF9q45EbjOTK0yPtnhXWY9fwm7FuW7KTkdiEsK42u",
+	"a4853LFKcOvYl14c9IqxMHZMDmG2Y2kRgwu5GUPE9tFGrEWHrzD/UlvHHn92Hi0gOU9Tl0e68fcjQsiX",
+	"iMZuOfyovdbo9JN4IVaIFENS341Ec/rWGeWQREjB99cEgtJibiFkc28nYWPKLZnrZ3CwoOvnFxCuLlVp",
+	"Q+5nOHewKkjLeFGI2gkP+gDggbO10TIhc1eNL1muPPW8YEq3KzvpmP84NvzAckfZaHtREParxO8i9usw",
+	"kuPVrlTAFZDvmI/h4feo0JhpE7IUPI8DSo93NQ5yivtgUVriXurGzlLb3DvfvsQxf30BiogadQfFTsA0",
+	"AuQeddS8Gy8fPzhU7UNI3tFGk5Fcw8eYtWQgSUO0k3Mq+pFwYTsnlrUbiEB9SDwV2YiPfEvce7kBj7N9",
+	"Qyr3hydJnrUrqqHi1s1oX0etAV4UIRA2/TPiz6wg+/f2ysAe/ZDZVXRPSWi/qqwG+M4pIuTUE2103WSh",
+	"xArHTHQPVFKkuV3roN0p4EeruYYXWi14H7xvbiS63CyOBlnXIvJStoDYg7p9AJ0OCIpXcLjK30OUfZbK",
+	"/hT7lnk97BNv0WWUjeYc8gFSLO15R3YTWgxvDfenTjcFxKMWvKoYL1zDq2rNSlnGfNWTujafW5QzDMGY",
+	"YXWYfSa1F61a8VddivdgFA+E2ysLRxrIDzPz7/TedtuxDwtASjvDrrDqjCwxP8t1qdORWhbK1oT6RXXF",
+	"Vb7NuSG5a+ZlqDxw7QkWIwmlon7mp/94/TOWiZq9/uU8+/yrgRJVW2ez90zSoue2KTYp2+xU3vCEgvcg",
+	"w8if3nE9mEV/ABnwgdKd3+ThVCiJXO/FAhkEiBSoksG+U/TgZtrArN9MKOoUpnb14UBTzoAkKHdZNJvZ",
+	"Uym0vUY+uuSeigpWAElC5JTqnleynIX6VxnLG9WGzZf+M7A3vwFICcoHSrgMWupB+Ehc0AthTiGPhsEK",
+	"qO4KPJxF5cYovXvFLaO1HpyEGCUBJYBNKuu4KgZi4Vv7WiK2ari6AskSm5D448tnXR1Dzx0wEEi0JeX8",
+	"iweEFqN0EbTw1nxYDFI8o2+NsHaoGN12noNUs5pegoFRIdvDx9PbBouG1tWQKhc0NHaCkPgnbhce3MQb",
+	"UbQVacYHn8qWwbg7BgxxKR9anqV9qx86cb434H9joWGk4SVSFE5sBpfqthIhXnUjfLUf2VpoNZdeKB8K",
+	"YvRMbymC7eWws9hIE37DC1ehu0rPU+YWKCgXyNoF81Q13y4ddZhtIK6dt7tA3qbccH76FT+dv/7ly7en",
+	"7d9PDvj78Wcp+WIXl4l8JGvdGOb1Ka+rnwYTkWEGjn2r4AukmGdoQ1otsAAaWX4leU8UxEE4WVVT5YXH",
+	"2ByLaVyGKwuXx1ZY+4ydQBDKSlrBnpx/1V5R62GA8mn3QuVQV+HJ+ZOW1HqmaKdKaSXGvUKLcZx1AnCd",
+	"WT/lVXXDi7uHYVhCSYwuc2lvDy1UurW4a/FQrF9wU868VqsbN1tK1bhUMZvnN1aY+17FMGlZpdtERTAv",
+	"g8BFAQzsj5+djylpRy49jj8+P/8SCQl9zpKx3FAqB1xEQ4t5FSriSstyqoiRt+sI6wrFCsJ43cr+sLmw",
+	"J0/2rovyX5Mo/KwUy1o7oYo1uxPrLFjJa2GodMdW8tL+DKqIGicQMdTszJgzcrkU4MOoBC9B7VKlRxhZ",
+	"+Q+rhXSC2ZoXYsKuyKr+5Pw8NqvDG4//wL6Tf8qY0iG6LH7ipgFsr6QStqvdgmZk/yX4+ilrjDNbcbtg",
+	"xNo8+kVxJvl/y7cTys4POJFdtkQP/0wqhyaWVIFKCJ5jgptKCgPgc0nRimUngwFRUnpFLqkQbadVMgdu",
+	"nwyduLdAEkPYl6djRPHj1T6yoTgnRiSOD5j+CB6M1GIoEoWCRENB0Z3FJ+LCRQepUw9wafeu/WH2MH/d",
+	"nR1sp6azOw/gHWqEDQKFv41HFmuDga8mFFwFWgaETpA4cpLjUEuoWxQXlsrHgJRKCEhqpoxzHJTNtZkq",
+	"EjKkVpdtTfFHFgiU52hYLxP9yPRNhjli7AoLIxMDh0JA2kCZHcdQWO6YwFT19RiIIlMsDweXM8vXlll9",
+	"Sb4tBT5rSI4nogI7xlpDfilUHanHqIcE5DaZomeO72urwWQ5qLX2MSC68zQqOQg2erjtqdoQA8gMFMxB",
+	"E7AH/fGrtLyWipt9L3alg0NrQ0W+q5A2kKYqH4AwvH+Lxa79QcXBhBUCi4/NILI2vbOyMW2lPBBstnKs",
+	"ZAlqLlXhAgsuBO0mlZtNOXdrtBAnMcpGfHkjbxsd8vHlXIpyhnXO+0XqkjN5+VlSjlBbQXHZvBmI1DRC",
+	"qAP2xldcelVm1lbhjL6L09MAVY1r6lkpeaX3nctO5vu85n9vxGXws8w1MPWuMJ3/gEWhaqMLYT3pKrhR",
+	"HMvTK7HqhAR8zghYXdpJQ5WU7GDgEDywkqrUq2Nht72VjTMfgoxBAMw2oTcJ/qCEpR01xxVd7UeQHuZV",
+	"i0qZbgMcxZ4MsvF9bB5V68MdTHGU0z4HU//KQmpfV30zXvxGJY+wruRtNEb9+oT2ASLWoAg1zLF3s+Wh",
+	"0wgKuR2UZHvZeJFGR2a+tBv4A7gg2zCYA5JVdzoYswPcl/5ovha8BH0tkfvplf6Sfj8KIyP9/MHxVluz",
+	"D+0gTXaOq+Qa4JIiXXci7WCBVj9IMDEPBDI2N5UsWDApB58oCdmkkHq1HcuNUp1kessrykI5btbAjJoa",
+	"SrWvNAbskQ44VbZZLjmk0Z74FcKzaAweZ8wuuEHln315fn5a6FKc1loq6n5y05S3wk0YFr9AYT+4xoKn",
+	"iKs1FkOSdqqKBuqwF02oVbla6EqwW8PrhVgKVlSNhZA89jKIiVmn8TeublwGVnHGzW3jt4cSfinn81B3",
+	"n9e14GaqTgrwV1U6qCFQlFI3bjxheHfUpKKCKk4FNwbapTitM/iOGa8v6XlPibas1ExpKk6aak5zhF+v",
+	"71/oJ39uYzoGsRyPKP5NDxgzv6jBav6xA96PYx1f1lH4lIcsPwBYMRT5YEPbh7a1lPIyzwleBPqfeAnD",
+	"DZdn2OtEpNWnE8P90ofgPop4FQFWd9U426Gig6X9mCNv2dtGDKbSM1xn6yiigExy63gFFw7NgzVmYYZq",
+	"YrS/tXCX5P0Hdx+9T4eAZvN5PCRS+An7QUgwPIGu3DbpsQ6Cc+NIEH0H7GBzoSM6BgyHSkrLplEFT5ZI",
+	"JY9EoEhYDhgRBtx3sHEMJVaipKrFHQa3yDtJG9Y3i4VheEcHN1mLnPEqu3vdwpEhgv1SzNOOwF9Jlhle",
+	"V1p0m4PAOFyZcUcRkLcDU21FLpXS1txBiNFDlbLw7Vyb2UJbl/aeZqOCq0JUFVWN5fRXa1zpgpSStUGy",
+	"ERauTgJvxNMTbccwlvkoEvCQhhBFLHnug6ZOTN1o+5C854cFbkbS3r7ldKLh2+xDW3yFKo/cSpyKfxC+",
+	"xmWeUGtsJbV9J9FKdVhNghBzf248PNmaPVKBSsHRiVX2gT14ya/mSmCQzo12Ti9b0QU8aFho/aTLfvCS",
+	"HYlsQVw7oEPHb2wlPz4j4xgbOVTBDzJh27ZPKpQOD4mj2FI6d5iLi377zF7Nxl52SIeAEQRuh0S1hGAT",
+	"8VLs4sdn150RabhzxmBsfa/5JxNQ+zzY50MPkpDhFEr0YK0ulMPbfJN+vlUU8vQAo86u6G+MwBqq22l0",
+	"1eNm/jy404Yik/eXi4MBtu50T2JsewkPs/G3ZfqOcgAnay0mV7fRqWRH8ZCokwe2AAFnEXdOKIysAJoV",
+	"iBSTlsr/g+MHJdRTK0tBwqCnSEsu1XbUy4folfQREbi95GTD+ndQrxzs7JNC87ksBUXvBcDHBojZ6MbL",
+	"wTv6R34QSeN4hr5fst2pOL7cygr88nxvVuCugnmbUjEPOfNJQdbvqpxpCK2nwExSSRqFzZHKByT49wBs",
+	"E2N77A7ZnBFKrLAzNJhOVAlpIuvTwFGoSUjnNX5PyZJ91jzwYzqIPu95qC8Y720sI0c3epLJ032S07Hk",
+	"4+D1RtsAxKW0vmo9h1f0SsXaMLww87pyjITBDtN1tRqqOLXZsaBr+LxTJghoHx1FFiPusNQwSAjebyzX",
+	"kSFY4D+ar6PiOwNRkpgtej55/MWXk3MASY/Hpq02I4ygvGNoysTr+hTbi7CSiyWEuYRU04IrpR2zfE39",
+	"kcDiITEIYqow9+KCIogg2DIjxx1mphqBraf8dtBkgvpjSJmsjb4R7CQ/w8/5GFtEtSFDpAqHmTZaZmWs",
+	"USXZyQIoPLKs0sVd5sWjtnTEVnV9XCVXxUIbXFdA6qmKCtRHeZ95B8X5eMKgYQ0epfBXAOOF2DYJ7Zxw",
+	"RLLk+f1Tt6cbbDU7VeFwIQjLQvxe22ZAlZhbD5FQl1TogjtsMds2TaWsfMw8rQS/F/FmPBuaKuRD6YDK",
+	"LWp4XDBT/PI2zmBF98ZIt772nJ6Sq6Hw8VWDOi2IALAk+Lpb4sK5GlmlvpMiPA7t3/GrrgE8v7uL6r0E",
+	"AaWW34k1dlSXFCOw3e20Apt7XLbthHsO5hi3VlrHlYOizf468V1/0SwIuAj3RWOq8VSVRt4LFhcp8DcU",
+	"ShP4ITGzgplGebWIB/yDFk+Q6DxVU4WdkMBCCDngUf/3fKjTfM5KXYAxv98bfqpCxgU1iWf+ID0ZwUEg",
+	"UvOKci3gmwv2JyxMPW3Ozz8vQL6FPwUZScPWpwp+YyfzBjLiCmHtJSOC6vkdxiAibJMBGQhy19JyjCZK",
+	"f77taEZ4HhA6xd2sWf7i+fUrdnb/+Ayqh3vU80pUye3iRkO+NZCu0ssg+RnEf09VftbIs//3f/5vnjHd",
+	"OJCNQ4dd6AY/porrUhHlaidp5BmBUh4Cn9RU2dCNl33rXA0FGfMI6nKGIMmksg7am/NWnePdgUOlpdCW",
+	"Hp4HsJAW++2yv3zzChrrUqoU9IJeCtulbrWbRifDVGkjb6VnzteiOP2zcMXi9Fo6cQHlwU7xV4yz5orl",
+	"z/EzE39vMNQRx0SKP86mCupEPzn/nOWFNfNZyGP0YBNW3HYGZ/mmHgud6wP3B2pTyUJQrVJC1b8+e+U5",
+	"rakIw+3F2ZmuhbK6MYWYaHN7Ri/ZM/9sl+zi0TUq2XsxOp88npxj4VmheC1HF6PPJ+eTz6mdONCas6Vw",
+	"Rhbwd7LZ+stQ4QKSaZGGYxowC1YABt2avOZNUPzC6KVwC9FYCPVlKKxN2DXCYRvfjLXdM1bJO4HisXgD",
+	"/bqMvYyOHswjQlmPM5XWNciMN2tGLH4CtWE9zkmtnpWji9FfhPsrbasz0cIWPzs/J93EUQSIX+BZXXGp",
+	"WmLLU5rT200RgmYY2rPfCcX90/b9TTw5/2JI1WvXeRYyx2L2MLr4+XU2Qj/qenQxiqZbtlt1/NaCc0KY",
+	"e1mI0Ws/whnd/mTNl1V0zVtH9rwW6urFs/1HFtPYMOgRB+eJE83VEeXotoFa2fd7XK9i2jZ4UvePz7ba",
+	"uiaR4rkSzOgVxMm3vKltLhgzOG2Qv2VM3xAZVno1Yd9jVkwr02A3Sk9yuFqH5qhb+nfeVfWq1oxSAB3W",
+	"voUSiaFuHfXa9CzU6NU2hvjpn250fj3i1v9GCmp364c2vYXAiARQxN0N0dCMXR4ACB4fAQTZ6Ivzz48E",
+	"mghMQpBc3x0Pebrcg6aIgKcPK2kQOvtlo6Xx210o+LSvntXc8KVwUJb6ZxLtKLSXuMV2v+RO+ERPd3dF",
+	"UXStf+2wjJ3XvxJcDBGKeIMEDedHQcOx0PPk/MmvBW3PVX9/fRqxH9DKtvFskkgBYaLexaFjaEam9Khn",
+	"KlQTAukwY4IXi40Wo9ieNrSlRWEQDK3UeBS10jBu6C3ZzYdSrTaiy70x4tYzdC/Yg8Q6CU1ko0D9oOWR",
+	"pZfKMVyyfKMLa46PewT1ijCm+1jgjf71E+gH3K6qbeDMGuWFCgipjc4Ccoj8msYMunZYKBmet31eaTZ4",
+	"g8oywd5YqQXKqH4RSYGEugR/QHSiGQYQyQgvWT2AoPZA9iUkagmo9BJarw+xUhAYh3ko9FDAh06tM4Iv",
+	"c6bnBEcobEZmf8/YrBBe+fT3cxHE6MueynXBeFWNJ1P1jQdkHGTBLctleZFjWeClVtppJQv6WZbjjOXw",
+	"t3/ED+tpICal5CV3PLz5P6+f/8CEuheVrsVU5b/IMoNnsy6WKWP+jbdBB8N9MZDfSY8C0+cFqk7I/DnL",
+	"L1gt1W0eglfoEB5/wexkqq6w9eL33LrTb+C4nn2dQ3WO/2GlKsR//JBDPgsVpKsrvo40IoRPEA4KvhRt",
+	"votXq0pAT8VuPfR6WR6Vkj7sXsMevrmnlrobPGlTWYC6fXjzbRN3WbJb0HphXrTzQoEA/8rfG0E9BIGh",
+	"wY5GMdvaqsrU2gDPU31M0rFb1rXXTSY26T9ZvvLaMbSRhh1eg5blBScjCq2UKNz4kq2kVz48rcxhfXm7",
+	"+raBBS2/d0mjAe77M7Hcx18+kOVuYc4DJHA8Dnz9V2CsPSqCPWlPLYE6AlagI/RFS0YWbQPIIamJWkR+",
+	"QNJKMwwcJekt0rKmfr9qy/fyXgC19dSiK246SHLbjnTJo/KyN3Z0/pBHFdrlDQr5aC0MRgCKEZk8TFZ7",
+	"sOz1PcTebggi7KQ1W3pJZBwdNTXme5uNam2TZhKIwQbikuiOiNwkNDYMBhTc+4T9SXtCabCeLDW5C4VK",
+	"w0a2hQrspvktBrKRMe1Puly/16uklp1v+3Ztr1q83QKix+975raV5QDi+YNuJdyie/5XUhQ+P+75zz57",
+	"uNSFcEqm4APANKYHZ79Q3Mpbyi0RqaDhZ17wAVDtnCrs5Mn54zHjDm3NeNJojYVKBV558AsrJ+wZuUGR",
+	"VP2ENbIh/r41i4Bk7nQNIh18wYu7C0YZI6yXGgIVsHJ0ZJO/TGlIZtNeC/G4Am14aObgi7OOr8HjA4L9",
+	"zbonHG5j0NdwFoRBG4JN6p66RwBCn309SjDrJ8ONLfFol/pelB8niB6l+26AqN/WuwLoWU1ZRmki+5/+",
+	"yr3ATO11oezVBEXn1hhNVvt+l1ho0Wt1zzNVeFEUHBChb6+ZsBAlCo4lu1bFwmilG3tJLn9AAMXyv3yD",
+	"3pAe1ObbIPZCqtv3DGCfvTcy20/7StNYRLMedv7eYBdS+RFyAZhaoHkwGGMv7NOu524ankN1ZWp0jB43",
+	"1P1acKb6pILqKyntSWDGpCqqBugmlVz1urOuSmH6hHQbIl/C2qJ2wu8PMt+vFEnLG4DL7tyyWGxaCCN+",
+	"f7S1rngRiGtE1Ahu3hVM2zjPYSjVVTkkHZClIRJVWSjUQcsl7pxFAkJo3g2cvFHUaGkXsL6int0fJ6zi",
+	"6naAKnk6/9UgtacDHQynW0nMSQPiD5gvCHavCbtCycMK0brY+5Qw6wmDjFdV2i32Q2/ytBNm02gVgvGP",
+	"5roU0/s2Sw+MraPjgduwNog9asPjvjjfExz3QTFgqzJ2AhF6xxpcAdJ0jA4O8de2RHn0DNRUN+5Gv4mg",
+	"ciNZPQmdZ79slMZ7e9ZmFKXJ6XWxEGVTCQhcggpoEmJ+wjmA1RRAFYJReNWvu+5P7kaXaw/xbYp9D9JD",
+	"uAyY16iLOdYZjFfavov1OzfIrt9CTzo8xBm5XYD9IGfkwdUDf2tRON5fFvTPj9En+eT8q4dTcAIMxvtA",
+	"1fdIDqBGiHa0Z79EgY9vz+IsxQGs4EvB5kIVENrpdTwqQBBevYya+m8EffV99ZBVD36cHN8VXS069oNu",
+	"6y9SIN428GOqpAjlkw4C/X6U9UFg7185sGrmXjEn9qR/iy4JxJb3bxQMiaQhzvsgy+D7YzXJol0JfO2a",
+	"rNF6sRPBPz2yvpMd8QoaQ4duQlTunWHvdSgzGcpIRqmf+8MQhpA+ROOfdqHlw/gfdcJlLxt1RCD8YHw7",
+	"hD8pJsuKymWRP3Kq+iHywbrY7hnTOrI2fJwWE5U67rddowjAbpsX6G/lGJPPVgtt29KecV+4vK1ylrMT",
+	"6xV/XtGgEOwILUcHMhDGbeLBQq+mqi0pjI7n2mg991OUkt8qbZ0soEAjJQySF/jzc6q2iAJZW1LeYoss",
+	"VWYt+vjTAODRZqqo7U9LTrPQCSljS60kSPimzXmJiW3Cv/yMwOTPHZT85hT3QwrL3T5f+EsadCq2F4eX",
+	"+S9Iu94puCqAVYyonHINot6NJ905Z30EgACi8TuQP+wvOkzynkNUSFx1n0hE3A8UHS+QgYHEsK64IvEm",
+	"EMJQvCijBCTMp4GGTJjsMlVXL56Nd6YChUS1HhEMhYWzlo5imj98ThBRT/CwKPoGsbuIY2If2VAaCdvV",
+	"QudZ4/eGVZasZ0yivMTLetTvHdfGg3ElpsrzrLbd4zkrdNUs/ZlC/alVn2wHYl0ShfQwALkENwI8UZiB",
+	"SH3DYbOwQyw/67c4YflAE1gqDbtaCKh9445uyksWMjq+4+nqJdW0FlXZL5A1YXlbmSRnJ/6WpyqPM/vz",
+	"MVsKrixmTK2EEaQ4qnj1OlRach4+yMXS3j0pnHj3SRqPuPDxiNQfSDimff5GsvFWH+xdcjHeK7Yb/sRb",
+	"jo+C3GqqbWOaBmT7JJQ1xRt5B17SVVtukrIzdKm3UbwklMcOzexDvQwgebgysAeBMj1DkbDM24gcaC6B",
+	"MSn3vGrQ3Y7VsaUhKh0IJy/vhXHSE2+pIFg2pLVCJ6eqa7IF7tYbaKGP7AuTLpFcEU3EqmTjyVRdMdfU",
+	"lWgTArthQGzebMCUt/zrTqwn7HnbX6PPdnBKZivp+eBS3ws7hWJyxLUqcS8qhn3t5FK0oSWU0nUKe7sT",
+	"awY4Sp1xcuhSf8E2+urn446B4bxTtRSqYdgYxitesAAWzW/0amP2b5TDaoM0XWDxKMfwymqqcTjXhimx",
+	"mqrQvH97YZvt/UOQKp0KsiaFCbPAX05y8sv4vQB7sCF/UjeOsoBR0/CXGHMajHXt8ZlkbCnVIP9kY+kR",
+	"8s3S7L8yH4G5r4U7wLpC/dv+NW0r78RDroULxSuxBmnAw6gnZRX3KOzaExpRiBJbbQYSf2KFg/oN1bty",
+	"mR1Jb1v6imd7uM4fnw1pKjkOm19uqyXMayUHW2mw8E9smsoi6wyuvZVaA03rjg8WBRTbPwME17by/lR1",
+	"Aj/r5P1vIhYF5dvbZtybzC3unIm5CT1e49Usz1vs5VQB6b6IVwlsASk96CBQK8aPD3kDFKP/jS14Laij",
+	"BMOMDo+eQaXoJwNqrx1Z4U5xIIqEA9UmyuTvtZk52U5XHofapl8wqslxCemJhPWkBqAqdq8l1IlLkfm/",
+	"ED2z/9R0/kNSWztMayELLiD674LKvmOCJoJ0T7zlXT+EDjvJfNunrhHKwlMzDeds34FsRm11dyQMJ4kc",
+	"O4DGDRptJr1EYzRnSWenKnS3RaO0dsJcoFQXCckhGaoUQQLXFiuoXS/k3P37K37DinVRYXss0BTGExI7",
+	"MZ0Jpsrj3edIyZKMINBq6agct7+djibDypDEZSh8EnFprTFb/OAkp4L7ZH1Bgw930GbvsieNhgKBG4aP",
+	"AVIV9SD+fVuit5stD5CfZSjV0sEMQMTvxHLwDvToKvTWJoNn5FZLHJp0jEpUnnQPHkKBsrTin/thoSYA",
+	"Z1YsuXKyOLDxd6ifzhk0KM+AJmjDpIIm35i96HHvljtPIixWZfFI3KM7FxG9QMQP+itlE9fQVCDqlenx",
+	"NLSn26ZUnt45WU0V7Y2s9H5/rqnJlYaEqYJ6am0NmEA1sOKUpMI6orzAJptLrhpezQJ65l276alqAxAD",
+	"iUMRDqlZjbXCsU1krLqXg6p71kpzhbhkf26qil0V2JvHTpUn+288zvqlL7QsNjyEcZNYSGxGz1uUe01P",
+	"+GtE4AmrwAWSPVih6R92IS1thAKC4spf2HKbF3dZR5TLCbva6JLe2WKSFpjJVH0PKZ7XkNQKmR8RCPqx",
+	"BiwAHxW9/ajsAD0C/ZuYAg5iEZ+sAe/MR57iyfE97ATU/Iiav4PUGjWRSkqsQcNcQipVP8SKTBRYKIK3",
+	"xW9sFmh54DvYNQplv44rReaDqQqpW7EGjU2TYTE2I6HTq6y6cTZ0i/TMC0aEwjkXoXsIRANnPSdb5+2d",
+	"qiU3d6JkOdlEc3ZC3UVsLzADyel4wqCOwIJbIrvkStxuqn3JctUsb4QJ5dWgywS22zbYta2UFpLjIfG/",
+	"FoLqo6I5XXAVVa3AMhihrYi0LDTdYid51H8rzzzrcrJieVcIOs86bd3zcekq0RnZQ5GAtpA28OhQ8LFt",
+	"q4NBpl7zSIZsfC+te0Xw87uWkKMecgOicbiOj5Pg/XoE7FXXvLgNYJp39AxJhVShdAw1k9sh7yZDJr42",
+	"MpjtYhtk1Mw99HHi6FjpmSJjCpOfFZXgJg/kJT9TYpVfosgUBklbLC/eWxwF0optM0CQKeXtwoUWVx32",
+	"QqNu8r8vqQqqR4qy/y3IfeCnW8jbReXHmqrQjjeEt6GcChRPWEtFJUH6j9pKwyAkt7OEoZRkyqDr0M1M",
+	"wWAayHtUtbGTFDbDQkJBfyooiyETnFK98KcTJNUgSG+T4a7GkH+Hgif89uJ2AOSXI8eZ0mE6gFcCIySr",
+	"fi4487Y3cMasRl7QC03E0BQefLCQ8EM0FbQm5F2Bb9ZG3EvdIIT2sqkB+hBl0lu5kV64bnkWAkSIaA4N",
+	"ZNhJThF6bXb1DJ6kfstxGPRUhdC87UgRdlSgSLfpfjzIBRSYYigi4u6CL8CIWvCuzA+7qaQqq3WK5fwg",
+	"VtTA8pMJeTvwIxzOATJ6RCuBKn4S1o933UHFXs48B1F9rodVi4FqnnQnfQmPmtMOPVrTJmUmvLMcfway",
+	"uhiONhxgnfhayzTa5KO2uHcc9pxiqjnNTOWQZUm1kKFO+A0UNvHTUUHX3Zx1kpCs21CTWJx/ZFlOG8+D",
+	"RWuqkAArvWInYdVZ6NfIUDxn2lBrSlmSJqFdKmAPFYaEHQz50VTR857FJ1n0ZT9EDhmxfziw4Pg4gtTQ",
+	"WpzCkMCfs6kaYM/hJqF+8waLddzcCrebxWZtfdI2CHGqTrCL5/nk8RdfTB5DCeoBjneyVUA/Y/tYzxUw",
+	"iqvvvpuqwNT6DV6wzoJlUY35VN7OIRb+FCN5CdD6O+Al79/cFB/NbxXCeAQnI7rziYs9NIgRjs+TVSBJ",
+	"w4wMD5q41yGsKrQ5HqxCBoUAPkRuddQn6Z88p7rtIp3KpY4z33+DjOk2xjTcYwAI6kM9qL//OJirdfXd",
+	"d8yI0KLIRipzZ2msjS6EtVlcf3ZLpd6V5LXtXu+t5RK7DGP98a4DYtkYflOtM1ZzG5YW1MGpRwA5l8L2",
+	"2T0O3mnbFHQkQNzpnEMT9sy1uhCUcZmwnwJzJ37YqpVTFRaaMc5Kw+dt24jOKQ6CZmgO0UpzscR3J0Jb",
+	"iRsDZRm2m6x55f0E+f24K22LZT/gsWuhyguW99oA5m0Ead6yzMZigDE4uyDHTbC4D2foEuNlAWg2Ezm6",
+	"OMtDG6OcOa0nbMPhv4IOMQteg2PLL0crkbMTPF6SmC67e5RePOi6yOak5G/nYZDTMbrncTZVPfUYq7Uv",
+	"+Zot+D24RYuFiKTHEEsN0bEXG2IJHJRpRG9tU5Vvd5hFgSmYa0Pdla7pOVWNBwfwkzdvGHU8QXkMe90Q",
+	"uE+mqhVlc+pnBid7og3Ln5ViWWsnVLE+/U54Vb+rHwsxYwiKJipyCN9j46vPzs/HUT1bSp1Ke/tUCb3+",
+	"jq3jkpKCsmQOObe9/V1Sw9Jy/chiODtWcwUTyk2ou3gr74UaLOq6cTo93nFca8QPFi+sfiuBDafeFTwC",
+	"MAJeDNmdI0bRk0MZKNxlW/IbmnQLhZztfdZ4OGytGQtE4lNizAMrqQWCBd0siHkHnhCMCEQGNiWHWIQ8",
+	"+4U66u3smfAgeuJf+tB1oaJe3zvA7SMEsY0IJyrEgYr/wVd2QM0P6BKFmeiczY2wi2BdOGnrK26MmodM",
+	"xO2aHxs8a6oS7Zcw3Y2M8HpZUx3iOMJ5wvYJqQWvXWOCjArDTBUGmwLVRWcx6lRzqW6FqY1Ujp1Q86iv",
+	"WI5vzUJ6Tcb+IQyEZdpxBlVQBNk/4vfn2kzVrdZlxrpuWyQGPwKzPOrCba3WnmhKVR6oNe6kLY4y84/n",
+	"FDlEcqZW2FKT/Zenyzl2uco35iN18QeNoaSE5Z6trjj4JiCazDrTYO+aCy/P9RvwQwjmC2Es9HcK0VDo",
+	"rUapOIQZsh9V8Cbk2z338+wAw08o6/Iu5OJTJZY+eftUheWDVGE5ijeeFVwVYgeZfUFqZ6zoSK8jmaZ2",
+	"GPepCq9IAyVGFSh4rQMnJx2YnXjmjh0LEUGDTiup1BiFjoLQdyMwMjPHFVaQZLppuiaVK0rIadeWKHkO",
+	"A33UHP9wlMBI0t8HQvRLb7TAFfZ5TxChsbnHoYBdabvDo/WD7oRK0IOToAdWjDzU+CE/O5pnoNcLjZCA",
+	"Nf/mu4Pa+6f7sLCI6L/9BNEfvipeJbgVDLtwQ4ueBxDqPQ2Rvpd3oissjg/nGTaiEhC8EvSmy36bny4S",
+	"BJu6NKoS1oZeNdApaKN5ENjPupJRAz1//FRDfX8OF5g+UJefT+13Hv969dE32/VAsfFjlfgzYOxIJHaG",
+	"HdfNTYVlr/5G6RbBOo1Ru8w6UUN9A3/kFyhKnN4pXdzhv22wxGk0pVcSqIXOBXucj7OpAjuzrvnfG8Ek",
+	"lFyr1sFDnUevgqFUWq8iekz0Mgy2LF8E3xlJb6jQUdgAhDSF+Dc+VRB3cFrJe+HFHXnPXahn2UangZkM",
+	"++PAnwkVtq3LAzM+srGKiNU3qDBDL7l3CYHHIHdKKJYMRwhd82RVYXdl/Plk2VROnqI+mIUS48BfqXEe",
+	"ZkLbBa/FeKqkpaLWGDG2kWZzAYbufCDTDqhEBBS/gVr2gfhmvKuhyGEn6t8bn6SGEdZvU3FpcJcdrwRf",
+	"cq1VOYuwq7UtjY/wJD5XNHaUdNW6u2Rpu1jLloiE/uYdVoCl2QPvJOl/1CsFwTfBS0MLJZ9kZ9AkjARc",
+	"zjYNRLjI2DrUek8izJ2q92AdYmgcMsLqqlWmStvm6QfTzVQFW1GwJEk3YDWC1Vdi7ibsz0YIbG0t0YJb",
+	"SXDPGqhh3RrS8rkRYuafm4Hk4nH/JTmu4IJgM5S0QRcV0gH9bBkmJFovtkA4FAZuQeiVLG3G+vSJkyg0",
+	"map3NxG9ROD8CMjShyhN1m7oJZ3OR20xaptJfLIYxRajIAIlqGyKto4Pl868pHIvzFH69su2/kow56Ch",
+	"SASzTmuS7+incZeM+z+wRblhLY4GVyGHuIa5l6s8hW7D2rXxFE9a8LTzu5ZEcScIZCJTUqqoPWzwk/Xo",
+	"Y9e1C60KWYkgM2xFseA9HwPZSqyOgmvwTM0hSCYnSM1pMZCp3T3vQdpL0C1T9/J9yIxUJT2/4KZkpeCl",
+	"55mQTwj5EdzaZNMbv95PYPqxgymET1JdVuha0BK149RiItt7/KSt4byNZdrypsWOOOt0XUNVRogNx4Bw",
+	"e5cxMbmdBKer6mztmG7Uee7IO2FBPF95FXY8YRBgUyxEcYeVtigeixlsZwJhG6VUt5fxsXigk6oRNl5L",
+	"Gz002SWEfWyWV1raUQ63XzN8hVR4zzT/pWNYUsITj6SLPpgvsD3jwdjqzPo01GAeRtqfQrGOfW18fqJQ",
+	"wXyjfQ5VKCHBqeLQqhI7om50Y0x27/HvPQ2r/OjwyJl1WNxOT8anBj8fssEPwRYBFYHnMCo08ozSh3Y1",
+	"En4p7nUrm1OGD9aVEdyEMGl9J8VQP94fn1Fi0OiQ3rrX2ApWN+AuRocAPH0t3OlTmGiPef7XbTz+NbeL",
+	"G+3lQStv1aluYtrTSDB5DYW67TiZ9yffdZMksIROW6rJe0gjKLujiDPBwEoH97Z1MGlS+80bsrv32vtq",
+	"gx0BsfcgCPOKfetc7cWpDGSZa+nEf1w7IwvHcn5319ZupgXEhnnupqo2UhWy5hU7efwZW+jGWIp3aHtj",
+	"3onaRQ3cBXVreWTZUiy1wXIfIEK1tZi0op6vcY45nyrszglqL+JaGW+I7HZtRp8NbbpRTDtFtoNLOXly",
+	"/jnLC2vmM4zl8upM6/5L1sHDvu99gHv/jKAd/yiR6vGvDOuXEdECjU+8G635mNp9eqQURWOkW48ufn69",
+	"g1JJtYmPxBZW2Atjhyi08Np8mxshQaG4g0I3hnFSY9oQMZSIWo2lzVNGexIg5EkOXreZ/z3PpgrqoZVC",
+	"FYLhL/kYmh15FNmqOhQsVJQiHNWbaA0Nc5DXKIvgMmquxE663BaIa5FunWcsvxHWzbDCaDT1qldFAwLg",
+	"KxGKZaAGRmNM2BX2zJ8q9CySWR69bpTCXFOMFHRJCUk5kFIcuyOGkRkmeC+ZFx9ILIQF/kaUAA9nQC6E",
+	"H//V9Sg4BMYBKRkn40AoshiRhkAONunD2S8hnettX3xMyYAPg1V460Pbv/ZDSsbyRuGuKcGqs1NLxxa8",
+	"bFNfhCqBxYw/+hgQp2u2otQ5dkL7GyfvfViA/ae+1o8/UwOWmUrVOAAnD/L/oHl8yLPy6XY/TjeKoiAl",
+	"pOD73SmHQcs+n0rCleLkUpQz3bg8rAW8I1hvBdwoponTS2GFKH2DB8W/rxvHCt0oZ0mSAgFP6dWAH+UT",
+	"UH5cThOqnQSgcOovM1zQcdA3ZIRNWEJhggebQvuQ8MkW+nu1hQbeOWgMjeCyrzT/MroR3Ahz1biF16Hf",
+	"Zv6a9J0U7Tder4YgWgS5/mmDlQhLkLBKF7wim9EoGzWmGl2MFs7VF2dnjz/74+R8cj55fPHHP375JQAk",
+	"rW1zxG8Fr9wiw1YvnvJjPUhnZAFxESEKW5h7WYhEJv2rruYGV8JCdFzBFbNCRO/3y79sj0LQTG3DnN7I",
+	"BLZtV0tRhhg1ocpoArQ/bw/8/MYvnbehwdze2S2VJBQZbMskRAOHu9we+mnbHYdi7IwohLwXASAsO+ks",
+	"jKpaj6NRF9o6O3Cara0TqnWBOQVLJpAROBqmkUNjkOWiHzvevkfpBel3aflMN+5Gv4ne6nfyf/v67f8P",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

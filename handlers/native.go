@@ -91,3 +91,44 @@ func permissionsOut(r domain.PermissionsResult) PermissionsResult {
 	}
 	return out
 }
+
+// GetModels reads a pane's model catalogue (model_options).
+func (s *Server) GetModels(ctx context.Context, req GetModelsRequestObject) (GetModelsResponseObject, error) {
+	r, err := s.Service.Models(ctx, req.TerminalId)
+	if err != nil {
+		return nil, err
+	}
+	out := GetModels200JSONResponse{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		Effective: choiceOut(r.Effective), Models: []ModelOption{}, Scope: ModelsResultScope(r.Scope), ExpiresAt: r.ExpiresAt,
+		Detail: optString(r.Detail)}
+	for _, m := range r.Models {
+		e := m.Efforts
+		if e == nil {
+			e = []string{}
+		}
+		out.Models = append(out.Models, ModelOption{Model: m.Model, Label: m.Label, ReasoningEfforts: e})
+	}
+	return out, nil
+}
+
+// SetModel sets the effort of the model in effect from the catalogue (set_model).
+func (s *Server) SetModel(ctx context.Context, req SetModelRequestObject) (SetModelResponseObject, error) {
+	r, err := s.Service.SetModel(ctx, req.TerminalId, req.Body.Model, req.Body.ReasoningEffort)
+	if err != nil {
+		return nil, err
+	}
+	out := SetModel200JSONResponse{TerminalId: r.TerminalID, Outcome: ModelSetResultOutcome(r.Outcome), DoNotRetry: r.DoNotRetry,
+		Effective: choiceOut(r.Effective), Scope: ModelSetResultScope(r.Scope), Detail: optString(r.Detail)}
+	if r.Scope == "current_and_new_sessions" && r.Outcome == "changed" {
+		changed := true
+		out.NewSessionDefaults, out.DefaultsChanged = choiceOut(r.Effective), &changed
+	}
+	return out, nil
+}
+
+func choiceOut(c *domain.ModelChoice) *ModelChoice {
+	if c == nil {
+		return nil
+	}
+	return &ModelChoice{Model: c.Model, ReasoningEffort: c.Effort}
+}

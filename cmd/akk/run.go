@@ -49,6 +49,10 @@ Commands:
                                   resume one of those threads (its complete id), or the one
                                   your last new-thread or resume there left
   inspect TERMINAL_ID             the agent's own status view, read once (version, model, thread)
+  models TERMINAL_ID
+                                  the agent's models and the reasoning effort in effect (its own UI, once)
+  set-model TERMINAL_ID MODEL EFFORT
+                                  set that model's effort, from the catalogue just read
   permissions TERMINAL_ID         the agent's permission mode and the modes it offers
   set-permissions TERMINAL_ID MODE
                                   change it (a mode id from permissions)
@@ -161,7 +165,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.mcpBridge(rest[1:])
 	case "threads":
 		return c.threads(rest[1:])
-	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions":
+	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model":
 		return c.native(rest[0], rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"akk/cmd/akk/client"
 )
@@ -42,7 +43,11 @@ func (c *cli) threads(args []string) error {
 // | inspect | identify TERMINAL_ID. Each prints what the daemon answered;
 // an uncertain outcome says do_not_retry, and is never repeated here.
 func (c *cli) native(name string, args []string) error {
-	if name == "resume-thread" || name == "set-permissions" {
+	if name == "set-model" {
+		if len(args) != 3 {
+			return errors.New("usage: akk set-model TERMINAL_ID MODEL REASONING_EFFORT (both from akk models, in the same conversation)")
+		}
+	} else if name == "resume-thread" || name == "set-permissions" {
 		if len(args) != 2 {
 			if name == "set-permissions" {
 				return errors.New("usage: akk set-permissions TERMINAL_ID MODE (a mode id from akk permissions)")
@@ -54,6 +59,41 @@ func (c *cli) native(name string, args []string) error {
 	}
 	var body []byte
 	switch name {
+	case "models":
+		r, err := c.api.GetModelsWithResponse(c.ctx, args[0], &client.GetModelsParams{})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			if e := x.Effective; e != nil {
+				fmt.Fprintf(c.out, "%s: %s with %s effort (%s; the catalogue holds until %s)\n", x.Outcome, e.Model, e.ReasoningEffort, x.Scope, x.ExpiresAt.Local().Format("15:04:05"))
+			}
+			var rows [][]string
+			for _, m := range x.Models {
+				rows = append(rows, []string{m.Model, m.Label, strings.Join(m.ReasoningEfforts, " ")})
+			}
+			c.table("MODEL\tLABEL\tEFFORTS", rows)
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
+	case "set-model":
+		r, err := c.api.SetModelWithResponse(c.ctx, args[0], &client.SetModelParams{}, client.SetModelJSONRequestBody{Model: args[1], ReasoningEffort: args[2]})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			x := r.JSON200
+			fmt.Fprintf(c.out, "%s (%s)\n", x.Outcome, x.Scope)
+			return c.uncertain(x.DoNotRetry, x.Detail)
+		}
 	case "permissions", "set-permissions":
 		var resp *http.Response
 		var raw []byte

@@ -478,3 +478,123 @@ func TestE2EPermissions(t *testing.T) {
 		})
 	}
 }
+
+type modelsResult struct {
+	Outcome   string `json:"outcome"`
+	Code      string `json:"code"`
+	Detail    string `json:"detail"`
+	Effective *struct {
+		Model           string `json:"model"`
+		ReasoningEffort string `json:"reasoning_effort"`
+	} `json:"effective"`
+	Models []struct {
+		Model            string   `json:"model"`
+		Label            string   `json:"label"`
+		ReasoningEfforts []string `json:"reasoning_efforts"`
+	} `json:"models"`
+	Scope string `json:"scope"`
+}
+
+// TestE2EModels reads the model catalogue and changes the reasoning effort
+// on every pinned version: the row's model_options and set_model actions;
+// a change read back (changed), a repeat from a fresh catalogue
+// (already_effective, no key), a set-model without a catalogue, with an
+// effort not advertised, and from another conversation refused; the pane
+// back on its idle empty composer and a Send completing after.
+func TestE2EModels(t *testing.T) {
+	agents := agenttest.RequireAgents(t)
+	daemonBinary(t)
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			ready := func(c conversationRow) bool {
+				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty && advertised(c, "model_options") != ""
+			}
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, ready)
+			term := row.Terminal.TerminalID
+			path, setPath := advertised(row, "model_options"), advertised(row, "set_model")
+			catalogue := func() modelsResult {
+				t.Helper()
+				var m modelsResult
+				if code := callConv(t, "GET", d.url+path, host.Token, "", "c1", &m); code != 200 || m.Outcome != "done" || m.Effective == nil {
+					t.Fatalf("models: %d %+v", code, m)
+				}
+				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, ready)
+				return m
+			}
+			var p struct {
+				Code string `json:"code"`
+			}
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"x","reasoning_effort":"high"}`, "c1", &p); code != 409 || p.Code != "offer_expired" {
+				t.Fatalf("set-model without a catalogue: %d %+v", code, p)
+			}
+			m := catalogue()
+			cur := m.Effective
+			var efforts []string
+			for _, o := range m.Models {
+				if o.Model == cur.Model {
+					efforts = o.ReasoningEfforts
+				}
+			}
+			target := ""
+			for _, ef := range efforts {
+				if ef == "high" && cur.ReasoningEffort != "high" {
+					target = ef
+				}
+			}
+			if target == "" {
+				for _, ef := range efforts {
+					if ef != cur.ReasoningEffort && target == "" {
+						target = ef
+					}
+				}
+			}
+			if len(m.Models) < 2 || target == "" {
+				t.Fatalf("catalogue %+v", m)
+			}
+			t.Logf("%s with %s effort; efforts %v; %d models; scope %s", cur.Model, cur.ReasoningEffort, efforts, len(m.Models), m.Scope)
+			// Another conversation does not hold this catalogue.
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"`+target+`"}`, "c2", &p); code != 409 || p.Code != "offer_expired" {
+				t.Fatalf("set-model from another conversation: %d %+v", code, p)
+			}
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"ultra_imaginary"}`, "c1", &p); code != 422 {
+				t.Fatalf("an effort not advertised: %d %+v", code, p)
+			}
+			// That attempt consumed the catalogue: read it again.
+			m = catalogue()
+			var r modelsResult
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"`+target+`"}`, "c1", &r); code != 200 || r.Outcome != "changed" ||
+				r.Effective == nil || r.Effective.ReasoningEffort != target {
+				t.Fatalf("set-model %s: %d %+v", target, code, r)
+			}
+			wantScope := "current_session"
+			if a.Kind == agenttest.KindCodex {
+				wantScope = "current_and_new_sessions"
+			}
+			if r.Scope != wantScope {
+				t.Fatalf("scope %q, want %q", r.Scope, wantScope)
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, ready)
+			m = catalogue()
+			if m.Effective.ReasoningEffort != target {
+				t.Fatalf("read back %+v, want %s", m.Effective, target)
+			}
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"`+target+`"}`, "c1", &r); code != 200 || r.Outcome != "already_effective" {
+				t.Fatalf("a repeat: %d %+v", code, r)
+			}
+			task := "a task after the model change for " + a.Name()
+			var s sendAnswer
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+task+`"}`, &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+		})
+	}
+}

@@ -35,6 +35,10 @@ func validActions(t testing.TB, actions []map[string]any) {
 				switch f {
 				case "request":
 					body["request"] = "a task"
+				case "model":
+					body["model"] = "default"
+				case "reasoning_effort":
+					body["reasoning_effort"] = "high"
 				case "mode":
 					body["mode"] = "plan"
 				case "native_thread_id":

@@ -27,6 +27,8 @@ type NativeRules struct {
 	Resume *CommandPlan
 	// Permissions shows and changes the permission mode.
 	Permissions *PermissionPlan
+	// Models shows and changes the model and reasoning effort.
+	Models *ModelPlan
 }
 
 // CommandPlan is one closed slash command: typed into the idle, empty
@@ -186,12 +188,17 @@ func (p PermissionPlan) ModeOf(label string) (PermissionMode, bool) {
 // its description.
 var numberedRow = regexp.MustCompile(`^\s*([›❯>]?)\s*(\d+)\.\s+(.+?)(?:\s{2,}\S.*)?$`)
 
-// ReadNumberedMenu reads the numbered options under heading, up to the
+// ReadNumberedMenu reads the numbered options under heading (a trailing
+// "*" matches any heading with that prefix), up to the
 // row holding hint: labels (without "(current)"), the selected option
 // (glyph) and the current one (-1 when none is marked). ok only when one
 // option is selected and at most one is current.
 func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, bool) {
-	start := c.LastIndex(0, c.Bottom(), func(s string) bool { return strings.TrimSpace(s) == heading })
+	prefix, isPrefix := strings.CutSuffix(heading, "*")
+	start := c.LastIndex(0, c.Bottom(), func(s string) bool {
+		t := strings.TrimSpace(s)
+		return t == heading || (isPrefix && strings.HasPrefix(t, prefix))
+	})
 	if start < 0 {
 		return PermissionMenu{}, false
 	}
@@ -229,4 +236,43 @@ func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, b
 		return PermissionMenu{}, false
 	}
 	return m, true
+}
+
+// ModelPlan is how a version shows and changes its model and reasoning
+// effort. Claude Code shows the effort on its model screen as a slider
+// (EffortLess/EffortMore move it one level); Codex asks for the effort in
+// a second menu after the model (ReadEffortMenu).
+type ModelPlan struct {
+	Command *CommandPlan
+	// ReadModels reads the model menu: its options, the selected one (the
+	// model in effect when the menu opens).
+	ReadModels func(c screen.Capture) (PermissionMenu, bool)
+	// Slider (Claude Code): the effort levels in order, the one the model
+	// screen shows, the keys that move it, the key that applies the pick
+	// to this session only.
+	Efforts    []string
+	ReadEffort func(c screen.Capture) (string, bool)
+	EffortLess string
+	EffortMore string
+	ApplyKey   string
+	// Menu (Codex): Enter on a model opens its effort menu; the effort in
+	// effect is read from the idle screen.
+	ReadEffortMenu func(c screen.Capture) (PermissionMenu, bool)
+	CurrentEffort  func(c screen.Capture) (string, bool)
+	// Scope is what a change applies to: "current_session" (Claude Code's
+	// session-only key) or "current_and_new_sessions" (Codex persists it).
+	Scope string
+}
+
+// LabelID is the semantic id of a menu label: its words in lower case
+// joined by "_", markers such as "(current)", "(default)",
+// "(recommended)" and "✔" dropped.
+func LabelID(label string) string {
+	for _, m := range []string{"(current)", "(default)", "(recommended)", "✔"} {
+		label = strings.ReplaceAll(label, m, " ")
+	}
+	f := strings.FieldsFunc(strings.ToLower(label), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '.')
+	})
+	return strings.Join(f, "_")
 }

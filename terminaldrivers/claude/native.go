@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"regexp"
 	"strings"
 
 	"akk/terminaldrivers/agent"
@@ -29,6 +30,7 @@ func nativeRules(p Profile) agent.NativeRules {
 		Permissions: &agent.PermissionPlan{
 			Modes: claudeModes, Cycle: true, CycleKey: "BTab", Current: p.permissionMode,
 		},
+		Models: claudeModels(p),
 	}
 }
 
@@ -109,4 +111,31 @@ func (p Profile) permissionMode(c screen.Capture) (string, bool) {
 		}
 	}
 	return found, found != ""
+}
+
+// claudeEfforts are the levels of Claude Code's effort slider, in order.
+var claudeEfforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+var effortRow = regexp.MustCompile(`^\s*\S\s+(Low|Medium|High|xHigh|Max) effort\b`)
+
+// readEffort reads the effort row of the model screen.
+func readEffort(c screen.Capture) (string, bool) {
+	for i := c.Bottom() - 1; i >= 0; i-- {
+		if m := effortRow.FindStringSubmatch(c.Lines[i].Text); m != nil {
+			return strings.ToLower(m[1]), true
+		}
+	}
+	return "", false
+}
+
+func claudeModels(p Profile) *agent.ModelPlan {
+	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
+	return &agent.ModelPlan{
+		Command: &agent.CommandPlan{Command: "/model", Menu: typed},
+		ReadModels: func(c screen.Capture) (agent.PermissionMenu, bool) {
+			return agent.ReadNumberedMenu(c, "Select model", "Esc to cancel")
+		},
+		Efforts: claudeEfforts, ReadEffort: readEffort, EffortLess: "Left", EffortMore: "Right", ApplyKey: "s",
+		Scope: "current_session",
+	}
 }

@@ -41,6 +41,7 @@ func nativeRules(p Profile) agent.NativeRules {
 				return ok && m.Labels[m.Selected] == "Yes, continue anyway"
 			},
 		},
+		Models: codexModels(p),
 	}
 }
 
@@ -170,4 +171,76 @@ func echoAbove(c screen.Capture, header int) bool {
 		}
 	}
 	return false
+}
+
+// modelRow is an option of Codex's model menu: the selection glyph, an
+// optional number (a scrolled list drops it), the label, two or more
+// spaces, its description.
+var modelRow = regexp.MustCompile(`^([›>]?)\s*(?:\d+\.)?\s+(\S.*?)\s{2,}\S`)
+
+// readModelMenu reads the model menu's visible options.
+func (p Profile) readModelMenu(c screen.Capture) (agent.PermissionMenu, bool) {
+	start := c.LastIndex(0, c.Bottom(), func(s string) bool { return strings.TrimSpace(s) == "Select Model and Effort" })
+	if start < 0 {
+		return agent.PermissionMenu{}, false
+	}
+	m := agent.PermissionMenu{Selected: -1, Current: -1}
+	for i := start + 1; i < c.Bottom(); i++ {
+		t := c.Lines[i].Text
+		if strings.Contains(t, p.MenuHint) {
+			if m.Selected < 0 || m.Current < 0 {
+				return agent.PermissionMenu{}, false
+			}
+			return m, true
+		}
+		r := modelRow.FindStringSubmatch(t)
+		if r == nil || strings.HasPrefix(strings.TrimSpace(t), "Access legacy models") {
+			continue
+		}
+		label := strings.TrimSpace(r[2])
+		if l, ok := strings.CutSuffix(label, "(current)"); ok {
+			label, m.Current = strings.TrimSpace(l), len(m.Labels)
+		}
+		if r[1] != "" {
+			if m.Selected >= 0 {
+				return agent.PermissionMenu{}, false
+			}
+			m.Selected = len(m.Labels)
+		}
+		m.Labels = append(m.Labels, label)
+	}
+	return agent.PermissionMenu{}, false
+}
+
+// statusEffort maps the effort word of the session status line to the
+// effort menu's id ("default": the menu's default).
+var statusEffort = map[string]string{"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "extra_high", "default": ""}
+
+// currentEffort reads the effort from the status line under the composer
+// ("gpt-5.5 high · /path"): its id, "" for the default.
+func (p Profile) currentEffort(c screen.Capture) (string, bool) {
+	bottom := c.Bottom()
+	at := c.LastIndex(max(0, bottom-3), bottom, p.Status.MatchString)
+	if at < 0 {
+		return "", false
+	}
+	f := strings.Fields(c.Lines[at].Text)
+	if len(f) < 2 {
+		return "", false
+	}
+	e, ok := statusEffort[f[1]]
+	return e, ok
+}
+
+func codexModels(p Profile) *agent.ModelPlan {
+	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
+	return &agent.ModelPlan{
+		Command:    &agent.CommandPlan{Command: "/model", Menu: typed},
+		ReadModels: p.readModelMenu,
+		ReadEffortMenu: func(c screen.Capture) (agent.PermissionMenu, bool) {
+			return agent.ReadNumberedMenu(c, "Select Reasoning Level for *", p.MenuHint)
+		},
+		CurrentEffort: p.currentEffort,
+		Scope:         "current_and_new_sessions",
+	}
 }

@@ -52,7 +52,7 @@ type Profile struct {
 	Approval  agent.ApprovalGrammar
 	Questions QuestionGrammar
 
-	// MenuHint ends a menu of the agent's own (its key hint row).
+	// MenuHint is in the key hint row that ends a menu of the agent's own.
 	MenuHint string
 
 	// Native are the closed plans for the agent's own controls (its status

@@ -67,7 +67,7 @@ var V0_155_1 = withNative(Profile{
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 	Approval:            commandApproval,
 	Questions:           codexQuestions,
-	MenuHint:            "Press enter to confirm or esc to go back",
+	MenuHint:            "esc to go back",
 })
 
 // V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
@@ -89,7 +89,7 @@ var V0_169_0 = withNative(Profile{
 	QuestionHint:        "enter to submit", // "answer", or "all" on the last of several
 	Approval:            commandApproval,
 	Questions:           codexQuestions,
-	MenuHint:            "enter select · esc back",
+	MenuHint:            "esc back",
 })
 
 // Profiles are every profiled Codex version, oldest first. A version that

@@ -21,10 +21,12 @@ import (
 
 // Defines values for ActionInput.
 const (
-	Answers        ActionInput = "answers"
-	Mode           ActionInput = "mode"
-	NativeThreadId ActionInput = "native_thread_id"
-	Request        ActionInput = "request"
+	Answers         ActionInput = "answers"
+	Mode            ActionInput = "mode"
+	Model           ActionInput = "model"
+	NativeThreadId  ActionInput = "native_thread_id"
+	ReasoningEffort ActionInput = "reasoning_effort"
+	Request         ActionInput = "request"
 )
 
 // Valid indicates whether the value is a known member of the ActionInput enum.
@@ -34,7 +36,11 @@ func (e ActionInput) Valid() bool {
 		return true
 	case Mode:
 		return true
+	case Model:
+		return true
 	case NativeThreadId:
+		return true
+	case ReasoningEffort:
 		return true
 	case Request:
 		return true
@@ -313,6 +319,66 @@ func (e InteractionResponseDeliveryMode) Valid() bool {
 	}
 }
 
+// Defines values for ModelSetResultOutcome.
+const (
+	ModelSetResultOutcomeAlreadyEffective ModelSetResultOutcome = "already_effective"
+	ModelSetResultOutcomeChanged          ModelSetResultOutcome = "changed"
+	ModelSetResultOutcomeUncertain        ModelSetResultOutcome = "uncertain"
+)
+
+// Valid indicates whether the value is a known member of the ModelSetResultOutcome enum.
+func (e ModelSetResultOutcome) Valid() bool {
+	switch e {
+	case ModelSetResultOutcomeAlreadyEffective:
+		return true
+	case ModelSetResultOutcomeChanged:
+		return true
+	case ModelSetResultOutcomeUncertain:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelSetResultScope.
+const (
+	ModelSetResultScopeCurrentAndNewSessions ModelSetResultScope = "current_and_new_sessions"
+	ModelSetResultScopeCurrentSession        ModelSetResultScope = "current_session"
+)
+
+// Valid indicates whether the value is a known member of the ModelSetResultScope enum.
+func (e ModelSetResultScope) Valid() bool {
+	switch e {
+	case ModelSetResultScopeCurrentAndNewSessions:
+		return true
+	case ModelSetResultScopeCurrentSession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModelsResultScope.
+const (
+	ModelsResultScopeCurrentAndNewSessions ModelsResultScope = "current_and_new_sessions"
+	ModelsResultScopeCurrentSession        ModelsResultScope = "current_session"
+	ModelsResultScopeEmpty                 ModelsResultScope = ""
+)
+
+// Valid indicates whether the value is a known member of the ModelsResultScope enum.
+func (e ModelsResultScope) Valid() bool {
+	switch e {
+	case ModelsResultScopeCurrentAndNewSessions:
+		return true
+	case ModelsResultScopeCurrentSession:
+		return true
+	case ModelsResultScopeEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NativeInspectionInspection.
 const (
 	NativeInspectionInspectionStatus NativeInspectionInspection = "status"
@@ -372,19 +438,19 @@ func (e NotificationState) Valid() bool {
 
 // Defines values for Outcome.
 const (
-	Done                Outcome = "done"
-	RejectedBeforeInput Outcome = "rejected_before_input"
-	Uncertain           Outcome = "uncertain"
+	OutcomeDone                Outcome = "done"
+	OutcomeRejectedBeforeInput Outcome = "rejected_before_input"
+	OutcomeUncertain           Outcome = "uncertain"
 )
 
 // Valid indicates whether the value is a known member of the Outcome enum.
 func (e Outcome) Valid() bool {
 	switch e {
-	case Done:
+	case OutcomeDone:
 		return true
-	case RejectedBeforeInput:
+	case OutcomeRejectedBeforeInput:
 		return true
-	case Uncertain:
+	case OutcomeUncertain:
 		return true
 	default:
 		return false
@@ -691,7 +757,7 @@ type Action struct {
 	// the contract once the caller adds the user content `input` names; copy it unchanged.
 	Body *map[string]interface{} `json:"body,omitempty"`
 
-	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read).
+	// Input The user content the caller adds to `body` (`request` is the task text; `answers` the questionnaire answers; `native_thread_id` the complete id of a thread the user chose from a fresh `threads` listing; `mode` a permission mode the user chose from a fresh `permission_options` read; `model` and `reasoning_effort` a tuple from a fresh `model_options` catalogue).
 	Input  *[]ActionInput `json:"input,omitempty"`
 	Method string         `json:"method"`
 	Path   string         `json:"path"`
@@ -1036,6 +1102,64 @@ type Managed struct {
 	RecentTurn  *TurnRef `json:"recent_turn,omitempty"`
 }
 
+// ModelChoice defines model for ModelChoice.
+type ModelChoice struct {
+	Model           string `json:"model"`
+	ReasoningEffort string `json:"reasoning_effort"`
+}
+
+// ModelOption defines model for ModelOption.
+type ModelOption struct {
+	// Label The agent's own name, for showing a person.
+	Label string `json:"label"`
+
+	// Model The semantic id to send back.
+	Model string `json:"model"`
+
+	// ReasoningEfforts The efforts this model offers; known (non-empty) for the model in effect only.
+	ReasoningEfforts []string `json:"reasoning_efforts"`
+}
+
+// ModelSetResult defines model for ModelSetResult.
+type ModelSetResult struct {
+	// DefaultsChanged Codex only.
+	DefaultsChanged *bool        `json:"defaults_changed,omitempty"`
+	Detail          *string      `json:"detail,omitempty"`
+	DoNotRetry      bool         `json:"do_not_retry"`
+	Effective       *ModelChoice `json:"effective"`
+
+	// NewSessionDefaults Codex only, what new sessions start with after the change (the same tuple).
+	NewSessionDefaults *ModelChoice          `json:"new_session_defaults,omitempty"`
+	Outcome            ModelSetResultOutcome `json:"outcome"`
+	Scope              ModelSetResultScope   `json:"scope"`
+	TerminalId         string                `json:"terminal_id"`
+}
+
+// ModelSetResultOutcome defines model for ModelSetResult.Outcome.
+type ModelSetResultOutcome string
+
+// ModelSetResultScope defines model for ModelSetResult.Scope.
+type ModelSetResultScope string
+
+// ModelsResult defines model for ModelsResult.
+type ModelsResult struct {
+	Detail     *string      `json:"detail,omitempty"`
+	DoNotRetry bool         `json:"do_not_retry"`
+	Effective  *ModelChoice `json:"effective"`
+
+	// ExpiresAt Until when the catalogue may be consumed by one set-model.
+	ExpiresAt time.Time     `json:"expires_at"`
+	Models    []ModelOption `json:"models"`
+
+	// Outcome What a terminal-touching call actually did.
+	Outcome    Outcome           `json:"outcome"`
+	Scope      ModelsResultScope `json:"scope"`
+	TerminalId string            `json:"terminal_id"`
+}
+
+// ModelsResultScope defines model for ModelsResult.Scope.
+type ModelsResultScope string
+
 // NativeInspection defines model for NativeInspection.
 type NativeInspection struct {
 	// Detail When not `done`, why AKK could not prove the end (redacted); for the person who looks at the pane.
@@ -1269,6 +1393,12 @@ type SendResult struct {
 	// completion; the Turn's callbacks are its callbacks, once. Absent only when storing it failed after the
 	// request was in (then `warnings` says so; the Send stands and the Turn still calls back).
 	WatchId *string `json:"watch_id,omitempty"`
+}
+
+// SetModelRequest defines model for SetModelRequest.
+type SetModelRequest struct {
+	Model           string `json:"model"`
+	ReasoningEffort string `json:"reasoning_effort"`
 }
 
 // TerminalActionResult defines model for TerminalActionResult.
@@ -1534,6 +1664,18 @@ type ApproveTerminalParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// SetModelParams defines parameters for SetModel.
+type SetModelParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
+// GetModelsParams defines parameters for GetModels.
+type GetModelsParams struct {
+	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
+	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
+}
+
 // SetPermissionsParams defines parameters for SetPermissions.
 type SetPermissionsParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -1605,6 +1747,9 @@ type ApproveTerminalJSONRequestBody = ApprovalRequest
 
 // InspectTerminalJSONRequestBody defines body for InspectTerminal for application/json ContentType.
 type InspectTerminalJSONRequestBody = InspectRequest
+
+// SetModelJSONRequestBody defines body for SetModel for application/json ContentType.
+type SetModelJSONRequestBody = SetModelRequest
 
 // SetPermissionsJSONRequestBody defines body for SetPermissions for application/json ContentType.
 type SetPermissionsJSONRequestBody = PermissionsRequest
@@ -1882,6 +2027,48 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 	InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetModelWithBody Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	//
+	// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+	// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+	// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+	// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+	// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+	// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+	// that proof are `uncertain` with `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+	SetModelWithBody(ctx context.Context, terminalId string, params *SetModelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	//
+	// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+	// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+	// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+	// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+	// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+	// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+	// that proof are `uncertain` with `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+	SetModel(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+	//
+	// Opens the agent's own model UI once as a closed plan (`/model`; never crosses the API) on an idle pane with an
+	// empty composer that no Turn holds, reads the models and the effort in effect, closes it and proves the same
+	// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
+	// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
+	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
+	// voids it.
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
+	GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPermissions A pane's native permission mode and the modes it offers (permission_options)
 	//
@@ -2642,6 +2829,78 @@ func (c *Client) InspectTerminalWithBody(ctx context.Context, terminalId string,
 // Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 func (c *Client) InspectTerminal(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewInspectTerminalRequest(c.Server, terminalId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetModelWithBody Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+//
+// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+// that proof are `uncertain` with `do_not_retry`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+func (c *Client) SetModelWithBody(ctx context.Context, terminalId string, params *SetModelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetModelRequestWithBody(c.Server, terminalId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+//
+// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+// that proof are `uncertain` with `do_not_retry`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+func (c *Client) SetModel(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetModelRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+//
+// Opens the agent's own model UI once as a closed plan (`/model`; never crosses the API) on an idle pane with an
+// empty composer that no Turn holds, reads the models and the effort in effect, closes it and proves the same
+// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
+// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
+// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
+// voids it.
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
+func (c *Client) GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetModelsRequest(c.Server, terminalId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4100,6 +4359,117 @@ func NewInspectTerminalRequestWithBody(server string, terminalId string, content
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSetModelRequest calls the generic SetModel builder with application/json body
+func NewSetModelRequest(server string, terminalId string, params *SetModelParams, body SetModelJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetModelRequestWithBody(server, terminalId, params, "application/json", bodyReader)
+}
+
+// NewSetModelRequestWithBody constructs an http.Request for the SetModel method, with any body, and a specified content type
+func NewSetModelRequestWithBody(server string, terminalId string, params *SetModelParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/model", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetModelsRequest constructs an http.Request for the GetModels method
+func NewGetModelsRequest(server string, terminalId string, params *GetModelsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/models", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.AKKConversation != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "AKK-Conversation", *params.AKKConversation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("AKK-Conversation", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -5578,6 +5948,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/inspect (the `InspectTerminal` operationId).
 	InspectTerminalWithResponse(ctx context.Context, terminalId string, body InspectTerminalJSONRequestBody, reqEditors ...RequestEditorFn) (*InspectTerminalResponse, error)
+
+	// SetModelWithBodyWithResponse Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	//
+	// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+	// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+	// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+	// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+	// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+	// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+	// that proof are `uncertain` with `do_not_retry`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+	SetModelWithBodyWithResponse(ctx context.Context, terminalId string, params *SetModelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetModelResponse, error)
+
+	// SetModelWithResponse Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+	//
+	// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+	// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+	// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+	// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+	// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+	// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+	// that proof are `uncertain` with `do_not_retry`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+	SetModelWithResponse(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*SetModelResponse, error)
+
+	// GetModelsWithResponse The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+	//
+	// Opens the agent's own model UI once as a closed plan (`/model`; never crosses the API) on an idle pane with an
+	// empty composer that no Turn holds, reads the models and the effort in effect, closes it and proves the same
+	// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
+	// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
+	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
+	// voids it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
+	GetModelsWithResponse(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*GetModelsResponse, error)
 
 	// GetPermissionsWithResponse A pane's native permission mode and the modes it offers (permission_options)
 	//
@@ -7110,6 +7524,165 @@ func (r InspectTerminalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r InspectTerminalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetModelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelSetResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetModelResponse) GetJSON200() *ModelSetResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SetModelResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SetModelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetModelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetModelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetModelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetModelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelsResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetModelsResponse) GetJSON200() *ModelsResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetModelsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetModelsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetModelsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetModelsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetModelsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetModelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetModelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetModelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetModelsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9326,6 +9899,68 @@ func (c *ClientWithResponses) InspectTerminalWithResponse(ctx context.Context, t
 	return ParseInspectTerminalResponse(rsp)
 }
 
+// SetModelWithBodyWithResponse Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+//
+// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+// that proof are `uncertain` with `do_not_retry`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+func (c *ClientWithResponses) SetModelWithBodyWithResponse(ctx context.Context, terminalId string, params *SetModelParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetModelResponse, error) {
+	rsp, err := c.SetModelWithBody(ctx, terminalId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetModelResponse(rsp)
+}
+
+// SetModelWithResponse Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
+//
+// Consumes the caller's catalogue of this pane once (409 `offer_expired` without one). Both values are
+// required and must be advertised in it; only the model in effect can be set (its efforts are the ones read).
+// A tuple already in effect is `already_effective` with no key. Otherwise Claude Code's effort slider moves
+// one proven level at a time and its session-only key applies it (`scope: current_session`); Codex's effort
+// menu selection moves one proven row at a time and Enter applies it, which Codex also keeps for new
+// sessions (`scope: current_and_new_sessions`). The effort is then read back (`changed`); keys sent without
+// that proof are `uncertain` with `do_not_retry`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
+func (c *ClientWithResponses) SetModelWithResponse(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*SetModelResponse, error) {
+	rsp, err := c.SetModel(ctx, terminalId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetModelResponse(rsp)
+}
+
+// GetModelsWithResponse The model catalogue of a pane and the model and reasoning effort in effect (model_options)
+//
+// Opens the agent's own model UI once as a closed plan (`/model`; never crosses the API) on an idle pane with an
+// empty composer that no Turn holds, reads the models and the effort in effect, closes it and proves the same
+// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
+// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
+// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
+// voids it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
+func (c *ClientWithResponses) GetModelsWithResponse(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*GetModelsResponse, error) {
+	rsp, err := c.GetModels(ctx, terminalId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetModelsResponse(rsp)
+}
+
 // GetPermissionsWithResponse A pane's native permission mode and the modes it offers (permission_options)
 //
 // On an idle pane with an empty composer that no Turn holds, under the terminal's lock. Claude Code shows its
@@ -10810,6 +11445,135 @@ func ParseInspectTerminalResponse(rsp *http.Response) (*InspectTerminalResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetModelResponse parses an HTTP response from a SetModelWithResponse call
+func ParseSetModelResponse(rsp *http.Response) (*SetModelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetModelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelSetResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetModelsResponse parses an HTTP response from a GetModelsWithResponse call
+func ParseGetModelsResponse(rsp *http.Response) (*GetModelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetModelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelsResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
