@@ -215,6 +215,12 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 			c.Actions = append(c.Actions, act("identify_foreground", "POST", "/v1/terminals/"+t.ID+"/identify-foreground", nil))
 		}
 	}
+	// A model control's residue (its menu open, or its bare command in the
+	// composer): the repair that clears it.
+	if mr, ok := s.native.(ModelRepairer); ok && !held && !t.SendReady() && t.Agent.Profiled() && !t.Agent.Compatibility &&
+		t.ScreenState != ScreenWorking && t.ScreenState != ScreenAwaitingApproval && mr.ModelResidue(ctx, t) {
+		c.Actions = append(c.Actions, act("repair_model_control", "POST", "/v1/terminals/"+t.ID+"/model/repair", nil))
+	}
 	if s.watchTerm != nil && t.Watchable() && !held {
 		body := map[string]any{"terminal_id": t.ID}
 		if s.native != nil && t.Agent.Kind == AgentCodex && t.Agent.Profiled() && !t.Agent.Compatibility &&

@@ -875,3 +875,75 @@ func (s *Service) SetModel(ctx context.Context, terminalID, model, effort string
 	})
 	return ModelsResult{TerminalID: term.ID, Outcome: "changed", Effective: &ModelChoice{st.Model, st.Effort}, Scope: cat.state.Scope}, nil
 }
+
+// ModelRepairer may be implemented by NativeControls: clear what a model
+// control left on a pane (its picker open, or its bare command in the
+// composer) and prove the idle empty composer. It never presses Enter.
+type ModelRepairer interface {
+	// ModelResidue reports whether t shows something RepairModel clears.
+	ModelResidue(ctx context.Context, t Terminal) bool
+	RepairModel(ctx context.Context, t Terminal) (AnswerStage, error)
+}
+
+// ErrNothingToRepair: the pane shows no model residue; nothing was sent.
+var ErrNothingToRepair = errors.New("no model control residue on the pane")
+
+// RepairResult is what a model-control repair did.
+type RepairResult struct {
+	TerminalID string
+	Outcome    Outcome
+	DoNotRetry bool
+	Detail     string
+}
+
+// RepairModel clears an exact model-control residue (repair_model_control):
+// an open model or effort menu is closed with Escape, a bare model command
+// left in the composer is cleared with the line-clear key, each step
+// proven, until the idle empty composer shows. Never Enter, never a model.
+func (s *Service) RepairModel(ctx context.Context, terminalID string) (RepairResult, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return RepairResult{}, err
+	}
+	mr, ok := s.native.(ModelRepairer)
+	if !ok || s.turns == nil {
+		return RepairResult{}, E(CodeUnavailable, "model repair is not configured")
+	}
+	unlock := s.turns.lockTerminal(terminalID)
+	defer unlock()
+	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
+		if p.CanSeeHost(held.HostID) {
+			return RepairResult{}, E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal")
+		}
+		return RepairResult{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
+	} else if !errors.Is(err, ErrNotFound) {
+		return RepairResult{}, err
+	}
+	term, err := s.turns.term.Observe(ctx, terminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return RepairResult{}, E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID)
+	}
+	if err != nil {
+		return RepairResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if !term.Agent.Profiled() || term.Agent.Compatibility {
+		return RepairResult{}, E(CodeManualRequired, "the repair runs only on a version's own profile")
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	stage, err := mr.RepairModel(seq, term)
+	if errors.Is(err, ErrNothingToRepair) {
+		return RepairResult{}, &Error{Code: CodeConflict, Message: "the pane shows no model picker or model command to clear; nothing was sent", Err: err}
+	}
+	if stage == AnswerNothing {
+		if err == nil {
+			err = errors.New("the repair sent nothing")
+		}
+		return RepairResult{}, nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "repair_model_control", err)
+		return RepairResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	return RepairResult{TerminalID: term.ID, Outcome: OutcomeDone}, nil
+}

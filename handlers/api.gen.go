@@ -1407,7 +1407,9 @@ type SetModelRequest struct {
 
 // TerminalActionResult defines model for TerminalActionResult.
 type TerminalActionResult struct {
-	DoNotRetry bool `json:"do_not_retry"`
+	// Detail When not `done`, why AKK could not prove the end (redacted).
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
 
 	// Outcome What a terminal-touching call actually did.
 	Outcome    Outcome `json:"outcome"`
@@ -1847,6 +1849,9 @@ type ServerInterface interface {
 	// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
 	// (PUT /v1/terminals/{terminal_id}/model)
 	SetModel(w http.ResponseWriter, r *http.Request, terminalId string, params SetModelParams)
+	// RepairModelControl Clear what a model control left on a pane (repair_model_control)
+	// (POST /v1/terminals/{terminal_id}/model/repair)
+	RepairModelControl(w http.ResponseWriter, r *http.Request, terminalId string)
 	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
 	// (GET /v1/terminals/{terminal_id}/models)
 	GetModels(w http.ResponseWriter, r *http.Request, terminalId string, params GetModelsParams)
@@ -2439,6 +2444,32 @@ func (siw *ServerInterfaceWrapper) SetModel(w http.ResponseWriter, r *http.Reque
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetModel(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RepairModelControl operation middleware
+func (siw *ServerInterfaceWrapper) RepairModelControl(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RepairModelControl(w, r, terminalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3601,6 +3632,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Put(options.BaseURL+"/v1/terminals/{terminal_id}/model", wrapper.SetModel)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/model/repair", wrapper.RepairModelControl)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/inspect", wrapper.InspectTerminal)
@@ -5026,6 +5060,100 @@ func (response SetModel422ApplicationProblemPlusJSONResponse) VisitSetModelRespo
 type SetModel503ApplicationProblemPlusJSONResponse Problem
 
 func (response SetModel503ApplicationProblemPlusJSONResponse) VisitSetModelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControlRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type RepairModelControlResponseObject interface {
+	VisitRepairModelControlResponse(w http.ResponseWriter) error
+}
+
+type RepairModelControl200JSONResponse TerminalActionResult
+
+func (response RepairModelControl200JSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControl400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RepairModelControl400ApplicationProblemPlusJSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControl401ApplicationProblemPlusJSONResponse Problem
+
+func (response RepairModelControl401ApplicationProblemPlusJSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControl404ApplicationProblemPlusJSONResponse Problem
+
+func (response RepairModelControl404ApplicationProblemPlusJSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControl409ApplicationProblemPlusJSONResponse Problem
+
+func (response RepairModelControl409ApplicationProblemPlusJSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RepairModelControl503ApplicationProblemPlusJSONResponse Problem
+
+func (response RepairModelControl503ApplicationProblemPlusJSONResponse) VisitRepairModelControlResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -7449,6 +7577,9 @@ type StrictServerInterface interface {
 	// SetModel Set the reasoning effort of the model in effect, from the preceding catalogue (set_model)
 	// (PUT /v1/terminals/{terminal_id}/model)
 	SetModel(ctx context.Context, request SetModelRequestObject) (SetModelResponseObject, error)
+	// RepairModelControl Clear what a model control left on a pane (repair_model_control)
+	// (POST /v1/terminals/{terminal_id}/model/repair)
+	RepairModelControl(ctx context.Context, request RepairModelControlRequestObject) (RepairModelControlResponseObject, error)
 	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
 	// (GET /v1/terminals/{terminal_id}/models)
 	GetModels(ctx context.Context, request GetModelsRequestObject) (GetModelsResponseObject, error)
@@ -8077,6 +8208,32 @@ func (sh *strictHandler) SetModel(w http.ResponseWriter, r *http.Request, termin
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetModelResponseObject); ok {
 		if err := validResponse.VisitSetModelResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RepairModelControl operation middleware
+func (sh *strictHandler) RepairModelControl(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request RepairModelControlRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RepairModelControl(ctx, request.(RepairModelControlRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RepairModelControl")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RepairModelControlResponseObject); ok {
+		if err := validResponse.VisitRepairModelControlResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -8905,263 +9062,267 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs3uuCrYLmnymKdFiUnzkwi1aktjZOZeJOJfSynUmdDLxvqBkWMmkAPgBbNSblqn2YfbJ9kC9/3",
-	"oRtNonmR7cST8R9bJLtx/e7XX0aFXtZaCeXs6OKXUc0NXwonDHx6qtW9MJY7qdW3gpfC+G9LYQsja//l",
-	"6GL0aiFYoZUzuqqEeWSZXin/RfsiM2IujFCFyJgRhTalKJlWzC0Ee9UYxbgqmSgWWpRMKiadZStxs9D6",
-	"zk5G2Uj6SRY4eTZSfClGF6Or7747jRc3yka2WIgl9+tb8jffC3XrFqOLz774QzZy69q/Y52R6nb09m02",
-	"+lZb9+xr/yyMXnO36MZeaOtmshxlIyP+3kgjytGFM42Ip6i5c8L4d/83PP7z1en/4qf/OD/96vUvj7M/",
-	"PHn7b6PUvH67g/O6xqgj5oXHD5z3J+6KxeDEK//rETPj8wdN/dYPaWutrACAemH0TSWW/k8PM0I5/yev",
-	"60oWcJFnNT7x73+zHrp+iVbwb0bMRxej/37WQewZ/mrPwrgwYx8+rxR7+een7KsnX/yR0eBsJd2CcWYd",
-	"v6kEywtdinwCJ0UD+vmuChzhl1FtdC2Mk7gH3n6/jQhWLLlysmD4UMbE5HbCcitUmU+2zycb3ehyDYOW",
-	"pfRv8OpFNBlewvY0/pqEdcy/jZvxWNNOLkvLaiPmsqpEecn4jRXKsdVCINIZ3TjBHL8TlimtxIRdWXYr",
-	"74VHPuYRys6lsFPlAmrzwjGtCgGvF9wjOuNlaeFzY4VhdJssl6puXM48aNlLVuh67QdtVLHg6laUk6nq",
-	"jkHf/E0Uzh8DvJU+0t7wW/NrlvtDyNlJToeSM4nrctzeMSfeuEuWc2VXwtgcfoDHpFaKSyMY/XTJcsWd",
-	"vBcztzCClzNZ4tMe2irhBJMl03PGGf4ebX2hrWBzo5eMs7kRdsFyfMbmrJLWSXV7yfKlBzLGWS3MUlrr",
-	"CaP/avc43cMzDYdic+ZHpvGqHIhnbgS3Wkl1OxPzuTbOz+OautocDt7pRiq445W+bcQYCK0TSwBwoZrl",
-	"6OLnER3oKBvRGQHJ6J/RKBv5Qem/CkhIfy2j1wmwpy+4MXztPy+FW+jST771KNCq1A+Om1uRAJorwjem",
-	"VbW+YLnzZ6h4NZvrqtKrWdEYI5TLGX62bLXgTtwLw3Bzfeblr6fmSjC78M8qvbr04+OdiDe8cDhRBJqP",
-	"PCrCA4+Ag4XzHFiI513xeIkDextT5p8DBWqPjQ7pdQKxrm6JxvZp2J1U5T6aCq9+5x/0t2D0XFYijaL0",
-	"I3ML7gA8PQJKy/wpwikwWxghlM2YNixvFL1Q5uzEI4goM6bgBoBQOT1O0koabnsN3yxrt0b6Jh0rdFOV",
-	"TGnHbgQrBZ66KCejfccKh9JN02168GC/o2MMN1xUvAFk8BzlTRLyr+ra6HtepeA2Ig210cvaE106ugn7",
-	"WhTS/2QZNx2juWR3Ym2BCiyFaphUpXjj6TocZ2G0RWJ49eLZBHcUQUGhl0uuypl4UwhTJ1DppSh54UQJ",
-	"49/oRpXJc/QsihYHIsYmIeGwZzHzLAQoBBziIXRBvKmlEXbGB5iDns+F8VwA4K2HuEIhf1KXrKXX1nHX",
-	"WMZvuVSMz50wTDq/obk2Sz/HqOROnDq5FKldLrlqeDXrYGbrCr/7jq1kVQH0IdHEleF1XiL5t570N9Zl",
-	"XtwN9CU61hutK8EVod2ydrOArv3ZSLZYiKqa0VWmhQwkyWkiqnWV+GEDM+JlbB9DfP1JVCGQf0n8ZFDc",
-	"mfPKik0gDWM/BKA2ttEOlVrl00pb8bAlducbqR5fnJ+n1rM9b6zGbAubgX7vpdR+LB4Rl50vhOf8O/dc",
-	"Vl4OniFb6aPwzlGQDSXQNkZELySkIG/JFb8Ve7nQX+kxRAY4tDQP4ko8sl7W1ZUXb1fa3El1y0ppROG0",
-	"WScxIzBeWQ4otoGhV9x5gdsjOL2DKqyXNYmtJycIP+7b5it67pmaa3hPOuS22yMarmztBasIIdppUkR1",
-	"xY2Xx/oXu5f0gpYXUHDwXDzM3Av2Ez7sBeStMzkIlmCA7WVsIPAmXIVz6mAjI4yJzym6hQ7sug1GB5TC",
-	"htd7cPZ7aRMCVrzSwzGqRwsSd9Kobn20kZlrzBEz/NiN8Kox6qgT9+czvILUOX0tKnkvzPoFyfB9QPpW",
-	"r1AfJW3WCF4sRNmxRJbTFPkF44rJsiJZHPV3xQQIfrBNC6yWO6Y0WpUWovLaZif+eyVrJt7UlSykyy9i",
-	"XdJrqzhveJqddC/KMh9ngPrAdfBBvzFcjJeNpLNTBZCXwWf/BK2dednci8DOaHWLuixyFstKiYLqQlfl",
-	"BeOsNHzuglTQbmvFLSsqwQ3YzQrcPmrnMCXZ3O7Emp08BQmUPdWluECjgON2kbGnzlT/fp2x1UIWC3Yn",
-	"RI1yIc7ol1w3znrx+YYXdyQbgcjU3Cylu5wqP+SbCxzoR0/8ONNKnBq9wkHC2PDAf7E1V3cWBhuD1M/Z",
-	"jdF3QuHlAJ2IyMiJdf7PkmkzVY0qhHFcqjHeqL/J/uXgiWgrygm7IuEqY7yv2fsvAhcAW4BfhWKN8uKg",
-	"B+CpQtmaWedlNiPmjRWW3Yi5NoKBSQLNFYHKdrQjDVRJ6vu19uxngLMnyCsw86A6WTb3UjczjfIUyoOG",
-	"hzl7MF3F2VsBYZOgLLR1B47xLTzaSpOJlf/kLwtByyMLmB5yf9jrHETdlTal7UTggiuGhqXebvYyJg8q",
-	"YmZ1cSdS53eNP7BKzB27WTO3bN4wK4w/UYQnrz/daiUumb2TdS1KQCjduPaY/TsRO5fKiVthaHLXbFhJ",
-	"eLkGFdw4yatqPQvfKO3o7xRcWKeNOOzor+FR/05Te46WUj2+8XQW6UEAHn/UpJmLN9I6D0zmYMgZhBl/",
-	"OIet+5V/kt6Y0RUczKm6Ia7hzb2siq6mA1Ba6sb8WcC8+DjDdQSMSDKzCJXeg0HFo3EE7xGMRbaWbWsY",
-	"WU6iHyN1MbKQPNDUEc0Q1jh8Ft8G6rEp+zR4RNtbI8fOrDHVUeLollTSgIzXG254ndcB1frrrDtnxLbM",
-	"bCQ4B1LnvLGY9tHhBbwilOnPD6Q9fZG7lnbwJeP4u1dFuLV9NjvBc3BtSJX3L42e2wVif5aiKr8xJsU7",
-	"5/63tFYprOW34oDDgSG6F5JL0EbcGn+KL4zW8wQPb9xCG/kP0eMISruFn/J10lDmuKxSvFMoEAXzUiuR",
-	"e2FqDVy0s2aC8AlykFAlOzFkmxtferKOQjMy1tVCs0rrO8u4S9mXotXoGTIpZ9ZpQNxlgPv8nFnhpVlL",
-	"8mIOS1Qz7vJLnNgfG1sKriyjU3mA2W3L55BUSeftZZGH5pGNfTeXTDVVxRpVCWvplP0S/LeI6Ohs25pd",
-	"N67Qy72c+jk9hgiCp4BIfsgW0S8+q42wxF42bcNGV5UXUUByhnsFqyYx9pPWLYUjdccdpFnP/aUBLQuk",
-	"5HHa4BgpPftxKH64O6gNsEr6jDb2G59ZD+ayGMVSKPqt4BXqln3M3JbT9F0SIQ+mpq14Ed5ILkcnjQFG",
-	"cCfKoyAiRCGkiBz67VPkVxRGuJnR7uj5Ila6/yy6EAlYSv/tLN5vak1DB/cUXjvS9hrOYhNfKn4jKqCM",
-	"tdB1JS6ZEqJ1CzVK/r0BmhhZbB+fn2ejpVTt5/3HtDFrMD4unKu9uun/t+zHl98H11gh5L2wzMpbJUr2",
-	"4vn1K7uxiM/On3y5ZxUbl5G4gh0nXArl1RRkX1X1fD66+Hk3ZQOYfpttArXz2nyaFHvweOQVaW7AO3Mn",
-	"1IRdL/RKoatUqyLNj8IeEGbSg+erhRXFLGf4EJ6sP1ByOtLkbQjRARNvkjXY2dZqtg/1NR1r2gTY6tYH",
-	"qTt0yrvl3mHlxL9+3Z7a9kKGSMn2iR+K+XtPBxf1KoDJ4WvaD1lKrI6GrsGN4HSp9T9TthaFe5hTSOLL",
-	"G54r4iJ7XVXR2+mVOWF48a4+o6CMFrzmN7KSkWYUjXcD8V4hjistJ86NEDMn3rj0z8umcnJmRUX+mz0q",
-	"1caM8fAbY6UOZ5fM+lMIgiLPsacYIDcteQmCtb0MjttWcsqYqKyIvciiJh/yCQwzwxnL8eEybbuhWSWX",
-	"ckBblt0tD+HK3UYEQs8C6sUnu1bFLHyblIASXu3tCwwjHE7QIhD9zzB9wpq0wzfdhf61fl8PtKd3Shd3",
-	"+O9ZEEFPo7MaMLeRbBHGqoUq/W8hQpE+4OWD+YNu1Qs0GLyW9H0HKJ21ZuuB+UW9jVoQrpG+fKcdr1I/",
-	"bVEKP0R4PoUPIbB0jzGBDubx62zflHQxsf1oA1SzKJo1OOTI5oQXQQcSA9YGGdpD9lqY2mYtbaDyti5X",
-	"b8PwhmUhpmN90vF0obUF67AnGjgUK7gxUqAvBUHnkWW5HyBPK1ggl+5Y3EGKV/doGDB57xuohn6S5Nzh",
-	"FobAZDdxaFHgECvoS3oYec/GxuJ1ZF3UN608enZz0u5u98DNy4iNHcHNQwRkDDlHvL5xvptKR+K8H3yi",
-	"XuPyrFGUsxZM+uveO/uSv3mGD392nrD/E3ZEwzw5Twe7DF9tf4OpO+sW8RjVsvBpe0UluZlnEIq6hbjP",
-	"vVToNUFghq2TMHiDynt/T9Zz+kt2U+kCPIY9RmrJOUhmq06YE8KEME5wgyNBa8RMedYO36SYwTZj33sn",
-	"ERHf8+wWf9igzAGUU4f+1y4oZ8OEEW9yXyxLY9RLMQcrhqjK2c16pt0ilTty1XqDuYJHokwScIrbwRCb",
-	"Hvkpjl7apjbQW2fyZHQpqqcLLYuEJwFjn9OEcyMaei9tPyCOemNVz+s0I2xZzbYeFccNKL4UGeCHXegV",
-	"mGjJkpzU0du97sh+kCVzmlmhSogA2BGU2O1vINKIfkQ4gLlRdLeX7E755Z8orU4hEGTcGsLxOan82wJc",
-	"zNX6GCfzwJXggaaWPng318K9FLapEmp5Kea8qZydBelyW+LQpXjTLn4b8DtnwkMs+3A08l4cbgmKceDt",
-	"60HbeXcESqxmIcQubPfh0w0dTgYR/GAUoMkg7MU4ihNqY1nwoNkJKHF8KTBHYrzDDdBtJXIDtNHerVbA",
-	"K/Dzz7ozzUZ71IFC1/3BiMDSDrw0TN9wVc6ig7TpwOkPYLePd4PrHQRzOwzkHzmI7jIW/KicrLq8qTZd",
-	"hi35mt1AoohtlqJkN2umlad/7hRoxREh5XB6ByvVMb1PSPjH+6reBQ6z0W8CinRkYe29K0wB6A/gfnrW",
-	"M8cNAek/h1NWghHfrWdLDGGdoTstzUCjdDU/ZYWpeSFJzoPtZiBhcCHi3nAf0u7IUjjS1PkgOG39ebte",
-	"wKu+xmffDRSjPe2Ay9YpOHQlwwB53e4oEUUXXwklrdxLz98WeiXKjAU4O9SrnTAQz4Y9n9mojZpPB1kM",
-	"irspV/12DFOb5mR3yTwZ4xb81gU3JZyCB1u337Sf8Df3d9wlK3b7HL6oVzDOoEo0nI5AKYOowSAWKr1i",
-	"J35PAV4Y2J+triCuWDM55Jg/LAgiRmPMV3UdCYiDg9sshh9/fPZ1xvDU6Tn/1ThrgyeSREo1y5uURve1",
-	"tHXF1+iJOXkcyIwSK2HdOAOJTFLihFW8tgvtBiItF9q45EbjOTK0yPtnhXWY9fwm7FuW7KTkdiEsK42u",
-	"a4853LFKcOvYl14c9IqxMHZMDmG2Y2kRgwu5GUPE9tFGrEWHrzD/UlvHHn92Hi0gOU9Tl0e68fcjQsiX",
-	"iMZuOfyovdbo9JN4IVaIFENS341Ec/rWGeWQREjB99cEgtJibiFkc28nYWPKLZnrZ3CwoOvnFxCuLlVp",
-	"Q+5nOHewKkjLeFGI2gkP+gDggbO10TIhc1eNL1muPPW8YEq3KzvpmP84NvzAckfZaHtREParxO8i9usw",
-	"kuPVrlTAFZDvmI/h4feo0JhpE7IUPI8DSo93NQ5yivtgUVriXurGzlLb3DvfvsQxf30BiogadQfFTsA0",
-	"AuQeddS8Gy8fPzhU7UNI3tFGk5Fcw8eYtWQgSUO0k3Mq+pFwYTsnlrUbiEB9SDwV2YiPfEvce7kBj7N9",
-	"Qyr3hydJnrUrqqHi1s1oX0etAV4UIRA2/TPiz6wg+/f2ysAe/ZDZVXRPSWi/qqwG+M4pIuTUE2103WSh",
-	"xArHTHQPVFKkuV3roN0p4EeruYYXWi14H7xvbiS63CyOBlnXIvJStoDYg7p9AJ0OCIpXcLjK30OUfZbK",
-	"/hT7lnk97BNv0WWUjeYc8gFSLO15R3YTWgxvDfenTjcFxKMWvKoYL1zDq2rNSlnGfNWTujafW5QzDMGY",
-	"YXWYfSa1F61a8VddivdgFA+E2ysLRxrIDzPz7/TedtuxDwtASjvDrrDqjCwxP8t1qdORWhbK1oT6RXXF",
-	"Vb7NuSG5a+ZlqDxw7QkWIwmlon7mp/94/TOWiZq9/uU8+/yrgRJVW2ez90zSoue2KTYp2+xU3vCEgvcg",
-	"w8if3nE9mEV/ABnwgdKd3+ThVCiJXO/FAhkEiBSoksG+U/TgZtrArN9MKOoUpnb14UBTzoAkKHdZNJvZ",
-	"Uym0vUY+uuSeigpWAElC5JTqnleynIX6VxnLG9WGzZf+M7A3vwFICcoHSrgMWupB+Ehc0AthTiGPhsEK",
-	"qO4KPJxF5cYovXvFLaO1HpyEGCUBJYBNKuu4KgZi4Vv7WiK2ari6AskSm5D448tnXR1Dzx0wEEi0JeX8",
-	"iweEFqN0EbTw1nxYDFI8o2+NsHaoGN12noNUs5pegoFRIdvDx9PbBouG1tWQKhc0NHaCkPgnbhce3MQb",
-	"UbQVacYHn8qWwbg7BgxxKR9anqV9qx86cb434H9joWGk4SVSFE5sBpfqthIhXnUjfLUf2VpoNZdeKB8K",
-	"YvRMbymC7eWws9hIE37DC1ehu0rPU+YWKCgXyNoF81Q13y4ddZhtIK6dt7tA3qbccH76FT+dv/7ly7en",
-	"7d9PDvj78Wcp+WIXl4l8JGvdGOb1Ka+rnwYTkWEGjn2r4AukmGdoQ1otsAAaWX4leU8UxEE4WVVT5YXH",
-	"2ByLaVyGKwuXx1ZY+4ydQBDKSlrBnpx/1V5R62GA8mn3QuVQV+HJ+ZOW1HqmaKdKaSXGvUKLcZx1AnCd",
-	"WT/lVXXDi7uHYVhCSYwuc2lvDy1UurW4a/FQrF9wU868VqsbN1tK1bhUMZvnN1aY+17FMGlZpdtERTAv",
-	"g8BFAQzsj5+djylpRy49jj8+P/8SCQl9zpKx3FAqB1xEQ4t5FSriSstyqoiRt+sI6wrFCsJ43cr+sLmw",
-	"J0/2rovyX5Mo/KwUy1o7oYo1uxPrLFjJa2GodMdW8tL+DKqIGicQMdTszJgzcrkU4MOoBC9B7VKlRxhZ",
-	"+Q+rhXSC2ZoXYsKuyKr+5Pw8NqvDG4//wL6Tf8qY0iG6LH7ipgFsr6QStqvdgmZk/yX4+ilrjDNbcbtg",
-	"xNo8+kVxJvl/y7cTys4POJFdtkQP/0wqhyaWVIFKCJ5jgptKCgPgc0nRimUngwFRUnpFLqkQbadVMgdu",
-	"nwyduLdAEkPYl6djRPHj1T6yoTgnRiSOD5j+CB6M1GIoEoWCRENB0Z3FJ+LCRQepUw9wafeu/WH2MH/d",
-	"nR1sp6azOw/gHWqEDQKFv41HFmuDga8mFFwFWgaETpA4cpLjUEuoWxQXlsrHgJRKCEhqpoxzHJTNtZkq",
-	"EjKkVpdtTfFHFgiU52hYLxP9yPRNhjli7AoLIxMDh0JA2kCZHcdQWO6YwFT19RiIIlMsDweXM8vXlll9",
-	"Sb4tBT5rSI4nogI7xlpDfilUHanHqIcE5DaZomeO72urwWQ5qLX2MSC68zQqOQg2erjtqdoQA8gMFMxB",
-	"E7AH/fGrtLyWipt9L3alg0NrQ0W+q5A2kKYqH4AwvH+Lxa79QcXBhBUCi4/NILI2vbOyMW2lPBBstnKs",
-	"ZAlqLlXhAgsuBO0mlZtNOXdrtBAnMcpGfHkjbxsd8vHlXIpyhnXO+0XqkjN5+VlSjlBbQXHZvBmI1DRC",
-	"qAP2xldcelVm1lbhjL6L09MAVY1r6lkpeaX3nctO5vu85n9vxGXws8w1MPWuMJ3/gEWhaqMLYT3pKrhR",
-	"HMvTK7HqhAR8zghYXdpJQ5WU7GDgEDywkqrUq2Nht72VjTMfgoxBAMw2oTcJ/qCEpR01xxVd7UeQHuZV",
-	"i0qZbgMcxZ4MsvF9bB5V68MdTHGU0z4HU//KQmpfV30zXvxGJY+wruRtNEb9+oT2ASLWoAg1zLF3s+Wh",
-	"0wgKuR2UZHvZeJFGR2a+tBv4A7gg2zCYA5JVdzoYswPcl/5ovha8BH0tkfvplf6Sfj8KIyP9/MHxVluz",
-	"D+0gTXaOq+Qa4JIiXXci7WCBVj9IMDEPBDI2N5UsWDApB58oCdmkkHq1HcuNUp1kessrykI5btbAjJoa",
-	"SrWvNAbskQ44VbZZLjmk0Z74FcKzaAweZ8wuuEHln315fn5a6FKc1loq6n5y05S3wk0YFr9AYT+4xoKn",
-	"iKs1FkOSdqqKBuqwF02oVbla6EqwW8PrhVgKVlSNhZA89jKIiVmn8TeublwGVnHGzW3jt4cSfinn81B3",
-	"n9e14GaqTgrwV1U6qCFQlFI3bjxheHfUpKKCKk4FNwbapTitM/iOGa8v6XlPibas1ExpKk6aak5zhF+v",
-	"71/oJ39uYzoGsRyPKP5NDxgzv6jBav6xA96PYx1f1lH4lIcsPwBYMRT5YEPbh7a1lPIyzwleBPqfeAnD",
-	"DZdn2OtEpNWnE8P90ofgPop4FQFWd9U426Gig6X9mCNv2dtGDKbSM1xn6yiigExy63gFFw7NgzVmYYZq",
-	"YrS/tXCX5P0Hdx+9T4eAZvN5PCRS+An7QUgwPIGu3DbpsQ6Cc+NIEH0H7GBzoSM6BgyHSkrLplEFT5ZI",
-	"JY9EoEhYDhgRBtx3sHEMJVaipKrFHQa3yDtJG9Y3i4VheEcHN1mLnPEqu3vdwpEhgv1SzNOOwF9Jlhle",
-	"V1p0m4PAOFyZcUcRkLcDU21FLpXS1txBiNFDlbLw7Vyb2UJbl/aeZqOCq0JUFVWN5fRXa1zpgpSStUGy",
-	"ERauTgJvxNMTbccwlvkoEvCQhhBFLHnug6ZOTN1o+5C854cFbkbS3r7ldKLh2+xDW3yFKo/cSpyKfxC+",
-	"xmWeUGtsJbV9J9FKdVhNghBzf248PNmaPVKBSsHRiVX2gT14ya/mSmCQzo12Ti9b0QU8aFho/aTLfvCS",
-	"HYlsQVw7oEPHb2wlPz4j4xgbOVTBDzJh27ZPKpQOD4mj2FI6d5iLi377zF7Nxl52SIeAEQRuh0S1hGAT",
-	"8VLs4sdn150RabhzxmBsfa/5JxNQ+zzY50MPkpDhFEr0YK0ulMPbfJN+vlUU8vQAo86u6G+MwBqq22l0",
-	"1eNm/jy404Yik/eXi4MBtu50T2JsewkPs/G3ZfqOcgAnay0mV7fRqWRH8ZCokwe2AAFnEXdOKIysAJoV",
-	"iBSTlsr/g+MHJdRTK0tBwqCnSEsu1XbUy4folfQREbi95GTD+ndQrxzs7JNC87ksBUXvBcDHBojZ6MbL",
-	"wTv6R34QSeN4hr5fst2pOL7cygr88nxvVuCugnmbUjEPOfNJQdbvqpxpCK2nwExSSRqFzZHKByT49wBs",
-	"E2N77A7ZnBFKrLAzNJhOVAlpIuvTwFGoSUjnNX5PyZJ91jzwYzqIPu95qC8Y720sI0c3epLJ032S07Hk",
-	"4+D1RtsAxKW0vmo9h1f0SsXaMLww87pyjITBDtN1tRqqOLXZsaBr+LxTJghoHx1FFiPusNQwSAjebyzX",
-	"kSFY4D+ar6PiOwNRkpgtej55/MWXk3MASY/Hpq02I4ygvGNoysTr+hTbi7CSiyWEuYRU04IrpR2zfE39",
-	"kcDiITEIYqow9+KCIogg2DIjxx1mphqBraf8dtBkgvpjSJmsjb4R7CQ/w8/5GFtEtSFDpAqHmTZaZmWs",
-	"USXZyQIoPLKs0sVd5sWjtnTEVnV9XCVXxUIbXFdA6qmKCtRHeZ95B8X5eMKgYQ0epfBXAOOF2DYJ7Zxw",
-	"RLLk+f1Tt6cbbDU7VeFwIQjLQvxe22ZAlZhbD5FQl1TogjtsMds2TaWsfMw8rQS/F/FmPBuaKuRD6YDK",
-	"LWp4XDBT/PI2zmBF98ZIt772nJ6Sq6Hw8VWDOi2IALAk+Lpb4sK5GlmlvpMiPA7t3/GrrgE8v7uL6r0E",
-	"AaWW34k1dlSXFCOw3e20Apt7XLbthHsO5hi3VlrHlYOizf468V1/0SwIuAj3RWOq8VSVRt4LFhcp8DcU",
-	"ShP4ITGzgplGebWIB/yDFk+Q6DxVU4WdkMBCCDngUf/3fKjTfM5KXYAxv98bfqpCxgU1iWf+ID0ZwUEg",
-	"UvOKci3gmwv2JyxMPW3Ozz8vQL6FPwUZScPWpwp+YyfzBjLiCmHtJSOC6vkdxiAibJMBGQhy19JyjCZK",
-	"f77taEZ4HhA6xd2sWf7i+fUrdnb/+Ayqh3vU80pUye3iRkO+NZCu0ssg+RnEf09VftbIs//3f/5vnjHd",
-	"OJCNQ4dd6AY/porrUhHlaidp5BmBUh4Cn9RU2dCNl33rXA0FGfMI6nKGIMmksg7am/NWnePdgUOlpdCW",
-	"Hp4HsJAW++2yv3zzChrrUqoU9IJeCtulbrWbRifDVGkjb6VnzteiOP2zcMXi9Fo6cQHlwU7xV4yz5orl",
-	"z/EzE39vMNQRx0SKP86mCupEPzn/nOWFNfNZyGP0YBNW3HYGZ/mmHgud6wP3B2pTyUJQrVJC1b8+e+U5",
-	"rakIw+3F2ZmuhbK6MYWYaHN7Ri/ZM/9sl+zi0TUq2XsxOp88npxj4VmheC1HF6PPJ+eTz6mdONCas6Vw",
-	"Rhbwd7LZ+stQ4QKSaZGGYxowC1YABt2avOZNUPzC6KVwC9FYCPVlKKxN2DXCYRvfjLXdM1bJO4HisXgD",
-	"/bqMvYyOHswjQlmPM5XWNciMN2tGLH4CtWE9zkmtnpWji9FfhPsrbasz0cIWPzs/J93EUQSIX+BZXXGp",
-	"WmLLU5rT200RgmYY2rPfCcX90/b9TTw5/2JI1WvXeRYyx2L2MLr4+XU2Qj/qenQxiqZbtlt1/NaCc0KY",
-	"e1mI0Ws/whnd/mTNl1V0zVtH9rwW6urFs/1HFtPYMOgRB+eJE83VEeXotoFa2fd7XK9i2jZ4UvePz7ba",
-	"uiaR4rkSzOgVxMm3vKltLhgzOG2Qv2VM3xAZVno1Yd9jVkwr02A3Sk9yuFqH5qhb+nfeVfWq1oxSAB3W",
-	"voUSiaFuHfXa9CzU6NU2hvjpn250fj3i1v9GCmp364c2vYXAiARQxN0N0dCMXR4ACB4fAQTZ6Ivzz48E",
-	"mghMQpBc3x0Pebrcg6aIgKcPK2kQOvtlo6Xx210o+LSvntXc8KVwUJb6ZxLtKLSXuMV2v+RO+ERPd3dF",
-	"UXStf+2wjJ3XvxJcDBGKeIMEDedHQcOx0PPk/MmvBW3PVX9/fRqxH9DKtvFskkgBYaLexaFjaEam9Khn",
-	"KlQTAukwY4IXi40Wo9ieNrSlRWEQDK3UeBS10jBu6C3ZzYdSrTaiy70x4tYzdC/Yg8Q6CU1ko0D9oOWR",
-	"pZfKMVyyfKMLa46PewT1ijCm+1jgjf71E+gH3K6qbeDMGuWFCgipjc4Ccoj8msYMunZYKBmet31eaTZ4",
-	"g8oywd5YqQXKqH4RSYGEugR/QHSiGQYQyQgvWT2AoPZA9iUkagmo9BJarw+xUhAYh3ko9FDAh06tM4Iv",
-	"c6bnBEcobEZmf8/YrBBe+fT3cxHE6MueynXBeFWNJ1P1jQdkHGTBLctleZFjWeClVtppJQv6WZbjjOXw",
-	"t3/ED+tpICal5CV3PLz5P6+f/8CEuheVrsVU5b/IMoNnsy6WKWP+jbdBB8N9MZDfSY8C0+cFqk7I/DnL",
-	"L1gt1W0eglfoEB5/wexkqq6w9eL33LrTb+C4nn2dQ3WO/2GlKsR//JBDPgsVpKsrvo40IoRPEA4KvhRt",
-	"votXq0pAT8VuPfR6WR6Vkj7sXsMevrmnlrobPGlTWYC6fXjzbRN3WbJb0HphXrTzQoEA/8rfG0E9BIGh",
-	"wY5GMdvaqsrU2gDPU31M0rFb1rXXTSY26T9ZvvLaMbSRhh1eg5blBScjCq2UKNz4kq2kVz48rcxhfXm7",
-	"+raBBS2/d0mjAe77M7Hcx18+kOVuYc4DJHA8Dnz9V2CsPSqCPWlPLYE6AlagI/RFS0YWbQPIIamJWkR+",
-	"QNJKMwwcJekt0rKmfr9qy/fyXgC19dSiK246SHLbjnTJo/KyN3Z0/pBHFdrlDQr5aC0MRgCKEZk8TFZ7",
-	"sOz1PcTebggi7KQ1W3pJZBwdNTXme5uNam2TZhKIwQbikuiOiNwkNDYMBhTc+4T9SXtCabCeLDW5C4VK",
-	"w0a2hQrspvktBrKRMe1Puly/16uklp1v+3Ztr1q83QKix+975raV5QDi+YNuJdyie/5XUhQ+P+75zz57",
-	"uNSFcEqm4APANKYHZ79Q3Mpbyi0RqaDhZ17wAVDtnCrs5Mn54zHjDm3NeNJojYVKBV558AsrJ+wZuUGR",
-	"VP2ENbIh/r41i4Bk7nQNIh18wYu7C0YZI6yXGgIVsHJ0ZJO/TGlIZtNeC/G4Am14aObgi7OOr8HjA4L9",
-	"zbonHG5j0NdwFoRBG4JN6p66RwBCn309SjDrJ8ONLfFol/pelB8niB6l+26AqN/WuwLoWU1ZRmki+5/+",
-	"yr3ATO11oezVBEXn1hhNVvt+l1ho0Wt1zzNVeFEUHBChb6+ZsBAlCo4lu1bFwmilG3tJLn9AAMXyv3yD",
-	"3pAe1ObbIPZCqtv3DGCfvTcy20/7StNYRLMedv7eYBdS+RFyAZhaoHkwGGMv7NOu524ankN1ZWp0jB43",
-	"1P1acKb6pILqKyntSWDGpCqqBugmlVz1urOuSmH6hHQbIl/C2qJ2wu8PMt+vFEnLG4DL7tyyWGxaCCN+",
-	"f7S1rngRiGtE1Ahu3hVM2zjPYSjVVTkkHZClIRJVWSjUQcsl7pxFAkJo3g2cvFHUaGkXsL6int0fJ6zi",
-	"6naAKnk6/9UgtacDHQynW0nMSQPiD5gvCHavCbtCycMK0brY+5Qw6wmDjFdV2i32Q2/ytBNm02gVgvGP",
-	"5roU0/s2Sw+MraPjgduwNog9asPjvjjfExz3QTFgqzJ2AhF6xxpcAdJ0jA4O8de2RHn0DNRUN+5Gv4mg",
-	"ciNZPQmdZ79slMZ7e9ZmFKXJ6XWxEGVTCQhcggpoEmJ+wjmA1RRAFYJReNWvu+5P7kaXaw/xbYp9D9JD",
-	"uAyY16iLOdYZjFfavov1OzfIrt9CTzo8xBm5XYD9IGfkwdUDf2tRON5fFvTPj9En+eT8q4dTcAIMxvtA",
-	"1fdIDqBGiHa0Z79EgY9vz+IsxQGs4EvB5kIVENrpdTwqQBBevYya+m8EffV99ZBVD36cHN8VXS069oNu",
-	"6y9SIN428GOqpAjlkw4C/X6U9UFg7185sGrmXjEn9qR/iy4JxJb3bxQMiaQhzvsgy+D7YzXJol0JfO2a",
-	"rNF6sRPBPz2yvpMd8QoaQ4duQlTunWHvdSgzGcpIRqmf+8MQhpA+ROOfdqHlw/gfdcJlLxt1RCD8YHw7",
-	"hD8pJsuKymWRP3Kq+iHywbrY7hnTOrI2fJwWE5U67rddowjAbpsX6G/lGJPPVgtt29KecV+4vK1ylrMT",
-	"6xV/XtGgEOwILUcHMhDGbeLBQq+mqi0pjI7n2mg991OUkt8qbZ0soEAjJQySF/jzc6q2iAJZW1LeYoss",
-	"VWYt+vjTAODRZqqo7U9LTrPQCSljS60kSPimzXmJiW3Cv/yMwOTPHZT85hT3QwrL3T5f+EsadCq2F4eX",
-	"+S9Iu94puCqAVYyonHINot6NJ905Z30EgACi8TuQP+wvOkzynkNUSFx1n0hE3A8UHS+QgYHEsK64IvEm",
-	"EMJQvCijBCTMp4GGTJjsMlVXL56Nd6YChUS1HhEMhYWzlo5imj98ThBRT/CwKPoGsbuIY2If2VAaCdvV",
-	"QudZ4/eGVZasZ0yivMTLetTvHdfGg3ElpsrzrLbd4zkrdNUs/ZlC/alVn2wHYl0ShfQwALkENwI8UZiB",
-	"SH3DYbOwQyw/67c4YflAE1gqDbtaCKh9445uyksWMjq+4+nqJdW0FlXZL5A1YXlbmSRnJ/6WpyqPM/vz",
-	"MVsKrixmTK2EEaQ4qnj1OlRach4+yMXS3j0pnHj3SRqPuPDxiNQfSDimff5GsvFWH+xdcjHeK7Yb/sRb",
-	"jo+C3GqqbWOaBmT7JJQ1xRt5B17SVVtukrIzdKm3UbwklMcOzexDvQwgebgysAeBMj1DkbDM24gcaC6B",
-	"MSn3vGrQ3Y7VsaUhKh0IJy/vhXHSE2+pIFg2pLVCJ6eqa7IF7tYbaKGP7AuTLpFcEU3EqmTjyVRdMdfU",
-	"lWgTArthQGzebMCUt/zrTqwn7HnbX6PPdnBKZivp+eBS3ws7hWJyxLUqcS8qhn3t5FK0oSWU0nUKe7sT",
-	"awY4Sp1xcuhSf8E2+urn446B4bxTtRSqYdgYxitesAAWzW/0amP2b5TDaoM0XWDxKMfwymqqcTjXhimx",
-	"mqrQvH97YZvt/UOQKp0KsiaFCbPAX05y8sv4vQB7sCF/UjeOsoBR0/CXGHMajHXt8ZlkbCnVIP9kY+kR",
-	"8s3S7L8yH4G5r4U7wLpC/dv+NW0r78RDroULxSuxBmnAw6gnZRX3KOzaExpRiBJbbQYSf2KFg/oN1bty",
-	"mR1Jb1v6imd7uM4fnw1pKjkOm19uqyXMayUHW2mw8E9smsoi6wyuvZVaA03rjg8WBRTbPwME17by/lR1",
-	"Aj/r5P1vIhYF5dvbZtybzC3unIm5CT1e49Usz1vs5VQB6b6IVwlsASk96CBQK8aPD3kDFKP/jS14Laij",
-	"BMOMDo+eQaXoJwNqrx1Z4U5xIIqEA9UmyuTvtZk52U5XHofapl8wqslxCemJhPWkBqAqdq8l1IlLkfm/",
-	"ED2z/9R0/kNSWztMayELLiD674LKvmOCJoJ0T7zlXT+EDjvJfNunrhHKwlMzDeds34FsRm11dyQMJ4kc",
-	"O4DGDRptJr1EYzRnSWenKnS3RaO0dsJcoFQXCckhGaoUQQLXFiuoXS/k3P37K37DinVRYXss0BTGExI7",
-	"MZ0Jpsrj3edIyZKMINBq6agct7+djibDypDEZSh8EnFprTFb/OAkp4L7ZH1Bgw930GbvsieNhgKBG4aP",
-	"AVIV9SD+fVuit5stD5CfZSjV0sEMQMTvxHLwDvToKvTWJoNn5FZLHJp0jEpUnnQPHkKBsrTin/thoSYA",
-	"Z1YsuXKyOLDxd6ifzhk0KM+AJmjDpIIm35i96HHvljtPIixWZfFI3KM7FxG9QMQP+itlE9fQVCDqlenx",
-	"NLSn26ZUnt45WU0V7Y2s9H5/rqnJlYaEqYJ6am0NmEA1sOKUpMI6orzAJptLrhpezQJ65l276alqAxAD",
-	"iUMRDqlZjbXCsU1krLqXg6p71kpzhbhkf26qil0V2JvHTpUn+288zvqlL7QsNjyEcZNYSGxGz1uUe01P",
-	"+GtE4AmrwAWSPVih6R92IS1thAKC4spf2HKbF3dZR5TLCbva6JLe2WKSFpjJVH0PKZ7XkNQKmR8RCPqx",
-	"BiwAHxW9/ajsAD0C/ZuYAg5iEZ+sAe/MR57iyfE97ATU/Iiav4PUGjWRSkqsQcNcQipVP8SKTBRYKIK3",
-	"xW9sFmh54DvYNQplv44rReaDqQqpW7EGjU2TYTE2I6HTq6y6cTZ0i/TMC0aEwjkXoXsIRANnPSdb5+2d",
-	"qiU3d6JkOdlEc3ZC3UVsLzADyel4wqCOwIJbIrvkStxuqn3JctUsb4QJ5dWgywS22zbYta2UFpLjIfG/",
-	"FoLqo6I5XXAVVa3AMhihrYi0LDTdYid51H8rzzzrcrJieVcIOs86bd3zcekq0RnZQ5GAtpA28OhQ8LFt",
-	"q4NBpl7zSIZsfC+te0Xw87uWkKMecgOicbiOj5Pg/XoE7FXXvLgNYJp39AxJhVShdAw1k9sh7yZDJr42",
-	"MpjtYhtk1Mw99HHi6FjpmSJjCpOfFZXgJg/kJT9TYpVfosgUBklbLC/eWxwF0optM0CQKeXtwoUWVx32",
-	"QqNu8r8vqQqqR4qy/y3IfeCnW8jbReXHmqrQjjeEt6GcChRPWEtFJUH6j9pKwyAkt7OEoZRkyqDr0M1M",
-	"wWAayHtUtbGTFDbDQkJBfyooiyETnFK98KcTJNUgSG+T4a7GkH+Hgif89uJ2AOSXI8eZ0mE6gFcCIySr",
-	"fi4487Y3cMasRl7QC03E0BQefLCQ8EM0FbQm5F2Bb9ZG3EvdIIT2sqkB+hBl0lu5kV64bnkWAkSIaA4N",
-	"ZNhJThF6bXb1DJ6kfstxGPRUhdC87UgRdlSgSLfpfjzIBRSYYigi4u6CL8CIWvCuzA+7qaQqq3WK5fwg",
-	"VtTA8pMJeTvwIxzOATJ6RCuBKn4S1o933UHFXs48B1F9rodVi4FqnnQnfQmPmtMOPVrTJmUmvLMcfway",
-	"uhiONhxgnfhayzTa5KO2uHcc9pxiqjnNTOWQZUm1kKFO+A0UNvHTUUHX3Zx1kpCs21CTWJx/ZFlOG8+D",
-	"RWuqkAArvWInYdVZ6NfIUDxn2lBrSlmSJqFdKmAPFYaEHQz50VTR857FJ1n0ZT9EDhmxfziw4Pg4gtTQ",
-	"WpzCkMCfs6kaYM/hJqF+8waLddzcCrebxWZtfdI2CHGqTrCL5/nk8RdfTB5DCeoBjneyVUA/Y/tYzxUw",
-	"iqvvvpuqwNT6DV6wzoJlUY35VN7OIRb+FCN5CdD6O+Al79/cFB/NbxXCeAQnI7rziYs9NIgRjs+TVSBJ",
-	"w4wMD5q41yGsKrQ5HqxCBoUAPkRuddQn6Z88p7rtIp3KpY4z33+DjOk2xjTcYwAI6kM9qL//OJirdfXd",
-	"d8yI0KLIRipzZ2msjS6EtVlcf3ZLpd6V5LXtXu+t5RK7DGP98a4DYtkYflOtM1ZzG5YW1MGpRwA5l8L2",
-	"2T0O3mnbFHQkQNzpnEMT9sy1uhCUcZmwnwJzJ37YqpVTFRaaMc5Kw+dt24jOKQ6CZmgO0UpzscR3J0Jb",
-	"iRsDZRm2m6x55f0E+f24K22LZT/gsWuhyguW99oA5m0Ead6yzMZigDE4uyDHTbC4D2foEuNlAWg2Ezm6",
-	"OMtDG6OcOa0nbMPhv4IOMQteg2PLL0crkbMTPF6SmC67e5RePOi6yOak5G/nYZDTMbrncTZVPfUYq7Uv",
-	"+Zot+D24RYuFiKTHEEsN0bEXG2IJHJRpRG9tU5Vvd5hFgSmYa0Pdla7pOVWNBwfwkzdvGHU8QXkMe90Q",
-	"uE+mqhVlc+pnBid7og3Ln5ViWWsnVLE+/U54Vb+rHwsxYwiKJipyCN9j46vPzs/HUT1bSp1Ke/tUCb3+",
-	"jq3jkpKCsmQOObe9/V1Sw9Jy/chiODtWcwUTyk2ou3gr74UaLOq6cTo93nFca8QPFi+sfiuBDafeFTwC",
-	"MAJeDNmdI0bRk0MZKNxlW/IbmnQLhZztfdZ4OGytGQtE4lNizAMrqQWCBd0siHkHnhCMCEQGNiWHWIQ8",
-	"+4U66u3smfAgeuJf+tB1oaJe3zvA7SMEsY0IJyrEgYr/wVd2QM0P6BKFmeiczY2wi2BdOGnrK26MmodM",
-	"xO2aHxs8a6oS7Zcw3Y2M8HpZUx3iOMJ5wvYJqQWvXWOCjArDTBUGmwLVRWcx6lRzqW6FqY1Ujp1Q86iv",
-	"WI5vzUJ6Tcb+IQyEZdpxBlVQBNk/4vfn2kzVrdZlxrpuWyQGPwKzPOrCba3WnmhKVR6oNe6kLY4y84/n",
-	"FDlEcqZW2FKT/Zenyzl2uco35iN18QeNoaSE5Z6trjj4JiCazDrTYO+aCy/P9RvwQwjmC2Es9HcK0VDo",
-	"rUapOIQZsh9V8Cbk2z338+wAw08o6/Iu5OJTJZY+eftUheWDVGE5ijeeFVwVYgeZfUFqZ6zoSK8jmaZ2",
-	"GPepCq9IAyVGFSh4rQMnJx2YnXjmjh0LEUGDTiup1BiFjoLQdyMwMjPHFVaQZLppuiaVK0rIadeWKHkO",
-	"A33UHP9wlMBI0t8HQvRLb7TAFfZ5TxChsbnHoYBdabvDo/WD7oRK0IOToAdWjDzU+CE/O5pnoNcLjZCA",
-	"Nf/mu4Pa+6f7sLCI6L/9BNEfvipeJbgVDLtwQ4ueBxDqPQ2Rvpd3oissjg/nGTaiEhC8EvSmy36bny4S",
-	"BJu6NKoS1oZeNdApaKN5ENjPupJRAz1//FRDfX8OF5g+UJefT+13Hv969dE32/VAsfFjlfgzYOxIJHaG",
-	"HdfNTYVlr/5G6RbBOo1Ru8w6UUN9A3/kFyhKnN4pXdzhv22wxGk0pVcSqIXOBXucj7OpAjuzrvnfG8Ek",
-	"lFyr1sFDnUevgqFUWq8iekz0Mgy2LF8E3xlJb6jQUdgAhDSF+Dc+VRB3cFrJe+HFHXnPXahn2UangZkM",
-	"++PAnwkVtq3LAzM+srGKiNU3qDBDL7l3CYHHIHdKKJYMRwhd82RVYXdl/Plk2VROnqI+mIUS48BfqXEe",
-	"ZkLbBa/FeKqkpaLWGDG2kWZzAYbufCDTDqhEBBS/gVr2gfhmvKuhyGEn6t8bn6SGEdZvU3FpcJcdrwRf",
-	"cq1VOYuwq7UtjY/wJD5XNHaUdNW6u2Rpu1jLloiE/uYdVoCl2QPvJOl/1CsFwTfBS0MLJZ9kZ9AkjARc",
-	"zjYNRLjI2DrUek8izJ2q92AdYmgcMsLqqlWmStvm6QfTzVQFW1GwJEk3YDWC1Vdi7ibsz0YIbG0t0YJb",
-	"SXDPGqhh3RrS8rkRYuafm4Hk4nH/JTmu4IJgM5S0QRcV0gH9bBkmJFovtkA4FAZuQeiVLG3G+vSJkyg0",
-	"map3NxG9ROD8CMjShyhN1m7oJZ3OR20xaptJfLIYxRajIAIlqGyKto4Pl868pHIvzFH69su2/kow56Ch",
-	"SASzTmuS7+incZeM+z+wRblhLY4GVyGHuIa5l6s8hW7D2rXxFE9a8LTzu5ZEcScIZCJTUqqoPWzwk/Xo",
-	"Y9e1C60KWYkgM2xFseA9HwPZSqyOgmvwTM0hSCYnSM1pMZCp3T3vQdpL0C1T9/J9yIxUJT2/4KZkpeCl",
-	"55mQTwj5EdzaZNMbv95PYPqxgymET1JdVuha0BK149RiItt7/KSt4byNZdrypsWOOOt0XUNVRogNx4Bw",
-	"e5cxMbmdBKer6mztmG7Uee7IO2FBPF95FXY8YRBgUyxEcYeVtigeixlsZwJhG6VUt5fxsXigk6oRNl5L",
-	"Gz002SWEfWyWV1raUQ63XzN8hVR4zzT/pWNYUsITj6SLPpgvsD3jwdjqzPo01GAeRtqfQrGOfW18fqJQ",
-	"wXyjfQ5VKCHBqeLQqhI7om50Y0x27/HvPQ2r/OjwyJl1WNxOT8anBj8fssEPwRYBFYHnMCo08ozSh3Y1",
-	"En4p7nUrm1OGD9aVEdyEMGl9J8VQP94fn1Fi0OiQ3rrX2ApWN+AuRocAPH0t3OlTmGiPef7XbTz+NbeL",
-	"G+3lQStv1aluYtrTSDB5DYW67TiZ9yffdZMksIROW6rJe0gjKLujiDPBwEoH97Z1MGlS+80bsrv32vtq",
-	"gx0BsfcgCPOKfetc7cWpDGSZa+nEf1w7IwvHcn5319ZupgXEhnnupqo2UhWy5hU7efwZW+jGWIp3aHtj",
-	"3onaRQ3cBXVreWTZUiy1wXIfIEK1tZi0op6vcY45nyrszglqL+JaGW+I7HZtRp8NbbpRTDtFtoNLOXly",
-	"/jnLC2vmM4zl8upM6/5L1sHDvu99gHv/jKAd/yiR6vGvDOuXEdECjU+8G635mNp9eqQURWOkW48ufn69",
-	"g1JJtYmPxBZW2Atjhyi08Np8mxshQaG4g0I3hnFSY9oQMZSIWo2lzVNGexIg5EkOXreZ/z3PpgrqoZVC",
-	"FYLhL/kYmh15FNmqOhQsVJQiHNWbaA0Nc5DXKIvgMmquxE663BaIa5FunWcsvxHWzbDCaDT1qldFAwLg",
-	"KxGKZaAGRmNM2BX2zJ8q9CySWR69bpTCXFOMFHRJCUk5kFIcuyOGkRkmeC+ZFx9ILIQF/kaUAA9nQC6E",
-	"H//V9Sg4BMYBKRkn40AoshiRhkAONunD2S8hnettX3xMyYAPg1V460Pbv/ZDSsbyRuGuKcGqs1NLxxa8",
-	"bFNfhCqBxYw/+hgQp2u2otQ5dkL7GyfvfViA/ae+1o8/UwOWmUrVOAAnD/L/oHl8yLPy6XY/TjeKoiAl",
-	"pOD73SmHQcs+n0rCleLkUpQz3bg8rAW8I1hvBdwoponTS2GFKH2DB8W/rxvHCt0oZ0mSAgFP6dWAH+UT",
-	"UH5cThOqnQSgcOovM1zQcdA3ZIRNWEJhggebQvuQ8MkW+nu1hQbeOWgMjeCyrzT/MroR3Ahz1biF16Hf",
-	"Zv6a9J0U7Tder4YgWgS5/mmDlQhLkLBKF7wim9EoGzWmGl2MFs7VF2dnjz/74+R8cj55fPHHP375JQAk",
-	"rW1zxG8Fr9wiw1YvnvJjPUhnZAFxESEKW5h7WYhEJv2rruYGV8JCdFzBFbNCRO/3y79sj0LQTG3DnN7I",
-	"BLZtV0tRhhg1ocpoArQ/bw/8/MYvnbehwdze2S2VJBQZbMskRAOHu9we+mnbHYdi7IwohLwXASAsO+ks",
-	"jKpaj6NRF9o6O3Cara0TqnWBOQVLJpAROBqmkUNjkOWiHzvevkfpBel3aflMN+5Gv4ne6nfyf/v67f8P",
-	"AAD//w==",
+	"7H3tchs3tuCrYLm3ymLdFiUnzkwi1a0tjZOZeJOJfS2nUndDLxvqBkWMmkBPAy2ak3LVPs0+2D7JFs45",
+	"QKNJND9kO/Fk/McWyW58HByc749fRoVe1loJZc3o4pdRzRu+FFY08OmpVveiMdxKrb4VvBSN+7YUpmhk",
+	"7b4cXYxeLQQrtLKNrirRPDJMr5T7IrzIGjEXjVCFyFgjCt2UomRaMbsQ7FXbKMZVyUSx0KJkUjFpDVuJ",
+	"m4XWd2YyykbSTbLAybOR4ksxuhhdfffdaby4UTYyxUIsuVvfkr/5XqhbuxhdfPbFH7KRXdfuHWMbqW5H",
+	"b99mo2+1sc++ds/C6DW3i27shTZ2JstRNmrE31vZiHJ0YZtWxFPU3FrRuHf/Nzz+89Xp/+Kn/zg//er1",
+	"L4+zPzx5+2+j1Lxuu4Pz2rZRR8wLjx8470/cFovBiVfu1yNmxucPmvqtG9LUWhkBCPWi0TeVWLo/Hc4I",
+	"Zd2fvK4rWcBBntX4xL//zTjs+iVawb81Yj66GP33sw5jz/BXc+bHhRn7+Hml2Ms/P2VfPfnij4wGZytp",
+	"F4wzY/lNJVhe6FLkE4AUDejmuypwhF9GdaNr0ViJe+Dh++2LYMSSKysLhg9lTExuJyw3QpX5ZBs+2ehG",
+	"l2sYtCyle4NXL6LJ8BC2p3HHJIxl7m3cjLs1YXJZGlY3Yi6rSpSXjN8YoSxbLQReuka3VjDL74RhSisx",
+	"YVeG3cp74S4fcxfKzKUwU2X91eaFZVoVAl4vuLvojJelgc+tEQ2j02S5VHVrc+ZQy1yyQtdrN2irigVX",
+	"t6KcTFUHBn3zN1FYBwZ4Kw3S3vBb82uWOyDk7CQnoORM4rosN3fMijf2kuVcmZVoTA4/wGNSK8VlIxj9",
+	"dMlyxa28FzO7aAQvZ7LEpx22VcIKJkum54wz/D3a+kIbweaNXjLO5o0wC5bjMyZnlTRWqttLli8dkjHO",
+	"atEspTGOMLqvdo/TPTzTABSTMzcyjVflQDzzRnCjlVS3MzGf68a6eWxbV5vDwTvdSAW3vNK3rRgDobVi",
+	"CQguVLscXfw8IoCOshHBCEhGH0ajbOQGpf8qICH9tYxeJ9CevuBNw9fu81LYhS7d5FuPAq1K/WB5cysS",
+	"SHNF941pVa0vWG4dDBWvZnNdVXo1K9qmEcrmDD8btlpwK+5Fw3BzfebljqfmSjCzcM8qvbp04+OZiDe8",
+	"sDhRhJqP3FWEBx4BB/PwHFiI413xeAmAvY0p88+eAgWwEZBeJy7W1S3R2D4Nu5Oq3EdT4dXv3IPuFBo9",
+	"l5VIX1H6kdkFt4Ce7gJKwxwUAQrMFI0QymRMNyxvFb1Q5uzEXRBRZkzBCQChsnqcpJU03PYavlnWdo30",
+	"TVpW6LYqmdKW3QhWCoS6KCejfWAFoHTTdJseBOx3BEZ/wkXFW7gMjqO8SWL+VV03+p5XKbyNSEPd6GXt",
+	"iC6BbsK+FoV0PxnGm47RXLI7sTZABZZCtUyqUrxxdB3AWTTaIDG8evFsgjuKsKDQyyVX5Uy8KURTJ67S",
+	"S1HywooSxr/RrSqTcHQsihYHIsYmIeGwZzFzLAQoBADxELog3tSyEWbGB5iDns9F47gA4Fvv4gqF/Eld",
+	"skCvjeW2NYzfcqkYn1vRMGndhua6Wbo5RiW34tTKpUjtcslVy6tZhzNbR/jdd2wlqwqwD4kmrgyP8xLJ",
+	"v3GkvzU2c+Kupy8RWG+0rgRXdO2WtZ3569qfjWSLhaiqGR1lWshAkpwmolpXiR82bka8jG0wxMefvCqE",
+	"8i+JnwyKO3NeGbGJpH7shyDUxjbCUKlVPq20EQ9bYgffSPX44vw8tZ7teWM1ZlvY9PR7L6V2Y/GIuOx8",
+	"wT/n3rnnsnJy8AzZSv8K7xwF2VDi2sYX0QkJKcxbcsVvxV4u9Fd6DC8DAC3Ng7gSj4yTdXXlxNuVbu6k",
+	"umWlbERhdbNO3gzPeGU5oNh6hl5x6wRud8HpHVRhnaxJbD05gf9x3zZf0XPP1FzDe9Iit90eseHK1E6w",
+	"ii5EmCZFVFe8cfJY/2D3kl7Q8vwVHISLw5l7wX7Ch52AvAWTg3AJBthexsYF3sQrD6cONzK6MTGcolPo",
+	"0K7bYASg1G14vefOfi9NQsCKV3r4jerRgsSZtKpbH21kZtvmiBl+7EZ41TbqKIg7+AyvIAWnr0Ul70Wz",
+	"fkEyfB+RvtUr1EdJm20ELxai7Fgiy2mK/IJxxWRZkSyO+rtiAgQ/2KYBVsstUxqtSgtROW2zE/+dkjUT",
+	"b+pKFtLmF7Eu6bRVnNc/zU66F2WZjzO4+sB18EG3MVyMk42kNVMFmJfBZ/cErZ052dyJwLbR6hZ1WeQs",
+	"hpUSBdWFrsoLxlnZ8Ln1UkHY1oobVlSCN2A3K3D7qJ3DlGRzuxNrdvIUJFD2VJfiAo0ClptFxp7apvr3",
+	"64ytFrJYsDshapQLcUa35Lq1xonPN7y4I9kIRKb2Zint5VS5Id9c4EA/OuLHmVbitNErHMSPDQ/8F1tz",
+	"dWdgsDFI/ZzdNPpOKDwcoBMRGTkx1v1ZMt1MVasK0Vgu1RhP1J1k/3AQItqIcsKuSLjKGO9r9u4LzwXA",
+	"FuBWoVirnDjoEHiqULZmxjqZrRHz1gjDbsRcN4KBSQLNFZ7KdrQjjVRJ6vu1duxngLMnyCswc686GTZ3",
+	"UjdrWuUolEMNh3PmYLqKswcBYZOgLLSxB47xLTwapMnEyn9yh4Wo5S4LmB5yB+x1DqLuSjel6UTggiuG",
+	"hqXebvYyJocqYmZ0cSdS8LvGH1gl5pbdrJldtm+YEY2DKOKT059utRKXzNzJuhYlXCjd2gBm907EzqWy",
+	"4lY0NLltN6wkvFyDCt5YyatqPfPfKG3p7xReGKsbcRjor+FR905bO46WUj2+cXQW6YFHHgdq0szFG2ms",
+	"Q6bmYMwZxBkHnMPW/co9SW/M6AgO5lTdENfw5l5WRUfTISgtdWP+zN+8GJz+OPyNSDKz6Cq9B4OKu8YR",
+	"vkc4Ftlatq1hZDmJfozUxchC8kBTRzSDX+MwLL711GNT9mkRRNtbI8fOrG2qo8TRLamkBRmvN9zwOq/9",
+	"Veuvs+6cEdsycyPBOZCC88ZiwqPDC3hFV6Y/P5D29EHuWtrBh4zj714V3a1t2OxEz8G1IVXevzR6bheK",
+	"/VmKqvymaVK8c+5+S2uVwhh+Kw4ADgzRvZBcgm7EbeOg+KLRep7g4a1d6Eb+Q/Q4gtJ24aZ8nTSUWS6r",
+	"FO8UCkTBvNRK5E6YWgMX7ayZIHyCHCRUyU4ass2NLx1ZR6EZGetqoVml9Z1h3KbsS9Fq9AyZlG3WaUTc",
+	"ZYD7/JwZ4aRZQ/JiDktUM27zS5zYgY0tBVeGEVQeYHbb8jkkVdJ5OCzy0Dwyse/mkqm2qlirKmEMQdkt",
+	"wX2LFx2dbVuz69YWermXUz+nx/CCIBTwkh+yRfSLz+pGGGIvm7bhRleVE1FAcoZzBasmMfaT4JbCkTpw",
+	"e2nWcX/ZgJYFUvI4bXCMlJ79dyh+uAPUBlolfUYb+41h1sO5LL5iqSv6reAV6pb9m7ktp+m75IU8mJoG",
+	"8cK/kVyOThoDGsGtKI/CCB+FkCJy6LdPkV9RNMLOGm2Pni9ipfth0YVIwFL6b2fxflNrGgLcU3jtSNur",
+	"h8Xmfan4jaiAMtZC15W4ZEqI4BZqlfx7CzQxstg+Pj/PRkupwuf9YNqY1RsfF9bWTt10/xv248vvvWus",
+	"EPJeGGbkrRIle/H8+pXZWMRn50++3LOKjcNIHMEOCJdCOTUF2VdVPZ+PLn7eTdkAp99mm0htnTafJsUO",
+	"PR45RZo34J25E2rCrhd6pdBVqlWR5kd+D4gz6cHz1cKIYpYzfAgh6wBKTkeaPIQQHTDxJlmDnW2tZhuo",
+	"rwmsaRNg0K0PUncIyrvl3mHlxL1+HaC2vZAhUrIN8UNv/l7o4KJeeTQ5fE37MUuJ1dHYNbgRnC61/mfK",
+	"1KKwD3MKSXx5w3NFXGSvqyp6O70yKxpevKvPyCujBa/5jaxkpBlF491AvJeP40rLifNGiJkVb2z652Vb",
+	"WTkzoiL/zR6VamPGePiNsVLA2SWz/uSDoMhz7CgGyE1LXoJgbS694zZIThkTlRGxF1nU5EM+gWFmOGM5",
+	"PlymDRuaVXIpB7Rl2Z3y0F2524hA6FlAnfhk1qqY+W+TElDCq719gH6EwwlahKL/6adPWJN2+Ka70L/g",
+	"93VIe3qndHGH/555EfQ0gtWAuY1kCz9WLVTpfvMRivQBDx/MH3SqTqDB4LWk79tj6SyYrQfmF/X21YJw",
+	"jfThW215lfppi1K4IfzzqfvgA0v3GBMIMI9fZ/umpIOJ7UcbqJpF0azeIUc2JzwIAkiMWBtkaA/ZCzi1",
+	"zVpCoPK2Lldv4/CGZSGmY33S8XShtQHrsCMaOBQreNNIgb4URJ1HhuVugDytYIFcumNxByle3aN+wOS5",
+	"b1w19JMk5/anMIQmu4lDuAKHWEFf0sPIezY2Fq8j66K+aeXRs5uTdme7B29eRmzsCG7uIyBjzDni9Q34",
+	"biodCXg/GKJO43KsUZSzgCb9de+dfcnfPMOHPztP2P/pdkTDPDlPB7sMH21/g6kz6xbxGNUy/2l7RSW5",
+	"mWcQirp1cZ87qdBpgsAMg5PQe4PKe3dOxnH6S3ZT6QI8hj1Gasg5SGarTpgTovFhnOAGR4LWiplyrB2+",
+	"STGDbca+90wiIr7n2S3+sEGZPSqngP7XLihnw4QRb3JfLEvbqJdiDlYMUZWzm/VM20Uqd+QqeIO5gkei",
+	"TBJwipvBEJse+SmOXtqmNtBbZxIyuhTV04WWRcKTgLHPacK5EQ29l7YfEEe9sarndZoRBlazrUfFcQOK",
+	"L0UG98Ms9ApMtGRJTuroYa87sh9kyaxmRqgSIgB2BCV2+xuINKIfEQ9gbhTdzSW7U275J0qrUwgEGQdD",
+	"OD4nlXtbgIu5Wh/jZB44EgRoaumDZ3Mt7Eth2iqhlpdiztvKmpmXLrclDl2KN2Hx24jfORMeYtkH0Mh7",
+	"cbglKL4Db18P2s47ECixmvkQO7/dh083BJwMIvjBKECTQdhLYylOKMSyIKDZCShxfCkwR2K8ww3QbSVy",
+	"A4Ro76AV8Ar8/LMOptlojzpQ6Lo/GBFY2oGThukbrspZBEiTDpz+AHb7eDe43kE0N8NI/pGj6C5jwY/K",
+	"yqrLmwrpMmzJ1+wGEkVMuxQlu1kzrRz9s6dAK44IKQfoHaxUx/Q+IeEf76t6FzzMRr8JKhLI/Np7R5hC",
+	"0B/A/fSsZ44bQtJ/DqesBCO+Xc+WGMI6Q3damoFG6WpuygpT83ySnEPbzUBC70LEveE+pNmRpXCkqfNB",
+	"eBr8ebtewKO+xmffDRWjPe3Ay+AUHDqSYYS8DjtKRNHFR0JJK/fS8beFXokyYx7PDvVqJwzEs2HPZzYK",
+	"UfPpIItBcTflqt+OYQppTmaXzJMxbsBvXfCmBCg4tLX7TfsJf3N/x12yYrfP4YN6BeMMqkTD6QiUMoga",
+	"DN5CpVfsxO3J4wsD+7PRFcQVayaHHPOHBUHE1xjzVW1HAuLg4JDF8OOPz77OGEKdnnNfjbMQPJEkUqpd",
+	"3qQ0uq+lqSu+Rk/MyWNPZpRYCWPHGUhkkhInjOK1WWg7EGm50I1NbjSeI0OLvHtWGItZz2/8vmXJTkpu",
+	"FsKwstF17W4Ot6wS3Fj2pRMHnWIsGjMmhzDbsbSIwfncjCFi+2gj1qK7rzD/UhvLHn92Hi0gOU9bl0e6",
+	"8fdfBJ8vEY0dOPwoHGsE/eS9ECu8FENS341Ec/oWjHJIIqTg+2tCQWkwtxCyubeTsDHllsz1MwAs6Pr5",
+	"BYSrS1Uan/vp4Q5WBWkYLwpRW+FQHxDcc7YQLeMzd9X4kuXKUc8LpnRY2UnH/Mex4QeWO8pG24uCsF8l",
+	"fhexX4eRHKd2pQKugHzHfAyB36NCY6Ybn6XgeBxQejyrsZdT7AeL0hL3Urdmltrm3vn2JY654/NYRNSo",
+	"AxQ7AdMIkHvUUfNuvHz84FC1DyF5RxtNRnINgzELZCBJQ7SVcyr6kXBhWyuWtR2IQH1IPBXZiI98S9w7",
+	"uQHBGd6Qyv7hSZJn7YpqqLixM9rXUWuAF4UPhE3/jPdnVpD9e3tlYI9+yOwqOqcktl9VRgN+5xQRcuqI",
+	"NrpuMl9ihWMmukMqKdLcLjhodwr40Wqu4YWgBe/D982NRIebxdEg61pEXsqAiD2s24fQ6YCgeAWHq/y9",
+	"i7LPUtmfYt8yr4d94uG6jLLRnEM+QIqlPe/IbkKL4cFwf2p1W0A8asGrivHCtryq1qyUZcxXHakL+dyi",
+	"nGEIxgyrw+wzqb0IasVfdSneg1HcE26nLBxpID/MzL/Te9ttxzwsACntDLvCqjOyxPws26VOR2qZL1vj",
+	"6xfVFVf5NueG5K6Zk6Fyz7UnWIzEl4r6mZ/+4/XPWCZq9vqX8+zzrwZKVG3BZi9M0qLntik2KdvsVN4Q",
+	"Qt57kGHkTw9cD2bRH0AGfKB05zZ5OBVKXq73YoH0AkQKVclg3yl6cDIhMOs3E4o6hSms3gM05QxIonKX",
+	"RbOZPZW6ttfIR5fcUVHBCiBJeDmluueVLGe+/lXG8laFsPnSfQb25jYAKUH5QAmXQUs9CB+JA3ohmlPI",
+	"o2GwAqq7Ag9nUbkxSu9eccNorQcnIUZJQAlkk8pYroqBWPhgX0vEVg1XVyBZYhMTf3z5rKtj6LgDBgKJ",
+	"UFLOvXhAaDFKF14LD+bDYpDiNfq2EcYMFaPbznOQalbTSzAwKmR7+Hh622DR0LoaUuW8hsZOEBP/xM3C",
+	"oZt4I4pQkWZ8MFS2DMYdGDDEpXxoeZbwVj904nxvwP/GQv1Iw0ukKJzYDC7VbSV8vOpG+Go/srXQai6d",
+	"UD4UxOiY3lJ428thsNhIE37DC1uhu0rPU+YWKCjnydoFc1Q13y4ddZhtIK6dt7tA3qbccH76FT+dv/7l",
+	"y7en4e8nB/z9+LOUfLGLy0Q+krVuG+b0Kaern3oTUcMaAPtWwRdIMc/QhrRaYAE0svxK8p4oiIOwsqqm",
+	"ygmPsTkW07gargwcHlth7TN2AkEoK2kEe3L+VTii4GGA8mn3QuVQV+HJ+ZNAah1TNFOltBLjXqHFOM46",
+	"gbi2WT/lVXXDi7uH3bCEkhgd5tLcHlqodGtx1+Kht37Bm3LmtFrd2tlSqtamitk8vzGiue9VDJOGVTok",
+	"KoJ5GQQuCmBgf/zsfExJO3Lp7vjj8/MvkZDQ5ywZyw2lcsBFNLSYV74irjQsp4oYeViHX5cvVuDH61b2",
+	"h82FPXmyd12U/5q8ws9Ksay1FapYszuxzryVvBYNle7YSl7an0EVUePERfQ1OzNmG7lcCvBhVIKXoHap",
+	"0l0YWbkPq4W0gpmaF2LCrsiq/uT8PDarwxuP/8C+k3/KmNI+uix+4qaF215JJUxXuwXNyO5L8PVT1hhn",
+	"puJmwYi1uesXxZnk/y3fTig7PwAiu2yJDv+ZVBZNLKkClRA8xwRvKikaQJ9LilYsOxkMiJLSK3JJ+Wg7",
+	"rZI5cPtk6MS5eZLow74cHSOKH6/2kfHFOTEicXzA9EfwYKQWQ5EoFCTqC4ruLD4RFy46SJ16gEu7d+wP",
+	"s4e54+7sYDs1nd15AO9QI2wQKdxpPDJYGwx8Nb7gKtAyIHSCxJGTHIdaQt2iuLBUPoZLqYSApGbKOMdB",
+	"2Vw3U0VChtTqMtQUf2SAQDmOhvUy0Y9M32SYI8ausDAyMXAoBKQbKLNjGQrLHROYqr4eA1FkiuUecDkz",
+	"fG2Y0Zfk21Lgs4bkeCIqsGOsNeSWQtWReox6SEAOyRQ9c3xfW/Umy0GttX8DojNPXyULwUYPtz1VG2IA",
+	"mYG8OWgC9qA/fpWW11Jxs+/FrnRwaK2vyHfl0wb2xLf91vac4wnQ+7eM7IIjVDZMWDuwyNkMInjTOyvb",
+	"JlTkAwFqK5dLlqBOU7UvsBRDcHBSidqUp7dG8/EYo2zElzfyttU+71/OpShnWE+9XwwvOZM7YUm5SKFS",
+	"47J9MxAR2gihDtgbX3HpVKZZqPYZfRenwQFJaGxbz0rJK70PLjuZ/POa/70Vl96fM9cgPHQF8NwHLD5V",
+	"N7oQxpHIgjeKYxl8JVadMILPNQJWl3YGUcUmMxigBA+spCr16ljcDaeyAfMhzBhEwGwTe5PoD8pe2iF0",
+	"XHHXfqTqYd67qGTqNsJRjMuguLBPnEAV/nBHVhxNtc+R1T8yn0LYVfmMF79RMcSvK3kabaP2EPQPIekd",
+	"L8oNimrDksFu9j8EDa/4m0GJuZf1F2mOZE5Mu5s/gKszhNsckBS705GZHeAmdaD5WvAS9MJEjilvyllJ",
+	"vx91IyM7wIPjurZmH9pBmuwcVzHW4yVF1O68tIOFYN0g3pQ9EDDZ3lSyYN507X2vJMyT4mu5ucOyplSP",
+	"md5yCrlQljdrYEZtDSXhVxoDA0nXnCrTLpcc0nVP3ArhWTQ6jzNmFrxBIwP78vz8tNClOK21VNRl5aYt",
+	"b4WdMCyygUqFF9m8R4qrNRZdkmaqihbqvRetr4m5WuhKsNuG1wuxFKyoWgOhf+ylF0ezzrLQ2rq1GVjf",
+	"GW9uW7c91CRKOZ/7+v68rgVvpuqkAL9Ypb26A8UvdWvHE4ZnR80wKqgWVfCmgbYsVusMvmON08v0vKes",
+	"G1ZqJ6mihpJqgnOE/7Dvx+gnmW7fdAyWOf6iuDcdYszcoga7BsSOfjeOsXxZR2FaDrPcAGAtUeTr9e0l",
+	"Qgsr5WSeEzwI9HPxEoYbLgOx11lJq08noLulD+F9FFkrPK7uqqW2wxQAFv1jQB7Y20asp9IzXGdwSFHg",
+	"J7mPnCINQHNojdmevmoZ7W8t7CVFGYBbkd4nIKB5fh4PiRR+wn4QEgxcoJOHZkDGQhBwHHGi74AdbC50",
+	"RGDAsKuktNy0quDJUqzk+fAUCcsO44UBNyFsHEOWlSipOnJ3g8PlnaQN+JtFyTCMpMObLFzOeJXduW7d",
+	"kSGC/VLM0w7HX0mWGV5XWnSbg8A4XAFyR7GRtwNTbUVIldLU3EIo00OVMv/tXDezhTY27aXNRgVXhagq",
+	"qk7L6a9gxOmCoZI1SLIRFshOIm/E0xPtzTBm+igS8JDGE0Usee7Dpk5M3WgvkTznhwWIRtLevuV0ouHb",
+	"7ENbloUqj9xKnPJ/0H2Ny0mh1hgktX2QCFIdVq2gi7k/Bx+eDGaPlAHNO1Sxmj+wByf51VwJDAa60dbq",
+	"ZRBdwFOHBd1PuiwLJ9mRyObFtQM6gfzG1vjjMz+OscVDtX0vE4b2gFKhdHhIvMaW0rnDLF3023T2akP2",
+	"slC6Cxhh4HboVSAEmxcvxS5+fHbdGZGGO3QMxvD3mowyATXWvR/A9zrxmVS+FBDWBEM5POS19PO6otCq",
+	"Bxh1dkWZY6TXUH3QRlc9bubgwa1uKAJ6f1k6GGDrTPck4IZDeJgvIZQDPMrRnKzpmFzdRkeUHUVKoo4h",
+	"2GoEnFLcWqEwggNolidSTBpqMwAOJpRQT40sBQmDjiItuVTb0TUfoifTR0Tg9pKTDevfQT15sINQ6prP",
+	"ZSkoStAjPjZazEY3Tg7e0afyg0gaxzP0/ZLtTsXx5Vb24Zfne7MPdxXm25SKuc/NTwqyblflTEMIPwWA",
+	"kkrSKmzCVD6gkEAPwTZvbI/dIZtrhBIr7EANphNVQjrK+tRzFGpG0nmn31NSZp81D/yYDtbPe57wC8Z7",
+	"G8vIoY4ea/Kon+QElnzsvetoG4D4l+AT13N4Ra9UrA3DCzOnK8eX0Nthuu5ZQ5WtNjsjdI2ld8oE/tpH",
+	"oMjiizssNQwSgvcbM3ZkqBf4j+brqMjPQDQmZqWeTx5/8eXkHFDS3eMmVLURjaD8Zmj+xOv6FNuYsJKL",
+	"JYTT+JTWgiulLTN8TX2YwOIhMdhiqjDH44IilSCoMyPHHWbANgJbXLntoMkE9Uefmlk3+kawk/wMP+dj",
+	"bEUVQpNIFfYzbbTmylirSrKTeVR4ZFili7vMiUehRMVWFX9cJVfFQje4Ln+ppyoqhB/ll+YdFufjCYPG",
+	"OAhK4Y4AxvMxdBLaRuGIZMlz+6euUjfY0naqPHAh2MtAnGBoZ6BKzOGHiKtLKqjBLbayDc1ZKfsfM1wr",
+	"we9FvBnHhqYK+VA6cHOLGh4XNBW/vH1nsHJ820i7vnacnpK4ocDyVYs6LYgAsCT4ulviwtoaWaW+k8I/",
+	"Dm3m8auu0Ty/u4vqyngBpZbfiTV2bpcUI7DdVbUCm3tcHu6EOw5mGTdGGsuVheLQ7jjxXXfQzAu4iPdF",
+	"21TjqSobeS9YXAzBnZAvgeCGxAwO1rTKqUXc3z9oJQUJ1VM1VdhxCSyEkGse9ZnPhzra56zUBRjz+z3o",
+	"p8pndlAzeuYA6cgIDgIRoVeU0wHfXLA/YQHsaXt+/nkB8i38KchI6rc+VfAbO5m3kHlXCGMuGRFUx+8w",
+	"1hFxmwzIQJC71pljNFE6+IbRGuF4gO9Id7Nm+Yvn16/Y2f3jM6hS7q6eU6JKbhY3GvK6gXSVTgbJzyDO",
+	"fKrys1ae/b//83/zjOnWgmzsO/lC1/kxVXaXiihXmKSVZ4RKuQ+wUlNlfNdf9q21NRR+zCOsyxmiJJPK",
+	"WGijzoM6xzuAQ0Un3/4enge0kAb7+rK/fPMKGvhSCA/0nF4K06WIhU2jk2GqdCNvpWPO16I4/bOwxeL0",
+	"WlpxAWXITvFXjOfmiuXP8TMTf28xpBLHRIo/zqYK6lE/Of+c5YVp5jOfL+nQxq84dCBn+aYeCx3yPfcH",
+	"alPJQlBNVLqqf332ynHapqIbbi7OznQtlNFtU4iJbm7P6CVz5p7tkmrcdY1KA1+MziePJ+dY4FYoXsvR",
+	"xejzyfnkc2pbDrTmbClsIwv4O9nU/aWvpAFJu0jDMd2YeSsAg65QTvMmLH7R6KWwC9EaCClmKKxN2DXi",
+	"YYijxhryGavknUDxWLyBvmCNuYxAD+YRoYy7M5XWNciMN2tGLH4CNWjdnZNaPStHF6O/CPtX2lZnooUt",
+	"fnZ+TrqJpQgQt8CzuuJSBWLLU5rT200RgmYY2rPbCeUX0PbdSTw5/2JI1QvrPPMZajF7GF38/DoboR91",
+	"PboYRdMtw1YtvzXgnBDNvSzE6LUb4YxOf7Lmyyo65i2QPa+FunrxbD/IYhrrBz0CcI440VwdUY5OG6iV",
+	"eb/gehXTtkFI3T8+22ofm7wUz5VgjV5BPH7gTaGJYczgdIP8LWP6hsiw0qsJ+x6zb4JMg10vHcnhau2b",
+	"sG7p33lXPaxaM0o1tFhjF0ox+vp41NPTsdBGr7ZviJv+6UaH2SNO/W+koHanfmhzXQiMSCBF3EURDc3Y",
+	"TQKQ4PERSJCNvjj//EikidDEB8n13fEQP8odaooIefq4kkahs182Wie/3XUFn/bVs5o3fCkslL/+mUQ7",
+	"CiEmbrHdl7kTPtHT3R1RFMXrXjssM+j1r4QXQ4Qi3iBhw/lR2HAs9jw5f/JrYdtz1d9fn0bsR7QyNLhN",
+	"EikgTNQj2XcmzciUHvVmhapFIB1mTPBisdHKFNvg+va3KAyCoZUanKJW6sf1PSy7+VCq1Y3ocnwacesY",
+	"uhPsQWKd+Ga1UUKA1/LI0ktlHy5ZvtHtNcfH3QV1ijCmFRngje71E+g7HFYVGkWzVjmhAkJqI1hArpJb",
+	"05hBdxADpcnz0E+WZoM3qPwT7I2VWqCM6haRFEioG/EHvE40w8BFaoSTrB5AUHso+xISwgRUlPEt3odY",
+	"KQiMwzwUejXgQ6fGNoIvc6bnhEcobEZmf8fYjBBO+XTnc+HF6MueynXBeFWNJ1P1jUNkHGTBDctleZFj",
+	"+eGlVtpqJQv6WZbjjOXwt3vEDetoICa/5CW33L/5P6+f/8CEuheVrsVU5b/IMoNnsy6WKWPujbdeB8N9",
+	"MZDfSY8C0+cFqk7I/DnLL1gt1W3ug1cICI+/YGYyVVfY4vF7buzpNwCuZ1/nUAXkfxipCvEfP+SQN0OF",
+	"7+qKryONCPEThIOCL0XIq3FqVQnXU7Fbh71OlkelpI+717CHb+6pde8GT9pUFqA+IJ58aBYvS3YLWi/M",
+	"i3ZeKETgXvl7K6hXITA02NEoZltb1Z+CDfA81S8lHbtlbDhuMrFJ98nwldOOoV017PAatCwnODWi0EqJ",
+	"wo4v2Uo65cPRyhzWl4fVh0YZtPzeIY0GuO/PxHIff/lAlrt1cx4ggSM48PVfgbH2qAj2vj01hOqIWJ6O",
+	"0BeBjCxCo8khqYlaUX5A0kozDICS9BZpWFu/X7Xle3kvgNo6atEVUR0kuaHzXRJUTvbGztEfElS+Ld+g",
+	"kI/WQm8EoBiRycNktQfLXt9D7O2GIMJOgtnSSSLjCNTUAPBtNqq1SZpJIAYbiEuiCyNyE99A0RtQcO8T",
+	"9iftCGWDdWupmZ4viOo3si1UYNfObzGQjYxpf9Ll+r0eJbUGfdu3azvV4u0WEj1+3zOHlpkDF88BOki4",
+	"Rff8r6QofH7c85999nCpC/GUTMEHoGlMD85+obiVt5RbIlJBw8+c4AOo2jlV2MmT88djxi3amhHSaI2F",
+	"ighOeXALKyfsGblBkVT9hLW4If4+mEVAMre6BpEOvuDF3QWjjBHWSw2BzMwcHdnkL1Maktm000LcXYF2",
+	"PzSz98UZy9fg8QHB/mbdEw63b9DXAAu6QRuCTeqcukcAQ599PUow6yfDDTQRtEt9L8qPE0WP0n03UNRt",
+	"610R9KymLKM0kf1Pd+ROYKY2vlBea4KiczBGk9W+340WWgEb3fNMFU4UBQeE7w/cTJiPEgXHklmrYtFo",
+	"pVtzSS5/uACK5X/5Br0hPazNt1HshVS37xnBPntvZLaf9pWmsXjNerfz94a7UDIAMReQKSDNg9EYe26f",
+	"dr190/jsqzhTQ2X0uKHuF9CZ6qAKquOktCOBGZOqqFqgm1Ta1enOuipF0yek2xj5EtYWtS1+f5j5fqVI",
+	"Wt4AXnZwy2KxaSEa8fujrXXFC09cI6JGePOuaBriPIexVFflkHRAloZIVGW+IAgtl7hzFgkIvkk4cPJW",
+	"UUOnXcj6inqDf5y4iqvbgark6fxXw9SeDnQwnm4lMScNiD9gviDYvSbsCiUPI0RwsfcpYdYTBhmvqrRb",
+	"7Ife5GknzKbRygfjH811Kab3bZYeGFtUxwOHsDaIPQrhcV+c7wmO+6A3YKsCd+Ii9MDqXQGy6RgdAPHX",
+	"tkS56+mpqW7tjX4TYeVGsnoSO89+2SjB9/YsZBSlyel1sRBlWwkIXIJKaxJifjwcwGoKqArBKLzq13d3",
+	"kLvR5dphfEix72G6D5cB8xp1S8d6hvFKw7tYJ3SD7Lot9KTDQ5yR24XeD3JGHlyl8LcWheP9ZV7//Bh9",
+	"kk/Ov3o4BSfEYLyPVH2P5MDV8NGO5uyXKPDx7VmcpThwK/hSsLlQBYR2Oh2PChD4V8nRM59Dr9pe0Fff",
+	"Vw9Z9eDHyfFd0dW8Yz/oUOeRAvG2kR9TJYUvn3QQ6vejrA9Ce/fKgdU594o5sSf9W3RJ4G15/0ZBn0jq",
+	"47wPsgy+P1aTLA6WuK9dMzdaL3Y8+Ke/rO9kR7yCBtS+axGVlWfY4x3KWfpylVHq5/4whKFL76PxT7vQ",
+	"8uH7H3XcZS9bdUQg/GB8O4Q/KSbLisplkT9yqvoh8t66GPaMaR1ZCB+nxUQllfvt3SgCsNvmBfpbOcbk",
+	"s9VCm1BCNO4/l4cqZzk7MU7x5xUNCsGO0Np0IANhHBIPFno1VaF0MTqe60bruZuilPxWaWNlAYUgKWGQ",
+	"vMCfn1NVRxTIQul6g624VJmF6+OgAcijm6mi9kKBnGa+41LGllpJkPCbkPMSE9uEf/kZocmfOyz5zSnu",
+	"hxSWu32+cIc06FQMB4eH+S9Iu94puMqjVXxROeUaRD0iTzo4Z/0LAAFE43cgf9jHdJjkPYeokLi6P5GI",
+	"uO8oOl4gAwOJYV1xReKNJ4S+eFFGCUiYTwONnzDZZaquXjwb70wF8olqPSLoCxhngY5imj98ThBRR/Cw",
+	"+PoGsbuIY2IfGV8aCdviQofbxu0NqywZx5hEeYmH9ajfoy7Eg3ElpsrxrNBW8pwVumqXDqZQf2rVJ9ue",
+	"WJdEIR0OQC7BjQBPFGYgUn9y2CzsEMvcui1OWD7QbJZK0K4WAmrf2KOb/5KFjMB3PF29pNrZoir7BbIm",
+	"LA+VSXJ24k55qvI4sz8fs6XgymDG1Eo0ghRHFa9e+0pL1uEHuVjC2ZPCiWefpPF4Fz4ekfoDCce0z99I",
+	"Nt7qt71LLsZzxbbGn3jL8VGQW827TUzTgGyf+LKmeCLvwEu6qs5tUnaGbvgmipeEMty+ab6vlwEkD1cG",
+	"9iBQpmcoEpZ5iMiBJhYYk3LPqxbd7ViFWzZEpT3h5OW9aKx0xFsqCJb1aa3QMarqmnmBu/UGWvUj+8Kk",
+	"SyRXRBOxKtl4MlVXzLZ1JUJCYDcMiM2bjZ7ywL/uxHrCnoc+Hn22g1MyU0nHB5f6XpgpFJMjrlWJe1Ex",
+	"7J8nlyKEllBK1yns7U6sGdxR6sCTQzf8C7bRvz8fdwwM552qpVAtwwY0TvGCBbBo/kavNmb/RlmsNkjT",
+	"eRaPcgyvjKYah3PdMCVWU0XTm+2FcVXOlFj5BYZEQYIKsiaFCbPAX05y8su4vQB7MD5/UreWsoBR03CH",
+	"GHMajHXt8ZlkbCnVOv9kY+kR8s0S8L8yH4G5r4U9wLpCfeL+NW0r78RDroX1xSuxBqm/h1Hvyyruhdi1",
+	"QWxEIUps6elJ/IkRFuo3VO/KZc4aUXPZ7FBbIPWMOkiwRhhZtuKixw5x7brxWwK6h8UVa3QhkzIDZOIb",
+	"U/BaXAKlvQFCgivJpwrekWDG6XozgWwey55FJcBGEjwnlVTiFL5FfgDZAMaKGpOtTb8lVsFr2zYimypf",
+	"pMUJ78KpS1ZW1M/eqwPdxKg/OqVhpf0YZsKeWdK/6kaA/gUkPCOy71QX2Fw2Vaa9gRQTjhUjIAXZrKCA",
+	"FdnkQBEIEAaeXWg1r2Rh8yykyDiinCKuL+Eg4TI/xez937dh5WjTMGL674Z4vQMxegp3BY2WdHt9xya8",
+	"tsrbhk8QaEhrZvTQu9KcHYm2WzYSJ2rjCn98NmQd8QTkctsUwq5ePBsfbBnGYmOxOTyLLMK49qApezmq",
+	"I9mwKJAS3TMg5JlgY5iqBFWZsG8isRhaRoBolxKo467AmA/Vk28fGZRnzeVUgbh4Ea8SSDJKl2D3ANIH",
+	"VNtBnPKCkDJTtxyGWWTuVnkzRj8BWSvhxE97igNR9C2YU6LqIb0WWifbJRLGvp7yF4zqAF1CSjRJGmR6",
+	"QPPPvZZQmzJF/f5CMpT5p5YtP6SEZ4ZJJGTeeuHiX504vgp3r6dS864HS3c7yWXUl+iiK4tkUwOczTuQ",
+	"zahl+I4iBUkixw6gcYOG4kmvuAGKQNKaqfKdu9ERpq1oLlCTjBRzn4BZCq/1a4NVG68Xcm7//RW/YcW6",
+	"qLD1H1gnxhNSdTGFEqbK493nSMmSjMDTammpBYA7nY4mR8JnhgovEZdgAd7iByc5Nfkgiy8ambmFFqKX",
+	"PQ3YFyXdMLYOkKqov/rvW0jbbiQ/QH6WvjxUhzOAEeJfXli7YlTpjZwskSs/ATRpGZXFPekePIQCZWlj",
+	"Y+6GhToknBmx5MrKInQZ9qz5kYlWZXyrYd+zgbOK34gqA5qgGyZVKd74jGl39265dSTCYCUod4l7dOci",
+	"ohd48b3NjCoYgOoV9wF299S33tymVKTpTRXtjTyDbn+2rcl9j4SpghqOoe6UpxpY5U5SMS9RkrK25Krl",
+	"1cxfz7xrpT9VIejZkzgU4ZCa1difAFvgxubCctBcmAVprhCX7M9tVbGrAvuBmakCfd3dWbf0hZbFRlRC",
+	"3AAbiil4VTTUe6An3DEi8vhV4ALJB6XQ3Qi7kIY2QkGIcbVBOAQHvawjyuWEXYXTIYYZ7L9Jq+9kqr6H",
+	"tPJrSKSHbLMIBd1YA1bHj4reflS2xx6B/k3MjwexiE8WyHdX+hFyfA87AdNiRM3fQWqNGtclJVavYS4h",
+	"fbMf1klmUSxOw0PBLZN5Wu75DnaqQ9mv40qR+WCqfLporEFjQ3hYjMlI6HQqq26t8Z1wHfOCEaFY14Xv",
+	"WAQZCFnPsd9FmEzVkjd3omQ5+WFydkIdjUwvGAzJ6ZislQtuiOxS+EK+2fg/v2S5apc3ovElHaGzzQyC",
+	"xBvsFFlKAwU5oNhILQTVZEYXnuAqqpSDpXd8KyNpmG/0x07yqOdfnjnWZWXF8q74fJ512rrj49JWonPs",
+	"+cIkoXg/8GhfZDa08sLAdqd5JMPEvpfGviL8+X2bMbu+lQOisT+Oj5Pg/XoE7FXXmD0ETc47eoakQipf",
+	"rooaWO6Qd5P+jq8b6c12sQ1SidUpBfn43nEcnbk9U2RMYfIz8EnknrzkZ0qs8ksUmfwgaYvlxXuL3UJa",
+	"sW0G8DKlvF1Y31avu713Yp35mJ8lVV52l6LsfwtyH8QGLOTtonJjTZVvNe5DalFOBYonjKFCtiD9Ry3z",
+	"YRCS25PuF5Qpva5DJzMFg6kn71Gl2E5S2AxF801EqIg1hmlxSi/Fn06QVIMgvU2Gu7pm7h0K2HLbi1uQ",
+	"UCwAOeuV9tMBvhIaIVl1cwHMQ9/zjBmNvKAXDo3hcNzHfUCSIdFU0JqQd3m+WTfiXuoWMbRXwQGwD69M",
+	"eis30gnXgWchQvgsCt+0ip3kFBUcKjrM4EnqJR+nXkyVDwfejk5jRwWndZvux6BdQFE7hiIi7s77AhpR",
+	"C96VFmM3lVRltU6xnB/EiprmfjIhbwebeeAcIKNHtBKo4idh/fhwAagSzsHXrfpcDyulo3eug/QlusVP",
+	"u+sRTJuUDfXOcvwZyOpiOFRggHXia4FpBLd9aCgQp1qkmGpOM1MJdllS/XXoTXADxZTcdFREejdnnSQk",
+	"6xDeFovzjwzLaeO5t2hNFRJgpVfsxK868z1iGYrnTDfUDleWpElomwoSRoUhYQdDfjRV9Lxj8UkWfdkP",
+	"y0VG7B72LDgGh5cagsXJD4kBC1M1wJ79SULN+A0Wa3lzK+xuFpuFmsgh8HmqTrBz8Pnk8RdfTB5D2fsB",
+	"jney1bQjY/tYzxUwiqvvvpsqz9T6TaWwtothUV+LVK7gIRb+dCSGw9bfAS95/+amGDS/Vdj0EZyM6M4n",
+	"LvbQwGkAnyOrGD42yMgQ0MS9DmFVvrX6YOVDKD7yIeo5RL3Z/snrOITO9an6DXG1jd+gSkOIa/fn6BGC",
+	"et8P6u8/DuaHXn33HWuEb4tmIpW5szTWjS6EMVlc83pLpd6VWLrtXu+t5RI7m2PPg67ratk2/KZaZ6zm",
+	"xi/Nq4NTdwHkXArTZ/c4eKdtU9BRFIVIrDyEKFLpqAn7yTN34odBrZwqv9CMcVY2fB5a1XROcR9/Cb64",
+	"IM3FEt+d8K1sbhooBbPd2NEp7yfI78ddOW0sNQSPXQtVXrC813o0D1HreWCZrcGkBnB2QV6tYHHvX9+Z",
+	"yskC0OAqcnRxlvvWaTmzWk/YhsN/BV2pFrwGx5ZbjlYiZycIXpKYLrtzlE486DpX51FMaT/3i5yO0TmP",
+	"s6nqqcfYIWLJ12zB78EtWixEJD36/A2IyL/YEEsAUE0remubqny7qzUKTN5c62s9kWzI1Zo6VYAD+Mmb",
+	"N4y6LKE8hv21CN0nUxVE2Zx6KAJkT3TD8melWNbaClWsT78TTtXvalZDzBiiYhMVVoXvsdneZ+fn46iG",
+	"NsXCpr19qoT+osfWjkpJQVmybgU3vf1dUpPkcv3IYAoNVpAGE8qNr/V6K++FGiwkvQGdHu84rh3rB8tR",
+	"UL+VwIZT7woeARwBL4bs4IiZO+RQBgp3GWKoVxyTW4Czvc+6MoetNWOeSHxKxntg9UZPsKCDDjFvzxO8",
+	"EYHIwKbkEIuQZ79QF8+dfVoeRE/cSx+6Fp2XRVuzC90+QhTbiHCi4j+o+B98ZAfUGcLslTkWU8b8D7Iu",
+	"nISarhuj5j77ebvO0AbPmqpEyzdMsSUjvF7WVPs8jnCesH1Cqs8viYaZKgw2BaqLzmLUqeZS3YqmbqSy",
+	"7IQa1n3Fcnxr5lP6MvYP0UBYphlnUHlJkP0jfn+um6m61brMWNfhj8TgR2CWR1041IfuiaZUWYbacU9C",
+	"QaaZezwPKTEgZ2qFbXzZfzm6nGNnvXxjPlIXf9AYSkq33LHVFQffBESTGdu02C/rwslz0oJFSDezhTYW",
+	"QjBfiMZATzkfDYXeapSKfZgh+1F5b0LuMTYSk7IDDD++lNS7kItP1Z/65O1T5acPUvnpKN54VnBViB1k",
+	"9gWpnbGiI52O1LS1xbhPVThFGigxqkDea+05OenA7MQxd+yS2s+sk1TekEJHQei7ERiZmeMKK0hs3zRd",
+	"k8oVJeSEtSXaLMBAHzXHP/xKYCTp7+NC9Mv9BOTy+7wnjNDYUOhQxK602eHR+kF3QiXowUnUAytG7uuK",
+	"kZ8dzTPQX4pGSOCae/PdUe39031YWET0337C6A9fibMS3AiGnf+hLdgDCPWeJmzfyzvRNTPAh/MMm98J",
+	"CF7xetNlv7VYFwmCjaRaVQljfH8s6E620bAM7GddmbqBPmNuqqFeY4cLTB+os9inll+Pf72eDJstwqDB",
+	"wbFK/BkwdiQSO8OO6/amwlJ7f6N0C2+dxqhdLB9wkiPIL1CUOL1TurjDf0OwxGk0pVMSqG3XBXucj7Op",
+	"AjuzrvnfW8EklHms1t5DnUevgqFUGqciupvoZBgQfiCHF/Q8kt5QoaOwAQhp8vFvfKog7uC0kvfCiTvy",
+	"nltfQzdEp4GZDHtywZ8JFTbUAoMZH5lYRcSKP1QMppfcu4TAY5A7JRRoBxBCp05ZVdjRHX8+WbaVlaeo",
+	"D2a+rQHwV2rWiZnQZsFrMZ4qaaiQPkaMbaTZXIChOx/ItAMqESHFb6CWfSC+Ge9qKHLYivr3xiepSY1x",
+	"21RcNrjLjleCL7nWqpxFtyvYlsZHeBKfKxo7SroK7i5Zmi7WMhARS33Hu1sBlmaHvJOk/1GvFATfeC8N",
+	"LZR8kp1Bk24k3OVs00CEi4ytQ8F7Et3cqXoP1iGGxqFGGF0FZao0IU/fm26mytuKvCVJ2gGrEay+EnM7",
+	"YX9uhMB2+hItuJUE92wDdfODIS2fN0LM3HMzkFzc3X9Jjis4INgMJW3QQfl0QDdbhgmJxoktEA6FgVsQ",
+	"eiVLk7E+feIkCk2m6t1NRC8ROT8CsvQhyiGGDb0k6HzUFqPQwOaTxSi2GHkRKEFlU7R1fLh05iSVe9Ec",
+	"pW+/DPVXvDkHDUXCm3WCSb6jn429ZNz9UVWidLc83FHvKuQQ1zB3cpWj0CGsXTeO4kkDnnZ+F0gUt4JQ",
+	"JjIlpRppwAY/WY8+dl270KqQlfAyw1YUC57zMZitxOoovAbP1ByCZHLC1JwWA5na3fMOpZ0EHZi6k+99",
+	"ZqQq6fkFb0pWCl46ngn5hJAfwY1JNtpy6/2Eph87mkL4JNWChk4pgagdpxYT2d7jJw2G8xDLtOVNix1x",
+	"xuq6hkqwEBuOAeHmLmNicjvxTlfV2dox3ajz3JF3woB4vnIq7HjCIMCmWIjiDittUTwWa7CFEoRtlFLd",
+	"XsZgcUgnVStMvJYQPTTZJYR9bJZXWtpRDrdfM3yFVHjHNP+lY1hSwhOPpIs+mi+wJezBt9U261Nf9334",
+	"0v7ki3Xsax32E4UK5hstu6hCCQlOFYf2uNiFeaMDbLJjmHvvqV/lR3ePbLP2i9vpyfjUVOxDNhUj3CKk",
+	"IvQcvgqtPKP0oV3Ny1+Kex1kc8rwwboygjc+TFrfSTHUA/zHZ5QYNDqkn/c1tp/WLbiL0SEAT18Le/oU",
+	"Jtpjnv/gbTx78P+am8WNdvKgkbfqVLcx7WklmLyGQt12QOb9yXfdJIlbQtCWPmztndIIyg4UcSYYWOng",
+	"3LYAkya137whu3uvpbhusAsp9jsFYV6xb62tnTiVgSxzLa34j2vbyMKynN/dhXrxtIDYMM/tVNWNVIWs",
+	"ecVOHn/GFrptDMU7hH68d6K2WL+DQvOxQ9Qjw5ZiqRss9wEiVKjFpBX1mY5zzPlUYUdgUHvxrpXxhshu",
+	"FzL6DOOWcgrc1k6R7eBSTp6cf87ywjTzGcZyOXUmuP+SdfCeQpZdH+HePyMI4x8lUj3+lXH9MiJaoPGJ",
+	"d6M1H1OLYXcpRdE20q5HFz+/3kGppNq8j8QWVth/Z4cotHDafMiNkKBQ3EGhm4ZxUmNCiBhKREFjCXnK",
+	"aE+CC3mSg9dt5n7Ps6mCemilUIVg+Es+hgZr7opsVR3yFipKEY7qTQRDwxzkNcoiuIwaurGTLrcF4lqk",
+	"XecZy2+EsTOsMBpNvepV0YAA+Er4YhmogdEYE3bFfnJgnCr0LJJZHr1ulMJcU4wUdGbySTmQUhy7I4Yv",
+	"M0zwXjIvPpBYCAv8jSgBAmdALoQf/9X1KACCL5DPyTjgiyxGpMGTg036cPaLT+d62xcfUzLgw3AV3vrQ",
+	"9q/9mJKxvFW4a0qw6uzU0rIFL0Pqi1AlsJjxRx8DYnXNVpQ6x05of+PkuQ8LsP/Ux/rxZ2rAMlOpGgfc",
+	"yYP8P2geH/KsfDrdj9ON4vvDIAXf7045DFv2+VQSrhQrl6Kc6dbmfi3gHcF6K+BGado4vRRWiNI3eFDc",
+	"+7q1rNCtsoYkKRDwlF4N+FE+IeXH5TSh2kmACqfuMP0BHYd9Q0bYhCUUJniwKbSPCZ9sob9XW6jnnYPG",
+	"0Agv+0rzL6MbwRvRXLV24XTot5k7Jn0nRfjG6dUQRIso14c2WImwBAmrdMErshmNslHbVKOL0cLa+uLs",
+	"7PFnf5ycT84njy/++McvvwSEpLVtjvit4JVdZNjqxVF+rAdpG1lAXISPwhbNvSxEIpP+VVdzgythIDqu",
+	"4IoZIaL3++VftkchbKZWhVZvZAKb0ElXlD5GTagymgDtz9sDP79xS+chNJibO7Olkvgig6FMQjSwP8vt",
+	"oZ+G7jgUY9eIQsh74RHCsJPOwqiq9TgadaGNNQPQDLZOqNYF5hQsmUBG4GiYVg6NQZaLfux4eI/SC9Lv",
+	"0vKZbu2NfhO9Fd9zM3r7+u3/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

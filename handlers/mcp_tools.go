@@ -54,6 +54,8 @@ var mcpCatalogue = []mcpTool{
 		Guide: "Open the agent's own model UI once in an idle pane and read its models and the reasoning effort in effect. The result authorizes one akk_set_model from this same conversation within 5 minutes."},
 	{Name: "akk_set_model", Ops: []string{"setModel"},
 		Guide: "Set the reasoning effort of the model in effect to one the immediately preceding akk_model_options advertised (model and reasoning_effort both from it). Never repeat an uncertain result: read the catalogue again."},
+	{Name: "akk_repair_model_control", Ops: []string{"repairModelControl"},
+		Guide: "Only when a fresh akk_list advertises repair_model_control: close the agent's model picker left open, or clear its bare /model command, back to an empty composer. It never selects anything. Never repeat an uncertain result."},
 	{Name: "akk_native_inspect", Ops: []string{"inspectTerminal"},
 		Guide: "Read the agent's own status view once (version, model, directory, thread id) in an idle pane a fresh akk_list advertises native_inspect for. It creates nothing; never repeat an uncertain result."},
 	{Name: "akk_identify_foreground", Ops: []string{"identifyForeground"},

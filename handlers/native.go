@@ -132,3 +132,12 @@ func choiceOut(c *domain.ModelChoice) *ModelChoice {
 	}
 	return &ModelChoice{Model: c.Model, ReasoningEffort: c.Effort}
 }
+
+// RepairModelControl clears an exact model-control residue (repair_model_control).
+func (s *Server) RepairModelControl(ctx context.Context, req RepairModelControlRequestObject) (RepairModelControlResponseObject, error) {
+	r, err := s.Service.RepairModel(ctx, req.TerminalId)
+	if err != nil {
+		return nil, err
+	}
+	return RepairModelControl200JSONResponse{TerminalId: r.TerminalID, Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry, Detail: optString(r.Detail)}, nil
+}

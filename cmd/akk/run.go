@@ -53,6 +53,8 @@ Commands:
                                   the agent's models and the reasoning effort in effect (its own UI, once)
   set-model TERMINAL_ID MODEL EFFORT
                                   set that model's effort, from the catalogue just read
+  repair-model-control TERMINAL_ID
+                                  close a model picker left open, or clear a bare /model (never selects)
   permissions TERMINAL_ID         the agent's permission mode and the modes it offers
   set-permissions TERMINAL_ID MODE
                                   change it (a mode id from permissions)
@@ -165,7 +167,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return c.mcpBridge(rest[1:])
 	case "threads":
 		return c.threads(rest[1:])
-	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model":
+	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control":
 		return c.native(rest[0], rest[1:])
 	case "help":
 		fmt.Fprint(stdout, usage)

@@ -59,6 +59,19 @@ func (c *cli) native(name string, args []string) error {
 	}
 	var body []byte
 	switch name {
+	case "repair-model-control":
+		r, err := c.api.RepairModelControlWithResponse(c.ctx, args[0])
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		body = r.Body
+		if !c.json {
+			fmt.Fprintf(c.out, "%s\n", r.JSON200.Outcome)
+			return c.uncertain(r.JSON200.DoNotRetry, r.JSON200.Detail)
+		}
 	case "models":
 		r, err := c.api.GetModelsWithResponse(c.ctx, args[0], &client.GetModelsParams{})
 		if err != nil {

@@ -588,6 +588,36 @@ func TestE2EModels(t *testing.T) {
 			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"`+target+`"}`, "c1", &r); code != 200 || r.Outcome != "already_effective" {
 				t.Fatalf("a repeat: %d %+v", code, r)
 			}
+			// What a model control can leave behind, cleared by the repair:
+			// the bare command in the composer, then the picker left open.
+			repair := func(what string) {
+				t.Helper()
+				r := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool { return advertised(c, "repair_model_control") != "" })
+				var res struct {
+					Outcome string `json:"outcome"`
+					Detail  string `json:"detail"`
+				}
+				if code := call(t, "POST", d.url+advertised(r, "repair_model_control"), host.Token, "", &res); code != 200 || res.Outcome != "done" {
+					t.Fatalf("repair %s: %d %+v", what, code, res)
+				}
+				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, ready)
+			}
+			if code := call(t, "POST", d.url+"/v1/terminals/"+term+"/model/repair", host.Token, "", &p); code != 409 {
+				t.Fatalf("repair of a clean pane: %d %+v", code, p)
+			}
+			e.Type("/model")
+			e.WaitForText(10*time.Second, "/model")
+			repair("a bare /model")
+			e.Type("/model")
+			e.WaitFor("the command menu under the typed /model", 10*time.Second, func(s string) bool { return strings.Count(s, "/model") >= 2 })
+			e.Press("Enter")
+			e.WaitFor("the model picker", 10*time.Second, func(s string) bool {
+				return strings.Contains(s, "Select model") || strings.Contains(s, "Select Model and Effort")
+			})
+			repair("an open picker")
+			if m := catalogue(); m.Effective.ReasoningEffort != target {
+				t.Fatalf("the repair changed the effort: %+v", m.Effective)
+			}
 			task := "a task after the model change for " + a.Name()
 			var s sendAnswer
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)

@@ -226,3 +226,83 @@ func (x *Adapter) SetModel(ctx context.Context, t domain.Terminal, model, effort
 	}
 	return domain.ModelState{Model: model, Effort: back, Scope: plan.Scope}, domain.AnswerVerified, nil
 }
+
+var _ domain.ModelRepairer = (*Adapter)(nil)
+
+// residue is what a model control left on c: "menu" (its model or effort
+// menu open), "command" (the bare command in an otherwise idle composer)
+// or "".
+func residue(prof agent.NativeProfile, plan *agent.ModelPlan, c screen.Capture) string {
+	if _, ok := plan.ReadModels(c); ok {
+		return "menu"
+	}
+	if plan.ReadEffortMenu != nil {
+		if _, ok := plan.ReadEffortMenu(c); ok {
+			return "menu"
+		}
+	}
+	if plan.Command.Menu(c, plan.Command.Command) {
+		return "command" // with the command menu open on it
+	}
+	rows, ok := prof.ComposerText(c)
+	if r := prof.Classify(c); ok && len(rows) == 1 && rows[0] == plan.Command.Command && r.State == domain.ScreenIdle {
+		return "command"
+	}
+	return ""
+}
+
+// ModelResidue implements domain.ModelRepairer.
+func (x *Adapter) ModelResidue(ctx context.Context, t domain.Terminal) bool {
+	prof, plan, err := x.modelPlan(t)
+	if err != nil {
+		return false
+	}
+	c, err := x.capture(ctx, t)
+	return err == nil && residue(prof, plan, c) != ""
+}
+
+// RepairModel implements domain.ModelRepairer: at most three steps, each
+// from a fresh capture: an open menu gets Escape, the bare command gets
+// the line-clear key (C-u), until the idle empty composer shows on two
+// captures. Nothing else is ever pressed.
+func (x *Adapter) RepairModel(ctx context.Context, t domain.Terminal) (domain.AnswerStage, error) {
+	prof, plan, err := x.modelPlan(t)
+	if err != nil {
+		return domain.AnswerNothing, err
+	}
+	if _, err := x.process(t); err != nil {
+		return domain.AnswerNothing, err
+	}
+	k := x.keysFor(t)
+	for step := 0; step < 3; step++ {
+		c, err := x.capture(ctx, t)
+		if err != nil {
+			return k.stage, err
+		}
+		var key string
+		switch residue(prof, plan, c) {
+		case "menu":
+			key = "Escape"
+		case "command":
+			key = "C-u"
+		default:
+			if step == 0 {
+				return domain.AnswerNothing, domain.ErrNothingToRepair
+			}
+			if idleEmpty(prof, c) {
+				return domain.AnswerVerified, nil
+			}
+			return k.stage, errors.New("the pane shows neither the residue nor its idle empty composer")
+		}
+		if err := k.press(ctx, key); err != nil {
+			return k.stage, err
+		}
+		// Wait for the residue to change before the next step.
+		before := residue(prof, plan, c)
+		after, ok := x.until(ctx, t, func(c screen.Capture) bool { return residue(prof, plan, c) != before || idleEmpty(prof, c) })
+		if ok && idleEmpty(prof, after) && x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
+			return domain.AnswerVerified, nil
+		}
+	}
+	return k.stage, errors.New("the residue did not clear in three steps")
+}

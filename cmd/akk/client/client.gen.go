@@ -1403,7 +1403,9 @@ type SetModelRequest struct {
 
 // TerminalActionResult defines model for TerminalActionResult.
 type TerminalActionResult struct {
-	DoNotRetry bool `json:"do_not_retry"`
+	// Detail When not `done`, why AKK could not prove the end (redacted).
+	Detail     *string `json:"detail,omitempty"`
+	DoNotRetry bool    `json:"do_not_retry"`
 
 	// Outcome What a terminal-touching call actually did.
 	Outcome    Outcome `json:"outcome"`
@@ -2057,6 +2059,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
 	SetModel(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RepairModelControl Clear what a model control left on a pane (repair_model_control)
+	//
+	// Only an exact residue: the agent's model or effort menu left open is closed with Escape; its bare `/model`
+	// left in an otherwise idle composer is cleared with the line-clear key. Each step starts from a fresh capture,
+	// at most three, until the idle empty composer shows on two captures. It never presses Enter, selects a model,
+	// submits a task or answers a prompt. No residue: 409 `conflict`, nothing sent.
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/model/repair (the `RepairModelControl` operationId).
+	RepairModelControl(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetModels The model catalogue of a pane and the model and reasoning effort in effect (model_options)
 	//
@@ -2879,6 +2891,26 @@ func (c *Client) SetModelWithBody(ctx context.Context, terminalId string, params
 // Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
 func (c *Client) SetModel(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetModelRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RepairModelControl Clear what a model control left on a pane (repair_model_control)
+//
+// Only an exact residue: the agent's model or effort menu left open is closed with Escape; its bare `/model`
+// left in an otherwise idle composer is cleared with the line-clear key. Each step starts from a fresh capture,
+// at most three, until the idle empty composer shows on two captures. It never presses Enter, selects a model,
+// submits a task or answers a prompt. No residue: 409 `conflict`, nothing sent.
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/model/repair (the `RepairModelControl` operationId).
+func (c *Client) RepairModelControl(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRepairModelControlRequest(c.Server, terminalId)
 	if err != nil {
 		return nil, err
 	}
@@ -4420,6 +4452,40 @@ func NewSetModelRequestWithBody(server string, terminalId string, params *SetMod
 			req.Header.Set("AKK-Conversation", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewRepairModelControlRequest constructs an http.Request for the RepairModelControl method
+func NewRepairModelControlRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/model/repair", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -5978,6 +6044,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/terminals/{terminal_id}/model (the `SetModel` operationId).
 	SetModelWithResponse(ctx context.Context, terminalId string, params *SetModelParams, body SetModelJSONRequestBody, reqEditors ...RequestEditorFn) (*SetModelResponse, error)
+
+	// RepairModelControlWithResponse Clear what a model control left on a pane (repair_model_control)
+	//
+	// Only an exact residue: the agent's model or effort menu left open is closed with Escape; its bare `/model`
+	// left in an otherwise idle composer is cleared with the line-clear key. Each step starts from a fresh capture,
+	// at most three, until the idle empty composer shows on two captures. It never presses Enter, selects a model,
+	// submits a task or answers a prompt. No residue: 409 `conflict`, nothing sent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/terminals/{terminal_id}/model/repair (the `RepairModelControl` operationId).
+	RepairModelControlWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*RepairModelControlResponse, error)
 
 	// GetModelsWithResponse The model catalogue of a pane and the model and reasoning effort in effect (model_options)
 	//
@@ -7607,6 +7685,82 @@ func (r SetModelResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetModelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RepairModelControlResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TerminalActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RepairModelControlResponse) GetJSON200() *TerminalActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RepairModelControlResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RepairModelControlResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RepairModelControlResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RepairModelControlResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RepairModelControlResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RepairModelControlResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RepairModelControlResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RepairModelControlResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RepairModelControlResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9941,6 +10095,24 @@ func (c *ClientWithResponses) SetModelWithResponse(ctx context.Context, terminal
 	return ParseSetModelResponse(rsp)
 }
 
+// RepairModelControlWithResponse Clear what a model control left on a pane (repair_model_control)
+//
+// Only an exact residue: the agent's model or effort menu left open is closed with Escape; its bare `/model`
+// left in an otherwise idle composer is cleared with the line-clear key. Each step starts from a fresh capture,
+// at most three, until the idle empty composer shows on two captures. It never presses Enter, selects a model,
+// submits a task or answers a prompt. No residue: 409 `conflict`, nothing sent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/terminals/{terminal_id}/model/repair (the `RepairModelControl` operationId).
+func (c *ClientWithResponses) RepairModelControlWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*RepairModelControlResponse, error) {
+	rsp, err := c.RepairModelControl(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRepairModelControlResponse(rsp)
+}
+
 // GetModelsWithResponse The model catalogue of a pane and the model and reasoning effort in effect (model_options)
 //
 // Opens the agent's own model UI once as a closed plan (`/model`; never crosses the API) on an idle pane with an
@@ -11513,6 +11685,67 @@ func ParseSetModelResponse(rsp *http.Response) (*SetModelResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRepairModelControlResponse parses an HTTP response from a RepairModelControlWithResponse call
+func ParseRepairModelControlResponse(rsp *http.Response) (*RepairModelControlResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RepairModelControlResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TerminalActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
