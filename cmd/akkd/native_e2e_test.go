@@ -566,6 +566,21 @@ func TestE2EModels(t *testing.T) {
 			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"ultra_imaginary"}`, "c1", &p); code != 422 {
 				t.Fatalf("an effort not advertised: %d %+v", code, p)
 			}
+			// A screen that changed after the catalogue (a person's draft)
+			// sends no key; the draft stays.
+			m = catalogue()
+			draft := "a draft typed after the catalogue"
+			e.Type(draft)
+			e.WaitForText(10*time.Second, draft)
+			if code := callConv(t, "PUT", d.url+setPath, host.Token, `{"model":"`+cur.Model+`","reasoning_effort":"`+target+`"}`, "c1", &p); code != 409 || p.Code != "terminal_not_idle" {
+				t.Fatalf("set-model over a draft: %d %+v", code, p)
+			}
+			if s := e.Capture(); !strings.Contains(s, draft) || strings.Contains(s, "Select model") || strings.Contains(s, "Select Model") {
+				t.Fatalf("the draft was touched:\n%s", s)
+			}
+			e.Press("C-u")
+			e.WaitFor("the cleared composer", 10*time.Second, func(s string) bool { return !strings.Contains(s, draft) })
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, ready)
 			// That attempt consumed the catalogue: read it again.
 			m = catalogue()
 			var r modelsResult
@@ -618,11 +633,16 @@ func TestE2EModels(t *testing.T) {
 			if m := catalogue(); m.Effective.ReasoningEffort != target {
 				t.Fatalf("the repair changed the effort: %+v", m.Effective)
 			}
-			task := "a task after the model change for " + a.Name()
+			// A busy pane: a catalogue read while a task runs sends no key.
+			task := "[[akk:slow secs=4]] a task after the model change for " + a.Name()
 			var s sendAnswer
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+task+`"}`, &s); code != 202 {
 				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.accepted", 30*time.Second)
+			if code := callConv(t, "GET", d.url+path, host.Token, "", "c1", &p); code != 409 {
+				t.Fatalf("models on a busy pane: %d %+v", code, p)
 			}
 			rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
 		})
