@@ -120,6 +120,9 @@ type SendInput struct {
 	MessageID          string `validate:"omitempty,max=200"`
 	InactivityMinutes  int    `validate:"omitempty,min=1,max=1440"`
 	HardTimeoutMinutes int    `validate:"omitempty,min=1,max=10080"`
+	// Identify: identify_and_send; the closed status probe, then the
+	// dispatch, under one terminal lock (Codex).
+	Identify bool
 }
 
 // SendResult is what Send did.
@@ -130,6 +133,8 @@ type SendResult struct {
 	Outcome    Outcome
 	DoNotRetry bool
 	Existing   bool // the idempotency key named an existing Turn; nothing was sent
+	// ForegroundThreadID is what the identify probe read (provisional).
+	ForegroundThreadID string
 }
 
 // MaxRequestBytes bounds a request's UTF-8 size (the terminal side passes
@@ -255,6 +260,25 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
+	foreground := ""
+	if in.Identify {
+		// identify_and_send: the probe and the dispatch under this one lock.
+		if path != PathManaged || term.Agent.Kind != AgentCodex || s.native == nil || !term.Agent.Profiled() || term.Agent.Compatibility {
+			return SendResult{}, E(CodeManualRequired, "identify is a Codex probe on an idle pane with an empty composer, on the version's own profile")
+		}
+		st, err := s.probe(ctx, p, term)
+		if err != nil {
+			return SendResult{}, err
+		}
+		if session.ID != "" && session.NativeThreadID != "" && st != session.NativeThreadID {
+			return SendResult{}, E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
+		}
+		foreground = st
+		if term, err = tr.term.Observe(ctx, terminalID); err != nil || !term.SendReady() {
+			return SendResult{}, E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
+		}
+		session.NativeThreadID = "" // matched by the probe; the acceptance binds
+	}
 	if session.ID != "" {
 		if err := sessionMatches(session, term); err != nil {
 			if !s.probeable(session, term) || path != PathManaged {
@@ -351,6 +375,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		Failpoint("send.entered")
 	}
 	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+	res.ForegroundThreadID = foreground
 	if err != nil || res.Turn.ID == "" {
 		return res, err
 	}
@@ -551,9 +576,23 @@ func (s *Service) probeable(sess Session, t Terminal) bool {
 }
 
 // probeSession runs the status probe once (the caller holds the terminal
-// lock) and refuses unless the card names sess's thread. A probe that sent
-// keys and proved nothing stops the Send before its text, never retried.
+// lock) and refuses unless the card names sess's thread.
 func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
+	st, err := s.probe(ctx, p, t)
+	if err != nil {
+		return err
+	}
+	if st != sess.NativeThreadID {
+		return E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
+	}
+	return nil
+}
+
+// probe runs the closed status probe once before a Send's text (the caller
+// holds the terminal lock) and returns the thread it names. A probe that
+// sent keys and proved nothing stops the Send before its text, never
+// retried.
+func (s *Service) probe(ctx context.Context, p Principal, t Terminal) (string, error) {
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := s.native.StatusCard(seq, t)
@@ -561,16 +600,13 @@ func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t
 		if err == nil {
 			err = errors.New("the status plan sent nothing")
 		}
-		return nativeRefusal(err)
+		return "", nativeRefusal(err)
 	}
-	if err != nil || stage != AnswerVerified {
+	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
 		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
-		return E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
+		return "", E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
 	}
-	if st.NativeThreadID != sess.NativeThreadID {
-		return E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
-	}
-	return nil
+	return st.NativeThreadID, nil
 }
 
 // onlySendReadyTerminal resolves a Send with no target.

@@ -11,7 +11,7 @@ func sendResultOut(r domain.SendResult) SendResult {
 	return SendResult{TurnId: r.Turn.ID, SessionId: r.Turn.SessionID, TerminalId: r.Turn.TerminalID,
 		State: TurnState(r.Turn.State), Outcome: Outcome(r.Outcome), DoNotRetry: r.DoNotRetry,
 		WatchId: optString(r.Watch.ID), DeliveryPath: DeliveryPath(r.Turn.DeliveryPath.OrManaged()),
-		Warnings: append([]string{}, r.Warnings...)}
+		Warnings: append([]string{}, r.Warnings...), ForegroundThreadId: optString(r.ForegroundThreadID)}
 }
 
 func progressOut(p domain.ProgressView, lastActivity time.Time) TurnProgress {
@@ -81,6 +81,9 @@ func (s *Server) SendTurn(ctx context.Context, req SendTurnRequestObject) (SendT
 	}
 	if b.HardTimeoutMinutes != nil {
 		in.HardTimeoutMinutes = *b.HardTimeoutMinutes
+	}
+	if b.Identify != nil {
+		in.Identify = *b.Identify
 	}
 	r, err := s.Service.Send(ctx, in)
 	if err != nil {

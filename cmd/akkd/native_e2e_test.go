@@ -178,6 +178,11 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("inspect %+v, want thread %s version %s directory %s", *in.Status, firstThread, a.Version, e.ProjectDir)
 				}
 				t.Logf("native inspect: %+v", *in.Status)
+				if a.Kind == agenttest.KindClaude {
+					if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"never typed","identify":true}`, &p); code != 409 || p.Code != "manual_required" {
+						t.Fatalf("identify on Claude Code: %d %+v", code, p)
+					}
+				}
 			} else {
 				if a.Kind != agenttest.KindCodex {
 					t.Fatalf("%s identity %s", a.Name(), row.Terminal.NativeIdentityState)
@@ -212,6 +217,18 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("session_exact send: %d %+v", code, se)
 				}
 				rec.waitTurn(t, se.TurnID, "turn.completed", 90*time.Second)
+				// identify_and_send: the probe and the dispatch under one lock.
+				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+				var ia struct {
+					sendAnswer
+					ForegroundThreadID *string `json:"foreground_thread_id"`
+				}
+				also := "the native test's identified send for " + a.Name()
+				if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+also+`","identify":true}`, &ia); code != 202 ||
+					ia.ForegroundThreadID == nil || *ia.ForegroundThreadID != firstThread {
+					t.Fatalf("identify_and_send: %d %+v (foreground %v)", code, ia.sendAnswer, ia.ForegroundThreadID)
+				}
+				rec.waitTurn(t, ia.TurnID, "turn.completed", 90*time.Second)
 			}
 			row = findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
 				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty

@@ -1353,6 +1353,13 @@ type SendRequest struct {
 	// HardTimeoutMinutes Observation ends this long after the send (default 720).
 	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
 
+	// Identify identify_and_send, Codex only (a pane whose threads live in a shared app-server daemon): under the one
+	// terminal lock that also carries the dispatch, AKK first types the closed status probe (`/status`) once
+	// and reads the foreground thread (`foreground_thread_id`), then sends. The probed id is provisional: the
+	// rollout that accepts the request binds the Turn. A probe that cannot start refuses the Send with no key;
+	// one that sent keys and proved no thread stops before any task text (409 `manual_required`, not retried).
+	Identify *bool `json:"identify,omitempty"`
+
 	// InactivityMinutes The Turn is `stalled` after this long without activity (default 60).
 	InactivityMinutes *int `json:"inactivity_minutes,omitempty"`
 
@@ -1380,6 +1387,9 @@ type SendResult struct {
 	// screen still refuses before input.
 	DeliveryPath DeliveryPath `json:"delivery_path"`
 	DoNotRetry   bool         `json:"do_not_retry"`
+
+	// ForegroundThreadId With `identify`, the thread the status probe read right before the dispatch (provisional).
+	ForegroundThreadId *string `json:"foreground_thread_id,omitempty"`
 
 	// Outcome What a terminal-touching call actually did.
 	Outcome    Outcome   `json:"outcome"`
