@@ -100,6 +100,12 @@ const InspectionStatus = "status"
 // holding the pane, a live exactly profiled agent on an idle screen with
 // an empty composer. An error means no key was sent.
 func (s *Service) nativeReady(ctx context.Context, terminalID string) (Principal, Terminal, func(), error) {
+	return s.nativeGate(ctx, terminalID, true)
+}
+
+// nativeGate is nativeReady; with idle false the screen may show anything
+// but a working task or a prompt (a repair's residue).
+func (s *Service) nativeGate(ctx context.Context, terminalID string, idle bool) (Principal, Terminal, func(), error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Principal{}, Terminal{}, nil, err
@@ -132,10 +138,24 @@ func (s *Service) nativeReady(ctx context.Context, terminalID string) (Principal
 		return fail(E(CodeUnprofiledAgent, string(term.Agent.Kind)+" "+term.Agent.Version+" has no profile; AKK types nothing into it"))
 	case term.Agent.Compatibility:
 		return fail(E(CodeManualRequired, string(term.Agent.Kind)+" "+term.Agent.Version+" is read with a neighbour's profile; its native controls are left to the person"))
-	case !term.SendReady():
+	case idle && !term.SendReady():
 		return fail(E(CodeTerminalNotIdle, fmt.Sprintf("the pane is not idle with an empty composer (screen %s)", term.ScreenState)))
+	case !idle && (term.ScreenState == ScreenWorking || term.ScreenState == ScreenAwaitingApproval || term.ScreenState == ScreenAwaitingInteraction):
+		return fail(E(CodeTerminalNotIdle, fmt.Sprintf("the pane is %s", term.ScreenState)))
 	}
 	return p, term, unlock, nil
+}
+
+// refusedBeforeInput is the refusal of a native plan that sent nothing
+// (stage AnswerNothing), nil when it sent keys.
+func refusedBeforeInput(stage AnswerStage, err error, plan string) error {
+	if stage != AnswerNothing {
+		return nil
+	}
+	if err == nil {
+		err = errors.New(plan + " sent nothing")
+	}
+	return nativeRefusal(err)
 }
 
 // nativeRefusal maps an error of a native plan that sent nothing.
@@ -183,11 +203,8 @@ func (s *Service) Inspect(ctx context.Context, terminalID, inspection string) (N
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := s.native.StatusCard(seq, term)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the status plan sent nothing")
-		}
-		return NativeInspection{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+		return NativeInspection{}, rerr
 	}
 	res := NativeInspection{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true}
 	if err != nil || stage != AnswerVerified {
@@ -216,11 +233,8 @@ func (s *Service) IdentifyForeground(ctx context.Context, terminalID string) (Fo
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := s.native.StatusCard(seq, term)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the status plan sent nothing")
-		}
-		return ForegroundProof{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+		return ForegroundProof{}, rerr
 	}
 	now := s.clock.Now().UTC()
 	res := ForegroundProof{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, ProvenAt: now, ExpiresAt: now}
@@ -265,11 +279,8 @@ func (s *Service) NewThread(ctx context.Context, terminalID string) (NewThreadRe
 		// Codex with no record of its thread: learn the thread it shows
 		// first, so the new one can be told from it.
 		st, stage, err := s.native.StatusCard(seq, term)
-		if stage == AnswerNothing {
-			if err == nil {
-				err = errors.New("the status plan sent nothing")
-			}
-			return NewThreadResult{}, nativeRefusal(err)
+		if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+			return NewThreadResult{}, rerr
 		}
 		if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
 			s.noteNativeUncertain(seq, p, term.ID, "new_thread", err)
@@ -282,11 +293,8 @@ func (s *Service) NewThread(ctx context.Context, terminalID string) (NewThreadRe
 		}
 	}
 	stage, err := s.native.NewThread(seq, term)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the new-thread plan sent nothing")
-		}
-		return NewThreadResult{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the new-thread plan"); rerr != nil {
+		return NewThreadResult{}, rerr
 	}
 	uncertain := NewThreadResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev, Binding: BindingNone}
 	if err != nil || stage != AnswerVerified {
@@ -378,11 +386,8 @@ func (s *Service) ResumeThread(ctx context.Context, terminalID, threadID string,
 	seq, done := s.keySequence(ctx)
 	defer done()
 	stage, err := s.native.ResumeThread(seq, term, threadID)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the resume plan sent nothing")
-		}
-		return NewThreadResult{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the resume plan"); rerr != nil {
+		return NewThreadResult{}, rerr
 	}
 	uncertain := NewThreadResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, PreviousNativeThreadID: prev, Binding: BindingNone}
 	if err != nil || stage != AnswerVerified {
@@ -780,11 +785,8 @@ func (s *Service) Models(ctx context.Context, terminalID string) (ModelsResult, 
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := mc.Models(seq, term)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the model plan sent nothing")
-		}
-		return ModelsResult{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the model plan"); rerr != nil {
+		return ModelsResult{}, rerr
 	}
 	if err != nil || stage != AnswerVerified {
 		s.noteNativeUncertain(seq, p, term.ID, "model_options", err)
@@ -858,11 +860,8 @@ func (s *Service) SetModel(ctx context.Context, terminalID, model, effort string
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := mc.SetModel(seq, term, model, effort)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the model plan sent nothing")
-		}
-		return ModelsResult{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the model plan"); rerr != nil {
+		return ModelsResult{}, rerr
 	}
 	if err != nil || stage != AnswerVerified || st.Model != model || st.Effort != effort {
 		s.noteNativeUncertain(seq, p, term.ID, "set_model", err)
@@ -901,45 +900,23 @@ type RepairResult struct {
 // left in the composer is cleared with the line-clear key, each step
 // proven, until the idle empty composer shows. Never Enter, never a model.
 func (s *Service) RepairModel(ctx context.Context, terminalID string) (RepairResult, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return RepairResult{}, err
-	}
 	mr, ok := s.native.(ModelRepairer)
-	if !ok || s.turns == nil {
+	if !ok {
 		return RepairResult{}, E(CodeUnavailable, "model repair is not configured")
 	}
-	unlock := s.turns.lockTerminal(terminalID)
-	defer unlock()
-	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
-		if p.CanSeeHost(held.HostID) {
-			return RepairResult{}, E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal")
-		}
-		return RepairResult{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
-	} else if !errors.Is(err, ErrNotFound) {
+	p, term, unlock, err := s.nativeGate(ctx, terminalID, false)
+	if err != nil {
 		return RepairResult{}, err
 	}
-	term, err := s.turns.term.Observe(ctx, terminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return RepairResult{}, E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID)
-	}
-	if err != nil {
-		return RepairResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	if !term.Agent.Profiled() || term.Agent.Compatibility {
-		return RepairResult{}, E(CodeManualRequired, "the repair runs only on a version's own profile")
-	}
+	defer unlock()
 	seq, done := s.keySequence(ctx)
 	defer done()
 	stage, err := mr.RepairModel(seq, term)
 	if errors.Is(err, ErrNothingToRepair) {
 		return RepairResult{}, &Error{Code: CodeConflict, Message: "the pane shows no model picker or model command to clear; nothing was sent", Err: err}
 	}
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the repair sent nothing")
-		}
-		return RepairResult{}, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the repair"); rerr != nil {
+		return RepairResult{}, rerr
 	}
 	if err != nil || stage != AnswerVerified {
 		s.noteNativeUncertain(seq, p, term.ID, "repair_model_control", err)

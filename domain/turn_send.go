@@ -596,11 +596,8 @@ func (s *Service) probe(ctx context.Context, p Principal, t Terminal) (string, e
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := s.native.StatusCard(seq, t)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the status plan sent nothing")
-		}
-		return "", nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+		return "", rerr
 	}
 	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
 		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)

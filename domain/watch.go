@@ -242,11 +242,8 @@ func (s *Service) identifiedAnchor(ctx context.Context, p Principal, term Termin
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := s.native.WorkingStatusCard(seq, now)
-	if stage == AnswerNothing {
-		if err == nil {
-			err = errors.New("the status plan sent nothing")
-		}
-		return "", false, nativeRefusal(err)
+	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+		return "", false, rerr
 	}
 	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
 		s.noteNativeUncertain(seq, p, term.ID, "watch_identify", err)
