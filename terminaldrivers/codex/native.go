@@ -102,6 +102,9 @@ func (p Profile) readStatusCard(c screen.Capture) (agent.StatusCard, bool) {
 			session, card.SessionID = i, v
 			break
 		}
+		if strings.HasPrefix(t, p.Composer) || strings.HasPrefix(t, "•") {
+			return agent.StatusCard{}, false // a prompt or output after the card
+		}
 	}
 	return cardAt(c, session, card)
 }
