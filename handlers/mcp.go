@@ -64,16 +64,8 @@ func newMCPEndpoint(s *Server, rest http.Handler, tools []mcpToolDef) *mcpEndpoi
 // a browser's session must not reach the tools) and keeps a session to
 // the principal that opened it.
 func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="akk"`)
-		writeError(w, r, domain.E(domain.CodeUnauthorized, "an Authorization: Bearer token is required"))
-		return
-	}
-	p, err := e.s.Service.Authenticate(r.Context(), strings.TrimSpace(token))
-	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="akk", error="invalid_token"`)
-		writeError(w, r, err)
+	p, ok := e.s.bearer(w, r)
+	if !ok {
 		return
 	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {

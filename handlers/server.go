@@ -214,6 +214,24 @@ func recoverer(next http.Handler) http.Handler {
 
 // authenticate resolves the bearer token (and AKK-Conversation) into the
 // request's principal. Public paths pass without one.
+// bearer authenticates r by its Authorization: Bearer token (any case of
+// the scheme). On failure it has written the 401 problem and ok is false.
+func (s *Server) bearer(w http.ResponseWriter, r *http.Request) (domain.Principal, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="akk"`)
+		writeError(w, r, domain.E(domain.CodeUnauthorized, "an Authorization: Bearer token is required"))
+		return domain.Principal{}, false
+	}
+	p, err := s.Service.Authenticate(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="akk", error="invalid_token"`)
+		writeError(w, r, err)
+		return domain.Principal{}, false
+	}
+	return p, true
+}
+
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, r))
@@ -232,17 +250,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		scheme, token, ok := strings.Cut(auth, " ")
-		ok = ok && strings.EqualFold(scheme, "Bearer")
-		if !ok || strings.TrimSpace(token) == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="akk"`)
-			writeError(w, r, domain.E(domain.CodeUnauthorized, "an Authorization: Bearer token is required"))
-			return
-		}
-		p, err := s.Service.Authenticate(r.Context(), strings.TrimSpace(token))
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="akk", error="invalid_token"`)
-			writeError(w, r, err)
+		p, ok := s.bearer(w, r)
+		if !ok {
 			return
 		}
 		conv := r.Header.Get("AKK-Conversation")
