@@ -167,18 +167,7 @@ var ErrPaneGone = fmt.Errorf("pane gone or no longer running an agent: %w", doma
 // capture. The caller compares the returned Terminal's ID with the one it
 // holds: equal means the same pane and the same agent process incarnation.
 func (d *Discovery) Observe(ctx context.Context, loc domain.PaneLocator) (domain.Terminal, error) {
-	panes, err := tmux.Server{Socket: loc.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
-	if err != nil {
-		if errors.Is(err, tmux.ErrNoTmux) || ctx.Err() != nil {
-			return domain.Terminal{}, err
-		}
-		return domain.Terminal{}, fmt.Errorf("%w: %v", ErrPaneGone, err)
-	}
-	i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == loc.PaneID })
-	if i < 0 || panes[i].Dead {
-		return domain.Terminal{}, fmt.Errorf("%w: no live pane %s", ErrPaneGone, loc.PaneID)
-	}
-	table, err := d.cfg.Proc.Snapshot()
+	c, table, err := d.locate(ctx, loc)
 	if err != nil {
 		return domain.Terminal{}, err
 	}
@@ -186,12 +175,34 @@ func (d *Discovery) Observe(ctx context.Context, loc domain.PaneLocator) (domain
 	if err != nil {
 		return domain.Terminal{}, fmt.Errorf("read boot id: %w", err)
 	}
-	c, ok := d.findAgent(table, panes[i])
-	if !ok {
-		return domain.Terminal{}, fmt.Errorf("%w: pane %s runs no agent", ErrPaneGone, loc.PaneID)
-	}
 	t := d.terminal(ctx, table, bootID, c)
 	return t, ctx.Err()
+}
+
+// locate finds the agent process of the live pane at loc, with the
+// process snapshot it was found in; ErrPaneGone when the pane is gone or
+// runs no agent.
+func (d *Discovery) locate(ctx context.Context, loc domain.PaneLocator) (candidate, *proc.Table, error) {
+	panes, err := tmux.Server{Socket: loc.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err != nil {
+		if errors.Is(err, tmux.ErrNoTmux) || ctx.Err() != nil {
+			return candidate{}, nil, err
+		}
+		return candidate{}, nil, fmt.Errorf("%w: %v", ErrPaneGone, err)
+	}
+	i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == loc.PaneID })
+	if i < 0 || panes[i].Dead {
+		return candidate{}, nil, fmt.Errorf("%w: no live pane %s", ErrPaneGone, loc.PaneID)
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return candidate{}, nil, err
+	}
+	c, ok := d.findAgent(table, panes[i])
+	if !ok {
+		return candidate{}, nil, fmt.Errorf("%w: pane %s runs no agent", ErrPaneGone, loc.PaneID)
+	}
+	return c, table, nil
 }
 
 // Find returns the terminal with this id, observed now, or ErrPaneGone
@@ -469,20 +480,11 @@ func (d *Discovery) title(s string) string {
 // process that is terminal t, from its own records (never its screen). The
 // pane must still run that very process incarnation.
 func (d *Discovery) Threads(ctx context.Context, t domain.Terminal) ([]domain.NativeThread, error) {
-	panes, err := tmux.Server{Socket: t.Pane.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	c, _, err := d.locate(ctx, t.Pane)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(panes, func(p tmux.Pane) bool { return p.ID == t.Pane.PaneID })
-	if i < 0 || panes[i].Dead {
-		return nil, fmt.Errorf("%w: no live pane %s", ErrPaneGone, t.Pane.PaneID)
-	}
-	table, err := d.cfg.Proc.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	c, ok := d.findAgent(table, panes[i])
-	if !ok || c.process.Stat.PID != t.Process.PID || c.process.Stat.StartTicks != t.Process.StartTicks {
+	if c.process.Stat.PID != t.Process.PID || c.process.Stat.StartTicks != t.Process.StartTicks {
 		return nil, fmt.Errorf("%w: pane %s runs another process now", ErrPaneGone, t.Pane.PaneID)
 	}
 	r, ok := c.driver.(agent.ThreadReader)
