@@ -244,6 +244,30 @@ async function run() {
   await threads.getByRole("listitem").filter({ hasText: "a task from the dashboard" }).filter({ hasText: "current" }).waitFor({ timeout: T });
   log("listed the pane's threads");
 
+  // The agent's own controls, from the card: its status view, its
+  // permission mode, a new thread and back to the first one.
+  await claude.getByRole("button", { name: "Inspect" }).click();
+  await claude.locator("p.info", { hasText: "Status: thread" }).waitFor({ timeout: T });
+  const perms = claude.locator("details", { hasText: "Permissions" });
+  await perms.locator("summary").click();
+  await perms.getByLabel("Mode").selectOption("plan", { timeout: T });
+  await perms.getByRole("button", { name: "Apply" }).click();
+  await claude.locator("p.info", { hasText: "Permission mode: plan" }).waitFor({ timeout: T });
+  await perms.locator("summary").click();
+  await perms.getByLabel("Mode").selectOption("manual", { timeout: T });
+  await perms.getByRole("button", { name: "Apply" }).click();
+  await claude.locator("p.info", { hasText: "Permission mode: manual" }).waitFor({ timeout: T });
+  await claude.getByRole("button", { name: "New thread" }).click();
+  await claude.locator("p.info", { hasText: "New thread" }).waitFor({ timeout: T });
+  await shot(page, "native-controls");
+  // Read the threads again: close the list (left open above) and open it.
+  if (await threads.evaluate((d) => d.open)) await threads.locator("summary").click();
+  await threads.locator("summary").click();
+  const threads2 = threads;
+  await threads2.getByRole("listitem").filter({ hasText: "a task from the dashboard" }).getByRole("button", { name: "Resume" }).click({ timeout: T });
+  await claude.locator("p.info", { hasText: "Resumed thread" }).waitFor({ timeout: T });
+  log("inspected, changed the permission mode and back, started a new thread and resumed the first");
+
   // A Turn's page: timeline, progress, result, callbacks.
   const turnLink = claude.getByRole("link", { name: /^turn_/ }).first();
   const lastTurn = (await turnLink.innerText()).trim();

@@ -12,6 +12,8 @@ const $signout = document.getElementById("signout");
 let session = null;
 // A refusal shown on a card survives the re-render that shows the new state.
 const notes = new Map();
+// What a native control last answered, per card (shown until the next answer).
+const infos = new Map();
 // Forms a person may be filling in (a task, a questionnaire step) are kept
 // across re-renders while they stay the same, so a live update never drops
 // what was typed or checked.
@@ -314,8 +316,13 @@ async function card(c) {
   const send = byName(c.available_actions, "send").find((a) => a.target !== "session_exact");
   if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id}`, () => sendForm(send, c, refresh)));
   const th = byName(c.available_actions, "threads")[0];
-  if (th) body.push(keep(`threads:${c.conversation_id}`, () => threadsBox(th)));
-  body.push(actionButtons(c.available_actions, refresh));
+  const resume = byName(c.available_actions, "resume_thread")[0];
+  if (th) body.push(keep(`threads:${c.conversation_id}:${resume ? "r" : ""}`, () => threadsBox(th, resume, c, refresh)));
+  const po = byName(c.available_actions, "permission_options")[0];
+  const sp = byName(c.available_actions, "set_permissions")[0];
+  if (po && sp) body.push(keep(`perm:${c.conversation_id}`, () => permissionsBox(po, sp, c, refresh)));
+  if (infos.has(c.conversation_id)) body.push(h("p", { class: "info", role: "status" }, infos.get(c.conversation_id)));
+  body.push(actionButtons(c.available_actions, refresh, c));
   return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state },
     h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
 }
@@ -465,8 +472,10 @@ async function interactionBox(a, refresh) {
 }
 
 // threadsBox lists the agent's own conversations in the pane's project
-// (read from its records) when opened; read again on every opening.
-function threadsBox(a) {
+// (read from its records) when opened; read again on every opening. With
+// the row's resume_thread action, each other thread has a Resume button
+// that sends its complete id.
+function threadsBox(a, resume, c, refresh) {
   const list = h("ol", { class: "threads", "aria-label": "Threads" });
   const box = h("details", { class: "box" }, h("summary", {}, "Threads"), list);
   box.addEventListener("toggle", async () => {
@@ -476,7 +485,14 @@ function threadsBox(a) {
       const l = await call(a);
       list.replaceChildren(...(l.threads.length ? l.threads.map((t) => h("li", { "data-thread": t.native_thread_id },
         t.current ? h("strong", {}, "current · ") : null, h("span", {}, t.title), " ",
-        h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)))) : [h("li", { class: "muted" }, "No threads in this project yet.")]));
+        h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)),
+        resume && !t.current ? [" ", actionButton("Resume", async () => {
+          const r = await call(resume, { native_thread_id: t.native_thread_id });
+          infos.set(c.conversation_id, r.outcome === "done" ? `Resumed thread ${r.native_thread_id} (session ${r.session_id}).` :
+            `Resume ${r.outcome}: ${r.detail || ""} Look at the pane before anything else.`);
+          box.open = false;
+          refresh();
+        })] : null)) : [h("li", { class: "muted" }, "No threads in this project yet.")]));
     } catch (e) {
       list.replaceChildren(h("li", { class: "error" }, problemText(e)));
     }
@@ -484,14 +500,55 @@ function threadsBox(a) {
   return box;
 }
 
+// permissionsBox reads the pane's permission modes when opened and sets
+// the one chosen (the mode ids of the read, never a label).
+function permissionsBox(get, set, c, refresh) {
+  const sid = `perm-${c.conversation_id}`;
+  const select = h("select", { id: sid, name: "mode" });
+  const out = h("div", {});
+  const box = h("details", { class: "box" }, h("summary", {}, "Permissions"), out);
+  box.addEventListener("toggle", async () => {
+    if (!box.open) return;
+    out.replaceChildren(h("p", { class: "muted" }, "Reading the agent's permission mode…"));
+    try {
+      const r = await call(get);
+      select.replaceChildren(...r.modes.map((m) => h("option", { value: m.mode, selected: m.mode === r.current }, m.label)));
+      out.replaceChildren(h("p", {}, "Now: ", h("strong", { "data-mode": r.current }, r.current)),
+        h("label", { for: sid }, "Mode"), select,
+        actionButton("Apply", async () => {
+          const x = await call(set, { mode: select.value });
+          infos.set(c.conversation_id, x.outcome === "done" ? `Permission mode: ${x.current}${x.already_effective ? " (already)" : ""}.` :
+            `Permissions ${x.outcome}: ${x.detail || ""} Look at the pane before anything else.`);
+          box.open = false;
+          refresh();
+        }));
+    } catch (e) {
+      out.replaceChildren(h("p", { class: "error" }, problemText(e)));
+    }
+  });
+  return box;
+}
+
 const actionLabel = {
   cancel: "Cancel", close: "Close", renew: "Renew", recover: "Recover", retry_callback: "Retry callback",
-  watch: "Watch", unwatch: "Unwatch",
+  watch: "Watch", unwatch: "Unwatch", new_thread: "New thread", native_inspect: "Inspect",
+  identify_foreground: "Identify thread", repair_model_control: "Repair model control",
 };
+
+// What a native control answered, said on the card.
+function nativeInfo(a, r) {
+  if (r.outcome && r.outcome !== "done") return `${actionLabel[a.action]}: ${r.outcome}. ${r.detail || ""} Look at the pane before anything else.`;
+  switch (a.action) {
+    case "new_thread": return `New thread ${r.native_thread_id || ""} (session ${r.session_id}, ${r.binding}).`;
+    case "native_inspect": return `Status: thread ${r.status.native_thread_id}, ${r.status.agent_version}, ${r.status.model}${r.identity_matches_record ? "" : " (not the thread the records prove)"}.`;
+    case "identify_foreground": return `Foreground thread ${r.native_thread_id} (a diagnostic until ${time(r.expires_at)}).`;
+    default: return "";
+  }
+}
 
 // Body-less and id-only actions, as buttons; send, respond, approve and
 // respond_interaction have their own forms; status is a link.
-function actionButtons(actions, refresh) {
+function actionButtons(actions, refresh, c) {
   const out = [];
   for (const a of actions || []) {
     const label = actionLabel[a.action];
@@ -499,7 +556,12 @@ function actionButtons(actions, refresh) {
     const what = a.path.split("/")[3] || "";
     const text = a.action === "retry_callback" ? `${label} ${a.body.notification_id.slice(0, 10)}…` :
       (a.action === "unwatch" ? `${label} ${what.slice(0, 12)}` : label);
-    out.push(actionButton(text, async () => { await call(a); refresh(); }, a.action === "cancel" || a.action === "close" ? "danger" : ""));
+    out.push(actionButton(text, async () => {
+      const r = await call(a);
+      const info = c && r ? nativeInfo(a, r) : "";
+      if (info) infos.set(c.conversation_id, info);
+      refresh();
+    }, a.action === "cancel" || a.action === "close" ? "danger" : ""));
   }
   return out.length ? h("div", { class: "actions" }, out) : null;
 }
