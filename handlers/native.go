@@ -121,7 +121,13 @@ func (s *Server) SetModel(ctx context.Context, req SetModelRequestObject) (SetMo
 		Effective: choiceOut(r.Effective), Scope: ModelSetResultScope(r.Scope), Detail: optString(r.Detail)}
 	if r.Scope == "current_and_new_sessions" && r.Outcome == "changed" {
 		changed := true
-		out.NewSessionDefaults, out.DefaultsChanged = choiceOut(r.Effective), &changed
+		out.DefaultsChanged = &changed
+		// Codex keeps the tuple for new sessions, except Ultra, which is
+		// effective in this session only; the effort new sessions then get
+		// is not shown, so none is claimed.
+		if r.Effective != nil && r.Effective.Effort != "ultra" {
+			out.NewSessionDefaults = choiceOut(r.Effective)
+		}
 	}
 	return out, nil
 }

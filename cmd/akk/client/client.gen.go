@@ -1128,7 +1128,7 @@ type ModelSetResult struct {
 	DoNotRetry      bool         `json:"do_not_retry"`
 	Effective       *ModelChoice `json:"effective"`
 
-	// NewSessionDefaults Codex only, what new sessions start with after the change (the same tuple).
+	// NewSessionDefaults Codex only, what new sessions start with after the change (the same tuple); absent for `ultra`, which Codex keeps for the current session only (the effort new sessions get instead is not shown, so none is claimed).
 	NewSessionDefaults *ModelChoice          `json:"new_session_defaults,omitempty"`
 	Outcome            ModelSetResultOutcome `json:"outcome"`
 	Scope              ModelSetResultScope   `json:"scope"`
