@@ -16,6 +16,7 @@ import (
 
 	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
 var (
@@ -171,6 +172,12 @@ func questionLeft(c *crashRun, turnID string) bool {
 func cancelWhenWorking(c *crashRun, turnID string) {
 	c.rec.waitTurn(c.t, turnID, "turn.accepted", 60*time.Second)
 	findRow(c.t, c.d.url, c.host.Token, c.e.ProjectDir, 30*time.Second, func(r conversationRow) bool { return r.Terminal.ScreenState == "working" })
+	// The model must have the request before the cancel: Codex records the
+	// prompt and shows working a moment before it calls the model, and an
+	// interrupt in between means it is never asked (seen once in CI).
+	c.e.WaitModelRequest("the task at the model", 60*time.Second, func(r fakemodel.Request) bool {
+		return !r.Aux && strings.Contains(r.UserText, "a slow")
+	})
 	c.post("/v1/turns/"+turnID+"/cancel", "")
 }
 
