@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 )
@@ -45,6 +46,45 @@ type ApprovalView struct {
 	Reason         string
 }
 
+// fenceKey is the fence of the current occurrence of the prompt base: an
+// answer AKK proved (the prompt left the screen) ends an occurrence, so the
+// same prompt shown again later is a new one, answerable once more; an
+// answer not proven keeps its occurrence fenced, so the same prompt still
+// shown is never answered twice. The first occurrence's key is the base
+// itself.
+func fenceKey(ctx context.Context, tx Tx, base string) (string, error) {
+	n, err := tx.ProvenOccurrences(ctx, base)
+	if err != nil || n == 0 {
+		return base, err
+	}
+	return fmt.Sprintf("%s#%d", base, n), nil
+}
+
+// consumeFence fences the current occurrence of base for the offer and
+// returns its key.
+func consumeFence(ctx context.Context, tx Tx, offerID, base string, now time.Time) (string, error) {
+	key, err := fenceKey(ctx, tx, base)
+	if err != nil {
+		return "", err
+	}
+	return key, tx.ConsumeOffer(ctx, offerID, base, key, now)
+}
+
+// provenFence ends the occurrence fenced by key: its answer was proven.
+func (s *Service) provenFence(ctx context.Context, key string) error {
+	ctx = context.WithoutCancel(ctx)
+	return s.store.InTx(ctx, func(tx Tx) error { return tx.VerifyFence(ctx, key, s.clock.Now().UTC()) })
+}
+
+// fenceConsumed reports whether the current occurrence of base was answered.
+func fenceConsumed(ctx context.Context, tx Tx, base string) (bool, error) {
+	key, err := fenceKey(ctx, tx, base)
+	if err != nil {
+		return false, err
+	}
+	return tx.FingerprintConsumed(ctx, key)
+}
+
 // UseApprovals wires the terminal side of permission decisions in.
 func (s *Service) UseApprovals(a ApprovalTerminal) { s.approvals = a }
 
@@ -73,7 +113,7 @@ func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal,
 	var consumed bool
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		var err error
-		if consumed, err = tx.FingerprintConsumed(ctx, pr.Fingerprint); err != nil || consumed {
+		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
 			return err
 		}
 		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: turnID, TerminalID: term.ID,
@@ -276,7 +316,12 @@ func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, tur
 	}
 	// Durably fence the fingerprint before any key: a replay or a restart
 	// can never answer the same prompt twice.
-	err = s.store.InTx(ctx, func(tx Tx) error { return tx.ConsumeOffer(ctx, offer.ID, offer.Fingerprint, now) })
+	var key string
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
+		return err
+	})
 	if errors.Is(err, ErrFingerprintConsumed) {
 		return AnswerNothing, E(CodePromptAlreadyAnswered, "this exact prompt was answered already")
 	}
@@ -287,6 +332,12 @@ func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, tur
 	seq, done := s.keySequence(ctx)
 	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
 	done()
+	if stage == AnswerVerified {
+		if err := s.provenFence(ctx, key); err != nil {
+			// The fence stays: the same prompt is not answered again.
+			slog.Warn("record a proven answer", "err", err)
+		}
+	}
 	if stage != "" && stage != AnswerNothing {
 		Failpoint("approval.sent")
 	}

@@ -236,3 +236,67 @@ func TestConcurrentSendsAndApprovals(t *testing.T) {
 		t.Fatalf("%d keys, %d answers for one prompt; want 1 and 1", fa.count(), answered.Load())
 	}
 }
+
+// The fence is per occurrence: the same prompt shown again after a proven
+// answer (the agent asks for the same command later) is answerable again,
+// while a prompt whose answer was not proven is never answered twice.
+func TestSamePromptAgainIsANewOccurrence(t *testing.T) {
+	w, ft, fa, id := awaitingTurn(t)
+	w.svc.Turn(w.host, id)
+	if res, err := w.svc.Approve(w.host, id, domain.ApproveOnce); err != nil || res.Outcome != domain.OutcomeDone {
+		t.Fatalf("first answer: %+v %v", res, err)
+	}
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
+	w.waitState(t, id, domain.TurnWorking)
+	// The same command asks again: the same fingerprint.
+	fa.set(func(f *fakeApproval) { f.prompt = shellPrompt("fp-1") })
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
+	w.waitState(t, id, domain.TurnAwaitingApproval)
+	st, err := w.svc.Turn(w.host, id)
+	if err != nil || st.Approval == nil || st.Approval.ManualRequired {
+		t.Fatalf("the same prompt asked again: %+v %v", st.Approval, err)
+	}
+	if res, err := w.svc.Approve(w.host, id, domain.ApproveOnce); err != nil || res.Outcome != domain.OutcomeDone {
+		t.Fatalf("second answer: %+v %v", res, err)
+	}
+	if fa.count() != 2 {
+		t.Fatalf("%d answers", fa.count())
+	}
+
+	// A pane no Turn holds: an unproven answer keeps its occurrence
+	// fenced while it is shown; a proven one ends it.
+	ft2 := &fakeTerm{term: idleTerminal()}
+	w2 := newWorld(t, "", ft2)
+	fa2 := &fakeApproval{prompt: shellPrompt("fp-9"), stage: domain.AnswerSent}
+	w2.svc.UseApprovals(fa2)
+	ft2.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
+	offered := func() *domain.ApprovalView {
+		t.Helper()
+		rows, err := w2.svc.Conversations(w2.host)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("list: %+v %v", rows, err)
+		}
+		return rows[0].Approval
+	}
+	if av := offered(); av == nil || av.ManualRequired {
+		t.Fatalf("offer: %+v", av)
+	}
+	if res, err := w2.svc.ApproveTerminal(w2.host, "term_a", domain.ApproveOnce); err != nil || res.Outcome != domain.OutcomeUncertain {
+		t.Fatalf("unproven answer: %+v %v", res, err)
+	}
+	if av := offered(); av == nil || !av.ManualRequired {
+		t.Fatalf("the prompt answered without proof is offered again: %+v", av)
+	}
+	fa2.set(func(f *fakeApproval) { f.stage = ""; f.prompt = shellPrompt("fp-10") })
+	offered()
+	if res, err := w2.svc.ApproveTerminal(w2.host, "term_a", domain.ApproveOnce); err != nil || res.Outcome != domain.OutcomeDone {
+		t.Fatalf("proven answer: %+v %v", res, err)
+	}
+	fa2.set(func(f *fakeApproval) { f.prompt = shellPrompt("fp-10") })
+	if av := offered(); av == nil || av.ManualRequired {
+		t.Fatalf("the same prompt after a proven answer: %+v", av)
+	}
+	if fa2.count() != 2 {
+		t.Fatalf("%d answers", fa2.count())
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
@@ -118,22 +119,31 @@ func (s *Service) redactText(x string) string {
 	return s.turns.redact.Redact(x)
 }
 
-// stepFence is what answering a step fences for good: that step in that
-// Turn. A step stays on screen until the agent takes the answer, so it may
-// never be answered twice in its Turn; the same questions asked again in a
-// later Turn (which could start only once the pane was idle again) are a
-// new occurrence, answerable.
+// stepFence is the prompt a step's answer fences: that step in that Turn.
+// Its occurrences are fenced one by one (fenceKey): a step stays on screen
+// until the agent takes the answer, so one occurrence is never answered
+// twice; the same step asked again after a proven answer, or in a later
+// Turn, is a new occurrence, answerable.
 func stepFence(t Turn, fingerprint string) string { return t.ID + "|" + fingerprint }
 
-// project turns a step into its public projection and private mapping.
-func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep) (Interaction, idMapping, error) {
+// stepKey is the fence key of the occurrence of st now shown in t.
+func (s *Service) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		key, err = fenceKey(ctx, tx, stepFence(t, st.Fingerprint))
+		return err
+	})
+	return key, err
+}
+
+// project turns a step into its public projection and private mapping; fp
+// is the fence key of the step's occurrence.
+func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep, fp string) (Interaction, idMapping, error) {
 	salt, err := s.idSalt(ctx)
 	if err != nil {
 		return Interaction{}, idMapping{}, err
 	}
-	// One id per step and occurrence: the same step in another Turn is
-	// another interaction.
-	fp := stepFence(t, st.Fingerprint)
+	// One id per step and occurrence: the same step in another Turn, or
+	// asked again, is another interaction.
 	in := Interaction{Schema: InteractionSchema, Version: 1, InteractionID: opaque(salt, "int_", fp), TurnID: t.ID,
 		Agent: string(agent), Kind: st.Kind, State: "pending", Step: InteractionStepIndex{st.Index, st.Total},
 		Questions: []InteractionQuestion{}, Capabilities: InteractionCaps{BatchResponse: st.BatchResponse},
@@ -196,7 +206,11 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if !st.Present {
 		return Interaction{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
 	}
-	in, m, err := s.project(ctx, t, term.Agent.Kind, st)
+	key, err := s.stepKey(ctx, t, st)
+	if err != nil {
+		return Interaction{}, err
+	}
+	in, m, err := s.project(ctx, t, term.Agent.Kind, st, key)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -208,7 +222,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	var consumed bool
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		var err error
-		if consumed, err = tx.FingerprintConsumed(ctx, stepFence(t, st.Fingerprint)); err != nil || consumed {
+		if consumed, err = tx.FingerprintConsumed(ctx, key); err != nil || consumed {
 			return err
 		}
 		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "interaction", TurnID: t.ID, TerminalID: t.TerminalID,
@@ -415,12 +429,14 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
 	}
 	now := s.clock.Now().UTC()
+	var key string
 	err = s.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.ConsumeOffer(ctx, offer.ID, stepFence(t, offer.Fingerprint), now); err != nil {
+		var err error
+		if key, err = consumeFence(ctx, tx, offer.ID, stepFence(t, offer.Fingerprint), now); err != nil {
 			return err
 		}
 		// Audit without the answers' content.
-		_, err := s.emitLocked(ctx, tx, Event{Type: "turn.interaction_answering", HostID: t.HostID, Conversation: t.Conversation,
+		_, err = s.emitLocked(ctx, tx, Event{Type: "turn.interaction_answering", HostID: t.HostID, Conversation: t.Conversation,
 			Subject: t.ID, Data: map[string]any{"turn_id": t.ID, "interaction_id": in.InteractionID, "answers": len(answers)}}, false)
 		return err
 	})
@@ -434,6 +450,11 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	seq, done := s.keySequence(ctx)
 	stage, aerr := s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
 	done()
+	if stage == AnswerVerified {
+		if err := s.provenFence(ctx, key); err != nil {
+			slog.Warn("record a proven answer", "err", err) // the fence stays
+		}
+	}
 	if stage != "" && stage != AnswerNothing {
 		Failpoint("interaction.sent")
 	}

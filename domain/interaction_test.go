@@ -56,7 +56,9 @@ func interactionTurn(t *testing.T) (*world, *fakeTerm, *fakeSteps, string) {
 // sendToQuestion sends a request and brings its Turn to a questionnaire.
 func sendToQuestion(t *testing.T, w *world, ft *fakeTerm, request string) string {
 	t.Helper()
-	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: request})
+	// A Turn waiting on a person outlives an offer's expiry (the world's
+	// default inactivity limit is short).
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: request, InactivityMinutes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,12 +228,12 @@ func TestInteractionTextRuleBeforeTheOffer(t *testing.T) {
 	}
 }
 
-// The fence is per occurrence: the same step asked again in a later Turn
-// of the same pane is answerable (a new interaction), while the answered
-// step is never answered twice in its own Turn.
+// The fence is per occurrence: the same step asked again after a proven
+// answer, in the same Turn or in a later Turn of the same pane, is a new
+// interaction, answerable; the earlier interaction's id is spent.
 func TestInteractionSameStepInALaterTurn(t *testing.T) {
 	w, ft, fs, id := interactionTurn(t)
-	fs.set(func(f *fakeSteps) { f.next = colorStep("fp-1", 1, 2) }) // the step stays shown after the answer
+	fs.set(func(f *fakeSteps) { f.next = colorStep("fp-1", 1, 2) }) // the agent asks the same again
 	in, err := w.svc.TurnInteraction(w.host, id)
 	if err != nil {
 		t.Fatal(err)
@@ -240,8 +242,16 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitState(t, id, domain.TurnAwaitingInteraction)
-	if again, err := w.svc.TurnInteraction(w.host, id); err != nil || !again.ManualRequired {
-		t.Fatalf("the answered step, still shown in its Turn: %+v %v", again, err)
+	again, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || again.ManualRequired || again.InteractionID == in.InteractionID {
+		t.Fatalf("the same step asked again in its Turn: %+v %v", again, err)
+	}
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 1, nil)); code(err) != domain.CodeOfferExpired {
+		t.Fatalf("the spent interaction id: %v", err)
+	}
+	fs.set(func(f *fakeSteps) { f.next = domain.InteractionStep{} })
+	if _, err := w.svc.RespondInteraction(w.host, id, answer(again, 0, nil)); err != nil {
+		t.Fatal(err)
 	}
 	// The Turn ends; a new Turn in the same pane asks the same questions.
 	ft.set(func(f *fakeTerm) {
@@ -249,6 +259,7 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 		f.progress = domain.TurnProgress{Accepted: true, Completed: true, FinalMessage: "ok"}
 	})
 	w.waitState(t, id, domain.TurnCompleted)
+	fs.set(func(f *fakeSteps) { f.step = colorStep("fp-1", 1, 2) })
 	second := sendToQuestion(t, w, ft, "ask me again")
 	in2, err := w.svc.TurnInteraction(w.host, second)
 	if err != nil || in2.ManualRequired || in2.InteractionID == in.InteractionID {
@@ -257,7 +268,7 @@ func TestInteractionSameStepInALaterTurn(t *testing.T) {
 	if _, err := w.svc.RespondInteraction(w.host, second, answer(in2, 0, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if fs.count() != 2 {
+	if fs.count() != 3 {
 		t.Fatalf("%d answers", fs.count())
 	}
 }

@@ -96,13 +96,18 @@ type Tx interface {
 	InsertOffer(ctx context.Context, o Offer) error
 	// LiveOffer returns the newest unconsumed, unexpired offer of this scope.
 	LiveOffer(ctx context.Context, kind, terminalID, turnID, hostID, conversation string, now time.Time) (Offer, error)
-	// ConsumeOffer uses the offer and fences its fingerprint for good
-	// (ErrFingerprintConsumed when it was answered before).
 	// OfferByPublicID returns the newest unconsumed offer of this scope that
 	// showed publicID, expired or not (its display may be revalidated live).
 	OfferByPublicID(ctx context.Context, kind, terminalID, turnID, hostID, conversation, publicID string) (Offer, error)
-	ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error
-	FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error)
+	// ConsumeOffer uses the offer and fences one occurrence (key, see
+	// fenceKey) of the prompt base for good (ErrFingerprintConsumed when
+	// that occurrence was answered before).
+	ConsumeOffer(ctx context.Context, offerID, base, key string, now time.Time) error
+	FingerprintConsumed(ctx context.Context, key string) (bool, error)
+	// ProvenOccurrences counts the proven answers to the prompt base.
+	ProvenOccurrences(ctx context.Context, base string) (int, error)
+	// VerifyFence marks the answer fenced by key proven.
+	VerifyFence(ctx context.Context, key string, now time.Time) error
 
 	InsertWatch(ctx context.Context, w Watch) error
 	// UpdateWatch writes w if the stored row is still at revision w.Revision.

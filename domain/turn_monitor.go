@@ -336,8 +336,10 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			// The callback carries the public projection only; acting on it
 			// needs a fresh GET of the interaction by the owning conversation.
 			if st, err := s.interactions.Step(ctx, term); err == nil && st.Present {
-				if in, _, err := s.project(ctx, next, term.Agent.Kind, st); err == nil {
-					extra = map[string]any{"interaction": in}
+				if key, err := s.stepKey(ctx, next, st); err == nil {
+					if in, _, err := s.project(ctx, next, term.Agent.Kind, st, key); err == nil {
+						extra = map[string]any{"interaction": in}
+					}
 				}
 			}
 		}

@@ -60,11 +60,12 @@ func (t *tx) offer(ctx context.Context, tail string, args ...any) (domain.Offer,
 	return o, nil
 }
 
-// ConsumeOffer marks the offer used and fences its fingerprint; it fails
-// with domain.ErrFingerprintConsumed when the fingerprint was answered before.
-func (t *tx) ConsumeOffer(ctx context.Context, offerID, fingerprint string, now time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO consumed_fingerprints(fingerprint, consumed_at) VALUES (?, ?)`,
-		fingerprint, ts(now)); err != nil {
+// ConsumeOffer marks the offer used and fences one occurrence of its
+// prompt (key, of the prompt base); it fails with
+// domain.ErrFingerprintConsumed when that occurrence was answered before.
+func (t *tx) ConsumeOffer(ctx context.Context, offerID, base, key string, now time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO consumed_fingerprints(fingerprint, base, consumed_at) VALUES (?, ?, ?)`,
+		key, base, ts(now)); err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return domain.ErrFingerprintConsumed
 		}
@@ -74,9 +75,24 @@ func (t *tx) ConsumeOffer(ctx context.Context, offerID, fingerprint string, now 
 	return err
 }
 
-// FingerprintConsumed reports whether a fingerprint was answered before.
-func (t *tx) FingerprintConsumed(ctx context.Context, fingerprint string) (bool, error) {
+// FingerprintConsumed reports whether a fence key was answered before.
+func (t *tx) FingerprintConsumed(ctx context.Context, key string) (bool, error) {
 	var n int
-	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM consumed_fingerprints WHERE fingerprint = ?`, fingerprint).Scan(&n)
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM consumed_fingerprints WHERE fingerprint = ?`, key).Scan(&n)
 	return n > 0, err
+}
+
+// ProvenOccurrences counts the answers to the prompt base that were proven
+// (VerifyFence): the occurrences of it that are over.
+func (t *tx) ProvenOccurrences(ctx context.Context, base string) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM consumed_fingerprints WHERE base = ? AND verified_at IS NOT NULL`, base).Scan(&n)
+	return n, err
+}
+
+// VerifyFence records that the answer fenced by key was proven: the prompt
+// left the screen, so that occurrence is over.
+func (t *tx) VerifyFence(ctx context.Context, key string, now time.Time) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE consumed_fingerprints SET verified_at = ? WHERE fingerprint = ? AND verified_at IS NULL`, ts(now), key)
+	return err
 }

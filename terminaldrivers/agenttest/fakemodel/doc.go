@@ -33,7 +33,8 @@
 //	        default false): a questionnaire. Claude: AskUserQuestion.
 //	        Codex: request_user_input (the TUI offers it in Plan mode only;
 //	        in Default mode the tool call fails and the error is echoed).
-//	        The questions are fixed: see Questions.
+//	        The questions are fixed: see Questions; options=3 or 4 adds
+//	        MoreColors to the first.
 //	steps   n=N (default 3), escalate=true|false (default false): a task of N
 //	        shell calls in sequence (echo akk-step-1 ... akk-step-N; with
 //	        escalate, "touch akk-step-i && echo akk-step-i", so that every

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,9 @@ var Questions = []Question{
 	{ID: "size", Header: "Size", Question: "Which size should the widget be?", Options: []Option{{"Small", "fits a pocket"}, {"Large", "fills a desk"}}},
 	{ID: "shape", Header: "Shape", Question: "Which shape should the widget have?", Options: []Option{{"Round", "no corners"}, {"Square", "four corners"}}},
 }
+
+// MoreColors are the options the first question gains with options=3 or 4.
+var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 
 var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
 
@@ -234,8 +238,12 @@ func decide(t turn) plan {
 		}}
 	case ScenarioAsk:
 		n := intParam(params, "questions", 1, 1, len(Questions))
+		qs := slices.Clone(Questions[:n])
+		if k := intParam(params, "options", 2, 2, 2+len(MoreColors)); k > 2 {
+			qs[0].Options = append(slices.Clone(qs[0].Options), MoreColors[:k-2]...)
+		}
 		return plan{scenario: scenario, text: "I have a question first.", pieces: 1, tool: &toolCall{
-			kind: toolAsk, questions: Questions[:n], multiSelect: boolParam(params, "multi"),
+			kind: toolAsk, questions: qs, multiSelect: boolParam(params, "multi"),
 		}}
 	case ScenarioError:
 		status := intParam(params, "status", 500, 400, 599)
