@@ -287,7 +287,27 @@ func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
 		sa := StepAnswer{QuestionKey: key}
 		switch kind {
 		case MultiSelect:
-			return nil, E(CodeManualRequired, "multi-select questions are answered by a person in the pane")
+			if len(a.SelectedOptionIDs) == 0 {
+				return nil, Invalid("a multi_select answer selects at least one option",
+					FieldError{Field: field + ".selected_option_ids", Message: "at least one option_id"})
+			}
+			if a.Text != nil {
+				return nil, Invalid("a multi_select answer takes no text", FieldError{Field: field + ".text", Message: "not allowed"})
+			}
+			picked := map[string]bool{}
+			for k, oid := range a.SelectedOptionIDs {
+				okey, ok := m.Options[a.QuestionID][oid]
+				f := fmt.Sprintf("%s.selected_option_ids[%d]", field, k)
+				if !ok || m.Texts[oid] {
+					return nil, Invalid("unknown option_id "+oid+": option ids are opaque; labels and menu numbers are not ids",
+						FieldError{Field: f, Message: "not an option of this question"})
+				}
+				if picked[oid] {
+					return nil, Invalid("option "+oid+" is selected twice", FieldError{Field: f, Message: "selected twice"})
+				}
+				picked[oid] = true
+				sa.OptionKeys = append(sa.OptionKeys, okey)
+			}
 		case SingleSelect, Confirmation:
 			if len(a.SelectedOptionIDs) != 1 {
 				return nil, Invalid("a "+kind+" answer selects exactly one option",

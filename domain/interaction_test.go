@@ -150,21 +150,44 @@ func TestInteractionStepByStepWithOpaqueIDs(t *testing.T) {
 	}
 }
 
-func TestMultiSelectIsManualRequired(t *testing.T) {
+// A multi-select is answered with any non-empty subset of its offered
+// options; an empty, repeated, unknown or free-text selection, or text, is
+// refused with no key and the step stays answerable.
+func TestMultiSelectAnswers(t *testing.T) {
 	w, _, fs, id := interactionTurn(t)
 	fs.set(func(f *fakeSteps) {
-		f.step.Answerable, f.step.Reason = false, "multi-select is answered by a person"
 		f.step.Questions[0].ResponseKind = domain.MultiSelect
+		f.step.Questions[0].Options = append(f.step.Questions[0].Options[:2], domain.StepOption{Key: "3", Label: "Green"})
 	})
 	in, err := w.svc.TurnInteraction(w.host, id)
-	if err != nil || !in.ManualRequired || !in.Capabilities.MultiSelect {
+	if err != nil || in.ManualRequired || !in.Capabilities.MultiSelect || in.Questions[0].ResponseKind != domain.MultiSelect {
 		t.Fatalf("projection %+v %v", in, err)
 	}
-	if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 0, nil)); code(err) != domain.CodeOfferExpired {
-		t.Fatalf("answer a manual step: %v", err)
+	q := in.Questions[0]
+	pick := func(text *string, ids ...string) domain.RespondInteractionInput {
+		return domain.RespondInteractionInput{InteractionID: in.InteractionID, Answers: []domain.InteractionAnswer{{
+			QuestionID: q.QuestionID, ResponseKind: domain.MultiSelect, SelectedOptionIDs: ids, Text: text}}}
+	}
+	words := "words"
+	for name, bad := range map[string]domain.RespondInteractionInput{
+		"none":     pick(nil),
+		"twice":    pick(nil, q.Options[0].OptionID, q.Options[0].OptionID),
+		"unknown":  pick(nil, q.Options[0].OptionID, "opt_nope"),
+		"a number": pick(nil, "2"),
+		"text":     pick(&words, q.Options[0].OptionID),
+	} {
+		if _, err := w.svc.RespondInteraction(w.host, id, bad); code(err) != domain.CodeValidationFailed {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 	if fs.count() != 0 {
-		t.Fatal("a manual step was typed into")
+		t.Fatal("a refused selection was typed")
+	}
+	if _, err := w.svc.RespondInteraction(w.host, id, pick(nil, q.Options[2].OptionID, q.Options[0].OptionID)); err != nil {
+		t.Fatal(err)
+	}
+	if fs.count() != 1 || strings.Join(fs.answers[0][0].OptionKeys, ",") != "3,0" {
+		t.Fatalf("answers %+v", fs.answers)
 	}
 }
 

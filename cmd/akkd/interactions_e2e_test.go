@@ -177,6 +177,16 @@ func TestE2EInteractions(t *testing.T) {
 			if free < 0 {
 				t.Fatalf("no free-text option in %+v", p2.Questions[0].Options)
 			}
+			// One text rule, before the offer is used: a no-break space is
+			// refused with nothing typed, and the same step stays answerable.
+			before = len(e.Model.Requests())
+			screen := e.Capture()
+			if code := respond(id, answerBody(p2, free, "Medium\u00a0size"), "c1", &prob); code != 422 || prob.Code != "validation_failed" {
+				t.Fatalf("a U+00A0 answer: %d %+v", code, prob)
+			}
+			if e.Capture() != screen || len(e.Model.Requests()) != before {
+				t.Fatal("a refused text reached the pane")
+			}
 			text := "Medium, with a 3-inch handle"
 			if code := respond(id, answerBody(p2, free, text), "c1", &res); code != 200 {
 				t.Fatalf("step 2: %d %+v", code, res)
@@ -197,23 +207,32 @@ func TestE2EInteractions(t *testing.T) {
 				t.Fatalf("final message %q does not carry both answers", fm)
 			}
 
-			// Multi-select (Claude Code): manual_required, and nothing is typed.
+			// Multi-select (Claude Code): two of four options by their ids,
+			// then the review; the model gets exactly those two.
 			if a.Kind == "claude" {
 				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
-				id = send("[[akk:ask questions=1 multi=true]] pick colors")
+				id = send("[[akk:ask questions=1 multi=true options=4]] pick colors")
 				waitStep(id, 1)
-				var pm projection
-				callConv(t, "GET", d.url+"/v1/turns/"+id+"/interaction", host.Token, "", "c1", &pm)
-				if !pm.ManualRequired {
+				pm := get(id)
+				q := pm.Questions[0]
+				if pm.ManualRequired || q.ResponseKind != "multi_select" || len(q.Options) != 4 || q.Options[3].Label != "Yellow" {
 					t.Fatalf("multi-select projection %+v", pm)
 				}
-				screen := e.Capture()
-				if code := respond(id, answerBody(pm, 0, ""), "c1", &prob); code < 400 {
-					t.Fatalf("a multi-select answer was accepted: %d", code)
+				body, _ := json.Marshal(map[string]any{"interaction_id": pm.InteractionID, "answers": []any{map[string]any{
+					"question_id": q.QuestionID, "response_kind": "multi_select",
+					"selected_option_ids": []string{q.Options[1].OptionID, q.Options[3].OptionID}}}})
+				if code := respond(id, string(body), "c1", &res); code != 200 || res.Outcome != "done" {
+					t.Fatalf("multi-select: %d %+v", code, res)
 				}
-				time.Sleep(300 * time.Millisecond)
-				if e.Capture() != screen {
-					t.Fatal("the screen changed after a refused multi-select answer")
+				waitStep(id, 2)
+				pr := get(id)
+				submit := optionIndex(pr, func(l string, _ bool) bool { return strings.Contains(l, "Submit") })
+				if code := respond(id, answerBody(pr, submit, ""), "c1", &res); code != 200 {
+					t.Fatalf("review: %d %+v", code, res)
+				}
+				done = rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+				if fm, _ := done.Data["final_message"].(string); !strings.Contains(fm, `="Blue, Yellow"`) {
+					t.Fatalf("final message %q does not carry exactly the two choices", fm)
 				}
 			}
 		})

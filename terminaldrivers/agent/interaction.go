@@ -33,6 +33,11 @@ type StepKeys struct {
 	Down, Up string
 	// Submit answers the highlighted option (or the text typed for it).
 	Submit string
+	// Toggle flips the highlighted checkbox of a multi-select, and Next
+	// leaves a multi-select question whose boxes are as planned (to the
+	// next question or the review). Empty: the version's multi-selects are
+	// a person's.
+	Toggle, Next string
 	// OpenText, on the highlighted TakesText option, opens its empty text
 	// editor (Codex's notes). Empty: the highlighted option is itself the
 	// editor and text is typed straight into it (Claude Code).
@@ -96,10 +101,13 @@ type StepOption struct {
 	// TakesText: choosing it types a free text (Claude Code's "Type
 	// something.", Codex's "None of the above" with notes).
 	TakesText bool
+	// Checkbox: a multi-select's option; Checked: its box is checked.
+	Checkbox, Checked bool
 }
 
 // Same reports whether n shows the same step as r: same question and
-// options, wherever the highlight is and whatever an editor holds.
+// options, wherever the highlight is, whatever an editor holds and
+// whichever boxes are checked (Checks compares those).
 func (r StepReading) Same(n StepReading) bool {
 	if !r.Found || !n.Found || r.Index != n.Index || r.Total != n.Total || r.Header != n.Header ||
 		r.Prompt != n.Prompt || r.ResponseKind != n.ResponseKind || len(r.Options) != len(n.Options) {
@@ -107,7 +115,8 @@ func (r StepReading) Same(n StepReading) bool {
 	}
 	for i, o := range r.Options {
 		m := n.Options[i]
-		if o.Number != m.Number || o.Offered != m.Offered || o.TakesText != m.TakesText || o.Row-r.Region.Start != m.Row-n.Region.Start {
+		if o.Number != m.Number || o.Offered != m.Offered || o.TakesText != m.TakesText || o.Checkbox != m.Checkbox ||
+			o.Row-r.Region.Start != m.Row-n.Region.Start {
 			return false
 		}
 		// A text option's row shows what is typed into it.
@@ -116,6 +125,17 @@ func (r StepReading) Same(n StepReading) bool {
 		}
 	}
 	return true
+}
+
+// Checks are the indexes of the checked options, in order.
+func (r StepReading) Checks() []int {
+	var out []int
+	for i, o := range r.Options {
+		if o.Checked {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // SplitColumns splits an option row's text into its label and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -99,10 +100,14 @@ func stepFingerprint(t domain.Terminal, prof agent.Profile, r screen.Region) str
 }
 
 // plan is what an answer resolves to: the option row to highlight and the
-// text to type into it, if any.
+// text to type into it, if any; or, for a multi-select, the checkboxes to
+// flip (in row order) and the checked set they lead to.
 type plan struct {
 	target int // index into the reading's Options
 	text   string
+	multi  bool
+	flips  []int
+	want   []int // the checked options once every flip is done, in order
 }
 
 // resolve checks the answers against the step and picks the option. It
@@ -118,6 +123,9 @@ func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.Ste
 		return unavailable("the step has one question and takes exactly its answer")
 	}
 	a := answers[0]
+	if s.Questions[0].ResponseKind == domain.MultiSelect {
+		return resolveMulti(r, a, unavailable)
+	}
 	if len(a.OptionKeys) != 1 {
 		return unavailable("exactly one option is chosen")
 	}
@@ -137,6 +145,47 @@ func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.Ste
 		return plan{target: i, text: a.Text}, nil
 	}
 	return unavailable("no such option")
+}
+
+// resolveMulti plans a multi-select: every chosen key an offered
+// checkbox, at least one, none twice, no text; the flips are the offered
+// boxes whose state differs from the choice. A checked box AKK may not
+// choose makes the plan unavailable.
+func resolveMulti(r agent.StepReading, a domain.StepAnswer, unavailable func(string) (plan, error)) (plan, error) {
+	if len(a.OptionKeys) == 0 {
+		return unavailable("a multi-select chooses at least one option")
+	}
+	if a.Text != "" {
+		return unavailable("a multi-select takes no text")
+	}
+	chosen := map[string]bool{}
+	for _, k := range a.OptionKeys {
+		if chosen[k] {
+			return unavailable("an option is chosen twice")
+		}
+		chosen[k] = true
+	}
+	p := plan{multi: true}
+	for i, o := range r.Options {
+		if !o.Checkbox {
+			continue
+		}
+		want := o.Offered && chosen[optionKey(o)]
+		if want {
+			delete(chosen, optionKey(o))
+			p.want = append(p.want, i)
+		}
+		switch {
+		case !o.Offered && o.Checked:
+			return unavailable("a box AKK may not choose is checked")
+		case o.Offered && o.Checked != want:
+			p.flips = append(p.flips, i)
+		}
+	}
+	if len(chosen) > 0 {
+		return unavailable("no such option")
+	}
+	return p, nil
 }
 
 // AnswerStep implements domain.InteractionTerminal.
@@ -185,24 +234,78 @@ type dispatch struct {
 	keys *keys
 }
 
-// run moves the highlight to the planned option, types its text if any,
-// and presses Submit. It returns the reading Submit was pressed on.
-func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.StepReading, error) {
-	for r.Cursor != p.target {
+// move moves the highlight to option target one row at a time, each move
+// proven (same step, same checked boxes) before the next.
+func (d *dispatch) move(ctx context.Context, r agent.StepReading, target int) (agent.StepReading, error) {
+	for r.Cursor != target {
 		key, want := d.plan.Down, r.Cursor+1
-		if p.target < r.Cursor {
+		if target < r.Cursor {
 			key, want = d.plan.Up, r.Cursor-1
 		}
 		if err := d.keys.press(ctx, key); err != nil {
 			return r, err
 		}
 		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
-			return r.Same(n) && n.Cursor == want && (!n.Editor || n.EditorText == "")
+			return r.Same(n) && n.Cursor == want && (!n.Editor || n.EditorText == "") && slices.Equal(n.Checks(), r.Checks())
 		})
 		if !ok {
 			return r, errors.New("the highlight did not move as planned; stopped before answering")
 		}
 		r = next
+	}
+	return r, nil
+}
+
+// runMulti flips the planned checkboxes one at a time, proving after each
+// flip that exactly that box changed, then proves the checked set is the
+// chosen one and presses Next. It returns the reading Next was pressed on.
+func (d *dispatch) runMulti(ctx context.Context, r agent.StepReading, p plan) (agent.StepReading, error) {
+	if d.plan.Toggle == "" || d.plan.Next == "" {
+		return r, fmt.Errorf("%w: the version's multi-selects are a person's", domain.ErrDecisionUnavailable)
+	}
+	for _, i := range p.flips {
+		var err error
+		if r, err = d.move(ctx, r, i); err != nil {
+			return r, err
+		}
+		want := r.Checks()
+		if r.Options[i].Checked {
+			want = slices.DeleteFunc(want, func(k int) bool { return k == i })
+		} else {
+			want = append(want, i)
+			slices.Sort(want)
+		}
+		if err := d.keys.press(ctx, d.plan.Toggle); err != nil {
+			return r, err
+		}
+		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
+			return r.Same(n) && n.Cursor == i && !n.Editor && slices.Equal(n.Checks(), want)
+		})
+		if !ok {
+			return r, errors.New("the checkbox did not flip as planned; stopped")
+		}
+		r = next
+	}
+	// The whole set, read again: exactly the chosen boxes are checked.
+	c, err := d.x.capture(ctx, d.t)
+	if err != nil {
+		return r, err
+	}
+	if n := d.g.ReadStep(c); !r.Same(n) || n.Editor || !slices.Equal(n.Checks(), p.want) {
+		return r, errors.New("the checked boxes are not the chosen ones; stopped before leaving the question")
+	}
+	return r, d.keys.press(ctx, d.plan.Next)
+}
+
+// run moves the highlight to the planned option, types its text if any,
+// and presses Submit. It returns the reading Submit was pressed on.
+func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.StepReading, error) {
+	if p.multi {
+		return d.runMulti(ctx, r, p)
+	}
+	r, err := d.move(ctx, r, p.target)
+	if err != nil {
+		return r, err
 	}
 	if p.text != "" {
 		if d.plan.OpenText != "" {

@@ -22,15 +22,17 @@
 //     rule; "Chat about this" (never offered); the key hint. The review
 //     ("Review your answers", 2.1.267 also "Ready to submit your
 //     answers?") is a confirmation with the one option "Submit answers";
-//     Cancel is never offered. Checkbox options ("[ ] Red") are a
-//     multi-select: present, not answerable.
+//     Cancel is never offered. Checkbox options ("[ ] Red", checked
+//     "[✔] Red") are a multi-select: its "[ ] Type something" box (with
+//     the "Submit" row under it) is never offered, and a checked one
+//     leaves the step to the person.
 //   - Codex 0.155.1 and 0.169.0 (Plan mode request_user_input): "Question
 //     i/N (k unanswered)", the question, "› 1. Red  warm" options ending
 //     with the client's "None of the above" (TakesText, as notes), the key
 //     hint. "Submit with unanswered questions?" is a confirmation with
 //     "Proceed" and "Go back". Neither version offers an async question.
 //
-// Not answerable (manual_required, zero keys): a multi-select; a free-text
+// Not answerable (manual_required, zero keys): a free-text
 // editor already open (a person may be typing: Claude Code's focused "Type
 // something." row, Codex's notes); a question that names a secret (neither
 // agent masks questionnaire input, so a password, token or key question is
@@ -53,6 +55,12 @@
 //     paste-burst window in which Enter is a newline) it is read again;
 //  3. Enter, once; then two recaptures in a row must show another step or
 //     the agent at work (AnswerVerified), else AnswerSent.
+//
+// A multi-select instead flips each box whose state differs from the
+// chosen set, in row order: the highlight moved as in 1, Enter (Claude
+// Code's toggle), and a recapture showing that exactly that box flipped;
+// then a recapture proves the checked set is the chosen one, and Tab
+// leaves the question for the next one or the review (verified as in 3).
 //
 // Any surprise stops the plan where it is and returns the stage reached;
 // nothing is retried. Digits are never sent (Codex's digit would submit

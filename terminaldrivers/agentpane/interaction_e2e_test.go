@@ -36,6 +36,12 @@ func TestE2EInteraction(t *testing.T) {
 				{"two_questions", stepTwoQuestions},
 				{"refused", stepRefused},
 			}
+			if a.Kind == agenttest.KindClaude {
+				steps = append(steps, struct {
+					name string
+					f    func(r *stepRun)
+				}{"multi_select", stepMultiSelect})
+			}
 			if a.Kind == agenttest.KindCodex {
 				steps = append(steps, struct {
 					name string
@@ -227,26 +233,24 @@ func stepTwoQuestions(r *stepRun) {
 	}
 }
 
-// stepRefused: a step the profile does not answer gets no key. Claude
-// Code's multi-select; Codex (which has no multi-select) with its notes
-// editor open, a person typing. The person then finishes it.
+// stepRefused: a step the profile does not answer gets no key: the
+// free-text editor open, a person typing (Claude Code's focused "Type
+// something." row, Codex's notes). The person then finishes it.
 func stepRefused(r *stepRun) {
+	r.ask("Ask me and let me type")
 	if r.claude() {
-		r.ask("Ask me to pick several", "multi", "true")
+		r.e.Press("Down", "Down")
+		r.e.WaitForText(5*time.Second, "ctrl+g to edit")
 	} else {
-		r.ask("Ask me and let me type")
 		r.e.Press("Down", "Down", "Tab")
 		r.e.WaitForText(5*time.Second, "Add notes")
-		r.e.Type("half typed")
-		r.e.WaitForText(5*time.Second, "half typed")
-		r.e.Settle()
 	}
+	r.e.Type("half typed")
+	r.e.WaitForText(5*time.Second, "half typed")
+	r.e.Settle()
 	s, err := r.x.Step(context.Background(), r.term)
-	if err != nil || !s.Present || s.Answerable || s.Fingerprint == "" {
+	if err != nil || !s.Present || s.Answerable || s.Fingerprint == "" || !strings.Contains(s.Reason, "a person may be typing") {
 		r.t.Fatalf("step: %+v, %v", s, err)
-	}
-	if r.claude() && (s.Reason != "multi-select is answered by a person" || s.Questions[0].ResponseKind != domain.MultiSelect) {
-		r.t.Errorf("multi-select step: %+v", s)
 	}
 	requests := len(r.e.Model.Requests())
 	q := s.Questions[0]
@@ -255,14 +259,29 @@ func stepRefused(r *stepRun) {
 		r.t.Fatalf("answering a refused step: %s, %v", stage, err)
 	}
 	r.untouched(s.Fingerprint, requests)
-	if r.claude() {
-		r.e.Press("Escape") // the person declines
-		r.e.WaitIdle(agenttest.TurnTimeout)
-		r.seen = len(r.e.Model.Requests())
-		return
-	}
 	r.e.Press("Enter")
-	r.received(`"None of the above","user_note: half typed"`)
+	if r.claude() {
+		r.received(`"Which color should the widget be?"="half typed"`)
+	} else {
+		r.received(`"None of the above","user_note: half typed"`)
+	}
+}
+
+// stepMultiSelect (Claude Code): two of four boxes checked one at a time,
+// Tab to the review, submitted; the model gets exactly those two.
+func stepMultiSelect(r *stepRun) {
+	r.ask("Ask me to pick several", "multi", "true", "options", "4")
+	s := r.step(1, 2, domain.MultiSelect, "Red", "Blue", "Green", "Yellow")
+	q := s.Questions[0]
+	start := time.Now()
+	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[3].Key, q.Options[1].Key}}})
+	if err != nil || stage != domain.AnswerVerified {
+		r.t.Fatalf("multi-select: %s, %v; screen:\n%s", stage, err, r.e.Capture())
+	}
+	r.t.Logf("%s: checked two boxes in %s", r.e.Agent.Name(), time.Since(start).Round(time.Millisecond))
+	s = r.step(2, 2, domain.Confirmation, "Submit answers")
+	r.answer(s, "Submit answers", "")
+	r.received(`"Which color should the widget be?"="Blue, Yellow"`)
 }
 
 // stepUnansweredConfirmation: a person skips the first of two questions

@@ -3,8 +3,10 @@ package agentpane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +75,7 @@ func TestReadStepOnCapturedScreens(t *testing.T) {
 		"claude/question_single":       {true, true, "", 1, 1, "Color", color, domain.SingleSelect, "Red/warm*|Blue/cool|Type something./|Chat about this/", ""},
 		"claude/question_multi":        {true, true, "", 1, 3, "Color", color, domain.SingleSelect, "Red/warm*|Blue/cool|Type something./|Chat about this/", ""},
 		"claude/question_free_text":    {true, false, "a free-text editor is open: a person may be typing", 1, 1, "Color", color, domain.SingleSelect, strings.Replace(claudeColors, "Type something./", "Type something./*", 1), "my own words"},
-		"claude/question_multi_select": {true, false, "multi-select is answered by a person", 1, 2, "Color", color, domain.MultiSelect, "[ ] Red/warm*|[ ] Blue/cool|[ ] Type something/Submit|Chat about this/", ""},
+		"claude/question_multi_select": {true, true, "", 1, 2, "Color", color, domain.MultiSelect, "Red/warm*|Blue/cool|Type something/|Chat about this/", ""},
 		"claude/question_review":       {true, true, "", 3, 3, "Submit", "", domain.Confirmation, "Submit answers/*|Cancel/", ""},
 		"codex/question_plan":          {true, true, "", 1, 1, "", color, domain.SingleSelect, "Red/warm*|Blue/cool|None of the above/", ""},
 		"codex/question_multi":         {true, true, "", 1, 2, "", color, domain.SingleSelect, "Red/warm*|Blue/cool|None of the above/", ""},
@@ -467,16 +469,101 @@ func TestAnswerStepStops(t *testing.T) {
 		t.Errorf("step stays: %s %v %v", stage, err, f.keys())
 	}
 
-	// The multi-select step gets nothing.
+	// A multi-select's refusals get nothing: no option, an unknown one.
 	ms := fixture(t, "claude", v, "question_multi_select")
 	x, f = newFake(t, func([]string) string { return ms })
 	s, _ = x.Step(context.Background(), term)
-	if !s.Present || s.Answerable {
+	if !s.Present || !s.Answerable || s.Questions[0].ResponseKind != domain.MultiSelect || len(s.Questions[0].Options) != 2 {
 		t.Fatalf("multi-select %+v", s)
 	}
-	stage, err = x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: s.Questions[0].Key, OptionKeys: []string{s.Questions[0].Options[0].Key}}})
-	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrDecisionUnavailable) || len(f.keys()) != 0 {
-		t.Errorf("multi-select: %s %v %v", stage, err, f.keys())
+	for _, keys := range [][]string{nil, {"o9"}, {"o1", "o1"}, {"o3"}} {
+		stage, err = x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: s.Questions[0].Key, OptionKeys: keys}})
+		if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrDecisionUnavailable) || len(f.keys()) != 0 {
+			t.Errorf("multi-select %v: %s %v %v", keys, stage, err, f.keys())
+		}
+	}
+}
+
+// multiScreen is Claude Code 2.1.328's multi-select (Red, Blue, Type
+// something) after the keys sent: Down/Up move the highlight, Enter flips
+// the highlighted box (stuck: it does not), Tab shows the review.
+func multiScreen(t *testing.T, stuck bool, checked ...int) func([]string) string {
+	const v = "2.1.328"
+	lines := strings.Split(fixture(t, "claude", v, "question_multi_select"), "\n")
+	review := fixture(t, "claude", v, "question_review")
+	labels := []string{"Red", "Blue", "Type something"}
+	return func(sent []string) string {
+		cursor, boxes := 0, make([]bool, 3)
+		for _, k := range checked {
+			boxes[k] = true
+		}
+		for _, k := range sent {
+			switch k {
+			case "Down":
+				cursor = min(cursor+1, 2)
+			case "Up":
+				cursor = max(cursor-1, 0)
+			case "Enter":
+				boxes[cursor] = boxes[cursor] != !stuck
+			case "Tab":
+				return review
+			}
+		}
+		out := slices.Clone(lines)
+		for i, l := range labels {
+			mark, box := " ", " "
+			if i == cursor {
+				mark = "❯"
+			}
+			if boxes[i] {
+				box = "✔"
+			}
+			out[30+2*i] = fmt.Sprintf("%s %d. [%s] %s", mark, i+1, box, l)
+		}
+		return strings.Join(out, "\n")
+	}
+}
+
+// A Claude Code multi-select: each box flipped on its own row, each flip
+// proven by a recapture, the whole set proven, then Tab to the review; a
+// box that does not flip stops the plan before Tab.
+func TestAnswerStepClaudeMultiSelect(t *testing.T) {
+	term := terminal("claude", "2.1.328")
+	for _, c := range []struct {
+		name    string
+		stuck   bool
+		checked []int
+		choose  []int
+		keys    string
+		stage   domain.AnswerStage
+	}{
+		{"blue", false, nil, []int{1}, "Down,Enter,Tab", domain.AnswerVerified},
+		{"both", false, nil, []int{1, 0}, "Enter,Down,Enter,Tab", domain.AnswerVerified},
+		{"red already checked, blue instead", false, []int{0}, []int{1}, "Enter,Down,Enter,Tab", domain.AnswerVerified},
+		{"as checked", false, []int{0, 1}, []int{0, 1}, "Tab", domain.AnswerVerified},
+		{"stuck", true, nil, []int{0, 1}, "Enter", domain.AnswerSent},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, f := newFake(t, multiScreen(t, c.stuck, c.checked...))
+			x.cfg.VerifyWithin = 200_000_000
+			s, err := x.Step(context.Background(), term)
+			if err != nil || !s.Answerable {
+				t.Fatalf("step %+v %v", s, err)
+			}
+			var keys []string
+			for _, i := range c.choose {
+				keys = append(keys, s.Questions[0].Options[i].Key)
+			}
+			stage, err := x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: s.Questions[0].Key, OptionKeys: keys}})
+			if stage != c.stage || (err == nil) != (c.stage == domain.AnswerVerified) || strings.Join(f.keys(), ",") != c.keys {
+				t.Errorf("%s %v keys %v", stage, err, f.keys())
+			}
+		})
+	}
+	// A checked free-text box is a person's answer in progress.
+	x, _ := newFake(t, multiScreen(t, false, 2))
+	if s, _ := x.Step(context.Background(), term); !s.Present || s.Answerable {
+		t.Errorf("a checked free-text box: %+v", s)
 	}
 }
 

@@ -32,8 +32,13 @@ type QuestionGrammar struct {
 	// TextOption is the placeholder of the inline editor row; ChatOption
 	// the row under the rule that leaves the questionnaire (never chosen).
 	TextOption, ChatOption string
-	// CheckBox marks the options of a multi-select question.
+	// CheckBox marks the options of a multi-select question: "[ ] " or,
+	// checked, "[✔] " (Checked).
 	CheckBox *regexp.Regexp
+	Checked  string
+	// MultiTextOption is the free-text row of a multi-select question, and
+	// MultiSubmit the row under it that ends the question.
+	MultiTextOption, MultiSubmit string
 	// ReviewTitle and ReviewQuestion (empty when the version draws none)
 	// head the review; SubmitLabel and CancelLabel are its options.
 	ReviewTitle, ReviewQuestion string
@@ -62,7 +67,7 @@ type QuestionGrammar struct {
 // holds width-6 runes after "❯ 3. " and its block cursor (114 at 120
 // columns).
 var (
-	checkBox     = regexp.MustCompile(`^\[[^\]]\] `)
+	checkBox     = regexp.MustCompile(`^\[([^\]])\] `)
 	secretPrompt = regexp.MustCompile(`(?i)\b(password|passphrase|passcode|secret|api[ _-]?key|access[ _-]?key|token|credential|one[- ]time code|otp|2fa|pin)\b`)
 )
 
@@ -79,16 +84,20 @@ func claudeQuestions(reviewQuestion string) QuestionGrammar {
 			"Enter to select · ↑/↓ to navigate · ctrl+g to edit in Vim · Esc to cancel",
 			"Enter to select · Tab/Arrow keys to navigate · ctrl+g to edit in Vim · Esc to cancel",
 		},
-		TextOption:     "Type something.",
-		ChatOption:     "Chat about this",
-		CheckBox:       checkBox,
-		ReviewTitle:    "Review your answers",
-		ReviewQuestion: reviewQuestion,
-		SubmitLabel:    "Submit answers",
-		CancelLabel:    "Cancel",
-		Secret:         secretPrompt,
+		TextOption:      "Type something.",
+		ChatOption:      "Chat about this",
+		CheckBox:        checkBox,
+		Checked:         "✔",
+		MultiTextOption: "Type something",
+		MultiSubmit:     "Submit",
+		ReviewTitle:     "Review your answers",
+		ReviewQuestion:  reviewQuestion,
+		SubmitLabel:     "Submit answers",
+		CancelLabel:     "Cancel",
+		Secret:          secretPrompt,
 		Keys: agent.StepKeys{
 			Down: "Down", Up: "Up", Submit: "Enter",
+			Toggle: "Enter", Next: "Tab",
 			TextSettle:    150 * time.Millisecond,
 			FreeTextLimit: 799,
 			TextMargin:    1, // the block cursor after the text
@@ -277,10 +286,19 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 			}
 			// The editor row ends with its block cursor, a space.
 			label := strings.TrimRight(m[3], " ")
-			r.Options = append(r.Options, agent.StepOption{Number: n, Label: label, Row: i, Offered: rules == 0})
-			if g.CheckBox.MatchString(label) {
+			o := agent.StepOption{Number: n, Label: label, Row: i, Offered: rules == 0}
+			if cb := g.CheckBox.FindStringSubmatch(label); cb != nil && rules == 0 {
+				if len(r.Options) > 0 && r.ResponseKind != domain.MultiSelect || cb[1] != " " && cb[1] != g.Checked {
+					r.Reason = "an unexpected checkbox"
+					return r
+				}
 				r.ResponseKind = domain.MultiSelect
+				o.Label, o.Checkbox, o.Checked = label[len(cb[0]):], true, cb[1] == g.Checked
+			} else if r.ResponseKind == domain.MultiSelect && rules == 0 {
+				r.Reason = "an option without a checkbox in a multi-select"
+				return r
 			}
+			r.Options = append(r.Options, o)
 		case screen.Blank(t):
 		case len(r.Options) > 0 && rules == 0:
 			o := &r.Options[len(r.Options)-1]
@@ -289,10 +307,6 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 			r.Reason = "an unexpected row among the options"
 			return r
 		}
-	}
-	if r.ResponseKind == domain.MultiSelect {
-		r.Reason = "multi-select is answered by a person"
-		return r
 	}
 	if !shown {
 		r.Reason = "cannot tell which question is shown"
@@ -313,7 +327,20 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 		r.Reason = "no highlighted option"
 		return r
 	}
+	multi := r.ResponseKind == domain.MultiSelect
 	text := &r.Options[n-2]
+	textLabel := g.TextOption
+	if multi {
+		// The free-text checkbox is a person's: never offered (a checked
+		// one makes the step a person's too), and the row under it
+		// ends the question.
+		textLabel = g.MultiTextOption
+		if text.Description != g.MultiSubmit {
+			r.Reason = "no " + strconv.Quote(g.MultiSubmit) + " row under the multi-select's options"
+			return r
+		}
+		text.Description, text.Offered = "", false
+	}
 	text.TakesText = true
 	focused := r.Cursor == n-2
 	line := c.Lines[text.Row]
@@ -326,12 +353,12 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 	case focused:
 		r.Editor = true
 		// The placeholder is dim after the block cursor on its first letter.
-		if !(text.Label == g.TextOption && line.Dim(at+1)) {
+		if !(text.Label == textLabel && line.Dim(at+1)) {
 			r.EditorText = text.Label
 		}
-		text.Label = g.TextOption
-	case text.Label != g.TextOption || text.Description != "":
-		r.Reason = "the free-text option is not " + strconv.Quote(g.TextOption)
+		text.Label = textLabel
+	case text.Label != textLabel || text.Description != "":
+		r.Reason = "the free-text option is not " + strconv.Quote(textLabel)
 		return r
 	}
 	if g.Secret.MatchString(r.Header) || g.Secret.MatchString(r.Prompt) {
@@ -341,6 +368,10 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 	}
 	if r.Editor {
 		r.Reason = "a free-text editor is open: a person may be typing"
+		return r
+	}
+	if multi && text.Checked {
+		r.Reason = "the multi-select's free-text choice is checked: a person is answering"
 		return r
 	}
 	r.Answerable = true

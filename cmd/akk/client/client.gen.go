@@ -2300,7 +2300,7 @@ type ClientInterface interface {
 	// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
 	// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
 	// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
-	// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+	// that conversation may answer it. A step AKK will not answer (secret input, an editor a person is typing into, an unknown shape)
 	// is shown with `manual_required: true`.
 	//
 	// Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
@@ -2312,7 +2312,10 @@ type ClientInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+	// and proven on its own, and the whole set is proven before the question is left.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+	// selection, a replay.
 	// Unproven: `response_uncertain`, `do_not_retry`.
 	//
 	// Takes any type of body and a specified content type.
@@ -2326,7 +2329,10 @@ type ClientInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+	// and proven on its own, and the whole set is proven before the question is left.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+	// selection, a replay.
 	// Unproven: `response_uncertain`, `do_not_retry`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -3331,7 +3337,7 @@ func (c *Client) StreamTurnEvents(ctx context.Context, turnId TurnID, params *St
 // The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
 // with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
 // short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
-// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+// that conversation may answer it. A step AKK will not answer (secret input, an editor a person is typing into, an unknown shape)
 // is shown with `manual_required: true`.
 //
 // Corresponds with GET /v1/turns/{turn_id}/interaction (the `GetTurnInteraction` operationId).
@@ -3353,7 +3359,10 @@ func (c *Client) GetTurnInteraction(ctx context.Context, turnId TurnID, params *
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+// and proven on its own, and the whole set is proven before the question is left.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+// selection, a replay.
 // Unproven: `response_uncertain`, `do_not_retry`.
 //
 // Takes any type of body and a specified content type.
@@ -3377,7 +3386,10 @@ func (c *Client) RespondTurnInteractionWithBody(ctx context.Context, turnId Turn
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+// and proven on its own, and the whole set is proven before the question is left.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+// selection, a replay.
 // Unproven: `response_uncertain`, `do_not_retry`.
 //
 // Takes a body of the `application/json` content type.
@@ -6303,7 +6315,7 @@ type ClientWithResponsesInterface interface {
 	// The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
 	// with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
 	// short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
-	// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+	// that conversation may answer it. A step AKK will not answer (secret input, an editor a person is typing into, an unknown shape)
 	// is shown with `manual_required: true`.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6317,7 +6329,10 @@ type ClientWithResponsesInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+	// and proven on its own, and the whole set is proven before the question is left.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+	// selection, a replay.
 	// Unproven: `response_uncertain`, `do_not_retry`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6331,7 +6346,10 @@ type ClientWithResponsesInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-	// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+	// and proven on its own, and the whole set is proven before the question is left.
+	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+	// selection, a replay.
 	// Unproven: `response_uncertain`, `do_not_retry`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -10467,7 +10485,7 @@ func (c *ClientWithResponses) StreamTurnEventsWithResponse(ctx context.Context, 
 // The public projection of the current step (`schema: agent-knock-knock/terminal-interaction`, `version: 1`),
 // with opaque ids only. A new `interaction_id` is minted whenever the exact prompt changes. The call records a
 // short-lived private offer bound to this host, this `AKK-Conversation` and the prompt's fingerprint; only
-// that conversation may answer it. A step AKK will not answer (multi-select, secret input, an unknown shape)
+// that conversation may answer it. A step AKK will not answer (secret input, an editor a person is typing into, an unknown shape)
 // is shown with `manual_required: true`.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10487,7 +10505,10 @@ func (c *ClientWithResponses) GetTurnInteractionWithResponse(ctx context.Context
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+// and proven on its own, and the whole set is proven before the question is left.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+// selection, a replay.
 // Unproven: `response_uncertain`, `do_not_retry`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10507,7 +10528,10 @@ func (c *ClientWithResponses) RespondTurnInteractionWithBodyWithResponse(ctx con
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
-// Refused with zero input: ids of another step, labels or menu numbers as ids, multi-select, a replay.
+// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
+// and proven on its own, and the whole set is proven before the question is left.
+// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
+// selection, a replay.
 // Unproven: `response_uncertain`, `do_not_retry`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
