@@ -209,10 +209,15 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 // retrying when the monitor changed the Turn meanwhile (decide is applied to
 // the fresh record), and resumes monitoring. No input happens here.
 func (s *Service) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+	return s.recordAnswerWith(ctx, t, nil, decide)
+}
+
+// recordAnswerWith is recordAnswer with extra event data.
+func (s *Service) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; attempt < 5; attempt++ {
 		next, typ, webhook, res := decide(t)
-		stored, err := s.transition(ctx, next, typ, webhook)
+		stored, err := s.transitionWith(ctx, next, typ, webhook, extra)
 		if errors.Is(err, ErrRevisionConflict) {
 			if t, err = s.store.Turn(ctx, t.ID); err != nil {
 				return ActionResult{}, err

@@ -41,6 +41,10 @@ type ApprovalPrompt struct {
 	Kind           string // e.g. "shell_command"
 	Tool           string // the agent's tool name, e.g. "Bash", "exec_command"
 	CommandExcerpt string // redacted, bounded
+	// Command is the exact command, unredacted, only when the profile read
+	// it whole on one row (not wrapped, not cut); "" otherwise. Private:
+	// only an exact-command approval rule is compared with it.
+	Command string
 	// Decisions the profile proves safe for this prompt. Persistent choices
 	// ("always allow", "don't ask again", "switch to auto mode") never appear.
 	Decisions []ApprovalDecision

@@ -109,6 +109,10 @@ type Tx interface {
 	// VerifyFence marks the answer fenced by key proven.
 	VerifyFence(ctx context.Context, key string, now time.Time) error
 
+	// ApprovalPolicy is the host's auto-approval rules (none: off).
+	ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error)
+	PutApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule, now time.Time) error
+
 	InsertWatch(ctx context.Context, w Watch) error
 	// UpdateWatch writes w if the stored row is still at revision w.Revision.
 	UpdateWatch(ctx context.Context, w Watch) error

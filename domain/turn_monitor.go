@@ -343,6 +343,13 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 				}
 			}
 		}
+		// A command the host's policy names exactly is approved once on its
+		// behalf: the prompt is recorded without a callback, then answered
+		// through the fenced path; the host hears of the auto-approval.
+		auto := typ == "turn.approval_required" && s.autoApprovable(ctx, next, term)
+		if auto {
+			webhook = false
+		}
 		if changed {
 			stored, err := s.transitionWith(ctx, next, typ, webhook, extra)
 			if errors.Is(err, ErrRevisionConflict) {
@@ -361,6 +368,20 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			} else {
 				t = stored
 				lastPersist = now
+				if auto {
+					if s.autoApprove(ctx, t) {
+						if t, err = s.store.Turn(ctx, turnID); err != nil {
+							return
+						}
+						// Look at the screen again before judging it.
+						mark, announced, lastScreen = t.Mark, "", time.Time{}
+						continue
+					}
+					// Nothing was sent: the prompt is the host's to answer.
+					if stored, err := s.transitionWith(ctx, t, "turn.approval_required", true, nil); err == nil {
+						t = stored
+					}
+				}
 			}
 		}
 

@@ -73,16 +73,16 @@ func (e ActionTarget) Valid() bool {
 
 // Defines values for AgentKind.
 const (
-	Claude AgentKind = "claude"
-	Codex  AgentKind = "codex"
+	AgentKindClaude AgentKind = "claude"
+	AgentKindCodex  AgentKind = "codex"
 )
 
 // Valid indicates whether the value is a known member of the AgentKind enum.
 func (e AgentKind) Valid() bool {
 	switch e {
-	case Claude:
+	case AgentKindClaude:
 		return true
-	case Codex:
+	case AgentKindCodex:
 		return true
 	default:
 		return false
@@ -119,6 +119,24 @@ func (e ApprovalRequestDecision) Valid() bool {
 	case ApprovalRequestDecisionApproveOnce:
 		return true
 	case ApprovalRequestDecisionReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApprovalRuleAgent.
+const (
+	ApprovalRuleAgentClaude ApprovalRuleAgent = "claude"
+	ApprovalRuleAgentCodex  ApprovalRuleAgent = "codex"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalRuleAgent enum.
+func (e ApprovalRuleAgent) Valid() bool {
+	switch e {
+	case ApprovalRuleAgentClaude:
+		return true
+	case ApprovalRuleAgentCodex:
 		return true
 	default:
 		return false
@@ -811,6 +829,11 @@ type Approval struct {
 // ApprovalDecisions defines model for Approval.Decisions.
 type ApprovalDecisions string
 
+// ApprovalPolicy defines model for ApprovalPolicy.
+type ApprovalPolicy struct {
+	Rules []ApprovalRule `json:"rules"`
+}
+
 // ApprovalRequest defines model for ApprovalRequest.
 type ApprovalRequest struct {
 	Decision ApprovalRequestDecision `json:"decision"`
@@ -818,6 +841,18 @@ type ApprovalRequest struct {
 
 // ApprovalRequestDecision defines model for ApprovalRequest.Decision.
 type ApprovalRequestDecision string
+
+// ApprovalRule defines model for ApprovalRule.
+type ApprovalRule struct {
+	Agent *ApprovalRuleAgent `json:"agent,omitempty"`
+	Argv  []string           `json:"argv"`
+
+	// Project The pane's absolute working directory.
+	Project *string `json:"project,omitempty"`
+}
+
+// ApprovalRuleAgent defines model for ApprovalRule.Agent.
+type ApprovalRuleAgent string
 
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
@@ -1758,6 +1793,9 @@ type CreateWatchParams struct {
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
+// SetApprovalPolicyJSONRequestBody defines body for SetApprovalPolicy for application/json ContentType.
+type SetApprovalPolicyJSONRequestBody = ApprovalPolicy
+
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
 
@@ -1832,6 +1870,12 @@ type ServerInterface interface {
 	// DeleteHost Remove a host (operator only)
 	// (DELETE /v1/hosts/{host_id})
 	DeleteHost(w http.ResponseWriter, r *http.Request, hostId HostID)
+	// GetApprovalPolicy A host's exact-command auto-approval rules (the operator or that host)
+	// (GET /v1/hosts/{host_id}/approval-policy)
+	GetApprovalPolicy(w http.ResponseWriter, r *http.Request, hostId HostID)
+	// SetApprovalPolicy Replace a host's exact-command auto-approval rules (the operator or that host)
+	// (PUT /v1/hosts/{host_id}/approval-policy)
+	SetApprovalPolicy(w http.ResponseWriter, r *http.Request, hostId HostID)
 	// PingHost Send a host.ping webhook (operator only)
 	// (POST /v1/hosts/{host_id}/ping)
 	PingHost(w http.ResponseWriter, r *http.Request, hostId HostID)
@@ -2152,6 +2196,58 @@ func (siw *ServerInterfaceWrapper) DeleteHost(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.DeleteHost(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetApprovalPolicy operation middleware
+func (siw *ServerInterfaceWrapper) GetApprovalPolicy(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_id" -------------
+	var hostId HostID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_id", chi.URLParam(r, "host_id"), &hostId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetApprovalPolicy(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetApprovalPolicy operation middleware
+func (siw *ServerInterfaceWrapper) SetApprovalPolicy(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_id" -------------
+	var hostId HostID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_id", chi.URLParam(r, "host_id"), &hostId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetApprovalPolicy(w, r, hostId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3692,6 +3788,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/v1/hosts/{host_id}", wrapper.DeleteHost)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/hosts/{host_id}/approval-policy", wrapper.GetApprovalPolicy)
+	})
+	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/v1/hosts/{host_id}/approval-policy", wrapper.SetApprovalPolicy)
+	})
+	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/hosts/{host_id}/ping", wrapper.PingHost)
 	})
 	r.Group(func(r chi.Router) {
@@ -4282,6 +4384,181 @@ func (response DeleteHost404ApplicationProblemPlusJSONResponse) VisitDeleteHostR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalPolicyRequestObject struct {
+	HostId HostID `json:"host_id"`
+}
+
+type GetApprovalPolicyResponseObject interface {
+	VisitGetApprovalPolicyResponse(w http.ResponseWriter) error
+}
+
+type GetApprovalPolicy200JSONResponse ApprovalPolicy
+
+func (response GetApprovalPolicy200JSONResponse) VisitGetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalPolicy400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetApprovalPolicy400ApplicationProblemPlusJSONResponse) VisitGetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalPolicy401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetApprovalPolicy401ApplicationProblemPlusJSONResponse) VisitGetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalPolicy403ApplicationProblemPlusJSONResponse Problem
+
+func (response GetApprovalPolicy403ApplicationProblemPlusJSONResponse) VisitGetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApprovalPolicy404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetApprovalPolicy404ApplicationProblemPlusJSONResponse) VisitGetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicyRequestObject struct {
+	HostId HostID `json:"host_id"`
+	Body   *SetApprovalPolicyJSONRequestBody
+}
+
+type SetApprovalPolicyResponseObject interface {
+	VisitSetApprovalPolicyResponse(w http.ResponseWriter) error
+}
+
+type SetApprovalPolicy200JSONResponse ApprovalPolicy
+
+func (response SetApprovalPolicy200JSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicy400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetApprovalPolicy400ApplicationProblemPlusJSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicy401ApplicationProblemPlusJSONResponse Problem
+
+func (response SetApprovalPolicy401ApplicationProblemPlusJSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicy403ApplicationProblemPlusJSONResponse Problem
+
+func (response SetApprovalPolicy403ApplicationProblemPlusJSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicy404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetApprovalPolicy404ApplicationProblemPlusJSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetApprovalPolicy422ApplicationProblemPlusJSONResponse Problem
+
+func (response SetApprovalPolicy422ApplicationProblemPlusJSONResponse) VisitSetApprovalPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7560,6 +7837,12 @@ type StrictServerInterface interface {
 	// DeleteHost Remove a host (operator only)
 	// (DELETE /v1/hosts/{host_id})
 	DeleteHost(ctx context.Context, request DeleteHostRequestObject) (DeleteHostResponseObject, error)
+	// GetApprovalPolicy A host's exact-command auto-approval rules (the operator or that host)
+	// (GET /v1/hosts/{host_id}/approval-policy)
+	GetApprovalPolicy(ctx context.Context, request GetApprovalPolicyRequestObject) (GetApprovalPolicyResponseObject, error)
+	// SetApprovalPolicy Replace a host's exact-command auto-approval rules (the operator or that host)
+	// (PUT /v1/hosts/{host_id}/approval-policy)
+	SetApprovalPolicy(ctx context.Context, request SetApprovalPolicyRequestObject) (SetApprovalPolicyResponseObject, error)
 	// PingHost Send a host.ping webhook (operator only)
 	// (POST /v1/hosts/{host_id}/ping)
 	PingHost(ctx context.Context, request PingHostRequestObject) (PingHostResponseObject, error)
@@ -7961,6 +8244,65 @@ func (sh *strictHandler) DeleteHost(w http.ResponseWriter, r *http.Request, host
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(DeleteHostResponseObject); ok {
 		if err := validResponse.VisitDeleteHostResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetApprovalPolicy operation middleware
+func (sh *strictHandler) GetApprovalPolicy(w http.ResponseWriter, r *http.Request, hostId HostID) {
+	var request GetApprovalPolicyRequestObject
+
+	request.HostId = hostId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetApprovalPolicy(ctx, request.(GetApprovalPolicyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetApprovalPolicy")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetApprovalPolicyResponseObject); ok {
+		if err := validResponse.VisitGetApprovalPolicyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetApprovalPolicy operation middleware
+func (sh *strictHandler) SetApprovalPolicy(w http.ResponseWriter, r *http.Request, hostId HostID) {
+	var request SetApprovalPolicyRequestObject
+
+	request.HostId = hostId
+
+	var body SetApprovalPolicyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetApprovalPolicy(ctx, request.(SetApprovalPolicyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetApprovalPolicy")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetApprovalPolicyResponseObject); ok {
+		if err := validResponse.VisitSetApprovalPolicyResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9072,273 +9414,284 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs31ij6Kjg8X5XFmhYlJ85MItVXpzROZuKTTOzPcir17dCbDXWDIkZNoKeBFs1JuWo/zX6w/SS7",
-	"sNYCGk2ieZHtxJPxH1sku3FZWFj3yy+jQi9rrYSyZnTxy6jmDV8KKxr49FSre9EYbqVW3wpeisZ9WwpT",
-	"NLJ2X44uRq8WghVa2UZXlWgeGaZXyn0RXmSNmItGqEJkrBGFbkpRMq2YXQj2qm0U46pkolhoUTKpmLSG",
-	"rcTNQus7MxllI+kmWeDk2UjxpRhdjK6+++40XtwoG5liIZbcrW/J33wv1K1djC4+++KP2ciua/eOsY1U",
-	"t6O3b7PRt9rYZ1+7Z2H0mttFN/ZCGzuT5SgbNeIfrWxEObqwTSviKWpurWjcu/8THv/56vR/8NN/np9+",
-	"9fqXx9kfn7z9j1FqXrfdwXlt26gj5oXHD5z3J26LxeDEK/frETPj8wdN/dYNaWqtjACEetHom0os3Z8O",
-	"Z4Sy7k9e15Us4CDPanziD383Drt+iVbwH42Yjy5G/+9Zh7Fn+Ks58+PCjH38vFLs5V+esq+efPEnRoOz",
-	"lbQLxpmx/KYSLC90KfIJQIoGdPNdFTjCL6O60bVorMQ98PD99kUwYsmVlQXDhzImJrcTlhuhynyyDZ9s",
-	"dKPLNQxaltK9wasX0WR4CNvTuGMSxjL3Nm7G3ZowuSwNqxsxl1UlykvGb4xQlq0WAi9do1srmOV3wjCl",
-	"lZiwK8Nu5b1wl4+5C2XmUpipsv5q88IyrQoBrxfcXXTGy9LA59aIhtFpslyqurU5c6hlLlmh67UbtFXF",
-	"gqtbUU6mqgODvvm7KKwDA7yVBmlv+K35NcsdEHJ2khNQciZxXZabO2bFG3vJcq7MSjQmhx/gMamV4rIR",
-	"jH66ZLniVt6LmV00gpczWeLTDtsqYQWTJdNzxhn+Hm19oY1g80YvGWfzRpgFy/EZk7NKGivV7SXLlw7J",
-	"GGe1aJbSGEcY3Ve7x+kenmkAismZG5nGq3IgnnkjuNFKqtuZmM91Y908tq2rzeHgnW6kglte6dtWjIHQ",
-	"WrEEBBeqXY4ufh4RQEfZiGAEJKMPo1E2coPSfxWQkP5aRq8TaE9f8Kbha/d5KexCl27yrUeBVqV+sLy5",
-	"FQmkuaL7xrSq1hcstw6Gilezua4qvZoVbdMIZXOGnw1bLbgV96JhuLk+83LHU3MlmFm4Z5VeXbrx8UzE",
-	"G15YnChCzUfuKsIDj4CDeXgOLMTxrni8BMDexpT5Z0+BAtgISK8TF+vqlmhsn4bdSVXuo6nw6nfuQXcK",
-	"jZ7LSqSvKP3I7IJbQE93AaVhDooABWaKRghlMqYblreKXihzduIuiCgzpuAEgFBZPU7SShpuew3fLGu7",
-	"RvomLSt0W5VMactuBCsFQl2Uk9E+sAJQumm6TQ8C9jsCoz/houItXAbHUd4kMf+qrht9z6sU3kakoW70",
-	"snZEl0A3YV+LQrqfDONNx2gu2Z1YG6ACS6FaJlUp3ji6DuAsGm2QGF69eDbBHUVYUOjlkqtyJt4UoqkT",
-	"V+mlKHlhRQnj3+hWlUk4OhZFiwMRY5OQcNizmDkWAhQCgHgIXRBvatkIM+MDzEHP56JxXADwrXdxhUL+",
-	"pC5ZoNfGctsaxm+5VIzPrWiYtG5Dc90s3RyjkltxauVSpHa55Krl1azDma0j/O47tpJVBdiHRBNXhsd5",
-	"ieTfONLfGps5cdfTlwisN1pXgiu6dsvazvx17c9GssVCVNWMjjItZCBJThNRravEDxs3I17GNhji409e",
-	"FUL5l8RPBsWdOa+M2ERSP/ZDEGpjG2Go1CqfVtqIhy2xg2+kenxxfp5az/a8sRqzLWx6+r2XUruxeERc",
-	"dr7gn3Pv3HNZOTl4hmylf4V3joJsKHFt44vohIQU5i254rdiLxf6Gz2GlwGAluZBXIlHxsm6unLi7Uo3",
-	"d1LdslI2orC6WSdvhme8shxQbD1Dr7h1Are74PQOqrBO1iS2npzA/7hvm6/ouWdqruE9aZHbbo/YcGVq",
-	"J1hFFyJMkyKqK944eax/sHtJL2h5/goOwsXhzL1gP+HDTkDegslBuAQDbC9j4wJv4pWHU4cbGd2YGE7R",
-	"KXRo120wAlDqNrzec2e/lyYhYMUrPfxG9WhB4kxa1a2PNjKzbXPEDD92I7xqG3UUxB18hleQgtPXopL3",
-	"olm/IBm+j0jf6hXqo6TNNoIXC1F2LJHlNEV+wbhisqxIFkf9XTEBgh9s0wCr5ZYpjValhaicttmJ/07J",
-	"mok3dSULafOLWJd02irO659mJ92LsszHGVx94Dr4oNsYLsbJRtKaqQLMy+Cze4LWzpxs7kRg22h1i7os",
-	"chbDSomC6kJX5QXjrGz43HqpIGxrxQ0rKsEbsJsVuH3UzmFKsrndiTU7eQoSKHuqS3GBRgHLzSJjT21T",
-	"/eE6Y6uFLBbsToga5UKc0S25bq1x4vMNL+5INgKRqb1ZSns5VW7INxc40I+O+HGmlTht9AoH8WPDA//N",
-	"1lzdGRhsDFI/ZzeNvhMKDwfoRERGTox1f5ZMN1PVqkI0lks1xhN1J9k/HISINqKcsCsSrjLG+5q9+8Jz",
-	"AbAFuFUo1ionDjoEniqUrZmxTmZrxLw1wrAbMdeNYGCSQHOFp7Id7UgjVZL6fq0d+xng7AnyCszcq06G",
-	"zZ3UzZpWOQrlUMPhnDmYruLsQUDYJCgLbeyBY3wLjwZpMrHyn9xhIWq5ywKmh9wBe52DqLvSTWk6Ebjg",
-	"iqFhqbebvYzJoYqYGV3ciRT8rvEHVom5ZTdrZpftG2ZE4yCK+OT0p1utxCUzd7KuRQkXSrc2gNm9E7Fz",
-	"qay4FQ1NbtsNKwkv16CCN1byqlrP/DdKW/o7hRfG6kYcBvpreNS909aOo6VUj28cnUV64JHHgZo0c/FG",
-	"GuuQqTkYcwZxxgHnsHW/ck/SGzM6goM5VTfENby5l1XR0XQISkvdmD/zNy8Gpz8OfyOSzCy6Su/BoOKu",
-	"cYTvEY5FtpZtaxhZTqIfI3UxspA80NQRzeDXOAyLbz312JR9WgTR9tbIsTNrm+oocXRLKmlBxusNN7zO",
-	"a3/V+uusO2fEtszcSHAOpOC8sZjw6PACXtGV6c8PpD19kLuWdvAh4/i7V0V3axs2O9FzcG1IlfcvjZ7b",
-	"hWJ/kaIqv2maFO+cu9/SWqUwht+KA4ADQ3QvJJegG3HbOCi+aLSeJ3h4axe6kf8UPY6gtF24KV8nDWWW",
-	"yyrFO4UCUTAvtRK5E6bWwEU7ayYInyAHCVWyk4Zsc+NLR9ZRaEbGulpoVml9Zxi3KftStBo9QyZlm3Ua",
-	"EXcZ4D4/Z0Y4adaQvJjDEtWM2/wSJ3ZgY0vBlWEElQeY3bZ8DkmVdB4Oizw0j0zsu7lkqq0q1qpKGENQ",
-	"dktw3+JFR2fb1uy6tYVe7uXUz+kxvCAIBbzkh2wR/eKzuhGG2MumbbjRVeVEFJCc4VzBqkmM/SS4pXCk",
-	"DtxemnXcXzagZYGUPE4bHCOlZ/8dih/uALWBVkmf0cZ+Y5j1cC6Lr1jqin4reIW6Zf9mbstp+i55IQ+m",
-	"pkG88G8kl6OTxoBGcCvKozDCRyGkiBz67VPkVxSNsLNG26Pni1jpflh0IRKwlP7bWbzf1JqGAPcUXjvS",
-	"9uphsXlfKn4jKqCMtdB1JS6ZEiK4hVol/9ECTYwsto/Pz7PRUqrweT+YNmb1xseFtbVTN93/hv348nvv",
-	"GiuEvBeGGXmrRMlePL9+ZTYW8dn5ky/3rGLjMBJHsAPCpVBOTUH2VVXP56OLn3dTNsDpt9kmUlunzadJ",
-	"sUOPR06R5g14Z+6EmrDrhV4pdJVqVaT5kd8D4kx68Hy1MKKY5QwfQsg6gJLTkSYPIUQHTLxJ1mBnW6vZ",
-	"BuprAmvaBBh064PUHYLybrl3WDlxr18HqG0vZIiUbEP80Ju/Fzq4qFceTQ5f037MUmJ1NHYNbgSnS63/",
-	"mTK1KOzDnEISX97wXBEX2euqit5Or8yKhhfv6jPyymjBa34jKxlpRtF4NxDv5eO40nLivBFiZsUbm/55",
-	"2VZWzoyoyH+zR6XamDEefmOsFHB2yaw/+SAo8hw7igFy05KXIFibS++4DZJTxkRlROxFFjX5kE9gmBnO",
-	"WI4Pl2nDhmaVXMoBbVl2pzx0V+42IhB6FlAnPpm1Kmb+26QElPBqbx+gH+Fwghah6H/56RPWpB2+6S70",
-	"L/h9HdKe3ild3OG/Z14EPY1gNWBuI9nCj1ULVbrffIQifcDDB/MHnaoTaDB4Len79lg6C2brgflFvX21",
-	"IFwjffhWW16lftqiFG4I/3zqPvjA0j3GBALM49fZvinpYGL70QaqZlE0q3fIkc0JD4IAEiPWBhnaQ/YC",
-	"Tm2zlhCovK3L1ds4vGFZiOlYn3Q8XWhtwDrsiAYOxQreNFKgLwVR55FhuRsgTytYIJfuWNxBilf3qB8w",
-	"ee4bVw39JMm5/SkMoclu4hCuwCFW0Jf0MPKejY3F68i6qG9aefTs5qTd2e7Bm5cRGzuCm/sIyBhzjnh9",
-	"A76bSkcC3g+GqNO4HGsU5SygSX/de2df8jfP8OHPzhP2f7od0TBPztPBLsNH299g6sy6RTxGtcx/2l5R",
-	"SW7mGYSibl3c504qdJogMMPgJPTeoPLenZNxnP6S3VS6AI9hj5Eacg6S2aoT5oRofBgnuMGRoLViphxr",
-	"h29SzGCbse89k4iI73l2iz9sUGaPyimg/60LytkwYcSb3BfL0jbqpZiDFUNU5exmPdN2kcoduQreYK7g",
-	"kSiTBJziZjDEpkd+iqOXtqkN9NaZhIwuRfV0oWWR8CRg7HOacG5EQ++l7QfEUW+s6nmdZoSB1WzrUXHc",
-	"gOJLkcH9MAu9AhMtWZKTOnrY647sB1kyq5kRqoQIgB1Bid3+BiKN6EfEA5gbRXdzye6UW/6J0uoUAkHG",
-	"wRCOz0nl3hbgYq7WxziZB44EAZpa+uDZXAv7Upi2SqjlpZjztrJm5qXLbYlDl+JNWPw24nfOhIdY9gE0",
-	"8l4cbgmK78Db14O28w4ESqxmPsTOb/fh0w0BJ4MIfjAK0GQQ9tJYihMKsSwIaHYCShxfCsyRGIcMmTlE",
-	"p1e24XmIZoFZMKjBYxfRwigQsFrjoIgO/ZXcCsukMtZpjxLs8nDPVMaMhvQb921RcbkkBXIvVCOPRAg8",
-	"DwoKryDkYNYdbzbao5kUuu4PRrSetuAEc/qGq3IWnalJx3B/ABdCvBtc7+CNM8P37SO/LbvsFj8qK6su",
-	"hStk7rAlX7MbyFkx7VKU7GbNHE4ZYU+BbB0R3Q7QO1i/j1lPQtk43m32LniYjX4TVCSQ+bX3jjCFoD+A",
-	"J+xZzzI4hKT/Gv5hCf4Eu54tMZp2hp69NC+PMufclBVmCfp8PYe2mzGN3puJe8N9SLMjYeJIq+uD8DS4",
-	"Fne9gEd9jc++GypGe9qBl8E/OXQkwwh5HXaUCOiLj4TyZ+6lY3ALvRJlxjyeHepgT9iqZ8NO2GwUAvjT",
-	"8R6DkncqamA7nCpkXJld4lfGuAEXesGbEqDg0Nbu9zIkXN/9HXd5k90+hw/qFYwzqJ0NZ0ZQ9iIqU3gL",
-	"lV6xE7cnjy8MTOFGVxDirJkcihE4LB4jvsaYOms7EhDHKQc56scfn32dkcRFz7mvxlmI40gSKdUub1LK",
-	"5dfS1BVfk3j22JMZJVbC2HEGwqGkHA6jeG0W2g4EfS50Y5MbjefI0DngnhXGYgL2G79vWbKTkpuFMKxs",
-	"dF27m8MtqwQ3ln3pJFOno4vGjMk3zXYsLWJwPk1kiNg+2gj76O4rzL/UxrLHn51HC0jO09blkREF+y+C",
-	"T92Ixg4cfhSONYJ+8l6IFV6KIanvRqJlfwtGOeQzUh7ANaGgNJjmCInl2/ngmP1LnoMZABbMDvkFRM5L",
-	"VRqfhurhDgYOaRgvClFb4VAfENxzthC445OI1fiS5U4vyC+Y0mFlJx3zH8c2KFjuKBttLwoikJX4XYSh",
-	"HUZynN6Viv0C8h3zMQR+jwqNmW58woTjcUDp8azGXk6xHyxgTNxL3ZpZapt759uXw+aOz2MRUaMOUOwE",
-	"rDRA7lFdzrvx8vGDo+Y+hOQdbTQZVDYMxiyQgSQN0VbOqf5IwpturVjWdiAY9iGhXWSuPvItce/kBgRn",
-	"eEMq+8cnSZ61K8Ci4sbOaF9HrQFeFD4mN/0z3p9ZQab47ZWBafwhs6vonJLYflUZDfidU3DKqSPa6EXK",
-	"fLUXjknxDqmkSHO74CveKeBHq7mGF4IWvA/fNzcSHW4WB6asaxE5TAMi9rBuH0KnY5PiFRyu8vcuyj6j",
-	"aX+Kfcu8HnbPh+syykZzDqkJKZb2vCO7CS2GBx/CqdVtAaGxBa8qxgvb8qpas1KWMV91pC6klotyhtEg",
-	"MyxUs8+k9iKoFX/TpXgP9nlPuJ2ycKSt/jCPw05Hcrcd87BYqLRf7goL4MgSU8Vsl8UdqWW+go4vpVRX",
-	"XOXbnBvyzGZOhso9155gXRRftepnfvrP1z9jxarZ61/Os8+/GqiWtQWbvTBJi57bptikbLNTeUMIeUdG",
-	"hkFIPXA9mEV/ABnwgdKd2+ThVCh5ud6LBdILEClUJd9Bp+jByYQYsd9MKOoUprB6D9CUMyCJyl1Cz2Yi",
-	"V+raXiMfXXJHRQUrgCTh5ZTqnleynPlSXBnLWxUi+Ev3Gdib2wBkJ+UD1WQGLfUgfCQO6IVoTiGlh8EK",
-	"qAQMPJxFlc8o03zFDaO1HpwPGeUjJZBNKmO5KgbC8oN9LRHmNVzogWSJTUz88eWzrqSi4w4YkyRCdTv3",
-	"4gFRzihdeC08mA+LQYrX6NtGGDNUF2875UKqWU0vwcCokO3h4+ltg0VD62pIlfMaGjtBTPwzNwuHbuKN",
-	"KEJxnPHBUNkyGHdgwGib8qGVYsJb/SiO8725BxsL9SMNL5ECgmIzuFS3lfChsxuRtP0g20KruXRC+VA8",
-	"pWN6S+FtL4fBYiNj+Q0vbIXuKj1PmVugtp0naxfMUdV8u4rVYbaBuIzf7lp9m3LD+elX/HT++pcv356G",
-	"v58c8Pfjz1LyxS4uE/lI1rptmNOnnK5+6k1EDWsA7Fu1ZyDbPUMb0mqBtdjI8ivJe6IgJMPKqpoqJzzG",
-	"5ljMKGu4MnB4bIVl2NgJxMOspBHsyflX4YiChwEqud0LlUOJhyfnTwKpdUzRTJXSSox7NR/jkO8E4tpm",
-	"/ZRX1Q0v7h52wxJKYnSYS3N7aM3UrcVdi4fe+gVvypnTanVrZ0upWpuqq/P8xojmvle8TBpW6ZAzCeZl",
-	"ELgoloL96bPzMeUPyaW744/Pz79EQkKfU6YBPL75OgpCGbii/klwuLqpvXkebeqcqrFA4Uq6RlgYRSrG",
-	"mVlAyRJe16eYfM9KLpZajS9Yq0rakFZiqjo01sUdheU5XT6Ori2lqbktFliJBY2rbm/4K1YD8cY7xwkF",
-	"O8nP8HM+hqSQqXIExdcnTGSMspO8+y4iRGOQ+BQA30wYlTy8EaUjJnS/oLAYr8CcPFU+WxO3AqZf05NA",
-	"0FbsSyBTFZMbKqFYcAVhIhDD4suSoJlaYbEKpjS7E+vLqUKvKbdYOjEUA6RKNUr7rRmr61DbhKt1Vx6V",
-	"ncDd3ohszzOQ9NFMUg7cYSf3QAUocDcOIfYrX+hZGpZToZc84LTHcV+Dw4/XYfkfN5H8yZO9OE5p3Ul2",
-	"8KwUy1pboYq1A1jmPS61aKgizVZO3v7EwIizJ4i6h3XGbCOXSwH+sErwElR4h4ANl5X7sFpIK5ipeSEm",
-	"7Io8NE/Oz2MXDbzx+I/sO/lnd0o+aDJ+4qYFzlFJJUxXkghvjfsS4kYoGZIzU3GzYCQmOVIehU/l/0++",
-	"nSd5fgBEdtmlAZGlsmiuS9VdhZhQJnhTSdEA+lzSVSg7eR7Ij9Ircm/6IFKtkqmd+/SxxLl5uuSjGR1P",
-	"JOkhXu0j42vOYqDt+IDpj5DnkPMMRTVR7LOvk7uzpkpcj+sg1TxFDxMmA0AUzy3yrC9biD5ZxjR1ebuw",
-	"nhzF5J2dRNR0/IEcLn3UfJj916FkZ/fdqdnvTsF5h/J8g4jrMOaRwbJ84Jv0tY6B3gIxFiR+n+Q41BJK",
-	"hsU13fIxEA4lBNQToGIPOKhjnlNFQrXU6jLwskcGiKiT4LBULcZN0DcZpmeyK4y4JIEVanDpBipcWYbK",
-	"YSf0TFVfb4dYS8VyD7icGb42zOjLjkk6bbw0gfDBjrHMl1sKFSbrMbUhhTDkMfXcT33rjDfRD1pp+rc0",
-	"OvP0dbcQXPdwW2u1IfaS2dObPydg//zTV2n9JBWy/l7sqAdHtftimFc+Y2dPPOdvbb88ngC9f0vgLjhC",
-	"UdGEdQ/rC84geD69s7JtQjFMEPK20ihlCeYjKrQHnhGIy08aDTb1x63RfPzRKBvx5Y28bbUvuSHnUpQz",
-	"DNTu16FMzgRMhNIAQ5HUZftmIAK6EUIdsDe+4tI65A2FdqPv4gxUIAmNbetZKXml98FlpyDyvOb/aMWl",
-	"91/ONQg4Xe1J9wHrvtWNLoRxJLLgjeLYgUKJVScw4XONgNWlnZ9ULM0MBuTBAyupSr06FnfDqWzAfAgz",
-	"BhEw28TeJPqDAJJ2gB5XV7kfmX2YtzqqVryNcBTTNSgu7BMnUNc+3HEbRw/uc9z2j8xn73YFduPFbxTr",
-	"8etKnkbbqD0E/QMQ2geIcoOi2rBksJv9D0HDG7rMoFTfS7iNtFsyn6fDKz6Aaz+Elx2Qj77TcZ8dEBbg",
-	"QPO14CXoron0bt6Us5J+P+pGRraKB8cxbs0+tIM02TmuWLPHS4og33lpB2swu0G862YgQLi9qWTBvKvG",
-	"xxqQME/KueXmDisKUyl0eqvQy6VQljdrYEZtDd0YVhoDYUkfnirTLpccbHknboXwLGqF4wwMhWgIYV+e",
-	"n58WuhSntZaKGhzdtOWtsBOG9W1QqfAiW2TRwnpn0kxV0UKrhaL15WhXC10JdtvweiGWghVVayDUlb30",
-	"4mjWWT9aW7c2A28T481t67aHmkQp53PfWoPXteDNVJ0U4AeutFd3oO6sbu14wvDsqA9NBYXaCt400BHJ",
-	"ap3Bd6xxepme9wwKhpXaSaqooaT6Tx3hL+/77fr53ds3HYPDjr8o7k2HGDO3qMGGHXFgixvHWL6so7BE",
-	"h1luAMyRo9gG39kldI8Dq+cJHgRaVXkJww1XYNlrRaDVp2s/uKUP4X0USS48ru4qY7jDFAAGlmNAHtjb",
-	"Rmyz0jNcZ3DAUqAzuUudIg1Ac2iNida+YCDtby3sJUXVgBud3icgoDtqHg+JFH7CfhASjHCgk4c+XMZC",
-	"0HscYaXvgB1sLnREYMAww6S03LSq4MkqyOTp8xQJK37jhQFnAWwcQ/SVKKkweXeDw+WdpB1Wm/UAMWyq",
-	"w5ssXM54ld25bt2RIYL9UszTDvZfSZYZXldadJuDwDhcfHVHnZ+3A1NtRQR6CyEKFw9Syvy3c93MFtrY",
-	"dFRCNiq4KkRVUWFoTn8FI04X/Jcs/5ON0BuVRN6Ipyc6C2KOwFEk4CE9X4pY8tyHTZ2YutHZJXnODwuI",
-	"jqS9fcvpRMO32Ye2fgtVHrmVuNrGQfc1ruSGWmOQ1PZBIkh1WDCGLub+8hfwZDB7pAxoPoAAG2kAe3CS",
-	"X82VQNv+jbZWL4PoAjZ+7KVw0mUVOcmORDYvrh3QhOc3tsYfn+l0jC0eGl14mTDUHZAKpcND4pO2lM4d",
-	"Zumi3yG3V5a1l3XVXcAIA7dDDQMh2Lx4KXbx47Przog03BxnMGel19+XCWhv4P0Avs2Qzxz0cQJYjg/l",
-	"8JDH1c9jjEIJH2DU2ZVVgZGNQ6V5G131uJmDB7e6oYj//RUhYYCtM92TcB4O4WG+hFCJ8yhneLKcanJ1",
-	"G82IdtQHipr1YJcfcEpxa4XCiCWgWZ5IMWmowwc4mFBCPTWyFCQMOoq05FJtR5N9iHZoHxGB20tONqx/",
-	"B7XDwuZdqWs+l6WgqFiP+NjjNBvdODl4R4vYDyJpHM/Q90u2OxXHl1vZtl+e78223VUTc1Mq5r4WRVKQ",
-	"dbsqZxpSVijgmVSSVmH/s/IBhTN6CLZ5Y3vsDtlcI5RYYfN3MJ1AFJZt1qeeo1AfoM47/Z6SkPuseeDH",
-	"dHJK3vOEXzDe21hGDnX0WJNH/SQnsORj713PQrRW5xPXc3hFr1SsDcMLM6crx5fQ22G6xnVDReU2m5J0",
-	"Pd13ygT+2kegyOKLOyw1DBKC9xsj+aFCGzGO8Xzy+IsvJ+eAku4eN6GglKC4lKEgxhB6bkK4Hl9T0Siw",
-	"eEgMtpgqzGm6oGgqCGLOyHGHGd+NwJjG46IZu/ApUoX9TBtd8bIo2NKjwiMDkZaZE49CkM5WOCSukqti",
-	"oRtcl7/UUxX1oIjyqfMOi/PxhEFPKgSlcEcA4/k4Pwkd23BEsuS5/fdDIaeqFwsJAZhdJxFVYs0KiAq7",
-	"ZAOhkFTtAjO6K8HvRbwZx4amCvnQUJDjBjU8LrArfnn7zmDThraRdn3tOD0VLYDa5lct6rQgAsCS4Otu",
-	"iQtra2SV+k4K/7h06I1f+QYNFyN+dxfVUfICSi2/E+vR27eguGKMwHZD4wps7nFlxhPuOJhl3BhpLFcW",
-	"6rK748R33UEzL+Ai3hdtU42nqmzkvWBx8Q93Qr7kB4T9QsYSa1rVCyKGLm5QQGCqpgqbnYGFEGorKPby",
-	"L0/ZV0+++BPLeV1X5F86o4yYP/zdaJWzUhdgzKeycORQnyqfyZQXuhT5hDlAOjKCg0DU6hXlMME3F+zP",
-	"WHt+2p6ff16AfAt/CjKS+q1PFfzGTuYtZJoWwphLRgTV8TuMx0TcJgMyEOSua+0YTZQOvmG0Rjge4JtB",
-	"3qxZ/uL59St2dv/4DBoEuKvnlKiSm8WNhjoGQLpKJ4PkZ5BXMVX5WSvP/s//+t95xnRrQTb2TbStE07G",
-	"1FRBKqJcYZJWnhEq5T7ASk2V8Q232bfW1lBzNY+wLmeIkr4W3iXjQZ3jHcChghn2tqTnAS2ocB5nf/3m",
-	"FfTOphAeaPe+FKZLiQybRifDVOlG3krHnK9FcfoXYYvF6bW04gIqAJ7ir5i/wBXLn+NnJv7RYtgnjokU",
-	"f5xNFZSCf3L+OcsL08xnPj/YoY1fcWj+z/JNPTZ3O/HcH6hNJQtB5Yjpqv7t2SvHaZuKbri5ODvTtVBG",
-	"t00hJrq5PaOXzJl7tksic9c1qsp9MTqfPJ6cY21poXgtRxejzyfnk88xw2UBtOZsKWwjC/j7ViRFWKoc",
-	"A0nqSMMxvZ55KwCDhmxO8yYsftHopbAL0RoMMUdhbcKuEQ9DrDe2b8hYJe8EisfiDbTka8xlBHowjwhl",
-	"3J2ptK5BZrxZM2LxEyj/7O6c1OpZOboY/VXYv9G2OhMtbPGz83PSTSxFgLgFntUVlyoQW57SnN5uihA0",
-	"w9Ce3U4on4a2707iyfkXQ6peWOeZz8iM2cPo4ufX2Qj9qOvRxSiabhm2avmtAeeEaO5lIUav3QhndPqT",
-	"NV9W0TFvgex5LdTVi2f7QRbTWD/oEYBzxInm6ohydNpArcz7BdermLYNQur+8dlW5+bkpXiuBGv0CnIG",
-	"Am8K/UNjBqcb5G8Z0zdEhpVeTdj3mG0WZBpsOOtIDldr3/94S//Ou2p51ZpRaq3F8tZQBdXXg6R2uo6F",
-	"Nnq1fUPc9E83mjsfcep/JwW1O/VD+1pDYEQCKeIGpmhoxkYugASPj0CCbPTF+edHIk2EJj5Iru+Oh/hR",
-	"7lBTRMjTx5U0Cp39stG1/O2uK/i0r57VvOFLYaHy/M8k2lEIMXGL7ZbonfCJnu7uiKIoXvfaYZlwr38l",
-	"vBgiFPEGCRvOj8KGY7HnyfmTXwvbnqv+/vo0Yj+ilaG3dJJIAWGi9uS+KXBGpvSoLTJU6QLpMGOCF4uN",
-	"LsLYgdp3nkZhEAyt1FsYtVI/rm8f282HUq1uRJeH1Ihbx9CdYA8S68T3iY4SAryWR5ZeKnNyyfKNRss5",
-	"Pu4uqFOEMfXJAG90r59Ay++wqtCjnbXKCRUQUhvBAvKp3JrGDBrzGOgKkIdWzjQbvEHlzmBvrNQCZVS3",
-	"iKRAQo3AP+B1ohkGLlIjnGT1AILaQ9mXkLQmoIKSG28XKwWBcZiHQpsUfOjU2EbwZc70nPAIhc3I7O8Y",
-	"mxHCKZ/ufC68GH3ZU7kuGK+q8WSqvnGIjIMsuGG5LC9yLNK91EpbrWRBP8tynLEc/naPuGEdDcTkl7zk",
-	"lvs3///r5z8woe5FpWsxVfkvsszg2ayLZcqYe+Ot18FwXwzkd9KjwPR5gaoTMn/O8gtWS3Wb++AVAsLj",
-	"L5iZTNUVdlf9nht7+g2A69nXOVS9+f+MVIX4zx9yyJuhQo91xdeRRoT4ucLE0qUIeTVOrSops/XWYa+T",
-	"5VEp6ePuNezhm3vqmr3BkzaVBaiHiSdPijbU/7wFrRfmRTsvFN5wr/yjFdQmFBga7GgUs62tamfBBnie",
-	"alWUjt0yNhw3mdgk1HDnK6cdQ6d42OE1aFlOcGpEoZUShR1fspV0yoejlTmsLw+rDz1qaPm9QxoNcN+f",
-	"ieU+/vKBLHfr5jxAAkdw4Ou/AmPtURFsO31qCNURsTwdoS8CGVmEHq9DUhN1gf2ApJVmGAAl6S3SsLZ+",
-	"v2rL9/JeALV11KIrGjxIckPTySSonOyNTds/JKh8R8xBIR+thd4IQDEik4fJag+Wvb6H2NsNQYSdBLOl",
-	"k0TGEaip9+bbbFRrkzSTQAw2EJdEA1TkJr53qTeg4N4n7M/aEcoG6zRTRwlfANhvZFuowIa532IgGxnT",
-	"/qzL9Xs9SurK+7Zv13aqxdstJHr8vmcO3WoHLp4DdJBwi+75X0lR+Py45z/77OFSF+IpmYIPQNOYHpz9",
-	"QnErbym3RKSChp85wQdQtXOqsJMn54/HjFu0NSOk0RoLVRuc8uAWVk7YM3KDIqn6CWvPQ/x9MIuAZG51",
-	"DSIdfMGLuwtGGSOslxoCmZk5OrLJX6Y0JLNpp4W4uwKdtmhm74szlq/B4wOC/c26Jxxu36CvARZ0gzYE",
-	"m9Q5dY8Ahj77epRg1k+Ge9ciaJf6XpQfJ4oepftuoKjb1rsi6FlNWUZpIvtf7sidwEwdtKGc3ARF52CM",
-	"Jqt9vxE0dOE2uueZKpwoCg4I35q7mTAfJQqOJbNWxaLRSrfmklz+cAEUy//6DXpDelibb6PYC6lu3zOC",
-	"ffbeyGw/7StNY/Ga9W7n7w13oWQAYi4gU0CaB6Mxtrs/7dpqp/HZVy2nXubocUPdL6Az1f0VVLdMaUcC",
-	"MyZVUbVAN6mUsdOddVWKpk9ItzHyJawt6hj+/jDz/UqRtLwBvOzglsVi00I04vdHW+uKF564RkSN8OZd",
-	"0TTEeQ5jqa7KIemALA2RqMp8QRBaLnHnLBIQfH9+4OStogZmu5D1FbXl/zhxFVe3A1XJ0/nvhqk9Hehg",
-	"PN1KYk4aEH/AfEGwe03YFUoeRojgYu9TwqwnDDJeVWm32A+9ydNOmE2jlQ/GP5rrUkzv2yw9MHaHjwcO",
-	"YW0QexTC47443xMc90FvwFbF+cRF6IHVuwJk0zE6AOKvbYly19NTU93aG/0mwsqNZPUkdp79slFy8u1Z",
-	"yChKk9PrYiHKthIQuATV4CTE/Hg4gNUUUBWCUXjV72fgIHejy7XD+JBi38P00GcS4jVuuVRU46+30vAu",
-	"1sXdILtuCz3p8BBn5HZjg4OckQdX5fytReF4f5nXPz9Gn+ST868eTsEJMRjvI1XfIzlwNXy0ozn7JQp8",
-	"fHsWZykO3Aq+FGwuVAGhnU7HowIE/lVy9Mzn0Ca6F/TV99VDVj34cXJ8V3R1+dgPOtSipEC8beTHVEnh",
-	"yycdhPr9KOuD0N69cmA12r1iTuxJ/xZdEnhb3r9R0CeS+jjvgyyD74/VJIuDJe5r17yQ1osdPv7lL+s7",
-	"2RGvoPe779JFbRRY3ehlDVl13JfUjFI/94chDF16H41/2oWWD9//qNk1e9mqIwLhB+PbIfxJMVlWVC6L",
-	"/JFT1Q+R99bFsGdM68hYv15wXEK8386QIgC7bV6gv5VjTD5VSKZKKnG/xTxUOcvZiXGKP69CJWVoLT2c",
-	"gTAOiQcLvZqqUKo7FCjWczdFKfmt0sbKAgpBUsIgeYE/P6eqjiiQhVYNBlvPqTIL18dBA5BHN1NF7bQC",
-	"Oc18h7GMLbWSIOE3IeclJrYJ//IzQpO/dFjym1PcDyksd/t84Q5p0KkYDg4P89+Qdr1TcJVHq/iicso1",
-	"iHqinnRwzvoXAAKIxu9A/rBv7zDJew5RIXE3CyIRcZ9ddLxABgYSw7riisQbTwh98SLftR7zaaDRGSa7",
-	"TNXVi2fjnalAPlGtRwR9keUs0FFM84fPCSLqCB42G9ggdhdxTOwj40sjYRto6OjcuL1hlSXjGJMoL/Gw",
-	"HvV7MoZ4MK7EVDmeFdqonrNCV+3SwRTqT636ZNsT65IopMMByCW4EeCJwgxEAYkBuFnYIZa5dVuc+BrH",
-	"W82VqQTtaiGg9o09utk1WcgIfMfT1Uuq7y2qsl8ga8LyUJkkZyfulKcqjzP78zFbCq4MZkytRCNIcVTx",
-	"6rWvtGQdfpCLJZw9KZx49kkaj3fh4xGpP5BwTPv8jWTjrf7yu+RiPFds4/2JtxwfBbnVrN7ENA3I9okv",
-	"a4on8g68pKvq3CZlZ2XapU8ehXhJKMNteaVvWxHqZQDJw5WBPQiU6RmKhGUeInKgaQvGpNzzqkV3O1bh",
-	"lg1RaU84eXkvGisd8ZYKgmV9Wit0SKu65nXgbr1xxIW0c0y6RHJFNBGrko0nU3XFbFtXIiQEdsOA2LzZ",
-	"2CyP22JM2PPQt6bPdnBKZirp+OBS3wuDLTSIa1XiXlQM+0XKpQihJZTSdQp7uxNrBneUOk7lptC1uGDU",
-	"ii1kvI07BobzTtVSqJZhwyWneMECWDR/o1cbs3+jLFYbpOk8i0c5BrqkYI3DuW6YEqupounN9sK4KmdK",
-	"rPwCQ6IgQQVZk8KEWeAvJzn5ZdxegD0Ynz+pW0tZwKhpuEOMOQ3Guvb4TDK2lGqdf7Kx9Aj5Zgn4X5mP",
-	"wNzXwh5gXaG+iP+etpV34iHXwvrilViD1N/DqNdrFff+7Np+NqIQJbaw9ST+xAgL9Ruqd+UyZ42ouWx2",
-	"qC2QekYdJFgjjCxbcdFjh7h23fgtAd3D4oo1upBJmQEy8Y0peC0ugdLeACHBleRTBe9IMON0vchANo9l",
-	"z6ISYCMJnpNKKnEK3yI/gGwAY0WNydam3wKu4LVtG5FNlS/S4oR34dQlKysYsFMHuolRf3RKw0r7McyE",
-	"PbOkf9WNAP0LSHhGZN+pLrC5bKpMewMpJhwrRkAKsllBASuyyYEiECAMPLvQal7JwmKDpgWlENoUcX0J",
-	"BwmX+Slm7/++DStHm4YR0383xOsdiNFTuCtotKTb67tK4bVV3jZ8gkBDWjOjh96V5uxItN2ykThRG1f4",
-	"47Mh64gnIJfbphB29eLZ+GDLMBYbi83hWWQRxrUHTdnLUR3JhkWBlBiasplgY5iqBFWZsG8isRhaRoBo",
-	"lxKo4y7YmA/Vk28fGZRnzeVUgbh4Ea8SSDJKl2D3ANIHVNtBnPKCkDJTtxyGWWTuVnkzRj8BGXr5GWFP",
-	"cSCKvgVzSlQ9pNfm62S7RMLY11P+glEdoEtIiSZJg0wPaP651xJqU6ao319JhjL/0rLlh5TwzDCJhMxb",
-	"L1z8uxPHV+Hu9VRq3vVg6W4nuYz6El10ZZFsaoCzeQeyGbXI31GkIEnk2AE0btBQPOkVN0ARSFozVb5T",
-	"PTrCtBXNBWqSkWLuEzBL4bV+bbBq4/VCzu0fXvEbVqyLCtsTgnViPPEtR4ERwFR5vPscKVmSEXhaLS21",
-	"AHCn09HkSPjMUOEl4hIswFv84CSnJh9k8UUjM7fQMveypwH7oqQbxtYBUvUiOs/ftZAWbXQ3+Vn68lAd",
-	"zgBGiH97Ye2KUaU3crJErvwE0KRlVBb3pHvwEAqUpY2NuRsW6pBwZsSSKyuL0FXbs+ZHJlqV8a21fc8G",
-	"zip+I6oMaIJumFSleOMzpt3du+XWkQiDlaDcJe7RnYuIXuDF9zYzqmAAqlfc99rdU98edJtSkaY3VbQ3",
-	"8gy6/dm2Jvc9EqYKajiGulOeamCVO0nFvERJytp2U11/LlMVgp49iUMRDqlZjf0JsOVzbC4sB82FWZDm",
-	"CnHJ/tJWFbsqsB+YmSrQ192ddUtfaFlsRCXEDd+hmIJXRUO9B3rCHSMij18FLpB8UArdjbALaWgjFIQY",
-	"VxuEQ3DQyzqiXE7YVTgdYpjB/pu0+k6m6ntIK7+GRHrINotQ0I01YHX8qOjtR2V77BHo38T8eBCL+GSB",
-	"fHelHyHH97ATMC1G1PwdpNaocV1SYvUa5hLSN/thnWQWxeI0PBTcMpmn5Z7vYKc6lP06rhSZD6bKp4vG",
-	"GjSzDVe4GOP73FMfd+M74TrmBSNCsa4L37EIMhCynmO/izCZqiVv7kTJcvLD5OyEOhqZXjAYktMxWSsX",
-	"3BDZpfCF3DcQCn3pL1mu2uWNaHxJR+hsM4Mg8QY7RZbSQEEOKDZSC0E1mdGFJ7iKKuVg6R3fykga5hv9",
-	"sZM86vmXZ451WVmxvCs+n2edtu74uLSV6Bx7vjBJKN4PPNoXmQ2tvDCw3WkeyTCx76Wxrwh/ft9mzK5v",
-	"5YBo7I/j4yR4vx4Be9U1jw9Bk/OOniGpkMqXq6IGljvk3aS/4+tGerNdbINUYnVKQT6+dxxHZ27PFBlT",
-	"mPwMfBK5Jy/5mRKr/BJFJj9I2mJ58d5it5BWbJsBvEy52Zkdb++dWGc+5mdJlZfdpSj734LcB7EBC3m7",
-	"qNxYU+VbjfuQWpRTgeIJY6iQLUj/UVt/GITk9qT7BWVKr+vQyUzBYOrJe1QptpMUNkPRfBMRKmKNYVqc",
-	"0kvxpxMk1SBIb5Phrq6Ze4cCttz24hYkFAtAznql/XSAr4RGSFbdXADz0Pc8Y0YjL+iFQ2M4HPdxH5Bk",
-	"SDQVtCbkXZ5v1o24l7pFDO1VcADswyuT3sqNdMJ14FmIED6LwjetYic5RQWHig4zeJJ6ycepF1Plw4G3",
-	"o9PYUcFp3ab7MWgXUNSOoYiIu/O+gEbUgnelxdhNJVVZrVMs5wexoqa5n0zI28FmHjgHyOgRrQSq+ElY",
-	"Pz5cAKqEc/B1qz7Xw0rp6J3rIH2JbvHT7noE0yZlQ72zHH8GsroYDhUYYJ34WmAawW0fGgrEqRYppprT",
-	"zFSCXZZUfx16E9xAMSU3HRWR3s1ZJwnJOoS3xeL8I8Ny2njuLVpThQRY6RU78avOfI9YhuI50w21w5Ul",
-	"aRLapoKEUWFI2MGQH00VPe9YfJJFX/bDcpERu4c9C47B4aWGYHHyQ2LAwlQNsGd/klAzfoPFWt7cCrub",
-	"xWahJnIIfJ6qE+wcfD55/MUXk8dQ9n6A451sNe3I2D7WcwWM4uq776bKM7V+Uyms7WJY1NcilSt4iIU/",
-	"HYnhsPV3wEvev7kpBs1vFTZ9BCcjuvOJiz00cBrA58gqho8NMjIENHGvQ1iVb60+WPkQio98iHoOUW+2",
-	"f/E6DqFzfap+Q1xt4zeo0hDi2v05eoSg3veD+vuPg/mhV999xxrh26KZSGXuLI11owthTBbXvN5SqXcl",
-	"lm6713trucTO5tjzoOu6WrYNv6nWGau58Uvz6uDUXQA5l8L02T0O3mnbFHQURSESKw8hilQ6asJ+8syd",
-	"+GFQK6fKLzRjnJUNn4dWNZ1T3Mdfgi8uSHOxxHcnfCubmwZKwWw3dnTK+wny+3FXThtLDcFj10KVFyzv",
-	"tR7NQ9R6HlhmazCpAZxdkFcrWNz713emcrIANLiKHF2c5b51Ws6s1hO24fBfQVeqBa/BseWWo5XI2QmC",
-	"lySmy+4cpRMPus7VeRRT2s/9IqdjdM7jbKp66jF2iFjyNVvwe3CLFgsRSY8+fwMi8i82xBIAVNOK3tqm",
-	"Kt/uao0CkzfX+lpPJBtytaZOFeAAfvLmDaMuSyiPYX8tQvfJVAVRNqceigDZE92w/FkplrW2QhXr0++E",
-	"U/W7mtUQM4ao2ESFVeF7bLb32fn5OKqhTbGwaW+fKqG/6LG1o1JSUJasW8FNb3+X1CS5XD8ymEKDFaTB",
-	"hHLja73eynuhBgtJb0CnxzuOa8f6wXIU1G8lsOHUu4JHAEfAiyE7OGLmDjmUgcJdhhjqFcfkFuBs77Ou",
-	"zGFrzZgnEp+S8R5YvdETLOigQ8zb8wRvRCAysCk5xCLk2S/UxXNnn5YH0RP30oeuRedl0dbsQrePEMU2",
-	"Ipyo+A8q/gcf2QF1hjB7ZY7FlDH/g6wLJ6Gm68aouc9+3q4ztMGzpirR8g1TbMkIr5c11T6PI5wnbJ+Q",
-	"6vNLomGmCoNNgeqisxh1qrlUt6KpG6ksO6GGdV+xHN+a+ZS+jP1TNBCWacYZVF4SZP+I35/rZqputS4z",
-	"1nX4IzH4EZjlURcO9aF7oilVlqF23JNQkGnmHs9DSgzImVphG1/2344u59hZL9+Yj9TFHzSGktItd2x1",
-	"xcE3AdFkxjYt9su6cPKctGAR0s1soY2FEMwXojHQU85HQ6G3GqViH2bIflTem5B7jI3EpOwAw48vJfUu",
-	"5OJT9ac+eftU+emDVH46ijeeFVwVYgeZfUFqZ6zoSKcjNW1tMe5TFU6RBkqMKpD3WntOTjowO3HMHbuk",
-	"9jPrJJU3pNBREPpuBEZm5rjCChLbN03XpHJFCTlhbYk2CzDQR83xD78SGEn6+7gQ/XI/Abn8Pu8JIzQ2",
-	"FDoUsSttdni0ftCdUAl6cBL1wIqR+7pi5GdH8wz0l6IRErjm3nx3VHv/dB8WFhH9t58w+sNX4qwEN4It",
-	"ueK3AtqCPYBQ72nC9r28E10zA3w4z7D5nYDgFa83XfZbi3WRINhIqlWVMMb3x4LuZBsNy8B+1pWpG+gz",
-	"5qYa6jV2uMD0gTqLfWr59fjX68mw2SIMGhwcq8SfAWNHIrEz7Lhubyostfd3Srfw1mmM2sXyASc5gvwC",
-	"RYnTO6WLO/w3BEucRlM6JYHadl2wx/k4myqwM+ua/6MVTEKZx2rtPdR59CoYSqVxKqK7iU6GAeEHcnhB",
-	"zyPpDRU6ChuAkCYf/8anCuIOTit5L5y4I++59TV0Q3QamMmwJxf8mVBhQy0wmPGRiVVErPhDxWB6yb1L",
-	"CDwGuVNCgXYAIXTqlFWFHd3x5xNqZAAcFYvLlVDtzPf9pHBDKMyprKYOnpgebRa8FuOpkoaq62MY2Ubu",
-	"zQVYv/OB9DsgHRGm/Aa62gdipvGuhsKJrah/b8yTOtcYt03FZYO77BgoOJhrrcpZdOWCwWl8hHvxuaKx",
-	"o0ys4AOTpekCMANlsdSMvLsqYH52yDtJOiX1SkFEjnfd0ELJUdlZOemawgXPNq1GuMjYZBRcKtF1nqr3",
-	"YDJiaDFqhNFV0LBKE5L3vT1nqrwByZuXpB0wJcHqKzG3E/aXRgjssS/RrFtJ8Nk2UEw/WNfyeSPEzD03",
-	"A3Emh7Ji+bKtrJyh6Sn3BCgUZ1FrprQ6RT+uaW+MCBG0ZBai7DdziWkMxUIUdzf6jVvLvJJ1LUo0zFE8",
-	"tVa+G0UXXIvJyG7okPYRh3N5vHW/wo6n6iV54QCx4BAoA4UQzOc2OihlmF1pnAwGsV0YhQZxZLI0Ue1O",
-	"7aNh3ZpDnmEGxnQn6k2m6t1NYC/xnn0EFPZDlHsMG3pJ0PmoLWKhQc8ni1hsEfMiXoJhpNjE+HDp00li",
-	"96I5yp7wMtSX8eYqNIQJb7YKLoeOFTT2knH3R1U5CtWwcEe9K5RD3MbcyY2O2YSwfd044i0NRBLwu0Bt",
-	"uRWEMpGpLNUoBDb4yTr2sdsSCq0KWQkv/mxF6eA5H4PZSqyOwmvwvM1BqM8JU3NaDGSid887lHYaQpBP",
-	"nP7iMz9VSc8veFOyUvDSsX/Il4T8D25MspGYW+8nNP3Y0RTCQ6nWNXSCCUTtOLWfyPYeP3BwDIRYrS1v",
-	"YexoNFY7+Y5JBbHvGPBu7jImJrcT71RWnS8BJb7OM0neFwOaxsqp6OMJgwAikCKxkhjFm7EGW0RBWEop",
-	"1e1lDBaHdFK1wsRrCdFRk11C2MdmWaalHeVQ/DXDc0hDcEzz3zpGJyU88Ui66KP5AlveHnxbbbM+9XXt",
-	"hy/tT74Yyb7WaD9RKGS+0ZKMKrCQ4FRxaP+LXaY3OtwmO6K59576VX5098g2a7+4nZ6aT03TPmTTNMIt",
-	"QipCz+Gr0MozSo/a1Zz9pbjXQTanDCasmyN448PA9Z0UQz3Of3xGiU+jQ/qVX2N7bd2COxwdHvD0tbCn",
-	"T2GiPe6HD96mtAf/r7lZ3GgnDxp5q051G9OeVoL1biiUbwdk3p98102SuCUEbenD8t4pTaLsQBFnuoHB",
-	"Ec5tCzBpUvvNG/Ir9Fqm6wa7rGI/VxDmFfvW2tqJUxnIMtfSiv+8to0sLMv53V2oh08LiB0P3E5V3UhV",
-	"yJpX7OTxZ2yh28ZQPEfoN3wnaov1SSj1ADtgPTJsKZa6wXImIEKFWlNaUR/tOIeeTxV2PAa1F+9aGW+I",
-	"TJAhY9Ewbilnwm3tFNkOLuXkyfnnLC9MM59hrJpTZ4J7M1nn7ylkEfYR7v0zgjD+USLV418Z1y8jogUa",
-	"n3g3WvMxtVB2l1IUbSPtenTx8+sdlEqqzftIbGGF/YV2iEILp82H3A8JCsUdFPJpGCc1JoTAoUQUNJaQ",
-	"h432JLiQJzl4FWfu9zybKqj3VgpVCIa/5GNoIOeuyFZVJW+hohToqJ5GMDTMQV6jLInLqGEdO+lydyBu",
-	"R9p1nrH8Rhg7wwqq0dSrXpUQCPCvhC8GghoYjTFhV+wnB8apQs8peRjQx0gp2jXFgEHnKZ90BCnTsWdl",
-	"+DLDBO8ls+QDiYWwwN+IEiBwBuRC+PHfXY8CIPgGAMHZTUUkI9LgycEmfTj7xaerve2LjykZ8GG4Cm99",
-	"aPvXfkzJWN4q3DUlkHV2amnZgpchtUeoEljM+KOPcbG6ZitKDWQntL9x8tyHBdh/6WP9+DNRYJmpVJQD",
-	"7uRB/h80jw95Vj6d7sfpRvH9b5CC73enHIYt+3wqCVeKlUtRznRrc78W8I5gPRlwozRtnD4LK0TpGzwo",
-	"7n3dWlboVllDkhQIeEqvBvwon5Dy43KaUG0oQIVTd5j+gI7DviEjbMISChM82BTax4RPttDfqy3U885B",
-	"Y2iEl32l+ZfRjeCNaK5au3A69NvMHZO+kyJ84/RqCBJGlOtDG6xEWGKFVbrgFdmMRtmobarRxWhhbX1x",
-	"dvb4sz9Nzifnk8cXf/rTl18CQtLaNkf8VvDKLjJsZeMoP9a7tI0sIC7CR5mL5l4WIlEp4FVXU4QrYSDQ",
-	"r+CKGSGi9/vlbbZHIWymVoxWb2Q6m9ApWJQ+3E6oMpoA7c/bAz+/cUvnIfSZmzuzpZL4IoqhDEQ0sD/L",
-	"7aGfhu4/FC7YiELIe+ERwrCTzsKoqvU4GnWhjTUD0Ay2TqhGBuYULAlBRuBomFYOjUGWi35sfHiP0ifS",
-	"79LymW7tjX4TvRXfczN6+/rt/w0AAP//",
+	"7L39chw3si/4KtjesyF2TLFJ2fKMTcaJXY7sGWvtsXREORxn3dousArNxrAaqCmg2OpxKOI+zX2w+yQ3",
+	"kJlAobpR/UFJtsajf2yRrELhI5Gfv8z8ZVToZa2VUNaMLn4Z1bzhS2FFAz891epeNIZbqdW3gpeicb8t",
+	"hSkaWbtfji5GrxaCFVrZRleVaB4ZplfK/SK8yBoxF41QhchYIwrdlKJkWjG7EOxV2yjGVclEsdCiZFIx",
+	"aQ1biZuF1ndmMspG0n1kgR/PRoovxehidPXdd6fx5EbZyBQLseRufkv+5nuhbu1idPHZF3/MRnZdu3eM",
+	"baS6Hb19m42+1cY++9o9C6PX3C66sRfa2JksR9moEf9oZSPK0YVtWhF/oubWisa9+//D4z9fnf5//PSf",
+	"56dfvf7lcfbHJ2//Y5T6rlvu4Hdt26gjvguPH/jdn7gtFoMfXrm/HvFlfP6gT791Q5paKyOAoF40+qYS",
+	"S/dPRzNCWfdPXteVLOAgz2p84g9/N466folm8B+NmI8uRv/nWUexZ/hXc+bHhS/26fNKsZd/ecq+evLF",
+	"nxgNzlbSLhhnxvKbSrC80KXIJ7BTNKD73lWBI/wyqhtdi8ZKXAMPv9++CEYsubKyYPhQxsTkdsJyI1SZ",
+	"T7b3Jxvd6HINg5aldG/w6kX0MTyE7c+4YxLGMvc2LsbdmvBxWRpWN2Iuq0qUl4zfGKEsWy0EXrpGt1Yw",
+	"y++EYUorMWFXht3Ke+EuH3MXysylMFNl/dXmhWVaFQJeL7i76IyXpYGfWyMaRqfJcqnq1ubMkZa5ZIWu",
+	"127QVhULrm5FOZmqbhv0zd9FYd02wFvpLe0Nv/V9zXK3CTk7yWlTciZxXpabO2bFG3vJcq7MSjQmhz/A",
+	"Y1IrxWUjGP3pkuWKW3kvZnbRCF7OZIlPO2qrhBVMlkzPGWf492jpC20Emzd6yTibN8IsWI7PmJxV0lip",
+	"bi9ZvnRExjirRbOUxjjG6H61e5zu4ZmGTTE5cyPTeFUOzDNvBDdaSXU7E/O5bqz7jm3ranM4eKcbqeCW",
+	"V/q2FWNgtFYsgcCFapeji59HtKGjbER7BCyjv0ejbOQGpf9VwEL6cxm9TpA9/YI3DV+7n5fCLnTpPr71",
+	"KPCq1B8sb25Fgmiu6L4xrar1Bcut20PFq9lcV5VezYq2aYSyOcOfDVstuBX3omG4uL7wcsdTcyWYWbhn",
+	"lV5duvHxTMQbXlj8UESaj9xVhAcegQTz+zkwESe74vESG/Y25sw/ew4Uto026XXiYl3dEo/t87A7qcp9",
+	"PBVe/c496E6h0XNZifQVpT8yu+AWyNNdQGmY20XYBWaKRghlMqYblreKXihzduIuiCgzpuAEgFFZPU7y",
+	"Shpuew7fLGu7Rv4mLSt0W5VMactuBCsF7rooJ6N92wqb0n2mW/Tgxn5H2+hPuKh4C5fBSZQ3Scq/qutG",
+	"3/MqRbcRa6gbvawd06Wtm7CvRSHdnwzjTSdoLtmdWBvgAkuhWiZVKd44vg7bWTTaIDO8evFsgiuKqKDQ",
+	"yyVX5Uy8KURTJ67SS1HywooSxr/RrSqT++hEFE0OVIxNRsJhzWLmRAhwCNjEQ/iCeFPLRpgZHxAOej4X",
+	"jZMCQG+9iysUyid1yQK/Npbb1jB+y6VifG5Fw6R1C5rrZum+MSq5FadWLkVqlUuuWl7NOprZOsLvvmMr",
+	"WVVAfcg0cWZ4nJfI/o1j/a2xmVN3PX+JtvVG60pwRdduWduZv679r5FusRBVNaOjTCsZyJLTTFTrKvGH",
+	"jZsRT2N7G+LjT14VIvkXupLFDm1nzisjNmm0aSvRp6qdPIs+9bKtBJ7Ym2f43hfnm9S1sUb80K75vyR5",
+	"eNwC/N485EJsTDEMtXOWLbLpI6bIvZA4go/x5va+dyyx1XV+no2WUvmfHyfvkj+Zzz+Dh+mnx9tMoG40",
+	"LDIte7gSj4zTcXXl1NqVbu6kumWlbERhdbOeAMWGuT05/+qPe+WrW1tqj59W2oiHkUF3B6PJfHF+nprL",
+	"9ndjU3fbIPHHt1eaw8FFAuiQqwTv3HNZOVtphqrHERcSVZUEa4+ZtVMkU9xpyRW/FXs1lb/RY++FVrYm",
+	"4ZUzWQ44P7zSV3HrjDInBOgddHM4e4RUv+QH/B/3LfMVPfdMzTW8Jy1e9e0RG65M7ZTv6FKHz6Su84o3",
+	"TmfvH+xe8QyeAM/mBvfF0cy9YD/hw86I2tqTg2gJBtiexsbl3aQrv08dbWR0Y+J9ik6hI7tugdEGpW7D",
+	"6z139ntpEkp4PNPDb1SPFyTOpFXd/GghM9s2R3zhx26EV22jjtpxtz/DM0jt09eikveiWb8gO69PSN/q",
+	"FfosyOPRCF4sRNmpTSynT+QXjCsmy4rsNfTxKCbAOIBlGlDHuGVKo+dxIapyMlWdiegM8Zl4U1eykDa/",
+	"iP0Nii/pu/5pdtK9KMt8nMHVB8mOD7qF4WSc/iytmSqgvAx+dk/Q3Jmz35yZZButbtHfgZLFsFKiMbPQ",
+	"VXnBOCsbPrdecwzLWnHDikrwBnyrBS4fPTjwSfLL3ok1O3kK0p091aW4QMeR5WaRsae2qf5wnbHVQhYL",
+	"didEjbYDftFNuW6tcSbWDS/uSH8Gtbq9WUp7OVVuyDcXONCPjvlxppU4bfQKB/FjwwP/zdZc3RkYbAyW",
+	"IWc3jb4TCg8H+ETERk6Mdf8smW6mqlWFaCyXaown6k6yfzi4I9qIcsKuSAHPGO97f9wvvBQAf5GbhWKt",
+	"ciaDI+CpQvuLGev0+kbMWyMMuxFz3QgGbit0aXku2/GONFElue/X2omfAcmeYK8gzL15bdjcWWasaZXj",
+	"UI40HM2Zg/kqfj0oCJsMZaGNPXCMb+HRYHEkZv6TOywkLXdZwD2Vu81e52AOrXRTms5MKrhi6HzsrWav",
+	"YHKkImZGF3citX/X+AdWibllN2tml+0bZkTjdhTpydnYt1qJS2buZF2LEi6Ubm3YZvdOJM6lsuJWNPRx",
+	"22540ni5BjdNYyWvqvXM/0ZpS/9O0YWxuhGHbf01POreaWsn0VLm6TeOzyI/8MTjtpq8N+KNNNYRU3Mw",
+	"5QzSjNucw+b9yj1Jb8zoCA6WVN0Q1/DmXlFFR9MRKE114/uZv3nxdvrj8DciKcyiq/QenG7uGkf0HtFY",
+	"5I/b9piSdy36Y+RSiLxoD3SHRV/wcxzei28999jUfVrcou2lUfBv1jbVUerollbSgo7XG254ntf+qvXn",
+	"WXcBq22duZEQQErt88ZkwqPDE3hFV6b/fWDt6YPcNbWDDxnH3z0rulvbe7OTPAfnhlx5/9TouV0k9hcp",
+	"qvKbpknJzrn7W9qqFMbwW3HA5sAQ3QvJKehG3DZuF180Ws8TMry1C93If4qeRFDaLtwnXyedqZbLKiU7",
+	"hQJVMC+1ErlTptYgRTuPNyifoAcJVbKThvy340vH1lFpRsG6WmhWaX1nGLcpH2Q0Gz1DIWWbdZoQdzlp",
+	"Pz9nRjht1pC+mMMU1Yzb/BI/7LaNLQVXhtGuPMA1uxWXSpqk83BYFMV7ZOL43iVTbVWxVlXCGNplNwX3",
+	"W7zoGJDd+rpubaGXeyX1c3oMLwjuAl7yQ5aI2IlZ3QhD4mUzftDoqnIqCmjOcK7g+SbBfhJClzhSt91e",
+	"m3XSXzZgZYGWPE47pSOjZ/8dih/uNmqDrJJxxY31xnvWo7ksvmKpK/qt4BXalv2bua2n6bvkhTyYmwb1",
+	"wr+RnI5OOgMawa0oj6IIj1RJMTnEdqTYrygaYWeNtkd/LxKl+/eig9HAVPpvZ/F6U3Ma2rin8NqRvle/",
+	"F5v3peI3ogLOWAtdV+KSKSFC6LBV8h+t2HAfPz7Atb2xTRtf9c7HhbW1Mzfd/w378eX3PnxaCHkvDDPy",
+	"VomSvXh+/cpsTOKz8ydf7pnFxmEkjmDHDpdCOTMFxVdVPZ+PLn7ezdmApt9mm0RtnTWfZsWOPB45Q5o3",
+	"EMG7E2rCrhd6pTCcrlWRlkd+DUgz6cHz1cKIYpYzfAh31m0oBabp4wFmdsCHN9karGxrNtub+pq2Ne0C",
+	"DLb1QeYO7fJuvXfYOHGvX4dd257IECvZ3vFDb/7e3cFJvfJkcvic9lOWEqujqWtwIfi51PyfKVOLwj4s",
+	"KCTx5Y3oIEmRveHA6O30zKxoePGuMSNvjBa85jeykpFlFI13A5hAj/VL64nzRoiZFW9s+s/LtrJyZkRF",
+	"8Zs9JtXGF+PhN8ZKbc4unfUnD5QjdIHjGKA3LXkJirW59MH9oDllTFRGxEgDURPO4ASGmeEXy/HhOm1Y",
+	"0KySSzlgLcvulIfuyt0GSqXnAXXqk1mrYuZ/m9SAEsiH7QP0IxzO0CIS/S//+YQ3aQd+oYOHhti6I9rT",
+	"O6WLO/zvmVdBT6O9GnC3kW7hx6qFKt3fPIqVfsDDB/cHnapTaBDgmMRHeCqdBbf1wPdFvX21ANKTPnyr",
+	"La9Sf9riFG4I/3zqPnjw8R5nAm3M49fZvk/SwcT+ow1SzSLEsw/Ikc8JD4I2JCasDTa0h+0FmtoWLQHM",
+	"vm3L1ds0vOFZiPlYn3U8XWhtwDvsmAYOxQreNFJgLAVJ55FhuRsgTxtYoJfumNxBhlf3qB8wee7bWItl",
+	"bZPf9qcwRCa7mUO4Aod4QV/Swyh7NhYWzyPrMgNo5tGzmx/tznYP3byMxNgxMBpCycaUc8TrG/u7aXQk",
+	"9vvBO+osLicaRTkLZGKG0Dzpr3f4nc/OE/5/uh094E0a7DJ8tP0Fps6sm8Tj8z0gopLCzDOAK29d3OdO",
+	"K3SWIAjDECT00aDy3p2TcZL+kt1UuoCIYU+QGgoOktuqU+aEaDzUF8LgyNBaMVNOtMNvUsJgW7DvPZOI",
+	"ie95dks+bHBmT8qpTf9bB8rZcGHEi9yHZWkb9VLMwYshqnJ2s55pu0jlF12FaDBX8EiUbQRBcTMIsemx",
+	"n+LoqW1aA715JndGl6J6utCySEQSEB+fZpwbiPm9vP0ArP3GrJ7XaUEYRM22HRXjBhRfigzuh1noFbho",
+	"yZOctNHDWndkyMiSWc2MUCUgAHYAV7v1DSCN6I9IB/BtVN3NJbtTbvonSqtTAIKMgyMcn5PKvS0gxFyt",
+	"jwkyDxwJbmhq6oNncy3sS2HaKmGWl2LO28qamdcutzUOXYo3YfLbhN8FEx7i2YetkfficE9QfAfevh70",
+	"nXdboMRq5iF2frkP/9zQ5mSQ5QFOAfoYwF4aSzihgGXBjWYnYMTxpcA8mnHIoppDBkNlG54HNAt8BUEN",
+	"nrqIF0ZAwGqNgyI59GdyKyyTylhnPUrwy8M9UxkzGlK03G+LisslGZB7dzWKSARQbzBQeAWQg1l3vNlo",
+	"j2VS6Lo/GPF6WoJTzOk3XJWz6ExNGuf/AUII8WpwvoM3zgzft4/8tuzyW/yorKy6NL+Q3cWWfM1uIK/J",
+	"tEtRsps1czRlhD0FtnVEBgTs3sH2fSx6EsbG8WGzd6HDbPSbkCJtmZ977whTBPoDRMKe9TyDQ0T6rxEf",
+	"lhBPsOvZEtG0M4zspWV5lF3pPllhJqnP6XRku4lp9NFMXBuuQ5odSTVHel0fRKchtLjrBTzqa3z23Ugx",
+	"WtMOugzxyaEjGSbI67CiBKAvPhLKsbqXTsAt9EqUGfN0dmiAPeGrng0HYbNRAPCn8R6DmncKNbANpwpZ",
+	"eWaX+pUxbiCEXvCmhF1wZGv3RxkSoe/+irvc2m6dwwf1CsYZtM6GMyMowxWNKbyFSq/YiVuTpxcGrnCj",
+	"K4A4ayaHMAKH4THia4zp1bZjATFOOehRP/747OuMNC56zv1qnAUcR5JJqXZ5kzIuv5amrvia1LPHns0o",
+	"sRLGjjNQDiXlcBjFa7PQdgD0udCNTS40/kaGwQH3rDAWk/Tf+HXLkp2U3CyEYWWj69rdHG5ZJbix7Eun",
+	"mTobXTRmTLFptmNqkYDzaSJDzPbRBuyju6/w/aU2lj3+7DyaQPI7bV0eiSjYfxF86kY0dpDwo3Cs0e4n",
+	"74VY4aUY0vpuJHr2t/Yoh5xXygO4JhKUBlNhofjAds0AzBCnyMEMNhbcDvkFIOelKo1PVfb7Dg4OaRgv",
+	"ClFb4UgfCNxLtgDc8YnmanzJcmcX5BdM6TCzk074j2MfFEx3lI22JwUIZCV+FzC0w1iOs7tS2C9g37Ec",
+	"w83vcaEx041PmHAyDjg9ntXY6yn2gwHGxL3UrZmllrn3e/ty2NzxeSoibtRtFDsBLw2wezSX8268fPxg",
+	"1NyH0LyjhSZBZcPbmAU2kOQh2so51ahJRNOtFcvaDoBhHwLtInf1kW+Je6c34HaGN6Syf3ySlFm7ABYV",
+	"N3ZG6zpqDvCi8Jjc9J/x/swKcsVvzwxc4w/5uorOKUntV5XRQN85gVNOHdPGKFLmKwJxLJzgiEqKtLQL",
+	"seKdCn40m2t4IVjB++h9cyHR4WYxMGVdiyhgGgixR3X7CDqNTYpncLjJ37so+5ym/U/sm+b1cHg+XJdR",
+	"NppzSE1IibTnHdtNWDE8xBBOrW4LgMYWvKoYL2zLq2rNSlnGctWxupC+L8oZokFmWMxon0vtRTAr/qZL",
+	"8R78855xO2PhSF/9YRGHnYHkbjnmYViodFzuCoskyRJTxWyXxR2ZZb7Kki+3VVdc5duSG/LMZk6Hyr3U",
+	"nmDtHF/Z7Gd++s/XP2NVs9nrX86zz78aqKi2tTd79yStem67YpO6zU7jDXfIBzIyBCH1tuvBIvoD6IAP",
+	"1O7cIg/nQsnL9V48kF6BSJEqxQ46Qw9OJmDEfjOlqDOYwuz9hqaCAUlS7hJ6NhO5Utf2GuXokjsuKlgB",
+	"LAkvp1T3vJLlzJdry1jeqoDgL93PIN7cAiA7KR+oODToqQflI3FAL0RzCik9DGZAZYLg4SyqjkeZ5itu",
+	"GM314HzIKB8pQWxSGctVMQDLD/61BMxruNAD6RKblPjjy2dd2U0nHRCTJEIFRPfiAShn1C68FR7ch8Ug",
+	"x2v0bSOMGaqduJ1yIdWsppdgYDTI9sjx9LLBo6F1NWTKeQuNnSAl/pmbhSM38UYUoYDS+OBd2XIYd9uA",
+	"aJvyoZViwlt9FMf53tyDzZJGNNLwFAkQFLvBpbqthIfObiBp+yDbQqu5dEr5EJ7SCb2l8L6Xw/ZiI2P5",
+	"DS9sheEqPU+5W6D+oWdrF8xx1Xy70tlhvoG41OPueo6besP56Vf8dP76ly/fnoZ/Pzng348/S+kXu6RM",
+	"FCNZ67Zhzp5ytvqpdxE1rIFt36o9A9nuGfqQVgus10eeX0nREwWQDCuraqqc8hi7YzGjrOHKwOGxFZbq",
+	"YyeAh1lJI9iT86/CEYUIA1T7uxcqhxIPT86fBFbrhKKZKqWVGPfqgsaQ7wTh2mb9lFfVDS/uHnbDEkZi",
+	"dJhLc3toXd2tyV2Lh976BW/KmbNqdWtnS6lam6qr8/zGiOa+V+BOGlbpkDMJ7mVQuAhLwf702fmY8ofk",
+	"0t3xx+fnXyIjoZ9TrgE8vvk6AqEMXFH/JARc3ae9ex596pyqsUBxU7pGWBhFKsaZWUDJEl7Xp5h8z0ou",
+	"llqNL1irSlqQVmKqOjLWxR3B8pwtH6NrS2lqbosFVmJB56pbG/4Vq4F4552ThIKd5Gf4cz6GpJCpcgzF",
+	"17BMZIyyk7z7XcSIxqDxKdh8M2FUFvNGlI6Z0P2C4m28AnfyVPlsTVwKuH5NTwNBX7Evk01VTG6ozGbB",
+	"FcBEAMPiy5Kgm1phsQqmNLsT68upwqgpt1heMxSMpEo1SvulGavrUNuEq3VXQpedwN3eQLbnGWj66CYp",
+	"B+6w03ugAhSEG4cI+5UvBi4Ny6nQSx5o2tO4r8Hhx+uo/I+bRP7kyV4ap7TupDh4Voplra1QxdptWOYj",
+	"LrVoqCLNVk7e/sTASLInmLrf64zZRi6XAuJhleAlmPCOABsuK/fDaiGtYKbmhZiwK4rQPDk/j0M08Mbj",
+	"P7Lv5J/dKXnQZPzETQuSo5JKmK4kEd4a90vAjVAyJGem4mbBSE1yrDyCT+X/R76dJ3l+wI7s8ksDIUtl",
+	"0V2Xqs0LmFAmeFNJ0QD5XNJVKDt9HtiP0isKb3oQqVbJ1M599lji3Dxf8mhGJxNJe4hn+8j4usQItB0f",
+	"8Pkj9DmUPEOoJsI++1rKO2uqxPW4DjLNU/ww4TIAQvHSIs/6uoXos2VMU5e3C+vZUcze2UnETccfKODS",
+	"J82H+X8dSXZ+352W/e4UnHcozzdIuI5iHhksywexSV8PG/gtMGNB6vdJjkMtoWRYXNMtHwPjUEJAPQEq",
+	"9oCDOuE5VaRUS60ugyx7ZICJOg0OyxkjboJ+k2F6JrtCxCUprFCDSzdQ4coyNA47pWeq+nY7YC0Vy/3G",
+	"5czwtWFGX3ZC0lnjpQmMD1aMZb7cVKgwWU+oDRmEIY+pF37qe2e8i37QS9O/pdGZp6+7BXDdw32t1Yba",
+	"S25P7/6cgP/zT1+l7ZMUZP29+FEPRrX7YphXPmNnD57zt/ZfHs+A3r8ncNc+QlHRhHcP6wvOADyfXlnZ",
+	"NqEYJih5W2mUsgT3ERXag8gI4PKTToNN+3FrNI8/GmUjvryRt632JTfkXIpyhkDtfh3K5JdAiFAaYCiS",
+	"umzfDCCgGyHUAWvjKy6tI95QaDf6XZyBCiyhsW09KyWv9L592amIPK/5P1px6eOXcw0KTld70v2Add/q",
+	"RhfCOBZZ8EZx7FKixKpTmPC5RsDs0sFPKpZmBgF58MBKqlKvjqXdcCobez5EGYMEmG1Sb5L8QQFJB0CP",
+	"q6vcR2YfFq2OqhVvExxhugbVhX3qBNrahwduY/TgvsBt/8h89m5XYDee/EaxHj+v5Gm0jdrD0D8Ao32A",
+	"Kjeoqg1rBrvF/9BueEeXGdTqewm3kXVL7vM0vOIDhPYDvOyAfPSdgfvsAFiA25qvBS/Bdk2kd/OmnJX0",
+	"96NuZOSreDCOcevrQytIs53jijV7uiQE+c5LO1iD2Q3iQzcDAOH2ppIF86EajzUgZZ6Mc8vNHVYUplLo",
+	"9Fahl0uhLG/WIIzaGjp2rDQCYckenirTLpccfHknbobwLFqF4wwchegIYV+en58WuhSntZaKmmDdtOWt",
+	"sBOG9W3QqPAqW+TRwnpn0kxV0UI7jqL15WhXC10JdtvweiGWghVVawDqyl56dTTrvB+trVubQbSJ8ea2",
+	"dctDS6KU87lvv8LrWvBmqk4KiANX2ps7UHdWt3Y8YXh21KuogkJtBW8a6Jpltc7gd6xxdpme9xwKhpXa",
+	"aapooaR6lB0RL+/H7fr53ds3HcFhx18U96YjjJmb1GBTlxjY4sYxli/rCJboKMsNgDlyhG3w3X9Ch0Hw",
+	"ep7gQaBXlZcw3HAFlr1eBJp9uvaDm/oQ3UdIcuFpdVcZwx2uAHCwHLPlQbxtYJuVnuE8QwCWgM4ULnWG",
+	"NGyaI2tMtPYFA2l9a2EvCVUDYXR6nzYBw1HzeEjk8BP2g5DghAObPPRqMxZA7zHCSt+BONic6Ii2AWGG",
+	"SW25aVXBk1WQKdLnORJW/MYLA8ECWDhC9JUoqTB5d4PD5Z2kA1ab9QARNtXRTRYuZzzL7ly37sgQw34p",
+	"5ukA+6+kywzPK626zUFhHC6+uqPOz9uBT20hAr2HEJWLBxll/rdz3cwW2tg0KiEbFVwVoqqoMDSnfwUn",
+	"Tgf+S5b/yUYYjUoSbyTTE90nMUfgKBbwkJ4vRax57qOmTk3d6OySPOeHAaIjbW/fdDrV8G32ob3fQpVH",
+	"LiWutnHQfY0ruaHVGDS1fTsRtDosGEMXc3/5C3gyuD1SDjQPIMBGGiAenOZXcyXQt3+jrdXLoLqAjx97",
+	"KZx0WUVOsyOVzatrBzTh+Y298cdnOh3ji4dGF14nDHUHpELt8BB80pbRucMtXfS7KPfKsvayrroLGFHg",
+	"NtQwMILNi5cSFz8+u+6cSMPNcQZzVno9oJmA9gY+DuDbDPnMQY8TwHJ8qIeHPK5+HmMEJXyAU2dXVgUi",
+	"G4dK8za66kkztx/c6oYQ//srQsIAW2e6J+E8HMLDYgmhEudRwfBkOdXk7DaaEe2oDxQ168EuPxCU4tYK",
+	"hYgl4FmeSTFpqMMHBJhQQz01shSkDDqOtORSbaPJPkQ7tI+Iwe1lJxvev4PaYWHzrtQ1n8tSECrWEz72",
+	"wc1GN04P3tFG+INoGscL9P2a7U7D8eVWtu2X53uzbXfVxNzUirmvRZFUZN2qypmGlBUCPJNJ0irsf1Y+",
+	"oHBGj8A2b2xP3KGYa4QSqwyuIbhOAIVlm/WplyjUB6iLTr+nJOS+aB74Yzo5Je9Fwi8Y7y0so4A6Rqwp",
+	"on6S07bkYx9dzwJaq4uJ6zm8olcqtobhhZmzleNL6P0wXeO6oaJym01Jur7/O3UCf+2jrcjiizusNQwy",
+	"gveLkfxQ0EbEMZ5PHn/x5eQcSNLd4yYUlBKESxkCMQbouQlwPb6molHg8ZAItpgqzGm6IDQVgJgzCtxh",
+	"xncjENN4HJqxg0+RKey/tNEVL4vAlp4UHhlAWmZOPQognS04JM6Sq2KhG5yXv9RTFfWgiPKp846K8/GE",
+	"QU8q3ErhjgDG8zg/CR3bcETy5Ln196GQU9XDQgIAs+skokqsWQGosEs2AIWkaheY0V0Jfi/ixTgxNFUo",
+	"h4ZAjhvc8DhgV/zy9p3Bpg1tI+362kl6KloAtc2vWrRpQQWAKcGvuykurK1RVOo7Kfzj0pE3/so3aLgY",
+	"8bu7qI6SV1Bq+Z1Yj96+BcMVMQLbTa8r8LnHlRlPuJNglnFjpLFcWajL7o4T33UHzbyCi3RftE01nqqy",
+	"kfeCxcU/3An5kh8A+4WMJda0qgcihi5uUEBgqqYKm52BhxBqKyj28i9P2VdPvvgTy3ldVxRfOqOMmD/8",
+	"3WiVs1IX4MynsnAUUJ8qn8mUF7oU+YS5jXRsBAcB1OoV5TDBby7Yn7H2/LQ9P/+8AP0W/inISeqXPlXw",
+	"N3YybyHTtBDGXDJiqE7eIR4TaZscyMCQu661Y3RRuv0NozXCyQDfDPJmzfIXz69fsbP7x2fQIMBdPWdE",
+	"ldwsbjTUMQDWVTodJD+DvIqpys9aefa//sf/zDOmWwu6sW+0bp1yMqamClIR5wofaeUZkVLuAVZqqoxv",
+	"ys6+tbaGmqt5RHU5Q5L0tfAuGQ/mHO82HCqYYW9Leh7IggrncfbXb15Bf3WC8Ejr+JwwXUpkWDQGGaZK",
+	"N/JWOuF8LYrTvwhbLE6vpRUXUAHwFP+K+Qtcsfw5/szEP1qEfeKYyPHH2VRBKfgn55+zvDDNfObzgx3Z",
+	"+BnTih85utmwY3O3Ei/9gdtUshBUjpiu6t+evXKStqnohpuLszNdC2V02xRiopvbM3rJnLlnuyQyd12j",
+	"qtwXo/PJ48k51pYWitdydDH6fHI++RwzXBbAa86WwjaygH/fiqQKS5VjIEkdeTim1zPvBWDQkM1Z3kTF",
+	"Lxq9FHYhWoMQc1TWJuwa6TBgvbF9Q8YqeSdQPRZvoCVfYy6jrQf3iFDG3ZlK6xp0xps1IxE/gfLP7s5J",
+	"rZ6Vo4vRX4X9Gy2rc9HCEj87PyfbxBICxE3wrK64VIHZ8pTl9HZThaAvDK3ZrYTyaWj57iSenH8xZOqF",
+	"eZ75jMxYPIwufn6djTCOuh5djKLPLcNSLb81EJwQzb0sxOi1G+GMTn+y5ssqOuatLXteC3X14tn+LYt5",
+	"rB/0iI1zzIm+1THl6LSBW5n3u12vYt42uFP3j8+2OjcnL8VzJVijV5AzEGRT6B8aCzjdoHzLmL4hNqz0",
+	"asK+x2yzoNNgw1nHcrha+/7HW/Z33lXLq9aMUmstlreGKqi+HiS103UitNGr7RviPv90o7nzEaf+dzJQ",
+	"u1M/tK81ACMSRBE3MEVHMzZyASJ4fAQRZKMvzj8/kmgiMvEguX44HvCj3JGmiIinTytpEjr7ZaNr+dtd",
+	"V/Bp3zyrecOXwkLl+Z9JtSMIMUmL7ZbonfKJke7uiCIUr3vtsEy4178SXQwxiniBRA3nR1HDsdTz5PzJ",
+	"r0Vtz1V/fX0esZ/QytBbOsmkgDFRe3LfFDgjV3rUFhmqdIF2mDHBi8VGF2HsQO07T6MyCI5W6i2MVqkf",
+	"17eP7b6HWq1uRJeH1IhbJ9CdYg8a68T3iY4SAryVR55eKnNyyfKNRss5Pu4uqDOEMfXJgGx0r59Ay+8w",
+	"q9CjnbXKKRUAqY32AvKp3JzGDBrzGOgKkIdWzvQ1eIPKncHaWKkF6qhuEkmFhBqBf8DrRF8YuEiNcJrV",
+	"Axhqj2RfQtKagApKbrxdohQUxmEZCm1S8KFTYxvBlznTc6IjVDYjt78TbEYIZ3y687nwavRlz+S6YLyq",
+	"xpOp+sYRMg6y4IblsrzIsUj3UitttZIF/VmW44zl8G/3iBvW8UBMfslLbrl/8/+9fv4DE+peVLoWU5X/",
+	"IssMns06LFPG3BtvvQ2G62Kgv5MdBa7PCzSdUPhzll+wWqrb3INXaBMef8HMZKqusLvq99zY029gu559",
+	"nUPVm//bSFWI//whh7wZKvRYV3wdWURInytMLF2KkFfjzKqSMltvHfU6XR6Nkj7tXsMavrmnrtkbMmnT",
+	"WIB6mHjyZGhD/c9bsHrhu+jnhcIb7pV/tILahIJAgxWNYrG1Ve0s+ADPU62K0tgtY8Nxk4tNQg13vnLW",
+	"MXSKhxVeg5XlFKdGFFopUdjxJVtJZ3w4XpnD/PIw+9CjhqbfO6TRgPT9mUTu4y8fKHK3bs4DNHDcDnz9",
+	"VxCsPS6CbadPDZE6EpbnI/SLwEYWocfrkNZEXWA/IGulLwxsJdkt0rC2fr9my/fyXgC3ddyiKxo8yHJD",
+	"08nkVjndG5u2f8it8h0xB5V89BZ6JwBhRCYP09UerHt9D9jbDUWEnQS3pdNExtFWU+/Nt9mo1ibpJgEM",
+	"NjCXRANUlCa+d6l3oODaJ+zP2jHKBus0U0cJXwDYL2RbqcCGud8ikI2caX/W5fq9HiV15X3b92s70+Lt",
+	"FhE9ft9fDt1qBy6e2+ig4Rbd87+SofD5cc9/9tnDtS6kU3IFH0CmMT84+4VwK28pt0SkQMPPnOIDpNoF",
+	"VdjJk/PHY8Yt+ppxp9EbC1UbnPHgJlZO2DMKgyKr+glrzwP+PrhFQDO3ugaVDn7Bi7sLRhkjrJcaApmZ",
+	"OQayKV6mNCSzaWeFuLsCnbboyz4WZyxfQ8QHFPubdU853L5BX8Ne0A3aUGxS59Q9AhT67OtRQlg/Ge5d",
+	"i1u71Pei/DhJ9Cjbd4NE3bLelUDPPJz1tNaVLNaDxsM3EOTMm7YSJmdLwR3htVaf+gHcVuv5nEr3Q2Xv",
+	"3Q5jD5B9gR9+f/Tw/kTrxhQHmCLu3O+Nvq68VIUY86lP1+mfOZADGmsdAZKxA1Z9WqC3KQ9vbU+lyhwN",
+	"RZRzSSR3wX5+nTOU+NK6hyYMcbM8wqxRO3IGcHRyYlDtSoY9LbF4ElRSgOVcffcdBqwxZQm6S6GnGeIu",
+	"AC+QJhRvgD+2lXhkWM6b2/ucnayQDwpHmhhOY1j3DYvKmMup8oXaw5u3QtlQbg3yPMnPcevUzzHCE3CT",
+	"scoeSAOt+srOgldu0Y1ubxfM99iaqrlQhShZzZ2KYyBA68aZuTGIs6MZDPCZiT/LmTtZwvSL0i3MGZOW",
+	"EjzcW+JNIZraeq/SVNF6oCPuODTd0vPNkUONowmDOKVZiKoKFIUHYy4IlQA+LlFKazKmhF3p5i6bqr89",
+	"feEIq98l8jKIPcoR62hTTNgVc0dDcOpKOGPQZKyUt5LSy/IJm7E/sAuWsf+H/V/sjP0nO82nCtPHlMZp",
+	"Eq5DoruwlrUw0NMBAsZOcGZMvKm5Qt/bbaVvTMb+0WrrnhPqXjZagYeBGyNv4Z8Z4zdGV60VUwVhQXAt",
+	"TCY5ITh87VOMtPO2lI6uoJJnt6fIdHwvuxytOrdoHyEltkSDQW048NAlPQ7vlxu/f8U4xYj3Kce/jRiA",
+	"8kgSQpAhmvKvLBPeUY2uK154JeUDyJIBpaam1Om05fhfTo910sFdyHCz0B8YIuwERaB5e/vxx5ffM6N7",
+	"cJuCKwY5etwpxcK9PWE+9QXusFmrYtFopVtzSThG0JAUy//6DUI8eqp4vq0uvZDq9j1rzZ+9t+vRz2VP",
+	"Xw60HXomx+9NYYI6SEjpQEyBaB6smzfacitO0WkxTM++FQs+RzAidGgHcqZmBoKKsTom5eSVVEXVgjFI",
+	"/Rmc9NZVKZq+dbhNkS9hbo68ME38o9Tfo+kN0GW3b1nsC1qIRvz+DMYNZtx3ir0zmYbklWEq1VU55PKg",
+	"8Enkf2O+yhlNl1wOWeT1oBWge6JVpAztItZXMMmPlVZxdjtIleBb/26U2nPsHkynW5VZko6NH7AIAgTz",
+	"nP4MBqQRIuAG+5ww63m4GK+qNNbnh97H08iSzUiczzA8WupSotLbLD0wRNZ7AwesPgCqA+b/i/M9iP8P",
+	"egO22ugkLkJvW70lKptO0MEm/trhNXc9PTfVrb3RbyKq3KjAk6TOs1826mi/PQtp0ml2el0sRAkaM1cM",
+	"StxKADL7fQjWOyJuedVv0uR27kaXa0fxoW5Qj9JD82wwXm+5VFS4uDfT8C4W+99gu24JPe3wEITVdrem",
+	"gxBWB5ca/61V4Xh9mXeqf4xAqyfnXz2cgxNhMN4nqj7MauBq+BQOc/ZLlM3R+ap33Aq+FGwuVAH5Koac",
+	"g48M868SemU+F80mkr0PQIRSQQBO8Q60rtgw+0GHAtuUXbBN/Og0EL4m5EGk308dO4js3SsHltjfq+bE",
+	"8MBvEWfxoR06PnntV/boJCueJu5r15HZeymgbdm//GV9J6/OlTIrEVqPbvjX9ZxxXyc8qmexH1s5dOl9",
+	"iuFply83fP+7bgkT9rJVR2T3DSbtAaZbMVlWVAOUQFZT1c/78yHTsGbMVc1YvwlC3Bel36OZ0hq6ZV4g",
+	"iIxjoiG1faDycHET6TyUbs3ZiXGGP69CewiKaAz2hgjZlAu9mqrQfyR0XdBz94lS8luljZUFVLemKggE",
+	"bfv8nEpVo0IW+k8Z7KeryixcH7cbQDy6mSrqERrYaebbpmZsqZUk/1/IWY6YbcKF/YzI5C8dlfzmHPdD",
+	"KsvdOl+4QxpESoWDw8P8N+Rd74QY92QVX1ROCZRRo/eTbp+z/gWAmMv4HdifMjWVtU2zvOcAdY1bdBGL",
+	"IH53LwHD4cxpSCtFZlhXXJF64xmhj/NlFPbEmBp0b8UM3qm6evFsvDO/2Wff95ig7xyRBT6KtYvg5wQT",
+	"dQwPOyhtMLuLONHnkfH1Ht3YAD+oeePWhqUjjRNMorzEw3rUbzQdQO5cialyMiv0hj9nha7apdtTKKq5",
+	"6rNtz6xL4pCOBiBB8kYAvMZHaY3TRGGxsEKs3e+WOPGNG+x6tsTw5QxdW1RXf7UQUNBvo6cDrpL6rvmc",
+	"JJHozWZo+47nq5fUtERUZb/q54TlodwaRYanKo/LFeVjwoRAGvhKNIIMRxXP3sfBAbrnQyzh7MngxLNP",
+	"8ni8Cx+PSv2BlGNa52+kG2PxaprDgB0b9GI8V3dNRPlJthyf2tG7v3qlgpaK98Wx7RNfqx1P5B1kSdeq",
+	"ok3qzsq0S18RA5JAoLeI5ZW+bUVA2ADLw5mBPwiM6RmqhGUeYMbQiQ6Btve8ahFDiK1FZENc2jNOXt6L",
+	"xkrHvKWCDCBfqwPavlZdR14It9445kLWOVaSQHZFPBFLrY4nU3XFbFtXIlQ56IYBtXmzW2se9/qasOeh",
+	"GV9f7OAnmamkk4NLfS8M9gUjqVWJe1ExbIItlyLgZSlP/RTWdifWDO4otdHMTaFrccGov2xI4x93Agy/",
+	"O1VLoVqGXSSd4QUTYNH3Ab3U+/o3ymIJZfqcF/Gox0DrNyzcPNcNU2I1VfR5sz0xrsqZEis/wVD9gHYF",
+	"RZNCUBXIl5Pcg1TGlygejC8KoVtLpU3Q0nCHGEsaTODpyZkB+MrfqN/JJx9Lx8g3+9r8ynIEvn0t7AHe",
+	"FQI8/Xv6Vt5JhlwL6ytyY2F1fw+jBvZV3NC862XeiEKU2Jffs/gTIywUpareVcqcNaLmstlhtkA+PbXF",
+	"Yo0wsmzFRU8c4tx145cEfA8rRtcYQiZjBtjEN6bgtbgETnsDjARnkk8VvCPBjdM1WAXdPNY9i0qAjyRE",
+	"TiqpxCn8FuUBpDgaK2qsIGP6fW0LXtu2EdlU+cpzTnkXzlyysoIBO3Og+zDaj85oWGk/hpmwZ5bsr7oR",
+	"YH8BC8+I7TvTBRaXTZVpb5YIdoUyWFBXxaygKif55MAQCDsMMrvQal7JwmLXyQXVRbAp5voSDhIu81Ms",
+	"SfT7dqwc7RpGSv/dMK93YEZP4a6g05Jur2+ViddWed/wCW4a8poZPfSuPGdH9ZAtH4lTtXGGPz4b8o54",
+	"BnK57QphVy+ejQ/2DGMF1dgdnkUeYZx7sJS9HtWxbJgUaImh06yJ8N4JrjJh30RqMfTBYh6EvqlQn0TK",
+	"LSZ59/TbRwb1WXM5VaAuXsSzBJaM2iX4PYD1Add2O07JzsiZqQUgw9R4d6u8G6NfVQUaFBthT3EgSikC",
+	"d0pUEq3Xu/Rku+7T2DeJ+IJRccNLqPNCmga5HtD9c68lFNxOcb+/kg5l/qV1yw+p4ZlhFgnlRLxy8e/O",
+	"HF+Fu9czqXnXWK67nRQy6mt00ZVFtqlhn807sM0ufLer8lKSybEDeNygo3jSq9iEKpC0ZqrcwrpAmLai",
+	"uaD0nM4w91UlSuGtfm2wFPX1Qs7tH17xG1asiwp7LoN3YjzxfdRBEMCn8nj1OXKypCDwvFpaShJyp9Px",
+	"5Ej5zNDgJeYSPMBb8uAkp85l5PFFJzO3bCWUvexZwL7S+oazdYBVvYjO83etpEUL3c1+lr7mZUczQBHi",
+	"315Zu2JUvpaCLFEoP7FpmHPnrIqT7sFDONBAtl/uhoXiapwZseTKyoLJMjJPcXLRHQVIDpQYomwvVvEb",
+	"UWXAE3RDaWhUBsbdvVtuHYswWN7SXeIe37mI+AVefO8zo7JMYHp5p5oPBvme59uciiy9qaK1UWTQrc+2",
+	"NYXvkTFVUJg6FNP0XANL90qqUCpKMtaWXLVxFl0WzmWqAujZszhU4ZCb1dh0CZhRz11YDroLs6DNFeKS",
+	"/aWtKnZVYJNTM1Vgr7s766a+0LLYQCVAIetmiVoZ5DCSKRqKWNET7hiRePwscIIUg1IYboRVSEMLIRBi",
+	"XEIZDsHtXtYx5XLCrsLpkMAM/t+k13cyVd9DrZxrSIuEFPqIBN1YA17Hj4rfflS+xx6D/k3cjweJiE8e",
+	"yHc3+nHn+B5xAq7FiJu/g9YadeNNaqzewlxCTYo+rJPcolhxj4cqoibzvNzLHUzLRt2vk0qR+2CqfA2M",
+	"2IJmtuEKJ2MyUjqdyapba3x7f8hydiNCBdIL34YRMhCyXmC/Q5hM1ZI3d6JkOcVhcnZCbRpNDwyG7HRM",
+	"3soFN8R2Cb6Q+66IsIczWeaXLFft8kY0vk41tOubAUi8wfbXpTRQZQxSx2shqNEEhvAEV1H5P6wn6Psz",
+	"SsN892J2kkeNjPPMiS4rK5Z3HXXyrLPWnRyXthJdYM9XWwsdiUBG+8r5oT8pAtud5ZGEiX0vjX1F9PP7",
+	"dmN2zbgHVGN/HB8nw/v1GBhg8qnprgdNzjt+hqxCKl+Dk7py79B3k/GOrxvp3XaxD1KJ1SmBfEJWNAZz",
+	"e67ImMPkZxCTyD17yc+UWOWXqDL5QdIey4v3ht1CXrHtBvA6pbxdWN8ruLu9d2Kd9UpKSKz9WPZ/C3of",
+	"YAMW8nZRubGmypfg8JBa1FOB4wljqDo/aP8dI8dBSG9Phl9Qp/S2Dp3MFBymnr1H5e87TWETiuY7o1Fn",
+	"DoRpcUovxT+dIKsGRXqbDXfFWt07BNiCKjpRXzXCAlCwXmn/OaBXIiNkq+5bsOeIuIB68kajLOjBoREO",
+	"xz3uA5IMiaeC1YSyy8vNuhH3UrdIob2yVEB9eGXSS7mRTrkOMgsJwmdR+E6c7CQnVHAoUzWDJ7EtUC/1",
+	"Yqo8HHgbncaOAqd1i+5j0C6gUi9DFRFX52MBjagF7+qlsptKqrJap0TOD2KFzPiTCzkBNvObc4COHvFK",
+	"4IqflPXj4QLQ+oRDrFv1pR62f8HoXLfTlxgWP+2uR3BtUjbUO+vxZ6Cri2GowIDoxNeC0Ahh+9AlKU61",
+	"SAnVnL5MfWVkSU1loOHSDVSIdJ+jzhi7JeskoVkHeFuszj8yLKeF596jNVXIgJVesRM/68wXNWKonjPd",
+	"UI9/WZIloW0KJIwGQ8IPhvJoquh5J+KTIvqyD8tFQewe9iI43g6vNQSPkx8SAQtTNSCe/UlCI5wNEWt5",
+	"cyvsbhGbhUYPAfg8VSdt7STl+eTxF19MHkMvnwGJd7LViSxj+0TPFQiKq+++myov1PqdMrG2i2FRs65U",
+	"ruAhHv40EsNR6+9Alrx/d1O8Nb8VbPoISUZ855MUeyhwGrbPsVWEjw0KMtxokl6HiKq2UbvLOUPxkQ9R",
+	"zyFqOPsvXsfBrWSwfkNcbeM3qNIQcO3+HD1B4MkP2+8/DuaHYglJ3+vVRCZz52msG10IY7K4kceWSb0r",
+	"sXQ7vN6byyWTAKKERk5dK/mybfhNtc5YzY2fmjcHp+4CyLkUpi/ucfDO2ibQUYRCJFEeIIpUOmrCfvLC",
+	"neRhMCunyk80Y5yVDZ+H/ntdUNzjLyEWF7S5WOO7E74/300DpWC2u1U74/0E5f246xGCpYbgsWuhyguW",
+	"9/qp5wG1ngeR2RpMaoBgF+TVilDV7QW3C99u0+kC0LUzCnRxlvt+sDmzWk/YRsB/Ba02F7yGwJabjlYi",
+	"Zye4vaQxXXbnKJ16IE3tBoUydR2mtJ/7RUHH6JzH2VT1zGNse7Xka7bg9xAWLRYi0h59/gYg8i821BLY",
+	"qKYVvblNVbed3ZfGWIwS3bW+1hPphlytqf0WBICfvHnDqHUk6mPYNJTIfTJVQZXNqTE07OyJblj+rBTL",
+	"WluhivXpd8KZ+l0jDsCMISk2UbV4+D12EP7s/HwcVUTdWSJTldA0/djaUSktKEvWreCmtz7c4xtdrh8Z",
+	"TKHBthjgQrnxBeyhYuxgd4yN3enJjuN6zH+wHAX1Wyls+Old4BGgEYhiyG4fMXOHAsrA4S4DhnrFMbkF",
+	"JNv7rCtz2Fwz5pnEp2S8B1Zv9AwL2gKS8PYywTsRiA1sag6xCnn2C7Um39l87kH8xL30oWvReV20NbvI",
+	"7SMksQ2EExX/QcP/4CM7oM4QZq/MsUME5n+Qd+Ek1HTdGDX32c/bdYY2ZNZUJfrYYootOeH1sqaGLjHC",
+	"ecL2Kak+vyQaZqoQbApcF4PFaFPNpboVTd1IZdkJdeH9CuqVL2sb6k5n7J+iAVimGWdQeUmQ/yN+f66b",
+	"qbrVusxY17aY1OBH4JZHWzg0veipplRZRhp2q7FLZ1zRPKTEgJ6plTiFtMf/dnw5x2LY+cb3yFz8QSOU",
+	"lG65E6tYN34OaDJjmxZLfF84fU5a8AjpZrbQxgIE84VoDDTK9WgojFajVuxhhuxH5aMJuafYSE3KDnD8",
+	"+FJS78IuPlV/6rO3T5WfPkjlp6Nk41nBVSF2sNkXZHbGho50NlLT1hZxn6pwhjRwYjSBfNTaS3KygdmJ",
+	"E+7Y+r2fWSepvCFBR0HpuxGIzMxxhhUktm+6rsnkihJywtwSvaNgoI9a4h9+JRBJ+vu4EP1yP4G4/Drv",
+	"iSI0dkk8lLArbXZEtH7QnVIJdnCS9MCLkfu6YhRnR/cMNM2kERK05t58d1J7/3wfJhYx/befKPrDV+Ks",
+	"BDeCLbnitwI6kTyAUe/pLPu9vBNdMwN8OM+wo68A8Iq3my77/VI7JAh2x2xVJYzxTT+hL8pGF1bwn3Vl",
+	"6gaap7pPDTVQPVxh+kDtUj/1MX386/Vk2Ox7Cg0OjjXiz0CwI5PYCTuu25sKS+39ndItvHcaUbtYPuAk",
+	"xy2/QFXi9E7p4g7/G8ASp9EnnZFAvUgv2ON8nE0V+Jl1zf/RCiahzGO19hHqPHoVHKXSOBPR3USnw4Dy",
+	"Azm8YOeR9kZtglAQAaTJ49/4VAHu4LSS98KpO/KeW19DN6DTQvOtDP+ZMGFDLTD44iMTm4hY8YeKwfSS",
+	"e5cAPAa9U0KBdthCaD8uqwrc+/TnE2pkABIVi8uVUO3MNzMnuCEU5lRWU1tyTI82C16L8VRJQ9X1EUa2",
+	"kXtzAd7vfCD9DlhHRCm/ga32gYRpvKohOLEV9e9NeFLnmq7lGBJfEKAQYK61KmfRlQsOp/ER4cXnisaO",
+	"MrFCDEyWpgNgBs4C16x3VcD97Ih3kgxK6pUCRI4P3dBEKVDZeTnpmsIFzza9RjjJ2GUUQirRdZ6q9+Ay",
+	"YugxaoTRVbCwShOS970/Z6q8A8m7l6QdcCXB7CsxtxP2l0a4Rb8Bx5KTCJWEmG0DxfSDdy2fN0LM3HMz",
+	"UGdyKCuWL9vKyhm6nnLPgEJxFrVmSqtTjOOa9saIgKAltxBlv5lLTGMoFqK4u9Fv3FzmlaxrUaJjjvDU",
+	"WvluFB24FpOR3dAh7SOGc3m6dX+FFU/VS4rCAWHBIVAGChGYz210u5RhdiX0pgNsF6LQAEcmSxPV7tQe",
+	"DevmHPIMM3CmO1VvMlXv7gJ7iffsI+CwH6LcY1jQS9qdj9ojFhr0fPKIxR4xr+IlBEZKTIwP1z6dJnYv",
+	"mqP8CS9DfRnvrkJHmPBuqxBy6ERBYy8Zd/+oKsehGhbuqA+FcsBtzJ3e6IRNgO3rxjFvaQBJwO8Ct+VW",
+	"EMlErrJUoxBY4Cfv2MfuSyi0KqKmu1soHTznYyhbidVRdA2Rtzko9TlRak6TgUz07nlH0s5CCPqJs198",
+	"5ic093XPL3hTslLw0ol/yJeE/A9uTLKRmJvvJzL92MkU4KFU6xo6wQSmdpzZT2x7Txw4BAYCVmsrWhgH",
+	"Go3VTr9jUgH2HQHv5i5jYnI78UFl1cUSUOPrIpMUfTFgaUD36fGEAYAItEisJEZ4M2qqirCUUqrby3hb",
+	"HNFJ1QoTzyWgoya7lLCPzbNMUzsqoPhrwnPIQnBC898ao5NSnnikXfTJfIEtbw++rbZZn/q69sOX9idf",
+	"jGRfa7SfCAqZb7QkowospDhVHNr/zrmstjrcJjuiufee+ll+dPfINms/uZ2Rmk9N0z5k0zSiLSIqIs/h",
+	"q9DKM0qPQnKvhBXbhP9S3Ougm1MGE9bNEbzxMHB9JxNhla9hyB+fUeLTaIscniSasWF7bd1COBwDHvD0",
+	"tbCnT+FDe8IPH7xNaW//v+ZmcaOdPmjkrTrVbcx7WgneuyEo346deX/6XfeRxC2h3ZYelvdOaRJltxVx",
+	"phs4HOHctjYmzWq/eUNxhV7LdN1gl1Xs5wrKvGLfWls7dSoDXeZaWvGf17aRhWU5v7sL9fBpAnHggdup",
+	"qhupClnzip08/owtdNsYwnOEfsN3orZYn4RSD7AD1iPDlmKpGyxnAipUqDWlFfXRjnPo+VRhx2Mwe/Gu",
+	"lfGCyAUZMhYN45ZyJtzSTlHs4FROnpx/zvLCNPMZYtWcORPCm8k6f08hi7BPcO9fEITxj1KpHv/KtH4Z",
+	"MS2w+MS78ZqPqYWyu5SiaBtp16OLn1/v4FRSbd5HEgsr7C+0QxVaOGs+5H5IMCjuoJBPwziZMQEChxpR",
+	"sFhCHjb6k+BCnuQQVZy5v+fZVEG9t1KoQjD8Sz6GBnLuimxVVfIeKkqBjuppBEfDHPQ1ypK4jBrWsZMu",
+	"dwdwO9Ku84zlN8LYGVZQjT696lUJAYB/JXwxELTAaIwJu2I/uW2cKoycUoQBY4yUol0TBgw6T/mkI0iZ",
+	"jiMrw5cZPvBeMks+kFoIE/yNOAFuzoBeCH/8d7ejYBN8A4AQ7KYikhFr8Oxgkz+c/eLT1d721ceUDvgw",
+	"WoW3PrT/az+lZCxvFa6aEsg6P7W0bMHLkNojVAkiZvzRY1ysrtmKUgPZCa1vnDz3YQX2X/pYP/5MFJhm",
+	"KhXlgDt5UPwH3eNDkZVPp/txhlF8/xvk4PvDKYdRy76YSiKUYuVSlDPd2tzPBaIjWE8GwihNG6fPwgxR",
+	"+4YIintft5YVulXWkCYFCp7Sq4E4yiei/LiCJlQbCkjh1B2mP6DjqG/ICZvwhMIHHuwK7VPCJ1/o79UX",
+	"6mXnoDM0osu+0fzL6EbwRjRXrV04G/pt5o5J30kRfuPsagAJI8n1dxu8RFhihVW64BX5jEbZqG2q0cVo",
+	"YW19cXb2+LM/Tc4n55PHF3/605dfAkHS3DZH/Fbwyi4ybGXjOD/Wu7SNLAAX4VHmormXhUhUCnjV1RTh",
+	"ShgA+hVcMSNE9H6/vM32KETN1IrR6o1MZxM6BYvSw+2EKqMPoP95e+DnN27qPECfubkzWyaJL6IYykBE",
+	"A/uz3B76aej+Q3DBRhRC3gtPEIaddB5GVa3H0agLbawZ2M3g64RqZOBOwZIQ5ASOhmnl0Bjkuehj48N7",
+	"lD6Rfpemz3Rrb/Sb6K34npvR29dv/3cAAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -71,3 +71,50 @@ func (s *Server) DeleteHost(ctx context.Context, req DeleteHostRequestObject) (D
 	}
 	return DeleteHost204Response{}, nil
 }
+
+func policyOut(rules []domain.ApprovalRule) ApprovalPolicy {
+	out := ApprovalPolicy{Rules: make([]ApprovalRule, len(rules))}
+	for i, r := range rules {
+		out.Rules[i] = ApprovalRule{Argv: r.Argv}
+		if r.Agent != "" {
+			a := ApprovalRuleAgent(r.Agent)
+			out.Rules[i].Agent = &a
+		}
+		if r.Project != "" {
+			p := r.Project
+			out.Rules[i].Project = &p
+		}
+	}
+	return out
+}
+
+// GetApprovalPolicy returns a host's exact-command auto-approval rules.
+func (s *Server) GetApprovalPolicy(ctx context.Context, req GetApprovalPolicyRequestObject) (GetApprovalPolicyResponseObject, error) {
+	rules, err := s.Service.ApprovalPolicy(ctx, req.HostId)
+	if err != nil {
+		return nil, err
+	}
+	return GetApprovalPolicy200JSONResponse(policyOut(rules)), nil
+}
+
+// SetApprovalPolicy replaces a host's exact-command auto-approval rules.
+func (s *Server) SetApprovalPolicy(ctx context.Context, req SetApprovalPolicyRequestObject) (SetApprovalPolicyResponseObject, error) {
+	if req.Body == nil {
+		return nil, domain.E(domain.CodeInvalidRequest, "a JSON body is required")
+	}
+	rules := make([]domain.ApprovalRule, len(req.Body.Rules))
+	for i, r := range req.Body.Rules {
+		rules[i] = domain.ApprovalRule{Argv: r.Argv}
+		if r.Agent != nil {
+			rules[i].Agent = string(*r.Agent)
+		}
+		if r.Project != nil {
+			rules[i].Project = *r.Project
+		}
+	}
+	out, err := s.Service.SetApprovalPolicy(ctx, req.HostId, rules)
+	if err != nil {
+		return nil, err
+	}
+	return SetApprovalPolicy200JSONResponse(policyOut(out)), nil
+}

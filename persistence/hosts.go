@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -128,4 +129,37 @@ func (t *tx) RemoveHost(ctx context.Context, id string, at time.Time) error {
 	}
 	t.change.Notifications = true
 	return nil
+}
+
+// ApprovalPolicy returns the host's auto-approval rules (none when it has
+// no policy).
+func (t *tx) ApprovalPolicy(ctx context.Context, hostID string) ([]domain.ApprovalRule, error) {
+	var raw string
+	err := t.tx.QueryRowContext(ctx, `SELECT rules FROM approval_policies WHERE host_id = ?`, hostID).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rules []domain.ApprovalRule
+	if err := json.Unmarshal([]byte(raw), &rules); err != nil {
+		return nil, fmt.Errorf("approval policy of %s: %w", hostID, err)
+	}
+	return rules, nil
+}
+
+// PutApprovalPolicy replaces the host's rules; none removes the policy.
+func (t *tx) PutApprovalPolicy(ctx context.Context, hostID string, rules []domain.ApprovalRule, now time.Time) error {
+	if len(rules) == 0 {
+		_, err := t.tx.ExecContext(ctx, `DELETE FROM approval_policies WHERE host_id = ?`, hostID)
+		return err
+	}
+	raw, err := json.Marshal(rules)
+	if err != nil {
+		return err
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO approval_policies(host_id, rules, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT(host_id) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at`, hostID, string(raw), ts(now))
+	return err
 }

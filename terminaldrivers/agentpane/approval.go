@@ -59,6 +59,9 @@ func readPrompt(t domain.Terminal, prof agent.ApprovalProfile, g agent.ApprovalG
 		p.Answerable = true
 		p.Kind, p.Tool = r.Shape.Kind, r.Shape.Tool
 		p.CommandExcerpt = CommandExcerpt(r.Command)
+		if len(r.Command) == 1 {
+			p.Command = strings.TrimSpace(r.Command[0])
+		}
 		p.Decisions = []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}
 		return p, r
 	}

@@ -174,13 +174,13 @@ function viewSignIn() {
 
 // ---- live events -----------------------------------------------------------
 
-const eventTypes = ["turn.accepted", "turn.approval_answered", "turn.approval_required", "turn.cancel_requested",
+const eventTypes = ["turn.accepted", "turn.approval_answered", "turn.approval_auto_approved", "turn.approval_required", "turn.cancel_requested",
   "turn.cancelled", "turn.closed", "turn.completed", "turn.delivery_uncertain", "turn.dispatched", "turn.failed",
   "turn.interaction_answered", "turn.interaction_answering", "turn.interaction_required", "turn.progress",
   "turn.renewed", "turn.response_uncertain", "turn.stalled", "turn.waiting_for_host", "turn.working",
   "watch.activity_seen", "watch.approval_cleared", "watch.approval_observed", "watch.completed", "watch.failed",
   "watch.idle_seen", "watch.invalidated", "watch.renewed", "watch.started", "watch.timed_out", "watch.unwatched",
-  "host.created", "host.ping", "host.removed", "host.secret_rotated", "host.token_rotated"];
+  "host.approval_policy_changed", "host.created", "host.ping", "host.removed", "host.secret_rotated", "host.token_rotated"];
 
 function connectEvents() {
   if (events) return;

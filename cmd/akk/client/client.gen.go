@@ -69,16 +69,16 @@ func (e ActionTarget) Valid() bool {
 
 // Defines values for AgentKind.
 const (
-	Claude AgentKind = "claude"
-	Codex  AgentKind = "codex"
+	AgentKindClaude AgentKind = "claude"
+	AgentKindCodex  AgentKind = "codex"
 )
 
 // Valid indicates whether the value is a known member of the AgentKind enum.
 func (e AgentKind) Valid() bool {
 	switch e {
-	case Claude:
+	case AgentKindClaude:
 		return true
-	case Codex:
+	case AgentKindCodex:
 		return true
 	default:
 		return false
@@ -115,6 +115,24 @@ func (e ApprovalRequestDecision) Valid() bool {
 	case ApprovalRequestDecisionApproveOnce:
 		return true
 	case ApprovalRequestDecisionReject:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ApprovalRuleAgent.
+const (
+	ApprovalRuleAgentClaude ApprovalRuleAgent = "claude"
+	ApprovalRuleAgentCodex  ApprovalRuleAgent = "codex"
+)
+
+// Valid indicates whether the value is a known member of the ApprovalRuleAgent enum.
+func (e ApprovalRuleAgent) Valid() bool {
+	switch e {
+	case ApprovalRuleAgentClaude:
+		return true
+	case ApprovalRuleAgentCodex:
 		return true
 	default:
 		return false
@@ -807,6 +825,11 @@ type Approval struct {
 // ApprovalDecisions defines model for Approval.Decisions.
 type ApprovalDecisions string
 
+// ApprovalPolicy defines model for ApprovalPolicy.
+type ApprovalPolicy struct {
+	Rules []ApprovalRule `json:"rules"`
+}
+
 // ApprovalRequest defines model for ApprovalRequest.
 type ApprovalRequest struct {
 	Decision ApprovalRequestDecision `json:"decision"`
@@ -814,6 +837,18 @@ type ApprovalRequest struct {
 
 // ApprovalRequestDecision defines model for ApprovalRequest.Decision.
 type ApprovalRequestDecision string
+
+// ApprovalRule defines model for ApprovalRule.
+type ApprovalRule struct {
+	Agent *ApprovalRuleAgent `json:"agent,omitempty"`
+	Argv  []string           `json:"argv"`
+
+	// Project The pane's absolute working directory.
+	Project *string `json:"project,omitempty"`
+}
+
+// ApprovalRuleAgent defines model for ApprovalRule.Agent.
+type ApprovalRuleAgent string
 
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
@@ -1754,6 +1789,9 @@ type CreateWatchParams struct {
 // CreateHostJSONRequestBody defines body for CreateHost for application/json ContentType.
 type CreateHostJSONRequestBody = HostCreate
 
+// SetApprovalPolicyJSONRequestBody defines body for SetApprovalPolicy for application/json ContentType.
+type SetApprovalPolicyJSONRequestBody = ApprovalPolicy
+
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
 
@@ -1945,6 +1983,47 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
 	DeleteHost(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetApprovalPolicy A host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Empty `rules` means auto-approval is off, as it is by default.
+	//
+	// Corresponds with GET /v1/hosts/{host_id}/approval-policy (the `GetApprovalPolicy` operationId).
+	GetApprovalPolicy(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetApprovalPolicyWithBody Replace a host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+	// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+	// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+	// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+	// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+	// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+	// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+	// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+	SetApprovalPolicyWithBody(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetApprovalPolicy Replace a host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+	// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+	// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+	// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+	// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+	// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+	// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+	// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+	SetApprovalPolicy(ctx context.Context, hostId HostID, body SetApprovalPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PingHost Send a host.ping webhook (operator only)
 	//
@@ -2663,6 +2742,77 @@ func (c *Client) CreateHost(ctx context.Context, body CreateHostJSONRequestBody,
 // Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
 func (c *Client) DeleteHost(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteHostRequest(c.Server, hostId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetApprovalPolicy A host's exact-command auto-approval rules (the operator or that host)
+//
+// Empty `rules` means auto-approval is off, as it is by default.
+//
+// Corresponds with GET /v1/hosts/{host_id}/approval-policy (the `GetApprovalPolicy` operationId).
+func (c *Client) GetApprovalPolicy(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetApprovalPolicyRequest(c.Server, hostId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetApprovalPolicyWithBody Replace a host's exact-command auto-approval rules (the operator or that host)
+//
+// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+// nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+func (c *Client) SetApprovalPolicyWithBody(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetApprovalPolicyRequestWithBody(c.Server, hostId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetApprovalPolicy Replace a host's exact-command auto-approval rules (the operator or that host)
+//
+// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+// nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+func (c *Client) SetApprovalPolicy(ctx context.Context, hostId HostID, body SetApprovalPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetApprovalPolicyRequest(c.Server, hostId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4068,6 +4218,87 @@ func NewDeleteHostRequest(server string, hostId HostID) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetApprovalPolicyRequest constructs an http.Request for the GetApprovalPolicy method
+func NewGetApprovalPolicyRequest(server string, hostId HostID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_id", hostId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hosts/%s/approval-policy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetApprovalPolicyRequest calls the generic SetApprovalPolicy builder with application/json body
+func NewSetApprovalPolicyRequest(server string, hostId HostID, body SetApprovalPolicyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetApprovalPolicyRequestWithBody(server, hostId, "application/json", bodyReader)
+}
+
+// NewSetApprovalPolicyRequestWithBody constructs an http.Request for the SetApprovalPolicy method, with any body, and a specified content type
+func NewSetApprovalPolicyRequestWithBody(server string, hostId HostID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_id", hostId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hosts/%s/approval-policy", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5931,6 +6162,49 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/hosts/{host_id} (the `DeleteHost` operationId).
 	DeleteHostWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*DeleteHostResponse, error)
 
+	// GetApprovalPolicyWithResponse A host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Empty `rules` means auto-approval is off, as it is by default.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/hosts/{host_id}/approval-policy (the `GetApprovalPolicy` operationId).
+	GetApprovalPolicyWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*GetApprovalPolicyResponse, error)
+
+	// SetApprovalPolicyWithBodyWithResponse Replace a host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+	// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+	// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+	// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+	// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+	// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+	// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+	// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+	// nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+	SetApprovalPolicyWithBodyWithResponse(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetApprovalPolicyResponse, error)
+
+	// SetApprovalPolicyWithResponse Replace a host's exact-command auto-approval rules (the operator or that host)
+	//
+	// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+	// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+	// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+	// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+	// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+	// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+	// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+	// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+	// nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+	SetApprovalPolicyWithResponse(ctx context.Context, hostId HostID, body SetApprovalPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*SetApprovalPolicyResponse, error)
+
 	// PingHostWithResponse Send a host.ping webhook (operator only)
 	//
 	// Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -7057,6 +7331,151 @@ func (r DeleteHostResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DeleteHostResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetApprovalPolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApprovalPolicy
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetApprovalPolicyResponse) GetJSON200() *ApprovalPolicy {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetApprovalPolicyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetApprovalPolicyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetApprovalPolicyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetApprovalPolicyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetApprovalPolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetApprovalPolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetApprovalPolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetApprovalPolicyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetApprovalPolicyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ApprovalPolicy
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetApprovalPolicyResponse) GetJSON200() *ApprovalPolicy {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetApprovalPolicyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetApprovalPolicyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetApprovalPolicyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetApprovalPolicyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetApprovalPolicyResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r SetApprovalPolicyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetApprovalPolicyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetApprovalPolicyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetApprovalPolicyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9915,6 +10334,67 @@ func (c *ClientWithResponses) DeleteHostWithResponse(ctx context.Context, hostId
 	return ParseDeleteHostResponse(rsp)
 }
 
+// GetApprovalPolicyWithResponse A host's exact-command auto-approval rules (the operator or that host)
+//
+// Empty `rules` means auto-approval is off, as it is by default.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/hosts/{host_id}/approval-policy (the `GetApprovalPolicy` operationId).
+func (c *ClientWithResponses) GetApprovalPolicyWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*GetApprovalPolicyResponse, error) {
+	rsp, err := c.GetApprovalPolicy(ctx, hostId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetApprovalPolicyResponse(rsp)
+}
+
+// SetApprovalPolicyWithBodyWithResponse Replace a host's exact-command auto-approval rules (the operator or that host)
+//
+// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+// nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+func (c *ClientWithResponses) SetApprovalPolicyWithBodyWithResponse(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetApprovalPolicyResponse, error) {
+	rsp, err := c.SetApprovalPolicyWithBody(ctx, hostId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetApprovalPolicyResponse(rsp)
+}
+
+// SetApprovalPolicyWithResponse Replace a host's exact-command auto-approval rules (the operator or that host)
+//
+// Opt-in, off by default; `rules: []` turns it off. While a Turn of this host awaits a permission prompt whose
+// command AKK read whole on one row and which is exactly one rule's `argv` (words separated by single spaces;
+// for the rule's `agent` and `project` when given), AKK approves it once on the host's behalf through the same
+// fenced path as `approve_once`, and sends `turn.approval_auto_approved` (with the command excerpt and the
+// rule's index) instead of `turn.approval_required`. Only shell-command prompts: never file edits, network,
+// MCP or questionnaires; Watches never auto-approve. A word holds letters, digits and `. _ + : , @ % / = -`
+// only: no shell composition, pipes, redirections, expansion, globs, quotes, environment assignment, absolute
+// paths or `..`. Every change is an audited `host.approval_policy_changed` event. A rejected policy changes
+// nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/hosts/{host_id}/approval-policy (the `SetApprovalPolicy` operationId).
+func (c *ClientWithResponses) SetApprovalPolicyWithResponse(ctx context.Context, hostId HostID, body SetApprovalPolicyJSONRequestBody, reqEditors ...RequestEditorFn) (*SetApprovalPolicyResponse, error) {
+	rsp, err := c.SetApprovalPolicy(ctx, hostId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetApprovalPolicyResponse(rsp)
+}
+
 // PingHostWithResponse Send a host.ping webhook (operator only)
 //
 // Queues a signed `host.ping` delivery to the host's webhook URL so an operator can test a receiver. Delivery is asynchronous; follow it in `GET /v1/notifications`.
@@ -11205,6 +11685,121 @@ func ParseDeleteHostResponse(rsp *http.Response) (*DeleteHostResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetApprovalPolicyResponse parses an HTTP response from a GetApprovalPolicyWithResponse call
+func ParseGetApprovalPolicyResponse(rsp *http.Response) (*GetApprovalPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetApprovalPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApprovalPolicy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetApprovalPolicyResponse parses an HTTP response from a SetApprovalPolicyWithResponse call
+func ParseSetApprovalPolicyResponse(rsp *http.Response) (*SetApprovalPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetApprovalPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ApprovalPolicy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	}
 

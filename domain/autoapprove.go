@@ -1,0 +1,265 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// ApprovalRule is one exact command a host lets AKK approve once on its
+// behalf: the argv the prompt's command must be, word for word, optionally
+// only for one agent kind and one project directory.
+type ApprovalRule struct {
+	Agent   string   `json:"agent,omitempty"`
+	Project string   `json:"project,omitempty"`
+	Argv    []string `json:"argv"`
+}
+
+// Limits of a policy.
+const (
+	MaxApprovalRules = 50
+	MaxRuleArgs      = 32
+	MaxRuleArg       = 200
+)
+
+// safeWord is one word of a plain command: no shell composition (; | &),
+// redirection (< >), expansion ($ ` ~ !), glob (* ? [ ]), quoting, braces,
+// parentheses, comments or whitespace.
+var safeWord = regexp.MustCompile(`^[A-Za-z0-9._+:,@%/=-]+$`)
+
+// ruleWordProblem says why w cannot be a word of a rule, or "".
+func ruleWordProblem(i int, w string) string {
+	switch {
+	case w == "" || len(w) > MaxRuleArg:
+		return fmt.Sprintf("a word is 1 to %d characters", MaxRuleArg)
+	case !safeWord.MatchString(w):
+		return "a word holds only letters, digits and . _ + : , @ % / = - (no shell composition, pipes, redirections, expansion, globs, quotes or spaces)"
+	case strings.HasPrefix(w, "/"):
+		return "an absolute path is outside the project"
+	case w == ".." || strings.HasPrefix(w, "../") || strings.HasSuffix(w, "/..") || strings.Contains(w, "/../"):
+		return "a path that leaves the project is not allowed"
+	case i == 0 && strings.Contains(w, "="):
+		return "the command may not start with an environment assignment"
+	}
+	return ""
+}
+
+// validateRules checks a whole policy; a rejected policy changes nothing.
+func validateRules(rules []ApprovalRule) error {
+	if len(rules) > MaxApprovalRules {
+		return Invalid(fmt.Sprintf("at most %d rules", MaxApprovalRules), FieldError{Field: "rules", Message: "too many"})
+	}
+	seen := map[string]bool{}
+	for i, r := range rules {
+		f := fmt.Sprintf("rules[%d]", i)
+		if r.Agent != "" && r.Agent != string(AgentClaude) && r.Agent != string(AgentCodex) {
+			return Invalid("agent is claude or codex", FieldError{Field: f + ".agent", Message: "claude or codex"})
+		}
+		if r.Project != "" && (!strings.HasPrefix(r.Project, "/") || len(r.Project) > 4096 || strings.ContainsAny(r.Project, "\x00\n")) {
+			return Invalid("project is an absolute directory", FieldError{Field: f + ".project", Message: "an absolute path"})
+		}
+		if len(r.Argv) == 0 || len(r.Argv) > MaxRuleArgs {
+			return Invalid(fmt.Sprintf("argv has 1 to %d words", MaxRuleArgs), FieldError{Field: f + ".argv", Message: "1 to 32 words"})
+		}
+		for k, w := range r.Argv {
+			if why := ruleWordProblem(k, w); why != "" {
+				return Invalid(why, FieldError{Field: fmt.Sprintf("%s.argv[%d]", f, k), Message: why})
+			}
+		}
+		key := r.Agent + "\x00" + r.Project + "\x00" + strings.Join(r.Argv, "\x00")
+		if seen[key] {
+			return Invalid("a rule is given twice", FieldError{Field: f, Message: "duplicate"})
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// plainArgv splits a command read whole from the prompt into its words, only
+// when it is a plain command: safe words separated by single spaces. Any
+// shell syntax, quoting or odd spacing is not plain.
+func plainArgv(cmd string) ([]string, bool) {
+	words := strings.Split(cmd, " ")
+	for i, w := range words {
+		if ruleWordProblem(i, w) != "" {
+			return nil, false
+		}
+	}
+	return words, true
+}
+
+// matchRule is the index of the rule that approves prompt pr on term, or -1.
+// Only a shell-command prompt whose command the profile read whole and
+// which is exactly a rule's argv matches.
+func matchRule(rules []ApprovalRule, pr ApprovalPrompt, term Terminal) int {
+	if !pr.Present || !pr.Answerable || pr.Kind != "shell_command" || pr.Command == "" || !slices.Contains(pr.Decisions, ApproveOnce) {
+		return -1
+	}
+	argv, ok := plainArgv(pr.Command)
+	if !ok {
+		return -1
+	}
+	for i, r := range rules {
+		if (r.Agent == "" || r.Agent == string(term.Agent.Kind)) && (r.Project == "" || r.Project == term.Project) &&
+			slices.Equal(r.Argv, argv) {
+			return i
+		}
+	}
+	return -1
+}
+
+// policyHost checks that the caller may read or change hostID's policy:
+// the operator, or that host itself.
+func (s *Service) policyHost(ctx context.Context, hostID string) (Principal, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return p, err
+	}
+	if !p.CanSeeHost(hostID) {
+		return p, E(CodeForbidden, "a host reads and sets only its own approval policy")
+	}
+	if _, err := s.store.Host(ctx, hostID); errors.Is(err, ErrNotFound) {
+		return p, E(CodeHostNotFound, "no host "+hostID)
+	} else if err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// ApprovalPolicy returns the host's exact-command auto-approval rules.
+func (s *Service) ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error) {
+	if _, err := s.policyHost(ctx, hostID); err != nil {
+		return nil, err
+	}
+	var rules []ApprovalRule
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		rules, err = tx.ApprovalPolicy(ctx, hostID)
+		return err
+	})
+	return rules, err
+}
+
+// SetApprovalPolicy replaces the host's rules (none turns auto-approval
+// off), audited as a host.approval_policy_changed event.
+func (s *Service) SetApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule) ([]ApprovalRule, error) {
+	p, err := s.policyHost(ctx, hostID)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateRules(rules); err != nil {
+		return nil, err
+	}
+	if rules == nil {
+		rules = []ApprovalRule{}
+	}
+	now := s.clock.Now().UTC()
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.PutApprovalPolicy(ctx, hostID, rules, now); err != nil {
+			return err
+		}
+		by := "operator"
+		if !p.Operator {
+			by = "host"
+		}
+		_, err := tx.AppendEvent(ctx, Event{Type: "host.approval_policy_changed", HostID: hostID, Subject: hostID, CreatedAt: now,
+			Data: map[string]any{"host_id": hostID, "rules": rules, "changed_by": by}})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rules, nil
+}
+
+// autoApprovable reports whether the host's policy names the prompt t's
+// pane shows now (no input).
+func (s *Service) autoApprovable(ctx context.Context, t Turn, term Terminal) bool {
+	if s.approvals == nil || term.ID == "" {
+		return false
+	}
+	var rules []ApprovalRule
+	if err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		rules, err = tx.ApprovalPolicy(ctx, t.HostID)
+		return err
+	}); err != nil || len(rules) == 0 {
+		return false
+	}
+	pr, err := s.approvals.Prompt(ctx, term)
+	return err == nil && matchRule(rules, pr, term) >= 0
+}
+
+// autoApprove answers the permission prompt of t (awaiting approval) once,
+// as its host's policy allows: under the terminal lock, the prompt on
+// screen now must match a rule exactly; then the same fenced path as a
+// host's approve_once, recorded as turn.approval_auto_approved (or
+// response_uncertain). done is false when nothing was sent: the prompt is
+// then the host's to answer.
+func (s *Service) autoApprove(ctx context.Context, t Turn) (done bool) {
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	t, err := s.store.Turn(ctx, t.ID)
+	if err != nil || t.State != TurnAwaitingApproval {
+		return false
+	}
+	var rules []ApprovalRule
+	if err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		rules, err = tx.ApprovalPolicy(ctx, t.HostID)
+		return err
+	}); err != nil || len(rules) == 0 {
+		return false
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return false
+	}
+	pr, err := s.approvals.Prompt(ctx, term)
+	if err != nil {
+		return false
+	}
+	rule := matchRule(rules, pr, term)
+	if rule < 0 {
+		return false
+	}
+	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
+	now := s.clock.Now().UTC()
+	var consumed bool
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
+			return err
+		}
+		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: t.ID, TerminalID: t.TerminalID,
+			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: pr.Fingerprint, Decisions: pr.Decisions,
+			CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
+	})
+	if err != nil || consumed {
+		return false
+	}
+	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, ApproveOnce)
+	if err != nil {
+		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
+		return false
+	}
+	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": pr.CommandExcerpt}
+	_, err = s.recordAnswerWith(ctx, t, extra, func(next Turn) (Turn, string, bool, ActionResult) {
+		if stage != AnswerVerified {
+			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, "turn.approval_auto_approved", true, ActionResult{Outcome: OutcomeDone}
+	})
+	if err != nil {
+		slog.Error("auto-approval: record the answer", "turn_id", t.ID, "err", err)
+	}
+	return true
+}
