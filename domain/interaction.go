@@ -322,8 +322,9 @@ func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
 			sa.OptionKeys = []string{okey}
 			if m.Texts[oid] {
 				if a.Text == nil {
-					return nil, Invalid("this option carries free text: give text",
-						FieldError{Field: field + ".text", Message: "required for this option"})
+					// Chosen alone, it opens its editor: the next step,
+					// answered with text.
+					break
 				}
 				if err := checkFreeText(*a.Text, m.Limit, field); err != nil {
 					return nil, err

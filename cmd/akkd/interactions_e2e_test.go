@@ -160,7 +160,8 @@ func TestE2EInteractions(t *testing.T) {
 				t.Fatalf("final message %q does not carry the choice", fm)
 			}
 
-			// Two questions step by step; the second answered with free text.
+			// Two questions step by step; the second answered with free text
+			// in its own editor step.
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			id = send("[[akk:ask questions=2]] pick color and size")
 			waitStep(id, 1)
@@ -177,22 +178,36 @@ func TestE2EInteractions(t *testing.T) {
 			if free < 0 {
 				t.Fatalf("no free-text option in %+v", p2.Questions[0].Options)
 			}
+			// The free-text choice alone opens its editor: a step of its own.
+			if code := respond(id, answerBody(p2, free, ""), "c1", &res); code != 200 || res.Outcome != "done" {
+				t.Fatalf("open the editor: %d %+v", code, res)
+			}
+			waitStep(id, 3)
+			pe := get(id)
+			if pe.InteractionID == p2.InteractionID || pe.Questions[0].ResponseKind != "free_text" || len(pe.Questions[0].Options) != 0 {
+				t.Fatalf("the editor step %+v", pe)
+			}
+			textBody := func(text string) string {
+				b, _ := json.Marshal(map[string]any{"interaction_id": pe.InteractionID, "answers": []any{map[string]any{
+					"question_id": pe.Questions[0].QuestionID, "response_kind": "free_text", "text": text}}})
+				return string(b)
+			}
 			// One text rule, before the offer is used: a no-break space is
 			// refused with nothing typed, and the same step stays answerable.
 			before = len(e.Model.Requests())
 			screen := e.Capture()
-			if code := respond(id, answerBody(p2, free, "Medium\u00a0size"), "c1", &prob); code != 422 || prob.Code != "validation_failed" {
+			if code := respond(id, textBody("Medium\u00a0size"), "c1", &prob); code != 422 || prob.Code != "validation_failed" {
 				t.Fatalf("a U+00A0 answer: %d %+v", code, prob)
 			}
 			if e.Capture() != screen || len(e.Model.Requests()) != before {
 				t.Fatal("a refused text reached the pane")
 			}
 			text := "Medium, with a 3-inch handle"
-			if code := respond(id, answerBody(p2, free, text), "c1", &res); code != 200 {
-				t.Fatalf("step 2: %d %+v", code, res)
+			if code := respond(id, textBody(text), "c1", &res); code != 200 {
+				t.Fatalf("step 2's text: %d %+v", code, res)
 			}
 			if a.Kind == "claude" { // Claude Code ends with a review step
-				waitStep(id, 3)
+				waitStep(id, 4)
 				p3 := get(id)
 				submit := optionIndex(p3, func(l string, _ bool) bool { return strings.Contains(l, "Submit") })
 				if p3.Questions[0].ResponseKind != "confirmation" || submit < 0 {

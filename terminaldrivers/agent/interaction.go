@@ -42,6 +42,14 @@ type StepKeys struct {
 	// editor (Codex's notes). Empty: the highlighted option is itself the
 	// editor and text is typed straight into it (Claude Code).
 	OpenText string
+	// DerivedText, when set, is the label of a free-text choice derived
+	// beside the TakesText row, which is then a plain choice of its own:
+	// Codex's native Other submits its own label ("None of the above")
+	// when chosen, and its notes are reached only through the derived
+	// choice. Submit on that row first opens its empty editor, and Submit
+	// again there submits the label (SubmitOpensText).
+	DerivedText     string
+	SubmitOpensText bool
 	// TextSettle is the pause between the typed text showing and Submit,
 	// clear of the TUI's paste-burst window (in which Enter is a newline).
 	TextSettle time.Duration

@@ -62,9 +62,24 @@ func projectStep(t domain.Terminal, prof agent.InteractionProfile, g agent.Inter
 		Fingerprint:   stepFingerprint(t, prof, r.Region),
 	}
 	q := domain.StepQuestion{Key: "q" + strconv.Itoa(r.Index), Header: r.Header, Prompt: r.Prompt, Required: true, ResponseKind: r.ResponseKind}
-	for _, o := range r.Options {
-		if o.Offered {
-			q.Options = append(q.Options, domain.StepOption{Key: optionKey(o), Label: o.Label, TakesText: o.TakesText})
+	derived := g.StepKeys().DerivedText
+	switch {
+	case r.Editor:
+		// The empty editor of the free-text choice: a step of its own,
+		// answered with text.
+		q.ResponseKind = domain.FreeText
+	default:
+		for _, o := range r.Options {
+			switch {
+			case !o.Offered:
+			case o.TakesText && derived != "":
+				// The native row submits its own label; its editor is
+				// reached through the derived free-text choice.
+				q.Options = append(q.Options, domain.StepOption{Key: optionKey(o), Label: o.Label},
+					domain.StepOption{Key: derivedKey(o), Label: derived, TakesText: true})
+			default:
+				q.Options = append(q.Options, domain.StepOption{Key: optionKey(o), Label: o.Label, TakesText: o.TakesText})
+			}
 		}
 	}
 	s.Questions = []domain.StepQuestion{q}
@@ -73,6 +88,9 @@ func projectStep(t domain.Terminal, prof agent.InteractionProfile, g agent.Inter
 
 // optionKey is an option's private handle: its number in the step.
 func optionKey(o agent.StepOption) string { return "o" + strconv.Itoa(o.Number) }
+
+// derivedKey is the handle of the free-text choice derived beside o.
+func derivedKey(o agent.StepOption) string { return optionKey(o) + "t" }
 
 // freeTextLimit is the longest text the step's editor shows on its one
 // row: the profile's limit, bounded by the pane's width.
@@ -105,14 +123,18 @@ func stepFingerprint(t domain.Terminal, prof agent.Profile, r screen.Region) str
 type plan struct {
 	target int // index into the reading's Options
 	text   string
-	multi  bool
-	flips  []int
-	want   []int // the checked options once every flip is done, in order
+	// open: only open the option's empty editor, the next step (the free
+	// text is answered there). native: submit the native Other row's own
+	// label through its empty editor (SubmitOpensText).
+	open, native bool
+	multi        bool
+	flips        []int
+	want         []int // the checked options once every flip is done, in order
 }
 
 // resolve checks the answers against the step and picks the option. It
 // sends nothing.
-func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.StepAnswer) (plan, error) {
+func resolve(s domain.InteractionStep, r agent.StepReading, k agent.StepKeys, answers []domain.StepAnswer) (plan, error) {
 	unavailable := func(why string) (plan, error) {
 		return plan{}, fmt.Errorf("%w: %s", domain.ErrDecisionUnavailable, why)
 	}
@@ -123,26 +145,41 @@ func resolve(s domain.InteractionStep, r agent.StepReading, answers []domain.Ste
 		return unavailable("the step has one question and takes exactly its answer")
 	}
 	a := answers[0]
-	if s.Questions[0].ResponseKind == domain.MultiSelect {
+	switch s.Questions[0].ResponseKind {
+	case domain.MultiSelect:
 		return resolveMulti(r, a, unavailable)
+	case domain.FreeText:
+		if len(a.OptionKeys) != 0 || !r.Editor || r.Cursor < 0 || !r.Options[r.Cursor].TakesText {
+			return unavailable("the editor step takes text only")
+		}
+		if why := domain.FreeTextProblem(a.Text, s.FreeTextLimit); why != "" {
+			return unavailable(why)
+		}
+		return plan{target: r.Cursor, text: a.Text}, nil
 	}
 	if len(a.OptionKeys) != 1 {
 		return unavailable("exactly one option is chosen")
 	}
 	for i, o := range r.Options {
-		if !o.Offered || optionKey(o) != a.OptionKeys[0] {
+		if !o.Offered {
 			continue
 		}
-		if !o.TakesText {
+		native := o.TakesText && k.DerivedText != ""
+		switch key := a.OptionKeys[0]; {
+		case key == optionKey(o) && (!o.TakesText || native):
 			if a.Text != "" {
 				return unavailable("this option takes no text")
 			}
-			return plan{target: i}, nil
+			return plan{target: i, native: native}, nil
+		case key == optionKey(o) && !native, key == derivedKey(o) && native:
+			if a.Text == "" {
+				return plan{target: i, open: true}, nil
+			}
+			if why := domain.FreeTextProblem(a.Text, s.FreeTextLimit); why != "" {
+				return unavailable(why)
+			}
+			return plan{target: i, text: a.Text}, nil
 		}
-		if why := domain.FreeTextProblem(a.Text, s.FreeTextLimit); why != "" {
-			return unavailable(why)
-		}
-		return plan{target: i, text: a.Text}, nil
 	}
 	return unavailable("no such option")
 }
@@ -202,7 +239,7 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 	if !s.Present || s.Fingerprint != fp {
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
-	p, err := resolve(s, r, answers)
+	p, err := resolve(s, r, g.StepKeys(), answers)
 	if err != nil {
 		return domain.AnswerNothing, err
 	}
@@ -217,6 +254,13 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 	last, err := d.run(ctx, r, p)
 	if err != nil {
 		return d.keys.stage, err
+	}
+	if p.open {
+		// The step became its editor step: proven by two captures in a row.
+		if x.twice(ctx, t, func(c screen.Capture) bool { return editorOpen(g.ReadStep(c), last, p.target) }) {
+			return domain.AnswerVerified, nil
+		}
+		return domain.AnswerSent, errors.New("the editor did not stay open and empty")
 	}
 	if x.stepGone(ctx, t, prof, g, last) {
 		return domain.AnswerVerified, nil
@@ -307,17 +351,29 @@ func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.
 	if err != nil {
 		return r, err
 	}
-	if p.text != "" {
-		if d.plan.OpenText != "" {
+	if p.native {
+		// Submit opens the row's empty editor; Submit there sends the label.
+		if err := d.keys.press(ctx, d.plan.Submit); err != nil {
+			return r, err
+		}
+		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool { return editorOpen(n, r, p.target) })
+		if !ok {
+			return r, errors.New("the row's empty editor did not show; stopped before submitting")
+		}
+		r = next
+	}
+	if p.open || p.text != "" {
+		if d.plan.OpenText != "" && !r.Editor {
 			if err := d.keys.press(ctx, d.plan.OpenText); err != nil {
 				return r, err
 			}
 		}
-		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool {
-			return r.Same(n) && n.Cursor == p.target && n.Editor && n.EditorText == ""
-		})
+		next, ok := d.x.awaitStep(ctx, d.t, d.g, func(n agent.StepReading) bool { return editorOpen(n, r, p.target) })
 		if !ok {
 			return r, errors.New("the empty text editor did not show; stopped before typing")
+		}
+		if p.open {
+			return next, nil
 		}
 		if err := d.keys.typeText(ctx, p.text); err != nil {
 			return next, err
@@ -345,6 +401,12 @@ func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.
 		return r, err
 	}
 	return r, nil
+}
+
+// editorOpen reports whether n shows step r with the empty editor of option
+// target open.
+func editorOpen(n, r agent.StepReading, target int) bool {
+	return r.Same(n) && n.Cursor == target && n.Editor && n.EditorText == ""
 }
 
 // awaitStep recaptures until cond holds for the step on screen or

@@ -28,13 +28,21 @@
 //     leaves the step to the person.
 //   - Codex 0.155.1 and 0.169.0 (Plan mode request_user_input): "Question
 //     i/N (k unanswered)", the question, "› 1. Red  warm" options ending
-//     with the client's "None of the above" (TakesText, as notes), the key
-//     hint. "Submit with unanswered questions?" is a confirmation with
+//     with the client's "None of the above", the key hint. That native
+//     Other is offered as a choice that submits its own label, and beside
+//     it a derived "Type something." choice (key "o<n>t") that opens its
+//     notes. "Submit with unanswered questions?" is a confirmation with
 //     "Proceed" and "Go back". Neither version offers an async question.
 //
-// Not answerable (manual_required, zero keys): a free-text
-// editor already open (a person may be typing: Claude Code's focused "Type
-// something." row, Codex's notes); a question that names a secret (neither
+// Free text is its own step: the free-text choice chosen alone opens its
+// editor (Claude Code's focused "Type something." row, Codex's notes on
+// the native Other) and is verified by two captures showing it open and
+// empty; that empty editor is then a step of its own (a new fingerprint),
+// one free_text question with no options, answered with text. The choice
+// chosen with text does both in one plan.
+//
+// Not answerable (manual_required, zero keys): an editor that already
+// holds text (a person is typing), or notes opened on another choice; a question that names a secret (neither
 // agent masks questionnaire input, so a password, token or key question is
 // recognised by its words); any row the grammar does not know; a
 // questionnaire the classifier sees but the grammar cannot isolate; an
@@ -48,7 +56,9 @@
 //
 //  1. Down or Up, one row at a time, each move proven by a recapture that
 //     shows the same step with the highlight one row further;
-//  2. for a TakesText option: Codex's Tab opens the empty notes editor
+//  2. for Codex's native Other: Enter opens its empty notes (proven), and
+//     the Enter of 3 submits the label itself;
+//     for a TakesText option: Codex's Tab opens the empty notes editor
 //     (Claude Code's focused row is the editor itself, proven empty); the
 //     text is typed literally (send-keys -l) and must read back exactly on
 //     the editor's row; after the version's settle pause (past the

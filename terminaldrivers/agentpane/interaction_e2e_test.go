@@ -35,6 +35,7 @@ func TestE2EInteraction(t *testing.T) {
 				{"wrong_fingerprint_then_free_text", stepFreeText},
 				{"two_questions", stepTwoQuestions},
 				{"refused", stepRefused},
+				{"free_text_step", stepFreeTextStep},
 			}
 			if a.Kind == agenttest.KindClaude {
 				steps = append(steps, struct {
@@ -46,7 +47,10 @@ func TestE2EInteraction(t *testing.T) {
 				steps = append(steps, struct {
 					name string
 					f    func(r *stepRun)
-				}{"unanswered_confirmation", stepUnansweredConfirmation})
+				}{"unanswered_confirmation", stepUnansweredConfirmation}, struct {
+					name string
+					f    func(r *stepRun)
+				}{"native_other", stepNativeOther})
 			}
 			for _, s := range steps {
 				if !t.Run(s.name, func(t *testing.T) { s.f(r.with(t)) }) {
@@ -163,14 +167,22 @@ func (r *stepRun) untouched(fp string, requests int) {
 	}
 }
 
-func (r *stepRun) textOption() string {
+// textOption is the free-text choice: Claude Code's "Type something." row;
+// beside Codex's native "None of the above", the derived choice that opens
+// its notes.
+func (r *stepRun) textOption() string { return "Type something." }
+
+// choices are a question's offered labels: its two options, then Claude
+// Code's free-text row, or Codex's native Other and the derived free-text
+// choice.
+func (r *stepRun) choices(a, b string) []string {
 	if r.claude() {
-		return "Type something."
+		return []string{a, b, r.textOption()}
 	}
-	return "None of the above"
+	return []string{a, b, "None of the above", r.textOption()}
 }
 
-func colors(r *stepRun) []string { return []string{"Red", "Blue", r.textOption()} }
+func colors(r *stepRun) []string { return r.choices("Red", "Blue") }
 
 func stepSecondOption(r *stepRun) {
 	r.ask("Ask me first")
@@ -219,7 +231,7 @@ func stepTwoQuestions(r *stepRun) {
 	}
 	s := r.step(1, total, domain.SingleSelect, colors(r)...)
 	r.answer(s, "Blue", "")
-	s = r.step(2, total, domain.SingleSelect, "Small", "Large", r.textOption())
+	s = r.step(2, total, domain.SingleSelect, r.choices("Small", "Large")...)
 	if s.Questions[0].Prompt != fakemodel.Questions[1].Question {
 		r.t.Errorf("second question %q", s.Questions[0].Prompt)
 	}
@@ -254,7 +266,7 @@ func stepRefused(r *stepRun) {
 	}
 	requests := len(r.e.Model.Requests())
 	q := s.Questions[0]
-	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[0].Key}}})
+	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, Text: "more words"}})
 	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrDecisionUnavailable) {
 		r.t.Fatalf("answering a refused step: %s, %v", stage, err)
 	}
@@ -284,6 +296,39 @@ func stepMultiSelect(r *stepRun) {
 	r.received(`"Which color should the widget be?"="Blue, Yellow"`)
 }
 
+// stepFreeTextStep: the free-text choice alone opens its editor (Claude
+// Code's focused row, Codex's notes), a step of its own with a new
+// fingerprint, answered with text only.
+func stepFreeTextStep(r *stepRun) {
+	r.ask("Ask me and I will type")
+	s := r.step(1, 1, domain.SingleSelect, colors(r)...)
+	r.answer(s, r.textOption(), "")
+	ed, err := r.x.Step(context.Background(), r.term)
+	if err != nil || !ed.Present || !ed.Answerable || ed.Fingerprint == s.Fingerprint || len(ed.Questions) != 1 ||
+		ed.Questions[0].ResponseKind != domain.FreeText || len(ed.Questions[0].Options) != 0 || ed.FreeTextLimit < 40 {
+		r.t.Fatalf("the editor step: %+v, %v; screen:\n%s", ed, err, r.e.Capture())
+	}
+	const text = "a deep sea green"
+	stage, err := r.x.AnswerStep(context.Background(), r.term, ed.Fingerprint, []domain.StepAnswer{{QuestionKey: ed.Questions[0].Key, Text: text}})
+	if err != nil || stage != domain.AnswerVerified {
+		r.t.Fatalf("the editor step's answer: %s, %v; screen:\n%s", stage, err, r.e.Capture())
+	}
+	if r.claude() {
+		r.received(`"Which color should the widget be?"="` + text + `"`)
+	} else {
+		r.received(`"None of the above","user_note: ` + text + `"`)
+	}
+}
+
+// stepNativeOther (Codex): the native "None of the above" submits its own
+// label, with no notes, unlike the derived free-text choice.
+func stepNativeOther(r *stepRun) {
+	r.ask("Ask me, none fits")
+	s := r.step(1, 1, domain.SingleSelect, colors(r)...)
+	r.answer(s, "None of the above", "")
+	r.received(`{"answers":{"color":{"answers":["None of the above"]}}}`)
+}
+
 // stepUnansweredConfirmation: a person skips the first of two questions
 // and submits; Codex asks whether to proceed, and AKK proceeds.
 func stepUnansweredConfirmation(r *stepRun) {
@@ -291,7 +336,7 @@ func stepUnansweredConfirmation(r *stepRun) {
 	r.e.Press("Right")
 	r.e.WaitForText(5*time.Second, fakemodel.Questions[1].Question)
 	r.e.Settle()
-	s := r.step(2, 2, domain.SingleSelect, "Small", "Large", r.textOption())
+	s := r.step(2, 2, domain.SingleSelect, r.choices("Small", "Large")...)
 	r.answer(s, "Large", "")
 	r.e.WaitForText(5*time.Second, "Submit with unanswered questions?")
 	r.e.Settle()

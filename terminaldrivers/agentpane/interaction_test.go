@@ -255,10 +255,11 @@ func TestResolve(t *testing.T) {
 	}{
 		{domain.StepAnswer{QuestionKey: q.Key, OptionKeys: []string{blue}}, 1},
 		{domain.StepAnswer{QuestionKey: q.Key, OptionKeys: []string{text}, Text: "in my words"}, 2},
+		{domain.StepAnswer{QuestionKey: q.Key, OptionKeys: []string{text}}, 2}, // opens the editor step
 	}
 	for _, c := range ok {
-		p, err := resolve(s, r, []domain.StepAnswer{c.a})
-		if err != nil || p.target != c.target || p.text != c.a.Text {
+		p, err := resolve(s, r, g.StepKeys(), []domain.StepAnswer{c.a})
+		if err != nil || p.target != c.target || p.text != c.a.Text || p.open != (c.a.Text == "" && c.target == 2) {
 			t.Errorf("%+v: %+v %v", c.a, p, err)
 		}
 	}
@@ -270,18 +271,17 @@ func TestResolve(t *testing.T) {
 		{QuestionKey: q.Key, OptionKeys: []string{"Red"}},
 		{QuestionKey: q.Key, OptionKeys: []string{"1"}},
 		{QuestionKey: q.Key, OptionKeys: []string{red}, Text: "and words"},
-		{QuestionKey: q.Key, OptionKeys: []string{text}},
 		{QuestionKey: q.Key, OptionKeys: []string{text}, Text: " padded"},
 		{QuestionKey: q.Key, OptionKeys: []string{text}, Text: "two\nlines"},
 		{QuestionKey: q.Key, OptionKeys: []string{text}, Text: "tab\there"},
 		{QuestionKey: q.Key, OptionKeys: []string{text}, Text: strings.Repeat("x", s.FreeTextLimit+1)},
 	}
 	for _, a := range bad {
-		if _, err := resolve(s, r, []domain.StepAnswer{a}); !errors.Is(err, domain.ErrDecisionUnavailable) {
+		if _, err := resolve(s, r, g.StepKeys(), []domain.StepAnswer{a}); !errors.Is(err, domain.ErrDecisionUnavailable) {
 			t.Errorf("%+v: %v", a, err)
 		}
 	}
-	if _, err := resolve(s, r, nil); !errors.Is(err, domain.ErrDecisionUnavailable) {
+	if _, err := resolve(s, r, g.StepKeys(), nil); !errors.Is(err, domain.ErrDecisionUnavailable) {
 		t.Errorf("no answer: %v", err)
 	}
 }
@@ -419,8 +419,8 @@ func TestAnswerStepCodexNotes(t *testing.T) {
 		t.Fatalf("step %+v %v", s, err)
 	}
 	q := s.Questions[0]
-	stage, err := x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[2].Key}, Text: text}})
-	if stage != domain.AnswerVerified || err != nil {
+	stage, err := x.AnswerStep(context.Background(), term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[3].Key}, Text: text}})
+	if stage != domain.AnswerVerified || err != nil || q.Options[3].Label != "Type something." || !q.Options[3].TakesText {
 		t.Fatalf("%s %v", stage, err)
 	}
 	if got := strings.Join(f.keys(), ","); got != "Down,Down,Tab,literal:"+text+",Enter" {
@@ -609,7 +609,8 @@ func TestReadStepOnHandCaptures(t *testing.T) {
 			}
 			switch kind {
 			case "claude":
-				if !r.Found || r.Answerable || !r.Editor || r.EditorText != "" || r.Cursor != 2 || strings.Join(labels, "|") != "Red|Blue|Type something." {
+				// The empty editor is a step of its own, answered with text.
+				if !r.Found || !r.Answerable || !r.Editor || r.EditorText != "" || r.Cursor != 2 || strings.Join(labels, "|") != "Red|Blue|Type something." {
 					t.Errorf("%s %s: %+v", kind, v, r)
 				}
 			case "codex":

@@ -366,7 +366,7 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter boo
 		r.Reason = "a secret is answered by a person"
 		return r
 	}
-	if r.Editor {
+	if r.Editor && (r.EditorText != "" || multi) {
 		r.Reason = "a free-text editor is open: a person may be typing"
 		return r
 	}

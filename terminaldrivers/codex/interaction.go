@@ -45,9 +45,12 @@ type QuestionGrammar struct {
 // submits the highlighted option and moves to the next question or, on the
 // last ("enter to submit all"), hands the answers to the model. Tab opens
 // the notes of the highlighted option, empty; text typed there is sent as
-// "user_note: <text>" beside the option's label. A digit would submit "None
-// of the above" without notes, and Escape interrupts the turn: neither is
-// ever sent.
+// "user_note: <text>" beside the option's label. On "None of the above"
+// (the client's Other) Enter first opens its empty notes, and Enter there
+// submits the label itself: its native meaning, offered as a choice of its
+// own beside the derived free-text choice (its notes). A digit would submit
+// "None of the above" without the proof, and Escape interrupts the turn:
+// neither is ever sent.
 //
 // FreeTextLimit: typed text arrives as a burst Codex treats as a paste; 799
 // runes stays far below its paste placeholder, and the editor's one row
@@ -77,6 +80,7 @@ var codexQuestions = QuestionGrammar{
 	Secret:           regexp.MustCompile(`(?i)\b(password|passphrase|passcode|secret|api[ _-]?key|access[ _-]?key|token|credential|one[- ]time code|otp|2fa|pin)\b`),
 	Keys: agent.StepKeys{
 		Down: "Down", Up: "Up", Submit: "Enter", OpenText: "Tab",
+		DerivedText: "Type something.", SubmitOpensText: true,
 		TextSettle:    200 * time.Millisecond,
 		FreeTextLimit: 799,
 		TextMargin:    3,
@@ -231,8 +235,12 @@ func (g QuestionGrammar) question(c screen.Capture, bottom int, notes bool) agen
 		r.Reason = "a secret is answered by a person"
 		return r
 	}
-	if r.Editor {
+	switch {
+	case r.Editor && r.EditorText != "":
 		r.Reason = "a notes editor is open: a person may be typing"
+		return r
+	case r.Editor && (r.Cursor < 0 || !r.Options[r.Cursor].TakesText):
+		r.Reason = "notes on a choice are a person's"
 		return r
 	}
 	r.Answerable = true

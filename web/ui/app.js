@@ -444,7 +444,8 @@ async function interactionBox(a, refresh) {
         ans.selected_option_ids = picked.map((p) => p.value);
         for (const p of picked) {
           const t = form.querySelector(`[data-text-for="${p.id}"]`);
-          if (t) ans.text = t.value;
+          // Empty: the choice opens its own editor step, answered next.
+          if (t && t.value !== "") ans.text = t.value;
         }
       }
       answers.push(ans);

@@ -2391,6 +2391,8 @@ type ClientInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+	// question answered with `text` alone (with `text` it does both).
 	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 	// and proven on its own, and the whole set is proven before the question is left.
 	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -2408,6 +2410,8 @@ type ClientInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+	// question answered with `text` alone (with `text` it does both).
 	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 	// and proven on its own, and the whole set is proven before the question is left.
 	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -3509,6 +3513,8 @@ func (c *Client) GetTurnInteraction(ctx context.Context, turnId TurnID, params *
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+// question answered with `text` alone (with `text` it does both).
 // A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 // and proven on its own, and the whole set is proven before the question is left.
 // Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -3536,6 +3542,8 @@ func (c *Client) RespondTurnInteractionWithBody(ctx context.Context, turnId Turn
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+// question answered with `text` alone (with `text` it does both).
 // A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 // and proven on its own, and the whole set is proven before the question is left.
 // Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -6603,6 +6611,8 @@ type ClientWithResponsesInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+	// question answered with `text` alone (with `text` it does both).
 	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 	// and proven on its own, and the whole set is proven before the question is left.
 	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -6620,6 +6630,8 @@ type ClientWithResponsesInterface interface {
 	// the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 	// (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 	// key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+	// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+	// question answered with `text` alone (with `text` it does both).
 	// A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 	// and proven on its own, and the whole set is proven before the question is left.
 	// Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -10985,6 +10997,8 @@ func (c *ClientWithResponses) GetTurnInteractionWithResponse(ctx context.Context
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+// question answered with `text` alone (with `text` it does both).
 // A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 // and proven on its own, and the whole set is proven before the question is left.
 // Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
@@ -11008,6 +11022,8 @@ func (c *ClientWithResponses) RespondTurnInteractionWithBodyWithResponse(ctx con
 // the Turn's state, the terminal and the offer, recaptures the step and requires the same fingerprint
 // (else 409 `prompt_changed`, zero keys), fences that fingerprint for good, resolves the ids to the profile's
 // key plan, sends it once and verifies the step left. Free text is one line, trimmed, within `free_text_limit`.
+// An option marked `free_text`, chosen without `text`, opens its editor: the next step, one `free_text`
+// question answered with `text` alone (with `text` it does both).
 // A `multi_select` answer selects any non-empty subset of the offered options; each checkbox is flipped
 // and proven on its own, and the whole set is proven before the question is left.
 // Refused with zero input: ids of another step, labels or menu numbers as ids, an empty or repeated
