@@ -110,16 +110,7 @@ func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal,
 		return v, nil
 	}
 	now := s.clock.Now().UTC()
-	var consumed bool
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
-			return err
-		}
-		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: turnID, TerminalID: term.ID,
-			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: pr.Fingerprint, Decisions: pr.Decisions,
-			CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
-	})
+	consumed, err := s.insertApprovalOffer(ctx, p, term.ID, turnID, pr, now)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +121,20 @@ func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal,
 	}
 	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
 	return v, nil
+}
+
+// insertApprovalOffer records an offer of prompt pr to p, unless AKK
+// answered this occurrence of it already (consumed).
+func (s *Service) insertApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, pr ApprovalPrompt, now time.Time) (consumed bool, err error) {
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
+			return err
+		}
+		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: turnID, TerminalID: terminalID,
+			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: pr.Fingerprint, Decisions: pr.Decisions,
+			CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
+	})
+	return consumed, err
 }
 
 // TurnApproval returns the prompt of a Turn awaiting approval, as a fresh

@@ -176,18 +176,28 @@ func (s *Service) SetApprovalPolicy(ctx context.Context, hostID string, rules []
 	return rules, nil
 }
 
+// hostRules are the host's auto-approval rules; none when it has no
+// policy or it cannot be read (then nothing is auto-approved).
+func (s *Service) hostRules(ctx context.Context, hostID string) []ApprovalRule {
+	var rules []ApprovalRule
+	if err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		rules, err = tx.ApprovalPolicy(ctx, hostID)
+		return err
+	}); err != nil {
+		return nil
+	}
+	return rules
+}
+
 // autoApprovable reports whether the host's policy names the prompt t's
 // pane shows now (no input).
 func (s *Service) autoApprovable(ctx context.Context, t Turn, term Terminal) bool {
 	if s.approvals == nil || term.ID == "" {
 		return false
 	}
-	var rules []ApprovalRule
-	if err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		rules, err = tx.ApprovalPolicy(ctx, t.HostID)
-		return err
-	}); err != nil || len(rules) == 0 {
+	rules := s.hostRules(ctx, t.HostID)
+	if len(rules) == 0 {
 		return false
 	}
 	pr, err := s.approvals.Prompt(ctx, term)
@@ -207,12 +217,8 @@ func (s *Service) autoApprove(ctx context.Context, t Turn) (done bool) {
 	if err != nil || t.State != TurnAwaitingApproval {
 		return false
 	}
-	var rules []ApprovalRule
-	if err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		rules, err = tx.ApprovalPolicy(ctx, t.HostID)
-		return err
-	}); err != nil || len(rules) == 0 {
+	rules := s.hostRules(ctx, t.HostID)
+	if len(rules) == 0 {
 		return false
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -229,17 +235,7 @@ func (s *Service) autoApprove(ctx context.Context, t Turn) (done bool) {
 	}
 	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
 	now := s.clock.Now().UTC()
-	var consumed bool
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
-			return err
-		}
-		return tx.InsertOffer(ctx, Offer{ID: s.ids.New("offer"), Kind: "approval", TurnID: t.ID, TerminalID: t.TerminalID,
-			HostID: p.HostID, Conversation: p.Conversation, Fingerprint: pr.Fingerprint, Decisions: pr.Decisions,
-			CreatedAt: now, ExpiresAt: now.Add(OfferTTL)})
-	})
-	if err != nil || consumed {
+	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now); err != nil || consumed {
 		return false
 	}
 	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, ApproveOnce)
