@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"akk/cmd/akk/client"
@@ -104,6 +106,8 @@ func (c *cli) hosts(args []string) error {
 		}
 		fmt.Fprintf(c.out, "new token for %s: %s\nThe old token is refused from now on; the new one is shown only now.\n", r.JSON200.HostId, r.JSON200.Token)
 		return nil
+	case "approval-policy":
+		return c.approvalPolicy(args[1:])
 	case "delete":
 		if len(args) != 2 {
 			return errors.New("usage: akk hosts delete HOST_ID")
@@ -121,6 +125,68 @@ func (c *cli) hosts(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown hosts command %q", args[0])
+}
+
+// approvalPolicy shows a host's exact-command auto-approval rules, or with
+// --rule (repeated; one command of plain words each) or --off replaces them.
+func (c *cli) approvalPolicy(args []string) error {
+	fs := flag.NewFlagSet("hosts approval-policy", flag.ContinueOnError)
+	fs.SetOutput(c.out)
+	var rules []client.ApprovalRule
+	fs.Func("rule", "a command AKK may approve once, exactly (repeat for more)", func(v string) error {
+		rules = append(rules, client.ApprovalRule{Argv: strings.Fields(v)})
+		return nil
+	})
+	off := fs.Bool("off", false, "remove every rule (auto-approval off)")
+	if len(args) == 0 {
+		return errors.New("usage: akk hosts approval-policy HOST_ID [--rule 'CMD ARGS' ...|--off]")
+	}
+	host := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var body []byte
+	var status *http.Response
+	var out *client.ApprovalPolicy
+	if len(rules) > 0 || *off {
+		if rules == nil {
+			rules = []client.ApprovalRule{}
+		}
+		r, err := c.api.SetApprovalPolicyWithResponse(c.ctx, host, client.ApprovalPolicy{Rules: rules})
+		if err != nil {
+			return err
+		}
+		body, status, out = r.Body, r.HTTPResponse, r.JSON200
+	} else {
+		r, err := c.api.GetApprovalPolicyWithResponse(c.ctx, host)
+		if err != nil {
+			return err
+		}
+		body, status, out = r.Body, r.HTTPResponse, r.JSON200
+	}
+	if err := check(status, body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(body)
+	}
+	if len(out.Rules) == 0 {
+		fmt.Fprintf(c.out, "auto-approval is off for %s\n", host)
+		return nil
+	}
+	var rows [][]string
+	for _, r := range out.Rules {
+		agent, project := "any", "any"
+		if r.Agent != nil {
+			agent = string(*r.Agent)
+		}
+		if r.Project != nil {
+			project = *r.Project
+		}
+		rows = append(rows, []string{strings.Join(r.Argv, " "), agent, project})
+	}
+	c.table("COMMAND\tAGENT\tPROJECT", rows)
+	return nil
 }
 
 func (c *cli) notifications(args []string) error {

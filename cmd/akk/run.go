@@ -70,6 +70,8 @@ Commands:
   hosts rotate-secret HOST_ID     replace a host's webhook secret
   hosts rotate-token HOST_ID      replace a host's bearer token (the old one is refused at once)
   hosts delete HOST_ID            remove a host (its Turns stop calling back)
+  hosts approval-policy HOST_ID [--rule 'touch notes.txt' ...|--off]
+                                  show or replace a host's exact-command auto-approval rules
   notifications [--state S]       the webhook outbox
   notifications retry ID          redeliver a notification now
   events [--follow] [--since N]   stream events (SSE) until interrupted

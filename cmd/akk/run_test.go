@@ -101,6 +101,23 @@ func TestCLIAgainstTheAPI(t *testing.T) {
 	if _, err = akk(t, ctx, url, dir, "--token", h.Token, "notifications"); err == nil || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("the old host token after rotate-token: %v", err)
 	}
+	// The exact-command auto-approval policy: off, set, refused, off again.
+	if out, err = akk(t, ctx, url, dir, "hosts", "approval-policy", h.HostID); err != nil || !strings.Contains(out, "auto-approval is off") {
+		t.Fatalf("approval-policy: %v %q", err, out)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "approval-policy", h.HostID, "--rule", "touch notes.txt", "--rule", "make test"); err != nil ||
+		!strings.Contains(out, "touch notes.txt") || !strings.Contains(out, "make test") {
+		t.Fatalf("approval-policy --rule: %v %q", err, out)
+	}
+	if _, err = akk(t, ctx, url, dir, "hosts", "approval-policy", h.HostID, "--rule", "rm -rf /"); err == nil || !strings.Contains(err.Error(), "validation_failed") {
+		t.Fatalf("an unsafe rule: %v", err)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "approval-policy", h.HostID); err != nil || !strings.Contains(out, "make test") {
+		t.Fatalf("a refused policy changed the stored one: %v %q", err, out)
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "approval-policy", h.HostID, "--off"); err != nil || !strings.Contains(out, "auto-approval is off") {
+		t.Fatalf("approval-policy --off: %v %q", err, out)
+	}
 	// Errors carry the problem code.
 	if _, err = akk(t, ctx, url, dir, "hosts", "ping", "host_nope"); err == nil || !strings.Contains(err.Error(), "host_not_found") {
 		t.Fatalf("ping unknown host: %v", err)
