@@ -173,25 +173,32 @@ func (c *cli) respondInteraction(args []string) error {
 		kinds[q.QuestionId] = q.ResponseKind
 	}
 	body := client.RespondTurnInteractionJSONRequestBody{InteractionId: in.InteractionId}
+	type answer = struct {
+		QuestionId        string              `json:"question_id"`
+		ResponseKind      client.ResponseKind `json:"response_kind"`
+		SelectedOptionIds *[]string           `json:"selected_option_ids,omitempty"`
+		Text              *string             `json:"text,omitempty"`
+	}
+	at := map[string]int{} // question -> its answer in body.Answers
 	add := func(spec string, text bool) error {
 		q, v, ok := strings.Cut(spec, "=")
 		kind, known := kinds[q]
 		if !ok || !known {
 			return fmt.Errorf("%q: expected QUESTION_ID=… with a question of this step", spec)
 		}
-		a := struct {
-			QuestionId        string              `json:"question_id"`
-			ResponseKind      client.ResponseKind `json:"response_kind"`
-			SelectedOptionIds *[]string           `json:"selected_option_ids,omitempty"`
-			Text              *string             `json:"text,omitempty"`
-		}{QuestionId: q, ResponseKind: kind}
+		i, seen := at[q]
+		if !seen {
+			i, at[q] = len(body.Answers), len(body.Answers)
+			body.Answers = append(body.Answers, answer{QuestionId: q, ResponseKind: kind})
+		}
+		// --answer and --text of one question are one answer: the option
+		// that carries free text, and its text.
 		if text {
-			a.Text = &v
+			body.Answers[i].Text = &v
 		} else {
 			ids := strings.Split(v, ",")
-			a.SelectedOptionIds = &ids
+			body.Answers[i].SelectedOptionIds = &ids
 		}
-		body.Answers = append(body.Answers, a)
 		return nil
 	}
 	for _, s := range answers {
