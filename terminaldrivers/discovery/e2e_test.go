@@ -147,13 +147,15 @@ func TestE2EDiscover(t *testing.T) {
 					e := e.WithT(t)
 					// Half the time thinking, then one word a second.
 					e.Submit("Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "8"))
-					x := waitFor(t, e, "working", func(x domain.Terminal) bool { return x.ScreenState == domain.ScreenWorking })
+					// The screen may show the agent at work a moment before its
+					// record has the turn: wait for both (the reply takes 8 s).
+					durable := map[string]domain.ActivityState{"claude@2.1.267": domain.ActivityWorking, "claude@2.1.328": domain.ActivityWorking, "codex@0.155.1": domain.ActivityWorking, "codex@0.169.0": domain.ActivityUnknown}
+					want := durable[e.Agent.Name()]
+					x := waitFor(t, e, "working, on screen and in its record", func(x domain.Terminal) bool {
+						return x.ScreenState == domain.ScreenWorking && (want == "" || x.DurableActivity == want)
+					})
 					if x.SendReady() || !x.Watchable() {
 						t.Errorf("working terminal: send ready %v, watchable %v", x.SendReady(), x.Watchable())
-					}
-					durable := map[string]domain.ActivityState{"claude@2.1.267": domain.ActivityWorking, "claude@2.1.328": domain.ActivityWorking, "codex@0.155.1": domain.ActivityWorking, "codex@0.169.0": domain.ActivityUnknown}
-					if want := durable[e.Agent.Name()]; want != "" && x.DurableActivity != want {
-						t.Errorf("durable activity while working: %s, want %s", x.DurableActivity, want)
 					}
 					// While the reply streams, Codex 0.169.0 shows no busy row. A
 					// listing taken before a capture that shows the reply unfinished
