@@ -135,9 +135,12 @@ func (s *Service) ApprovalPolicy(ctx context.Context, hostID string) ([]Approval
 	if _, err := s.policyHost(ctx, hostID); err != nil {
 		return nil, err
 	}
-	var rules []ApprovalRule
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
+	return s.readPolicy(ctx, hostID)
+}
+
+// readPolicy reads the host's rules from the store.
+func (s *Service) readPolicy(ctx context.Context, hostID string) (rules []ApprovalRule, err error) {
+	err = s.store.InTx(ctx, func(tx Tx) error {
 		rules, err = tx.ApprovalPolicy(ctx, hostID)
 		return err
 	})
@@ -179,12 +182,8 @@ func (s *Service) SetApprovalPolicy(ctx context.Context, hostID string, rules []
 // hostRules are the host's auto-approval rules; none when it has no
 // policy or it cannot be read (then nothing is auto-approved).
 func (s *Service) hostRules(ctx context.Context, hostID string) []ApprovalRule {
-	var rules []ApprovalRule
-	if err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		rules, err = tx.ApprovalPolicy(ctx, hostID)
-		return err
-	}); err != nil {
+	rules, err := s.readPolicy(ctx, hostID)
+	if err != nil {
 		return nil
 	}
 	return rules
