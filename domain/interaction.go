@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -35,6 +36,9 @@ type Interaction struct {
 	ManualRequired bool   `json:"manual_required,omitempty"`
 	Reason         string `json:"reason,omitempty"`
 	FreeTextLimit  int    `json:"free_text_limit,omitempty"`
+	// DeliveryModes: how an async question's answer may reach the agent
+	// (the first is the default); empty for a blocking questionnaire.
+	DeliveryModes []string `json:"delivery_modes,omitempty"`
 	// ExpiresAt is when the offer this projection made ends (answer before).
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
@@ -80,6 +84,7 @@ type idMapping struct {
 	Options   map[string]map[string]string `json:"o"`  // question_id -> option_id -> key
 	Texts     map[string]bool              `json:"t"`  // option_id -> takes text
 	Limit     int                          `json:"fl"` // free text limit
+	Delivery  []string                     `json:"d,omitempty"` // advertised delivery modes
 }
 
 // idSalt keys the opaque ids. It is kept in the store so ids stay the same
@@ -147,9 +152,9 @@ func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st Inter
 	in := Interaction{Schema: InteractionSchema, Version: 1, InteractionID: opaque(salt, "int_", fp), TurnID: t.ID,
 		Agent: string(agent), Kind: st.Kind, State: "pending", Step: InteractionStepIndex{st.Index, st.Total},
 		Questions: []InteractionQuestion{}, Capabilities: InteractionCaps{BatchResponse: st.BatchResponse},
-		FreeTextLimit: st.FreeTextLimit}
+		FreeTextLimit: st.FreeTextLimit, DeliveryModes: st.DeliveryModes}
 	m := idMapping{Questions: map[string]string{}, Kinds: map[string]string{}, Required: map[string]bool{},
-		Options: map[string]map[string]string{}, Texts: map[string]bool{}, Limit: st.FreeTextLimit}
+		Options: map[string]map[string]string{}, Texts: map[string]bool{}, Limit: st.FreeTextLimit, Delivery: st.DeliveryModes}
 	for _, q := range st.Questions {
 		qid := opaque(salt, "q_", fp, q.Key)
 		pq := InteractionQuestion{QuestionID: qid, Header: s.redactText(q.Header), Prompt: s.redactText(q.Prompt), Required: q.Required,
@@ -192,7 +197,8 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if s.interactions == nil {
 		return Interaction{}, E(CodeUnavailable, "interactions are not configured")
 	}
-	if t.State != TurnAwaitingInteraction {
+	// An async question is asked while the Turn works on.
+	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -203,7 +209,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if err != nil {
 		return Interaction{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
-	if !st.Present {
+	if !st.Present || (t.State == TurnWorking && st.Kind != KindAsyncQuestion) {
 		return Interaction{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
 	}
 	key, err := s.stepKey(ctx, t, st)
@@ -243,6 +249,15 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	return in, nil
 }
 
+// KindAsyncQuestion is the kind of a step asked while the Turn works on.
+const KindAsyncQuestion = "async_question"
+
+// Delivery modes of an async question's answer.
+const (
+	DeliverySteerCurrentTurn = "steer_current_turn"
+	DeliveryQueueNextTurn    = "queue_next_turn"
+)
+
 // InteractionAnswer answers one question of a step in public terms.
 type InteractionAnswer struct {
 	QuestionID        string
@@ -262,9 +277,17 @@ type RespondInteractionInput struct {
 // resolve checks answers against the offer's mapping and returns them in
 // the profile's terms. Every refusal here happens before any input.
 func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
-	if in.DeliveryMode != "" {
-		return nil, Invalid("delivery_mode is only for async questions; this step is a blocking questionnaire",
+	queue := false
+	switch {
+	case in.DeliveryMode == "":
+	case len(m.Delivery) == 0:
+		return nil, Invalid("delivery_mode is only for async questions that advertise it; this step does not",
 			FieldError{Field: "delivery_mode", Message: "not advertised for this step"})
+	case !slices.Contains(m.Delivery, in.DeliveryMode):
+		return nil, Invalid("delivery_mode "+in.DeliveryMode+" is not advertised for this step",
+			FieldError{Field: "delivery_mode", Message: "one of " + strings.Join(m.Delivery, ", ")})
+	default:
+		queue = in.DeliveryMode == DeliveryQueueNextTurn
 	}
 	seen := map[string]bool{}
 	var out []StepAnswer
@@ -345,6 +368,14 @@ func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
 		default:
 			return nil, E(CodeManualRequired, "this question's kind is answered by a person in the pane")
 		}
+		if queue {
+			// The native panel queues typed text only.
+			if sa.Text == "" {
+				return nil, Invalid("queue_next_turn queues a typed answer: give text with the free-text option, or steer a choice",
+					FieldError{Field: "delivery_mode", Message: "needs a text answer"})
+			}
+			sa.Queue = true
+		}
 		out = append(out, sa)
 	}
 	for qid, req := range m.Required {
@@ -409,7 +440,7 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if t, err = s.store.Turn(ctx, turnID); err != nil {
 		return ActionResult{}, err
 	}
-	if t.State != TurnAwaitingInteraction {
+	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return ActionResult{}, stateConflict(t, "an interaction response")
 	}
 	var offer Offer
@@ -446,7 +477,7 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if err != nil {
 		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
-	if !st.Present || st.Fingerprint != offer.Fingerprint {
+	if !st.Present || st.Fingerprint != offer.Fingerprint || (t.State == TurnWorking && st.Kind != KindAsyncQuestion) {
 		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
 	}
 	now := s.clock.Now().UTC()

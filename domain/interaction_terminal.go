@@ -74,4 +74,7 @@ type StepAnswer struct {
 	QuestionKey string
 	OptionKeys  []string
 	Text        string
+	// Queue: an async question's answer queued for the agent's next turn
+	// (queue_next_turn) instead of steered into the running one.
+	Queue bool
 }

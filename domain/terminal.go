@@ -115,6 +115,9 @@ type Terminal struct {
 
 	ScreenState   ScreenState
 	ComposerEmpty bool // the main composer is proven empty
+	// AsyncQuestion: an async question waits on screen while the agent
+	// works on (Codex's queued follow-up questions).
+	AsyncQuestion bool
 
 	NativeIdentity  IdentityState
 	NativeThreadID  string // set only when NativeIdentity is resolved

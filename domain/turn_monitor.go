@@ -319,6 +319,17 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 		}
 
+		if fresh && typ == "" && next.State == TurnWorking && term.AsyncQuestion && s.interactions != nil {
+			// An async question is asked while the Turn works on: announced
+			// once per step, the Turn's state unchanged.
+			if st, err := s.interactions.Step(ctx, term); err == nil && st.Present && st.Kind == KindAsyncQuestion {
+				if st.Fingerprint != announced {
+					typ, webhook = "turn.interaction_required", true
+				}
+				announced = st.Fingerprint
+			}
+		}
+
 		moved := next.LatestText != t.LatestText || !slices.Equal(next.Actions, t.Actions)
 		changed := typ != "" || moved || (next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
 		if changed {

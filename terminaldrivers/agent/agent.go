@@ -35,6 +35,9 @@ var EnvNames = []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"}
 type Reading struct {
 	State         domain.ScreenState
 	ComposerEmpty bool
+	// AsyncQuestion: an async question waits (collapsed above the composer
+	// or opened in its place) while the turn works on.
+	AsyncQuestion bool
 	// Region is the bottom-most region the state was read from (the
 	// composer, a prompt, a dialog); empty when nothing was recognised.
 	Region screen.Region

@@ -62,6 +62,13 @@ type StepKeys struct {
 	TextMargin int
 }
 
+// AsyncKeys are the keys of an async question panel beside StepKeys: Open
+// opens the collapsed block, Queue (on typed text) queues the answer for
+// the next turn where Submit steers it into the running one.
+type AsyncKeys struct {
+	Open, Queue string
+}
+
 // StepReading is what a grammar proved from one capture: one questionnaire
 // step, which in every profiled version shows exactly one question.
 type StepReading struct {
@@ -91,6 +98,10 @@ type StepReading struct {
 	TextColumn int
 	// Secret: the question asks for a secret, which is never relayed.
 	Secret bool
+	// Async: a question the agent asked without stopping its turn (Codex's
+	// request_user_input_async); Collapsed: only its count shows, and the
+	// step's one choice opens it (AsyncKeys.Open).
+	Async, Collapsed bool
 
 	// Region is the step from its frame to its last row, exact and
 	// unredacted: what its fingerprint is taken over.

@@ -17,8 +17,25 @@ import (
 // grammar, so its questionnaires are never read or answered.
 var ErrNoQuestionGrammar = errors.New("no questionnaire grammar for this agent version")
 
-// QuestionnaireKind is the only kind of step the pinned versions draw.
+// QuestionnaireKind is the kind of a blocking questionnaire's step; an
+// async question (Codex 0.154.0 and later) is domain.KindAsyncQuestion.
 const QuestionnaireKind = "questionnaire"
+
+// asyncGrammar is a grammar that also reads async question panels.
+type asyncGrammar interface {
+	AsyncStepKeys() (agent.AsyncKeys, bool)
+}
+
+// stepKeys are the keys of the step r: the grammar's, or for an async
+// question its panel's (text typed straight on the free-text row, no
+// derived choice).
+func stepKeys(g agent.InteractionGrammar, r agent.StepReading) agent.StepKeys {
+	k := g.StepKeys()
+	if r.Async {
+		k.OpenText, k.DerivedText, k.SubmitOpensText, k.Toggle, k.Next = "", "", false, "", ""
+	}
+	return k
+}
 
 // Step implements domain.InteractionTerminal.
 func (x *Adapter) Step(ctx context.Context, t domain.Terminal) (domain.InteractionStep, error) {
@@ -55,14 +72,21 @@ func projectStep(t domain.Terminal, prof agent.InteractionProfile, g agent.Inter
 		}
 		return domain.InteractionStep{}, r
 	}
+	k := stepKeys(g, r)
 	s := domain.InteractionStep{
 		Present: true, Answerable: r.Answerable, Reason: r.Reason, Kind: QuestionnaireKind,
 		Index: r.Index, Total: r.Total,
-		FreeTextLimit: freeTextLimit(t, g.StepKeys(), r, c),
+		FreeTextLimit: freeTextLimit(t, k, r, c),
 		Fingerprint:   stepFingerprint(t, prof, r.Region),
 	}
+	if r.Async {
+		s.Kind = domain.KindAsyncQuestion
+		if !r.Collapsed {
+			s.DeliveryModes = []string{domain.DeliverySteerCurrentTurn, domain.DeliveryQueueNextTurn}
+		}
+	}
 	q := domain.StepQuestion{Key: "q" + strconv.Itoa(r.Index), Header: r.Header, Prompt: r.Prompt, Required: true, ResponseKind: r.ResponseKind}
-	derived := g.StepKeys().DerivedText
+	derived := k.DerivedText
 	switch {
 	case r.Editor:
 		// The empty editor of the free-text choice: a step of its own,
@@ -130,6 +154,8 @@ type plan struct {
 	multi        bool
 	flips        []int
 	want         []int // the checked options once every flip is done, in order
+	// queue: an async answer queued for the next turn (typed text only).
+	queue bool
 }
 
 // resolve checks the answers against the step and picks the option. It
@@ -145,6 +171,27 @@ func resolve(s domain.InteractionStep, r agent.StepReading, k agent.StepKeys, an
 		return unavailable("the step has one question and takes exactly its answer")
 	}
 	a := answers[0]
+	if a.Queue && (!r.Async || r.Collapsed) {
+		return unavailable("only an async question's answer is queued")
+	}
+	if r.Collapsed {
+		if len(a.OptionKeys) != 1 || a.OptionKeys[0] != optionKey(r.Options[0]) || a.Text != "" {
+			return unavailable("the collapsed questions are only opened")
+		}
+		return plan{target: 0}, nil
+	}
+	p, err := resolveOne(s, r, k, a, unavailable)
+	if err == nil && a.Queue {
+		if p.text == "" {
+			return unavailable("an answer is queued for the next turn only as typed text")
+		}
+		p.queue = true
+	}
+	return p, err
+}
+
+// resolveOne plans the answer a to the step's one question.
+func resolveOne(s domain.InteractionStep, r agent.StepReading, k agent.StepKeys, a domain.StepAnswer, unavailable func(string) (plan, error)) (plan, error) {
 	switch s.Questions[0].ResponseKind {
 	case domain.MultiSelect:
 		return resolveMulti(r, a, unavailable)
@@ -239,7 +286,8 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 	if !s.Present || s.Fingerprint != fp {
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
-	p, err := resolve(s, r, g.StepKeys(), answers)
+	k := stepKeys(g, r)
+	p, err := resolve(s, r, k, answers)
 	if err != nil {
 		return domain.AnswerNothing, err
 	}
@@ -250,7 +298,21 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 	if err != nil {
 		return domain.AnswerNothing, err
 	}
-	d := dispatch{x: x, t: t, g: g, plan: g.StepKeys(), keys: x.keysFor(t)}
+	d := dispatch{x: x, t: t, g: g, plan: k, keys: x.keysFor(t)}
+	if r.Async {
+		ag, ok := g.(asyncGrammar)
+		var ak agent.AsyncKeys
+		if ok {
+			ak, ok = ag.AsyncStepKeys()
+		}
+		if !ok {
+			return domain.AnswerNothing, fmt.Errorf("%w: no async question keys for this version", domain.ErrDecisionUnavailable)
+		}
+		d.async = ak
+		if p.queue {
+			d.plan.Submit = ak.Queue
+		}
+	}
 	last, err := d.run(ctx, r, p)
 	if err != nil {
 		return d.keys.stage, err
@@ -271,11 +333,12 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 // dispatch sends one step's key plan, proving each key's effect before the
 // next; keys.stage is how far it got.
 type dispatch struct {
-	x    *Adapter
-	t    domain.Terminal
-	g    agent.InteractionGrammar
-	plan agent.StepKeys
-	keys *keys
+	x     *Adapter
+	t     domain.Terminal
+	g     agent.InteractionGrammar
+	plan  agent.StepKeys
+	async agent.AsyncKeys
+	keys  *keys
 }
 
 // move moves the highlight to option target one row at a time, each move
@@ -346,6 +409,10 @@ func (d *dispatch) runMulti(ctx context.Context, r agent.StepReading, p plan) (a
 func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.StepReading, error) {
 	if p.multi {
 		return d.runMulti(ctx, r, p)
+	}
+	if r.Collapsed {
+		// Its one choice opens the panel: the next step.
+		return r, d.keys.press(ctx, d.async.Open)
 	}
 	r, err := d.move(ctx, r, p.target)
 	if err != nil {

@@ -120,7 +120,7 @@ func (x *Adapter) recheck(ctx context.Context, prof agent.TurnProfile, t domain.
 		return domain.Terminal{}, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
 	}
 	r := prof.Classify(c)
-	t.ScreenState, t.ComposerEmpty = r.State, r.ComposerEmpty
+	t.ScreenState, t.ComposerEmpty, t.AsyncQuestion = r.State, r.ComposerEmpty, r.AsyncQuestion
 	return t, nil
 }
 

@@ -68,6 +68,11 @@ type Options struct {
 	// config, e.g. {"type":"http","url":...,"headers":{...}}); their tools
 	// are allowed without a prompt. See AddMCPServer.
 	MCPServers map[string]any
+	// AsyncQuestions gives Codex a model catalog whose entry for CodexModel
+	// lists request_user_input_async among its experimental tools, so the
+	// model is offered the async question tool (Codex 0.154.0 and later;
+	// without it no pinned version offers the tool to a custom provider).
+	AsyncQuestions bool
 }
 
 // AddMCPServer configures an MCP server for Claude Code before Start (its
@@ -338,7 +343,15 @@ func (e *Env) writeClaudeConfig() error {
 
 func (e *Env) writeCodexConfig() error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n\n", CodexModel)
+	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n", CodexModel)
+	if e.opts.AsyncQuestions {
+		catalog := filepath.Join(e.CodexHome, "akk-model-catalog.json")
+		if err := writeJSONFile(catalog, codexCatalog([]string{"request_user_input_async"})); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "model_catalog_json = %q\n", catalog)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "[model_providers.fake]\nname = \"AKK fake model\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = %q\n\n",
 		e.Model.OpenAIBaseURL(), FakeOpenAIKeyEnv)
 	if !e.opts.Untrusted {
@@ -349,6 +362,24 @@ func (e *Env) writeCodexConfig() error {
 		fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
 	}
 	return os.WriteFile(filepath.Join(e.CodexHome, "config.toml"), []byte(b.String()), 0o644)
+}
+
+// codexCatalog is a model catalog with one entry, CodexModel, offering the
+// given experimental tools. Codex requires instructions and these fields.
+func codexCatalog(tools []string) map[string]any {
+	m := map[string]any{
+		"slug": CodexModel, "display_name": CodexModel, "description": "AKK fake model",
+		"base_instructions":          "You are a coding agent answered by a fake model in tests.",
+		"default_reasoning_level":    "medium",
+		"supported_reasoning_levels": []map[string]string{{"effort": "medium", "description": "Medium"}},
+		"shell_type":                 "shell_command", "visibility": "list", "supported_in_api": true, "priority": 1,
+		"truncation_policy":            map[string]any{"mode": "tokens", "limit": 10000},
+		"supports_parallel_tool_calls": true, "context_window": 272000,
+		"support_verbosity": true, "apply_patch_tool_type": "freeform", "supports_reasoning_summaries": true,
+		"input_modalities":             []string{"text", "image"},
+		"experimental_supported_tools": tools,
+	}
+	return map[string]any{"models": []any{m}}
 }
 
 func writeJSONFile(path string, v any) error {

@@ -37,6 +37,8 @@ type QuestionGrammar struct {
 	// Secret matches a question that asks for a secret.
 	Secret *regexp.Regexp
 	Keys   agent.StepKeys
+	// Async is the version's panel of async questions; nil before 0.154.0.
+	Async *AsyncGrammar
 }
 
 // codexQuestions is the questionnaire grammar of the profiled versions.
@@ -103,9 +105,26 @@ func (p Profile) questionStep(c screen.Capture) (agent.Reading, bool) {
 		return agent.Reading{}, false
 	}
 	if r := p.Questions.ReadStep(c); r.Found {
+		switch {
+		case r.Async && r.Collapsed:
+			// The turn works on, the composer stays usable: the composer
+			// reading says the state.
+			return agent.Reading{}, false
+		case r.Async:
+			// The opened panel hides the composer while the turn works on.
+			return agent.Reading{State: domain.ScreenWorking, AsyncQuestion: true, Region: r.Region, Reason: "async question panel"}, true
+		}
 		return agent.Reading{State: domain.ScreenAwaitingInteraction, Region: r.Region, Reason: "questionnaire step"}, true
 	}
 	return agent.Reading{}, false
+}
+
+// AsyncStepKeys are the keys of the version's async question panel.
+func (g QuestionGrammar) AsyncStepKeys() (agent.AsyncKeys, bool) {
+	if g.Async == nil {
+		return agent.AsyncKeys{}, false
+	}
+	return g.Async.Keys, true
 }
 
 // StepKeys implements agent.InteractionGrammar.
@@ -126,6 +145,15 @@ func (g QuestionGrammar) ReadStep(c screen.Capture) agent.StepReading {
 		return g.question(c, bottom, notes)
 	case last == g.ConfirmFooter:
 		return g.confirm(c, bottom)
+	}
+	if g.Async != nil {
+		if r := g.Async.ReadOpen(c, bottom); r.Found {
+			return r
+		}
+		// The collapsed block sits right above the composer.
+		if r := g.Async.Collapsed(c); r.Found {
+			return r
+		}
 	}
 	return agent.StepReading{Reason: "no questionnaire key hint at the bottom"}
 }

@@ -90,7 +90,11 @@ func (p Profile) Classify(c screen.Capture) agent.Reading {
 	if r, ok := p.questionStep(c); ok {
 		return r
 	}
-	return p.composer(c, bottom)
+	r := p.composer(c, bottom)
+	if a := p.Questions.Async; a != nil {
+		r.AsyncQuestion = a.Collapsed(c).Found
+	}
+	return r
 }
 
 // prompt recognises an approval prompt or a questionnaire: a heading row,

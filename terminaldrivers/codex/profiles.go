@@ -98,18 +98,18 @@ var V0_169_0 = withNative(Profile{
 // prove it).
 var Profiles = []Profile{
 	// 0.153.4 and 0.154.0 run as 0.155.1: the TUI holds its rollout.
-	// (0.154.0's request_user_input_async questions are not read yet.)
+	// 0.154.0 adds the async question panel.
 	V0_155_1.As("0.153.4"),
-	V0_155_1.As("0.154.0"),
-	V0_155_1,
+	withAsync(V0_155_1.As("0.154.0"), asyncPanel154),
+	withAsync(V0_155_1, asyncPanel154),
 	// 0.158.0 and later hand their threads to the managed app-server
 	// daemon (measured: the TUI holds no rollout; the daemon writes them)
 	// as 0.169.0 does; 0.158 and 0.159 ask "Trust this folder?".
-	trustsAsking(V0_169_0.As("0.158.0")),
-	trustsAsking(V0_169_0.As("0.159.0")),
-	trustsAsking(V0_169_0.As("0.159.2")),
-	V0_169_0,
-	V0_169_0.As("0.171.0"), // as 0.169.0
+	withAsync(trustsAsking(V0_169_0.As("0.158.0")), asyncPanel158),
+	withAsync(trustsAsking(V0_169_0.As("0.159.0")), asyncPanel158),
+	withAsync(trustsAsking(V0_169_0.As("0.159.2")), asyncPanel158),
+	withAsync(V0_169_0, asyncPanel169),
+	withAsync(V0_169_0.As("0.171.0"), asyncPanel169), // as 0.169.0
 }
 
 // trustsAsking is p recognising the "Trust this folder?" dialog of the

@@ -415,7 +415,7 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	capture.Title = snap.Title
 	t.Title = d.title(snap.Title)
 	r := profile.Classify(capture)
-	t.ScreenState, t.ComposerEmpty = r.State, r.ComposerEmpty
+	t.ScreenState, t.ComposerEmpty, t.AsyncQuestion = r.State, r.ComposerEmpty, r.AsyncQuestion
 	return t
 }
 

@@ -238,6 +238,24 @@ func (e InspectRequestInspection) Valid() bool {
 	}
 }
 
+// Defines values for InteractionDeliveryModes.
+const (
+	InteractionDeliveryModesQueueNextTurn    InteractionDeliveryModes = "queue_next_turn"
+	InteractionDeliveryModesSteerCurrentTurn InteractionDeliveryModes = "steer_current_turn"
+)
+
+// Valid indicates whether the value is a known member of the InteractionDeliveryModes enum.
+func (e InteractionDeliveryModes) Valid() bool {
+	switch e {
+	case InteractionDeliveryModesQueueNextTurn:
+		return true
+	case InteractionDeliveryModesSteerCurrentTurn:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InteractionKind.
 const (
 	AsyncQuestion InteractionKind = "async_question"
@@ -321,16 +339,16 @@ func (e InteractionVersion) Valid() bool {
 
 // Defines values for InteractionResponseDeliveryMode.
 const (
-	QueueNextTurn    InteractionResponseDeliveryMode = "queue_next_turn"
-	SteerCurrentTurn InteractionResponseDeliveryMode = "steer_current_turn"
+	InteractionResponseDeliveryModeQueueNextTurn    InteractionResponseDeliveryMode = "queue_next_turn"
+	InteractionResponseDeliveryModeSteerCurrentTurn InteractionResponseDeliveryMode = "steer_current_turn"
 )
 
 // Valid indicates whether the value is a known member of the InteractionResponseDeliveryMode enum.
 func (e InteractionResponseDeliveryMode) Valid() bool {
 	switch e {
-	case QueueNextTurn:
+	case InteractionResponseDeliveryModeQueueNextTurn:
 		return true
-	case SteerCurrentTurn:
+	case InteractionResponseDeliveryModeSteerCurrentTurn:
 		return true
 	default:
 		return false
@@ -1065,6 +1083,9 @@ type Interaction struct {
 		MultiSelect   bool `json:"multi_select"`
 	} `json:"capabilities"`
 
+	// DeliveryModes How an async question's answer may reach the agent, the default first: `steer_current_turn` (into the running turn) or `queue_next_turn` (a typed answer queued for the agent's next turn). Absent for a blocking questionnaire and for collapsed async questions, whose one choice opens them.
+	DeliveryModes *[]InteractionDeliveryModes `json:"delivery_modes,omitempty"`
+
 	// ExpiresAt When the offer this read made ends; answer before it, else read the step again (offer_expired).
 	ExpiresAt      *time.Time            `json:"expires_at,omitempty"`
 	FreeTextLimit  *int                  `json:"free_text_limit,omitempty"`
@@ -1082,6 +1103,9 @@ type Interaction struct {
 	TurnId  string             `json:"turn_id"`
 	Version InteractionVersion `json:"version"`
 }
+
+// InteractionDeliveryModes defines model for Interaction.DeliveryModes.
+type InteractionDeliveryModes string
 
 // InteractionKind defines model for Interaction.Kind.
 type InteractionKind string

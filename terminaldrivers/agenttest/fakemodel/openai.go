@@ -143,6 +143,9 @@ func openaiToolName(tc *toolCall) string {
 	if tc.kind == toolAsk {
 		return "request_user_input"
 	}
+	if tc.kind == toolAskAsync {
+		return "request_user_input_async"
+	}
 	return "exec_command"
 }
 
@@ -156,6 +159,16 @@ func openaiToolArgs(tc *toolCall) string {
 			v["sandbox_permissions"] = "require_escalated"
 			v["justification"] = tc.justification
 		}
+	} else if tc.kind == toolAskAsync {
+		qs := make([]map[string]any, 0, len(tc.questions))
+		for _, q := range tc.questions {
+			opts := make([]string, 0, len(q.Options))
+			for _, o := range q.Options {
+				opts = append(opts, o.Label)
+			}
+			qs = append(qs, map[string]any{"title": q.Question, "options": opts})
+		}
+		v = map[string]any{"questions": qs}
 	} else {
 		qs := make([]map[string]any, 0, len(tc.questions))
 		for _, q := range tc.questions {

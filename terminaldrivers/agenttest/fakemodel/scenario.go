@@ -14,14 +14,18 @@ import (
 
 // Scenario names, as written in a marker.
 const (
-	ScenarioReply  = "reply"
-	ScenarioSlow   = "slow"
-	ScenarioBash   = "bash"
-	ScenarioAsk    = "ask"
-	ScenarioSteps  = "steps"
-	ScenarioError  = "error"
-	ScenarioSecret = "secret"
-	ScenarioMCP    = "mcp_drive"
+	ScenarioReply = "reply"
+	ScenarioSlow  = "slow"
+	ScenarioBash  = "bash"
+	ScenarioAsk   = "ask"
+	// ScenarioAskAsync asks with Codex's request_user_input_async tool, which
+	// returns at once, then keeps working (streams slowly) so the answer
+	// arrives while the turn runs.
+	ScenarioAskAsync = "ask_async"
+	ScenarioSteps    = "steps"
+	ScenarioError    = "error"
+	ScenarioSecret   = "secret"
+	ScenarioMCP      = "mcp_drive"
 	// ScenarioTitle is recorded for side requests (no tools offered).
 	ScenarioTitle = "title"
 	// ScenarioToolResult is recorded for the answer that echoes tool results.
@@ -127,7 +131,8 @@ type toolKind int
 const (
 	toolShell toolKind = iota + 1
 	toolAsk
-	toolNamed // a tool by its own name and input (an MCP tool)
+	toolAskAsync // Codex's request_user_input_async: returns at once
+	toolNamed    // a tool by its own name and input (an MCP tool)
 )
 
 type toolCall struct {
@@ -212,6 +217,9 @@ func decide(t turn) plan {
 	if scenario == ScenarioMCP {
 		return mcpDrive(params, t.toolResults)
 	}
+	if scenario == ScenarioAskAsync {
+		return askAsync(params, t.toolResults)
+	}
 	if len(t.toolResults) > 0 {
 		return plan{scenario: ScenarioToolResult, text: echoResults(t.toolResults), pieces: 1}
 	}
@@ -258,6 +266,22 @@ func decide(t turn) plan {
 		}
 		return plan{scenario: ScenarioReply, text: text, pieces: 1}
 	}
+}
+
+// askAsync asks its questions with the async tool, then works for secs
+// seconds (half of them quiet) while the answer may arrive; the answer is
+// the user's next message, answered as any other (the default reply).
+func askAsync(params map[string]string, results []string) plan {
+	if len(results) == 0 {
+		n := intParam(params, "questions", 1, 1, len(Questions))
+		qs := slices.Clone(Questions[:n])
+		return plan{scenario: ScenarioAskAsync, text: "I have a question; I keep working meanwhile.", pieces: 1,
+			tool: &toolCall{kind: toolAskAsync, questions: qs}}
+	}
+	secs := intParam(params, "secs", 20, 1, 600)
+	chunks := append([]string{"Working while I wait. "}, slowChunks(secs)...)
+	return plan{scenario: ScenarioAskAsync, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond,
+		quiet: time.Duration(secs) * time.Second / 2}
 }
 
 func slowChunks(pieces int) []string {
