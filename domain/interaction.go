@@ -78,12 +78,12 @@ func (s *Service) UseInteractions(t InteractionTerminal) { s.interactions = t }
 
 // idMapping is an offer's private map from public ids to profile keys.
 type idMapping struct {
-	Questions map[string]string            `json:"q"`  // question_id -> key
-	Kinds     map[string]string            `json:"k"`  // question_id -> response kind
-	Required  map[string]bool              `json:"r"`  // question_id -> required
-	Options   map[string]map[string]string `json:"o"`  // question_id -> option_id -> key
-	Texts     map[string]bool              `json:"t"`  // option_id -> takes text
-	Limit     int                          `json:"fl"` // free text limit
+	Questions map[string]string            `json:"q"`           // question_id -> key
+	Kinds     map[string]string            `json:"k"`           // question_id -> response kind
+	Required  map[string]bool              `json:"r"`           // question_id -> required
+	Options   map[string]map[string]string `json:"o"`           // question_id -> option_id -> key
+	Texts     map[string]bool              `json:"t"`           // option_id -> takes text
+	Limit     int                          `json:"fl"`          // free text limit
 	Delivery  []string                     `json:"d,omitempty"` // advertised delivery modes
 }
 

@@ -17,9 +17,9 @@ import (
 // inputs" block above the composer. Collapsed, it shows only their count
 // and the key that opens it:
 //
-//	• Queued follow-up inputs
-//	  ? 2 questions
-//	    shift+← to answer
+//   - Queued follow-up inputs
+//     ? 2 questions
+//     shift+← to answer
 //
 // Opened (the composer hidden), it shows one question at a time: "i of N"
 // when several wait, the question, its suggestions numbered, and last the
