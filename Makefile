@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures bench bench-e2e fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async bench bench-e2e fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -36,6 +36,9 @@ node-tools: ## install the Node tools the tests use (standardwebhooks, redocly)
 
 fixtures: ## recapture the screen fixtures from the real agents
 	AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^TestCaptureFixtures$$' -v ./terminaldrivers/agenttest/
+
+fixtures-async: ## recapture the async question screens (Codex 0.154.0 and later)
+	AKK_CAPTURE_ASYNC=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestCaptureAsyncFixtures$$' -v ./terminaldrivers/agenttest/
 
 bench: ## run the benchmarks that need no agent and print their figures
 	$(GO) test -run '^$$' -bench '^Benchmark[^E]' -benchmem ./...

@@ -334,3 +334,47 @@ func TestInteractionTextIsRedacted(t *testing.T) {
 		t.Fatalf("projection %s / webhooks %s", b, nb)
 	}
 }
+
+// An async question advertises its delivery modes: the answer steers by
+// default, queue_next_turn queues typed text only, and a blocking
+// questionnaire refuses the field; refusals send nothing.
+func TestAsyncQuestionDeliveryModes(t *testing.T) {
+	w, _, fs, id := interactionTurn(t)
+	blocking, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || len(blocking.DeliveryModes) != 0 {
+		t.Fatalf("blocking %+v %v", blocking, err)
+	}
+	in := answer(blocking, 0, nil)
+	in.DeliveryMode = domain.DeliverySteerCurrentTurn
+	if _, err := w.svc.RespondInteraction(w.host, id, in); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("delivery_mode on a blocking questionnaire: %v", err)
+	}
+	fs.set(func(f *fakeSteps) {
+		f.step.Kind = domain.KindAsyncQuestion
+		f.step.Fingerprint = "fp-async"
+		f.step.DeliveryModes = []string{domain.DeliverySteerCurrentTurn, domain.DeliveryQueueNextTurn}
+		f.step.Questions[0].Options = append(f.step.Questions[0].Options, domain.StepOption{Key: "t", Label: "Other", TakesText: true})
+		f.step.FreeTextLimit = 50
+	})
+	async, err := w.svc.TurnInteraction(w.host, id)
+	if err != nil || async.Kind != domain.KindAsyncQuestion || len(async.DeliveryModes) != 2 {
+		t.Fatalf("async %+v %v", async, err)
+	}
+	choice := answer(async, 0, nil)
+	choice.DeliveryMode = domain.DeliveryQueueNextTurn
+	if _, err := w.svc.RespondInteraction(w.host, id, choice); code(err) != domain.CodeValidationFailed {
+		t.Fatalf("a queued choice: %v", err)
+	}
+	if fs.count() != 0 {
+		t.Fatal("a refused answer was typed")
+	}
+	text := "Teal"
+	queued := answer(async, len(async.Questions[0].Options)-1, &text)
+	queued.DeliveryMode = domain.DeliveryQueueNextTurn
+	if _, err := w.svc.RespondInteraction(w.host, id, queued); err != nil {
+		t.Fatal(err)
+	}
+	if fs.count() != 1 || !fs.answers[0][0].Queue || fs.answers[0][0].Text != text {
+		t.Fatalf("answers %+v", fs.answers)
+	}
+}
