@@ -248,7 +248,9 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		}
 		c.Actions = append(c.Actions, as...)
 	}
-	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingInteraction && s.interactions != nil {
+	// A questionnaire, or an async question asked while the Turn works on.
+	if cur := c.CurrentTurn; cur != nil && s.interactions != nil &&
+		(cur.State == TurnAwaitingInteraction || (cur.State == TurnWorking && t.AsyncQuestion)) {
 		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
 			c.Actions = append(c.Actions, act("respond_interaction", "POST", turnPath(cur.ID, "/interaction"),
 				map[string]any{"interaction_id": in.InteractionID}, "answers"))

@@ -113,6 +113,15 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			open := func(id string) (projection, asyncProjection) {
 				t.Helper()
 				waitStep(id, 1)
+				// The list offers the answer beside the working Turn.
+				findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(r conversationRow) bool {
+					for _, a := range r.AvailableActions {
+						if a["action"] == "respond_interaction" {
+							return true
+						}
+					}
+					return false
+				})
 				p, ap := get(id)
 				q := p.Questions[0]
 				if q.ResponseKind != "confirmation" || len(q.Options) != 1 || len(ap.DeliveryModes) != 0 {
