@@ -83,26 +83,7 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			respond := func(id, body string, out any) int {
 				return callConv(t, "POST", d.url+"/v1/turns/"+id+"/interaction", host.Token, body, "c1", out)
 			}
-			waitStep := func(id string, n int) {
-				t.Helper()
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					types, _ := rec.forTurn(t, id)
-					k := 0
-					for _, x := range types {
-						if x == "turn.interaction_required" {
-							k++
-						}
-					}
-					if k >= n {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("step %d never announced; webhooks %v", n, types)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
+			waitStep := func(id string, n int) { t.Helper(); waitSteps(t, rec, id, n) }
 			state := func(id string) string {
 				var tr struct{ State string }
 				callConv(t, "GET", d.url+"/v1/turns/"+id, host.Token, "", "c1", &tr)

@@ -48,6 +48,28 @@ func optionIndex(p projection, pred func(label string, freeText bool) bool) int 
 	return -1
 }
 
+// waitSteps waits for the n-th interaction_required webhook of a Turn.
+func waitSteps(t *testing.T, rec *receiver, id string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		types, _ := rec.forTurn(t, id)
+		k := 0
+		for _, x := range types {
+			if x == "turn.interaction_required" {
+				k++
+			}
+		}
+		if k >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("step %d never announced; webhooks %v", n, types)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestE2EInteractions answers real questionnaires through the REST API on
 // every pinned version: a single choice by opaque id, two questions step by
 // step with free text (and Claude's review), refusals with zero input, and a
@@ -101,27 +123,7 @@ func TestE2EInteractions(t *testing.T) {
 			respond := func(id, body, conv string, out any) int {
 				return callConv(t, "POST", d.url+"/v1/turns/"+id+"/interaction", host.Token, body, conv, out)
 			}
-			// waitStep waits for the n-th interaction_required webhook of a Turn.
-			waitStep := func(id string, n int) {
-				t.Helper()
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					types, _ := rec.forTurn(t, id)
-					k := 0
-					for _, x := range types {
-						if x == "turn.interaction_required" {
-							k++
-						}
-					}
-					if k >= n {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("step %d never announced; webhooks %v", n, types)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
+			waitStep := func(id string, n int) { t.Helper(); waitSteps(t, rec, id, n) }
 
 			// One question: the second option by its opaque id.
 			id := send("[[akk:ask questions=1]] pick a color")
