@@ -516,7 +516,13 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 		}
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "the step changed before any key was sent", Err: aerr}
 	}
+	async := st.Kind == KindAsyncQuestion
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+		if stage != AnswerVerified && async && next.State == TurnWorking {
+			// The agent works on whatever became of the answer: the Turn
+			// stays followed, the answer uncertain and fenced.
+			return next, "turn.interaction_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
 		if stage != AnswerVerified {
 			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the questionnaire but the answer is not proven"
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}

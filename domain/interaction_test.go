@@ -3,6 +3,7 @@ package domain_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ type fakeSteps struct {
 	step    domain.InteractionStep
 	answers [][]domain.StepAnswer
 	next    domain.InteractionStep
+	stage   domain.AnswerStage // what an answer proves; "" is AnswerVerified
 }
 
 func (f *fakeSteps) Step(context.Context, domain.Terminal) (domain.InteractionStep, error) {
@@ -31,6 +33,9 @@ func (f *fakeSteps) AnswerStep(_ context.Context, _ domain.Terminal, fp string, 
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
 	f.answers = append(f.answers, a)
+	if f.stage != "" {
+		return f.stage, errors.New("not proven")
+	}
 	f.step = f.next
 	return domain.AnswerVerified, nil
 }
@@ -376,5 +381,52 @@ func TestAsyncQuestionDeliveryModes(t *testing.T) {
 	}
 	if fs.count() != 1 || !fs.answers[0][0].Queue || fs.answers[0][0].Text != text {
 		t.Fatalf("answers %+v", fs.answers)
+	}
+}
+
+// An async question is asked while the Turn works: it is announced with
+// the Turn still working, answered there, and an unproven answer leaves the
+// Turn followed (working) with an uncertain, fenced result.
+func TestAsyncQuestionWhileWorking(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	step := colorStep("fp-async", 1, 1)
+	step.Kind = domain.KindAsyncQuestion
+	step.DeliveryModes = []string{domain.DeliverySteerCurrentTurn, domain.DeliveryQueueNextTurn}
+	fs := &fakeSteps{stage: domain.AnswerSent}
+	w.svc.UseInteractions(fs)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work and ask", InactivityMinutes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	if _, err := w.svc.TurnInteraction(w.host, r.Turn.ID); code(err) != domain.CodeNoInteraction {
+		t.Fatalf("no async question on screen yet: %v", err)
+	}
+	fs.set(func(f *fakeSteps) { f.step = step })
+	ft.set(func(f *fakeTerm) { f.term.ScreenState, f.term.AsyncQuestion = domain.ScreenWorking, true })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ns, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
+		if len(ns) > 0 && ns[len(ns)-1].Type == "turn.interaction_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never announced: %+v", ns)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	in, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	if err != nil || in.Kind != domain.KindAsyncQuestion {
+		t.Fatalf("projection %+v %v", in, err)
+	}
+	res, err := w.svc.RespondInteraction(w.host, r.Turn.ID, answer(in, 0, nil))
+	if err != nil || res.Outcome != domain.OutcomeUncertain || !res.DoNotRetry || res.Turn.State != domain.TurnWorking {
+		t.Fatalf("unproven async answer: %+v %v", res, err)
+	}
+	again, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
+	if err != nil || !again.ManualRequired {
+		t.Fatalf("the unproven step is not fenced: %+v %v", again, err)
 	}
 }

@@ -26,17 +26,18 @@ import (
 // mcpAttention are the event types an assistant should act on: they go out
 // as logging notifications, besides the resource update.
 var mcpAttention = map[string]mcp.LoggingLevel{
-	"turn.approval_required":    "warning",
-	"turn.interaction_required": "warning",
-	"turn.waiting_for_host":     "warning",
-	"turn.delivery_uncertain":   "error",
-	"turn.response_uncertain":   "error",
-	"turn.stalled":              "error",
-	"turn.completed":            "notice",
-	"turn.failed":               "error",
-	"turn.cancelled":            "notice",
-	"watch.completed":           "notice",
-	"watch.failed":              "error",
+	"turn.approval_required":     "warning",
+	"turn.interaction_required":  "warning",
+	"turn.waiting_for_host":      "warning",
+	"turn.delivery_uncertain":    "error",
+	"turn.response_uncertain":    "error",
+	"turn.interaction_uncertain": "error",
+	"turn.stalled":               "error",
+	"turn.completed":             "notice",
+	"turn.failed":                "error",
+	"turn.cancelled":             "notice",
+	"watch.completed":            "notice",
+	"watch.failed":               "error",
 }
 
 // mcpEndpoint serves /mcp.
