@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
 // TestE2EDashboard drives the dashboard in real headless Chromium
 // (web/test/dashboard.mjs, with playwright-core) against a real akkd and
 // the newest pinned Claude Code and Codex in their panes: sign in, both
 // cards, a task live from working to idle, a prompt approved and one
-// rejected, a changed prompt refused, a single-choice step and a
+// rejected, a changed prompt refused, a single-choice step, an async
+// question answered with typed text queued for the next task, and a
 // two-question questionnaire, the pane's threads, a Turn's page, a host registered and pinged,
 // the doctor, sign-out, and a host session that sees no other controller's
 // Turn; axe-core on every view and each view at 390 px. Screenshots go to
@@ -44,8 +46,13 @@ func TestE2EDashboard(t *testing.T) {
 	var envs []*agenttest.Env
 	var sockets []string
 	projects := map[string]string{}
+	var codexEnv *agenttest.Env
 	for _, a := range agents {
-		e := agenttest.New(t, a, agenttest.Options{})
+		// Codex is offered the async question tool (its model catalog).
+		e := agenttest.New(t, a, agenttest.Options{AsyncQuestions: a.Kind == agenttest.KindCodex})
+		if a.Kind == agenttest.KindCodex {
+			codexEnv = e
+		}
 		e.StartReady()
 		if a.Kind == agenttest.KindCodex {
 			e.PlanMode() // Codex asks questions in Plan mode only
@@ -81,6 +88,10 @@ func TestE2EDashboard(t *testing.T) {
 		dumpTurns(t, d, op)
 		t.Fatalf("the browser test failed: %v", err)
 	}
+	// The answer queued in the browser reached the model as the agent's next task.
+	codexEnv.WaitModelRequest("the queued async answer", 60*time.Second, func(r fakemodel.Request) bool {
+		return !r.Aux && strings.Contains(r.UserText, "Teal from the dashboard")
+	})
 
 	// Outside the browser: a cookie session's mutation needs the
 	// same-origin proof; the session routes need a cookie.

@@ -220,6 +220,24 @@ async function run() {
   await finalMessage(page, CODEX, /Blue/);
   log("answered a single-choice step");
 
+  // An async question (Codex): the task works on while it waits; the block
+  // is opened, the free-text row typed, and the answer queued for the
+  // agent's next task (the Go side checks the model got it).
+  await cardState(page, CODEX, "idle");
+  await send(page, CODEX, "[[akk:ask_async questions=1 secs=20]] ask while working in the dashboard");
+  await answer(codex, /^Answer$/);
+  const blue = codex.getByRole("radio", { name: /Blue/ });
+  await blue.waitFor({ timeout: T });
+  await check(page, "async-question");
+  const asyncForm = codex.locator("form").filter({ has: page.getByRole("radio", { name: /Blue/ }) });
+  await asyncForm.getByRole("radio", { name: /^Other/ }).check();
+  await asyncForm.getByLabel("Other: your words").fill("Teal from the dashboard");
+  await asyncForm.getByRole("radio", { name: /Queued for its next task/ }).check();
+  await asyncForm.getByRole("button", { name: "Answer" }).click();
+  await blue.waitFor({ state: "detached", timeout: T });
+  await finalMessage(page, CODEX, /done\./);
+  log("queued an async question's answer");
+
   // Two questions (Claude), each step answered as it comes.
   await cardState(page, CLAUDE, "idle");
   await send(page, CLAUDE, "[[akk:ask questions=2]] two questions in the dashboard");

@@ -405,7 +405,9 @@ async function interactionBox(a, refresh) {
       : h("p", { class: "error", "data-transient": "1" }, problemText(e));
     return p;
   }
-  const parts = [h("h3", {}, `Question${step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : ""}`)];
+  const title = step.kind === "async_question" ? "Question (the agent works on)" : "Question";
+  const where = step.step.index === 0 ? ` (${step.step.total} waiting)` : step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : "";
+  const parts = [h("h3", {}, `${title}${where}`)];
   if (step.manual_required) {
     parts.push(h("p", { class: "error" }, `Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}`));
     return h("section", { class: "box" }, parts);
@@ -427,6 +429,20 @@ async function interactionBox(a, refresh) {
         if (o.free_text) fs.append(h("input", { type: "text", "aria-label": `${o.label}: your words`, "data-text-for": oid }));
       }
     }
+    form.append(fs);
+  }
+  // An async question's answer reaches the running turn, or (typed text)
+  // waits for the agent's next turn.
+  const modes = step.delivery_modes || [];
+  if (modes.length > 1) {
+    const name = `d-${step.interaction_id}`;
+    const labels = { steer_current_turn: "Now, into the running task", queue_next_turn: "Queued for its next task (typed answers)" };
+    const fs = h("fieldset", { class: "box", "data-delivery": "1" }, h("legend", {}, "Deliver the answer"));
+    modes.forEach((m, i) => {
+      const id = `${name}-${m}`;
+      fs.append(h("label", { class: "opt", for: id },
+        h("input", { type: "radio", id, name, value: m, checked: i === 0 }), h("span", {}, labels[m] || m)));
+    });
     form.append(fs);
   }
   const out = h("p", { role: "status" });
@@ -453,7 +469,10 @@ async function interactionBox(a, refresh) {
     const btn = form.querySelector("button[type=submit]");
     btn.disabled = true;
     try {
-      const r = await call(a, { answers });
+      const extra = { answers };
+      const mode = form.querySelector(`[name="d-${step.interaction_id}"]:checked`);
+      if (mode) extra.delivery_mode = mode.value;
+      const r = await call(a, extra);
       out.className = r.do_not_retry ? "error" : "ok";
       out.textContent = r.do_not_retry ? "Not proven: look at the pane; do not answer again." : "Answered.";
       refresh();
