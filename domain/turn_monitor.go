@@ -396,6 +396,13 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 		}
 
+		// With the record's write watch armed, a write wakes the monitor at
+		// once: the record is read on that, or on the slow safety tick.
+		if written != nil {
+			tick.Reset(tr.cfg.RecordSafety)
+		} else {
+			tick.Reset(tr.cfg.PollInterval)
+		}
 		select {
 		case <-ctx.Done():
 			return

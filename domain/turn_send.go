@@ -19,6 +19,10 @@ type TurnConfig struct {
 	AcceptWindow      time.Duration // how long acceptance may take after Enter
 	PollInterval      time.Duration // how often the durable record is read
 	ScreenInterval    time.Duration // how often the screen is looked at
+	// RecordSafety is how often the record is read anyway while a write
+	// watch (inotify) on it is armed: the watch wakes the monitor at once,
+	// so this is only a safety net (a file the watch cannot see).
+	RecordSafety time.Duration
 }
 
 func (c *TurnConfig) defaults() {
@@ -39,6 +43,9 @@ func (c *TurnConfig) defaults() {
 	}
 	if c.ScreenInterval == 0 {
 		c.ScreenInterval = time.Second
+	}
+	if c.RecordSafety == 0 {
+		c.RecordSafety = max(c.PollInterval, c.ScreenInterval/2)
 	}
 }
 

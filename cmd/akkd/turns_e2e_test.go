@@ -22,7 +22,7 @@ var (
 )
 
 // daemonBinary builds akkd once per test run.
-func daemonBinary(t *testing.T) string {
+func daemonBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "akkd-bin-")
@@ -45,7 +45,7 @@ func daemonBinary(t *testing.T) string {
 
 // proc is an akkd process that a test can kill -9 and start again.
 type proc struct {
-	t        *testing.T
+	t        testing.TB
 	bin, dir string
 	env      []string
 	url      string
@@ -53,7 +53,7 @@ type proc struct {
 	done     chan error
 }
 
-func startProc(t *testing.T, dir string, env ...string) *proc {
+func startProc(t testing.TB, dir string, env ...string) *proc {
 	p := &proc{t: t, bin: daemonBinary(t), dir: dir, env: env}
 	p.start()
 	t.Cleanup(func() { p.kill() })
