@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async bench bench-e2e fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async bench bench-e2e bench-monitor fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -44,7 +44,10 @@ bench: ## run the benchmarks that need no agent and print their figures
 	$(GO) test -run '^$$' -bench '^Benchmark[^E]' -benchmem ./...
 
 bench-e2e: ## detection latency on every pinned agent: durable completion record -> webhook (median, p95)
-	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2E' -benchtime=20x ./...
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2EDetectionLatency$$' -benchtime=20x ./cmd/akkd/
+
+bench-monitor: ## what monitoring costs: akkd and tmux CPU, RSS, four real panes idle then working
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2EMonitorCPU$$' -benchtime=1x ./cmd/akkd/
 
 FUZZTIME ?= 1m
 FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:FuzzRecordLine \

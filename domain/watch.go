@@ -433,7 +433,18 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 	defer tick.Stop()
 	var lastScreen time.Time
 	var term Terminal
+	// An exact Watch wakes on a write to the record (armed before each
+	// read), as a Turn's monitor does; the tick is then a safety net.
+	notifier, _ := tr.term.(RecordNotifier)
+	var written <-chan struct{}
+	stopWritten := func() {}
+	defer func() { stopWritten() }()
 	for w.State == WatchActive {
+		if notifier != nil && written == nil && w.Mode == WatchModeExact {
+			if ch, stop, err := notifier.Changed(w.Mark); err == nil {
+				written, stopWritten = ch, stop
+			}
+		}
 		now := s.clock.Now().UTC()
 		next, typ, webhook := w, "", false
 		if now.Sub(lastScreen) >= tr.cfg.ScreenInterval || term.ID == "" {
@@ -497,10 +508,18 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 				w = stored
 			}
 		}
+		if written != nil {
+			tick.Reset(tr.cfg.RecordSafety)
+		} else {
+			tick.Reset(tr.cfg.PollInterval)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-written:
+			stopWritten()
+			written, stopWritten = nil, func() {}
 		case <-nudges(ctx):
 			cur, err := s.store.Watch(ctx, id)
 			if err != nil {
