@@ -242,7 +242,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		if term.ID == "" || now.Sub(lastScreen) >= tr.cfg.ScreenInterval {
 			lastScreen = now
 			fresh = true
-			obs, err := tr.term.Observe(ctx, t.TerminalID)
+			obs, err := tr.look(ctx, t.TerminalID)
 			switch {
 			case errors.Is(err, ErrTerminalGone):
 				if term.ID == "" {

@@ -112,6 +112,22 @@ type RecordNotifier interface {
 	Changed(mark DurableMark) (changed <-chan struct{}, stop func(), err error)
 }
 
+// Looker may be implemented by a TurnTerminal: Observe for a monitor's
+// periodic look, allowed to share what it reads about processes and panes
+// with other looks for a moment (the screen is still read now). Nothing
+// that sends input uses it.
+type Looker interface {
+	Look(ctx context.Context, terminalID string) (Terminal, error)
+}
+
+// look is the monitor's periodic observation of a terminal.
+func (tr *turns) look(ctx context.Context, terminalID string) (Terminal, error) {
+	if l, ok := tr.term.(Looker); ok {
+		return l.Look(ctx, terminalID)
+	}
+	return tr.term.Observe(ctx, terminalID)
+}
+
 // ScreenExcerpter may be implemented by a TurnTerminal: a bounded, redacted
 // excerpt of the bottom of t's screen, for a status a person reads.
 type ScreenExcerpter interface {

@@ -449,7 +449,7 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 		next, typ, webhook := w, "", false
 		if now.Sub(lastScreen) >= tr.cfg.ScreenInterval || term.ID == "" {
 			lastScreen = now
-			obs, err := tr.term.Observe(ctx, w.TerminalID)
+			obs, err := tr.look(ctx, w.TerminalID)
 			switch {
 			case errors.Is(err, ErrTerminalGone):
 				next.State, next.Reason = WatchInvalidated, "the pane closed or its agent restarted"

@@ -68,6 +68,17 @@ var ErrNotProfiled = errors.New("agent version has no turn profile")
 // again (its server listed, the process table read, the screen captured).
 // A terminal id not seen before is found by listing every server.
 func (x *Adapter) Observe(ctx context.Context, terminalID string) (domain.Terminal, error) {
+	return x.observe(ctx, terminalID, x.disc.Pane)
+}
+
+// Look implements domain.Looker: Observe with the process table and pane
+// list shared between monitors for up to discovery.LookTTL.
+func (x *Adapter) Look(ctx context.Context, terminalID string) (domain.Terminal, error) {
+	return x.observe(ctx, terminalID, x.disc.LookPane)
+}
+
+func (x *Adapter) observe(ctx context.Context, terminalID string,
+	pane func(context.Context, domain.PaneLocator) (domain.Terminal, bool, error)) (domain.Terminal, error) {
 	x.mu.Lock()
 	loc, known := x.panes[terminalID]
 	x.mu.Unlock()
@@ -84,7 +95,7 @@ func (x *Adapter) Observe(ctx context.Context, terminalID string) (domain.Termin
 		}
 		return domain.Terminal{}, domain.ErrTerminalGone
 	}
-	t, found, err := x.disc.Pane(ctx, loc)
+	t, found, err := pane(ctx, loc)
 	if err != nil {
 		if serverGone(loc.Socket, err) {
 			x.forget(terminalID)

@@ -67,6 +67,8 @@ type Discovery struct {
 
 	mu       sync.Mutex
 	versions map[versionKey]string // installed version per binary
+
+	look shared // what monitors' looks share (LookPane)
 }
 
 type versionKey struct {

@@ -1,0 +1,100 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/proc"
+	"akk/terminaldrivers/tmux"
+)
+
+// LookTTL is how long one process table and one server's pane list serve
+// every monitor's look (LookPane): many panes watched at once cost one
+// /proc scan and one list-panes per server per interval, not one per pane.
+const LookTTL = 900 * time.Millisecond
+
+// shared holds the last process table, boot id and pane lists.
+type shared struct {
+	mu      sync.Mutex
+	table   *proc.Table
+	tableAt time.Time
+	bootID  string
+	panes   map[string]sharedPanes // by server socket
+}
+
+type sharedPanes struct {
+	list []tmux.Pane
+	at   time.Time
+}
+
+func (d *Discovery) sharedTable(now time.Time) (*proc.Table, string, error) {
+	d.look.mu.Lock()
+	defer d.look.mu.Unlock()
+	if d.look.table != nil && now.Sub(d.look.tableAt) < LookTTL {
+		return d.look.table, d.look.bootID, nil
+	}
+	table, err := d.cfg.Proc.Snapshot()
+	if err != nil {
+		return nil, "", err
+	}
+	if d.look.bootID == "" {
+		if d.look.bootID, err = d.cfg.Proc.BootID(); err != nil {
+			return nil, "", fmt.Errorf("read boot id: %w", err)
+		}
+	}
+	d.look.table, d.look.tableAt = table, now
+	return table, d.look.bootID, nil
+}
+
+func (d *Discovery) sharedPanes(ctx context.Context, socket string, now time.Time) ([]tmux.Pane, error) {
+	d.look.mu.Lock()
+	if p, ok := d.look.panes[socket]; ok && now.Sub(p.at) < LookTTL {
+		d.look.mu.Unlock()
+		return p.list, nil
+	}
+	d.look.mu.Unlock()
+	list, err := tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.look.mu.Lock()
+	if d.look.panes == nil {
+		d.look.panes = map[string]sharedPanes{}
+	}
+	d.look.panes[socket] = sharedPanes{list: list, at: now}
+	d.look.mu.Unlock()
+	return list, nil
+}
+
+// LookPane is Pane for a monitor's periodic look: the process table and the
+// server's pane list may be up to LookTTL old (shared with every other
+// look), the screen is captured now. Nothing that sends input may use it:
+// input is always preceded by Pane, which reads everything afresh.
+func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t domain.Terminal, found bool, err error) {
+	now := time.Now()
+	panes, err := d.sharedPanes(ctx, loc.Socket, now)
+	if err != nil {
+		return domain.Terminal{}, false, err
+	}
+	var pane *tmux.Pane
+	for i := range panes {
+		if panes[i].ID == loc.PaneID {
+			pane = &panes[i]
+		}
+	}
+	if pane == nil || pane.Dead {
+		return domain.Terminal{}, false, nil
+	}
+	table, bootID, err := d.sharedTable(now)
+	if err != nil {
+		return domain.Terminal{}, false, err
+	}
+	c, ok := d.findAgent(table, *pane)
+	if !ok {
+		return domain.Terminal{}, false, nil
+	}
+	return d.terminal(ctx, table, bootID, c), true, nil
+}
