@@ -79,22 +79,5 @@ func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t dom
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
-	var pane *tmux.Pane
-	for i := range panes {
-		if panes[i].ID == loc.PaneID {
-			pane = &panes[i]
-		}
-	}
-	if pane == nil || pane.Dead {
-		return domain.Terminal{}, false, nil
-	}
-	table, bootID, err := d.sharedTable(now)
-	if err != nil {
-		return domain.Terminal{}, false, err
-	}
-	c, ok := d.findAgent(table, *pane)
-	if !ok {
-		return domain.Terminal{}, false, nil
-	}
-	return d.terminal(ctx, table, bootID, c), true, nil
+	return d.paneFrom(ctx, loc, panes, func() (*proc.Table, string, error) { return d.sharedTable(now) })
 }

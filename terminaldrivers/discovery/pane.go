@@ -19,6 +19,22 @@ func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
+	return d.paneFrom(ctx, loc, panes, func() (*proc.Table, string, error) {
+		table, err := d.cfg.Proc.Snapshot()
+		if err != nil {
+			return nil, "", err
+		}
+		bootID, err := d.cfg.Proc.BootID()
+		if err != nil {
+			return nil, "", fmt.Errorf("read boot id: %w", err)
+		}
+		return table, bootID, nil
+	})
+}
+
+// paneFrom is the terminal in the pane loc of the server's panes, with the
+// process table tables gives.
+func (d *Discovery) paneFrom(ctx context.Context, loc domain.PaneLocator, panes []tmux.Pane, tables func() (*proc.Table, string, error)) (domain.Terminal, bool, error) {
 	var pane *tmux.Pane
 	for i := range panes {
 		if panes[i].ID == loc.PaneID {
@@ -28,13 +44,9 @@ func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.
 	if pane == nil || pane.Dead {
 		return domain.Terminal{}, false, nil
 	}
-	table, err := d.cfg.Proc.Snapshot()
+	table, bootID, err := tables()
 	if err != nil {
 		return domain.Terminal{}, false, err
-	}
-	bootID, err := d.cfg.Proc.BootID()
-	if err != nil {
-		return domain.Terminal{}, false, fmt.Errorf("read boot id: %w", err)
 	}
 	c, ok := d.findAgent(table, *pane)
 	if !ok {
