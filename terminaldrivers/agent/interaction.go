@@ -22,7 +22,9 @@ type InteractionProfile interface {
 // version is a value of that implementation (with its captured fixtures).
 type InteractionGrammar interface {
 	ReadStep(c screen.Capture) StepReading
-	StepKeys() StepKeys
+	// StepKeys are the keys that answer the step r (a version may draw
+	// steps answered with different keys: Codex's async question panel).
+	StepKeys(r StepReading) StepKeys
 }
 
 // StepKeys is the closed key plan of a version's questionnaire steps: tmux
@@ -60,12 +62,9 @@ type StepKeys struct {
 	// text never reaches (a wider text wraps): the row holds at most
 	// width - StepReading.TextColumn - TextMargin runes.
 	TextMargin int
-}
-
-// AsyncKeys are the keys of an async question panel beside StepKeys: Open
-// opens the collapsed block, Queue (on typed text) queues the answer for
-// the next turn where Submit steers it into the running one.
-type AsyncKeys struct {
+	// Open opens a collapsed step (Codex's async questions); Queue, on
+	// typed text, queues the answer for the agent's next turn where Submit
+	// steers it into the running one. Empty: no such step or choice.
 	Open, Queue string
 }
 
@@ -100,7 +99,7 @@ type StepReading struct {
 	Secret bool
 	// Async: a question the agent asked without stopping its turn (Codex's
 	// request_user_input_async); Collapsed: only its count shows, and the
-	// step's one choice opens it (AsyncKeys.Open).
+	// step's one choice opens it (StepKeys.Open).
 	Async, Collapsed bool
 
 	// Region is the step from its frame to its last row, exact and

@@ -21,22 +21,6 @@ var ErrNoQuestionGrammar = errors.New("no questionnaire grammar for this agent v
 // async question (Codex 0.154.0 and later) is domain.KindAsyncQuestion.
 const QuestionnaireKind = "questionnaire"
 
-// asyncGrammar is a grammar that also reads async question panels.
-type asyncGrammar interface {
-	AsyncStepKeys() (agent.AsyncKeys, bool)
-}
-
-// stepKeys are the keys of the step r: the grammar's, or for an async
-// question its panel's (text typed straight on the free-text row, no
-// derived choice).
-func stepKeys(g agent.InteractionGrammar, r agent.StepReading) agent.StepKeys {
-	k := g.StepKeys()
-	if r.Async {
-		k.OpenText, k.DerivedText, k.SubmitOpensText, k.Toggle, k.Next = "", "", false, "", ""
-	}
-	return k
-}
-
 // Step implements domain.InteractionTerminal.
 func (x *Adapter) Step(ctx context.Context, t domain.Terminal) (domain.InteractionStep, error) {
 	prof, g, perr := x.questionProfile(t)
@@ -72,7 +56,7 @@ func projectStep(t domain.Terminal, prof agent.InteractionProfile, g agent.Inter
 		}
 		return domain.InteractionStep{}, r
 	}
-	k := stepKeys(g, r)
+	k := g.StepKeys(r)
 	s := domain.InteractionStep{
 		Present: true, Answerable: r.Answerable, Reason: r.Reason, Kind: QuestionnaireKind,
 		Index: r.Index, Total: r.Total,
@@ -171,11 +155,11 @@ func resolve(s domain.InteractionStep, r agent.StepReading, k agent.StepKeys, an
 		return unavailable("the step has one question and takes exactly its answer")
 	}
 	a := answers[0]
-	if a.Queue && (!r.Async || r.Collapsed) {
+	if a.Queue && (k.Queue == "" || r.Collapsed) {
 		return unavailable("only an async question's answer is queued")
 	}
 	if r.Collapsed {
-		if len(a.OptionKeys) != 1 || a.OptionKeys[0] != optionKey(r.Options[0]) || a.Text != "" {
+		if k.Open == "" || len(a.OptionKeys) != 1 || a.OptionKeys[0] != optionKey(r.Options[0]) || a.Text != "" {
 			return unavailable("the collapsed questions are only opened")
 		}
 		return plan{target: 0}, nil
@@ -286,7 +270,7 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 	if !s.Present || s.Fingerprint != fp {
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
-	k := stepKeys(g, r)
+	k := g.StepKeys(r)
 	p, err := resolve(s, r, k, answers)
 	if err != nil {
 		return domain.AnswerNothing, err
@@ -299,19 +283,8 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 		return domain.AnswerNothing, err
 	}
 	d := dispatch{x: x, t: t, g: g, plan: k, keys: x.keysFor(t)}
-	if r.Async {
-		ag, ok := g.(asyncGrammar)
-		var ak agent.AsyncKeys
-		if ok {
-			ak, ok = ag.AsyncStepKeys()
-		}
-		if !ok {
-			return domain.AnswerNothing, fmt.Errorf("%w: no async question keys for this version", domain.ErrDecisionUnavailable)
-		}
-		d.async = ak
-		if p.queue {
-			d.plan.Submit = ak.Queue
-		}
+	if p.queue {
+		d.plan.Submit = k.Queue
 	}
 	last, err := d.run(ctx, r, p)
 	if err != nil {
@@ -333,12 +306,11 @@ func (x *Adapter) AnswerStep(ctx context.Context, t domain.Terminal, fp string, 
 // dispatch sends one step's key plan, proving each key's effect before the
 // next; keys.stage is how far it got.
 type dispatch struct {
-	x     *Adapter
-	t     domain.Terminal
-	g     agent.InteractionGrammar
-	plan  agent.StepKeys
-	async agent.AsyncKeys
-	keys  *keys
+	x    *Adapter
+	t    domain.Terminal
+	g    agent.InteractionGrammar
+	plan agent.StepKeys
+	keys *keys
 }
 
 // move moves the highlight to option target one row at a time, each move
@@ -412,7 +384,7 @@ func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.
 	}
 	if r.Collapsed {
 		// Its one choice opens the panel: the next step.
-		return r, d.keys.press(ctx, d.async.Open)
+		return r, d.keys.press(ctx, d.plan.Open)
 	}
 	r, err := d.move(ctx, r, p.target)
 	if err != nil {

@@ -258,7 +258,7 @@ func TestResolve(t *testing.T) {
 		{domain.StepAnswer{QuestionKey: q.Key, OptionKeys: []string{text}}, 2}, // opens the editor step
 	}
 	for _, c := range ok {
-		p, err := resolve(s, r, g.StepKeys(), []domain.StepAnswer{c.a})
+		p, err := resolve(s, r, g.StepKeys(r), []domain.StepAnswer{c.a})
 		if err != nil || p.target != c.target || p.text != c.a.Text || p.open != (c.a.Text == "" && c.target == 2) {
 			t.Errorf("%+v: %+v %v", c.a, p, err)
 		}
@@ -277,11 +277,11 @@ func TestResolve(t *testing.T) {
 		{QuestionKey: q.Key, OptionKeys: []string{text}, Text: strings.Repeat("x", s.FreeTextLimit+1)},
 	}
 	for _, a := range bad {
-		if _, err := resolve(s, r, g.StepKeys(), []domain.StepAnswer{a}); !errors.Is(err, domain.ErrDecisionUnavailable) {
+		if _, err := resolve(s, r, g.StepKeys(r), []domain.StepAnswer{a}); !errors.Is(err, domain.ErrDecisionUnavailable) {
 			t.Errorf("%+v: %v", a, err)
 		}
 	}
-	if _, err := resolve(s, r, g.StepKeys(), nil); !errors.Is(err, domain.ErrDecisionUnavailable) {
+	if _, err := resolve(s, r, g.StepKeys(r), nil); !errors.Is(err, domain.ErrDecisionUnavailable) {
 		t.Errorf("no answer: %v", err)
 	}
 }

@@ -114,7 +114,7 @@ func (p Profile) InteractionGrammar() (agent.InteractionGrammar, bool) {
 }
 
 // StepKeys implements agent.InteractionGrammar.
-func (g QuestionGrammar) StepKeys() agent.StepKeys { return g.Keys }
+func (g QuestionGrammar) StepKeys(agent.StepReading) agent.StepKeys { return g.Keys }
 
 var stepOption = regexp.MustCompile(`^(\S+)? *([1-9][0-9]*)\. (.*)$`)
 

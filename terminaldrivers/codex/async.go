@@ -42,14 +42,20 @@ type AsyncGrammar struct {
 	OpenHint string
 	Footer   *regexp.Regexp
 	Other    string // the free-text row's dim placeholder
-	Keys     agent.AsyncKeys
+	Keys     agent.StepKeys
 }
 
 var (
 	asyncCount  = regexp.MustCompile(`^  \? ([1-9][0-9]*) questions?$`)
 	asyncIndex  = regexp.MustCompile(`^  ([1-9][0-9]*) of ([1-9][0-9]*)$`)
 	asyncOption = regexp.MustCompile(`^  (\S+)? *([1-9][0-9]*)\. (.*)$`)
-	asyncKeys   = agent.AsyncKeys{Open: "S-Left", Queue: "Tab"}
+	// The panel's keys: typed text goes straight on the free-text row (no
+	// editor to open, no derived choice); the text timings are the
+	// questionnaire's.
+	asyncKeys = agent.StepKeys{
+		Down: "Down", Up: "Up", Submit: "Enter", Open: "S-Left", Queue: "Tab",
+		TextSettle: codexQuestions.Keys.TextSettle, FreeTextLimit: codexQuestions.Keys.FreeTextLimit, TextMargin: codexQuestions.Keys.TextMargin,
+	}
 )
 
 // asyncPanel154 is the panel of 0.154.0 and 0.155.1; asyncPanel158 that of

@@ -119,16 +119,13 @@ func (p Profile) questionStep(c screen.Capture) (agent.Reading, bool) {
 	return agent.Reading{}, false
 }
 
-// AsyncStepKeys are the keys of the version's async question panel.
-func (g QuestionGrammar) AsyncStepKeys() (agent.AsyncKeys, bool) {
-	if g.Async == nil {
-		return agent.AsyncKeys{}, false
-	}
-	return g.Async.Keys, true
-}
-
 // StepKeys implements agent.InteractionGrammar.
-func (g QuestionGrammar) StepKeys() agent.StepKeys { return g.Keys }
+func (g QuestionGrammar) StepKeys(r agent.StepReading) agent.StepKeys {
+	if r.Async && g.Async != nil {
+		return g.Async.Keys
+	}
+	return g.Keys
+}
 
 var stepOption = regexp.MustCompile(`^  (\S+)? *([1-9][0-9]*)\. (.*)$`)
 
