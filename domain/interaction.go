@@ -209,7 +209,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if err != nil {
 		return Interaction{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
-	if !st.Present || (t.State == TurnWorking && st.Kind != KindAsyncQuestion) {
+	if !answerableIn(t, st) {
 		return Interaction{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
 	}
 	key, err := s.stepKey(ctx, t, st)
@@ -251,6 +251,13 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 
 // KindAsyncQuestion is the kind of a step asked while the Turn works on.
 const KindAsyncQuestion = "async_question"
+
+// answerableIn reports whether the step st on screen belongs to Turn t's
+// state: any step while t awaits an interaction, an async question only
+// while t works.
+func answerableIn(t Turn, st InteractionStep) bool {
+	return st.Present && (t.State != TurnWorking || st.Kind == KindAsyncQuestion)
+}
 
 // Delivery modes of an async question's answer.
 const (
@@ -477,7 +484,7 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if err != nil {
 		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
-	if !st.Present || st.Fingerprint != offer.Fingerprint || (t.State == TurnWorking && st.Kind != KindAsyncQuestion) {
+	if !answerableIn(t, st) || st.Fingerprint != offer.Fingerprint {
 		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
 	}
 	now := s.clock.Now().UTC()
