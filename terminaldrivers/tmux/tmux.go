@@ -6,11 +6,14 @@ package tmux
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,6 +233,46 @@ func (s Server) Capture(ctx context.Context, paneID string) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("capture pane %s: no screen before the title", paneID)
 	}
 	return Snapshot{ANSI: text[:i+1], Title: text[i+1:]}, nil
+}
+
+// CaptureAll takes a Snapshot of each pane with one tmux process, as
+// Capture would one by one: per pane capture-pane -p -e, its title, then a
+// line of a fence drawn at random for this call, which no screen holds. A
+// pane that closed meanwhile, or any the answer leaves out, is missing from
+// the result (the caller captures it alone).
+func (s Server) CaptureAll(ctx context.Context, paneIDs []string) map[string]Snapshot {
+	got := map[string]Snapshot{}
+	if len(paneIDs) == 0 {
+		return got
+	}
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return got
+	}
+	fence := "akk-fence-" + hex.EncodeToString(nonce[:])
+	var args []string
+	for i, id := range paneIDs {
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "capture-pane", "-p", "-e", "-t", id, ";",
+			"display-message", "-p", "-t", id, "#{pane_title}", ";", "display-message", "-p", fence+" "+id)
+	}
+	out, _ := s.run(ctx, args...) // what came before an error still counts
+	var lines []string
+	for _, l := range strings.SplitAfter(string(out), "\n") {
+		id, isFence := strings.CutPrefix(strings.TrimSuffix(l, "\n"), fence+" ")
+		if !isFence {
+			lines = append(lines, l)
+			continue
+		}
+		if len(lines) >= 1 && slices.Contains(paneIDs, id) {
+			title := strings.TrimSuffix(lines[len(lines)-1], "\n")
+			got[id] = Snapshot{ANSI: strings.Join(lines[:len(lines)-1], ""), Title: title}
+		}
+		lines = nil
+	}
+	return got
 }
 
 // CapturePlain returns the visible screen of a pane without escapes.

@@ -170,6 +170,10 @@ func TestServerAgainstRealTmux(t *testing.T) {
 	if err != nil || !strings.Contains(snap.ANSI, "pasted words") || snap.Title != "a title" || strings.Count(snap.ANSI, "\n") != 20 {
 		t.Fatalf("Capture = %+v, %v", snap, err)
 	}
+	all := s.CaptureAll(ctx, []string{p.ID, "%999"})
+	if len(all) != 1 || all[p.ID] != snap {
+		t.Fatalf("CaptureAll = %+v, want %s as Capture took it: %+v", all, p.ID, snap)
+	}
 	if out, _ := r.Run(ctx, "-S", sock, "list-buffers"); strings.Contains(string(out), "akk-test") {
 		t.Fatal("paste left its buffer behind")
 	}

@@ -1,0 +1,125 @@
+package tmux
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"os/exec"
+)
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestControlAgainstRealTmux: a control client captures and lists as a
+// tmux process does, reports large writes to a pane and not a ticking
+// indicator's small ones, cannot type, survives screen lines that look like
+// the protocol's, and ends with its session.
+func TestControlAgainstRealTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	ctx := context.Background()
+	sock := filepath.Join(t.TempDir(), "s")
+	r := ExecRunner{}
+	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "20", "cat"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	s := Server{Socket: sock, Runner: r}
+	panes, err := s.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("ListPanes = %+v, %v", panes, err)
+	}
+	p := panes[0]
+	c, err := DialControl(ctx, "", sock, "=t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The pane keeps its size: the client ignores its own.
+	if got, err := c.ListPanes(ctx); err != nil || !reflect.DeepEqual(got, panes) {
+		t.Fatalf("control ListPanes = %+v, %v; want %+v", got, err, panes)
+	}
+	tty, err := os.OpenFile(p.TTY, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	waitScreen := func(want string) Snapshot {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			snap, err := c.Capture(ctx, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(snap.ANSI, want) {
+				return snap
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %q:\n%s", want, snap.ANSI)
+			}
+		}
+	}
+
+	changed, stop := c.Changed(p.ID)
+	defer stop()
+	tty.WriteString("\r\ntick 1")
+	// The capture is answered after tmux forwarded the write: had the small
+	// write been reported, the channel would be closed by now.
+	waitScreen("tick 1")
+	if closed(changed) {
+		t.Fatal("a small write was reported")
+	}
+	big := "\r\n%end 1 2 1\r\n%error 3 4 1\r\n" + strings.Repeat("a prompt box line ", 20) + "\r\nbig done"
+	tty.WriteString(big)
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a large write was not reported")
+	}
+	snap := waitScreen("big done")
+	exec, err := s.Capture(ctx, p.ID)
+	if err != nil || exec != snap {
+		t.Fatalf("control capture differs from a tmux process's:\n%q\n%q (%v)", snap, exec, err)
+	}
+	if !strings.Contains(snap.ANSI, "%end 1 2 1") || strings.Count(snap.ANSI, "\n") != 20 {
+		t.Fatalf("screen lines that look like the protocol cut the capture:\n%s", snap.ANSI)
+	}
+
+	// Only reads are sent: keys are refused before tmux sees them.
+	for _, line := range []string{"send-keys -t " + p.ID + " x", "capture-pane -p ; send-keys x", "paste-buffer"} {
+		if _, err := c.run(ctx, 1, line); err == nil {
+			t.Fatalf("the control client sent %q", line)
+		}
+	}
+
+	// The session ends: so does the client, waking every waiter.
+	again, stop2 := c.Changed(p.ID)
+	defer stop2()
+	if _, err := r.Run(ctx, "-S", sock, "kill-session", "-t", "t"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client outlived its session")
+	}
+	if !closed(again) {
+		t.Fatal("a waiter was left asleep")
+	}
+	if _, err := c.Capture(ctx, p.ID); err == nil {
+		t.Fatal("an ended client answered")
+	}
+}
