@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async bench bench-e2e bench-monitor fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-prompt fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -48,6 +48,15 @@ bench-e2e: ## detection latency on every pinned agent: durable completion record
 
 bench-monitor: ## what monitoring costs: akkd and tmux CPU, RSS, four real panes idle then working
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2EMonitorCPU$$' -benchtime=1x ./cmd/akkd/
+
+bench-scale: ## monitoring at scale: 1, 10, 100 stand-in panes, then four real agents: CPU, RSS, list and detection latency
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2E(Scale|MonitorCPU)$$' -benchtime=1x ./cmd/akkd/
+
+bench-prompt: ## on every pinned version: a permission prompt drawn in the pane -> turn.approval_required webhook (median, max)
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2EPromptLatency$$' -benchtime=3x ./cmd/akkd/
+
+fixtures-standin: ## rerecord what the scale stand-in replays (a real Claude Code working)
+	AKK_CAPTURE_STANDIN=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 5m -run '^TestCaptureStandin$$' -v ./terminaldrivers/agenttest/
 
 FUZZTIME ?= 1m
 FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:FuzzRecordLine \

@@ -224,6 +224,12 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 	var written <-chan struct{}
 	stopWritten := func() {}
 	defer func() { stopWritten() }()
+	var scr screenWatch // tmux's report of the screen's next change
+	defer scr.release()
+	// The record is read when its write watch fired (or is not armed), at
+	// each look, and on the safety tick: not at every wake.
+	var readAt time.Time
+	recordWoke := true
 	for {
 		if !t.State.Monitored() {
 			return
@@ -238,8 +244,9 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		typ, webhook := "", false
 		fresh := false // the screen was looked at in this round
 
-		// The screen: terminal liveness and prompts. Less often than the record.
-		if term.ID == "" || now.Sub(lastScreen) >= tr.cfg.ScreenInterval {
+		// The screen: terminal liveness and prompts. When it changed (as tmux
+		// reports it), or on a clock.
+		if scr.lookNow(ctx, tr, t.TerminalID, term.ID != "", lastScreen, now) {
 			lastScreen = now
 			fresh = true
 			obs, err := tr.look(ctx, t.TerminalID)
@@ -255,7 +262,11 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 				}
 				log.Warn("monitor: observe", "err", err)
 			default:
-				term = obs
+				if scr.confirm(term, obs) {
+					term = obs
+				} else {
+					fresh = false
+				}
 			}
 			if errors.Is(err, ErrTerminalGone) && term.ID != "" {
 				// A last look at the record before giving up on the pane.
@@ -268,7 +279,8 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 		}
 
-		if typ == "" && term.ID != "" {
+		if typ == "" && term.ID != "" && (written == nil || recordWoke || fresh || now.Sub(readAt) >= tr.cfg.RecordSafety) {
+			readAt, recordWoke = now, false
 			p, err := tr.term.Progress(ctx, term, mark, t.Request)
 			if ctx.Err() == nil {
 				tr.setReadErr(t.ID, err != nil)
@@ -292,10 +304,15 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			// person answered the last in the pane) is announced again: the
 			// host's offer is for the old one.
 			if fp := s.promptFingerprint(ctx, next.State, term); fp != "" {
-				if typ == "" && announced != "" && fp != announced {
+				switch {
+				case typ == "" && announced != "" && fp != announced && !scr.confirmPrompt(fp):
+					// Announced when the next look reads it again.
+				case typ == "" && announced != "" && fp != announced:
 					typ, webhook = s.announceType(next.State), true
+					announced = fp
+				default:
+					announced = fp
 				}
-				announced = fp
 			}
 		}
 		if typ == "" {
@@ -398,11 +415,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 
 		// With the record's write watch armed, a write wakes the monitor at
 		// once: the record is read on that, or on the slow safety tick.
-		if written != nil {
-			tick.Reset(tr.cfg.RecordSafety)
-		} else {
-			tick.Reset(tr.cfg.PollInterval)
-		}
+		tick.Reset(scr.wait(tr.cfg, written != nil, term.ID != "", lastScreen, s.clock.Now().UTC()))
 		select {
 		case <-ctx.Done():
 			return
@@ -410,7 +423,11 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		case <-written:
 			stopWritten()
 			written, stopWritten = nil, func() {}
+			recordWoke = true
+		case <-scr.ch:
+			scr.fired()
 		case <-nudges(ctx):
+			recordWoke = true
 			// An action or this monitor changed the Turn: take the stored
 			// record (its state and mark) and look at the screen at once.
 			cur, err := s.store.Turn(ctx, turnID)

@@ -19,6 +19,14 @@ type TurnConfig struct {
 	AcceptWindow      time.Duration // how long acceptance may take after Enter
 	PollInterval      time.Duration // how often the durable record is read
 	ScreenInterval    time.Duration // how often the screen is looked at
+	// ScreenGap is the least time between two looks at a screen tmux
+	// reports changing (ScreenNotifier): while output flows, a monitor
+	// looks at most this often, and a prompt drawn reaches it within it.
+	ScreenGap time.Duration
+	// ScreenQuiet is how often a monitor looks at a screen that tmux
+	// reports unchanged: a safety net for what the pane's writes do not
+	// show (its process ending without a word).
+	ScreenQuiet time.Duration
 	// RecordSafety is how often the record is read anyway while a write
 	// watch (inotify) on it is armed: the watch wakes the monitor at once,
 	// so this is only a safety net (a file the watch cannot see).
@@ -44,8 +52,14 @@ func (c *TurnConfig) defaults() {
 	if c.ScreenInterval == 0 {
 		c.ScreenInterval = time.Second
 	}
+	if c.ScreenGap == 0 {
+		c.ScreenGap = 200 * time.Millisecond
+	}
+	if c.ScreenQuiet == 0 {
+		c.ScreenQuiet = max(c.ScreenInterval, 5*time.Second)
+	}
 	if c.RecordSafety == 0 {
-		c.RecordSafety = max(c.PollInterval, c.ScreenInterval/2)
+		c.RecordSafety = max(c.PollInterval, 2*c.ScreenInterval)
 	}
 }
 

@@ -120,6 +120,140 @@ type Looker interface {
 	Look(ctx context.Context, terminalID string) (Terminal, error)
 }
 
+// ScreenNotifier may be implemented by a TurnTerminal: ScreenChanged wakes
+// the caller (by closing the channel, once) at the next write to the
+// terminal's screen, so monitors look at a screen when it changed rather
+// than on a clock. Armed before a look, it misses no write after it. ok is
+// false when the change cannot be reported; stop releases it.
+type ScreenNotifier interface {
+	ScreenChanged(ctx context.Context, terminalID string) (changed <-chan struct{}, stop func(), ok bool)
+}
+
+// screenWatch is a monitor's wait for its terminal's next screen change.
+type screenWatch struct {
+	ch    <-chan struct{}
+	stop  func()
+	dirty bool // changed since the last look
+	// pending and pendingFP are a changed state and prompt fingerprint one
+	// look read, to be believed when the next look reads them again.
+	pending   ScreenState
+	pendingFP string
+}
+
+// arm starts waiting for the next change, unless already waiting; false
+// when changes cannot be reported (the monitor looks on its clock).
+func (w *screenWatch) arm(ctx context.Context, tr *turns, terminalID string) bool {
+	if w.ch != nil {
+		return true
+	}
+	n, ok := tr.term.(ScreenNotifier)
+	if !ok || terminalID == "" {
+		return false
+	}
+	ch, stop, ok := n.ScreenChanged(ctx, terminalID)
+	if !ok {
+		return false
+	}
+	w.ch, w.stop = ch, stop
+	return true
+}
+
+// confirm reports whether a monitor believes the look obs after the last
+// believed one, prev: a screen that turned to a prompt or questionnaire is
+// believed when the next look, ScreenGap later, shows the same state (one look, taken as a write
+// arrives, may catch a redraw half done); until then the next look is due
+// after ScreenGap. Looks on a clock (no change reports) are believed at once.
+func (w *screenWatch) confirm(prev, obs Terminal) bool {
+	prompt := obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction
+	if !w.notified() || !prompt || prev.ID == "" || obs.ScreenState == prev.ScreenState || obs.ScreenState == w.pending {
+		w.pending = ""
+		return true
+	}
+	w.pending, w.dirty = obs.ScreenState, true
+	return false
+}
+
+// confirmPrompt reports whether a prompt or step fingerprint that differs
+// from the one announced was read on two looks in a row; until then the
+// next look is due after ScreenGap.
+func (w *screenWatch) confirmPrompt(fp string) bool {
+	if !w.notified() || fp == w.pendingFP {
+		w.pendingFP = ""
+		return true
+	}
+	w.pendingFP, w.dirty = fp, true
+	return false
+}
+
+// fired records a change and disarms.
+func (w *screenWatch) fired() {
+	w.release()
+	w.dirty = true
+}
+
+func (w *screenWatch) release() {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.ch, w.stop = nil, nil
+}
+
+// notified: the monitor learns of changes (armed now, or fired since the
+// last look), rather than looking on the clock.
+func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty }
+
+// every is how long after the last look the next one is due: when the
+// screen changed, ScreenGap; when tmux reports changes and none came,
+// ScreenQuiet; on the clock, ScreenInterval.
+func (w *screenWatch) every(cfg TurnConfig) time.Duration {
+	switch {
+	case w.dirty:
+		return cfg.ScreenGap
+	case w.notified():
+		return cfg.ScreenQuiet
+	}
+	return cfg.ScreenInterval
+}
+
+// lookNow reports whether the monitor looks at the screen now (at once when
+// it has not seen it yet). The change watch is armed before a look, so no
+// write after the look's capture is missed, and while the screen is known
+// changed it is not re-armed (a busy pane does not wake the monitor at
+// every write).
+func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string, seen bool, last, now time.Time) bool {
+	if w.ch != nil {
+		select {
+		case <-w.ch:
+			w.fired()
+		default:
+		}
+	}
+	look := !seen || !now.Before(last.Add(w.every(tr.cfg)))
+	if look {
+		w.dirty = false
+	}
+	if look || !w.dirty {
+		w.arm(ctx, tr, terminalID)
+	}
+	return look
+}
+
+// wait is how long the monitor sleeps at most: until its next record read
+// (the safety tick while the record's write watch is armed, else the poll)
+// or its next look, whichever is first.
+func (w *screenWatch) wait(cfg TurnConfig, recordWatched, seen bool, last, now time.Time) time.Duration {
+	d := cfg.PollInterval
+	if recordWatched {
+		d = cfg.RecordSafety
+	}
+	if seen {
+		if until := last.Add(w.every(cfg)).Sub(now); until < d {
+			d = until
+		}
+	}
+	return max(d, time.Millisecond)
+}
+
 // look is the monitor's periodic observation of a terminal.
 func (tr *turns) look(ctx context.Context, terminalID string) (Terminal, error) {
 	if l, ok := tr.term.(Looker); ok {

@@ -439,21 +439,34 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 	var written <-chan struct{}
 	stopWritten := func() {}
 	defer func() { stopWritten() }()
+	var scr screenWatch // tmux's report of the screen's next change
+	defer scr.release()
+	// mark is where the record was last read to: each read goes on from it
+	// (as a Turn's monitor does), not from the Watch's anchor, which is
+	// stored only when the Watch changes.
+	mark := w.Mark
+	// The record is read when its write watch fired (or is not armed), at
+	// each look, and on the safety tick: not at every wake.
+	var readAt time.Time
+	recordWoke := true
 	for w.State == WatchActive {
 		if notifier != nil && written == nil && w.Mode == WatchModeExact {
-			if ch, stop, err := notifier.Changed(w.Mark); err == nil {
+			if ch, stop, err := notifier.Changed(mark); err == nil {
 				written, stopWritten = ch, stop
 			}
 		}
 		now := s.clock.Now().UTC()
 		next, typ, webhook := w, "", false
-		if now.Sub(lastScreen) >= tr.cfg.ScreenInterval || term.ID == "" {
+		looked := scr.lookNow(ctx, tr, w.TerminalID, term.ID != "", lastScreen, now)
+		if looked {
 			lastScreen = now
 			obs, err := tr.look(ctx, w.TerminalID)
 			switch {
 			case errors.Is(err, ErrTerminalGone):
 				next.State, next.Reason = WatchInvalidated, "the pane closed or its agent restarted"
 				typ, webhook = "watch.invalidated", true
+			case err == nil && !scr.confirm(term, obs):
+				// Believed when the next look shows the same.
 			case err == nil:
 				term = obs
 				switch {
@@ -481,10 +494,11 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 				slog.Warn("watch monitor: observe", "watch_id", id, "err", err)
 			}
 		}
-		if typ == "" && term.ID != "" && w.Mode == WatchModeExact {
-			if p, err := tr.term.Progress(ctx, term, w.Mark, ""); err == nil {
+		if typ == "" && term.ID != "" && w.Mode == WatchModeExact && (written == nil || recordWoke || looked || now.Sub(readAt) >= tr.cfg.RecordSafety) {
+			readAt, recordWoke = now, false
+			if p, err := tr.term.Progress(ctx, term, mark, ""); err == nil {
 				next, typ, webhook = s.applyWatchProgress(next, p)
-				next.Mark = p.Mark
+				next.Mark, mark = p.Mark, p.Mark
 			}
 		}
 		if typ == "" && now.After(w.CreatedAt.Add(w.HardTimeout)) {
@@ -498,6 +512,7 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 				if w, err = s.store.Watch(ctx, id); err != nil {
 					return
 				}
+				mark = w.Mark
 				continue
 			case err != nil:
 				if ctx.Err() != nil {
@@ -508,11 +523,7 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 				w = stored
 			}
 		}
-		if written != nil {
-			tick.Reset(tr.cfg.RecordSafety)
-		} else {
-			tick.Reset(tr.cfg.PollInterval)
-		}
+		tick.Reset(scr.wait(tr.cfg, written != nil, term.ID != "", lastScreen, s.clock.Now().UTC()))
 		select {
 		case <-ctx.Done():
 			return
@@ -520,10 +531,17 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 		case <-written:
 			stopWritten()
 			written, stopWritten = nil, func() {}
+			recordWoke = true
+		case <-scr.ch:
+			scr.fired()
 		case <-nudges(ctx):
+			recordWoke = true
 			cur, err := s.store.Watch(ctx, id)
 			if err != nil {
 				return
+			}
+			if cur.Revision != w.Revision {
+				mark = cur.Mark
 			}
 			w = cur
 			lastScreen = time.Time{}

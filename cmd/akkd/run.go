@@ -41,6 +41,7 @@ type config struct {
 	sockets   []string
 	retention time.Duration
 	accept    time.Duration
+	noControl bool
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -54,6 +55,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
+	control := fs.String("tmux-control", envOr(getenv, "AKK_TMUX_CONTROL", "on"),
+		"on: monitors learn of pane writes from a read-only tmux control client per session with a monitored pane; off: they look on a clock (env AKK_TMUX_CONTROL)")
 	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
@@ -70,6 +73,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		return cfg, fmt.Errorf("--retention: %q is not a duration of at least 1h", *retention)
 	} else {
 		cfg.retention = d
+	}
+	switch *control {
+	case "on":
+	case "off":
+		cfg.noControl = true
+	default:
+		return cfg, fmt.Errorf("--tmux-control: %q is neither on nor off", *control)
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -154,10 +164,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("version profiles: %w", err)
 	}
-	terms, err := discovery.Default(profiles, cfg.sockets...)
+	terms, err := discovery.New(discovery.Config{Registry: profiles, ExtraSockets: cfg.sockets, NoControl: cfg.noControl})
 	if err != nil {
 		return fmt.Errorf("terminal discovery: %w", err)
 	}
+	defer terms.CloseScreens()
 	svc.UseTerminals(terms)
 	// One pane adapter implements every terminal port on the panes the
 	// discovery sees, with its registry of profiles.

@@ -48,9 +48,11 @@ type Config struct {
 	VerifyWithin time.Duration
 	// ApprovalSettle is how long a permission prompt must have been on
 	// screen, unchanged since AKK first read it, before its key (stretched
-	// by four capture times; see settled); 800ms when zero. Claude Code
+	// by four capture times; see settled); 1.5s when zero. Claude Code
 	// ignores keys that come right after it draws a prompt (seen on 2.1.267
-	// and 2.1.328).
+	// and 2.1.328; on 2.1.332 a key 100 ms after the draw is lost, and with
+	// the prompt read as soon as it is drawn 800 ms was not always enough
+	// on a loaded machine).
 	ApprovalSettle time.Duration
 	// StepSettle is the same for a questionnaire step; 500ms when zero.
 	StepSettle time.Duration
@@ -100,7 +102,7 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 		cfg.VerifyWithin = 10 * time.Second
 	}
 	if cfg.ApprovalSettle <= 0 {
-		cfg.ApprovalSettle = 800 * time.Millisecond
+		cfg.ApprovalSettle = 1500 * time.Millisecond
 	}
 	if cfg.StepSettle <= 0 {
 		cfg.StepSettle = 500 * time.Millisecond

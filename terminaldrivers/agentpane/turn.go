@@ -83,6 +83,10 @@ func (x *Adapter) observe(ctx context.Context, terminalID string,
 	loc, known := x.panes[terminalID]
 	x.mu.Unlock()
 	if !known {
+		// A terminal the last listing found is looked at in its pane alone.
+		loc, known = x.disc.Listed(terminalID)
+	}
+	if !known {
 		terms, err := x.disc.Discover(ctx)
 		if err != nil {
 			return domain.Terminal{}, fmt.Errorf("observe %s: %w", terminalID, err)
@@ -107,6 +111,7 @@ func (x *Adapter) observe(ctx context.Context, terminalID string,
 		x.forget(terminalID)
 		return domain.Terminal{}, domain.ErrTerminalGone
 	}
+	x.remember(t)
 	return t, nil
 }
 
@@ -129,7 +134,8 @@ func serverGone(socket string, err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting to")
+	return strings.Contains(msg, "no server running") || strings.Contains(msg, "error connecting to") ||
+		strings.Contains(msg, "server exited unexpectedly") // it was stopping as the command connected
 }
 
 // turnProfile returns the turn profile of t's agent version.
@@ -198,4 +204,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ScreenChanged implements domain.ScreenNotifier: tmux reports the next
+// write to the terminal's pane (discovery.ScreenChanged).
+func (x *Adapter) ScreenChanged(ctx context.Context, terminalID string) (<-chan struct{}, func(), bool) {
+	x.mu.Lock()
+	loc, known := x.panes[terminalID]
+	x.mu.Unlock()
+	if !known {
+		return nil, nil, false
+	}
+	return x.disc.ScreenChanged(ctx, loc)
 }

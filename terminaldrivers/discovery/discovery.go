@@ -57,6 +57,10 @@ type Config struct {
 	Hostname string
 	// Parallel bounds concurrent captures; 4 when zero.
 	Parallel int
+	// TmuxPath is the tmux binary control clients run ("tmux" when empty).
+	TmuxPath string
+	// NoControl: no control clients; monitors look on their clock.
+	NoControl bool
 }
 
 // Discovery lists agent terminals. It is safe for concurrent use.
@@ -66,9 +70,11 @@ type Discovery struct {
 	registry *agent.Registry
 
 	mu       sync.Mutex
-	versions map[versionKey]string // installed version per binary
+	versions map[versionKey]string         // installed version per binary
+	listed   map[string]domain.PaneLocator // terminal id -> pane, of the last listing
 
-	look shared // what monitors' looks share (LookPane)
+	look    shared  // what monitors' looks share (LookPane)
+	screens screens // control clients that report pane writes (ScreenChanged)
 }
 
 type versionKey struct {
@@ -177,7 +183,7 @@ func (d *Discovery) Observe(ctx context.Context, loc domain.PaneLocator) (domain
 	if err != nil {
 		return domain.Terminal{}, fmt.Errorf("read boot id: %w", err)
 	}
-	t := d.terminal(ctx, table, bootID, c)
+	t := d.terminal(ctx, table, bootID, c, nil)
 	return t, ctx.Err()
 }
 
@@ -205,6 +211,15 @@ func (d *Discovery) locate(ctx context.Context, loc domain.PaneLocator) (candida
 		return candidate{}, nil, fmt.Errorf("%w: pane %s runs no agent", ErrPaneGone, loc.PaneID)
 	}
 	return c, table, nil
+}
+
+// Listed returns the pane of a terminal the last listing (Discover) found.
+// It proves nothing about the pane now: the caller looks at it again.
+func (d *Discovery) Listed(terminalID string) (domain.PaneLocator, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	loc, ok := d.listed[terminalID]
+	return loc, ok
 }
 
 // Find returns the terminal with this id, observed now, or ErrPaneGone
@@ -257,6 +272,10 @@ type candidate struct {
 	pane    tmux.Pane
 	driver  agent.Driver
 	process agent.Process
+	// installed is the version of the agent's package, when already read
+	// for this process incarnation (a look's candidate, see lookAgent).
+	installed     string
+	haveInstalled bool
 }
 
 func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.TmuxServerStatus, error) {
@@ -301,6 +320,21 @@ func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.T
 			cands = append(cands, c)
 		}
 	}
+	// Every candidate's screen, with one tmux process per server.
+	bySocket := map[string][]string{}
+	for _, c := range cands {
+		bySocket[c.pane.Socket] = append(bySocket[c.pane.Socket], c.pane.ID)
+	}
+	snaps := map[string]map[string]tmux.Snapshot{}
+	for socket, ids := range bySocket {
+		snaps[socket] = tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.CaptureAll(ctx, ids)
+	}
+	capture := func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
+		if s, ok := snaps[p.Socket][p.ID]; ok {
+			return s, nil
+		}
+		return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+	}
 	terms := make([]domain.Terminal, len(cands))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, d.cfg.Parallel)
@@ -309,13 +343,20 @@ func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.T
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			terms[i] = d.terminal(ctx, table, bootID, c)
+			terms[i] = d.terminal(ctx, table, bootID, c, capture)
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, servers, err
 	}
+	listed := make(map[string]domain.PaneLocator, len(terms))
+	for _, t := range terms {
+		listed[t.ID] = t.Pane
+	}
+	d.mu.Lock()
+	d.listed = listed
+	d.mu.Unlock()
 	// Terminals keep list-panes order: server, session, window, pane.
 	return terms, servers, nil
 }
@@ -353,8 +394,12 @@ func (d *Discovery) findAgent(table *proc.Table, p tmux.Pane) (candidate, bool) 
 	return candidate{}, false
 }
 
-// terminal reads everything about one agent pane.
-func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID string, c candidate) domain.Terminal {
+// capturer takes a pane's snapshot.
+type capturer func(context.Context, tmux.Pane) (tmux.Snapshot, error)
+
+// terminal reads everything about one agent pane; capture takes its
+// snapshot (a tmux process when nil).
+func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID string, c candidate, snapshot capturer) domain.Terminal {
 	p := c.process
 	t := domain.Terminal{
 		Provider:    domain.ProviderTmux,
@@ -375,9 +420,12 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	kind := c.driver.Kind()
 	name := agentName(kind)
 
-	installed, err := d.installedVersion(c.driver, p)
-	if err != nil {
-		installed = ""
+	installed := c.installed
+	if !c.haveInstalled {
+		var err error
+		if installed, err = d.installedVersion(c.driver, p); err != nil {
+			installed = ""
+		}
 	}
 	native := c.driver.Inspect(d.cfg.Proc, table, p, installed)
 	version := installed
@@ -408,7 +456,12 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 		t.Agent.Version, t.Agent.Compatibility = version, true
 		t.Warnings = append(t.Warnings, fmt.Sprintf("compatibility: %s %s has no profile of its own; AKK reads it with the profile %s (the nearest lower version) and sends only when that profile proves an idle screen and an empty composer; permission prompts and questionnaires are left to the pane", name, version, t.Agent.Profile))
 	}
-	snap, err := tmux.Server{Socket: c.pane.Socket, Runner: d.cfg.Tmux}.Capture(ctx, c.pane.ID)
+	if snapshot == nil {
+		snapshot = func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
+			return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+		}
+	}
+	snap, err := snapshot(ctx, c.pane)
 	if err != nil {
 		t.Warnings = append(t.Warnings, "the pane's screen could not be captured")
 		return t

@@ -134,20 +134,21 @@ func TestDiscover(t *testing.T) {
 		t.Errorf("unprofiled warnings %q", w)
 	}
 
-	// Listing types nothing: only list-panes and one capture per agent pane
-	// a profile reads ran.
-	captures := 0
+	// Listing types nothing: only list-panes and, per server, one tmux
+	// process capturing every agent pane once.
+	captures, captured := 0, 0
 	for _, c := range m.tmuxCalls() {
 		switch {
 		case strings.Contains(c, " list-panes "):
 		case strings.Contains(c, " capture-pane "):
 			captures++
+			captured += strings.Count(c, "capture-pane ")
 		default:
 			t.Errorf("listing ran %q", c)
 		}
 	}
-	if captures != 5 {
-		t.Errorf("%d captures, want 5", captures)
+	if servers := 1; captures != servers || captured != len(terms) {
+		t.Errorf("%d capture processes for %d panes, want 1 for %d", captures, captured, len(terms))
 	}
 }
 

@@ -23,6 +23,7 @@ type shared struct {
 	tableAt time.Time
 	bootID  string
 	panes   map[string]sharedPanes // by server socket
+	agents  map[string]candidate   // by socket and pane: the agent a look found there
 }
 
 type sharedPanes struct {
@@ -56,9 +57,15 @@ func (d *Discovery) sharedPanes(ctx context.Context, socket string, now time.Tim
 		return p.list, nil
 	}
 	d.look.mu.Unlock()
-	list, err := tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
-	if err != nil {
-		return nil, err
+	var list []tmux.Pane
+	var err error
+	if ctl := d.anyControl(socket); ctl != nil {
+		list, err = ctl.ListPanes(ctx)
+	}
+	if list == nil {
+		if list, err = (tmux.Server{Socket: socket, Runner: d.cfg.Tmux}).ListPanes(ctx); err != nil {
+			return nil, err
+		}
 	}
 	d.look.mu.Lock()
 	if d.look.panes == nil {
@@ -71,7 +78,8 @@ func (d *Discovery) sharedPanes(ctx context.Context, socket string, now time.Tim
 
 // LookPane is Pane for a monitor's periodic look: the process table and the
 // server's pane list may be up to LookTTL old (shared with every other
-// look), the screen is captured now. Nothing that sends input may use it:
+// look), the screen is captured now (through the session's control client
+// when one runs, see ScreenChanged). Nothing that sends input may use it:
 // input is always preceded by Pane, which reads everything afresh.
 func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t domain.Terminal, found bool, err error) {
 	now := time.Now()
@@ -79,5 +87,42 @@ func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t dom
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
-	return d.paneFrom(ctx, loc, panes, func() (*proc.Table, string, error) { return d.sharedTable(now) })
+	return d.paneFrom(ctx, loc, panes, true, func() (*proc.Table, string, error) { return d.sharedTable(now) })
+}
+
+// lookAgent is findAgent for a look: the agent a look found in this pane
+// before is taken again (its executable, arguments, folder and environment
+// not read again) while the pane's first process is the same and the table
+// holds the agent's same incarnation, still in the foreground of the
+// pane's terminal; otherwise it is found in the table.
+func (d *Discovery) lookAgent(table *proc.Table, p tmux.Pane) (candidate, bool) {
+	key := p.Socket + "\x00" + p.ID
+	d.look.mu.Lock()
+	c, ok := d.look.agents[key]
+	d.look.mu.Unlock()
+	if ok && c.pane.PID == p.PID {
+		s, found := table.Stat(c.process.Stat.PID)
+		if found && s.StartTicks == c.process.Stat.StartTicks && s.TTY == c.process.Stat.TTY && s.Foreground() {
+			c.pane, c.process.Stat = p, s
+			return c, true
+		}
+	}
+	c, ok = d.findAgent(table, p)
+	if ok {
+		// The incarnation's package version, read once.
+		if v, err := d.installedVersion(c.driver, c.process); err == nil {
+			c.installed, c.haveInstalled = v, true
+		}
+	}
+	d.look.mu.Lock()
+	if d.look.agents == nil {
+		d.look.agents = map[string]candidate{}
+	}
+	if ok {
+		d.look.agents[key] = c
+	} else {
+		delete(d.look.agents, key)
+	}
+	d.look.mu.Unlock()
+	return c, ok
 }

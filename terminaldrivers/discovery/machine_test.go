@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +137,38 @@ func (m *machine) Run(_ context.Context, args ...string) ([]byte, error) {
 	lines, ok := m.servers[args[1]]
 	if !ok {
 		return nil, fmt.Errorf("exit status 1: no server running on %s", args[1])
+	}
+	if args[2] == "capture-pane" && len(args) > 13 {
+		// A sequence (CaptureAll): capture, title and fence per pane; it
+		// stops at the first pane it cannot find, as tmux does.
+		var out []byte
+		for rest := args[2:]; len(rest) > 0; {
+			end := slices.Index(rest, ";")
+			if end < 0 {
+				end = len(rest)
+			}
+			cmd := rest[:end]
+			if end < len(rest) {
+				rest = rest[end+1:]
+			} else {
+				rest = nil
+			}
+			switch {
+			case len(cmd) == 5 && cmd[0] == "capture-pane":
+				screen, ok := m.screens[args[1]+" "+cmd[4]]
+				if !ok {
+					return out, fmt.Errorf("exit status 1: can't find pane: %s", cmd[4])
+				}
+				out = append(out, screen...)
+			case len(cmd) == 5 && cmd[0] == "display-message" && cmd[4] == "#{pane_title}":
+				out = append(out, m.titles[args[1]+" "+cmd[3]]+"\n"...)
+			case len(cmd) == 3 && cmd[0] == "display-message":
+				out = append(out, cmd[2]+"\n"...)
+			default:
+				return out, fmt.Errorf("unexpected command %q in a sequence", cmd)
+			}
+		}
+		return out, nil
 	}
 	switch args[2] {
 	case "list-panes":

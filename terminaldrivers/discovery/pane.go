@@ -19,7 +19,7 @@ func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
-	return d.paneFrom(ctx, loc, panes, func() (*proc.Table, string, error) {
+	return d.paneFrom(ctx, loc, panes, false, func() (*proc.Table, string, error) {
 		table, err := d.cfg.Proc.Snapshot()
 		if err != nil {
 			return nil, "", err
@@ -33,8 +33,10 @@ func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.
 }
 
 // paneFrom is the terminal in the pane loc of the server's panes, with the
-// process table tables gives.
-func (d *Discovery) paneFrom(ctx context.Context, loc domain.PaneLocator, panes []tmux.Pane, tables func() (*proc.Table, string, error)) (domain.Terminal, bool, error) {
+// process table tables gives. A look (LookPane) reuses the agent it found
+// in the pane before (lookAgent) and captures through the session's control
+// client when one runs.
+func (d *Discovery) paneFrom(ctx context.Context, loc domain.PaneLocator, panes []tmux.Pane, look bool, tables func() (*proc.Table, string, error)) (domain.Terminal, bool, error) {
 	var pane *tmux.Pane
 	for i := range panes {
 		if panes[i].ID == loc.PaneID {
@@ -48,11 +50,18 @@ func (d *Discovery) paneFrom(ctx context.Context, loc domain.PaneLocator, panes 
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
-	c, ok := d.findAgent(table, *pane)
+	if !look {
+		c, ok := d.findAgent(table, *pane)
+		if !ok {
+			return domain.Terminal{}, false, nil
+		}
+		return d.terminal(ctx, table, bootID, c, nil), true, nil
+	}
+	c, ok := d.lookAgent(table, *pane)
 	if !ok {
 		return domain.Terminal{}, false, nil
 	}
-	return d.terminal(ctx, table, bootID, c), true, nil
+	return d.terminal(ctx, table, bootID, c, d.lookCapture), true, nil
 }
 
 // Proc is the /proc the Discovery reads.

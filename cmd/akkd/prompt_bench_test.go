@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/screen"
+)
+
+// BenchmarkE2EPromptLatency measures, on every pinned version, how soon a
+// permission prompt drawn in the pane reaches the API: from the first
+// capture (the benchmark's own, a few milliseconds apart) that the
+// version's profile reads as awaiting approval, to the
+// turn.approval_required webhook arriving. Each prompt is then approved
+// once (the command is an echo).
+// Run it with a fixed count, e.g. -benchtime=3x; it reports the median and
+// the largest in milliseconds.
+func BenchmarkE2EPromptLatency(b *testing.B) {
+	reg, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, a := range agenttest.RequireAgents(b) {
+		b.Run(a.Name(), func(b *testing.B) {
+			prof, _, ok := reg.Resolve(domain.AgentKind(a.Kind), a.Version)
+			if !ok {
+				b.Fatalf("no profile for %s", a.Name())
+			}
+			e := agenttest.New(b, a, agenttest.Options{})
+			e.StartReady()
+			rec := newReceiver(b, "")
+			d := startDaemon(b, b.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			defer d.stop()
+			var host hostCreds
+			call(b, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var s sendAnswer
+				req := fmt.Sprintf(`[[akk:bash cmd=\"echo akk-prompt-%d\"]] prompt probe %d`, i, i)
+				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
+					b.Fatalf("send: %d %+v", code, s)
+				}
+				var drawn time.Time
+				for deadline := time.Now().Add(60 * time.Second); drawn.IsZero(); {
+					c := screen.Parse(e.CaptureANSI())
+					if prof.Classify(c).State == domain.ScreenAwaitingApproval {
+						drawn = time.Now()
+					} else if time.Now().After(deadline) {
+						b.Fatalf("probe %d: no prompt drawn", i)
+					}
+				}
+				rec.waitTurn(b, s.TurnID, "turn.approval_required", 30*time.Second)
+				got, _ := rec.arrival(s.TurnID, "turn.approval_required")
+				lat = append(lat, got.Sub(drawn))
+				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, nil); code != 200 {
+					b.Fatalf("approve: %d", code)
+				}
+				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
+			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

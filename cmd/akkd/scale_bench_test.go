@@ -1,0 +1,190 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+)
+
+// scaleServer is one isolated tmux server running n stand-ins, one window
+// each, every one in its own project folder under one shared home.
+type scaleServer struct {
+	name, socket string
+	pid          int
+	projects     []string
+	finish, done []string
+}
+
+func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
+	b.Helper()
+	dir := b.TempDir()
+	home := filepath.Join(dir, "home")
+	srv := &scaleServer{name: fmt.Sprintf("akk-scale-%d-%d", os.Getpid(), n)}
+	tmuxCmd := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", srv.name}, args...)...).CombinedOutput()
+		if err != nil {
+			b.Fatalf("tmux %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for i := range n {
+		proj := filepath.Join(dir, fmt.Sprintf("project-%03d", i))
+		if err := os.MkdirAll(proj, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		finish, done := filepath.Join(dir, fmt.Sprintf("finish-%03d", i)), filepath.Join(dir, fmt.Sprintf("done-%03d", i))
+		srv.projects, srv.finish, srv.done = append(srv.projects, proj), append(srv.finish, finish), append(srv.done, done)
+		cmd := []string{"env", "HOME=" + home, "AKK_STANDIN_DIR=" + s.Recording, "AKK_STANDIN_FINISH=" + finish, "AKK_STANDIN_DONE=" + done, s.Entry}
+		if i == 0 {
+			tmuxCmd(append([]string{"-f", "/dev/null", "new-session", "-d", "-s", "scale", "-x", "120", "-y", "40", "-c", proj, "--"}, cmd...)...)
+		} else {
+			tmuxCmd(append([]string{"new-window", "-d", "-t", "scale", "-c", proj, "--"}, cmd...)...)
+		}
+	}
+	srv.socket = tmuxCmd("display-message", "-p", "#{socket_path}")
+	srv.pid, _ = strconv.Atoi(tmuxCmd("display-message", "-p", "#{pid}"))
+	b.Cleanup(func() { exec.Command("tmux", "-L", srv.name, "kill-server").Run() })
+	return srv
+}
+
+// BenchmarkE2EScale measures monitoring at scale with the stand-in agent
+// (terminaldrivers/agenttest/standin: a recorded Claude Code
+// StandinClaudeVersion working, its pane output replayed at the real
+// pace): for 1, 10 and 100 working panes in one tmux server, akkd's CPU
+// (with the tmux commands it runs) and the tmux server's, in % of one core
+// over 20 s, with nothing monitored and with every pane under an exact
+// Watch; akkd's RSS; GET /v1/conversations latency; and the detection
+// latency from the completion record being written to the watch.completed
+// webhook arriving. Run with -benchtime=1x.
+func BenchmarkE2EScale(b *testing.B) {
+	const window = 20 * time.Second
+	s := agenttest.InstallStandin(b, b.TempDir())
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("panes=%d", n), func(b *testing.B) {
+			srv := startScaleServer(b, s, n)
+			rec := newReceiver(b, "")
+			go func() {
+				for range rec.arrived {
+				}
+			}()
+			d := startProc(b, b.TempDir(), "AKK_TMUX_SOCKETS="+srv.socket)
+			var hosts []hostCreds
+			for i := 0; i < (n+49)/50; i++ {
+				var h hostCreds
+				call(b, "POST", d.url+"/v1/hosts", d.token(), fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h"}`, i, rec.addr), &h)
+				hosts = append(hosts, h)
+			}
+			rows := waitRows(b, d.url, hosts[0].Token, srv.projects, 60*time.Second)
+			hz := clockTicks()
+			akkd := d.cmd.Process.Pid
+			measure := func() (akkdPct, tmuxPct float64, rss int64) {
+				a0, _ := procCPU(b, akkd)
+				t0, _ := procCPU(b, srv.pid)
+				time.Sleep(window)
+				a1, rss := procCPU(b, akkd)
+				t1, _ := procCPU(b, srv.pid)
+				return float64(a1-a0) / hz / window.Seconds() * 100, float64(t1-t0) / hz / window.Seconds() * 100, rss
+			}
+			b.ResetTimer()
+			idleAkkd, idleTmux, _ := measure()
+			var lists []time.Duration
+			for range 10 {
+				t0 := time.Now()
+				call(b, "GET", d.url+"/v1/conversations", hosts[0].Token, "", nil)
+				lists = append(lists, time.Since(t0))
+			}
+			var watches []string
+			for i, p := range srv.projects {
+				var w struct {
+					WatchID   string `json:"watch_id"`
+					WatchMode string `json:"watch_mode"`
+				}
+				h := hosts[i/50]
+				if code := call(b, "POST", d.url+"/v1/watches", h.Token, `{"terminal_id":"`+rows[p]+`"}`, &w); code != 201 || w.WatchMode != "exact_task" {
+					b.Fatalf("watch %s: %d %+v", p, code, w)
+				}
+				watches = append(watches, w.WatchID)
+			}
+			workAkkd, workTmux, rss := measure()
+			b.StopTimer()
+			// Completions, a few at a time as a fleet's would come.
+			var lat []time.Duration
+			for i := range srv.projects {
+				if err := os.WriteFile(srv.finish[i], nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				if i%10 == 9 || i == n-1 {
+					for j := i - i%10; j <= i; j++ {
+						lat = append(lat, completion(b, rec, watches[j], srv.done[j]))
+					}
+				}
+			}
+			slices.Sort(lists)
+			slices.Sort(lat)
+			b.ReportMetric(idleAkkd, "idle-akkd-%cpu")
+			b.ReportMetric(idleTmux, "idle-tmux-%cpu")
+			b.ReportMetric(workAkkd, "akkd-%cpu")
+			b.ReportMetric(workTmux, "tmux-%cpu")
+			b.ReportMetric(float64(rss)/1024, "akkd-rss-MB")
+			b.ReportMetric(ms(lists[len(lists)/2]), "list-ms")
+			b.ReportMetric(ms(lat[len(lat)/2]), "detect-median-ms")
+			b.ReportMetric(ms(lat[min(len(lat)-1, len(lat)*95/100)]), "detect-p95-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// waitRows waits until every project has a working row; it returns their
+// terminal ids.
+func waitRows(b *testing.B, url, token string, projects []string, timeout time.Duration) map[string]string {
+	b.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var list struct{ Conversations []conversationRow }
+		call(b, "GET", url+"/v1/conversations", token, "", &list)
+		got := map[string]string{}
+		for _, c := range list.Conversations {
+			if c.Terminal.ScreenState == "working" && slices.Contains(projects, c.Project) {
+				got[c.Project] = c.Terminal.TerminalID
+			}
+		}
+		if len(got) == len(projects) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d stand-ins listed working; rows %+v", len(got), len(projects), list.Conversations[:min(2, len(list.Conversations))])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// completion waits for a stand-in's completion record and its Watch's
+// watch.completed webhook: the time between them.
+func completion(b *testing.B, rec *receiver, watchID, doneFile string) time.Duration {
+	b.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		at, ok := rec.arrival(watchID, "watch.completed")
+		if raw, err := os.ReadFile(doneFile); ok && err == nil && len(raw) > 0 {
+			ns, err := strconv.ParseInt(string(raw), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return at.Sub(time.Unix(0, ns))
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("watch %s: no completion (webhook %v)", watchID, ok)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
