@@ -23,6 +23,9 @@ type TurnConfig struct {
 	// reports changing (ScreenNotifier): while output flows, a monitor
 	// looks at most this often, and a prompt drawn reaches it within it.
 	ScreenGap time.Duration
+	// ScreenConfirm is how soon a monitor looks again at a screen that one
+	// look read as a new prompt, to believe it (see screenWatch.confirm).
+	ScreenConfirm time.Duration
 	// ScreenQuiet is how often a monitor looks at a screen that tmux
 	// reports unchanged: a safety net for what the pane's writes do not
 	// show (its process ending without a word).
@@ -54,6 +57,9 @@ func (c *TurnConfig) defaults() {
 	}
 	if c.ScreenGap == 0 {
 		c.ScreenGap = 200 * time.Millisecond
+	}
+	if c.ScreenConfirm == 0 {
+		c.ScreenConfirm = 80 * time.Millisecond
 	}
 	if c.ScreenQuiet == 0 {
 		c.ScreenQuiet = max(c.ScreenInterval, 5*time.Second)

@@ -136,8 +136,9 @@ type screenWatch struct {
 	dirty bool // changed since the last look
 	// pending and pendingFP are a changed state and prompt fingerprint one
 	// look read, to be believed when the next look reads them again.
-	pending   ScreenState
-	pendingFP string
+	pending    ScreenState
+	pendingFP  string
+	confirming bool // the next look is to confirm one of them
 }
 
 // arm starts waiting for the next change, unless already waiting; false
@@ -160,28 +161,31 @@ func (w *screenWatch) arm(ctx context.Context, tr *turns, terminalID string) boo
 
 // confirm reports whether a monitor believes the look obs after the last
 // believed one, prev: a screen that turned to a prompt or questionnaire is
-// believed when the next look, ScreenGap later, shows the same state (one look, taken as a write
+// believed when the next look, ScreenConfirm later, shows the same state (one look, taken as a write
 // arrives, may catch a redraw half done); until then the next look is due
-// after ScreenGap. Looks on a clock (no change reports) are believed at once.
+// after ScreenConfirm. Looks on a clock (no change reports) are believed at once.
 func (w *screenWatch) confirm(prev, obs Terminal) bool {
 	prompt := obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction
+	if !prompt {
+		w.pendingFP = "" // no prompt on screen: none waits to be confirmed
+	}
 	if !w.notified() || !prompt || prev.ID == "" || obs.ScreenState == prev.ScreenState || obs.ScreenState == w.pending {
 		w.pending = ""
 		return true
 	}
-	w.pending, w.dirty = obs.ScreenState, true
+	w.pending, w.dirty, w.confirming = obs.ScreenState, true, true
 	return false
 }
 
 // confirmPrompt reports whether a prompt or step fingerprint that differs
 // from the one announced was read on two looks in a row; until then the
-// next look is due after ScreenGap.
+// next look is due after ScreenConfirm.
 func (w *screenWatch) confirmPrompt(fp string) bool {
 	if !w.notified() || fp == w.pendingFP {
 		w.pendingFP = ""
 		return true
 	}
-	w.pendingFP, w.dirty = fp, true
+	w.pendingFP, w.dirty, w.confirming = fp, true, true
 	return false
 }
 
@@ -207,6 +211,8 @@ func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty }
 // ScreenQuiet; on the clock, ScreenInterval.
 func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	switch {
+	case w.confirming:
+		return cfg.ScreenConfirm
 	case w.dirty:
 		return cfg.ScreenGap
 	case w.notified():
@@ -230,7 +236,7 @@ func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string,
 	}
 	look := !seen || !now.Before(last.Add(w.every(tr.cfg)))
 	if look {
-		w.dirty = false
+		w.dirty, w.confirming = false, false
 	}
 	if look || !w.dirty {
 		w.arm(ctx, tr, terminalID)

@@ -94,6 +94,8 @@ func TestE2EApprovals(t *testing.T) {
 			}
 
 			// reject: the command never runs; the Turn waits for the host at an idle pane.
+			// (The completion record may come before the pane has redrawn idle.)
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			id = send(`[[akk:bash cmd=\"touch akk-no && echo akk-no-$((40+3))\"]] run the other check`)
 			rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
 			status(id)

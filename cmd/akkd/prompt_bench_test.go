@@ -19,7 +19,7 @@ import (
 // capture (the benchmark's own, a few milliseconds apart) that the
 // version's profile reads as awaiting approval, to the
 // turn.approval_required webhook arriving. Each prompt is then approved
-// once (the command is an echo).
+// once (the command touches a file).
 // Run it with a fixed count, e.g. -benchtime=3x; it reports the median and
 // the largest in milliseconds.
 func BenchmarkE2EPromptLatency(b *testing.B) {
@@ -45,7 +45,7 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var s sendAnswer
-				req := fmt.Sprintf(`[[akk:bash cmd=\"echo akk-prompt-%d\"]] prompt probe %d`, i, i)
+				req := fmt.Sprintf(`[[akk:bash cmd=\"touch akk-prompt-%d\"]] prompt probe %d`, i, i)
 				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
 					b.Fatalf("send: %d %+v", code, s)
 				}
@@ -61,8 +61,10 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 				rec.waitTurn(b, s.TurnID, "turn.approval_required", 30*time.Second)
 				got, _ := rec.arrival(s.TurnID, "turn.approval_required")
 				lat = append(lat, got.Sub(drawn))
-				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, nil); code != 200 {
-					b.Fatalf("approve: %d", code)
+				call(b, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", nil) // the offer
+				var res map[string]any
+				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
+					b.Fatalf("approve: %d %v", code, res)
 				}
 				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
 				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
