@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"akk/terminaldrivers/claude"
 )
 
 type meta struct {
@@ -226,19 +228,8 @@ func unescape(s string) []byte {
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
-// projectDirName is Claude Code's folder name for a working folder: every
-// character other than an ASCII letter or digit becomes "-".
-func projectDirName(cwd string) string {
-	var b strings.Builder
-	for _, r := range cwd {
-		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
+// projectDirName is Claude Code's folder name for a working folder.
+func projectDirName(cwd string) string { return filepath.Base(claude.ProjectDir("/", cwd)) }
 
 func startTicks() (string, error) {
 	b, err := os.ReadFile("/proc/self/stat")
