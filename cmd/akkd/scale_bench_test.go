@@ -56,8 +56,7 @@ func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
 }
 
 // BenchmarkE2EScale measures monitoring at scale with the stand-in agent
-// (terminaldrivers/agenttest/standin: a recorded Claude Code
-// StandinClaudeVersion working, its pane output replayed at the real
+// (terminaldrivers/agenttest/standin: a recorded Claude Code working, its pane output replayed at the real
 // pace): for 1, 10 and 100 working panes in one tmux server, akkd's CPU
 // (with the tmux commands it runs) and the tmux server's, in % of one core
 // over 20 s, with nothing monitored and with every pane under an exact

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,9 +16,6 @@ import (
 // record and transcript Claude Code keeps, and it replays a recording of
 // the real agent's pane output at the real agent's pace. It exists for
 // load only: correctness is proven on the real agents.
-
-// StandinClaudeVersion is the Claude Code version the stand-in replays.
-const StandinClaudeVersion = "2.1.332"
 
 // StandinWindow is how long a recording of pane output lasts; the stand-in
 // loops it while it works.
@@ -47,14 +45,20 @@ type Standin struct {
 	Recording string
 }
 
-// InstallStandin builds the stand-in into dir as Claude Code
-// StandinClaudeVersion's executable.
+// InstallStandin builds the stand-in into dir as the executable of the
+// Claude Code version its recording (terminaldrivers/testdata/standin/
+// claude@<version>, the one there is) was made with.
 func InstallStandin(tb testing.TB, dir string) Standin {
 	tb.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	recs, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", KindClaude+"@*"))
+	if len(recs) != 1 {
+		tb.Fatalf("stand-in recordings: %v, want one (make fixtures-standin)", recs)
+	}
+	version := strings.TrimPrefix(filepath.Base(recs[0]), KindClaude+"@")
 	pkg := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
 	entry := filepath.Join(pkg, "bin", "claude.exe")
 	cmd := exec.Command("go", "build", "-o", entry, "./terminaldrivers/agenttest/standin")
@@ -62,9 +66,9 @@ func InstallStandin(tb testing.TB, dir string) Standin {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("build the stand-in: %v\n%s", err, out)
 	}
-	manifest := fmt.Sprintf(`{"name":"@anthropic-ai/claude-code","version":%q}`, StandinClaudeVersion)
+	manifest := fmt.Sprintf(`{"name":"@anthropic-ai/claude-code","version":%q}`, version)
 	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(manifest), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	return Standin{Entry: entry, Recording: filepath.Join(root, "terminaldrivers", "testdata", "standin", "claude@"+StandinClaudeVersion)}
+	return Standin{Entry: entry, Recording: recs[0]}
 }

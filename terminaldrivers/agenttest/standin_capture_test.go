@@ -19,7 +19,7 @@ import (
 // (terminaldrivers/testdata/standin/<agent>/): make fixtures-standin.
 const CaptureStandinEnv = "AKK_CAPTURE_STANDIN"
 
-// TestCaptureStandin records a real Claude Code working on a slow task, as
+// TestCaptureStandin records the newest pinned Claude Code working on a slow task, as
 // the stand-in agent of the scale benchmark replays it: the working screen
 // and cursor, every byte the agent wrote to its pane for StandinWindow
 // (through a read-only tmux control client, with the time of each write),
@@ -37,7 +37,13 @@ func TestCaptureStandin(t *testing.T) {
 		t.Fatalf("%s: %v (another capture running, or an old one left it)", FixtureProjectDir, err)
 	}
 	t.Cleanup(func() { os.RemoveAll(FixtureProjectDir) })
-	a := RequireAgent(t, KindClaude, StandinClaudeVersion)
+	// The newest pinned Claude Code; its recording replaces the one there.
+	agents := RequireAgents(t, KindClaude)
+	a := agents[len(agents)-1]
+	old, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", KindClaude+"@*"))
+	for _, o := range old {
+		os.RemoveAll(o)
+	}
 	dir := filepath.Join(root, "terminaldrivers", "testdata", "standin", a.Name())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
