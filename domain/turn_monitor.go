@@ -226,10 +226,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 	defer func() { stopWritten() }()
 	var scr screenWatch // tmux's report of the screen's next change
 	defer scr.release()
-	// The record is read when its write watch fired (or is not armed), at
-	// each look, and on the safety tick: not at every wake.
-	var readAt time.Time
-	recordWoke := true
+	var reads recordReads
 	for {
 		if !t.State.Monitored() {
 			return
@@ -279,8 +276,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 			}
 		}
 
-		if typ == "" && term.ID != "" && (written == nil || recordWoke || fresh || now.Sub(readAt) >= tr.cfg.RecordSafety) {
-			readAt, recordWoke = now, false
+		if typ == "" && term.ID != "" && reads.due(tr.cfg, written != nil, fresh, now) {
 			p, err := tr.term.Progress(ctx, term, mark, t.Request)
 			if ctx.Err() == nil {
 				tr.setReadErr(t.ID, err != nil)
@@ -423,11 +419,11 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		case <-written:
 			stopWritten()
 			written, stopWritten = nil, func() {}
-			recordWoke = true
+			reads.woke = true
 		case <-scr.ch:
 			scr.fired()
 		case <-nudges(ctx):
-			recordWoke = true
+			reads.woke = true
 			// An action or this monitor changed the Turn: take the stored
 			// record (its state and mark) and look at the screen at once.
 			cur, err := s.store.Turn(ctx, turnID)

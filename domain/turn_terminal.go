@@ -161,9 +161,9 @@ func (w *screenWatch) arm(ctx context.Context, tr *turns, terminalID string) boo
 
 // confirm reports whether a monitor believes the look obs after the last
 // believed one, prev: a screen that turned to a prompt or questionnaire is
-// believed when the next look, ScreenConfirm later, shows the same state (one look, taken as a write
-// arrives, may catch a redraw half done); until then the next look is due
-// after ScreenConfirm. Looks on a clock (no change reports) are believed at once.
+// believed when the next look, ScreenConfirm later, shows the same state
+// (one look, taken as a write arrives, may catch a redraw half done).
+// Looks on a clock (no change reports) are believed at once.
 func (w *screenWatch) confirm(prev, obs Terminal) bool {
 	prompt := obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction
 	if !prompt {
@@ -258,6 +258,23 @@ func (w *screenWatch) wait(cfg TurnConfig, recordWatched, seen bool, last, now t
 		}
 	}
 	return max(d, time.Millisecond)
+}
+
+// recordReads is when a monitor reads its record: when the record's write
+// watch fired or is not armed, at each look, and otherwise every
+// RecordSafety; not at every wake.
+type recordReads struct {
+	at   time.Time
+	woke bool // the write watch fired, or the monitor was nudged
+}
+
+// due reports whether to read now, and if so counts the read.
+func (r *recordReads) due(cfg TurnConfig, armed, looked bool, now time.Time) bool {
+	if armed && !r.woke && !looked && now.Sub(r.at) < cfg.RecordSafety {
+		return false
+	}
+	r.at, r.woke = now, false
+	return true
 }
 
 // look is the monitor's periodic observation of a terminal.

@@ -445,10 +445,7 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 	// (as a Turn's monitor does), not from the Watch's anchor, which is
 	// stored only when the Watch changes.
 	mark := w.Mark
-	// The record is read when its write watch fired (or is not armed), at
-	// each look, and on the safety tick: not at every wake.
-	var readAt time.Time
-	recordWoke := true
+	var reads recordReads
 	for w.State == WatchActive {
 		if notifier != nil && written == nil && w.Mode == WatchModeExact {
 			if ch, stop, err := notifier.Changed(mark); err == nil {
@@ -494,8 +491,7 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 				slog.Warn("watch monitor: observe", "watch_id", id, "err", err)
 			}
 		}
-		if typ == "" && term.ID != "" && w.Mode == WatchModeExact && (written == nil || recordWoke || looked || now.Sub(readAt) >= tr.cfg.RecordSafety) {
-			readAt, recordWoke = now, false
+		if typ == "" && term.ID != "" && w.Mode == WatchModeExact && reads.due(tr.cfg, written != nil, looked, now) {
 			if p, err := tr.term.Progress(ctx, term, mark, ""); err == nil {
 				next, typ, webhook = s.applyWatchProgress(next, p)
 				next.Mark, mark = p.Mark, p.Mark
@@ -531,11 +527,11 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 		case <-written:
 			stopWritten()
 			written, stopWritten = nil, func() {}
-			recordWoke = true
+			reads.woke = true
 		case <-scr.ch:
 			scr.fired()
 		case <-nudges(ctx):
-			recordWoke = true
+			reads.woke = true
 			cur, err := s.store.Watch(ctx, id)
 			if err != nil {
 				return
