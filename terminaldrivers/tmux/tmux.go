@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,7 +236,9 @@ func (s Server) Capture(ctx context.Context, paneID string) (Snapshot, error) {
 
 // CaptureAll takes a Snapshot of each pane with one tmux process, as
 // Capture would one by one: per pane capture-pane -p -e, its title, then a
-// line of a fence drawn at random for this call, which no screen holds. A
+// line of a fence drawn at random for this call, which no screen holds,
+// with the pane's place in paneIDs (not its id: display-message expands
+// its text with strftime, which mangles "%3"). A
 // pane that closed meanwhile, or any the answer leaves out, is missing from
 // the result (the caller captures it alone).
 func (s Server) CaptureAll(ctx context.Context, paneIDs []string) map[string]Snapshot {
@@ -256,19 +257,19 @@ func (s Server) CaptureAll(ctx context.Context, paneIDs []string) map[string]Sna
 			args = append(args, ";")
 		}
 		args = append(args, "capture-pane", "-p", "-e", "-t", id, ";",
-			"display-message", "-p", "-t", id, "#{pane_title}", ";", "display-message", "-p", fence+" "+id)
+			"display-message", "-p", "-t", id, "#{pane_title}", ";", "display-message", "-p", fence+":"+strconv.Itoa(i))
 	}
 	out, _ := s.run(ctx, args...) // what came before an error still counts
 	var lines []string
 	for _, l := range strings.SplitAfter(string(out), "\n") {
-		id, isFence := strings.CutPrefix(strings.TrimSuffix(l, "\n"), fence+" ")
+		n, isFence := strings.CutPrefix(strings.TrimSuffix(l, "\n"), fence+":")
 		if !isFence {
 			lines = append(lines, l)
 			continue
 		}
-		if len(lines) >= 1 && slices.Contains(paneIDs, id) {
+		if i, err := strconv.Atoi(n); err == nil && i >= 0 && i < len(paneIDs) && len(lines) >= 1 {
 			title := strings.TrimSuffix(lines[len(lines)-1], "\n")
-			got[id] = Snapshot{ANSI: strings.Join(lines[:len(lines)-1], ""), Title: title}
+			got[paneIDs[i]] = Snapshot{ANSI: strings.Join(lines[:len(lines)-1], ""), Title: title}
 		}
 		lines = nil
 	}

@@ -182,6 +182,49 @@ func TestServerAgainstRealTmux(t *testing.T) {
 	}
 }
 
+// CaptureAll on many panes takes every one, as Capture would: pane ids
+// past %2 once came back mangled (tmux expands display-message's text with
+// strftime), so all but three panes were captured again one by one.
+func TestCaptureAllManyPanes(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not installed")
+	}
+	ctx := context.Background()
+	sock := filepath.Join(t.TempDir(), "s")
+	r := ExecRunner{}
+	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "10", "cat"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	for range 11 {
+		if _, err := r.Run(ctx, "-S", sock, "new-window", "-d", "-t", "t", "cat"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Server{Socket: sock, Runner: r}
+	panes, err := s.ListPanes(ctx)
+	if err != nil || len(panes) != 12 {
+		t.Fatalf("ListPanes = %d panes, %v", len(panes), err)
+	}
+	var ids []string
+	for _, p := range panes {
+		ids = append(ids, p.ID)
+		if _, err := r.Run(ctx, "-S", sock, "select-pane", "-t", p.ID, "-T", "title of "+p.ID+" 100%"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := s.CaptureAll(ctx, ids)
+	for _, id := range ids {
+		one, err := s.Capture(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := all[id]; !ok || got != one {
+			t.Fatalf("CaptureAll[%s] = %+v (%v), Capture took %+v", id, got, ok, one)
+		}
+	}
+}
+
 func TestLiveTellsStaleSocketsApart(t *testing.T) {
 	dir := t.TempDir()
 	liveSock := filepath.Join(dir, "live")
