@@ -143,18 +143,15 @@ func (s *Service) retryActions(ctx context.Context, subject, path string) ([]Act
 	return out, nil
 }
 
-func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch) (Conversation, error) {
+// conversationOf builds t's row; recent holds the newest Turns of every
+// listed terminal (RecentTurnsOf), read once for the whole list.
+func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[string][]Turn) (Conversation, error) {
 	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}, Watches: []Watch{}}
 	if s.turns == nil {
 		return c, nil
 	}
 	held := false
-	recent, err := s.store.Turns(ctx, TurnFilter{All: true, Terminal: t.ID, Limit: 20})
-	if err != nil {
-		return c, err
-	}
-	for i := range recent {
-		x := recent[i]
+	for _, x := range recent[t.ID] {
 		if x.State.HoldsTerminal() {
 			held = true
 			if p.CanSeeHost(x.HostID) {
@@ -169,7 +166,7 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		}
 	}
 	var session Session
-	for _, x := range recent {
+	for _, x := range recent[t.ID] {
 		if p.CanSeeHost(x.HostID) {
 			c.SessionID = x.SessionID
 			if sess, err := s.store.Session(ctx, x.SessionID); err == nil {
@@ -285,6 +282,10 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 
 // List lists every agent terminal, observed now, and the caller's Turns
 // that need attention while their pane is gone. It sends no input.
+// recentPerTerminal is how many of a terminal's newest Turns its row reads
+// (the one that holds it, the caller's latest ended one, its session).
+const recentPerTerminal = 20
+
 func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
@@ -302,10 +303,20 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 		return ConversationList{}, err
 	}
 	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)), Unavailable: []UnavailableTurn{}}
+	var recent map[string][]Turn
+	if s.turns != nil {
+		ids := make([]string, len(ts))
+		for i, t := range ts {
+			ids[i] = t.ID
+		}
+		if recent, err = s.store.RecentTurnsOf(ctx, ids, recentPerTerminal); err != nil {
+			return ConversationList{}, err
+		}
+	}
 	live := map[string]bool{}
 	for _, t := range ts {
 		live[t.ID] = true
-		c, err := s.conversationOf(ctx, p, t, watches)
+		c, err := s.conversationOf(ctx, p, t, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
 		}

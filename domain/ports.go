@@ -53,6 +53,9 @@ type Store interface {
 	Turns(ctx context.Context, f TurnFilter) ([]Turn, error)
 	// TurnByMessageID finds an owner's Turn by idempotency key.
 	TurnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error)
+	// RecentTurnsOf returns the newest per Turns (every owner's, newest
+	// first) of each terminal in ids that has any, in one read.
+	RecentTurnsOf(ctx context.Context, ids []string, per int) (map[string][]Turn, error)
 	// HoldingTurn returns the Turn that holds terminalID, if any.
 	HoldingTurn(ctx context.Context, terminalID string) (Turn, error)
 	Session(ctx context.Context, id string) (Session, error)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -568,5 +569,39 @@ func TestRemovedHostsTurnStopsCallingBack(t *testing.T) {
 	}
 	if st, err := w.svc.Turn(op, r.Turn.ID); err != nil || st.Turn.State != domain.TurnCompleted {
 		t.Fatalf("the operator reads the removed host's Turn: %+v %v", st.Turn.State, err)
+	}
+}
+
+// RecentTurnsOf reads each terminal's newest Turns, at most per of them,
+// newest first, in one query; a terminal with none is absent.
+func TestRecentTurnsOf(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := r.Turn
+	base.State = domain.TurnCompleted
+	var want []string
+	for i := range 5 {
+		x := base
+		x.ID, x.MessageID, x.TerminalID = fmt.Sprintf("turn_b%d", i), "", "term_b"
+		x.CreatedAt = base.CreatedAt.Add(time.Duration(i+1) * time.Second)
+		if err := w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.InsertTurn(context.Background(), x) }); err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{x.ID}, want...)
+	}
+	got, err := w.store.RecentTurnsOf(context.Background(), []string{"term_a", "term_b", "term_none"}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range got["term_b"] {
+		ids = append(ids, x.ID)
+	}
+	if len(got) != 2 || len(got["term_a"]) != 1 || got["term_a"][0].ID != r.Turn.ID || strings.Join(ids, ",") != strings.Join(want[:3], ",") {
+		t.Fatalf("RecentTurnsOf = %v (term_b %v, want %v)", got, ids, want[:3])
 	}
 }

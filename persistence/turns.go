@@ -222,6 +222,35 @@ func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, 
 	return out, rows.Err()
 }
 
+// RecentTurnsOf implements domain.Store: one query, each terminal's newest
+// per rows picked by a window over its Turns.
+func (s *Store) RecentTurnsOf(ctx context.Context, ids []string, per int) (map[string][]domain.Turn, error) {
+	out := map[string][]domain.Turn{}
+	if len(ids) == 0 || per <= 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	args = append(args, per)
+	q := `SELECT ` + turnCols + ` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY terminal_id ORDER BY created_at DESC, turn_id DESC) AS akk_rank
+		FROM turns WHERE terminal_id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)) WHERE akk_rank <= ? ORDER BY terminal_id, created_at DESC, turn_id DESC`
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("recent turns: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		t, err := scanTurn(rows)
+		if err != nil {
+			return nil, fmt.Errorf("recent turns: %w", err)
+		}
+		out[t.TerminalID] = append(out[t.TerminalID], t)
+	}
+	return out, rows.Err()
+}
+
 // NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
 func (s *Store) NotificationsAbout(ctx context.Context, turnID string) ([]domain.Notification, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+prefixed("n.", notificationCols)+` FROM notifications n
