@@ -1,0 +1,154 @@
+package codexappserver
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Thread is the part of a daemon's thread AKK reads.
+type Thread struct {
+	ID         string          `json:"id"`
+	Cwd        string          `json:"cwd"`
+	Name       *string         `json:"name"`
+	Preview    string          `json:"preview"`
+	Model      *string         `json:"model"`
+	CLIVersion string          `json:"cliVersion"`
+	Path       *string         `json:"path"`
+	Status     ThreadStatus    `json:"status"`
+	Turns      []Turn          `json:"turns"`
+	Raw        json.RawMessage `json:"-"`
+}
+
+// ThreadStatus is a thread's state: idle, active, notLoaded, systemError.
+type ThreadStatus struct {
+	Type string `json:"type"`
+}
+
+// Turn is one turn of a thread.
+type Turn struct {
+	ID     string `json:"id"`
+	Status string `json:"status"` // inProgress, completed, interrupted, failed
+	Items  []Item `json:"items"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Item is one item of a turn; Text is set for agent messages and user
+// messages' text parts.
+type Item struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Text    string `json:"text"`
+	Phase   string `json:"phase"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// FinalMessage is the text of the turn's last agent message, "" when none.
+func (t Turn) FinalMessage() string {
+	for i := len(t.Items) - 1; i >= 0; i-- {
+		if t.Items[i].Type == "agentMessage" {
+			return t.Items[i].Text
+		}
+	}
+	return ""
+}
+
+// LoadedThreads lists the ids of the threads the daemon has loaded.
+func (c *Client) LoadedThreads(ctx context.Context) ([]string, error) {
+	var out []string
+	var cursor *string
+	for {
+		var r struct {
+			Data       []string `json:"data"`
+			NextCursor *string  `json:"nextCursor"`
+		}
+		if err := c.Call(ctx, "thread/loaded/list", map[string]any{"cursor": cursor}, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r.Data...)
+		if r.NextCursor == nil || *r.NextCursor == "" {
+			return out, nil
+		}
+		cursor = r.NextCursor
+	}
+}
+
+// ReadThread reads one thread, with its turns when turns is set.
+func (c *Client) ReadThread(ctx context.Context, id string, turns bool) (Thread, error) {
+	var r struct {
+		Thread json.RawMessage `json:"thread"`
+	}
+	if err := c.Call(ctx, "thread/read", map[string]any{"threadId": id, "includeTurns": turns}, &r); err != nil {
+		return Thread{}, err
+	}
+	var t Thread
+	if err := json.Unmarshal(r.Thread, &t); err != nil {
+		return Thread{}, err
+	}
+	t.Raw = r.Thread
+	return t, nil
+}
+
+// StartTurn starts a turn on a loaded thread with text as the user's
+// message; messageID goes with it as the client's own id of that message.
+func (c *Client) StartTurn(ctx context.Context, threadID, text, messageID string) (Turn, error) {
+	var r struct {
+		Turn Turn `json:"turn"`
+	}
+	params := map[string]any{
+		"threadId": threadID,
+		"input":    []map[string]any{{"type": "text", "text": text, "text_elements": []any{}}},
+	}
+	if messageID != "" {
+		params["clientUserMessageId"] = messageID
+	}
+	err := c.Call(ctx, "turn/start", params, &r)
+	return r.Turn, err
+}
+
+// InterruptTurn asks the daemon to interrupt a running turn.
+func (c *Client) InterruptTurn(ctx context.Context, threadID, turnID string) error {
+	return c.Call(ctx, "turn/interrupt", map[string]any{"threadId": threadID, "turnId": turnID}, nil)
+}
+
+// TurnEvent is a turn/started or turn/completed notification.
+type TurnEvent struct {
+	ThreadID string `json:"threadId"`
+	Turn     Turn   `json:"turn"`
+}
+
+// ItemEvent is an item/started or item/completed notification.
+type ItemEvent struct {
+	ThreadID string `json:"threadId"`
+	TurnID   string `json:"turnId"`
+	Item     Item   `json:"item"`
+}
+
+// Follow makes this connection a subscriber of a loaded thread, so its
+// turn and item notifications reach it too (a client that did not start or
+// resume a thread hears only thread/started and thread/status/changed). It
+// is thread/resume without turns and without overrides: the thread's
+// model, folder and settings stay as they are.
+func (c *Client) Follow(ctx context.Context, threadID string) (Thread, error) {
+	var r struct {
+		Thread json.RawMessage `json:"thread"`
+	}
+	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true}, &r); err != nil {
+		return Thread{}, err
+	}
+	var t Thread
+	if err := json.Unmarshal(r.Thread, &t); err != nil {
+		return Thread{}, err
+	}
+	t.Raw = r.Thread
+	return t, nil
+}
+
+// Unfollow ends this connection's subscription to a thread.
+func (c *Client) Unfollow(ctx context.Context, threadID string) error {
+	return c.Call(ctx, "thread/unsubscribe", map[string]any{"threadId": threadID}, nil)
+}
