@@ -19,6 +19,7 @@ type Service struct {
 	turns        *turns
 	approvals    ApprovalTerminal
 	watchTerm    WatchTerminal
+	backend      BackendThreads
 	interactions InteractionTerminal
 	threads      ThreadReader
 	native       NativeControls

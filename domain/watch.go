@@ -85,6 +85,18 @@ var StableIdle = 3 * time.Second
 // Turn terminal).
 func (s *Service) UseWatches(w WatchTerminal) { s.watchTerm = w }
 
+// BackendThreads names, from the agent's own backend and with no input into
+// the pane, the thread a working terminal runs (Codex's managed app-server
+// daemon: the one thread of the pane's daemon that runs a turn). ok only
+// when that is proven; anything less is not ok, never a guess.
+type BackendThreads interface {
+	ForegroundThread(ctx context.Context, t Terminal) (threadID string, ok bool, err error)
+}
+
+// UseBackendThreads wires a backend in: a Watch of a pane whose records
+// cannot name its task asks it before any probe.
+func (s *Service) UseBackendThreads(b BackendThreads) { s.backend = b }
+
 // NewWatchInput is a watch request.
 type NewWatchInput struct {
 	TerminalID         string `validate:"required,max=100"`
@@ -191,6 +203,11 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
+	if !exact {
+		if m, ok := s.backendAnchor(ctx, term); ok {
+			mark, exact = m, true
+		}
+	}
 	if !exact && in.Identify {
 		if mark, exact, err = s.identifiedAnchor(ctx, p, term, mark); err != nil {
 			return Watch{}, err
@@ -211,6 +228,30 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	}
 	s.startWatchMonitor(w.ID)
 	return w, nil
+}
+
+// backendAnchor anchors a Watch of a Codex pane whose records cannot name
+// its task on the thread the agent's backend names, with no input: the pane
+// works before the backend is asked and still works, the same process,
+// after; the thread's record holds an open task.
+func (s *Service) backendAnchor(ctx context.Context, term Terminal) (DurableMark, bool) {
+	anchor, ok := s.watchTerm.(ThreadAnchor)
+	if s.backend == nil || !ok || term.Agent.Kind != AgentCodex || term.NativeIdentity != IdentityAmbiguous || term.ScreenState != ScreenWorking {
+		return "", false
+	}
+	thread, ok, err := s.backend.ForegroundThread(ctx, term)
+	if err != nil || !ok {
+		return "", false
+	}
+	after, err := s.turns.term.Observe(ctx, term.ID)
+	if err != nil || after.Process != term.Process || after.ScreenState != ScreenWorking {
+		return "", false
+	}
+	m, exact, err := anchor.AnchorWatchThread(ctx, after, thread)
+	if err != nil || !exact {
+		return "", false
+	}
+	return m, true
 }
 
 // identifiedAnchor anchors a Watch of a Codex pane whose records cannot

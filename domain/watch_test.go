@@ -137,3 +137,74 @@ func TestWatchesPerHostAreBounded(t *testing.T) {
 		t.Fatalf("another host's first watch: %v", err)
 	}
 }
+
+type threadAnchor struct{ anchor }
+
+func (a threadAnchor) AnchorWatchThread(_ context.Context, _ domain.Terminal, thread string) (domain.DurableMark, bool, error) {
+	return domain.DurableMark("w-" + thread), thread == "thr_pane", nil
+}
+
+type fakeBackend struct {
+	thread string
+	ok     bool
+	during func() // runs while the backend is asked
+	asked  int
+}
+
+func (b *fakeBackend) ForegroundThread(context.Context, domain.Terminal) (string, bool, error) {
+	b.asked++
+	if b.during != nil {
+		b.during()
+	}
+	return b.thread, b.ok, nil
+}
+
+// A Codex pane whose records cannot name its task: the backend names its
+// thread, with no input, and the Watch is exact; only while the pane worked
+// before and after it was asked, the same process, and only a thread whose
+// record holds the open task. Anything less stays best effort.
+func TestBackendNamesTheThreadOfAWatch(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	ft.term.Agent.Kind, ft.term.NativeIdentity, ft.term.ScreenState = domain.AgentCodex, domain.IdentityAmbiguous, domain.ScreenWorking
+	w := newWorld(t, "", ft)
+	w.svc.UseWatches(threadAnchor{anchor{ft, false}})
+	b := &fakeBackend{thread: "thr_pane", ok: true}
+	w.svc.UseBackendThreads(b)
+	start := func() domain.Watch {
+		t.Helper()
+		wt, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.svc.Unwatch(w.host, wt.ID)
+		return wt
+	}
+	if wt := start(); wt.Mode != domain.WatchModeExact || wt.Mark != "w-thr_pane" {
+		t.Fatalf("named thread: %+v", wt)
+	}
+	b.ok = false
+	if wt := start(); wt.Mode != domain.WatchModeActivity {
+		t.Fatalf("backend could not name it: %+v", wt)
+	}
+	b.ok, b.thread = true, "thr_other" // its record holds no open task
+	if wt := start(); wt.Mode != domain.WatchModeActivity {
+		t.Fatalf("a thread without the open task: %+v", wt)
+	}
+	b.thread = "thr_pane"
+	b.during = func() { ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval }) }
+	if wt := start(); wt.Mode != domain.WatchModeActivity {
+		t.Fatalf("the pane changed while the backend was asked: %+v", wt)
+	}
+	b.during = nil
+	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking; f.term.NativeIdentity = domain.IdentityResolved })
+	asked := b.asked
+	start()
+	ft.set(func(f *fakeTerm) { f.term.Agent.Kind = domain.AgentClaude; f.term.NativeIdentity = domain.IdentityAmbiguous })
+	start()
+	if b.asked != asked {
+		t.Fatal("the backend was asked of a pane whose records name its task, or of Claude Code")
+	}
+	if n, i := ft.counts(); n != 0 || i != 0 {
+		t.Fatalf("a watch typed: %d submits, %d interrupts", n, i)
+	}
+}

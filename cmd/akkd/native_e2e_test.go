@@ -324,10 +324,10 @@ func TestE2ENativeControls(t *testing.T) {
 }
 
 // TestE2EWatchIdentified watches a task a person typed on every pinned
-// Codex version whose threads live in the shared app-server daemon: with
-// identify, the closed status probe names the pane's thread and the Watch
-// is exact (its completion carries the final message); the probe reached
-// no model and left the composer empty.
+// Codex version whose threads live in the shared app-server daemon, with
+// AKK not asking that daemon: with identify, the closed status probe names
+// the pane's thread and the Watch is exact (its completion carries the
+// final message); the probe reached no model and left the composer empty.
 func TestE2EWatchIdentified(t *testing.T) {
 	var agents []agenttest.Agent
 	for _, a := range agenttest.RequireAgents(t, agenttest.KindCodex) {
@@ -344,7 +344,8 @@ func TestE2EWatchIdentified(t *testing.T) {
 			e := agenttest.New(t, a, agenttest.Options{})
 			e.StartReady()
 			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			// The daemon is not asked (--codex-backend off): the probe is.
+			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath(), "AKK_CODEX_BACKEND": "off"})
 			defer d.stop()
 			var host hostCreds
 			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)

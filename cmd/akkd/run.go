@@ -26,6 +26,7 @@ import (
 	"akk/terminaldrivers/agentpane"
 	"akk/terminaldrivers/claude"
 	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/codexappserver"
 	"akk/terminaldrivers/discovery"
 	"akk/terminaldrivers/screen"
 )
@@ -42,6 +43,7 @@ type config struct {
 	retention time.Duration
 	accept    time.Duration
 	noControl bool
+	noBackend bool
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
@@ -57,6 +59,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
 	control := fs.String("tmux-control", envOr(getenv, "AKK_TMUX_CONTROL", "on"),
 		"on: monitors learn of pane writes from a read-only tmux control client per session with a monitored pane; off: they look on a clock (env AKK_TMUX_CONTROL)")
+	backend := fs.String("codex-backend", envOr(getenv, "AKK_CODEX_BACKEND", "on"),
+		"on: a Watch of a Codex pane whose threads a managed app-server daemon holds asks that daemon, read-only, which thread runs before it types any probe; off: it never connects to the daemon (env AKK_CODEX_BACKEND)")
 	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
@@ -80,6 +84,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		cfg.noControl = true
 	default:
 		return cfg, fmt.Errorf("--tmux-control: %q is neither on nor off", *control)
+	}
+	switch *backend {
+	case "on":
+	case "off":
+		cfg.noBackend = true
+	default:
+		return cfg, fmt.Errorf("--codex-backend: %q is neither on nor off", *backend)
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -175,6 +186,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	panes := agentpane.New(terms, agentpane.Config{})
 	svc.UseTurns(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
 	svc.UseWatches(panes)
+	if !cfg.noBackend {
+		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
+	}
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only

@@ -75,12 +75,10 @@ func TestE2EWatches(t *testing.T) {
 			e.Submit("[[akk:slow secs=6]] a task I typed myself")
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasAction("watch"))
 			w := watch()
+			// On a version whose shared app-server daemon holds the rollouts,
+			// the records cannot say which is this pane's: the daemon itself
+			// says which thread runs (read-only), and the Watch is exact too.
 			wantMode, wantConf := "exact_task", "exact"
-			if sharedDaemon(a) {
-				// The shared app-server daemon holds the rollouts: which one is
-				// this pane's is not proven, so the Watch follows the screen.
-				wantMode, wantConf = "terminal_activity", "best_effort"
-			}
 			if w.WatchMode != wantMode || w.Confidence != wantConf || w.State != "active" {
 				t.Fatalf("watch %+v, want %s/%s", w, wantMode, wantConf)
 			}

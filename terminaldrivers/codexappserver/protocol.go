@@ -14,6 +14,7 @@ type Thread struct {
 	Model      *string         `json:"model"`
 	CLIVersion string          `json:"cliVersion"`
 	Path       *string         `json:"path"`
+	Ephemeral  bool            `json:"ephemeral"`
 	Status     ThreadStatus    `json:"status"`
 	Turns      []Turn          `json:"turns"`
 	Raw        json.RawMessage `json:"-"`

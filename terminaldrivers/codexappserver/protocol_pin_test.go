@@ -37,7 +37,7 @@ var used = struct {
 		"ThreadResumeParams":        {"threadId", "excludeTurns"},
 		"ThreadResumeResponse":      {"thread"},
 		"ThreadUnsubscribeParams":   {"threadId"},
-		"Thread":                    {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "status", "turns"},
+		"Thread":                    {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "status", "turns"},
 		"Turn":                      {"id", "status", "items", "error"},
 		"TurnStatus":                {},
 		"TurnStartParams":           {"threadId", "input", "clientUserMessageId"},
