@@ -196,10 +196,16 @@ func TestBackendNamesTheThreadOfAWatch(t *testing.T) {
 		t.Fatalf("the pane changed while the backend was asked: %+v", wt)
 	}
 	b.during = nil
-	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking; f.term.NativeIdentity = domain.IdentityResolved })
+	ft.set(func(f *fakeTerm) {
+		f.term.ScreenState = domain.ScreenWorking
+		f.term.NativeIdentity = domain.IdentityResolved
+	})
 	asked := b.asked
 	start()
-	ft.set(func(f *fakeTerm) { f.term.Agent.Kind = domain.AgentClaude; f.term.NativeIdentity = domain.IdentityAmbiguous })
+	ft.set(func(f *fakeTerm) {
+		f.term.Agent.Kind = domain.AgentClaude
+		f.term.NativeIdentity = domain.IdentityAmbiguous
+	})
 	start()
 	if b.asked != asked {
 		t.Fatal("the backend was asked of a pane whose records name its task, or of Claude Code")
