@@ -171,11 +171,7 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	msg := map[string]any{"id": json.RawMessage(id), "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	if err := c.write(ctx, msg); err != nil {
+	if err := c.write(ctx, message(json.RawMessage(id), method, params)); err != nil {
 		return err
 	}
 	select {
@@ -197,11 +193,19 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 }
 
 func (c *Client) notify(ctx context.Context, method string, params any) error {
+	return c.write(ctx, message(nil, method, params))
+}
+
+// message is a request (id set) or a notification on the wire.
+func message(id json.RawMessage, method string, params any) map[string]any {
 	msg := map[string]any{"method": method}
+	if id != nil {
+		msg["id"] = id
+	}
 	if params != nil {
 		msg["params"] = params
 	}
-	return c.write(ctx, msg)
+	return msg
 }
 
 func (c *Client) write(ctx context.Context, msg any) error {

@@ -80,10 +80,15 @@ func (c *Client) LoadedThreads(ctx context.Context) ([]string, error) {
 
 // ReadThread reads one thread, with its turns when turns is set.
 func (c *Client) ReadThread(ctx context.Context, id string, turns bool) (Thread, error) {
+	return c.threadCall(ctx, "thread/read", map[string]any{"threadId": id, "includeTurns": turns})
+}
+
+// threadCall calls a method whose result is {"thread": …}.
+func (c *Client) threadCall(ctx context.Context, method string, params any) (Thread, error) {
 	var r struct {
 		Thread json.RawMessage `json:"thread"`
 	}
-	if err := c.Call(ctx, "thread/read", map[string]any{"threadId": id, "includeTurns": turns}, &r); err != nil {
+	if err := c.Call(ctx, method, params, &r); err != nil {
 		return Thread{}, err
 	}
 	var t Thread
@@ -135,18 +140,7 @@ type ItemEvent struct {
 // is thread/resume without turns and without overrides: the thread's
 // model, folder and settings stay as they are.
 func (c *Client) Follow(ctx context.Context, threadID string) (Thread, error) {
-	var r struct {
-		Thread json.RawMessage `json:"thread"`
-	}
-	if err := c.Call(ctx, "thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true}, &r); err != nil {
-		return Thread{}, err
-	}
-	var t Thread
-	if err := json.Unmarshal(r.Thread, &t); err != nil {
-		return Thread{}, err
-	}
-	t.Raw = r.Thread
-	return t, nil
+	return c.threadCall(ctx, "thread/resume", map[string]any{"threadId": threadID, "excludeTurns": true})
 }
 
 // Unfollow ends this connection's subscription to a thread.

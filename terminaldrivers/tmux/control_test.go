@@ -1,15 +1,11 @@
 package tmux
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"os/exec"
 )
 
 func closed(ch <-chan struct{}) bool {
@@ -26,16 +22,7 @@ func closed(ch <-chan struct{}) bool {
 // indicator's small ones, cannot type, survives screen lines that look like
 // the protocol's, and ends with its session.
 func TestControlAgainstRealTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	ctx := context.Background()
-	sock := filepath.Join(t.TempDir(), "s")
-	r := ExecRunner{}
-	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "20", "cat"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	ctx, sock, r := realTmux(t, 20)
 	s := Server{Socket: sock, Runner: r}
 	panes, err := s.ListPanes(ctx)
 	if err != nil || len(panes) != 1 {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,18 +122,26 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// The real tmux, on a server of the test's own: list, capture, paste, keys.
-func TestServerAgainstRealTmux(t *testing.T) {
+// realTmux starts a tmux server of the test's own, one session "t" of 80
+// columns and height rows running cat; it ends with the test.
+func realTmux(t *testing.T, height int) (context.Context, string, ExecRunner) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed")
 	}
 	ctx := context.Background()
 	sock := filepath.Join(t.TempDir(), "s")
 	r := ExecRunner{}
-	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "20", "cat"); err != nil {
+	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", strconv.Itoa(height), "cat"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	return ctx, sock, r
+}
+
+// The real tmux, on a server of the test's own: list, capture, paste, keys.
+func TestServerAgainstRealTmux(t *testing.T) {
+	ctx, sock, r := realTmux(t, 20)
 	s := Server{Socket: sock, Runner: r}
 	panes, err := s.ListPanes(ctx)
 	if err != nil || len(panes) != 1 {
@@ -186,16 +195,7 @@ func TestServerAgainstRealTmux(t *testing.T) {
 // past %2 once came back mangled (tmux expands display-message's text with
 // strftime), so all but three panes were captured again one by one.
 func TestCaptureAllManyPanes(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux not installed")
-	}
-	ctx := context.Background()
-	sock := filepath.Join(t.TempDir(), "s")
-	r := ExecRunner{}
-	if _, err := r.Run(ctx, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "10", "cat"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	ctx, sock, r := realTmux(t, 10)
 	for range 11 {
 		if _, err := r.Run(ctx, "-S", sock, "new-window", "-d", "-t", "t", "cat"); err != nil {
 			t.Fatal(err)
