@@ -46,6 +46,17 @@ type config struct {
 	noBackend bool
 }
 
+// off reads an on/off flag: true for off.
+func off(name, v string) (bool, error) {
+	switch v {
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	}
+	return false, fmt.Errorf("--%s: %q is neither on nor off", name, v)
+}
+
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
 	cfg := config{retry: domain.DefaultRetryPolicy()}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
@@ -78,19 +89,12 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	} else {
 		cfg.retention = d
 	}
-	switch *control {
-	case "on":
-	case "off":
-		cfg.noControl = true
-	default:
-		return cfg, fmt.Errorf("--tmux-control: %q is neither on nor off", *control)
+	var err error
+	if cfg.noControl, err = off("tmux-control", *control); err != nil {
+		return cfg, err
 	}
-	switch *backend {
-	case "on":
-	case "off":
-		cfg.noBackend = true
-	default:
-		return cfg, fmt.Errorf("--codex-backend: %q is neither on nor off", *backend)
+	if cfg.noBackend, err = off("codex-backend", *backend); err != nil {
+		return cfg, err
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {

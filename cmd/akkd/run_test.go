@@ -486,3 +486,23 @@ func TestHangingReceiverDelaysOnlyItsHost(t *testing.T) {
 		t.Fatalf("host A had %d deliveries in flight at once, want 1", n)
 	}
 }
+
+// The on/off switches take on or off, from a flag or the environment, and
+// refuse anything else with the flag's name.
+func TestOnOffSwitches(t *testing.T) {
+	env := map[string]string{"AKK_CODEX_BACKEND": "off", "AKK_STATE_DIR": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	bare := func(k string) string { return map[string]string{"AKK_STATE_DIR": env["AKK_STATE_DIR"]}[k] }
+	cfg, err := parseConfig([]string{"akkd", "--tmux-control", "off"}, getenv, io.Discard)
+	if err != nil || !cfg.noControl || !cfg.noBackend {
+		t.Fatalf("off and off: %+v %v", cfg, err)
+	}
+	if cfg, err = parseConfig([]string{"akkd"}, bare, io.Discard); err != nil || cfg.noControl || cfg.noBackend {
+		t.Fatalf("defaults: %+v %v", cfg, err)
+	}
+	for _, args := range [][]string{{"akkd", "--codex-backend", "yes"}, {"akkd", "--tmux-control", "1"}} {
+		if _, err := parseConfig(args, bare, io.Discard); err == nil || !strings.Contains(err.Error(), args[1]) {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+}
