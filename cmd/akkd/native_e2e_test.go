@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -642,7 +643,10 @@ func TestE2EModels(t *testing.T) {
 			e.WaitForText(10*time.Second, "/model")
 			repair("a bare /model")
 			e.Type("/model")
-			e.WaitFor("the command menu under the typed /model", 10*time.Second, func(s string) bool { return strings.Count(s, "/model") >= 2 })
+			// The menu's own row ("/model  choose what model…"), not the
+			// header's or a tip's mention of /model: Enter before the menu
+			// is drawn leaves the bare command in the composer.
+			e.WaitFor("the command menu under the typed /model", 10*time.Second, func(s string) bool { return modelMenuRow.MatchString(s) })
 			e.Press("Enter")
 			e.WaitFor("the model picker", 10*time.Second, func(s string) bool {
 				return strings.Contains(s, "Select model") || strings.Contains(s, "Select Model and Effort")
@@ -666,3 +670,7 @@ func TestE2EModels(t *testing.T) {
 		})
 	}
 }
+
+// modelMenuRow is the command menu's row for /model: an optional selection
+// glyph, the command, two or more spaces, its description.
+var modelMenuRow = regexp.MustCompile(`(?m)^\s*[❯›>]?\s*/model\s{2,}\S`)
