@@ -23,29 +23,44 @@ var used = struct {
 	Requests      []string
 	Notifications []string
 	Definitions   map[string][]string
+	// ServerRequests are the daemon's requests AKK reads and answers;
+	// RequestDefinitions are definitions of ServerRequest.json; Responses
+	// are the answers' whole schemas (every decision they allow).
+	ServerRequests     []string
+	RequestDefinitions map[string][]string
+	Responses          []string
 }{
-	Requests:      []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe"},
-	Notifications: []string{"turn/started", "turn/completed", "item/completed"},
+	Requests:       []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe"},
+	Notifications:  []string{"turn/started", "turn/completed", "item/completed", "serverRequest/resolved"},
+	ServerRequests: []string{MethodCommandApproval, MethodUserInput},
+	RequestDefinitions: map[string][]string{
+		"CommandExecutionRequestApprovalParams": {"threadId", "turnId", "itemId", "approvalId", "command", "cwd", "reason"},
+		"ToolRequestUserInputParams":            {"threadId", "turnId", "itemId", "isBlocking", "questions"},
+		"ToolRequestUserInputQuestion":          {"id", "header", "question", "isOther", "isSecret", "options"},
+		"ToolRequestUserInputOption":            {"label", "description"},
+	},
+	Responses: []string{"CommandExecutionRequestApprovalResponse", "ToolRequestUserInputResponse"},
 	Definitions: map[string][]string{
-		"InitializeParams":          {"clientInfo", "capabilities"},
-		"ClientInfo":                {"name", "title", "version"},
-		"InitializeCapabilities":    {"experimentalApi"},
-		"ThreadLoadedListParams":    {"cursor"},
-		"ThreadLoadedListResponse":  {"data", "nextCursor"},
-		"ThreadReadParams":          {"threadId", "includeTurns"},
-		"ThreadReadResponse":        {"thread"},
-		"ThreadResumeParams":        {"threadId", "excludeTurns"},
-		"ThreadResumeResponse":      {"thread"},
-		"ThreadUnsubscribeParams":   {"threadId"},
-		"Thread":                    {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "status", "turns"},
-		"Turn":                      {"id", "status", "items", "error"},
-		"TurnStatus":                {},
-		"TurnStartParams":           {"threadId", "input", "clientUserMessageId"},
-		"TurnStartResponse":         {"turn"},
-		"TurnInterruptParams":       {"threadId", "turnId"},
-		"TurnStartedNotification":   {"threadId", "turn"},
-		"TurnCompletedNotification": {"threadId", "turn"},
-		"ItemCompletedNotification": {"threadId", "turnId", "item"},
+		"InitializeParams":                  {"clientInfo", "capabilities"},
+		"ClientInfo":                        {"name", "title", "version"},
+		"InitializeCapabilities":            {"experimentalApi"},
+		"ThreadLoadedListParams":            {"cursor"},
+		"ThreadLoadedListResponse":          {"data", "nextCursor"},
+		"ThreadReadParams":                  {"threadId", "includeTurns"},
+		"ThreadReadResponse":                {"thread"},
+		"ThreadResumeParams":                {"threadId", "excludeTurns"},
+		"ThreadResumeResponse":              {"thread"},
+		"ThreadUnsubscribeParams":           {"threadId"},
+		"Thread":                            {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "status", "turns"},
+		"Turn":                              {"id", "status", "items", "error"},
+		"TurnStatus":                        {},
+		"TurnStartParams":                   {"threadId", "input", "clientUserMessageId"},
+		"TurnStartResponse":                 {"turn"},
+		"TurnInterruptParams":               {"threadId", "turnId"},
+		"TurnStartedNotification":           {"threadId", "turn"},
+		"TurnCompletedNotification":         {"threadId", "turn"},
+		"ItemCompletedNotification":         {"threadId", "turnId", "item"},
+		"ServerRequestResolvedNotification": {"requestId", "threadId"},
 	},
 }
 
@@ -82,22 +97,38 @@ func pinOf(t *testing.T, dir string) []byte {
 	for _, m := range used.Notifications {
 		pin["notification "+m] = notes[m]
 	}
-	defs := read("codex_app_server_protocol.v2.schemas.json")["definitions"].(map[string]any)
-	for name, props := range used.Definitions {
-		d, _ := defs[name].(map[string]any)
-		if d == nil {
-			pin["definition "+name] = nil
+	definitions := func(prefix string, defs map[string]any, used map[string][]string) {
+		for name, props := range used {
+			d, _ := defs[name].(map[string]any)
+			if d == nil {
+				pin[prefix+name] = nil
+				continue
+			}
+			entry := map[string]any{"required": d["required"]}
+			if len(props) == 0 {
+				entry["schema"] = d
+			}
+			all, _ := d["properties"].(map[string]any)
+			for _, p := range props {
+				entry["property "+p] = all[p]
+			}
+			pin[prefix+name] = entry
+		}
+	}
+	definitions("definition ", read("codex_app_server_protocol.v2.schemas.json")["definitions"].(map[string]any), used.Definitions)
+	serverRequests := read("ServerRequest.json")
+	sreqs := methods("ServerRequest.json")
+	for _, m := range used.ServerRequests {
+		pin["server request "+m] = sreqs[m]
+	}
+	sdefs, _ := serverRequests["definitions"].(map[string]any)
+	definitions("request definition ", sdefs, used.RequestDefinitions)
+	for _, name := range used.Responses {
+		if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
+			pin["response "+name] = nil
 			continue
 		}
-		entry := map[string]any{"required": d["required"]}
-		if len(props) == 0 {
-			entry["schema"] = d
-		}
-		all, _ := d["properties"].(map[string]any)
-		for _, p := range props {
-			entry["property "+p] = all[p]
-		}
-		pin["definition "+name] = entry
+		pin["response "+name] = read(name + ".json")
 	}
 	b, err := json.MarshalIndent(withoutDescriptions(pin), "", "  ")
 	if err != nil {
