@@ -40,6 +40,29 @@ func daemonAgents(t *testing.T) []agenttest.Agent {
 	return out
 }
 
+// tuiDaemon starts the agent's TUI in tmux and connects to the managed
+// daemon it starts; the connection ends with the test.
+func tuiDaemon(ctx context.Context, t *testing.T, a agenttest.Agent) (*agenttest.Env, *Client) {
+	t.Helper()
+	e := agenttest.New(t, a, agenttest.Options{})
+	e.StartReady()
+	sock := SocketPath(e.CodexHome)
+	for deadline := time.Now().Add(agenttest.StartTimeout); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no control socket at %s", sock)
+		}
+	}
+	c, err := Dial(ctx, sock, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return e, c
+}
+
 // follower reads one connection's messages.
 type follower struct {
 	t  *testing.T
@@ -106,24 +129,9 @@ func TestE2EAppServer(t *testing.T) {
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			sock := SocketPath(e.CodexHome)
-			for deadline := time.Now().Add(agenttest.StartTimeout); ; time.Sleep(50 * time.Millisecond) {
-				if _, err := os.Stat(sock); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no control socket at %s", sock)
-				}
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			c, err := Dial(ctx, sock, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			e, c := tuiDaemon(ctx, t, a)
 			if home, _ := filepath.EvalSymlinks(e.CodexHome); c.Info.CodexHome != e.CodexHome && c.Info.CodexHome != home {
 				t.Fatalf("daemon serves %q, want %q", c.Info.CodexHome, e.CodexHome)
 			}

@@ -67,24 +67,9 @@ func TestE2EAppServerRequests(t *testing.T) {
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			sock := SocketPath(e.CodexHome)
-			for deadline := time.Now().Add(agenttest.StartTimeout); ; time.Sleep(50 * time.Millisecond) {
-				if _, err := os.Stat(sock); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no control socket at %s", sock)
-				}
-			}
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			c, err := Dial(ctx, sock, "test")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			e, c := tuiDaemon(ctx, t, a)
 			ids, err := c.LoadedThreads(ctx)
 			if err != nil || len(ids) != 1 {
 				t.Fatalf("loaded threads = %v, %v; want the TUI's one", ids, err)
