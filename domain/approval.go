@@ -143,6 +143,9 @@ func (s *Service) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, erro
 	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
 		return nil, nil
 	}
+	if IsBackendEndpoint(t.TerminalID) {
+		return &ApprovalView{ManualRequired: true, Reason: "the Codex app-server asks to approve a command of this turn; answer it where the thread is shown (its pane)"}, nil
+	}
 	p, _ := PrincipalFrom(ctx)
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
 	if err != nil {

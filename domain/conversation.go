@@ -12,7 +12,10 @@ import (
 type Conversation struct {
 	ID       string
 	Terminal Terminal
-	Actions  []Action
+	// Backend is set (and Terminal zero) for a thread of a Codex
+	// app-server daemon, driven through the daemon.
+	Backend *BackendThread
+	Actions []Action
 	// SessionID is the caller's AKK session on this terminal, if any.
 	SessionID string
 	// CurrentTurn holds the terminal now; RecentTurn is the caller's latest
@@ -150,29 +153,11 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 	if s.turns == nil {
 		return c, nil
 	}
-	held := false
-	for _, x := range recent[t.ID] {
-		if x.State.HoldsTerminal() {
-			held = true
-			if p.CanSeeHost(x.HostID) {
-				c.CurrentTurn = &x
-			} else {
-				c.HeldByOther = true
-			}
-			continue
-		}
-		if c.RecentTurn == nil && p.CanSeeHost(x.HostID) {
-			c.RecentTurn = &x
-		}
-	}
+	held := c.turnsOf(p, recent[t.ID])
 	var session Session
-	for _, x := range recent[t.ID] {
-		if p.CanSeeHost(x.HostID) {
-			c.SessionID = x.SessionID
-			if sess, err := s.store.Session(ctx, x.SessionID); err == nil {
-				session = sess
-			}
-			break
+	if c.SessionID != "" {
+		if sess, err := s.store.Session(ctx, c.SessionID); err == nil {
+			session = sess
 		}
 	}
 	// send: the managed path (idle, empty composer, no Turn holds the
@@ -235,15 +220,8 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 				act("unwatch", "DELETE", "/v1/watches/"+w.ID, nil))
 		}
 	}
-	for _, x := range []*Turn{c.CurrentTurn, c.RecentTurn} {
-		if x == nil {
-			continue
-		}
-		as, err := s.turnActions(ctx, *x, true)
-		if err != nil {
-			return c, err
-		}
-		c.Actions = append(c.Actions, as...)
+	if err := s.addTurnActions(ctx, &c); err != nil {
+		return c, err
 	}
 	// A questionnaire, or an async question asked while the Turn works on.
 	if cur := c.CurrentTurn; cur != nil && s.interactions != nil &&
@@ -280,6 +258,49 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 	return c, nil
 }
 
+// addTurnActions adds the actions of the row's Turns (the one holding its
+// endpoint, the caller's latest ended one).
+func (s *Service) addTurnActions(ctx context.Context, c *Conversation) error {
+	for _, x := range []*Turn{c.CurrentTurn, c.RecentTurn} {
+		if x == nil {
+			continue
+		}
+		as, err := s.turnActions(ctx, *x, true)
+		if err != nil {
+			return err
+		}
+		c.Actions = append(c.Actions, as...)
+	}
+	return nil
+}
+
+// turnsOf sets the row's Turns from its endpoint's newest Turns: the one
+// holding it (the caller's, else HeldByOther), the caller's latest ended
+// one, and the caller's latest session. held: a Turn holds the endpoint.
+func (c *Conversation) turnsOf(p Principal, newest []Turn) (held bool) {
+	for _, x := range newest {
+		if x.State.HoldsTerminal() {
+			held = true
+			if p.CanSeeHost(x.HostID) {
+				c.CurrentTurn = &x
+			} else {
+				c.HeldByOther = true
+			}
+			continue
+		}
+		if c.RecentTurn == nil && p.CanSeeHost(x.HostID) {
+			c.RecentTurn = &x
+		}
+	}
+	for _, x := range newest {
+		if p.CanSeeHost(x.HostID) {
+			c.SessionID = x.SessionID
+			break
+		}
+	}
+	return held
+}
+
 // List lists every agent terminal, observed now, and the caller's Turns
 // that need attention while their pane is gone. It sends no input.
 // recentPerTerminal is how many of a terminal's newest Turns its row reads
@@ -302,12 +323,16 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	if err != nil {
 		return ConversationList{}, err
 	}
-	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)), Unavailable: []UnavailableTurn{}}
+	threads := s.backendThreads(ctx, ts)
+	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)+len(threads)), Unavailable: []UnavailableTurn{}}
 	var recent map[string][]Turn
 	if s.turns != nil {
-		ids := make([]string, len(ts))
-		for i, t := range ts {
-			ids[i] = t.ID
+		ids := make([]string, 0, len(ts)+len(threads))
+		for _, t := range ts {
+			ids = append(ids, t.ID)
+		}
+		for _, th := range threads {
+			ids = append(ids, BackendEndpoint(th.ThreadID))
 		}
 		if recent, err = s.store.RecentTurnsOf(ctx, ids, recentPerTerminal); err != nil {
 			return ConversationList{}, err
@@ -317,6 +342,16 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	for _, t := range ts {
 		live[t.ID] = true
 		c, err := s.conversationOf(ctx, p, t, watches, recent)
+		if err != nil {
+			return ConversationList{}, err
+		}
+		out.Conversations = append(out.Conversations, c)
+	}
+	// A backend thread is its own row: it is merged with no pane (no pane
+	// is proven to show exactly it).
+	for _, th := range threads {
+		live[BackendEndpoint(th.ThreadID)] = true
+		c, err := s.backendConversationOf(ctx, p, th, recent)
 		if err != nil {
 			return ConversationList{}, err
 		}

@@ -26,6 +26,7 @@ const (
 	CodeSessionNotFound        Code = "session_not_found"
 	CodeTerminalNotFound       Code = "terminal_not_found"
 	CodeTerminalNotIdle        Code = "terminal_not_idle"
+	CodeThreadNotIdle          Code = "thread_not_idle"
 	CodeUnprofiledAgent        Code = "unprofiled_agent"
 	CodeConflictActiveTurn     Code = "conflict_active_turn"
 	CodeSlashCommandRejected   Code = "slash_command_rejected"

@@ -20,6 +20,7 @@ type Service struct {
 	approvals    ApprovalTerminal
 	watchTerm    WatchTerminal
 	backend      BackendThreads
+	codexBackend CodexBackend
 	interactions InteractionTerminal
 	threads      ThreadReader
 	native       NativeControls

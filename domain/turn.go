@@ -67,6 +67,9 @@ const (
 	// holding it): the draft is cleared with the profile's one native key
 	// (Claude Code's stash keeps it for the person) before the request.
 	PathUserExplicit DeliveryPath = "terminal_user_explicit"
+	// PathCodexBackend: the request went to a backend conversation's
+	// thread through Codex's app-server daemon (turn/start); no key.
+	PathCodexBackend DeliveryPath = "codex_backend"
 )
 
 // OrManaged is p, or managed for a Turn stored before paths existed.

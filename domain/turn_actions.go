@@ -160,6 +160,9 @@ func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, erro
 	if t.CancelRequested {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // pressed once already; never twice
 	}
+	if IsBackendEndpoint(t.TerminalID) {
+		return s.cancelBackend(ctx, t)
+	}
 	term, err := tr.term.Observe(ctx, t.TerminalID)
 	if errors.Is(err, ErrTerminalGone) {
 		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
@@ -246,6 +249,9 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 	if s.clock.Now().After(t.HardDeadline()) {
 		return ActionResult{}, E(CodeTurnStateConflict, "the turn's hard deadline has passed; close it")
 	}
+	if IsBackendEndpoint(t.TerminalID) {
+		return s.resumeBackend(ctx, t, "turn.renewed")
+	}
 	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
 		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
 	}
@@ -283,6 +289,14 @@ func (s *Service) recoverOnce(ctx context.Context, id string) (ActionResult, err
 	}
 	if t.State.Final() {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	}
+	if IsBackendEndpoint(t.TerminalID) {
+		if t.State != TurnStalled {
+			return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // followed, or proven uncertain: nothing to reconcile
+		}
+		// The daemon itself says how the turn stands: following it again
+		// yields its end at once if it ended meanwhile.
+		return s.resumeBackend(ctx, t, "turn.recovered")
 	}
 	term, err := tr.term.Observe(ctx, t.TerminalID)
 	if err != nil {

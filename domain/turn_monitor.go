@@ -211,6 +211,10 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		}
 		return
 	}
+	if IsBackendEndpoint(t.TerminalID) {
+		s.monitorBackend(ctx, t)
+		return
+	}
 	mark := t.Mark
 	var term Terminal
 	var lastScreen time.Time

@@ -141,8 +141,10 @@ type terminalLock struct {
 
 // SendInput is a Send request.
 type SendInput struct {
-	TerminalID         string `validate:"omitempty,max=100"`
-	SessionID          string `validate:"omitempty,max=100"`
+	TerminalID string `validate:"omitempty,max=100"`
+	SessionID  string `validate:"omitempty,max=100"`
+	// ConversationID names a backend conversation (Codex app-server).
+	ConversationID     string `validate:"omitempty,max=200"`
 	Request            string
 	MessageID          string `validate:"omitempty,max=200"`
 	InactivityMinutes  int    `validate:"omitempty,min=1,max=1440"`
@@ -222,6 +224,10 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return SendResult{}, Invalid("give terminal_id or session_id, not both",
 			FieldError{Field: "session_id", Message: "not together with terminal_id"})
 	}
+	if in.ConversationID != "" && (in.TerminalID != "" || in.SessionID != "" || in.Identify) {
+		return SendResult{}, Invalid("conversation_id names a backend conversation: not together with terminal_id, session_id or identify",
+			FieldError{Field: "conversation_id", Message: "alone, without terminal_id, session_id or identify"})
+	}
 	in.Request = normalizeRequest(in.Request)
 	if err := tr.checkRequest(in.Request); err != nil {
 		return SendResult{}, err
@@ -233,6 +239,9 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		} else if !errors.Is(err, ErrNotFound) {
 			return SendResult{}, err
 		}
+	}
+	if in.ConversationID != "" {
+		return s.sendBackend(ctx, p, in)
 	}
 
 	var session Session
@@ -331,18 +340,8 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 
 	now := s.clock.Now().UTC()
-	t := Turn{
-		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation, SessionID: session.ID,
-		TerminalID: terminalID, MessageID: in.MessageID, OriginalRequest: in.Request, Request: in.Request, State: TurnDispatching,
-		SubmitStage: SubmitNothing, Mark: mark, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
-		DeliveryPath: path, CreatedAt: now, UpdatedAt: now, Revision: 1,
-	}
-	if in.InactivityMinutes > 0 {
-		t.InactivityLimit = time.Duration(in.InactivityMinutes) * time.Minute
-	}
-	if in.HardTimeoutMinutes > 0 {
-		t.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
-	}
+	t := s.newTurn(p, in, terminalID, path, now)
+	t.SessionID, t.Mark = session.ID, mark
 	// Reserve durably before any input.
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		if current != nil {
@@ -364,16 +363,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		return tx.InsertTurn(ctx, t)
 	})
 	if err != nil {
-		if in.MessageID != "" {
-			if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
-				return s.existing(ctx, existing, in.Request)
-			}
-		}
-		var de *Error
-		if errors.As(err, &de) && de.Code == CodeConflictActiveTurn {
-			return SendResult{}, de // the store holds another Turn of this terminal
-		}
-		return SendResult{}, fmt.Errorf("reserve turn: %w", err)
+		return s.reserveFailed(ctx, p, in, err)
 	}
 
 	Failpoint("send.reserved")
@@ -403,10 +393,49 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	}
 	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
 	res.ForegroundThreadID = foreground
+	return s.withSendWatch(ctx, res, err)
+}
+
+// newTurn is the Turn a Send of in to endpoint reserves, with the caller's
+// limits.
+func (s *Service) newTurn(p Principal, in SendInput, endpoint string, path DeliveryPath, now time.Time) Turn {
+	tr := s.turns
+	t := Turn{
+		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation,
+		TerminalID: endpoint, MessageID: in.MessageID, OriginalRequest: in.Request, Request: in.Request, State: TurnDispatching,
+		SubmitStage: SubmitNothing, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
+		DeliveryPath: path, CreatedAt: now, UpdatedAt: now, Revision: 1,
+	}
+	if in.InactivityMinutes > 0 {
+		t.InactivityLimit = time.Duration(in.InactivityMinutes) * time.Minute
+	}
+	if in.HardTimeoutMinutes > 0 {
+		t.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
+	}
+	return t
+}
+
+// reserveFailed answers a Send whose reservation failed: the Turn its key
+// already names, the store's conflict, or the error.
+func (s *Service) reserveFailed(ctx context.Context, p Principal, in SendInput, err error) (SendResult, error) {
+	if in.MessageID != "" {
+		if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
+			return s.existing(ctx, existing, in.Request)
+		}
+	}
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeConflictActiveTurn {
+		return SendResult{}, de // the store holds another Turn of this terminal
+	}
+	return SendResult{}, fmt.Errorf("reserve turn: %w", err)
+}
+
+// withSendWatch gives a dispatched Send its Watch: every Send has one, and
+// storing it never undoes the Send.
+func (s *Service) withSendWatch(ctx context.Context, res SendResult, err error) (SendResult, error) {
 	if err != nil || res.Turn.ID == "" {
 		return res, err
 	}
-	// Every Send has a Watch; storing it never undoes the Send.
 	if w, err := s.attachSendWatch(ctx, res.Turn); err == nil {
 		res.Watch = w
 	} else {

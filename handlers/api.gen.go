@@ -143,15 +143,57 @@ func (e ApprovalRuleAgent) Valid() bool {
 	}
 }
 
+// Defines values for BackendInfoProvider.
+const (
+	CodexAppServer BackendInfoProvider = "codex_app_server"
+)
+
+// Valid indicates whether the value is a known member of the BackendInfoProvider enum.
+func (e BackendInfoProvider) Valid() bool {
+	switch e {
+	case CodexAppServer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackendInfoThreadStatus.
+const (
+	BackendInfoThreadStatusActive      BackendInfoThreadStatus = "active"
+	BackendInfoThreadStatusIdle        BackendInfoThreadStatus = "idle"
+	BackendInfoThreadStatusNotLoaded   BackendInfoThreadStatus = "not_loaded"
+	BackendInfoThreadStatusSystemError BackendInfoThreadStatus = "system_error"
+)
+
+// Valid indicates whether the value is a known member of the BackendInfoThreadStatus enum.
+func (e BackendInfoThreadStatus) Valid() bool {
+	switch e {
+	case BackendInfoThreadStatusActive:
+		return true
+	case BackendInfoThreadStatusIdle:
+		return true
+	case BackendInfoThreadStatusNotLoaded:
+		return true
+	case BackendInfoThreadStatusSystemError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
-	Terminal ConversationTransport = "terminal"
+	ConversationTransportCodexBackend ConversationTransport = "codex_backend"
+	ConversationTransportTerminal     ConversationTransport = "terminal"
 )
 
 // Valid indicates whether the value is a known member of the ConversationTransport enum.
 func (e ConversationTransport) Valid() bool {
 	switch e {
-	case Terminal:
+	case ConversationTransportCodexBackend:
+		return true
+	case ConversationTransportTerminal:
 		return true
 	default:
 		return false
@@ -160,6 +202,7 @@ func (e ConversationTransport) Valid() bool {
 
 // Defines values for DeliveryPath.
 const (
+	DeliveryPathCodexBackend         DeliveryPath = "codex_backend"
 	DeliveryPathManaged              DeliveryPath = "managed"
 	DeliveryPathTerminalUserExplicit DeliveryPath = "terminal_user_explicit"
 )
@@ -167,6 +210,8 @@ const (
 // Valid indicates whether the value is a known member of the DeliveryPath enum.
 func (e DeliveryPath) Valid() bool {
 	switch e {
+	case DeliveryPathCodexBackend:
+		return true
 	case DeliveryPathManaged:
 		return true
 	case DeliveryPathTerminalUserExplicit:
@@ -872,6 +917,24 @@ type ApprovalRule struct {
 // ApprovalRuleAgent defines model for ApprovalRule.Agent.
 type ApprovalRuleAgent string
 
+// BackendInfo defines model for BackendInfo.
+type BackendInfo struct {
+	Model *string `json:"model,omitempty"`
+
+	// NativeThreadId The thread's id, as its daemon names it (exact).
+	NativeThreadId string              `json:"native_thread_id"`
+	Provider       BackendInfoProvider `json:"provider"`
+
+	// ThreadStatus As the daemon reports it; a Send needs `idle`.
+	ThreadStatus BackendInfoThreadStatus `json:"thread_status"`
+}
+
+// BackendInfoProvider defines model for BackendInfo.Provider.
+type BackendInfoProvider string
+
+// BackendInfoThreadStatus As the daemon reports it; a Send needs `idle`.
+type BackendInfoThreadStatus string
+
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -882,18 +945,23 @@ type Conversation struct {
 	Agent Agent `json:"agent"`
 
 	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
-	Approval         *Approval `json:"approval,omitempty"`
-	AvailableActions []Action  `json:"available_actions"`
-	ConversationId   string    `json:"conversation_id"`
-	Managed          Managed   `json:"managed"`
+	Approval         *Approval    `json:"approval,omitempty"`
+	AvailableActions []Action     `json:"available_actions"`
+	Backend          *BackendInfo `json:"backend,omitempty"`
+	ConversationId   string       `json:"conversation_id"`
+	Managed          Managed      `json:"managed"`
 
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
 
 	// SessionId The caller's latest AKK session on this terminal.
-	SessionId *string               `json:"session_id,omitempty"`
-	Terminal  TerminalInfo          `json:"terminal"`
-	Title     string                `json:"title"`
+	SessionId *string       `json:"session_id,omitempty"`
+	Terminal  *TerminalInfo `json:"terminal,omitempty"`
+	Title     string        `json:"title"`
+
+	// Transport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
+	// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
+	// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
 
@@ -901,7 +969,9 @@ type Conversation struct {
 	Watches []Watch `json:"watches"`
 }
 
-// ConversationTransport defines model for Conversation.Transport.
+// ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
+// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
+// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
 type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
@@ -910,7 +980,9 @@ type ConversationList struct {
 	UnavailableManagedTurns []UnavailableTurn `json:"unavailable_managed_turns"`
 }
 
-// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 // `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 // agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 // the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
@@ -1413,6 +1485,11 @@ type RetryCallbackRequest struct {
 
 // SendRequest defines model for SendRequest.
 type SendRequest struct {
+	// ConversationId A backend conversation (`transport: codex_backend`, from its row's `send` action): the request goes to that
+	// exact Codex thread through its app-server daemon (`turn/start`), with no key typed into any pane; only while
+	// the thread is idle and no Turn holds it. Not together with `terminal_id`, `session_id` or `identify`.
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// HardTimeoutMinutes Observation ends this long after the send (default 720).
 	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
 
@@ -1441,7 +1518,9 @@ type SendRequest struct {
 
 // SendResult defines model for SendResult.
 type SendResult struct {
-	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+	// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+	// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
@@ -1602,7 +1681,9 @@ type TurnStatus struct {
 	CreatedAt    time.Time     `json:"created_at"`
 	Deadlines    TurnDeadlines `json:"deadlines"`
 
-	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+	// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+	// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
@@ -9438,287 +9519,294 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19c9w28j/4VnBzvytraqmRnDi7iVTfutM62Y0v2dg/y6nU9zK+IURiNFhxAIYANZ5Nuepezb2weyVX",
-	"6G6A4Aw4D7KdeLP+J7EkEsRDox8/3f3rqNDLWiuhrBld/DqqecOXwooGfnqq1b1oDLdSq28FL0XjflsK",
-	"UzSydr8cXYxeLQQrtLKNrirRPDJMr5T7RXiRNWIuGqEKkbFGFLopRcm0YnYh2Ku2UYyrkolioUXJpGLS",
-	"GrYSNwut78xklI2k+8gCP56NFF+K0cXo6rvvTuPJjbKRKRZiyd38lvzN90Ld2sXo4rMv/pyN7Lp27xjb",
-	"SHU7evs2G32rjX32tXsWRq+5XXRjL7SxM1mOslEjfmllI8rRhW1aEX+i5taKxr37f8PjP1+d/l/89F/n",
-	"p1+9/vVx9ucnb//HKPVdt9zB79q2UUd8Fx4/8Ls/cVssBj+8cn894sv4/EGffuuGNLVWRgBBvWj0TSWW",
-	"7p+OZoSy7p+8ritZwEGe1fjEn/5pHHX9Gs3gfzRiProY/a9nHcWe4V/NmR8XvtinzyvFXv7tKfvqyRd/",
-	"YTQ4W0m7YJwZy28qwfJClyKfwE7RgO57VwWO8OuobnQtGitxDTz8fvsiGLHkysqC4UMZE5PbCcuNUGU+",
-	"2d6fbHSjyzUMWpbSvcGrF9HH8BC2P+OOSRjL3Nu4GHdrwsdlaVjdiLmsKlFeMn5jhLJstRB46RrdWsEs",
-	"vxOGKa3EhF0Zdivvhbt8zF0oM5fCTJX1V5sXlmlVCHi94O6iM16WBn5ujWgYnSbLpapbmzNHWuaSFbpe",
-	"u0FbVSy4uhXlZKq6bdA3/xSFddsAb6W3tDf81vc1y90m5Owkp03JmcR5WW7umBVv7CXLuTIr0Zgc/gCP",
-	"Sa0Ul41g9KdLlitu5b2Y2UUjeDmTJT7tqK0SVjBZMj1nnOHfo6UvtBFs3ugl42zeCLNgOT5jclZJY6W6",
-	"vWT50hEZ46wWzVIa4xij+9XucbqHZxo2xeTMjUzjVTkwz7wR3Ggl1e1MzOe6se47tq2rzeHgnW6kglte",
-	"6dtWjIHRWrEEAheqXY4ufh7Rho6yEe0RsIz+Ho2ykRuU/lcBC+nPZfQ6Qfb0C940fO1+Xgq70KX7+Naj",
-	"wKtSf7C8uRUJormi+8a0qtYXLLduDxWvZnNdVXo1K9qmEcrmDH82bLXgVtyLhuHi+sLLHU/NlWBm4Z5V",
-	"enXpxsczEW94YfFDEWk+clcRHngEEszv58BEnOyKx0ts2NuYM//sOVDYNtqk14mLdXVLPLbPw+6kKvfx",
-	"VHj1O/egO4VGz2Ul0leU/sjsglsgT3cBpWFuF2EXmCkaIZTJmG5Y3ip6oczZibsgosyYghMARmX1OMkr",
-	"abjtOXyzrO0a+Zu0rNBtVTKlLbsRrBS466KcjPZtK2xK95lu0YMb+x1toz/houItXAYnUd4kKf+qrht9",
-	"z6sU3UasoW70snZMl7Zuwr4WhXR/Mow3naC5ZHdibYALLIVqmVSleOP4Omxn0WiDzPDqxbMJriiigkIv",
-	"l1yVM/GmEE2duEovRckLK0oY/0a3qkzuoxNRNDlQMTYZCYc1i5kTIcAhYBMP4QviTS0bYWZ8QDjo+Vw0",
-	"TgoAvfUurlAon9QlC/zaWG5bw/gtl4rxuRUNk9YtaK6bpfvGqORWnFq5FKlVLrlqeTXraGbrCL/7jq1k",
-	"VQH1IdPEmeFxXiL7N471t8ZmTt31/CXa1hutK8EVXbtlbWf+uva/RrrFQlTVjI4yrWQgS04zUa2rxB82",
-	"bkY8je1tiI8/eVWI5F/oShY7tJ05r4zYpNGmrUSfqnbyLPrUy7YSeGJvnuF7X5xvUtfGGvFDu+b/kuTh",
-	"cQvwe/OQC7ExxTDUzlm2yKaPmCL3QuIIPsab2/vescRW1/l5NlpK5X9+nLxL/mQ+/wwepp8ebzOButGw",
-	"yLTs4Uo8Mk7H1ZVTa1e6uZPqlpWyEYXVzXoCFBvm9uT8qz/vla9ubak9flppIx5GBt0djCbzxfl5ai7b",
-	"341N3W2DxB/fXmkOBxcJoEOuErxzz2XlbKUZqh5HXEhUVRKsPWbWTpFMcaclV/xW7NVU/kGPvRda2ZqE",
-	"V85kOeD88Epfxa0zypwQoHfQzeHsEVL9kh/wf9y3zFf03DM11/CetHjVt0dsuDK1U76jSx0+k7rOK944",
-	"nb1/sHvFM3gCPJsb3BdHM/eC/YQPOyNqa08OoiUYYHsaG5d3k678PnW0kdGNifcpOoWO7LoFRhuUug2v",
-	"99zZ76VJKOHxTA+/UT1ekDiTVnXzo4XMbNsc8YUfuxFetY06asfd/gzPILVPX4tK3otm/YLsvD4hfatX",
-	"6LMgj0cjeLEQZac2sZw+kV8wrpgsK7LX0MejmADjAJZpQB3jlimNnseFqMrJVHUmojPEZ+JNXclC2vwi",
-	"9jcovqTv+qfZSfeiLPNxBlcfJDs+6BaGk3H6s7RmqoDyMvjZPUFzZ85+c2aSbbS6RX8HShbDSonGzEJX",
-	"5QXjrGz43HrNMSxrxQ0rKsEb8K0WuHz04MAnyS97J9bs5ClId/ZUl+ICHUeWm0XGntqm+tN1xlYLWSzY",
-	"nRA12g74RTflurXGmVg3vLgj/RnU6vZmKe3lVLkh31zgQD865seZVuK00SscxI8ND/w3W3N1Z2CwMViG",
-	"nN00+k4oPBzgExEbOTHW/bNkupmqVhWisVyqMZ6oO8n+4eCOaCPKCbsiBTxjvO/9cb/wUgD8RW4WirXK",
-	"mQyOgKcK7S9mrNPrGzFvjTDsRsx1Ixi4rdCl5blsxzvSRJXkvl9rJ34GJHuCvYIw9+a1YXNnmbGmVY5D",
-	"OdJwNGcO5qv49aAgbDKUhTb2wDG+hUeDxZGY+U/usJC03GUB91TuNnudgzm00k1pOjOp4Iqh87G3mr2C",
-	"yZGKmBld3InU/l3jH1gl5pbdrJldtm+YEY3bUaQnZ2PfaiUumbmTdS1KuFC6tWGb3TuROJfKilvR0Mdt",
-	"u+FJ4+Ua3DSNlbyq1jP/G6Ut/TtFF8bqRhy29dfwqHunrZ1ES5mn3zg+i/zAE4/bavLeiDfSWEdMzcGU",
-	"M0gzbnMOm/cr9yS9MaMjOFhSdUNcw5t7RRUdTUegNNWN72f+5sXb6Y/D34ikMIuu0ntwurlrHNF7RGOR",
-	"P27bY0reteiPkUsh8qI90B0WfcHPcXgvvvXcY1P3aXGLtpdGwb9Z21RHqaNbWkkLOl5vuOF5Xvur1p9n",
-	"3QWstnXmRkIAKbXPG5MJjw5P4BVdmf73gbWnD3LX1A4+ZBx/96zobm3vzU7yHJwbcuX9U6PndpHY36So",
-	"ym+aJiU75+5vaatSGMNvxQGbA0N0LySnoBtx27hdfNFoPU/I8NYudCP/JXoSQWm7cJ98nXSmWi6rlOwU",
-	"ClTBvNRK5E6ZWoMU7TzeoHyCHiRUyU4a8t+OLx1bR6UZBetqoVml9Z1h3KZ8kNFs9AyFlG3WaULc5aT9",
-	"/JwZ4bRZQ/piDlNUM27zS/yw2za2FFwZRrvyANfsVlwqaZLOw2FRFO+RieN7l0y1VcVaVQljaJfdFNxv",
-	"8aJjQHbr67q1hV7uldTP6TG8ILgLeMkPWSJiJ2Z1IwyJl834QaOryqkooDnDuYLnmwT7SQhd4kjddntt",
-	"1kl/2YCVBVryOO2Ujoye/XcofrjbqA2ySsYVN9Yb71mP5rL4iqWu6LeCV2hb9m/mtp6m75IX8mBuGtQL",
-	"/0ZyOjrpDGgEt6I8iiI8UiXF5BDbkWK/omiEnTXaHv29SJTu34sORgNT6b+dxetNzWlo457Ca0f6Xv1e",
-	"bN6Xit+ICjhjLXRdiUumhAihw1bJX1qx4T5+fIBre2ObNr7qnY8La2tnbrr/G/bjy+99+LQQ8l4YZuSt",
-	"EiV78fz6ldmYxGfnT77cM4uNw0gcwY4dLoVyZgqKr6p6Ph9d/LybswFNv802ido6az7Nih15PHKGNG8g",
-	"gncn1IRdL/RKYThdqyItj/wakGbSg+erhRHFLGf4EO6s21AKTNPHA8zsgA9vsjVY2dZstjf1NW1r2gUY",
-	"bOuDzB3a5d1677Bx4l6/Dru2PZEhVrK944fe/L27g5N65cnk8DntpywlVkdT1+BC8HOp+T9TphaFfVhQ",
-	"SOLLG9FBkiJ7w4HR2+mZWdHw4l1jRt4YLXjNb2QlI8soGu8GMIEe65fWE+eNEDMr3tj0n5dtZeXMiIri",
-	"N3tMqo0vxsNvjJXanJK8zrOlLlMBjG/1inHFuFmrIrgMHxkf1F/yNbqiWfCwZugrFXPeVhb1qAuWGytE",
-	"45E+4AXP2YlUgFgQnS+pbdQYsDG/tKIVMyXehIc5c5Mv/ZfhgTKo8965697AYSbsCvF+c/SoVroA9+Ym",
-	"6g3HKHRV8dq48XtLNc660EYwrQQrFloWgulaAAMVyyRcbHupo2y0sZ53Bn385EGMhPxw3Bx02iUvwegx",
-	"l36nglabMVEZEaNARE0YkBMYZoZfLMeH2xuB2GaVXMoBT4bsbuAQH7vbQBD1Tsmptu5UZv63ye1LoFK2",
-	"L1c414OFTcQ+/qf/fOKwdmBLOuhuwD04aj29U7q4w/+eefPgNNqrAVco6X1+rFqo0v3NI4zpBzx8cE3R",
-	"qTplE8GnSeyK5yCzEFIY+L6ot9kewK3Sh2+15VXqT1tc3A3hn0/xKg8M3+PooY15/Drb90k6mNi3t0Gq",
-	"WYRG98FS8gfiQdCGxIS1ISL2iKRAU9tiPyQabNvZ9TYNb3h9YhnTZx1PF1ob4LaOaeBQrOBNIwXGuZB0",
-	"HhmWuwHytPELNsOOyR1kFHeP+gGT576Ng1nWNvltfwpDZLKbOYQrcIiH+iU9jHrBxsLieWRd1gbNPHp2",
-	"86Pd2e6hm5eRinEMxIkQzDHlHPH6xv5uGoSJ/X7wjjpr2KktopwFMjFDSKv01zts1WfnidgM3Y4eKCoN",
-	"RBo+2v4CU2fWTeLx+R6AV08Z2764z53GDtpMX0WhSF15787JOEl/OaDuGArckkvxnTWWbcG+90wiJr7n",
-	"2S35sMGZPSmnNv0fHWBqw70UL3Ifzqht1EsxBw+TqMrZzXqm7SKV+3UVIvVcwSNRJhgAFswg/KnHfoqj",
-	"p7ZpqfXmmdwZXYrqKSiy27uDuQtpxrmRzbCXtx+QB7Exq+d1WhAGUbNt48aYDsWXIoP7YRZ6Be5z8vIn",
-	"/SdhrTuyl2TJrGZGqBLQGTtAxd36BlBg9EekA/g2qu7mkt0pN/0TpdUpgHTGwarB56RybwsI/1frYwAA",
-	"A0eCG5qa+uDZXAv7Upi2SrhMyNQzM69dbmscuhRvwuS3Cb8L9Dwk6gJbI+/F4V66+A68fT0Y1+i2QInV",
-	"zMMf/XIf/rmhzckgAwccNvQxgCQ1ljBcAWeEG81OwIjjS4E5TuOQ4TaH7JLKNjwPSCP4CgJOPHURL4xA",
-	"mtUaB0Vy6M/kVlgmlbHOepQQM4F7pjJmNKTPud8WFZdLMiD37moULQqA62Cg8ArgILPueLPRHsuk0HV/",
-	"MOL1tASnmNNvuCpn0ZmatDn+AcI78WpwvoM3zgzft4/8tuzyW/yorKy6FMyQeQeepBvIOTPtUpTsZg0u",
-	"FyPsKbCtI7JTYPcOtu9j0ZMwNo4Pab4LHWaj34UUacv83HtHmCLQHyBK+azntR0i0n+P2L2EWI9dz5aI",
-	"dJ5h1DUty6PMV/fJCrN8fb6tI9tNvKmPNOPacB3S7Eh4OtIj/iA6DWHfXS/gUV/js+9GitGadtBliB0P",
-	"HckwQV6HFSXAlvGRUP7bvXQCbqFXosyYp7NDwQ+JOMJsOECejUJyRRqLM6h5pxAd21C3kDFpdqlfGeMG",
-	"4A0Fb0rYBUe2dn8EKAFL6K+4y3vu1jl8UK9gnEHrbDhrhbKP0ZjCW6j0ip24NXl6YeAKN7oC+Llmcgi/",
-	"cRhWJr7GmPpuOxYQY8iDHvXjj8++zkjjoufcr8ZZwNgkmZRqlzcp4/JraeqKr0k9e+zZjBIrYew4A+VQ",
-	"Un6NUbw2C20HALkL3djkQuNvYAAHnhXGYgGFN37dsmQnJTcLYVjZ6Lp2N4dbVgluLPvSaabORheNGRNu",
-	"gO2YWiTgfArPELN9tAHJ6e4rfH+pjWWPPzuPJpD8TluXR6I99l8En1YTjR0k/Cgca7T7yXshVngphrS+",
-	"G4me/a09yiEfmXI0rokEpcE0ZSgMsV3PAbP3KXIwg43FMNsFZDVIVRqfRu73HRwc0jBeFKK2wpE+ELiX",
-	"bAFU5YsAqPEly51dkF8wpcPMTjrhP459UDDdUTbanhSgw5X4Q0AED2M5zu5K4fKAfcdyDDe/x4UgfErJ",
-	"LE7GAafHsxp7PcV+MDCfuJe6NbPUMvd+b19+oTs+T0XEjbqNYifgpQF2j+Zy3o2Xjx+MaPwQmne00CTg",
-	"b3gbs8AGkjxEWzmn+kEJpIO1YlnbAaDyQ2B35K4+8i1x7/QG3M7whlT2z0+SMmsX+KXixs5oXUfNAV4U",
-	"Hi+d/jPen1lBrvjtmYFr/CFfV9E5Jan9qjKIi8gJOHTqmDZGkTJfrYljUQtHVFKkpV2IFe9U8KPZXMML",
-	"wQreR++bC4kON4tBQ+taRAHTQIg9qttH0GncWDyDw03+3kXZ5zTtf2LfNK+Hw/Phuoyy0ZxD2khKpD3v",
-	"2G7CiuEhhnBqdVsAbLngVcV4YVteVWtWyjKWq47VhdIKopwhGmSGhab2udReBLPiH7oU78E/7xm3MxaO",
-	"9NUfFnHYGUjulmMehlNLx+WusICVLDGNz3YZ9pFZ5itg+VJodcVVvi25IQdw5nSo3EvtCdY18lXnfuan",
-	"/3r9M1acm73+9Tz7/KuBandbe7N3T9Kq57YrNqnb7DTecId8ICNDEFJvux4soj+ADvhA7S5g6A7iQsnL",
-	"9V48kF6BSJEqxQ46Qw9OJmDEfjelqDOYwuz9hqaCAUlS7pKtNpPsUtf2GuXokjsuKlgBLAkvp1T3vJLl",
-	"zJfSy1jeqpBdUbqfQby5BUDmWD5QDWrQUw/KR+KAXojmFNKtGMyASjjBw1lUuZCqAKy4YTTXg3NVo1yx",
-	"BLFJZSxXxUDKRPCvJWBew0U4SJfYpMQfXz7rSqI66YCYJBGqU7oXD0Cgo3bhrfDgPiwGOV6jbxthzFBd",
-	"y+10GKlmNb0EA6NBtkeOp5cNHg2tqyFTzlto7AQp8a/cLBy5iTeiCMWtxgfvypbDuNsGRNuUD63iE97q",
-	"ozjO9+aFbJabopGGp0iAoNgNLtVtJTyseQPl3AdAF1rNpVPKh/CUTugthfe9HLYXG9nkb3hhKwxX6XnK",
-	"3QK1KT1bu2COq+bbVegO8w3EZTh319rc1BvOT7/ip/PXv3759jT8+8kB/378WUq/2CVlohjJWrcNc/aU",
-	"s9VPvYuoYQ1s+1ZdIKhEkKEPabXAWork+ZUUPVEAybCyqqbKKY+xOxaz/RquDBweW2EZRXYCeJiVNII9",
-	"Of8qHFGIMEAlxnuhcii/8eT8SWC1TiiaqVJaiXGvZmsMx08Qrm3WT3lV3fDi7mE3LGEkRoe5NLeH1jze",
-	"mty1eOitX/CmnDmrVrd2tpSqtamUgec3RjT3veKD0rBKh3xWcC+DwuWzBP7y2fmYcrvk0t3xx+fnXyIj",
-	"oZ9TrgE8vvk6AqEMXFH/JARc3ae9ex596pwq5QDQn64RFq2RinFmFlBOhtf1KRZGYCUXS63GF6xVJS1I",
-	"KzFVHRnr4o5gec6Wj9G1pTQ1t8UCq+Sgc9WtDf+KlVq8885JQsFO8jP8OR9Dws5UOYbi64smsnnZSd79",
-	"LmJEY9D4FGy+mTAqWXojSsdM6H5BYT1egTt5qnwmLS4FXL+mp4Ggr9iXMKcKMzdUArXgCmAigGHxJWPQ",
-	"Ta2wkAhTmt2J9eVUYdSUWyx9Gop5UhUhpf3SjNV1qDvD1borb8xO4G5vINvzDDR9dJOUA3fY6T1QnQvC",
-	"jUOE/coXapeG5VSEJw807Wnc10fx43VU/udNIn/yZC+NU8p9Uhw8K8Wy1laoYu02LPMRl1o0VC1oK19y",
-	"f9JmJNkTTN3vdcZsI5dLAfGwSvASTHhHgA2XlfthtZBWMFPzQkzYFUVonpyfxyEaeOPxn9l38q/ulDxo",
-	"Mn7ipgXJUUklTFcuCm+N+yXgRihRlTNTcbNgpCY5Vh7Bp/L/Jd/OYT0/YEd2+aWBkEMaU6puMmBCmeBN",
-	"JUUD5HNJV6Hs9HlgP0qvKLzpQaRaJdNu99ljiXPzfMmjGZ1MJO0hnu0j42tGI9B2fMDnj9DnUPIMoZoI",
-	"++zrXO+sdxPXSjvINE/xw4TLAAjFS4s86+sWos+WsYSAvF1Yz45i9s5OIm46/kABlz5pPsz/60iy8/vu",
-	"tOx3p+C8Q+nEQcJ1FPPIYMlEiE36WuXAb4EZC1K/T3Icagnl3OJ6e/kYGIcSAmo9UCEOHNQJz6kipVpq",
-	"dRlk2SMDTNRpcFhqGnET9JsMU2d9jiEprFAfTTdQfcwyNA47pWeq+nY7YC0Vy/3G5czwtWFGX3ZC0lnj",
-	"pQmMD1aMJdjcVKhoXE+oDRmEIY+pF37qe2e8i37QS9O/pdGZp6+7BXDdw32t1YbaS25P7/6cgP/zL1+l",
-	"7ZMUZP29+FEPRrX7QqVXPmNnD57z9/ZfHs+A3r8ncNc+QsHXhHcPaz/OADyfXlnZNqFQKSh5W2mUsgT3",
-	"ERVBhMgI4PKTToNN+3FrNI8/GmUjvryRt6325VDkXIpyhkDtfo3Q5JdAiFAaYChgu2zfDCCgGyHUAWvj",
-	"Ky6tI95QBDn6XZyBCiyhsW09KyWv9L592amIPK/5L6249PHLuQYFp6sL6n7Amnx1owthHIsseKM4dpBR",
-	"YtUpTPhcI2B26eAnFbIzg4A8eGAlValXx9JuOJWNPR+ijEECzDapN0n+oICkA6DH1bzuI7MPi1ZHlaS3",
-	"CY4wXYPqwj51Am3twwO3MXpwX+C2f2Q+e7crfhxPfqOQkp9X8jTaRu1h6B+A0T5AlRtU1YY1g93if2g3",
-	"vKPLDGr1vYTbyLol93kaXvEBQvsBXnZAPvrOwH12ACzAbc3XgpdguybSu3lTzkr6+1E3MvJVPBjHuPX1",
-	"oRWk2c5xhbQ9XRKCfOelHayP7QbxoZsBgHB7U8mC+VCNxxqQMk/GueXmDqs9U5l6eqvQy6VQljdrEEZt",
-	"Dd1UVhqBsGQPT5Vpl0sOvrwTN0N4Fq3CcQaOQnSEsC/Pz08LXYrTWktFDcpu2vJW2AnD2kNoVHiVLfJo",
-	"YS06aaaqaKFVStH6UsGrha4Eu214vRBLwYqqNQB1ZS+9Opp13o/W1q3NINrEeHPbuuWhJVHK+dy3xuF1",
-	"LXgzVScFxIEr7c0dqAmsWzueMDw76iNVQRG9gjcNdDSzWmfwO9Y4u0zPew4Fw0rtNFW0UFL9446Il/fj",
-	"dv387u2bjuCw4y+Ke9MRxsxNarDhTgxsceMYy5d1BEt0lOUGwBw5wjb4zkyh+yN4PU/wINCryksYbrgC",
-	"y14vAs0+XfvBTX2I7iMkufC0uqvE5A5XADhYjtnyIN42sM1Kz3CeIQBLQGcKlzpDGjbNkTUmWvtijrS+",
-	"tbCXhKqBMDq9T5uA4ah5PCRy+An7QUhwwoFNHvroGQug9xhhpe9AHGxOdETbgDDDpLbctKrgyQrVFOnz",
-	"HAmrseOFgWABLBwh+kqUVDS+u8Hh8k7SAavNWo0Im+roJguXM55ld65bd2SIYb8U83SA/TfSZYbnlVbd",
-	"5qAwDhfG3VHn5+3Ap7YQgd5DiMrFg4wy/9u5bmYLbWwalZCNCq4KUVVUtJvTv4ITpwP/Jcv/ZCOMRiWJ",
-	"N5Lpic6gmCNwFAt4SD+eItY891FTp6ZudN1JnvPDANGRtrdvOp1q+Db70N5vocojlxJX2zjovsZV9tBq",
-	"DJravp0IWh0WjKGLub/8BTwZ3B4pB5oHEGCTExAPTvOruRLo27/R1uplUF3Ax499Lk66rCKn2ZHK5tW1",
-	"Axok/c7e+OMznY7xxUMTEq8ThroDUqF2eAg+acvo3OGWLvodrnslc3tZV90FjChwG2oYGMHmxUuJix+f",
-	"XXdOpOHGRYM5K73+3ExA6wkfB/AtoHzmoMcJYDk+1MNDHlc/jzGCEj7AqbMrqwKRjUNlkxtd9aSZ2w9u",
-	"dUOI//3VOmGArTPdk3AeDuFhsYRQJfWoYHiy1G1ydhuNonbUB4oaKWEHJghKcWuFQsQS8CzPpJg01H0F",
-	"AkyooZ4aWQpSBh1HWnKpttFkH6JV3UfE4Paykw3v30GtyrCxWuqaz2UpCBXrCR97FGejG6cH72jx/EE0",
-	"jeMF+n7Ndqfh+HIr2/bL873ZtrtqYm5qxdzXokgqsm5V5UxDygoBnskkaRX2pisfUDijR2CbN7Yn7lDM",
-	"NUKJVQbXEFwngMKyzfrUSxTq0dRFp99TEnJfNA/8MZ2ckvci4ReM9xaWUUAdI9YUUT/JaVvysY+uZwGt",
-	"1cXE9Rxe0SsVW8PwwszZyvEl9H6YrqngUFG5zYYxft17dAJ/7aOtyOKLO6w1DDKC94uR/FDQRsQxnk8e",
-	"f/Hl5BxI0t3jJhSUEoRLGQIxBui5CXA9vqaiUeDxkAi2mCrMabogNBWAmDMK3GHGdyMQ03gcmrGDT5Ep",
-	"7L+00bEwi8CWnhQeGUBaZk49CiCdLTgkzpKrYqEbnJe/1FMV9QeJ8qnzjorz8YRBvzDcSuGOAMbzOD8J",
-	"3fRwRPLkufX3oZBT1cNCAgCz6/KiSqxZAaiwSzYAhaRqF5jRXQl+L+LFODE0VSiHhkCOG9zwOGBX/PL2",
-	"ncGGGm0j7fraSXoqWgB1569atGlBBYApwa+7KS6srVFU6jsp/OPSkTf+yjfPuBjxu7uojpJXUGr5nViP",
-	"3r4FwxUxAtsNySvwuceVGU+4k2CWcWOksVxZqJnvjhPfdQfNvIKLdF+0TTWeqrKR94LFxT/cCfmSHwD7",
-	"hYwl1rSqByKGDntQQGCqpgob0YGHEGorKPbyb0/ZV0+++AvLeV1XFF86o4yYP/3TaJWzUhfgzKeycBRQ",
-	"nyqfyZQXuhT5hLmNdGwEBwHU6hXlMMFvLthfsS/AtD0//7wA/Rb+KchJ6pc+VfA3djJvIdO0EMZcMmKo",
-	"Tt4hHhNpmxzIwJC7jsJjdFG6/Q2jNcLJAN+o82bN8hfPr1+xs/vHZ9C8wV09Z0SV3CxuNNQxANZVOh0k",
-	"P4O8iqnKz1p59v/9P/9vnjHdWtCNfRN865STMTW8kIo4V/hIK8+IlHIPsFJTZXzDfPattTXUXM0jqssZ",
-	"kqSvhXfJeDDneLfhUMEM+47S80AWVDiPs79/8wp63xOER1rH54TpUiLDojHIMFW6kbfSCedrUZz+Tdhi",
-	"cXotrbiACoCn+FfMX+CK5c/xZyZ+aRH2iWMixx9nUwWl4J+cf87ywjTzmc8PdmTjZ0wrfuToZsOOzd1K",
-	"vPQHblPJQlA5Yrqq/3j2yknapqIbbi7OzqB0vm6bQkx0c3tGL5kz92yXROaua1SV+2J0Pnk8Ocfa0kLx",
-	"Wo4uRp9PziefY4bLAnjN2VLYRhbw71uRVGGpcgwkqSMPx/R65r0ADJrlOcubqPhFo5fCLkRrEGKOytqE",
-	"XSMdBqw3ttbIWCXvBKrH4g20S2zMZbT14B4Ryrg7U2ldg854s/bdEiZQ/tndOanVs3J0Mfq7sP+gZXUu",
-	"WljiZ+fnZJtYQoC4CZ7VFZcqMFuespzebqoQ9IWhNbuVUD4NLd+dxJPzL4ZMvTDPM5+RGYuH0cXPr7MR",
-	"xlHXo4tR9LllWKrltwaCE6K5l4UYvXYjnNHpT9Z8WUXHvLVlz2uhrl48279lMY/1gx6xcY450bc6phyd",
-	"NnAr836361XM2wZ36v7x2VZX7eSleK4Ea/QKcgaCbAr9OGIBpxuUbxnTN8SGlV5N2PeYbRZ0GmwG7FgO",
-	"V2vfm3rL/s67annVmlFqrcXy1lAF1deDpFbHToQ2erV9Q9znn2403j7i1P9JBmp36of2HAdgRIIo4uay",
-	"6GjGJjtABI+PIIJs9MX550cSTUQmHiTXD8cDfpQ70hQR8fRpJU1CZ79udJR/u+sKPu2bZzVv+FJYqDz/",
-	"M6l2BCEmabHdrr5TPjHS3R1RhOJ1rx2WCff6N6KLIUYRL5Co4fwoajiWep6cP/mtqO256q+vzyP2E1oZ",
-	"+n4nmRQwJmod7xs2Z+RKj1pWQ5Uu0A4zBj2J+h2esTu47wqOyiA4WqnvM1qlflzf2rf7Hmq1uhFdHlIj",
-	"bp1Ad4o9aKwT38M7SgjwVh55eqnMySXLN5pg5/i4u6DOEMbUJwOy0b1+Au3Yw6xC/3zWKqdUAKQ22gvI",
-	"p3JzGjNozGOgK0Ae2mzT1+ANKncGa2OlFqijukkkFRJq0v4BrxN9YeAiNcJpVg9gqD2SfQlJawIqKLnx",
-	"dolSUBiHZSi0ScGHTo1tBF/mTM+JjlDZjNz+TrAZIZzx6c7nwqvRlz2T64LxqhpPpuobR8g4yIIblsvy",
-	"Isci3UuttNVKFvRnWY4zlsO/3SNuWMcDMfklL7nl/s3/8/r5D0yoe1HpWkxV/qssM3g267BMGXNvvPU2",
-	"GK6LWl+hHQWuzws0nVD4c5ZfsFqq29yDV2gTHn/BzGSqrrDz7ffc2NNvYLuefZ1D1Zv/3UhViP/6IYe8",
-	"GSr0WFd8HVlESJ8rTCxdipBX48yqkjJbbx31Ol0ejZI+7V7DGr65p47mGzJp01iAeph48mRoQ/3PW7B6",
-	"4bvo54XCG+6VX1pBLVxBoMGKRrHY2qp2FnyA56lWRWnslrHhuMnFJqGGO1856xi6+MMKr8HKcopTIwqt",
-	"lCjs+JKtpDM+HK/MYX55mH3oUUPT7x3SaED6/kwi9/GXDxS5WzfnARo4bge+/hsI1h4XwZbgp4ZIHQnL",
-	"8xH6RWAji9B/d0hrog69H5C10hcGtpLsFmlYW79fs+V7eS+A2zpu0RUNHmS5oSFocquc7o0N9T/kVvlu",
-	"pYNKPnoLvROAMCKTh+lqD9a9vgfs7YYiwk6C29JpIuNoq6kv6ttsVGuTdJMABhuYS6I5LUoT31fWO1Bw",
-	"7RP2V+0YZYN1mqmjhC8A7BeyrVRgM+NvEchGzrS/6nL9Xo+SOia/7fu1nWnxdouIHr/vL4dOwgMXz210",
-	"0HCL7vnfyFD4/LjnP/vs4VoX0im5gg8g05gfnP1KuJW3lFsiUqDhZ07xAVLtgirs5Mn54zHjFn3NuNPo",
-	"jYWqDc54cBMrJ+wZhUGRVf2EtecBfx/cIqCZW12DSge/4MXdBaOMEdZLDYHMzBwD2RQvUxqS2bSzQtxd",
-	"wVam+GUfizMWO6uWoNjfrHvK4fYN+hr2gm7QhmKTOqfuEaDQZ1+PEsL6yXBfYdzapb4X5cdJokfZvhsk",
-	"6pb1rgR65uGsp7WuZLEeNB6+gSBn3rSVMDlbCu4Ir7X61A/gtlrP51S6Hyp773YYe4DsC/zw+6OH9yda",
-	"N6Y4wBRx5/5o9HXlpSrEmE99uk7/zIEc0FjrCJCMHbDq0wK9TXl4a3sqVeZoKKKcSyK5C/bz65yhxJfW",
-	"PTRhiJvlEWaNWsUzgKOTE4NqVzLsaYnFk6CSAizn6rvvMGCNKUvQXQo9zRB3AXiBNKF4A/yxrcQjw3Le",
-	"3N7n7GSFfFA40sRwGsO6b1hUxlxOlS/UHt68FcqGcmuQ50l+jlunfo4RnoCbjFX2QBpo1Vd2Frxyi250",
-	"e4t9rQ1fiqmaC1WIktXcqTgGArRunJkbgzg7msEAn5n4s5y5kyVMvyjdwpwxaSnBw70l3hSiqa33Kk0V",
-	"rQc64o5D0y093xw51DiaMIhTmoWoqkBReDDmglAJ4OMSpbQmY0rYlW7usqn6x9MXjrD6XSIvg9ijHLGO",
-	"NsWEXTF3NASnroQzBk3GSnkrKb0sn7AZ+xO7YBn7P9j/xs7Yf7HTfKowfUxpnCbhOiS6C2tZCwM9HSBg",
-	"jI23xZuaK/S93Vb6xmTsl1Zb95xQ97LRCjwM3Bh5C//MGL8xumqtmCoIC4JrYTLJCcHha59ipJ23pXR0",
-	"BZU8uz1FpuN72eVo1blF+wgpsSUaDGrDgYcu6XF4v9z4/SvGKUa8Tzn+fcQAlEeSEIIM0ZR/Z5nwjmp0",
-	"XfHCKykfQJYMKDU1pU6nLcf/6fRYJx3chQw3C/2BIcJOUASat7cff3z5PTO6B7cpuGKQo8edUizc2xPm",
-	"U1/gDpu1KhaNVro1l4RjBA1Jsfzv3yDEo6eK59vq0gupbt+z1vzZe7se/Vz29OVA26FncvzRFCaog4SU",
-	"DsQUiObBunmjLbfiFJ0Ww/TsW7HgcwQjQod2IGdqZiCoGKtjUk5eSVVULRiD1J/BSW9dlaLpW4fbFPkS",
-	"5ubIC9PEP0r9PZreAF12+5bFvqCFaMQfz2DcYMZ9p9g7k2lIXhmmUl2VQy4PCp9E/jfmq5zRdMnlkEVe",
-	"D1oBuidaRcrQLmJ9BZP8WGkVZ7eDVAm+9Z9GqT3H7sF0ulWZJenY+AGLIEAwz+nPYEAaIQJusM8Js56H",
-	"i/GqSmN9fuh9PI0s2YzE+QzDo6UuJSq9zdIDQ2S9N3DA6gOgOmD+vzjfg/j/oDdgq41O4iL0ttVborLp",
-	"BB1s4m8dXnPX03NT3dob/Saiyo0KPEnqPPt1o47227OQJp1mp9fFQpSgMXPFoMStBCCz34dgvSPillf9",
-	"Jk1u5250uXYUH+oG9Sg9NM8G4/WWS0WFi3szDe9isf8NtuuW0NMOD0FYbXdrOghhdXCp8d9bFY7Xl3mn",
-	"+scItHpy/tXDOTgRBuN9ourDrAauhk/hMGe/Rtkcna96x63gS8HmQhWQr2LIOfjIMP8qoVfmc9FsItn7",
-	"AEQoFQTgFO9A64oNsx90KLBN2QXbxI9OA+FrQh5E+v3UsYPI3r1yYIn9vWpODA/8FnEWH9qh45PXfmOP",
-	"TrLiaeK+dh2ZvZcC2pb921/Wd/LqXCmzEqH16IZ/Xc8Z93XCo3oW+7GVQ5fepxiedvlyw/e/65YwYS9b",
-	"dUR232DSHmC6FZNlRTVACWQ1Vf28Px8yDWvGXNWM9ZsgxH1R+j2aKa2hW+YFgsg4JhpS2wcqDxc3kc5D",
-	"6dacnRhn+PMqtIegiMZgb4iQTbnQq6kK/UdC1wU9d58oJb9V2lhZQHVrqoJA0LbPz6lUNSpkof+UwX66",
-	"qszC9XG7AcSjm6miHqGBnWa+bWrGllpJ8v+FnOWI2SZc2M+ITP7WUcnvznE/pLLcrfOFO6RBpFQ4ODzM",
-	"/0De9U6IcU9W8UXllEAZNXo/6fY5618AiLmM34H9KVNTWds0y3sOUNe4RRexCOJ39xIwHM6chrRSZIZ1",
-	"xRWpN54R+jhfRmFPjKlB91bM4J2qqxfPxjvzm332fY8J+s4RWeCjWLsIfk4wUcfwsIPSBrO7iBN9Hhlf",
-	"79GNDfCDmjdubVg60jjBJMpLPKxH/UbTAeTOlZgqJ7NCb/hzVuiqXbo9haKaqz7b9sy6JA7paAASJG8E",
-	"wGt8lNY4TRQWCyvE2v1uiRPfuMGuZ0sMX87QtUV19VcLAQX9Nno64Cqp75rPSRKJ3myGtu94vnpJTUtE",
-	"Vfarfk5YHsqtUWR4qvK4XFE+JkwIpIGvRCPIcFTx7H0cHKB7PsQSzp4MTjz7JI/Hu/DxqNQfSDmmdf5O",
-	"ujEWr6Y5DNixQS/Gc3XXRJSfZMvxqR29+6tXKmipeF8c2z7xtdrxRN5BlnStKtqk7qxMu/QVMSAJBHqL",
-	"WF7p21YEhA2wPJwZ+IPAmJ6hSljmAWYMnegQaHvPqxYxhNhaRDbEpT3j5OW9aKx0zFsqyADytTqg7WvV",
-	"deSFcOuNYy5knWMlCWRXxBOx1Op4MlVXzLZ1JUKVg24YUJs3u7Xmca+vCXsemvH1xQ5+kplKOjm41PfC",
-	"YF8wklqVuBcVwybYcikCXpby1E9hbXdizeCOUhvN3BS6FheM+suGNP5xJ8Dwu1O1FKpl2EXSGV4wARZ9",
-	"H9BLva9/oyyWUKbPeRGPegy0fsPCzXPdMCVWU0WfN9sT46qcKbHyEwzVD2hXUDQpBFWBfDnJPUhlfIni",
-	"wfiiELq1VNoELQ13iLGkwQSenpwZgK/8g/qdfPKxdIx8s6/NbyxH4NvXwh7gXSHA03+mb+WdZMi1sL4i",
-	"NxZW9/cwamBfxQ3Nu17mjShEiX35PYs/McJCUarqXaXMWSNqLpsdZgvk01NbLNYII8tWXPTEIc5dN35J",
-	"wPewYnSNIWQyZoBNfGMKXotL4LQ3wEhwJvlUwTsS3Dhdg1XQzWPds6gE+EhC5KSSSpzCb1EeQIqjsaLG",
-	"CjKm39e24LVtG5FNla8855R34cwlKysYsDMHug+j/eiMhpX2Y5gJe2bJ/qobAfYXsPCM2L4zXWBx2VSZ",
-	"9maJYFcogwV1VcwKqnKSTw4MgbDDILMLreaVLCx2nVxQXQSbYq4v4SDhMj/FkkR/bMfK0a5hpPQ/DPN6",
-	"B2b0FO4KOi3p9vpWmXhtlfcNn+CmIa+Z0UPvynN2VA/Z8pE4VRtn+OOzIe+IZyCX264QdvXi2fhgzzBW",
-	"UI3d4VnkEca5B0vZ61Edy4ZJgZYYOs2aCO+d4CoT9k2kFkMfLOZB6JsK9Umk3GKSd0+/fWRQnzWXUwXq",
-	"4kU8S2DJqF2C3wNYH3Btt+OU7IycmVoAMkyNd7fKuzH6VVWgQbER9hQHopQicKdEJdF6vUtPtus+jX2T",
-	"iC8YFTe8hDovpGmQ6wHdP/daQsHtFPf7O+lQ5t9at/yQGp4ZZpFQTsQrF//pzPFVuHs9k5p3jeW620kh",
-	"o75GF11ZZJsa9tm8A9vswne7Ki8lmRw7gMcNOoonvYpNqAJJa6bKLawLhGkrmgtKz+kMc19VohTe6tcG",
-	"S1FfL+Tc/ukVv2HFuqiw5zJ4J8YT30cdBAF8Ko9XnyMnSwoCz6ulpSQhdzodT46UzwwNXmIuwQO8JQ9O",
-	"cupcRh5fdDJzy1ZC2cueBewrrW84WwdY1YvoPP/QSlq00N3sZ+lrXnY0AxQh/uOVtStG5WspyBKF8hOb",
-	"hjl3zqo46R48hAMNZPvlblgorsaZEUuurCyYLCPzFCcX3VGA5ECJIcr2YhW/EVUGPEE3lIZGZWDc3bvl",
-	"1rEIg+Ut3SXu8Z2LiF/gxfc+MyrLBKaXd6r5YJDveb7NqcjSmypaG0UG3fpsW1P4HhlTBYWpQzFNzzWw",
-	"dK+kCqWiJGNtyVUbZ9Fl4VymKoCePYtDFQ65WY1Nl4AZ9dyF5aC7MAvaXCEu2d/aqmJXBTY5NVMF9rq7",
-	"s27qCy2LDVQCFLJulqiVQQ4jmaKhiBU94Y4RicfPAidIMSiF4UZYhTS0EAIhxiWU4RDc7mUdUy4n7Cqc",
-	"DgnM4P9Nen0nU/U91Mq5hrRISKGPSNCNNeB1/Kj47Ufle+wx6N/F/XiQiPjkgXx3ox93ju8RJ+BajLj5",
-	"O2itUTfepMbqLcwl1KTowzrJLYoV93ioImoyz8u93MG0bNT9OqkUuQ+mytfAiC1oZhuucDImI6XTmay6",
-	"tca394csZzciVCC98G0YIQMh6wX2O4TJVC15cydKllMcJmcn1KbR9MBgyE7H5K1ccENsl+ALue+KCHs4",
-	"k2V+yXLVLm9E4+tUQ7u+GYDEG2x/XUoDVcYgdbwWghpNYAhPcBWV/8N6gr4/ozTMdy9mJ3nUyDjPnOiy",
-	"smJ511Enzzpr3clxaSvRBfZ8tbXQkQhktK+cH/qTIrDdWR5JmNj30thXRD9/bDdm14x7QDX2x/FxMrzf",
-	"joEBJp+a7nrQ5LzjZ8gqpPI1OKkr9w59Nxnv+LqR3m0X+yCVWJ0SyCdkRWMwt+eKjDlMfgYxidyzl/xM",
-	"iVV+iSqTHyTtsbx4b9gt5BXbbgCvU8rbhfW9grvbeyfWWa+khMTaj2X/t6D3ATZgIW8XlRtrqnwJDg+p",
-	"RT0VOJ4whqrzg/bfMXIchPT2ZPgFdUpv69DJTMFh6tl7VP6+0xQ2oWi+Mxp15kCYFqf0UvzTCbJqUKS3",
-	"2XBXrNW9Q4AtqKIT9VUjLAAF65X2nwN6JTJCtuq+BXuOiAuoJ280yoIeHBrhcNzjPiDJkHgqWE0ou7zc",
-	"rBtxL3WLFNorSwXUh1cmvZQb6ZTrILOQIHwWhe/EyU5yQgWHMlUzeBLbAvVSL6bKw4G30WnsKHBat+g+",
-	"Bu0CKvUyVBFxdT4W0Iha8K5eKruppCqrdUrk/CBWyIw/uZATYDO/OQfo6BGvBK74SVk/Hi4ArU84xLpV",
-	"X+ph+xeMznU7fYlh8dPuegTXJmVDvbMefwa6uhiGCgyITnwtCI0Qtg9dkuJUi5RQzenL1FdGltRUBhou",
-	"3UCFSPc56oyxW7JOEpp1gLfF6vwjw3JaeO49WlOFDFjpFTvxs858USOG6jnTDfX4lyVZEtqmQMJoMCT8",
-	"YCiPpoqedyI+KaIv+7BcFMTuYS+C4+3wWkPwOPkhEbAwVQPi2Z8kNMLZELGWN7fC7haxWWj0EIDPU3XS",
-	"1k5Snk8ef/HF5DH08hmQeCdbncgytk/0XIGguPruu6nyQq3fKRNruxgWNetK5Qoe4uFPIzEctf4BZMn7",
-	"dzfFW/N7waaPkGTEdz5JsYcCp2H7HFtF+NigIMONJul1iKhqG7W7nDMUH/kQ9RyihrP/5nUc3EoG6zfE",
-	"1TZ+hyoNAdfuz9ETBJ78sP3+42B+KJaQ9L1eTWQyd57GutGFMCaLG3lsmdS7Eku3w+u9uVwyCSBKaOTU",
-	"tZIv24bfVOuM1dz4qXlzcOougJxLYfriHgfvrG0CHUUoRBLlAaJIpaMm7Ccv3EkeBrNyqvxEM8ZZ2fB5",
-	"6L/XBcU9/hJicUGbizW+O+H78900UApmu1u1M95PUN6Pux4hWGoIHrsWqrxgea+feh5Q63kQma3BpAYI",
-	"dkFerQhV3V5wu/DtNp0uAF07o0AXZ7nvB5szq/WEbQT8V9Bqc8FrCGy56WglcnaC20sa02V3jtKpB9LU",
-	"blAoU9dhSvu5XxR0jM55nE1VzzzGtldLvmYLfg9h0WIhIu3R528AIv9iQy2BjWpa0ZvbVHXb2X1pjMUo",
-	"0V3raz2RbsjVmtpvQQD4yZs3jFpHoj6GTUOJ3CdTFVTZnBpDw86e6Iblz0qxrLUVqliffiecqd814gDM",
-	"GJJiE1WLh99jB+HPzs/HUUXUnSUyVQlN04+tHZXSgrJk3QpueuvDPb7R5fqRwRQabIsBLpQbX8AeKsYO",
-	"dsfY2J2e7Diux/wHy1FQv5fChp/eBR4BGoEohuz2ETN3KKAMHO4yYKhXHJNbQLK9z7oyh801Y55JfErG",
-	"e2D1Rs+woC0gCW8vE7wTgdjApuYQq5Bnv1Jr8p3N5x7ET9xLH7oWnddFW7OL3D5CEttAOFHxHzT8Dz6y",
-	"A+oMYfbKHDtEYP4HeRdOQk3XjVFzn/28XWdoQ2ZNVaKPLabYkhNeL2tq6BIjnCdsn5Lq80uiYaYKwabA",
-	"dTFYjDbVXKpb0dSNVJadUBfer6Be+bK2oe50xv4lGoBlmnEGlZcE+T/i9+e6mapbrcuMdW2LSQ1+BG55",
-	"tIVD04ueakqVZaRhtxq7dMYVzUNKDOiZWolTSHv8b8eXcyyGnW98j8zFHzRCSemWO7GKdePngCYztmmx",
-	"xPeF0+ekBY+QbmYLbSxAMF+IxkCjXI+Gwmg1asUeZsh+VD6akHuKjdSk7ADHjy8l9S7s4lP1pz57+1T5",
-	"6YNUfjpKNp4VXBViB5t9QWZnbOhIZyM1bW0R96kKZ0gDJ0YTyEetvSQnG5idOOGOrd/7mXWSyhsSdBSU",
-	"vhuByMwcZ1hBYvum65pMrighJ8wt0TsKBvqoJf7hVwKRpH+MC9Ev9xOIy6/znihCY5fEQwm70mZHROsH",
-	"3SmVYAcnSQ+8GLmvK0ZxdnTPQNNMGiFBa+7Ndye198/3YWIR03/7iaI/fCXOSnAj2JIrfiugE8kDGPWe",
-	"zrLfyzvRNTPAh/MMO/oKAK94u+my3y+1Q4Jgd8xWVcIY3/QT+qJsdGEF/1lXpm6gear71FAD1cMVpg/U",
-	"LvVTH9PHv11Phs2+p9Dg4Fgj/gwEOzKJnbDjur2psNTePyndwnunEbWL5QNOctzyC1QlTu+ULu7wvwEs",
-	"cRp90hkJ1Iv0gj3Ox9lUgZ9Z1/yXVjAJZR6rtY9Q59Gr4CiVxpmI7iY6HQaUH8jhBTuPtDdqE4SCCCBN",
-	"Hv/GpwpwB6eVvBdO3ZH33PoaugGdFppvZfjPhAkbaoHBFx+Z2ETEij9UDKaX3LsE4DHonRIKtMMWQvtx",
-	"WVXg3qc/n1AjA5CoWFyuhGpnvpk5wQ2hMKeymtqSY3q0WfBajKdKGqqujzCyjdybC/B+5wPpd8A6Ikr5",
-	"HWy1DyRM41UNwYmtqP9owpM613Qtx5D4ggCFAHOtVTmLrlxwOI2PCC8+VzR2lIkVYmCyNB0AM3AWuGa9",
-	"qwLuZ0e8k2RQUq8UIHJ86IYmSoHKzstJ1xQueLbpNcJJxi6jEFKJrvNUvQeXEUOPUSOMroKFVZqQvO/9",
-	"OVPlHUjevSTtgCsJZl+JuZ2wvzXCLfoNOJacRKgkxGwbKKYfvGv5vBFi5p6bgTrj7v6V8slrPikjPJRn",
-	"rFhoQ9Fc3VqW069D6jFxpQvCNL5BoZDBHKKBpspTHvE3X5oGB2S8ci+cxL+SFkOeN9ousPxZvmwrK2fo",
-	"Iss9owxFZNSaKa1OMd5s2hsjAtKX3Fe0UHOJ6RbFQhR3N/qN27N5JetalOhAJNy3Vr5rRgcCxqRpN3RI",
-	"T4lhZ2GV0uDJTNVLihbC2oBYKFOGLoLPwcR9gyxQ6KEHGDREywHeTZYmqjGqPWrXzTnkQ2bg9Hcq6WSq",
-	"3t1V9xL5wUcgCT5EWcqwoJe0Ox+15y40EvrkuYs9d14VTQi2lDgbH64lO43xXjRH+T1ehjo43q2GDjvh",
-	"3WshNNKJrMZeMu7+UVWOQzUs3FEfsuWAL5k7/dYJxZBeoBsnZKQBxAO/C1KBW0EkE7n0Ug1NYIGfvHgf",
-	"u8+j0KqImgNvoYnwnI+hbCVWR9E1RAjnYHzkRKk5TQYy5rvnHUk7SyboUc7O8hmq0ITYPb/gTclKwUun",
-	"pkBeJ+SpcGOSDc/cfD+R6cdOpgBjpZrc0LEmMLXj3BPEtvfEq0MAI2DKtqKacUDUWO30OyYVYPQRmG/u",
-	"MiYmtxMf/FZdzAM1vi6CSlEiAxYRdMkeTxgAnUCLxIpnhIuj5q8Inymlur2Mt8URnVStMPFcAoprsksJ",
-	"+9g84DS1owKfvyWMiCwEJzT/o7FEKeWJR9pFn8wX2Jr34Ntqm/Wpr78/fGl/8kVT9rVw+8mbmhut06hS",
-	"DClOFYc2xXMuq61OvMnObe69p36WH909ss3aT25nROlTc7cP2dyNaIuIishz+Cq08ozSuJDcK2HFNuG/",
-	"FPc66OaUaYX1fQRvPFxd38lE+OdrGPLHZ5SgNdoihyeJpnHYBly3ELbHwAw8fS3s6VP40J4wyQdvp9rb",
-	"/6+5Wdxopw8aeatOdRvznlaCl3EIcrhjZ96fftd9JHFLaLelhw++UzpH2W1FnJEHjlE4t62NSbPab95Q",
-	"/KPX2l032A0W+86CMq/Yt9bWTp3KQJe5llb817VtZGFZzu/uQt1+mkAcIOF2qupGqkLWvGInjz9jC902",
-	"hnAnoS/ynagt1lGhFAns1PXIsKVY6gbLroAKFWpiaUX9vuNcfz5V2JkZzF68a2W8IHKVhsxKw7il3A63",
-	"tFMUOziVkyfnn7O8MM18hpg6Z86EMGyyHuFTyHbsE9z7FwRh/KNUqse/Ma1fRkwLLD7xbrzmY2r17C6l",
-	"KNpG2vXo4ufXOziVVJv3kcTCCvsg7VCFFs6aDzkqEgyKOyg41DBOZkyA6qFGFCyWkC+O/iS4kCc5RD9n",
-	"7u95NlVQl64UqhAM/5KPodGduyJb1Z+8h4pStaO6H8HRMAd9jbI5LqPGeuykyzECfJG06zxj+Y0wdoaV",
-	"XqNPr3rVTCARoRK+aAlaYDTGhF2xn9w2ThVGeCkSgrFQSiWvCasGHbJ8chSkdscRoOHLDB94LxkwH0gt",
-	"hAn+TpwAN2dAL4Q//qfbUbAJvlFBCMpTscuINXh2sMkfzn71aXVv++pjSgd8GK3CWx/a/7WfUjKWtwpX",
-	"TYlunZ9aWrbgZUhBEqoEETP+6LE4VtdsRSmM7ITWN06e+7AC+299rB9/xgxMM5Uyc8CdPCj+g+7xocjK",
-	"p9P9OMMovk8PcvD94ZTDqGVfTCURSrFyKcqZbm3u5wLREax7A2GUpo3TfGGGqH1DBMW9r1vLCt0qa0iT",
-	"AgVP6dVAHOUTUX5cQROqYQWkcOoO0x/QcdQ35IRNeELhAw92hfYp4ZMv9I/qC/Wyc9AZGtFl32j+dXQj",
-	"eCOaq9YunA39NnPHpO+kCL9xdjWAmZHk+rsNXiIsBcMqXfCKfEajbNQ21ehitLC2vjg7e/zZXybnk/PJ",
-	"44u//OXLL4EgaW6bI34reGUXGbbccZwf63LaRhaAi/BoeNHcy0IkKhq86mqfcCUMABILrpgRInq/X4Zn",
-	"exSiZmoZafVGRrYJHY1F6WGBQpXRB9D/vD3w8xs3dR4g2tzcmS2TxBd7DOUqooH9WW4P/TR0KSJYYyMK",
-	"Ie+FJwjDTjoPo6rW42jUhTbWDOxm8HVC1TRwp2DpCnICR8O0cmgM8lz0MfzhPUrzSL9L02e6tTf6TfRW",
-	"fM/N6O3rt/9/AAAA//8=",
+	"7L39chs31jd4K1juu2WxpkXJiTOTSPXUrsbJPPEmE/u1nEo9G3rZUDcoYtQEehpo0Xxcrtqr2QvbK9nC",
+	"OQdoNInmh2wnnoz/mYnFbjQ+Ds73+Z23o0Iva62EsmZ08XZU84YvhRUN/OupVveiMdxKrb4XvBSN+2sp",
+	"TNHI2v1xdDF6tRCs0Mo2uqpE88gwvVLuD+FF1oi5aIQqRMYaUeimFCXTitmFYK/aRjGuSiaKhRYlk4pJ",
+	"a9hK3Cy0vjOTUTaS7iML/Hg2UnwpRhejqx9+OI0nN8pGpliIJXfzW/I3Pwp1axejiy+++nM2suvavWNs",
+	"I9Xt6N27bPS9NvbZt+5ZGL3mdtGNvdDGzmQ5ykaN+GcrG1GOLmzTivgTNbdWNO7d/xse//Xq9P/ip/99",
+	"fvrN67ePsz8/efc/RqnvuuUOfte2jTriu/D4gd/9hdtiMfjhlfv1iC/j8wd9+p0b0tRaGQEE9aLRN5VY",
+	"uv90NCOUdf/J67qSBRzkWY1P/OkfxlHX22gG/6MR89HF6H896yj2DH81Z35c+GKfPq8Ue/m3p+ybJ1/9",
+	"hdHgbCXtgnFmLL+pBMsLXYp8AjtFA7rvXRU4wttR3ehaNFbiGnj4+/ZFMGLJlZUFw4cyJia3E5Ybocp8",
+	"sr0/2ehGl2sYtCyle4NXL6KP4SFsf8YdkzCWubdxMe7WhI/L0rC6EXNZVaK8ZPzGCGXZaiHw0jW6tYJZ",
+	"ficMU1qJCbsy7FbeC3f5mLtQZi6FmSrrrzYvLNOqEPB6wd1FZ7wsDfy7NaJhdJosl6pubc4caZlLVuh6",
+	"7QZtVbHg6laUk6nqtkHf/EMU1m0DvJXe0t7wW9/XLHebkLOTnDYlZxLnZbm5Y1a8sZcs58qsRGNy+AEe",
+	"k1opLhvB6KdLlitu5b2Y2UUjeDmTJT7tqK0SVjBZMj1nnOHv0dIX2gg2b/SScTZvhFmwHJ8xOauksVLd",
+	"XrJ86YiMcVaLZimNcYzR/Wn3ON3DMw2bYnLmRqbxqhyYZ94IbrSS6nYm5nPdWPcd29bV5nDwTjdSwS2v",
+	"9G0rxsBorVgCgQvVLkcXv45oQ0fZiPYIWEZ/j0bZyA1K/1cBC+nPZfQ6Qfb0B940fO3+vRR2oUv38a1H",
+	"gVelfrC8uRUJormi+8a0qtYXLLduDxWvZnNdVXo1K9qmEcrmDP9t2GrBrbgXDcPF9YWXO56aK8HMwj2r",
+	"9OrSjY9nIt7wwuKHItJ85K4iPPAIJJjfz4GJONkVj5fYsHcxZ/7Vc6CwbbRJrxMX6+qWeGyfh91JVe7j",
+	"qfDqD+5BdwqNnstKpK8o/cjsglsgT3cBpWFuF2EXmCkaIZTJmG5Y3ip6oczZibsgosyYghMARmX1OMkr",
+	"abjtOXy3rO0a+Zu0rNBtVTKlLbsRrBS466KcjPZtK2xK95lu0YMb+wNtoz/houItXAYnUd4kKf+qrht9",
+	"z6sU3UasoW70snZMl7Zuwr4VhXQ/GcabTtBcsjuxNsAFlkK1TKpSvHF8HbazaLRBZnj14tkEVxRRQaGX",
+	"S67KmXhTiKZOXKWXouSFFSWMf6NbVSb30YkomhyoGJuMhMOaxcyJEOAQsImH8AXxppaNMDM+IBz0fC4a",
+	"JwWA3noXVyiUT+qSBX5tLLetYfyWS8X43IqGSesWNNfN0n1jVHIrTq1citQql1y1vJp1NLN1hD/8wFay",
+	"qoD6kGnizPA4L5H9G8f6W2Mzp+56/hJt643WleCKrt2ytjN/XftfI91iIapqRkeZVjKQJaeZqNZV4oeN",
+	"mxFPY3sb4uNPXhUi+Re6ksUObWfOKyM2abRpK9Gnqp08iz71sq0EntibZ/jeV+eb1LWxRvzQrvm/JHl4",
+	"3AL83jzkQmxMMQy1c5Ytsukjpsi9kDiCj/Hm9r53LLHVdX6ejZZS+X8/Tt4lfzJffgEP078ebzOButGw",
+	"yLTs4Uo8Mk7H1ZVTa1e6uZPqlpWyEYXVzXoCFBvm9uT8mz/vla9ubak9/isv7oQqn6m53papqABdvB2p",
+	"tqqcYeH19621bylRyZXhz48Mk2XGuAEVv+RiqRVq107WnYDGkBaXjhwkmezhYN15znhdz4xo7kWTZsI4",
+	"L2SWCSaHEoWm0ohaN9ZNxnG3a6FKpoQoDctlWYk81n/cH5wyWbjVO11S21mleQksxKyNFcuZaBrd7L8J",
+	"YW1JjbS/gNRBPq20EQ+7zx0zjajqq/Pz1JS3vxv7LLYtS38P96plcAMjTeIQngjv3HMJtDlDHfIIzoo6",
+	"Z0JG3+Cl2DdAfHfeOc7S7QRdgZS85bdi78h/p8c+CKvYmoTXzYeuadD5K26dTe50AHoHvVzOHCXNP/kB",
+	"/+O+Zb6i5/wOWmmR02+P2HBl3LXcnnGwhvILxhUDikP75qT7yVnQRtjxBF0jb2Z0xO6dzvzllnH21P3O",
+	"eF2fIkPxbMFZylMFA+OGCMMW3DC876BPBl/gSe7Hpw9nLJoLei/GGSsbcFHYRaPb20XEgybsaqpoCNbo",
+	"lRsF9d+laG5F6d09dP6NXl0wpXHVqJvBuBpMPAYcFew5bmmx6LTYNOO8ePS7k+SlK944W7h/z/aqveBh",
+	"E2YPwSEjZb/gw27Lt4jtoKsNA2xPY4Plbl5YT4DdpcuIgcUE2F3iblXRrqQ40us9fPNHaRIWbTy9w7la",
+	"jx8nDqJV3fxoITPbNkd84eduhFdto47aZrc/wzNI7dO3opL3olm/IKfJxuXfvM028iWu0PRmnPmrFE/l",
+	"kekuPt4/uPmOCjfv/lSd5G6GZ8byxuYZ40UhastVIeDek0PN8UeeVCXsQizHlyE+8MhEPhxZev8emE5T",
+	"FbQkocpaS2VZXryZTdvz8y8LmrEs4Z8iz9AuQ3uLPbcL0aykERlz9z7ei0bwYiHKzjhjOe09sk2nySD/",
+	"QNaimAAXBJy/AaOPW8djIL6xEJVjId0iWiOamXhTV7KQlo6BvJpOs8Pv+qcjxuxWP86AoQLTwgfdieNk",
+	"3O5Ka6YK7mEG/3ZP0NxZze3ikWHGNlrdolcV1R7DSokuk4WuSsfly4bPrbdPw7JW3LCiEryBCE6By0c/",
+	"MXySoj93Ys1OnoINAWRyge5py80iY09tU/3pOmOrhSwW7E6ImogAvuimXLegTwIdkpUOxnt7s5T2cqqA",
+	"8i5woJ+djOVMK3HqOD8M4seGB/6Lrbm6MzDYGPxPnN00+k4oPBzgmhFTPTHW/WfJdDNVrSpEY7lUYzxR",
+	"d5L9w8Ed0UaUE3ZFZn7GeN/H7P7glQ3wSrtZKNYqR57uZk8VenmYsbKqWCPmrRGG3Yi5bgQD53hfBnVM",
+	"NU1UB8mmb7XTegbU0JTiD8oCuccMm+vWydtWOVbuSMXRoDlY6uDXgza7yXkX2tgDx/geHg1+jsTMf3GH",
+	"h6TmLg84xXO3+escnDAr3ZSmc84UTjOCkEdvNXvFtiMdMTO6uBOp/bvGH1gl5pbdrJldtm8Ysk5D+lQj",
+	"2K1W4pKZO1nXpLro1oZtdu9EWqRUVtyKhj5O5lrnv+flGpzDjZW8qtYz/xdneeF/p+jCWN2Iw7b+Gh51",
+	"77S1Y94pp9h3TiCRpknE47aafMbijTTWEVNzMOUM0ozbnMPm/co9SW+QKXy4SO+GuEYjep9Mp6PpCJSm",
+	"uvH9zN+8eDv9cfgbkZT60VX6AK5+d40jeo9oLIoCpNwN4NOPfowcmZHv/oFO+OgLfo7De/G95x6bSmKL",
+	"W7S9NEo5mLVNdZSyvqW+taAB94Ybnue1v2r9edZdmHzbomikRe/S9j5vTCY8OjyBV3Rl+t8H1p4+yF1T",
+	"O/iQcfzds6K7tb03O8lzcG7IlfdPjZ7bRWJ/k6IqvwNH1fbOud/SzgxhDL8VB2wODNG9kJyCbsRt43bx",
+	"RaP1PCHDW7vQjfxv0ZMIStuF++TrZAjHclmlZKdQoBrmpVZOh14t1iBFuzgbKKOgFzmz4aShqNH40rF1",
+	"VKJRsK4WmlVa3xnGbSryEc1Gz1BI2WadJsRdoaEvz5kRTrs1pD/maOTPuM3RsKjdtrGl4Mow2pUHBIQO",
+	"c+TOw2F1Pt0oq+CSqbaqWKsqYQztspvCXjeybm2hl3sl9XN6jFzCsAt4yQ9ZInppZnUjDImXzahlo6vK",
+	"qSigSQefiRfsJ8FjhCN12+21Wyf9ZQNWF2jN43QoLDKC9t+h+OFuozbIKuk73lhvvGc9msviK5a6ot8L",
+	"XqER3r+Z23qavkteyIO5aVAv/BvJ6eik16QR3IryKIrw+XEpJocZZSn2K4pG2Fmj7dHfi0Tp/r3okvdg",
+	"Kv23s3i9qTkNbdxTeO3IQIHfi837UvEbUQFnrIWuK3EJAROfsNAq+c9WbAStHh8QUNvYpo2vep/3wtra",
+	"mZ/u/w37+eWPPmmjEPJeGGbkrRIle/H8+pXZmMQX50++3jOLjcNIHMGOHS6FcmYKiq+qej4fXfy6m7MB",
+	"Tb/LNonaOus+zYodeTxyhjVvIG/gTqgJu17olcIkHq2KtDzya0CaSQ+erxZGFLOc4UO4s25DKR2GPh6S",
+	"Ww/48CZbg5VtzWZ7U1/TtqZ9pcG2PsjcoV3erfcOGyfu9euwa9sTGWIl2zt+6M3fuzs4qVeeTA6f037K",
+	"UmJ1NHUNLgQ/l5r/M2VqUdiHRTAlvryRk7AVLR2YXvR2emZWNLx43wCnN0YLXvMbWcnIMorGu4FMZJ9h",
+	"nNYT540QMyve2PTPy7aycmZERWHDPSbVxhfj4TfGSm1OSe752VKXqfDO93oFUTmzVkVwIT4yPpVoydfo",
+	"mmbB45qh71TMeVtZ1KMuWG6sEI3PL4RwQc5OpII8KdH5ktpGjSEj75+taMVMiTfhYc7c5Ev/ZXigDOq8",
+	"d/a6N3CYCbvCLOM5elgrXYC7czPXFscodFXx2rjxe0s1zrrQRjCtBCsWWhaC6VoojAkkk1S3lzrKRhvr",
+	"ee9Us1986jTlmzluDjrtkpdg9JhLv1NBq82YqIyIc89ETZlnJzDMDL9Yjg+3NwKxzSq5lAOeDNndwCE+",
+	"dreRt9g7JafaulOZ+b8mty+RC7d9ucK5HixsIvbxP/3nE4e1I6OtKxgI2VaOWk/vlC7u8H/PvHlwGu3V",
+	"gCuU9D4/Vi1U6X7zdQ30Dzx8cE3RqTplE1PekxlznoPMQohh4Pui3mZ7kOSZPnyrLa9SP21xcTeEfz7F",
+	"q3w5yh5HD23M49fZvk/SwcS+vQ1SzaIaGB9KJn8gHgRtSExYGyJij0gKNLUt9kN507adXW/T8IbXJ5Yx",
+	"fdbxdKG1AW7rmAYOxQreNFJg3AtJB4Ocb2yeNn7BZtgxuYOM4u5RP2Dy3Lez75a1TX7bn8IQmexmDuEK",
+	"HOKhfkkPo16wsbB4HllXK0Yzj57d/Gh3tnvo5mWkYhyTWEl1EzHlHPH6xv5uGoSJ/X7wjjpr2KktopwF",
+	"MjFD+Z3pr3cZnV+cJ2IzdDt6qZjprLnho+0vMHVm3SQen+9JK+0pY9sX97nT2EGb6asoFKkr7905GQGJ",
+	"j2l1x1Agl1yK762xbAv2vWcSMfE9z27Jhw3O7Ek5tel/7/L0NtxL8SL3pbe1jXop5uBhElU5u1nPtF2k",
+	"Kk6vQuSeK3gkqj+FBAYzmHXXYz/F0VPbtNR680zujC5F9RQU2R0JwwMJ+1EN1V7efkD11casntdpQRhE",
+	"zbaNG+d4KL4UGdwPs9ArcJ+Tlz/pPwlr3VEzKUtIwhOqhGyNHaUM3foGcuToR6QD+Daq7uaS3Sk3/ROl",
+	"1Skk7YyDVYPPSeXeFhD+r9bHJAAMHAluaGrqg2dzLexLYdoq4TIhU8/MvHa5rXFASqaf/Dbhd4Geh0Rd",
+	"YGvkvTjcSxffgXevB+Ma3RYosZr5rFu/3Id/bmhzMqj7A4cNfQxSlBpLOV0h7wg3mp2AEceXAisrx6Gu",
+	"dg41bZVteB4yj+ArmHDiqYt4YZQbXK1xUCSH/kxuhWVSGQv5axAzgXumMmY0FO26vxYVl0syIPfuahQt",
+	"CtUAwUDhFaSDzLrjzUZ7LJNC1/3BiNfTEpxiTn/hqpxFZ2rS5vhHCO/Eq8H5Dt44M3zfPvHbsstv8bOy",
+	"suoKv0O9L3iSbqDS1bRLUbKbNbhcjLCnwLaOqImD3TvYvo9FT8LYOD6k+T50mI1+F1KkLfNz7x1hikB/",
+	"gijls57XdohI/zVi9xJiPXY9W2JK+AyjrrvqoMInK1/9hOazI9vN/FMfaca14Tqk2VFmeaRH/EF0GsK+",
+	"u17Ao77GZ9+PFKM17aDLEDseOpJhgrweqA/7ZUEE4o+Eqm7vpRNwC70SZcY8nR2a/JCII8yGA+TZKNT0",
+	"pHNxBjXvVEbHdqpbqNM2u9SvULVX8KaEXYCivf0RoERaQn/FHdpCt87hg3oF4wxaZ8PFUoR5gMYU3kKl",
+	"V+zErcnTCwNXuNEVpKNrJofyNw7LlYmvMQJu2I4FxDnlQY/6+edn32akcdFz7k/jLOTYJJmUapc3KePy",
+	"W2nqiq9JPXvs2YwSK2HsOAPlUFJZl1G8NgttBxJyF7qxyYXG38AADjwrjEXYljd+3bJkJyU3C2FY2ei6",
+	"djeHW1YJbiz72mmmzkYXjRlT3gDbMbVIwPnKsR1Fp72UnO6+wveX2lj2+IvzaALJ77R1eWS2x/6L4IuO",
+	"orGDhB+FY412P3kvxAovxZDWdyPRs79dQgMoCFSzcU0kKA2CIwAczTaKDGKGUORgBhuLYbYLqHKQqjQe",
+	"vMLvOzg4pKHSGeFIHwjcS7aQVOWhR9T4kuXOLsihts3P7KQT/uPYBwXTHWWj7UlBdrgSf4gUwcNYjrO7",
+	"Unl5mS9P8jwJN7/HhSB8SsUtTsYBp8ezGocq7Y+WzCfupW7NLLXMvd/bV9bqjs9TEXGjbqPYCXhpgN2j",
+	"uZx34+XjB2c0fgzNO1poMuFveBuzwAaSPERbOSfUskSmg7ViWduBROWHpN2Ru/rIt8S90xtwO8MbUtk/",
+	"P0nKrF3JLxU3dkbrOmoO8KLw+dLpn/H+zApyxW/PDFzjD/m6is4pSe1XlcG8iJwSh04d08YoUuYx4jhC",
+	"6TiikiIt7UKseKeCH83mGl4IVvA+et9cSHS4WZw0tK5FFDANhNijun0Enc4bi2dwuMnfuyj7nKb9T+yb",
+	"5vVweD5cl1E2mnMoG0mJtOcd201YMTzEEE6tbgtIWy54VTFe2JZX1ZqVsozlqmN1AdBFlDPMBpkhvN0+",
+	"l9qLYFb8XZfiA/jnPeN2xsKRvvrDIg47A8ndcszD8tTScbkrhM2TJZbx2Q7YITLLPO6eB2CsK67ybckN",
+	"NYAzp0PlXmpPEE3NY13+yk//+/WviHM5e/32PPvymwGMza292bsnadVz2xWb1G12Gm+4Qz6QkWESUm+7",
+	"HiyiP4IO+EDtLuTQHcSFkpfrg3ggvQKRIlWKHXSGHpxMyBH73ZSizmAKs/cbmgoGJEm5K7baLLJLXdtr",
+	"lKNL7rioYAWwJLycUt3zSpYzD+CZsbxVobqidP8G8eYWAJVj+QAG3aCnHpSPxAG9EM0plFsxmAEBx8HD",
+	"WYSX6hESuGE014NrVaNasQSxSWUAFyGdyBb8a4k0r2HsF9IlNinx55fPOiBmJx0wJ0kETFz34gEZ6Khd",
+	"eCs8uA+LQY7X6NtGGDOEprtdDiPVrKaXYGA0yPbI8fSywaOhdTVkykU4WkCJf+Vm4chNvBFFgNQbH7wr",
+	"OwCnMNumfCjkVHirn8VxvrcuZBPkjkYaniIlBMVucKluK+HTmjeynPsJ0IVWc+mU8qF8Sif0lsL7Xg7b",
+	"i41qcoLn0QrUm4S7BRBxPVu7YI6r5tvYl4f5BmLw390Iv5t6w/npN/x0/vrt1+9Ow38/OeC/H3+R0i92",
+	"SZkoRrLWbcOcPeVs9VPvImpYA9u+BUcFSAQZ+pBWC0RwFSlcJCuraqqMh0mJIaAA6gcOLyDInGiPrMKe",
+	"nH8TjihEGAD/9V6oHOA4npw/CazWCUUzVUorMe4hRcfp+AnCtc36Ka+qG17cPeyGJYzE6DCX5vZQpPWt",
+	"yV2Lh976BELaJlNPIfWwkzzAL12wPuJPhkQsLaBgPTIeKRkTvcZ9QKBbLQxCq3I7VQCL1XezeyQgN9w2",
+	"AlgPBIgc50xpAIfB2gIoSOBqTQppR4aIKOPRewzC7bhrHRB1IMlL2gn7STuSuxWQBoaeqBgtJ+s5pkDl",
+	"RzKcr3MksE3Yyu1yR96UMyuXQrd2tpSqtanKjec3bvU95FlpWKVDWTF4+UHv9cUaf/nifEwldnLpWO3j",
+	"8/OvkZ/Tv1MeGj/9KBdogFP6JyHu7T7toyQY2uAEYAT1FsTNEEtIKsaZWQDKz9a5ji9Yq0pakFburAI3",
+	"0cUdZUdWRveSnEtpam6LBYIXoY/brQ1/RQAd70N1ColgJ/kZ/jsfQ93UVCFmHCfU+a2ianaSd3+L5ME4",
+	"Q7QotwNmwgiv+sbRX+nZHKCq8uoCIaV8QTMuBTzwpncz0GXv8akI+OeG8K8LriBbB1KJPJIPRgtUGd+C",
+	"y6nC4DW3iHsdkJwJ3ElpvzRjdR3ggNyNCdj27ARY7EaBASFdobeqHGClTv0ECDmI+g4R9ivfpUM6boHY",
+	"SHmgaU/jHqbGj9dR+Z83ifzJk700TsgHSab3rBTLWluhirXbsMwHvmrREIjTJHGr99TORgpWQrb6vc6Y",
+	"beRyKSAsWQlegifFEWDDZeX+sVpIK5ipeSEm7IoCZU/Oz+NIGbzx+M/sB/lXd0o+dzV+4qYFAV5JJUyH",
+	"4oW3xv0R0neoXpgzU3GzYKStOhYXZbHl/0u+XUp8fsCO7AoPACGHarIUaD6k5jLBm0qKBsjnkq5C2ZlV",
+	"wH6UXlGU2efyapWsft5nFifOzfMln1TqVBNS4jag7fpi8IDPH6FWowIwlFxGKei+ycFO2KEY2+8gD0mK",
+	"HyY8N0AoQSxmfRVP9NkyIjnI24X17Chm7+wk4qbjjxT36pPmw9zwjiQ79/tOB8vuSqj3wPccJFxHMY8M",
+	"4npCiNg3qgB+C8zYg5Se5DjUElD2YnzIfIwaE2AxK014KDioE55T1eEw9rAWC1Kksc8Apq/QXzKsYPal",
+	"nqSwAWydbgAEzjK00TulZ6r67hNIeVUs9xuXM8PXhhl92QlJYzlAtxDjgxUjMp6bCmH59YTakF0eysl6",
+	"UcC+k8xHSgadZf1bGp15+rpbyHF8uMu72rA+yPvsvdATcEP/5Zu0mZiqHPgg7uyDiws8TPGVL5zak1b7",
+	"e7uRj2dAH94hu2sf02DzHpJzBjUM6ZWVbROAdUHJ26pmJUR2wqaEABWURyR9N5tm/NZoPg1slI348kbe",
+	"ttqj0si5FOUM8+X7mLbJL6WQ6wEwL52I3gihDlgbX3FpHfEG4PTob3EhMLCExrb1rJS80vv2Zaci8rzm",
+	"/2zFpQ8jzzUoOB1cq/sHgXA3uhDGsciCN4pj+zAlVp3ChM81AmaXjkETnqAZzIuEB1ZSlXp1LO1GmPu9",
+	"PR+ijEECzDapN0n+oICk49DH4eT3E+QPSxqIcOS3CY5S6wbVhX3qBNrah8fP4yTOffHz/pH5IuoOoTue",
+	"/AaelZ9X8jTaRu1h6B+B0T5AlRtU1YY1g93if2g3vL/RDGr1vbrnyLqlKEY6y+UjZFiELL8DYAF25k9k",
+	"B2RnuK35VvASbNdElT1vyllJvx91IyNfxYPTSbe+PrSCNNs5Dvjd0yUl8u+8tIN47m4QH0EbyNNubypZ",
+	"MB8x8ykfpMyTcW65uUMQbmpSQW8VerkUyvJmDcKorcHfu9KYj0z28FSZdrnk4Ms7cTOEZ9EqHGfgKERH",
+	"CPv6/Py00KU4RSB26E5505a3wk4YQkChUeFVtsijhZCA0kxV0UInmaL1iM2rha4Eu214vRBLwYqqNZBx",
+	"zF56dTTrvB+trVubQdCP8ea2dctDS6KU87nvC8HrWvBmqk4KCMdX2ps7AM2sWzueMDw7aiJYAZZhwZsG",
+	"2llarTP4G2ucXabnPYeCYaV2mipaKKnmoUekLfTDp/0y++2bjjl6x18U96YjjJmb1GC3tTi/yI1jLF/W",
+	"UXaooyw3AJYqUoqJb8sX2n2A1/MEDwK9qryE4YaBcPZ6EWj2aQgON/Uhuo8S+oWn1V1InztcAeBgOWbL",
+	"g3jbSDFXeobzDHHw0KoBotbOkIZNc2SNoRCPqUnrWwt7SclNkM1A79MmYFRwHg+JHH7CfhISnHBgk4cm",
+	"qsZC7UGc6KbvQBxsTnRE2zDUxikb2aZVBU8ChVPA1XMkBMnHCwPBAlg4VkooURKWf3eDw+WdpOOGm5CZ",
+	"mL3W0U0WLmc8y+5ct+7IEMN+KebpPIffSJcZnldadZuDwjiMT7wDbundwKe2EjO9hxCViwcZZf6vc93M",
+	"FtrYdHJINiq4KkRVEXY6p/8KTpwuBzOJwpSNMBqVJN5IpifaQmOpxlEs4CE9vIpY89xHTZ2autFzK3nO",
+	"D8tLj7S9fdPpVMN32cf2fgtVHrmUGPTkoPsagx2i1Rg0tX07EbQ6xO2hi7kfhQSeDG6PlAPN53H0IuVY",
+	"/Yq+/RttrV4G1QV8/Nh+5KQr7nKaHalsXl07oD3a7+yNP77g7BhfPPSG8TphgH+QCrXDQ9LEtozOHW7p",
+	"3mXdQC7uFb91FzCiwO2Mz8AINi9eSlz8/Oy6cyINp6UMlg6dPu214oUOID4O4PuU+QJOnyeAqIioh4dy",
+	"OjnQ3PIhTp1dxS2YYDqEXt3oqifN3H5wqxsqvNgPmgoDbJ3pnrr/cAgPiyUEsNqjguFJxOHk7DYam+2A",
+	"aYr6W2FjLAhKcWuFwsQx4FmeSTFpqAkOBJhQQz01shSkDDqOtORSbSf1fYz2lp8Qg9vLTja8fwe11sPu",
+	"f6lrPpeloORkT/jYoD4b3Tg9eEd//4+iaRwv0PdrtjsNx5dbRc9fn+8tet4FTbqpFYdWuElF1q2qnGmo",
+	"HKK8czJJWoW9FMsH4Jf0CGzzxvbEHYq5RiixyuAagusEsrBssz71EoVaZXXR6Q9UC94XzQM/pmuE8l4k",
+	"/IIaE/uFZRRQx4g1RdQxXRESxnx0vctZ7GLieg6v6JWKrWF4YeZs5fgSej9M1wRzCNtvs2+PX/cencBf",
+	"+2grsvjiDmsNg4zgYaJmKEfyY6U2Yh7j+eTxV19PzoEk3T1uAq6XoLyUoSTGUAFgQroeXxN2F3g8JCZb",
+	"YAfbR+bCp5Y2rcgzCtxh4X0jMKfxuGzGLn2KTGH/pY1GklmUbOlJ4ZGBTMvMqUchSWcrHRJnyVWx0A3O",
+	"y1/qqYratERl7XlHxfl4wqBtG26lcEcA4/k8PwlNDnFE8uS59fdTIaeqlwsJCZhdsx1VInQIZIVdsoFU",
+	"SAIdwcL6SvB7ES/GiaGpQjk0lOS4wQ2PS+yKX96+M9jXpG2kXV87SU/YEQD/f9WiTQsqAEwJ/txNcWFt",
+	"jaJS30nhH5eOvPFPvofJxYjf3UVwVl5BqeUPYj169w4MV8wR2GDnP/zAKvC5xwCZJ9xJMMu4MdJYriy0",
+	"LnDHie+6g2ZewUW6L9qmGk8VNGBmMQaLOyGfEg5pv1A4xppW9ZKIodEh4DhM1VRhP0DwEALEhWIv//aU",
+	"ffPkq7+wnNd1RfGlMypM+tM/jFY5K3UBznzfzBkD6lPlC8qgt20+YW4jHRvBQSBr9YpKyeAvF+yv2J6B",
+	"WsQ6/Zbaw6KT1C99quA3djJvoeC3EMZcMmKoTt5hPibSNjmQgSF3/cTH6KJ0+xtGa4STAb5/6s2a5S+e",
+	"X79iZ/ePz6CHhrt6r6AnrlncaICTANZVOh0kP4PylqnKz1p59v/9P/9vnjHdWtCNQfzCOfPCjqnviFTE",
+	"ucJHWnlGpJT7BCs1VUb4jObvra0B+jaPqC5nSJIekvCS8WDO8W7DAUgOk/fpeSALwi/k7D+/e8WWrfEp",
+	"PNI6PidMV5kaFo1BhqnSjbyVTjhfi+L0b8IWi9NracUFADGe4q9YRsIVy5/jv5n4Z4tpn11z4UdmnE0V",
+	"IPI/Of+S5YVp5jNfpu3Ixs+YVvzI0c2GHQudh730B25TyUIQKjRd1b8/e+UkbVPRDTcXZ2fQwUC3TSEm",
+	"urk9o5fMmXu2q+Vz1zUCR78YnU8eT84R4lsoXsvRxejLyfnkSyw0WgCvOVsK28gC/vtWJFVYAvABrADk",
+	"4YhywLwXgEHPQmd5ExW/aPRS2IVoDaaYo7I2YddIhyHXGzucZKySdwLVY/EGulY25jLu61xJY4Uy7s5U",
+	"WtegM96sfdOKCaBwuzsntXpWji5G/yns32lZnYsWlvjF+TnZJpYyQNwEz+qKSxWYLU9ZTu82VQj6wtCa",
+	"3UqorImW707iyflXQ6ZemOeZL4yNxcPo4tfX2QjjqOvRxSj63DIs1fJbA8EJ0dzLQoxeuxHO6PQna76s",
+	"omPe2rLntVBXL57t37KYx/pBj9g4x5zoWx1Tjk4buJX5sNv1KuZtgzt1//hsqwt88lI8V4I1egU1A0E2",
+	"hbYosYDTDcq3jOkbYsNKrybsRyz6CzoN9mhmUT3ThOVb9nfegRZWa0YVzhZRxgGM1sNyUgdqJ0Ibvdq+",
+	"Ie7zTzcaxR9x6v8gA7U79UN75ENiRIIo4h6/6GjGXkdABI+PIIJs9NX5l0cSTUQmPkmuH46H/FHuSFNE",
+	"xNOnlTQJnb3dqMJ7t+sKPu2bZzVv+FJYaADwK6l2lEJM0mKzxC9WPjHS3R1RlMXrXjusIPH1b0QXQ4wi",
+	"XiBRw/lR1HAs9Tw5f/JbUdtz1V9fn0fsJ7QytF9PMilgTNTR3/fNzsiVHnUOB7A00A4zBq2h+o22sUm7",
+	"b86OyiA4Wqn9NlqlflzfYbn7Hmq1uhFdHVIjbp1Ad4o9aKwT30o9KgjwVh55eglt5pLlG73Ic3zcXVBn",
+	"CGPpkwHZ6F4/gS75YVbU8Qr+6JQKSKmN9gLqqdycxgz6IxlozpCHbuf0NXiDUOdgbazUAnVUN4mkQkK9",
+	"8j/idaIvDFykRjjN6gEMtUeyL6FoTQCQlRtvlygFhXFYhkK3Gnzo1NhG8GXO9JzoCJXNyO3vBJsRwhmf",
+	"7nwuvBp92TO5LhivqvFkqr5zhIyDLLhhuSwvcsRKX2qlrVayoJ9lOc5YDv/tHnHDOh6IxS95yS33b/6f",
+	"189/YkLdi0rXYqryt7LM4Nmsy2XKmHvjnbfBcF3UgQztKHB9XqDphMKfs/yC1VLd5j55hTbh8VfMTKbq",
+	"ChsQ/8iNPf0OtuvZt1iJ/L8bqQrxHz/lUDdDeJt1xdeRRYT0ucLC0qUIdTXOrCqpshUKtZ0uj0ZJn3av",
+	"YQ3f3VNj+Q2ZtGksACwpnjwZ2gDDegtWL3wX/byAf+Je+WcrqJMuCDRY0SgWW1ugc8EHeJ7qGJXO3TI2",
+	"HDe52CRA6fOVs46tsyZghddgZTnFqRGFVkoUdnzJVtIZH45X5jC/PMw+tAqi6fcOaTQgfX8lkfv46weK",
+	"3K2b8wANHLcDX/8NBGuPi2Bn9lNDpI6E5fkI/SGwkUVogzykNVGj5I/IWukLA1tJdos0rK0/rNnyo7wX",
+	"wG0dt+iwmwdZbujLmtwqp3t/D098zK3yTWMHlXz0FnonAOWITB6mqz1Y9/oRcm83FBF2EtyWThMZR1tN",
+	"7WnfZaNam6SbBHKwgbkkegSjNPHtfb0DBdc+YX/VjlE2CJdNjT08DrNfyLZSgT2lv8dENnKm/VWX6w96",
+	"lNS4+l3fr+1Mi3dbRPT4Q385NHQeuHhuo4OGW3TP/0aGwpfHPf/FFw/XupBOyRV8AJnG/ODsLeWtvKPa",
+	"EpFKGn7mFB8g1S6owk6enD8eM27R14w7jd5YQG1wxoObWDlhzygMiqzqF2wBAPn3wS0CmrnVNah08Ade",
+	"3F0wqhhhvdIQqMzMMZBN8TKloZhNOyvE3RXsKItf9rE4Y7HBbQmK/c26pxxu36BvYS/oBm0oNqlz6h4B",
+	"Cn327SghrJ8Mt3fGrV3qe1F+miR6lO27QaJuWe9LoGc+nfW01pUs1oPGw3cQ5MybthImZ0vBHeG1Vp/6",
+	"AdxW6/mcOigAwPpuh7FPkH2BH/5w9PDhROvGFAeYIu7cH42+rrxUhRjzqS/X6Z85kAMaax0BkrEDVn1a",
+	"oLcpD29tT6XKHA1FlHNJJHfBfn2dM5T40rqHJgzzZnmUs0Yd+xmko5MTgyBEGbYWRfAkQFKA5Vz98AMG",
+	"rLFkCZp8oacZ4i6QXiBNAG+AH9tKPDIs583tfc5OVsgHhSNNDKcxhN9DUBlzOVUeLz+8eSuUDah3UOdJ",
+	"fo5bp36OMT0BNxnBDkEaaNVXdha8mgdEL9/qbKrmQhWiZDV3Ko6BAK0bZ+bGIM6OZjCkz0z8Wc7cyVJO",
+	"vyjdwpwxaanAw70l3hSiqa33Kk0VrQcaE49D7zM93xw5YBxNGMQpzUJUVaAoPBhzQVkJ4OMSpbQmY0rY",
+	"lW7usqn6+9MXjrD6zTovg9ijGrGONsWEXTF3NJROXQlnDJqMlfJWUnlZPmEz9id2wTL2f7D/jZ2x/2Cn",
+	"+VRh+ZjSOE3K65DoLqxlLQy01oCAMfY/F29qrtD3dlvpG5Oxf7bauueEupeNVuBh4MbIW/jPjPEbo6vW",
+	"iqmCsCC4FiaTnDI4PAQtRtp5W0pHVwCo2u0pMh3fUjBHq84t2kdIiS3RYADRBx66pMfhw3LjD68Ypxjx",
+	"PuX49xEDAI8kIQQZoin/yjLhPdXouuKFV1I+giwZUGpqKp1OW47/0+mxTjq4CxluFvoDQ4SdUhFo3t5+",
+	"/Pnlj8zoXrpNwRWDGj3ulGLh3p4wX/oCd9isVbFotNKtuaQ8RtCQFMv/8ztM8eip4vm2uvRCqtsPrDV/",
+	"8cGuR7+WPX050HbomRx/NIUJcJCQ0oGYAtE8WDdvtOVWnKLTYpiefUccfI7SiNChHciZekoIwsR1TMrJ",
+	"K6mKqgVjkNpkOOmtq1I0fetwmyJfwtwceWGZ+Cepv0fTG6DLbt+y2Be0EI344xmMG8y47xR7bzINxSvD",
+	"VKqrcsjlQeGTyP/GPMoZTZdcDlnk9aAVoHuiVaQM7SLWVzDJT5VWcXY7SJXSt/7dKLXn2D2YTreQWZKO",
+	"jZ8QBAGCeU5/BgPSCBHyBvucMOt5uBivqnSuz0+9j6czSzYjcb7C8GipS4VK77L0wBBZ7w0ccvUhoTrk",
+	"/H91vifj/6PegK1uRomL0NtWb4nKphN0sIm/dXjNXU/PTXVrb/SbiCo3EHiS1Hn2dgPO/N1ZKJNOs9Pr",
+	"YiFK0Ji5YgBxKyGR2e9DsN4x45ZX/V5ZbududLl2FB9wg3qUHnqYg/F6y6Ui4OLeTMO72HNhg+26JfS0",
+	"w0MyrLabZh2UYXUw4vvvrQrH68u8U/1TTLR6cv7Nwzk4EQbjfaLqp1kNXA1fwmHO3kbVHJ2veset4EvB",
+	"5kIVUK9iyDn4yDD/KmWvzOei2cxk7ycgAlQQJKd4B1oHNsx+0gFgm6oLtokfnQbCY0IeRPr90rGDyN69",
+	"cmCng71qTpwe+D3mWXxsh44vXvuNPTpJxNPEfe0aY3svBXSP+5e/rO/l1blSZiVCB9gN/7qeM+5xwiM8",
+	"i/25lUOX3pcYnnb1csP3v+uWMGEvW3VEdd9g0R7kdCtsaIHtFzDJaqr6dX9b3S6wVjVj/SYIcXuafqts",
+	"KmvolnmBSWQcCw2p7QPBw8W9vPMA3ZqzE+MMf16F9hAU0RjsDRGqKRd6NVWhDUzouqDn7hOl5LdKGysL",
+	"QLcmFARKbfvynKCqUSELbcAMtjVWZRauj9sNIB7dTBW1ag3sNPPdazO21EqS/y/ULEfMNuHCfkZk8reO",
+	"Sn53jvsxleVunS/cIQ1mSoWDw8P8N+Rd75Ux7skqvqicCiijfvsn3T5n/QsAMZfxe7A/ZWqCtU2zvOeQ",
+	"6hp3SiMWQfzuXkIOhzOnoawUmWFdcUXqjWeEPs6XUdgTY2rQRBcreKfq6sWz8c76Zl9932OCvnNEFvgo",
+	"YhfBvxNM1DE8bGS1wewu4kKfR8bjPbqxIf2g5o1bG0JHGieYRHmJh/Wo3+87JLlzJabKyazQov+cFbpq",
+	"lwoaKYX+WYFte2ZdEod0NAAFkjcC0mt8lNY4TRQWCytE7H63xIlv3GDXsyWGL2fo2iJc/dUCWyNt9HTA",
+	"VVL7O1+TJBIt8gxt3/F89ZKaloiq7KN+Tlge4NYoMjxVeQxXlI8pJwTKwFeiEWQ4qnj2Pg4OqXs+xBLO",
+	"ngxOPPskj8e78Omo1B9JOaZ1/k66MYJX0xwG7NigF+O5umsiys+y5fjSjt791SsVtFS8L45tn3isdjyR",
+	"95AlXauKNqk7K9MuPSIGFIFAbxHLK33bipBhAywPZwb+IDCmZ6gSlnlIM4aGgJhoe8+rFnMIsbWIbIhL",
+	"e8bJy3vRWGmgwxxUAHmsDui+W3WNkSHceuOYC1nniCSB7Ip4IkKtjidTdcVsW1cioBx0w4DavNk0N497",
+	"fU3Y89ATsS928JPMVNLJwaW+Fwb7gpHUqsS9qBj2IpdLEfJlqU79FNZ2J9YM7ih1M81NoWtxwajNbyjj",
+	"H3cCDL87VUuhWobNPJ3hBRNg0fche6n39e+URQhl+pwX8ajHQOs3BG6e64YpsZoq+rzZnhhX5UyJlZ9g",
+	"QD+gXUHRpDCpCuTLSe6TVMaXKB6MB4XQrSVoE7Q03CHGkgYLeHpyZiB95e/U7+Szj6Vj5Jt9bX5jOQLf",
+	"vhb2AO8KJTz9e/pW3kuGXAvrEbkRWN3fQ/ItbLDPLGop34hCgH7esfgTIyyAUlXvK2XOGlFz2ewwW6Ce",
+	"ntpisUYYWbbioicOce668UsCvoeI0TWGkMmYATbxnSl4LS6B094AI8GZ5FMF70hw43R9bkE3j3XPohLg",
+	"IwmRk0oqcQp/RXkAJY7GihoRZEy/vXDBa9s2IpsqjzznlHfhzCUrKxiwMwe6D6P96IyGlfZjmAl7Zsn+",
+	"qhsB9hew8IzYvjNdYHHZVJn2ZonJrgCDBbgqZgWonOSTA0Mg7DDI7EKreSULi10nF4SLYFPM9SUcJFzm",
+	"pwhJ9Md2rBztGkZK/8Mwr/dgRk/hrqDTkm6vb5WJ11Z53/AJbhrymhk99L48Zwd6yJaPxKnaOMOfnw15",
+	"RzwDudx2hbCrF8/GB3uGEUE1dodnkUcY5x4sZa9HdSwbJgVaYug0a6J87wRXmbDvIrUY+mAxn4S+qVCf",
+	"RMotFnn39NtHBvVZczlVoC5exLMElozaJfg9gPUB13Y7TsXOyJmpBSDD0nh3q7wbo4+qAg2KjbCnOBCV",
+	"FIE7JYJE22ifvYX7NPZNIr5iBG54CTgvpGmQ6wHdP/daYmvqBPf7T9KhzL+0bvkxNTwzzCIBTsQrF//u",
+	"zPFVuHs9k5p3jeW620kho75GF11ZZJsa9tm8B9vswne7kJeSTI4dwOMGHcWTHmITqkDSmqlyC+sCYdqK",
+	"5oLKc6JW9Cd+o7zVrw1CUV8v5Nz+6RW/YcW6qLDnMngnxhPfRx0EAXwqj1efIydLCgLPq6WlIiF3Oh1P",
+	"jpTPDA1eYi7BA7wlD05y6lxGHl90MnPLVkLZy54F7JHWN5ytA6zqRXSef2glLVrobvaz9JiXHc0ARYh/",
+	"e2XtihF8LQVZolB+YtOw5s5ZFSfdg4dwoIFqv9wNC+BqnBmx5MrKgskyMk9xctEdhZQcgBiiai9W8RtR",
+	"ZcATdENlaAQD4+7eLbeORRiEt3SXuMd3LiJ+gRff+8wIlglML+9U88Eg3/N8m1ORpTdVtDaKDLr12bam",
+	"8D0ypgqAqQOYpucaCN0rCaFUlGSsLblq4yq6LJzLVIWkZ8/iUIVDblZj0yVgRj13YTnoLsyCNleIS/a3",
+	"tqrYVYFNTs1Ugb3u7qyb+kLLYiMrAYCsmyVqZVDDSKZoALGiJ9wxIvH4WeAEKQalMNwIq5CGFkJJiDGE",
+	"MhyC272sY8rlhF2F0yGBGfy/Sa/vZKp+BKycayiLhBL6iATdWANex0+K335Svsceg/5d3I8HiYjPHsj3",
+	"N/px5/gecQKuxYibv4fWGnXjTWqs3sJcAiZFP62T3KKIuMcDiqjJPC/3cgfLslH366RS5D6YKo+BEVvQ",
+	"zDZc4WRMRkqnM1l1a41v7w9Vzm5EQCC98G0YoQIh6wX2uwyTqVry5k6ULKc4TM5OqE2j6SWDITsdk7dy",
+	"wQ2xXUpfyH1XRNjDmSzzS5ardnkjGo9TDe36ZpAk3mD761IaQBmD0vFaCGo0gSE8wVUE/4d4gr4/ozTM",
+	"dy9mJ3nUyDjPnOiysmJ511Enzzpr3clxaSvRBfY82lroSAQy2iPnh/6kmNjuLI9kmtiP0thXRD9/bDdm",
+	"14x7QDX2x/FpMrzfjoFBTj413fVJk/OOnyGrkMpjcFJX7h36bjLe8W0jvdsu9kEqsTqlJJ9QFY3B3J4r",
+	"MuYw+RnEJHLPXvIzJVb5JapMfpC0x/Lig+VuIa/YdgN4nVLeLqzvFdzd3juxznqQEhKxH8v+X0Hvg9yA",
+	"hbxdVG6sqfIQHD6lFvVU4HjCGELnB+2/Y+Q4COntyfAL6pTe1qGTmYLD1LP3CP6+0xQ2U9F8ZzTqzIFp",
+	"WpzKS/GnE2TVoEhvs+EOrNW9QwlbgKIT9VWjXAAK1ivtPwf0SmSEbNV9C/YcMy4AT95olAW9dGhMh+M+",
+	"7wOKDImngtWEssvLzboR91K3SKE9WCqgPrwy6aXcSKdcB5mFBOGrKHwnTnaSU1ZwgKmawZPYFqhXejFV",
+	"Ph14OzuNHZWc1i26n4N2AUi9DFVEXJ2PBTSiFrzDS2U3lVRltU6JnJ/ECpnxZxdyItnMb84BOnrEK4Er",
+	"flbWj08XgNYnHGLdqi/1sP0LRue6nb7EsPhpdz2Ca5Oqod5bjz8DXV0MpwoMiE58LQiNELYPXZLiUouU",
+	"UM3py9RXRpbUVAYaLt0AQqT7HHXG2C1ZJwnNOqS3xer8I8NyWnjuPVpThQxY6RU78bPOPKgRQ/Wc6YZ6",
+	"/MuSLAltU0nCaDAk/GAoj6aKnnciPimiL/tpuSiI3cNeBMfb4bWG4HHyQ2LCwlQNiGd/ktAIZ0PEWt7c",
+	"CrtbxGah0UNIfJ6qk7Z2kvJ88virryaPoZfPgMQ72epElrF9oucKBMXVDz9MlRdq/U6ZiO1iWNSsK1Ur",
+	"eIiHP52J4aj1DyBLPry7Kd6a3ytt+ghJRnznsxR7aOI0bJ9jq5g+NijIcKNJeh0iqtpG7YZzBvCRj4Hn",
+	"EDWc/RfHcXArGcRviNE2fgeUhpDX7s/REwSe/LD9/vNgfShCSPperyYymTtPY93oQhiTxY08tkzqXYWl",
+	"2+H13lwumYQkSmjk1LWSL9uG31TrjNXc+Kl5c3DqLoCcS2H64h4H76xtSjqKshBJlIcURYKOmrBfvHAn",
+	"eRjMyqnyE80YZ2XD56H/XhcU9/mXEIsL2lys8d0J35/vpgEomO1u1c54P0F5P+56hCDUEDx2LVR5wfJe",
+	"P/U8ZK3nQWS2BosaINgFdbUioLq94Hbh2206XQC6dkaBLs5y3w82Z1brCdsI+K+g1eaC1xDYctPRSuTs",
+	"BLeXNKbL7hylUw+kqd2gAFPX5ZT2a78o6Bid8zibqp55jG2vlnzNFvwewqLFQkTao6/fgIz8iw21BDaq",
+	"aUVvblPVbWf3pTGCUaK71mM9kW7I1Zrab0EA+MmbN4xaR6I+hk1DidwnUxVU2ZwaQ8POnuiG5c9Ksay1",
+	"FapYn/4gnKnfNeKAnDEkxSZCi4e/YwfhL87PxxEi6k6ITFVC0/RjsaNSWlCWxK3gprc+3OMbXa4fGSyh",
+	"wbYY4EK58QD2gBg72B1jY3d6suO4HvMfrUZB/V4KG356V/II0AhEMWS3j1i5QwFl4HCXIYd6xbG4BSTb",
+	"h8SVOWyuGfNM4nMx3gPRGz3DgraAJLy9TPBOBGIDm5pDrEKevaXW5Dubzz2In7iXPjYWnddFW7OL3D5B",
+	"EtvIcCLwHzT8Dz6yA3CGsHpljh0isP6DvAsnAdN1Y9TcVz9v4wxtyKypSvSxxRJbcsLrZU0NXeIM5wnb",
+	"p6T6+pJomKnCZFPguhgsRptqLtWtaOpGKstOqAvvN4BXvqxtwJ3O2H+LBtIyzTgD5CVB/o/4/blupupW",
+	"6zJjXdtiUoMfgVsebeHQ9KKnmhKyjDTsVmOXzhjRPJTEgJ6plTiFssf/cnw5RzDsfON7ZC7+pDGVlG65",
+	"E6uIGz+HbDJjmxYhvi+cPicteIR0M1toYyEF84VoDDTK9dlQGK1GrdinGbKflY8m5J5iIzUpO8Dx46Gk",
+	"3oddfEZ/6rO3z8hPHwX56SjZeFZwVYgdbPYFmZ2xoSOdjdS0tcW8T1U4Qxo4MZpAPmrtJTnZwOzECXds",
+	"/d6vrJMEb0ipo6D03QjMzMxxhhUUtm+6rsnkigpywtwSvaNgoE9a4h9+JTCT9I9xIfpwP4G4/DrviSI0",
+	"dkk8lLArbXZEtH7SnVIJdnCS9MCLkXtcMYqzo3sGmmbSCAlac2++P6l9eL4PE4uY/rvPFP3xkTgrwY1g",
+	"S674rYBOJA9g1Hs6y/4o70TXzAAfzjPs6CsgecXbTZf9fqldJgh2x2xVJYzxTT+hL8pGF1bwn3UwdQPN",
+	"U92nhhqoHq4wfaR2qZ/7mD7+7XoybPY9hQYHxxrxZyDYkUnsTDuu25sKofb+QeUW3juNWbsIH3CS45Zf",
+	"oCpxeqd0cYf/G5IlTqNPOiOBepFesMf5OJsq8DPrmv+zFUwCzGO19hHqPHoVHKXSOBPR3USnw4DyAzW8",
+	"YOeR9kZtglAQQUqTz3/jUwV5B6eVvBdO3ZH33HoM3ZCdFppvZfifCRM2YIHBFx+Z2ERExB8Cg+kV9y4h",
+	"8Rj0TgkA7bCF0H5cVhW49+nnE2pkABIVweVKQDvzzcwp3RCAOZXV1JYcy6PNgtdiPFXSELo+ppFt1N5c",
+	"gPc7Hyi/A9YRUcrvYKt9JGEar2oondiK+o8mPKlzTddyDIkvCFAIMNdalbPoygWH0/iI8OJzRWNHlVgh",
+	"BiZL0yVgBs4C16x3VcD97Ih3kgxK6pWCjBwfuqGJUqCy83LSNYULnm16jXCSscsohFSi6zxVH8BlxNBj",
+	"1Aijq2BhlSYU73t/zlR5B5J3L0k74EqC2Vdibifsb41wi34DjiUnESoJMdsGwPSDdy2fN0LM3HMzUGfc",
+	"3b9SvnjNF2WEh/KMFQttKJqrW8ty+nMoPSaudEE5jW9QKGQwh2igqfKUR/zNQ9PggIxX7oWT+E/SYsjz",
+	"RtsFwp/ly7aycoYustwzygAio9ZMaXWK8WbT3hgRMn3JfUULNZdYblEsRHF3o9+4PZtXsq5FiQ5EyvvW",
+	"ynfN6JKAsWjaDR3KU+K0s7BKafBkpuolRQthbUAsVClDF8HXYOK+QRUo9NCDHDTMloN8N1maCGNU+6xd",
+	"N+dQD5mB09+ppJOpen9X3UvkB5+AJPgYsJRhQS9pdz5pz11oJPTZcxd77rwqmhBsKXE2PlxLdhrjvWiO",
+	"8nu8DDg43q2GDjvh3WshNNKJrMZeMu7+o6och2pYuKM+ZMshv2Tu9FsnFEN5gW6ckJEGMh74XZAK3Aoi",
+	"mcill2poAgv87MX71H0ehVZF1Bx4K5sIz/kYylZidRRdQ4RwDsZHTpSa02SgYr573pG0s2SCHuXsLF+h",
+	"Ck2I3fML3pSsFLx0agrUdUKdCjcm2fDMzfczmX7qZApprITJDR1rAlM7zj1BbHtPvDoEMEJO2VZUMw6I",
+	"Gqudfsekghx9TMw3dxkTk9uJD36rLuaBGl8XQaUokQGLCLpkjycMEp1Ai0TEM8qLo+avmD5TSnV7GW+L",
+	"IzqpWmHiuYQsrskuJexT84DT1I4KfP6WaURkITih+W+dS5RSnnikXfTJfIGteQ++rbZZn3r8/eFL+4sH",
+	"TdnXwu0Xb2putE4jpBhSnCoObYrnXFZbnXiTndvce0/9LD+5e2SbtZ/czojS5+ZuH7O5G9EWERWR5/BV",
+	"aOUZlXEhuVfCim3CfynuddDNqdIK8X0Eb3y6ur6TifDPtzDkz8+oQGu0RQ5PEk3jsA24biFsj4EZePpa",
+	"2NOn8KE9YZKP3k61t//fcrO40U4fNPJWneo25j2tBC/jUMrhjp35cPpd95HELaHdlj598L3KOcpuK+KK",
+	"PHCMwrltbUya1X73huIfvdbuusFusNh3FpR5xb63tnbqVAa6zLW04j+ubSMLy3J+dxdw+2kCcYCE26mq",
+	"G6kKWfOKnTz+gi102xjKOwl9ke9EbRFHhUoksFPXI8OWYqkbhF0BFSpgYmlF/b7jWn8+VdiZGcxevGtl",
+	"vCBylYbKSsO4pdoOt7RTFDs4lZMn51+yvDDNfIY5dc6cCWHYJB7hU6h27BPchxcEYfyjVKrHvzGtX0ZM",
+	"Cyw+8X685lNq9ewupSjaRtr16OLX1zs4lVSb95HEwgr7IO1QhRbOmg81KhIMijsAHGoYJzMmpOqhRhQs",
+	"llAvjv4kuJAnOUQ/Z+73PJsqwKUrhSoEw1/yMTS6c1dkC/3Je6ioVDvC/QiOhjnoa1TNcRk11mMnXY0R",
+	"5BdJu84zlt8IY2eI9Bp9etVDM4FChEp40BK0wGiMCbtiv7htnCqM8FIkBGOhVEpeU64adMjyxVFQ2h1H",
+	"gIYvM3zgg1TAfCS1ECb4O3EC3JwBvRB+/He3o2ATfKOCEJQnsMuINXh2sMkfzt76srp3ffUxpQM+jFbh",
+	"rY/t/9pPKRnLW4WrpkK3zk8tLVvwMpQgCVWCiBl/8rk4VtdsRSWM7ITWN06e+7AC+y99rJ9+xQxMM1Uy",
+	"c8CdPCj+g+7xocjK59P9NMMovk8PcvD94ZTDqGVfTCURSrFyKcqZbm3u5wLREcS9gTBK08ZlvjBD1L4h",
+	"guLe161lhW6VNaRJgYKn9GogjvKZKD+toAlhWAEpnLrD9Ad0HPUNOWETnlD4wINdoX1K+OwL/aP6Qr3s",
+	"HHSGRnTZN5rfjm4Eb0Rz1dqFs6HfZe6Y9J0U4S/OroZkZiS5/m6DlwihYFilC16Rz2iUjdqmGl2MFtbW",
+	"F2dnj7/4y+R8cj55fPGXv3z9NRAkzW1zxO8Fr+wiw5Y7jvMjLqdtZAF5ET4bXjT3shAJRINXHfYJV8JA",
+	"QmLBFTNCRO/3YXi2RyFqppaRVm9UZJvQ0ViUPi1QqDL6APqftwd+fuOmzkOKNjd3Zssk8WCPAa4iGtif",
+	"5fbQT0OXIkprbEQh5L3wBGHYSedhVNV6HI260Maagd0Mvk5ATQN3CkJXkBM4GqaVQ2OQ56Kfwx/eozKP",
+	"9Ls0faZbe6PfRG/F99yM3r1+9/8HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

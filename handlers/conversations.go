@@ -18,14 +18,17 @@ func optString(s string) *string {
 }
 
 func conversationOut(c domain.Conversation) Conversation {
+	if c.Backend != nil {
+		return backendConversationOut(c)
+	}
 	t := c.Terminal
 	out := Conversation{
 		ConversationId: c.ID,
 		Title:          t.Title,
 		Project:        t.Project,
 		Agent:          agentOut(t.Agent),
-		Transport:      Terminal,
-		Terminal: TerminalInfo{
+		Transport:      ConversationTransportTerminal,
+		Terminal: &TerminalInfo{
 			TerminalId:           t.ID,
 			Provider:             Tmux,
 			ScreenState:          TerminalInfoScreenState(t.ScreenState),
@@ -44,6 +47,36 @@ func conversationOut(c domain.Conversation) Conversation {
 	}
 	for _, w := range c.Watches {
 		out.Watches = append(out.Watches, watchOut(w))
+	}
+	if c.CurrentTurn != nil {
+		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
+	}
+	if c.RecentTurn != nil {
+		out.Managed.RecentTurn = &TurnRef{TurnId: c.RecentTurn.ID, State: TurnState(c.RecentTurn.State)}
+	}
+	return out
+}
+
+// backendConversationOut is the row of a Codex app-server thread.
+func backendConversationOut(c domain.Conversation) Conversation {
+	th := c.Backend
+	title := th.Title
+	if title == "" {
+		title = th.ThreadID
+	}
+	out := Conversation{
+		ConversationId: c.ID,
+		Title:          title,
+		Project:        th.Cwd,
+		Agent:          Agent{Kind: AgentKind(domain.AgentCodex), Version: th.CLIVersion, Profile: "codex_app_server"},
+		Transport:      ConversationTransportCodexBackend,
+		Backend: &BackendInfo{Provider: CodexAppServer, NativeThreadId: th.ThreadID,
+			ThreadStatus: BackendInfoThreadStatus(th.Status), Model: optString(th.Model)},
+		SessionId:        optString(c.SessionID),
+		Managed:          Managed{HeldByOther: c.HeldByOther},
+		Watches:          []Watch{},
+		Warnings:         []string{},
+		AvailableActions: actionsOut(c.Actions),
 	}
 	if c.CurrentTurn != nil {
 		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}

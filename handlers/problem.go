@@ -27,6 +27,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeSessionNotFound:        http.StatusNotFound,
 	domain.CodeTerminalNotFound:       http.StatusNotFound,
 	domain.CodeTerminalNotIdle:        http.StatusConflict,
+	domain.CodeThreadNotIdle:          http.StatusConflict,
 	domain.CodeUnprofiledAgent:        http.StatusConflict,
 	domain.CodeConflictActiveTurn:     http.StatusConflict,
 	domain.CodeSlashCommandRejected:   http.StatusUnprocessableEntity,

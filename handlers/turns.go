@@ -70,6 +70,9 @@ func (s *Server) SendTurn(ctx context.Context, req SendTurnRequestObject) (SendT
 	if b.SessionId != nil {
 		in.SessionID = *b.SessionId
 	}
+	if b.ConversationId != nil {
+		in.ConversationID = *b.ConversationId
+	}
 	if req.Params.IdempotencyKey != nil {
 		in.MessageID = *req.Params.IdempotencyKey
 	}

@@ -26,8 +26,15 @@ func (c *cli) list() error {
 		if cv.Agent.Profile == "unprofiled" {
 			version += " (unprofiled)"
 		}
+		state := ""
+		switch {
+		case cv.Terminal != nil:
+			state = string(cv.Terminal.ScreenState)
+		case cv.Backend != nil:
+			state = "backend " + string(cv.Backend.ThreadStatus)
+		}
 		rows = append(rows, []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
-			string(cv.Terminal.ScreenState), strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
+			state, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(c.out, "no Claude Code or Codex panes found in this user's tmux servers")

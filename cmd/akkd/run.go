@@ -192,6 +192,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseWatches(panes)
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
+		// The daemons' threads as conversations, sent to through them.
+		svc.UseCodexBackend(&codexappserver.Backend{Version: version})
 	}
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)

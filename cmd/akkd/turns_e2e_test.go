@@ -307,7 +307,7 @@ func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok
 		var list struct{ Conversations []conversationRow }
 		call(t, "GET", url+"/v1/conversations", token, "", &list)
 		for _, c := range list.Conversations {
-			if c.Project == project {
+			if c.Project == project && c.Transport == "terminal" { // a pane's row, not a backend thread's
 				validActions(t, c.AvailableActions)
 				last = c
 				if ok(c) {

@@ -118,3 +118,15 @@ func trustsAsking(p Profile) Profile {
 	p.StartupDialogs = append([]string{"Trust this folder?"}, p.StartupDialogs...)
 	return p
 }
+
+// DaemonVersions are the profiled versions whose TUI hands its threads to
+// a managed app-server daemon (its rollout is not the TUI's own).
+func DaemonVersions() []string {
+	var out []string
+	for _, p := range Profiles {
+		if !p.RolloutInProcess {
+			out = append(out, p.Version)
+		}
+	}
+	return out
+}

@@ -8,29 +8,21 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
 	"akk/terminaldrivers/codex"
-	"akk/terminaldrivers/proc"
 )
 
 // daemonAgents are the pinned Codex versions whose TUI hands its threads
 // to a managed app-server daemon.
 func daemonAgents(t *testing.T) []agenttest.Agent {
 	t.Helper()
-	var vs []string
-	for _, p := range codex.Profiles {
-		if !p.RolloutInProcess {
-			vs = append(vs, p.Version)
-		}
-	}
 	var out []agenttest.Agent
 	for _, a := range agenttest.RequireAgents(t, "codex") {
-		if slices.Contains(vs, a.Version) {
+		if slices.Contains(codex.DaemonVersions(), a.Version) {
 			out = append(out, a)
 		}
 	}
@@ -227,18 +219,7 @@ func TestE2EAppServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.WaitModelRequest("the second slow turn", agenttest.TurnTimeout, func(r fakemodel.Request) bool { return r.UserText == slow+" again" })
-			fs := proc.FS{}
-			table, err := fs.Snapshot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			daemon := codex.ManagedDaemon(fs, table, e.CodexHome)
-			if daemon == 0 {
-				t.Fatal("no managed daemon found for the Codex home")
-			}
-			if err := syscall.Kill(daemon, syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
+			e.KillCodexDaemon()
 			select {
 			case <-c.Done():
 			case <-time.After(agenttest.TurnTimeout):

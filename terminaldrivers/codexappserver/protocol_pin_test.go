@@ -147,12 +147,7 @@ func TestProtocolPinnedPerVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var daemonVersions []string
-	for _, p := range codex.Profiles {
-		if !p.RolloutInProcess {
-			daemonVersions = append(daemonVersions, p.Version)
-		}
-	}
+	daemonVersions := codex.DaemonVersions()
 	checked := 0
 	for _, a := range agents {
 		if a.Kind != "codex" || !slices.Contains(daemonVersions, a.Version) {

@@ -237,7 +237,9 @@ async function viewAgents() {
     }
     if (!fresh()) return;
     keeping = new Map();
-    const cards = await Promise.all(list.conversations.map(card));
+    // The dashboard shows agent panes; backend conversations (a Codex
+    // app-server's threads, no pane) are listed through the API only.
+    const cards = await Promise.all(list.conversations.filter((c) => c.terminal).map(card));
     if (!fresh()) return;
     kept = keeping;
     const parts = [h("h1", {}, "Agents")];

@@ -139,15 +139,57 @@ func (e ApprovalRuleAgent) Valid() bool {
 	}
 }
 
+// Defines values for BackendInfoProvider.
+const (
+	CodexAppServer BackendInfoProvider = "codex_app_server"
+)
+
+// Valid indicates whether the value is a known member of the BackendInfoProvider enum.
+func (e BackendInfoProvider) Valid() bool {
+	switch e {
+	case CodexAppServer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackendInfoThreadStatus.
+const (
+	BackendInfoThreadStatusActive      BackendInfoThreadStatus = "active"
+	BackendInfoThreadStatusIdle        BackendInfoThreadStatus = "idle"
+	BackendInfoThreadStatusNotLoaded   BackendInfoThreadStatus = "not_loaded"
+	BackendInfoThreadStatusSystemError BackendInfoThreadStatus = "system_error"
+)
+
+// Valid indicates whether the value is a known member of the BackendInfoThreadStatus enum.
+func (e BackendInfoThreadStatus) Valid() bool {
+	switch e {
+	case BackendInfoThreadStatusActive:
+		return true
+	case BackendInfoThreadStatusIdle:
+		return true
+	case BackendInfoThreadStatusNotLoaded:
+		return true
+	case BackendInfoThreadStatusSystemError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
-	Terminal ConversationTransport = "terminal"
+	ConversationTransportCodexBackend ConversationTransport = "codex_backend"
+	ConversationTransportTerminal     ConversationTransport = "terminal"
 )
 
 // Valid indicates whether the value is a known member of the ConversationTransport enum.
 func (e ConversationTransport) Valid() bool {
 	switch e {
-	case Terminal:
+	case ConversationTransportCodexBackend:
+		return true
+	case ConversationTransportTerminal:
 		return true
 	default:
 		return false
@@ -156,6 +198,7 @@ func (e ConversationTransport) Valid() bool {
 
 // Defines values for DeliveryPath.
 const (
+	DeliveryPathCodexBackend         DeliveryPath = "codex_backend"
 	DeliveryPathManaged              DeliveryPath = "managed"
 	DeliveryPathTerminalUserExplicit DeliveryPath = "terminal_user_explicit"
 )
@@ -163,6 +206,8 @@ const (
 // Valid indicates whether the value is a known member of the DeliveryPath enum.
 func (e DeliveryPath) Valid() bool {
 	switch e {
+	case DeliveryPathCodexBackend:
+		return true
 	case DeliveryPathManaged:
 		return true
 	case DeliveryPathTerminalUserExplicit:
@@ -868,6 +913,24 @@ type ApprovalRule struct {
 // ApprovalRuleAgent defines model for ApprovalRule.Agent.
 type ApprovalRuleAgent string
 
+// BackendInfo defines model for BackendInfo.
+type BackendInfo struct {
+	Model *string `json:"model,omitempty"`
+
+	// NativeThreadId The thread's id, as its daemon names it (exact).
+	NativeThreadId string              `json:"native_thread_id"`
+	Provider       BackendInfoProvider `json:"provider"`
+
+	// ThreadStatus As the daemon reports it; a Send needs `idle`.
+	ThreadStatus BackendInfoThreadStatus `json:"thread_status"`
+}
+
+// BackendInfoProvider defines model for BackendInfo.Provider.
+type BackendInfoProvider string
+
+// BackendInfoThreadStatus As the daemon reports it; a Send needs `idle`.
+type BackendInfoThreadStatus string
+
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -878,18 +941,23 @@ type Conversation struct {
 	Agent Agent `json:"agent"`
 
 	// Approval A permission prompt on screen. Decisions are semantic; keys and menu indexes never cross the API.
-	Approval         *Approval `json:"approval,omitempty"`
-	AvailableActions []Action  `json:"available_actions"`
-	ConversationId   string    `json:"conversation_id"`
-	Managed          Managed   `json:"managed"`
+	Approval         *Approval    `json:"approval,omitempty"`
+	AvailableActions []Action     `json:"available_actions"`
+	Backend          *BackendInfo `json:"backend,omitempty"`
+	ConversationId   string       `json:"conversation_id"`
+	Managed          Managed      `json:"managed"`
 
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
 
 	// SessionId The caller's latest AKK session on this terminal.
-	SessionId *string               `json:"session_id,omitempty"`
-	Terminal  TerminalInfo          `json:"terminal"`
-	Title     string                `json:"title"`
+	SessionId *string       `json:"session_id,omitempty"`
+	Terminal  *TerminalInfo `json:"terminal,omitempty"`
+	Title     string        `json:"title"`
+
+	// Transport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
+	// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
+	// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
 
@@ -897,7 +965,9 @@ type Conversation struct {
 	Watches []Watch `json:"watches"`
 }
 
-// ConversationTransport defines model for Conversation.Transport.
+// ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
+// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
+// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
 type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
@@ -906,7 +976,9 @@ type ConversationList struct {
 	UnavailableManagedTurns []UnavailableTurn `json:"unavailable_managed_turns"`
 }
 
-// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 // `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 // agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 // the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
@@ -1409,6 +1481,11 @@ type RetryCallbackRequest struct {
 
 // SendRequest defines model for SendRequest.
 type SendRequest struct {
+	// ConversationId A backend conversation (`transport: codex_backend`, from its row's `send` action): the request goes to that
+	// exact Codex thread through its app-server daemon (`turn/start`), with no key typed into any pane; only while
+	// the thread is idle and no Turn holds it. Not together with `terminal_id`, `session_id` or `identify`.
+	ConversationId *string `json:"conversation_id,omitempty"`
+
 	// HardTimeoutMinutes Observation ends this long after the send (default 720).
 	HardTimeoutMinutes *int `json:"hard_timeout_minutes,omitempty"`
 
@@ -1437,7 +1514,9 @@ type SendRequest struct {
 
 // SendResult defines model for SendResult.
 type SendResult struct {
-	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+	// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+	// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;
@@ -1598,7 +1677,9 @@ type TurnStatus struct {
 	CreatedAt    time.Time     `json:"created_at"`
 	Deadlines    TurnDeadlines `json:"deadlines"`
 
-	// DeliveryPath How the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
+	// DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
+	// (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
+	// thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
 	// `terminal_user_explicit`: the caller named the terminal (`terminal_id`), AKK proved the live pane and its
 	// agent, and the managed path's stronger conditions did not hold: a draft in the composer was cleared once with
 	// the agent's own key (Claude Code: its stash, Ctrl+S, which keeps the draft and puts it back after the submit;

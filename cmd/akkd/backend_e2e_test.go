@@ -1,0 +1,223 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/codex"
+)
+
+// backendRow is a backend conversation as the list shows it.
+type backendRow struct {
+	ConversationID string `json:"conversation_id"`
+	Project        string `json:"project"`
+	Transport      string `json:"transport"`
+	Agent          struct {
+		Kind, Version string
+	} `json:"agent"`
+	Terminal *struct{} `json:"terminal"`
+	Backend  *struct {
+		Provider       string `json:"provider"`
+		NativeThreadID string `json:"native_thread_id"`
+		ThreadStatus   string `json:"thread_status"`
+	} `json:"backend"`
+	AvailableActions []map[string]any `json:"available_actions"`
+}
+
+// findBackendRow waits for the backend row of project that ok accepts.
+func findBackendRow(t *testing.T, url, token, project string, timeout time.Duration, ok func(backendRow) bool) backendRow {
+	t.Helper()
+	real, _ := filepath.EvalSymlinks(project)
+	deadline := time.Now().Add(timeout)
+	var last []backendRow
+	for {
+		var list struct{ Conversations []backendRow }
+		call(t, "GET", url+"/v1/conversations", token, "", &list)
+		last = list.Conversations
+		for _, c := range list.Conversations {
+			if c.Transport == "codex_backend" && (c.Project == project || c.Project == real) && ok(c) {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no backend row for %s within %s; rows %+v", project, timeout, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func backendSend(c backendRow) bool {
+	for _, a := range c.AvailableActions {
+		if a["action"] == "send" {
+			return c.Backend != nil && c.Backend.ThreadStatus == "idle"
+		}
+	}
+	return false
+}
+
+// TestE2ECodexBackend drives a thread of each pinned Codex that hands its
+// threads to a managed app-server daemon (0.158.0 and later) through that
+// daemon, with the real TUI showing the thread in tmux and the fake model:
+// the list shows the thread as its own backend row with its exact id (the
+// pane's rollout names it); a Send completes with the final message, one
+// model call, no key typed, and the pane shows the turn as if typed there;
+// the same message_id is the same Turn; bad input is refused before
+// anything; a busy thread refuses a second Send; a cancel interrupts; the
+// daemon killed mid-turn stalls the Turn with a reason and never completes
+// it.
+func TestE2ECodexBackend(t *testing.T) {
+	var agents []agenttest.Agent
+	for _, a := range agenttest.RequireAgents(t, "codex") {
+		if slices.Contains(codex.DaemonVersions(), a.Version) {
+			agents = append(agents, a)
+		}
+	}
+	if len(agents) == 0 {
+		t.Fatal("no pinned Codex runs a managed app-server daemon")
+	}
+	daemonBinary(t)
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			model := e.Model
+			e.StartReady()
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+			op := d.token()
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+
+			// A person's first turn writes the thread's rollout: from then
+			// on the daemon's thread is listed, beside the pane's row.
+			first := "Say hello to the person first"
+			e.Submit(first)
+			e.WaitForText(agenttest.TurnTimeout, fakemodel.ReplyToken(first))
+			e.WaitIdle(agenttest.TurnTimeout)
+			row := findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+			thread := row.Backend.NativeThreadID
+			if row.Terminal != nil || row.Backend.Provider != "codex_app_server" || row.Agent.Kind != "codex" || row.Agent.Version != a.Version ||
+				row.ConversationID != "conv_cx_"+thread {
+				t.Fatalf("backend row %+v", row)
+			}
+			rollouts := e.TranscriptPaths()
+			if len(rollouts) != 1 || !strings.Contains(filepath.Base(rollouts[0]), thread) {
+				t.Fatalf("the row names thread %s; the pane's rollouts are %v", thread, rollouts)
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend) // the pane keeps its own row
+
+			// Refused before anything: no Turn, no model call.
+			before := len(model.Requests())
+			for _, bad := range []struct {
+				body string
+				code int
+				want string
+			}{
+				{`{"conversation_id":"` + row.ConversationID + `","terminal_id":"term_x","request":"hi"}`, 422, "validation_failed"},
+				{`{"conversation_id":"conv_cx_00000000-0000-0000-0000-000000000000","request":"hi"}`, 404, "conversation_not_found"},
+				{`{"conversation_id":"conv_term_1","request":"hi"}`, 404, "conversation_not_found"},
+				{`{"conversation_id":"` + row.ConversationID + `","request":"/clear"}`, 422, "slash_command_rejected"},
+			} {
+				var p sendAnswer
+				if code := call(t, "POST", d.url+"/v1/turns", host.Token, bad.body, &p); code != bad.code || p.Code != bad.want {
+					t.Fatalf("%s: %d %+v, want %d %s", bad.body, code, p, bad.code, bad.want)
+				}
+			}
+			if len(model.Requests()) != before {
+				t.Fatal("a refused Send reached the model")
+			}
+
+			// A Send through the daemon completes; the pane shows it.
+			screenBefore := e.Capture()
+			text := "Say hello through the backend for " + a.Name()
+			body := `{"conversation_id":"` + row.ConversationID + `","request":"` + text + `","message_id":"b-1"}`
+			var s sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, body, "chat-b", &s); code != 202 || s.Outcome != "done" ||
+				s.DeliveryPath != "codex_backend" || s.WatchID == "" {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+				t.Fatalf("final message %q, want %q", got, want)
+			}
+			if done.Data["conversation"] != "chat-b" || done.Data["terminal_id"] != "cx_"+thread {
+				t.Fatalf("completed data %+v", done.Data)
+			}
+			if types, _ := rec.forTurn(t, s.TurnID); strings.Join(types, ",") != "turn.accepted,turn.completed" {
+				t.Fatalf("webhooks %v", types)
+			}
+			for _, dl := range rec.deliveries() {
+				verify(t, host.WebhookSecret, dl)
+			}
+			if n := userRequests(model, text); n != 1 {
+				t.Fatalf("the model saw the request %d times", n)
+			}
+			e.WaitForText(agenttest.TurnTimeout, fakemodel.ReplyToken(text))
+			if strings.Contains(screenBefore, text) {
+				t.Fatal("the request was on screen before the Send")
+			}
+			var st struct {
+				State        string `json:"state"`
+				DeliveryPath string `json:"delivery_path"`
+				WatchID      string `json:"watch_id"`
+				Result       struct {
+					FinalMessage string `json:"final_message"`
+				} `json:"result"`
+			}
+			if code := callConv(t, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", "chat-b", &st); code != 200 || st.State != "completed" ||
+				st.DeliveryPath != "codex_backend" || st.WatchID != s.WatchID {
+				t.Fatalf("status: %d %+v", code, st)
+			}
+			var again sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &again); code != 200 || again.TurnID != s.TurnID {
+				t.Fatalf("resend: %d %+v", code, again)
+			}
+			if n := userRequests(model, text); n != 1 {
+				t.Fatalf("a resend reached the model: %d calls", n)
+			}
+
+			// A slow turn: a second Send is refused; a cancel interrupts it.
+			// sendSlow sends a slow task once the thread is idle again and
+			// waits until the model works on it.
+			sendSlow := func(what string) sendAnswer {
+				t.Helper()
+				e.WaitIdle(agenttest.TurnTimeout)
+				findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+				slow := "[[akk:slow secs=30]] " + what + " for " + a.Name()
+				var s sendAnswer
+				if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+slow+`"}`, &s); code != 202 {
+					t.Fatalf("slow send: %d %+v", code, s)
+				}
+				rec.waitTurn(t, s.TurnID, "turn.accepted", 60*time.Second)
+				e.WaitModelRequest(what, agenttest.TurnTimeout, func(r fakemodel.Request) bool { return r.UserText == slow })
+				return s
+			}
+			s2 := sendSlow("to be cancelled through the backend")
+			var p sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"another"}`, &p); code != 409 {
+				t.Fatalf("send to a busy thread: %d %+v", code, p)
+			}
+			var c sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns/"+s2.TurnID+"/cancel", host.Token, "", &c); code != 200 || c.Outcome != "done" {
+				t.Fatalf("cancel: %d %+v", code, c)
+			}
+			rec.waitTurn(t, s2.TurnID, "turn.cancelled", 60*time.Second)
+
+			// The daemon killed mid-turn: stalled with a reason, never completed.
+			s3 := sendSlow("cut short by the daemon")
+			e.KillCodexDaemon()
+			stalled := rec.waitTurn(t, s3.TurnID, "turn.stalled", 60*time.Second)
+			if why, _ := stalled.Data["reason"].(string); !strings.Contains(why, "daemon") {
+				t.Fatalf("stalled without the daemon as its reason: %+v", stalled.Data)
+			}
+			if types, _ := rec.forTurn(t, s3.TurnID); slices.Contains(types, "turn.completed") {
+				t.Fatalf("a killed daemon's turn completed: %v", types)
+			}
+		})
+	}
+}

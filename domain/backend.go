@@ -1,0 +1,402 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// The Codex backend: a Codex TUI of 0.158.0 and later hands its threads to
+// a managed app-server daemon (one per CODEX_HOME). AKK reaches that
+// daemon as one more client and drives a thread through it: the request
+// is a structured turn/start, never a keystroke, and the daemon itself
+// says when the turn starts and ends. A pane that shows the thread shows
+// the turn as if it were typed there.
+
+// BackendThread is one thread a Codex app-server daemon has loaded and
+// recorded, as the daemon itself reports it.
+type BackendThread struct {
+	ThreadID   string
+	Home       string // the daemon's CODEX_HOME: how AKK reaches it (never shown)
+	Cwd        string
+	Title      string
+	Model      string
+	CLIVersion string
+	// Status is idle, active, not_loaded or system_error.
+	Status string
+}
+
+// Backend thread states.
+const (
+	BackendIdle   = "idle"
+	BackendActive = "active"
+)
+
+// backendConversationPrefix names a backend conversation; a backend Turn
+// holds its thread's endpoint (backendEndpointPrefix + thread id) where a
+// terminal Turn holds its terminal, so one Turn at a time holds a thread.
+const (
+	backendConversationPrefix = "conv_cx_"
+	backendEndpointPrefix     = "cx_"
+)
+
+// BackendConversationID is the conversation id of a backend thread.
+func BackendConversationID(threadID string) string { return backendConversationPrefix + threadID }
+
+// BackendEndpoint is the endpoint a backend Turn of the thread holds.
+func BackendEndpoint(threadID string) string { return backendEndpointPrefix + threadID }
+
+// IsBackendEndpoint reports whether a Turn's terminal id is a backend
+// thread's endpoint.
+func IsBackendEndpoint(id string) bool { return strings.HasPrefix(id, backendEndpointPrefix) }
+
+// BackendEventKind is what a followed backend turn did.
+type BackendEventKind string
+
+const (
+	// BackendProgress: an agent message completed (Text).
+	BackendProgress BackendEventKind = "progress"
+	// BackendApproval: the daemon asks to approve a command (Text: the
+	// command); BackendResolved: no prompt waits any more.
+	BackendApproval BackendEventKind = "approval"
+	BackendResolved BackendEventKind = "resolved"
+	// BackendCompleted (Text: the final message), BackendInterrupted,
+	// BackendFailed (Text: why): the turn ended.
+	BackendCompleted   BackendEventKind = "completed"
+	BackendInterrupted BackendEventKind = "interrupted"
+	BackendFailed      BackendEventKind = "failed"
+	// BackendGone: the daemon went away before the turn ended (Text: why).
+	BackendGone BackendEventKind = "gone"
+)
+
+// BackendEvent is one thing a followed backend turn did.
+type BackendEvent struct {
+	Kind BackendEventKind
+	Text string
+}
+
+// Ends reports whether the event ends the following.
+func (e BackendEvent) Ends() bool {
+	switch e.Kind {
+	case BackendCompleted, BackendInterrupted, BackendFailed, BackendGone:
+		return true
+	}
+	return false
+}
+
+// CodexBackend is Codex's own app-server, reached through the managed
+// daemons of the Codex panes AKK sees. It never starts a daemon.
+type CodexBackend interface {
+	// Threads lists the loaded, recorded threads of the daemons of terms'
+	// agents.
+	Threads(ctx context.Context, terms []Terminal) ([]BackendThread, error)
+	// Start starts a turn on th with text, messageID as the client's id
+	// of the message. SubmitNothing: nothing reached the daemon;
+	// SubmitEntered with no error: the daemon started turnID; anything
+	// else is unproven.
+	Start(ctx context.Context, th BackendThread, text, messageID string) (turnID string, stage SubmitStage, err error)
+	// Follow follows turnID of th; the channel closes after an event that
+	// Ends, or when ctx ends. A turn that already ended yields its end.
+	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
+	// Interrupt asks the daemon to interrupt turnID.
+	Interrupt(ctx context.Context, th BackendThread, turnID string) error
+}
+
+// UseCodexBackend wires the Codex backend in: its threads are listed as
+// conversations and may be sent to.
+func (s *Service) UseCodexBackend(b CodexBackend) { s.codexBackend = b }
+
+// backendThreads lists the backend threads of the daemons of ts.
+func (s *Service) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
+	if s.codexBackend == nil {
+		return nil
+	}
+	ths, err := s.codexBackend.Threads(ctx, ts)
+	if err != nil {
+		slog.Warn("codex backend: list threads", "err", err)
+	}
+	return ths
+}
+
+// backendThread finds the thread of a backend conversation or endpoint,
+// as its daemon reports it now.
+func (s *Service) backendThread(ctx context.Context, threadID string) (BackendThread, error) {
+	if s.codexBackend == nil || s.terminals == nil {
+		return BackendThread{}, E(CodeConversationNotFound, "no Codex backend is configured")
+	}
+	ts, err := s.terminals.Discover(ctx)
+	if err != nil {
+		return BackendThread{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
+	}
+	for _, th := range s.backendThreads(ctx, ts) {
+		if th.ThreadID == threadID {
+			return th, nil
+		}
+	}
+	return BackendThread{}, E(CodeConversationNotFound, "no loaded Codex thread "+threadID+" (its daemon stopped, or the thread was unloaded; list again)")
+}
+
+// backendConversationOf is the row of a backend thread: its Turns (the one
+// holding it, the caller's latest) and the actions they allow.
+func (s *Service) backendConversationOf(ctx context.Context, p Principal, th BackendThread, recent map[string][]Turn) (Conversation, error) {
+	bt := th
+	c := Conversation{ID: BackendConversationID(th.ThreadID), Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
+	if s.turns == nil {
+		return c, nil
+	}
+	held := c.turnsOf(p, recent[BackendEndpoint(th.ThreadID)])
+	if !held && th.Status == BackendIdle {
+		a := act("send", "POST", "/v1/turns", map[string]any{"conversation_id": c.ID}, "request")
+		a.Target = TargetSession
+		c.Actions = append(c.Actions, a)
+	}
+	err := s.addTurnActions(ctx, &c)
+	return c, err
+}
+
+// sendBackend sends a request to a backend conversation's thread through
+// its daemon: reserved durably first, one turn/start, never retried.
+func (s *Service) sendBackend(ctx context.Context, p Principal, in SendInput) (SendResult, error) {
+	tr := s.turns
+	threadID, ok := strings.CutPrefix(in.ConversationID, backendConversationPrefix)
+	if !ok || threadID == "" {
+		return SendResult{}, E(CodeConversationNotFound, "conversation "+in.ConversationID+" is not a backend conversation; send to a terminal with terminal_id")
+	}
+	endpoint := BackendEndpoint(threadID)
+	unlock := tr.lockTerminal(endpoint)
+	defer unlock()
+	if in.MessageID != "" {
+		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
+			return s.existing(ctx, t, in.Request)
+		}
+	}
+	th, err := s.backendThread(ctx, threadID)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if holding, err := s.holdingTurn(ctx, endpoint); err == nil {
+		return SendResult{}, E(CodeConflictActiveTurn, "turn "+visibleID(p, holding)+" holds this thread; wait for it, or close it")
+	} else if !errors.Is(err, ErrNotFound) {
+		return SendResult{}, err
+	}
+	if th.Status != BackendIdle {
+		return SendResult{}, E(CodeThreadNotIdle, "the thread is "+th.Status+", not idle (a turn runs); nothing was sent")
+	}
+	now := s.clock.Now().UTC()
+	t := s.newTurn(p, in, endpoint, PathCodexBackend, now)
+	t.NativeThreadID = threadID
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		// The session is bound to the thread from the start: the daemon
+		// names it exactly.
+		session := Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: endpoint, NativeThreadID: threadID, CreatedAt: now, Revision: 1}
+		if err := tx.InsertSession(ctx, session); err != nil {
+			return err
+		}
+		t.SessionID = session.ID
+		return tx.InsertTurn(ctx, t)
+	})
+	if err != nil {
+		return s.reserveFailed(ctx, p, in, err)
+	}
+	Failpoint("send.reserved")
+	// The start runs to its end even when the caller goes away.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	nativeTurn, stage, subErr := s.codexBackend.Start(sctx, th, in.Request, t.ID)
+	cancel()
+	if stage == SubmitNothing {
+		res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+		var de *Error
+		if errors.As(err, &de) && de.Code == CodeTerminalNotIdle {
+			de.Code, de.Message = CodeThreadNotIdle, "the daemon refused the turn; nothing was sent"
+			if subErr != nil {
+				de.Message += ": " + subErr.Error()
+			}
+		}
+		return res, err
+	}
+	if stage == SubmitEntered && subErr == nil {
+		// The daemon started this very turn: accepted, exactly.
+		if err := s.store.InTx(context.WithoutCancel(ctx), func(tx Tx) error {
+			cur, err := tx.Turn(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			cur.NativeTurnID = nativeTurn
+			return tx.UpdateTurn(ctx, cur)
+		}); err != nil {
+			slog.Error("send: backend turn started but its native id was not stored", "turn_id", t.ID, "err", err)
+		}
+	}
+	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+	return s.withSendWatch(ctx, res, err)
+}
+
+// visibleID names a Turn to a caller who may see it, else says only that
+// another controller holds it.
+func visibleID(p Principal, t Turn) string {
+	if p.CanSeeHost(t.HostID) {
+		return t.ID
+	}
+	return "of another controller"
+}
+
+// monitorBackend follows a backend Turn through its daemon to its end. It
+// never sends input. A daemon that cannot be reached, or goes away before
+// the turn ends, stalls the Turn (renew or recover when it is back).
+func (s *Service) monitorBackend(ctx context.Context, t Turn) {
+	log := slog.With("turn_id", t.ID)
+	stall := func(why string) {
+		if ctx.Err() != nil {
+			return // akkd stops: the next start follows on
+		}
+		next := t
+		next.State, next.FailureReason = TurnStalled, why
+		if _, err := s.transition(ctx, next, "turn.stalled", true); err != nil && ctx.Err() == nil {
+			log.Error("monitor: stall backend turn", "err", err)
+		}
+	}
+	if t.NativeTurnID == "" {
+		stall("the daemon's id of the turn was not recorded; recover or close the turn")
+		return
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		stall("the thread's Codex app-server daemon cannot be reached: " + errMessage(err))
+		return
+	}
+	events, err := s.codexBackend.Follow(ctx, th, t.NativeTurnID)
+	if err != nil {
+		stall("the thread's Codex app-server daemon cannot be followed: " + err.Error())
+		return
+	}
+	hard := time.NewTimer(time.Until(t.HardDeadline()))
+	defer hard.Stop()
+	for {
+		if t.State == TurnDispatching {
+			next := t
+			now := s.clock.Now().UTC()
+			next.State, next.AcceptedAt, next.LastActivityAt = TurnWorking, now, now
+			if t, err = s.transition(ctx, next, "turn.accepted", true); err != nil {
+				if ctx.Err() == nil {
+					log.Error("monitor: accept backend turn", "err", err)
+				}
+				return
+			}
+		}
+		var ev BackendEvent
+		var open bool
+		select {
+		case <-ctx.Done():
+			return
+		case <-hard.C:
+			stall("the hard deadline passed before the turn ended")
+			return
+		case ev, open = <-events:
+		}
+		if !open {
+			if ctx.Err() == nil {
+				stall("the thread's Codex app-server daemon stopped answering before the turn ended")
+			}
+			return
+		}
+		if cur, err := s.store.Turn(ctx, t.ID); err == nil {
+			t = cur // closed or cancelled meanwhile
+		}
+		if !t.State.Monitored() {
+			return
+		}
+		next, typ, webhook := t, "", false
+		now := s.clock.Now().UTC()
+		next.LastActivityAt = now
+		switch ev.Kind {
+		case BackendProgress:
+			next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
+		case BackendApproval:
+			next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
+			next.FailureReason = ""
+		case BackendResolved:
+			if t.State == TurnAwaitingApproval {
+				next.State, typ = TurnWorking, "turn.working"
+			}
+		case BackendCompleted:
+			next.State, typ, webhook = TurnCompleted, "turn.completed", true
+			next.FinalMessage = s.redact(ev.Text)
+		case BackendInterrupted:
+			next.State, typ, webhook = TurnCancelled, "turn.cancelled", true
+		case BackendFailed:
+			next.State, typ, webhook = TurnFailed, "turn.failed", true
+			next.FailureReason = boundText(s.turns.redact, ev.Text, 500)
+		case BackendGone:
+			next.State, typ, webhook = TurnStalled, "turn.stalled", true
+			next.FailureReason = "the thread's Codex app-server daemon went away before the turn ended: " + ev.Text
+		}
+		if t, err = s.transition(ctx, next, typ, webhook); err != nil {
+			if errors.Is(err, ErrRevisionConflict) {
+				if cur, e2 := s.store.Turn(ctx, t.ID); e2 == nil {
+					t = cur
+					continue
+				}
+			}
+			if ctx.Err() == nil {
+				log.Error("monitor: backend turn", "err", err)
+			}
+			return
+		}
+		if !t.State.Monitored() {
+			return
+		}
+	}
+}
+
+// cancelBackend interrupts a backend Turn's native turn through its
+// daemon, once; the monitor reports cancelled when the daemon says so.
+func (s *Service) cancelBackend(ctx context.Context, t Turn) (ActionResult, error) {
+	if t.NativeTurnID == "" {
+		return ActionResult{}, stateConflict(t, "cancel")
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	t.CancelRequested = true
+	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
+		return ActionResult{}, err
+	}
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.codexBackend.Interrupt(ictx, th, t.NativeTurnID); err != nil {
+		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// resumeBackend restarts the monitor of a stalled backend Turn whose
+// daemon answers again (renew and recover). No input.
+func (s *Service) resumeBackend(ctx context.Context, t Turn, typ string) (ActionResult, error) {
+	if t.NativeTurnID == "" {
+		return ActionResult{}, E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
+	}
+	if _, err := s.backendThread(ctx, t.NativeThreadID); err != nil {
+		return ActionResult{}, err
+	}
+	t.State = TurnWorking
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt, t.FailureReason = zeroTime, ""
+	t, err := s.transition(ctx, t, typ, false)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// errMessage is a domain error's message, else the error's text.
+func errMessage(err error) string {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Message
+	}
+	return err.Error()
+}

@@ -1,0 +1,331 @@
+package codexappserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/proc"
+)
+
+// Backend implements domain.CodexBackend: the managed daemons of the Codex
+// panes AKK sees (found from each agent's CODEX_HOME), driven as one more
+// client. It never starts a daemon.
+type Backend struct {
+	Proc    proc.FS
+	Version string        // AKK's, named to the daemon
+	Timeout time.Duration // to list one daemon's threads; 0: 3 s
+
+	mu      sync.Mutex
+	started map[string]*following // by native turn id: the connection that started it, until Follow takes it
+}
+
+// following is a connection subscribed to a thread's messages.
+type following struct {
+	c    *Client
+	ch   chan Message
+	stop func()
+}
+
+func (f *following) close() {
+	f.stop()
+	f.c.Close()
+}
+
+// homes are the Codex homes of terms' Codex agents, each once.
+func (b *Backend) homes(terms []domain.Terminal) []string {
+	var out []string
+	for _, t := range terms {
+		if t.Agent.Kind != domain.AgentCodex || t.Process.PID == 0 {
+			continue
+		}
+		st, err := b.Proc.Stat(t.Process.PID)
+		if err != nil || st.StartTicks != t.Process.StartTicks {
+			continue
+		}
+		env, err := b.Proc.Environ(t.Process.PID, "CODEX_HOME", "HOME")
+		if err != nil {
+			continue
+		}
+		if home, ok := codex.Home(env); ok && !slices.Contains(out, home) {
+			out = append(out, home)
+		}
+	}
+	return out
+}
+
+func (b *Backend) timeout() time.Duration {
+	if b.Timeout > 0 {
+		return b.Timeout
+	}
+	return 3 * time.Second
+}
+
+// threadStatus maps the daemon's thread status to the domain's.
+func threadStatus(s string) string {
+	switch s {
+	case "idle":
+		return domain.BackendIdle
+	case "active":
+		return domain.BackendActive
+	case "notLoaded":
+		return "not_loaded"
+	}
+	return "system_error"
+}
+
+// Threads implements domain.CodexBackend: the loaded threads of each
+// daemon that have a record (a thread is followable once its first turn
+// wrote its rollout; ephemeral helpers never are). A daemon that cannot
+// be reached lists nothing.
+func (b *Backend) Threads(ctx context.Context, terms []domain.Terminal) ([]domain.BackendThread, error) {
+	var out []domain.BackendThread
+	var errs []error
+	for _, home := range b.homes(terms) {
+		ths, err := b.daemonThreads(ctx, home)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, ths...)
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (b *Backend) daemonThreads(ctx context.Context, home string) ([]domain.BackendThread, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout())
+	defer cancel()
+	c, err := Dial(ctx, SocketPath(home), b.Version)
+	if err != nil {
+		return nil, nil // no daemon for this home (an older Codex, or it stopped): nothing to list
+	}
+	defer c.Close()
+	ids, err := c.LoadedThreads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.BackendThread
+	for _, id := range ids {
+		th, err := c.ReadThread(ctx, id, false)
+		if err != nil {
+			continue // unloaded meanwhile
+		}
+		if th.Ephemeral || th.Path == nil || *th.Path == "" {
+			continue
+		}
+		bt := domain.BackendThread{ThreadID: th.ID, Home: home, Cwd: th.Cwd, CLIVersion: th.CLIVersion, Status: threadStatus(th.Status.Type)}
+		if th.Name != nil && strings.TrimSpace(*th.Name) != "" {
+			bt.Title = strings.TrimSpace(*th.Name)
+		} else {
+			bt.Title = firstLine(th.Preview, 120)
+		}
+		if th.Model != nil {
+			bt.Model = *th.Model
+		}
+		out = append(out, bt)
+	}
+	return out, nil
+}
+
+// firstLine is the first line of s, at most n code points.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// follow connects to th's daemon subscribed to every message, then makes
+// the connection a subscriber of the thread.
+func (b *Backend) follow(ctx context.Context, th domain.BackendThread) (*following, error) {
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return nil, err
+	}
+	f := &following{c: c, ch: make(chan Message, 4096)}
+	f.stop = c.Subscribe(f.ch)
+	if _, err := c.Follow(ctx, th.ThreadID); err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Start implements domain.CodexBackend. An answer of the daemon's, an
+// error included, proves what happened; a connection lost after the
+// request went out does not.
+func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, messageID string) (string, domain.SubmitStage, error) {
+	f, err := b.follow(ctx, th)
+	if err != nil {
+		return "", domain.SubmitNothing, err
+	}
+	turn, err := f.c.StartTurn(ctx, th.ThreadID, text, messageID)
+	var rpc *RPCError
+	switch {
+	case errors.As(err, &rpc):
+		f.close()
+		return "", domain.SubmitNothing, err // the daemon refused it: no turn
+	case err != nil || turn.ID == "":
+		f.close()
+		if err == nil {
+			err = errors.New("the daemon answered turn/start without a turn")
+		}
+		return "", domain.SubmitPasted, err
+	}
+	b.mu.Lock()
+	if b.started == nil {
+		b.started = map[string]*following{}
+	}
+	b.started[turn.ID] = f
+	b.mu.Unlock()
+	// Handed to Follow; a turn nobody follows within a minute lets go.
+	time.AfterFunc(time.Minute, func() {
+		if f := b.take(turn.ID); f != nil {
+			f.close()
+		}
+	})
+	return turn.ID, domain.SubmitEntered, nil
+}
+
+func (b *Backend) take(turnID string) *following {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.started[turnID]
+	delete(b.started, turnID)
+	return f
+}
+
+// Follow implements domain.CodexBackend.
+func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID string) (<-chan domain.BackendEvent, error) {
+	f := b.take(turnID)
+	if f == nil {
+		var err error
+		dctx, cancel := context.WithTimeout(ctx, b.timeout())
+		f, err = b.follow(dctx, th)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make(chan domain.BackendEvent, 16)
+	go func() {
+		defer close(out)
+		defer f.close()
+		emit := func(ev domain.BackendEvent) bool {
+			select {
+			case out <- ev:
+				return !ev.Ends()
+			case <-ctx.Done():
+				return false
+			}
+		}
+		// A turn that ended before this connection followed it ends here.
+		rctx, cancel := context.WithTimeout(ctx, b.timeout())
+		cur, err := f.c.ReadThread(rctx, th.ThreadID, true)
+		cancel()
+		if err == nil {
+			for _, t := range cur.Turns {
+				if t.ID == turnID {
+					if ev, ended := turnEnd(t, ""); ended {
+						emit(ev)
+						return
+					}
+				}
+			}
+		}
+		var pending json.RawMessage // the approval request that waits
+		final := ""
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-f.c.Done():
+				why := "the connection ended"
+				if err := f.c.Err(); err != nil {
+					why = err.Error()
+				}
+				emit(domain.BackendEvent{Kind: domain.BackendGone, Text: why})
+				return
+			case m := <-f.ch:
+				switch {
+				case m.Method == MethodCommandApproval:
+					if a, ok := ParseCommandApproval(m); ok && a.ThreadID == th.ThreadID && a.TurnID == turnID {
+						pending = m.ID
+						cmd := ""
+						if a.Command != nil {
+							cmd = *a.Command
+						}
+						if !emit(domain.BackendEvent{Kind: domain.BackendApproval, Text: cmd}) {
+							return
+						}
+					}
+				case m.Method == MethodResolved:
+					if r, ok := ParseResolved(m); ok && pending != nil && sameID(r.RequestID, pending) {
+						pending = nil
+						if !emit(domain.BackendEvent{Kind: domain.BackendResolved}) {
+							return
+						}
+					}
+				case m.Method == "item/completed":
+					var ev ItemEvent
+					if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == th.ThreadID && ev.TurnID == turnID && ev.Item.Type == "agentMessage" {
+						final = ev.Item.Text
+						if !emit(domain.BackendEvent{Kind: domain.BackendProgress, Text: ev.Item.Text}) {
+							return
+						}
+					}
+				case m.Method == "turn/completed":
+					var ev TurnEvent
+					if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == th.ThreadID && ev.Turn.ID == turnID {
+						if end, ended := turnEnd(ev.Turn, final); ended {
+							emit(end)
+							return
+						}
+					}
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// turnEnd is the event a turn's end is, when it ended; final is its last
+// agent message seen on the way (the turn's own items win).
+func turnEnd(t Turn, final string) (domain.BackendEvent, bool) {
+	switch t.Status {
+	case "completed":
+		if f := t.FinalMessage(); f != "" {
+			final = f
+		}
+		return domain.BackendEvent{Kind: domain.BackendCompleted, Text: final}, true
+	case "interrupted":
+		return domain.BackendEvent{Kind: domain.BackendInterrupted}, true
+	case "failed":
+		why := "the turn failed"
+		if t.Error != nil && t.Error.Message != "" {
+			why = t.Error.Message
+		}
+		return domain.BackendEvent{Kind: domain.BackendFailed, Text: why}, true
+	}
+	return domain.BackendEvent{}, false
+}
+
+// Interrupt implements domain.CodexBackend.
+func (b *Backend) Interrupt(ctx context.Context, th domain.BackendThread, turnID string) error {
+	f, err := b.follow(ctx, th)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	return f.c.InterruptTurn(ctx, th.ThreadID, turnID)
+}
