@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,11 +185,11 @@ func TestE2ECodexBackend(t *testing.T) {
 			// A slow turn: a second Send is refused; a cancel interrupts it.
 			// sendSlow sends a slow task once the thread is idle again and
 			// waits until the model works on it.
-			sendSlow := func(what string) sendAnswer {
+			sendSlow := func(what string, secs int) sendAnswer {
 				t.Helper()
 				e.WaitIdle(agenttest.TurnTimeout)
 				findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
-				slow := "[[akk:slow secs=30]] " + what + " for " + a.Name()
+				slow := fmt.Sprintf("[[akk:slow secs=%d]] %s for %s", secs, what, a.Name())
 				var s sendAnswer
 				if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+slow+`"}`, &s); code != 202 {
 					t.Fatalf("slow send: %d %+v", code, s)
@@ -197,7 +198,7 @@ func TestE2ECodexBackend(t *testing.T) {
 				e.WaitModelRequest(what, agenttest.TurnTimeout, func(r fakemodel.Request) bool { return r.UserText == slow })
 				return s
 			}
-			s2 := sendSlow("to be cancelled through the backend")
+			s2 := sendSlow("to be cancelled through the backend", 30)
 			var p sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"another"}`, &p); code != 409 {
 				t.Fatalf("send to a busy thread: %d %+v", code, p)
@@ -209,7 +210,20 @@ func TestE2ECodexBackend(t *testing.T) {
 			rec.waitTurn(t, s2.TurnID, "turn.cancelled", 60*time.Second)
 
 			// The daemon killed mid-turn: stalled with a reason, never completed.
-			s3 := sendSlow("cut short by the daemon")
+			// akkd killed mid-turn: restarted, it follows the turn on to
+			// one completion; nothing is sent twice.
+			s4 := sendSlow("outliving a restart of akkd", 6)
+			d.kill()
+			d.start()
+			rec.waitTurn(t, s4.TurnID, "turn.completed", 90*time.Second)
+			if types, _ := rec.forTurn(t, s4.TurnID); strings.Join(types, ",") != "turn.accepted,turn.completed" {
+				t.Fatalf("webhooks across the restart: %v", types)
+			}
+			if n := userRequests(model, fmt.Sprintf("[[akk:slow secs=6]] outliving a restart of akkd for %s", a.Name())); n != 1 {
+				t.Fatalf("the model saw the request %d times", n)
+			}
+
+			s3 := sendSlow("cut short by the daemon", 30)
 			e.KillCodexDaemon()
 			stalled := rec.waitTurn(t, s3.TurnID, "turn.stalled", 60*time.Second)
 			if why, _ := stalled.Data["reason"].(string); !strings.Contains(why, "daemon") {
