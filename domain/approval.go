@@ -143,10 +143,13 @@ func (s *Service) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, erro
 	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
 		return nil, nil
 	}
-	if IsBackendEndpoint(t.TerminalID) {
-		return &ApprovalView{ManualRequired: true, Reason: "the Codex app-server asks to approve a command of this turn; answer it where the thread is shown (its pane)"}, nil
-	}
 	p, _ := PrincipalFrom(ctx)
+	if IsBackendEndpoint(t.TerminalID) {
+		if s.codexBackend == nil {
+			return nil, nil
+		}
+		return s.backendApproval(ctx, p, t), nil
+	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
 	if err != nil {
 		return nil, nil // the status shows the state; there is nothing to offer
@@ -179,7 +182,8 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 	if err := checkDecision(d); err != nil {
 		return ActionResult{}, err
 	}
-	if s.approvals == nil {
+	backend := IsBackendEndpoint(t.TerminalID) && s.codexBackend != nil
+	if s.approvals == nil && !backend {
 		return ActionResult{}, E(CodeUnavailable, "approvals are not configured")
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -189,6 +193,9 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 	}
 	if t.State != TurnAwaitingApproval {
 		return ActionResult{}, stateConflict(t, "approval")
+	}
+	if backend {
+		return s.approveBackend(ctx, p, t, d)
 	}
 	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,6 +103,12 @@ type CodexBackend interface {
 	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
 	// Interrupt asks the daemon to interrupt turnID.
 	Interrupt(ctx context.Context, th BackendThread, turnID string) error
+	// Prompt is the command approval the followed turnID waits on now.
+	Prompt(turnID string) (ApprovalPrompt, bool)
+	// Decide answers that approval, if it is still the one fingerprinted:
+	// AnswerNothing with an error when nothing was sent, AnswerVerified
+	// when the daemon says it is resolved.
+	Decide(ctx context.Context, turnID, fingerprint string, d ApprovalDecision) (AnswerStage, error)
 }
 
 // UseCodexBackend wires the Codex backend in: its threads are listed as
@@ -152,8 +159,19 @@ func (s *Service) backendConversationOf(ctx context.Context, p Principal, th Bac
 		a.Target = TargetSession
 		c.Actions = append(c.Actions, a)
 	}
-	err := s.addTurnActions(ctx, &c)
-	return c, err
+	if err := s.addTurnActions(ctx, &c); err != nil {
+		return c, err
+	}
+	// The command approval the daemon waits on, offered to the Turn's owner.
+	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingApproval {
+		c.Approval = s.backendApproval(ctx, p, *cur)
+		if !c.Approval.ManualRequired {
+			for _, d := range c.Approval.Decisions {
+				c.Actions = append(c.Actions, act("approve", "POST", turnPath(cur.ID, "/approval"), map[string]any{"decision": string(d)}))
+			}
+		}
+	}
+	return c, nil
 }
 
 // sendBackend sends a request to a backend conversation's thread through
@@ -399,4 +417,86 @@ func errMessage(err error) string {
 		return de.Message
 	}
 	return err.Error()
+}
+
+// backendApproval offers the command approval a backend Turn waits on to
+// p (a fresh status in the caller's conversation makes the offer).
+func (s *Service) backendApproval(ctx context.Context, p Principal, t Turn) *ApprovalView {
+	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	if !ok {
+		return &ApprovalView{ManualRequired: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it where the thread is shown"}
+	}
+	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: boundText(s.turns.redact, pr.Command, 400)}
+	now := s.clock.Now().UTC()
+	consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now)
+	if err != nil {
+		return unreadablePrompt(err)
+	}
+	if consumed {
+		v.ManualRequired, v.Reason = true, "AKK already answered this exact request and the daemon still asks; answer it where the thread is shown"
+		return v
+	}
+	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
+	return v
+}
+
+// approveBackend answers a backend Turn's command approval through its
+// daemon: a live offer of this caller, the same request still pending, the
+// request fenced durably, then one answer, accept once or decline.
+func (s *Service) approveBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+	now := s.clock.Now().UTC()
+	var offer Offer
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.LiveOffer(ctx, "approval", t.TerminalID, t.ID, p.HostID, p.Conversation, now)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeOfferExpired, "no live offer for this approval: read the status (GET) first, from the same conversation, and answer within 5 minutes")
+	}
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if !slices.Contains(offer.Decisions, d) {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeDecisionUnavailable, "this approval does not offer "+string(d))
+	}
+	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
+	}
+	var key string
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
+		return err
+	})
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodePromptAlreadyAnswered, "this exact request was answered already")
+	}
+	if err != nil {
+		return ActionResult{}, err
+	}
+	Failpoint("approval.reserved")
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
+	cancel()
+	if stage == AnswerNothing {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "nothing was sent: the request changed or ended", Err: err}
+	}
+	if stage == AnswerVerified {
+		if err := s.provenFence(ctx, key); err != nil {
+			slog.Warn("record a proven answer", "err", err)
+		}
+	}
+	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+		if stage != AnswerVerified {
+			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the daemon's approval request went out but its effect is not proven"
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
+		// Accepted or declined, the turn goes on (a declined command is
+		// the model's to handle).
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
+	})
 }

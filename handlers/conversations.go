@@ -73,6 +73,7 @@ func backendConversationOut(c domain.Conversation) Conversation {
 		Backend: &BackendInfo{Provider: CodexAppServer, NativeThreadId: th.ThreadID,
 			ThreadStatus: BackendInfoThreadStatus(th.Status), Model: optString(th.Model)},
 		SessionId:        optString(c.SessionID),
+		Approval:         approvalOut(c.Approval),
 		Managed:          Managed{HeldByOther: c.HeldByOther},
 		Watches:          []Watch{},
 		Warnings:         []string{},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -180,6 +181,53 @@ func TestE2ECodexBackend(t *testing.T) {
 			}
 			if n := userRequests(model, text); n != 1 {
 				t.Fatalf("a resend reached the model: %d calls", n)
+			}
+
+			// The daemon asks to approve a command: a fresh status offers
+			// one-time decisions, an approval goes through the daemon, the
+			// pane's own prompt closes and the command runs once; a
+			// declined one never runs.
+			probe := filepath.Join(e.ProjectDir, "akk-approval-probe")
+			for _, decision := range []string{"approve_once", "reject"} {
+				os.Remove(probe)
+				e.WaitIdle(agenttest.TurnTimeout)
+				findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+				ask := "Run the probe (" + decision + ") " + fakemodel.Marker(fakemodel.ScenarioBash)
+				var sb sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+ask+`"}`, "chat-b", &sb); code != 202 {
+					t.Fatalf("bash send: %d %+v", code, sb)
+				}
+				rec.waitTurn(t, sb.TurnID, "turn.approval_required", 60*time.Second)
+				e.WaitFor("the pane's own approval prompt", agenttest.TurnTimeout, func(s string) bool { return agenttest.ApprovalPrompt(a.Kind, s) })
+				var p sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns/"+sb.TurnID+"/approval", host.Token, `{"decision":"`+decision+`"}`, "chat-b", &p); code != 409 || p.Code != "offer_expired" {
+					t.Fatalf("an approval nobody was shown: %d %+v", code, p)
+				}
+				var ap struct {
+					State    string `json:"state"`
+					Approval *struct {
+						CommandExcerpt string   `json:"command_excerpt"`
+						Decisions      []string `json:"decisions"`
+						ManualRequired bool     `json:"manual_required"`
+					} `json:"approval"`
+				}
+				if code := callConv(t, "GET", d.url+"/v1/turns/"+sb.TurnID, host.Token, "", "chat-b", &ap); code != 200 || ap.State != "awaiting_approval" || ap.Approval == nil ||
+					ap.Approval.ManualRequired || !strings.Contains(ap.Approval.CommandExcerpt, "akk-approval-probe") || strings.Join(ap.Approval.Decisions, ",") != "approve_once,reject" {
+					t.Fatalf("status of the approval: %d %+v", code, ap.Approval)
+				}
+				var res sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns/"+sb.TurnID+"/approval", host.Token, `{"decision":"`+decision+`"}`, "chat-b", &res); code != 200 || res.Outcome != "done" {
+					t.Fatalf("%s: %d %+v", decision, code, res)
+				}
+				e.WaitFor("the pane's prompt closed", agenttest.TurnTimeout, func(s string) bool { return !agenttest.ApprovalPrompt(a.Kind, s) })
+				done := rec.waitTurn(t, sb.TurnID, "turn.completed", 60*time.Second)
+				_, ran := os.Stat(probe)
+				if final, _ := done.Data["final_message"].(string); (decision == "approve_once") != (ran == nil) || (decision == "approve_once") != strings.Contains(final, "akk-bash-ran") {
+					t.Fatalf("%s: the probe ran: %v; final %q", decision, ran == nil, final)
+				}
+				if code := callConv(t, "POST", d.url+"/v1/turns/"+sb.TurnID+"/approval", host.Token, `{"decision":"`+decision+`"}`, "chat-b", &p); code != 409 {
+					t.Fatalf("a second answer: %d %+v", code, p)
+				}
 			}
 
 			// A slow turn: a second Send is refused; a cancel interrupts it.

@@ -2,6 +2,8 @@ package codexappserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -24,6 +26,15 @@ type Backend struct {
 
 	mu      sync.Mutex
 	started map[string]*following // by native turn id: the connection that started it, until Follow takes it
+	prompts map[string]*prompt    // by native turn id: the approval its follower waits on
+}
+
+// prompt is a command approval a followed turn waits on.
+type prompt struct {
+	f        *following
+	req      Message
+	command  string
+	resolved chan struct{} // closed when the daemon says it needs no answer
 }
 
 // following is a connection subscribed to a thread's messages.
@@ -243,7 +254,12 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 				}
 			}
 		}
-		var pending json.RawMessage // the approval request that waits
+		var pending *prompt // the approval request that waits
+		defer func() {
+			if pending != nil {
+				b.setPrompt(turnID, nil)
+			}
+		}()
 		final := ""
 		for {
 			select {
@@ -260,18 +276,21 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 				switch {
 				case m.Method == MethodCommandApproval:
 					if a, ok := ParseCommandApproval(m); ok && a.ThreadID == th.ThreadID && a.TurnID == turnID {
-						pending = m.ID
 						cmd := ""
 						if a.Command != nil {
 							cmd = *a.Command
 						}
+						pending = &prompt{f: f, req: m, command: cmd, resolved: make(chan struct{})}
+						b.setPrompt(turnID, pending)
 						if !emit(domain.BackendEvent{Kind: domain.BackendApproval, Text: cmd}) {
 							return
 						}
 					}
 				case m.Method == MethodResolved:
-					if r, ok := ParseResolved(m); ok && pending != nil && sameID(r.RequestID, pending) {
+					if r, ok := ParseResolved(m); ok && pending != nil && r.Resolves(pending.req) {
+						close(pending.resolved)
 						pending = nil
+						b.setPrompt(turnID, nil)
 						if !emit(domain.BackendEvent{Kind: domain.BackendResolved}) {
 							return
 						}
@@ -328,4 +347,70 @@ func (b *Backend) Interrupt(ctx context.Context, th domain.BackendThread, turnID
 	}
 	defer f.close()
 	return f.c.InterruptTurn(ctx, th.ThreadID, turnID)
+}
+
+func (b *Backend) setPrompt(turnID string, p *prompt) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.prompts == nil {
+		b.prompts = map[string]*prompt{}
+	}
+	if p == nil {
+		delete(b.prompts, turnID)
+		return
+	}
+	b.prompts[turnID] = p
+}
+
+func (b *Backend) prompt(turnID string) *prompt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.prompts[turnID]
+}
+
+// fingerprint names one approval request of one turn exactly: the daemon's
+// request id (unique on the connection that follows the turn), the turn
+// and the whole command.
+func (p *prompt) fingerprint(turnID string) string {
+	sum := sha256.Sum256([]byte(turnID + "\x00" + string(p.req.ID) + "\x00" + p.command))
+	return "cxapproval:" + hex.EncodeToString(sum[:])
+}
+
+// Prompt implements domain.CodexBackend: the command approval the turn's
+// follower waits on now.
+func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
+	p := b.prompt(turnID)
+	if p == nil {
+		return domain.ApprovalPrompt{}, false
+	}
+	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "exec_command",
+		Command: p.command, Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject},
+		Fingerprint: p.fingerprint(turnID)}, true
+}
+
+// Decide implements domain.CodexBackend: answers the approval the turn
+// waits on, if it is still the one fingerprinted, with a one-time accept
+// or a decline, and waits for the daemon to say it is resolved.
+func (b *Backend) Decide(ctx context.Context, turnID, fingerprint string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
+	p := b.prompt(turnID)
+	if p == nil || p.fingerprint(turnID) != fingerprint {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	decision := Decline
+	if d == domain.ApproveOnce {
+		decision = ApproveOnce
+	} else if d != domain.Reject {
+		return domain.AnswerNothing, domain.ErrDecisionUnavailable
+	}
+	if err := p.f.c.DecideCommand(ctx, p.req, decision); err != nil {
+		return domain.AnswerSent, err // it may have gone out
+	}
+	select {
+	case <-p.resolved:
+		return domain.AnswerVerified, nil
+	case <-p.f.c.Done():
+		return domain.AnswerSent, ErrClosed
+	case <-ctx.Done():
+		return domain.AnswerSent, ctx.Err()
+	}
 }
