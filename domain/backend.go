@@ -63,6 +63,8 @@ const (
 	// command); BackendResolved: no prompt waits any more.
 	BackendApproval BackendEventKind = "approval"
 	BackendResolved BackendEventKind = "resolved"
+	// BackendQuestion: the agent asks the person questions.
+	BackendQuestion BackendEventKind = "question"
 	// BackendCompleted (Text: the final message), BackendInterrupted,
 	// BackendFailed (Text: why): the turn ended.
 	BackendCompleted   BackendEventKind = "completed"
@@ -109,6 +111,12 @@ type CodexBackend interface {
 	// AnswerNothing with an error when nothing was sent, AnswerVerified
 	// when the daemon says it is resolved.
 	Decide(ctx context.Context, turnID, fingerprint string, d ApprovalDecision) (AnswerStage, error)
+	// Question is the question the followed turnID waits on now, as one
+	// questionnaire step.
+	Question(turnID string) (InteractionStep, bool)
+	// AnswerQuestion answers it, if it is still the one fingerprinted,
+	// like Decide.
+	AnswerQuestion(ctx context.Context, turnID, fingerprint string, answers []StepAnswer) (AnswerStage, error)
 }
 
 // UseCodexBackend wires the Codex backend in: its threads are listed as
@@ -161,6 +169,13 @@ func (s *Service) backendConversationOf(ctx context.Context, p Principal, th Bac
 	}
 	if err := s.addTurnActions(ctx, &c); err != nil {
 		return c, err
+	}
+	// The question the daemon waits on: answered with its projection's ids.
+	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingInteraction {
+		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
+			c.Actions = append(c.Actions, act("respond_interaction", "POST", turnPath(cur.ID, "/interaction"),
+				map[string]any{"interaction_id": in.InteractionID}, "answers"))
+		}
 	}
 	// The command approval the daemon waits on, offered to the Turn's owner.
 	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingApproval {
@@ -334,8 +349,10 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 		case BackendApproval:
 			next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
 			next.FailureReason = ""
+		case BackendQuestion:
+			next.State, typ, webhook = TurnAwaitingInteraction, "turn.interaction_required", true
 		case BackendResolved:
-			if t.State == TurnAwaitingApproval {
+			if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {
 				next.State, typ = TurnWorking, "turn.working"
 			}
 		case BackendCompleted:
@@ -350,7 +367,18 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 			next.State, typ, webhook = TurnStalled, "turn.stalled", true
 			next.FailureReason = "the thread's Codex app-server daemon went away before the turn ended: " + ev.Text
 		}
-		if t, err = s.transition(ctx, next, typ, webhook); err != nil {
+		var extra map[string]any
+		if ev.Kind == BackendQuestion {
+			// The callback carries the public projection only.
+			if st, ok := s.codexBackend.Question(t.NativeTurnID); ok {
+				if key, err := s.stepKey(ctx, next, st); err == nil {
+					if in, _, err := s.project(ctx, next, AgentCodex, st, key); err == nil {
+						extra = map[string]any{"interaction": in}
+					}
+				}
+			}
+		}
+		if t, err = s.transitionWith(ctx, next, typ, webhook, extra); err != nil {
 			if errors.Is(err, ErrRevisionConflict) {
 				if cur, e2 := s.store.Turn(ctx, t.ID); e2 == nil {
 					t = cur

@@ -194,29 +194,19 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if err != nil {
 		return Interaction{}, err
 	}
-	if s.interactions == nil {
-		return Interaction{}, E(CodeUnavailable, "interactions are not configured")
-	}
 	// An async question is asked while the Turn works on.
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	agent, _, st, err := s.currentStep(ctx, t)
 	if err != nil {
-		return Interaction{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
-	}
-	st, err := s.interactions.Step(ctx, term)
-	if err != nil {
-		return Interaction{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
-	}
-	if !answerableIn(t, st) {
-		return Interaction{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
+		return Interaction{}, err
 	}
 	key, err := s.stepKey(ctx, t, st)
 	if err != nil {
 		return Interaction{}, err
 	}
-	in, m, err := s.project(ctx, t, term.Agent.Kind, st, key)
+	in, m, err := s.project(ctx, t, agent, st, key)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -247,6 +237,36 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 		in.Reason = "AKK already answered this exact step and it is still shown; answer it in the pane"
 	}
 	return in, nil
+}
+
+// currentStep reads the questionnaire step t may be answered on now: from
+// its pane, or for a backend Turn from the daemon's pending question.
+func (s *Service) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+	if IsBackendEndpoint(t.TerminalID) && s.codexBackend != nil {
+		st, ok := s.codexBackend.Question(t.NativeTurnID)
+		if !ok || t.State != TurnAwaitingInteraction {
+			return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
+		}
+		return AgentCodex, Terminal{}, st, nil
+	}
+	if s.interactions == nil {
+		return "", Terminal{}, InteractionStep{}, E(CodeUnavailable, "interactions are not configured")
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return "", Terminal{}, InteractionStep{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	st, err := s.interactions.Step(ctx, term)
+	if err != nil {
+		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
+	}
+	if !answerableIn(t, st) {
+		return "", Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
+	}
+	return term.Agent.Kind, term, st, nil
 }
 
 // KindAsyncQuestion is the kind of a step asked while the Turn works on.
@@ -439,9 +459,6 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if in.TurnID != "" && in.TurnID != turnID {
 		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
 	}
-	if s.interactions == nil {
-		return ActionResult{}, E(CodeUnavailable, "interactions are not configured")
-	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()
 	if t, err = s.store.Turn(ctx, turnID); err != nil {
@@ -473,18 +490,14 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if err != nil {
 		return ActionResult{}, err
 	}
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	_, term, st, err := s.currentStep(ctx, t)
+	if ErrorCode(err) == CodeNoInteraction {
+		return ActionResult{}, E(CodePromptChanged, "the step is gone; GET the interaction again")
 	}
 	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+		return ActionResult{}, err
 	}
-	st, err := s.interactions.Step(ctx, term)
-	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
-	}
-	if !answerableIn(t, st) || st.Fingerprint != offer.Fingerprint {
+	if st.Fingerprint != offer.Fingerprint {
 		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
 	}
 	now := s.clock.Now().UTC()
@@ -506,9 +519,17 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 		return ActionResult{}, err
 	}
 	Failpoint("interaction.reserved")
-	seq, done := s.keySequence(ctx)
-	stage, aerr := s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
-	done()
+	var stage AnswerStage
+	var aerr error
+	if IsBackendEndpoint(t.TerminalID) {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		stage, aerr = s.codexBackend.AnswerQuestion(actx, t.NativeTurnID, offer.Fingerprint, answers)
+		cancel()
+	} else {
+		seq, done := s.keySequence(ctx)
+		stage, aerr = s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
+		done()
+	}
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {
 			slog.Warn("record a proven answer", "err", err) // the fence stays

@@ -230,6 +230,65 @@ func TestE2ECodexBackend(t *testing.T) {
 				}
 			}
 
+			// A question the agent asks (in Plan mode, as the person set the
+			// pane): projected with opaque ids, answered through the daemon;
+			// the model gets exactly the chosen option.
+			e.WaitIdle(agenttest.TurnTimeout)
+			e.PlanMode()
+			findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+			ask := "Ask me first through the backend " + fakemodel.Marker(fakemodel.ScenarioAsk)
+			var sq sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+ask+`"}`, "chat-b", &sq); code != 202 {
+				t.Fatalf("ask send: %d %+v", code, sq)
+			}
+			asked := rec.waitTurn(t, sq.TurnID, "turn.interaction_required", 60*time.Second)
+			if _, ok := asked.Data["interaction"]; !ok {
+				t.Fatalf("interaction_required without its projection: %+v", asked.Data)
+			}
+			var in struct {
+				InteractionID string `json:"interaction_id"`
+				Kind          string `json:"kind"`
+				Questions     []struct {
+					QuestionID   string `json:"question_id"`
+					Prompt       string `json:"prompt"`
+					ResponseKind string `json:"response_kind"`
+					Options      []struct {
+						OptionID string `json:"option_id"`
+						Label    string `json:"label"`
+					} `json:"options"`
+				} `json:"questions"`
+			}
+			if code := callConv(t, "GET", d.url+"/v1/turns/"+sq.TurnID+"/interaction", host.Token, "", "chat-b", &in); code != 200 || len(in.Questions) != 1 ||
+				in.Questions[0].Prompt != fakemodel.Questions[0].Question || in.Questions[0].ResponseKind != "single_select" {
+				t.Fatalf("interaction: %d %+v", code, in)
+			}
+			blue := ""
+			for _, o := range in.Questions[0].Options {
+				if o.Label == "Blue" {
+					blue = o.OptionID
+				}
+				if o.OptionID == o.Label {
+					t.Fatalf("an option id is its label: %+v", o)
+				}
+			}
+			answer := `{"interaction_id":"` + in.InteractionID + `","answers":[{"question_id":"` + in.Questions[0].QuestionID + `","response_kind":"single_select","selected_option_ids":["` + blue + `"]}]}`
+			var ia sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns/"+sq.TurnID+"/interaction", host.Token, answer, "chat-b", &ia); code != 200 || ia.Outcome != "done" {
+				t.Fatalf("answer: %d %+v", code, ia)
+			}
+			got := e.WaitModelRequest("the answer reaches the model", agenttest.TurnTimeout, func(r fakemodel.Request) bool {
+				return len(r.ToolResults) > 0 && r.UserText == ask
+			})
+			if joined := strings.Join(got.ToolResults, "\n"); !strings.Contains(joined, "Blue") || strings.Contains(joined, "Red") {
+				t.Fatalf("the model got %q, want Blue alone", got.ToolResults)
+			}
+			rec.waitTurn(t, sq.TurnID, "turn.completed", 60*time.Second)
+			if code := callConv(t, "POST", d.url+"/v1/turns/"+sq.TurnID+"/interaction", host.Token, answer, "chat-b", &ia); code != 409 {
+				t.Fatalf("a second answer: %d %+v", code, ia)
+			}
+			e.WaitIdle(agenttest.TurnTimeout)
+			e.DefaultMode()
+
 			// A slow turn: a second Send is refused; a cancel interrupts it.
 			// sendSlow sends a slow task once the thread is idle again and
 			// waits until the model works on it.

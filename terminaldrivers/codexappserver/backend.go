@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -29,12 +30,13 @@ type Backend struct {
 	prompts map[string]*prompt    // by native turn id: the approval its follower waits on
 }
 
-// prompt is a command approval a followed turn waits on.
+// prompt is a command approval or a question a followed turn waits on.
 type prompt struct {
 	f        *following
 	req      Message
-	command  string
-	resolved chan struct{} // closed when the daemon says it needs no answer
+	command  string            // a command approval's command
+	question *UserInputRequest // a question's request
+	resolved chan struct{}     // closed when the daemon says it needs no answer
 }
 
 // following is a connection subscribed to a thread's messages.
@@ -286,6 +288,14 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 							return
 						}
 					}
+				case m.Method == MethodUserInput:
+					if r, ok := ParseUserInput(m); ok && r.ThreadID == th.ThreadID && r.TurnID == turnID {
+						pending = &prompt{f: f, req: m, question: &r, resolved: make(chan struct{})}
+						b.setPrompt(turnID, pending)
+						if !emit(domain.BackendEvent{Kind: domain.BackendQuestion}) {
+							return
+						}
+					}
 				case m.Method == MethodResolved:
 					if r, ok := ParseResolved(m); ok && pending != nil && r.Resolves(pending.req) {
 						close(pending.resolved)
@@ -372,7 +382,7 @@ func (b *Backend) prompt(turnID string) *prompt {
 // request id (unique on the connection that follows the turn), the turn
 // and the whole command.
 func (p *prompt) fingerprint(turnID string) string {
-	sum := sha256.Sum256([]byte(turnID + "\x00" + string(p.req.ID) + "\x00" + p.command))
+	sum := sha256.Sum256([]byte(turnID + "\x00" + string(p.req.ID) + "\x00" + p.command + "\x00" + string(p.req.Params)))
 	return "cxapproval:" + hex.EncodeToString(sum[:])
 }
 
@@ -380,7 +390,7 @@ func (p *prompt) fingerprint(turnID string) string {
 // follower waits on now.
 func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
 	p := b.prompt(turnID)
-	if p == nil {
+	if p == nil || p.question != nil {
 		return domain.ApprovalPrompt{}, false
 	}
 	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "exec_command",
@@ -393,7 +403,7 @@ func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
 // or a decline, and waits for the daemon to say it is resolved.
 func (b *Backend) Decide(ctx context.Context, turnID, fingerprint string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
 	p := b.prompt(turnID)
-	if p == nil || p.fingerprint(turnID) != fingerprint {
+	if p == nil || p.question != nil || p.fingerprint(turnID) != fingerprint {
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
 	decision := Decline
@@ -405,6 +415,11 @@ func (b *Backend) Decide(ctx context.Context, turnID, fingerprint string, d doma
 	if err := p.f.c.DecideCommand(ctx, p.req, decision); err != nil {
 		return domain.AnswerSent, err // it may have gone out
 	}
+	return p.settled(ctx)
+}
+
+// settled waits for the daemon to say the answered request is resolved.
+func (p *prompt) settled(ctx context.Context) (domain.AnswerStage, error) {
 	select {
 	case <-p.resolved:
 		return domain.AnswerVerified, nil
@@ -413,4 +428,69 @@ func (b *Backend) Decide(ctx context.Context, turnID, fingerprint string, d doma
 	case <-ctx.Done():
 		return domain.AnswerSent, ctx.Err()
 	}
+}
+
+// otherKey is the private key of a question's own-words choice.
+const otherKey = "\x00other"
+
+// Question implements domain.CodexBackend: the question the turn's
+// follower waits on now, as one step of single-select questions (an
+// own-words choice where the question allows one; a question without
+// options is free text). A secret question is shown, never answerable.
+func (b *Backend) Question(turnID string) (domain.InteractionStep, bool) {
+	p := b.prompt(turnID)
+	if p == nil || p.question == nil {
+		return domain.InteractionStep{}, false
+	}
+	st := domain.InteractionStep{Present: true, Answerable: true, Kind: "questionnaire", Index: 1, Total: 1,
+		BatchResponse: true, FreeTextLimit: MaxAnswerText, Fingerprint: p.fingerprint(turnID)}
+	for _, q := range p.question.Questions {
+		sq := domain.StepQuestion{Key: q.ID, Header: q.Header, Prompt: q.Question, Required: true, ResponseKind: domain.SingleSelect}
+		for _, o := range q.Options {
+			sq.Options = append(sq.Options, domain.StepOption{Key: o.Label, Label: o.Label})
+		}
+		switch {
+		case len(q.Options) == 0:
+			sq.ResponseKind = domain.FreeText
+		case q.IsOther:
+			sq.Options = append(sq.Options, domain.StepOption{Key: otherKey, Label: "Other", TakesText: true})
+		}
+		if q.IsSecret {
+			st.Answerable, st.Reason = false, "a question asks for a secret; AKK never relays one: answer it where the thread is shown"
+		}
+		st.Questions = append(st.Questions, sq)
+	}
+	return st, true
+}
+
+// AnswerQuestion implements domain.CodexBackend: answers the question the
+// turn waits on, if it is still the one fingerprinted, and waits for the
+// daemon to say it is resolved.
+func (b *Backend) AnswerQuestion(ctx context.Context, turnID, fingerprint string, answers []domain.StepAnswer) (domain.AnswerStage, error) {
+	p := b.prompt(turnID)
+	if p == nil || p.question == nil || p.fingerprint(turnID) != fingerprint {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	byQuestion := map[string]Answer{}
+	for _, a := range answers {
+		var ans Answer
+		switch {
+		case len(a.OptionKeys) == 1 && a.OptionKeys[0] == otherKey && a.Text != "":
+			ans.Text = a.Text
+		case len(a.OptionKeys) == 1 && a.OptionKeys[0] != otherKey && a.Text == "":
+			ans.Option = a.OptionKeys[0]
+		case len(a.OptionKeys) == 0 && a.Text != "":
+			ans.Text = a.Text
+		default:
+			return domain.AnswerNothing, domain.ErrDecisionUnavailable // the own-words choice needs its text, in one answer
+		}
+		byQuestion[a.QuestionKey] = ans
+	}
+	if _, err := UserInputResult(p.req, byQuestion); err != nil {
+		return domain.AnswerNothing, fmt.Errorf("%w: %v", domain.ErrDecisionUnavailable, err)
+	}
+	if err := p.f.c.AnswerUserInput(ctx, p.req, byQuestion); err != nil {
+		return domain.AnswerSent, err
+	}
+	return p.settled(ctx)
 }
