@@ -340,7 +340,7 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 		if !t.State.Monitored() {
 			return
 		}
-		next, typ, webhook := t, "", false
+		next, typ, webhook, auto := t, "", false, false
 		now := s.clock.Now().UTC()
 		next.LastActivityAt = now
 		switch ev.Kind {
@@ -349,6 +349,10 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 		case BackendApproval:
 			next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
 			next.FailureReason = ""
+			if _, rule := s.backendAutoRule(ctx, next); rule >= 0 {
+				webhook = false // the host hears of the auto-approval instead
+				auto = true
+			}
 		case BackendQuestion:
 			next.State, typ, webhook = TurnAwaitingInteraction, "turn.interaction_required", true
 		case BackendResolved:
@@ -389,6 +393,16 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 				log.Error("monitor: backend turn", "err", err)
 			}
 			return
+		}
+		if auto && !s.autoApproveBackend(ctx, t) {
+			// Nothing was sent: the approval is the host's to answer.
+			if stored, err := s.transitionWith(ctx, t, "turn.approval_required", true, nil); err == nil {
+				t = stored
+			}
+		} else if auto {
+			if cur, err := s.store.Turn(ctx, t.ID); err == nil {
+				t = cur
+			}
 		}
 		if !t.State.Monitored() {
 			return
@@ -454,7 +468,7 @@ func (s *Service) backendApproval(ctx context.Context, p Principal, t Turn) *App
 	if !ok {
 		return &ApprovalView{ManualRequired: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it where the thread is shown"}
 	}
-	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: boundText(s.turns.redact, pr.Command, 400)}
+	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: boundText(s.turns.redact, pr.CommandExcerpt, 400)}
 	now := s.clock.Now().UTC()
 	consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now)
 	if err != nil {
@@ -469,53 +483,18 @@ func (s *Service) backendApproval(ctx context.Context, p Principal, t Turn) *App
 }
 
 // approveBackend answers a backend Turn's command approval through its
-// daemon: a live offer of this caller, the same request still pending, the
-// request fenced durably, then one answer, accept once or decline.
+// daemon for the host (approve_once or reject).
 func (s *Service) approveBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	now := s.clock.Now().UTC()
-	var offer Offer
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		offer, err = tx.LiveOffer(ctx, "approval", t.TerminalID, t.ID, p.HostID, p.Conversation, now)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeOfferExpired, "no live offer for this approval: read the status (GET) first, from the same conversation, and answer within 5 minutes")
-	}
+	stage, err := s.answerBackend(ctx, p, t, d)
 	if err != nil {
-		return ActionResult{}, err
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
-	if !slices.Contains(offer.Decisions, d) {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeDecisionUnavailable, "this approval does not offer "+string(d))
-	}
-	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
-	}
-	var key string
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
-		return err
-	})
-	if errors.Is(err, ErrFingerprintConsumed) {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodePromptAlreadyAnswered, "this exact request was answered already")
-	}
-	if err != nil {
-		return ActionResult{}, err
-	}
-	Failpoint("approval.reserved")
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
-	cancel()
-	if stage == AnswerNothing {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "nothing was sent: the request changed or ended", Err: err}
-	}
-	if stage == AnswerVerified {
-		if err := s.provenFence(ctx, key); err != nil {
-			slog.Warn("record a proven answer", "err", err)
-		}
-	}
-	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+	return s.recordAnswer(ctx, t, backendAnswered(stage, "turn.approval_answered"))
+}
+
+// backendAnswered records what an answer to a backend approval did.
+func backendAnswered(stage AnswerStage, typ string) func(Turn) (Turn, string, bool, ActionResult) {
+	return func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified {
 			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the daemon's approval request went out but its effect is not proven"
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
@@ -525,6 +504,105 @@ func (s *Service) approveBackend(ctx context.Context, p Principal, t Turn, d App
 		if next.State == TurnAwaitingApproval {
 			next.State = TurnWorking
 		}
-		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
+		return next, typ, typ == "turn.approval_auto_approved", ActionResult{Outcome: OutcomeDone}
+	}
+}
+
+// answerBackend is the fenced answer to a backend approval: a live offer
+// of this caller, the same request still pending, the request fenced
+// durably, then one answer, accept once or decline. An error means
+// nothing was sent.
+func (s *Service) answerBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, error) {
+	now := s.clock.Now().UTC()
+	var offer Offer
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.LiveOffer(ctx, "approval", t.TerminalID, t.ID, p.HostID, p.Conversation, now)
+		return err
 	})
+	if errors.Is(err, ErrNotFound) {
+		return AnswerNothing, E(CodeOfferExpired, "no live offer for this approval: read the status (GET) first, from the same conversation, and answer within 5 minutes")
+	}
+	if err != nil {
+		return AnswerNothing, err
+	}
+	if !slices.Contains(offer.Decisions, d) {
+		return AnswerNothing, E(CodeDecisionUnavailable, "this approval does not offer "+string(d))
+	}
+	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
+		return AnswerNothing, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
+	}
+	var key string
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
+		return err
+	})
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return AnswerNothing, E(CodePromptAlreadyAnswered, "this exact request was answered already")
+	}
+	if err != nil {
+		return AnswerNothing, err
+	}
+	Failpoint("approval.reserved")
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
+	cancel()
+	if stage == AnswerNothing {
+		return AnswerNothing, &Error{Code: CodePromptChanged, Message: "nothing was sent: the request changed or ended", Err: err}
+	}
+	if stage == AnswerVerified {
+		if err := s.provenFence(ctx, key); err != nil {
+			slog.Warn("record a proven answer", "err", err)
+		}
+	}
+	return stage, nil
+}
+
+// backendAutoRule is the host's rule that names the command a backend
+// Turn's daemon asks to approve exactly (-1: none; see matchRule).
+func (s *Service) backendAutoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
+	rules := s.hostRules(ctx, t.HostID)
+	if len(rules) == 0 {
+		return ApprovalPrompt{}, -1
+	}
+	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	if !ok {
+		return ApprovalPrompt{}, -1
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return ApprovalPrompt{}, -1
+	}
+	return pr, matchRule(rules, pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd})
+}
+
+// autoApproveBackend approves a backend Turn's command once, as its host's
+// policy allows: the same fenced path as the host's approve_once, recorded
+// as turn.approval_auto_approved. done is false when nothing was sent.
+func (s *Service) autoApproveBackend(ctx context.Context, t Turn) (done bool) {
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	t, err := s.store.Turn(ctx, t.ID)
+	if err != nil || t.State != TurnAwaitingApproval {
+		return false
+	}
+	pr, rule := s.backendAutoRule(ctx, t)
+	if rule < 0 {
+		return false
+	}
+	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
+	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
+		return false
+	}
+	stage, err := s.answerBackend(ctx, p, t, ApproveOnce)
+	if err != nil {
+		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
+		return false
+	}
+	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": boundText(s.turns.redact, pr.Command, 400)}
+	if _, err := s.recordAnswerWith(ctx, t, extra, backendAnswered(stage, "turn.approval_auto_approved")); err != nil {
+		slog.Error("auto-approval: record the answer", "turn_id", t.ID, "err", err)
+	}
+	return true
 }

@@ -289,6 +289,71 @@ func TestE2ECodexBackend(t *testing.T) {
 			e.WaitIdle(agenttest.TurnTimeout)
 			e.DefaultMode()
 
+			// The host's exact-command auto-approval holds for backend
+			// Turns: the daemon names the command whole; once per request;
+			// anything but exactly the rule is the host's to answer.
+			policy := d.url + "/v1/hosts/" + host.HostID + "/approval-policy"
+			if code := call(t, "PUT", policy, host.Token, `{"rules":[{"argv":["touch","notes.txt"]}]}`, nil); code != 200 {
+				t.Fatalf("set the policy: %d", code)
+			}
+			count := func(id, typ string) int {
+				types, _ := rec.forTurn(t, id)
+				n := 0
+				for _, x := range types {
+					if x == typ {
+						n++
+					}
+				}
+				return n
+			}
+			sendBackend := func(req string) string {
+				t.Helper()
+				e.WaitIdle(agenttest.TurnTimeout)
+				findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+				var s sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+req+`"}`, "chat-b", &s); code != 202 {
+					t.Fatalf("send %q: %d %+v", req, code, s)
+				}
+				return s.TurnID
+			}
+			for round := 1; round <= 2; round++ {
+				os.Remove(filepath.Join(e.ProjectDir, "notes.txt"))
+				id := sendBackend(`[[akk:bash cmd=\"touch notes.txt\"]] make the notes file, round ` + fmt.Sprint(round))
+				auto := rec.waitTurn(t, id, "turn.approval_auto_approved", 60*time.Second)
+				if ex, _ := auto.Data["command_excerpt"].(string); ex != "touch notes.txt" {
+					t.Fatalf("auto-approval data %+v", auto.Data)
+				}
+				rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+				if count(id, "turn.approval_auto_approved") != 1 || count(id, "turn.approval_required") != 0 {
+					types, _ := rec.forTurn(t, id)
+					t.Fatalf("round %d webhooks %v", round, types)
+				}
+				if _, err := os.Stat(filepath.Join(e.ProjectDir, "notes.txt")); err != nil {
+					t.Fatalf("the approved command did not run: %v", err)
+				}
+			}
+			for _, cmd := range []string{"touch notes.txt; rm x", "touch notes.txt > f"} {
+				id := sendBackend(`[[akk:bash cmd=\"` + cmd + `\"]] try it`)
+				rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
+				var st struct {
+					State string `json:"state"`
+				}
+				if callConv(t, "GET", d.url+"/v1/turns/"+id, host.Token, "", "chat-b", &st); st.State != "awaiting_approval" || count(id, "turn.approval_auto_approved") != 0 {
+					t.Fatalf("%q: %+v", cmd, st)
+				}
+				var res sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"reject"}`, "chat-b", &res); code != 200 {
+					t.Fatalf("reject %q: %d %+v", cmd, code, res)
+				}
+				rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			}
+			if _, err := os.Stat(filepath.Join(e.ProjectDir, "f")); err == nil {
+				t.Fatal("a command outside the rule ran")
+			}
+			if code := call(t, "PUT", policy, host.Token, `{"rules":[]}`, nil); code != 200 {
+				t.Fatalf("clear the policy: %d", code)
+			}
+
 			// A slow turn: a second Send is refused; a cancel interrupts it.
 			// sendSlow sends a slow task once the thread is idle again and
 			// waits until the model works on it.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -394,8 +395,23 @@ func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
 		return domain.ApprovalPrompt{}, false
 	}
 	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "exec_command",
-		Command: p.command, Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject},
+		CommandExcerpt: p.command, Command: shellScript(p.command), Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject},
 		Fingerprint: p.fingerprint(turnID)}, true
+}
+
+// shellWrapper is how Codex's exec_command runs a command: a login shell
+// given the script as one single-quoted argument.
+var shellWrapper = regexp.MustCompile(`^(?:/bin/|/usr/bin/)?(?:bash|zsh|sh) -l?c '([^']*)'$`)
+
+// shellScript is the script a daemon's command runs, when the command is
+// exactly a shell wrapper around one single-quoted script (as the TUI
+// shows it); "" otherwise. Only an exact-command rule compares it, and
+// the rule admits no shell syntax.
+func shellScript(command string) string {
+	if m := shellWrapper.FindStringSubmatch(command); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // Decide implements domain.CodexBackend: answers the approval the turn

@@ -94,3 +94,22 @@ func TestResolvedMatchesItsRequestByValueAndType(t *testing.T) {
 		t.Error("a request parsed as the resolved notification")
 	}
 }
+
+func TestShellScriptIsTheWrappedScriptOnlyWhenExact(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"/bin/bash -lc 'touch notes.txt'":         "touch notes.txt",
+		"bash -lc 'touch notes.txt; rm x'":        "touch notes.txt; rm x", // the rule refuses the script itself
+		"/bin/zsh -lc 'ls'":                       "ls",
+		"/bin/sh -c 'ls'":                         "ls",
+		"touch notes.txt":                         "",
+		"/bin/bash -lc 'touch a' 'b'":             "",
+		"/bin/bash -lc 'it'\\''s'":                "",
+		"/bin/bash -lc \"touch notes.txt\"":       "",
+		"env X=1 /bin/bash -lc 'touch notes.txt'": "",
+		"/bin/bash -lc 'touch notes.txt' ; rm x":  "",
+	} {
+		if got := shellScript(cmd); got != want {
+			t.Errorf("shellScript(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
