@@ -32,7 +32,7 @@ type backendRow struct {
 }
 
 // findBackendRow waits for the backend row of project that ok accepts.
-func findBackendRow(t *testing.T, url, token, project string, timeout time.Duration, ok func(backendRow) bool) backendRow {
+func findBackendRow(t testing.TB, url, token, project string, timeout time.Duration, ok func(backendRow) bool) backendRow {
 	t.Helper()
 	real, _ := filepath.EvalSymlinks(project)
 	deadline := time.Now().Add(timeout)
