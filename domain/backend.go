@@ -49,6 +49,11 @@ func BackendConversationID(threadID string) string { return backendConversationP
 // BackendEndpoint is the endpoint a backend Turn of the thread holds.
 func BackendEndpoint(threadID string) string { return backendEndpointPrefix + threadID }
 
+// backendTurn reports whether t is a backend Turn this service can drive.
+func (s *Service) backendTurn(t Turn) bool {
+	return IsBackendEndpoint(t.TerminalID) && s.codexBackend != nil
+}
+
 // IsBackendEndpoint reports whether a Turn's terminal id is a backend
 // thread's endpoint.
 func IsBackendEndpoint(id string) bool { return strings.HasPrefix(id, backendEndpointPrefix) }

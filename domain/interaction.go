@@ -194,6 +194,9 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if err != nil {
 		return Interaction{}, err
 	}
+	if s.interactions == nil && !s.backendTurn(t) {
+		return Interaction{}, E(CodeUnavailable, "interactions are not configured")
+	}
 	// An async question is asked while the Turn works on.
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
@@ -242,7 +245,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 // currentStep reads the questionnaire step t may be answered on now: from
 // its pane, or for a backend Turn from the daemon's pending question.
 func (s *Service) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	if IsBackendEndpoint(t.TerminalID) && s.codexBackend != nil {
+	if s.backendTurn(t) {
 		st, ok := s.codexBackend.Question(t.NativeTurnID)
 		if !ok || t.State != TurnAwaitingInteraction {
 			return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
@@ -458,6 +461,9 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	}
 	if in.TurnID != "" && in.TurnID != turnID {
 		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
+	}
+	if s.interactions == nil && !s.backendTurn(t) {
+		return ActionResult{}, E(CodeUnavailable, "interactions are not configured")
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()

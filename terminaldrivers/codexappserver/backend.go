@@ -29,6 +29,30 @@ type Backend struct {
 	mu      sync.Mutex
 	started map[string]*following // by native turn id: the connection that started it, until Follow takes it
 	prompts map[string]*prompt    // by native turn id: the approval its follower waits on
+	// ephemeral are the threads known to be ephemeral helpers (never a
+	// conversation; reading one costs the daemon tens of ms), by home.
+	// (A listing dials afresh each time: a connection kept open between
+	// listings was seen to have the daemon interrupt a turn another
+	// connection started, on 0.159.2 and 0.171.0.)
+	ephemeral map[string]map[string]bool
+}
+
+func (b *Backend) isEphemeral(home, id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ephemeral[home][id]
+}
+
+func (b *Backend) markEphemeral(home, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ephemeral == nil {
+		b.ephemeral = map[string]map[string]bool{}
+	}
+	if b.ephemeral[home] == nil {
+		b.ephemeral[home] = map[string]bool{}
+	}
+	b.ephemeral[home][id] = true
 }
 
 // prompt is a command approval or a question a followed turn waits on.
@@ -129,11 +153,18 @@ func (b *Backend) daemonThreads(ctx context.Context, home string) ([]domain.Back
 	}
 	var out []domain.BackendThread
 	for _, id := range ids {
+		if b.isEphemeral(home, id) {
+			continue
+		}
 		th, err := c.ReadThread(ctx, id, false)
 		if err != nil {
 			continue // unloaded meanwhile
 		}
-		if th.Ephemeral || th.Path == nil || *th.Path == "" {
+		if th.Ephemeral {
+			b.markEphemeral(home, id) // a thread is ephemeral for life
+			continue
+		}
+		if th.Path == nil || *th.Path == "" {
 			continue
 		}
 		bt := domain.BackendThread{ThreadID: th.ID, Home: home, Cwd: th.Cwd, CLIVersion: th.CLIVersion, Status: threadStatus(th.Status.Type)}
