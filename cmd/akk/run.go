@@ -26,7 +26,7 @@ Commands:
   health                          liveness and version
   list                            the agent conversations (tmux panes) AKK can see
   doctor                          readiness: tmux, agents and profiles, store, hosts
-  send [--wait] [--message-id K] <terminal_id|session_id|-> <text>
+  send [--wait] [--message-id K] <terminal_id|session_id|conversation_id|-> <text>
                                   send a task as one Turn (- : the only send-ready terminal)
   status TURN_ID                  a Turn's state, progress and result
   turns [--state S]               your Turns

@@ -15,7 +15,7 @@ import (
 	"akk/cmd/akk/client"
 )
 
-// send: akk send [--message-id K] [--wait] <terminal_id|session_id|-> <text...>
+// send: akk send [--message-id K] [--wait] <terminal_id|session_id|conversation_id|-> <text...>
 func (c *cli) send(args []string) error {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	fs.SetOutput(c.out)
@@ -26,7 +26,7 @@ func (c *cli) send(args []string) error {
 		return err
 	}
 	if fs.NArg() < 2 {
-		return errors.New("usage: akk send [--wait] [--message-id K] <terminal_id|session_id|-> <text>")
+		return errors.New("usage: akk send [--wait] [--message-id K] <terminal_id|session_id|conversation_id|-> <text>")
 	}
 	target, text := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
 	body := client.SendTurnJSONRequestBody{Request: text}
@@ -35,9 +35,11 @@ func (c *cli) send(args []string) error {
 		body.TerminalId = &target
 	case strings.HasPrefix(target, "sess_"):
 		body.SessionId = &target
+	case strings.HasPrefix(target, "conv_cx_"):
+		body.ConversationId = &target // a Codex backend conversation
 	case target == "-":
 	default:
-		return fmt.Errorf("target %q is neither a terminal_id (term_…), a session_id (sess_…) nor - (the only send-ready terminal)", target)
+		return fmt.Errorf("target %q is neither a terminal_id (term_…), a session_id (sess_…), a backend conversation_id (conv_cx_…) nor - (the only send-ready terminal)", target)
 	}
 	if *msgID != "" {
 		body.MessageId = msgID

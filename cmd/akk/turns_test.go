@@ -127,6 +127,11 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
 		t.Fatalf("a slash command was sent: %v", err)
 	}
+	// A backend conversation id goes as conversation_id (this service has
+	// no Codex backend, so it names no such conversation).
+	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "conv_cx_0000", "hello"); err == nil || !strings.Contains(err.Error(), "conversation_not_found") {
+		t.Fatalf("send to a backend conversation: %v", err)
+	}
 	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") {
 		t.Fatalf("cancel a completed turn: %v", err)
 	}
