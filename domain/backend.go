@@ -352,6 +352,9 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 		case BackendProgress:
 			next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
 		case BackendApproval:
+			if t.State == TurnAwaitingApproval {
+				break // the same request, handed again to a follower after a restart
+			}
 			next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
 			next.FailureReason = ""
 			if _, rule := s.backendAutoRule(ctx, next); rule >= 0 {
@@ -359,6 +362,9 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 				auto = true
 			}
 		case BackendQuestion:
+			if t.State == TurnAwaitingInteraction {
+				break // the same question, handed again after a restart
+			}
 			next.State, typ, webhook = TurnAwaitingInteraction, "turn.interaction_required", true
 		case BackendResolved:
 			if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {

@@ -230,6 +230,49 @@ func TestE2ECodexBackend(t *testing.T) {
 				}
 			}
 
+			// akkd killed while the daemon waits on an approval: after the
+			// restart the request is offered again (the daemon hands it to
+			// the new follower), answered once, announced once.
+			{
+				os.Remove(probe)
+				e.WaitIdle(agenttest.TurnTimeout)
+				findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+				ask := "Run the probe across a restart " + fakemodel.Marker(fakemodel.ScenarioBash)
+				var sb sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+ask+`"}`, "chat-b", &sb); code != 202 {
+					t.Fatalf("bash send: %d %+v", code, sb)
+				}
+				rec.waitTurn(t, sb.TurnID, "turn.approval_required", 60*time.Second)
+				d.kill()
+				d.start()
+				var ap struct {
+					Approval *struct {
+						Decisions []string `json:"decisions"`
+					} `json:"approval"`
+				}
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					if code := callConv(t, "GET", d.url+"/v1/turns/"+sb.TurnID, host.Token, "", "chat-b", &ap); code == 200 && ap.Approval != nil && len(ap.Approval.Decisions) == 2 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the approval is not offered again after the restart: %+v", ap.Approval)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				var res sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns/"+sb.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, "chat-b", &res); code != 200 || res.Outcome != "done" {
+					t.Fatalf("approve after the restart: %d %+v", code, res)
+				}
+				rec.waitTurn(t, sb.TurnID, "turn.completed", 60*time.Second)
+				if types, _ := rec.forTurn(t, sb.TurnID); strings.Join(types, ",") != "turn.accepted,turn.approval_required,turn.completed" {
+					t.Fatalf("webhooks across the restart: %v", types)
+				}
+				if _, err := os.Stat(probe); err != nil {
+					t.Fatalf("the command approved after the restart did not run: %v", err)
+				}
+			}
+
 			// A question the agent asks (in Plan mode, as the person set the
 			// pane): projected with opaque ids, answered through the daemon;
 			// the model gets exactly the chosen option.
