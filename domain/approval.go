@@ -299,26 +299,55 @@ func checkDecision(d ApprovalDecision) error {
 	return nil
 }
 
+// liveApprovalOffer is p's live offer of the prompt of terminalID (and
+// turnID), if it offers d.
+func (s *Service) liveApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (Offer, error) {
+	var offer Offer
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.LiveOffer(ctx, "approval", terminalID, turnID, p.HostID, p.Conversation, s.clock.Now().UTC())
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Offer{}, E(CodeOfferExpired, "no live offer for this prompt: read the status (GET) first, from the same conversation, and answer within 5 minutes")
+	}
+	if err != nil {
+		return Offer{}, err
+	}
+	if !slices.Contains(offer.Decisions, d) {
+		return Offer{}, E(CodeDecisionUnavailable, "this prompt does not offer "+string(d))
+	}
+	return offer, nil
+}
+
+// fenceApproval durably fences the offered prompt before any input: a
+// replay or a restart can never answer the same prompt twice. It returns
+// the occurrence's fence key.
+func (s *Service) fenceApproval(ctx context.Context, offer Offer) (string, error) {
+	var key string
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, s.clock.Now().UTC())
+		return err
+	})
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return "", E(CodePromptAlreadyAnswered, "this exact prompt was answered already")
+	}
+	if err != nil {
+		return "", err
+	}
+	Failpoint("approval.reserved")
+	return key, nil
+}
+
 // answerPrompt is the fenced answer shared by Turn and terminal approvals:
 // a live offer of this caller, the same fingerprint on screen now, the
 // fingerprint fenced durably, then one key plan. The caller holds the
 // terminal lock. An error means no key was sent.
 func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
-	now := s.clock.Now().UTC()
-	var offer Offer
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		offer, err = tx.LiveOffer(ctx, "approval", terminalID, turnID, p.HostID, p.Conversation, now)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return AnswerNothing, E(CodeOfferExpired, "no live offer for this prompt: read the status (GET) first, from the same conversation, and answer within 5 minutes")
-	}
+	offer, err := s.liveApprovalOffer(ctx, p, terminalID, turnID, d)
 	if err != nil {
 		return AnswerNothing, err
-	}
-	if !slices.Contains(offer.Decisions, d) {
-		return AnswerNothing, E(CodeDecisionUnavailable, "this prompt does not offer "+string(d))
 	}
 	term, err := s.turns.term.Observe(ctx, terminalID)
 	if errors.Is(err, ErrTerminalGone) {
@@ -334,21 +363,10 @@ func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, tur
 	if !pr.Present || pr.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
 	}
-	// Durably fence the fingerprint before any key: a replay or a restart
-	// can never answer the same prompt twice.
-	var key string
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
-		return err
-	})
-	if errors.Is(err, ErrFingerprintConsumed) {
-		return AnswerNothing, E(CodePromptAlreadyAnswered, "this exact prompt was answered already")
-	}
+	key, err := s.fenceApproval(ctx, offer)
 	if err != nil {
 		return AnswerNothing, err
 	}
-	Failpoint("approval.reserved")
 	seq, done := s.keySequence(ctx)
 	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
 	done()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 )
@@ -524,38 +523,17 @@ func backendAnswered(stage AnswerStage, typ string) func(Turn) (Turn, string, bo
 // durably, then one answer, accept once or decline. An error means
 // nothing was sent.
 func (s *Service) answerBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, error) {
-	now := s.clock.Now().UTC()
-	var offer Offer
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		offer, err = tx.LiveOffer(ctx, "approval", t.TerminalID, t.ID, p.HostID, p.Conversation, now)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return AnswerNothing, E(CodeOfferExpired, "no live offer for this approval: read the status (GET) first, from the same conversation, and answer within 5 minutes")
-	}
+	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {
 		return AnswerNothing, err
-	}
-	if !slices.Contains(offer.Decisions, d) {
-		return AnswerNothing, E(CodeDecisionUnavailable, "this approval does not offer "+string(d))
 	}
 	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
 	}
-	var key string
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		key, err = consumeFence(ctx, tx, offer.ID, offer.Fingerprint, now)
-		return err
-	})
-	if errors.Is(err, ErrFingerprintConsumed) {
-		return AnswerNothing, E(CodePromptAlreadyAnswered, "this exact request was answered already")
-	}
+	key, err := s.fenceApproval(ctx, offer)
 	if err != nil {
 		return AnswerNothing, err
 	}
-	Failpoint("approval.reserved")
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
 	cancel()
