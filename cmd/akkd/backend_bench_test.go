@@ -76,7 +76,6 @@ func BenchmarkE2EBackend(b *testing.B) {
 		a.Name(), ms(listOn), ms(listOff), ms(backend), ms(terminal))
 }
 
-
 // findRowB waits for the pane's row to offer send and returns its terminal.
 func findRowB(b *testing.B, url, token, project string) string {
 	b.Helper()
