@@ -52,16 +52,7 @@ func TestE2EAutoApproval(t *testing.T) {
 				}
 				return s.TurnID
 			}
-			count := func(id, typ string) int {
-				types, _ := rec.forTurn(t, id)
-				n := 0
-				for _, x := range types {
-					if x == typ {
-						n++
-					}
-				}
-				return n
-			}
+			count := func(id, typ string) int { return rec.count(t, id, typ) }
 
 			for round := 1; round <= 2; round++ {
 				id := send(`[[akk:bash cmd=\"touch notes.txt\"]] make the notes file`)

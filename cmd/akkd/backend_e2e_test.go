@@ -339,16 +339,7 @@ func TestE2ECodexBackend(t *testing.T) {
 			if code := call(t, "PUT", policy, host.Token, `{"rules":[{"argv":["touch","notes.txt"]}]}`, nil); code != 200 {
 				t.Fatalf("set the policy: %d", code)
 			}
-			count := func(id, typ string) int {
-				types, _ := rec.forTurn(t, id)
-				n := 0
-				for _, x := range types {
-					if x == typ {
-						n++
-					}
-				}
-				return n
-			}
+			count := func(id, typ string) int { return rec.count(t, id, typ) }
 			sendBackend := func(req string) string {
 				t.Helper()
 				e.WaitIdle(agenttest.TurnTimeout)

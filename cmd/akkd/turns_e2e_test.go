@@ -113,6 +113,18 @@ func (r *receiver) forTurn(t testing.TB, turnID string) (types []string, byID ma
 	return types, byID
 }
 
+// count is how many distinct webhooks of type typ arrived about turnID.
+func (r *receiver) count(t testing.TB, turnID, typ string) int {
+	types, _ := r.forTurn(t, turnID)
+	n := 0
+	for _, x := range types {
+		if x == typ {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *receiver) waitTurn(t testing.TB, turnID, typ string, timeout time.Duration) webhook {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
