@@ -197,7 +197,7 @@ func TestServerAgainstRealTmux(t *testing.T) {
 func TestCaptureAllManyPanes(t *testing.T) {
 	ctx, sock, r := realTmux(t, 10)
 	for range 11 {
-		if _, err := r.Run(ctx, "-S", sock, "new-window", "-d", "-t", "t", "cat"); err != nil {
+		if _, err := r.Run(ctx, "-S", sock, "new-window", "-d", "-t", "t:", "cat"); err != nil {
 			t.Fatal(err)
 		}
 	}
