@@ -328,7 +328,11 @@ func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("row for %s never matched; last %+v", project, last)
+			screen := ""
+			if e := agenttest.ByProject(project); e != nil {
+				screen = "; screen:\n" + e.Screen()
+			}
+			t.Fatalf("row for %s never matched; last %+v%s", project, last, screen)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

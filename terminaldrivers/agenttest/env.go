@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,6 +162,28 @@ func (e *Env) WithT(t testing.TB) *Env {
 
 var envSeq atomic.Int64
 
+// live is every Env not yet cleaned up, by project folder: how a test's
+// failure message shows the screen of the pane it waited on.
+var live sync.Map
+
+// ByProject is the live Env whose project folder is dir, or nil.
+func ByProject(dir string) *Env {
+	if v, ok := live.Load(dir); ok {
+		return v.(*Env)
+	}
+	return nil
+}
+
+// Screen is the pane's screen framed for a failure message ("" when it
+// cannot be read).
+func (e *Env) Screen() string {
+	out, err := e.Tmux("capture-pane", "-p", "-t", e.Target())
+	if err != nil {
+		return ""
+	}
+	return frame(out)
+}
+
 // New prepares an Env for agent a: temp HOME with the agent's configuration,
 // the fake model, the project folder and a unique tmux socket name. It does
 // not start the agent; call Start (or StartReady).
@@ -222,7 +245,8 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 		e.ownsModel = true
 	}
 	// Registered after every TempDir call, so it runs before their removal.
-	t.Cleanup(func() { e.cleanup(t) })
+	t.Cleanup(func() { live.Delete(e.ProjectDir); e.cleanup(t) })
+	live.Store(e.ProjectDir, e)
 	if err := e.writeConfig(); err != nil {
 		t.Fatal(err)
 	}
@@ -331,12 +355,18 @@ func (e *Env) writeClaudeConfig() error {
 		}
 		perms["allow"] = allow
 	}
-	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
-		return err
-	}
 	settings := map[string]any{"permissions": perms}
 	if !e.opts.ShowOffers {
 		settings["skipAutoPermissionPrompt"] = true
+		// Claude Code 2.1.263 and later run a start-up migration that drops
+		// skipAutoPermissionPrompt (when manual mode is the default) unless
+		// this flag says it already ran; the auto-mode offer then appears
+		// some time after the composer, under a test that took the pane as
+		// ready.
+		cfg["hasResetAutoModeOptInForDefaultOffer"] = true
+	}
+	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
+		return err
 	}
 	return writeJSONFile(filepath.Join(e.Home, ".claude", "settings.json"), settings)
 }
