@@ -134,7 +134,7 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			}
 
 			// Steered: a choice, into the running turn.
-			id := send("[[akk:ask_async questions=1 secs=20]] ask while working")
+			id := send("[[akk:ask_async questions=1 secs=2 hold=steer]] ask while working")
 			p, _ := open(id)
 			before := len(e.Model.Requests())
 			var prob struct{ Code string }
@@ -149,6 +149,7 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			if code := respond(id, answerBody(p, 1, ""), &res); code != 200 || res.Outcome != "done" {
 				t.Fatalf("steer: %d %+v", code, res)
 			}
+			e.Model.Release("steer") // the turn works on until the answer is in
 			e.WaitModelRequest("the steered answer", 60*time.Second, func(r fakemodel.Request) bool {
 				return !r.Aux && strings.Contains(r.UserText, "Blue") && !strings.Contains(r.UserText, "[[akk:")
 			})
@@ -157,7 +158,7 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			// Queued: the native Other opens its free-text step; the text
 			// is queued and becomes the agent's next turn.
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
-			id = send("[[akk:ask_async questions=1 secs=20]] ask again")
+			id = send("[[akk:ask_async questions=1 secs=2 hold=queue]] ask again")
 			p, _ = open(id)
 			other := optionIndex(p, func(_ string, free bool) bool { return free })
 			if code := respond(id, answerBody(p, other, ""), &res); code != 200 || res.Outcome != "done" {
@@ -174,6 +175,7 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			if code := respond(id, string(body), &res); code != 200 || res.Outcome != "done" {
 				t.Fatalf("queue: %d %+v", code, res)
 			}
+			e.Model.Release("queue")
 			done := rec.waitTurn(t, id, "turn.completed", 90*time.Second)
 			if fm, _ := done.Data["final_message"].(string); strings.Contains(fm, text) {
 				t.Fatalf("the queued answer reached the running turn: %q", fm)

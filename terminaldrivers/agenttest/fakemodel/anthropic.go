@@ -202,7 +202,7 @@ func streamAnthropic(e *sse, model string, p plan) {
 	e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]string{"type": "text", "text": ""}})
 	e.event("ping", map[string]string{"type": "ping"})
 	for i, piece := range p.parts() {
-		if i == 1 && !e.quiet(p.quiet, func() { e.event("ping", map[string]string{"type": "ping"}) }) {
+		if i == 1 && !e.quiet(p, func() { e.event("ping", map[string]string{"type": "ping"}) }) {
 			return
 		}
 		if i > 0 && !e.sleep(p.pace) {

@@ -361,3 +361,49 @@ func TestClientRecorded(t *testing.T) {
 		t.Errorf("client %q, want the digest of key-one", got.Client)
 	}
 }
+
+// TestHeldAnswerWaitsForRelease: an ask_async answer with hold=NAME stays
+// quiet until Release(NAME), then streams to its end.
+func TestHeldAnswerWaitsForRelease(t *testing.T) {
+	s, srv := newTestServer(t)
+	data, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "tools": []map[string]any{{"type": "function", "name": "exec_command"}},
+		"input": []any{
+			map[string]any{"type": "message", "role": "user", "content": []map[string]any{{"type": "input_text", "text": "[[akk:ask_async secs=1 hold=h1]] go"}}},
+			map[string]any{"type": "function_call_output", "call_id": "c", "output": "asked"},
+		}})
+	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// The first piece comes at once; then keep-alives only, until released.
+	keepAlives := 0
+	for l := range lines {
+		if strings.Contains(l, "slow-1") {
+			t.Fatal("the held part streamed before Release")
+		}
+		if strings.HasPrefix(l, ": keep-alive") {
+			if keepAlives++; keepAlives == 2 {
+				break
+			}
+		}
+	}
+	s.Release("h1")
+	done := false
+	for l := range lines {
+		if strings.Contains(l, "response.completed") {
+			done = true
+		}
+	}
+	if !done {
+		t.Fatal("the held answer never completed after Release")
+	}
+}

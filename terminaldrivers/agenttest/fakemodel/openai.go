@@ -213,7 +213,7 @@ func streamOpenAI(e *sse, model string, p plan) {
 		"id": msgID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
 	ev("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": part("")})
 	for i, piece := range p.parts() {
-		if i == 1 && !e.quiet(p.quiet, e.comment) {
+		if i == 1 && !e.quiet(p, e.comment) {
 			return
 		}
 		if i > 0 && !e.sleep(p.pace) {

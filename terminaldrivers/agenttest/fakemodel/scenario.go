@@ -20,7 +20,8 @@ const (
 	ScenarioAsk   = "ask"
 	// ScenarioAskAsync asks with Codex's request_user_input_async tool, which
 	// returns at once, then keeps working (streams slowly) so the answer
-	// arrives while the turn runs.
+	// arrives while the turn runs: secs=N (default 20), half of it quiet;
+	// hold=NAME keeps it quiet instead until Server.Release(NAME).
 	ScenarioAskAsync = "ask_async"
 	ScenarioSteps    = "steps"
 	ScenarioError    = "error"
@@ -156,6 +157,8 @@ type plan struct {
 	chunks   []string      // stream text in exactly these pieces
 	pace     time.Duration // between pieces
 	quiet    time.Duration // before the first piece, with keep-alives
+	hold     string        // quiet instead until the server's Release(hold)
+	released <-chan struct{}
 	tool     *toolCall
 }
 
@@ -281,7 +284,7 @@ func askAsync(params map[string]string, results []string) plan {
 	secs := intParam(params, "secs", 20, 1, 600)
 	chunks := append([]string{"Working while I wait. "}, slowChunks(secs)...)
 	return plan{scenario: ScenarioAskAsync, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond,
-		quiet: time.Duration(secs) * time.Second / 2}
+		quiet: time.Duration(secs) * time.Second / 2, hold: params["hold"]}
 }
 
 func slowChunks(pieces int) []string {

@@ -94,6 +94,7 @@ type Server struct {
 	requests []Request
 	changed  chan struct{}  // closed and replaced on every change
 	failures map[string]int // error answers given per API and user text
+	holds    map[string]chan struct{}
 
 	ln   net.Listener
 	http *http.Server
@@ -105,7 +106,7 @@ func New(opts Options) *Server {
 	if w == nil {
 		w = io.Discard
 	}
-	return &Server{opts: opts, logger: log.New(w, "fakemodel: ", log.Ltime|log.Lmicroseconds), changed: make(chan struct{}), failures: map[string]int{}}
+	return &Server{opts: opts, logger: log.New(w, "fakemodel: ", log.Ltime|log.Lmicroseconds), changed: make(chan struct{}), failures: map[string]int{}, holds: map[string]chan struct{}{}}
 }
 
 // Start listens on addr (e.g. "127.0.0.1:0") and serves in the background.
@@ -318,8 +319,52 @@ func (e *sse) sleep(d time.Duration) bool {
 	}
 }
 
-// quiet waits d, sending a keep-alive every second; it reports whether to go on.
-func (e *sse) quiet(d time.Duration, keepAlive func()) bool {
+// hold is the channel Release(name) closes.
+func (s *Server) hold(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.holds[name]
+	if !ok {
+		c = make(chan struct{})
+		s.holds[name] = c
+	}
+	return c
+}
+
+// Release ends the quiet part of every answer held with hold=name (now and
+// later): a test lets the agent's turn go on once it has what it waited for,
+// rather than racing a fixed duration.
+func (s *Server) Release(name string) {
+	c := s.hold(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// quiet waits d (or, for a held plan, until it is released), sending a
+// keep-alive every second; it reports whether to go on.
+func (e *sse) quiet(p plan, keepAlive func()) bool {
+	if p.released != nil {
+		for {
+			select {
+			case <-p.released:
+				return !e.failed
+			case <-e.ctx.Done():
+				e.failed = true
+				return false
+			case <-time.After(time.Second):
+				keepAlive()
+				if e.failed {
+					return false
+				}
+			}
+		}
+	}
+	d := p.quiet
 	for d > 0 {
 		step := min(d, time.Second)
 		if !e.sleep(step) {
@@ -362,6 +407,9 @@ func readBody(r *http.Request, v any) ([]byte, error) {
 // an agent retry and recover.
 func (s *Server) plan(api string, t turn) plan {
 	p := decide(t)
+	if p.hold != "" {
+		p.released = s.hold(p.hold)
+	}
 	if p.status == 0 || t.aux {
 		return p
 	}
