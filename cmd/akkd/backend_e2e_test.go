@@ -35,7 +35,7 @@ type backendRow struct {
 func findBackendRow(t testing.TB, url, token, project string, timeout time.Duration, ok func(backendRow) bool) backendRow {
 	t.Helper()
 	real, _ := filepath.EvalSymlinks(project)
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(agenttest.Patient(timeout))
 	var last []backendRow
 	for {
 		var list struct{ Conversations []backendRow }

@@ -51,7 +51,7 @@ func optionIndex(p projection, pred func(label string, freeText bool) bool) int 
 // waitSteps waits for the n-th interaction_required webhook of a Turn.
 func waitSteps(t *testing.T, rec *receiver, id string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(agenttest.Patient(60 * time.Second))
 	for {
 		types, _ := rec.forTurn(t, id)
 		k := 0

@@ -127,6 +127,7 @@ func (r *receiver) count(t testing.TB, turnID, typ string) int {
 
 func (r *receiver) waitTurn(t testing.TB, turnID, typ string, timeout time.Duration) webhook {
 	t.Helper()
+	timeout = agenttest.Patient(timeout)
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		_, byID := r.forTurn(t, turnID)
@@ -313,6 +314,7 @@ func hasSend(c conversationRow) bool {
 // findRow waits for this project's conversation row to satisfy ok.
 func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok func(conversationRow) bool) conversationRow {
 	t.Helper()
+	timeout = agenttest.Patient(timeout)
 	deadline := time.Now().Add(timeout)
 	var last conversationRow
 	for {

@@ -140,6 +140,7 @@ func (e *Env) Requests() []fakemodel.Request {
 // this Env's agent that satisfies match, and returns it.
 func (e *Env) WaitModelRequest(what string, timeout time.Duration, match func(fakemodel.Request) bool) fakemodel.Request {
 	e.t.Helper()
+	timeout = Patient(timeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	id := fakemodel.ClientID(e.APIKey())

@@ -15,6 +15,12 @@ const (
 	pollEvery    = 100 * time.Millisecond
 )
 
+// Patient is how long a wait for evidence may really last when a test asks
+// for d: twice d. Every such wait ends as soon as its evidence shows, so the
+// slack costs a passing test nothing, and a machine busy with other work
+// (Codex 0.171.0 once took a minute to draw its composer) fails nothing.
+func Patient(d time.Duration) time.Duration { return 2 * d }
+
 // Capture returns the visible pane as plain text (capture-pane -p).
 func (e *Env) Capture() string {
 	e.t.Helper()
@@ -50,6 +56,7 @@ func (e *Env) Press(keys ...string) {
 // timeout the test fails with what was awaited and the last screen.
 func (e *Env) WaitFor(what string, timeout time.Duration, cond func(screen string) bool) string {
 	e.t.Helper()
+	timeout = Patient(timeout)
 	screen, ok := e.poll(timeout, cond)
 	if !ok {
 		e.t.Fatalf("%s: timed out after %s waiting for %s; last screen:\n%s", e.Agent.Name(), timeout, what, frame(screen))
