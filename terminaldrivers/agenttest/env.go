@@ -392,7 +392,67 @@ func (e *Env) writeCodexConfig() error {
 	if !e.opts.ShowOffers {
 		fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
 	}
-	return os.WriteFile(filepath.Join(e.CodexHome, "config.toml"), []byte(b.String()), 0o644)
+	if err := os.WriteFile(filepath.Join(e.CodexHome, "config.toml"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	e.seedDaemonRelease()
+	return nil
+}
+
+// seedDaemonRelease installs the agent's own release where Codex 0.158.0
+// and later install the app-server daemon they start
+// ($CODEX_HOME/packages/app-server-daemon/releases/<version>-<target>, with
+// "current" and "auto-update-version" naming it), as hard links to the
+// pinned install. Without it each new CODEX_HOME gets a ~430 MB copy before
+// the composer shows: seconds of disk writes per test on a busy machine.
+// Where links cannot be made, nothing is seeded and Codex copies as before.
+func (e *Env) seedDaemonRelease() {
+	native, err := filepath.EvalSymlinks(e.Agent.Native())
+	if err != nil {
+		return
+	}
+	vendor := filepath.Dir(filepath.Dir(native)) // <vendor>/<target>/bin/codex
+	var pkg struct {
+		Version string `json:"version"`
+		Target  string `json:"target"`
+	}
+	data, err := os.ReadFile(filepath.Join(vendor, "codex-package.json"))
+	if err != nil || json.Unmarshal(data, &pkg) != nil || pkg.Version == "" || pkg.Target == "" {
+		return // a version whose TUI starts no managed daemon
+	}
+	root := filepath.Join(e.CodexHome, "packages", "app-server-daemon")
+	name := pkg.Version + "-" + pkg.Target
+	release := filepath.Join(root, "releases", name)
+	err = filepath.Walk(vendor, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(vendor, p)
+		dst := filepath.Join(release, rel)
+		switch {
+		case info.IsDir():
+			return os.MkdirAll(dst, info.Mode().Perm())
+		case info.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, dst)
+		}
+		return os.Link(p, dst)
+	})
+	if err == nil {
+		err = os.Symlink("bin/codex", filepath.Join(release, "codex"))
+	}
+	if err == nil {
+		err = os.Symlink(release, filepath.Join(root, "current"))
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(root, "auto-update-version"), []byte(name), 0o644)
+	}
+	if err != nil {
+		os.RemoveAll(root)
+	}
 }
 
 // codexCatalog is a model catalog with one entry, CodexModel, offering the
@@ -494,6 +554,20 @@ func (e *Env) PanePID() int {
 // the TUI and the tmux server), then its fake model.
 func (e *Env) cleanup(t testing.TB) {
 	socket := e.SocketPath()
+	if t.Failed() {
+		// What the pane showed at the end, and what Codex logged: how a
+		// failure on a machine nobody watches is understood.
+		if s := e.Screen(); s != "" {
+			t.Logf("%s: the pane at the end:\n%s", e.Agent.Name(), s)
+		}
+		logs, _ := filepath.Glob(filepath.Join(e.CodexHome, "log", "*.log"))
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil {
+				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+				t.Logf("%s (last lines):\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+			}
+		}
+	}
 	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
 	if err := stopProcessesUnder(e.Home, 10*time.Second); err != nil {
 		t.Errorf("agenttest cleanup: %v", err)
