@@ -346,9 +346,11 @@ func (e *Env) DefaultMode() {
 
 func (e *Env) switchMode(what string, done func(string) bool) {
 	e.t.Helper()
+	// A second press before the first one shows would switch on past the
+	// mode, perhaps while the test's next turn runs: wait long for it.
 	for try := 0; try < 3; try++ {
 		e.Press("BTab")
-		if _, ok := e.poll(4*time.Second, done); ok {
+		if _, ok := e.poll(Patient(5*time.Second), done); ok {
 			return
 		}
 	}
