@@ -58,13 +58,11 @@ func TestE2EDiscover(t *testing.T) {
 	}
 	list := func(t *testing.T) map[string]domain.Terminal {
 		t.Helper()
-		start := time.Now()
+		// How long a listing takes is measured by the scale benchmark
+		// (make bench-scale), not asserted here: a busy machine is slow.
 		terms, err := d.Discover(context.Background())
 		if err != nil {
 			t.Fatal(err)
-		}
-		if took := time.Since(start); took > time.Second {
-			t.Errorf("listing %d servers took %s", len(sockets), took)
 		}
 		bySocket := map[string]domain.Terminal{}
 		for _, x := range terms {
