@@ -62,6 +62,21 @@ func backendSend(c backendRow) bool {
 	return false
 }
 
+// daemonAgents are the pinned Codex versions whose TUI hands its threads to
+// a managed app-server daemon (0.158.0 and later).
+func daemonAgents(t *testing.T) []agenttest.Agent {
+	var agents []agenttest.Agent
+	for _, a := range agenttest.RequireAgents(t, "codex") {
+		if slices.Contains(codex.DaemonVersions(), a.Version) {
+			agents = append(agents, a)
+		}
+	}
+	if len(agents) == 0 {
+		t.Fatal("no pinned Codex runs a managed app-server daemon")
+	}
+	return agents
+}
+
 // TestE2ECodexBackend drives a thread of each pinned Codex that hands its
 // threads to a managed app-server daemon (0.158.0 and later) through that
 // daemon, with the real TUI showing the thread in tmux and the fake model:
@@ -73,17 +88,8 @@ func backendSend(c backendRow) bool {
 // daemon killed mid-turn stalls the Turn with a reason and never completes
 // it.
 func TestE2ECodexBackend(t *testing.T) {
-	var agents []agenttest.Agent
-	for _, a := range agenttest.RequireAgents(t, "codex") {
-		if slices.Contains(codex.DaemonVersions(), a.Version) {
-			agents = append(agents, a)
-		}
-	}
-	if len(agents) == 0 {
-		t.Fatal("no pinned Codex runs a managed app-server daemon")
-	}
 	daemonBinary(t)
-	for _, a := range agents {
+	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
 			e := agenttest.New(t, a, agenttest.Options{})
@@ -437,6 +443,93 @@ func TestE2ECodexBackend(t *testing.T) {
 			}
 			if types, _ := rec.forTurn(t, s3.TurnID); slices.Contains(types, "turn.completed") {
 				t.Fatalf("a killed daemon's turn completed: %v", types)
+			}
+		})
+	}
+}
+
+// TestE2ECodexBackendWithoutTerminal drives a thread whose TUI has quit
+// while its daemon runs on ("Any running work continues"), on every pinned
+// Codex that hands its threads to a managed daemon: with no pane left, an
+// akkd that only knows the panes lists nothing of it; one told the Codex
+// home (--codex-homes) lists the thread, exactly, and a Send to it
+// completes with the final message and one model call, with no terminal.
+func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
+	daemonBinary(t)
+	for _, a := range daemonAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			e.StartReady()
+			first := "Start the thread, then quit"
+			e.Submit(first)
+			e.WaitForText(agenttest.TurnTimeout, fakemodel.ReplyToken(first))
+			e.WaitIdle(agenttest.TurnTimeout)
+			rollouts := e.TranscriptPaths()
+			// The person quits the TUI (Ctrl-C, again if it asks; where
+			// Codex asks what becomes of a task it still counts as running,
+			// "Run in background"); the pane's process ends, the daemon
+			// keeps the thread.
+			dead := func(string) bool {
+				out, err := e.Tmux("display-message", "-p", "-t", e.Target(), "#{pane_dead}")
+				return err == nil && strings.TrimSpace(out) == "1"
+			}
+			for i := 0; !dead(""); i++ {
+				if i == 4 {
+					t.Fatalf("the TUI did not quit:\n%s", e.Screen())
+				}
+				e.Press("C-c")
+				s := e.WaitFor("the TUI gone or asking", 5*time.Second, func(s string) bool {
+					return dead(s) || strings.Contains(strings.ToLower(s), "ctrl") || strings.Contains(s, "Run in background")
+				})
+				if !dead(s) && strings.Contains(s, "Run in background") {
+					e.Choose("Run in background")
+					e.WaitFor("the TUI gone", 5*time.Second, dead)
+				}
+			}
+			rec := newReceiver(t, "")
+			register := func(p *proc) hostCreds {
+				var h hostCreds
+				call(t, "POST", p.url+"/v1/hosts", p.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &h)
+				return h
+			}
+			real, _ := filepath.EvalSymlinks(e.ProjectDir)
+			mine := func(c backendRow) bool {
+				return c.Transport == "codex_backend" && (c.Project == e.ProjectDir || c.Project == real)
+			}
+
+			// Only the panes: no pane runs this Codex any more.
+			plain := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+			h0 := register(plain)
+			var list struct{ Conversations []backendRow }
+			call(t, "GET", plain.url+"/v1/conversations", h0.Token, "", &list)
+			for _, c := range list.Conversations {
+				if mine(c) {
+					t.Fatalf("a thread listed with no pane and no configured home: %+v", c)
+				}
+			}
+			plain.kill()
+
+			// The home configured: the thread, exactly, with no terminal.
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_CODEX_HOMES="+e.CodexHome)
+			host := register(d)
+			row := findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+			thread := row.Backend.NativeThreadID
+			if row.Terminal != nil || row.Agent.Version != a.Version || len(rollouts) != 1 || !strings.Contains(filepath.Base(rollouts[0]), thread) {
+				t.Fatalf("row %+v for the thread of %v", row, rollouts)
+			}
+			text := "Work on without a terminal for " + a.Name()
+			var s sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+text+`"}`, "chat-n", &s); code != 202 ||
+				s.DeliveryPath != "codex_backend" {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+				t.Fatalf("final message %q, want %q", got, want)
+			}
+			if n := userRequests(e.Model, text); n != 1 {
+				t.Fatalf("the model saw the request %d times", n)
 			}
 		})
 	}

@@ -35,15 +35,17 @@ import (
 var version = "dev"
 
 type config struct {
-	listen    string
-	stateDir  string
-	logLevel  slog.Level
-	retry     domain.RetryPolicy
-	sockets   []string
-	retention time.Duration
-	accept    time.Duration
-	noControl bool
-	noBackend bool
+	listen     string
+	stateDir   string
+	logLevel   slog.Level
+	retry      domain.RetryPolicy
+	sockets    []string
+	retention  time.Duration
+	accept     time.Duration
+	noControl  bool
+	onlyListed bool // only the --tmux-sockets servers, not the user's socket folder
+	noBackend  bool
+	codexHomes []string
 }
 
 // off reads an on/off flag: true for off.
@@ -68,10 +70,14 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
+	defaults := fs.String("tmux-default-sockets", envOr(getenv, "AKK_TMUX_DEFAULT_SOCKETS", "on"),
+		"on: list the servers in the current user's tmux socket folder besides --tmux-sockets; off: only the --tmux-sockets servers (env AKK_TMUX_DEFAULT_SOCKETS)")
 	control := fs.String("tmux-control", envOr(getenv, "AKK_TMUX_CONTROL", "on"),
 		"on: monitors learn of pane writes from a read-only tmux control client per session with a monitored pane; off: they look on a clock (env AKK_TMUX_CONTROL)")
 	backend := fs.String("codex-backend", envOr(getenv, "AKK_CODEX_BACKEND", "on"),
 		"on: a Watch of a Codex pane whose threads a managed app-server daemon holds asks that daemon, read-only, which thread runs before it types any probe; off: it never connects to the daemon (env AKK_CODEX_BACKEND)")
+	homes := fs.String("codex-homes", getenv("AKK_CODEX_HOMES"),
+		"colon-separated Codex homes (CODEX_HOME) whose running app-server daemon is asked for threads even when no pane runs a Codex of that home; AKK never starts a daemon (env AKK_CODEX_HOMES)")
 	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
@@ -93,8 +99,23 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if cfg.noControl, err = off("tmux-control", *control); err != nil {
 		return cfg, err
 	}
+	if cfg.onlyListed, err = off("tmux-default-sockets", *defaults); err != nil {
+		return cfg, err
+	}
 	if cfg.noBackend, err = off("codex-backend", *backend); err != nil {
 		return cfg, err
+	}
+	for _, h := range strings.Split(*homes, ":") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if !filepath.IsAbs(h) {
+			return cfg, fmt.Errorf("--codex-homes: %q is not an absolute path", h)
+		}
+		cfg.codexHomes = append(cfg.codexHomes, filepath.Clean(h))
+	}
+	if len(cfg.codexHomes) > 0 && cfg.noBackend {
+		return cfg, errors.New("--codex-homes needs --codex-backend on")
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -179,7 +200,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("version profiles: %w", err)
 	}
-	terms, err := discovery.New(discovery.Config{Registry: profiles, ExtraSockets: cfg.sockets, NoControl: cfg.noControl})
+	terms, err := discovery.New(discovery.Config{Registry: profiles, ExtraSockets: cfg.sockets, OnlyExtraSockets: cfg.onlyListed, NoControl: cfg.noControl})
 	if err != nil {
 		return fmt.Errorf("terminal discovery: %w", err)
 	}
@@ -193,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
 		// The daemons' threads as conversations, sent to through them.
-		svc.UseCodexBackend(&codexappserver.Backend{Version: version})
+		svc.UseCodexBackend(&codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
 	}
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)

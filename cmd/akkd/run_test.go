@@ -42,7 +42,12 @@ func startDaemon(t testing.TB, stateDir string, env map[string]string) *daemon {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	getenv := func(k string) string { return env[k] }
+	getenv := func(k string) string {
+		if k == "AKK_TMUX_DEFAULT_SOCKETS" && env["AKK_TMUX_SOCKETS"] != "" && env[k] == "" {
+			return "off" // the test's own server only (see ownServerOnly)
+		}
+		return env[k]
+	}
 	go func() {
 		// Warnings and errors (a 5xx names its cause there) go to stderr.
 		done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, os.Stderr)
@@ -500,9 +505,38 @@ func TestOnOffSwitches(t *testing.T) {
 	if cfg, err = parseConfig([]string{"akkd"}, bare, io.Discard); err != nil || cfg.noControl || cfg.noBackend {
 		t.Fatalf("defaults: %+v %v", cfg, err)
 	}
-	for _, args := range [][]string{{"akkd", "--codex-backend", "yes"}, {"akkd", "--tmux-control", "1"}} {
+	if cfg.onlyListed {
+		t.Fatal("the user's socket folder is listed by default")
+	}
+	if cfg, err = parseConfig([]string{"akkd", "--tmux-default-sockets", "off"}, bare, io.Discard); err != nil || !cfg.onlyListed {
+		t.Fatalf("--tmux-default-sockets off: %+v %v", cfg, err)
+	}
+	for _, args := range [][]string{{"akkd", "--codex-backend", "yes"}, {"akkd", "--tmux-control", "1"}, {"akkd", "--tmux-default-sockets", "no"}} {
 		if _, err := parseConfig(args, bare, io.Discard); err == nil || !strings.Contains(err.Error(), args[1]) {
 			t.Fatalf("%v: %v", args, err)
+		}
+	}
+}
+
+// --codex-homes takes absolute Codex homes, colon-separated, from the flag or
+// AKK_CODEX_HOMES, and needs the backend on.
+func TestCodexHomes(t *testing.T) {
+	state := t.TempDir()
+	env := map[string]string{"AKK_STATE_DIR": state, "AKK_CODEX_HOMES": "/home/a/.codex: /srv/codex/ "}
+	cfg, err := parseConfig([]string{"akkd"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || strings.Join(cfg.codexHomes, ",") != "/home/a/.codex,/srv/codex" {
+		t.Fatalf("from the environment: %q %v", cfg.codexHomes, err)
+	}
+	bare := func(k string) string { return map[string]string{"AKK_STATE_DIR": state}[k] }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"akkd", "--codex-homes", "relative/.codex"}, "not an absolute path"},
+		{[]string{"akkd", "--codex-homes", "/h/.codex", "--codex-backend", "off"}, "needs --codex-backend on"},
+	} {
+		if _, err := parseConfig(c.args, bare, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%v: %v, want %q", c.args, err, c.want)
 		}
 	}
 }

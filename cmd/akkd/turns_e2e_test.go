@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,11 +61,23 @@ func startProc(t testing.TB, dir string, env ...string) *proc {
 	return p
 }
 
+// ownServerOnly is env with AKK_TMUX_DEFAULT_SOCKETS=off when it names
+// the test's own tmux server (AKK_TMUX_SOCKETS): an akkd under test lists
+// that server only, never the panes of tests running beside it.
+func ownServerOnly(env []string) []string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "AKK_TMUX_SOCKETS=") {
+			return append(slices.Clone(env), "AKK_TMUX_DEFAULT_SOCKETS=off")
+		}
+	}
+	return env
+}
+
 func (p *proc) start() {
 	p.t.Helper()
 	addr := freeAddr(p.t)
 	p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", "warn")
-	p.cmd.Env = append(os.Environ(), p.env...)
+	p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
 	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)

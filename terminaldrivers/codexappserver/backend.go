@@ -25,6 +25,10 @@ type Backend struct {
 	Proc    proc.FS
 	Version string        // AKK's, named to the daemon
 	Timeout time.Duration // to list one daemon's threads; 0: 3 s
+	// Homes are Codex homes the operator named: their daemons are asked
+	// for threads even when no pane runs a Codex of that home (the TUI
+	// quit and its daemon runs on: "Any running work continues").
+	Homes []string
 
 	mu      sync.Mutex
 	started map[string]*following // by native turn id: the connection that started it, until Follow takes it
@@ -76,9 +80,10 @@ func (f *following) close() {
 	f.c.Close()
 }
 
-// homes are the Codex homes of terms' Codex agents, each once.
+// homes are the configured Codex homes and those of terms' Codex agents,
+// each once.
 func (b *Backend) homes(terms []domain.Terminal) []string {
-	var out []string
+	out := slices.Clone(b.Homes)
 	for _, t := range terms {
 		if t.Agent.Kind != domain.AgentCodex || t.Process.PID == 0 {
 			continue

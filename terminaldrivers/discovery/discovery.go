@@ -38,8 +38,8 @@ type Config struct {
 	SocketDir string
 	// ExtraSockets are more server sockets (tmux -S paths) to list.
 	ExtraSockets []string
-	// OnlyExtraSockets skips SocketDir: tests point discovery at their own
-	// isolated server only.
+	// OnlyExtraSockets skips SocketDir: only the named servers are listed
+	// (akkd --tmux-default-sockets off; tests, each at its own server).
 	OnlyExtraSockets bool
 	// Proc reads the process table; the real /proc when zero.
 	Proc proc.FS
