@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
 	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/codexappserver"
 )
 
 // backendRow is a backend conversation as the list shows it.
@@ -533,4 +535,100 @@ func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestE2ECodexBackendProject drives the backend conversation of a project
+// the operator named (--codex-projects), with no TUI ever started, on every
+// pinned Codex with a managed app-server daemon: akkd starts the home's
+// daemon with the pinned codex and a thread in the project; the list shows
+// it, exactly, with no terminal; a Send completes with the final message
+// and one model call; an akkd restart lists the same thread and starts no
+// second one; the daemon killed and started again by akkd loads that same
+// thread again, and a second Send to it completes.
+func TestE2ECodexBackendProject(t *testing.T) {
+	daemonBinary(t)
+	for _, a := range daemonAgents(t) {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			rec := newReceiver(t, "")
+			state := t.TempDir()
+			env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_CODEX_HOMES=" + e.CodexHome, "AKK_CODEX_PROJECTS=" + e.ProjectDir,
+				"AKK_CODEX_BIN=" + filepath.Join(a.Dir, "node_modules", ".bin", "codex"),
+				// The daemon akkd starts inherits its environment: the
+				// model's key, and a temp folder outside the Codex home.
+				agenttest.FakeOpenAIKeyEnv + "=" + e.APIKey(), "TMPDIR=" + filepath.Join(e.Home, "tmp")}
+			d := startProc(t, state, env...)
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			row := findBackendRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, backendSend)
+			thread := row.Backend.NativeThreadID
+			if row.Terminal != nil || row.Agent.Version != a.Version || thread == "" {
+				t.Fatalf("project row %+v", row)
+			}
+			if _, err := e.Tmux("list-sessions"); err == nil {
+				t.Fatal("a tmux server runs: the project needs no terminal")
+			}
+			send := func(row backendRow, text, conv string) {
+				t.Helper()
+				var s sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+text+`"}`, conv, &s); code != 202 ||
+					s.DeliveryPath != "codex_backend" {
+					t.Fatalf("send: %d %+v", code, s)
+				}
+				done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+				if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+					t.Fatalf("final message %q, want %q", got, want)
+				}
+				if n := userRequests(e.Model, text); n != 1 {
+					t.Fatalf("the model saw the request %d times", n)
+				}
+			}
+			send(row, "Work in the project for "+a.Name(), "chat-p1")
+
+			// akkd restarts: the same thread, and still only one of AKK's.
+			d.kill()
+			d.start()
+			again := findBackendRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, backendSend)
+			if again.Backend.NativeThreadID != thread {
+				t.Fatalf("after a restart the project's thread is %s, was %s", again.Backend.NativeThreadID, thread)
+			}
+			if ids := akkThreads(t, e.CodexHome); len(ids) != 1 || ids[0] != thread {
+				t.Fatalf("AKK's loaded threads after a restart: %v, want only %s", ids, thread)
+			}
+
+			// The daemon dies: akkd starts it again and loads the thread again.
+			e.KillCodexDaemon()
+			back := findBackendRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, func(c backendRow) bool {
+				return backendSend(c) && c.Backend.NativeThreadID == thread
+			})
+			if ids := akkThreads(t, e.CodexHome); len(ids) != 1 || ids[0] != thread {
+				t.Fatalf("AKK's loaded threads after the daemon's restart: %v, want only %s", ids, thread)
+			}
+			send(back, "Go on after the daemon restarted for "+a.Name(), "chat-p2")
+		})
+	}
+}
+
+// akkThreads are the loaded threads AKK started in a Codex home's daemon.
+func akkThreads(t *testing.T, home string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := codexappserver.Dial(ctx, codexappserver.SocketPath(home), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ids, err := c.LoadedThreads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, id := range ids {
+		if th, err := c.ReadThread(ctx, id, false); err == nil && th.Originator == codexappserver.ClientName && !th.Ephemeral {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +48,10 @@ type config struct {
 	onlyListed bool // only the --tmux-sockets servers, not the user's socket folder
 	noBackend  bool
 	codexHomes []string
+	// codexProjects are folders given a backend conversation each, in the
+	// daemon of codexHomes[0], started with codexBin when it is down.
+	codexProjects []string
+	codexBin      string
 }
 
 // off reads an on/off flag: true for off.
@@ -78,6 +84,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"on: a Watch of a Codex pane whose threads a managed app-server daemon holds asks that daemon, read-only, which thread runs before it types any probe; off: it never connects to the daemon (env AKK_CODEX_BACKEND)")
 	homes := fs.String("codex-homes", getenv("AKK_CODEX_HOMES"),
 		"colon-separated Codex homes (CODEX_HOME) whose running app-server daemon is asked for threads even when no pane runs a Codex of that home; AKK never starts a daemon (env AKK_CODEX_HOMES)")
+	projects := fs.String("codex-projects", getenv("AKK_CODEX_PROJECTS"),
+		"colon-separated project folders that each get a Codex backend conversation with no terminal: a thread AKK starts (or loads again) in the app-server daemon of the first --codex-homes home, which AKK starts with --codex-bin when it does not run (env AKK_CODEX_PROJECTS)")
+	bin := fs.String("codex-bin", getenv("AKK_CODEX_BIN"),
+		"the codex executable that starts the daemon for --codex-projects; default: codex on PATH (env AKK_CODEX_BIN)")
 	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
@@ -116,6 +126,38 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	}
 	if len(cfg.codexHomes) > 0 && cfg.noBackend {
 		return cfg, errors.New("--codex-homes needs --codex-backend on")
+	}
+	for _, d := range strings.Split(*projects, ":") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			return cfg, fmt.Errorf("--codex-projects: %q is not an absolute path", d)
+		}
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("--codex-projects: %q is not a folder", d)
+		}
+		if d = filepath.Clean(d); !slices.Contains(cfg.codexProjects, d) {
+			cfg.codexProjects = append(cfg.codexProjects, d)
+		}
+	}
+	if len(cfg.codexProjects) > 0 {
+		if len(cfg.codexHomes) == 0 {
+			return cfg, errors.New("--codex-projects needs --codex-homes (its first home's daemon holds the threads)")
+		}
+		b := *bin
+		if b == "" {
+			b = "codex"
+		}
+		p, err := exec.LookPath(b)
+		if err != nil {
+			return cfg, fmt.Errorf("--codex-bin: %q is not an executable: %v", b, err)
+		}
+		if cfg.codexBin, err = filepath.Abs(p); err != nil {
+			return cfg, fmt.Errorf("--codex-bin: %v", err)
+		}
+	} else if *bin != "" {
+		return cfg, errors.New("--codex-bin is only used with --codex-projects")
 	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -216,6 +258,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// The daemons' threads as conversations, sent to through them.
 		svc.UseCodexBackend(&codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
 	}
+	var projects *codexappserver.Projects
+	if len(cfg.codexProjects) > 0 {
+		projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,
+			Version: version, Env: os.Environ(), Log: log}
+	}
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only
@@ -273,6 +320,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	go func() { defer wg.Done(); disp.Run(dctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); prune(dctx, store, cfg.retention, log) }()
+	if projects != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); projects.Run(dctx) }()
+	}
 	// Resume monitoring every live Turn and Watch: no input, only observation.
 	if err := svc.StartTurnMonitors(dctx); err != nil {
 		stopDispatch()

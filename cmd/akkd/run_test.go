@@ -540,3 +540,44 @@ func TestCodexHomes(t *testing.T) {
 		}
 	}
 }
+
+// --codex-projects takes existing absolute folders (each once), needs a
+// Codex home, and finds codex on PATH unless --codex-bin names it.
+func TestCodexProjects(t *testing.T) {
+	state, p1, p2 := t.TempDir(), t.TempDir(), t.TempDir()
+	bin := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AKK_STATE_DIR": state, "AKK_CODEX_HOMES": "/h/.codex:/g/.codex",
+		"AKK_CODEX_PROJECTS": p1 + ":" + p2 + "/:" + p1, "AKK_CODEX_BIN": bin}
+	cfg, err := parseConfig([]string{"akkd"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || strings.Join(cfg.codexProjects, ",") != p1+","+p2 || cfg.codexBin != bin {
+		t.Fatalf("from the environment: %q %q %v", cfg.codexProjects, cfg.codexBin, err)
+	}
+	delete(env, "AKK_CODEX_BIN")
+	t.Setenv("PATH", filepath.Dir(bin)) // exec.LookPath reads the process's own
+	if cfg, err = parseConfig([]string{"akkd"}, func(k string) string { return env[k] }, io.Discard); err != nil || cfg.codexBin != bin {
+		t.Fatalf("codex on PATH: %q %v", cfg.codexBin, err)
+	}
+	t.Setenv("PATH", "")
+	file := filepath.Join(p1, "f")
+	os.WriteFile(file, nil, 0o644)
+	base := []string{"akkd", "--state-dir", state}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--codex-homes", "/h", "--codex-projects", "rel", "--codex-bin", bin}, "not an absolute path"},
+		{[]string{"--codex-homes", "/h", "--codex-projects", p1 + "/missing", "--codex-bin", bin}, "is not a folder"},
+		{[]string{"--codex-homes", "/h", "--codex-projects", file, "--codex-bin", bin}, "is not a folder"},
+		{[]string{"--codex-projects", p1, "--codex-bin", bin}, "needs --codex-homes"},
+		{[]string{"--codex-homes", "/h", "--codex-projects", p1}, "--codex-bin"},
+		{[]string{"--codex-homes", "/h", "--codex-projects", p1, "--codex-bin", file}, "not an executable"},
+		{[]string{"--codex-homes", "/h", "--codex-bin", bin}, "only used with --codex-projects"},
+	} {
+		if _, err := parseConfig(append(base, c.args...), func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

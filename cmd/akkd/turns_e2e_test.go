@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,8 +152,12 @@ func (r *receiver) waitTurn(t testing.TB, turnID, typ string, timeout time.Durat
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	types, _ := r.forTurn(t, turnID)
-	t.Fatalf("no %s webhook for %s within %s; got %v", typ, turnID, timeout, types)
+	types, byID := r.forTurn(t, turnID)
+	var data []string
+	for _, w := range byID {
+		data = append(data, fmt.Sprintf("%s %v", w.Type, w.Data))
+	}
+	t.Fatalf("no %s webhook for %s within %s; got %v: %s", typ, turnID, timeout, types, strings.Join(data, "; "))
 	return webhook{}
 }
 

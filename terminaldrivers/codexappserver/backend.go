@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -217,7 +219,14 @@ func (b *Backend) follow(ctx context.Context, th domain.BackendThread) (*followi
 func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, messageID string) (string, domain.SubmitStage, error) {
 	f, err := b.follow(ctx, th)
 	if err != nil {
-		return "", domain.SubmitNothing, err
+		var rpc *RPCError
+		if !errors.As(err, &rpc) || !b.unrecorded(ctx, th) {
+			return "", domain.SubmitNothing, err
+		}
+		// A thread no turn ran in yet has no record the daemon could
+		// subscribe a second client to: the turn starts on a plain
+		// connection, and Follow subscribes once the turn wrote it.
+		return b.startUnrecorded(ctx, th, text, messageID)
 	}
 	turn, err := f.c.StartTurn(ctx, th.ThreadID, text, messageID)
 	var rpc *RPCError
@@ -247,6 +256,63 @@ func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, mess
 	return turn.ID, domain.SubmitEntered, nil
 }
 
+// unrecorded says th is loaded and has no record yet (its rollout file is
+// not written before its first turn).
+func (b *Backend) unrecorded(ctx context.Context, th domain.BackendThread) bool {
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	cur, err := c.ReadThread(ctx, th.ThreadID, false)
+	if err != nil || cur.Path == nil || *cur.Path == "" {
+		return false
+	}
+	_, err = os.Stat(*cur.Path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// startUnrecorded starts the first turn of a thread with no record.
+func (b *Backend) startUnrecorded(ctx context.Context, th domain.BackendThread, text, messageID string) (string, domain.SubmitStage, error) {
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return "", domain.SubmitNothing, err
+	}
+	defer c.Close()
+	turn, err := c.StartTurn(ctx, th.ThreadID, text, messageID)
+	var rpc *RPCError
+	switch {
+	case errors.As(err, &rpc):
+		return "", domain.SubmitNothing, err
+	case err != nil || turn.ID == "":
+		if err == nil {
+			err = errors.New("the daemon answered turn/start without a turn")
+		}
+		return "", domain.SubmitPasted, err
+	}
+	return turn.ID, domain.SubmitEntered, nil
+}
+
+// followRecorded is follow for a turn that started. The daemon refuses to
+// subscribe a second client to a thread whose first turn just started (no
+// record yet, then "list_turns is not supported yet" until that turn
+// ends): its refusals are asked again until the timeout. Catching up after
+// the turn ended is Follow's.
+func (b *Backend) followRecorded(ctx context.Context, th domain.BackendThread) (*following, error) {
+	for {
+		f, err := b.follow(ctx, th)
+		var rpc *RPCError
+		if err == nil || !errors.As(err, &rpc) {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 func (b *Backend) take(turnID string) *following {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -260,8 +326,8 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 	f := b.take(turnID)
 	if f == nil {
 		var err error
-		dctx, cancel := context.WithTimeout(ctx, b.timeout())
-		f, err = b.follow(dctx, th)
+		dctx, cancel := context.WithTimeout(ctx, 10*b.timeout())
+		f, err = b.followRecorded(dctx, th)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -354,6 +420,11 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 					var ev TurnEvent
 					if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == th.ThreadID && ev.Turn.ID == turnID {
 						if end, ended := turnEnd(ev.Turn, final); ended {
+							if end.Kind == domain.BackendCompleted && end.Text == "" {
+								// Its last message came before this
+								// connection followed: the record has it.
+								end.Text = b.finalMessage(ctx, f, th.ThreadID, turnID)
+							}
 							emit(end)
 							return
 						}
@@ -363,6 +434,22 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 		}
 	}()
 	return out, nil
+}
+
+// finalMessage reads a completed turn's last agent message from the thread.
+func (b *Backend) finalMessage(ctx context.Context, f *following, threadID, turnID string) string {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout())
+	defer cancel()
+	cur, err := f.c.ReadThread(ctx, threadID, true)
+	if err != nil {
+		return ""
+	}
+	for _, t := range cur.Turns {
+		if t.ID == turnID {
+			return t.FinalMessage()
+		}
+	}
+	return ""
 }
 
 // turnEnd is the event a turn's end is, when it ended; final is its last

@@ -7,14 +7,17 @@ import (
 
 // Thread is the part of a daemon's thread AKK reads.
 type Thread struct {
-	ID         string          `json:"id"`
-	Cwd        string          `json:"cwd"`
-	Name       *string         `json:"name"`
-	Preview    string          `json:"preview"`
-	Model      *string         `json:"model"`
-	CLIVersion string          `json:"cliVersion"`
-	Path       *string         `json:"path"`
-	Ephemeral  bool            `json:"ephemeral"`
+	ID         string  `json:"id"`
+	Cwd        string  `json:"cwd"`
+	Name       *string `json:"name"`
+	Preview    string  `json:"preview"`
+	Model      *string `json:"model"`
+	CLIVersion string  `json:"cliVersion"`
+	Path       *string `json:"path"`
+	Ephemeral  bool    `json:"ephemeral"`
+	// Originator is the client name of whoever started the thread (AKK's
+	// own are ClientName).
+	Originator string          `json:"originator"`
 	Status     ThreadStatus    `json:"status"`
 	Turns      []Turn          `json:"turns"`
 	Raw        json.RawMessage `json:"-"`
@@ -146,4 +149,49 @@ func (c *Client) Follow(ctx context.Context, threadID string) (Thread, error) {
 // Unfollow ends this connection's subscription to a thread.
 func (c *Client) Unfollow(ctx context.Context, threadID string) error {
 	return c.Call(ctx, "thread/unsubscribe", map[string]any{"threadId": threadID}, nil)
+}
+
+// StartThread starts a thread in the folder cwd with the daemon's
+// configured defaults (model, approvals, sandbox): the one a new TUI
+// would start there. It stays loaded after this connection closes.
+func (c *Client) StartThread(ctx context.Context, cwd string) (Thread, error) {
+	return c.threadCall(ctx, "thread/start", map[string]any{"cwd": cwd})
+}
+
+// ResumeThread loads a recorded thread again (after a daemon restart),
+// with its settings as recorded.
+func (c *Client) ResumeThread(ctx context.Context, id string) (Thread, error) {
+	return c.Follow(ctx, id)
+}
+
+// RecordedThreads pages through the daemon's recorded threads, newest
+// first, until each returns false or max threads were seen.
+func (c *Client) RecordedThreads(ctx context.Context, max int, each func(Thread) bool) error {
+	var cursor *string
+	seen := 0
+	for seen < max {
+		var r struct {
+			Data       []json.RawMessage `json:"data"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := c.Call(ctx, "thread/list", map[string]any{"cursor": cursor, "limit": 50}, &r); err != nil {
+			return err
+		}
+		for _, raw := range r.Data {
+			var t Thread
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return err
+			}
+			t.Raw = raw
+			seen++
+			if !each(t) {
+				return nil
+			}
+		}
+		if r.NextCursor == nil || *r.NextCursor == "" || len(r.Data) == 0 {
+			return nil
+		}
+		cursor = r.NextCursor
+	}
+	return nil
 }

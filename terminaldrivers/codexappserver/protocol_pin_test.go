@@ -30,7 +30,7 @@ var used = struct {
 	RequestDefinitions map[string][]string
 	Responses          []string
 }{
-	Requests:       []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe"},
+	Requests:       []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe", "thread/start", "thread/list"},
 	Notifications:  []string{"turn/started", "turn/completed", "item/completed", "serverRequest/resolved"},
 	ServerRequests: []string{MethodCommandApproval, MethodUserInput},
 	RequestDefinitions: map[string][]string{
@@ -51,7 +51,11 @@ var used = struct {
 		"ThreadResumeParams":                {"threadId", "excludeTurns"},
 		"ThreadResumeResponse":              {"thread"},
 		"ThreadUnsubscribeParams":           {"threadId"},
-		"Thread":                            {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "status", "turns"},
+		"ThreadStartParams":                 {"cwd"},
+		"ThreadStartResponse":               {"thread"},
+		"ThreadListParams":                  {"cursor", "limit"},
+		"ThreadListResponse":                {"data", "nextCursor"},
+		"Thread":                            {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "originator", "status", "turns"},
 		"Turn":                              {"id", "status", "items", "error"},
 		"TurnStatus":                        {},
 		"TurnStartParams":                   {"threadId", "input", "clientUserMessageId"},
