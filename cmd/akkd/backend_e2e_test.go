@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -544,7 +546,8 @@ func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
 // it, exactly, with no terminal; a Send completes with the final message
 // and one model call; an akkd restart lists the same thread and starts no
 // second one; the daemon killed and started again by akkd loads that same
-// thread again, and a second Send to it completes.
+// thread again, and a second, longer Send to it completes while akkd
+// checks the project and the test lists.
 func TestE2ECodexBackendProject(t *testing.T) {
 	daemonBinary(t)
 	for _, a := range daemonAgents(t) {
@@ -569,22 +572,49 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			if _, err := e.Tmux("list-sessions"); err == nil {
 				t.Fatal("a tmux server runs: the project needs no terminal")
 			}
-			send := func(row backendRow, text, conv string) {
+			// send sends text and waits for its completion with want as the
+			// final message (any, when empty) after one model call.
+			send := func(row backendRow, text, want, conv string) {
 				t.Helper()
 				var s sendAnswer
 				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+text+`"}`, conv, &s); code != 202 ||
 					s.DeliveryPath != "codex_backend" {
 					t.Fatalf("send: %d %+v", code, s)
 				}
+				// A controller lists while the turn runs.
+				stop, listed := make(chan struct{}), make(chan int, 1)
+				var once sync.Once
+				end := func() { once.Do(func() { close(stop) }) }
+				defer end()
+				go func() {
+					n := 0
+					defer func() { listed <- n }()
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(300 * time.Millisecond):
+						}
+						req, _ := http.NewRequest("GET", d.url+"/v1/conversations", nil)
+						req.Header.Set("Authorization", "Bearer "+host.Token)
+						if resp, err := http.DefaultClient.Do(req); err == nil {
+							resp.Body.Close()
+							n++
+						}
+					}
+				}()
 				done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
-				if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+				end()
+				t.Logf("%d listings while the turn ran", <-listed)
+				if got, _ := done.Data["final_message"].(string); got == "" || (want != "" && got != want) {
 					t.Fatalf("final message %q, want %q", got, want)
 				}
 				if n := userRequests(e.Model, text); n != 1 {
 					t.Fatalf("the model saw the request %d times", n)
 				}
 			}
-			send(row, "Work in the project for "+a.Name(), "chat-p1")
+			text := "Work in the project for " + a.Name()
+			send(row, text, fakemodel.DefaultReply(text), "chat-p1")
 
 			// akkd restarts: the same thread, and still only one of AKK's.
 			d.kill()
@@ -605,7 +635,9 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			if ids := akkThreads(t, e.CodexHome); len(ids) != 1 || ids[0] != thread {
 				t.Fatalf("AKK's loaded threads after the daemon's restart: %v, want only %s", ids, thread)
 			}
-			send(back, "Go on after the daemon restarted for "+a.Name(), "chat-p2")
+			// A longer turn, with akkd's checks and this test's listings
+			// beside it: it completes, never interrupted.
+			send(back, "Go on after the daemon restarted for "+a.Name()+" "+fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "12"), "", "chat-p2")
 		})
 	}
 }

@@ -18,8 +18,9 @@ import (
 
 // TestE2EDashboard drives the dashboard in real headless Chromium
 // (web/test/dashboard.mjs, with playwright-core) against a real akkd and
-// the newest pinned Claude Code and Codex in their panes: sign in, both
-// cards, a task live from working to idle, a prompt approved and one
+// the newest pinned Claude Code and Codex in their panes, and a Codex
+// project's backend conversation with no pane: sign in, the cards, a task
+// live from working to idle (in a pane, and through the backend), a prompt approved and one
 // rejected, a changed prompt refused, a single-choice step, an async
 // question answered with typed text queued for the next task, and a
 // two-question questionnaire, the pane's threads, a Turn's page, a host registered and pinged,
@@ -61,14 +62,21 @@ func TestE2EDashboard(t *testing.T) {
 		sockets = append(sockets, e.SocketPath())
 		projects[a.Kind] = e.ProjectDir
 	}
+	// A project with a backend conversation and no pane: the newest
+	// Codex's daemon of its own home, which akkd starts (--codex-projects).
+	bx := agenttest.New(t, codexEnv.Agent, agenttest.Options{})
 	rec := newReceiver(t, "")
-	d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+strings.Join(sockets, ":"))
+	d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+strings.Join(sockets, ":"),
+		"AKK_CODEX_HOMES="+bx.CodexHome, "AKK_CODEX_PROJECTS="+bx.ProjectDir,
+		"AKK_CODEX_BIN="+filepath.Join(bx.Agent.Dir, "node_modules", ".bin", "codex"),
+		agenttest.FakeOpenAIKeyEnv+"="+bx.APIKey(), "TMPDIR="+filepath.Join(bx.Home, "tmp"))
 	op := d.token()
 	var b hostCreds
 	call(t, "POST", d.url+"/v1/hosts", op, `{"name":"b","webhook_url":"http://`+rec.addr+`/b"}`, &b)
 	for _, e := range envs {
 		findRow(t, d.url, op, e.ProjectDir, 30*time.Second, hasSend)
 	}
+	findBackendRow(t, d.url, op, bx.ProjectDir, 60*time.Second, backendSend)
 
 	artifacts := os.Getenv("AKK_ARTIFACTS")
 	if artifacts == "" {
@@ -77,7 +85,7 @@ func TestE2EDashboard(t *testing.T) {
 	root, _ := agenttest.ModuleRoot()
 	cmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"))
 	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
-		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex],
+		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir,
 		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)

@@ -20,6 +20,7 @@ const OP = env("AKK_OPERATOR_TOKEN");
 const HOST_B = env("AKK_HOST_B_TOKEN");
 const CLAUDE = env("AKK_CLAUDE_PROJECT");
 const CODEX = env("AKK_CODEX_PROJECT");
+const BACKEND = env("AKK_BACKEND_PROJECT");
 const RECEIVER = env("AKK_RECEIVER_URL");
 const OUT = env("AKK_ARTIFACTS");
 const T = 90_000; // the longest any step may take on a busy machine
@@ -82,14 +83,15 @@ async function signIn(page, token) {
   await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
 }
 
-const card = (page, project) => page.locator("article.card", { hasText: project });
+// A pane's card; a backend conversation's (a Codex thread with no pane).
+const card = (page, project) => page.locator('article.card[data-transport="terminal"]', { hasText: project });
+const backendCard = (page, project) => page.locator('article.card[data-transport="codex_backend"]', { hasText: project });
 
 async function cardState(page, project, state) {
   await card(page, project).and(page.locator(`[data-state="${state}"]`)).waitFor({ timeout: T });
 }
 
-async function send(page, project, text) {
-  const c = card(page, project);
+async function send(page, project, text, c = card(page, project)) {
   // A rejected prompt leaves its Turn waiting for words: close it from its
   // card when it still holds the pane.
   const box = c.getByLabel("Send a task", { exact: true });
@@ -114,8 +116,8 @@ async function send(page, project, text) {
 }
 
 // A Turn that ended shows its final message on the card.
-async function finalMessage(page, project, pattern) {
-  const f = card(page, project).getByLabel("Final message");
+async function finalMessage(page, project, pattern, c = card(page, project)) {
+  const f = c.getByLabel("Final message");
   await f.filter({ hasText: pattern }).waitFor({ timeout: T });
   return await f.innerText();
 }
@@ -165,6 +167,18 @@ async function run() {
   await cardState(page, CLAUDE, "idle");
   const fm = await finalMessage(page, CLAUDE, /\S/);
   log("task went working → idle with its final message:", JSON.stringify(fm.slice(0, 60)));
+
+  // A backend conversation: a project's Codex thread with no pane, sent
+  // to through its daemon, live from working to idle with its answer.
+  const bc = backendCard(page, BACKEND);
+  await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
+  await bc.getByText("Codex app-server (no pane)").waitFor({ timeout: T });
+  await check(page, "agents-backend");
+  await send(page, BACKEND, "[[akk:slow secs=4]] a task for the backend", bc);
+  await bc.and(page.locator('[data-state="working"]')).waitFor({ timeout: T });
+  await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
+  const bm = await finalMessage(page, BACKEND, /\S/, bc);
+  log("backend task went working → idle with its final message:", JSON.stringify(bm.slice(0, 60)));
 
   // A permission prompt approved with a click.
   await send(page, CLAUDE, "[[akk:bash]] run it from the dashboard");

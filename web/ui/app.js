@@ -19,10 +19,14 @@ const infos = new Map();
 // what was typed or checked.
 let kept = new Map();
 let keeping = new Map();
-function keep(key, build) {
-  let node = kept.get(key);
+// sticky nodes outlive a render that does not show them (a box whose
+// action is not offered for a moment comes back as it was, open or not).
+const sticky = new Map();
+function keep(key, build, stays = false) {
+  let node = kept.get(key) || (stays ? sticky.get(key) : undefined);
   if (!node) node = build();
   keeping.set(key, node);
+  if (stays) sticky.set(key, node);
   return node;
 }
 let events = null;
@@ -208,6 +212,14 @@ const stateLabel = {
 };
 
 function displayState(c) {
+  if (!c.terminal) {
+    // A backend thread: what its daemon and its Turn say.
+    const cur = c.managed && c.managed.current_turn;
+    if (c.approval) return c.approval.manual_required ? "blocked" : "awaiting_approval";
+    if (cur && cur.state === "awaiting_interaction") return "awaiting_interaction";
+    const t = c.backend && c.backend.thread_status;
+    return t === "idle" ? "idle" : t === "active" ? "working" : "unknown";
+  }
   const s = c.terminal.screen_state;
   if (s === "startup_dialog" || (c.approval && c.approval.manual_required)) return "blocked";
   return stateLabel[s] ? s : "unknown";
@@ -237,14 +249,14 @@ async function viewAgents() {
     }
     if (!fresh()) return;
     keeping = new Map();
-    // The dashboard shows agent panes; backend conversations (a Codex
-    // app-server's threads, no pane) are listed through the API only.
-    const cards = await Promise.all(list.conversations.filter((c) => c.terminal).map(card));
+    // Agent panes, and backend conversations (a Codex app-server's
+    // threads, driven through the daemon, with or without a pane).
+    const cards = await Promise.all(list.conversations.filter((c) => c.terminal || c.backend).map(card));
     if (!fresh()) return;
     kept = keeping;
     const parts = [h("h1", {}, "Agents")];
     if (cards.length === 0) {
-      parts.push(h("div", { class: "empty" }, h("p", {}, "No agent panes found — start Claude Code or Codex in tmux."),
+      parts.push(h("div", { class: "empty" }, h("p", {}, "No agent panes or backend conversations found — start Claude Code or Codex in tmux."),
         h("p", { class: "muted" }, "AKK lists the panes of the tmux servers it watches; it never starts an agent.")));
     } else {
       parts.push(h("div", { class: "grid" }, cards));
@@ -273,6 +285,7 @@ async function viewAgents() {
 async function card(c) {
   const state = displayState(c);
   const t = c.terminal;
+  const b = c.backend;
   const title = c.title || c.project.split("/").pop() || c.project;
   const id = `card-${c.conversation_id}`;
   const cur = c.managed && c.managed.current_turn;
@@ -280,7 +293,9 @@ async function card(c) {
   const facts = h("dl", { class: "facts" },
     h("dt", {}, "Agent"), h("dd", {}, `${c.agent.kind} ${c.agent.version} · ${c.agent.profile}`),
     h("dt", {}, "Project"), h("dd", {}, c.project),
-    h("dt", {}, "Identity"), h("dd", {}, t.native_identity_state),
+    t ? [h("dt", {}, "Identity"), h("dd", {}, t.native_identity_state)] : null,
+    b ? [h("dt", {}, "Through"), h("dd", {}, "Codex app-server (no pane)"),
+      h("dt", {}, "Thread"), h("dd", { class: "secret" }, b.native_thread_id)] : null,
     cur ? [h("dt", {}, "Turn"), h("dd", {}, h("a", { href: `#/turn/${cur.turn_id}` }, cur.turn_id), ` · ${cur.state}`)] : null,
     !cur && recent ? [h("dt", {}, "Last turn"), h("dd", {}, h("a", { href: `#/turn/${recent.turn_id}` }, recent.turn_id), ` · ${recent.state}`)] : null,
     c.managed && c.managed.held_by_other ? [h("dt", {}, "Held"), h("dd", {}, "by another controller's Turn")] : null);
@@ -314,18 +329,22 @@ async function card(c) {
     if (!node.dataset.transient) keeping.set(key, node);
     body.push(node);
   }
-  else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, "A question is on screen; answer it in the terminal."));
-  const send = byName(c.available_actions, "send").find((a) => a.target !== "session_exact");
-  if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id}`, () => sendForm(send, c, refresh)));
+  else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, t ? "A question is on screen; answer it in the terminal." : "A question waits; answer it in a Codex client of this thread."));
+  // A pane's send follows the pane; a backend row's is its thread's own.
+  const send = byName(c.available_actions, "send").find((a) => t ? a.target !== "session_exact" : a.body.conversation_id);
+  if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id || send.body.conversation_id}`, () => sendForm(send, c, refresh)));
   const th = byName(c.available_actions, "threads")[0];
   const resume = byName(c.available_actions, "resume_thread")[0];
-  if (th) body.push(keep(`threads:${c.conversation_id}:${resume ? "r" : ""}`, () => threadsBox(th, resume, c, refresh)));
+  // One box per card, kept open across renders: whether Resume is offered
+  // is read from the newest render when the list is read.
+  resumeNow.set(c.conversation_id, resume);
+  if (th) body.push(keep(`threads:${c.conversation_id}`, () => threadsBox(th, c, refresh), true));
   const po = byName(c.available_actions, "permission_options")[0];
   const sp = byName(c.available_actions, "set_permissions")[0];
-  if (po && sp) body.push(keep(`perm:${c.conversation_id}`, () => permissionsBox(po, sp, c, refresh)));
+  if (po && sp) body.push(keep(`perm:${c.conversation_id}`, () => permissionsBox(po, sp, c, refresh), true));
   if (infos.has(c.conversation_id)) body.push(h("p", { class: "info", role: "status" }, infos.get(c.conversation_id)));
   body.push(actionButtons(c.available_actions, refresh, c));
-  return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state },
+  return h("article", { class: `card s-${state}`, "aria-labelledby": id, "data-conversation": c.conversation_id, "data-state": state, "data-transport": c.transport },
     h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
 }
 
@@ -497,11 +516,15 @@ async function interactionBox(a, refresh) {
 // (read from its records) when opened; read again on every opening. With
 // the row's resume_thread action, each other thread has a Resume button
 // that sends its complete id.
-function threadsBox(a, resume, c, refresh) {
+// resumeNow is each card's resume_thread action in its newest render.
+const resumeNow = new Map();
+
+function threadsBox(a, c, refresh) {
   const list = h("ol", { class: "threads", "aria-label": "Threads" });
   const box = h("details", { class: "box" }, h("summary", {}, "Threads"), list);
   box.addEventListener("toggle", async () => {
     if (!box.open) return;
+    const resume = resumeNow.get(c.conversation_id);
     list.replaceChildren(h("li", { class: "muted" }, "Reading the agent's records…"));
     try {
       const l = await call(a);

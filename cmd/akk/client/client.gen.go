@@ -955,9 +955,10 @@ type Conversation struct {
 	Terminal  *TerminalInfo `json:"terminal,omitempty"`
 	Title     string        `json:"title"`
 
-	// Transport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
-	// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
-	// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
+	// Transport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
+	// loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
+	// of AKK's own, with no pane), with `backend` set and `terminal` absent, driven through the daemon. A backend
+	// row is never merged with a pane's row: no pane is proven to show exactly that thread.
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
 
@@ -965,9 +966,10 @@ type Conversation struct {
 	Watches []Watch `json:"watches"`
 }
 
-// ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon of a
-// pane AKK sees has loaded and recorded (`backend` is set, `terminal` absent), driven through the daemon. A
-// backend row is never merged with a pane's row: no pane is proven to show exactly that thread.
+// ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
+// loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
+// of AKK's own, with no pane), with `backend` set and `terminal` absent, driven through the daemon. A backend
+// row is never merged with a pane's row: no pane is proven to show exactly that thread.
 type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
