@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"path/filepath"
 
 	"akk/domain"
 )
@@ -61,7 +62,10 @@ func conversationOut(c domain.Conversation) Conversation {
 func backendConversationOut(c domain.Conversation) Conversation {
 	th := c.Backend
 	title := th.Title
-	if title == "" {
+	if title == "" && th.Cwd != "" {
+		// No request yet (a project's new thread): its folder says which.
+		title = "New thread in " + filepath.Base(th.Cwd)
+	} else if title == "" {
 		title = th.ThreadID
 	}
 	out := Conversation{

@@ -21,6 +21,7 @@ import (
 // backendRow is a backend conversation as the list shows it.
 type backendRow struct {
 	ConversationID string `json:"conversation_id"`
+	Title          string `json:"title"`
 	Project        string `json:"project"`
 	Transport      string `json:"transport"`
 	Agent          struct {
@@ -566,7 +567,7 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
 			row := findBackendRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, backendSend)
 			thread := row.Backend.NativeThreadID
-			if row.Terminal != nil || row.Agent.Version != a.Version || thread == "" {
+			if row.Terminal != nil || row.Agent.Version != a.Version || thread == "" || row.Title != "New thread in "+filepath.Base(e.ProjectDir) {
 				t.Fatalf("project row %+v", row)
 			}
 			if _, err := e.Tmux("list-sessions"); err == nil {
