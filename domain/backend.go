@@ -107,6 +107,8 @@ type CodexBackend interface {
 	// Follow follows turnID of th; the channel closes after an event that
 	// Ends, or when ctx ends. A turn that already ended yields its end.
 	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
+	// RunningTurn is the id of the turn th runs now, "" when none.
+	RunningTurn(ctx context.Context, th BackendThread) (string, error)
 	// Interrupt asks the daemon to interrupt turnID.
 	Interrupt(ctx context.Context, th BackendThread, turnID string) error
 	// Prompt is the command approval the followed turnID waits on now.
@@ -159,7 +161,7 @@ func (s *Service) backendThread(ctx context.Context, threadID string) (BackendTh
 
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.
-func (s *Service) backendConversationOf(ctx context.Context, p Principal, th BackendThread, recent map[string][]Turn) (Conversation, error) {
+func (s *Service) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[string][]Turn) (Conversation, error) {
 	bt := th
 	c := Conversation{ID: BackendConversationID(th.ThreadID), Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
 	if s.turns == nil {
@@ -170,6 +172,19 @@ func (s *Service) backendConversationOf(ctx context.Context, p Principal, th Bac
 		a := act("send", "POST", "/v1/turns", map[string]any{"conversation_id": c.ID}, "request")
 		a.Target = TargetSession
 		c.Actions = append(c.Actions, a)
+	}
+	// A turn a person or another client started: watched through the
+	// daemon, exactly.
+	endpoint := BackendEndpoint(th.ThreadID)
+	if s.watchTerm != nil && !held && th.Status == BackendActive {
+		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": endpoint}))
+	}
+	for _, w := range watches {
+		if w.TerminalID == endpoint && p.CanSeeHost(w.HostID) {
+			c.Watches = append(c.Watches, w)
+			c.Actions = append(c.Actions, act("status", "GET", "/v1/watches/"+w.ID, nil),
+				act("unwatch", "DELETE", "/v1/watches/"+w.ID, nil))
+		}
 	}
 	if err := s.addTurnActions(ctx, &c); err != nil {
 		return c, err

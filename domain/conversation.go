@@ -351,7 +351,7 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	// is proven to show exactly it).
 	for _, th := range threads {
 		live[BackendEndpoint(th.ThreadID)] = true
-		c, err := s.backendConversationOf(ctx, p, th, recent)
+		c, err := s.backendConversationOf(ctx, p, th, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -174,6 +175,9 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	}
 	if err := s.validate(in); err != nil {
 		return Watch{}, err
+	}
+	if IsBackendEndpoint(in.TerminalID) {
+		return s.startBackendWatch(ctx, p, in)
 	}
 	term, err := s.turns.term.Observe(ctx, in.TerminalID)
 	if errors.Is(err, ErrTerminalGone) {
@@ -372,7 +376,11 @@ func (s *Service) RenewWatch(ctx context.Context, id string) (Watch, error) {
 	if w.State != WatchTimedOut {
 		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
 	}
-	if _, err := s.turns.term.Observe(ctx, w.TerminalID); err != nil {
+	if IsBackendEndpoint(w.TerminalID) {
+		if _, err := s.backendThread(ctx, strings.TrimPrefix(w.TerminalID, backendEndpointPrefix)); err != nil {
+			return Watch{}, E(CodeTerminalNotFound, "the watched thread is no longer loaded in its daemon")
+		}
+	} else if _, err := s.turns.term.Observe(ctx, w.TerminalID); err != nil {
 		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted")
 	}
 	w.State, w.EndedAt, w.Reason = WatchActive, time.Time{}, ""
@@ -393,7 +401,9 @@ func (s *Service) RecoverWatch(ctx context.Context, id string) (Watch, error) {
 	if w.TurnID != "" {
 		return s.viaTurn(ctx, w, s.Recover)
 	}
-	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
+	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched || IsBackendEndpoint(w.TerminalID) {
+		// (A backend Watch's monitor follows the daemon's own events,
+		// and a turn that ended meanwhile ends it when it follows on.)
 		return w, nil
 	}
 	term, err := s.turns.term.Observe(ctx, w.TerminalID)
@@ -468,6 +478,10 @@ func (s *Service) watchMonitor(ctx context.Context, id string) {
 	tr := s.turns
 	w, err := s.store.Watch(ctx, id)
 	if err != nil {
+		return
+	}
+	if IsBackendEndpoint(w.TerminalID) {
+		s.backendWatchMonitor(ctx, w)
 		return
 	}
 	tick := time.NewTicker(tr.cfg.PollInterval)

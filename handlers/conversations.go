@@ -83,6 +83,9 @@ func backendConversationOut(c domain.Conversation) Conversation {
 		Warnings:         []string{},
 		AvailableActions: actionsOut(c.Actions),
 	}
+	for _, w := range c.Watches {
+		out.Watches = append(out.Watches, watchOut(w))
+	}
 	if c.CurrentTurn != nil {
 		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
 	}

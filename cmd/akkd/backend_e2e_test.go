@@ -545,7 +545,8 @@ func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
 // pinned Codex with a managed app-server daemon: akkd starts the home's
 // daemon with the pinned codex and a thread in the project; the list shows
 // it, exactly, with no terminal; a Send completes with the final message
-// and one model call; an akkd restart lists the same thread and starts no
+// and one model call; a turn another client of the daemon starts is
+// watched exactly to its final message; an akkd restart lists the same thread and starts no
 // second one; the daemon killed and started again by akkd loads that same
 // thread again, and a second, longer Send to it completes while akkd
 // checks the project and the test lists.
@@ -616,6 +617,43 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			}
 			text := "Work in the project for " + a.Name()
 			send(row, text, fakemodel.DefaultReply(text), "chat-p1")
+
+			// Another client of the daemon (an editor, say) starts a turn:
+			// the row offers a Watch, exact through the daemon, that ends
+			// with the turn's final message. An idle thread has none.
+			endpoint := "cx_" + thread
+			var nw watchAnswer
+			if code := call(t, "POST", d.url+"/v1/watches", host.Token, `{"terminal_id":"`+endpoint+`"}`, &nw); code != 409 || nw.Code != "nothing_to_watch" {
+				t.Fatalf("watch an idle thread: %d %+v", code, nw)
+			}
+			other := "Started by another client for " + a.Name() + " " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "6")
+			func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				c, err := codexappserver.Dial(ctx, codexappserver.SocketPath(e.CodexHome), "test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := c.StartTurn(ctx, thread, other, ""); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c backendRow) bool {
+				return c.Backend.ThreadStatus == "active" && slices.ContainsFunc(c.AvailableActions, func(a map[string]any) bool { return a["action"] == "watch" })
+			})
+			var w watchAnswer
+			if code := callConv(t, "POST", d.url+"/v1/watches", host.Token, `{"terminal_id":"`+endpoint+`"}`, "chat-w", &w); code != 201 ||
+				w.WatchMode != "exact_task" || w.Confidence != "exact" || w.State != "active" {
+				t.Fatalf("watch: %d %+v", code, w)
+			}
+			watched := rec.waitTurn(t, w.WatchID, "watch.completed", 90*time.Second)
+			if fm, _ := watched.Data["final_message"].(string); !strings.Contains(fm, "slow") || watched.Data["confidence"] != "exact" {
+				t.Fatalf("watch completion %+v", watched.Data)
+			}
+			if n := userRequests(e.Model, other); n != 1 {
+				t.Fatalf("the model saw the other client's request %d times", n)
+			}
 
 			// akkd restarts: the same thread, and still only one of AKK's.
 			d.kill()

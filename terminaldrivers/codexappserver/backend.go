@@ -473,6 +473,28 @@ func turnEnd(t Turn, final string) (domain.BackendEvent, bool) {
 	return domain.BackendEvent{}, false
 }
 
+// RunningTurn implements domain.CodexBackend: the thread's turn in
+// progress, as its record lists it.
+func (b *Backend) RunningTurn(ctx context.Context, th domain.BackendThread) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout())
+	defer cancel()
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	cur, err := c.ReadThread(ctx, th.ThreadID, true)
+	if err != nil {
+		return "", err
+	}
+	for i := len(cur.Turns) - 1; i >= 0; i-- {
+		if cur.Turns[i].Status == "inProgress" {
+			return cur.Turns[i].ID, nil
+		}
+	}
+	return "", nil
+}
+
 // Interrupt implements domain.CodexBackend.
 func (b *Backend) Interrupt(ctx context.Context, th domain.BackendThread, turnID string) error {
 	f, err := b.follow(ctx, th)
