@@ -546,7 +546,7 @@ func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
 // daemon with the pinned codex and a thread in the project; the list shows
 // it, exactly, with no terminal; a Send completes with the final message
 // and one model call; a turn another client of the daemon starts is
-// watched exactly to its final message; an akkd restart lists the same thread and starts no
+// watched exactly to its final message, across an akkd restart; an akkd restart lists the same thread and starts no
 // second one; the daemon killed and started again by akkd loads that same
 // thread again, and a second, longer Send to it completes while akkd
 // checks the project and the test lists.
@@ -647,6 +647,10 @@ func TestE2ECodexBackendProject(t *testing.T) {
 				w.WatchMode != "exact_task" || w.Confidence != "exact" || w.State != "active" {
 				t.Fatalf("watch: %d %+v", code, w)
 			}
+			// akkd killed while it watches: after its restart the Watch
+			// follows the same turn on (or finds it ended) and completes.
+			d.kill()
+			d.start()
 			watched := rec.waitTurn(t, w.WatchID, "watch.completed", 90*time.Second)
 			if fm, _ := watched.Data["final_message"].(string); !strings.Contains(fm, "slow") || watched.Data["confidence"] != "exact" {
 				t.Fatalf("watch completion %+v", watched.Data)
