@@ -61,7 +61,7 @@ var mcpCatalogue = []mcpTool{
 	{Name: "akk_identify_foreground", Ops: []string{"identifyForeground"},
 		Guide: "Codex only: which thread an idle pane shows, when its identity is ambiguous. The proof expires after 30 s and authorizes nothing."},
 	{Name: "akk_watch", Ops: []string{"createWatch"},
-		Guide: "Watch a task a person started in a pane (terminal_id from a fresh akk_list). The Watch reports its end; it never types."},
+		Guide: "Watch a task a person started in a pane, or a turn another client started in a Codex backend thread (terminal_id from the watch action of a fresh akk_list row). The Watch reports its end; it never types."},
 	{Name: "akk_unwatch", Ops: []string{"deleteWatch"},
 		Guide: "Stop a Watch of yours."},
 	{Name: "akk_status", Ops: []string{"getTurn", "getWatch"}, ReadOnly: true,

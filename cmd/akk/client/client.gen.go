@@ -2618,8 +2618,10 @@ type ClientInterface interface {
 	//
 	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 	// confidence `exact`) it ends from the agent's durable completion record with the final message;
-	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-	// never sends input, never approves and does not hold the terminal.
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+	// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+	// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+	// Watch never sends input, never approves and does not hold the terminal.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2630,8 +2632,10 @@ type ClientInterface interface {
 	//
 	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 	// confidence `exact`) it ends from the agent's durable completion record with the final message;
-	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-	// never sends input, never approves and does not hold the terminal.
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+	// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+	// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+	// Watch never sends input, never approves and does not hold the terminal.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3860,8 +3864,10 @@ func (c *Client) CreateUISession(ctx context.Context, body CreateUISessionJSONRe
 //
 // While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 // confidence `exact`) it ends from the agent's durable completion record with the final message;
-// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-// never sends input, never approves and does not hold the terminal.
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+// Watch never sends input, never approves and does not hold the terminal.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3882,8 +3888,10 @@ func (c *Client) CreateWatchWithBody(ctx context.Context, params *CreateWatchPar
 //
 // While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 // confidence `exact`) it ends from the agent's durable completion record with the final message;
-// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-// never sends input, never approves and does not hold the terminal.
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+// Watch never sends input, never approves and does not hold the terminal.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6846,8 +6854,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 	// confidence `exact`) it ends from the agent's durable completion record with the final message;
-	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-	// never sends input, never approves and does not hold the terminal.
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+	// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+	// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+	// Watch never sends input, never approves and does not hold the terminal.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6858,8 +6868,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 	// confidence `exact`) it ends from the agent's durable completion record with the final message;
-	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-	// never sends input, never approves and does not hold the terminal.
+	// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+	// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+	// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+	// Watch never sends input, never approves and does not hold the terminal.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11304,8 +11316,10 @@ func (c *ClientWithResponses) CreateUISessionWithResponse(ctx context.Context, b
 //
 // While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 // confidence `exact`) it ends from the agent's durable completion record with the final message;
-// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-// never sends input, never approves and does not hold the terminal.
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+// Watch never sends input, never approves and does not hold the terminal.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11322,8 +11336,10 @@ func (c *ClientWithResponses) CreateWatchWithBodyWithResponse(ctx context.Contex
 //
 // While the pane is working or awaiting approval. With the task's own record found (`exact_task`,
 // confidence `exact`) it ends from the agent's durable completion record with the final message;
-// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. A Watch
-// never sends input, never approves and does not hold the terminal.
+// otherwise (`terminal_activity`, `best_effort`) it ends when the pane is idle again after activity. On a Codex
+// backend row (`terminal_id` `cx_<thread id>`, from the row's `watch` action, while the thread is active) it
+// follows the turn the thread runs through its daemon (`exact_task`) and ends with the daemon's own end of it. A
+// Watch never sends input, never approves and does not hold the terminal.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
