@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +18,36 @@ const ThreadHeadBytes = 512 << 10
 
 // MaxThreadFiles bounds how many record files one listing opens.
 const MaxThreadFiles = 2000
+
+// NewestFiles keeps the n most recently written of files (all when there
+// are no more than n), oldest first. Record files named by a random id say
+// nothing of their age by their names; their modification times do.
+func NewestFiles(files []string, n int) []string {
+	if len(files) <= n {
+		return files
+	}
+	type aged struct {
+		path string
+		mod  time.Time
+	}
+	all := make([]aged, 0, len(files))
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		all = append(all, aged{f, st.ModTime()})
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].mod.Before(all[j].mod) })
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	out := make([]string, len(all))
+	for i, a := range all {
+		out[i] = a.path
+	}
+	return out
+}
 
 // FirstRequest reads a record file from its start until first returns a
 // request (ok), within ThreadHeadBytes. first is given each line.

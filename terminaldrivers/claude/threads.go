@@ -23,9 +23,7 @@ func (Driver) Threads(p agent.Process) ([]domain.NativeThread, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(files) > agent.MaxThreadFiles {
-		files = files[len(files)-agent.MaxThreadFiles:]
-	}
+	files = agent.NewestFiles(files, agent.MaxThreadFiles)
 	var out []domain.NativeThread
 	for _, f := range files {
 		id := strings.TrimSuffix(filepath.Base(f), ".jsonl")
