@@ -294,6 +294,20 @@ func visibleID(p Principal, t Turn) string {
 	return "of another controller"
 }
 
+// followBackend follows a native turn of a loaded thread through its
+// daemon; why says what kept it from being followed.
+func (s *Service) followBackend(ctx context.Context, threadID, turnID string) (<-chan BackendEvent, string) {
+	th, err := s.backendThread(ctx, threadID)
+	if err != nil {
+		return nil, "the thread's Codex app-server daemon cannot be reached: " + errMessage(err)
+	}
+	events, err := s.codexBackend.Follow(ctx, th, turnID)
+	if err != nil {
+		return nil, "the thread's Codex app-server daemon cannot be followed: " + err.Error()
+	}
+	return events, ""
+}
+
 // monitorBackend follows a backend Turn through its daemon to its end. It
 // never sends input. A daemon that cannot be reached, or goes away before
 // the turn ends, stalls the Turn (renew or recover when it is back).
@@ -313,18 +327,14 @@ func (s *Service) monitorBackend(ctx context.Context, t Turn) {
 		stall("the daemon's id of the turn was not recorded; recover or close the turn")
 		return
 	}
-	th, err := s.backendThread(ctx, t.NativeThreadID)
-	if err != nil {
-		stall("the thread's Codex app-server daemon cannot be reached: " + errMessage(err))
-		return
-	}
-	events, err := s.codexBackend.Follow(ctx, th, t.NativeTurnID)
-	if err != nil {
-		stall("the thread's Codex app-server daemon cannot be followed: " + err.Error())
+	events, why := s.followBackend(ctx, t.NativeThreadID, t.NativeTurnID)
+	if why != "" {
+		stall(why)
 		return
 	}
 	hard := time.NewTimer(time.Until(t.HardDeadline()))
 	defer hard.Stop()
+	var err error
 	for {
 		if t.State == TurnDispatching {
 			next := t

@@ -3,7 +3,6 @@ package domain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -25,17 +24,8 @@ func (s *Service) startBackendWatch(ctx context.Context, p Principal, in NewWatc
 		}
 		return Watch{}, err
 	}
-	if holding, err := s.holdingTurn(ctx, in.TerminalID); err == nil {
-		if !p.CanSeeHost(holding.HostID) {
-			return Watch{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this thread")
-		}
-	} else if !errors.Is(err, ErrNotFound) {
+	if err := s.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {
 		return Watch{}, err
-	}
-	if active, err := s.store.ActiveWatches(ctx); err != nil {
-		return Watch{}, err
-	} else if n := countHost(active, p.HostID); n >= MaxActiveWatchesPerHost {
-		return Watch{}, E(CodeWatchLimit, fmt.Sprintf("this controller has %d active Watches, the most it may have; unwatch one first", n))
 	}
 	turnID, err := s.codexBackend.RunningTurn(ctx, th)
 	if err != nil {
@@ -48,14 +38,7 @@ func (s *Service) startBackendWatch(ctx context.Context, p Principal, in NewWatc
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
 		Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
 		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
-	if in.HardTimeoutMinutes > 0 {
-		w.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
-	}
-	if err := s.insertWatch(ctx, w); err != nil {
-		return Watch{}, err
-	}
-	s.startWatchMonitor(w.ID)
-	return w, nil
+	return s.beginWatch(ctx, w, in)
 }
 
 // backendWatchMonitor follows a backend Watch's turn through its daemon to
@@ -93,14 +76,9 @@ func (s *Service) backendWatchMonitor(ctx context.Context, w Watch) {
 			}
 		}
 	}
-	th, err := s.backendThread(ctx, strings.TrimPrefix(w.TerminalID, backendEndpointPrefix))
-	if err != nil {
-		invalidate("the thread's Codex app-server daemon cannot be reached: " + errMessage(err))
-		return
-	}
-	events, err := s.codexBackend.Follow(ctx, th, w.NativeTurnID)
-	if err != nil {
-		invalidate("the thread's Codex app-server daemon cannot be followed: " + err.Error())
+	events, why := s.followBackend(ctx, strings.TrimPrefix(w.TerminalID, backendEndpointPrefix), w.NativeTurnID)
+	if why != "" {
+		invalidate(why)
 		return
 	}
 	hard := time.NewTimer(time.Until(w.CreatedAt.Add(w.HardTimeout)))

@@ -189,19 +189,8 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if !term.Watchable() {
 		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
 	}
-	// Another controller's Turn holds the pane: its task and final message
-	// are not this caller's to read.
-	if holding, err := s.holdingTurn(ctx, term.ID); err == nil {
-		if !p.CanSeeHost(holding.HostID) {
-			return Watch{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
-		}
-	} else if !errors.Is(err, ErrNotFound) {
+	if err := s.mayWatch(ctx, p, term.ID, "terminal"); err != nil {
 		return Watch{}, err
-	}
-	if active, err := s.store.ActiveWatches(ctx); err != nil {
-		return Watch{}, err
-	} else if n := countHost(active, p.HostID); n >= MaxActiveWatchesPerHost {
-		return Watch{}, E(CodeWatchLimit, fmt.Sprintf("this controller has %d active Watches, the most it may have; unwatch one first", n))
 	}
 	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
 	if err != nil {
@@ -224,6 +213,12 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	if exact {
 		w.Mode = WatchModeExact
 	}
+	return s.beginWatch(ctx, w, in)
+}
+
+// beginWatch stores a new Watch (its hard timeout the request's, when it
+// names one) and starts its monitor.
+func (s *Service) beginWatch(ctx context.Context, w Watch, in NewWatchInput) (Watch, error) {
 	if in.HardTimeoutMinutes > 0 {
 		w.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
 	}
@@ -232,6 +227,25 @@ func (s *Service) StartWatch(ctx context.Context, in NewWatchInput) (Watch, erro
 	}
 	s.startWatchMonitor(w.ID)
 	return w, nil
+}
+
+// mayWatch refuses a new Watch of endpoint (a "terminal" or a "thread")
+// that another controller's Turn holds (its task and final message are not
+// this caller's to read), or one over the caller's limit.
+func (s *Service) mayWatch(ctx context.Context, p Principal, endpoint, what string) error {
+	if holding, err := s.holdingTurn(ctx, endpoint); err == nil {
+		if !p.CanSeeHost(holding.HostID) {
+			return E(CodeConflictActiveTurn, "a Turn of another controller holds this "+what)
+		}
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if active, err := s.store.ActiveWatches(ctx); err != nil {
+		return err
+	} else if n := countHost(active, p.HostID); n >= MaxActiveWatchesPerHost {
+		return E(CodeWatchLimit, fmt.Sprintf("this controller has %d active Watches, the most it may have; unwatch one first", n))
+	}
+	return nil
 }
 
 // backendAnchor anchors a Watch of a Codex pane whose records cannot name
