@@ -282,10 +282,13 @@ async function run() {
   await claude.locator("p.info", { hasText: "Status: thread" }).waitFor({ timeout: T });
   const perms = claude.locator("details", { hasText: "Permissions" });
   await perms.locator("summary").click();
+  await perms.locator("strong[data-mode]").waitFor({ timeout: T });
   await perms.getByLabel("Mode").selectOption("plan", { timeout: T });
   await perms.getByRole("button", { name: "Apply" }).click();
   await claude.locator("p.info", { hasText: "Permission mode: plan" }).waitFor({ timeout: T });
   await perms.locator("summary").click();
+  // The box read the mode again: it says plan, and only then offers a choice.
+  await perms.locator('strong[data-mode="plan"]').waitFor({ timeout: T });
   await perms.getByLabel("Mode").selectOption("manual", { timeout: T });
   await perms.getByRole("button", { name: "Apply" }).click();
   await claude.locator("p.info", { hasText: "Permission mode: manual" }).waitFor({ timeout: T });

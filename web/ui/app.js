@@ -523,11 +523,14 @@ function threadsBox(a, c, refresh) {
   const list = h("ol", { class: "threads", "aria-label": "Threads" });
   const box = h("details", { class: "box" }, h("summary", {}, "Threads"), list);
   box.addEventListener("toggle", async () => {
-    if (!box.open) return;
+    // A closed box keeps nothing: opened again, it shows only what a new
+    // read says, never a stale list to click.
+    if (!box.open) { list.replaceChildren(); return; }
     const resume = resumeNow.get(c.conversation_id);
     list.replaceChildren(h("li", { class: "muted" }, "Reading the agent's records…"));
     try {
       const l = await call(a);
+      if (!box.open) return;
       list.replaceChildren(...(l.threads.length ? l.threads.map((t) => h("li", { "data-thread": t.native_thread_id },
         t.current ? h("strong", {}, "current · ") : null, h("span", {}, t.title), " ",
         h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)),
@@ -553,10 +556,13 @@ function permissionsBox(get, set, c, refresh) {
   const out = h("div", {});
   const box = h("details", { class: "box" }, h("summary", {}, "Permissions"), out);
   box.addEventListener("toggle", async () => {
-    if (!box.open) return;
+    // A closed box keeps nothing: opened again, it offers a mode only once a
+    // new read has said which one is current.
+    if (!box.open) { out.replaceChildren(); return; }
     out.replaceChildren(h("p", { class: "muted" }, "Reading the agent's permission mode…"));
     try {
       const r = await call(get);
+      if (!box.open) return;
       select.replaceChildren(...r.modes.map((m) => h("option", { value: m.mode, selected: m.mode === r.current }, m.label)));
       out.replaceChildren(h("p", {}, "Now: ", h("strong", { "data-mode": r.current }, r.current)),
         h("label", { for: sid }, "Mode"), select,
