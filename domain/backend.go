@@ -109,6 +109,10 @@ type CodexBackend interface {
 	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
 	// RunningTurn is the id of the turn th runs now, "" when none.
 	RunningTurn(ctx context.Context, th BackendThread) (string, error)
+	// Models is the daemon's model catalogue (each model with its
+	// efforts) and the model and effort th's next turn gets; it sends no
+	// input.
+	Models(ctx context.Context, th BackendThread) (ModelState, error)
 	// Interrupt asks the daemon to interrupt turnID.
 	Interrupt(ctx context.Context, th BackendThread, turnID string) error
 	// Prompt is the command approval the followed turnID waits on now.
@@ -178,6 +182,10 @@ func (s *Service) backendConversationOf(ctx context.Context, p Principal, th Bac
 	endpoint := BackendEndpoint(th.ThreadID)
 	if s.watchTerm != nil && !held && th.Status == BackendActive {
 		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", map[string]any{"terminal_id": endpoint}))
+	}
+	// The daemon's model catalogue, read with no input.
+	if th.Status == BackendIdle || th.Status == BackendActive {
+		c.Actions = append(c.Actions, act("model_options", "GET", "/v1/terminals/"+endpoint+"/models", nil))
 	}
 	for _, w := range watches {
 		if w.TerminalID == endpoint && p.CanSeeHost(w.HostID) {
@@ -619,4 +627,24 @@ func (s *Service) autoApproveBackend(ctx context.Context, t Turn) (done bool) {
 		slog.Error("auto-approval: record the answer", "turn_id", t.ID, "err", err)
 	}
 	return true
+}
+
+// backendModels reads a backend thread's model catalogue from its daemon
+// (model_options): no input, and no authority for a set-model, since the
+// daemon changes a thread's model only with a turn.
+func (s *Service) backendModels(ctx context.Context, endpoint string) (ModelsResult, error) {
+	if _, err := requirePrincipal(ctx); err != nil {
+		return ModelsResult{}, err
+	}
+	threadID := strings.TrimPrefix(endpoint, backendEndpointPrefix)
+	th, err := s.backendThread(ctx, threadID)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	st, err := s.codexBackend.Models(ctx, th)
+	if err != nil {
+		return ModelsResult{}, &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
+	}
+	return ModelsResult{TerminalID: endpoint, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
+		Models: st.Models, ExpiresAt: s.clock.Now().UTC()}, nil
 }

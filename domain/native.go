@@ -773,6 +773,9 @@ func (s *Service) modelControls() (ModelControls, error) {
 // effect (model_options). The catalogue is the authority for one
 // set-model by the same controller conversation within 5 minutes.
 func (s *Service) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	if IsBackendEndpoint(terminalID) {
+		return s.backendModels(ctx, terminalID)
+	}
 	p, term, unlock, err := s.nativeReady(ctx, terminalID)
 	if err != nil {
 		return ModelsResult{}, err

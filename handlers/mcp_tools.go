@@ -51,7 +51,7 @@ var mcpCatalogue = []mcpTool{
 	{Name: "akk_set_permissions", Ops: []string{"setPermissions"},
 		Guide: "Change the pane's permission mode to one the user chose from a fresh akk_permission_options (full_access only on the user's explicit word). Never repeat an uncertain result."},
 	{Name: "akk_model_options", Ops: []string{"getModels"},
-		Guide: "Open the agent's own model UI once in an idle pane and read its models and the reasoning effort in effect. The result authorizes one akk_set_model from this same conversation within 5 minutes."},
+		Guide: "Open the agent's own model UI once in an idle pane and read its models and the reasoning effort in effect. The result authorizes one akk_set_model from this same conversation within 5 minutes. On a Codex backend row (terminal_id cx_<thread id> from its model_options action) the daemon gives the catalogue with no input, and it authorizes no akk_set_model."},
 	{Name: "akk_set_model", Ops: []string{"setModel"},
 		Guide: "Set the reasoning effort of the model in effect to one the immediately preceding akk_model_options advertised (model and reasoning_effort both from it). Never repeat an uncertain result: read the catalogue again."},
 	{Name: "akk_repair_model_control", Ops: []string{"repairModelControl"},

@@ -618,15 +618,48 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			text := "Work in the project for " + a.Name()
 			send(row, text, fakemodel.DefaultReply(text), "chat-p1")
 
+			// The thread's models, from its daemon with no input: the
+			// configured model in effect, its efforts, and no authority
+			// for a set-model.
+			endpoint := "cx_" + thread
+			models := backendModels(t, d.url, host.Token, endpoint)
+			if models.Effective.Model != agenttest.CodexModel || models.Scope != "" {
+				t.Fatalf("models %+v", models)
+			}
+			var other string // an effort the thread is not on
+			for _, m := range models.Models {
+				if m.Model != agenttest.CodexModel {
+					continue
+				}
+				if !slices.Contains(m.ReasoningEfforts, models.Effective.ReasoningEffort) {
+					t.Fatalf("the effort in effect %q is not among %v", models.Effective.ReasoningEffort, m.ReasoningEfforts)
+				}
+				for _, e := range m.ReasoningEfforts {
+					if e != models.Effective.ReasoningEffort && e != "none" && e != "minimal" {
+						other = e
+					}
+				}
+			}
+			if other == "" {
+				t.Fatalf("no other effort in the catalogue %+v", models)
+			}
+			t.Logf("models: %d, in effect %s/%s; another client will choose %s", len(models.Models), models.Effective.Model, models.Effective.ReasoningEffort, other)
+			if !slices.ContainsFunc(row.AvailableActions, func(a map[string]any) bool { return a["action"] == "model_options" }) {
+				t.Fatalf("the row offers no model_options: %v", row.AvailableActions)
+			}
+			var bad watchAnswer
+			if code := call(t, "PUT", d.url+"/v1/terminals/"+endpoint+"/model", host.Token, `{"model":"`+agenttest.CodexModel+`","reasoning_effort":"`+other+`"}`, &bad); code != 400 || bad.Code != "invalid_request" {
+				t.Fatalf("set a backend thread's model: %d %+v", code, bad)
+			}
+
 			// Another client of the daemon (an editor, say) starts a turn:
 			// the row offers a Watch, exact through the daemon, that ends
 			// with the turn's final message. An idle thread has none.
-			endpoint := "cx_" + thread
 			var nw watchAnswer
 			if code := call(t, "POST", d.url+"/v1/watches", host.Token, `{"terminal_id":"`+endpoint+`"}`, &nw); code != 409 || nw.Code != "nothing_to_watch" {
 				t.Fatalf("watch an idle thread: %d %+v", code, nw)
 			}
-			other := "Started by another client for " + a.Name() + " " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "6")
+			otherText := "Started by another client for " + a.Name() + " " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "6")
 			func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
@@ -635,7 +668,9 @@ func TestE2ECodexBackendProject(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				if _, err := c.StartTurn(ctx, thread, other, ""); err != nil {
+				// Its turn changes the thread's effort for this and later turns.
+				if err := c.Call(ctx, "turn/start", map[string]any{"threadId": thread, "effort": other,
+					"input": []map[string]any{{"type": "text", "text": otherText, "text_elements": []any{}}}}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}()
@@ -655,8 +690,13 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			if fm, _ := watched.Data["final_message"].(string); !strings.Contains(fm, "slow") || watched.Data["confidence"] != "exact" {
 				t.Fatalf("watch completion %+v", watched.Data)
 			}
-			if n := userRequests(e.Model, other); n != 1 {
+			if n := userRequests(e.Model, otherText); n != 1 {
 				t.Fatalf("the model saw the other client's request %d times", n)
+			}
+			// The models read again: the daemon's effort, changed by the
+			// other client, not one AKK remembers.
+			if m := backendModels(t, d.url, host.Token, endpoint); m.Effective.Model != agenttest.CodexModel || m.Effective.ReasoningEffort != other {
+				t.Fatalf("models after the other client chose %s: %+v", other, m.Effective)
 			}
 
 			// akkd restarts: the same thread, and still only one of AKK's.
@@ -706,4 +746,29 @@ func akkThreads(t *testing.T, home string) []string {
 		}
 	}
 	return out
+}
+
+// backendModelsAnswer is a model catalogue's answer.
+type backendModelsAnswer struct {
+	Outcome   string `json:"outcome"`
+	Scope     string `json:"scope"`
+	Effective struct {
+		Model           string `json:"model"`
+		ReasoningEffort string `json:"reasoning_effort"`
+	} `json:"effective"`
+	Models []struct {
+		Model            string   `json:"model"`
+		Label            string   `json:"label"`
+		ReasoningEfforts []string `json:"reasoning_efforts"`
+	} `json:"models"`
+}
+
+// backendModels reads a backend row's model catalogue.
+func backendModels(t testing.TB, url, token, endpoint string) backendModelsAnswer {
+	t.Helper()
+	var m backendModelsAnswer
+	if code := call(t, "GET", url+"/v1/terminals/"+endpoint+"/models", token, "", &m); code != 200 || m.Outcome != "done" {
+		t.Fatalf("models of %s: %d %+v", endpoint, code, m)
+	}
+	return m
 }

@@ -495,6 +495,54 @@ func (b *Backend) RunningTurn(ctx context.Context, th domain.BackendThread) (str
 	return "", nil
 }
 
+// Models implements domain.CodexBackend: the daemon's catalogue and the
+// model and effort the thread's next turn gets. An effort the thread
+// leaves unset is its model's default, which is what the daemon applies.
+func (b *Backend) Models(ctx context.Context, th domain.BackendThread) (domain.ModelState, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout())
+	defer cancel()
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return domain.ModelState{}, err
+	}
+	defer c.Close()
+	cur, err := c.ReadThread(ctx, th.ThreadID, false)
+	if err != nil {
+		return domain.ModelState{}, err
+	}
+	models, err := c.ListModels(ctx)
+	if err != nil {
+		return domain.ModelState{}, err
+	}
+	st := domain.ModelState{Models: []domain.ModelOption{}}
+	if cur.Model != nil {
+		st.Model = *cur.Model
+	}
+	for _, m := range models {
+		o := domain.ModelOption{Model: m.Model, Label: m.DisplayName, Efforts: []string{}}
+		if o.Model == "" {
+			o.Model = m.ID
+		}
+		if o.Label == "" {
+			o.Label = o.Model
+		}
+		for _, e := range m.SupportedReasoningEfforts {
+			o.Efforts = append(o.Efforts, e.ReasoningEffort)
+		}
+		if o.Model == st.Model {
+			st.Effort = m.DefaultReasoningEffort
+		}
+		st.Models = append(st.Models, o)
+	}
+	if cur.ReasoningEffort != nil && *cur.ReasoningEffort != "" {
+		st.Effort = *cur.ReasoningEffort
+	}
+	if st.Model == "" || st.Effort == "" {
+		return st, errors.New("the daemon names no model and effort for the thread")
+	}
+	return st, nil
+}
+
 // Interrupt implements domain.CodexBackend.
 func (b *Backend) Interrupt(ctx context.Context, th domain.BackendThread, turnID string) error {
 	f, err := b.follow(ctx, th)

@@ -7,14 +7,17 @@ import (
 
 // Thread is the part of a daemon's thread AKK reads.
 type Thread struct {
-	ID         string  `json:"id"`
-	Cwd        string  `json:"cwd"`
-	Name       *string `json:"name"`
-	Preview    string  `json:"preview"`
-	Model      *string `json:"model"`
-	CLIVersion string  `json:"cliVersion"`
-	Path       *string `json:"path"`
-	Ephemeral  bool    `json:"ephemeral"`
+	ID      string  `json:"id"`
+	Cwd     string  `json:"cwd"`
+	Name    *string `json:"name"`
+	Preview string  `json:"preview"`
+	Model   *string `json:"model"`
+	// ReasoningEffort is the effort configured for the thread's next turn
+	// (null: unset, the model's default applies).
+	ReasoningEffort *string `json:"reasoningEffort"`
+	CLIVersion      string  `json:"cliVersion"`
+	Path            *string `json:"path"`
+	Ephemeral       bool    `json:"ephemeral"`
 	// Originator is the client name of whoever started the thread (AKK's
 	// own are ClientName).
 	Originator string          `json:"originator"`
@@ -194,4 +197,42 @@ func (c *Client) RecordedThreads(ctx context.Context, max int, each func(Thread)
 		cursor = r.NextCursor
 	}
 	return nil
+}
+
+// Model is one model of the daemon's catalogue.
+type Model struct {
+	ID                        string `json:"id"`
+	Model                     string `json:"model"`
+	DisplayName               string `json:"displayName"`
+	Hidden                    bool   `json:"hidden"`
+	IsDefault                 bool   `json:"isDefault"`
+	DefaultReasoningEffort    string `json:"defaultReasoningEffort"`
+	SupportedReasoningEfforts []struct {
+		ReasoningEffort string `json:"reasoningEffort"`
+	} `json:"supportedReasoningEfforts"`
+}
+
+// ListModels reads the daemon's model catalogue (hidden models left out).
+func (c *Client) ListModels(ctx context.Context) ([]Model, error) {
+	var out []Model
+	var cursor *string
+	for page := 0; page < 50; page++ {
+		var r struct {
+			Data       []Model `json:"data"`
+			NextCursor *string `json:"nextCursor"`
+		}
+		if err := c.Call(ctx, "model/list", map[string]any{"cursor": cursor, "includeHidden": false}, &r); err != nil {
+			return nil, err
+		}
+		for _, m := range r.Data {
+			if !m.Hidden {
+				out = append(out, m)
+			}
+		}
+		if r.NextCursor == nil || *r.NextCursor == "" {
+			break
+		}
+		cursor = r.NextCursor
+	}
+	return out, nil
 }

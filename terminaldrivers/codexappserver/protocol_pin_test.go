@@ -30,7 +30,7 @@ var used = struct {
 	RequestDefinitions map[string][]string
 	Responses          []string
 }{
-	Requests:       []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe", "thread/start", "thread/list"},
+	Requests:       []string{"initialize", "thread/loaded/list", "thread/read", "turn/start", "turn/interrupt", "thread/resume", "thread/unsubscribe", "thread/start", "thread/list", "model/list"},
 	Notifications:  []string{"turn/started", "turn/completed", "item/completed", "serverRequest/resolved"},
 	ServerRequests: []string{MethodCommandApproval, MethodUserInput},
 	RequestDefinitions: map[string][]string{
@@ -55,7 +55,11 @@ var used = struct {
 		"ThreadStartResponse":               {"thread"},
 		"ThreadListParams":                  {"cursor", "limit"},
 		"ThreadListResponse":                {"data", "nextCursor"},
-		"Thread":                            {"id", "cwd", "name", "preview", "model", "cliVersion", "path", "ephemeral", "originator", "status", "turns"},
+		"Thread":                            {"id", "cwd", "name", "preview", "model", "reasoningEffort", "cliVersion", "path", "ephemeral", "originator", "status", "turns"},
+		"ModelListParams":                   {"cursor", "includeHidden"},
+		"ModelListResponse":                 {"data", "nextCursor"},
+		"Model":                             {"id", "model", "displayName", "hidden", "isDefault", "defaultReasoningEffort", "supportedReasoningEfforts"},
+		"ReasoningEffortOption":             {"reasoningEffort"},
 		"Turn":                              {"id", "status", "items", "error"},
 		"TurnStatus":                        {},
 		"TurnStartParams":                   {"threadId", "input", "clientUserMessageId"},

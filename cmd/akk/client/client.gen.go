@@ -1249,7 +1249,8 @@ type ModelOption struct {
 	// Model The semantic id to send back.
 	Model string `json:"model"`
 
-	// ReasoningEfforts The efforts this model offers; known (non-empty) for the model in effect only.
+	// ReasoningEfforts The efforts this model offers; from a pane, known (non-empty) for the model in effect only; from a
+	// backend thread's daemon, known for every model.
 	ReasoningEfforts []string `json:"reasoning_efforts"`
 }
 
@@ -2275,6 +2276,12 @@ type ClientInterface interface {
 	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
 	// voids it.
 	//
+	// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
+	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
+	// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
+	// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
+	// set-model: `scope` is empty and it expires at once.
+	//
 	// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
 	GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3210,6 +3217,12 @@ func (c *Client) RepairModelControl(ctx context.Context, terminalId string, reqE
 // Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 // set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
 // voids it.
+//
+// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
+// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
+// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
+// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
+// set-model: `scope` is empty and it expires at once.
 //
 // Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
 func (c *Client) GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6484,6 +6497,12 @@ type ClientWithResponsesInterface interface {
 	// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
 	// voids it.
+	//
+	// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
+	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
+	// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
+	// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
+	// set-model: `scope` is empty and it expires at once.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10760,6 +10779,12 @@ func (c *ClientWithResponses) RepairModelControlWithResponse(ctx context.Context
 // Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 // set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
 // voids it.
+//
+// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
+// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
+// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
+// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
+// set-model: `scope` is empty and it expires at once.
 //
 // Returns a wrapper object for the known response body format(s).
 //
