@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 )
@@ -93,6 +94,10 @@ func (e BackendEvent) Ends() bool {
 	return false
 }
 
+// BackendTurnOptions are a turn's overrides, which the daemon keeps for
+// the thread's later turns too; "" leaves a value as it is.
+type BackendTurnOptions struct{ Model, Effort string }
+
 // CodexBackend is Codex's own app-server, reached through the managed
 // daemons of the Codex panes AKK sees. It never starts a daemon.
 type CodexBackend interface {
@@ -103,7 +108,7 @@ type CodexBackend interface {
 	// of the message. SubmitNothing: nothing reached the daemon;
 	// SubmitEntered with no error: the daemon started turnID; anything
 	// else is unproven.
-	Start(ctx context.Context, th BackendThread, text, messageID string) (turnID string, stage SubmitStage, err error)
+	Start(ctx context.Context, th BackendThread, text, messageID string, opts BackendTurnOptions) (turnID string, stage SubmitStage, err error)
 	// Follow follows turnID of th; the channel closes after an event that
 	// Ends, or when ctx ends. A turn that already ended yields its end.
 	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
@@ -244,6 +249,12 @@ func (s *Service) sendBackend(ctx context.Context, p Principal, in SendInput) (S
 	if th.Status != BackendIdle {
 		return SendResult{}, E(CodeThreadNotIdle, "the thread is "+th.Status+", not idle (a turn runs); nothing was sent")
 	}
+	opts := BackendTurnOptions{Model: in.Model, Effort: in.ReasoningEffort}
+	if opts != (BackendTurnOptions{}) {
+		if err := s.checkBackendModel(ctx, th, opts); err != nil {
+			return SendResult{}, err
+		}
+	}
 	now := s.clock.Now().UTC()
 	t := s.newTurn(p, in, endpoint, PathCodexBackend, now)
 	t.NativeThreadID = threadID
@@ -263,7 +274,7 @@ func (s *Service) sendBackend(ctx context.Context, p Principal, in SendInput) (S
 	Failpoint("send.reserved")
 	// The start runs to its end even when the caller goes away.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	nativeTurn, stage, subErr := s.codexBackend.Start(sctx, th, in.Request, t.ID)
+	nativeTurn, stage, subErr := s.codexBackend.Start(sctx, th, in.Request, t.ID, opts)
 	cancel()
 	if stage == SubmitNothing {
 		res, err := s.afterSubmit(ctx, t, stage, subErr, false)
@@ -647,4 +658,28 @@ func (s *Service) backendModels(ctx context.Context, endpoint string) (ModelsRes
 	}
 	return ModelsResult{TerminalID: endpoint, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
 		Models: st.Models, ExpiresAt: s.clock.Now().UTC()}, nil
+}
+
+// checkBackendModel checks a Send's model and effort against the thread's
+// daemon's catalogue, read now: the model listed, the effort one the
+// catalogue lists for it (the chosen model, else the one in effect).
+func (s *Service) checkBackendModel(ctx context.Context, th BackendThread, opts BackendTurnOptions) error {
+	st, err := s.codexBackend.Models(ctx, th)
+	if err != nil {
+		return &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
+	}
+	model := st.Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	i := slices.IndexFunc(st.Models, func(m ModelOption) bool { return m.Model == model })
+	if i < 0 {
+		return Invalid("the daemon's catalogue lists no model "+model+"; nothing was sent",
+			FieldError{Field: "model", Message: "one of the thread's model_options"})
+	}
+	if opts.Effort != "" && !slices.Contains(st.Models[i].Efforts, opts.Effort) {
+		return Invalid("the daemon's catalogue lists no effort "+opts.Effort+" for "+model+"; nothing was sent",
+			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(st.Models[i].Efforts, ", ")})
+	}
+	return nil
 }

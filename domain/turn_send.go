@@ -152,6 +152,11 @@ type SendInput struct {
 	// Identify: identify_and_send; the closed status probe, then the
 	// dispatch, under one terminal lock (Codex).
 	Identify bool
+	// Model and ReasoningEffort: a backend conversation's model and
+	// effort for this turn and the thread's later ones, from the daemon's
+	// catalogue.
+	Model           string `validate:"omitempty,max=80"`
+	ReasoningEffort string `validate:"omitempty,max=40"`
 }
 
 // SendResult is what Send did.
@@ -227,6 +232,14 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if in.ConversationID != "" && (in.TerminalID != "" || in.SessionID != "" || in.Identify) {
 		return SendResult{}, Invalid("conversation_id names a backend conversation: not together with terminal_id, session_id or identify",
 			FieldError{Field: "conversation_id", Message: "alone, without terminal_id, session_id or identify"})
+	}
+	if in.ConversationID == "" && (in.Model != "" || in.ReasoningEffort != "") {
+		field := "model"
+		if in.Model == "" {
+			field = "reasoning_effort"
+		}
+		return SendResult{}, Invalid("model and reasoning_effort choose a backend conversation's model: give them with conversation_id (a pane's model is set with set_model)",
+			FieldError{Field: field, Message: "only with conversation_id"})
 	}
 	in.Request = normalizeRequest(in.Request)
 	if err := tr.checkRequest(in.Request); err != nil {

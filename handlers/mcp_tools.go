@@ -67,7 +67,7 @@ var mcpCatalogue = []mcpTool{
 	{Name: "akk_status", Ops: []string{"getTurn", "getWatch"}, ReadOnly: true,
 		Guide: "Give exactly one of turn_id or watch_id. A notification or callback is only a wake-up: call akk_status before acting on it, and act only through the available_actions it returns."},
 	{Name: "akk_send", Ops: []string{"sendTurn"},
-		Guide: "Send one task to an agent pane as a Turn (terminal_id or session_id from a fresh akk_list), or to a backend conversation (conversation_id of a codex_backend row). The request is the user's words, never a slash command, key or menu number. If outcome is uncertain or do_not_retry is true, never send it again: report it to the user and follow the Turn with akk_status."},
+		Guide: "Send one task to an agent pane as a Turn (terminal_id or session_id from a fresh akk_list), or to a backend conversation (conversation_id of a codex_backend row; only there, model and reasoning_effort from its akk_model_options choose the model for this and later turns, when the user asked for them). The request is the user's words, never a slash command, key or menu number. If outcome is uncertain or do_not_retry is true, never send it again: report it to the user and follow the Turn with akk_status."},
 	{Name: "akk_respond", Ops: []string{"respondTurn"},
 		Guide: "Answer a Turn that is waiting_for_host with the user's words. Never retry an uncertain result."},
 	{Name: "akk_interaction", Ops: []string{"getTurnInteraction"}, ReadOnly: true,

@@ -88,6 +88,12 @@ func (s *Server) SendTurn(ctx context.Context, req SendTurnRequestObject) (SendT
 	if b.Identify != nil {
 		in.Identify = *b.Identify
 	}
+	if b.Model != nil {
+		in.Model = *b.Model
+	}
+	if b.ReasoningEffort != nil {
+		in.ReasoningEffort = *b.ReasoningEffort
+	}
 	r, err := s.Service.Send(ctx, in)
 	if err != nil {
 		return nil, err

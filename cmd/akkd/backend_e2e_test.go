@@ -644,12 +644,59 @@ func TestE2ECodexBackendProject(t *testing.T) {
 				t.Fatalf("no other effort in the catalogue %+v", models)
 			}
 			t.Logf("models: %d, in effect %s/%s; another client will choose %s", len(models.Models), models.Effective.Model, models.Effective.ReasoningEffort, other)
+			for _, r := range e.Model.Requests() {
+				if strings.TrimSpace(r.UserText) == text && r.Effort != models.Effective.ReasoningEffort {
+					t.Fatalf("the first turn's model call asked for effort %q, the thread says %q", r.Effort, models.Effective.ReasoningEffort)
+				}
+			}
 			if !slices.ContainsFunc(row.AvailableActions, func(a map[string]any) bool { return a["action"] == "model_options" }) {
 				t.Fatalf("the row offers no model_options: %v", row.AvailableActions)
 			}
 			var bad watchAnswer
 			if code := call(t, "PUT", d.url+"/v1/terminals/"+endpoint+"/model", host.Token, `{"model":"`+agenttest.CodexModel+`","reasoning_effort":"`+other+`"}`, &bad); code != 400 || bad.Code != "invalid_request" {
 				t.Fatalf("set a backend thread's model: %d %+v", code, bad)
+			}
+			// A Send chooses the effort for its turn and the thread's later
+			// ones; one the catalogue does not list, or given for a pane,
+			// is refused with nothing sent.
+			refused := "Not sent for " + a.Name()
+			for _, body := range []string{
+				`{"conversation_id":"` + row.ConversationID + `","request":"` + refused + `","reasoning_effort":"bogus"}`,
+				`{"conversation_id":"` + row.ConversationID + `","request":"` + refused + `","model":"no-such-model"}`,
+				`{"terminal_id":"term_x","request":"` + refused + `","reasoning_effort":"` + other + `"}`,
+			} {
+				if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &bad); code != 422 || bad.Code != "validation_failed" {
+					t.Fatalf("send %s: %d %+v", body, code, bad)
+				}
+			}
+			chosen := "" // the effort this Send chooses: neither in effect nor the other client's
+			for _, m := range models.Models {
+				for _, e := range m.ReasoningEfforts {
+					if m.Model == agenttest.CodexModel && chosen == "" && e != models.Effective.ReasoningEffort && e != other && e != "none" && e != "minimal" {
+						chosen = e
+					}
+				}
+			}
+			effortText := "Work with more thought for " + a.Name()
+			var es sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+effortText+`","reasoning_effort":"`+chosen+`"}`, &es); code != 202 {
+				t.Fatalf("send with effort %s: %d %+v", chosen, code, es)
+			}
+			rec.waitTurn(t, es.TurnID, "turn.completed", 90*time.Second)
+			var efforts []string
+			for _, r := range e.Model.Requests() {
+				if strings.TrimSpace(r.UserText) == effortText && !r.Aux {
+					efforts = append(efforts, r.Effort)
+				}
+				if strings.Contains(r.UserText, refused) {
+					t.Fatalf("a refused send reached the model: %+v", r)
+				}
+			}
+			if len(efforts) != 1 || efforts[0] != chosen {
+				t.Fatalf("the model call's efforts %v, want [%s]", efforts, chosen)
+			}
+			if m := backendModels(t, d.url, host.Token, endpoint); m.Effective.ReasoningEffort != chosen {
+				t.Fatalf("after a send with %s the thread's effort is %+v", chosen, m.Effective)
 			}
 
 			// Another client of the daemon (an editor, say) starts a turn:
@@ -669,8 +716,7 @@ func TestE2ECodexBackendProject(t *testing.T) {
 				}
 				defer c.Close()
 				// Its turn changes the thread's effort for this and later turns.
-				if err := c.Call(ctx, "turn/start", map[string]any{"threadId": thread, "effort": other,
-					"input": []map[string]any{{"type": "text", "text": otherText, "text_elements": []any{}}}}, nil); err != nil {
+				if _, err := c.StartTurn(ctx, thread, otherText, "", "", other); err != nil {
 					t.Fatal(err)
 				}
 			}()
@@ -698,6 +744,32 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			if m := backendModels(t, d.url, host.Token, endpoint); m.Effective.Model != agenttest.CodexModel || m.Effective.ReasoningEffort != other {
 				t.Fatalf("models after the other client chose %s: %+v", other, m.Effective)
 			}
+			// A Send chooses another model of the catalogue, with one of
+			// its efforts: the model call uses both, and the thread keeps them.
+			var model2, effort2 string
+			for _, m := range models.Models {
+				if m.Model != agenttest.CodexModel && model2 == "" && len(m.ReasoningEfforts) > 0 {
+					model2, effort2 = m.Model, m.ReasoningEfforts[0]
+				}
+			}
+			if model2 == "" {
+				t.Fatalf("no other model in the catalogue %+v", models)
+			}
+			modelText := "Work on another model for " + a.Name()
+			var ms sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+modelText+`","model":"`+model2+`","reasoning_effort":"`+effort2+`"}`, &ms); code != 202 {
+				t.Fatalf("send with model %s: %d %+v", model2, code, ms)
+			}
+			rec.waitTurn(t, ms.TurnID, "turn.completed", 90*time.Second)
+			for _, r := range e.Model.Requests() {
+				if strings.TrimSpace(r.UserText) == modelText && !r.Aux && (r.Model != model2 || r.Effort != effort2) {
+					t.Fatalf("the model call ran %s/%s, want %s/%s", r.Model, r.Effort, model2, effort2)
+				}
+			}
+			if m := backendModels(t, d.url, host.Token, endpoint); m.Effective.Model != model2 || m.Effective.ReasoningEffort != effort2 {
+				t.Fatalf("after a send with %s/%s the thread is on %+v", model2, effort2, m.Effective)
+			}
+			t.Logf("sent with effort %s, then with %s/%s", chosen, model2, effort2)
 
 			// akkd restarts: the same thread, and still only one of AKK's.
 			d.kill()

@@ -216,7 +216,7 @@ func (b *Backend) follow(ctx context.Context, th domain.BackendThread) (*followi
 // Start implements domain.CodexBackend. An answer of the daemon's, an
 // error included, proves what happened; a connection lost after the
 // request went out does not.
-func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, messageID string) (string, domain.SubmitStage, error) {
+func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, messageID string, opts domain.BackendTurnOptions) (string, domain.SubmitStage, error) {
 	f, err := b.follow(ctx, th)
 	if err != nil {
 		var rpc *RPCError
@@ -226,9 +226,9 @@ func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, mess
 		// A thread no turn ran in yet has no record the daemon could
 		// subscribe a second client to: the turn starts on a plain
 		// connection, and Follow subscribes once the turn wrote it.
-		return b.startUnrecorded(ctx, th, text, messageID)
+		return b.startUnrecorded(ctx, th, text, messageID, opts)
 	}
-	turn, err := f.c.StartTurn(ctx, th.ThreadID, text, messageID)
+	turn, err := f.c.StartTurn(ctx, th.ThreadID, text, messageID, opts.Model, opts.Effort)
 	var rpc *RPCError
 	switch {
 	case errors.As(err, &rpc):
@@ -273,13 +273,13 @@ func (b *Backend) unrecorded(ctx context.Context, th domain.BackendThread) bool 
 }
 
 // startUnrecorded starts the first turn of a thread with no record.
-func (b *Backend) startUnrecorded(ctx context.Context, th domain.BackendThread, text, messageID string) (string, domain.SubmitStage, error) {
+func (b *Backend) startUnrecorded(ctx context.Context, th domain.BackendThread, text, messageID string, opts domain.BackendTurnOptions) (string, domain.SubmitStage, error) {
 	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
 	if err != nil {
 		return "", domain.SubmitNothing, err
 	}
 	defer c.Close()
-	turn, err := c.StartTurn(ctx, th.ThreadID, text, messageID)
+	turn, err := c.StartTurn(ctx, th.ThreadID, text, messageID, opts.Model, opts.Effort)
 	var rpc *RPCError
 	switch {
 	case errors.As(err, &rpc):

@@ -177,7 +177,7 @@ func TestE2EAppServer(t *testing.T) {
 
 			// A turn AKK starts on the same thread.
 			sent := "Say hello to the controller through the backend"
-			turn, err := c.StartTurn(ctx, thread, sent, "msg-backend-1")
+			turn, err := c.StartTurn(ctx, thread, sent, "msg-backend-1", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestE2EAppServer(t *testing.T) {
 
 			// Interrupt a slow turn.
 			slow := "Take your time " + fakemodel.Marker(fakemodel.ScenarioSlow, "secs", "40")
-			turn, err = c.StartTurn(ctx, thread, slow, "msg-backend-2")
+			turn, err = c.StartTurn(ctx, thread, slow, "msg-backend-2", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestE2EAppServer(t *testing.T) {
 
 			// The daemon killed mid-turn ends the connection: never a
 			// completion.
-			turn, err = c.StartTurn(ctx, thread, slow+" again", "msg-backend-3")
+			turn, err = c.StartTurn(ctx, thread, slow+" again", "msg-backend-3", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -107,7 +107,9 @@ func (c *Client) threadCall(ctx context.Context, method string, params any) (Thr
 
 // StartTurn starts a turn on a loaded thread with text as the user's
 // message; messageID goes with it as the client's own id of that message.
-func (c *Client) StartTurn(ctx context.Context, threadID, text, messageID string) (Turn, error) {
+// model and effort, when set, override the thread's for this turn and its
+// later ones.
+func (c *Client) StartTurn(ctx context.Context, threadID, text, messageID, model, effort string) (Turn, error) {
 	var r struct {
 		Turn Turn `json:"turn"`
 	}
@@ -117,6 +119,12 @@ func (c *Client) StartTurn(ctx context.Context, threadID, text, messageID string
 	}
 	if messageID != "" {
 		params["clientUserMessageId"] = messageID
+	}
+	if model != "" {
+		params["model"] = model
+	}
+	if effort != "" {
+		params["effort"] = effort
 	}
 	err := c.Call(ctx, "turn/start", params, &r)
 	return r.Turn, err

@@ -123,7 +123,7 @@ func TestE2EAppServerRequests(t *testing.T) {
 				t.Fatal(err)
 			}
 			sent := "Run the probe once more " + fakemodel.Marker(fakemodel.ScenarioBash)
-			turn, err := c.StartTurn(ctx, thread, sent, "msg-requests-1")
+			turn, err := c.StartTurn(ctx, thread, sent, "msg-requests-1", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}

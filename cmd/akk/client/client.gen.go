@@ -1505,6 +1505,16 @@ type SendRequest struct {
 	// MessageId Idempotency key, unique per caller.
 	MessageId *string `json:"message_id,omitempty"`
 
+	// Model Backend conversations only (with `conversation_id`): the model for this turn and the thread's later turns,
+	// one the row's fresh `model_options` catalogue lists (`models[].model`). The daemon's catalogue is read again
+	// before anything is sent; a model it does not list is 422 `validation_failed`, nothing sent.
+	Model *string `json:"model,omitempty"`
+
+	// ReasoningEffort Backend conversations only (with `conversation_id`): the reasoning effort for this turn and the thread's
+	// later turns, one the catalogue lists for the model (`model` when given, else the one in effect). Checked
+	// against the daemon's catalogue before anything is sent; 422 `validation_failed` otherwise.
+	ReasoningEffort *string `json:"reasoning_effort,omitempty"`
+
 	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, and the first line may not be a slash command or start with `!`.
 	Request string `json:"request"`
 
@@ -2280,7 +2290,8 @@ type ClientInterface interface {
 	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
 	// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
 	// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
-	// set-model: `scope` is empty and it expires at once.
+	// set-model (`scope` is empty and it expires at once): a Send to the row's conversation chooses them with its
+	// `model` and `reasoning_effort`, for that turn and the thread's later ones.
 	//
 	// Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
 	GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3222,7 +3233,8 @@ func (c *Client) RepairModelControl(ctx context.Context, terminalId string, reqE
 // typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
 // and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
 // daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
-// set-model: `scope` is empty and it expires at once.
+// set-model (`scope` is empty and it expires at once): a Send to the row's conversation chooses them with its
+// `model` and `reasoning_effort`, for that turn and the thread's later ones.
 //
 // Corresponds with GET /v1/terminals/{terminal_id}/models (the `GetModels` operationId).
 func (c *Client) GetModels(ctx context.Context, terminalId string, params *GetModelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6502,7 +6514,8 @@ type ClientWithResponsesInterface interface {
 	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
 	// and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
 	// daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
-	// set-model: `scope` is empty and it expires at once.
+	// set-model (`scope` is empty and it expires at once): a Send to the row's conversation chooses them with its
+	// `model` and `reasoning_effort`, for that turn and the thread's later ones.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10784,7 +10797,8 @@ func (c *ClientWithResponses) RepairModelControlWithResponse(ctx context.Context
 // typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
 // and effort the thread's next turn gets (an effort the thread leaves unset is the model's default, which the
 // daemon applies). The daemon changes a thread's model only with a turn, so this catalogue authorizes no
-// set-model: `scope` is empty and it expires at once.
+// set-model (`scope` is empty and it expires at once): a Send to the row's conversation chooses them with its
+// `model` and `reasoning_effort`, for that turn and the thread's later ones.
 //
 // Returns a wrapper object for the known response body format(s).
 //

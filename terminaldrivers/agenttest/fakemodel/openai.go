@@ -20,6 +20,9 @@ type openaiRequest struct {
 			Type string `json:"type"`
 		} `json:"format"`
 	} `json:"text"`
+	Reasoning *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning"`
 }
 
 type openaiItem struct {
@@ -105,6 +108,9 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
 	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
 		rec.Params = params
+	}
+	if req.Reasoning != nil {
+		rec.Effort = req.Reasoning.Effort
 	}
 	if p.tool != nil {
 		rec.ToolCall = openaiToolName(p.tool)

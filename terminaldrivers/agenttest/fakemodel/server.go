@@ -32,6 +32,8 @@ type Request struct {
 	Method string `json:"method"`
 	Path   string `json:"path"` // with the query, e.g. /v1/messages?beta=true
 	Model  string `json:"model,omitempty"`
+	// Effort is the reasoning effort the request asked for (OpenAI).
+	Effort string `json:"effort,omitempty"`
 	// Client identifies the caller by its API key: ClientID(key).
 	Client string `json:"client,omitempty"`
 	// Aux marks side requests (titles, probes): no scenario was played.
