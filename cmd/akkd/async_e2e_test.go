@@ -42,12 +42,26 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			var host hostCreds
 			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
 			term := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			var sent []string
+			defer func() {
+				// On a failure, what AKK says of each Turn and its step.
+				if !t.Failed() {
+					return
+				}
+				for _, id := range sent {
+					var tr, in json.RawMessage
+					c1 := callConv(t, "GET", d.url+"/v1/turns/"+id, host.Token, "", "c1", &tr)
+					c2 := callConv(t, "GET", d.url+"/v1/turns/"+id+"/interaction", host.Token, "", "c1", &in)
+					t.Logf("turn %s: %d %s\ninteraction: %d %s", id, c1, tr, c2, in)
+				}
+			}()
 			send := func(req string) string {
 				t.Helper()
 				var s sendAnswer
 				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, "c1", &s); code != 202 {
 					t.Fatalf("send %q: %d %+v", req, code, s)
 				}
+				sent = append(sent, s.TurnID)
 				return s.TurnID
 			}
 			type asyncProjection struct {
