@@ -430,3 +430,49 @@ func TestAsyncQuestionWhileWorking(t *testing.T) {
 		t.Fatalf("the unproven step is not fenced: %+v %v", again, err)
 	}
 }
+
+// An async step the monitor could not announce, because the Turn changed
+// under it (as when the respond that opened the step wrote the Turn), is
+// announced at the next look, never dropped.
+func TestAsyncStepAnnouncedAfterAConflict(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	cs := &conflictStore{Store: w.store}
+	svc := domain.NewService(cs, clock{}, ids{}, nil)
+	svc.UseTerminals(ft)
+	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
+	fs := &fakeSteps{stage: domain.AnswerSent}
+	svc.UseInteractions(fs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); svc.WaitTurnMonitors() }()
+	if err := svc.StartTurnMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work and ask", InactivityMinutes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	step := colorStep("fp-async", 1, 1)
+	step.Kind = domain.KindAsyncQuestion
+	step.DeliveryModes = []string{domain.DeliverySteerCurrentTurn, domain.DeliveryQueueNextTurn}
+	cs.armed.Store(true) // the announcement's write meets a conflict
+	fs.set(func(f *fakeSteps) { f.step = step })
+	ft.set(func(f *fakeTerm) { f.term.ScreenState, f.term.AsyncQuestion = domain.ScreenWorking, true })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ns, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
+		if len(ns) > 0 && ns[len(ns)-1].Type == "turn.interaction_required" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never announced: %+v", ns)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if cs.armed.Load() {
+		t.Fatal("no write met the conflict")
+	}
+}

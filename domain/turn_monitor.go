@@ -244,6 +244,7 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 		next := t
 		typ, webhook := "", false
 		fresh := false // the screen was looked at in this round
+		wasAnnounced := announced
 
 		// The screen: terminal liveness and prompts. When it changed (as tmux
 		// reports it), or on a clock.
@@ -385,7 +386,10 @@ func (s *Service) monitor(ctx context.Context, turnID string) {
 				if t, err = s.store.Turn(ctx, turnID); err != nil {
 					return
 				}
-				mark = t.Mark
+				// What this round would have announced was not stored: the
+				// next look announces it again (a step opened by the respond
+				// that changed the Turn would otherwise never be announced).
+				mark, announced = t.Mark, wasAnnounced
 				continue
 			}
 			if err != nil {
