@@ -647,8 +647,7 @@ func (s *Service) backendModels(ctx context.Context, endpoint string) (ModelsRes
 	if _, err := requirePrincipal(ctx); err != nil {
 		return ModelsResult{}, err
 	}
-	threadID := strings.TrimPrefix(endpoint, backendEndpointPrefix)
-	th, err := s.backendThread(ctx, threadID)
+	th, err := s.backendEndpointThread(ctx, endpoint)
 	if err != nil {
 		return ModelsResult{}, err
 	}
@@ -682,4 +681,18 @@ func (s *Service) checkBackendModel(ctx context.Context, th BackendThread, opts 
 			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(st.Models[i].Efforts, ", ")})
 	}
 	return nil
+}
+
+// backendEndpointThread is the thread of a backend endpoint named where a
+// terminal id goes: an unknown one is terminal_not_found.
+func (s *Service) backendEndpointThread(ctx context.Context, endpoint string) (BackendThread, error) {
+	if s.codexBackend == nil {
+		return BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no Codex backend is configured)")
+	}
+	th, err := s.backendThread(ctx, strings.TrimPrefix(endpoint, backendEndpointPrefix))
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
+		return BackendThread{}, E(CodeTerminalNotFound, de.Message)
+	}
+	return th, err
 }

@@ -12,16 +12,8 @@ import (
 // person or another client of its daemon started), exactly: the daemon
 // names the turn, and its own events end the Watch. No input.
 func (s *Service) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
-	if s.codexBackend == nil {
-		return Watch{}, E(CodeTerminalNotFound, "no terminal "+in.TerminalID+" (no Codex backend is configured)")
-	}
-	threadID := strings.TrimPrefix(in.TerminalID, backendEndpointPrefix)
-	th, err := s.backendThread(ctx, threadID)
+	th, err := s.backendEndpointThread(ctx, in.TerminalID)
 	if err != nil {
-		var de *Error
-		if errors.As(err, &de) && de.Code == CodeConversationNotFound {
-			return Watch{}, E(CodeTerminalNotFound, de.Message)
-		}
 		return Watch{}, err
 	}
 	if err := s.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {

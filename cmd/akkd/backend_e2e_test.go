@@ -653,6 +653,9 @@ func TestE2ECodexBackendProject(t *testing.T) {
 				t.Fatalf("the row offers no model_options: %v", row.AvailableActions)
 			}
 			var bad watchAnswer
+			if code := call(t, "GET", d.url+"/v1/terminals/cx_00000000-0000-0000-0000-000000000000/models", host.Token, "", &bad); code != 404 || bad.Code != "terminal_not_found" {
+				t.Fatalf("models of an unknown thread: %d %+v", code, bad)
+			}
 			if code := call(t, "PUT", d.url+"/v1/terminals/"+endpoint+"/model", host.Token, `{"model":"`+agenttest.CodexModel+`","reasoning_effort":"`+other+`"}`, &bad); code != 400 || bad.Code != "invalid_request" {
 				t.Fatalf("set a backend thread's model: %d %+v", code, bad)
 			}
