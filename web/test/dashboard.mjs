@@ -180,6 +180,27 @@ async function run() {
   const bm = await finalMessage(page, BACKEND, /\S/, bc);
   log("backend task went working → idle with its final message:", JSON.stringify(bm.slice(0, 60)));
 
+  // The thread's model and effort, read from its daemon and chosen with the
+  // next task: the daemon keeps the effort chosen.
+  const mb = bc.locator("details", { hasText: "Model and effort" });
+  await mb.locator("summary").click();
+  const now = mb.locator("strong[data-effort]");
+  await now.waitFor({ timeout: T });
+  const was = await now.getAttribute("data-effort");
+  const efforts = await mb.getByLabel("Effort").locator("option").allInnerTexts();
+  const pick = efforts.find((e) => e !== was && e !== "none" && e !== "minimal");
+  if (!pick) throw new Error(`no other effort than ${was} in ${efforts}`);
+  await mb.getByLabel("Effort").selectOption(pick, { timeout: T });
+  await check(page, "backend-models");
+  await send(page, BACKEND, "a backend task with another effort", bc);
+  await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
+  await finalMessage(page, BACKEND, /Fake model reply/, bc);
+  const mb2 = bc.locator("details", { hasText: "Model and effort" });
+  if (await mb2.evaluate((d) => d.open)) await mb2.locator("summary").click();
+  await mb2.locator("summary").click();
+  await mb2.locator(`strong[data-effort="${pick}"]`).waitFor({ timeout: T });
+  log(`chose the backend thread's effort: ${was} → ${pick}`);
+
   // A permission prompt approved with a click.
   await send(page, CLAUDE, "[[akk:bash]] run it from the dashboard");
   await cardState(page, CLAUDE, "awaiting_approval");

@@ -332,7 +332,9 @@ async function card(c) {
   else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, t ? "A question is on screen; answer it in the terminal." : "A question waits; answer it in a Codex client of this thread."));
   // A pane's send follows the pane; a backend row's is its thread's own.
   const send = byName(c.available_actions, "send").find((a) => t ? a.target !== "session_exact" : a.body.conversation_id);
-  if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id || send.body.conversation_id}`, () => sendForm(send, c, refresh)));
+  // A backend thread's model and effort are chosen with its next task.
+  const mo = b ? byName(c.available_actions, "model_options")[0] : undefined;
+  if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id || send.body.conversation_id}`, () => sendForm(send, c, refresh, mo)));
   const th = byName(c.available_actions, "threads")[0];
   const resume = byName(c.available_actions, "resume_thread")[0];
   // One box per card, kept open across renders: whether Resume is offered
@@ -348,12 +350,13 @@ async function card(c) {
     h("header", {}, h("h2", { id }, title), badge(state)), facts, body);
 }
 
-function sendForm(a, c, refresh) {
+function sendForm(a, c, refresh, mo) {
   const fid = `send-${c.conversation_id}`;
   const ta = h("textarea", { id: fid, name: "request", rows: 2, placeholder: "A task for this agent" });
   const msg = h("p", { role: "status", class: "sr-only" });
+  const models = mo ? modelBox(mo, c) : null;
   const form = h("form", { class: "box", "aria-label": `Send a task to ${c.title || c.project}` },
-    h("label", { for: fid }, "Send a task"), ta, msg,
+    h("label", { for: fid }, "Send a task"), ta, models, msg,
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Send")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -362,8 +365,9 @@ function sendForm(a, c, refresh) {
     const btn = form.querySelector("button");
     btn.disabled = true;
     try {
-      const r = await call(a, { request: text });
+      const r = await call(a, { request: text, ...(models ? models.choice() : {}) });
       ta.value = "";
+      if (models) models.open = false;
       msg.className = r.do_not_retry ? "error" : "ok";
       msg.textContent = r.do_not_retry ? "Delivery is not proven: do not send it again; look at the pane." : `Sent (${r.delivery_path}).`;
       refresh();
@@ -375,6 +379,54 @@ function sendForm(a, c, refresh) {
     }
   });
   return form;
+}
+
+// modelBox reads a backend thread's model catalogue from its daemon when
+// opened and offers its models and efforts for the next task (the daemon
+// sets them only with a turn); choice() is what differs from the thread's.
+function modelBox(mo, c) {
+  const mid = `model-${c.conversation_id}`;
+  const eid = `effort-${c.conversation_id}`;
+  const model = h("select", { id: mid, name: "model" });
+  const effort = h("select", { id: eid, name: "reasoning_effort" });
+  const out = h("div", {});
+  const box = h("details", { class: "box" }, h("summary", {}, "Model and effort"), out);
+  let cat = null;
+  const fill = () => {
+    const m = cat.models.find((x) => x.model === model.value);
+    const was = effort.value || cat.effective.reasoning_effort;
+    const efforts = m ? m.reasoning_efforts : [];
+    effort.replaceChildren(...efforts.map((e) => h("option", { value: e, selected: e === was }, e)));
+  };
+  model.addEventListener("change", fill);
+  box.addEventListener("toggle", async () => {
+    // A closed box keeps nothing: opened again, it reads the daemon again.
+    cat = null;
+    if (!box.open) { out.replaceChildren(); return; }
+    out.replaceChildren(h("p", { class: "muted" }, "Reading the thread's models…"));
+    try {
+      const r = await call(mo);
+      if (!box.open) return;
+      const now = r.effective || { model: "", reasoning_effort: "" };
+      cat = { models: r.models, effective: now };
+      model.replaceChildren(...r.models.map((m) => h("option", { value: m.model, selected: m.model === now.model }, m.label)));
+      effort.replaceChildren();
+      fill();
+      out.replaceChildren(h("p", {}, "Now: ", h("strong", { "data-model": now.model, "data-effort": now.reasoning_effort }, `${now.model} · ${now.reasoning_effort}`)),
+        h("label", { for: mid }, "Model"), model, h("label", { for: eid }, "Effort"), effort,
+        h("p", { class: "muted" }, "Chosen for the next task and the thread's later ones."));
+    } catch (e) {
+      out.replaceChildren(h("p", { class: "error" }, problemText(e)));
+    }
+  });
+  box.choice = () => {
+    if (!box.open || !cat) return {};
+    const x = {};
+    if (model.value && model.value !== cat.effective.model) x.model = model.value;
+    if (effort.value && (x.model || effort.value !== cat.effective.reasoning_effort)) x.reasoning_effort = effort.value;
+    return x;
+  };
+  return box;
 }
 
 const decisionLabel = { approve_once: "Approve once", reject: "Reject" };
