@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -34,6 +35,28 @@ type Projects struct {
 	Interval time.Duration
 	// Timeout bounds one check, the daemon's start included; 0: 60 s.
 	Timeout time.Duration
+
+	mu sync.Mutex
+	// others are loaded threads that are not AKK's, or ephemeral: a
+	// thread's originator and ephemerality never change, so a check reads
+	// each of them once.
+	others map[string]bool
+}
+
+// other reports whether id is known not to be a thread of AKK's.
+func (p *Projects) other(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.others[id]
+}
+
+func (p *Projects) markOther(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.others == nil || len(p.others) > 10000 {
+		p.others = map[string]bool{}
+	}
+	p.others[id] = true
 }
 
 // ErrDaemonDown is a daemon that does not answer even after its start.
@@ -93,8 +116,15 @@ func (p *Projects) Ensure(ctx context.Context) error {
 	}
 	loaded := map[string]bool{} // project folders with a loaded thread of AKK's
 	for _, id := range ids {
+		if p.other(id) {
+			continue
+		}
 		th, err := c.ReadThread(ctx, id, false)
-		if err != nil || th.Ephemeral || th.Originator != ClientName {
+		if err != nil {
+			continue // unloaded meanwhile
+		}
+		if th.Ephemeral || th.Originator != ClientName {
+			p.markOther(id)
 			continue
 		}
 		loaded[th.Cwd] = true
