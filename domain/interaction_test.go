@@ -406,17 +406,7 @@ func TestAsyncQuestionWhileWorking(t *testing.T) {
 	}
 	fs.set(func(f *fakeSteps) { f.step = step })
 	ft.set(func(f *fakeTerm) { f.term.ScreenState, f.term.AsyncQuestion = domain.ScreenWorking, true })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ns, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
-		if len(ns) > 0 && ns[len(ns)-1].Type == "turn.interaction_required" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never announced: %+v", ns)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	w.waitAnnounced(t, r.Turn.ID)
 	in, err := w.svc.TurnInteraction(w.host, r.Turn.ID)
 	if err != nil || in.Kind != domain.KindAsyncQuestion {
 		t.Fatalf("projection %+v %v", in, err)
@@ -437,18 +427,8 @@ func TestAsyncQuestionWhileWorking(t *testing.T) {
 func TestAsyncStepAnnouncedAfterAConflict(t *testing.T) {
 	ft := &fakeTerm{term: idleTerminal()}
 	w := newWorld(t, "", ft)
-	cs := &conflictStore{Store: w.store}
-	svc := domain.NewService(cs, clock{}, ids{}, nil)
-	svc.UseTerminals(ft)
-	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
-		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
 	fs := &fakeSteps{stage: domain.AnswerSent}
-	svc.UseInteractions(fs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); svc.WaitTurnMonitors() }()
-	if err := svc.StartTurnMonitors(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseInteractions(fs) })
 	r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work and ask", InactivityMinutes: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -461,18 +441,25 @@ func TestAsyncStepAnnouncedAfterAConflict(t *testing.T) {
 	cs.armed.Store(true) // the announcement's write meets a conflict
 	fs.set(func(f *fakeSteps) { f.step = step })
 	ft.set(func(f *fakeTerm) { f.term.ScreenState, f.term.AsyncQuestion = domain.ScreenWorking, true })
+	w.waitAnnounced(t, r.Turn.ID)
+	if cs.armed.Load() {
+		t.Fatal("no write met the conflict")
+	}
+}
+
+// waitAnnounced waits until the Turn's newest notification announces a
+// step.
+func (w *world) waitAnnounced(t *testing.T, turnID string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ns, _ := w.store.NotificationsAbout(context.Background(), r.Turn.ID)
+		ns, _ := w.store.NotificationsAbout(context.Background(), turnID)
 		if len(ns) > 0 && ns[len(ns)-1].Type == "turn.interaction_required" {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("never announced: %+v", ns)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if cs.armed.Load() {
-		t.Fatal("no write met the conflict")
 	}
 }

@@ -502,6 +502,27 @@ func (c conflictTx) UpdateTurn(ctx context.Context, t domain.Turn) error {
 	return c.Tx.UpdateTurn(ctx, t)
 }
 
+// conflictService is a second service on w's store whose next Turn update
+// can be made to meet a revision conflict; with (optional) wires more in
+// before its monitors start.
+func conflictService(t *testing.T, w *world, ft *fakeTerm, with func(*domain.Service)) (*domain.Service, *conflictStore) {
+	t.Helper()
+	cs := &conflictStore{Store: w.store}
+	svc := domain.NewService(cs, clock{}, ids{}, nil)
+	svc.UseTerminals(ft)
+	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
+	if with != nil {
+		with(svc)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); svc.WaitTurnMonitors() })
+	if err := svc.StartTurnMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return svc, cs
+}
+
 // An action whose write meets a revision conflict (the monitor wrote the
 // Turn meanwhile) reads the Turn again and acts on what it is now, instead
 // of failing with an internal error; a refused respond leaves the Turn
@@ -509,16 +530,7 @@ func (c conflictTx) UpdateTurn(ctx context.Context, t domain.Turn) error {
 func TestActionsRetryARevisionConflict(t *testing.T) {
 	ft := &fakeTerm{term: idleTerminal()}
 	w := newWorld(t, "", ft)
-	cs := &conflictStore{Store: w.store}
-	svc := domain.NewService(cs, clock{}, ids{}, nil)
-	svc.UseTerminals(ft)
-	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
-		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); svc.WaitTurnMonitors() }()
-	if err := svc.StartTurnMonitors(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc, cs := conflictService(t, w, ft, nil)
 	r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "first"})
 	if err != nil {
 		t.Fatal(err)

@@ -823,26 +823,11 @@ func akkThreads(t *testing.T, home string) []string {
 	return out
 }
 
-// backendModelsAnswer is a model catalogue's answer.
-type backendModelsAnswer struct {
-	Outcome   string `json:"outcome"`
-	Scope     string `json:"scope"`
-	Effective struct {
-		Model           string `json:"model"`
-		ReasoningEffort string `json:"reasoning_effort"`
-	} `json:"effective"`
-	Models []struct {
-		Model            string   `json:"model"`
-		Label            string   `json:"label"`
-		ReasoningEfforts []string `json:"reasoning_efforts"`
-	} `json:"models"`
-}
-
 // backendModels reads a backend row's model catalogue.
-func backendModels(t testing.TB, url, token, endpoint string) backendModelsAnswer {
+func backendModels(t testing.TB, url, token, endpoint string) modelsResult {
 	t.Helper()
-	var m backendModelsAnswer
-	if code := call(t, "GET", url+"/v1/terminals/"+endpoint+"/models", token, "", &m); code != 200 || m.Outcome != "done" {
+	var m modelsResult
+	if code := call(t, "GET", url+"/v1/terminals/"+endpoint+"/models", token, "", &m); code != 200 || m.Outcome != "done" || m.Effective == nil {
 		t.Fatalf("models of %s: %d %+v", endpoint, code, m)
 	}
 	return m
