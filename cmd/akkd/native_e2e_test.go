@@ -15,8 +15,22 @@ import (
 	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
-// typedCommand finds a status, clear or new command typed on a screen.
-var typedCommand = regexp.MustCompile(`(?m)/(status|clear|new)\b([^a-z]|$)`)
+// draftIntact reports whether a prompt row holds exactly draft: nothing
+// typed before or after it.
+func draftIntact(rows, draft string) bool {
+	for _, l := range strings.Split(rows, "\n") {
+		l = strings.TrimSpace(strings.ReplaceAll(l, "\u00a0", " ")) // Claude Code's prompt mark is followed by a no-break space
+		if l == "› "+draft || l == "❯ "+draft {
+			return true
+		}
+	}
+	return false
+}
+
+// typedCommand finds a status, clear or new command typed on a screen: on
+// a prompt row (the composer, or a request in the history), not in the
+// agent's own tips ("Use /status to see…").
+var typedCommand = regexp.MustCompile(`(?m)^\s*[›❯>][\s\x{00a0}]*/(status|clear|new)\b`)
 
 type nativeInspection struct {
 	Outcome    string `json:"outcome"`
@@ -157,9 +171,8 @@ func TestE2ENativeControls(t *testing.T) {
 					t.Fatalf("POST %s over a draft: %d %+v", path, code, p)
 				}
 			}
-			// No command typed: none shows as a command word (the agent's
-			// own tips name commands too, such as /statusline).
-			if rows := e.Capture(); !strings.Contains(rows, draft) || typedCommand.MatchString(rows) {
+			// No command typed: none shows on a prompt row.
+			if rows := e.Capture(); !draftIntact(rows, draft) || typedCommand.MatchString(rows) {
 				t.Fatalf("the draft was touched:\n%s", rows)
 			}
 			e.Press("C-u") // the person clears it
