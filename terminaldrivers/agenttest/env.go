@@ -365,6 +365,11 @@ func (e *Env) writeClaudeConfig() error {
 		// some time after the composer, under a test that took the pane as
 		// ready.
 		cfg["hasResetAutoModeOptInForDefaultOffer"] = true
+		// The offer itself (2.1.328 and later, "Make auto mode your default
+		// permission mode?") is shown once to a user whose settings name a
+		// default mode other than auto, unless this says it was seen; it
+		// can come a while after the composer.
+		cfg["hasSeenAutoDefaultNudge"] = true
 	}
 	if err := writeJSONFile(filepath.Join(e.Home, ".claude.json"), cfg); err != nil {
 		return err
