@@ -24,8 +24,11 @@ var (
 	// shows in the composer within about 120 ms and Enter right after it
 	// submits; a tab in pasted text is recorded as four spaces.
 	turnRules = agent.TurnRules{
-		PasteWindow:  100 * time.Millisecond,
-		VerifyWithin: 2 * time.Second,
+		PasteWindow: 100 * time.Millisecond,
+		// Verification ends as soon as the composer holds the text, so
+		// its bound costs only a send that fails; on a busy machine a
+		// send once found no paste in the composer after 2 s.
+		VerifyWithin: 5 * time.Second,
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
 		// Claude Code's stash: the whole draft, wherever the cursor is,
