@@ -117,7 +117,10 @@ type CodexBackend interface {
 	// Models is the daemon's model catalogue (each model with its
 	// efforts) and the model and effort th's next turn gets; it sends no
 	// input.
+	// Model and Effort are "" when the daemon names no model for th.
 	Models(ctx context.Context, th BackendThread) (ModelState, error)
+	// Catalogue is the daemon's model catalogue alone.
+	Catalogue(ctx context.Context, th BackendThread) ([]ModelOption, error)
 	// Interrupt asks the daemon to interrupt turnID.
 	Interrupt(ctx context.Context, th BackendThread, turnID string) error
 	// Prompt is the command approval the followed turnID waits on now.
@@ -652,6 +655,9 @@ func (s *Service) backendModels(ctx context.Context, endpoint string) (ModelsRes
 		return ModelsResult{}, err
 	}
 	st, err := s.codexBackend.Models(ctx, th)
+	if err == nil && (st.Model == "" || st.Effort == "") {
+		err = errors.New("the daemon names no model and effort for the thread")
+	}
 	if err != nil {
 		return ModelsResult{}, &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
 	}
@@ -661,24 +667,29 @@ func (s *Service) backendModels(ctx context.Context, endpoint string) (ModelsRes
 
 // checkBackendModel checks a Send's model and effort against the thread's
 // daemon's catalogue, read now: the model listed, the effort one the
-// catalogue lists for it (the chosen model, else the one in effect).
+// catalogue lists for it (the chosen model, else the one the listing just
+// read from the thread).
 func (s *Service) checkBackendModel(ctx context.Context, th BackendThread, opts BackendTurnOptions) error {
-	st, err := s.codexBackend.Models(ctx, th)
-	if err != nil {
-		return &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
-	}
-	model := st.Model
+	model := th.Model
 	if opts.Model != "" {
 		model = opts.Model
 	}
-	i := slices.IndexFunc(st.Models, func(m ModelOption) bool { return m.Model == model })
+	if model == "" {
+		return Invalid("the daemon names no model for this thread, so no effort can be checked; nothing was sent",
+			FieldError{Field: "model", Message: "name one of the thread's model_options with the effort"})
+	}
+	models, err := s.codexBackend.Catalogue(ctx, th)
+	if err != nil {
+		return &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
+	}
+	i := slices.IndexFunc(models, func(m ModelOption) bool { return m.Model == model })
 	if i < 0 {
 		return Invalid("the daemon's catalogue lists no model "+model+"; nothing was sent",
 			FieldError{Field: "model", Message: "one of the thread's model_options"})
 	}
-	if opts.Effort != "" && !slices.Contains(st.Models[i].Efforts, opts.Effort) {
+	if opts.Effort != "" && !slices.Contains(models[i].Efforts, opts.Effort) {
 		return Invalid("the daemon's catalogue lists no effort "+opts.Effort+" for "+model+"; nothing was sent",
-			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(st.Models[i].Efforts, ", ")})
+			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(models[i].Efforts, ", ")})
 	}
 	return nil
 }

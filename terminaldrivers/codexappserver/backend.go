@@ -497,7 +497,8 @@ func (b *Backend) RunningTurn(ctx context.Context, th domain.BackendThread) (str
 
 // Models implements domain.CodexBackend: the daemon's catalogue and the
 // model and effort the thread's next turn gets. An effort the thread
-// leaves unset is its model's default, which is what the daemon applies.
+// leaves unset is its model's default, which is what the daemon applies;
+// a thread whose daemon names no model has neither.
 func (b *Backend) Models(ctx context.Context, th domain.BackendThread) (domain.ModelState, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()
@@ -514,33 +515,63 @@ func (b *Backend) Models(ctx context.Context, th domain.BackendThread) (domain.M
 	if err != nil {
 		return domain.ModelState{}, err
 	}
-	st := domain.ModelState{Models: []domain.ModelOption{}}
+	st := domain.ModelState{Models: catalogue(models)}
 	if cur.Model != nil {
 		st.Model = *cur.Model
 	}
 	for _, m := range models {
-		o := domain.ModelOption{Model: m.Model, Label: m.DisplayName, Efforts: []string{}}
-		if o.Model == "" {
-			o.Model = m.ID
+		if modelName(m) == st.Model {
+			st.Effort = m.DefaultReasoningEffort
 		}
+	}
+	if cur.ReasoningEffort != nil && *cur.ReasoningEffort != "" {
+		st.Effort = *cur.ReasoningEffort
+	}
+	if st.Model == "" {
+		st.Effort = ""
+	}
+	return st, nil
+}
+
+// Catalogue implements domain.CodexBackend: model/list alone.
+func (b *Backend) Catalogue(ctx context.Context, th domain.BackendThread) ([]domain.ModelOption, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout())
+	defer cancel()
+	c, err := Dial(ctx, SocketPath(th.Home), b.Version)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	models, err := c.ListModels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return catalogue(models), nil
+}
+
+// modelName is the name a turn's model override takes.
+func modelName(m Model) string {
+	if m.Model != "" {
+		return m.Model
+	}
+	return m.ID
+}
+
+// catalogue is model/list's answer as model options, each with all its
+// efforts.
+func catalogue(models []Model) []domain.ModelOption {
+	out := []domain.ModelOption{}
+	for _, m := range models {
+		o := domain.ModelOption{Model: modelName(m), Label: m.DisplayName, Efforts: []string{}}
 		if o.Label == "" {
 			o.Label = o.Model
 		}
 		for _, e := range m.SupportedReasoningEfforts {
 			o.Efforts = append(o.Efforts, e.ReasoningEffort)
 		}
-		if o.Model == st.Model {
-			st.Effort = m.DefaultReasoningEffort
-		}
-		st.Models = append(st.Models, o)
+		out = append(out, o)
 	}
-	if cur.ReasoningEffort != nil && *cur.ReasoningEffort != "" {
-		st.Effort = *cur.ReasoningEffort
-	}
-	if st.Model == "" || st.Effort == "" {
-		return st, errors.New("the daemon names no model and effort for the thread")
-	}
-	return st, nil
+	return out
 }
 
 // Interrupt implements domain.CodexBackend.

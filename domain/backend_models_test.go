@@ -1,0 +1,102 @@
+package domain_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"akk/domain"
+)
+
+// fakeDaemon is one Codex daemon with one idle thread; it records every
+// turn/start.
+type fakeDaemon struct {
+	mu     sync.Mutex
+	thread domain.BackendThread
+	models []domain.ModelOption
+	starts []domain.BackendTurnOptions
+}
+
+func (b *fakeDaemon) Threads(context.Context, []domain.Terminal) ([]domain.BackendThread, error) {
+	return []domain.BackendThread{b.thread}, nil
+}
+func (b *fakeDaemon) Start(_ context.Context, _ domain.BackendThread, _, _ string, opts domain.BackendTurnOptions) (string, domain.SubmitStage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.starts = append(b.starts, opts)
+	return "turn-1", domain.SubmitEntered, nil
+}
+func (b *fakeDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.BackendEvent, error) {
+	ch := make(chan domain.BackendEvent)
+	go func() { <-ctx.Done(); close(ch) }()
+	return ch, nil
+}
+func (b *fakeDaemon) RunningTurn(context.Context, domain.BackendThread) (string, error) { return "", nil }
+func (b *fakeDaemon) Models(context.Context, domain.BackendThread) (domain.ModelState, error) {
+	return domain.ModelState{Model: b.thread.Model, Models: b.models}, nil
+}
+func (b *fakeDaemon) Catalogue(context.Context, domain.BackendThread) ([]domain.ModelOption, error) {
+	return b.models, nil
+}
+func (b *fakeDaemon) Interrupt(context.Context, domain.BackendThread, string) error { return nil }
+func (b *fakeDaemon) Prompt(string) (domain.ApprovalPrompt, bool)                   { return domain.ApprovalPrompt{}, false }
+func (b *fakeDaemon) Decide(context.Context, string, string, domain.ApprovalDecision) (domain.AnswerStage, error) {
+	return domain.AnswerNothing, nil
+}
+func (b *fakeDaemon) Question(string) (domain.InteractionStep, bool) { return domain.InteractionStep{}, false }
+func (b *fakeDaemon) AnswerQuestion(context.Context, string, string, []domain.StepAnswer) (domain.AnswerStage, error) {
+	return domain.AnswerNothing, nil
+}
+
+func (b *fakeDaemon) started() []domain.BackendTurnOptions {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]domain.BackendTurnOptions(nil), b.starts...)
+}
+
+// A thread whose daemon names no model: a Send that names a catalogue
+// model (and one of its efforts) goes; an effort alone cannot be checked
+// and is refused with nothing sent, as is a model the catalogue lacks.
+// The thread's models read says the daemon gave no model in effect.
+func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
+	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
+	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
+		models: []domain.ModelOption{{Model: "m1", Label: "M1", Efforts: []string{"low", "high"}}}}
+	w.svc.UseCodexBackend(b)
+	conv := domain.BackendConversationID("th-1")
+
+	for _, c := range []struct {
+		name          string
+		model, effort string
+		field         string
+	}{
+		{"effort alone", "", "low", "model"},
+		{"unknown model", "m9", "", "model"},
+		{"unknown effort", "m1", "xhigh", "reasoning_effort"},
+	} {
+		_, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: c.model, ReasoningEffort: c.effort})
+		if code(err) != domain.CodeValidationFailed {
+			t.Fatalf("%s: err %v, want validation_failed", c.name, err)
+		}
+		if de, ok := err.(*domain.Error); !ok || len(de.Fields) != 1 || de.Fields[0].Field != c.field {
+			t.Fatalf("%s: err %#v, want one field error on %s", c.name, err, c.field)
+		}
+	}
+	if got := b.started(); len(got) != 0 {
+		t.Fatalf("refused sends started turns: %v", got)
+	}
+	if _, err := w.svc.Models(w.host, domain.BackendEndpoint("th-1")); code(err) != domain.CodeUnavailable {
+		t.Fatalf("models of a thread with no model: err %v, want unavailable", err)
+	}
+
+	res, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: "m1", ReasoningEffort: "high"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.started(); len(got) != 1 || got[0] != (domain.BackendTurnOptions{Model: "m1", Effort: "high"}) {
+		t.Fatalf("turn/starts %v, want one with m1/high", got)
+	}
+	if res.Turn.ID == "" {
+		t.Fatal("no Turn")
+	}
+}
