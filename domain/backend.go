@@ -27,6 +27,10 @@ type BackendThread struct {
 	CLIVersion string
 	// Status is idle, active, not_loaded or system_error.
 	Status string
+	// PaneTerminalID is the terminal whose pane is proven to show this
+	// thread now (its Codex names the thread in the pane title, and no
+	// other pane or loaded thread matches); "" when none is.
+	PaneTerminalID string
 }
 
 // Backend thread states.

@@ -31,7 +31,9 @@ func (b *fakeDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ strin
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
 }
-func (b *fakeDaemon) RunningTurn(context.Context, domain.BackendThread) (string, error) { return "", nil }
+func (b *fakeDaemon) RunningTurn(context.Context, domain.BackendThread) (string, error) {
+	return "", nil
+}
 func (b *fakeDaemon) Models(context.Context, domain.BackendThread) (domain.ModelState, error) {
 	return domain.ModelState{Model: b.thread.Model, Models: b.models}, nil
 }
@@ -39,11 +41,15 @@ func (b *fakeDaemon) Catalogue(context.Context, domain.BackendThread) ([]domain.
 	return b.models, nil
 }
 func (b *fakeDaemon) Interrupt(context.Context, domain.BackendThread, string) error { return nil }
-func (b *fakeDaemon) Prompt(string) (domain.ApprovalPrompt, bool)                   { return domain.ApprovalPrompt{}, false }
+func (b *fakeDaemon) Prompt(string) (domain.ApprovalPrompt, bool) {
+	return domain.ApprovalPrompt{}, false
+}
 func (b *fakeDaemon) Decide(context.Context, string, string, domain.ApprovalDecision) (domain.AnswerStage, error) {
 	return domain.AnswerNothing, nil
 }
-func (b *fakeDaemon) Question(string) (domain.InteractionStep, bool) { return domain.InteractionStep{}, false }
+func (b *fakeDaemon) Question(string) (domain.InteractionStep, bool) {
+	return domain.InteractionStep{}, false
+}
 func (b *fakeDaemon) AnswerQuestion(context.Context, string, string, []domain.StepAnswer) (domain.AnswerStage, error) {
 	return domain.AnswerNothing, nil
 }
@@ -98,5 +104,57 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 	}
 	if res.Turn.ID == "" {
 		t.Fatal("no Turn")
+	}
+}
+
+// A thread whose pane is proven: one row for both, with the thread's send
+// (and no pane send or watch), the pane's other controls, answering to
+// the pane's conversation id too; a thread whose pane is not proven is
+// its own row beside the pane's.
+func TestBackendRowMergedWithItsPane(t *testing.T) {
+	term := idleTerminal()
+	term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0"}
+	term.NativeIdentity, term.NativeThreadID = domain.IdentityAmbiguous, ""
+	term.Warnings = []string{domain.WarnDaemonThread}
+	w := newWorld(t, "", &fakeTerm{term: term})
+	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, PaneTerminalID: term.ID}}
+	w.svc.UseCodexBackend(b)
+
+	l, err := w.svc.List(w.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Conversations) != 1 {
+		t.Fatalf("%d rows, want one merged row: %+v", len(l.Conversations), l.Conversations)
+	}
+	c := l.Conversations[0]
+	if c.ID != domain.BackendConversationID("th-1") || c.Backend == nil || c.Terminal.ID != term.ID ||
+		c.Terminal.NativeIdentity != domain.IdentityResolved || c.Terminal.NativeThreadID != "th-1" || len(c.Terminal.Warnings) != 0 {
+		t.Fatalf("merged row %+v", c)
+	}
+	var sends []domain.Action
+	for _, a := range c.Actions {
+		switch a.Name {
+		case "send":
+			sends = append(sends, a)
+		case "watch", "identify_foreground":
+			t.Fatalf("merged row offers the pane's %s: %+v", a.Name, a)
+		}
+	}
+	if len(sends) != 1 || sends[0].Body["conversation_id"] != c.ID {
+		t.Fatalf("merged row sends %+v, want the thread's only", sends)
+	}
+	got, err := w.svc.Conversation(w.host, domain.ConversationIDFor(term.ID))
+	if err != nil || got.ID != c.ID {
+		t.Fatalf("the pane's conversation id: %+v, %v", got, err)
+	}
+
+	b.thread.PaneTerminalID = ""
+	l, err = w.svc.List(w.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Conversations) != 2 || l.Conversations[0].Backend != nil || l.Conversations[1].Terminal.ID != "" {
+		t.Fatalf("unproven: rows %+v, want the pane's and the thread's apart", l.Conversations)
 	}
 }

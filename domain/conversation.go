@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -339,21 +340,27 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 		}
 	}
 	live := map[string]bool{}
+	panes := map[string]int{} // index in out.Conversations, by terminal id
 	for _, t := range ts {
 		live[t.ID] = true
 		c, err := s.conversationOf(ctx, p, t, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
 		}
+		panes[t.ID] = len(out.Conversations)
 		out.Conversations = append(out.Conversations, c)
 	}
-	// A backend thread is its own row: it is merged with no pane (no pane
-	// is proven to show exactly it).
+	// A backend thread is its own row, merged with a pane's row only when
+	// that pane is proven to show exactly it (never by project or title).
 	for _, th := range threads {
 		live[BackendEndpoint(th.ThreadID)] = true
 		c, err := s.backendConversationOf(ctx, p, th, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
+		}
+		if i, ok := panes[th.PaneTerminalID]; ok && th.PaneTerminalID != "" && out.Conversations[i].Backend == nil {
+			out.Conversations[i] = mergePane(out.Conversations[i], c)
+			continue
 		}
 		out.Conversations = append(out.Conversations, c)
 	}
@@ -412,7 +419,8 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 		return Conversation{}, err
 	}
 	for _, c := range all {
-		if c.ID == id {
+		// A merged row answers to its pane's conversation id too.
+		if c.ID == id || (c.Backend != nil && c.Terminal.ID != "" && ConversationIDFor(c.Terminal.ID) == id) {
 			return c, nil
 		}
 	}
@@ -480,4 +488,58 @@ func (s *Service) Doctor(ctx context.Context) (DoctorReport, error) {
 		r.Status = PartiallyReady
 	}
 	return r, nil
+}
+
+// WarnDaemonThread is a Codex pane's warning while nothing proves which of
+// its daemon's threads it shows.
+const WarnDaemonThread = "Codex's threads are held by its shared app-server daemon; this pane's thread is not proven until a native /status probe or an accepted request"
+
+// paneOnly are the pane actions a merged row keeps besides its thread's:
+// the thread's daemon sends, watches and reads models exactly, so the
+// pane's own send, watch and model controls give way to those (and its
+// thread needs no identifying).
+func paneOnly(a Action) bool {
+	switch a.Name {
+	case "send", "watch", "model_options", "set_model", "identify_foreground":
+		return false
+	}
+	return true
+}
+
+// mergePane is one row for a backend thread and the pane proven to show
+// it: the thread's identity, Turns and actions, and the pane's own
+// controls (its threads, permissions, native controls, its Watches and
+// Turns). While a backend Turn holds the thread, a prompt on the pane is
+// that Turn's, answered through the daemon only.
+func mergePane(pane, back Conversation) Conversation {
+	c := back
+	c.Terminal = pane.Terminal
+	// The pane's thread is proven: it is this one.
+	c.Terminal.NativeIdentity, c.Terminal.NativeThreadID = IdentityResolved, back.Backend.ThreadID
+	c.Terminal.Warnings = slices.DeleteFunc(slices.Clone(pane.Terminal.Warnings), func(w string) bool { return w == WarnDaemonThread })
+	byBackend := back.CurrentTurn != nil
+	if pane.CurrentTurn != nil || pane.HeldByOther {
+		// A pane Turn holds the pane: no second task through the daemon.
+		c.Actions = slices.DeleteFunc(c.Actions, func(a Action) bool { return a.Name == "send" })
+	}
+	for _, a := range pane.Actions {
+		if !paneOnly(a) || (byBackend && a.Name == "approve" && strings.HasPrefix(a.Path, "/v1/terminals/")) {
+			continue
+		}
+		c.Actions = append(c.Actions, a)
+	}
+	c.Watches = append(c.Watches, pane.Watches...)
+	if c.SessionID == "" {
+		c.SessionID = pane.SessionID
+	}
+	if c.CurrentTurn == nil {
+		c.CurrentTurn, c.HeldByOther = pane.CurrentTurn, c.HeldByOther || pane.HeldByOther
+	}
+	if c.RecentTurn == nil {
+		c.RecentTurn = pane.RecentTurn
+	}
+	if c.Approval == nil && !byBackend {
+		c.Approval = pane.Approval
+	}
+	return c
 }

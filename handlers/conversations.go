@@ -24,21 +24,12 @@ func conversationOut(c domain.Conversation) Conversation {
 	}
 	t := c.Terminal
 	out := Conversation{
-		ConversationId: c.ID,
-		Title:          t.Title,
-		Project:        t.Project,
-		Agent:          agentOut(t.Agent),
-		Transport:      ConversationTransportTerminal,
-		Terminal: &TerminalInfo{
-			TerminalId:           t.ID,
-			Provider:             Tmux,
-			ScreenState:          TerminalInfoScreenState(t.ScreenState),
-			NativeIdentityState:  TerminalInfoNativeIdentityState(t.NativeIdentity),
-			DurableActivityState: TerminalInfoDurableActivityState(t.DurableActivity),
-			ComposerEmpty:        t.ComposerEmpty,
-			TmuxSession:          optString(t.SessionName),
-			TmuxWindow:           optString(t.WindowName),
-		},
+		ConversationId:   c.ID,
+		Title:            t.Title,
+		Project:          t.Project,
+		Agent:            agentOut(t.Agent),
+		Transport:        ConversationTransportTerminal,
+		Terminal:         terminalInfoOut(t),
 		SessionId:        optString(c.SessionID),
 		Approval:         approvalOut(c.Approval),
 		Managed:          Managed{HeldByOther: c.HeldByOther},
@@ -58,7 +49,21 @@ func conversationOut(c domain.Conversation) Conversation {
 	return out
 }
 
-// backendConversationOut is the row of a Codex app-server thread.
+func terminalInfoOut(t domain.Terminal) *TerminalInfo {
+	return &TerminalInfo{
+		TerminalId:           t.ID,
+		Provider:             Tmux,
+		ScreenState:          TerminalInfoScreenState(t.ScreenState),
+		NativeIdentityState:  TerminalInfoNativeIdentityState(t.NativeIdentity),
+		DurableActivityState: TerminalInfoDurableActivityState(t.DurableActivity),
+		ComposerEmpty:        t.ComposerEmpty,
+		TmuxSession:          optString(t.SessionName),
+		TmuxWindow:           optString(t.WindowName),
+	}
+}
+
+// backendConversationOut is the row of a Codex app-server thread, with
+// the pane proven to show it when there is one.
 func backendConversationOut(c domain.Conversation) Conversation {
 	th := c.Backend
 	title := th.Title
@@ -82,6 +87,10 @@ func backendConversationOut(c domain.Conversation) Conversation {
 		Watches:          []Watch{},
 		Warnings:         []string{},
 		AvailableActions: actionsOut(c.Actions),
+	}
+	if c.Terminal.ID != "" {
+		out.Terminal = terminalInfoOut(c.Terminal)
+		out.Warnings = append(out.Warnings, c.Terminal.Warnings...)
 	}
 	for _, w := range c.Watches {
 		out.Watches = append(out.Watches, watchOut(w))

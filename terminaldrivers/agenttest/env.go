@@ -74,6 +74,9 @@ type Options struct {
 	// model is offered the async question tool (Codex 0.154.0 and later;
 	// without it no pinned version offers the tool to a custom provider).
 	AsyncQuestions bool
+	// ThreadTitle has Codex name its thread in the pane title
+	// ([tui] terminal_title = ["thread-id"], Codex 0.158.0 and later).
+	ThreadTitle bool
 }
 
 // AddMCPServer configures an MCP server for Claude Code before Start (its
@@ -394,6 +397,9 @@ func (e *Env) writeCodexConfig() error {
 		fmt.Fprintf(&b, "[projects.%q]\ntrust_level = \"trusted\"\n\n", e.ProjectDir)
 	}
 	b.WriteString("[analytics]\nenabled = false\n\n")
+	if e.opts.ThreadTitle {
+		b.WriteString("[tui]\nterminal_title = [\"thread-id\"]\n\n")
+	}
 	if !e.opts.ShowOffers {
 		fmt.Fprintf(&b, "[notice.model_migrations]\n%q = \"gpt-6-sol\"\n", CodexModel)
 	}

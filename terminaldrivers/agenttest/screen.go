@@ -356,3 +356,9 @@ func (e *Env) switchMode(what string, done func(string) bool) {
 	}
 	e.WaitFor(what, time.Second, done)
 }
+
+// PaneTitle is the pane's title as the agent set it.
+func (e *Env) PaneTitle() string {
+	out, _ := e.Tmux("display-message", "-p", "-t", e.Target(), "#{pane_title}")
+	return strings.TrimSpace(out)
+}

@@ -158,7 +158,7 @@ func (Driver) Inspect(fs proc.FS, table *proc.Table, p agent.Process, version st
 	}
 	if daemon := ManagedDaemon(fs, table, home); daemon > 0 {
 		n.Identity = domain.IdentityAmbiguous
-		n.Warnings = append(n.Warnings, "Codex's threads are held by its shared app-server daemon; this pane's thread is not proven until a native /status probe or an accepted request")
+		n.Warnings = append(n.Warnings, domain.WarnDaemonThread)
 		return n
 	}
 	n.Warnings = append(n.Warnings, "Codex holds no rollout and no app-server daemon for its home was found; its thread cannot be located")

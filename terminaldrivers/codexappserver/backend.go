@@ -83,9 +83,11 @@ func (f *following) close() {
 }
 
 // homes are the configured Codex homes and those of terms' Codex agents,
-// each once.
-func (b *Backend) homes(terms []domain.Terminal) []string {
+// each once, with the panes of each home whose Codex hands its threads to
+// the home's daemon.
+func (b *Backend) homes(terms []domain.Terminal) ([]string, map[string][]domain.Terminal) {
 	out := slices.Clone(b.Homes)
+	panes := map[string][]domain.Terminal{}
 	for _, t := range terms {
 		if t.Agent.Kind != domain.AgentCodex || t.Process.PID == 0 {
 			continue
@@ -98,8 +100,77 @@ func (b *Backend) homes(terms []domain.Terminal) []string {
 		if err != nil {
 			continue
 		}
-		if home, ok := codex.Home(env); ok && !slices.Contains(out, home) {
+		home, ok := codex.Home(env)
+		if !ok {
+			continue
+		}
+		if !slices.Contains(out, home) {
 			out = append(out, home)
+		}
+		if slices.Contains(codex.DaemonVersions(), t.Agent.Version) {
+			panes[home] = append(panes[home], t)
+		}
+	}
+	return out, panes
+}
+
+// titleThread is a thread id in a pane title, or the start of one: Codex's
+// title item "thread-id" shows 29 characters and "...".
+var titleThread = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1,12}`)
+
+// TitleThread is the thread id, or its start, that a pane title shows:
+// a whole id, or one cut short with an ellipsis after at least its first
+// four groups; exactly one in the title, else "" (nothing proven).
+func TitleThread(title string) (id string, whole bool) {
+	n := 0
+	for _, m := range titleThread.FindAllStringIndex(title, -1) {
+		before, after := title[:m[0]], title[m[1]:]
+		if before != "" && strings.ContainsAny(before[len(before)-1:], "0123456789abcdef-") {
+			continue // part of a longer run
+		}
+		full := m[1]-m[0] == 36
+		switch {
+		case full && (after == "" || !strings.ContainsAny(after[:1], "0123456789abcdef-")):
+			id, whole = title[m[0]:m[1]], true
+		case !full && (strings.HasPrefix(after, "...") || strings.HasPrefix(after, "…")):
+			id, whole = title[m[0]:m[1]], false
+		default:
+			continue
+		}
+		n++
+	}
+	if n != 1 {
+		return "", false
+	}
+	return id, whole
+}
+
+// paneThreads proves which loaded thread each pane shows: its Codex names
+// the thread in the pane title (the TUI's [tui] terminal_title item
+// "thread-id", updated whenever it changes threads and cleared when it
+// quits), and exactly one of the daemon's loaded threads has that id (or
+// starts with its shown start). A thread two panes show is no pane's.
+func paneThreads(panes []domain.Terminal, loaded []string) map[string]string {
+	claims := map[string][]string{}
+	for _, t := range panes {
+		id, whole := TitleThread(t.Title)
+		if id == "" {
+			continue
+		}
+		var match []string
+		for _, l := range loaded {
+			if l == id || (!whole && strings.HasPrefix(l, id)) {
+				match = append(match, l)
+			}
+		}
+		if len(match) == 1 {
+			claims[match[0]] = append(claims[match[0]], t.ID)
+		}
+	}
+	out := map[string]string{}
+	for th, ts := range claims {
+		if len(ts) == 1 {
+			out[th] = ts[0]
 		}
 	}
 	return out
@@ -132,8 +203,9 @@ func threadStatus(s string) string {
 func (b *Backend) Threads(ctx context.Context, terms []domain.Terminal) ([]domain.BackendThread, error) {
 	var out []domain.BackendThread
 	var errs []error
-	for _, home := range b.homes(terms) {
-		ths, err := b.daemonThreads(ctx, home)
+	homes, panes := b.homes(terms)
+	for _, home := range homes {
+		ths, err := b.daemonThreads(ctx, home, panes[home])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -146,7 +218,7 @@ func (b *Backend) Threads(ctx context.Context, terms []domain.Terminal) ([]domai
 	return nil, errors.Join(errs...)
 }
 
-func (b *Backend) daemonThreads(ctx context.Context, home string) ([]domain.BackendThread, error) {
+func (b *Backend) daemonThreads(ctx context.Context, home string, panes []domain.Terminal) ([]domain.BackendThread, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()
 	c, err := Dial(ctx, SocketPath(home), b.Version)
@@ -158,6 +230,7 @@ func (b *Backend) daemonThreads(ctx context.Context, home string) ([]domain.Back
 	if err != nil {
 		return nil, err
 	}
+	shown := paneThreads(panes, ids)
 	var out []domain.BackendThread
 	for _, id := range ids {
 		if b.isEphemeral(home, id) {
@@ -174,7 +247,8 @@ func (b *Backend) daemonThreads(ctx context.Context, home string) ([]domain.Back
 		if th.Path == nil || *th.Path == "" {
 			continue
 		}
-		bt := domain.BackendThread{ThreadID: th.ID, Home: home, Cwd: th.Cwd, CLIVersion: th.CLIVersion, Status: threadStatus(th.Status.Type)}
+		bt := domain.BackendThread{ThreadID: th.ID, Home: home, Cwd: th.Cwd, CLIVersion: th.CLIVersion, Status: threadStatus(th.Status.Type),
+			PaneTerminalID: shown[th.ID]}
 		if th.Name != nil && strings.TrimSpace(*th.Name) != "" {
 			bt.Title = strings.TrimSpace(*th.Name)
 		} else {

@@ -294,7 +294,7 @@ async function card(c) {
     h("dt", {}, "Agent"), h("dd", {}, `${c.agent.kind} ${c.agent.version} · ${c.agent.profile}`),
     h("dt", {}, "Project"), h("dd", {}, c.project),
     t ? [h("dt", {}, "Identity"), h("dd", {}, t.native_identity_state)] : null,
-    b ? [h("dt", {}, "Through"), h("dd", {}, "Codex app-server (no pane)"),
+    b ? [h("dt", {}, "Through"), h("dd", {}, t ? "Codex app-server (the pane shows this thread)" : "Codex app-server (no pane)"),
       h("dt", {}, "Thread"), h("dd", { class: "secret" }, b.native_thread_id)] : null,
     cur ? [h("dt", {}, "Turn"), h("dd", {}, h("a", { href: `#/turn/${cur.turn_id}` }, cur.turn_id), ` · ${cur.state}`)] : null,
     !cur && recent ? [h("dt", {}, "Last turn"), h("dd", {}, h("a", { href: `#/turn/${recent.turn_id}` }, recent.turn_id), ` · ${recent.state}`)] : null,
@@ -330,8 +330,9 @@ async function card(c) {
     body.push(node);
   }
   else if (state === "awaiting_interaction" && cur) body.push(h("p", { class: "muted" }, t ? "A question is on screen; answer it in the terminal." : "A question waits; answer it in a Codex client of this thread."));
-  // A pane's send follows the pane; a backend row's is its thread's own.
-  const send = byName(c.available_actions, "send").find((a) => t ? a.target !== "session_exact" : a.body.conversation_id);
+  // A pane's send follows the pane; a backend row's (merged with its pane
+  // or not) is its thread's own.
+  const send = byName(c.available_actions, "send").find((a) => b ? a.body.conversation_id : a.target !== "session_exact");
   // A backend thread's model and effort are chosen with its next task.
   const mo = b ? byName(c.available_actions, "model_options")[0] : undefined;
   if (send) body.push(keep(`send:${c.conversation_id}:${send.body.terminal_id || send.body.conversation_id}`, () => sendForm(send, c, refresh, mo)));
@@ -381,6 +382,31 @@ function sendForm(a, c, refresh, mo) {
   return form;
 }
 
+// readingBox is a box that reads when opened and keeps nothing when
+// closed: opened again, it shows only what its new read says, never a
+// stale choice to click. A read that returns after the box was closed, or
+// after a newer opening began its own read, is dropped. show(r) is the
+// box's content for the read r; reset() forgets any earlier read.
+function readingBox(summary, reading, read, show, reset) {
+  const out = h("div", {});
+  const box = h("details", { class: "box" }, h("summary", {}, summary), out);
+  let gen = 0;
+  box.addEventListener("toggle", async () => {
+    const mine = ++gen;
+    if (reset) reset();
+    if (!box.open) { out.replaceChildren(); return; }
+    out.replaceChildren(h("p", { class: "muted" }, reading));
+    let content;
+    try {
+      content = show(await read());
+    } catch (e) {
+      content = h("p", { class: "error" }, problemText(e));
+    }
+    if (mine === gen && box.open) out.replaceChildren(...[content].flat());
+  });
+  return box;
+}
+
 // modelBox reads a backend thread's model catalogue from its daemon when
 // opened and offers its models and efforts for the next task (the daemon
 // sets them only with a turn); choice() is what differs from the thread's.
@@ -389,8 +415,6 @@ function modelBox(mo, c) {
   const eid = `effort-${c.conversation_id}`;
   const model = h("select", { id: mid, name: "model" });
   const effort = h("select", { id: eid, name: "reasoning_effort" });
-  const out = h("div", {});
-  const box = h("details", { class: "box" }, h("summary", {}, "Model and effort"), out);
   let cat = null;
   const fill = () => {
     const m = cat.models.find((x) => x.model === model.value);
@@ -399,26 +423,16 @@ function modelBox(mo, c) {
     effort.replaceChildren(...efforts.map((e) => h("option", { value: e, selected: e === was }, e)));
   };
   model.addEventListener("change", fill);
-  box.addEventListener("toggle", async () => {
-    // A closed box keeps nothing: opened again, it reads the daemon again.
-    cat = null;
-    if (!box.open) { out.replaceChildren(); return; }
-    out.replaceChildren(h("p", { class: "muted" }, "Reading the thread's models…"));
-    try {
-      const r = await call(mo);
-      if (!box.open) return;
-      const now = r.effective || { model: "", reasoning_effort: "" };
-      cat = { models: r.models, effective: now };
-      model.replaceChildren(...r.models.map((m) => h("option", { value: m.model, selected: m.model === now.model }, m.label)));
-      effort.replaceChildren();
-      fill();
-      out.replaceChildren(h("p", {}, "Now: ", h("strong", { "data-model": now.model, "data-effort": now.reasoning_effort }, `${now.model} · ${now.reasoning_effort}`)),
-        h("label", { for: mid }, "Model"), model, h("label", { for: eid }, "Effort"), effort,
-        h("p", { class: "muted" }, "Chosen for the next task and the thread's later ones."));
-    } catch (e) {
-      out.replaceChildren(h("p", { class: "error" }, problemText(e)));
-    }
-  });
+  const box = readingBox("Model and effort", "Reading the thread's models…", () => call(mo), (r) => {
+    const now = r.effective || { model: "", reasoning_effort: "" };
+    cat = { models: r.models, effective: now };
+    model.replaceChildren(...r.models.map((m) => h("option", { value: m.model, selected: m.model === now.model }, m.label)));
+    effort.replaceChildren();
+    fill();
+    return [h("p", {}, "Now: ", h("strong", { "data-model": now.model, "data-effort": now.reasoning_effort }, `${now.model} · ${now.reasoning_effort}`)),
+      h("label", { for: mid }, "Model"), model, h("label", { for: eid }, "Effort"), effort,
+      h("p", { class: "muted" }, "Chosen for the next task and the thread's later ones.")];
+  }, () => { cat = null; });
   box.choice = () => {
     if (!box.open || !cat) return {};
     const x = {};
@@ -572,31 +586,21 @@ async function interactionBox(a, refresh) {
 const resumeNow = new Map();
 
 function threadsBox(a, c, refresh) {
-  const list = h("ol", { class: "threads", "aria-label": "Threads" });
-  const box = h("details", { class: "box" }, h("summary", {}, "Threads"), list);
-  box.addEventListener("toggle", async () => {
-    // A closed box keeps nothing: opened again, it shows only what a new
-    // read says, never a stale list to click.
-    if (!box.open) { list.replaceChildren(); return; }
-    const resume = resumeNow.get(c.conversation_id);
-    list.replaceChildren(h("li", { class: "muted" }, "Reading the agent's records…"));
-    try {
-      const l = await call(a);
-      if (!box.open) return;
-      list.replaceChildren(...(l.threads.length ? l.threads.map((t) => h("li", { "data-thread": t.native_thread_id },
-        t.current ? h("strong", {}, "current · ") : null, h("span", {}, t.title), " ",
-        h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)),
-        resume && !t.current ? [" ", actionButton("Resume", async () => {
-          const r = await call(resume, { native_thread_id: t.native_thread_id });
-          infos.set(c.conversation_id, r.outcome === "done" ? `Resumed thread ${r.native_thread_id} (session ${r.session_id}).` :
-            `Resume ${r.outcome}: ${r.detail || ""} Look at the pane before anything else.`);
-          box.open = false;
-          refresh();
-        })] : null)) : [h("li", { class: "muted" }, "No threads in this project yet.")]));
-    } catch (e) {
-      list.replaceChildren(h("li", { class: "error" }, problemText(e)));
-    }
-  });
+  let resume = null;
+  const box = readingBox("Threads", "Reading the agent's records…", () => {
+    resume = resumeNow.get(c.conversation_id);
+    return call(a);
+  }, (l) => h("ol", { class: "threads", "aria-label": "Threads" },
+    l.threads.length ? l.threads.map((t) => h("li", { "data-thread": t.native_thread_id },
+      t.current ? h("strong", {}, "current · ") : null, h("span", {}, t.title), " ",
+      h("span", { class: "muted" }, `${t.short_id} · `, time(t.updated_at)),
+      resume && !t.current ? [" ", actionButton("Resume", async () => {
+        const r = await call(resume, { native_thread_id: t.native_thread_id });
+        infos.set(c.conversation_id, r.outcome === "done" ? `Resumed thread ${r.native_thread_id} (session ${r.session_id}).` :
+          `Resume ${r.outcome}: ${r.detail || ""} Look at the pane before anything else.`);
+        box.open = false;
+        refresh();
+      })] : null)) : [h("li", { class: "muted" }, "No threads in this project yet.")]));
   return box;
 }
 
@@ -605,29 +609,17 @@ function threadsBox(a, c, refresh) {
 function permissionsBox(get, set, c, refresh) {
   const sid = `perm-${c.conversation_id}`;
   const select = h("select", { id: sid, name: "mode" });
-  const out = h("div", {});
-  const box = h("details", { class: "box" }, h("summary", {}, "Permissions"), out);
-  box.addEventListener("toggle", async () => {
-    // A closed box keeps nothing: opened again, it offers a mode only once a
-    // new read has said which one is current.
-    if (!box.open) { out.replaceChildren(); return; }
-    out.replaceChildren(h("p", { class: "muted" }, "Reading the agent's permission mode…"));
-    try {
-      const r = await call(get);
-      if (!box.open) return;
-      select.replaceChildren(...r.modes.map((m) => h("option", { value: m.mode, selected: m.mode === r.current }, m.label)));
-      out.replaceChildren(h("p", {}, "Now: ", h("strong", { "data-mode": r.current }, r.current)),
-        h("label", { for: sid }, "Mode"), select,
-        actionButton("Apply", async () => {
-          const x = await call(set, { mode: select.value });
-          infos.set(c.conversation_id, x.outcome === "done" ? `Permission mode: ${x.current}${x.already_effective ? " (already)" : ""}.` :
-            `Permissions ${x.outcome}: ${x.detail || ""} Look at the pane before anything else.`);
-          box.open = false;
-          refresh();
-        }));
-    } catch (e) {
-      out.replaceChildren(h("p", { class: "error" }, problemText(e)));
-    }
+  const box = readingBox("Permissions", "Reading the agent's permission mode…", () => call(get), (r) => {
+    select.replaceChildren(...r.modes.map((m) => h("option", { value: m.mode, selected: m.mode === r.current }, m.label)));
+    return [h("p", {}, "Now: ", h("strong", { "data-mode": r.current }, r.current)),
+      h("label", { for: sid }, "Mode"), select,
+      actionButton("Apply", async () => {
+        const x = await call(set, { mode: select.value });
+        infos.set(c.conversation_id, x.outcome === "done" ? `Permission mode: ${x.current}${x.already_effective ? " (already)" : ""}.` :
+          `Permissions ${x.outcome}: ${x.detail || ""} Look at the pane before anything else.`);
+        box.open = false;
+        refresh();
+      })];
   });
   return box;
 }

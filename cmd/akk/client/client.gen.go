@@ -957,8 +957,13 @@ type Conversation struct {
 
 	// Transport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
 	// loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
-	// of AKK's own, with no pane), with `backend` set and `terminal` absent, driven through the daemon. A backend
-	// row is never merged with a pane's row: no pane is proven to show exactly that thread.
+	// of AKK's own, with no pane), with `backend` set, driven through the daemon. A backend row is merged with a
+	// pane's row only when that pane is proven to show exactly that thread now: its Codex (0.158.0 and later)
+	// names the thread in the pane title (`[tui] terminal_title` holding the item `thread-id`; the title shows
+	// the id's first 29 characters), exactly one thread its daemon has loaded has that id, and no other pane
+	// shows it. Never by project or title. A merged row has both `backend` and `terminal`; its send, watch and
+	// model actions are the thread's (through the daemon), the pane's other controls stay; it answers to the
+	// pane's conversation id too. When the pane shows another thread, the rows part again.
 	Transport ConversationTransport `json:"transport"`
 	Warnings  []string              `json:"warnings"`
 
@@ -968,8 +973,13 @@ type Conversation struct {
 
 // ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
 // loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
-// of AKK's own, with no pane), with `backend` set and `terminal` absent, driven through the daemon. A backend
-// row is never merged with a pane's row: no pane is proven to show exactly that thread.
+// of AKK's own, with no pane), with `backend` set, driven through the daemon. A backend row is merged with a
+// pane's row only when that pane is proven to show exactly that thread now: its Codex (0.158.0 and later)
+// names the thread in the pane title (`[tui] terminal_title` holding the item `thread-id`; the title shows
+// the id's first 29 characters), exactly one thread its daemon has loaded has that id, and no other pane
+// shows it. Never by project or title. A merged row has both `backend` and `terminal`; its send, watch and
+// model actions are the thread's (through the daemon), the pane's other controls stay; it answers to the
+// pane's conversation id too. When the pane shows another thread, the rows part again.
 type ConversationTransport string
 
 // ConversationList defines model for ConversationList.
