@@ -18,8 +18,9 @@ import (
 
 // TestE2EDashboard drives the dashboard in real headless Chromium
 // (web/test/dashboard.mjs, with playwright-core) against a real akkd and
-// the newest pinned Claude Code and Codex in their panes, and a Codex
-// project's backend conversation with no pane: sign in, the cards, a task
+// the newest pinned Claude Code and Codex in their panes, a Codex pane
+// merged with its thread, and a Codex project's backend conversation with
+// no pane: sign in, the cards, a task
 // live from working to idle (in a pane, and through the backend), a prompt approved and one
 // rejected, a changed prompt refused, a single-choice step, an async
 // question answered with typed text queued for the next task, and a
@@ -62,6 +63,11 @@ func TestE2EDashboard(t *testing.T) {
 		sockets = append(sockets, e.SocketPath())
 		projects[a.Kind] = e.ProjectDir
 	}
+	// A Codex pane that names its thread in the pane title: one card with
+	// its thread (merged).
+	mx := agenttest.New(t, codexEnv.Agent, agenttest.Options{ThreadTitle: true})
+	mx.StartReady()
+	sockets = append(sockets, mx.SocketPath())
 	// A project with a backend conversation and no pane: the newest
 	// Codex's daemon of its own home, which akkd starts (--codex-projects).
 	bx := agenttest.New(t, codexEnv.Agent, agenttest.Options{})
@@ -77,6 +83,9 @@ func TestE2EDashboard(t *testing.T) {
 		findRow(t, d.url, op, e.ProjectDir, 30*time.Second, hasSend)
 	}
 	findBackendRow(t, d.url, op, bx.ProjectDir, 60*time.Second, backendSend)
+	rowsOf(t, d.url, op, mx.ProjectDir, "", "", func(rs []mergedRow) bool {
+		return len(rs) == 1 && rs[0].Terminal != nil && rs[0].Backend != nil
+	})
 
 	artifacts := os.Getenv("AKK_ARTIFACTS")
 	if artifacts == "" {
@@ -85,7 +94,7 @@ func TestE2EDashboard(t *testing.T) {
 	root, _ := agenttest.ModuleRoot()
 	cmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"))
 	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
-		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir,
+		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir, "AKK_MERGED_PROJECT="+mx.ProjectDir,
 		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
@@ -95,6 +104,11 @@ func TestE2EDashboard(t *testing.T) {
 		}
 		dumpTurns(t, d, op)
 		t.Fatalf("the browser test failed: %v", err)
+	}
+	// The merged card's task ran once, in the thread the pane shows.
+	mx.WaitForText(agenttest.TurnTimeout, fakemodel.ReplyToken("a task for the merged card"))
+	if n := userRequests(mx.Model, "a task for the merged card"); n != 1 {
+		t.Fatalf("the merged card's task reached the model %d times", n)
 	}
 	// The answer queued in the browser reached the model as the agent's next task.
 	codexEnv.WaitModelRequest("the queued async answer", 60*time.Second, func(r fakemodel.Request) bool {

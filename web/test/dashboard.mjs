@@ -21,6 +21,7 @@ const HOST_B = env("AKK_HOST_B_TOKEN");
 const CLAUDE = env("AKK_CLAUDE_PROJECT");
 const CODEX = env("AKK_CODEX_PROJECT");
 const BACKEND = env("AKK_BACKEND_PROJECT");
+const MERGED = env("AKK_MERGED_PROJECT");
 const RECEIVER = env("AKK_RECEIVER_URL");
 const OUT = env("AKK_ARTIFACTS");
 const T = 90_000; // the longest any step may take on a busy machine
@@ -179,6 +180,18 @@ async function run() {
   await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
   const bm = await finalMessage(page, BACKEND, /\S/, bc);
   log("backend task went working → idle with its final message:", JSON.stringify(bm.slice(0, 60)));
+
+  // A Codex pane proven to show its thread (it names the thread in the pane
+  // title): one card for the two, its task sent through the daemon, the
+  // pane's own controls kept.
+  const mc = backendCard(page, MERGED);
+  await mc.getByText("Codex app-server (the pane shows this thread)").waitFor({ timeout: T });
+  if (await card(page, MERGED).count()) throw new Error("the merged pane still has a card of its own");
+  await mc.locator("details", { hasText: "Threads" }).waitFor({ timeout: T });
+  await check(page, "agents-merged");
+  await send(page, MERGED, "a task for the merged card", mc);
+  await finalMessage(page, MERGED, /Fake model reply/, mc);
+  log("sent a task from a pane's card merged with its thread; it completed through the daemon");
 
   // The thread's model and effort, read from its daemon and chosen with the
   // next task: the daemon keeps the effort chosen.
