@@ -510,14 +510,17 @@ func paneOnly(a Action) bool {
 // it: the thread's identity, Turns and actions, and the pane's own
 // controls (its threads, permissions, native controls, its Watches and
 // Turns). While a backend Turn holds the thread, a prompt on the pane is
-// that Turn's, answered through the daemon only.
+// that Turn's, answered through the daemon only, by its owner.
 func mergePane(pane, back Conversation) Conversation {
 	c := back
 	c.Terminal = pane.Terminal
 	// The pane's thread is proven: it is this one.
 	c.Terminal.NativeIdentity, c.Terminal.NativeThreadID = IdentityResolved, back.Backend.ThreadID
 	c.Terminal.Warnings = slices.DeleteFunc(slices.Clone(pane.Terminal.Warnings), func(w string) bool { return w == WarnDaemonThread })
-	byBackend := back.CurrentTurn != nil
+	// A backend Turn holds the thread (the caller's, or another
+	// controller's): its prompt is answered through the daemon by its
+	// owner only, never with the pane's keys.
+	byBackend := back.CurrentTurn != nil || back.HeldByOther
 	if pane.CurrentTurn != nil || pane.HeldByOther {
 		// A pane Turn holds the pane: no second task through the daemon.
 		c.Actions = slices.DeleteFunc(c.Actions, func(a Action) bool { return a.Name == "send" })
