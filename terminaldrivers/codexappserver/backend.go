@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/codex"
 	"akk/terminaldrivers/proc"
 )
@@ -398,7 +399,12 @@ func (b *Backend) take(turnID string) *following {
 // Follow implements domain.CodexBackend.
 func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID string) (<-chan domain.BackendEvent, error) {
 	f := b.take(turnID)
-	if f == nil {
+	// The connection that started the turn was subscribed before it
+	// started: every message of the turn reaches it, and there is nothing
+	// to catch up on. A fresh connection reads first whether the turn
+	// ended before it followed.
+	fresh := f == nil
+	if fresh {
 		var err error
 		dctx, cancel := context.WithTimeout(ctx, 10*b.timeout())
 		f, err = b.followRecorded(dctx, th)
@@ -420,17 +426,10 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 			}
 		}
 		// A turn that ended before this connection followed it ends here.
-		rctx, cancel := context.WithTimeout(ctx, b.timeout())
-		cur, err := f.c.ReadThread(rctx, th.ThreadID, true)
-		cancel()
-		if err == nil {
-			for _, t := range cur.Turns {
-				if t.ID == turnID {
-					if ev, ended := turnEnd(t, ""); ended {
-						emit(ev)
-						return
-					}
-				}
+		if fresh {
+			if ev, ended := b.endedBefore(ctx, f, th.ThreadID, turnID); ended {
+				emit(ev)
+				return
 			}
 		}
 		var pending *prompt // the approval request that waits
@@ -508,6 +507,73 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 		}
 	}()
 	return out, nil
+}
+
+// settleInterrupted bounds how long a turn a read calls interrupted, on a
+// thread that is not active, with no abort in its record, is read again
+// before AKK takes the daemon's word: a daemon that restarted holds no
+// running turn and writes no abort.
+const settleInterrupted = 10 * time.Second
+
+// endedBefore reads whether the turn ended before f followed it. A turn the
+// daemon's read calls interrupted may still run: the daemon reports every
+// turn in progress as interrupted while the thread's status is not active,
+// and a turn just started is in its record before the thread turns active
+// (seen on 0.171.0 with a controller listing often: the turn went on to
+// complete). So interrupted is believed when the thread is active (the
+// status is then the turn's own), when the record holds the turn's abort,
+// or when the thread stays inactive with the turn unfinished for
+// settleInterrupted; until then the thread is read again.
+func (b *Backend) endedBefore(ctx context.Context, f *following, threadID, turnID string) (domain.BackendEvent, bool) {
+	var since time.Time
+	for {
+		rctx, cancel := context.WithTimeout(ctx, b.timeout())
+		cur, err := f.c.ReadThread(rctx, threadID, true)
+		cancel()
+		if err != nil {
+			return domain.BackendEvent{}, false // the messages tell
+		}
+		var ev domain.BackendEvent
+		ended := false
+		for _, t := range cur.Turns {
+			if t.ID == turnID {
+				ev, ended = turnEnd(t, "")
+			}
+		}
+		if !ended {
+			return domain.BackendEvent{}, false
+		}
+		if ev.Kind != domain.BackendInterrupted || cur.Status.Type == "active" ||
+			(cur.Path != nil && recordedAbort(*cur.Path, turnID)) {
+			return ev, true
+		}
+		if since.IsZero() {
+			since = time.Now()
+		} else if time.Since(since) >= settleInterrupted {
+			return ev, true
+		}
+		select {
+		case <-ctx.Done():
+			return domain.BackendEvent{}, false
+		case <-f.c.Done():
+			return domain.BackendEvent{}, false // the loop reports the connection's end
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// recordedAbort says the rollout at path records the turn's abort.
+func recordedAbort(path, turnID string) bool {
+	lines, err := agent.TailLines(path, 4<<20)
+	if err != nil {
+		return false
+	}
+	for _, l := range lines {
+		if e, ok := codex.ParseRolloutLine(l); ok && e.Kind == agent.EntryInterrupted && e.TurnID == turnID {
+			return true
+		}
+	}
+	return false
 }
 
 // finalMessage reads a completed turn's last agent message from the thread.
