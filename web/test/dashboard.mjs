@@ -3,6 +3,7 @@
 // TestE2EDashboard in cmd/akkd, which passes everything in the
 // environment). Each step waits for what the page shows, never for time.
 import { createRequire } from "node:module";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -231,6 +232,41 @@ async function run() {
   await card(page, CODEX).getByRole("button", { name: "Reject" }).click();
   await card(page, CODEX).and(page.locator(':not([data-state="awaiting_approval"])')).waitFor({ timeout: T });
   log("rejected a prompt");
+
+  // Events faster than a render: every list read is held 400 ms while the
+  // operator writes a host's (empty) approval policy every 100 ms (each
+  // write is an event, and no webhook). The page still draws: a task sent
+  // from a card shows its final message. (A newer render used to drop the
+  // one running, so none ever drew.)
+  {
+    const auth = { Authorization: `Bearer ${OP}` };
+    const hosts = (await (await fetch(URL + "/v1/hosts", { headers: auth })).json()).hosts;
+    const slow = async (r) => { await new Promise((res) => setTimeout(res, 400)); await r.continue().catch(() => {}); };
+    await page.route("**/v1/conversations", slow);
+    let flooding = true;
+    let events = 0;
+    const flood = (async () => {
+      while (flooding) {
+        const r = await fetch(`${URL}/v1/hosts/${hosts[0].host_id}/approval-policy`,
+          { method: "PUT", headers: { ...auth, "Content-Type": "application/json" }, body: '{"rules":[]}' });
+        if (r.status >= 300) throw new Error(`policy: ${r.status}`);
+        events++;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    })();
+    try {
+      await cardState(page, CLAUDE, "idle");
+      const task = "a task while events flood the page";
+      const token = "akk-reply-" + crypto.createHash("sha256").update(task).digest("hex").slice(0, 8);
+      await send(page, CLAUDE, task);
+      await finalMessage(page, CLAUDE, new RegExp(token));
+    } finally {
+      flooding = false;
+      await flood;
+      await page.unroute("**/v1/conversations", slow);
+    }
+    log(`the page drew a task's end under ${events} events and slow list reads`);
+  }
 
 
   // A changed prompt is refused: a second page that hears no events keeps

@@ -233,12 +233,27 @@ function badge(state) {
 async function viewAgents() {
   const gen = routeGen;
   $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "muted" }, "Loading…"));
-  // Renders may overlap (an event comes while one waits on the API): only
-  // the newest one started may draw, so an older view never replaces it.
-  let seq = 0;
+  // One render at a time: a render asked for while one runs runs once more
+  // after it, from a fresh read, so the newest state is always drawn and
+  // an older view never replaces it. (A newer render used to drop the one
+  // running: with events coming faster than a render took, on a busy
+  // machine, no render ever drew and a card kept a Close long done.)
+  let running = false;
+  let again = false;
   const render = async () => {
-    const mine = ++seq;
-    const fresh = () => mine === seq && current(gen);
+    if (running) { again = true; return; }
+    running = true;
+    try {
+      do {
+        again = false;
+        await draw();
+      } while (again && current(gen));
+    } finally {
+      running = false;
+    }
+  };
+  const draw = async () => {
+    const fresh = () => current(gen);
     let list;
     try {
       list = await api("GET", "/v1/conversations");
