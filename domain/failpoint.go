@@ -13,9 +13,12 @@ package domain
 // input and loses no callback.
 var Failpoint = func(stage string) {}
 
-// FailError is called where a store write may fail without undoing what
-// came before it: "send.watch" (attaching a Send's Watch). It returns nil;
-// the daemon built with the failpoints tag returns an error at the stage its
-// AKK_FAILERR names, so a test can prove the failure costs only what it
-// should.
+// FailError is called where a step may fail without undoing what came
+// before it: "send.watch" (storing a Send's Watch), and a native control
+// whose surface just opened ("models.opened", "set_model.opened",
+// "permissions.opened", "set_permissions.opened", "status.opened": the
+// next frame is then taken as unreadable). It returns nil; the daemon
+// built with the failpoints tag returns an error at the stages its
+// AKK_FAILERR names (comma-separated), so a test can prove the failure
+// costs only what it should.
 var FailError = func(stage string) error { return nil }

@@ -149,6 +149,9 @@ func (s *Service) nativeGate(ctx context.Context, terminalID string, idle bool) 
 // refusedBeforeInput is the refusal of a native plan that sent nothing
 // (stage AnswerNothing), nil when it sent keys.
 func refusedBeforeInput(stage AnswerStage, err error, plan string) error {
+	if berr := backedOut(err); berr != nil {
+		return berr // keys went out, and the pane is proven as it was
+	}
 	if stage != AnswerNothing {
 		return nil
 	}
@@ -639,6 +642,9 @@ func (s *Service) Permissions(ctx context.Context, terminalID string) (Permissio
 	seq, done := s.keySequence(ctx)
 	defer done()
 	st, stage, err := pc.Permissions(seq, term)
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
+	}
 	if err != nil && stage == AnswerNothing {
 		return PermissionsResult{}, nativeRefusal(err)
 	}
@@ -668,6 +674,9 @@ func (s *Service) SetPermissions(ctx context.Context, terminalID, mode string) (
 	seq, done := s.keySequence(ctx)
 	defer done()
 	before, stage, err := pc.Permissions(seq, term)
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
+	}
 	if err != nil && stage == AnswerNothing {
 		return PermissionsResult{}, nativeRefusal(err)
 	}
@@ -691,6 +700,9 @@ func (s *Service) SetPermissions(ctx context.Context, terminalID, mode string) (
 	after, stage, err := pc.SetPermissions(seq, term, mode)
 	if errors.Is(err, ErrModeUnavailable) {
 		return PermissionsResult{}, &Error{Code: CodeManualRequired, Message: "the pane cycled back to " + before.Current + " without offering " + mode + "; its mode is unchanged", Err: err}
+	}
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
 	}
 	if err != nil && stage == AnswerNothing {
 		return PermissionsResult{}, nativeRefusal(err)
@@ -885,6 +897,19 @@ type ModelRepairer interface {
 	// ModelResidue reports whether t shows something RepairModel clears.
 	ModelResidue(ctx context.Context, t Terminal) bool
 	RepairModel(ctx context.Context, t Terminal) (AnswerStage, error)
+}
+
+// ErrBackedOut: a native control opened a surface it could not read or
+// use, backed out of it and proved the pane back at its idle empty
+// composer. Nothing changed; the answer is manual_required.
+var ErrBackedOut = errors.New("nothing changed: AKK closed what it opened and the pane is back at its idle empty composer")
+
+// backedOut is the manual_required answer of a control that backed out.
+func backedOut(err error) error {
+	if !errors.Is(err, ErrBackedOut) {
+		return nil
+	}
+	return &Error{Code: CodeManualRequired, Message: err.Error() + "; do it in the pane", Err: err}
 }
 
 // ErrNothingToRepair: the pane shows no model residue; nothing was sent.

@@ -5,6 +5,8 @@ package main
 import (
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"akk/domain"
@@ -15,8 +17,9 @@ import (
 // domain.Failpoint), as a crash there would.
 func init() {
 	if fail := os.Getenv("AKK_FAILERR"); fail != "" {
+		stages := strings.Split(fail, ",")
 		domain.FailError = func(s string) error {
-			if s == fail {
+			if slices.Contains(stages, s) {
 				return errors.New("injected failure at " + s)
 			}
 			return nil

@@ -171,6 +171,9 @@ type PermissionMenu struct {
 	Labels   []string
 	Selected int
 	Current  int
+	// Above and Below: a window of a menu that scrolls has rows above or
+	// below it (a "↑"/"↓" marker); a whole read has neither.
+	Above, Below bool
 }
 
 // ModeOf is the mode whose label is label.
@@ -210,6 +213,9 @@ func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, b
 			end = true
 			break
 		}
+		if ScrollMarker(t) {
+			return PermissionMenu{}, false // it scrolls: not shown whole
+		}
 		r := numberedRow.FindStringSubmatch(t)
 		if r == nil {
 			continue // a description's continuation row
@@ -238,6 +244,89 @@ func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, b
 	return m, true
 }
 
+// ReadNumberedWindow reads the visible window of a numbered menu that may
+// scroll: its rows must be numbered one after another from any number,
+// and its scroll markers say whether rows lie above or below it.
+func ReadNumberedWindow(c screen.Capture, heading, hint string) (PermissionMenu, bool) {
+	prefix, isPrefix := strings.CutSuffix(heading, "*")
+	start := c.LastIndex(0, c.Bottom(), func(s string) bool {
+		t := strings.TrimSpace(s)
+		return t == heading || (isPrefix && strings.HasPrefix(t, prefix))
+	})
+	if start < 0 {
+		return PermissionMenu{}, false
+	}
+	m := PermissionMenu{Selected: -1, Current: -1}
+	first := 0
+	for i := start + 1; i < c.Bottom(); i++ {
+		t := c.Lines[i].Text
+		if strings.Contains(t, hint) {
+			if len(m.Labels) == 0 || m.Selected < 0 {
+				return PermissionMenu{}, false
+			}
+			return m, true
+		}
+		if mk := strings.TrimSpace(t); strings.HasPrefix(mk, "↑") || strings.HasPrefix(mk, "↓") {
+			if strings.HasPrefix(mk, "↑") {
+				if len(m.Labels) > 0 {
+					return PermissionMenu{}, false // a marker above is above every row
+				}
+				m.Above = true
+			} else {
+				m.Below = true
+			}
+			continue
+		}
+		r := numberedRow.FindStringSubmatch(t)
+		if r == nil {
+			continue // a description's continuation row
+		}
+		if m.Below {
+			return PermissionMenu{}, false // a row under the marker below
+		}
+		n, _ := strconv.Atoi(r[2])
+		if len(m.Labels) == 0 {
+			first = n
+		} else if n != first+len(m.Labels) {
+			return PermissionMenu{}, false
+		}
+		label := strings.TrimSpace(r[3])
+		if l, ok := strings.CutSuffix(label, "(current)"); ok {
+			if m.Current >= 0 {
+				return PermissionMenu{}, false
+			}
+			label, m.Current = strings.TrimSpace(l), len(m.Labels)
+		}
+		if r[1] != "" {
+			if m.Selected >= 0 {
+				return PermissionMenu{}, false
+			}
+			m.Selected = len(m.Labels)
+		}
+		m.Labels = append(m.Labels, label)
+	}
+	return PermissionMenu{}, false
+}
+
+// ScrollMarker reports whether a menu row is a scroll marker: "↓", "↑",
+// or "↓ 2 more" (the menu has rows above or below its visible window).
+func ScrollMarker(row string) bool {
+	t := strings.TrimSpace(row)
+	return strings.HasPrefix(t, "↓") || strings.HasPrefix(t, "↑")
+}
+
+// MenuOpen reports whether c shows a menu under heading (a "*" suffix
+// matches a prefix) with hint in a row below it, read whole or not: how
+// a surface a control left open is found for its repair.
+func MenuOpen(c screen.Capture, heading, hint string) bool {
+	prefix, isPrefix := strings.CutSuffix(heading, "*")
+	start := c.LastIndex(0, c.Bottom(), func(s string) bool {
+		t := strings.TrimSpace(s)
+		return t == heading || (isPrefix && strings.HasPrefix(t, prefix))
+	})
+	return start >= 0 && c.LastIndex(start+1, c.Bottom(), func(s string) bool { return strings.Contains(s, hint) }) >= 0
+}
+
 // ModelPlan is how a version shows and changes its model and reasoning
 // effort. Claude Code shows the effort on its model screen as a slider
 // (EffortLess/EffortMore move it one level); Codex asks for the effort in
@@ -262,6 +351,15 @@ type ModelPlan struct {
 	// Scope is what a change applies to: "current_session" (Claude Code's
 	// session-only key) or "current_and_new_sessions" (Codex persists it).
 	Scope string
+	// Open reports whether a model or effort menu of this plan is drawn,
+	// whole or not (one that scrolls, or lists no model in effect).
+	Open func(c screen.Capture) bool
+	// ReadModelWindow, when set, reads the visible window of a model menu
+	// that may scroll (Above, Below; Current -1 when the model in effect is
+	// not in view): the read walks the selection through it one proven row
+	// at a time to list every model, and a change needs only the window
+	// the menu opens on (the model in effect selected).
+	ReadModelWindow func(c screen.Capture) (PermissionMenu, bool)
 }
 
 // LabelID is the semantic id of a menu label: its words in lower case

@@ -48,34 +48,81 @@ func emptyComposer(prof agent.NativeProfile, c screen.Capture, working bool) boo
 // runCommand types plan's command (with arg after a space, when given)
 // and presses Enter once. The returned keys say how far it got.
 func (x *Adapter) runCommand(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string, working bool) (*keys, error) {
+	k := x.keysFor(t)
+	return k, x.runCommandOn(ctx, t, prof, plan, arg, working, k)
+}
+
+// runCommandOn is runCommand on keys k.
+func (x *Adapter) runCommandOn(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, plan agent.CommandPlan, arg string, working bool, k *keys) error {
 	typed := plan.Command
 	if arg != "" {
 		typed += " " + arg
 	}
-	k := x.keysFor(t)
 	if plan.MinWidth > 0 && t.Width < plan.MinWidth {
-		return k, fmt.Errorf("%w: the pane is %d columns wide; %s needs %d to show its result whole", domain.ErrNativeUnsupported, t.Width, plan.Command, plan.MinWidth)
+		return fmt.Errorf("%w: the pane is %d columns wide; %s needs %d to show its result whole", domain.ErrNativeUnsupported, t.Width, plan.Command, plan.MinWidth)
 	}
 	if _, err := x.process(t); err != nil {
-		return k, err
+		return err
 	}
 	c, err := x.capture(ctx, t)
 	if err != nil {
-		return k, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
+		return fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
 	}
 	if !emptyComposer(prof, c, working) {
 		r := prof.Classify(c)
-		return k, fmt.Errorf("%w: screen %s (%s), composer empty %v", ErrNotReady, r.State, r.Reason, r.ComposerEmpty)
+		return fmt.Errorf("%w: screen %s (%s), composer empty %v", ErrNotReady, r.State, r.Reason, r.ComposerEmpty)
 	}
 	if err := k.typeText(ctx, typed); err != nil {
-		return k, err
+		return err
 	}
 	// The menu must show the command selected on two captures in a row:
 	// one capture may catch the menu mid-filter.
 	if !x.twice(ctx, t, func(c screen.Capture) bool { return plan.Menu(c, typed) }) {
-		return k, fmt.Errorf("the composer and its menu never showed exactly %s selected; Enter was not pressed", plan.Command)
+		return fmt.Errorf("the composer and its menu never showed exactly %s selected; Enter was not pressed", plan.Command)
 	}
-	return k, k.press(ctx, "Enter")
+	err = k.press(ctx, "Enter")
+	k.opened = true // even a failed press may have gone out
+	return err
+}
+
+// backOut leaves the pane as a control found it, after the control opened
+// a native surface and then could not prove the next frame: Escape, at most
+// depth times, until the idle empty composer shows on two captures. The
+// first Escape is pressed when the pane does not show that composer (the
+// control just opened something); a further one only while open says the
+// control's own surface is still drawn (a second Escape on an idle
+// composer would open Claude Code's rewind menu or Codex's backtrack).
+// Proven back, the cause is returned wrapped in domain.ErrBackedOut
+// (nothing changed; the answer is manual_required); otherwise the cause
+// with why backing out failed (uncertain, and the list offers the repair
+// for what stays open).
+func (x *Adapter) backOut(ctx context.Context, t domain.Terminal, prof agent.NativeProfile, k *keys, depth int, open func(screen.Capture) bool, cause error) error {
+	if !k.opened {
+		return cause
+	}
+	back := func(c screen.Capture) bool { return idleEmpty(prof, c) }
+	failed := func(why string) error {
+		return fmt.Errorf("%v; backing out was not proven: %s", cause, why)
+	}
+	for i := 0; ; i++ {
+		c, err := x.capture(ctx, t)
+		if err != nil {
+			return failed(err.Error())
+		}
+		if back(c) {
+			if x.twice(ctx, t, back) {
+				return fmt.Errorf("%w (%v)", domain.ErrBackedOut, cause)
+			}
+			return failed("the idle empty composer did not hold")
+		}
+		if i == depth || (i > 0 && (open == nil || !open(c))) {
+			return failed("the pane did not show its idle empty composer")
+		}
+		if err := k.press(ctx, "Escape"); err != nil {
+			return failed(err.Error())
+		}
+		x.until(ctx, t, back)
+	}
 }
 
 // StatusCard implements domain.NativeControls: the profile's status
@@ -133,8 +180,15 @@ func (x *Adapter) statusCard(ctx context.Context, t domain.Terminal, working boo
 		streak++
 		return streak == 2
 	}
-	if _, ok := x.until(ctx, t, fresh); !ok {
-		return domain.NativeStatus{}, k.stage, errors.New("no fresh status view appeared")
+	_, ok := x.until(ctx, t, fresh)
+	if err := domain.FailError("status.opened"); err != nil || !ok {
+		if err == nil {
+			err = errors.New("no fresh status view appeared")
+		}
+		if working {
+			return domain.NativeStatus{}, k.stage, err // Escape would interrupt the task
+		}
+		return domain.NativeStatus{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 	}
 	if plan.Dismiss != "" {
 		if err := k.press(ctx, plan.Dismiss); err != nil {

@@ -209,6 +209,9 @@ type keys struct {
 	runner tmux.Runner
 	pane   domain.PaneLocator
 	stage  domain.AnswerStage
+	// opened: the command's Enter went out, so a native surface (a menu,
+	// a picker, a panel) may be open until the plan proves it closed.
+	opened bool
 }
 
 func (x *Adapter) keysFor(t domain.Terminal) *keys {

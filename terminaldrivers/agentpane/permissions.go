@@ -68,11 +68,14 @@ func (x *Adapter) Permissions(ctx context.Context, t domain.Terminal) (domain.Pe
 		return st, domain.AnswerNothing, nil
 	}
 	m, k, err := x.openPermissionMenu(ctx, t, prof, plan)
-	if err != nil {
-		return domain.PermissionState{}, k.stage, err
+	if err == nil {
+		err = domain.FailError("permissions.opened")
 	}
-	if err := x.closeMenu(ctx, t, prof, k); err != nil {
-		return domain.PermissionState{}, k.stage, err
+	if err == nil {
+		err = x.closeMenu(ctx, t, prof, k)
+	}
+	if err != nil {
+		return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 	}
 	return menuState(plan, m), domain.AnswerVerified, nil
 }
@@ -109,7 +112,7 @@ func (x *Adapter) stableMenu(ctx context.Context, t domain.Terminal, plan *agent
 }
 
 func sameMenu(a, b agent.PermissionMenu) bool {
-	if a.Selected != b.Selected || a.Current != b.Current || len(a.Labels) != len(b.Labels) {
+	if a.Selected != b.Selected || a.Current != b.Current || a.Above != b.Above || a.Below != b.Below || len(a.Labels) != len(b.Labels) {
 		return false
 	}
 	for i := range a.Labels {
@@ -147,8 +150,11 @@ func (x *Adapter) SetPermissions(ctx context.Context, t domain.Terminal, mode st
 		return x.cycleTo(ctx, t, prof, plan, mode)
 	}
 	m, k, err := x.openPermissionMenu(ctx, t, prof, plan)
+	if err == nil {
+		err = domain.FailError("set_permissions.opened")
+	}
 	if err != nil {
-		return domain.PermissionState{}, k.stage, err
+		return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 	}
 	target := -1
 	for i, l := range m.Labels {
@@ -168,11 +174,12 @@ func (x *Adapter) SetPermissions(ctx context.Context, t domain.Terminal, mode st
 			key, want = "Up", m.Selected-1
 		}
 		if err := k.press(ctx, key); err != nil {
-			return domain.PermissionState{}, k.stage, err
+			return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 		}
 		n, ok := x.stableMenu(ctx, t, plan)
 		if !ok || n.Selected != want || !sameLabels(n, m) {
-			return domain.PermissionState{}, k.stage, fmt.Errorf("the menu's selection did not move to row %d; no Enter was pressed", want+1)
+			err := fmt.Errorf("the menu's selection did not move to row %d; no Enter was pressed", want+1)
+			return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 		}
 		m = n
 	}
@@ -196,10 +203,15 @@ func (x *Adapter) SetPermissions(ctx context.Context, t domain.Terminal, mode st
 		return domain.PermissionState{}, k.stage, err
 	}
 	back, k2, err := x.openPermissionMenu(ctx, t2, prof, plan)
-	if err != nil {
-		return domain.PermissionState{}, domain.AnswerSent, err
+	if err == nil {
+		err = x.closeMenu(ctx, t2, prof, k2)
 	}
-	if err := x.closeMenu(ctx, t2, prof, k2); err != nil {
+	if err != nil {
+		// The choice was made: the answer stays uncertain, with the menu
+		// opened to read it back closed if that can be proven.
+		if berr := x.backOut(ctx, t2, prof, k2, 1, nil, err); !errors.Is(berr, domain.ErrBackedOut) {
+			err = berr
+		}
 		return domain.PermissionState{}, domain.AnswerSent, err
 	}
 	return menuState(plan, back), domain.AnswerVerified, nil

@@ -77,6 +77,11 @@ type Options struct {
 	// ThreadTitle has Codex name its thread in the pane title
 	// ([tui] terminal_title = ["thread-id"], Codex 0.158.0 and later).
 	ThreadTitle bool
+	// ModelName names the model in Codex's config instead of CodexModel:
+	// a model of the custom provider's own that no built-in catalogue
+	// lists, as users of a local model, a proxy or a company gateway
+	// configure.
+	ModelName string
 }
 
 // AddMCPServer configures an MCP server for Claude Code before Start (its
@@ -382,7 +387,11 @@ func (e *Env) writeClaudeConfig() error {
 
 func (e *Env) writeCodexConfig() error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n", CodexModel)
+	model := CodexModel
+	if e.opts.ModelName != "" {
+		model = e.opts.ModelName
+	}
+	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n", model)
 	if e.opts.AsyncQuestions {
 		catalog := filepath.Join(e.CodexHome, "akk-model-catalog.json")
 		if err := writeJSONFile(catalog, codexCatalog([]string{"request_user_input_async"})); err != nil {

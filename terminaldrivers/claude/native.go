@@ -137,5 +137,10 @@ func claudeModels(p Profile) *agent.ModelPlan {
 		},
 		Efforts: claudeEfforts, ReadEffort: readEffort, EffortLess: "Left", EffortMore: "Right", ApplyKey: "s",
 		Scope: "current_session",
+		Open:  func(c screen.Capture) bool { return agent.MenuOpen(c, "Select model", "Esc to cancel") },
+		// A short pane scrolls the list ("↑ 2 more", "↓ 2 more").
+		ReadModelWindow: func(c screen.Capture) (agent.PermissionMenu, bool) {
+			return agent.ReadNumberedWindow(c, "Select model", "Esc to cancel")
+		},
 	}
 }

@@ -181,8 +181,21 @@ func echoAbove(c screen.Capture, header int) bool {
 // spaces, its description.
 var modelRow = regexp.MustCompile(`^([›>]?)\s*(?:\d+\.)?\s+(\S.*?)\s{2,}\S`)
 
-// readModelMenu reads the model menu's visible options.
+// readModelMenu reads the model menu whole: no rows above or below the
+// window, the model in effect among them.
 func (p Profile) readModelMenu(c screen.Capture) (agent.PermissionMenu, bool) {
+	m, ok := p.readModelWindow(c)
+	if !ok || m.Above || m.Below || m.Current < 0 {
+		return agent.PermissionMenu{}, false
+	}
+	return m, true
+}
+
+// readModelWindow reads the model menu's visible window: the rows between
+// its heading and its key hint, a "↑" above them and a "↓" below them
+// when it scrolls (0.169.0 and later show eight rows; rows past 9 have no
+// number).
+func (p Profile) readModelWindow(c screen.Capture) (agent.PermissionMenu, bool) {
 	start := c.LastIndex(0, c.Bottom(), func(s string) bool { return strings.TrimSpace(s) == "Select Model and Effort" })
 	if start < 0 {
 		return agent.PermissionMenu{}, false
@@ -191,10 +204,24 @@ func (p Profile) readModelMenu(c screen.Capture) (agent.PermissionMenu, bool) {
 	for i := start + 1; i < c.Bottom(); i++ {
 		t := c.Lines[i].Text
 		if strings.Contains(t, p.MenuHint) {
-			if m.Selected < 0 || m.Current < 0 {
+			if m.Selected < 0 || len(m.Labels) == 0 {
 				return agent.PermissionMenu{}, false
 			}
 			return m, true
+		}
+		if agent.ScrollMarker(t) {
+			if strings.HasPrefix(strings.TrimSpace(t), "↑") {
+				if len(m.Labels) > 0 {
+					return agent.PermissionMenu{}, false
+				}
+				m.Above = true
+			} else {
+				m.Below = true
+			}
+			continue
+		}
+		if m.Below && strings.TrimSpace(t) != "" {
+			return agent.PermissionMenu{}, false // nothing but the hint under the marker below
 		}
 		r := modelRow.FindStringSubmatch(t)
 		if r == nil || strings.HasPrefix(strings.TrimSpace(t), "Access legacy models") {
@@ -238,12 +265,16 @@ func (p Profile) currentEffort(c screen.Capture) (string, bool) {
 func codexModels(p Profile) *agent.ModelPlan {
 	typed := func(c screen.Capture, command string) bool { return p.typedCommand(c, command) }
 	return &agent.ModelPlan{
-		Command:    &agent.CommandPlan{Command: "/model", Menu: typed},
-		ReadModels: p.readModelMenu,
+		Command:         &agent.CommandPlan{Command: "/model", Menu: typed},
+		ReadModels:      p.readModelMenu,
+		ReadModelWindow: p.readModelWindow,
 		ReadEffortMenu: func(c screen.Capture) (agent.PermissionMenu, bool) {
 			return agent.ReadNumberedMenu(c, "Select Reasoning Level for *", p.MenuHint)
 		},
 		CurrentEffort: p.currentEffort,
 		Scope:         "current_and_new_sessions",
+		Open: func(c screen.Capture) bool {
+			return agent.MenuOpen(c, "Select Model and Effort", p.MenuHint) || agent.MenuOpen(c, "Select Reasoning Level for *", p.MenuHint)
+		},
 	}
 }
