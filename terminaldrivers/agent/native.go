@@ -197,49 +197,9 @@ var numberedRow = regexp.MustCompile(`^\s*([›❯>]?)\s*(\d+)\.\s+(.+?)(?:\s{2,
 // (glyph) and the current one (-1 when none is marked). ok only when one
 // option is selected and at most one is current.
 func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, bool) {
-	prefix, isPrefix := strings.CutSuffix(heading, "*")
-	start := c.LastIndex(0, c.Bottom(), func(s string) bool {
-		t := strings.TrimSpace(s)
-		return t == heading || (isPrefix && strings.HasPrefix(t, prefix))
-	})
-	if start < 0 {
-		return PermissionMenu{}, false
-	}
-	m := PermissionMenu{Selected: -1, Current: -1}
-	end := false
-	for i := start + 1; i < c.Bottom(); i++ {
-		t := c.Lines[i].Text
-		if strings.Contains(t, hint) {
-			end = true
-			break
-		}
-		if ScrollMarker(t) {
-			return PermissionMenu{}, false // it scrolls: not shown whole
-		}
-		r := numberedRow.FindStringSubmatch(t)
-		if r == nil {
-			continue // a description's continuation row
-		}
-		if r[2] != strconv.Itoa(len(m.Labels)+1) {
-			return PermissionMenu{}, false
-		}
-		label := strings.TrimSpace(r[3])
-		if l, ok := strings.CutSuffix(label, "(current)"); ok {
-			if m.Current >= 0 {
-				return PermissionMenu{}, false
-			}
-			label, m.Current = strings.TrimSpace(l), len(m.Labels)
-		}
-		if r[1] != "" {
-			if m.Selected >= 0 {
-				return PermissionMenu{}, false
-			}
-			m.Selected = len(m.Labels)
-		}
-		m.Labels = append(m.Labels, label)
-	}
-	if !end || len(m.Labels) == 0 || m.Selected < 0 {
-		return PermissionMenu{}, false
+	m, first, ok := readNumbered(c, heading, hint)
+	if !ok || first != 1 || m.Above || m.Below {
+		return PermissionMenu{}, false // not shown whole
 	}
 	return m, true
 }
@@ -248,28 +208,34 @@ func ReadNumberedMenu(c screen.Capture, heading, hint string) (PermissionMenu, b
 // scroll: its rows must be numbered one after another from any number,
 // and its scroll markers say whether rows lie above or below it.
 func ReadNumberedWindow(c screen.Capture, heading, hint string) (PermissionMenu, bool) {
+	m, _, ok := readNumbered(c, heading, hint)
+	return m, ok
+}
+
+// readNumbered reads a numbered menu's window and the number of its first
+// row.
+func readNumbered(c screen.Capture, heading, hint string) (m PermissionMenu, first int, ok bool) {
 	prefix, isPrefix := strings.CutSuffix(heading, "*")
 	start := c.LastIndex(0, c.Bottom(), func(s string) bool {
 		t := strings.TrimSpace(s)
 		return t == heading || (isPrefix && strings.HasPrefix(t, prefix))
 	})
 	if start < 0 {
-		return PermissionMenu{}, false
+		return PermissionMenu{}, 0, false
 	}
-	m := PermissionMenu{Selected: -1, Current: -1}
-	first := 0
+	m = PermissionMenu{Selected: -1, Current: -1}
 	for i := start + 1; i < c.Bottom(); i++ {
 		t := c.Lines[i].Text
 		if strings.Contains(t, hint) {
 			if len(m.Labels) == 0 || m.Selected < 0 {
-				return PermissionMenu{}, false
+				return PermissionMenu{}, 0, false
 			}
-			return m, true
+			return m, first, true
 		}
 		if mk := strings.TrimSpace(t); strings.HasPrefix(mk, "↑") || strings.HasPrefix(mk, "↓") {
 			if strings.HasPrefix(mk, "↑") {
 				if len(m.Labels) > 0 {
-					return PermissionMenu{}, false // a marker above is above every row
+					return PermissionMenu{}, 0, false // a marker above is above every row
 				}
 				m.Above = true
 			} else {
@@ -282,30 +248,30 @@ func ReadNumberedWindow(c screen.Capture, heading, hint string) (PermissionMenu,
 			continue // a description's continuation row
 		}
 		if m.Below {
-			return PermissionMenu{}, false // a row under the marker below
+			return PermissionMenu{}, 0, false // a row under the marker below
 		}
 		n, _ := strconv.Atoi(r[2])
 		if len(m.Labels) == 0 {
 			first = n
 		} else if n != first+len(m.Labels) {
-			return PermissionMenu{}, false
+			return PermissionMenu{}, 0, false
 		}
 		label := strings.TrimSpace(r[3])
 		if l, ok := strings.CutSuffix(label, "(current)"); ok {
 			if m.Current >= 0 {
-				return PermissionMenu{}, false
+				return PermissionMenu{}, 0, false
 			}
 			label, m.Current = strings.TrimSpace(l), len(m.Labels)
 		}
 		if r[1] != "" {
 			if m.Selected >= 0 {
-				return PermissionMenu{}, false
+				return PermissionMenu{}, 0, false
 			}
 			m.Selected = len(m.Labels)
 		}
 		m.Labels = append(m.Labels, label)
 	}
-	return PermissionMenu{}, false
+	return PermissionMenu{}, 0, false
 }
 
 // ScrollMarker reports whether a menu row is a scroll marker: "↓", "↑",

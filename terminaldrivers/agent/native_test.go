@@ -64,3 +64,60 @@ func TestReadNumberedMenu(t *testing.T) {
 		t.Errorf("Field %q %v", v, ok)
 	}
 }
+
+// Claude Code 2.1.332's model list in an 80x24 pane, as captured: it
+// scrolls three rows at a time.
+func TestReadNumberedWindow(t *testing.T) {
+	top := capture(
+		"  Select model",
+		"  Your pick is the default for new sessions. For other models, use --model.",
+		"",
+		"  ❯ 1. Default (recommended) ✔  Use the default model (currently Opus 5.5) ·",
+		"                                $4/$20 per Mtok",
+		"    2. Opus                     Opus 5.5 · Best for everyday, complex tasks ·",
+		"                                $4/$20 per Mtok",
+		"    3. Fable                    Fable 5.2 · Most capable for your hardest and",
+		"                                longest-running tasks · $8/$40 per Mtok",
+		"    ↓ 2 more",
+		"",
+		"  ◐ Medium effort (default) ←/→ to adjust",
+		"",
+		"  s to use this session only · Enter to save · Esc to cancel",
+	)
+	bottom := capture(
+		"  Select model",
+		"  Your pick is the default for new sessions. For other models, use --model.",
+		"    ↑ 2 more",
+		"    3. Fable                    Fable 5.2 · Most capable for your hardest and",
+		"                                longest-running tasks · $8/$40 per Mtok",
+		"    4. Sonnet                   Sonnet 5.5 · Efficient for routine tasks ·",
+		"                                $2/$10 per Mtok",
+		"  ❯ 5. Haiku                    Haiku 5.5 · Fastest for quick answers ·",
+		"                                $0.10/$0.50 per Mtok ($0.50/$2.50 for prompts",
+		"                                over 100k)",
+		"",
+		"  ◐ Medium effort (default) ←/→ to adjust",
+		"",
+		"  s to use this session only · Enter to save · Esc to cancel",
+	)
+	m, ok := ReadNumberedWindow(top, "Select model", "Esc to cancel")
+	if !ok || strings.Join(m.Labels, "|") != "Default (recommended) ✔|Opus|Fable" || m.Selected != 0 || m.Above || !m.Below {
+		t.Fatalf("top: %+v %v", m, ok)
+	}
+	m, ok = ReadNumberedWindow(bottom, "Select model", "Esc to cancel")
+	if !ok || strings.Join(m.Labels, "|") != "Fable|Sonnet|Haiku" || m.Selected != 2 || !m.Above || m.Below {
+		t.Fatalf("bottom: %+v %v", m, ok)
+	}
+	for name, c := range map[string]screen.Capture{"top": top, "bottom": bottom} {
+		if _, ok := ReadNumberedMenu(c, "Select model", "Esc to cancel"); ok {
+			t.Errorf("%s: a window that scrolls read as the whole menu", name)
+		}
+		if !MenuOpen(c, "Select model", "Esc to cancel") {
+			t.Errorf("%s: not seen open", name)
+		}
+	}
+	gap := capture("  Select model", "  ❯ 1. Default  x", "    3. Fable  y", "  Esc to cancel")
+	if _, ok := ReadNumberedWindow(gap, "Select model", "Esc to cancel"); ok {
+		t.Error("rows not numbered one after another")
+	}
+}
