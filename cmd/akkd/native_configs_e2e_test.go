@@ -11,7 +11,8 @@ import (
 // TestE2ENativeUserConfigs runs the model and permission controls on the
 // configurations people run, on every pinned version: an 80x24 pane (the
 // model list scrolls, descriptions wrap), and for Codex a custom
-// provider's own model that no built-in catalogue lists. Each read and
+// provider's own model that no built-in catalogue lists, and a catalogue
+// of fourteen models (model_catalog_json). Each read and
 // each change either succeeds (a change read back, then undone) or answers
 // manual_required; either way the pane is left at its idle empty composer
 // with no menu on screen and no repair needed.
@@ -24,7 +25,8 @@ func TestE2ENativeUserConfigs(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		configs := []config{{"80x24", agenttest.Options{Width: 80, Height: 24}}}
 		if a.Kind == agenttest.KindCodex {
-			configs = append(configs, config{"custom-model", agenttest.Options{ModelName: "acme-coder-34b-local"}})
+			configs = append(configs, config{"custom-model", agenttest.Options{ModelName: "acme-coder-34b-local"}},
+				config{"long-catalog", agenttest.Options{LongCatalog: true}})
 		}
 		for _, cfg := range configs {
 			t.Run(a.Name()+"/"+cfg.name, func(t *testing.T) {
@@ -62,6 +64,15 @@ func TestE2ENativeUserConfigs(t *testing.T) {
 						t.Fatalf("models: %+v", m)
 					}
 					t.Logf("models: %s %s of %d", m.Effective.Model, m.Effective.ReasoningEffort, len(m.Models))
+					acme := 0
+					for _, o := range m.Models {
+						if strings.HasPrefix(o.Model, "acme_model") {
+							acme++
+						}
+					}
+					if cfg.name == "long-catalog" && acme > 0 && len(m.Models) != 14 {
+						t.Fatalf("the long catalogue read as %d models: %+v", len(m.Models), m.Models)
+					}
 					before := *m.Effective
 					target := ""
 					for _, o := range m.Models {

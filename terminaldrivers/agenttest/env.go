@@ -77,6 +77,10 @@ type Options struct {
 	// ThreadTitle has Codex name its thread in the pane title
 	// ([tui] terminal_title = ["thread-id"], Codex 0.158.0 and later).
 	ThreadTitle bool
+	// LongCatalog gives Codex a model catalog of fourteen models (CodexModel
+	// among them, each with three efforts): a model list long enough to
+	// scroll in every version's picker.
+	LongCatalog bool
 	// ModelName names the model in Codex's config instead of CodexModel:
 	// a model of the custom provider's own that no built-in catalogue
 	// lists, as users of a local model, a proxy or a company gateway
@@ -392,9 +396,16 @@ func (e *Env) writeCodexConfig() error {
 		model = e.opts.ModelName
 	}
 	fmt.Fprintf(&b, "model = %q\nmodel_provider = \"fake\"\ncheck_for_update_on_startup = false\n", model)
-	if e.opts.AsyncQuestions {
+	if e.opts.AsyncQuestions || e.opts.LongCatalog {
 		catalog := filepath.Join(e.CodexHome, "akk-model-catalog.json")
-		if err := writeJSONFile(catalog, codexCatalog([]string{"request_user_input_async"})); err != nil {
+		cat := codexCatalog([]string{"request_user_input_async"})
+		if !e.opts.AsyncQuestions {
+			cat = codexCatalog([]string{})
+		}
+		if e.opts.LongCatalog {
+			cat = longCodexCatalog()
+		}
+		if err := writeJSONFile(catalog, cat); err != nil {
 			return err
 		}
 		fmt.Fprintf(&b, "model_catalog_json = %q\n", catalog)
@@ -473,6 +484,25 @@ func (e *Env) seedDaemonRelease() {
 	if err != nil {
 		os.RemoveAll(root)
 	}
+}
+
+// longCodexCatalog is a catalog of fourteen models, CodexModel the
+// seventh, each offering low, medium and high.
+func longCodexCatalog() map[string]any {
+	var models []any
+	for i := 1; i <= 14; i++ {
+		m := codexCatalog([]string{})["models"].([]any)[0].(map[string]any)
+		if i != 7 {
+			m["slug"] = fmt.Sprintf("acme-model-%02d", i)
+			m["display_name"] = fmt.Sprintf("Acme Model %02d", i)
+		}
+		m["description"] = fmt.Sprintf("Test model number %d", i)
+		m["priority"] = i
+		m["supported_reasoning_levels"] = []map[string]string{{"effort": "low", "description": "Low"},
+			{"effort": "medium", "description": "Medium"}, {"effort": "high", "description": "High"}}
+		models = append(models, m)
+	}
+	return map[string]any{"models": models}
 }
 
 // codexCatalog is a model catalog with one entry, CodexModel, offering the

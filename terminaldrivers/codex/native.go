@@ -204,8 +204,8 @@ func (p Profile) readModelWindow(c screen.Capture) (agent.PermissionMenu, bool) 
 	for i := start + 1; i < c.Bottom(); i++ {
 		t := c.Lines[i].Text
 		if strings.Contains(t, p.MenuHint) {
-			if m.Selected < 0 || len(m.Labels) == 0 {
-				return agent.PermissionMenu{}, false
+			if m.Selected < 0 || len(m.Labels) == 0 || (p.UnmarkedRows > 0 && len(m.Labels) >= p.UnmarkedRows) {
+				return agent.PermissionMenu{}, false // a full window may hide rows no marker names
 			}
 			return m, true
 		}

@@ -54,6 +54,11 @@ type Profile struct {
 
 	// MenuHint is in the key hint row that ends a menu of the agent's own.
 	MenuHint string
+	// UnmarkedRows, when set, is how many rows a menu shows at most on a
+	// version that draws no scroll markers (0.153.4 to 0.155.1 show eight
+	// rows of a longer list with nothing to say so): a window that full
+	// cannot be proven whole.
+	UnmarkedRows int
 
 	// Native are the closed plans for the agent's own controls (its status
 	// view, its new-thread command; native.go).

@@ -71,6 +71,7 @@ var V0_155_1 = withNative(Profile{
 	Approval:            commandApproval,
 	Questions:           codexQuestions,
 	MenuHint:            "esc to go back",
+	UnmarkedRows:        8,
 })
 
 // V0_169_0 is Codex 0.169.0: the TUI hands threads to a managed app-server
