@@ -2294,7 +2294,10 @@ type ClientInterface interface {
 	// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
 	// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
-	// voids it.
+	// voids it. A model list that scrolls is read whole by walking its selection one proven row at a time (nothing
+	// is chosen). A menu the plan opened and cannot read (or that does not list the model in effect, as with a
+	// custom provider's own model) is closed with Escape and, the idle empty composer proven, answered 409
+	// `manual_required` (nothing changed); only when closing it is not proven is the outcome `uncertain`.
 	//
 	// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
 	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
@@ -3237,7 +3240,10 @@ func (c *Client) RepairModelControl(ctx context.Context, terminalId string, reqE
 // idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
 // Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 // set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
-// voids it.
+// voids it. A model list that scrolls is read whole by walking its selection one proven row at a time (nothing
+// is chosen). A menu the plan opened and cannot read (or that does not list the model in effect, as with a
+// custom provider's own model) is closed with Escape and, the idle empty composer proven, answered 409
+// `manual_required` (nothing changed); only when closing it is not proven is the outcome `uncertain`.
 //
 // On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
 // typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
@@ -6518,7 +6524,10 @@ type ClientWithResponsesInterface interface {
 	// idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
 	// Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 	// set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
-	// voids it.
+	// voids it. A model list that scrolls is read whole by walking its selection one proven row at a time (nothing
+	// is chosen). A menu the plan opened and cannot read (or that does not list the model in effect, as with a
+	// custom provider's own model) is closed with Escape and, the idle empty composer proven, answered 409
+	// `manual_required` (nothing changed); only when closing it is not proven is the outcome `uncertain`.
 	//
 	// On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
 	// typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
@@ -10801,7 +10810,10 @@ func (c *ClientWithResponses) RepairModelControlWithResponse(ctx context.Context
 // idle empty composer. Efforts are known for the model in effect (Claude Code: its effort slider's levels;
 // Codex: the effort menu Enter on that model opens, then Escape back). The result is the authority for one
 // set-model by the same controller conversation (`AKK-Conversation`) within 5 minutes; any change to the pane
-// voids it.
+// voids it. A model list that scrolls is read whole by walking its selection one proven row at a time (nothing
+// is chosen). A menu the plan opened and cannot read (or that does not list the model in effect, as with a
+// custom provider's own model) is closed with Escape and, the idle empty composer proven, answered 409
+// `manual_required` (nothing changed); only when closing it is not proven is the outcome `uncertain`.
 //
 // On a Codex backend row (`terminal_id` `cx_<thread id>`, from the row's `model_options` action) nothing is
 // typed: the thread's daemon gives its catalogue (`model/list`, every model with its efforts) and the model
