@@ -175,7 +175,11 @@ func TestE2ESendPaths(t *testing.T) {
 			}
 			if ws.State != "working" || ws.Progress.ReadAt == "" || ws.Progress.LatestItemAt == nil || *ws.Progress.LatestItemAt == ws.Progress.ReadAt ||
 				ws.Progress.NativeTurnID == "" || ws.Progress.Actions[0].Type == "" || strings.Contains(ws.Progress.LatestText, "akk-step-1") {
-				t.Fatalf("working progress: %+v", ws)
+				latest := "<nil>"
+				if ws.Progress.LatestItemAt != nil {
+					latest = *ws.Progress.LatestItemAt
+				}
+				t.Fatalf("working progress: state %s, latest item at %s, read at %s: %+v", ws.State, latest, ws.Progress.ReadAt, ws)
 			}
 			t.Logf("working progress: %+v", ws.Progress)
 			rec.waitTurn(t, st.TurnID, "turn.completed", 90*time.Second)
