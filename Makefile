@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-backend bench-prompt fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-backend bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,9 @@ bench-scale: ## monitoring at scale: 1, 10, 100 stand-in panes, then four real a
 
 bench-backend: ## the Codex backend on the newest pinned Codex: list latency with and without the daemon's threads, send to completion through the daemon and through the pane
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkE2EBackend$$' -benchtime=1x ./cmd/akkd/
+
+abuse: ## replay a hostile local client's attacks against a real akkd: each answer, peak RSS, slowest health meanwhile
+	$(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkE2EAbuse$$' -benchtime=1x ./cmd/akkd/
 
 bench-prompt: ## on every pinned version: a permission prompt drawn in the pane -> turn.approval_required webhook (median, max)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2EPromptLatency$$' -benchtime=3x ./cmd/akkd/

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,6 +146,7 @@ func (d *Dispatcher) busyHosts() []string {
 func (d *Dispatcher) deliver(ctx context.Context, del domain.Delivery) {
 	start := d.Clock.Now()
 	code, retryAfter, err := d.send(ctx, del, start)
+	err = withoutHeaderValues(err, del.Headers) // the error is logged and stored
 	elapsed := d.Clock.Now().Sub(start)
 	if ctx.Err() != nil {
 		return // shutting down: the lease expires and the row is tried again
@@ -190,11 +192,19 @@ func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time
 	if err != nil {
 		return 0, 0, fmt.Errorf("build request: %w", err)
 	}
+	// The host's own headers first: AKK's below always win (the host's
+	// are validated never to name them).
+	for name, value := range del.Headers {
+		req.Header.Set(name, value)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "akk-webhooks/1")
 	req.Header.Set("webhook-id", del.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
+	// The same key on every attempt: a receiver that deduplicates on
+	// Idempotency-Key rather than webhook-id sees a retry as one.
+	req.Header.Set("Idempotency-Key", del.ID)
 	resp, err := d.Client.Do(req)
 	if err != nil {
 		return 0, 0, fmt.Errorf("post: %w", withoutQuery(err))
@@ -205,6 +215,25 @@ func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time
 		return resp.StatusCode, 0, nil
 	}
 	return resp.StatusCode, retryAfter(resp.Header.Get("Retry-After"), at), fmt.Errorf("receiver answered %d", resp.StatusCode)
+}
+
+// withoutHeaderValues hides the host's header values in an error (a proxy
+// or transport may echo a request's headers): it is logged and stored.
+func withoutHeaderValues(err error, headers map[string]string) error {
+	if err == nil || len(headers) == 0 {
+		return err
+	}
+	msg := err.Error()
+	redacted := msg
+	for _, v := range headers {
+		if v != "" {
+			redacted = strings.ReplaceAll(redacted, v, "[redacted]")
+		}
+	}
+	if redacted == msg {
+		return err
+	}
+	return errors.New(redacted)
 }
 
 func retryAfter(v string, now time.Time) time.Duration {

@@ -71,7 +71,7 @@ func consumeFence(ctx context.Context, tx Tx, offerID, base string, now time.Tim
 }
 
 // provenFence ends the occurrence fenced by key: its answer was proven.
-func (s *Service) provenFence(ctx context.Context, key string) error {
+func (s *approvalCases) provenFence(ctx context.Context, key string) error {
 	ctx = context.WithoutCancel(ctx)
 	return s.store.InTx(ctx, func(tx Tx) error { return tx.VerifyFence(ctx, key, s.clock.Now().UTC()) })
 }
@@ -86,11 +86,11 @@ func fenceConsumed(ctx context.Context, tx Tx, base string) (bool, error) {
 }
 
 // UseApprovals wires the terminal side of permission decisions in.
-func (s *Service) UseApprovals(a ApprovalTerminal) { s.approvals = a }
+func (s *approvalCases) UseApprovals(a ApprovalTerminal) { s.approvals = a }
 
 // offerApproval shows the prompt on term to p and records the offer. It
 // returns nil when the screen shows no permission prompt.
-func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal, turnID string) (*ApprovalView, error) {
+func (s *approvalCases) offerApproval(ctx context.Context, p Principal, term Terminal, turnID string) (*ApprovalView, error) {
 	if s.approvals == nil {
 		return nil, nil
 	}
@@ -125,7 +125,7 @@ func (s *Service) offerApproval(ctx context.Context, p Principal, term Terminal,
 
 // insertApprovalOffer records an offer of prompt pr to p, unless AKK
 // answered this occurrence of it already (consumed).
-func (s *Service) insertApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, pr ApprovalPrompt, now time.Time) (consumed bool, err error) {
+func (s *approvalCases) insertApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, pr ApprovalPrompt, now time.Time) (consumed bool, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
 			return err
@@ -139,26 +139,12 @@ func (s *Service) insertApprovalOffer(ctx context.Context, p Principal, terminal
 
 // TurnApproval returns the prompt of a Turn awaiting approval, as a fresh
 // offer to the caller (nil when none is shown).
-func (s *Service) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
+func (s *approvalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
 	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
 		return nil, nil
 	}
 	p, _ := PrincipalFrom(ctx)
-	if IsBackendEndpoint(t.TerminalID) {
-		if s.codexBackend == nil {
-			return nil, nil
-		}
-		return s.backendApproval(ctx, p, t), nil
-	}
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
-	if err != nil {
-		return nil, nil // the status shows the state; there is nothing to offer
-	}
-	av, err := s.offerApproval(ctx, p, term, t.ID)
-	if err != nil {
-		return unreadablePrompt(err), nil
-	}
-	return av, nil
+	return s.endpointOf(t.Endpoint).approvalOf(ctx, p, t)
 }
 
 // unreadablePrompt is the view of a permission prompt that could not be
@@ -174,7 +160,7 @@ func unreadablePrompt(err error) *ApprovalView {
 }
 
 // Approve answers the permission prompt of a Turn awaiting approval.
-func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
+func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return ActionResult{}, err
@@ -182,8 +168,7 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 	if err := checkDecision(d); err != nil {
 		return ActionResult{}, err
 	}
-	backend := IsBackendEndpoint(t.TerminalID) && s.codexBackend != nil
-	if s.approvals == nil && !backend {
+	if s.approvals == nil && !s.backendTurn(t) {
 		return ActionResult{}, E(CodeUnavailable, "approvals are not configured")
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -194,41 +179,18 @@ func (s *Service) Approve(ctx context.Context, turnID string, d ApprovalDecision
 	if t.State != TurnAwaitingApproval {
 		return ActionResult{}, stateConflict(t, "approval")
 	}
-	if backend {
-		return s.approveBackend(ctx, p, t, d)
-	}
-	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, d)
-	if err != nil {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
-	}
-	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
-		switch {
-		case stage != AnswerVerified:
-			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
-			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		case d == Reject && next.State == TurnWaitingForHost:
-			// The monitor saw the agent stop first and announced it already.
-			return next, "", false, ActionResult{Outcome: OutcomeDone}
-		case d == Reject:
-			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
-			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
-		}
-		if next.State == TurnAwaitingApproval {
-			next.State = TurnWorking
-		}
-		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
-	})
+	return s.endpointOf(t.Endpoint).approveTurn(ctx, p, t, d)
 }
 
 // recordAnswer writes what an answer to a prompt or step did to the Turn,
 // retrying when the monitor changed the Turn meanwhile (decide is applied to
 // the fresh record), and resumes monitoring. No input happens here.
-func (s *Service) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+func (s *approvalCases) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
 	return s.recordAnswerWith(ctx, t, nil, decide)
 }
 
 // recordAnswerWith is recordAnswer with extra event data.
-func (s *Service) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+func (s *approvalCases) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; attempt < 5; attempt++ {
 		next, typ, webhook, res := decide(t)
@@ -252,7 +214,7 @@ func (s *Service) recordAnswerWith(ctx context.Context, t Turn, extra map[string
 }
 
 // ApproveTerminal answers the permission prompt of a pane no Turn holds.
-func (s *Service) ApproveTerminal(ctx context.Context, terminalID string, d ApprovalDecision) (ActionResult, error) {
+func (s *approvalCases) ApproveTerminal(ctx context.Context, terminalID string, d ApprovalDecision) (ActionResult, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return ActionResult{}, err
@@ -267,7 +229,7 @@ func (s *Service) ApproveTerminal(ctx context.Context, terminalID string, d Appr
 	defer unlock()
 	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
 		if p.CanSeeHost(held.HostID) {
-			return ActionResult{}, E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal; answer through POST /v1/turns/"+held.ID+"/approval")
+			return ActionResult{}, E(CodeConflictActiveTurn, "turn "+held.ID+" holds this terminal; answer through that Turn's approval (its approve actions)")
 		}
 		return ActionResult{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal")
 	} else if !errors.Is(err, ErrNotFound) {
@@ -301,7 +263,7 @@ func checkDecision(d ApprovalDecision) error {
 
 // liveApprovalOffer is p's live offer of the prompt of terminalID (and
 // turnID), if it offers d.
-func (s *Service) liveApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (Offer, error) {
+func (s *approvalCases) liveApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (Offer, error) {
 	var offer Offer
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		var err error
@@ -323,7 +285,7 @@ func (s *Service) liveApprovalOffer(ctx context.Context, p Principal, terminalID
 // fenceApproval durably fences the offered prompt before any input: a
 // replay or a restart can never answer the same prompt twice. It returns
 // the occurrence's fence key.
-func (s *Service) fenceApproval(ctx context.Context, offer Offer) (string, error) {
+func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string, error) {
 	var key string
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		var err error
@@ -344,7 +306,7 @@ func (s *Service) fenceApproval(ctx context.Context, offer Offer) (string, error
 // a live offer of this caller, the same fingerprint on screen now, the
 // fingerprint fenced durably, then one key plan. The caller holds the
 // terminal lock. An error means no key was sent.
-func (s *Service) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
+func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
 	offer, err := s.liveApprovalOffer(ctx, p, terminalID, turnID, d)
 	if err != nil {
 		return AnswerNothing, err

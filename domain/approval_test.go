@@ -18,6 +18,9 @@ type fakeApproval struct {
 	answers  []domain.ApprovalDecision
 	stage    domain.AnswerStage
 	onAnswer func()
+	// cleared is what a verified answer leaves on screen: the prompt gone
+	// (a verified answer is one whose prompt left the screen).
+	cleared func()
 }
 
 func (f *fakeApproval) Prompt(_ ctxT, _ domain.Terminal) (domain.ApprovalPrompt, error) {
@@ -40,6 +43,9 @@ func (f *fakeApproval) Answer(_ ctxT, _ domain.Terminal, fp string, d domain.App
 		return f.stage, nil
 	}
 	f.prompt = domain.ApprovalPrompt{}
+	if f.cleared != nil {
+		f.cleared()
+	}
 	return domain.AnswerVerified, nil
 }
 
@@ -55,7 +61,13 @@ func shellPrompt(fp string) domain.ApprovalPrompt {
 func awaitingTurn(t *testing.T) (*world, *fakeTerm, *fakeApproval, string) {
 	ft := &fakeTerm{term: idleTerminal()}
 	w := newWorld(t, "", ft)
-	fa := &fakeApproval{}
+	fa := &fakeApproval{cleared: func() {
+		ft.set(func(f *fakeTerm) {
+			if f.term.ScreenState == domain.ScreenAwaitingApproval {
+				f.term.ScreenState = domain.ScreenWorking
+			}
+		})
+	}}
 	w.svc.UseApprovals(fa)
 	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "run it"})
 	if err != nil {

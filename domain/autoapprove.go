@@ -114,7 +114,7 @@ func matchRule(rules []ApprovalRule, pr ApprovalPrompt, term Terminal) int {
 
 // policyHost checks that the caller may read or change hostID's policy:
 // the operator, or that host itself.
-func (s *Service) policyHost(ctx context.Context, hostID string) (Principal, error) {
+func (s *approvalCases) policyHost(ctx context.Context, hostID string) (Principal, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return p, err
@@ -131,7 +131,7 @@ func (s *Service) policyHost(ctx context.Context, hostID string) (Principal, err
 }
 
 // ApprovalPolicy returns the host's exact-command auto-approval rules.
-func (s *Service) ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error) {
+func (s *approvalCases) ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error) {
 	if _, err := s.policyHost(ctx, hostID); err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *Service) ApprovalPolicy(ctx context.Context, hostID string) ([]Approval
 }
 
 // readPolicy reads the host's rules from the store.
-func (s *Service) readPolicy(ctx context.Context, hostID string) (rules []ApprovalRule, err error) {
+func (s *approvalCases) readPolicy(ctx context.Context, hostID string) (rules []ApprovalRule, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		rules, err = tx.ApprovalPolicy(ctx, hostID)
 		return err
@@ -149,7 +149,7 @@ func (s *Service) readPolicy(ctx context.Context, hostID string) (rules []Approv
 
 // SetApprovalPolicy replaces the host's rules (none turns auto-approval
 // off), audited as a host.approval_policy_changed event.
-func (s *Service) SetApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule) ([]ApprovalRule, error) {
+func (s *approvalCases) SetApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule) ([]ApprovalRule, error) {
 	p, err := s.policyHost(ctx, hostID)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *Service) SetApprovalPolicy(ctx context.Context, hostID string, rules []
 
 // hostRules are the host's auto-approval rules; none when it has no
 // policy or it cannot be read (then nothing is auto-approved).
-func (s *Service) hostRules(ctx context.Context, hostID string) []ApprovalRule {
+func (s *approvalCases) hostRules(ctx context.Context, hostID string) []ApprovalRule {
 	rules, err := s.readPolicy(ctx, hostID)
 	if err != nil {
 		return nil
@@ -191,7 +191,7 @@ func (s *Service) hostRules(ctx context.Context, hostID string) []ApprovalRule {
 
 // autoApprovable reports whether the host's policy names the prompt t's
 // pane shows now (no input).
-func (s *Service) autoApprovable(ctx context.Context, t Turn, term Terminal) bool {
+func (s *approvalCases) autoApprovable(ctx context.Context, t Turn, term Terminal) bool {
 	if s.approvals == nil || term.ID == "" {
 		return false
 	}
@@ -209,7 +209,7 @@ func (s *Service) autoApprovable(ctx context.Context, t Turn, term Terminal) boo
 // host's approve_once, recorded as turn.approval_auto_approved (or
 // response_uncertain). done is false when nothing was sent: the prompt is
 // then the host's to answer.
-func (s *Service) autoApprove(ctx context.Context, t Turn) (done bool) {
+func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()
 	t, err := s.store.Turn(ctx, t.ID)

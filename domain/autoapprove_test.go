@@ -1,9 +1,8 @@
 package domain_test
 
 import (
-	"slices"
+	"fmt"
 	"testing"
-	"time"
 
 	"akk/domain"
 )
@@ -70,13 +69,7 @@ func TestAutoApprovalExactCommandOnly(t *testing.T) {
 		ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
 	}
 	ask(commandPrompt("fp-touch", "touch notes.txt"))
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(webhookTypes(t, w, id), "turn.approval_auto_approved") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no auto-approval; webhooks %v", webhookTypes(t, w, id))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	w.waitWebhook(t, id, "turn.approval_auto_approved")
 	if fa.count() != 2 {
 		t.Fatalf("%d answers", fa.count())
 	}
@@ -97,13 +90,12 @@ func TestAutoApprovalExactCommandOnly(t *testing.T) {
 	for _, cmd := range []string{"touch notes.txt; rm x", "touch $HOME/x", "touch notes.txt > f", "touch  notes.txt", ""} {
 		before := count("turn.approval_required")
 		ask(commandPrompt("fp-other-"+cmd, cmd))
-		deadline := time.Now().Add(10 * time.Second)
-		for count("turn.approval_required") == before {
-			if time.Now().After(deadline) {
-				t.Fatalf("%q never announced; webhooks %v", cmd, webhookTypes(t, w, id))
+		w.until(t, func() string {
+			if count("turn.approval_required") == before {
+				return fmt.Sprintf("%q never announced; webhooks %v", cmd, webhookTypes(t, w, id))
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return ""
+		})
 		if fa.count() != 2 {
 			t.Fatalf("%q was approved", cmd)
 		}

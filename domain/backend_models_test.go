@@ -113,7 +113,7 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 // its own row beside the pane's.
 func TestBackendRowMergedWithItsPane(t *testing.T) {
 	term := idleTerminal()
-	term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0"}
+	term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0", ThreadProbe: true}
 	term.NativeIdentity, term.NativeThreadID = domain.IdentityAmbiguous, ""
 	term.Warnings = []string{domain.WarnDaemonThread}
 	w := newWorld(t, "", &fakeTerm{term: term})

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
-	"time"
+
+	"github.com/coder/quartz"
 )
 
 // startBackendWatch watches the turn a backend thread runs now (one a
 // person or another client of its daemon started), exactly: the daemon
 // names the turn, and its own events end the Watch. No input.
-func (s *Service) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
+func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
 	th, err := s.backendEndpointThread(ctx, in.TerminalID)
 	if err != nil {
 		return Watch{}, err
@@ -28,116 +28,165 @@ func (s *Service) startBackendWatch(ctx context.Context, p Principal, in NewWatc
 	}
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
-		Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
+		Endpoint: EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID}, Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
 		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
 	return s.beginWatch(ctx, w, in)
 }
 
-// backendWatchMonitor follows a backend Watch's turn through its daemon to
-// its end. It never sends input. A daemon that cannot be reached or goes
-// away invalidates the Watch (the task may run on; nothing proves it).
-func (s *Service) backendWatchMonitor(ctx context.Context, w Watch) {
-	log := slog.With("watch_id", w.ID)
-	end := func(next Watch, typ string) bool {
-		stored, err := s.watchTransition(ctx, next, typ, true)
-		if errors.Is(err, ErrRevisionConflict) {
-			cur, err := s.store.Watch(ctx, w.ID)
-			if err != nil || cur.State != WatchActive {
-				return true // unwatched meanwhile
-			}
-			w = cur
+// backendWatchFollower follows a backend Watch's turn through its daemon
+// to its end, one event of the daemon per round. It never sends input. A
+// daemon that cannot be reached or goes away invalidates the Watch (the
+// task may run on; nothing proves it).
+func (s *backendCases) backendWatchFollower(ctx context.Context, w Watch) follower {
+	f := &backendWatchFollow{s: s, log: slog.With("watch_id", w.ID), w: w}
+	events, why := s.followBackend(ctx, w.Endpoint.ID, w.NativeTurnID)
+	if why != "" {
+		f.invalidate(ctx, why)
+		return nil
+	}
+	f.events = events
+	f.hard = s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")
+	return f
+}
+
+// backendWatchFollow is a backend Watch's monitor: the Watch as last
+// stored, and the daemon's next event.
+type backendWatchFollow struct {
+	s      *backendCases
+	log    *slog.Logger
+	w      Watch
+	events <-chan BackendEvent
+	hard   *quartz.Timer
+	ev     *BackendEvent // the event the next round folds in
+}
+
+func (f *backendWatchFollow) live() bool { return f.w.State == WatchActive }
+
+func (f *backendWatchFollow) close() { f.hard.Stop() }
+
+// round folds in the event the last wait received.
+func (f *backendWatchFollow) round(ctx context.Context) monitorStep {
+	ev := f.ev
+	if ev == nil {
+		return stepWait
+	}
+	f.ev = nil
+	if !f.apply(ctx, *ev) {
+		return stepStop
+	}
+	return stepWait
+}
+
+// wait receives the daemon's next event; the hard timeout ends the
+// Watch, a channel closed before the turn ended invalidates it.
+func (f *backendWatchFollow) wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-f.hard.C:
+		f.finish(ctx, WatchTimedOut, "the hard timeout passed; observation ended", "watch.timed_out")
+		return false
+	case ev, open := <-f.events:
+		if !open {
+			f.invalidate(ctx, "the thread's Codex app-server daemon stopped answering before the turn ended")
 			return false
 		}
-		if err != nil && ctx.Err() == nil {
-			log.Error("watch monitor: backend", "err", err)
-		}
-		if err == nil {
-			w = stored
-		}
+		f.ev = &ev
 		return true
 	}
-	invalidate := func(why string) {
-		if ctx.Err() != nil {
-			return // akkd stops: the next start follows on
+}
+
+// end stores next with its event: true when the Watch is done with (stored,
+// unwatched meanwhile, or not storable), false when it changed meanwhile
+// and is still active (f.w is then the stored one).
+func (f *backendWatchFollow) end(ctx context.Context, next Watch, typ string) bool {
+	s := f.s
+	stored, err := s.watchTransition(ctx, next, typ, true)
+	if errors.Is(err, ErrRevisionConflict) {
+		cur, err := s.store.Watch(ctx, f.w.ID)
+		if err != nil || cur.State != WatchActive {
+			return true // unwatched meanwhile
 		}
-		for {
-			next := w
-			next.State, next.Reason = WatchInvalidated, why
-			if end(next, "watch.invalidated") {
-				return
-			}
-		}
+		f.w = cur
+		return false
 	}
-	events, why := s.followBackend(ctx, strings.TrimPrefix(w.TerminalID, backendEndpointPrefix), w.NativeTurnID)
-	if why != "" {
-		invalidate(why)
-		return
+	if err != nil && ctx.Err() == nil {
+		f.log.Error("watch monitor: backend", "err", err)
 	}
-	hard := time.NewTimer(time.Until(w.CreatedAt.Add(w.HardTimeout)))
-	defer hard.Stop()
+	if err == nil {
+		f.w = stored
+	}
+	return true
+}
+
+// finish ends the Watch in state for why, with the event typ.
+func (f *backendWatchFollow) finish(ctx context.Context, state WatchState, why, typ string) {
 	for {
-		var ev BackendEvent
-		var open bool
-		select {
-		case <-ctx.Done():
-			return
-		case <-hard.C:
-			for {
-				next := w
-				next.State, next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
-				if end(next, "watch.timed_out") {
-					return
-				}
-			}
-		case ev, open = <-events:
-		}
-		if !open {
-			invalidate("the thread's Codex app-server daemon stopped answering before the turn ended")
-			return
-		}
-		for {
-			cur, err := s.store.Watch(ctx, w.ID)
-			if err != nil || cur.State != WatchActive {
-				return // unwatched meanwhile
-			}
-			w = cur
-			next, typ, webhook := w, "", false
-			switch ev.Kind {
-			case BackendApproval:
-				if !w.ApprovalShown {
-					next.ApprovalShown, typ, webhook = true, "watch.approval_observed", true
-				}
-			case BackendResolved:
-				if w.ApprovalShown {
-					next.ApprovalShown, typ = false, "watch.approval_cleared"
-				}
-			case BackendCompleted:
-				next.State, next.FinalMessage, typ, webhook = WatchCompleted, s.redact(ev.Text), "watch.completed", true
-			case BackendInterrupted:
-				next.State, next.Reason, typ, webhook = WatchFailed, "the task was interrupted", "watch.failed", true
-			case BackendFailed:
-				next.State, next.Reason, typ, webhook = WatchFailed, boundText(s.turns.redact, ev.Text, 500), "watch.failed", true
-			case BackendGone:
-				next.State, next.Reason, typ, webhook = WatchInvalidated, "the thread's Codex app-server daemon went away before the turn ended: "+ev.Text, "watch.invalidated", true
-			}
-			if typ == "" {
-				break
-			}
-			stored, err := s.watchTransition(ctx, next, typ, webhook)
-			if errors.Is(err, ErrRevisionConflict) {
-				continue
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					log.Error("watch monitor: backend", "err", err)
-				}
-				return
-			}
-			w = stored
-			break
-		}
-		if w.State != WatchActive {
+		next := f.w
+		next.State, next.Reason = state, why
+		if f.end(ctx, next, typ) {
 			return
 		}
 	}
+}
+
+func (f *backendWatchFollow) invalidate(ctx context.Context, why string) {
+	if ctx.Err() != nil {
+		return // akkd stops: the next start follows on
+	}
+	f.finish(ctx, WatchInvalidated, why, "watch.invalidated")
+}
+
+// apply folds one event of the daemon into the Watch, read again first
+// (and after a revision conflict). false: the monitor ends.
+func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
+	s := f.s
+	for {
+		cur, err := s.store.Watch(ctx, f.w.ID)
+		if err != nil || cur.State != WatchActive {
+			return false // unwatched meanwhile
+		}
+		f.w = cur
+		next, typ, webhook := s.backendWatchEvent(f.w, ev)
+		if typ == "" {
+			return true
+		}
+		stored, err := s.watchTransition(ctx, next, typ, webhook)
+		if errors.Is(err, ErrRevisionConflict) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				f.log.Error("watch monitor: backend", "err", err)
+			}
+			return false
+		}
+		f.w = stored
+		return true
+	}
+}
+
+// backendWatchEvent is the transition of w for the daemon's event ev; typ
+// is "" when it changes nothing.
+func (s *backendCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, typ string, webhook bool) {
+	next = w
+	switch ev.Kind {
+	case BackendApproval:
+		if !w.ApprovalShown {
+			next.ApprovalShown, typ, webhook = true, "watch.approval_observed", true
+		}
+	case BackendResolved:
+		if w.ApprovalShown {
+			next.ApprovalShown, typ = false, "watch.approval_cleared"
+		}
+	case BackendCompleted:
+		next.State, next.FinalMessage, typ, webhook = WatchCompleted, s.redact(ev.Text), "watch.completed", true
+	case BackendInterrupted:
+		next.State, next.Reason, typ, webhook = WatchFailed, "the task was interrupted", "watch.failed", true
+	case BackendFailed:
+		next.State, next.Reason, typ, webhook = WatchFailed, boundText(s.turns.redact, ev.Text, 500), "watch.failed", true
+	case BackendGone:
+		next.State, next.Reason, typ, webhook = WatchInvalidated, "the thread's Codex app-server daemon went away before the turn ended: "+ev.Text, "watch.invalidated", true
+	}
+	return next, typ, webhook
 }

@@ -2,9 +2,6 @@ package domain
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -33,9 +30,11 @@ type Conversation struct {
 // Action is one call a controller may make now, with its semantic ids
 // prefilled. It is the only authority for what may be called.
 type Action struct {
-	Name   string
-	Method string
-	Path   string
+	Name string
+	// On is what the action acts on, ID which one (none for a
+	// collection): the handlers map Name and On to a method and a route.
+	On ActionOn
+	ID string
 	// Body is the request body with its semantic ids prefilled; nil when
 	// the route takes none. As given it satisfies the contract, apart from
 	// the user content Input names.
@@ -82,35 +81,54 @@ type Terminals interface {
 // UseTerminals wires terminal discovery in.
 func (s *Service) UseTerminals(t Terminals) { s.terminals = t }
 
-func turnPath(id, rest string) string { return "/v1/turns/" + id + rest }
+// ActionOn names the kind of record an action acts on.
+type ActionOn string
 
-func act(name, method, path string, body map[string]any, input ...string) Action {
-	return Action{Name: name, Method: method, Path: path, Body: body, Input: input}
+const (
+	OnTurns    ActionOn = "turns"    // the collection: a Send makes a Turn
+	OnTurn     ActionOn = "turn"     // one Turn
+	OnTerminal ActionOn = "terminal" // one terminal (a pane or a Codex thread)
+	OnWatches  ActionOn = "watches"  // the collection: a new Watch
+	OnWatch    ActionOn = "watch"    // one Watch
+)
+
+// ActionKinds lists every action the domain offers, by what it acts on:
+// the handlers give each its route.
+var ActionKinds = map[ActionOn][]string{
+	OnTurns:    {"send"},
+	OnTurn:     {"status", "respond", "cancel", "renew", "recover", "close", "retry_callback", "respond_interaction", "approve"},
+	OnTerminal: {"threads", "new_thread", "resume_thread", "model_options", "set_model", "permission_options", "set_permissions", "native_inspect", "identify_foreground", "repair_model_control", "approve"},
+	OnWatches:  {"watch"},
+	OnWatch:    {"status", "unwatch"},
+}
+
+func act(name string, on ActionOn, id string, body map[string]any, input ...string) Action {
+	return Action{Name: name, On: on, ID: id, Body: body, Input: input}
 }
 
 // turnActions are the actions the state of a Turn the caller owns allows;
 // live says whether its pane is there.
 func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action, error) {
-	out := []Action{act("status", "GET", turnPath(t.ID, ""), nil)}
+	out := []Action{act("status", OnTurn, t.ID, nil)}
 	switch t.State {
 	case TurnWaitingForHost:
 		if live {
-			out = append(out, act("respond", "POST", turnPath(t.ID, "/respond"), map[string]any{}, "request"))
+			out = append(out, act("respond", OnTurn, t.ID, map[string]any{}, "request"))
 		}
 	}
 	if live && s.turnCancellable(t) {
-		out = append(out, act("cancel", "POST", turnPath(t.ID, "/cancel"), nil))
+		out = append(out, act("cancel", OnTurn, t.ID, nil))
 	}
 	if live && t.State == TurnStalled && !s.clock.Now().After(t.HardDeadline()) {
-		out = append(out, act("renew", "POST", turnPath(t.ID, "/renew"), nil))
+		out = append(out, act("renew", OnTurn, t.ID, nil))
 	}
 	if live && (t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain) {
-		out = append(out, act("recover", "POST", turnPath(t.ID, "/recover"), nil))
+		out = append(out, act("recover", OnTurn, t.ID, nil))
 	}
 	if t.State.HoldsTerminal() {
-		out = append(out, act("close", "POST", turnPath(t.ID, "/close"), map[string]any{}))
+		out = append(out, act("close", OnTurn, t.ID, map[string]any{}))
 	}
-	rc, err := s.retryActions(ctx, t.ID, turnPath(t.ID, "/retry-callback"))
+	rc, err := s.retryActions(ctx, OnTurn, t.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +151,7 @@ func (s *Service) turnCancellable(t Turn) bool {
 
 // retryActions offers one retry_callback per failed notification of a
 // record, each naming its notification: with several, the caller chooses.
-func (s *Service) retryActions(ctx context.Context, subject, path string) ([]Action, error) {
+func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string) ([]Action, error) {
 	ns, err := s.store.NotificationsAbout(ctx, subject)
 	if err != nil {
 		return nil, err
@@ -141,7 +159,7 @@ func (s *Service) retryActions(ctx context.Context, subject, path string) ([]Act
 	var out []Action
 	for _, n := range ns {
 		if n.State == NotificationFailed {
-			out = append(out, act("retry_callback", "POST", path, map[string]any{"notification_id": n.ID}))
+			out = append(out, act("retry_callback", on, subject, map[string]any{"notification_id": n.ID}))
 		}
 	}
 	return out, nil
@@ -155,70 +173,26 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		return c, nil
 	}
 	held := c.turnsOf(p, recent[t.ID])
-	var session Session
-	if c.SessionID != "" {
-		if sess, err := s.store.Session(ctx, c.SessionID); err == nil {
-			session = sess
-		}
-	}
-	// send: the managed path (idle, empty composer, no Turn holds the
-	// pane), or the user-explicit path Send would take for this terminal.
-	if _, err := sendPath(t, c.CurrentTurn, c.HeldByOther, true); err == nil {
-		a := act("send", "POST", "/v1/turns", map[string]any{"terminal_id": t.ID}, "request")
-		a.Target = TargetTerminal
-		c.Actions = append(c.Actions, a)
-		if session.ID != "" && !held && session.NativeThreadID != "" && (sessionMatches(session, t) == nil || s.probeable(session, t)) {
-			a := act("send", "POST", "/v1/turns", map[string]any{"session_id": session.ID}, "request")
-			a.Target = TargetSession
-			c.Actions = append(c.Actions, a)
-		}
-	}
+	c.Actions = append(c.Actions, s.sendActions(ctx, c, t, held)...)
 	if s.threads != nil && t.Agent.Profiled() {
-		c.Actions = append(c.Actions, act("threads", "GET", "/v1/terminals/"+t.ID+"/threads", nil))
+		c.Actions = append(c.Actions, act("threads", OnTerminal, t.ID, nil))
 	}
-	// Native controls: an idle pane with an empty composer that no Turn
-	// holds, on its own profile (never a neighbour's).
-	if s.native != nil && !held && t.SendReady() && !t.Agent.Compatibility {
-		resolved := t.NativeIdentity == IdentityResolved
-		if resolved || t.Agent.Kind == AgentCodex {
-			c.Actions = append(c.Actions, act("new_thread", "POST", "/v1/terminals/"+t.ID+"/threads", nil))
-		}
-		c.Actions = append(c.Actions, act("resume_thread", "POST", "/v1/terminals/"+t.ID+"/threads/resume", map[string]any{}, "native_thread_id"))
-		if _, ok := s.native.(ModelControls); ok {
-			c.Actions = append(c.Actions, act("model_options", "GET", "/v1/terminals/"+t.ID+"/models", nil),
-				act("set_model", "PUT", "/v1/terminals/"+t.ID+"/model", map[string]any{}, "model", "reasoning_effort"))
-		}
-		if _, ok := s.native.(PermissionControls); ok {
-			c.Actions = append(c.Actions, act("permission_options", "GET", "/v1/terminals/"+t.ID+"/permissions", nil),
-				act("set_permissions", "PUT", "/v1/terminals/"+t.ID+"/permissions", map[string]any{}, "mode"))
-		}
-		if resolved {
-			c.Actions = append(c.Actions, act("native_inspect", "POST", "/v1/terminals/"+t.ID+"/inspect", map[string]any{"inspection": InspectionStatus}))
-		} else if t.Agent.Kind == AgentCodex {
-			c.Actions = append(c.Actions, act("identify_foreground", "POST", "/v1/terminals/"+t.ID+"/identify-foreground", nil))
-		}
-	}
-	// A model control's residue (its menu open, or its bare command in the
-	// composer): the repair that clears it.
-	if mr, ok := s.native.(ModelRepairer); ok && !held && !t.SendReady() && t.Agent.Profiled() && !t.Agent.Compatibility &&
-		t.ScreenState != ScreenWorking && t.ScreenState != ScreenAwaitingApproval && mr.ModelResidue(ctx, t) {
-		c.Actions = append(c.Actions, act("repair_model_control", "POST", "/v1/terminals/"+t.ID+"/model/repair", nil))
-	}
+	c.Actions = append(c.Actions, s.nativeActions(ctx, t, held)...)
 	if s.watchTerm != nil && t.Watchable() && !held {
 		body := map[string]any{"terminal_id": t.ID}
-		if s.native != nil && t.Agent.Kind == AgentCodex && t.Agent.Profiled() && !t.Agent.Compatibility &&
+		if s.native != nil && t.Agent.ThreadProbe && t.Agent.Profiled() && !t.Agent.Compatibility &&
 			t.NativeIdentity == IdentityAmbiguous && t.ScreenState == ScreenWorking && t.ComposerEmpty {
 			// The records cannot say which task is this pane's: the closed
 			// status probe can (the Watch types it once).
 			body["identify"] = true
 		}
-		c.Actions = append(c.Actions, act("watch", "POST", "/v1/watches", body))
+		c.Actions = append(c.Actions, act("watch", OnWatches, "", body))
 	}
 	for _, w := range watches {
 		if w.TerminalID == t.ID && p.CanSeeHost(w.HostID) {
 			c.Watches = append(c.Watches, w)
-			c.Actions = append(c.Actions, act("status", "GET", "/v1/watches/"+w.ID, nil),
-				act("unwatch", "DELETE", "/v1/watches/"+w.ID, nil))
+			c.Actions = append(c.Actions, act("status", OnWatch, w.ID, nil),
+				act("unwatch", OnWatch, w.ID, nil))
 		}
 	}
 	if err := s.addTurnActions(ctx, &c); err != nil {
@@ -228,35 +202,96 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 	if cur := c.CurrentTurn; cur != nil && s.interactions != nil &&
 		(cur.State == TurnAwaitingInteraction || (cur.State == TurnWorking && t.AsyncQuestion)) {
 		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
-			c.Actions = append(c.Actions, act("respond_interaction", "POST", turnPath(cur.ID, "/interaction"),
+			c.Actions = append(c.Actions, act("respond_interaction", OnTurn, cur.ID,
 				map[string]any{"interaction_id": in.InteractionID}, "answers"))
 		}
 	}
-	// A permission prompt: offered to the owner of the Turn that holds
-	// the pane, or to anyone when no Turn holds it.
-	if t.ScreenState == ScreenAwaitingApproval && !c.HeldByOther {
-		turnID, path := "", "/v1/terminals/"+t.ID+"/approval"
-		if c.CurrentTurn != nil {
-			turnID, path = c.CurrentTurn.ID, turnPath(c.CurrentTurn.ID, "/approval")
+	s.addApproval(ctx, p, t, &c)
+	return c, nil
+}
+
+// sendActions are the sends a row offers: the managed path (idle, empty
+// composer, no Turn holds the pane), or the user-explicit path Send would
+// take for this terminal; and to the caller's Session when it matches.
+func (s *Service) sendActions(ctx context.Context, c Conversation, t Terminal, held bool) []Action {
+	if _, err := sendPath(t, c.CurrentTurn, c.HeldByOther, true); err != nil {
+		return nil
+	}
+	a := act("send", OnTurns, "", map[string]any{"terminal_id": t.ID}, "request")
+	a.Target = TargetTerminal
+	out := []Action{a}
+	if c.SessionID == "" || held {
+		return out
+	}
+	session, err := s.store.Session(ctx, c.SessionID)
+	if err == nil && session.NativeThreadID != "" && (sessionMatches(session, t) == nil || s.probeable(session, t)) {
+		a := act("send", OnTurns, "", map[string]any{"session_id": session.ID}, "request")
+		a.Target = TargetSession
+		out = append(out, a)
+	}
+	return out
+}
+
+// nativeActions are the native controls of an idle pane with an empty
+// composer that no Turn holds, on its own profile (never a neighbour's),
+// or the repair of a model control's residue (its menu open, or its bare
+// command in the composer).
+func (s *Service) nativeActions(ctx context.Context, t Terminal, held bool) []Action {
+	var out []Action
+	if s.native != nil && !held && t.SendReady() && !t.Agent.Compatibility {
+		resolved := t.NativeIdentity == IdentityResolved
+		if resolved || t.Agent.ThreadProbe {
+			out = append(out, act("new_thread", OnTerminal, t.ID, nil))
 		}
-		if c.CurrentTurn == nil || c.CurrentTurn.State == TurnAwaitingApproval {
-			av, err := s.offerApproval(ctx, p, t, turnID)
-			if err != nil {
-				// One pane whose prompt cannot be read degrades its own
-				// row, never the list.
-				av = unreadablePrompt(err)
-				c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
-			}
-			c.Approval = av
-			if av != nil && !av.ManualRequired {
-				// One action per decision: each body is complete as given.
-				for _, d := range av.Decisions {
-					c.Actions = append(c.Actions, act("approve", "POST", path, map[string]any{"decision": string(d)}))
-				}
-			}
+		out = append(out, act("resume_thread", OnTerminal, t.ID, map[string]any{}, "native_thread_id"))
+		if _, ok := s.native.(ModelControls); ok {
+			out = append(out, act("model_options", OnTerminal, t.ID, nil),
+				act("set_model", OnTerminal, t.ID, map[string]any{}, "model", "reasoning_effort"))
+		}
+		if _, ok := s.native.(PermissionControls); ok {
+			out = append(out, act("permission_options", OnTerminal, t.ID, nil),
+				act("set_permissions", OnTerminal, t.ID, map[string]any{}, "mode"))
+		}
+		if resolved {
+			out = append(out, act("native_inspect", OnTerminal, t.ID, map[string]any{"inspection": InspectionStatus}))
+		} else if t.Agent.ThreadProbe {
+			out = append(out, act("identify_foreground", OnTerminal, t.ID, nil))
 		}
 	}
-	return c, nil
+	if mr, ok := s.native.(ModelRepairer); ok && !held && !t.SendReady() && t.Agent.Profiled() && !t.Agent.Compatibility &&
+		t.ScreenState != ScreenWorking && t.ScreenState != ScreenAwaitingApproval && mr.ModelResidue(ctx, t) {
+		out = append(out, act("repair_model_control", OnTerminal, t.ID, nil))
+	}
+	return out
+}
+
+// addApproval offers a permission prompt to the owner of the Turn that
+// holds the pane, or to anyone when no Turn holds it.
+func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *Conversation) {
+	if t.ScreenState != ScreenAwaitingApproval || c.HeldByOther {
+		return
+	}
+	turnID, on, id := "", OnTerminal, t.ID
+	if c.CurrentTurn != nil {
+		turnID, on, id = c.CurrentTurn.ID, OnTurn, c.CurrentTurn.ID
+	}
+	if c.CurrentTurn != nil && c.CurrentTurn.State != TurnAwaitingApproval {
+		return
+	}
+	av, err := s.offerApproval(ctx, p, t, turnID)
+	if err != nil {
+		// One pane whose prompt cannot be read degrades its own row,
+		// never the list.
+		av = unreadablePrompt(err)
+		c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
+	}
+	c.Approval = av
+	if av != nil && !av.ManualRequired {
+		// One action per decision: each body is complete as given.
+		for _, d := range av.Decisions {
+			c.Actions = append(c.Actions, act("approve", on, id, map[string]any{"decision": string(d)}))
+		}
+	}
 }
 
 // addTurnActions adds the actions of the row's Turns (the one holding its
@@ -425,124 +460,4 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 		}
 	}
 	return Conversation{}, E(CodeConversationNotFound, "no conversation "+id+" (the pane closed or its agent restarted; list again)")
-}
-
-// Readiness is the doctor's verdict.
-type Readiness string
-
-const (
-	Ready          Readiness = "ready"
-	PartiallyReady Readiness = "partially_ready"
-	NotReady       Readiness = "not_ready"
-)
-
-// DoctorReport is what GET /v1/doctor shows.
-type DoctorReport struct {
-	Status        Readiness
-	Reasons       []string
-	Terminals     TerminalDiagnosis
-	StoreWritable bool
-	StoreProblem  string
-	Hosts         []Host
-}
-
-// Doctor checks tmux, the agents in panes, the store and the hosts.
-func (s *Service) Doctor(ctx context.Context) (DoctorReport, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return DoctorReport{}, err
-	}
-	r := DoctorReport{Status: Ready, Reasons: []string{}}
-	if s.terminals != nil {
-		d, err := s.terminals.Diagnose(ctx)
-		if err != nil {
-			return DoctorReport{}, fmt.Errorf("diagnose terminals: %w", err)
-		}
-		r.Terminals = d
-		r.Reasons = append(r.Reasons, d.Problems()...)
-	} else {
-		r.Reasons = append(r.Reasons, "terminal discovery is not configured")
-	}
-	if err := s.store.CheckWritable(ctx); err != nil {
-		r.StoreProblem = err.Error()
-		r.Reasons = append(r.Reasons, "the store is not writable: "+err.Error())
-	} else {
-		r.StoreWritable = true
-	}
-	hosts, err := s.store.Hosts(ctx)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return DoctorReport{}, err
-	}
-	for _, h := range hosts {
-		if p.CanSeeHost(h.ID) {
-			r.Hosts = append(r.Hosts, h)
-		}
-	}
-	if p.Operator && len(hosts) == 0 {
-		r.Reasons = append(r.Reasons, "no host is registered: POST /v1/hosts (or akk hosts add) to receive webhooks")
-	}
-	switch {
-	case s.terminals == nil || !r.Terminals.Tmux.Found || !r.StoreWritable:
-		r.Status = NotReady
-	case len(r.Reasons) > 0:
-		r.Status = PartiallyReady
-	}
-	return r, nil
-}
-
-// WarnDaemonThread is a Codex pane's warning while nothing proves which of
-// its daemon's threads it shows.
-const WarnDaemonThread = "Codex's threads are held by its shared app-server daemon; this pane's thread is not proven until a native /status probe or an accepted request"
-
-// paneOnly are the pane actions a merged row keeps besides its thread's:
-// the thread's daemon sends, watches and reads models exactly, so the
-// pane's own send, watch and model controls give way to those (and its
-// thread needs no identifying).
-func paneOnly(a Action) bool {
-	switch a.Name {
-	case "send", "watch", "model_options", "set_model", "identify_foreground":
-		return false
-	}
-	return true
-}
-
-// mergePane is one row for a backend thread and the pane proven to show
-// it: the thread's identity, Turns and actions, and the pane's own
-// controls (its threads, permissions, native controls, its Watches and
-// Turns). While a backend Turn holds the thread, a prompt on the pane is
-// that Turn's, answered through the daemon only, by its owner.
-func mergePane(pane, back Conversation) Conversation {
-	c := back
-	c.Terminal = pane.Terminal
-	// The pane's thread is proven: it is this one.
-	c.Terminal.NativeIdentity, c.Terminal.NativeThreadID = IdentityResolved, back.Backend.ThreadID
-	c.Terminal.Warnings = slices.DeleteFunc(slices.Clone(pane.Terminal.Warnings), func(w string) bool { return w == WarnDaemonThread })
-	// A backend Turn holds the thread (the caller's, or another
-	// controller's): its prompt is answered through the daemon by its
-	// owner only, never with the pane's keys.
-	byBackend := back.CurrentTurn != nil || back.HeldByOther
-	if pane.CurrentTurn != nil || pane.HeldByOther {
-		// A pane Turn holds the pane: no second task through the daemon.
-		c.Actions = slices.DeleteFunc(c.Actions, func(a Action) bool { return a.Name == "send" })
-	}
-	for _, a := range pane.Actions {
-		if !paneOnly(a) || (byBackend && a.Name == "approve" && strings.HasPrefix(a.Path, "/v1/terminals/")) {
-			continue
-		}
-		c.Actions = append(c.Actions, a)
-	}
-	c.Watches = append(c.Watches, pane.Watches...)
-	if c.SessionID == "" {
-		c.SessionID = pane.SessionID
-	}
-	if c.CurrentTurn == nil {
-		c.CurrentTurn, c.HeldByOther = pane.CurrentTurn, c.HeldByOther || pane.HeldByOther
-	}
-	if c.RecentTurn == nil {
-		c.RecentTurn = pane.RecentTurn
-	}
-	if c.Approval == nil && !byBackend {
-		c.Approval = pane.Approval
-	}
-	return c
 }

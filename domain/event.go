@@ -51,8 +51,9 @@ func EnvelopeOf(e Event) Envelope {
 	return Envelope{ID: e.ID, Type: e.Type, Timestamp: e.CreatedAt.UTC(), Data: e.Data}
 }
 
-// emitLocked appends e and, when webhook is set and e has an owner host, an
-// outbox row in the same transaction. The caller holds tx.
+// emitLocked appends e and, when webhook is set and e has an owner host that
+// subscribes to its type, an outbox row in the same transaction. The caller
+// holds tx.
 func (s *Service) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (Notification, error) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.clock.Now().UTC()
@@ -64,10 +65,16 @@ func (s *Service) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) 
 	if !webhook || e.HostID == "" {
 		return Notification{}, nil
 	}
-	if _, err := tx.Host(ctx, e.HostID); errors.Is(err, ErrNotFound) {
+	h, err := tx.Host(ctx, e.HostID)
+	if errors.Is(err, ErrNotFound) {
 		return Notification{}, nil // a removed host gets no more webhooks
 	} else if err != nil {
 		return Notification{}, fmt.Errorf("look up host %s: %w", e.HostID, err)
+	}
+	if !h.Subscribed(e.Type) {
+		// Stored as an event, never queued: no outbox row, so nothing of
+		// the same subject waits behind it.
+		return Notification{}, nil
 	}
 	body, err := json.Marshal(Envelope{Type: e.Type, Timestamp: stored.CreatedAt.UTC(), Data: e.Data})
 	if err != nil {

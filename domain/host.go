@@ -15,10 +15,14 @@ import (
 
 // Host is an authenticated controller that receives webhooks.
 type Host struct {
-	ID              string
-	Name            string
-	WebhookURL      string
-	Secret          string // whsec_…; private, signs deliveries
+	ID         string
+	Name       string
+	WebhookURL string
+	Secret     string // whsec_…; private, signs deliveries
+	// WebhookHeaders go with every delivery; private like Secret.
+	WebhookHeaders map[string]string
+	// WebhookEvents is the subscription (empty: every type).
+	WebhookEvents   []string
 	CreatedAt       time.Time
 	SecretRotatedAt time.Time
 	Revision        int64
@@ -34,6 +38,9 @@ type HostCredentials struct {
 type NewHost struct {
 	Name       string `validate:"required,max=100"`
 	WebhookURL string `validate:"required,max=2048"`
+	// WebhookHeaders and WebhookEvents are optional (see HostWebhook).
+	WebhookHeaders map[string]string
+	WebhookEvents  []string
 }
 
 // HashToken is how tokens are kept: only their SHA-256 is stored. Tokens carry
@@ -81,26 +88,30 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 		return HostCredentials{}, Invalid("name must not contain control characters",
 			FieldError{Field: "name", Message: "must not contain control characters"})
 	}
-	if err := checkWebhookURL(in.WebhookURL); err != nil {
+	hook, err := checkHostWebhook(HostWebhook{URL: in.WebhookURL, Headers: in.WebhookHeaders, Events: in.WebhookEvents})
+	if err != nil {
 		return HostCredentials{}, err
 	}
 	now := s.clock.Now().UTC()
 	h := Host{
 		ID:              s.ids.New("host"),
 		Name:            in.Name,
-		WebhookURL:      in.WebhookURL,
+		WebhookURL:      hook.URL,
+		WebhookHeaders:  hook.Headers,
+		WebhookEvents:   hook.Events,
 		Secret:          s.newSecret(),
 		CreatedAt:       now,
 		SecretRotatedAt: now,
 		Revision:        1,
 	}
 	token := s.newToken("h")
-	err := s.store.InTx(ctx, func(tx Tx) error {
+	err = s.store.InTx(ctx, func(tx Tx) error {
 		if err := tx.InsertHost(ctx, h, HashToken(token)); err != nil {
 			return err
 		}
 		_, err := tx.AppendEvent(ctx, Event{Type: "host.created", Subject: h.ID, CreatedAt: now,
-			Data: map[string]any{"host_id": h.ID, "name": h.Name, "webhook_url": h.WebhookURL}})
+			Data: map[string]any{"host_id": h.ID, "name": h.Name, "webhook_url": h.WebhookURL,
+				"webhook_header_names": h.HeaderNames(), "webhook_events": h.WebhookEvents}})
 		return err
 	})
 	if err != nil {
@@ -154,6 +165,24 @@ func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, er
 	return out, nil
 }
 
+// OnHostRevoked calls f with a host's id after its token was rotated or
+// the host deleted: whatever its old credential still holds open (event
+// streams, MCP sessions) must end.
+func (s *Service) OnHostRevoked(f func(hostID string)) {
+	s.revokedMu.Lock()
+	defer s.revokedMu.Unlock()
+	s.revoked = append(s.revoked, f)
+}
+
+func (s *Service) hostRevoked(hostID string) {
+	s.revokedMu.Lock()
+	fs := append([]func(string){}, s.revoked...)
+	s.revokedMu.Unlock()
+	for _, f := range fs {
+		f(hostID)
+	}
+}
+
 // RotateHostToken gives a host a new bearer token and returns it; the old
 // one is refused from then on.
 func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, error) {
@@ -179,6 +208,7 @@ func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, e
 	if err != nil {
 		return "", err
 	}
+	s.hostRevoked(hostID)
 	return token, nil
 }
 
@@ -189,7 +219,7 @@ func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
 	if err := requireOperator(ctx); err != nil {
 		return err
 	}
-	return s.store.InTx(ctx, func(tx Tx) error {
+	err := s.store.InTx(ctx, func(tx Tx) error {
 		now := s.clock.Now().UTC()
 		if err := tx.RemoveHost(ctx, hostID, now); errors.Is(err, ErrNotFound) {
 			return E(CodeHostNotFound, "no host "+hostID)
@@ -200,6 +230,11 @@ func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
 			Data: map[string]any{"host_id": hostID}})
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	s.hostRevoked(hostID)
+	return nil
 }
 
 // PingHost queues a host.ping webhook to the host.

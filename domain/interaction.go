@@ -9,11 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // InteractionSchema names the public projection format.
@@ -74,7 +71,7 @@ type InteractionCaps struct {
 }
 
 // UseInteractions wires the terminal side of questionnaires in.
-func (s *Service) UseInteractions(t InteractionTerminal) { s.interactions = t }
+func (s *interactionCases) UseInteractions(t InteractionTerminal) { s.interactions = t }
 
 // idMapping is an offer's private map from public ids to profile keys.
 type idMapping struct {
@@ -89,7 +86,7 @@ type idMapping struct {
 
 // idSalt keys the opaque ids. It is kept in the store so ids stay the same
 // across restarts for the same prompt.
-func (s *Service) idSalt(ctx context.Context) ([]byte, error) {
+func (s *interactionCases) idSalt(ctx context.Context) ([]byte, error) {
 	s.saltOnce.Lock()
 	defer s.saltOnce.Unlock()
 	if s.salt != nil {
@@ -117,7 +114,7 @@ func opaque(salt []byte, prefix string, parts ...string) string {
 
 // redactText hides secrets in screen-derived text a projection carries
 // (questionnaire headers, prompts and labels), as everywhere else.
-func (s *Service) redactText(x string) string {
+func (s *interactionCases) redactText(x string) string {
 	if s.turns == nil || s.turns.redact == nil {
 		return x
 	}
@@ -132,7 +129,7 @@ func (s *Service) redactText(x string) string {
 func stepFence(t Turn, fingerprint string) string { return t.ID + "|" + fingerprint }
 
 // stepKey is the fence key of the occurrence of st now shown in t.
-func (s *Service) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {
+func (s *interactionCases) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		key, err = fenceKey(ctx, tx, stepFence(t, st.Fingerprint))
 		return err
@@ -142,7 +139,7 @@ func (s *Service) stepKey(ctx context.Context, t Turn, st InteractionStep) (key 
 
 // project turns a step into its public projection and private mapping; fp
 // is the fence key of the step's occurrence.
-func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep, fp string) (Interaction, idMapping, error) {
+func (s *interactionCases) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep, fp string) (Interaction, idMapping, error) {
 	salt, err := s.idSalt(ctx)
 	if err != nil {
 		return Interaction{}, idMapping{}, err
@@ -189,7 +186,7 @@ func (s *Service) project(ctx context.Context, t Turn, agent AgentKind, st Inter
 
 // TurnInteraction projects the questionnaire step of a Turn awaiting an
 // interaction and offers it to the caller's conversation.
-func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interaction, error) {
+func (s *interactionCases) TurnInteraction(ctx context.Context, turnID string) (Interaction, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return Interaction{}, err
@@ -201,7 +198,7 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
-	agent, _, st, err := s.currentStep(ctx, t)
+	agent, _, st, err := s.endpointOf(t.Endpoint).currentStep(ctx, t)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -242,36 +239,6 @@ func (s *Service) TurnInteraction(ctx context.Context, turnID string) (Interacti
 	return in, nil
 }
 
-// currentStep reads the questionnaire step t may be answered on now: from
-// its pane, or for a backend Turn from the daemon's pending question.
-func (s *Service) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	if s.backendTurn(t) {
-		st, ok := s.codexBackend.Question(t.NativeTurnID)
-		if !ok || t.State != TurnAwaitingInteraction {
-			return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
-		}
-		return AgentCodex, Terminal{}, st, nil
-	}
-	if s.interactions == nil {
-		return "", Terminal{}, InteractionStep{}, E(CodeUnavailable, "interactions are not configured")
-	}
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return "", Terminal{}, InteractionStep{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
-	}
-	if err != nil {
-		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	st, err := s.interactions.Step(ctx, term)
-	if err != nil {
-		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
-	}
-	if !answerableIn(t, st) {
-		return "", Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
-	}
-	return term.Agent.Kind, term, st, nil
-}
-
 // KindAsyncQuestion is the kind of a step asked while the Turn works on.
 const KindAsyncQuestion = "async_question"
 
@@ -282,179 +249,34 @@ func answerableIn(t Turn, st InteractionStep) bool {
 	return st.Present && (t.State != TurnWorking || st.Kind == KindAsyncQuestion)
 }
 
-// Delivery modes of an async question's answer.
-const (
-	DeliverySteerCurrentTurn = "steer_current_turn"
-	DeliveryQueueNextTurn    = "queue_next_turn"
-)
-
-// InteractionAnswer answers one question of a step in public terms.
-type InteractionAnswer struct {
-	QuestionID        string
-	ResponseKind      string
-	SelectedOptionIDs []string
-	Text              *string
-}
-
-// RespondInteractionInput is a response to one step.
-type RespondInteractionInput struct {
-	InteractionID string
-	TurnID        string // optional echo of the path's turn
-	Answers       []InteractionAnswer
-	DeliveryMode  string
-}
-
-// resolve checks answers against the offer's mapping and returns them in
-// the profile's terms. Every refusal here happens before any input.
-func (m idMapping) resolve(in RespondInteractionInput) ([]StepAnswer, error) {
-	queue := false
-	switch {
-	case in.DeliveryMode == "":
-	case len(m.Delivery) == 0:
-		return nil, Invalid("delivery_mode is only for async questions that advertise it; this step does not",
-			FieldError{Field: "delivery_mode", Message: "not advertised for this step"})
-	case !slices.Contains(m.Delivery, in.DeliveryMode):
-		return nil, Invalid("delivery_mode "+in.DeliveryMode+" is not advertised for this step",
-			FieldError{Field: "delivery_mode", Message: "one of " + strings.Join(m.Delivery, ", ")})
-	default:
-		queue = in.DeliveryMode == DeliveryQueueNextTurn
+// interactionOffer is the live offer that showed interaction id to the
+// caller's conversation, with its id mapping.
+func (s *interactionCases) interactionOffer(ctx context.Context, p Principal, t Turn, id string) (Offer, idMapping, error) {
+	var offer Offer
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		offer, err = tx.OfferByPublicID(ctx, "interaction", t.TerminalID, t.ID, p.HostID, p.Conversation, id)
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return Offer{}, idMapping{}, E(CodeOfferExpired, "interaction "+id+" was not shown to this conversation, or was answered: GET the interaction again")
 	}
-	seen := map[string]bool{}
-	var out []StepAnswer
-	for i, a := range in.Answers {
-		field := fmt.Sprintf("answers[%d]", i)
-		key, ok := m.Questions[a.QuestionID]
-		if !ok {
-			return nil, Invalid("unknown question_id "+a.QuestionID+": use the ids of the current projection",
-				FieldError{Field: field + ".question_id", Message: "not a question of this step"})
-		}
-		if seen[a.QuestionID] {
-			return nil, Invalid("question "+a.QuestionID+" is answered twice", FieldError{Field: field, Message: "answered twice"})
-		}
-		seen[a.QuestionID] = true
-		kind := m.Kinds[a.QuestionID]
-		if a.ResponseKind != kind {
-			return nil, Invalid("response_kind "+a.ResponseKind+" does not match the question's "+kind,
-				FieldError{Field: field + ".response_kind", Message: "must be " + kind})
-		}
-		sa := StepAnswer{QuestionKey: key}
-		switch kind {
-		case MultiSelect:
-			if len(a.SelectedOptionIDs) == 0 {
-				return nil, Invalid("a multi_select answer selects at least one option",
-					FieldError{Field: field + ".selected_option_ids", Message: "at least one option_id"})
-			}
-			if a.Text != nil {
-				return nil, Invalid("a multi_select answer takes no text", FieldError{Field: field + ".text", Message: "not allowed"})
-			}
-			picked := map[string]bool{}
-			for k, oid := range a.SelectedOptionIDs {
-				okey, ok := m.Options[a.QuestionID][oid]
-				f := fmt.Sprintf("%s.selected_option_ids[%d]", field, k)
-				if !ok || m.Texts[oid] {
-					return nil, Invalid("unknown option_id "+oid+": option ids are opaque; labels and menu numbers are not ids",
-						FieldError{Field: f, Message: "not an option of this question"})
-				}
-				if picked[oid] {
-					return nil, Invalid("option "+oid+" is selected twice", FieldError{Field: f, Message: "selected twice"})
-				}
-				picked[oid] = true
-				sa.OptionKeys = append(sa.OptionKeys, okey)
-			}
-		case SingleSelect, Confirmation:
-			if len(a.SelectedOptionIDs) != 1 {
-				return nil, Invalid("a "+kind+" answer selects exactly one option",
-					FieldError{Field: field + ".selected_option_ids", Message: "exactly one option_id"})
-			}
-			oid := a.SelectedOptionIDs[0]
-			okey, ok := m.Options[a.QuestionID][oid]
-			if !ok {
-				return nil, Invalid("unknown option_id "+oid+": option ids are opaque; labels and menu numbers are not ids",
-					FieldError{Field: field + ".selected_option_ids", Message: "not an option of this question"})
-			}
-			sa.OptionKeys = []string{okey}
-			if m.Texts[oid] {
-				if a.Text == nil {
-					// Chosen alone, it opens its editor: the next step,
-					// answered with text.
-					break
-				}
-				if err := checkFreeText(*a.Text, m.Limit, field); err != nil {
-					return nil, err
-				}
-				sa.Text = *a.Text
-			} else if a.Text != nil {
-				return nil, Invalid("text is only for an option that carries free text",
-					FieldError{Field: field + ".text", Message: "not allowed for this option"})
-			}
-		case FreeText:
-			if a.Text == nil || len(a.SelectedOptionIDs) > 0 {
-				return nil, Invalid("a free_text answer gives text and no options", FieldError{Field: field + ".text", Message: "required"})
-			}
-			if err := checkFreeText(*a.Text, m.Limit, field); err != nil {
-				return nil, err
-			}
-			sa.Text = *a.Text
-		default:
-			return nil, E(CodeManualRequired, "this question's kind is answered by a person in the pane")
-		}
-		if queue {
-			// The native panel queues typed text only.
-			if sa.Text == "" {
-				return nil, Invalid("queue_next_turn queues a typed answer: give text with the free-text option, or steer a choice",
-					FieldError{Field: "delivery_mode", Message: "needs a text answer"})
-			}
-			sa.Queue = true
-		}
-		out = append(out, sa)
+	if err != nil {
+		return Offer{}, idMapping{}, err
 	}
-	for qid, req := range m.Required {
-		if req && !seen[qid] {
-			return nil, Invalid("question "+qid+" is required", FieldError{Field: "answers", Message: "missing " + qid})
-		}
+	if !s.clock.Now().Before(offer.ExpiresAt) {
+		return Offer{}, idMapping{}, E(CodeOfferExpired, "the offer of interaction "+id+" expired: GET the interaction again")
 	}
-	if len(out) == 0 {
-		return nil, Invalid("no answers", FieldError{Field: "answers", Message: "at least one"})
+	var m idMapping
+	if err := json.Unmarshal([]byte(offer.Payload), &m); err != nil {
+		return Offer{}, idMapping{}, fmt.Errorf("offer %s: %w", offer.ID, err)
 	}
-	return out, nil
-}
-
-// FreeTextProblem is the one rule for text typed into a questionnaire:
-// one line of printable characters (letters, marks, numbers, punctuation,
-// symbols and the ASCII space; so no tab, no U+00A0, no zero-width
-// characters), valid UTF-8, no leading or trailing space, within limit
-// characters (0: no limit). It says what is wrong, or "".
-func FreeTextProblem(text string, limit int) string {
-	switch {
-	case text == "":
-		return "free text must not be empty"
-	case !utf8.ValidString(text):
-		return "free text is not valid UTF-8"
-	case strings.TrimSpace(text) != text:
-		return "free text must have no leading or trailing whitespace"
-	case strings.ContainsAny(text, "\r\n"):
-		return "free text is one line"
-	case limit > 0 && utf8.RuneCountInString(text) > limit:
-		return fmt.Sprintf("free text is limited to %d characters here", limit)
-	}
-	for _, r := range text {
-		if !unicode.IsPrint(r) {
-			return fmt.Sprintf("free text holds %U, which is not a printable character on one line", r)
-		}
-	}
-	return ""
-}
-
-func checkFreeText(text string, limit int, field string) error {
-	if why := FreeTextProblem(text, limit); why != "" {
-		return Invalid(why, FieldError{Field: field + ".text", Message: why})
-	}
-	return nil
+	return offer, m, nil
 }
 
 // RespondInteraction answers the current questionnaire step of a Turn:
 // owner, offer, live fingerprint, closed key plan, one bounded step.
-func (s *Service) RespondInteraction(ctx context.Context, turnID string, in RespondInteractionInput) (ActionResult, error) {
+func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string, in RespondInteractionInput) (ActionResult, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return ActionResult{}, err
@@ -473,30 +295,15 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return ActionResult{}, stateConflict(t, "an interaction response")
 	}
-	var offer Offer
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		offer, err = tx.OfferByPublicID(ctx, "interaction", t.TerminalID, t.ID, p.HostID, p.Conversation, in.InteractionID)
-		return err
-	})
-	if errors.Is(err, ErrNotFound) {
-		return ActionResult{}, E(CodeOfferExpired, "interaction "+in.InteractionID+" was not shown to this conversation, or was answered: GET the interaction again")
-	}
+	offer, m, err := s.interactionOffer(ctx, p, t, in.InteractionID)
 	if err != nil {
 		return ActionResult{}, err
-	}
-	if !s.clock.Now().Before(offer.ExpiresAt) {
-		return ActionResult{}, E(CodeOfferExpired, "the offer of interaction "+in.InteractionID+" expired (5 minutes): GET the interaction again")
-	}
-	var m idMapping
-	if err := json.Unmarshal([]byte(offer.Payload), &m); err != nil {
-		return ActionResult{}, fmt.Errorf("offer %s: %w", offer.ID, err)
 	}
 	answers, err := m.resolve(in)
 	if err != nil {
 		return ActionResult{}, err
 	}
-	_, term, st, err := s.currentStep(ctx, t)
+	_, term, st, err := s.endpointOf(t.Endpoint).currentStep(ctx, t)
 	if ErrorCode(err) == CodeNoInteraction {
 		return ActionResult{}, E(CodePromptChanged, "the step is gone; GET the interaction again")
 	}
@@ -506,36 +313,12 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 	if st.Fingerprint != offer.Fingerprint {
 		return ActionResult{}, E(CodePromptChanged, "the step on screen is not the one offered; GET the interaction again")
 	}
-	now := s.clock.Now().UTC()
-	var key string
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		var err error
-		if key, err = consumeFence(ctx, tx, offer.ID, stepFence(t, offer.Fingerprint), now); err != nil {
-			return err
-		}
-		// Audit without the answers' content.
-		_, err = s.emitLocked(ctx, tx, Event{Type: "turn.interaction_answering", HostID: t.HostID, Conversation: t.Conversation,
-			Subject: t.ID, Data: map[string]any{"turn_id": t.ID, "interaction_id": in.InteractionID, "answers": len(answers)}}, false)
-		return err
-	})
-	if errors.Is(err, ErrFingerprintConsumed) {
-		return ActionResult{}, E(CodePromptAlreadyAnswered, "this exact step was answered already")
-	}
+	key, err := s.reserveStepAnswer(ctx, t, offer, in.InteractionID, len(answers))
 	if err != nil {
 		return ActionResult{}, err
 	}
 	Failpoint("interaction.reserved")
-	var stage AnswerStage
-	var aerr error
-	if IsBackendEndpoint(t.TerminalID) {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		stage, aerr = s.codexBackend.AnswerQuestion(actx, t.NativeTurnID, offer.Fingerprint, answers)
-		cancel()
-	} else {
-		seq, done := s.keySequence(ctx)
-		stage, aerr = s.interactions.AnswerStep(seq, term, offer.Fingerprint, answers)
-		done()
-	}
+	stage, aerr := s.endpointOf(t.Endpoint).deliverAnswers(ctx, t, term, offer.Fingerprint, answers)
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {
 			slog.Warn("record a proven answer", "err", err) // the fence stays
@@ -550,7 +333,32 @@ func (s *Service) RespondInteraction(ctx context.Context, turnID string, in Resp
 		}
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, &Error{Code: CodePromptChanged, Message: "the step changed before any key was sent", Err: aerr}
 	}
-	async := st.Kind == KindAsyncQuestion
+	return s.recordStepAnswer(ctx, t, stage, st.Kind == KindAsyncQuestion)
+}
+
+// reserveStepAnswer fences the offered step durably before any key, with
+// an audit event that holds no answer's content; it returns the fence.
+func (s *interactionCases) reserveStepAnswer(ctx context.Context, t Turn, offer Offer, interactionID string, n int) (string, error) {
+	now := s.clock.Now().UTC()
+	var key string
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		var err error
+		if key, err = consumeFence(ctx, tx, offer.ID, stepFence(t, offer.Fingerprint), now); err != nil {
+			return err
+		}
+		_, err = s.emitLocked(ctx, tx, Event{Type: "turn.interaction_answering", HostID: t.HostID, Conversation: t.Conversation,
+			Subject: t.ID, Data: map[string]any{"turn_id": t.ID, "interaction_id": interactionID, "answers": n}}, false)
+		return err
+	})
+	if errors.Is(err, ErrFingerprintConsumed) {
+		return "", E(CodePromptAlreadyAnswered, "this exact step was answered already")
+	}
+	return key, err
+}
+
+// recordStepAnswer records what became of answers that reached the step:
+// proven, or uncertain and never retried.
+func (s *interactionCases) recordStepAnswer(ctx context.Context, t Turn, stage AnswerStage, async bool) (ActionResult, error) {
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified && async && next.State == TurnWorking {
 			// The agent works on whatever became of the answer: the Turn

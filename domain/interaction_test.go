@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,10 @@ func sendToQuestion(t *testing.T, w *world, ft *fakeTerm, request string) string
 	t.Helper()
 	// A Turn waiting on a person outlives an offer's expiry (the world's
 	// default inactivity limit is short).
+	// The new Turn's record holds nothing yet: a pane's record is read
+	// from the Turn's mark, the fake's has no marks, so an earlier Turn's
+	// completion must not be left in it for the new monitor to read.
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{} })
 	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: request, InactivityMinutes: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +241,8 @@ func TestInteractionTextRuleBeforeTheOffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"Green\u00a0please", "Green\u200bplease", "Green\tplease", "Green\x7f"} {
+	for _, bad := range []string{"Green\u00a0please", "Green\u200bplease", "Green\tplease", "Green\x7f",
+		"Green\u202eesaelp", "\ufeffGreen", "Green \u2066please\u2069", "Green\u200dplease"} {
 		if _, err := w.svc.RespondInteraction(w.host, id, answer(in, 2, &bad)); code(err) != domain.CodeValidationFailed {
 			t.Fatalf("%q: %v", bad, err)
 		}
@@ -451,15 +457,11 @@ func TestAsyncStepAnnouncedAfterAConflict(t *testing.T) {
 // step.
 func (w *world) waitAnnounced(t *testing.T, turnID string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	w.until(t, func() string {
 		ns, _ := w.store.NotificationsAbout(context.Background(), turnID)
 		if len(ns) > 0 && ns[len(ns)-1].Type == "turn.interaction_required" {
-			return
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never announced: %+v", ns)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Sprintf("never announced: %+v", ns)
+	})
 }

@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -17,6 +18,10 @@ type fakeNative struct {
 	effort string // set by SetModel
 	stage  domain.AnswerStage
 	thread string
+	// notReady status probes after a new thread find the pane moved on
+	// (nothing typed) before one reads next.
+	notReady int
+	next     string
 }
 
 func (n *fakeNative) count() int { n.mu.Lock(); defer n.mu.Unlock(); return n.calls }
@@ -30,12 +35,26 @@ func (n *fakeNative) hit() domain.AnswerStage {
 	return domain.AnswerVerified
 }
 func (n *fakeNative) StatusCard(context.Context, domain.Terminal) (domain.NativeStatus, domain.AnswerStage, error) {
-	return domain.NativeStatus{NativeThreadID: n.thread, AgentVersion: "2.1.328"}, n.hit(), nil
+	n.mu.Lock()
+	if n.next != "" && n.notReady > 0 {
+		n.notReady--
+		n.mu.Unlock()
+		return domain.NativeStatus{}, domain.AnswerNothing, errors.New("terminal not ready for a request: screen working (title spinner)")
+	}
+	thread := n.thread
+	if n.next != "" {
+		thread = n.next
+	}
+	n.mu.Unlock()
+	return domain.NativeStatus{NativeThreadID: thread, AgentVersion: "2.1.328"}, n.hit(), nil
 }
 func (n *fakeNative) WorkingStatusCard(ctx context.Context, t domain.Terminal) (domain.NativeStatus, domain.AnswerStage, error) {
 	return n.StatusCard(ctx, t)
 }
 func (n *fakeNative) NewThread(context.Context, domain.Terminal) (domain.AnswerStage, error) {
+	n.mu.Lock()
+	n.next = "0a0a0a0a-0000-4000-8000-000000000002"
+	n.mu.Unlock()
 	return n.hit(), nil
 }
 func (n *fakeNative) ResumeThread(context.Context, domain.Terminal, string) (domain.AnswerStage, error) {
@@ -140,5 +159,24 @@ func TestModelCatalogueIsConsumedOnce(t *testing.T) {
 	n.stage = domain.AnswerSent
 	if r, err := w.svc.SetModel(w.host, "term_a", "default", "low"); err != nil || r.Outcome != "uncertain" || !r.DoNotRetry {
 		t.Fatalf("an unproven change: %+v %v", r, err)
+	}
+}
+
+// A Codex new thread is proven by a status probe once the pane is idle
+// again; a probe that finds the pane moved on since the look (its title
+// redrawn, nothing typed) is asked again, not taken for an uncertain
+// outcome.
+func TestNewThreadProbesAgainWhenThePaneMovedOn(t *testing.T) {
+	w, n := nativeWorld(t)
+	w.term.set(func(f *fakeTerm) {
+		f.term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.158.0", Profile: "codex-0.158.0", ThreadProbe: true}
+	})
+	n.mu.Lock()
+	n.notReady = 2
+	n.mu.Unlock()
+	res, err := w.svc.NewThread(w.host, "term_a")
+	if err != nil || res.Outcome != domain.OutcomeDone || res.NativeThreadID != "0a0a0a0a-0000-4000-8000-000000000002" ||
+		res.Binding != domain.BindingPendingFirstTurn {
+		t.Fatalf("new thread: %+v %v", res, err)
 	}
 }

@@ -39,6 +39,8 @@ type Delivery struct {
 	Payload    []byte
 	WebhookURL string
 	Secret     string
+	// Headers are the host's own delivery headers (values private).
+	Headers map[string]string
 	// PreviousSecret also signs until PreviousSecretUntil (a rotation's
 	// grace period); "" when none.
 	PreviousSecret      string

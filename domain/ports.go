@@ -3,10 +3,14 @@ package domain
 import (
 	"context"
 	"time"
+
+	"github.com/coder/quartz"
 )
 
-// Clock tells the time; tests move a fake one instead of sleeping.
-type Clock interface{ Now() time.Time }
+// Clock tells the time and runs every timer and ticker of the domain, so
+// tests move a fake one (quartz.Mock) instead of sleeping; production
+// passes quartz.NewReal().
+type Clock = quartz.Clock
 
 // IDs makes identifiers and secrets from a random source.
 type IDs interface {
@@ -74,6 +78,9 @@ type Tx interface {
 	Host(ctx context.Context, hostID string) (Host, error)
 	// UpdateHostSecret swaps the secret if the host is still at revision rev.
 	UpdateHostSecret(ctx context.Context, hostID string, rev int64, secret string, at time.Time) error
+	// UpdateHostWebhook replaces a live host's webhook URL, delivery
+	// headers and subscription (compare-and-swap).
+	UpdateHostWebhook(ctx context.Context, id string, rev int64, w HostWebhook) error
 	// UpdateHostToken replaces a live host's token hash (compare-and-swap).
 	UpdateHostToken(ctx context.Context, id string, rev int64, tokenHash string) error
 	// RemoveHost marks a live host removed and fails its pending

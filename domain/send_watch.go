@@ -60,7 +60,7 @@ func (s *Service) attachSendWatch(ctx context.Context, t Turn) (Watch, error) {
 	ctx = context.WithoutCancel(ctx)
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: t.HostID, Conversation: t.Conversation, TerminalID: t.TerminalID,
-		TurnID: t.ID, Mode: WatchModeTurn, State: WatchActive, Mark: t.Mark, HardTimeout: t.HardTimeout,
+		Endpoint: t.Endpoint, TurnID: t.ID, Mode: WatchModeTurn, State: WatchActive, Mark: t.Mark, HardTimeout: t.HardTimeout,
 		CreatedAt: now, UpdatedAt: now, Revision: 1}
 	w = s.followTurn(w, t)
 	err := FailError("send.watch")

@@ -34,7 +34,29 @@ type Service struct {
 
 	// input counts key sequences in flight (see keySequence).
 	input sync.WaitGroup
+
+	revokedMu sync.Mutex
+	revoked   []func(hostID string)
+
+	// The use cases of one kind each, in types of their own; their
+	// methods are the Service's (promoted), and they see all of it.
+	*nativeCases
+	*backendCases
+	*watchCases
+	*approvalCases
+	*interactionCases
+	*monitorCases
 }
+
+// The use-case types: each sees the whole Service through its pointer.
+type (
+	nativeCases      struct{ *Service } // a pane's own controls: threads, models, permissions, status
+	backendCases     struct{ *Service } // Codex threads through the app-server daemon
+	watchCases       struct{ *Service } // Watches of tasks AKK did not send
+	approvalCases    struct{ *Service } // permission prompts, by hand and by policy
+	interactionCases struct{ *Service } // questionnaires and async questions
+	monitorCases     struct{ *Service } // following Turns: their monitors' lives and rounds
+)
 
 // KeySequenceBound bounds a key sequence once it started: it runs to its
 // end under this bound, whatever happens to the request that asked for it.
@@ -63,9 +85,24 @@ func (s *Service) WaitForInput(ctx context.Context) error {
 	}
 }
 
+// pause waits d on the clock, or until ctx ends.
+func (s *Service) pause(ctx context.Context, d time.Duration) error {
+	t := s.clock.NewTimer(d, "pause")
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // NewService wires the use cases to their ports.
 func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
-	return &Service{store: store, clock: clock, ids: ids, validator: v, Retry: DefaultRetryPolicy()}
+	s := &Service{store: store, clock: clock, ids: ids, validator: v, Retry: DefaultRetryPolicy()}
+	s.nativeCases, s.backendCases, s.watchCases = &nativeCases{s}, &backendCases{s}, &watchCases{s}
+	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
+	return s
 }
 
 const settingOperatorTokenHash = "operator_token_hash"

@@ -75,6 +75,11 @@ type Agent struct {
 	// with Profile, its nearest lower neighbour's. Sends need that
 	// profile's proof of an idle screen; prompts are never answered.
 	Compatibility bool
+	// ThreadProbe: the agent can be asked which thread its pane shows (its
+	// status card, or its app-server daemon), so an identity its records
+	// leave unproven can be probed (Codex). Without it (Claude Code) only
+	// the agent's records prove a thread. Set from the profile.
+	ThreadProbe bool
 }
 
 // Profiled reports whether a profile vouches for this agent's screens.

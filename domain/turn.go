@@ -96,8 +96,9 @@ type Turn struct {
 	HostID       string // "" when the operator sent it
 	Conversation string // the controller's AKK-Conversation
 	SessionID    string
-	TerminalID   string
-	MessageID    string // idempotency key, "" when none was given
+	TerminalID   string      // the endpoint's public id
+	Endpoint     EndpointRef // what the Turn holds, stored as it is
+	MessageID    string      // idempotency key, "" when none was given
 
 	// OriginalRequest is what the Turn was sent with (idempotency compares it).
 	OriginalRequest string

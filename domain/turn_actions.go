@@ -160,36 +160,7 @@ func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, erro
 	if t.CancelRequested {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // pressed once already; never twice
 	}
-	if IsBackendEndpoint(t.TerminalID) {
-		return s.cancelBackend(ctx, t)
-	}
-	term, err := tr.term.Observe(ctx, t.TerminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
-	}
-	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	if term.ScreenState == ScreenIdle || term.ScreenState == ScreenUnknown || term.ScreenState == ScreenStartupDialog {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeTerminalNotIdle,
-			"the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
-	}
-	// Durably before the key: a restart must never press it again.
-	t.CancelRequested = true
-	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
-		return ActionResult{}, err
-	}
-	Failpoint("cancel.requested")
-	seq, done := s.keySequence(ctx)
-	err = tr.term.Interrupt(seq, term)
-	done()
-	if err == nil {
-		Failpoint("cancel.sent")
-	}
-	if err != nil {
-		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
-	}
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	return s.endpointOf(t.Endpoint).cancelTurn(ctx, t)
 }
 
 // Close releases management of a Turn without any terminal input.
@@ -249,24 +220,7 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 	if s.clock.Now().After(t.HardDeadline()) {
 		return ActionResult{}, E(CodeTurnStateConflict, "the turn's hard deadline has passed; close it")
 	}
-	if IsBackendEndpoint(t.TerminalID) {
-		return s.resumeBackend(ctx, t, "turn.renewed")
-	}
-	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
-	}
-	t.State = TurnWorking
-	if t.AcceptedAt.IsZero() {
-		t.State = TurnDispatching
-	}
-	t.LastActivityAt = s.clock.Now().UTC()
-	t.EndedAt = zeroTime
-	t.FailureReason = ""
-	if t, err = s.transition(ctx, t, "turn.renewed", false); err != nil {
-		return ActionResult{}, err
-	}
-	s.startMonitor(t.ID)
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	return s.endpointOf(t.Endpoint).renewTurn(ctx, t)
 }
 
 // Recover reconciles a Turn with the agent's durable record from its
@@ -290,39 +244,7 @@ func (s *Service) recoverOnce(ctx context.Context, id string) (ActionResult, err
 	if t.State.Final() {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 	}
-	if IsBackendEndpoint(t.TerminalID) {
-		if t.State != TurnStalled {
-			return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // followed, or proven uncertain: nothing to reconcile
-		}
-		// The daemon itself says how the turn stands: following it again
-		// yields its end at once if it ended meanwhile.
-		return s.resumeBackend(ctx, t, "turn.recovered")
-	}
-	term, err := tr.term.Observe(ctx, t.TerminalID)
-	if err != nil {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; its record cannot be read")
-	}
-	p, err := tr.term.Progress(ctx, term, t.Mark, t.Request)
-	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
-	}
-	next, typ, webhook := s.applyProgress(t, p)
-	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
-		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
-		next.EndedAt, next.FailureReason = zeroTime, ""
-		next.LastActivityAt = s.clock.Now().UTC()
-	}
-	if typ == "" {
-		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
-	}
-	next.Mark = p.Mark
-	if t, err = s.transition(ctx, next, typ, webhook); err != nil {
-		return ActionResult{}, err
-	}
-	if t.State.Monitored() {
-		s.startMonitor(t.ID)
-	}
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	return s.endpointOf(t.Endpoint).recoverTurn(ctx, t)
 }
 
 // Respond answers a Turn that waits for the host, inside the same Turn,

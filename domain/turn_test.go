@@ -1,6 +1,8 @@
 package domain_test
 
 import (
+	"github.com/coder/quartz"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -87,15 +89,24 @@ func (f *fakeTerm) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
 	return domain.TerminalDiagnosis{}, nil
 }
 
-// clock is the wall clock, moved forward by skew (a world's Advance).
-type clock struct{ skew *atomic.Int64 }
+// clock is the wall clock, moved forward by skew (a world's Advance); its
+// timers run in real time.
+type clock struct {
+	quartz.Clock
+	skew *atomic.Int64
+}
 
-func (c clock) Now() time.Time {
+func newClock(skew *atomic.Int64) clock { return clock{Clock: quartz.NewReal(), skew: skew} }
+
+func (c clock) Now(...string) time.Time {
 	if c.skew == nil {
 		return time.Now()
 	}
 	return time.Now().Add(time.Duration(c.skew.Load()))
 }
+
+func (c clock) Since(t time.Time, _ ...string) time.Duration { return c.Now().Sub(t) }
+func (c clock) Until(t time.Time, _ ...string) time.Duration { return t.Sub(c.Now()) }
 
 type ids struct{}
 
@@ -107,13 +118,14 @@ func (ids) New(p string) string {
 func (ids) Secret(n int) []byte { b := make([]byte, n); rand.Read(b); return b }
 
 type world struct {
-	svc    *domain.Service
-	store  *persistence.Store
-	term   *fakeTerm
-	cancel context.CancelFunc
-	skew   *atomic.Int64
-	host   context.Context // a host principal
-	other  context.Context // another host
+	svc     *domain.Service
+	store   *persistence.Store
+	changes *changes // the store's commits, for waits that never sleep
+	term    *fakeTerm
+	cancel  context.CancelFunc
+	skew    *atomic.Int64
+	host    context.Context // a host principal
+	other   context.Context // another host
 }
 
 func idleTerminal() domain.Terminal {
@@ -137,7 +149,7 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 		t.Fatal(err)
 	}
 	skew := new(atomic.Int64)
-	svc := domain.NewService(store, clock{skew}, ids{}, nil)
+	svc := domain.NewService(store, newClock(skew), ids{}, nil)
 	svc.UseTerminals(term)
 	svc.UseTurns(term, redact, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: 400 * time.Millisecond})
@@ -145,7 +157,7 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{svc: svc, store: store, term: term, skew: skew}
+	w := &world{svc: svc, store: store, term: term, skew: skew, changes: watchChanges(store)}
 	w.cancel = func() { cancel(); svc.WaitTurnMonitors(); store.Close() }
 	t.Cleanup(w.cancel)
 	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
@@ -166,20 +178,72 @@ func (w *world) Advance(d time.Duration) { w.skew.Add(int64(d)) }
 
 func (w *world) waitState(t *testing.T, id string, want domain.TurnState) domain.Turn {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var cur domain.Turn
+	w.until(t, func() string {
 		// The store, not the status: a status read would create offers.
-		cur, err := w.store.Turn(context.Background(), id)
-		if err != nil {
+		var err error
+		if cur, err = w.store.Turn(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		if cur.State == want {
-			return cur
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("turn %s is %s, want %s", id, cur.State, want)
+		return fmt.Sprintf("turn %s is %s, want %s", id, cur.State, want)
+	})
+	return cur
+}
+
+// changes wakes waiters at each transaction the store commits with an
+// event or an outbox row: every state change a test waits for writes one.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func watchChanges(store *persistence.Store) *changes {
+	c := &changes{ch: make(chan struct{})}
+	store.OnChange(func(persistence.Change) { c.fire() })
+	return c
+}
+
+func (c *changes) fire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.ch)
+	c.ch = make(chan struct{})
+}
+
+// next is closed at the next commit.
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ch
+}
+
+// until waits for evidence, never for a duration: unmet says what is not
+// so yet ("" once it is), read again at each commit of the store, for up
+// to 10 s.
+func (w *world) until(t *testing.T, unmet func() string) {
+	t.Helper()
+	w.untilOn(t, w.changes.next, unmet)
+}
+
+// untilOn is until woken by next's channels.
+func (w *world) untilOn(t *testing.T, next func() <-chan struct{}, unmet func() string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		woken := next() // before the read: a commit in between wakes at once
+		why := unmet()
+		if why == "" {
+			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-woken:
+		case <-ctx.Done():
+			t.Fatal(why)
+		}
 	}
 }
 
@@ -250,6 +314,10 @@ func TestSendRefusalsTypeNothing(t *testing.T) {
 		{"escape", domain.SendInput{TerminalID: "term_a", Request: "hi\x1b[201~"}, nil, domain.CodeValidationFailed},
 		{"too long", domain.SendInput{TerminalID: "term_a", Request: strings.Repeat("é", 4001)}, nil, domain.CodeValidationFailed},
 		{"tab", domain.SendInput{TerminalID: "term_a", Request: "a\tb"}, nil, domain.CodeValidationFailed},
+		{"zero-width space before a slash command", domain.SendInput{TerminalID: "term_a", Request: "\u200b/clear"}, nil, domain.CodeValidationFailed},
+		{"byte order mark", domain.SendInput{TerminalID: "term_a", Request: "\ufeffhi"}, nil, domain.CodeValidationFailed},
+		{"right-to-left override", domain.SendInput{TerminalID: "term_a", Request: "run tests\u202e/gnp.exe"}, nil, domain.CodeValidationFailed},
+		{"isolate", domain.SendInput{TerminalID: "term_a", Request: "a \u2066b\u2069 c"}, nil, domain.CodeValidationFailed},
 		{"both targets", domain.SendInput{TerminalID: "term_a", SessionID: "sess_x", Request: "hi"}, nil, domain.CodeValidationFailed},
 		{"unknown terminal", domain.SendInput{TerminalID: "term_zz", Request: "hi"}, nil, domain.CodeTerminalNotFound},
 		{"unknown session", domain.SendInput{SessionID: "sess_zz", Request: "hi"}, nil, domain.CodeSessionNotFound},
@@ -508,7 +576,7 @@ func (c conflictTx) UpdateTurn(ctx context.Context, t domain.Turn) error {
 func conflictService(t *testing.T, w *world, ft *fakeTerm, with func(*domain.Service)) (*domain.Service, *conflictStore) {
 	t.Helper()
 	cs := &conflictStore{Store: w.store}
-	svc := domain.NewService(cs, clock{}, ids{}, nil)
+	svc := domain.NewService(cs, newClock(nil), ids{}, nil)
 	svc.UseTerminals(ft)
 	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})

@@ -2,6 +2,8 @@ package domain_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,20 +21,29 @@ func (a anchor) AnchorWatch(context.Context, domain.Terminal) (domain.DurableMar
 
 func (w *world) waitWatch(t *testing.T, id string, want domain.WatchState) domain.Watch {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		cur, err := w.store.Watch(context.Background(), id)
-		if err != nil {
+	var cur domain.Watch
+	w.until(t, func() string {
+		var err error
+		if cur, err = w.store.Watch(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
 		if cur.State == want {
-			return cur
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("watch %s is %s, want %s", id, cur.State, want)
+		return fmt.Sprintf("watch %s is %s, want %s", id, cur.State, want)
+	})
+	return cur
+}
+
+// waitWebhook waits until a notification of that type about id is stored.
+func (w *world) waitWebhook(t *testing.T, id, typ string) {
+	t.Helper()
+	w.until(t, func() string {
+		if got := webhookTypes(t, w, id); !slices.Contains(got, typ) {
+			return fmt.Sprintf("no %s; webhooks %v", typ, got)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func TestExactWatchEndsFromTheRecordAndNeverTypes(t *testing.T) {
@@ -48,9 +59,8 @@ func TestExactWatchEndsFromTheRecordAndNeverTypes(t *testing.T) {
 		t.Fatalf("watch: %+v %v", wt, err)
 	}
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
-	time.Sleep(50 * time.Millisecond)
+	w.waitWebhook(t, wt.ID, "watch.approval_observed")
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
-	time.Sleep(50 * time.Millisecond)
 	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Completed: true, FinalMessage: "all done"} })
 	done := w.waitWatch(t, wt.ID, domain.WatchCompleted)
 	if done.FinalMessage != "all done" {
@@ -165,7 +175,7 @@ func (b *fakeBackend) ForegroundThread(context.Context, domain.Terminal) (string
 // record holds the open task. Anything less stays best effort.
 func TestBackendNamesTheThreadOfAWatch(t *testing.T) {
 	ft := &fakeTerm{term: idleTerminal()}
-	ft.term.Agent.Kind, ft.term.NativeIdentity, ft.term.ScreenState = domain.AgentCodex, domain.IdentityAmbiguous, domain.ScreenWorking
+	ft.term.Agent.Kind, ft.term.Agent.ThreadProbe, ft.term.NativeIdentity, ft.term.ScreenState = domain.AgentCodex, true, domain.IdentityAmbiguous, domain.ScreenWorking
 	w := newWorld(t, "", ft)
 	w.svc.UseWatches(threadAnchor{anchor{ft, false}})
 	b := &fakeBackend{thread: "thr_pane", ok: true}
@@ -203,7 +213,7 @@ func TestBackendNamesTheThreadOfAWatch(t *testing.T) {
 	asked := b.asked
 	start()
 	ft.set(func(f *fakeTerm) {
-		f.term.Agent.Kind = domain.AgentClaude
+		f.term.Agent.Kind, f.term.Agent.ThreadProbe = domain.AgentClaude, false
 		f.term.NativeIdentity = domain.IdentityAmbiguous
 	})
 	start()

@@ -1108,13 +1108,25 @@ type Host struct {
 	HostId          string    `json:"host_id"`
 	Name            string    `json:"name"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
-	WebhookUrl      string    `json:"webhook_url"`
+
+	// WebhookEvents The host's event subscription; empty means every type.
+	WebhookEvents []string `json:"webhook_events"`
+
+	// WebhookHeaderNames The names of the host's delivery headers, sorted; their values are never returned.
+	WebhookHeaderNames []string `json:"webhook_header_names"`
+	WebhookUrl         string   `json:"webhook_url"`
 }
 
 // HostCreate defines model for HostCreate.
 type HostCreate struct {
 	// Name A label for people; need not be unique.
 	Name string `json:"name"`
+
+	// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+	WebhookEvents *WebhookEvents `json:"webhook_events,omitempty"`
+
+	// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+	WebhookHeaders *WebhookHeaders `json:"webhook_headers,omitempty"`
 
 	// WebhookUrl Absolute http or https URL that receives signed POSTs.
 	WebhookUrl string `json:"webhook_url"`
@@ -1129,6 +1141,12 @@ type HostCredentials struct {
 
 	// Token The host's bearer token. Shown only once.
 	Token string `json:"token"`
+
+	// WebhookEvents The host's event subscription; empty means every type.
+	WebhookEvents []string `json:"webhook_events"`
+
+	// WebhookHeaderNames The names of the host's delivery headers, sorted; their values are never returned.
+	WebhookHeaderNames []string `json:"webhook_header_names"`
 
 	// WebhookSecret The `whsec_` secret that signs this host's webhooks. Shown only once.
 	WebhookSecret string `json:"webhook_secret"`
@@ -1152,6 +1170,18 @@ type HostToken struct {
 
 	// Token The host's new bearer token. Shown only once.
 	Token string `json:"token"`
+}
+
+// HostWebhook defines model for HostWebhook.
+type HostWebhook struct {
+	// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+	WebhookEvents *WebhookEvents `json:"webhook_events,omitempty"`
+
+	// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+	WebhookHeaders *WebhookHeaders `json:"webhook_headers,omitempty"`
+
+	// WebhookUrl Absolute http or https URL that receives signed POSTs.
+	WebhookUrl string `json:"webhook_url"`
 }
 
 // InspectRequest defines model for InspectRequest.
@@ -1395,7 +1425,7 @@ type Notification struct {
 	LastStatusCode *int       `json:"last_status_code,omitempty"`
 	NextAttemptAt  *time.Time `json:"next_attempt_at,omitempty"`
 
-	// NotificationId Also the `webhook-id` header, stable across retries.
+	// NotificationId Also the `webhook-id` and `Idempotency-Key` headers, stable across retries.
 	NotificationId string            `json:"notification_id"`
 	State          NotificationState `json:"state"`
 	Type           string            `json:"type"`
@@ -1529,7 +1559,7 @@ type SendRequest struct {
 	// against the daemon's catalogue before anything is sent; 422 `validation_failed` otherwise.
 	ReasoningEffort *string `json:"reasoning_effort,omitempty"`
 
-	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, and the first line may not be a slash command or start with `!`.
+	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, no zero-width or bidirectional controls (U+200B–U+200F, U+202A–U+202E, U+2066–U+2069, U+FEFF), and the first line may not be a slash command or start with `!`.
 	Request string `json:"request"`
 
 	// SessionId Send into the native conversation of an earlier Turn; refused when the pane now shows another one.
@@ -1810,6 +1840,12 @@ type WatchRequest struct {
 	TerminalId string `json:"terminal_id"`
 }
 
+// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+type WebhookEvents = []string
+
+// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+type WebhookHeaders map[string]string
+
 // ConversationHeader defines model for ConversationHeader.
 type ConversationHeader = string
 
@@ -1924,6 +1960,9 @@ type CreateHostJSONRequestBody = HostCreate
 // SetApprovalPolicyJSONRequestBody defines body for SetApprovalPolicy for application/json ContentType.
 type SetApprovalPolicyJSONRequestBody = ApprovalPolicy
 
+// SetHostWebhookJSONRequestBody defines body for SetHostWebhook for application/json ContentType.
+type SetHostWebhookJSONRequestBody = HostWebhook
+
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
 
@@ -2013,6 +2052,9 @@ type ServerInterface interface {
 	// RotateHostToken Replace a host's bearer token (operator only)
 	// (POST /v1/hosts/{host_id}/rotate-token)
 	RotateHostToken(w http.ResponseWriter, r *http.Request, hostId HostID)
+	// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	// (PUT /v1/hosts/{host_id}/webhook)
+	SetHostWebhook(w http.ResponseWriter, r *http.Request, hostId HostID)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(w http.ResponseWriter, r *http.Request, params ListNotificationsParams)
@@ -2454,6 +2496,32 @@ func (siw *ServerInterfaceWrapper) RotateHostToken(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.RotateHostToken(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetHostWebhook operation middleware
+func (siw *ServerInterfaceWrapper) SetHostWebhook(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "host_id" -------------
+	var hostId HostID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "host_id", chi.URLParam(r, "host_id"), &hostId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "host_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetHostWebhook(w, r, hostId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3916,6 +3984,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Delete(options.BaseURL+"/v1/hosts/{host_id}", wrapper.DeleteHost)
 	})
 	r.Group(func(r chi.Router) {
+		r.Put(options.BaseURL+"/v1/hosts/{host_id}/webhook", wrapper.SetHostWebhook)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts/{host_id}/approval-policy", wrapper.GetApprovalPolicy)
 	})
 	r.Group(func(r chi.Router) {
@@ -3966,9 +4037,23 @@ func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.Respons
 	return err
 }
 
-type GetMetrics405ApplicationProblemPlusJSONResponse struct {
+type GetMetrics401ApplicationProblemPlusJSONResponse struct {
 	ProblemApplicationProblemPlusJSONResponse
 }
+
+func (response GetMetrics401ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMetrics405ApplicationProblemPlusJSONResponse Problem
 
 func (response GetMetrics405ApplicationProblemPlusJSONResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
 
@@ -4927,6 +5012,101 @@ func (response RotateHostToken404ApplicationProblemPlusJSONResponse) VisitRotate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhookRequestObject struct {
+	HostId HostID `json:"host_id"`
+	Body   *SetHostWebhookJSONRequestBody
+}
+
+type SetHostWebhookResponseObject interface {
+	VisitSetHostWebhookResponse(w http.ResponseWriter) error
+}
+
+type SetHostWebhook200JSONResponse Host
+
+func (response SetHostWebhook200JSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhook400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response SetHostWebhook400ApplicationProblemPlusJSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhook401ApplicationProblemPlusJSONResponse Problem
+
+func (response SetHostWebhook401ApplicationProblemPlusJSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhook403ApplicationProblemPlusJSONResponse Problem
+
+func (response SetHostWebhook403ApplicationProblemPlusJSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhook404ApplicationProblemPlusJSONResponse Problem
+
+func (response SetHostWebhook404ApplicationProblemPlusJSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SetHostWebhook422ApplicationProblemPlusJSONResponse Problem
+
+func (response SetHostWebhook422ApplicationProblemPlusJSONResponse) VisitSetHostWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7980,6 +8160,9 @@ type StrictServerInterface interface {
 	// RotateHostToken Replace a host's bearer token (operator only)
 	// (POST /v1/hosts/{host_id}/rotate-token)
 	RotateHostToken(ctx context.Context, request RotateHostTokenRequestObject) (RotateHostTokenResponseObject, error)
+	// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	// (PUT /v1/hosts/{host_id}/webhook)
+	SetHostWebhook(ctx context.Context, request SetHostWebhookRequestObject) (SetHostWebhookResponseObject, error)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(ctx context.Context, request ListNotificationsRequestObject) (ListNotificationsResponseObject, error)
@@ -8509,6 +8692,39 @@ func (sh *strictHandler) RotateHostToken(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(RotateHostTokenResponseObject); ok {
 		if err := validResponse.VisitRotateHostTokenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// SetHostWebhook operation middleware
+func (sh *strictHandler) SetHostWebhook(w http.ResponseWriter, r *http.Request, hostId HostID) {
+	var request SetHostWebhookRequestObject
+
+	request.HostId = hostId
+
+	var body SetHostWebhookJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.SetHostWebhook(ctx, request.(SetHostWebhookRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SetHostWebhook")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(SetHostWebhookResponseObject); ok {
+		if err := validResponse.VisitSetHostWebhookResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9542,308 +9758,329 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3/khs3tj/2KghzUyKzPZyRLO/aM3Ur0crea8VeS1+NXK4bU2FjusEhdppAu4EeiquoKk+TB8uTpHDO",
-	"ARpNoknOSLK1Xv2zaw270fhxcH6fz3k7KvSq1kooa0bnb0c1b/hKWNHAv55qdSsaw63U6jvBS9G4v5bC",
-	"FI2s3R9H56NXS8EKrWyjq0o0DwzTa+X+EF5kjViIRqhCZKwRhW5KUTKtmF0K9qptFOOqZKJYalEyqZi0",
-	"hq3F1VLrGzMdZSPpPrLEj2cjxVdidD568v33J/HkRtnIFEux4m5+K/7mB6Gu7XJ0/ujLP2cju6ndO8Y2",
-	"Ul2P3r3LRt9pY599456F0Wtul93YS23sXJajbNSIX1vZiHJ0bptWxJ+oubWice/+X/D4L09O/k9+8s+z",
-	"k69fv32Y/fnxu/8Ypb7rljv4Xds26g7fhceP/O7P3BbLwQ+v3a93+DI+f9Sn37khTa2VEUBQLxp9VYmV",
-	"+09HM0JZ95+8ritZwEGe1vjEn/5hHHW9jWbwH41YjM5H//NpR7Gn+Ks59ePCF/v0+USxl397yr5+/OVf",
-	"GA3O1tIuGWfG8qtKsLzQpcinsFM0oPvekwJHeDuqG12LxkpcAw9/370IRqy4srJg+FDGxPR6ynIjVJlP",
-	"d/cnG13pcgODlqV0b/DqRfQxPITdz7hjEsYy9zYuxt2a8HFZGlY3YiGrSpQXjF8ZoSxbLwVeuka3VjDL",
-	"b4RhSisxZU8Mu5a3wl0+5i6UWUhhZsr6q80Ly7QqBLxecHfRGS9LA/9ujWgYnSbLpapbmzNHWuaCFbre",
-	"uEFbVSy5uhbldKa6bdBX/xCFddsAb6W3tDf8zvc1y90m5Gyc06bkTOK8LDc3zIo39oLlXJm1aEwOP8Bj",
-	"UivFZSMY/XTBcsWtvBVzu2wEL+eyxKcdtVXCCiZLpheMM/w9WvpSG8EWjV4xzhaNMEuW4zMmZ5U0Vqrr",
-	"C5avHJExzmrRrKQxjjG6P+0fp3t4rmFTTM7cyDRelQPzzBvBjVZSXc/FYqEb675j27raHg7e6UYquOWV",
-	"vm7FBBitFSsgcKHa1ej8lxFt6Cgb0R4By+jv0SgbuUHp/ypgIf25jF4nyJ7+wJuGb9y/V8Iudek+vvMo",
-	"8KrUD5Y31yJBNE/ovjGtqs05y63bQ8Wr+UJXlV7Pi7ZphLI5w38btl5yK25Fw3BxfeHljqfmSjCzdM8q",
-	"vb5w4+OZiDe8sPihiDQfuKsIDzwACeb3c2AiTnbF4yU27F3MmX/xHChsG23S68TFenJNPLbPw26kKg/x",
-	"VHj1e/egO4VGL2Ql0leUfmR2yS2Qp7uA0jC3i7ALzBSNEMpkTDcsbxW9UOZs7C6IKDOm4ASAUVk9SfJK",
-	"Gm53Dt+uartB/iYtK3RblUxpy64EKwXuuiino0PbCpvSfaZb9ODGfk/b6E+4qHgLl8FJlDdJyn9S142+",
-	"5VWKbiPWUDd6VTumS1s3Zd+IQrqfDONNJ2gu2I3YGOACK6FaJlUp3ji+DttZNNogM3zy4tkUVxRRQaFX",
-	"K67KuXhTiKZOXKWXouSFFSWMf6VbVSb30YkomhyoGNuMhMOaxdyJEOAQsInH8AXxppaNMHM+IBz0YiEa",
-	"JwWA3noXVyiUT+qCBX5tLLetYfyaS8X4woqGSesWtNDNyn1jVHIrTqxcidQqV1y1vJp3NLNzhN9/z9ay",
-	"qoD6kGnizPA4L5D9G8f6W2Mzp+56/hJt65XWleCKrt2qtnN/XftfI91iKapqTkeZVjKQJaeZqNZV4oet",
-	"mxFPY3cb4uNPXhUi+Re6ksUebWfBKyO2abRpK9Gnqr08iz71sq0EntibZ/jel2fb1LW1RvzQvvm/JHl4",
-	"twX4vbnPhdiaYhhq7yxbZNN3mCL3QuIOfIw317e9Y4mtrrOzbLSSyv/7YfIu+ZP54hE8TP96uMsE6kbD",
-	"ItOyhyvxwDgdV1dOrV3r5kaqa1bKRhRWN5spUGyY2+Ozr/98UL66taX2+K+8uBGqfKYWelemogJ0/nak",
-	"2qpyhoXX33fWvqNEJVeGPz8wTJYZ4wZU/JKLlVaoXTtZNwaNIS0uHTlIMtnDwbrznPO6nhvR3IomzYRx",
-	"XsgsE0wOJQpNpRG1bqybjONul0KVTAlRGpbLshJ5rP+4PzhlsnCrd7qktvNK8xJYiNkYK1Zz0TS6OXwT",
-	"wtqSGml/AamDfFppI+53nztmGlHVl2dnqSnvfjf2Wexalv4eHlTL4AZGmsQxPBHeueUSaHOOOuQdOCvq",
-	"nAkZfYWX4tAA8d155zhLtxN0BVLyll+LgyP/nR77IKxiZxJeNx+6pkHnr7h1NrnTAegd9HI5c5Q0/+QH",
-	"/I+HlvmKnvM7aKVFTr87YsOVcddyd8bBGsrPGVcMKA7tm3H3k7OgjbCTKbpG3szpiN07nfnLLePsqfud",
-	"8bo+QYbi2cKSm5nCy83GEbsACxq+h/sk0CaAPy/1Cs1hdye41Q3wuRK0JjzXxK/uS0wrMVN64cZEB2SG",
-	"XhGl4VsT+mfu1+FWl7GyAZ+HXTa6vV5GTG3KnjB6lDV67bZjJZprUZLjaKaIlNyPYPyRb4XTXqLGB4Nr",
-	"MBwZ8GmwErn1W6j0+hy4Om7i+Gz68MuvpmegbDtiaiYzhZzeBnEQq4wMKICN819sK18HIpvDn3O21FXp",
-	"yNs97q6490qcyDK/wCHhfTBs0dkjnbhZyMZY9uhrVix549T/xkyysACtuql0AskdAp22+09YJYgtJw40",
-	"03YpGpjzTKEdLe2U/Qg2ytUmnK5ucEpu/2nD3Q67Ea907/zA6xHo9YLcX6rMGDgn3e8zBQKZPHFoNdlY",
-	"rI53D36Shc11dASzJt+2ccbDxn3Je4zQ7BCBGHrWhyyZ1XrKfvZOt8iHwBWOjDPJyCe3NqzmjUXjBN1k",
-	"244Dr5D5+5iU3mveKKmu+5z9oKEF2ybMARaHopv9jA+7W7vD3o4SJjDA7jS2hPy2iPAsr2PzGYnMmOV1",
-	"YqNbVbQrKRn4+oCk/kGahA8lnt7xcrSnASQOolXd/Gghc9s2d/jCT90Ir9pG3Wmb3f4MzyC1T9+ISt6K",
-	"ZvOC3HRb4mZbftjIe71GZw/jgdnGU3lgOlGD9xTYpKPCbWkzU+PczfDUWN7YPGO8KERtuSoEcApy4bp7",
-	"yZPKq12K1eQiRKQemMhrKEvvUVZ43QMDEaqstVSW5cWb+aw9O/ui8JyxhH+KPENPAFr47Lm79mtpRMac",
-	"TIj3ohG8WIqycwewnPYeBbXTnZGHoAhSTIDTC87fADPh1rFaiKgtRVVOZ6pbRGtEMxdv6koW0tIxkB8d",
-	"pShwRno6UgXc6icZyGoQaPigO3GcjNtdac1MwT1Efu+eoLmzmtvlA8c6G62ukZmiom1YKdFJ58SU0yvK",
-	"hi+sF29hWWtuWFEJ3kDMsMDlo7CCT1K88UZs2PgpWK1AJihXjeVmmbGntqn+dJmx9VIWS3YjRE1EAF90",
-	"U65bsGCADskvBO6i9mol7cVMAeWd40A/Oa2OOzl44oQTDOLHhgf+m224ujEw2AS0G86uGn0jFB4OcM2I",
-	"qY6Ndf9ZMt3MVKsK0Vgu1QRP1J1k/3BwR7QRpROT6JnJGO9HNdwfvHoLcRA3C8Va5cjT3eyZQr8iM1ZW",
-	"FWvEojXCsCux0I1gEI7py6COqaaJ6ijZ9I12evaA4ZMyNUE9JYesYQvdOo2sVY6VO1JxNGiOljr49WA/",
-	"bXPepTb2yDG+g0eDZy0x85/d4SGpucsDYZjcbf4mB7ffWjel6dyBhdPFIcjWW81Bse1IR8yNLm5Eav8u",
-	"8QdWiYV1ipZdtW8Ysk5S0pxWdK2VuGDmRtY1qbi6tWGb3TuR3SKVFdeioY+Tg6CLGPFyA+GIxkpeVZu5",
-	"/4uz9fG/U3RhrG7EcVt/CY+6d9raMe+UG/ZbJ5DItiHiQRsCohTijTTWEVNzNOUM0ozbnOPm/co9SW+Q",
-	"8+V4kd4NcYlum0MynY6mI1Ca6tb3M3/z4u30x+FvRFLqR1fpAwSX3DWO6D2isSjulHJwQRQp+jFynUfR",
-	"onuGfaIv+DkO78V3nntsK4ktbtHu0ijJZd421Z2U9R31rQUNuDfc8Dwv/VXrz7PuEjN2LYpGWvRn7u7z",
-	"1mTCo8MTeEVXpv99YO3pg9w3taMPGcffPyu6W7t7s5c8B+eGXPnw1Oi5fST2Nymq8ltwje7unPst7T4T",
-	"xvBrccTmwBDdC8kp6EZcN24XXzRaLxIyvLVL3ch/ip5EcKau++TrZNDQclmlZKdQoBrmpVZOh14vNyBF",
-	"u8guKKOgFzmzYdxQnHJy4dg6KtEoWNdLzSqtbwzjNhVri2aj5yikbLNJE+K+YOQXZ8wIp90a0h9zdADN",
-	"uSVnS+22ja0EV4bRrtwjBHlc6GARDqtzd0R5LBdMtVXFWlUJY2iX3RQOBi50awu9Oiipn9NjFISAXcBL",
-	"fswSMUdwXjfCkHjZjpM3uqqcigKadOdPI8E+Dj5KHKnbbq/dWu/kIutrkg6+RkbQ4TsUP9xt1BZZJaMV",
-	"W+uN96xHc1l8xVJX9DvBKzTC+zdzV0/TN8kLeTQ3DeqFfyM5HZ30mjSCW1HeiSJ8RmaKyWEOY4r9iqIR",
-	"dt5oe+fvRaL08F506aIwlf7bWbze1JyGNu4pvHbH0JTfi+37UvErUQFnrIWuK3EBITqfItMq+WsrtsKk",
-	"D48I4W5t09ZXfZRlaW3tzE/3/4b99PIHnyZUCHkrDDPyWomSvXh++cpsTeLR2eOvDsxi6zASR7Bnh0uh",
-	"nJmC4quqni9G57/s52xA0++ybaK2zrpPs2JHHg+cYc0byFS5EWrKLpd6rTByoFWRlkd+DUgz6cHz9dKI",
-	"Yp4zfAh31m0oJWDRx0M69REf3mZrsLKd2exu6mva1rSvNNjWR5k7tMv79d5h48S9fhl2bXciQ6xkd8eP",
-	"vfkHdwcn9cqTyfFzOkxZSqzvTF2DC8HPpeb/TJlaFPZ+MXOJL29lwezE5wemF72dnpkVDS/eN6TujdGC",
-	"1/xKVjKyjKLxriD33ee0p/XERSPE3Io3Nv3zqq2snBtRUaD6gEm19cV4+K2xUptTknt+vtJlKrzznV5D",
-	"HNhsVBFciA+MT15b8Q26plnwuGK8qhQL3lYW9ahzlhsrROMzWiFckLOxVBgi63xJbaMmkAP6aytaMVfi",
-	"TXiYMzf50n8ZHiiDOu+dve4NHGbKnmBe+wI9rJUuwN25nd2NYxS6qnht3Pi9pRpnXWgjIK5ZLLUsIMCs",
-	"MCaQTIveXeooG22t572TG0PckDIcHTcHnXbFSzB6zIXfqaDVZkxURsTZjqKmXMcxDDPHL5aT4+2NQGzz",
-	"Sq7kgCdDdjdwiI/dbGXK9k7JqbbuVOb+r8ntS2Rf7l6ucK5HC5uIffwP//nEYe3JoexKVEJ+n6PWkxul",
-	"ixv831NvHpxEezXgCiW9z49VC1W633wlDf0DDx9cU3SqTtnEIotkjqbnIPMQYhj4vqh32R6kFacP32rL",
-	"q9RPO1zcDeGfT/EqXwB1wNFDG/PwdXbok3QwsW9vi1SzqOrKh5LJH4gHQRsSE9aWiDggkgJN7Yr9UFC3",
-	"a2fXuzS85fWJZUyfdTxdam0w8UMahkOxgjeNpEwSJB0Mcr6xedr4BZthz+SOMoq7R/2AyXPfzfdc1Tb5",
-	"bX8KQ2SynzmEK3CMh/olPYx6wdbC4nlkXXUizTx6dvuj3dkeoJuXkYpxl1ReqtSJKecOr2/t77ZBmNjv",
-	"e++os4ad2iLKeSATM5RRnP56l0P86CwRm6Hb0Uv+TedpDh9tf4GpM+sm8fDsQCJzTxnbvbjPncYO2kxf",
-	"RaFIXXnrzskISLVNqzuGArnkUnxvjWVXsB88k4iJH3h2Rz5scWZPyqlN/3uXGbrlXooXeSihsm3US7EA",
-	"D5OoyvnVZg6JWSkXio/c+9ytruIZEhjMYJ5nj/0Ud57atqXWm2dyZ3QpqqegyO5JUR8oEYmq9g7y9iPq",
-	"/bZm9bxOC8IganZt3DjHQ/GVyOB+mKVeg/ucvPxJ/0lY654qXcjSg8RByNbYUzzTrW8gR45+RDrAzEPQ",
-	"uc2Fr8GsuRIZu1FuLWOl1Qlk8EyCiYMvSeWGgmxIVW38yzPlU6SCPx9TmPyAbhABYW8YBnM37hlR9CeL",
-	"55LagcEjvhT2pTBtlfC8kMVo5l5J3VVcIA3WLTt9f7p40X2CN7Cp8lYc7+yLr9K714PhkW4LlFjPfbq4",
-	"X+79Pze0ORkUrILfhz4GmU6NpdSwkL6EG43p14avBJYET0JB+AKKMSvb8DwkMMFXMG/F0yWx1Cipvdrg",
-	"oEgO/ZlcC8ukMhbS4CD0AtdVZcxoqDZ3fy0qLldkhx7c1SjoFMpYgp3DK8gqmXfHm40OGDiFrvuDkcig",
-	"JTj9nv7CVTmPztSkrfqPECWKV4PzHbxxZvi+feK3ZZ/74ydlZdUhFoRCdXBIXUGJtmlXomRXmJFuhD1B",
-	"xnd8MSfs3tFugliCJWyWu0dG34cOs9HvQoq0ZX7uvSNMEeiPEOx81nP+DhHpv0YKgISQkd3MV5hZPsfg",
-	"7b4CvvDJypftoRWOhRR9FccHrHFtuA5p9tQH39Gxfi86DdHjfS/gUV/is+9HitGa9tBlCEEPHckwQV4O",
-	"FDb+vCQC8UdC5eK30gm4pV6LMmOezo7NoUiEI+bDcfZsFIrR0ik9gwp8KjFkN2MuAAyYfepXKDcteFPC",
-	"LkC16eFAUiK7ob/iDiakW+fwQb2CcQaNvOEqPyq0QZssFFuxsVuTpxcGHnWjK8hq10wOpYEcl3ITX2NE",
-	"iomKtuLU9KBH/fTTs28y0rjoOfenSRZSdZJMSrWrq5SN+o00dcU3pJ499GxGibUwlirgJNUjGsVrs9R2",
-	"IK93qRubXGj8DYwDwbPCWMQbeuPXLUs2LrlZCsPKRte1uzncskpwY9lXcWUZpR+wPVOLBJwvedxTLd3L",
-	"7OnuK3x/pY1lDx+dRRNIfqetyzsmjRy+CL52KRo7SPhRONZo95P3QqzxUgxpfVcSAwS7lTgA30GlH5dE",
-	"gtIgqgfgKO3CHyHYDQUg5rCxGK07h2IJqUrjUVf8voOfRBqqwBGO9IHAvWQLuVkeM0dNLlju7IL8nCkd",
-	"ZjbuhP8kdmXBdEfZaHdSkGSuxB8i0/A4luPsrlR6X+arnDxPws3vcSGIwlKNjJNxwOnxrCYBXuCj5QSK",
-	"W6lbM08t8+D3DtVju+PzVETcqNsoNgZnD7B7qgnuxssn906M/Biad7TQZN7g8DZmgQ0keYi2ckFwe4mE",
-	"CWvFqrYD+c73yd4jr/cd3xK3Tm/A7QxvSGX//Dgps/bl0FTc2Dmt605zgBeFT7tO/4z3Z16QR393ZuBh",
-	"v8/XVXROSWp/UhlMr8gp/+jEMW0MRmUe3JAjBpQjKinS0i6EnPcq+NFsLuGFYAUfovfthUSHm8W5R5ta",
-	"RHHXQIg9qjtE0On0s3gGx5v8vYtyyGna/8ShaV4OR/nDdRllowWH6pOUSHvesd2EFcNDKOLE6raA7OeC",
-	"V1AN3/Kq2rBSlrFcdawuIBGJco5JJXPEZTzkUnsRzIq/61J8ADe/Z9zOWLijy/+4wMXeeHS3HHO/dLd0",
-	"eO8J4j3KEn36EdBAZJZ5wEiPHFpXXOW7khtKCedOh8q91J4iDKAHaf2Fn/zz9S8I0Dp//fYs++LrAXDY",
-	"nb05uCdp1XPXFZvUbfYab7hDPgSSYS5Tb7vuLaI/gg54T+0upOIdxYWSl+uDeCC9ApEiVYoddIYenExI",
-	"NfvdlKLOYAqz9xuaCgYkSbmr2dqu1Utd20uUoyvuuKhgBbAkvJxS3fJKlnOPPJuxvFWhSKN0/wbx5hYA",
-	"BWj5AHjioKcelI/EAb0QzQlUbTGYASEewsNZBPTrgRa4YTTXo0teo5KzBLFJZQBeIZ0PF/xriWyxYdAi",
-	"0iW2KfGnl886BHEnHTymjQdzdi8ekciO2oW3woP7sBjkeI2+boQxQzDQu1U1Us1regkGRoPsgBxPLxs8",
-	"GlpXQ6ZcBAAHlPhXbpaO3MQbUQQsyMnRu7IHKQ2Tdsr7YqWFt/rJIGcHy0u20RlppOEpUl5R7AaX6roS",
-	"Pjt6K1m6n0ddaLWQTikfSst0Qm8lvO/luL3YKkqPAJT0IuVuAVAjz9bOmeOq+S5o63G+gRi1ej809bbe",
-	"cHbyNT9ZvH771buT8N+Pj/jvh49S+sU+KRPFSDa6bZizp5ytfuJdRA1rYNt3cNQA0CDz0FsIPSxS0FtW",
-	"VhVCTsXuWCwabLgycHgBiGasPUALe3z2dTiiEGEA4OJboXJA9Xh89jiwWicUzUwprcSkB3EeZ/UnCNc2",
-	"m6e8qq54cXO/G5YwEqPDXJnrY1sE7EzuUtz31ieg/baZegrwh43zgOJ0zvrAQRkSsbSAufbAeIhvzBeb",
-	"9HGFrrUgcC5uZwqAy/pudg8o5Ibbha7rYQlNOiS5G7GhEgWoa+BqQwppR4YITONBgAyi9hAGGgLzQK4Y",
-	"gJ9pR3LXArLJ0BMVg+5kPccUqPxIhotNjgS2jbe6WzXJm3Ju5Uro1s5XUrU2VQDy/MqtvgeZLA2rdKhO",
-	"Bi8/6L2+5uMvj84mVKknV47VPjw7+wr5Of075aHx049ygQY4pX8S4t6I6tbFptiY8AOxbIO4GUISScU4",
-	"M0sAC9o518k5a1VJCwLAwI6b6OKGkiwro3u50qU0NbfFEjGQ0Mft1oa/Ig6P96E6hUSwcX6K/84nUH41",
-	"U44APCp6ojabjfPub5E8QDA6BZtvpoyA1q8c/ZWezQEcMK/OEZnK10XjUsADb3o3A132HuaK8IOuCLi9",
-	"4AqydSCVyAMCYbRAlfEtuJgpDF5zi4DtAYKcMKKU9kszVtcBVcjdmNCUgY2BxW7VKRBgFnqrygFW6tRP",
-	"QKKDqO8QYb/y7WWk4xYIsZQHmvY07tFu/Hgdlf95m8gfPz5I4wSgkGR6z0qxqrUVqti4Dct84KsWDWFB",
-	"TRO3+hCKcjrJ8a8J9mro+iCv2eLRObFQzEEMiQfWt+fpAScCNiX8ZjJPCoL48oFGE6B0GDbGB8wvr6fY",
-	"xmKC9I039YGJXvB1T1DHNFMdKWFJPyCVKsAepvxJy0otMPHMfcw98fjRI5Z3htIc1XGkNRjFDbHDVb/a",
-	"2f5YTeqkavef0/n56cnr//U/jkkj/YCHFob2CXn7z2+m4gMMeSjbZ9RPSx37fiOg8UCzGCo387kswWsz",
-	"mbKnS1HciHKm4NSMjTD3eoc7eJoDJ8aCgrZzWo/3nhY/+efrPw2cS1BxEtqp51YZs41crQQE9ivBAVgV",
-	"NrbhsnL/WC+lFczUvBBT9oRCzY/PzuJYM7zx8M/se/lXR3s+iTx+4qoFFbiSSpgOTg/ljvsjJMBR4T5n",
-	"puJmycjec0pClAea/0/5bk3/2RE8ZV+ADURBKOtM9UuBHHkmeFNJ0QADviBhUnaOCRDgSq+3AFG1SsIQ",
-	"HHIsJc7NS3af3e2UezKDtjAm+4rkEZ+/g2GKKvRQeibVgvj+Nnvxv2KQzaN8jCmNIuH7BEIJimXWN5JE",
-	"X7FBSBV5vbT+3sYKEhtH+sjkI0WO+6R5v0CWI8kugLXXRbm/JPE9gHYHCddRzAODALuQZOF7FAE7B3XG",
-	"AzGPcxxqBXCXMVBrPkGbA2D4lSZgIhzUsfWZ6gBRe6CnBZmiCJaMCWD0lwyhBHzNdQd6baxugHVbhky6",
-	"Mxtmqu+AhKRxxXK/cTkzfGOY0RedmmksBwwlYnywYoSodFMhUM2eWjjk2Qp1nb04et/N7GONg+7m/i2N",
-	"zjx93S1kCd8/aFRt2e+/eBXD6xev355lf/n63dEaxgcJCB1d5eMR6p/4CsYDiem/dyDm7gzow4c09u1j",
-	"us+Ix8adQ/1QemVl2wSEazCTdsrKqRkHgcRCiBcqiZLez21H2M5oPpFylI346kpet9rDQ8mFFOUcK076",
-	"4NLJL6WalgByZbqUoxFCHbE2vubSOuINPTOiv8UV+cASGtvW81I6HfXAvuxVRJ7X/NdWXPhEDKdPOz05",
-	"4Ca7f1D/hUYXwjgWWfBGcewcqcS6U5jwuUbA7NJZHATsaQYzi+GBtVSlXt+VdqN2K709H6KMQQLMtqk3",
-	"Sf6ggKQzOe7WIqVfYnJc2k3UQmSX4Cg5dVBdOKROoLfq+AyUOA36UAZK/8g8mkEHlR9PfgtYzs8reRpt",
-	"ow4w9I/AaO+hyg2qasOawX7xP7Qb3mNvBrX6HgBB5B+iOGA6T+wj5CiFPNkj8Dn2ZiBlR+Q3ua35RvAS",
-	"bNcE3AVvynlJv9/pRkbevnsnZO98fWgFabZztw4Mni6pFGbvpR1srOAG8THogUqH9qqSBfMxZ580Rco8",
-	"GeeWmxtEw6f+RPRWoVcroSxvNiCM2hoiJmuNGf1kD8+UaVcrDt7wsZshPItW4SQDVzs6QthXZ2cnhS7F",
-	"CXZEgMbEV215LeyUIRYbGhVeZUu4fmaqaMGRV7QeOn291JVg1w2vl2IlWFG1BnL22Uuvjmad96O1dWsz",
-	"CJsz3ly3bnloSZRysfAtMXldC97M1LiAhJZKe3MHMNJ1aydThmdH/WPRG1bwpoFOxlbrDB2L0LJFL7b8",
-	"daV2mipaKKm+0XdI/OknIPTxLnZvOma53v2iuDcdYczdpAYbbcYZem4cY/mqjvKrHWVBkyEo9qUkLd+R",
-	"NXR9B2fxGA+CPJclDDeMSHXQi0CzT2PhuKkP0X1UEiM8re6D3N3jCgAHy122PIi3rSINpec4z5BJEnqm",
-	"QN6HM6TRHa5KCiZ6HzatbyPsBaUHQj4QvU+bgHH1RTwkcvgp+1FIcMKBTR76ZxsL1Ttxqqi+AXGwPdER",
-	"bcNQB79sZJtWFTyJ2E8pC54jYbcKvDAQboOFY62REiU11ehucLi803TkfRu7FvM/O7rJwuWMZ9md684d",
-	"GWLYL8UinSn0G+kyw/NKq24LUBiHgcL34J69G/jUTmqz9xCicnEvo8z/daGb+VIbm06vykYFV4WoKmpi",
-	"wOm/ghOny2JOwqFlI4znJok3kum7RgkVO92JBdynfWMRa56HqKlTU7faLSbP+X6VHZG2d2g6nWr4LvvY",
-	"3m+hyjsuJUYfOuq+xqijaDUGTe3QTgStDgG06GIehgOCJ4PbI+VA85lQvVwTQ8gzIOa0tXoVVBfw8WMf",
-	"oHFXHuk0O1LZvLp2RGfM39kbf/eSzbv44qFJk9cJA4CKVKgdHpNouWN07nFL9y7rFoR4r3y0u4ARBe7m",
-	"TAdGsH3xUuLip2eXnRNpOLFrsPju5GmvCztgEvk4gG8Y6EugfaYNwpOiHh4KUuVAX+P7OHX2lYdhivYQ",
-	"jHyjq540891HqXTpMHoxDLBzpgeQM8Ih3C+WEFCj75ROkoT+Ts5uq8PgHry0qNEcdqiDoBS3VihMvQSe",
-	"5ZkUk4a6UUGACTXUEyNLEdp4NmLFpdpNi/0YnY0/IQZ3kJ1sef+O6nGJbThT13whS0Hp/Z7wIe44ykZX",
-	"Tg/eCQJFisTH0DTuLtAPa7Z7DceXO7ABX50dhA3YhxG8rRWHLuhJRdatqpxrqL2jyg0ySVqFTU3LeyAA",
-	"9Qhs+8b2xB2KuUYosc7gGoLrBPIYbbM58RKFetZ10ekPhKbQF80DP6ar7PJeJPycetL7hWUUUMeINUXU",
-	"MeEXEqp8dL3L+u1i4noBr+i1iq1heGHubOX4Eno/TNeNdghkc7uBll/3AZ3AX/toK7L44g5rDYOM4H6i",
-	"ZijL+GMlB2Mm8E6r7ICMJygvZSgNONTQmJDwyjeEfgceD4nJFr6t87lPzm5akWcUuEPoikZgVvDd8oG7",
-	"9CkyhUMD6X5H1yxKV/ak8MBArnLm1KOQpLOTUIyz5KpY6gbn5S/1TEX9kiJgiLyj4nwyZdA/EbdSuCOA",
-	"8XymrIRuozgiefLc+vvJxDPVyyaGFOau65UqMa0TssIu2EAyMcH2IDRFJfitiBfjxNBMoRwaShPe4oZ3",
-	"S+yKX969M9hgqG2k3Vw6SU/oK9CH40mLNi2oADAl+HM3xaW1NYpKfSOFf1w68sY/+WZC5yN+cxMBwnkF",
-	"pZbfi83o3TswXDFHYIudf/89q8DnHiPVjrmTYJZxY6SxXFnoIeKOE991B9211we6L9qmmswUtMpnMYqR",
-	"OyFfVAGJ81B6yZpW9dLwoeMoIKHM1ExhY07wEAJIjGIv//aUff34y7+wnNd1RfGlUyrt+9M/jFY5K3UB",
-	"znzCt6SA+kz5kkxoMp1PmdtIx0YKasFuWP6EijHhL+fsr9gnhXo1O/2W+jSjk9QvfabgNzZetFAyXwhj",
-	"LhgxVCfvMB8TaZscyMCQWUC1mqCL0u1vGK0RTgb4RsZXG5a/eH75ip3ePjyFZjZdFrRZXmkAZAHWVTod",
-	"JD/Nsat9ftrK0//v//l/84zp1oJuDOIXzpkXdkINgKQizhU+0spTIqXcJ1ipmTLC1wR8Z20NGNR5RHU5",
-	"Q5L0oJ4XjAdzjncbDlCMWP5CzwNZEAIoZ//17Su2ao1P4ZHW8TlhutrusGgMMsyUbuS1dML5UhQnfxO2",
-	"WJ5cSivOAcr0BH/FQiyuWP4c/83Ery2mfcYZx5NspiBX+fHZFywvTLOYe6ADRzZ+xrTiB45utuxYaAHu",
-	"pT9wm0oWguDZ6ar+/dkrJ2mbim64OT89hVYium0KMdXN9Sm9ZE7ds101rLuuUZeC89HZ9OH0DLH2heK1",
-	"HJ2PvpieTb/AUr0l8JrTlbCNLOC/r0VShSUILEDbQB6OOCHMewEYNA91ljdR8YtGr4RditZgkQYqa1N2",
-	"iXQYqiWw1VDGKnkjUD0Wb6B9bGMu4gbrlTRWQBY7q7SuQWe82vjuMVOAw3d3Tmr1rBydj/5L2L/TsjoX",
-	"LSzx0dkZ2SaWMkDcBE/riksVmC1PWU7vtlUI+sLQmt1KqDCQlu9O4vHZl0OmXpjnqS8tj8XD6PyX19kI",
-	"46ib0fko+twqLNXyawPBCdHcykKMXrsRTun0pxu+qqJj3tmy57VQT148O7xlMY/1g95h4xxzom91TDk6",
-	"beBW5sNu16uYtw3u1O3D014YdvBSPFdQqQJVN0E2hf5EsYDTDcq3jOkrYsNKr6fsByybDToNNktnUUXg",
-	"lOU79nfewX5WG0YYARbh/gHO2QPbUit4J0Ibvd69Ie7zT3tLvdOp/4MM1O7U9zkv4g9BYkSCKOJm2+ho",
-	"xqZjQAQP70AE2ejLsy/uSDQRmfgkuX44HvJHuSNNERFPn1bSJHT6dqvc5t2+K/i0b57VvOErYaETxy+k",
-	"2lEKMUmL7SLZWPnESHd3RFEWr3ttPt6p6f2/izdRoe8J/XWSyu99/RvRyxADiRdOVHJ2Jyq5K1U9Pnv8",
-	"W1Hhc9VfX593HCbAEnpRDzIvYFhgPVnjG9tn5GKPWvsDDCFojRmD3m39TviAROKEH/SbRiURHLDUHx+t",
-	"VT+ub4HefQ+1Xd2Irj6pEddO0DuFHzTZKWYgbPKoUMBbf+QBJhynC5bXvLGSV9VmTu/A4+7iOgMZS6IM",
-	"yEz3+pgrBnX4OCtqSQd/dMoGpNpGewF1Vm5OEwYNzAx0T8kxPNJ9Dd6ggjdYW1dE6CaRVFSwcfjHZL/0",
-	"hYGL1Aincd2D0fZI9iUUswmAiHPj7ROxoEgOy1ZoJ4UPnRjbCL7KmV4QHaESGoUDnMAzQjij1J3PuVev",
-	"L3qm2DnjVTWZztS3jpBxkCU3LJfleY5dCFZaaauVLOhnWU4ylsN/u0fcsI4HYlFMXnLL/Zv/x+XzH5lQ",
-	"t6LStZip/K0sM3g263KcMubeeOdtM1wXtQhE+wpcoudoUqFSwFl+zmqprnOf1EKb8PBLZqYz9QQ7hP/A",
-	"jT35Frbr2TdY4/+/GakK8Z8/5lBPQ0i2dcU3kaWE9LnGku2VCPU2ztwqqWYcIBCcjo/GSp92L2EN3+Jh",
-	"7siqbSMCAH/x5MkAB4Dja7CG4bvo/wVkIffKr62gVtcg6GBFo1ic7cA5Bt/gWaqlWzqny9hw3OR6k9Ck",
-	"gq+d1WydlQErvATryylUjSi0UqKwkwu2ls4ocbwyh/nlYfahlxdNv3dIowGp/AtJ4odfvbufyN25OffQ",
-	"zHE78PXfQLD2uAjYh82JIVJHwvJ8hP4Q2Mgy9Ckf0qaok/lHZK30hYGtJHtGGtbWH9ac+UHeCuC2jlt0",
-	"qOiDLDc0Tk5uldPJv4MnPuZW+a7Og8o/ehG9c4ByR6b309XurXv9ADm5W4oIGwd3ptNEJtFWU//od9mo",
-	"1ibpPoHcbGAuiSbeKE18/23vWMG1T9lftWOUDQLRU8scj3DuF7KrVGDT9+8wwY2cbH/V5eaDHiV1ln/X",
-	"93c7k+PdDhE9/NBfDh3XBy6e2+ig4Rbd87+RofDF3Z5/9Oj+WhfSKbmIjyDTmB+cvqV8lndUcyJSycTP",
-	"nOIDpNoFW9j48dnDCeMWfdC40+ilBTwUZzy4iZVT9ozCo8iqfsbmGpCXH9wloJlbXYNKB3/gxc05o0oS",
-	"1isZgYrNPCBvECiSEmumnRXi7gq2fMYv+xidsdiBugTF/mrTUw53b9A3sBd0g7YUm9Q5dY8AhT77ZpQQ",
-	"1o+H+6/j1q70rSg/TRK9k+27RaJuWe9LoKc+zfWk1pUsNoPGw7cQ/MybthImZyvBHeG1Vp/4AdxW68WC",
-	"epNA64L9jmSfOPsCP/zh6OHDidatKQ4wRdy5Pxp9PfFSFWLPJ76Mp3/mQA5orHUESMYOWPVpgd6mPL+1",
-	"PZEqczQUUc4Fkdw5++V1jpA4jrr0YjFlmE/Lo1w2aUhCrTlgx0XIzQx7/yIsGSAswHKefP89BrKxlAna",
-	"56EHGuIxkHYgTQB1gB/bSjwwLOfN9W3Oxmvkg8KRJobZGAJbItiMuZgpD9UT3rwWygY8Saj/jIF7Jpi2",
-	"gJuMMKIgDbTqKztLXi0CVp5vIjhTC6EKUbKaOxXHQODWjTN3YxBnRzMY0mqm/izn7mQp11+UOWEaWSr8",
-	"cG+JN4Voauu9SjNF64HO4ZPQVVAvtkcO6GFTBvFLsxRVFSgKD8acU7YC+LhEKa3JmBJ2rZubbKb+/vSF",
-	"I6x+N92LIPaodqyjTTFlT5g7GkqzroQzBk3GSnktqewsn7I5+xM7Zxn739n/wk7Zf7KTfKawrExpnCbl",
-	"e0h0F9ayFgaa1kAg2QnOjIk3NVfoe7uu9JXJ2K+ttu45oW5loxV4GLgx8hr+M2P8yuiqtWKmIFwIroXp",
-	"NKfMDg/ujBF43pbS0RVAFXd7ikzHN+vM0apzi/aRU2JLNBiAX4KHLulx+LDc+MMrxilGfEg5/n3EAMAm",
-	"SQhNhijLv7JMeE81uq544ZWUjyBLBpSamkqq05bj/3B6rJMO7kKGm4X+wBB5pxQFmre3H396+QMzupeG",
-	"U3DFoHaPO6VYuLenzJfEwB02G1UsG610ay4ovxE0JMXy//oWUz96qni+qy69kOr6A2vNjz7Y9ejXuKcv",
-	"B9oOPZPjj6YwAT4SUjoQUyCae+vmjbbcihN0WgzTs+81hc9RehE6tAM5U7cWQWjTjkk5eSVVUbVgDFID",
-	"Gie9dVWKpm8d7lLkS5ibIy8sH/8k9fdoegN02e1bFvuClqIRfzyDcYsZ951i702moahlmEp1VQ65PCh8",
-	"EvnfmEc/o+mSyyGLvB60AnRPtIqUoX3E+gom+anSKs5uD6lSWte/G6X2HLtH0+kOYkvSsfEjgiNAMM/p",
-	"z2BAGiFCPmGfE2Y9DxfjVZXOAfqx9/F0xsl2JM5XHt5Z6lIB07ssPTBE1nsDhxx+SLQOtQBfnh2oBPio",
-	"N2CnT1jiIvS21VuisukEHWzibx1ec9fTc1Pd2iv9JqLKLWSeJHWevt1qFPDuNJRPp9npZbEUJWjMXDGA",
-	"vpWQ4Oz3IVjvmInLq34XOrdzV7rcOIoPeEI9Sve5wRAzBJxgggTvzTS8i91MttiuW0JPOzwm82q3Hd1R",
-	"mVdH91L4vVXheH2Zd6p/iolWj8++vj8HJ8JgvE9U/TSrgavhSzvM6duoyqPzVe+5FXwl2EKoAupYDDkH",
-	"HxjmX6XslcVCNNsZ7v3ERIAQguQU70DrQIjZjzpA11PVwS7xo9NAeKzIo0i/X1J2FNm7V47sIXJQzYnT",
-	"A7/DPIuP7dDxRW2/sUcniYSauK9dy3nvpYC+jP/yl/W9vDpPlFmL0Ft5y7+uF4x7/PAI5+JwbuXQpfel",
-	"hyddHd3w/e/6kEzZy1bdoepvsJgPcr0VtorBxiaYZDVT/XrAnT4yWMOasX57kbjxU78JPZU7dMs8xyQy",
-	"jgWI1FCFYOPiLvl5gHTN2dg4w59XofEKRTQGu66EKsulXs9Uh9/v+5nohftEKfm10sbKAlCvCR2BUtu+",
-	"OCMIa1TIQoM9gw3DVZmF6+N2A4hHNzNFTZADO818X+iMrbSS5P8LtcwRs024sJ8Rmfyto5LfneN+TGW5",
-	"W+cLd0iDmVLh4PAw/w1513tljHuyii8qp8JKuJXYIWHc7XPWvwAQc5m8B/tTpia42zTLew6prnEPQmIR",
-	"xO9uJeRwOHMayk2RGdYVV6TeeEbo43wZhT0xpgbtqbGyd6aevHg22Vv37Kvye0zQd5TIAh9FTCP4d4KJ",
-	"OoaHLeK2mN15XAD0wHgcSDc2pB/UvHFrQ0hJ4wSTKC/wsB70O+mHJHeuxEw5mWVZJTjASLBCV+1KQYuy",
-	"0JkusG3PrEvikI4GoHDySkB6jY/SGqeJwmJhhYjp75Y49Q0d7Ga+wvDlHF1bhLe/XmLTsa1eD7hKaixp",
-	"QluX3eaThrbv7nz1gpqZiKrso4FOWR5g2CgyPFN5DGOUTygnBMrD16IRZDiqePY+Dg6pez7EEs6eDE48",
-	"+ySPx7vw6ajUH0k5pnX+TroxglrTHAbs2KAX47m6ayLKz7Ll7qUdvfur1ypoqXhfHNseewx3PJH3kCVd",
-	"C4s2qTsr0648UgYUgfSaQfkMG2B5ODPwB4ExPUeVsMxDmjG02sRE21tetZhDiC1HZENc2jNOXt6KxkoD",
-	"vRuhAshjePiuYb55FYRbrxxzIescESaQXRFPRAjWyXSmnjDb1pUI6AfdMKA2b7ejzuMuelP2PHQb7Ysd",
-	"6uJlKunk4ErfCoNt1khqVeJWVAy7/MuVCPmyVL9+Amu7ERsGd5T6BOem0LU4Z9RAO5T3TzoBht+dqZVQ",
-	"LcM2uc7wggmw6PuQvdT7+rfKIrQyfc6LeNRjoKkiAjovdMOUWM8Ufd7sToyrcq7E2k8woCLQrqBoUphU",
-	"BfJlnPsklckFigfjwSJ0awnyBC0Nd4ixpMECnp6cGUhf+Tv1QfnsY+kY+Xa/m99YjsC3L4U9wrtCCU//",
-	"nr6V95Ihl8KmewySb2GLfWadu7NuRCFAP+9Y/NgIC2BV1ftKmdNG1Fw2e8wWqLOndlmsEUaWrTjviUOc",
-	"u278koDvIZJ0jSFkMmaATXxrCl6LC+C0V8BIcCb5TME7Etw4XQdp0M1j3bOoBPhIQuSkkkqcwF9RHkCJ",
-	"o7GiRmQZ02/cXfDato3IZsoj0jnlXThzycoKBuzMge7DaD86o2Gt/Rhmyp5Zsr/qRoD9BSw8I7ZvfDvN",
-	"bKZMe7XCZFeAxwK8FbMGtE7yyYEhEHYYZHah1aKShU322NwO4riDhMv8FKGK/tiOlTu7hpHS/zDM6z2Y",
-	"0VO4K+i0pNvrW2jitVXeNzzGTUNeM6eH3pfn7EEV2fGROFUbZ/jTsyHviGcgF7uuEPbkxbPJ0Z5hRFaN",
-	"3eFZ5BHGuQdL2etRHcuGSYGWGHo4myjfO8FVpuzbSC2G/lhb/WI7TXgcKbdY5N3Tbx8Y1GfNxUyBunge",
-	"zxJYMmqX4PcA1gdc2+04FTsjZ6bWgAxL492t8m6MPtoKtP42wp7gQFRSBO6UCCptqzH9Dh7UxDeP+JIR",
-	"6OEF4L+QpkGuB3T/3GpJTd+f0Owh+IeQd4X7oAltjrFM4GrD1ry68SiVnS4+qIWPic3OlJM0S22EmsD3",
-	"3AbCVCpMKlVkGpFbHhuQ+zTYfufkpHznvgp8porWWL1ivjlYTPWTtPRk4P4bElW4MO/CF6UTJTO10yI8",
-	"rJU2u5xcRDAT7qPUj7Ln7wk+Lez1FJsBAE33XAW/6xU1YnY7PO515Wd58WZO6HHeT0cIcpHmg52wt3tg",
-	"U3A3yENpZsrJnfK8312bao+v5S2lCEXqE4556k4n9wAdeEIBxYPs1Um47/A7NqGnS9X7nBJvLPaJvhbW",
-	"ALzGzmMefbF198ZvJIzr5oupPt7kAz8urYEMwl5zb18v4AjXz4GuNJwhQvxZcCsaTdB2YQd6ru/4GpMZ",
-	"CTBLSFZU2xhCSVjkMvGIsP6K4mH1rnux1Jr48CpsrCNE7IANpR3b/TDd+ftbtK9rulbCpLSg/yJbynws",
-	"5Wec1n7uABz0Hrbnx7QAzbAK9Spua/7vrjy9Cty853LjXUPKjt9TSLlv8UUivcfa3kOt6sL7+xDbkkoQ",
-	"O0IHGgwkTXtIb2giwR13C+sC5dqK5pzkcue486gzpfBeQW0Qwv5yKRf2T6/4FSs2RYW92sF7OZmSaEHc",
-	"GGQn8epzFNRJRdHrctKSdgDiO+hskXjN0CFGnC1EiHb0xXFOUpAiQhiE4patofl+7CHzHRq2gjEDLOxF",
-	"dJ5/aCMuWuh+9rPyWLkdzQBFiH97Y+4JI9hrCsJGqT6JTcOaXNEYNu4ePIYDDVQDgzAHbYEzI1ZcWVkw",
-	"WUbuK5xcdEdBKQYIMqoGZRW/ElUGPEE3VKZKMFHu7l1z61iEQVhcd4l7fOc84hd48b02T7Bt4Jrx6qsP",
-	"FnPMoWG7nIo8QaSo5D5zwK3PtjWl9yBjqgDQPoDweq6BkN+SkI2dZgrOnG0FPAvnMlOhKMKzODTxkJvV",
-	"2KwNmFEvnFAOGjJZsPYKccH+1lYVe1Jgc2TjlFinz1WycFNfallsZS0BAH6zQjUOapzJVRXUY3rCHSMS",
-	"j58FTpBi1ArVWFiFNMFsgiTlGHodDsHtXtYx5dKbeZHADPGhZFRoOlM/gHJ4CWXTALERkaAbayAq8Unx",
-	"208qNtFj0L9LeOIoEfE5QvH+TkHcOX5AnEDoIeLm76G1Rl28kxqr90CtALOmn/ZNYRNE5OQBfdhknpd7",
-	"uYOwDaj7dVIpci/OlMfIiT1szDZc4WRMRkpno6tKt94nQCgIbkRALj737VuhQinrJf50GWgzteLNjShZ",
-	"TnHanI2pvavpJYsiO51QNGPJyYfh05ty300V9nAuy/yC5apdXYnG49tDm0/wtjjt2lnVpTSAQgjQErUQ",
-	"1KAGQ/yCqwgeNDgRPNqW73rOxnnUAD3PnOiysmJ514krzzpvnpPj0laiC/x7NMbQyQxktO+4EfoaY+GL",
-	"szySaaQ/SGNfEf38scMcXRP/AdXYH8enyfB+OwYGNTvUrNsnVS86foasQiqP0Uvd/Pfou8l46DeN9G79",
-	"OEahxPqEnHwBNQGTPXqhipjD5KcQs8w9e8lPlVjnF6gy+UHSEY3zD5bbibxi1w3gdUp5vbS+x3h3e2/E",
-	"JutBzkjEhi37fwW9D3KHlvJ6WbmxZspD9PiUe9RTgeMJY6irB2j/HSPHQUhvT/q8Uaf0tg6dzAwCKp69",
-	"R20zOk1hO1XVd1Skjj6Yxsmp/Bx/GiOrBkV6lw13YM7uHUroBJStqB8j5QpRMo/S/nNAr0RGyFbdt2DP",
-	"MSML+lAYjbKgVy6B6bLc54VBETLxVHTPguzycrNuxK3ULVJoD7YOqA+vTHopV9Ip10FmIUH4KivfwZeN",
-	"c6oaCDB2c3gS24n1SrNmypcL7Gavsjslr3aL7scszgHJm6GKiKvzscJG1IJ3eMrsqpKqrDYpkfOjWCMz",
-	"/pc2ET5WMqrfnCN09IhXAlf8rKzfPZ0IWiZxyIVRfamHbaMwet/t9AWmzZx01yO4Nimg9t56/Cno6mI4",
-	"lWhAdOJrQWiEtJ4Q8YlLsVJCNacvUz+qEEqERm1XgCDrPkcddfZL1mlCsw7pr7E6/8CwnBaee4/WTCED",
-	"VnrNxn7WmQc9Y6ieM91gB34mS7IktE0VEaDBkPCDoTyaKXreifikiL7op+2jIHYPexEcb4fXGoLHyQ+J",
-	"CU0zNSCe/UlCA60tEWt5cy3sfhGbhQYxoTBipsZt7STl2fThl19OH0IPsAGJN97pYJixQ6LnCQiKJ99/",
-	"P1NeqPU77CL2k2FRk79ULfExHv50ppaj1j+ALPnw7qZ4a36vsoo7SDLiO5+l2H0LK2D7HFvF9NJBQYYb",
-	"TdLrGFHVNmo/3DuAE30MvJeoUfW/OM6LW8kgvkuMxvM7oLiEuhd/jp4g8OSH7fefBuvHEWLW94g2kcnc",
-	"eRrrRhfCmCxu9LNjUu8rPN8Nr/fmcsEkJFlDAzj4BR4s24ZfVZuM1dz4qXlzcOYugFxIYfriHgfvrG1K",
-	"SoyylEmUhxRmgpabsp+9cCd5GMzKmfITzRhnZcMXoW9nFxT3+dkQiwvaXKzx3Qjf1/OqAaio3S73zngf",
-	"o7yfdOl0CEUGj10KVZ6z3OPozJ3EzENVS5dt1hoseoJgF9Tdi4D6+ILbpW/T63QB6PYbBbo4y30f6ZxZ",
-	"radsK+C/hha9S15DYMtNRyuRszFuL2lMF905SqceSFO7QQHGsss579eGUtAxOudJNlM98xjb5a34hi35",
-	"LYRFi6WItEdf3wUVO+dbaglsVNOK3txmqtvO7ksTBKtFd63HgiPdkKsNte2DAPDjN28YtZxFfQzT3Yjc",
-	"pzMVVNmcGsrDzo51w/JnpVjV2gpVbE6+F87U7xr1QE4pkmITdZOAv2Pn8UdnZ5MIMXkvhK4q3Tt3xpZL",
-	"aUFZEteGm976cI+vdLl5YLDEDtvmgAvlyje4AETpwe45W7vTkx1RO+ZHJC9Ce+bfrBTWbevvpLDhp/cl",
-	"jwCNQBRDdvuIlX0UUAYOdxFyStcci99Asn1I3Knj5poxzyQ+F+veE93VMyxoJ0rC28sE70QgNrCtOcQq",
-	"5Olb93+Hmlbei5+4lz42VqXXRVuzj9w+QRLbynAicDA0/I8+siNwyLC6bYEdZLA+jLwL44D5vDVq7tER",
-	"dnHItmTWTCX6X2MJPjnh9aqmhk9xBcSUHVJSff1ZNAxmphPXxWAx2lQLqa5FUzdSWTam7t1fQz+DVW0D",
-	"Ln3G/ikaSMs0kwyQ2QT5P+L3F7qZqWuty4x17c5JDX4Abnmqj/BNcXqqKSFPScOuNXb3jTsehJI50DO1",
-	"EidQkPHfji/nCJafb32PzMUfNaaS0i13YhX7Siwgm8zYpsUWAOdOn5MWPEK6mS+1sZCC+UI0Bhps+2wo",
-	"jFajVuzTDNlPykcTck+xkZqUHeH48VBz78MuPqPD9dnbZ2S4j4IMdyfZeFpwVYg9bPYFmZ2xoSOdjdS0",
-	"tcW8T1U4Qxo4MZpAPmrtJTnZwGzshDskVm5V3kqCP6XUUVD6rgRmZuY4wwqAL7Zd12RyRQV7YW6J3nIw",
-	"0Cct8Y+/EphJ+se4EH04sEBcfp23RBEau6geS9iVNnsiWj/qTqkEOzhJeuDFyD3uIMXZ0T0DTXVphASt",
-	"uTffn9Q+PN+HiUVM/91niv74SL2V4EawFVf8WkCnonsw6gOdp3+QN6JrdoIP5xl2/BaQvOLtpot+P+Uu",
-	"EwS757aqEsb4psDQN2mrSzP4zzoYy4Hmyu5TQw2Wj1eYPlI75c99jh/+dj1btvsiQwOUuxrxpyDYkUns",
-	"TTuu26sKoTj/4SvGyTuNWbsILzLOccvPUZU4uVG6uMH/DckSJ9EnnZFAvYrP2cN8ks0U+Jl1zX9tBZMA",
-	"A1ttfIQ6j14FR6k0zkR0N9HpMKD8QI0/2HmkvVFZMAoiSGny+W98piDv4KSSt8KpO/KWW4+xHbLTQnO+",
-	"DP8zYcIGrED44gMTm4hYQk5gUb1q4BUkHoPeiSX8sIXOnl3LqgL3Pv08pkYnIFERfLIENEToE2gwnc5u",
-	"oHePVFbDI61C+ASz5LWYQPk+dt/ANLKt2ptz8H7nA+V3wDoiSvkdbLWPJEzjVQ2lE1tR/9GEJ3W26loS",
-	"IvEFAQoB5lqrch5dueBwmtwhvPhc0dhRJVaIgcnSdAmYgbNgaX58VcD97Ih3mgxK6rWCjBwfuqGJUqCy",
-	"83LSNYULnm17jXCSscsohFSi6zxTH8BlxNBj1Aijq2BhlSaAe3h/zkx5B5J3L0k74EqC2VdiYafsb41w",
-	"i34DjiUnESoJMdsGmm0E71q+aISYu+fmoM64u/9E+eI1X5QRHsozQv8IcbSc/hxKj4krnVNO4xsUChnM",
-	"IRpopjzldYAcyJPgZ8Yr98I4/pMkBJErbZcIj5iv2srKObrIcs8oA8iU2jCl1QnGm017ZUTI9CX3FS3U",
-	"XGC5RbEUxc2VfuP2bFHJuhYlOhAp71sr31WnSwLGomlCrqDnorSzsEpp8GRm6iVFC2FtQCxUKUMXwddg",
-	"4r5BFSj02IQcNMyWg3w3WZoIg1j7rF0351APmYHT36mk05l6f1fdS+QHn4Ak+BiwtWFBL2l3PmnPXWg0",
-	"9tlzF3vuvCqaEGwpcTY5Xkt2GuOtaO7k93gZcLK8Ww0ddsK710JopBNZjb1g3P1HVTkO1bBwR33IlkN+",
-	"ycLpt04ohvIC3TghIw1kPPCbIBW4FUQykUsv1fAIFvjZi/ep+zwKrYqoefhONhGe810oW4n1negaIoQL",
-	"MD5yotScJgMV893zjqSdJRP0KGdn+QpVaFLunl/ypmSl4KVTU6CuE+pUuDHJhohuvp/J9FMnU0hjJcx+",
-	"6GgVmNrd3BPEtg/Eq0MAI+SU7UQ144Cosdrpd0wqyNHHxHxzkzExvZ764LfqYh6o8XURVIoSGbCIoIv+",
-	"ZMog0Qm0SERE9HBw2Bwa02dKqa4v4m1xRCdVK0w8l5DFNd2nhH1qHnCa2p0Cn79lGhFZCE5o/lvnEqWU",
-	"Jx5pF30yX2Lr7qNvq202J74/x/Cl/dmDphxq8fizNzW3WisSUgwpThWHNuYLLqudTt3Jzo7uvad+lp/c",
-	"PbLNxk9ub0Tpc/PHj9n8kWiLiIrIc/gqtPKUyriQ3CthxS7hvxS3OujmVGmF+D6CNz5dXd/IRPjnGxjy",
-	"p2dUoDXaIYfHiaaS8loJEEVuPAzMwNOXwp48hQ8dCJN89HbLvf3/hpvllXb6oJHX6kS3Me9pJXgZh1IO",
-	"9+zMh9Pvuo8kbgnttvTpg+9VzlF2WxFX5IFjFM5tZ2PSrPbbNwEWVXXNn3WD3aKxLzUo84p9Z23t1KkM",
-	"dJlLacV/XtpGFpbl/OYm9PWgCcQBEm5nqm6kKmTNKzZ++Igtddt4eNbQN/1G1BZxVKhEAoFbHxi2Eivd",
-	"IOwKqFABE0srAqONa/35TGHndjB78a6V8YLIVRoqKwNIK6ppJyh2cCrjx2dfsLwwzWKOOXXOnAlh2CQe",
-	"4VOoduwT3IcXBGH8O6lUD39jWr+ImBZYfOL9eM2n1AreXUpRtI20m9H5L6/3cCqptu8jiYU19knbowot",
-	"nTUfalQkGBSAz+0uJZkxIVUPNaJgsYR6cfQnwYUc5xD9nLvf82ymAJeuFKoQDH/JJ4Be7K7IDvqT91BR",
-	"qXaE+xEcDQvQ16ia4yJqvBkjWkN+kbSbPGP5lTDWYxl3n1730EygEKESHrQELTAaY8o6BO2Z+kAQ2nAu",
-	"HjobEKbpFDo4AMyRcjOeqa7+WSAIc/Rog91aG91eo1JLcNS9g8BaHFy538nA/dwZujXpBQaCZ+pnNz3K",
-	"5qPAD4Z+qXK+ptQ8aBjoa8Ggkj0OeA3zLhj/gxT8fCQtGCb4OzE+3JwBNRh+/Hc3G5E8qW9LyEEgbM+I",
-	"E3rut80OT9/6KsJ3fW05pfLej1bhrY/t7jtMKRnLW4Wrprq+zi0vLVvyMlRcCVWCRJ188qlHVtdsTRWb",
-	"bEzrmyTPfVhf/5c+1k+/QAimmaoQOuJOHhXuwmjAUCDp8+l+mlEj37YMOfjh6NFx1HIohJSIHFm5EuVc",
-	"tzb3c4FgEML8QNSoaeOqZpghGhsQMHLv69ayQrfKGlIcQctTej0QNvpMlJ9WjIggu4AUTtxh+gO6G/UN",
-	"+ZwTjl/4wL09v31K+Oz6/aO6fr3sHPT9RnTZ9xG8HV0J3ojmSWuXo/NfXr/L3DHpGynCX167F5pbT3L9",
-	"3QazEJFvWKULXpGROMpGbVONzkdLa+vz09OHj/4yPZueTR+e/+UvX30FBElz2x7xO8Eru8ywA5nj/AhD",
-	"ahtZQBqIT/4Xza0sRALA4VUH9cKVMJB/WXDFjBDR+33Uod1RiJqpg67VWwXoJjR4F6F/klBl9AF0t+8O",
-	"/PzKTZ2HjHRubsyOSeKxLQM6RzSwP8vdoZ+Gpm2UxdmIQshb4QnCsHHnUFXVZhKNutTGmoHdDK5dAIkD",
-	"7xEidZDPOxqmlUNjkKOmX7IQ3qOqlvS7NH2mW3ul30RvxffcjN69fvf/BwAA//8=",
+	"7L39khs3si/4Klju2RB5p8huyfKM3R0ndjWyfay1x9KV5HXcNbUsdBXYxHQRqAFQTXG8irjvsO+wD3af",
+	"5AYyEygUWUWyW5Kt4/E/tposovCRyO/85S+jQq9rrYRydnTxy6jmhq+FEwb+eqrVrTCWO6nVt4KXwvhP",
+	"S2ELI2v/4ehi9HolWKGVM7qqhHlgmd4o/0H8ITNiKYxQhciYEYU2pSiZVsytBHvdGMW4KpkoVlqUTCom",
+	"nWUbcbXS+sbORtlI+pes8OXZSPG1GF2Mnnz33TSd3Cgb2WIl1tzPb83ffi/UtVuNLh59/uds5La1/411",
+	"Rqrr0bt32ehbbd2zr/yzMHrN3aode6WtW8hylI2M+EcjjShHF840In1FzZ0Txv/2/4HHf34y/b/59J/n",
+	"0y/f/PIw+/Pjd/826nuvX+7ge11j1B3eC4+f+N6fuCtWgy/e+G/v8GZ8/qRXv/ND2lorK4CgXhh9VYm1",
+	"/6enGaGc/yev60oWcJBnNT7xp79bT12/JDP4NyOWo4vR/3rWUuwZfmvPwrjwxi59PlHs5TdP2ZePP/8L",
+	"o8HZRroV48w6flUJlhe6FPkMdooG9O97UuAIv4xqo2thnMQ18Pj5/kWwYs2VkwXDhzImZtczlluhyny2",
+	"vz/Z6EqXWxi0LKX/Ba9eJC/DQ9h/jT8mYR3zv8bF+FsTXy5Ly2ojlrKqRHnJ+JUVyrHNSuClM7pxgjl+",
+	"IyxTWokZe2LZtbwV/vIxf6HsUgo7Vy5cbV44plUh4OcF9xed8bK08HdjhWF0miyXqm5czjxp2UtW6Hrr",
+	"B21UseLqWpSzuWq3QV/9XRTObwP8qn9LO8PvvV+z3G9CzsY5bUrOJM7LcXvDnHjrLlnOld0IY3P4Ah6T",
+	"WikujWD01SXLFXfyVizcygheLmSJT3tqq4QTTJZMLxln+H2y9JW2gi2NXjPOlkbYFcvxGZuzSlon1fUl",
+	"y9eeyBhntTBraa1njP6jw+O0Dy80bIrNmR+ZxqtyYJ65EdxqJdX1QiyX2jj/HtfU1e5w8Jt2pII7Xunr",
+	"RkyA0TqxBgIXqlmPLn4e0YaOshHtEbCM7h6NspEflP5XAQvpzmX0pofs6QNuDN/6v9fCrXTpX773KPCq",
+	"vi8cN9eih2ie0H1jWlXbC5Y7v4eKV4ulriq9WRSNMUK5nOHflm1W3IlbYRguriu8/PHUXAlmV/5ZpTeX",
+	"fnw8E/GWFw5flJDmA38V4YEHIMHCfg5MxMuudLyeDXuXcuafAweK20ab9KbnYj25Jh7b5WE3UpXHeCr8",
+	"9Dv/oD8Fo5eyEv1XlL5kbsUdkKe/gNIyv4uwC8wWRghlM6YNyxtFPyhzNvYXRJQZU3ACwKicnvTyShpu",
+	"fw5fr2u3Rf4mHSt0U5VMaceuBCsF7rooZ6Nj2wqb0r6mXfTgxn5H2xhOuKh4A5fBS5S3vZT/pK6NvuVV",
+	"H90mrKE2el17pktbN2NfiUL6ryzjphU0l+xGbC1wgbVQDZOqFG89X4ftLIy2yAyfvHg2wxUlVFDo9Zqr",
+	"ciHeFsLUPVfppSh54UQJ41/pRpW9++hFFE0OVIxdRsJhzWLhRQhwCNjEU/iCeFtLI+yCDwgHvVwK46UA",
+	"0Fvn4gqF8kldssivreOusYxfc6kYXzphmHR+QUtt1v4do5I7MXVyLfpWueaq4dWipZm9I/zuO7aRVQXU",
+	"h0wTZ4bHeYns33rW31iXeXU38JdkW6+0rgRXdO3WtVuE69p9G+kWK1FVCzrKfiUDWXI/E9W66vli52ak",
+	"09jfhvT4e68KkfwLXcnigLaz5JUVuzRqmkp0qeogz6JXvWwqgSf29hn+7vPzXeraWSO+6ND8X5I8vNsC",
+	"wt7c50LsTDEOdXCWDbLpO0yRByFxBz7GzfVt51hSq+v8PButpQp/P+y9S+FkPnsED9NfD/eZQG00LLJf",
+	"9nAlHliv4+rKq7UbbW6kumalNKJw2mxnQLFxbo/Pv/zzUfnq19a3x3/lxY1Q5TO11PsyFRWgi19Gqqkq",
+	"b1gE/X1v7XtKVO/K8OsHlskyY9yCil9ysdYKtWsv68agMfSLS08Okkz2eLD+PBe8rhdWmFth+pkwzguZ",
+	"ZQ+TQ4lCUzGi1sb5yXju9kqokikhSstyWVYiT/Uf/4FXJgu/eq9LareoNC+BhditdWK9EMZoc/wmxLX1",
+	"aqTdBfQd5NNKW3G/+9wy04SqPj8/75vy/ntTn8W+ZRnu4VG1DG5gokmcwhPhN7dcAm0uUIe8A2dFnbNH",
+	"Rl/hpTg2QHp33nnO0u4EXYE+ecuvxdGR/0aPfRBWsTeJoJsPXdOo81fceZvc6wD0G/RyeXOUNP/eF4Qv",
+	"jy3zNT0XdtBJh5x+f0TDlfXXcn/G0RrKLxhXDCgO7Ztx+5W3oK1wkxm6Rt4u6Ij9b1rzlzvG2VP/PeN1",
+	"PUWGEtjCitu5wsvNxgm7AAsa3of7JNAmgI9Xeo3msL8T3GkDfK4ErQnPtedb/yamlZgrvfRjogMyQ6+I",
+	"0vCuCf2Zh3X41WWsNODzcCujm+tVwtRm7AmjR5nRG78da2GuRUmOo7kiUvJfgvFHvhVOe4kaHwyuwXBk",
+	"wKfBSuQubKHSmwvg6riJ4/PZw8+/mJ2Dsu2JyUzmCjm9i+IgVRkZUAAb5z+7Rr6JRLaAj3O20lXpyds/",
+	"7q948EpMZZlf4pDwezBs0dkjvbhZSmMde/QlK1bcePXf2EkWF6BVO5VWIPlDoNP2/4RVgtjy4kAz7VbC",
+	"wJznCu1o6WbsB7BRrrbxdLXBKfn9pw33O+xHvNKd8wOvR6TXS3J/qTJj4Jz0388VCGTyxKHV5FKxOt4/",
+	"+EkWN9fTEcyafNvWGw9b/6bgMUKzQ0Ri6FgfsmRO6xn7KTjdEh8CVzgyziQjn9zGspobh8YJusl2HQdB",
+	"IQv3sVd6b7hRUl13OftRQwu2TdgjLA5FN/sJH/a3do+9nSRMYID9aewI+V0REVhey+YzEpkpy2vFRruq",
+	"ZFf6ZOCbI5L6e2l7fCjp9E6Xox0NoOcgGtXOjxaycI25wxt+bEd43Rh1p232+zM8g759+kpU8laY7Qty",
+	"0+2Im1354RLv9QadPYxHZptO5YFtRQ3eU2CTngp3pc1cjXM/wzPruHF5xnhRiNpxVQjgFOTC9feS9yqv",
+	"biXWk8sYkXpgE6+hLINHWeF1jwxEqLLWUjmWF28X8+b8/LMicMYS/hR5hp4AtPDZc3/tN9KKjHmZkO6F",
+	"EbxYibJ1B7Cc9h4FtdedkYegCFJMgNMLzt8CM+HOs1qIqK1EVc7mql1EY4VZiLd1JQvp6BjIj45SFDgj",
+	"PZ2oAn71kwxkNQg0fNCfOE7G7650dq7gHiK/90/Q3FnN3eqBZ51Gq2tkpqhoW1ZKdNJ5MeX1itLwpQvi",
+	"LS5rwy0rKsENxAwLXD4KK3glxRtvxJaNn4LVCmSCctU6blcZe+pM9adXGdusZLFiN0LURATwRj/lugEL",
+	"BuiQ/ELgLmqu1tJdzhVQ3gUO9KPX6riXg1MvnGCQMDY88N/YlqsbC4NNQLvh7MroG6HwcIBrJkx1bJ3/",
+	"Z8m0matGFcI4LtUET9SfZPdwcEe0FaUXk+iZyRjvRjX8B0G9hTiIn4VijfLk6W/2XKFfkVknq4oZsWys",
+	"sOxKLLURDMIxXRnUMtV+ojpJNn2lvZ49YPj0mZqgnpJD1rKlbrxG1ijPyj2peBq0J0sdfHu0n3Y570pb",
+	"d+IY38Kj0bPWM/Of/OEhqfnLA2GY3G/+Nge330ab0rbuwMLr4hBk66zmqNj2pCMWVhc3om//XuEXrBJL",
+	"5xUtt27eMmSdpKR5rehaK3HJ7I2sa1JxdePiNvvfJHaLVE5cC0MvJwdBGzHi5RbCEcZJXlXbRfjE2/r4",
+	"7z66sE4bcdrWv4JH/W+a2jPvPjfs114gkW1DxIM2BEQpxFtpnScmczLlDNKM35zT5v3aP0m/IOfL6SK9",
+	"HeIVum2OyXQ6mpZAaao778/CzUu3MxxHuBG9Uj+5Sh8guOSvcULvCY0lcac+BxdEkZIvE9d5Ei26Z9gn",
+	"eUOY4/BefBu4x66S2OAW7S+NklwWjanupKzvqW8NaMCd4Ybn+Spcte486zYxY9+iMNKhP3N/n3cmEx8d",
+	"nsBrujLd9wNr7z/IQ1M7+ZBx/MOzoru1vzcHyXNwbsiVj0+NnjtEYt9IUZVfg2t0f+f8d/3uM2EtvxYn",
+	"bA4M0f6gdwraiGvjd/GF0XrZI8Mbt9JG/lN0JII3df0r3/QGDR2XVZ/sFApUw7zUyuvQm9UWpGgb2QVl",
+	"FPQibzaMDcUpJ5eeraMSjYJ1s9Ks0vrGMu76Ym3JbPQChZQz235CPBSM/OycWeG1W0v6Y44OoAV35Gyp",
+	"/baxteDKMtqVe4QgTwsdLONhte6OJI/lkqmmqlijKmEt7bKfwtHAhW5coddHJfVzeoyCELALeMlPWSLm",
+	"CC5qIyyJl904udFV5VUU0KRbfxoJ9nH0UeJI7XYH7dYFJxdZX5P+4GtiBB2/Q+nD7UbtkFVvtGJnveme",
+	"dWguS69Y3xX9VvAKjfDuzdzX0/RN74U8mZtG9SL8onc6utdrYgR3orwTRYSMzD4mhzmMfexXFEa4hdHu",
+	"zu8LolTc9psl/or5OT2wDB7xhmL8/pIsc7zpAlRR/4a7KfZhCpj4ugA3cP9E0ENMRiXNqiSnDMOf24xZ",
+	"0O2AE0nDbnnVCHSJYqKIEa4xlCRz90k25oQcgjatFo6s++uBBe8dRZbST98ZDxHiU/jZHUN9gbZ2+U/F",
+	"r0QFkqYWuq7EJYQ8Q8pRo+Q/GrETdn54Qkh8n+wO+lDx6a/x4T2SOfX339LT+8e5s+oQNVs5VzNt4P+W",
+	"/fjy+5D2VQh5Kyyz8lqJkr14/uq13dmER+ePvziyCztE00MqB064FMqbnaiOVNXz5eji58ObADzqXbbL",
+	"pJy+Eergvb8S3EDm0Y1QM/ZqpTcKI0FaFf36RVgD0mz/4PlmZUWxyBk+hDvrN5QS6ujlMT3+hBfviilY",
+	"2d5s9jf1DW1rv+87+kpOMl9plw/bMcPGpv/5q7hr+xMZEg37O34qhzq6Ozip14FMTp/TccpSYnNn6hpc",
+	"CL5uaP7EAu7IFf9gU/tm7xH+9EzZWhTufgknEn+8k0K2l9wyMLXk1/0zc8Lw4n3zUYInp+A1v5KVTNwK",
+	"yXhXUDgSCkL6jaylEWLhxFvX//W6qZxcWFFRlscRf8TOG9Phd8bq25ygRi3WuuxTv77VG0iisFtVRP/7",
+	"AxsyP9d8i3EdFsMVGOwtxZI3lUMj5ILl1glhQjo4xNpyNpYK48utI7YxagIJ1P9oRCMWSryND3NQMcvw",
+	"ZnigjLZwiJT4X+AwM/YEi0KWGJ6odAGxgt3SCByj0FXFa+vH7yzVetNcWwFJAcVKywKyMxQG1HprCvaX",
+	"OspGO+t578zgGHSn9GAvOsEgXPMSPAb2MuxUNAkzJior0lRhUVOi8BiGWeAby8npxnoktkUl13LADSjb",
+	"GzgkNG520sw7p+TtQn8qi/Bp7/b1pC7vX654ridL9oR9/Nfw+p7DOpCA3NZ3xeRYT63TG6WLG/zvWbCt",
+	"p8leDcQRSMkPY9VClf67UIZGf+Dhg1+XTtVbFlih1JvgHDjIIsbnBt4v6n22Bzn5/YfvtONV31d7XNwP",
+	"EZ7v41WhevCIl5Q25uGb7Ngr6WBSx/gOqWZJyWLIwyBnOh4EbUhKWDsi4ohIijS1r2PFatR9J1W9T8M7",
+	"LtNUxnRZx9OV1hazpqRlOBQruDGS0rCQdDBD4K3L+z1HYCAemNxJHqX20TBg77nvJ0uva9f77nAKQ2Ry",
+	"mDnEK3BKeOclPYx6wc7C0nlkbWkvzTx5dvel7dkeoZuXiYpxlzx4KnNLKecOP9/Z313rv2e/772j2QjV",
+	"FlEuIpnYoXT8/re3CfiPznsCm3Q7Opnz/UnOw0fbXWDfmbWTeHh+pAqgo4ztX9zn3jwCbaarolCYu7z1",
+	"52QF5Kn3qzuWsiDIH//eGsu+YD96JgkTP/LsnnzY4cyBlPs2/W9tWvWObzZd5LFs5Maol2IJ7llRlYur",
+	"7QKyGvv8ZSHtJSQ+tnABkP1jB5OkO+ynuPPUds3izjx7d0aXonoKiuyB+o6B+qqk5PUobz+hWHZnVs/r",
+	"fkEYRc2+QyFNkFJ8LTK4H3alNxB7ohBZr7MqrvVAiTukuELWLaQ6Hag8a9c34MOmL5EOMG0XdG57GQqY",
+	"a65Exm6UX8tYaTUFJ/skmjj4I6n8UJBKrKpt+PFchfzCGAzD/L8woB8EHfUwDCY+3TMcH04Wz6VvBwaP",
+	"+JVwL4Vtqh43F1mMdhGU1H3FBXLI/bL7708bbL1P5BM2Vd6K0z2r6VV692YwtthugRKbRai1CMu9/+uG",
+	"NieDam9wstHLIE3QOMqrjLl/uNFYu2D5WmA9/SSiKSyhkrlyhucx+w/egklfgS6JpSYVIdUWB0Vy6M7k",
+	"WjgmlXWQQwpxS7iuKmNWA1SD/7SouFyTHXp0V5OIbawBi3YOryAla9EebzY6YuAUuu4ORiKDluD1e/qE",
+	"q3KRnKntt+o/Qog1XQ3Od/DG2eH79onflkPujx+Vk1UL9xFRHsAhdQX4BrZZi5JdYTmHFW6KjO/0SmjY",
+	"vZPdBKkE67FZ7p5W8D50mI1+E1KkLQtz7xxhH4H+AJkCzzrO3yEi/c+RPyMhPue2izWWZSww8+FQ9Wt8",
+	"ZRVqXtEKxyqkrooTsj1wbbgOaQ8U19/RsX4vOo2pF4d+gEf9Cp99P1JM1nSALmP+xtCRDBPkq4Gq4J9W",
+	"RCDhSAhr4VZ6AbfSG1FmLNDZqQlIPeGIxXCSSjaKlZz9+XCDCnxfVtV+umlE57CH1K9Yq11wU8IuQKn2",
+	"8ahdT2pQd8Utxk67zuGDeg3jDBp5wyWyVKWGNlmsVGRjv6ZALww86lZXUBKimRzKoTotXy29xgizlFQ8",
+	"pnUdUY/68cdnX2WkcdFz/qNJFvPcepmUatZXfTbqV9LWFd+SevYwsBklNsI6Kh+VVMxrFa/tSruBpPiV",
+	"Nq53oek7MA4EzwrrEKzrbVi3LNm45HYlLCuNrmt/c7hjleDWsS/SskzKNWEHppYIuFAvfABqoJMW195X",
+	"eP9aW8cePjpPJtD7nqYu75hxdfwihMK/ZOwo4UfxWJPd770XYoOXYkjru5IYINgvYwPsG6qbekUkKC1C",
+	"4gAI2T52GCJFUQBiARuL0boLqDSSqrQBsijsO/hJpKXyNeFJHwg8SLaY2BgAp9TkkuXeLsgvmNJxZuNW",
+	"+E9SVxZMd5SN9icFFRpK/C7SdE9jOd7u6suNzUKJYOBJuPkdLgRRWCow8zIOOD2e1SRic3y0hFpxK3Vj",
+	"F33LPPq+Y2AG/vgCFRE3ajeKjcHZA+yeCurb8fLJvbOKP4bmnSy0N+l2eBuzyAZ6eYh2cklYlT0JE86J",
+	"de0GigXuk/pKXu87/gpSc2g74y+kcn9+3CuzDiUsVdy6Ba3rTnOAH4pQs9D/Nd6fRUEe/f2ZgYf9Pm9X",
+	"yTn1UvuTymJ6RU7JO1MZcAWelWJdaydUsZ1+J7Z5kkWLgKEccdU8rUnRLwRjJPqg3p9M8hX8IBrHx67B",
+	"7vqSM8/S/K9tLZJwbKTPDjEeo/P+FMB0Bqd7Ajr355gvtfuKY9N8NRz8j7dolI2WHCq6+iTd85Yb9xg3",
+	"PEYopk43BVQUFLwChImGV9WWlbJMxa3ngBHdS5QLzDVZINbpMU/bi2ht/E2X4gN4/wM/9zbEHSMBp8Uz",
+	"Doap2+XY+2XB9Uf9niCGqizR1Z+AdyTWWgBhDWi8dcVVvi/QoTx34VWrPAjzGUJrBuDjn/n0n29+RtDj",
+	"xZtfzrPPvhwAXN7bm6N70q+R7ntoe1WegzYd7lCIjGSY4tTZrntL7o+gGt5T6YsZeidxod7L9UEck0Gv",
+	"6CNVCim09h+cTMxA+810pdaOirMPG9oXI+gl5bYOcrf+te/avkI5uuaeiwpWAEvCyynVLa9kuQhozhnL",
+	"GxULn0r/N4g3vwAo6swHAEkHHfigk/Qc0AthplAJyWAGhCIKD2cJeHYAL+GW0VxPLiNPyjh7iE0qC5Al",
+	"/Wly0e3Wk0Q2DARGusQuJf748lmLyu+lQ8CJCgDpoWDpCH2hdhGM8+hVLAY5ntHXRlg7BK2+X6km1aKm",
+	"H8HAaKcdkeP9ywZHh9bVkIWXgCoCJf6V25UnN/FWFBFfdXLyrhxAH8RcnvK++IPxV90ckfOjJUa7iKc0",
+	"0vAUKd0o9Y5LdV2JkDS9k0PdTa8utFpKr6sPZWt6obcWwSVz2l7sAD0koGR62eeFAYU+sLUL5rlqvg+E",
+	"fJrLIEWCPwz3vqs3nE+/5NPlm1++eDeN/358wr8fPurTLw5JmSR0stWNYd7M8ib8NHiODDOw7XvYhAAS",
+	"kgU4O4TzFn1wdk5WFcK4pV5aLMQ1XFk4vAjuNNYB9Ig9Pv8yHlEMPAAY+K1QOSDlPD5/HFmtF4p2rpRW",
+	"YtJpG5Am+/cQrjPbp7yqrnhxc78b1mM7Joe5ttentt3Ym9wrcd9b3wOXucvU+0C02DiPyGgXrAvGlSER",
+	"Swc4hg9sgM3HNLJJF6vrWgsCvONurgAMsOt9DyBdfrh9OMgOPtekRWe8EVuqXIByB662pJC2ZIhgTwFY",
+	"yyISFuEKItgVpJABoKD2JHctIMkMHVQpkFXW8VeByo9kuNzmSGC7GMb7lcjclAsn10I3brGWqnF9dSHP",
+	"r/zqOzDk0rJKx4p/cP6D3htKQf7y6HxCZUhy7Vntw/PzL5Cf0999jpsw/SRFaIBThichHI5IiW3Iio0J",
+	"kxOrOYibIcyXVIwzuwIArr1znVywRpW0IADhbLmJLm4o97KyupNCXUpbc1esEFcMXd9+bfgtYlsF16pX",
+	"SAQb52f4dz6BEri58gQQOg304B2wcd5+lsgDBHhUsPl2xqh5wZWnvzKwOYDY5tUFor0FrAFcCjjmbedm",
+	"oCc/QMcRJtcVNUMouIIkHsgwCiBbGERQZXoLLucKY9rcYROECOtPuGtKh6VZp+uI1OVvTGx0wsbAYnfK",
+	"FwiEDr1V5QAr9eonoDtCMHiIsF+Hlk3ScwuELcsjTQcaDwhSYbyWyv+8S+SPHx+lcQIl6WV6iafOb1gW",
+	"4mG1MISvNuu51ceQyftzH//aw14tXR/kNTs8OicWiqmJMR/BhZZXHTBSwHuF72wWSEEQXz7SvAWUDsvG",
+	"+ID9+c0MW8NMkL7xpj6wyQ9CORSUN81VS0oIkwHovwrwvCmt0rFSC8xH8y/zTzx+9IjlraG0QHUcaQ1G",
+	"8UPscdUv9rY/VZNaqdr+c7a4OJu++S//dkp26Qc8tDh0yNM7fH5zlR5gTE/ZPaNutuo49PABjQcaMFEV",
+	"WkhxiV6byYw9XYniRpRzBadmXYJj2TncwdMcODEWFbS903p88LT49J9v/jRwLlHF6dFOA7fKmDNyvRYQ",
+	"768EB7Bi2FjDZeX/2KykE8zWvBAz9oQi0I/Pz9MQNPzi4Z/Zd/KvnvZCbnn6xFUDKnAllbDwzD+F0dON",
+	"LN3KKwFXEtMpgOu3cL/jH//06Pz8r//jv/9/8I9vMub//+gJffDoa/zgz3+mD/78pf/gm6+/+WbS4mCi",
+	"cPNvhuQ7QojgzFbcrhgZlX4SSQ5q/r/k++AR5ycwrkPBPZA3saS0r9ER5OczwU0lhQEuf0kSq2y9H6Al",
+	"KL3ZQTLWqhfv4pj3qoc4gvoQMsu9BUG21g44bFdbPeH1d7B+UU8fSg2lOpTQmOogcF+KjnuSI7NPbelx",
+	"sAKhRO0161pioqs9IRaSvF65wBxSLYyNE6Vn8pGi1l3SvF+0zJNkGyU76Ac9XA75HgjZg4TrKeaBRWRs",
+	"SPAIzcVAZoDOFBDUxzkOtQac2hRhOZ+gYQP9M5QmRDEc1MuOuWqRjDtoxQXZuwjpg8ln9EmGmBGh3rtF",
+	"q7dOG5APjqEkaG2Tuep6OSFhXbE8bFzOLN9aZvVlq8taxwH8jBgfrBixZf1UCA23o3sOuc9iTWknht/1",
+	"ZYeA5qBPu3tLkzPvv+4OMpTvH5mqdpwEPwc9Jigxb345z/7y5buT1ZgPEnU6ucIotJZ4EqonjyTF/9bR",
+	"nrszoA8fNzm0j/0NggKo9QJql/pXVjYmQtODLbZX0k5ddAjdGeLIUMXU62Ld9bbtjRaSOEfZiK+v5HWj",
+	"A66bXEpRLrDapYsK3/umvm5DADnbX0ZihFAnrI1vuHSeeGOzm+SzFA0AWIJxTb0opVeEj+zLQUXkec3/",
+	"0YjLkO3hlXavjEfAc/8HNU4xuhDWs8iCG8Wx5asSm1ZhwueMgNn1p4oQIq8dzGqGBzZSlXpzV9pN+iR1",
+	"9nyIMgYJMNul3l7yBwWkP13kbr2NuuUtp6X8JL1/9gmOEmMH1YVj6gS6xE5Pc0lTsI+luXSPLCAptD0u",
+	"0snvIEKGefWeRmPUEYb+ERjtPVS5QVVtWDM4LP6HdiOEBeygVt8BP0icUBRs7M9R+wiJUDFH9wRskINp",
+	"TtkJSVR+a74SvAQDuQdqg5tyUdL3d7qRiUvx3snge28fWkE/27lb65RAl1SGc/DSDnZE8YOEQPdAlUVz",
+	"VcmChcB2yMwiZZ6Mc8ftDbaxoMZi9KtCr9dCOW62IIyaGsIyG43VBGQPz5Vt1msOLvexnyE8i1bhJAN/",
+	"Pnpb2Bfn59NCl2KKrUygo/hVU14LN2MIuodGRVDZevxLc1U04C0smtDzYLPSlWDXhtcrsRasqBoL9QLs",
+	"ZVBHs9b70bi6cRnE5hk3141fHloSpVwuQy9bXteCm7kaF5A1U+lg7kBzA924yYzh2VHjZ3S5FdwYaEHu",
+	"tM7Qewm9lvRyxylYaq+pooXS1/D9DtlF3SyHLtbG/k3HDNu7XxT/S08YCz+pwQ65aRqgH8c6vq6T3G5P",
+	"WdAdDAqNKRMstFLGzAiIPijBxngQ5B4tYbhhNKyjXgSafT8Oj5/6EN0n5Tgi0OohrOwDrgBwsNxly6N4",
+	"2ykQUXqB84zpKrHZESSXeEMafe6qpIhlcJTT+rbCXVIOIiQd0e9pEzB4v0yHRA4/Yz8ICU44sMlj43vr",
+	"oHIozUfVNyAOdic6om0Yar2ZjZxpVMF7W21QXkTgSNhmBi8MxPRg4VjnpERJ3XDaGxwv76w/vL8LOo1J",
+	"pi3dZPFyprNsz3Xvjgwx7Jdi2Z+O9CvpMsPz6lfdlqAwDiP8H8Bcezfwqr386eAhROXiXkZZ+HSpzWKl",
+	"revP4cpGBVeFqCrqPsLpX9GJ06ZK90KxZSMMGvcSbyLT940SKrS6Ewu4T9/VItU8j1FTq6bu9EntPef7",
+	"VZUk2t6x6bSq4bvsY3u/hSrvuJQU+eik+5oinqLVGDW1YzsRtToE76KLeRyKCJ6Mbo8+B1pIt+oktFhC",
+	"vQExp53T66i6gI8fG3iN29JMr9mRyhbUtRNa2v7G3vi7l4vexRcP3dWCThjBW6RC7fCUbM49o/OAW7pz",
+	"WXew6julq+0FTChwPzE7MoLdi9cnLn589qp1Ig1njw0W/k3T1pSEhxTiAKHTZyi/Duk8CI2KengshpUD",
+	"Dcnv49Q5VJqGeeBD/R+MrjrSLLQNpvqo48jJMMDemR5B7YiHcL9YQoQHv1POSi/Ge+/sdlqDHsBqSzpE",
+	"YmtJCEpx54TC/E7gWYFJMWmpjRwEmFBDnVpZith/14g1l2o/9/ZjtCT/hBjcUXay4/07qTkt9s/tu+ZL",
+	"WQqqIQiED3HHUTa68nrwXhAoUSQ+hqZxd4F+XLM9aDi+3IMs+OL8KGTBIXziXa2YB0CfXkXWr6pcaCjw",
+	"o/IQMkkahd2Iy3ugD3UIbPfGdsQdijkjlNhkcA3BdQLJks5sp0GiULPJNjr9gZAcuqJ54Mv+Ur68Ewm/",
+	"YLyzsIwC6hixpog6ZhVD1laIrrepxW1MXC/hJ3qjUmsYfrDwtnJ6CYMfpm0jPQTwudsCIKz7iE4Qrn2y",
+	"FVl6cYe1hkFGcD9RM5TK/LEykDHdeK/HfUTlE5SXMpRrHAt1bMyq5VtC3gOPh8Rki9CP/SJkgJtG5BkF",
+	"7hA2wwhMPb5b0nGbPkWmcOz83m3FnCU50YEUHlhIiM68ehSTdPaylnGWXBUrbXBe4VLPVdLoLAGlyFsq",
+	"ziczBo1PcSuFPwIYL6TjSmgTjCOSJ8+vv5uxPFedlGXIk27b1akSc0chK+ySDWQsE2QQwmJUgt+KdDFe",
+	"DM0VyqGhXOQdbni3xK70x713ptORpFcbJkgA6u4VyIQa8LANVy722PL7gOevTTAvsPUXr6oZ+w4ARmGE",
+	"C6xcnNVSXecZA941Cx6I9gPyGqTp2zvf8MZp8r0kX6eG8N5vd/0w8YsoxOInMZGXHgiemfhJyPsOf+97",
+	"aeJX+76a3ul2vgXG2C5WQy0Fvg6/6kwZP2rnjH9HKdx+lAjj/DImLg4nMs/YE0Xnr5cM+2sgICf2eoOa",
+	"AUspTtAwt6QYixHQUV0qlp/dPjzDNjl5hmmoOtKWtGmbDn85LQCr4NVEHwCKamKUUXYH+5+vyWGgDd6t",
+	"WUphACRUbfg2IdW7tXfbab0zKF76gNi6fVJwBOC5vCyhkAjty9ioDjgrXbDM8whvOkBymeOq9IyEZuMt",
+	"eQFNHqmVjwnBDW/1ZMw2xYpxy/InVDMMp3rB/ootlf7Hf///PaMMycRfXDKO6Ah+txT79vXrFzgSnDo9",
+	"9efHiQLpfwH98/xPHvqJPzx/9JjVRirMF3ny6umzZ8kPIOUYUoCvjOA39DflO2vTpjtTovNLSrodF9yK",
+	"qVRWQE3drai2k4sOXEnW/hVDO+mHVl4r7hrj5d8eqknG8qdaeXNu+npbi/RvZLb+k2+JV/xohZlCdkYe",
+	"U/xWup5ebacrXQeAFDb2QyjMpfY/+06IevrEH7H/64XRb7fT/+L/+fpr+K9fuTD0T2WXwky/VoUuiUP+",
+	"WF8bXop8cjF8S/+vtpVhbeQtd4JV8gZpJ1w1dIoBRJbRjRPU7hDb1HhSAraOKc15XyNCqhvaJh0TK319",
+	"LYLEbukYgigoFDeQ/faPRjtM5gcmYVn+c/DNvUlL14N8ws6VjZFu+8pbooRMBtTrSRriEvCFF5nwcTvI",
+	"yrkaTTl9I0V4XPo7iB+F7osXI35zk4Clhqtfy+/EdvTuHThWMYdtx9z47jtWQUw4RXEfc0/vjnFrpXVc",
+	"ObrHnOFv/Tax4IBBvaxoTDWZq9LIW8FShD+/oaGyEKrHAH+AmUZ1atGglT2ghM3VXH2dbD7e5JffPGVf",
+	"Pv78LyzndV1R/sMZ1bf/6e9Wq5yVuoBgM2E/U8LXXAVcgrzQpfCSoHErr+biIFD81M9d5s35+WcF8A/4",
+	"p6AgXlj6XCFvGS8bwI0phLWXjBR+b49hvQDqXhTgBIOBRcTHCYbQ/P7G0UL3TlRTr7Ysf/H81WvmpQ90",
+	"1WtLgezqSgNYGQpVz+HyM7jSc5WfNfLM88eM6cYRA5YWz5kXbkKdCKUizTq+pJFnREqRO6i5siIUxn3r",
+	"XA39GfKE6nKGJBkArz1fDe5G3m44wBRjDSg9D2RB6Nic/cfXryGqSN3dOMLktWo3FkUxv/cpJAzIj1C2",
+	"vOZbVkMmBuiwsq11mGRs3diQvyqdV/KFnasInxK3lKSQNvJaesv0lSim3whXrKavpBMXIK2n+C2WOnM1",
+	"V/lz/ICJfzRY9JAW9UyoGujx+WcsL6xZLgKUkKfJsB20nQ88Ue44cUEHCKZve03CLsPKUPgpYvVEWck0",
+	"GFCKRczySuvaqyBzBWwRQxOVtE4oL9j9Fj4IMrxTnpRPp9yb76KcEkXi2uYKFhcRPeihPCUGvJyKxc1C",
+	"zpw2lMDb0Jom+BsYGre8M7i/aPnZuqiRWsFeug2Z7+0dof1NaRHKjMFmqWQhqMEMMdS/PXvt7XVTER+2",
+	"F2dn0AxNN6YQM22uz+hH9sw/2wJ3eKaa9Fm6GJ3PHs7OsVuQULyWo4vRZ7Pz2WeIKrACiXC2Fs7IAv59",
+	"LXodYQTiiUosrJTkYZRWhW4UlEgRyb8wei3cSjQW60nR5TNjr5BbxMLOoGyBpAUVSbyttUH1KKEdJA2v",
+	"skXS8eyJHAUzFhu10fMr7m8vrYz0sHE+ndInU/jE0w5Y8geZcGcQYsZYCwdLGT8+f9hWvuGkn7x4ho+H",
+	"ZCBoZhfCGcjDpVbPytHF6D+E+xsdQBuShsN4dH5OvlhHGa9+K8/qiksVhTfv8xTv6c30hqHT8XtOaAt0",
+	"UJ5mHp8/HHJtx3meBbweeP7zOzyfqCeji5/fZCPMM9uOLkbJ9NZxaxy/tpC8IcytLMTojR/hjOh6tuXr",
+	"KiHgvS1+Xgv15MWz41ucyvgw6B022gtHelerFOzxwNkH3a7XqWwd3Knbh2edNLXB6/5cQbkwlD5H3Sj2",
+	"jkwVLG1Qv8pYsK2Z0psZ+x6xS6LPhwFQHUtgGWYs34tP5C0ke7VlBNTksBXTJgjXK4olgY7D/Tz3b5R/",
+	"/dPOUu906n8nB3576oeCO+mLIHG0hyhQWFKiPwTisfvuPe7Y5+ef3ZFoEjIJRQTddEWor+GeNEVCPF1a",
+	"6Sehs192ap7fHbqCT7vu65obvhYO/AE/k2lBJVYkB3eRSlLnHGYCtkeUVDn5ny3Ge8Aq/2/xNkFbmdKn",
+	"k776pze/Er0MMZB04UQl53fkxHfl3I9/LSp8rrrr6/KO4wRYam+8DDIvYFjgXXaWkR6UkYsIvqNIQKX1",
+	"DVgtGYO+ungx6AcM4OC8sPS31aIOCAFqo5eyCkWxYVz6tGzfh9aWNqKt3zbi2qsw3uAEvXWGGZrbPCmk",
+	"DN5xipATmOYly2tunORVtV3Qb+Bxf3E32txgXboFmel/PuaKARgSzoraBcOHXo0C11KyF+BF8nOaMGgu",
+	"a6GzXY7pI+3b4BeEOgBra5Ec/CR6FZuv8LA+4nWiNwxcJCO8LnkPRtsh2ZfgYROA0+vHOyRi21bmveQJ",
+	"rT7xoSn6d3NvfSAdUYygTZfwAs8KEfxKF8ECu+y4Ai4Yr6rJbK6+9oSMg3j1N5flRY7W1lor7bSSBX0t",
+	"y0nGcvi3f8QP63kgFg3nJXc8/PL/fPX8BybUrah0LeYq/0WWGTybtTngGfO/eBd8A7guat+M9j2EjC/Q",
+	"SEKlgLP8gqF3mZJ+aRMefs7sbK6eQAVx/j23bgrxlemzrxBo6X+3UhXi33/Iod6YugzUFd/aFooU6XOD",
+	"uDlrEeuRvblfEnAP4FB56wXNsC7tvoI1UGBnT1btmkfQjAFPPtqYsmTX4I2B92J8HJzm/if/aASkZZGg",
+	"gxWNUnG2B7UdY6fnfe12+3PerYvHTaFJCQ3E+IaNrXDefoIVvgK70itURhTodZ1cso305pbnlTnML4+z",
+	"j31WafqdQxoNSOWfSRI//OLd/UTu3s25h2aO24E//xUEa4eLgOVrppZIHQkr8BH6ILKRleAVulyHtKlv",
+	"8YmPyFrpDQNbSfaMtKypP6w58728FcBtPbdoO9YMslwQp4Nb5XXyb+GJj7lV2rrDyj96soLbg3Jr72ll",
+	"31v3+h5qlnYUETaO7nSviUySrcadffMuG9Xa9jqGYvADxnpgGcYRyOEC0mSzsqJY5DshlBn7q/aM0mCT",
+	"IGpnGLrPhIXMGCIq82o3mmJzdq2R2e7E/7zYkgYDazYJswTX9kXSfJsqu/AX4IicZNSqO30lBV6DegTp",
+	"GBDJ74RDu3T3FJj/t1ipQA7Iv+py+0FpDl+CVNe1jd7tUfvDD/1myNfhlR3iEOD+Dap40T7/K1k0n93t",
+	"+UeP7q8e4oUKHu/j9yllXGe/UGLyOyoeFn1VYc9ccGImrunx4/OHE8YdBmtwpzGcAeh5RN6inLFnlOeG",
+	"PPUn7NAGBZbRrwMmhNM16J7wAS9uLhiVBLNO7S9Ab+QxVYIgNJXYYETd3zlMSMA3h2Qr6/gWYiVggVxt",
+	"O1rs/g36CvaCbtCOBtZ3Tu0jQKHPvhr1aBWP+9N04OBga9f61l/nT5FE72Sk75CoX9b7EuhZSKWZ1rqS",
+	"xXbQyvkasphy01TC5iGHqXF6GgbwW62XS2pwB/2vWl9+nyEZKqBe4Is/HD18OB1gZ4oDTBF37vdGX0+C",
+	"+Ickwmmox+6eOZADWpUtAZJVBu6Hfs2j6XNR124qVeZpKKGcSyK5C/bzmxwBFD116eVyxrAwiidFCSEH",
+	"D+oNydtCQV1WG72uHYLYAlQWLOfJd99hqBdr0qEHM7rKMfgni5UnZZFAifv5PLAs5+b6NmfjDfJB4UkT",
+	"49EMYdAxY8dezlUAdoy/bFNlcgLySGEeJ5h/Sjl8uF5VECZ3opWteLWMyMoh52uulkIVomQ1d5jqROMs",
+	"/BjE2dFeP5g4SAiYjip4/a/E20KY2gX311zReqSC1mahNbVeDiYrzhgE+u1KVFWkKDwYe0E6HTjjRCmd",
+	"zZgSbqPNTTZXf3v6whMWqFxSK8WlEfYyij0CAWhpU8zYE+aPhnLlKuEw26qU15LwA/IZW7A/sQuWsf+D",
+	"/W/sjP07m+ZzhfgASuM0KXFXol+zlrWw0PkwgELajIm3NVfoJLyu9JXNMK3Hf6NupdEKXCHcWnkN/8wY",
+	"v7K6apyYK4jYgg9kNsspRTe0AsFUFd6U0tMVJu/FPUWmEzq+52h++kWHLABiSzQYQKWDK7HXNfJhufGH",
+	"V4z7GPEx5fi3EQOAfykh5hrDQf+ZZcJ7qtF1xYugpHwEWTKg1NSEjdNv4v5Xr8d66eAvZLxZ6LjsppxG",
+	"ZhsM3R9ffs+s7uSrFVwxAGFoc05nLNQ2wx22W1WsjFa6sZdUqAIakmL5f3yNOVIdVTzfV5deSHX9gbXm",
+	"Rx/senTBivovByUzp+v8vSlMAHSJlA7EFInm3rq50Y47MUXvyjA9h4al+Bzl4e14UKi3n6DeJJ5JeXkl",
+	"VVE1YAxSu0IvvXVVCtO1Dvcp8iXMzZMX4gB9kvp7Mr0Bumz3LUudVithxO/PYNxhxl3v3XuTaaxOHqZS",
+	"XZVDLg+K8ySOQhZgbGm65HLIEq/HJmT9cyNYo0gZOkSsr2GSnyqt4uwOkGooY/gXo9SOB/redErUAiTa",
+	"9Lq+4bVQmwXFdCI44i5C7da+xxo9IUq3bWB3Hw2eZnyS0ha2tYhagme7A/z5MFcm9i3KjDWWYqOQxOiQ",
+	"LFJrIOTLkjkQ8hKgkKlrYoR5d00LaoAG9zGsNCJ+Rd/8rM+08JRN9Tmfml2RTu1XNipAnTvoZgfLH8wJ",
+	"y8aU1oynAIT/h3ExIM9+fPl91mo+ofoIPBgYK8YavRpbYJ3KTfaAPHvdpD8gZh7kMPj7h7VDQsRM++4N",
+	"zjr+cigK7U19/KHz8v5Eu90EhABIc2cdnnAt3mX9A0PErDNwLO2G+ttYIv75+ZEC8Y8qT/d6VPfctc62",
+	"Br+WNC3xwCb+2lkFaY2xbtyVfptQ5Q5gay91nv2y06Tu3VlE1epXzl4VK1GC/c0Vg7YrEuqKwj5EXyAW",
+	"TCSB1NgY/UqXW0/xMX7aofRQkgOiEXrUUDuqzkzjb/OepHro3dexNU9JON1vhX5SwunJffx+a8M6XV8W",
+	"QnSfYn7p4/Mv78/piTAY7xJVN7t04GqEci979ktS/N9Gvg7cCr4WbClUAfAGlkINDywLP6WkveVSGKz9",
+	"atPVuvnYgCwLOXnBHd/2pmE/6Ng2jYr99okfXZAitBA4ifS7SCMnkb3/yYn9K4+qbmlWNNZ4f3T3cMA6",
+	"+ZVVud4GGT339SdE6RCRflgpfw+X9b3UuCeYtQM1lXvROgBXoLZSCfzh8ZTyoUsfEGmmLbzK8P1ve2DO",
+	"2MtG3QEMZhDjBUpcFLYpxaaamFs6V12YmL0epghtlLFua8u06TABP4ReqGoHReYC7UOOuDTUzJPQxEOf",
+	"Byhejp0+cja23sLjVWz6SfHRwY6fEXxnpTdz1faOC7009dK/opT8WmnrZAHNkAg0jzJ6PzunzkaokMXm",
+	"7mBkv4LepOH6ZCHlS5u5upKQ1RLZacYIay9ja60kRRMiTEbCbHsCYs+ITL5pqeQ357gfU1lu1/nCH9Jg",
+	"gmg8ODzMf0He9V6FMoGs0ovKCc8AbiWiTIzbfc66FwB8NpP3YH/K1tQFpZ/lPYcM/7T/PbEI4ne3EjLC",
+	"vNkNKA/IDOuKK1JvAiMMWQMZJVGgr6gw2lKT27l68uLZ5CAcVgBr6zDBUHyfRT6KULfwdw8T9QwP25Pv",
+	"MLuLtO7xgQ3tAfzYkMxUc2MJtqeU1gsmUV7iYT2wYT8AxSrW9nAl5gqhYSrBAV2QFbpq1gpQbWJX9Mi2",
+	"A7MuiUN6GoDC+yuB8D6U8wFoPrBYWCG2evNLnIU+f267WGMyxAId5dSGbbPChtc7LQBxlehNiiWaonPw",
+	"5G+n7bs7X72kHpeiKrtNImYsbzGdMM9krvIU3TafkLcUEBc2wggyHFU6+5BVA0nAIWAbz54MTjz7Xh6P",
+	"d+HTUak/knJM6/yNdGPsdURzGLBjo16M5+qviSj/kC13r2jr3F+9UVFLxfvi2fY4tPbCE3kPWdJ2Nmx6",
+	"dWdlmxAxwNq3TiPikK8HLA9nBv4gMKYXqBKWeayu0EpMqL6grQLATpQygKsFxsnLW2GctAizJt1lhHYM",
+	"HatD42RI3rgSEDEB8YXAg8iuiCdiZ47JbK6eMNfUlYigQ+0woDbjpwv8SHoLP+ngPmPPgzK8I3aog7St",
+	"pJeDa30rLLb4JqlViVtReYnCoTovZt8TsssU1nYjtgzuKKYLjnNb6FpcsKIxRigXUXUmrQDD987VWqiG",
+	"WVHh9cQJsOT9kAvZefvXymHHHXpdEPGox0BDf+zzs9SGKbGZK3q93Z8YV+VCiU2YYAQjol1B0aQwRRPk",
+	"yzgPcanJJYoHGzCadOMICRMtDX+IqaTBusWOnBlIhvsbtcf8w8fSMvLdNqi/shyBd78S7gTvCqVP/mv6",
+	"Vt5LhrwSrr+/PfkWdthn1ro7ayMKAfp5y+LHVjjAMK7eV8qcGVFzaQ6YLQAvQl2UmRFWlo246IhDnLs2",
+	"YUnA97DBUI0JKWTMAJv42ha8FpfAaa+AkeBM8rmC30hw40QHB+rmqe5ZVAJ8JDFyUkklpvApygOo7LZO",
+	"1AjoRq5jzpZG2BUreO0aI7K5CjCTkJDgzSUnKxiwNQfaF6P96I2GjQ5j2Bl7FoBDAcdMWGThGbF9QFXy",
+	"i8vmyjZXa0ydB9RkQCKzG4ifkk8ODIG4wyCzC62WlSxcnkW4A8+U+5jrSzhIuMxPESHw9+1YubNrGCn9",
+	"d8O83oMZPYW7gk5Lur0EKknXVgXf8Bg3DXnNgh56X55zAExpz0fiVW2c4Y/PhrwjgYFc7rtC2JMXzyYn",
+	"e4ax4UbqDs8SjzAhGgZLOehRLcuGSYGWSMUXAYAbq0d6uMqMfZ2oxdA2mYWSll2Fepwot4ht0dFvH1jU",
+	"Z+3lXIG6eJHOElgyapfg9wDWB1zb7zhhPCBnpo7xDBFB/K0KbowuyJRWwqufbooDUYEiuFMShNKUPth4",
+	"HylxEnoKfs4IC/8SYK9I0yDXA7p/brWE/kwz9oRmD8E/REIv/AstZj/GoqOrLdvw6iY0L2h18UEtfExs",
+	"FlANi5W2Qk3gfX4DYSoVpqgrMo3ILQ8vHYek+oj1QhPske88gF/MVdFYp9cs9IxOqX7SLz0ZuP+GRBUu",
+	"LLjwRelFyVzla66atGQorpU2u5xcJug6/qW4b11/T/RpYQvg1AwAqMvnKvpdPSEJVcIOj/OED+QsL94u",
+	"CLQ1+OkIKzDRfIzePLAsR96DdeY2BnejPJR2rrzcoVL1CNVPkAvX8pZShBL1Ccc886eTB1wiPKEIXkT2",
+	"6iTed/h+riDZCS9V53VKvHVQRceuhbOAKrT3WADlb/y9CRsJ4/r5YqpPMPkIFBPWQAZhRJOFD0O6IW/n",
+	"QFcazhCRdR24FS2BfLc70HF9p9eYzEhAl0OyokrpGErCvM1JaBQSrigeVue6FyutiQ+v48Z6QgRujYVi",
+	"UR+mDjn+/MMtgt0M2x8XGbpXCNunBf0H2VL2Yyk/437t5w54ae9he35MC9AOq1CAshZo519deXoduXnH",
+	"5UYKU4dbhJBy1+JLRHqHtb2HWpUgLB8AquxVgtgJOtBgIGnWAbhEEwnuuF9YGyjXTpgLksut4y6AbZUi",
+	"eAW1xc5mr1Zy6f70ml+xYltUApC9wHs5mZFoQbgsZCfp6nMU1L2KYtDlpCPtAMR31NkS8ZqhQ4w4W4wQ",
+	"7emL45ykIEWEMAjFHdsI5S47HrLQuG8nGDPAwl4k5/m7NuKShR5mP+sAUd/SDFCE+Jc35p4w6oZEQdgk",
+	"1adn07DCH3pGtA+ewoEGsAVAmGPPE2bFmisnCybLxH2Fk0sx4CsCvKW+5pxV/EpUGfAEbajondDx/N27",
+	"BgRwbhGN3l/iDt+5SPgFXvygzRNaJULMk/oagsUBwnyfU5EniBSVPGQO+PW5pqb0HmRMFfQ5C/D0kWtg",
+	"JyhJDQW8ZgrOnF0FPIvnMlexxCqwODTxkJvV2MMbmFEnnFAOGjJZtPYKccm+aaqKPYG2B6Avgz/P31k/",
+	"9ZWWxU7WEvRFM2tU4wAxgVxVUT2mJ6CVCqb70yxwghSjVqjGwiqkjWYTJCmnHbngEPzuZS1TLoOZlwjM",
+	"GB/qjQrN5up7UA5fAQgDAPYkJOjHGohKfFL89pOKTXQY9G8SnjhJRPwRoXh/pyDuHD8iTiD0kHDz99Ba",
+	"KfVxUGMNHqg1IGB1074pbIJAxDyCrtss7SLyALj+38HfArwmSqXEvThXAXEr9bAxZ7jCydiMlE6jq0o3",
+	"wSdAmCp+RABsv2AqqVDKOok/bQbaXK25uRElyylOm7Mx+FsASThJFkV2OqFoxoqTDyOkN+WUbIB7uJBl",
+	"fsly1ayvhAltZexKGwfeFq9de6u6lBbAVwGophaC+pZiiF9wlaAiRydCABm0itd2pSECTv/0Y2dedDlZ",
+	"sbxt0JxnrTfPy3HpKtEG/gMIbWxwDTI6NGIMmUxU+OItj9400u+lda+Jfn7fYQ5Y5FCZFehIdByfJsP7",
+	"9RgY1Owg04pJ1cuWnyGrkCpAk0Pbr4P6bm889Csjg1s/jVEosZmSky9isGCyRydUkXKY/AxilnlgL/mZ",
+	"Epv8ElWmMEh/ROPig+V2Iq/YdwMEnVJerxy7Ekvdub03Ypt1AKwkQmKX3U9B74PcoZW8XlV+rLkKgF8h",
+	"5R71VOB4wlpqpgXaf8vIcRDS23t93qhTBluHTmYOAZXA3pOGUq2msJuqGhrtU6NXTOPkBGaBX42RVYMi",
+	"vc+GWwx7/xtK6ATMvqRNP+UKUTKP0uF12PESyQjZqn8X7DlmZEFjIehXaXfKJTBdNlaSA6QB8VR0z4Ls",
+	"CnKzNuJW6gYptAOCCdSHV6Z/KVfSK9dRZiFBhCqr0FaVjXOqGoigmAt4ErtMd0qz5iqUC+xnr7I7Ja+2",
+	"i+7GLC6ggQFDFRFXdxlxbmvBWxh5dlVJVVbbPpHzg9ggM/5PbSJ8rGTUsDkn6OgJrwSu+Ieyfvd0IuhU",
+	"yCEXRnWlHnZrxOh9u9OXmDYzba9HdG1SQO299fgz0NXFcCrRgOjEn0WhEdN6YsQnLcXqE6o5vZk6kMVQ",
+	"IvTvvgLgbP86apF2WLLOejTrmP6aqvMPLMtp4XnwaFF7PkCWGIdZBzAPzlA9ZxqSiQz0laBiNNdXRIAG",
+	"Q48fDOXRXNHzXsT3iujLbto+CmL/cBDB6XYErSF6nMKQmNA0VwPiOZwk9K3cEbGOm2vhDovYLPbFioUR",
+	"czVuai8pz2cPP/989hBabw5IvPFeY/uMHRM9T0BQPPnuu7kKQo3EInUSQSQ5y5Le7321xKd4+PsztTy1",
+	"/g5kyYd3N6Vb81uVVdxBkhHf+UOK3bewArbPs1VMLx0UZLjRJL1OEVWNUYe7XADU2cfAe/ED/z5wXvxK",
+	"BvFdUjSe3wDFJda9hHMMBIEnP2y//zhYP46A1dTrnFQCNJlbT2NtdCGszdL+Znsm9aHC8/3wemcul0xC",
+	"kjX2/vXfwINlY/hVtc1YzW2YWjAH5/4CyKUUtivucfDW2qakxCRLmUR5TGEmSLSkPSzJw2hWzlWYaMY4",
+	"Kw1fxnbZbVA85GdDLC5qc6nGdyNCO+0rA8BzLc54e7JzNUZ5P2nT6RDYEB57JVR5wfKAo7PwEjOPVS1t",
+	"tlljsegJgl1Qdy8ihuwL7lYTgob2uoAqu4EuzvINd8UKlECn9YztBPw3K+7masVrCGz56WglcjbG7SWN",
+	"6bI9R+nVA2lrPyiA4rY5593aUAo6Juc8yeaqYx5jl9A137IVv4WwaLESifYY6rugYudiRy2BjTKN6Mxt",
+	"rtrtbN80QbA7dNcGZEnSDbnaUrdSCAA/fvuWUad31Mcw3Y3IfTZXUZXN18Jafi1gZ8fasPxZKda1dkIV",
+	"2+l3wpv6bX8yyClFUjRJEx34HOY+fnR+Pknw1w8CcqvS/+bOeHl9WlDWi2vDbWd9uMdXutw+sFhih93C",
+	"wIVyFfr6AD79YNOwnd3pyI41f/u9UNduNbp4RPIi/P3wVyuF9dv6Gyls+OpDySNAIxDFkO0+YmUfBZSB",
+	"w13GnNINx+I3kGwfEnfqtLlmLDCJP4p174kVHRgWdFEm4R1kQnAiEBvY1RxSFfLsF/+/Y71678VP/I8+",
+	"NvJt0EUbe4jcPkES28lwInAwNPxPPrITcMiwum2J/aiwPoy8C+OIIL8zah7QEfZxyHZk1lzt1ztQCT45",
+	"4fW6pj53aQXEjB1TUkP9WTIMZqYT18VgMdpUS6muhamNVI6NRWUFJiPhryIUbcb+KQykZdpJBshsgvwf",
+	"6e+X2szVtdZlRoKW3u/V4Afglqf6iNBiq6OaEvKUtOxaY1PztH9KLJkDPVMrMYWCjP/m+XKOYLv5zvvI",
+	"XPxBYyop3XIvVrFLzRKyyawzDTYUufD6nHTgEdJmsdLWQQrmC2GstA6afUM2VNoJL6QZsh9ViCbkgWIT",
+	"NSk7wfEToObeh138gQ7XZW9/IMN9FGS4O8nGs4KrQhxgsy/I7EwNHeltJNPUDvM+VeENaeDEaAKFqHWQ",
+	"5GQDs7EX7pBYuVN5Kwn+lFJHQem7EpiZmeMMKwC+2HVdk8mVFOzFufV0qoSBPmmJf/qVwEzS38eF6MKB",
+	"ReIK67wlitDYPPpUwq60PRDR+kG3SiXYwb2kB16MPOAOUpwd3TPQIJVG6KE1/8v3J7UPz/dhYgnTf/cH",
+	"RX98pN5KcCvYmit+LaDv2T0Y9ZGG+9/LG9G2TqL2Chl28hWQvBLspstuG/k2EwSB4BtVCWtDL3TowrbT",
+	"nB78Zy2M5UBPef+qob7ypytMH6mL/B/t3R/+eh2gdtvBQ+OOuxrxZyDYkUkcTDuum6sKoTj/HirGyTuN",
+	"WbsILzLOccsvUJWY3ihd3OB/Y7LENHmlNxKoRfsFe5hPsrkCP7Ou+T8awWRpCRIXI9R58lNwlErrTUR/",
+	"E70OE1qEkJ1H2huVBaMggpSmkP/G5wryDqaVvBVe3ZG33AWM7ZidFlt9ZvjPHhM2YgXCGx/Y1ETEEnIC",
+	"i+pUA68h8Rj0Tizhhy309uxGVhW49+nrMbVNAomK4JMloCFC11GL6XRuC53ApHIaHmkUwifYFa/FBMr3",
+	"sZcPppHt1N5cgPc7Hyi/A9aRUMpvYKt9JGGarmoondiJ+vcmPKlPXtvgFIkvClAIMNdalYvkykWH0+QO",
+	"4cXnisZOKrFiDEyWtk3AjJwFS/PTqwLuZ0+8s96gpN4oyMgJoRuaKAUqWy8nXVO44Nmu1wgnmbqMYkgl",
+	"uc5z9QFcRgw9RkZYXUULq7QR3CP4c+YqOJCCe0m6AVcSzL4SSzdj3xjhF/0WHEteIlQSYrYGmm1E71q+",
+	"NEIs/HMLUGf83X+iQvFaKMqID+UZoX/EOFpOH8fSY+JKF5TT+BaFQgZzSAaaq0B5LSAH8iT4mvHK/2Cc",
+	"fiQJQeRKuxXCI+brpnJygS6yPDDKCDKltkxpNcV4s22urIiZvuS+ooXaSyy3KFaiuLnSb/2eLStZ16JE",
+	"ByLlfWsVuuq0ScBYNE3IFfRcknYWVyktnsxcvaRoIawNiIUqZegihBpM3DeoAoWOvZCDhtlykO8mS5tg",
+	"EOuQtevnHOshM3D6e5V0Nlfv76p7ifzgE5AEHwO2Ni7oJe3OJ+25i20L//DcpZ67oIr2CLY+cTY5XUv2",
+	"GuOtMHfye7yMOFnBrYYOOxHcazE00oos4y4Z9/+oKs+hDIt3NIRsOeSXLL1+64ViLC/QxgsZaSHjgd9E",
+	"qcCdIJJJXHp9DY9ggX948T51n0ehVSErEdS0vWwiPOe7ULYSmzvRNUQIl2B85ESpOU0GKubb5z1Jy6pq",
+	"9ShvZ4UKVVXS8ytuSlYKXno1Beo6oU6FW9vbXtXP9w8y/dTJFNJYCbMfOlpFpnY39wSx7SPx6hjAiDll",
+	"e1HNNCBqnfb6HZMKcvQxMd/eZEzMrmch+K3amAdqfG0ElaJEFiyijTalncwYJDqBFomIiAEODlvNY/pM",
+	"KdX1ZbotnuikaoRN5xKzuGaHlLBPzQNOU7tT4PPXTCMiC8ELzX/pXKI+5Ykn2kWXzP3ducttdWY7Df05",
+	"hi/tTwE05ViLx5+CqbnTWpGQYkhxqriD1Gsuq72+/72dHf3vnoZZfnL3yJltmNzBiNIfzR8/ZvNHoi0i",
+	"qk3sKT1wFRp5RmVcSO6VcKKv7fetjro5VVohvo/gJqSr6xvZE/75Cob88RkVaI32yOFxT1NJea0EiCI/",
+	"HnUn9o+9Em76FF50JEzy0ds4d/b/K25XV9rrg1Zeq6luUt7TSPAyDqUcHtiZD6fftS/puSW02zKkD75X",
+	"OUfZbkVakQeOUTi3vY3pZ7Vfv42wqKpt/qwNdovGLvegzCv2rXO1V6cy0GVeSSf+/ZUzsnAs5zc3sa8H",
+	"TSANkHA3V7WRqpA1r9j44SO20o0J8Kz4EmnZjagd4qhQiQQCtz6wbC3W2iDsCqhQERNLKwKjTWv9+VwZ",
+	"7S1bMHvxrpXpgshVGisrI0grqmlTFDs4lfHj889YXlizXIQG9nkbhu3FI3wK1Y5dgvvwgiCOfyeV6uGv",
+	"TOuXCdMCi0+8H6/5lFrM+0spisZItx1d/PzmAKeSavc+kljYYJ+0A6rQylvzsUZFgkEB+Nz+UpIZE1P1",
+	"UCOKFkusF0d/ElzIcQ7Rz4X/Ps/mCnDpSqEKwfCbfALoxf6K7KE/BQ8VlWonuB/R0bAEfY2qOS6Txpsp",
+	"ojXkF0m3zTOWXwnrApZx++pNB80EChEqEUBL0AKjMWasRdCeqw8EoQ3nEqCzAWGaTqGFA8AcKT/juWrr",
+	"nwWCMCePGuzWanRzjUotwVF3DgJrcXDlYScj9/Nn6NeklxgInquf/PQom48CPxj6pcr5mlLzoGFgqAWD",
+	"SvY04DXMu2D8D1Lw85G0YJjgb8T4cHMG1GD48l/dbETypL4tMQeBsD0TThi43y47PPslVBG+62rLfSrv",
+	"/WgVfvWx3X3HKSVjeaNw1VTX17rlpWMrXsaKK6FKkKiTTz71yOmabahik41pfZPecx/W1/9TH+unXyAE",
+	"0+yrEDrhTp4U7sJowFAg6Y/T/TSjRqFtGXLw49Gj06jlWAipJ3Lk5FqUC924PMwFgkEI8wNRI9OkVc0w",
+	"QzQ2IGDkf68bxwrdKGdJcQQtT+nNQNjoD6L8tGJEBNkFpDD1hxkO6G7UN+Rz7nH8wgvu7fntUsIfrt/f",
+	"q+s3yM5B329Cl10fwS+jK8GNME8atxpd/PzmXeaPSd9IET95439gbgPJdXcbzEJEvmGVLnhFRuIoGzWm",
+	"Gl2MVs7VF2dnDx/9ZXY+O589vPjLX774AgiS5rY74reCV26VYQcyz/kRhtQZWUAaSEj+F+ZWFqIHwOF1",
+	"C/XClbCQf1lwxawQye+7qEP7oxA1Uwddp3cK0G1s8C5i/yShyuQF6G7fH/j5lZ86jxnp3N7YPZMkYFtG",
+	"dI5k4HCW+0M/jU3bKIvTiELIWxEIwrJx61BV1XaSjLrS1tmB3YyuXQCJA+8RInWQzzsZppFDY5Cjpluy",
+	"EH9HVS39v6XpM924K/02+VV6z+3o3Zt3/zMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

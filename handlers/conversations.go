@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"path/filepath"
+	"strings"
 
 	"akk/domain"
 )
@@ -104,10 +105,51 @@ func backendConversationOut(c domain.Conversation) Conversation {
 	return out
 }
 
+// actionRoutes gives each action the domain offers its method and route:
+// {id} is the record the action names.
+var actionRoutes = map[domain.ActionOn]map[string][2]string{
+	domain.OnTurns: {"send": {"POST", "/v1/turns"}},
+	domain.OnTurn: {
+		"status": {"GET", "/v1/turns/{id}"}, "respond": {"POST", "/v1/turns/{id}/respond"},
+		"cancel": {"POST", "/v1/turns/{id}/cancel"}, "renew": {"POST", "/v1/turns/{id}/renew"},
+		"recover": {"POST", "/v1/turns/{id}/recover"}, "close": {"POST", "/v1/turns/{id}/close"},
+		"retry_callback":      {"POST", "/v1/turns/{id}/retry-callback"},
+		"respond_interaction": {"POST", "/v1/turns/{id}/interaction"},
+		"approve":             {"POST", "/v1/turns/{id}/approval"},
+	},
+	domain.OnTerminal: {
+		"threads": {"GET", "/v1/terminals/{id}/threads"}, "new_thread": {"POST", "/v1/terminals/{id}/threads"},
+		"resume_thread": {"POST", "/v1/terminals/{id}/threads/resume"},
+		"model_options": {"GET", "/v1/terminals/{id}/models"}, "set_model": {"PUT", "/v1/terminals/{id}/model"},
+		"permission_options":   {"GET", "/v1/terminals/{id}/permissions"},
+		"set_permissions":      {"PUT", "/v1/terminals/{id}/permissions"},
+		"native_inspect":       {"POST", "/v1/terminals/{id}/inspect"},
+		"identify_foreground":  {"POST", "/v1/terminals/{id}/identify-foreground"},
+		"repair_model_control": {"POST", "/v1/terminals/{id}/model/repair"},
+		"approve":              {"POST", "/v1/terminals/{id}/approval"},
+	},
+	domain.OnWatches: {"watch": {"POST", "/v1/watches"}},
+	domain.OnWatch:   {"status": {"GET", "/v1/watches/{id}"}, "unwatch": {"DELETE", "/v1/watches/{id}"}},
+}
+
+// actionRoute is a's method and path; ok is false for an action no route
+// serves (a test proves there is none).
+func actionRoute(a domain.Action) (method, path string, ok bool) {
+	r, ok := actionRoutes[a.On][a.Name]
+	if !ok {
+		return "", "", false
+	}
+	return r[0], strings.ReplaceAll(r[1], "{id}", a.ID), true
+}
+
 func actionsOut(as []domain.Action) []Action {
 	out := make([]Action, 0, len(as))
 	for _, a := range as {
-		act := Action{Action: a.Name, Method: a.Method, Path: a.Path}
+		method, path, ok := actionRoute(a)
+		if !ok {
+			continue // never offer what no route serves
+		}
+		act := Action{Action: a.Name, Method: method, Path: path}
 		if a.Body != nil {
 			b := a.Body
 			act.Body = &b

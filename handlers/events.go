@@ -22,7 +22,11 @@ func (s *Server) StreamEvents(ctx context.Context, req StreamEventsRequestObject
 	if err != nil {
 		return nil, err
 	}
-	return &sseStream{ctx: ctx, s: s, cursor: cursor, read: func(after int64, limit int) ([]domain.Event, error) {
+	open, err := s.streams.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sseStream{ctx: ctx, s: s, open: open, cursor: cursor, read: func(after int64, limit int) ([]domain.Event, error) {
 		return s.Service.EventsAfter(ctx, p, after, limit)
 	}}, nil
 }
@@ -47,6 +51,7 @@ func sseCursor(lastEventID *string, since *int64) (int64, error) {
 type sseStream struct {
 	ctx    context.Context
 	s      *Server
+	open   *openStream
 	cursor int64 // -1: start from now
 	read   func(after int64, limit int) ([]domain.Event, error)
 }
@@ -58,6 +63,7 @@ func (st *sseStream) VisitStreamEventsResponse(w http.ResponseWriter) error { re
 func (st *sseStream) VisitStreamTurnEventsResponse(w http.ResponseWriter) error { return st.serve(w) }
 
 func (st *sseStream) serve(w http.ResponseWriter) error {
+	defer st.s.streams.close(st.open)
 	rc := http.NewResponseController(w)
 	// Subscribe before reading the cursor so nothing stored in between is missed.
 	wake, cancel := st.s.Hub.Subscribe()
@@ -105,6 +111,8 @@ func (st *sseStream) serve(w http.ResponseWriter) error {
 		}
 		select {
 		case <-st.ctx.Done():
+			return nil
+		case <-st.open.end: // its credential was revoked
 			return nil
 		case <-wake:
 		case <-beat.C:

@@ -1,6 +1,8 @@
 package handlers_test
 
 import (
+	"github.com/coder/quartz"
+
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -33,10 +35,6 @@ func (f *fixedIDs) Secret(n int) []byte {
 	return b
 }
 
-type clock struct{}
-
-func (clock) Now() time.Time { return time.Now() }
-
 type env struct {
 	h        http.Handler
 	operator string
@@ -45,18 +43,45 @@ type env struct {
 // newEnv serves a fresh store; heartbeat, if given, is the SSE heartbeat.
 func newEnv(t testing.TB, heartbeat ...time.Duration) *env {
 	t.Helper()
+	o := envOpts{}
+	if len(heartbeat) > 0 {
+		o.heartbeat = heartbeat[0]
+	}
+	return newEnvOpts(t, o)
+}
+
+// envOpts vary newEnv: wire plugs fakes of the terminal ports into the
+// service, deps changes the handler's dependencies.
+type envOpts struct {
+	heartbeat time.Duration
+	wire      func(*domain.Service)
+	deps      func(*handlers.Deps)
+}
+
+// newEnvWith serves a fresh store with the dependencies set changes.
+func newEnvWith(t testing.TB, set func(*handlers.Deps)) *env {
+	return newEnvOpts(t, envOpts{deps: set})
+}
+
+func newEnvOpts(t testing.TB, o envOpts) *env {
+	t.Helper()
 	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := domain.NewService(store, clock{}, &fixedIDs{}, handlers.NewValidator())
+	svc := domain.NewService(store, quartz.NewReal(), &fixedIDs{}, handlers.NewValidator())
 	if err := svc.UseOperatorToken(context.Background(), "op-token"); err != nil {
 		t.Fatal(err)
 	}
-	deps := handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test"}
-	if len(heartbeat) > 0 {
-		deps.Heartbeat = heartbeat[0]
+	if o.wire != nil {
+		o.wire(svc)
+	}
+	// httptest.NewRequest's Host is example.com.
+	deps := handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test", Heartbeat: o.heartbeat,
+		AllowedHosts: []string{"example.com"}}
+	if o.deps != nil {
+		o.deps(&deps)
 	}
 	h, err := handlers.New(deps)
 	if err != nil {
@@ -331,5 +356,102 @@ func TestRotateTokenAndDeleteHost(t *testing.T) {
 		if w := e.do(c.method, c.path, e.operator, ""); w.Code != 404 || problemCode(t, w) != "host_not_found" {
 			t.Fatalf("%s %s on a removed host: %d", c.method, c.path, w.Code)
 		}
+	}
+}
+
+// With a metrics token, /metrics needs exactly that bearer token; other
+// tokens, the operator's among them, are refused.
+func TestMetricsToken(t *testing.T) {
+	e := newEnvOpts(t, envOpts{deps: func(d *handlers.Deps) { d.MetricsToken = "m-secret" }})
+	for _, auth := range []string{"", "Bearer nope", "Bearer m-secre", "Bearer m-secret2", "Bearer op-token", "Basic bS1zZWNyZXQ="} {
+		w := e.do("GET", "/metrics", "", "", "Authorization", auth)
+		if w.Code != 401 || problemCode(t, w) != "unauthorized" || w.Header().Get("WWW-Authenticate") == "" {
+			t.Fatalf("Authorization %q: %d %s", auth, w.Code, w.Body)
+		}
+	}
+	w := e.do("GET", "/metrics", "", "", "Authorization", "Bearer m-secret")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "akk_http_requests_total") {
+		t.Fatalf("with the metrics token: %d %s", w.Code, w.Body)
+	}
+	if w := e.do("GET", "/v1/health", "", ""); w.Code != 200 {
+		t.Fatalf("health stays public: %d", w.Code)
+	}
+}
+
+// A deeply nested body is refused before anything decodes or validates it:
+// quickly, with a small problem, signed in or not.
+func TestDeeplyNestedBodyIsRefusedCheaply(t *testing.T) {
+	e := newEnv(t)
+	nested := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	cases := []struct{ name, path, token, body string }{
+		{"objects, signing in", "/v1/ui/session", "", `{"token":"x","a":` + nested(`{"a":`, `}`, 5000) + `}`},
+		{"arrays, signing in", "/v1/ui/session", "", nested(`[`, `]`, 20000)},
+		{"objects, operator", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b","pad":` + nested(`{"a":`, `}`, 5000) + `}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			w := e.do("POST", c.path, c.token, c.body)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+			if w.Code != 400 || problemCode(t, w) != "json_too_deep" {
+				t.Fatalf("status %d: %.300s", w.Code, w.Body)
+			}
+			if w.Body.Len() > 1000 {
+				t.Fatalf("problem of %d bytes", w.Body.Len())
+			}
+		})
+	}
+	// A body as deep as the limit still reaches the contract's validation.
+	w := e.do("POST", "/v1/hosts", e.operator, `{"name":"x","webhook_url":"http://a/b","pad":`+nested(`[`, `]`, handlers.MaxJSONDepth-1)+`}`)
+	if w.Code != 400 || problemCode(t, w) != "invalid_request" {
+		t.Fatalf("at the limit: %d %s", w.Code, w.Body)
+	}
+	// Brackets inside strings (after an escaped quote too) do not count.
+	w = e.do("POST", "/v1/hosts", e.operator, `{"name":"`+strings.Repeat("[{", 20)+`\"`+strings.Repeat("[", 20)+`","webhook_url":"http://a/b"}`)
+	if w.Code != 201 {
+		t.Fatalf("brackets in a string: %d %s", w.Code, w.Body)
+	}
+}
+
+// A schema error's detail names the field and the reason, bounded, never
+// the whole value or the schema.
+func TestSchemaErrorDetailStaysShort(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("k", 40000)
+	for name, body := range map[string]string{
+		"long unknown property": `{"name":"x","webhook_url":"http://a/b","` + long + `":1}`,
+		"long wrong value":      `{"name":"x","webhook_url":["` + long + `"]}`,
+		"long nested property":  `{"token":{"` + long + `":{"` + long[:10000] + `":1}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path, token := "/v1/hosts", e.operator
+			if strings.HasPrefix(body, `{"token"`) {
+				path, token = "/v1/ui/session", ""
+			}
+			w := e.do("POST", path, token, body)
+			if w.Code != 400 || problemCode(t, w) != "invalid_request" {
+				t.Fatalf("status %d: %.300s", w.Code, w.Body)
+			}
+			var p struct {
+				Detail string
+				Errors []struct{ Field, Message string }
+			}
+			json.Unmarshal(w.Body.Bytes(), &p)
+			if p.Detail == "" || len(p.Detail) > 300 {
+				t.Fatalf("detail of %d bytes: %.400s", len(p.Detail), p.Detail)
+			}
+			for _, f := range p.Errors {
+				if len(f.Field) > 300 || len(f.Message) > 300 {
+					t.Fatalf("field error of %d+%d bytes", len(f.Field), len(f.Message))
+				}
+			}
+			if w.Body.Len() > 2000 {
+				t.Fatalf("problem of %d bytes", w.Body.Len())
+			}
+		})
 	}
 }

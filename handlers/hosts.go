@@ -6,8 +6,25 @@ import (
 	"akk/domain"
 )
 
+// hostOut is a host without its secrets: its delivery headers by name only.
 func hostOut(h domain.Host) Host {
-	return Host{HostId: h.ID, Name: h.Name, WebhookUrl: h.WebhookURL, CreatedAt: h.CreatedAt, SecretRotatedAt: h.SecretRotatedAt}
+	events := h.WebhookEvents
+	if events == nil {
+		events = []string{}
+	}
+	return Host{HostId: h.ID, Name: h.Name, WebhookUrl: h.WebhookURL, WebhookHeaderNames: h.HeaderNames(),
+		WebhookEvents: events, CreatedAt: h.CreatedAt, SecretRotatedAt: h.SecretRotatedAt}
+}
+
+func webhookIn(url string, headers *WebhookHeaders, events *WebhookEvents) domain.HostWebhook {
+	w := domain.HostWebhook{URL: url}
+	if headers != nil {
+		w.Headers = *headers
+	}
+	if events != nil {
+		w.Events = *events
+	}
+	return w
 }
 
 // ListHosts lists hosts without secrets.
@@ -28,13 +45,29 @@ func (s *Server) CreateHost(ctx context.Context, req CreateHostRequestObject) (C
 	if req.Body == nil {
 		return nil, domain.E(domain.CodeInvalidRequest, "a JSON body is required")
 	}
-	c, err := s.Service.RegisterHost(ctx, domain.NewHost{Name: req.Body.Name, WebhookURL: req.Body.WebhookUrl})
+	hook := webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents)
+	c, err := s.Service.RegisterHost(ctx, domain.NewHost{Name: req.Body.Name, WebhookURL: hook.URL,
+		WebhookHeaders: hook.Headers, WebhookEvents: hook.Events})
 	if err != nil {
 		return nil, err
 	}
 	h := hostOut(c.Host)
-	return CreateHost201JSONResponse{HostId: h.HostId, Name: h.Name, WebhookUrl: h.WebhookUrl, CreatedAt: h.CreatedAt,
+	return CreateHost201JSONResponse{HostId: h.HostId, Name: h.Name, WebhookUrl: h.WebhookUrl,
+		WebhookHeaderNames: h.WebhookHeaderNames, WebhookEvents: h.WebhookEvents, CreatedAt: h.CreatedAt,
 		SecretRotatedAt: h.SecretRotatedAt, Token: c.Token, WebhookSecret: c.Host.Secret}, nil
+}
+
+// SetHostWebhook replaces a host's webhook URL, delivery headers and
+// event subscription.
+func (s *Server) SetHostWebhook(ctx context.Context, req SetHostWebhookRequestObject) (SetHostWebhookResponseObject, error) {
+	if req.Body == nil {
+		return nil, domain.E(domain.CodeInvalidRequest, "a JSON body is required")
+	}
+	h, err := s.Service.SetHostWebhook(ctx, req.HostId, webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents))
+	if err != nil {
+		return nil, err
+	}
+	return SetHostWebhook200JSONResponse(hostOut(h)), nil
 }
 
 // RotateHostSecret replaces a host's webhook secret.

@@ -42,92 +42,234 @@ var mcpAttention = map[string]mcp.LoggingLevel{
 
 // mcpEndpoint serves /mcp.
 type mcpEndpoint struct {
-	s     *Server
-	rest  http.Handler
-	tools []mcpToolDef
-	h     *mcp.StreamableHTTPHandler
+	s         *Server
+	rest      http.Handler
+	tools     []mcpToolDef
+	h         *mcp.StreamableHTTPHandler
+	handshake time.Duration // an unfinished session ends after this
+	idle      time.Duration // a session idle this long may make room for a new one
 
 	mu       sync.Mutex
-	sessions map[string]*mcpSession // by MCP session id
+	sessions map[string]*mcpSession   // by MCP session id
+	live     map[*mcpSession]struct{} // every session, from its initialize request until it ends
 }
 
 func newMCPEndpoint(s *Server, rest http.Handler, tools []mcpToolDef) *mcpEndpoint {
-	e := &mcpEndpoint{s: s, rest: rest, tools: tools, sessions: map[string]*mcpSession{}}
+	e := &mcpEndpoint{s: s, rest: rest, tools: tools, handshake: s.MCPHandshakeTimeout, idle: s.MCPIdleBeforeEviction,
+		sessions: map[string]*mcpSession{}, live: map[*mcpSession]struct{}{}}
 	e.h = mcp.NewStreamableHTTPHandler(e.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              s.Log,
-		SessionTimeout:      30 * time.Minute,
+		SessionTimeout:      MCPSessionTimeout,
 		MaxRequestBodyBytes: 2 * MaxBodyBytes,
 	})
 	return e
 }
 
+// MCPSessionTimeout ends an MCP session that sent no request for so long.
+const MCPSessionTimeout = 30 * time.Minute
+
+// principalKey names a principal in the tables of sessions and streams
+// (MCP's, the dashboard's, the event streams').
+func principalKey(p domain.Principal) string {
+	if p.Operator {
+		return "operator"
+	}
+	return "host:" + p.HostID
+}
+
+type sessionHolder struct{}
+
 // ServeHTTP authenticates every request with its bearer token (no cookie:
 // a browser's session must not reach the tools) and keeps a session to
-// the principal that opened it.
+// the principal that opened it. A session id AKK does not hold (never
+// given, ended, or another principal's) is 404 for everyone.
 func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A browser's request from another site's page (the MCP transport
+	// spec: servers must validate Origin).
+	if !e.s.hosts.originAllowed(r) {
+		writeError(w, r, errOrigin())
+		return
+	}
 	p, ok := e.s.bearer(w, r)
 	if !ok {
 		return
 	}
+	ctx := domain.WithPrincipal(r.Context(), p)
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		e.mu.Lock()
 		m, known := e.sessions[id]
+		if known && principalKey(m.p) == principalKey(p) {
+			m.inflight++
+		}
 		e.mu.Unlock()
-		if known && m.p.HostID != p.HostID {
+		if !known || principalKey(m.p) != principalKey(p) {
 			writeError(w, r, domain.E(domain.CodeNotFound, "no such MCP session"))
 			return
 		}
-	} else if r.Method == http.MethodPost && e.open(p.HostID) >= MaxMCPSessions {
-		writeError(w, r, domain.E(domain.CodeMCPSessionLimit,
-			fmt.Sprintf("this controller has %d open MCP sessions, the most it may have; close one (DELETE /mcp) or let one time out", MaxMCPSessions)))
+		defer e.done(m)
+		if r.Method == http.MethodDelete {
+			// The client ends its session: its place is free at once.
+			e.forget(m)
+		}
+		e.h.ServeHTTP(w, r.WithContext(ctx))
+		if r.Method == http.MethodDelete {
+			e.drop(m)
+		}
 		return
 	}
-	e.h.ServeHTTP(w, r.WithContext(domain.WithPrincipal(r.Context(), p)))
-	if r.Method == http.MethodDelete {
-		// The client ended its session: its place is free at once.
-		e.mu.Lock()
-		delete(e.sessions, r.Header.Get("Mcp-Session-Id"))
-		e.mu.Unlock()
+	if r.Method != http.MethodPost {
+		e.h.ServeHTTP(w, r.WithContext(ctx))
+		return
+	}
+	// A new session: it holds a place from its initialize request on.
+	sess := &mcpSession{e: e, p: p}
+	sess.ctx, sess.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.mu.Lock()
+	var idlest *mcpSession
+	if e.openLocked(principalKey(p)) >= MaxMCPSessions {
+		// At the limit, the principal's longest-idle session makes room
+		// (a one-shot client opens a session per call and never closes
+		// it), if it has been idle a while; else the new one is refused.
+		if idlest = e.idlestLocked(principalKey(p)); idlest == nil {
+			e.mu.Unlock()
+			writeError(w, r, domain.E(domain.CodeMCPSessionLimit,
+				fmt.Sprintf("this controller has %d open MCP sessions in use, the most it may have; close one (DELETE /mcp) or let one idle", MaxMCPSessions)))
+			return
+		}
+		e.forgetLocked(idlest)
+	}
+	sess.inflight = 1
+	e.live[sess] = struct{}{}
+	e.mu.Unlock()
+	if idlest != nil {
+		e.drop(idlest)
+	}
+	e.h.ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionHolder{}, sess)))
+	e.done(sess)
+	e.mu.Lock()
+	ss := sess.ss
+	e.mu.Unlock()
+	if ss == nil || ss.InitializeParams() == nil {
+		// No session came of it: the SDK closes one that was not
+		// initialized by its first request (a failed initialize, or a
+		// probe such as server/discover).
+		e.drop(sess)
 	}
 }
 
 // MaxMCPSessions bounds the open MCP sessions of one principal (each
-// holds a server and an event pump until it closes or idles out).
+// holds a server and an event pump until it closes or idles out); a
+// session counts from its initialize on.
 const MaxMCPSessions = 16
 
-// open counts a principal's initialized sessions, forgetting those that
-// never completed their handshake (a session forgets itself when it ends).
-func (e *mcpEndpoint) open(hostID string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// openLocked counts a principal's sessions. A session whose first
+// request was not an initialize (a probe such as server/discover) is
+// about to be closed by the SDK and does not count.
+func (e *mcpEndpoint) openLocked(key string) int {
 	n := 0
-	for id, m := range e.sessions {
-		if !m.started.Load() && time.Since(m.created) > time.Minute {
-			delete(e.sessions, id)
-			continue
-		}
-		if m.started.Load() && m.p.HostID == hostID {
+	for m := range e.live {
+		if principalKey(m.p) == key && (m.ss == nil || m.ss.InitializeParams() != nil) {
 			n++
 		}
 	}
 	return n
 }
 
+// endPrincipal ends every session of a principal.
+func (e *mcpEndpoint) endPrincipal(key string) {
+	e.mu.Lock()
+	var ending []*mcpSession
+	for m := range e.live {
+		if principalKey(m.p) == key {
+			ending = append(ending, m)
+		}
+	}
+	e.mu.Unlock()
+	for _, m := range ending {
+		e.drop(m)
+	}
+}
+
+// done ends one request of a session: it is idle from now on if no
+// other request (an open stream) is in flight.
+func (e *mcpEndpoint) done(m *mcpSession) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m.inflight--
+	m.idleSince = time.Now()
+}
+
+// idlestLocked is the principal's session with no request in flight that
+// has been idle longest, if that is longer than e.idle; else nil.
+func (e *mcpEndpoint) idlestLocked(key string) *mcpSession {
+	var idlest *mcpSession
+	for m := range e.live {
+		if principalKey(m.p) != key || m.inflight > 0 || time.Since(m.idleSince) <= e.idle {
+			continue
+		}
+		if idlest == nil || m.idleSince.Before(idlest.idleSince) {
+			idlest = m
+		}
+	}
+	return idlest
+}
+
+// forget frees a session's place and id at once.
+func (e *mcpEndpoint) forget(m *mcpSession) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.forgetLocked(m)
+}
+
+func (e *mcpEndpoint) forgetLocked(m *mcpSession) {
+	if m.id != "" && e.sessions[m.id] == m {
+		delete(e.sessions, m.id)
+	}
+	delete(e.live, m)
+}
+
+// drop ends a session for AKK and for the SDK alike: its place is free at
+// once, and the SDK stops serving it.
+func (e *mcpEndpoint) drop(m *mcpSession) {
+	e.mu.Lock()
+	e.forgetLocked(m)
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	ss := m.ss
+	already := m.ended
+	m.ended = true
+	e.mu.Unlock()
+	if already {
+		return
+	}
+	m.cancel()
+	if ss != nil {
+		go ss.Close()
+	}
+}
+
 // serverFor makes the MCP server of one new session, for the principal of
 // the request that opens it.
 func (e *mcpEndpoint) serverFor(r *http.Request) *mcp.Server {
-	p, ok := domain.PrincipalFrom(r.Context())
+	sess, ok := r.Context().Value(sessionHolder{}).(*mcpSession)
 	if !ok {
 		return nil
 	}
-	sess := &mcpSession{e: e, p: p, created: time.Now()}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "akk", Title: "AKK", Version: e.s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       e.s.Log,
 		GetSessionID: func() string {
 			id := "mcp_" + rand.Text()
 			e.mu.Lock()
+			sess.id = id
 			e.sessions[id] = sess
+			// A session that has not finished its handshake by then ends.
+			sess.timer = time.AfterFunc(e.handshake, func() {
+				if !sess.started.Load() {
+					e.drop(sess)
+				}
+			})
 			e.mu.Unlock()
 			return id
 		},
@@ -137,6 +279,16 @@ func (e *mcpEndpoint) serverFor(r *http.Request) *mcp.Server {
 		Capabilities:       &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
 	})
 	sess.srv = srv
+	// The first message (initialize) names the SDK's session: from then on
+	// AKK can end it, and learns when it ends.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				sess.bind(ss)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	for _, d := range e.tools {
 		srv.AddTool(&mcp.Tool{Name: d.Name, Description: d.description(), InputSchema: d.schema,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: d.ReadOnly, IdempotentHint: d.ReadOnly, DestructiveHint: ptr(false)}},
@@ -162,9 +314,41 @@ type mcpSession struct {
 	e       *mcpEndpoint
 	p       domain.Principal
 	srv     *mcp.Server
-	created time.Time
+	ctx     context.Context // ends with the session
+	cancel  context.CancelFunc
 	started atomic.Bool
 	once    sync.Once
+
+	// Under e.mu:
+	id    string
+	ss    *mcp.ServerSession
+	timer *time.Timer
+	ended bool
+	// inflight counts its requests being served (an open stream among
+	// them); idleSince is when the last one ended.
+	inflight  int
+	idleSince time.Time
+}
+
+// bind learns the SDK's session, once: when the SDK ends it, AKK forgets
+// it; when AKK ended it first, the SDK's ends too.
+func (m *mcpSession) bind(ss *mcp.ServerSession) {
+	m.e.mu.Lock()
+	if m.ss != nil {
+		m.e.mu.Unlock()
+		return
+	}
+	m.ss = ss
+	ended := m.ended
+	m.e.mu.Unlock()
+	if ended {
+		go ss.Close()
+		return
+	}
+	go func() {
+		ss.Wait()
+		m.e.drop(m)
+	}()
 }
 
 // conversation is the AKK-Conversation of a call: the client's own header,
@@ -239,15 +423,8 @@ func (m *mcpSession) resource(prefix, path string) mcp.ResourceHandler {
 func (m *mcpSession) start(ss *mcp.ServerSession) {
 	m.once.Do(func() {
 		m.started.Store(true)
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			ss.Wait()
-			cancel()
-			m.e.mu.Lock()
-			delete(m.e.sessions, ss.ID())
-			m.e.mu.Unlock()
-		}()
-		go m.pump(ctx, ss)
+		m.bind(ss)
+		go m.pump(m.ctx, ss)
 	})
 }
 

@@ -9,10 +9,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"akk/domain"
 )
 
 // An MCP tool is one REST action: its routes, its input schema and its
@@ -37,6 +41,17 @@ type mcpTool struct {
 // mcpCatalogue is the tool catalogue, in the operator guide's order. A test
 // keeps it in step with the contract and with the actions the domain
 // advertises.
+// span says d as the guides do: whole minutes in minutes, else seconds.
+func span(d time.Duration) string {
+	if d >= time.Minute && d%time.Minute == 0 {
+		if d == time.Minute {
+			return "1 minute"
+		}
+		return strconv.Itoa(int(d/time.Minute)) + " minutes"
+	}
+	return strconv.Itoa(int(d/time.Second)) + " s"
+}
+
 var mcpCatalogue = []mcpTool{
 	{Name: "akk_list", Ops: []string{"listConversations"}, ReadOnly: true,
 		Guide: "Start here. Use only the ids and bodies of a fresh list's available_actions: each names the tool to call (akk_ + its name), its ids and its prefilled body. Never invent or reuse ids from an old list."},
@@ -51,7 +66,7 @@ var mcpCatalogue = []mcpTool{
 	{Name: "akk_set_permissions", Ops: []string{"setPermissions"},
 		Guide: "Change the pane's permission mode to one the user chose from a fresh akk_permission_options (full_access only on the user's explicit word). Never repeat an uncertain result."},
 	{Name: "akk_model_options", Ops: []string{"getModels"},
-		Guide: "Open the agent's own model UI once in an idle pane and read its models and the reasoning effort in effect. The result authorizes one akk_set_model from this same conversation within 5 minutes. On a Codex backend row (terminal_id cx_<thread id> from its model_options action) the daemon gives the catalogue with no input, and it authorizes no akk_set_model."},
+		Guide: "Open the agent's own model UI once in an idle pane and read its models and the reasoning effort in effect. The result authorizes one akk_set_model from this same conversation within " + span(domain.ModelCatalogTTL) + ". On a Codex backend row (terminal_id cx_<thread id> from its model_options action) the daemon gives the catalogue with no input, and it authorizes no akk_set_model."},
 	{Name: "akk_set_model", Ops: []string{"setModel"},
 		Guide: "Set the reasoning effort of the model in effect to one the immediately preceding akk_model_options advertised (model and reasoning_effort both from it). Never repeat an uncertain result: read the catalogue again."},
 	{Name: "akk_repair_model_control", Ops: []string{"repairModelControl"},
@@ -59,7 +74,7 @@ var mcpCatalogue = []mcpTool{
 	{Name: "akk_native_inspect", Ops: []string{"inspectTerminal"},
 		Guide: "Read the agent's own status view once (version, model, directory, thread id) in an idle pane a fresh akk_list advertises native_inspect for. It creates nothing; never repeat an uncertain result."},
 	{Name: "akk_identify_foreground", Ops: []string{"identifyForeground"},
-		Guide: "Codex only: which thread an idle pane shows, when its identity is ambiguous. The proof expires after 30 s and authorizes nothing."},
+		Guide: "Codex only: which thread an idle pane shows, when its identity is ambiguous. The proof expires after " + span(domain.ForegroundProofTTL) + " and authorizes nothing."},
 	{Name: "akk_watch", Ops: []string{"createWatch"},
 		Guide: "Watch a task a person started in a pane, or a turn another client started in a Codex backend thread (terminal_id from the watch action of a fresh akk_list row). The Watch reports its end; it never types."},
 	{Name: "akk_unwatch", Ops: []string{"deleteWatch"},
@@ -202,6 +217,44 @@ func jsonSchema(ref *openapi3.SchemaRef, depth int) map[string]any {
 			out["type"] = types
 		}
 	}
+	schemaKeywords(s, out)
+	if s.Items != nil {
+		out["items"] = jsonSchema(s.Items, depth+1)
+	}
+	if len(s.Properties) > 0 {
+		props := map[string]any{}
+		for k, v := range s.Properties {
+			if v.Value != nil && v.Value.ReadOnly {
+				continue
+			}
+			props[k] = jsonSchema(v, depth+1)
+		}
+		out["properties"] = props
+	}
+	if len(s.Required) > 0 {
+		out["required"] = append([]string(nil), s.Required...)
+	}
+	if ap := s.AdditionalProperties; ap.Has != nil && !*ap.Has {
+		out["additionalProperties"] = false
+	} else if ap.Schema != nil {
+		out["additionalProperties"] = jsonSchema(ap.Schema, depth+1)
+	}
+	for key, list := range map[string]openapi3.SchemaRefs{"oneOf": s.OneOf, "anyOf": s.AnyOf, "allOf": s.AllOf} {
+		if len(list) == 0 {
+			continue
+		}
+		var xs []any
+		for _, x := range list {
+			xs = append(xs, jsonSchema(x, depth+1))
+		}
+		out[key] = xs
+	}
+	return out
+}
+
+// schemaKeywords copies s's scalar keywords (description, format, bounds,
+// enum, default…) into out.
+func schemaKeywords(s *openapi3.Schema, out map[string]any) {
 	if s.Description != "" {
 		out["description"] = s.Description
 	}
@@ -238,38 +291,6 @@ func jsonSchema(ref *openapi3.SchemaRef, depth int) map[string]any {
 	if s.Default != nil {
 		out["default"] = s.Default
 	}
-	if s.Items != nil {
-		out["items"] = jsonSchema(s.Items, depth+1)
-	}
-	if len(s.Properties) > 0 {
-		props := map[string]any{}
-		for k, v := range s.Properties {
-			if v.Value != nil && v.Value.ReadOnly {
-				continue
-			}
-			props[k] = jsonSchema(v, depth+1)
-		}
-		out["properties"] = props
-	}
-	if len(s.Required) > 0 {
-		out["required"] = append([]string(nil), s.Required...)
-	}
-	if ap := s.AdditionalProperties; ap.Has != nil && !*ap.Has {
-		out["additionalProperties"] = false
-	} else if ap.Schema != nil {
-		out["additionalProperties"] = jsonSchema(ap.Schema, depth+1)
-	}
-	for key, list := range map[string]openapi3.SchemaRefs{"oneOf": s.OneOf, "anyOf": s.AnyOf, "allOf": s.AllOf} {
-		if len(list) == 0 {
-			continue
-		}
-		var xs []any
-		for _, x := range list {
-			xs = append(xs, jsonSchema(x, depth+1))
-		}
-		out[key] = xs
-	}
-	return out
 }
 
 // description is what the model reads about a tool: the guide's rule

@@ -6,6 +6,8 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +39,22 @@ type Deps struct {
 	Log     *slog.Logger
 	// Heartbeat is the SSE comment interval; default 15 s.
 	Heartbeat time.Duration
+	// MCPHandshakeTimeout ends an MCP session that has not finished its
+	// handshake (notifications/initialized) by then; default 1 min.
+	MCPHandshakeTimeout time.Duration
+	// MCPIdleBeforeEviction is how long an MCP session must have had no
+	// request before a new session of its principal at the limit may end
+	// it; default 1 s (a session in its handshake is never idle that long).
+	MCPIdleBeforeEviction time.Duration
+	// AllowedHosts are the host names (a port is ignored) a request may
+	// name in its Host header, and an Origin header may name, besides the
+	// loopback names localhost, 127.0.0.1 and ::1, which are always
+	// allowed. "*" allows any Host (behind a reverse proxy that checks
+	// it); an Origin must then name the request's own host.
+	AllowedHosts []string
+	// MetricsToken, when set, is the bearer token /metrics needs; empty,
+	// /metrics is public.
+	MetricsToken string
 }
 
 // EventHub tells SSE streams that new events were stored.
@@ -47,7 +65,10 @@ type EventHub interface {
 // Server implements the generated StrictServerInterface.
 type Server struct {
 	Deps
-	sessions uiSessions // the dashboard's
+	sessions uiSessions   // the dashboard's
+	streams  openStreams  // the event streams open now
+	mcp      *mcpEndpoint // its sessions
+	hosts    hostPolicy
 }
 
 var _ StrictServerInterface = (*Server)(nil)
@@ -64,6 +85,12 @@ func New(d Deps) (http.Handler, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
+	if d.MCPHandshakeTimeout == 0 {
+		d.MCPHandshakeTimeout = time.Minute
+	}
+	if d.MCPIdleBeforeEviction == 0 {
+		d.MCPIdleBeforeEviction = time.Second
+	}
 	spec, err := openapi3.NewLoader().LoadFromData(api.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("load contract: %w", err)
@@ -77,7 +104,7 @@ func New(d Deps) (http.Handler, error) {
 		},
 	})
 
-	s := &Server{Deps: d}
+	s := &Server{Deps: d, hosts: newHostPolicy(d.AllowedHosts)}
 	strict := NewStrictHandlerWithOptions(s, nil, StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
 			writeError(w, r, &domain.Error{Code: domain.CodeInvalidRequest, Message: "the request body could not be decoded", Err: err})
@@ -105,13 +132,16 @@ func New(d Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mcp = newMCPEndpoint(s, api, tools)
+	// A rotated or deleted host's streams and MCP sessions end at once.
+	d.Service.OnHostRevoked(s.revokeHost)
 	top := http.NewServeMux()
-	top.Handle("/mcp", newMCPEndpoint(s, api, tools))
+	top.Handle("/mcp", s.mcp)
 	ui := web.Handler()
 	top.Handle("GET /{$}", ui)
 	top.Handle("GET /ui/", ui)
 	top.Handle("/", api)
-	return top, nil
+	return s.hosts.checkHost(top), nil
 }
 
 // validationProblem turns a contract validation failure into a problem.
@@ -122,31 +152,44 @@ func validationProblem(err error, status int) error {
 	case status == http.StatusNotFound:
 		return domain.E(domain.CodeNotFound, "no such route")
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i > 0 {
-		msg = msg[:i]
-	}
+	// The message is built from the field and the reason only: a
+	// SchemaError's Error() renders the schema and the whole value.
 	var re *openapi3filter.RequestError
-	field := ""
-	if errors.As(err, &re) {
+	var se *openapi3.SchemaError
+	field, msg := "", ""
+	switch {
+	case errors.As(err, &re) && errors.As(re.Err, &se):
 		if re.Parameter != nil {
-			field = re.Parameter.Name
+			field = clip(re.Parameter.Name, 100)
+			msg = "parameter " + field + ": " + clip(se.Reason, 150)
+		} else {
+			field = clip(strings.Join(se.JSONPointer(), "."), 100)
+			msg = "request body: " + strings.TrimPrefix(field+" ", " ") + clip(se.Reason, 150)
 		}
-		var se *openapi3.SchemaError
-		if errors.As(re.Err, &se) {
-			if re.Parameter != nil {
-				msg = "parameter " + field + ": " + se.Reason
-			} else {
-				field = strings.Join(se.JSONPointer(), ".")
-				msg = "request body: " + strings.TrimPrefix(field+" ", " ") + se.Reason
-			}
+	default:
+		if re != nil && re.Parameter != nil {
+			field = clip(re.Parameter.Name, 100)
 		}
+		msg, _, _ = strings.Cut(err.Error(), "\n")
+		msg = clip(msg, 300)
 	}
 	de := &domain.Error{Code: domain.CodeInvalidRequest, Message: msg, Err: err}
 	if field != "" {
 		de.Fields = []domain.FieldError{{Field: field, Message: msg}}
 	}
 	return de
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking a cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	n -= len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // MaxBodyBytes bounds a request body. The largest body the contract allows
@@ -187,6 +230,10 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 					writeError(w, r, domain.E(domain.CodeInvalidRequest, "the request body is not valid UTF-8"))
 					return
 				}
+				if jsonDepth(body) > MaxJSONDepth {
+					writeError(w, r, domain.E(domain.CodeJSONTooDeep, fmt.Sprintf("the request body nests arrays and objects more than %d deep", MaxJSONDepth)))
+					return
+				}
 				if !json.Valid(body) {
 					writeError(w, r, domain.E(domain.CodeInvalidRequest, "the request body is not one JSON value (malformed, or data after it)"))
 					return
@@ -196,6 +243,40 @@ func limitBody(max int64) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// MaxJSONDepth bounds how deeply a request body's arrays and objects nest
+// (no request of the contract needs more than a few levels). A deeper body
+// is refused before it is decoded or validated: the contract validator's
+// cost grows with the square of the depth.
+const MaxJSONDepth = 16
+
+// jsonDepth is the deepest nesting of arrays and objects in b, counting
+// brackets outside strings; it does not check that b is well formed.
+func jsonDepth(b []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func recoverer(next http.Handler) http.Handler {
@@ -232,9 +313,25 @@ func (s *Server) bearer(w http.ResponseWriter, r *http.Request) (domain.Principa
 	return p, true
 }
 
+// metricsAuthorized reports whether r carries the metrics token, compared
+// in constant time (of hashes, so not even its length shows).
+func (s *Server) metricsAuthorized(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(s.MetricsToken))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, r))
+		if r.URL.Path == "/metrics" && s.MetricsToken != "" && !s.metricsAuthorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="akk-metrics"`)
+			writeError(w, r, domain.E(domain.CodeUnauthorized, "/metrics needs Authorization: Bearer and the metrics token"))
+			return
+		}
 		if publicPaths[r.URL.Path] || (r.URL.Path == "/v1/ui/session" && r.Method == http.MethodPost) {
 			next.ServeHTTP(w, r)
 			return

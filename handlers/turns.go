@@ -159,7 +159,11 @@ func (s *Server) StreamTurnEvents(ctx context.Context, req StreamTurnEventsReque
 		cursor = 0
 	}
 	turnID := req.TurnId
-	return &sseStream{ctx: ctx, s: s, cursor: cursor, read: func(after int64, limit int) ([]domain.Event, error) {
+	open, err := s.streams.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sseStream{ctx: ctx, s: s, open: open, cursor: cursor, read: func(after int64, limit int) ([]domain.Event, error) {
 		return s.Service.TurnEventsAfter(ctx, p, turnID, after, limit)
 	}}, nil
 }

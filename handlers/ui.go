@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,11 +22,15 @@ import (
 const (
 	sessionCookie = "akk_session"
 	sessionTTL    = 12 * time.Hour
-	maxSessions   = 1000
+	// maxSessionsPerPrincipal bounds the sessions of one principal (the
+	// operator, or one host): its own oldest goes when it signs in once
+	// more, so no principal's sign-ins can end another's sessions.
+	maxSessionsPerPrincipal = 32
 )
 
 type uiSession struct {
 	token, conversation string
+	principal           string // "operator" or the host's id
 	expires             time.Time
 }
 
@@ -33,11 +39,14 @@ type uiSessions struct {
 	m  map[string]uiSession
 }
 
-func (u *uiSessions) add(token string, now time.Time) (string, uiSession) {
+func (u *uiSessions) add(token, principal string, now time.Time) (string, uiSession) {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b)
 	id := base64.RawURLEncoding.EncodeToString(b)
-	s := uiSession{token: token, conversation: "ui-" + id[:12], expires: now.Add(sessionTTL)}
+	// The conversation name goes into events and webhooks: it is derived
+	// from a hash of the cookie, so it gives none of the cookie away.
+	sum := sha256.Sum256([]byte(id))
+	s := uiSession{token: token, conversation: "ui-" + hex.EncodeToString(sum[:8]), principal: principal, expires: now.Add(sessionTTL)}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.m == nil {
@@ -48,14 +57,19 @@ func (u *uiSessions) add(token string, now time.Time) (string, uiSession) {
 			delete(u.m, k)
 		}
 	}
-	if len(u.m) >= maxSessions {
-		// Full: the session signed in longest ago (the soonest to expire) goes.
-		oldest := ""
-		for k, v := range u.m {
-			if oldest == "" || v.expires.Before(u.m[oldest].expires) {
-				oldest = k
-			}
+	// The principal's own sessions only: at its cap, the one it signed in
+	// longest ago (the soonest to expire) goes.
+	n, oldest := 0, ""
+	for k, v := range u.m {
+		if v.principal != principal {
+			continue
 		}
+		n++
+		if oldest == "" || v.expires.Before(u.m[oldest].expires) {
+			oldest = k
+		}
+	}
+	if n >= maxSessionsPerPrincipal {
 		delete(u.m, oldest)
 	}
 	u.m[id] = s
@@ -102,6 +116,20 @@ func sameOrigin(r *http.Request) bool {
 	return strings.EqualFold(origin, scheme+r.Host)
 }
 
+// mayType reports whether r is a read that may press keys in a pane: the
+// models and permissions reads open the agent's own menu and close it
+// again. From a cookie it needs the same-origin proof a mutation needs.
+// Both the decoded and the escaped path are looked at, so no spelling of
+// the path reaches those routes unchecked.
+func mayType(r *http.Request) bool {
+	for _, p := range []string{r.URL.Path, r.URL.EscapedPath()} {
+		if strings.HasPrefix(p, "/v1/terminals/") && (strings.HasSuffix(p, "/models") || strings.HasSuffix(p, "/permissions")) {
+			return true
+		}
+	}
+	return false
+}
+
 // cookieAuth authenticates a request that carries the session cookie and
 // no Authorization header; ok is false when it carries none.
 func (s *Server) cookieAuth(w http.ResponseWriter, r *http.Request) (*http.Request, bool, error) {
@@ -109,11 +137,14 @@ func (s *Server) cookieAuth(w http.ResponseWriter, r *http.Request) (*http.Reque
 	if err != nil || c.Value == "" {
 		return r, false, nil
 	}
+	if !s.hosts.originAllowed(r) {
+		return r, true, errOrigin()
+	}
 	sess, found := s.sessions.get(c.Value, time.Now())
 	if !found {
 		return r, true, domain.E(domain.CodeUnauthorized, "the dashboard session ended; sign in again")
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sameOrigin(r) {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead || mayType(r)) && !sameOrigin(r) {
 		return r, true, domain.E(domain.CodeCSRFRejected, "a dashboard request must come from the dashboard's own page")
 	}
 	p, err := s.Service.Authenticate(r.Context(), sess.token)
@@ -145,6 +176,9 @@ func cookieFor(r *http.Request, value string, maxAge int) string {
 // CreateUISession signs the dashboard in.
 func (s *Server) CreateUISession(ctx context.Context, req CreateUISessionRequestObject) (CreateUISessionResponseObject, error) {
 	r, _ := ctx.Value(requestKey{}).(*http.Request)
+	if r != nil && !s.hosts.originAllowed(r) {
+		return nil, errOrigin()
+	}
 	if r == nil || !sameOrigin(r) {
 		return nil, domain.E(domain.CodeCSRFRejected, "sign in from the dashboard's own page")
 	}
@@ -153,7 +187,7 @@ func (s *Server) CreateUISession(ctx context.Context, req CreateUISessionRequest
 	if err != nil {
 		return nil, err
 	}
-	id, sess := s.sessions.add(token, time.Now())
+	id, sess := s.sessions.add(token, principalKey(p), time.Now())
 	out, err := s.sessionOut(ctx, p, sess)
 	if err != nil {
 		return nil, err
@@ -184,6 +218,8 @@ func (s *Server) DeleteUISession(ctx context.Context, _ DeleteUISessionRequestOb
 		return nil, domain.E(domain.CodeUnauthorized, "not signed in to the dashboard")
 	}
 	s.sessions.drop(id)
+	// Its event streams end with it.
+	s.streams.end(func(o *openStream) bool { return o.ui == id })
 	r, _ := ctx.Value(requestKey{}).(*http.Request)
 	cookie := cookieFor(r, "", -1)
 	return DeleteUISession204Response{Headers: DeleteUISession204ResponseHeaders{SetCookie: &cookie}}, nil

@@ -11,12 +11,13 @@ import (
 	"akk/domain"
 )
 
-const hostCols = `host_id, name, webhook_url, secret, created_at, secret_rotated_at, revision`
+const hostCols = `host_id, name, webhook_url, secret, created_at, secret_rotated_at, revision, webhook_headers, webhook_events`
 
 func scanHost(row interface{ Scan(...any) error }) (domain.Host, error) {
 	var h domain.Host
 	var created, rotated sql.NullString
-	err := row.Scan(&h.ID, &h.Name, &h.WebhookURL, &h.Secret, &created, &rotated, &h.Revision)
+	var headers, events string
+	err := row.Scan(&h.ID, &h.Name, &h.WebhookURL, &h.Secret, &created, &rotated, &h.Revision, &headers, &events)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, domain.ErrNotFound
 	}
@@ -24,7 +25,38 @@ func scanHost(row interface{ Scan(...any) error }) (domain.Host, error) {
 		return h, err
 	}
 	h.CreatedAt, h.SecretRotatedAt = parseTS(created), parseTS(rotated)
+	if h.WebhookHeaders, h.WebhookEvents, err = decodeWebhook(headers, events); err != nil {
+		return h, fmt.Errorf("host %s: %w", h.ID, err)
+	}
 	return h, nil
+}
+
+// encodeWebhook is how a host's delivery headers and subscription are stored.
+func encodeWebhook(headers map[string]string, events []string) (string, string, error) {
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	if events == nil {
+		events = []string{}
+	}
+	hb, err := json.Marshal(headers)
+	if err != nil {
+		return "", "", err
+	}
+	eb, err := json.Marshal(events)
+	return string(hb), string(eb), err
+}
+
+func decodeWebhook(headers, events string) (map[string]string, []string, error) {
+	hs := map[string]string{}
+	if err := json.Unmarshal([]byte(headers), &hs); err != nil {
+		return nil, nil, errors.New("webhook headers are not a JSON object") // never the value
+	}
+	evs := []string{}
+	if err := json.Unmarshal([]byte(events), &evs); err != nil {
+		return nil, nil, fmt.Errorf("webhook events: %w", err)
+	}
+	return hs, evs, nil
 }
 
 // getHost returns a live host; a removed one is not found.
@@ -77,8 +109,12 @@ func (t *tx) PutSetting(ctx context.Context, key, value string) error {
 }
 
 func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO hosts(`+hostCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		h.ID, h.Name, h.WebhookURL, h.Secret, ts(h.CreatedAt), ts(h.SecretRotatedAt), h.Revision, tokenHash)
+	headers, events, err := encodeWebhook(h.WebhookHeaders, h.WebhookEvents)
+	if err != nil {
+		return fmt.Errorf("insert host: %w", err)
+	}
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO hosts(`+hostCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		h.ID, h.Name, h.WebhookURL, h.Secret, ts(h.CreatedAt), ts(h.SecretRotatedAt), h.Revision, headers, events, tokenHash)
 	if err != nil {
 		return fmt.Errorf("insert host: %w", err)
 	}
@@ -93,6 +129,22 @@ func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret 
 		WHERE host_id = ? AND revision = ?`, ts(at.Add(domain.SecretGrace)), secret, ts(at), id, rev)
 	if err != nil {
 		return fmt.Errorf("update host secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return domain.ErrRevisionConflict
+	}
+	return nil
+}
+
+func (t *tx) UpdateHostWebhook(ctx context.Context, id string, rev int64, w domain.HostWebhook) error {
+	headers, events, err := encodeWebhook(w.Headers, w.Events)
+	if err != nil {
+		return fmt.Errorf("update host webhook: %w", err)
+	}
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET webhook_url = ?, webhook_headers = ?, webhook_events = ?,
+		revision = revision + 1 WHERE host_id = ? AND revision = ? AND deleted_at IS NULL`, w.URL, headers, events, id, rev)
+	if err != nil {
+		return fmt.Errorf("update host webhook: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return domain.ErrRevisionConflict

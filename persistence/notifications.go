@@ -105,8 +105,8 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		t := dt.(*tx)
 		// The earliest due row of each host not busy, and only when no row
 		// of that host is leased (in flight): one delivery per host at once.
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret, previous_secret, previous_secret_until FROM (
-			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret, h.previous_secret, h.previous_secret_until,
+		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret, previous_secret, previous_secret_until, webhook_headers FROM (
+			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret, h.previous_secret, h.previous_secret_until, h.webhook_headers,
 				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
 			FROM notifications n JOIN hosts h ON h.host_id = n.host_id JOIN events e ON e.event_id = n.event_id
 			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
@@ -124,8 +124,12 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		for rows.Next() {
 			var d domain.Delivery
 			var prevUntil sql.NullString
-			n, err := scanNotification(rows, &d.Payload, &d.WebhookURL, &d.Secret, &d.PreviousSecret, &prevUntil)
+			var headers string
+			n, err := scanNotification(rows, &d.Payload, &d.WebhookURL, &d.Secret, &d.PreviousSecret, &prevUntil, &headers)
 			d.PreviousSecretUntil = parseTS(prevUntil)
+			if err == nil {
+				d.Headers, _, err = decodeWebhook(headers, "[]")
+			}
 			if err != nil {
 				rows.Close()
 				return err

@@ -77,7 +77,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
-	q.Set("_synchronous", "NORMAL")
+	// FULL: each commit is on disk before it is acknowledged. In WAL mode
+	// NORMAL may lose the last commits on a power loss (README: the cost).
+	q.Set("_synchronous", "FULL")
 	base := "file:" + path + "?"
 	wq := url.Values{}
 	for k, v := range q {

@@ -14,7 +14,8 @@ import (
 
 const turnCols = `turn_id, COALESCE(host_id, ''), conversation, session_id, terminal_id, COALESCE(message_id, ''), original_request, request,
 	state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
-	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision, delivery_path, progress_actions, latest_item_at`
+	cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision, delivery_path, progress_actions, latest_item_at,
+	endpoint_kind, endpoint_id`
 
 func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	var t domain.Turn
@@ -22,16 +23,18 @@ func scanTurn(row interface{ Scan(...any) error }) (domain.Turn, error) {
 	var cancel int
 	var inact, hard int64
 	var created, updated, accepted, activity, ended, itemAt sql.NullString
-	var actions string
+	var actions, epKind string
 	err := row.Scan(&t.ID, &t.HostID, &t.Conversation, &t.SessionID, &t.TerminalID, &t.MessageID, &t.OriginalRequest, &t.Request,
 		&state, &stage, &mark, &t.NativeThreadID, &t.NativeTurnID, &t.LatestText, &t.FinalMessage, &t.FailureReason,
-		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision, &path, &actions, &itemAt)
+		&cancel, &inact, &hard, &created, &updated, &accepted, &activity, &ended, &t.Revision, &path, &actions, &itemAt,
+		&epKind, &t.Endpoint.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, domain.ErrNotFound
 	}
 	if err != nil {
 		return t, err
 	}
+	t.Endpoint.Kind = domain.EndpointKind(epKind)
 	t.State, t.SubmitStage, t.Mark = domain.TurnState(state), domain.SubmitStage(stage), domain.DurableMark(mark)
 	t.CancelRequested = cancel != 0
 	t.DeliveryPath = domain.DeliveryPath(path)
@@ -71,11 +74,13 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
 		original_request, request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
 		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision,
-		delivery_path, progress_actions, latest_item_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		delivery_path, progress_actions, latest_item_at, endpoint_kind, endpoint_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.OriginalRequest, x.Request,
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
-		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt))
+		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt),
+		string(endpointKind(x.Endpoint)), x.Endpoint.ID)
 	if err != nil {
 		return holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
@@ -268,4 +273,12 @@ func (s *Store) NotificationsAbout(ctx context.Context, turnID string) ([]domain
 		out = append(out, n)
 	}
 	return out, rows.Err()
+}
+
+// endpointKind is the kind stored for e: a pane unless it names another.
+func endpointKind(e domain.EndpointRef) domain.EndpointKind {
+	if e.Kind == "" {
+		return domain.EndpointPane
+	}
+	return e.Kind
 }

@@ -12,22 +12,24 @@ import (
 
 const watchCols = `watch_id, COALESCE(host_id, ''), conversation, terminal_id, mode, state, mark, native_turn_id,
 	final_message, latest_text, reason, seen_activity, idle_since, approval_shown, hard_timeout_ms, created_at,
-	updated_at, ended_at, revision, turn_id`
+	updated_at, ended_at, revision, turn_id, endpoint_kind, endpoint_id`
 
 func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 	var w domain.Watch
-	var state, mark string
+	var state, mark, epKind string
 	var seen, shown int
 	var hard int64
 	var idle, created, updated, ended sql.NullString
 	err := row.Scan(&w.ID, &w.HostID, &w.Conversation, &w.TerminalID, &w.Mode, &state, &mark, &w.NativeTurnID,
-		&w.FinalMessage, &w.LatestText, &w.Reason, &seen, &idle, &shown, &hard, &created, &updated, &ended, &w.Revision, &w.TurnID)
+		&w.FinalMessage, &w.LatestText, &w.Reason, &seen, &idle, &shown, &hard, &created, &updated, &ended, &w.Revision, &w.TurnID,
+		&epKind, &w.Endpoint.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return w, domain.ErrNotFound
 	}
 	if err != nil {
 		return w, err
 	}
+	w.Endpoint.Kind = domain.EndpointKind(epKind)
 	w.State, w.Mark = domain.WatchState(state), domain.DurableMark(mark)
 	w.SeenActivity, w.ApprovalShown = seen != 0, shown != 0
 	w.HardTimeout = time.Duration(hard) * time.Millisecond
@@ -38,10 +40,12 @@ func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO watches(watch_id, host_id, conversation, terminal_id, mode, state, mark,
 		native_turn_id, final_message, latest_text, reason, seen_activity, idle_since, approval_shown, hard_timeout_ms,
-		created_at, updated_at, ended_at, revision, turn_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		created_at, updated_at, ended_at, revision, turn_id, endpoint_kind, endpoint_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, nullable(w.HostID), w.Conversation, w.TerminalID, w.Mode, string(w.State), string(w.Mark), w.NativeTurnID,
 		w.FinalMessage, w.LatestText, w.Reason, boolInt(w.SeenActivity), nullTS(w.IdleSince), boolInt(w.ApprovalShown),
-		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision, w.TurnID)
+		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision, w.TurnID,
+		string(endpointKind(w.Endpoint)), w.Endpoint.ID)
 	if err != nil {
 		return fmt.Errorf("insert watch: %w", err)
 	}

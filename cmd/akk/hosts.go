@@ -11,6 +11,9 @@ import (
 	"akk/cmd/akk/client"
 )
 
+// hosts runs akk hosts list | add | set-webhook | ping | rotate-secret |
+// rotate-token | approval-policy | delete.
+// It is long because it is one flat table of subcommands and their flags.
 func (c *cli) hosts(args []string) error {
 	if len(args) == 0 {
 		args = []string{"list"}
@@ -29,22 +32,29 @@ func (c *cli) hosts(args []string) error {
 		}
 		var rows [][]string
 		for _, h := range r.JSON200.Hosts {
-			rows = append(rows, []string{h.HostId, h.Name, h.WebhookUrl, h.CreatedAt.Local().Format(time.DateTime)})
+			events := "all"
+			if len(h.WebhookEvents) > 0 {
+				events = strings.Join(h.WebhookEvents, ",")
+			}
+			rows = append(rows, []string{h.HostId, h.Name, h.WebhookUrl, strings.Join(h.WebhookHeaderNames, ","), events,
+				h.CreatedAt.Local().Format(time.DateTime)})
 		}
-		c.table("HOST\tNAME\tWEBHOOK URL\tCREATED", rows)
+		c.table("HOST\tNAME\tWEBHOOK URL\tHEADERS\tEVENTS\tCREATED", rows)
 		return nil
 	case "add":
 		fs := flag.NewFlagSet("hosts add", flag.ContinueOnError)
 		fs.SetOutput(c.out)
 		name := fs.String("name", "", "a label for the host")
 		hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
+		headers, events := webhookFlags(fs)
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if *name == "" || *hook == "" {
 			return errors.New("hosts add needs --name and --webhook-url")
 		}
-		r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook})
+		r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook,
+			WebhookHeaders: headers.body(), WebhookEvents: events.body()})
 		if err != nil {
 			return err
 		}
@@ -55,8 +65,36 @@ func (c *cli) hosts(args []string) error {
 			return c.printJSON(r.Body)
 		}
 		h := r.JSON201
-		fmt.Fprintf(c.out, "host:           %s\nname:           %s\nwebhook url:    %s\ntoken:          %s\nwebhook secret: %s\n\nThe token and secret are shown only now.\n",
-			h.HostId, h.Name, h.WebhookUrl, h.Token, h.WebhookSecret)
+		fmt.Fprintf(c.out, "host:           %s\nname:           %s\nwebhook url:    %s\n%stoken:          %s\nwebhook secret: %s\n\nThe token and secret are shown only now.\n",
+			h.HostId, h.Name, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents), h.Token, h.WebhookSecret)
+		return nil
+	case "set-webhook":
+		fs := flag.NewFlagSet("hosts set-webhook", flag.ContinueOnError)
+		fs.SetOutput(c.out)
+		hook := fs.String("url", "", "http(s) URL that receives signed webhooks")
+		headers, events := webhookFlags(fs)
+		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
+		}
+		if err := fs.Parse(args[2:]); err != nil {
+			return err
+		}
+		if *hook == "" || fs.NArg() > 0 {
+			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
+		}
+		r, err := c.api.SetHostWebhookWithResponse(c.ctx, args[1], client.HostWebhook{WebhookUrl: *hook,
+			WebhookHeaders: headers.body(), WebhookEvents: events.body()})
+		if err != nil {
+			return err
+		}
+		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+			return err
+		}
+		if c.json {
+			return c.printJSON(r.Body)
+		}
+		h := r.JSON200
+		fmt.Fprintf(c.out, "host:           %s\nwebhook url:    %s\n%s", h.HostId, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents))
 		return nil
 	case "ping":
 		if len(args) != 2 {
@@ -125,6 +163,60 @@ func (c *cli) hosts(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown hosts command %q", args[0])
+}
+
+// headerFlags gathers repeated --header 'Name: value' flags.
+type headerFlags map[string]string
+
+func (h headerFlags) body() *client.WebhookHeaders {
+	if len(h) == 0 {
+		return nil
+	}
+	out := client.WebhookHeaders(h)
+	return &out
+}
+
+type eventFlags []string
+
+func (e *eventFlags) body() *client.WebhookEvents {
+	if len(*e) == 0 {
+		return nil
+	}
+	out := client.WebhookEvents(*e)
+	return &out
+}
+
+// webhookFlags defines --header and --event on fs.
+func webhookFlags(fs *flag.FlagSet) (headerFlags, *eventFlags) {
+	headers, events := headerFlags{}, &eventFlags{}
+	fs.Func("header", "'Name: value' added to every delivery, such as a receiver's token (repeat for more)", func(v string) error {
+		name, value, ok := strings.Cut(v, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return errors.New("want 'Name: value'")
+		}
+		headers[name] = value
+		return nil
+	})
+	fs.Func("event", "a webhook event type to deliver (repeat for more; none: all)", func(v string) error {
+		*events = append(*events, v)
+		return nil
+	})
+	return headers, events
+}
+
+// webhookLines shows a host's header names (never values) and subscription.
+func webhookLines(names, events []string) string {
+	out := ""
+	if len(names) > 0 {
+		out += "headers:        " + strings.Join(names, ", ") + "\n"
+	}
+	if len(events) > 0 {
+		out += "events:         " + strings.Join(events, ", ") + "\n"
+	} else {
+		out += "events:         all\n"
+	}
+	return out
 }
 
 // approvalPolicy shows a host's exact-command auto-approval rules, or with

@@ -168,6 +168,33 @@ func (c *cli) respondInteraction(args []string) error {
 	if in.InteractionId != *want {
 		return fmt.Errorf("the step changed: it is now %s, not %s; read it again (akk interaction %s)", in.InteractionId, *want, turnID)
 	}
+	body, err := interactionAnswers(in, answers, texts)
+	if err != nil {
+		return err
+	}
+	if *mode != "" {
+		m := client.InteractionResponseDeliveryMode(*mode)
+		body.DeliveryMode = &m
+	}
+	params := &client.RespondTurnInteractionParams{}
+	if *conv != "" {
+		params.AKKConversation = conv
+	}
+	r, err := c.api.RespondTurnInteractionWithResponse(c.ctx, turnID, params, body)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	return c.printJSON(r.Body)
+}
+
+// interactionAnswers is the answer body for step in from --answer specs
+// (QUESTION_ID=OPTION_ID[,…]) and --text specs (QUESTION_ID=TEXT); an
+// --answer and a --text of one question are one answer: the option that
+// carries free text, and its text.
+func interactionAnswers(in *client.Interaction, answers, texts []string) (client.RespondTurnInteractionJSONRequestBody, error) {
 	kinds := map[string]client.ResponseKind{}
 	for _, q := range in.Questions {
 		kinds[q.QuestionId] = q.ResponseKind
@@ -191,8 +218,6 @@ func (c *cli) respondInteraction(args []string) error {
 			i, at[q] = len(body.Answers), len(body.Answers)
 			body.Answers = append(body.Answers, answer{QuestionId: q, ResponseKind: kind})
 		}
-		// --answer and --text of one question are one answer: the option
-		// that carries free text, and its text.
 		if text {
 			body.Answers[i].Text = &v
 		} else {
@@ -203,28 +228,13 @@ func (c *cli) respondInteraction(args []string) error {
 	}
 	for _, s := range answers {
 		if err := add(s, false); err != nil {
-			return err
+			return body, err
 		}
 	}
 	for _, s := range texts {
 		if err := add(s, true); err != nil {
-			return err
+			return body, err
 		}
 	}
-	if *mode != "" {
-		m := client.InteractionResponseDeliveryMode(*mode)
-		body.DeliveryMode = &m
-	}
-	params := &client.RespondTurnInteractionParams{}
-	if *conv != "" {
-		params.AKKConversation = conv
-	}
-	r, err := c.api.RespondTurnInteractionWithResponse(c.ctx, turnID, params, body)
-	if err != nil {
-		return err
-	}
-	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-		return err
-	}
-	return c.printJSON(r.Body)
+	return body, nil
 }

@@ -64,8 +64,11 @@ Commands:
   watch-renew WATCH_ID            restart a timed-out Watch
   watch-recover WATCH_ID          reconcile a Watch with the agent's record
   hosts list                      registered hosts
-  hosts add --name N --webhook-url URL
+  hosts add --name N --webhook-url URL [--header 'Name: value' ...] [--event TYPE ...]
                                   register a host; prints its token and secret once
+  hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]
+                                  replace a host's webhook URL, delivery headers and event types
+                                  (no --header: none; no --event: every type)
   hosts ping HOST_ID              send a signed host.ping webhook
   hosts rotate-secret HOST_ID     replace a host's webhook secret
   hosts rotate-token HOST_ID      replace a host's bearer token (the old one is refused at once)
@@ -132,6 +135,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	c.api = api
+	return c.dispatch(rest)
+}
+
+// dispatch runs the command rest names.
+func (c *cli) dispatch(rest []string) error {
 	switch rest[0] {
 	case "health":
 		return c.health()
@@ -172,7 +180,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control":
 		return c.native(rest[0], rest[1:])
 	case "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(c.out, usage)
 		return nil
 	}
 	return fmt.Errorf("unknown command %q (see akk help)", rest[0])

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/coder/quartz"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,10 +19,6 @@ import (
 	"akk/handlers"
 	"akk/persistence"
 )
-
-type clock struct{}
-
-func (clock) Now() time.Time { return time.Now() }
 
 type ids struct {
 	mu sync.Mutex
@@ -44,7 +42,7 @@ func server(t *testing.T) (url, stateDir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	svc := domain.NewService(store, clock{}, &ids{}, handlers.NewValidator())
+	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
 	svc.UseOperatorToken(context.Background(), "op")
 	os.WriteFile(filepath.Join(stateDir, "operator.token"), []byte("op\n"), 0o600)
 	hub := callbacks.NewHub()
@@ -87,6 +85,44 @@ func TestCLIAgainstTheAPI(t *testing.T) {
 	out, err = akk(t, ctx, url, dir, "hosts", "list")
 	if err != nil || !strings.Contains(out, h.HostID) || !strings.Contains(out, "WEBHOOK URL") || strings.Contains(out, h.Token) {
 		t.Fatalf("hosts list: %v %q", err, out)
+	}
+	// Delivery headers and event types: names shown, values never.
+	out, err = akk(t, ctx, url, dir, "hosts", "add", "--name", "claw", "--webhook-url", "http://127.0.0.1:9/hooks/akk",
+		"--header", "Authorization: Bearer hooks-secret-1", "--header", "x-openclaw-token:hooks-secret-2", "--event", "turn.completed", "--event", "turn.failed")
+	if err != nil || !strings.Contains(out, "headers:        Authorization, x-openclaw-token") ||
+		!strings.Contains(out, "events:         turn.completed, turn.failed") || strings.Contains(out, "hooks-secret") {
+		t.Fatalf("hosts add --header --event: %v %q", err, out)
+	}
+	claw := strings.Fields(strings.SplitN(out, "\n", 2)[0])[1]
+	out, err = akk(t, ctx, url, dir, "hosts", "list")
+	if err != nil || !strings.Contains(out, "Authorization,x-openclaw-token") || !strings.Contains(out, "turn.completed,turn.failed") ||
+		strings.Contains(out, "hooks-secret") {
+		t.Fatalf("hosts list with headers: %v %q", err, out)
+	}
+	out, err = akk(t, ctx, url, dir, "--json", "hosts", "set-webhook", claw, "--url", "http://127.0.0.1:9/hooks/b", "--header", "X-Token: hooks-secret-3")
+	var set struct {
+		WebhookURL  string   `json:"webhook_url"`
+		HeaderNames []string `json:"webhook_header_names"`
+		Events      []string `json:"webhook_events"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &set) != nil || set.WebhookURL != "http://127.0.0.1:9/hooks/b" ||
+		strings.Join(set.HeaderNames, ",") != "X-Token" || len(set.Events) != 0 || strings.Contains(out, "hooks-secret") {
+		t.Fatalf("hosts set-webhook: %v %q", err, out)
+	}
+	if _, err = akk(t, ctx, url, dir, "hosts", "set-webhook", claw, "--url", "http://127.0.0.1:9/hooks/b", "--header", "Host: x"); err == nil ||
+		!strings.Contains(err.Error(), "validation_failed") {
+		t.Fatalf("a refused header: %v", err)
+	}
+	if _, err = akk(t, ctx, url, dir, "hosts", "set-webhook", claw, "--url", "http://127.0.0.1:9/hooks/b", "--event", "turn.progress"); err == nil ||
+		!strings.Contains(err.Error(), "validation_failed") {
+		t.Fatalf("an unknown event type: %v", err)
+	}
+	if _, err = akk(t, ctx, url, dir, "hosts", "set-webhook", claw, "--url", "http://127.0.0.1:9/hooks/b", "--header", "no-colon"); err == nil {
+		t.Fatal("a header without a colon was taken")
+	}
+	if out, err = akk(t, ctx, url, dir, "hosts", "set-webhook", claw, "--url", "http://127.0.0.1:9/hooks/c"); err != nil ||
+		!strings.Contains(out, "events:         all") || strings.Contains(out, "headers:") {
+		t.Fatalf("hosts set-webhook without headers: %v %q", err, out)
 	}
 	if out, err = akk(t, ctx, url, dir, "hosts", "ping", h.HostID); err != nil || !strings.Contains(out, "queued msg_") {
 		t.Fatalf("ping: %v %q", err, out)

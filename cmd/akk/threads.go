@@ -42,6 +42,8 @@ func (c *cli) threads(args []string) error {
 // native runs one of a pane's native controls: akk new-thread | clear-thread
 // | inspect | identify TERMINAL_ID. Each prints what the daemon answered;
 // an uncertain outcome says do_not_retry, and is never repeated here.
+// It is long because it is one flat table of commands, flags and routes;
+// split, the table would be read in pieces.
 func (c *cli) native(name string, args []string) error {
 	if name == "set-model" {
 		if len(args) != 3 {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/coder/quartz"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -83,7 +85,7 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	svc := domain.NewService(store, clock{}, &ids{}, handlers.NewValidator())
+	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
 	svc.UseOperatorToken(context.Background(), "op")
 	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
 	p := &pane{}

@@ -45,3 +45,28 @@ func TestREADMEAgentTableMatchesPins(t *testing.T) {
 		t.Fatalf("README agents table %v, scripts/agents.txt %v", got, want)
 	}
 }
+
+// TestREADMEConfigurationListsEveryFlag: each flag of akkd has its row in
+// the README's configuration table.
+func TestREADMEConfigurationListsEveryFlag(t *testing.T) {
+	var usage strings.Builder
+	parseConfig([]string{"akkd", "-help"}, func(string) string { return "" }, &usage)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(usage.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(line, "  -") {
+			continue
+		}
+		n++
+		if name := strings.TrimPrefix(f[0], "-"); !strings.Contains(string(readme), "| `--"+name+"` |") {
+			t.Errorf("README's configuration table has no row for --%s", name)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d flags in the usage:\n%s", n, usage.String())
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/coder/quartz"
+
 	"context"
 	"crypto/rand"
 	"errors"
@@ -17,8 +19,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/net/netutil"
 
 	"akk/callbacks"
 	"akk/domain"
@@ -52,6 +52,10 @@ type config struct {
 	// daemon of codexHomes[0], started with codexBin when it is down.
 	codexProjects []string
 	codexBin      string
+	// allowedHosts are host names requests may name besides the loopback
+	// names and the listen address's host ("*": any).
+	allowedHosts []string
+	metricsToken string // when set, /metrics needs it as a bearer token
 }
 
 // off reads an on/off flag: true for off.
@@ -65,6 +69,9 @@ func off(name, v string) (bool, error) {
 	return false, fmt.Errorf("--%s: %q is neither on nor off", name, v)
 }
 
+// parseConfig is the daemon's configuration from flags and environment.
+// It is long because it is one flat list: one flag, its variable and its
+// check per setting.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (config, error) {
 	cfg := config{retry: domain.DefaultRetryPolicy()}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
@@ -92,6 +99,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
 		"how long delivered webhooks, their attempts, events and expired offers are kept (env AKK_RETENTION)")
+	allowed := fs.String("allowed-hosts", getenv("AKK_ALLOWED_HOSTS"),
+		"comma-separated host names requests may name (Host, Origin) besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
+	fs.StringVar(&cfg.metricsToken, "metrics-token", getenv("AKK_METRICS_TOKEN"),
+		"when set, /metrics needs Authorization: Bearer with this token; default: /metrics is public (env AKK_METRICS_TOKEN, which keeps it out of the process list)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
 	}
@@ -159,6 +170,15 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	} else if *bin != "" {
 		return cfg, errors.New("--codex-bin is only used with --codex-projects")
 	}
+	for _, h := range strings.Split(*allowed, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/@ \t") {
+			return cfg, fmt.Errorf("--allowed-hosts: %q is not a host name (no scheme or path)", h)
+		}
+		cfg.allowedHosts = append(cfg.allowedHosts, h)
+	}
 	for _, s := range strings.Split(*sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
 			cfg.sockets = append(cfg.sockets, s)
@@ -203,10 +223,32 @@ func defaultStateDir(getenv func(string) string) string {
 	return ""
 }
 
-// maxConnections bounds the HTTP connections served at once.
-const maxConnections = 512
+// listenHosts is the host of the listen address, which requests may name,
+// unless it is empty or unspecified (0.0.0.0, ::): the names that reach
+// such a daemon are --allowed-hosts.
+func listenHosts(listen string) []string {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return nil
+	}
+	return []string{host}
+}
+
+// maxConnections bounds the HTTP connections served at once; when every
+// one is serving a request, connReserve more are let in (for health and
+// the operator). A connection must send its first byte within firstByte.
+const (
+	maxConnections = 512
+	connReserve    = 64
+	firstByte      = 5 * time.Second
+)
 
 // run is the whole daemon; main only calls it. It returns when ctx ends.
+// It is long because it is the one place that wires every adapter into
+// the service, in the order they depend on each other; read top to bottom.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -235,7 +277,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer store.Close()
 
-	svc := domain.NewService(store, systemClock{}, randomIDs{}, handlers.NewValidator())
+	clock := quartz.NewReal()
+	svc := domain.NewService(store, clock, randomIDs{}, handlers.NewValidator())
 	svc.Retry = cfg.retry
 	// One registry of version profiles, handed to every pane adapter.
 	profiles, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
@@ -273,7 +316,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	metrics := handlers.NewMetrics()
 	hub := callbacks.NewHub()
-	disp := &callbacks.Dispatcher{Store: store, Clock: systemClock{}, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
+	disp := &callbacks.Dispatcher{Store: store, Clock: clock, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
 	var lastSeen int64
 	var mu sync.Mutex
 	if lastSeen, err = store.LastEventID(ctx); err != nil {
@@ -294,7 +337,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	})
 
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log})
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log,
+		AllowedHosts: append(listenHosts(cfg.listen), cfg.allowedHosts...), MetricsToken: cfg.metricsToken})
 	if err != nil {
 		return err
 	}
@@ -302,13 +346,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	// A slow client may hold a connection only so long: headers within
-	// 10 s, the whole request within 30 s (the deadline ends when the
-	// request is read, so event streams stay open), idle keep-alives 2 min, and at
-	// most maxConnections at once (more wait in the kernel's backlog).
-	ln = netutil.LimitListener(ln, maxConnections)
+	warnIfExposed(log, cfg.listen)
+	// A slow client may hold a connection only so long: its first byte
+	// within 5 s, headers within 10 s, the whole request within 30 s (the
+	// deadline ends when the request is read, so event streams stay open),
+	// idle keep-alives 2 min; and at most maxConnections at once, the
+	// oldest silent or idle ones closed to make room (never a wait).
+	conns := newConnTracker(maxConnections, connReserve, firstByte)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		ConnState: conns.track, BaseContext: func(net.Listener) context.Context { return ctx }}
 
 	// This daemon holds the state dir's lock: leases are a dead one's.
 	if err := store.ReleaseLeases(ctx); err != nil {
@@ -410,10 +456,6 @@ func (redactor) Redact(s string) string { return screen.Redact(s) }
 // Cut implements domain.GraphemeCutter.
 func (redactor) Cut(s string, limit int) (string, bool) { return screen.CutGraphemes(s, limit) }
 
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 type randomIDs struct{}
 
 const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -432,4 +474,19 @@ func (randomIDs) Secret(n int) []byte {
 	b := make([]byte, n)
 	rand.Read(b)
 	return b
+}
+
+// warnIfExposed warns once when the daemon listens beyond loopback: it
+// speaks plain HTTP, so tokens and cookies would cross the network in
+// the clear unless a TLS proxy stands in front.
+func warnIfExposed(log *slog.Logger, listen string) {
+	host, _, err := net.SplitHostPort(listen)
+	if err == nil && host == "localhost" {
+		return
+	}
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+		return
+	}
+	log.Warn("listening beyond loopback over plain HTTP: put a TLS reverse proxy in front (see README, Reverse proxy) and name its host in --allowed-hosts",
+		"listen", listen)
 }

@@ -255,7 +255,13 @@ func TestE2ESendPaths(t *testing.T) {
 			var s4 sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+last+`"}`, &s4); code != 202 ||
 				s4.Outcome != "done" || s4.WatchID != "" || len(s4.Warnings) == 0 {
-				t.Fatalf("send with a failing watch: %d %+v", code, s4)
+				var st map[string]any
+				call(t, "GET", d.url+"/v1/turns/"+s4.TurnID, host.Token, "", &st)
+				t.Logf("screen now:\n%s", e.Capture())
+				e.Press("C-l")
+				time.Sleep(2 * time.Second)
+				t.Logf("screen after a redraw:\n%s", e.Capture())
+				t.Fatalf("send with a failing watch: %d %+v\nthe Turn: %v", code, s4, st)
 			}
 			rec.waitTurn(t, s4.TurnID, "turn.completed", 90*time.Second)
 		})

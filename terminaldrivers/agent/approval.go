@@ -155,19 +155,7 @@ func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
 	}
 	r := ApprovalReading{Found: true, Title: screen.Trim(c.Lines[title].Text), Region: c.Slice(start, bottom), Cursor: -1}
 
-	// The menu: the numbered rows above the footer, only blank rows
-	// between, with the rows a long option wraps onto (indented deeper).
-	end := footer
-	for end > title+1 && screen.Blank(c.Lines[end-1].Text) {
-		end--
-	}
-	first := end
-	for first > title+1 && (optionRow.MatchString(c.Lines[first-1].Text) || continuedRow.MatchString(c.Lines[first-1].Text)) {
-		first--
-	}
-	for first < end && !optionRow.MatchString(c.Lines[first].Text) {
-		first++ // deep body rows right above the options are not the menu
-	}
+	first, end := menuRows(c, title, footer)
 	var shape *ApprovalShape
 	for i := range g.Shapes {
 		if g.Shapes[i].Title == r.Title {
@@ -215,6 +203,24 @@ func (g ApprovalGrammar) Read(c screen.Capture) ApprovalReading {
 	}
 	r.Command, r.Shape, r.Answerable = cmd, *shape, true
 	return r
+}
+
+// menuRows are the rows [first, end) of a prompt's menu: the numbered rows
+// above the footer, only blank rows between, with the rows a long option
+// wraps onto (indented deeper).
+func menuRows(c screen.Capture, title, footer int) (first, end int) {
+	end = footer
+	for end > title+1 && screen.Blank(c.Lines[end-1].Text) {
+		end--
+	}
+	first = end
+	for first > title+1 && (optionRow.MatchString(c.Lines[first-1].Text) || continuedRow.MatchString(c.Lines[first-1].Text)) {
+		first--
+	}
+	for first < end && !optionRow.MatchString(c.Lines[first].Text) {
+		first++ // deep body rows right above the options are not the menu
+	}
+	return first, end
 }
 
 // menu checks the options against the shape: numbered 1..N in order, the

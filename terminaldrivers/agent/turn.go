@@ -30,6 +30,10 @@ type TurnRules struct {
 	// VerifyWithin bounds how long the composer may take to show the paste
 	// (large pastes render late) before Submit gives up without Enter.
 	VerifyWithin time.Duration
+	// SettleGap is how long an idle screen must read the same before the
+	// first key of a Send (0: one read suffices). An agent that still
+	// redraws the end of a turn can drop input that lands meanwhile.
+	SettleGap time.Duration
 	// SubmitKey and InterruptKey are tmux key names.
 	SubmitKey    string
 	InterruptKey string

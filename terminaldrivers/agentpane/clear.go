@@ -57,7 +57,7 @@ func (x *Adapter) ClearComposer(ctx context.Context, t domain.Terminal) (bool, e
 	deadline := x.now().Add(rules.VerifyWithin)
 	last := ""
 	for {
-		if err := sleep(ctx, x.poll); err != nil {
+		if err := x.sleep(ctx, x.poll); err != nil {
 			return true, err
 		}
 		c, err := x.capture(ctx, t)

@@ -1,6 +1,8 @@
 package agentpane
 
 import (
+	"github.com/coder/quartz"
+
 	"errors"
 	"testing"
 	"time"
@@ -13,8 +15,9 @@ func TestFlights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Unix(1000, 0)
-	x := New(d, Config{Now: func() time.Time { return now }})
+	clock := quartz.NewMock(t)
+	clock.Set(time.Unix(1000, 0))
+	x := New(d, Config{Clock: clock})
 	k := flightKey{holder: 7, holderStart: 70, request: "same"}
 	if err := x.takeFlight(k, "term_a"); err != nil {
 		t.Fatal(err)
@@ -35,7 +38,7 @@ func TestFlights(t *testing.T) {
 	if err := x.takeFlight(restarted, "term_b"); err != nil {
 		t.Errorf("another daemon incarnation: %v", err)
 	}
-	now = now.Add(flightTTL + time.Second)
+	clock.Advance(flightTTL + time.Second)
 	if err := x.takeFlight(k, "term_b"); err != nil {
 		t.Errorf("after the flight time: %v", err)
 	}

@@ -423,7 +423,7 @@ func (d *dispatch) run(ctx context.Context, r agent.StepReading, p plan) (agent.
 		if !ok {
 			return next, errors.New("the typed text did not show exactly; stopped before submitting")
 		}
-		if !agent.Sleep(ctx, d.plan.TextSettle) {
+		if d.x.sleep(ctx, d.plan.TextSettle) != nil {
 			return next, ctx.Err()
 		}
 		// The text must still be all the editor holds after the pause.

@@ -254,7 +254,9 @@ func (x *Adapter) readModels(ctx context.Context, t domain.Terminal, prof agent.
 // SetModel implements domain.ModelControls for the model in effect: the
 // effort moved one proven step at a time (Claude Code's slider, then its
 // session-only key; Codex's effort menu, then Enter), the idle empty
-// composer proven, and the effort read back.
+// composer proven, and the effort read back. It is long because each step
+// proves the screen the next step's key needs; split, a key would be
+// separated from the proof it depends on.
 func (x *Adapter) SetModel(ctx context.Context, t domain.Terminal, model, effort string) (domain.ModelState, domain.AnswerStage, error) {
 	prof, plan, err := x.modelPlan(t)
 	if err != nil {

@@ -17,6 +17,8 @@
 package agentpane
 
 import (
+	"github.com/coder/quartz"
+
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +35,9 @@ import (
 
 // Config tunes an Adapter. The zero value is what the daemon wants.
 type Config struct {
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	// Clock tells the time and runs every wait (quartz.NewReal() when
+	// nil); tests give a quartz.Mock.
+	Clock quartz.Clock
 	// PollEvery is how often Submit reads the composer back while it waits
 	// for the paste to show; 25ms when zero.
 	PollEvery time.Duration
@@ -66,7 +69,7 @@ type Adapter struct {
 	registry *agent.Registry
 	tmux     tmux.Runner
 	fs       proc.FS
-	now      func() time.Time
+	clock    quartz.Clock
 	poll     time.Duration
 	cfg      Config
 
@@ -89,8 +92,8 @@ var (
 // (discovery.Default or discovery.New), so both see the same tmux servers,
 // /proc and version profiles.
 func New(d *discovery.Discovery, cfg Config) *Adapter {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = quartz.NewReal()
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 25 * time.Millisecond
@@ -107,7 +110,7 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 	if cfg.StepSettle <= 0 {
 		cfg.StepSettle = 500 * time.Millisecond
 	}
-	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), now: cfg.Now, poll: cfg.PollEvery, cfg: cfg,
+	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), clock: cfg.Clock, poll: cfg.PollEvery, cfg: cfg,
 		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
 }
 
@@ -166,21 +169,36 @@ func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Du
 		if x.now().After(deadline) {
 			return fmt.Errorf("%w: the screen never held still long enough", domain.ErrPromptChanged)
 		}
-		if !agent.Sleep(ctx, x.cfg.AnswerPollEvery) {
+		if x.sleep(ctx, x.cfg.AnswerPollEvery) != nil {
 			return ctx.Err()
 		}
+	}
+}
+
+// now is the adapter's clock's time.
+func (x *Adapter) now() time.Time { return x.clock.Now() }
+
+// sleep waits d on the adapter's clock, or until ctx ends.
+func (x *Adapter) sleep(ctx context.Context, d time.Duration) error {
+	t := x.clock.NewTimer(d, "agentpane")
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
 // until recaptures until cond holds for the screen or VerifyWithin passes;
 // it returns the capture cond held on.
 func (x *Adapter) until(ctx context.Context, t domain.Terminal, cond func(screen.Capture) bool) (screen.Capture, bool) {
-	deadline := time.Now().Add(x.cfg.VerifyWithin)
+	deadline := x.now().Add(x.cfg.VerifyWithin)
 	for {
 		if c, err := x.capture(ctx, t); err == nil && cond(c) {
 			return c, true
 		}
-		if time.Now().After(deadline) || !agent.Sleep(ctx, x.cfg.AnswerPollEvery) {
+		if x.now().After(deadline) || x.sleep(ctx, x.cfg.AnswerPollEvery) != nil {
 			return screen.Capture{}, false
 		}
 	}
@@ -223,14 +241,9 @@ func (k *keys) press(ctx context.Context, names ...string) error {
 	return k.sent(tmux.Server{Socket: k.pane.Socket, Runner: k.runner}.SendKeys(ctx, k.pane.PaneID, names...))
 }
 
-// typeText sends text as typed, none of it read as a key name; "--" keeps
-// a leading "-" from reading as a flag.
+// typeText sends text as typed, none of it read as a key name.
 func (k *keys) typeText(ctx context.Context, text string) error {
-	_, err := k.runner.Run(ctx, "-S", k.pane.Socket, "send-keys", "-t", k.pane.PaneID, "-l", "--", text)
-	if err != nil {
-		err = fmt.Errorf("type into %s: %w", k.pane.PaneID, err)
-	}
-	return k.sent(err)
+	return k.sent(tmux.Server{Socket: k.pane.Socket, Runner: k.runner}.Type(ctx, k.pane.PaneID, text))
 }
 
 func (k *keys) sent(err error) error {

@@ -1,6 +1,8 @@
 package agentpane
 
 import (
+	"github.com/coder/quartz"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -362,8 +364,9 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			now := tc.since.Add(tc.after)
-			x := New(d, Config{Now: func() time.Time { return now }})
+			clock := quartz.NewMock(t)
+			clock.Set(tc.since.Add(tc.after))
+			x := New(d, Config{Clock: clock})
 			m := &markState{V: markVersion, Files: []fileMark{{Path: path, Thread: c.meta.ThreadID}}, State: state}
 			dm, _ := m.encode()
 			p, err := x.Progress(context.Background(), c.term, dm, c.meta.Request)

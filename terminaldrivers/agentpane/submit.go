@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
@@ -14,40 +13,17 @@ import (
 	"akk/terminaldrivers/tmux"
 )
 
-// MaxRequestBytes bounds a request: tmux passes the text as one argument,
-// and the agents collapse long pastes into a placeholder that only the
-// durable record can prove.
-const MaxRequestBytes = 16 << 10
-
 // ErrRequestNotPastable: the request holds what cannot be typed safely as
 // one bracketed paste; nothing was sent.
 var ErrRequestNotPastable = errors.New("request cannot be pasted safely")
 
-// CheckRequest reports why text cannot be submitted as typed: empty,
-// larger than MaxRequestBytes, not UTF-8, leading or trailing white space
-// (the agents trim it, so the record would not match exactly), control
-// characters other than newline (an escape could end the bracketed paste; a
-// tab becomes spaces in Claude Code; a carriage return a newline), or a
-// first character that switches the composer's mode ("/" a command, "!" a
-// shell command).
+// CheckRequest reports why text cannot be submitted as typed: the
+// domain's one request rule (domain.CheckRequestText), with leading or
+// trailing white space a fault too (the agents trim it, so the record
+// would not match exactly).
 func CheckRequest(text string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrRequestNotPastable, why) }
-	switch {
-	case strings.TrimSpace(text) == "":
-		return bad("empty")
-	case len(text) > MaxRequestBytes:
-		return bad(fmt.Sprintf("%d bytes, more than %d", len(text), MaxRequestBytes))
-	case !utf8.ValidString(text):
-		return bad("not UTF-8")
-	case strings.TrimFunc(text, unicode.IsSpace) != text:
-		return bad("leading or trailing white space")
-	case strings.HasPrefix(text, "/"), strings.HasPrefix(text, "!"):
-		return bad("starts with " + text[:1] + ", which switches the composer's mode")
-	}
-	for _, r := range text {
-		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
-			return bad(fmt.Sprintf("control character %U", r))
-		}
+	if f := domain.CheckRequestText(text, true); f != domain.FaultNone {
+		return fmt.Errorf("%w: %s", ErrRequestNotPastable, f)
 	}
 	return nil
 }
@@ -72,6 +48,9 @@ func (x *Adapter) Submit(ctx context.Context, t domain.Terminal, text string) (d
 	}
 	rules := prof.TurnRules()
 	now, err := x.recheck(ctx, prof, t)
+	if err == nil && now.SendReady() && rules.SettleGap > 0 {
+		now, err = x.stillIdle(ctx, prof, t, rules)
+	}
 	if err == nil && !now.SendReady() {
 		// Not ready: tell a replaced agent from a busy one.
 		if _, oerr := x.Observe(ctx, t.ID); errors.Is(oerr, domain.ErrTerminalGone) {
@@ -124,29 +103,68 @@ func (x *Adapter) recheck(ctx context.Context, prof agent.TurnProfile, t domain.
 	return t, nil
 }
 
+// stillIdle reads t's screen until two reads SettleGap apart show the same
+// idle screen with an empty composer, up to VerifyWithin; the last read
+// decides. Nothing is typed meanwhile.
+func (x *Adapter) stillIdle(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, rules agent.TurnRules) (domain.Terminal, error) {
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return domain.Terminal{}, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
+	}
+	deadline := x.now().Add(rules.VerifyWithin)
+	for {
+		if err := x.sleep(ctx, rules.SettleGap); err != nil {
+			return domain.Terminal{}, err
+		}
+		next, err := x.capture(ctx, t)
+		if err != nil {
+			return domain.Terminal{}, fmt.Errorf("capture %s: %w", t.Pane.PaneID, err)
+		}
+		r := prof.Classify(next)
+		t.ScreenState, t.ComposerEmpty, t.AsyncQuestion = r.State, r.ComposerEmpty, r.AsyncQuestion
+		if !t.SendReady() || sameText(c, next) {
+			return t, nil
+		}
+		if !x.now().Before(deadline) {
+			return domain.Terminal{}, fmt.Errorf("%w: the screen kept changing for %s", ErrNotReady, rules.VerifyWithin)
+		}
+		c = next
+	}
+}
+
+// sameText reports whether two captures show the same text.
+func sameText(a, b screen.Capture) bool {
+	if len(a.Lines) != len(b.Lines) {
+		return false
+	}
+	for i := range a.Lines {
+		if a.Lines[i].Text != b.Lines[i].Text {
+			return false
+		}
+	}
+	return true
+}
+
 // paste types text into the pane, verifies it and presses Enter.
 func (x *Adapter) paste(ctx context.Context, prof agent.TurnProfile, now domain.Terminal, text string) (domain.SubmitStage, error) {
 	rules := prof.TurnRules()
-	sock, pane := now.Pane.Socket, now.Pane.PaneID
+	pane := now.Pane.PaneID
+	srv := tmux.Server{Socket: now.Pane.Socket, Runner: x.tmux}
 	buf, err := bufferName()
 	if err != nil {
 		return domain.SubmitNothing, fmt.Errorf("name a paste buffer: %w", err)
 	}
-	if _, err := x.tmux.Run(ctx, "-S", sock, "set-buffer", "-b", buf, "--", text); err != nil {
-		return domain.SubmitNothing, fmt.Errorf("set paste buffer: %w", err)
-	}
-	if _, err := x.tmux.Run(ctx, "-S", sock, "paste-buffer", "-p", "-d", "-b", buf, "-t", pane); err != nil {
-		// The paste may or may not have reached the pane; the buffer must
-		// not linger with the request in it.
-		_, _ = x.tmux.Run(context.WithoutCancel(ctx), "-S", sock, "delete-buffer", "-b", buf)
-		return domain.SubmitPasted, fmt.Errorf("paste into %s: %w", pane, err)
+	if err := srv.Paste(ctx, pane, buf, text); err != nil {
+		if errors.Is(err, tmux.ErrNothingPasted) {
+			return domain.SubmitNothing, err
+		}
+		return domain.SubmitPasted, err // it may have reached the pane
 	}
 	domain.Failpoint("input.pasted")
 	if err := x.verify(ctx, prof, now, text); err != nil {
 		return domain.SubmitPasted, err
 	}
 	domain.Failpoint("input.verified")
-	srv := tmux.Server{Socket: sock, Runner: x.tmux}
 	if err := srv.SendKeys(ctx, pane, rules.SubmitKey); err != nil {
 		return domain.SubmitVerified, err
 	}
@@ -192,7 +210,7 @@ var ErrComposerMismatch = errors.New("composer does not hold exactly the request
 // holds the text, up to the profile's bound.
 func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) error {
 	rules := prof.TurnRules()
-	if err := sleep(ctx, rules.PasteWindow); err != nil {
+	if err := x.sleep(ctx, rules.PasteWindow); err != nil {
 		return err
 	}
 	srv := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}
@@ -220,7 +238,7 @@ func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.T
 		if !x.now().Before(deadline) {
 			return fmt.Errorf("%w: %s", ErrComposerMismatch, last)
 		}
-		if err := sleep(ctx, x.poll); err != nil {
+		if err := x.sleep(ctx, x.poll); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ func TestCheckRequest(t *testing.T) {
 		"blank line inside\n\nstill fine",
 		"non-ASCII: é 日本 \u00a0 emoji 🙂",
 		"a # later is fine / and ! too",
-		strings.Repeat("x", MaxRequestBytes),
+		strings.Repeat("x", domain.MaxRequestBytes),
 	}
 	for _, s := range ok {
 		if err := CheckRequest(s); err != nil {
@@ -40,7 +40,7 @@ func TestCheckRequest(t *testing.T) {
 		"nul\x00byte",
 		"line\u2028separator",
 		"bad utf-8 \xff",
-		strings.Repeat("x", MaxRequestBytes+1),
+		strings.Repeat("x", domain.MaxRequestBytes+1),
 	}
 	for _, s := range bad {
 		if err := CheckRequest(s); !errors.Is(err, ErrRequestNotPastable) {

@@ -29,7 +29,7 @@
 //     turn_aborted.
 //
 // Limits the caller must respect (Submit refuses them with SubmitNothing,
-// see CheckRequest): at most MaxRequestBytes; no leading or trailing white
+// see CheckRequest): at most domain.MaxRequestBytes; no leading or trailing white
 // space; no control character but newline (no tab); not starting with "/"
 // or "!" (a pasted "!" switches both agents to shell mode, "/" opens Claude
 // Code's command menu). Long requests are shown collapsed ("[Pasted text #1
@@ -50,7 +50,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
@@ -192,18 +191,6 @@ func bufferName() (string, error) {
 		return "", err
 	}
 	return "akk-" + hex.EncodeToString(b), nil
-}
-
-// sleep waits d unless ctx ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // ScreenChanged implements domain.ScreenNotifier: tmux reports the next

@@ -70,10 +70,8 @@ func (x *Adapter) anchorOn(ctx context.Context, t domain.Terminal, end domain.Du
 		if off, ok, err = openPrompt(f.Path, endOf(f.Path), prof.TurnRules().Parse); err != nil || ok || try >= anchorTries {
 			break
 		}
-		select {
-		case <-ctx.Done():
-			return end, false, ctx.Err()
-		case <-time.After(anchorPause):
+		if err := x.sleep(ctx, anchorPause); err != nil {
+			return end, false, err
 		}
 	}
 	if err != nil || !ok {

@@ -224,6 +224,8 @@ func position(tabs []tab) (int, bool) {
 }
 
 // question reads a question step whose key hint is the row bottom-1.
+// It is long because it checks the step's rows top to bottom, each
+// against the one before; split, a row's rule would lose its context.
 func (g QuestionGrammar) question(c screen.Capture, bottom int, editorFooter bool) agent.StepReading {
 	footer := bottom - 1
 	rule, ok := g.frame(c, footer)
@@ -428,41 +430,47 @@ func (g QuestionGrammar) review(c screen.Capture, bottom int) agent.StepReading 
 		r.Reason = "the review's options are not " + strconv.Quote(g.SubmitLabel) + " and " + strconv.Quote(g.CancelLabel)
 		return r
 	}
+	if r.Prompt, r.Reason = g.reviewBody(rows, tabs); r.Reason != "" {
+		return r
+	}
+	r.Answerable = true
+	return r
+}
+
+// reviewBody checks the review's rows above its options: its title, a
+// "● question" and "→ answer" row per question that has an answer, then
+// the version's closing question if any; every question answered. prompt
+// is the review's question; reason why it cannot be read, else "".
+func (g QuestionGrammar) reviewBody(rows []string, tabs []tab) (prompt, reason string) {
 	// "Review your answers", a "● question" and "→ answer" row per question
 	// that has an answer, then the version's closing question if any.
 	if len(rows) == 0 || rows[0] != g.ReviewTitle {
-		r.Reason = "no " + strconv.Quote(g.ReviewTitle)
-		return r
+		return "", "no " + strconv.Quote(g.ReviewTitle)
 	}
 	rows = rows[1:]
-	r.Prompt = g.ReviewTitle
+	prompt = g.ReviewTitle
 	if g.ReviewQuestion != "" {
 		if len(rows) == 0 || rows[len(rows)-1] != g.ReviewQuestion {
-			r.Reason = "no " + strconv.Quote(g.ReviewQuestion) + " above the options"
-			return r
+			return prompt, "no " + strconv.Quote(g.ReviewQuestion) + " above the options"
 		}
 		rows = rows[:len(rows)-1]
-		r.Prompt = g.ReviewQuestion
+		prompt = g.ReviewQuestion
 	}
 	answered := 0
 	for k := 0; k < len(rows); k++ {
 		if !strings.HasPrefix(rows[k], "● ") || k+1 >= len(rows) || !strings.HasPrefix(rows[k+1], "→ ") {
-			r.Reason = "an unexpected row in the review"
-			return r
+			return prompt, "an unexpected row in the review"
 		}
 		k++
 		answered++
 	}
 	for _, x := range tabs[:len(tabs)-1] {
 		if x.mark != g.Answered {
-			r.Reason = "a question is unanswered"
-			return r
+			return prompt, "a question is unanswered"
 		}
 	}
 	if answered != len(tabs)-1 {
-		r.Reason = "the review does not list every answer"
-		return r
+		return prompt, "the review does not list every answer"
 	}
-	r.Answerable = true
-	return r
+	return prompt, ""
 }

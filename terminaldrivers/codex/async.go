@@ -149,6 +149,8 @@ func (g *AsyncGrammar) ReadCollapsed(c screen.Capture, at int) agent.StepReading
 }
 
 // ReadOpen reads the opened panel whose key hint is the row bottom-1.
+// It is long because it checks the panel's rows top to bottom, each
+// against the one before.
 func (g *AsyncGrammar) ReadOpen(c screen.Capture, bottom int) agent.StepReading {
 	footer := bottom - 1
 	if !g.Footer.MatchString(strings.TrimRight(c.Lines[footer].Text, " ")) {

@@ -74,7 +74,7 @@ func (p Profile) As(version string) Profile {
 
 // Agent implements agent.Profile.
 func (p Profile) Agent() domain.Agent {
-	return domain.Agent{Kind: domain.AgentCodex, Version: p.Version, Profile: "codex-" + p.Version}
+	return domain.Agent{Kind: domain.AgentCodex, Version: p.Version, Profile: "codex-" + p.Version, ThreadProbe: true}
 }
 
 // Classify implements agent.Profile.

@@ -32,6 +32,10 @@ var (
 		// its bound costs only a send that fails; on a busy machine a
 		// send once found no paste in the composer after 2 s.
 		VerifyWithin: 5 * time.Second,
+		// A paste that landed while the TUI still redrew the end of the
+		// previous turn (a status line with a tip left behind) never
+		// showed: the screen must hold still first.
+		SettleGap:    150 * time.Millisecond,
 		SubmitKey:    "Enter",
 		InterruptKey: "Escape",
 		// Kills the line before the cursor (Ctrl+Y yanks it back): one

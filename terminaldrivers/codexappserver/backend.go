@@ -413,32 +413,22 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 			return nil, err
 		}
 	}
-	out := make(chan domain.BackendEvent, 16)
+	t := &turnFollower{b: b, f: f, threadID: th.ThreadID, turnID: turnID, out: make(chan domain.BackendEvent, 16)}
 	go func() {
-		defer close(out)
+		defer close(t.out)
 		defer f.close()
-		emit := func(ev domain.BackendEvent) bool {
-			select {
-			case out <- ev:
-				return !ev.Ends()
-			case <-ctx.Done():
-				return false
-			}
-		}
 		// A turn that ended before this connection followed it ends here.
 		if fresh {
 			if ev, ended := b.endedBefore(ctx, f, th.ThreadID, turnID); ended {
-				emit(ev)
+				t.emit(ctx, ev)
 				return
 			}
 		}
-		var pending *prompt // the approval request that waits
 		defer func() {
-			if pending != nil {
+			if t.pending != nil {
 				b.setPrompt(turnID, nil)
 			}
 		}()
-		final := ""
 		for {
 			select {
 			case <-ctx.Done():
@@ -448,65 +438,89 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 				if err := f.c.Err(); err != nil {
 					why = err.Error()
 				}
-				emit(domain.BackendEvent{Kind: domain.BackendGone, Text: why})
+				t.emit(ctx, domain.BackendEvent{Kind: domain.BackendGone, Text: why})
 				return
 			case m := <-f.ch:
-				switch {
-				case m.Method == MethodCommandApproval:
-					if a, ok := ParseCommandApproval(m); ok && a.ThreadID == th.ThreadID && a.TurnID == turnID {
-						cmd := ""
-						if a.Command != nil {
-							cmd = *a.Command
-						}
-						pending = &prompt{f: f, req: m, command: cmd, resolved: make(chan struct{})}
-						b.setPrompt(turnID, pending)
-						if !emit(domain.BackendEvent{Kind: domain.BackendApproval, Text: cmd}) {
-							return
-						}
-					}
-				case m.Method == MethodUserInput:
-					if r, ok := ParseUserInput(m); ok && r.ThreadID == th.ThreadID && r.TurnID == turnID {
-						pending = &prompt{f: f, req: m, question: &r, resolved: make(chan struct{})}
-						b.setPrompt(turnID, pending)
-						if !emit(domain.BackendEvent{Kind: domain.BackendQuestion}) {
-							return
-						}
-					}
-				case m.Method == MethodResolved:
-					if r, ok := ParseResolved(m); ok && pending != nil && r.Resolves(pending.req) {
-						close(pending.resolved)
-						pending = nil
-						b.setPrompt(turnID, nil)
-						if !emit(domain.BackendEvent{Kind: domain.BackendResolved}) {
-							return
-						}
-					}
-				case m.Method == "item/completed":
-					var ev ItemEvent
-					if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == th.ThreadID && ev.TurnID == turnID && ev.Item.Type == "agentMessage" {
-						final = ev.Item.Text
-						if !emit(domain.BackendEvent{Kind: domain.BackendProgress, Text: ev.Item.Text}) {
-							return
-						}
-					}
-				case m.Method == "turn/completed":
-					var ev TurnEvent
-					if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == th.ThreadID && ev.Turn.ID == turnID {
-						if end, ended := turnEnd(ev.Turn, final); ended {
-							if end.Kind == domain.BackendCompleted && end.Text == "" {
-								// Its last message came before this
-								// connection followed: the record has it.
-								end.Text = b.finalMessage(ctx, f, th.ThreadID, turnID)
-							}
-							emit(end)
-							return
-						}
-					}
+				if !t.message(ctx, m) {
+					return
 				}
 			}
 		}
 	}()
-	return out, nil
+	return t.out, nil
+}
+
+// turnFollower turns the messages of one followed turn into its events.
+type turnFollower struct {
+	b                *Backend
+	f                *following
+	threadID, turnID string
+	out              chan domain.BackendEvent
+	pending          *prompt // the approval or question that waits
+	final            string  // the turn's last agent message so far
+}
+
+// emit hands ev on; false when the follower ends (ev ends the turn, or
+// ctx ended).
+func (t *turnFollower) emit(ctx context.Context, ev domain.BackendEvent) bool {
+	select {
+	case t.out <- ev:
+		return !ev.Ends()
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// message folds one message of the daemon; false: the follower ends.
+func (t *turnFollower) message(ctx context.Context, m Message) bool {
+	switch m.Method {
+	case MethodCommandApproval:
+		if a, ok := ParseCommandApproval(m); ok && a.ThreadID == t.threadID && a.TurnID == t.turnID {
+			cmd := ""
+			if a.Command != nil {
+				cmd = *a.Command
+			}
+			t.wait(&prompt{f: t.f, req: m, command: cmd, resolved: make(chan struct{})})
+			return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendApproval, Text: cmd})
+		}
+	case MethodUserInput:
+		if r, ok := ParseUserInput(m); ok && r.ThreadID == t.threadID && r.TurnID == t.turnID {
+			t.wait(&prompt{f: t.f, req: m, question: &r, resolved: make(chan struct{})})
+			return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendQuestion})
+		}
+	case MethodResolved:
+		if r, ok := ParseResolved(m); ok && t.pending != nil && r.Resolves(t.pending.req) {
+			close(t.pending.resolved)
+			t.wait(nil)
+			return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendResolved})
+		}
+	case "item/completed":
+		var ev ItemEvent
+		if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == t.threadID && ev.TurnID == t.turnID && ev.Item.Type == "agentMessage" {
+			t.final = ev.Item.Text
+			return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendProgress, Text: ev.Item.Text})
+		}
+	case "turn/completed":
+		var ev TurnEvent
+		if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == t.threadID && ev.Turn.ID == t.turnID {
+			if end, ended := turnEnd(ev.Turn, t.final); ended {
+				if end.Kind == domain.BackendCompleted && end.Text == "" {
+					// Its last message came before this connection
+					// followed: the record has it.
+					end.Text = t.b.finalMessage(ctx, t.f, t.threadID, t.turnID)
+				}
+				t.emit(ctx, end)
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// wait records p as what the turn waits on (nil: nothing).
+func (t *turnFollower) wait(p *prompt) {
+	t.pending = p
+	t.b.setPrompt(t.turnID, p)
 }
 
 // settleInterrupted bounds how long a turn a read calls interrupted, on a

@@ -279,29 +279,9 @@ type candidate struct {
 }
 
 func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.TmuxServerStatus, error) {
-	sockets, _, err := d.sockets()
-	if err != nil {
-		return nil, nil, err
-	}
-	var panes []tmux.Pane
-	var servers []domain.TmuxServerStatus
-	for _, s := range sockets {
-		ps, err := tmux.Server{Socket: s, Runner: d.cfg.Tmux}.ListPanes(ctx)
-		if err != nil {
-			if errors.Is(err, tmux.ErrNoTmux) {
-				return nil, nil, err
-			}
-			if cerr := ctx.Err(); cerr != nil {
-				return nil, nil, cerr
-			}
-			servers = append(servers, domain.TmuxServerStatus{Socket: s, Problem: err.Error()})
-			continue
-		}
-		servers = append(servers, domain.TmuxServerStatus{Socket: s, Panes: len(ps)})
-		panes = append(panes, ps...)
-	}
-	if len(panes) == 0 {
-		return nil, servers, nil
+	panes, servers, err := d.panes(ctx)
+	if err != nil || len(panes) == 0 {
+		return nil, servers, err
 	}
 	table, err := d.cfg.Proc.Snapshot()
 	if err != nil {
@@ -320,21 +300,7 @@ func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.T
 			cands = append(cands, c)
 		}
 	}
-	// Every candidate's screen, with one tmux process per server.
-	bySocket := map[string][]string{}
-	for _, c := range cands {
-		bySocket[c.pane.Socket] = append(bySocket[c.pane.Socket], c.pane.ID)
-	}
-	snaps := map[string]map[string]tmux.Snapshot{}
-	for socket, ids := range bySocket {
-		snaps[socket] = tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.CaptureAll(ctx, ids)
-	}
-	capture := func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
-		if s, ok := snaps[p.Socket][p.ID]; ok {
-			return s, nil
-		}
-		return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
-	}
+	capture := d.captureAll(ctx, cands)
 	terms := make([]domain.Terminal, len(cands))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, d.cfg.Parallel)
@@ -359,6 +325,52 @@ func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.T
 	d.mu.Unlock()
 	// Terminals keep list-panes order: server, session, window, pane.
 	return terms, servers, nil
+}
+
+// panes lists the panes of every tmux server AKK looks at, and what each
+// server answered.
+func (d *Discovery) panes(ctx context.Context) ([]tmux.Pane, []domain.TmuxServerStatus, error) {
+	sockets, _, err := d.sockets()
+	if err != nil {
+		return nil, nil, err
+	}
+	var panes []tmux.Pane
+	var servers []domain.TmuxServerStatus
+	for _, s := range sockets {
+		ps, err := tmux.Server{Socket: s, Runner: d.cfg.Tmux}.ListPanes(ctx)
+		if err != nil {
+			if errors.Is(err, tmux.ErrNoTmux) {
+				return nil, nil, err
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, nil, cerr
+			}
+			servers = append(servers, domain.TmuxServerStatus{Socket: s, Problem: err.Error()})
+			continue
+		}
+		servers = append(servers, domain.TmuxServerStatus{Socket: s, Panes: len(ps)})
+		panes = append(panes, ps...)
+	}
+	return panes, servers, nil
+}
+
+// captureAll captures every candidate's screen with one tmux process per
+// server; the capture it returns reads those, or captures a pane alone.
+func (d *Discovery) captureAll(ctx context.Context, cands []candidate) func(context.Context, tmux.Pane) (tmux.Snapshot, error) {
+	bySocket := map[string][]string{}
+	for _, c := range cands {
+		bySocket[c.pane.Socket] = append(bySocket[c.pane.Socket], c.pane.ID)
+	}
+	snaps := map[string]map[string]tmux.Snapshot{}
+	for socket, ids := range bySocket {
+		snaps[socket] = tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.CaptureAll(ctx, ids)
+	}
+	return func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
+		if s, ok := snaps[p.Socket][p.ID]; ok {
+			return s, nil
+		}
+		return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+	}
 }
 
 // findAgent walks from the pane's process to the first process, breadth
@@ -439,7 +451,9 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	t.NativeIdentity, t.NativeThreadID, t.DurableActivity = native.Identity, native.ThreadID, native.Activity
 	t.Warnings = append(t.Warnings, native.Warnings...)
 
-	t.Agent = domain.Agent{Kind: kind, Version: version, Profile: domain.ProfileUnprofiled}
+	// An unprofiled agent is never typed into; ThreadProbe says only
+	// what its kind could be asked.
+	t.Agent = domain.Agent{Kind: kind, Version: version, Profile: domain.ProfileUnprofiled, ThreadProbe: kind == domain.AgentCodex}
 	profile, exact, ok := d.registry.Resolve(kind, version)
 	if !ok {
 		if version == "" {

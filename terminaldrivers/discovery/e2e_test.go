@@ -95,7 +95,8 @@ func TestE2EDiscover(t *testing.T) {
 				t.Errorf("%s: not listed", e.Agent.Name())
 				continue
 			}
-			want := domain.Agent{Kind: domain.AgentKind(e.Agent.Kind), Version: e.Agent.Version, Profile: e.Agent.Kind + "-" + e.Agent.Version}
+			want := domain.Agent{Kind: domain.AgentKind(e.Agent.Kind), Version: e.Agent.Version, Profile: e.Agent.Kind + "-" + e.Agent.Version,
+				ThreadProbe: e.Agent.Kind == string(domain.AgentCodex)}
 			if x.Agent != want || x.Project != e.ProjectDir || x.ScreenState != domain.ScreenIdle || !x.ComposerEmpty || !x.SendReady() {
 				t.Errorf("%s: %s", e.Agent.Name(), describe(x))
 			}

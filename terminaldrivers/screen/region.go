@@ -62,8 +62,9 @@ func Fingerprint(identity string, r Region) string {
 const Redacted = "[REDACTED]"
 
 // secretPatterns are the shapes of secrets. Each match is replaced with
-// Redacted, except that a group named "keep" is kept (the name in
-// name=value, the scheme and user of a URL).
+// Redacted, except that a group named "keep" is kept before it (the name
+// in name=value, the scheme and user of a URL) and one named "tail" after
+// it (the "@" before a URL's host, a closing quote).
 var secretPatterns = []*regexp.Regexp{
 	// PEM private keys: the whole block, to its END line or the end of text.
 	regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
@@ -78,26 +79,103 @@ var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),                                            // npm tokens
 	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`),                                              // Hugging Face tokens
 	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9\-]{10,}`),                                    // Slack tokens
+	regexp.MustCompile(`\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}`),                     // SendGrid keys
 	regexp.MustCompile(`whsec_[A-Za-z0-9+/=]{8,}`),                                           // Standard Webhooks secrets
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWTs
 	regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9\-._~+/]{8,}=*`),                              // bearer tokens
+	// Slack webhook URLs: the path after services/ is the secret.
+	regexp.MustCompile(`(?P<keep>\bhooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/\-]+`),
+	// Basic and token credentials in an Authorization header.
+	regexp.MustCompile(`(?i)(?P<keep>\bauthorization["']?\s*[:=]\s*["']?(?:basic|token)[ \t]+)[A-Za-z0-9+/=._~\-]+`),
+	// curl's user:password.
+	regexp.MustCompile(`(?P<keep>\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]*["']?[^\s:'"]+:)[^\s'"]+`),
+	// A MySQL (or sshpass) password after -p, joined or not.
+	regexp.MustCompile(`(?P<keep>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|sshpass)\b[^\n]*?[ \t]-p[ \t]*["']?)[^\s'"\-][^\s'"]*`),
+	// Azure storage and service bus connection strings.
+	regexp.MustCompile(`(?i)(?P<keep>\b(?:AccountKey|SharedAccessKey)=)[^;\s'"]+`),
 	// A password in a URL: scheme://user:PASSWORD@host.
-	regexp.MustCompile(`(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+@`),
+	regexp.MustCompile(`(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?P<tail>@)`),
+	// A secret flag and its value after a space: --password VALUE,
+	// --auth-token VALUE. The flag's name ends with the secret word (so
+	// --token-file PATH stays); the value is 16 or more characters, or
+	// holds a digit or a symbol (so "the --token flag" stays).
+	regexp.MustCompile(`(?i)(?P<keep>(?:^|[\s"'=(])--?(?:[a-z0-9]+[_\-])*(?:password|passwd|passphrase|token|secret|api[_\-]?key|access[_\-]?key|credentials?)[ \t]+["']?)` + flagValue),
+	// A quoted password or secret with spaces in it.
+	regexp.MustCompile(`(?i)(?P<keep>\b[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["'])[^"'\n]*[ \t][^"'\n]*(?P<tail>["'])`),
+	// A short password: under 8 characters, holding a digit or a symbol.
+	regexp.MustCompile(`(?i)(?P<keep>\b[A-Za-z0-9_.\-]*(?:password|passwd|passphrase)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?)` + shortValue),
 	// name=value and "name": "value" where the name says secret.
 	regexp.MustCompile(`(?i)(?P<keep>[A-Za-z0-9_.\-]*(?:api[_\-]?key|secret|password|passwd|token|credential|private[_\-]?key)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*["']?)[^\s'",}]{8,}`),
 }
 
+const (
+	// flagValue: a word not starting with "-" or "=", 16 or more long or
+	// holding a digit or a symbol.
+	flagValue = `(?:[^\s'"\-=][^\s'"]{15,}|[0-9!@#$%^&*+/~_][^\s'"]*|[^\s'"\-=][^\s'"]*[0-9!@#$%^&*+=/~_][^\s'"]*)`
+	// shortValue: a value not starting with "=" that holds a digit or a
+	// symbol (a plain word after "password:" is prose).
+	shortValue = `(?:[0-9!@#$%^&*+/~_][^\s'",}]*|[^\s'",}=][^\s'",}]*[0-9!@#$%^&*+=/~_][^\s'",}]*)`
+)
+
 // Redact replaces secret-looking strings in s. It is for excerpts shown to
 // people and hosts; fingerprints are always taken over the unredacted text.
 func Redact(s string) string {
+	s = redactAWSSecrets(s)
 	for _, re := range secretPatterns {
+		repl := Redacted
 		if re.SubexpIndex("keep") >= 0 {
-			s = re.ReplaceAllString(s, "${keep}"+Redacted)
-			continue
+			repl = "${keep}" + repl
 		}
-		s = re.ReplaceAllString(s, Redacted)
+		if re.SubexpIndex("tail") >= 0 {
+			repl += "${tail}"
+		}
+		s = re.ReplaceAllString(s, repl)
 	}
 	return s
+}
+
+var (
+	awsKeyID    = regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)
+	base64Run   = regexp.MustCompile(`[A-Za-z0-9/+]+`)
+	awsNear     = 200 // bytes between an access key id and its secret key
+	hasUpper    = regexp.MustCompile(`[A-Z]`)
+	hasLower    = regexp.MustCompile(`[a-z]`)
+	hasDigitSym = regexp.MustCompile(`[0-9/+]`)
+)
+
+// redactAWSSecrets replaces a bare AWS secret access key: 40 characters of
+// base64 (upper and lower case, and a digit, "/" or "+"; so no commit id)
+// within awsNear bytes of an access key id.
+func redactAWSSecrets(s string) string {
+	ids := awsKeyID.FindAllStringIndex(s, -1)
+	if ids == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range base64Run.FindAllStringIndex(s, -1) {
+		run := s[m[0]:m[1]]
+		if len(run) != 40 || !hasUpper.MatchString(run) || !hasLower.MatchString(run) || !hasDigitSym.MatchString(run) {
+			continue
+		}
+		near := false
+		for _, id := range ids {
+			if m[0] < id[1]+awsNear && id[0] < m[1]+awsNear {
+				near = true
+				break
+			}
+		}
+		if near {
+			b.WriteString(s[last:m[0]])
+			b.WriteString(Redacted)
+			last = m[1]
+		}
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // RedactRows redacts rows of a screen, also where a secret was wrapped
@@ -106,6 +184,10 @@ func Redact(s string) string {
 // pane's width a secret that ends a row and a word that starts the next
 // look like one wrapped secret: both go (AKK errs toward hiding).
 func RedactRows(rows []string) []string {
+	// An AWS secret key may sit a row away from its access key id.
+	if joined := strings.Join(rows, "\n"); awsKeyID.MatchString(joined) {
+		rows = strings.Split(redactAWSSecrets(joined), "\n")
+	}
 	out := redactBlocks(rows)
 	cut := make([]int, len(out))  // redacted from this byte to the end; -1: none
 	head := make([]int, len(out)) // redacted from its indent up to this byte; 0: none
@@ -118,11 +200,14 @@ func RedactRows(rows []string) []string {
 		indent := len(b) - len(bt)
 		joined := a + bt
 		for _, re := range secretPatterns {
-			keep := re.SubexpIndex("keep")
+			keep, tail := re.SubexpIndex("keep"), re.SubexpIndex("tail")
 			for _, m := range re.FindAllStringSubmatchIndex(joined, -1) {
 				s, e := m[0], m[1]
 				if keep >= 0 && m[2*keep+1] > s {
 					s = m[2*keep+1]
+				}
+				if tail >= 0 && m[2*tail] >= s {
+					e = m[2*tail]
 				}
 				if s < len(a) && e > len(a) {
 					if cut[i] < 0 || s < cut[i] {

@@ -1,8 +1,10 @@
 package screen
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // Rows as Codex 0.169.0 drew them: a dim placeholder, then a typed line.
@@ -149,7 +151,33 @@ func TestRedactEveryShape(t *testing.T) {
 		{"npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED]"},
 		{"hugging face", "hf_abcdefghijklmnopqrstuvwxyzABCDEF", "[REDACTED]"},
 		{"jwt", "got eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fwpMeJf36 done", "got [REDACTED] done"},
-		{"url password", "git clone https://deploy:s3cr3tpassw0rd@example.com/repo.git", "git clone https://deploy:[REDACTED]example.com/repo.git"},
+		{"url password", "git clone https://deploy:s3cr3tpassw0rd@example.com/repo.git", "git clone https://deploy:[REDACTED]@example.com/repo.git"},
+		{"url password keeps the host", "psql postgres://user:pw@db.internal:5432/app", "psql postgres://user:[REDACTED]@db.internal:5432/app"},
+		{"password flag", "mysql --password hunter2hunter2 -h db", "mysql --password [REDACTED] -h db"},
+		{"token flag", "gh auth login --token abcdef0123456789abcdef", "gh auth login --token [REDACTED]"},
+		{"short key flag", "tool --api-key k3y --verbose", "tool --api-key [REDACTED] --verbose"},
+		{"mysql -p", "mysql -u root -p s3cr3t mydb", "mysql -u root -p [REDACTED] mydb"},
+		{"mysql -p joined", "mysql -uroot -ps3cr3t mydb", "mysql -uroot -p[REDACTED] mydb"},
+		{"basic auth header", `curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" x`, `curl -H "Authorization: Basic [REDACTED]" x`},
+		{"curl -u", "curl -u admin:hunter2 https://api.example.com", "curl -u admin:[REDACTED] https://api.example.com"},
+		{"curl --user", "curl -s --user 'admin:p4ss' https://api.example.com", "curl -s --user 'admin:[REDACTED]' https://api.example.com"},
+		{"azure account key", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4+/Zm9vYmFy==;EndpointSuffix=core.windows.net",
+			"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED];EndpointSuffix=core.windows.net"},
+		{"sendgrid", "key 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 end", "key [REDACTED] end"},
+		{"slack webhook", "post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX now", "post to https://hooks.slack.com/services/[REDACTED] now"},
+		{"bare aws secret key", "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "[REDACTED] [REDACTED]"},
+		{"bare aws secret key first", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nid AKIAIOSFODNN7EXAMPLE", "[REDACTED]\nid [REDACTED]"},
+		{"short password", "password: hunter2", "password: [REDACTED]"},
+		{"quoted password with spaces", `password: "correct horse battery"`, `password: "[REDACTED]"`},
+		{"a commit id near an access key stays", "AKIAIOSFODNN7EXAMPLE in 0123456789abcdef0123456789abcdef01234567", "[REDACTED] in 0123456789abcdef0123456789abcdef01234567"},
+		{"40 characters alone stay", "ref wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ref wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+		{"token counts stay", "max_tokens: 1000 and token_count=42", "max_tokens: 1000 and token_count=42"},
+		{"comparisons stay", "if password == nil { return }", "if password == nil { return }"},
+		{"flags in prose stay", "pass the --token flag, or the --password option", "pass the --token flag, or the --password option"},
+		{"token file flag stays", "gh --token-file /etc/gh/token.txt", "gh --token-file /etc/gh/token.txt"},
+		{"other -u and -p stay", "sort -u names.txt; docker run -u 1000:1000 img; psql -p 5432; git push -u origin main", "sort -u names.txt; docker run -u 1000:1000 img; psql -p 5432; git push -u origin main"},
+		{"shell PWD stays", "PWD=/home/me/project", "PWD=/home/me/project"},
+		{"password prompt stays", "Password: Enter it below", "Password: Enter it below"},
 		{"quoted json secret", `{"client_secret": "abcdefgh12345678", "name": "x"}`, `{"client_secret": "[REDACTED]", "name": "x"}`},
 		{"private key block", "key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\nafter", "key:\n[REDACTED]\nafter"},
 		{"private key cut off", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "[REDACTED]"},
@@ -171,9 +199,71 @@ func TestRedactRows(t *testing.T) {
 		!strings.HasPrefix(got[0], "key is ") || !strings.HasSuffix(got[1], " and more") || got[2] != "plain row" {
 		t.Fatalf("wrapped: %q", got)
 	}
+	aws := []string{"aws_access_key_id AKIAIOSFODNN7EXAMPLE", "secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "done"}
+	if got = RedactRows(aws); !slices.Equal(got, []string{"aws_access_key_id [REDACTED]", "secret [REDACTED]", "done"}) {
+		t.Fatalf("aws key pair: %q", got)
+	}
 	key := []string{"cat id_rsa", "-----BEGIN RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA1234567890abcdef", "abcdefABCDEF0123456789", "-----END RSA PRIVATE KEY-----", "$ "}
 	got = RedactRows(key)
 	if len(got) != len(key) || strings.Contains(strings.Join(got, ""), "MIIE") || strings.Contains(strings.Join(got, ""), "abcdefABCDEF") || got[0] != "cat id_rsa" || got[5] != "$ " {
 		t.Fatalf("key block: %q", got)
 	}
+}
+
+// secretShapes put a secret where each known shape carries one.
+var secretShapes = []func(secret string) string{
+	func(s string) string { return "password: " + s },
+	func(s string) string { return `{"password": "` + s + `", "user": "x"}` },
+	func(s string) string { return `password: "` + s + ` horse battery"` },
+	func(s string) string { return "export API_KEY=" + s },
+	func(s string) string { return "mysql --password " + s + " -h db" },
+	func(s string) string { return "gh auth login --token " + s },
+	func(s string) string { return "mysql -u root -p " + s + " app" },
+	func(s string) string { return "mysql -uroot -p" + s },
+	func(s string) string { return `curl -H "Authorization: Basic ` + s + `"` },
+	func(s string) string { return "curl -u admin:" + s + " https://x.example" },
+	func(s string) string { return "AccountName=a;AccountKey=" + s + "==;EndpointSuffix=core.windows.net" },
+	func(s string) string { return "https://hooks.slack.com/services/T0/B0/" + s },
+	func(s string) string { return "postgres://user:" + s + "@db.internal/app" },
+	func(s string) string { return "Authorization: Bearer " + s },
+	func(s string) string { return "AKIAIOSFODNN7EXAMPLE " + (s + strings.Repeat("Ab9", 14))[:40] },
+}
+
+// FuzzRedactSecrets: redacting twice is redacting once; the output grows by
+// at most the marker per redaction; and a secret planted in a known shape
+// never survives, in Redact or in RedactRows.
+func FuzzRedactSecrets(f *testing.F) {
+	for i, seed := range []string{"hunter2hunter2", "s3cr3t", "abc", "Zm9vYmFy+/Zm9v", "correct horse", "[REDACTED]", "xoxb-1-2"} {
+		f.Add("password: hunter2 and --token "+seed+" @host", uint8(i), seed)
+	}
+	f.Add(`password: "a" b" c"`, uint8(2), "q")
+	f.Add("curl -u a:b https://u:p@h x", uint8(9), "zz")
+	f.Fuzz(func(t *testing.T, text string, shape uint8, raw string) {
+		once := Redact(text)
+		if twice := Redact(once); twice != once {
+			t.Fatalf("Redact(%q) = %q, but redacted again %q", text, once, twice)
+		}
+		if n := strings.Count(once, Redacted); len(once) > len(text)+n*len(Redacted) {
+			t.Fatalf("Redact(%q) = %q: %d bytes from %d with %d redactions", text, once, len(once), len(text), n)
+		}
+		// The secret: letters and digits, with a digit and an upper-case
+		// letter, at least 8 long, as generated secrets are.
+		secret := strings.Map(func(r rune) rune {
+			if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return r
+			}
+			return -1
+		}, raw)
+		secret = "Q" + secret[:min(len(secret), 30)] + "7xY"
+		for len(secret) < 8 {
+			secret += "k"
+		}
+		in := secretShapes[int(shape)%len(secretShapes)](secret)
+		if out := Redact(in); strings.Contains(out, secret) {
+			t.Fatalf("Redact(%q) = %q keeps the secret", in, out)
+		}
+		if out := strings.Join(RedactRows(strings.Split(in, "\n")), "\n"); strings.Contains(out, secret) {
+			t.Fatalf("RedactRows(%q) = %q keeps the secret", in, out)
+		}
+	})
 }

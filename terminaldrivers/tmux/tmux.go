@@ -285,20 +285,46 @@ func (s Server) CapturePlain(ctx context.Context, paneID string) (string, error)
 	return string(out), nil
 }
 
+// ErrNothingPasted: Paste failed before anything could reach the pane.
+var ErrNothingPasted = errors.New("nothing pasted")
+
 // Paste puts text into a named buffer and pastes it into the pane as a
 // bracketed paste (paste-buffer -p), deleting the buffer afterwards. The
-// agent sees one paste, not typed keys, so newlines do not submit.
+// agent sees one paste, not typed keys, so newlines do not submit. An
+// error wrapping ErrNothingPasted says the pane received nothing; any other
+// may have delivered the paste (and the buffer is deleted all the same, so
+// the text does not linger in the server).
 func (s Server) Paste(ctx context.Context, paneID, buffer, text string) error {
 	if buffer == "" {
-		return errors.New("paste: empty buffer name")
+		return fmt.Errorf("%w: empty buffer name", ErrNothingPasted)
 	}
-	if _, err := s.run(ctx, "set-buffer", "-b", buffer, "--", text); err != nil {
-		return fmt.Errorf("paste into %s: set buffer: %w", paneID, err)
+	if _, err := s.run(ctx, "set-buffer", "-b", buffer, "--", literal(text)); err != nil {
+		return fmt.Errorf("%w into %s: set buffer: %w", ErrNothingPasted, paneID, err)
 	}
 	if _, err := s.run(ctx, "paste-buffer", "-p", "-d", "-b", buffer, "-t", paneID); err != nil {
+		_, _ = s.run(context.WithoutCancel(ctx), "delete-buffer", "-b", buffer)
 		return fmt.Errorf("paste into %s: %w", paneID, err)
 	}
 	return nil
+}
+
+// Type sends text to a pane as typed keys, none of it read as a key name;
+// "--" keeps a leading "-" from reading as a flag.
+func (s Server) Type(ctx context.Context, paneID, text string) error {
+	if _, err := s.run(ctx, "send-keys", "-t", paneID, "-l", "--", literal(text)); err != nil {
+		return fmt.Errorf("type into %s: %w", paneID, err)
+	}
+	return nil
+}
+
+// literal makes text one tmux argument that arrives as it is. tmux reads a
+// ";" ending an argument as the end of a command and drops it, and reads
+// `\;` ending one as ";": a backslash before the last ";" keeps it.
+func literal(text string) string {
+	if strings.HasSuffix(text, ";") {
+		return text[:len(text)-1] + `\;`
+	}
+	return text
 }
 
 // SendKeys sends tmux key names (Enter, Escape, Down, C-u, BTab) to a pane.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,6 +189,49 @@ func TestServerAgainstRealTmux(t *testing.T) {
 	}
 	if _, err := (Server{Socket: filepath.Join(t.TempDir(), "none"), Runner: r}).ListPanes(ctx); err == nil {
 		t.Fatal("no server: no error")
+	}
+}
+
+// Text ending in ";" reaches the pane whole: tmux reads a trailing ";" of
+// an argument as the end of a command, so "echo hi;" once arrived as
+// "echo hi".
+func TestPasteAndTypeKeepATrailingSemicolon(t *testing.T) {
+	ctx, sock, r := realTmux(t, 30)
+	s := Server{Socket: sock, Runner: r}
+	pane := "t:0.0"
+	var want []string
+	// Each line is read back (the tty's echo, then cat's) before the next
+	// goes in, so the two never interleave.
+	check := func(text string, send func() error) {
+		t.Helper()
+		if err := send(); err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if err := s.SendKeys(ctx, pane, "Enter"); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, text, text)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			plain, err := s.CapturePlain(ctx, pane)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(strings.TrimRight(plain, "\n"), "\n")
+			if slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pane reads\n%q\nwant\n%q", got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for _, text := range []string{"echo hi;", "a;b;", `ends in \;`, ";", `\\;`} {
+		check(text, func() error { return s.Paste(ctx, pane, "akk-test", text) })
+	}
+	for _, text := range []string{"typed;", `typed \;`, ";"} {
+		check(text, func() error { return s.Type(ctx, pane, text) })
 	}
 }
 

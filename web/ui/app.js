@@ -777,15 +777,30 @@ async function viewHosts() {
     const revealBox = h("div", { "aria-live": "polite", id: "reveal" });
     const name = h("input", { type: "text", id: "host-name", required: true, maxlength: 100 });
     const url = h("input", { type: "url", id: "host-url", required: true, placeholder: "https://…" });
+    const headers = h("textarea", { id: "host-headers", rows: 2, placeholder: "Authorization: Bearer …", autocomplete: "off", spellcheck: "false" });
+    const events = h("input", { type: "text", id: "host-events", placeholder: "all (or: turn.completed turn.failed)" });
     const err = h("p", { class: "error", role: "alert", hidden: true });
     const form = h("form", { class: "box", "aria-label": "Register a host" }, h("h2", {}, "Register a host"),
-      h("label", { for: "host-name" }, "Name"), name, h("label", { for: "host-url" }, "Webhook URL"), url, err,
+      h("label", { for: "host-name" }, "Name"), name, h("label", { for: "host-url" }, "Webhook URL"), url,
+      h("label", { for: "host-headers" }, "Delivery headers (one per line, as Header: value; never shown again)"), headers,
+      h("label", { for: "host-events" }, "Event types (space or comma separated; empty: all)"), events, err,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Register")));
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       err.hidden = true;
       try {
-        const c = await api("POST", "/v1/hosts", { name: name.value.trim(), webhook_url: url.value.trim() });
+        const body = { name: name.value.trim(), webhook_url: url.value.trim() };
+        const hs = {};
+        for (const line of headers.value.split("\n")) {
+          if (!line.trim()) continue;
+          const i = line.indexOf(":");
+          if (i <= 0) throw new Error(`a header line needs "Name: value"`);
+          hs[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+        }
+        if (Object.keys(hs).length) body.webhook_headers = hs;
+        const evs = events.value.split(/[\s,]+/).filter(Boolean);
+        if (evs.length) body.webhook_events = evs;
+        const c = await api("POST", "/v1/hosts", body);
         shown = { title: `Host ${c.name} registered`, values: { Token: c.token, "Webhook secret": c.webhook_secret } };
         await render();
       } catch (e) {
@@ -794,7 +809,8 @@ async function viewHosts() {
       }
     });
     const rows = hosts.hosts.map((x) => h("tr", { "data-host": x.host_id },
-      h("td", {}, x.name), h("td", {}, x.webhook_url), h("td", {}, time(x.created_at)),
+      h("td", {}, x.name), h("td", {}, x.webhook_url), h("td", {}, (x.webhook_header_names || []).join(", ")),
+      h("td", {}, (x.webhook_events || []).length ? x.webhook_events.join(", ") : "all"), h("td", {}, time(x.created_at)),
       h("td", {}, h("div", { class: "actions" },
         actionButton("Ping", async () => { await api("POST", `/v1/hosts/${x.host_id}/ping`); await render(); }),
         actionButton("Rotate secret", async () => {
@@ -809,7 +825,7 @@ async function viewHosts() {
     if (!current(gen)) return;
     $main.replaceChildren(h("h1", {}, "Hosts"), revealBox, form,
       h("div", { class: "table-wrap" }, h("table", { "aria-label": "Hosts" },
-        h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Webhook URL"), h("th", {}, "Created"), h("th", {}, "Actions"))),
+        h("thead", {}, h("tr", {}, h("th", {}, "Name"), h("th", {}, "Webhook URL"), h("th", {}, "Headers"), h("th", {}, "Events"), h("th", {}, "Created"), h("th", {}, "Actions"))),
         h("tbody", {}, rows))),
       h("h2", {}, "Webhook outbox"),
       h("div", { class: "actions" }, actionButton("Refresh", render)),

@@ -1104,13 +1104,25 @@ type Host struct {
 	HostId          string    `json:"host_id"`
 	Name            string    `json:"name"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
-	WebhookUrl      string    `json:"webhook_url"`
+
+	// WebhookEvents The host's event subscription; empty means every type.
+	WebhookEvents []string `json:"webhook_events"`
+
+	// WebhookHeaderNames The names of the host's delivery headers, sorted; their values are never returned.
+	WebhookHeaderNames []string `json:"webhook_header_names"`
+	WebhookUrl         string   `json:"webhook_url"`
 }
 
 // HostCreate defines model for HostCreate.
 type HostCreate struct {
 	// Name A label for people; need not be unique.
 	Name string `json:"name"`
+
+	// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+	WebhookEvents *WebhookEvents `json:"webhook_events,omitempty"`
+
+	// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+	WebhookHeaders *WebhookHeaders `json:"webhook_headers,omitempty"`
 
 	// WebhookUrl Absolute http or https URL that receives signed POSTs.
 	WebhookUrl string `json:"webhook_url"`
@@ -1125,6 +1137,12 @@ type HostCredentials struct {
 
 	// Token The host's bearer token. Shown only once.
 	Token string `json:"token"`
+
+	// WebhookEvents The host's event subscription; empty means every type.
+	WebhookEvents []string `json:"webhook_events"`
+
+	// WebhookHeaderNames The names of the host's delivery headers, sorted; their values are never returned.
+	WebhookHeaderNames []string `json:"webhook_header_names"`
 
 	// WebhookSecret The `whsec_` secret that signs this host's webhooks. Shown only once.
 	WebhookSecret string `json:"webhook_secret"`
@@ -1148,6 +1166,18 @@ type HostToken struct {
 
 	// Token The host's new bearer token. Shown only once.
 	Token string `json:"token"`
+}
+
+// HostWebhook defines model for HostWebhook.
+type HostWebhook struct {
+	// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+	WebhookEvents *WebhookEvents `json:"webhook_events,omitempty"`
+
+	// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+	WebhookHeaders *WebhookHeaders `json:"webhook_headers,omitempty"`
+
+	// WebhookUrl Absolute http or https URL that receives signed POSTs.
+	WebhookUrl string `json:"webhook_url"`
 }
 
 // InspectRequest defines model for InspectRequest.
@@ -1391,7 +1421,7 @@ type Notification struct {
 	LastStatusCode *int       `json:"last_status_code,omitempty"`
 	NextAttemptAt  *time.Time `json:"next_attempt_at,omitempty"`
 
-	// NotificationId Also the `webhook-id` header, stable across retries.
+	// NotificationId Also the `webhook-id` and `Idempotency-Key` headers, stable across retries.
 	NotificationId string            `json:"notification_id"`
 	State          NotificationState `json:"state"`
 	Type           string            `json:"type"`
@@ -1525,7 +1555,7 @@ type SendRequest struct {
 	// against the daemon's catalogue before anything is sent; 422 `validation_failed` otherwise.
 	ReasoningEffort *string `json:"reasoning_effort,omitempty"`
 
-	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, and the first line may not be a slash command or start with `!`.
+	// Request The task text, trimmed of leading and trailing white space. At most 4000 characters and 16 KiB, no control characters but newlines, no zero-width or bidirectional controls (U+200B–U+200F, U+202A–U+202E, U+2066–U+2069, U+FEFF), and the first line may not be a slash command or start with `!`.
 	Request string `json:"request"`
 
 	// SessionId Send into the native conversation of an earlier Turn; refused when the pane now shows another one.
@@ -1806,6 +1836,12 @@ type WatchRequest struct {
 	TerminalId string `json:"terminal_id"`
 }
 
+// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
+type WebhookEvents = []string
+
+// WebhookHeaders Headers AKK adds to every delivery to this host, beside the Standard Webhooks ones (a receiver's own token, such as `Authorization: Bearer …`). At most 8; a name is an HTTP token of at most 64 characters; a value is 1 to 1024 printable ASCII characters, no line breaks, no leading or trailing space. Refused (case-insensitively): `webhook-id`, `webhook-timestamp`, `webhook-signature`, `Idempotency-Key`, `Content-Type`, `Content-Length`, `Host`, `User-Agent` and the hop-by-hop headers (`Connection`, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`): 422 `validation_failed`. Values are private like the webhook secret: no route returns them (a host shows `webhook_header_names`), they are never logged, and a delivery error that would quote one stores `[redacted]`.
+type WebhookHeaders map[string]string
+
 // ConversationHeader defines model for ConversationHeader.
 type ConversationHeader = string
 
@@ -1919,6 +1955,9 @@ type CreateHostJSONRequestBody = HostCreate
 
 // SetApprovalPolicyJSONRequestBody defines body for SetApprovalPolicy for application/json ContentType.
 type SetApprovalPolicyJSONRequestBody = ApprovalPolicy
+
+// SetHostWebhookJSONRequestBody defines body for SetHostWebhook for application/json ContentType.
+type SetHostWebhookJSONRequestBody = HostWebhook
 
 // ApproveTerminalJSONRequestBody defines body for ApproveTerminal for application/json ContentType.
 type ApproveTerminalJSONRequestBody = ApprovalRequest
@@ -2038,7 +2077,7 @@ type ClientInterface interface {
 
 	// GetMetrics Prometheus metrics
 	//
-	// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
+	// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default. When the daemon has a metrics token (`--metrics-token`), only `Authorization: Bearer <metrics token>` is served (401 otherwise; the API tokens do not open it).
 	//
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2089,7 +2128,7 @@ type ClientInterface interface {
 
 	// CreateHostWithBody Register a host (operator only)
 	//
-	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2098,7 +2137,7 @@ type ClientInterface interface {
 
 	// CreateHost Register a host (operator only)
 	//
-	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2173,6 +2212,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
 	RotateHostToken(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetHostWebhookWithBody Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	//
+	// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+	SetHostWebhookWithBody(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	//
+	// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+	SetHostWebhook(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNotifications The webhook outbox
 	//
@@ -2714,7 +2771,7 @@ type ClientInterface interface {
 
 // GetMetrics Prometheus metrics
 //
-// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
+// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default. When the daemon has a metrics token (`--metrics-token`), only `Authorization: Bearer <metrics token>` is served (401 otherwise; the API tokens do not open it).
 //
 // Corresponds with GET /metrics (the `GetMetrics` operationId).
 func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2845,7 +2902,7 @@ func (c *Client) ListHosts(ctx context.Context, reqEditors ...RequestEditorFn) (
 
 // CreateHostWithBody Register a host (operator only)
 //
-// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2864,7 +2921,7 @@ func (c *Client) CreateHostWithBody(ctx context.Context, contentType string, bod
 
 // CreateHost Register a host (operator only)
 //
-// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3010,6 +3067,44 @@ func (c *Client) RotateHostSecret(ctx context.Context, hostId HostID, reqEditors
 // Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
 func (c *Client) RotateHostToken(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateHostTokenRequest(c.Server, hostId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetHostWebhookWithBody Replace a host's webhook URL, delivery headers and event subscription (operator only)
+//
+// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+func (c *Client) SetHostWebhookWithBody(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetHostWebhookRequestWithBody(c.Server, hostId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
+//
+// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+func (c *Client) SetHostWebhook(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetHostWebhookRequest(c.Server, hostId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4565,6 +4660,53 @@ func NewRotateHostTokenRequest(server string, hostId HostID) (*http.Request, err
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSetHostWebhookRequest calls the generic SetHostWebhook builder with application/json body
+func NewSetHostWebhookRequest(server string, hostId HostID, body SetHostWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetHostWebhookRequestWithBody(server, hostId, "application/json", bodyReader)
+}
+
+// NewSetHostWebhookRequestWithBody constructs an http.Request for the SetHostWebhook method, with any body, and a specified content type
+func NewSetHostWebhookRequestWithBody(server string, hostId HostID, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "host_id", hostId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hosts/%s/webhook", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6234,7 +6376,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMetricsWithResponse Prometheus metrics
 	//
-	// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
+	// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default. When the daemon has a metrics token (`--metrics-token`), only `Authorization: Bearer <metrics token>` is served (401 otherwise; the API tokens do not open it).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6301,7 +6443,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateHostWithBodyWithResponse Register a host (operator only)
 	//
-	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6310,7 +6452,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateHostWithResponse Register a host (operator only)
 	//
-	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+	// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6395,6 +6537,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/hosts/{host_id}/rotate-token (the `RotateHostToken` operationId).
 	RotateHostTokenWithResponse(ctx context.Context, hostId HostID, reqEditors ...RequestEditorFn) (*RotateHostTokenResponse, error)
+
+	// SetHostWebhookWithBodyWithResponse Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	//
+	// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+	SetHostWebhookWithBodyWithResponse(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetHostWebhookResponse, error)
+
+	// SetHostWebhookWithResponse Replace a host's webhook URL, delivery headers and event subscription (operator only)
+	//
+	// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+	SetHostWebhookWithResponse(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetHostWebhookResponse, error)
 
 	// ListNotificationsWithResponse The webhook outbox
 	//
@@ -6979,8 +7139,15 @@ type ClientWithResponsesInterface interface {
 type GetMetricsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
 	ApplicationproblemJSON405 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
@@ -7865,6 +8032,82 @@ func (r RotateHostTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateHostTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetHostWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Host
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetHostWebhookResponse) GetJSON200() *Host {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SetHostWebhookResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SetHostWebhookResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SetHostWebhookResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SetHostWebhookResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SetHostWebhookResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetBody returns the raw response body bytes
+func (r SetHostWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetHostWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetHostWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetHostWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10358,7 +10601,7 @@ func (r RetryWatchCallbackResponse) ContentType() string {
 
 // GetMetricsWithResponse Prometheus metrics
 //
-// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default.
+// Request, event and webhook delivery counters in the Prometheus text format. Served without a token, like most exporters; the daemon listens on loopback by default. When the daemon has a metrics token (`--metrics-token`), only `Authorization: Bearer <metrics token>` is served (401 otherwise; the API tokens do not open it).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10473,7 +10716,7 @@ func (c *ClientWithResponses) ListHostsWithResponse(ctx context.Context, reqEdit
 
 // CreateHostWithBodyWithResponse Register a host (operator only)
 //
-// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10488,7 +10731,7 @@ func (c *ClientWithResponses) CreateHostWithBodyWithResponse(ctx context.Context
 
 // CreateHostWithResponse Register a host (operator only)
 //
-// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response.
+// Returns the host's bearer token and `whsec_` webhook secret. Both are shown only in this response. Optional `webhook_headers` go with every delivery (their values are never returned: the answer lists their names), optional `webhook_events` limits the types delivered.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10620,6 +10863,36 @@ func (c *ClientWithResponses) RotateHostTokenWithResponse(ctx context.Context, h
 		return nil, err
 	}
 	return ParseRotateHostTokenResponse(rsp)
+}
+
+// SetHostWebhookWithBodyWithResponse Replace a host's webhook URL, delivery headers and event subscription (operator only)
+//
+// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+func (c *ClientWithResponses) SetHostWebhookWithBodyWithResponse(ctx context.Context, hostId HostID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetHostWebhookResponse, error) {
+	rsp, err := c.SetHostWebhookWithBody(ctx, hostId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetHostWebhookResponse(rsp)
+}
+
+// SetHostWebhookWithResponse Replace a host's webhook URL, delivery headers and event subscription (operator only)
+//
+// Replaces all three at once: absent `webhook_headers` means no headers, absent `webhook_events` means every type. Deliveries attempted from now on, retries of older notifications included, use what is set here. A rejected request changes nothing. An audited `host.webhook_changed` event names the headers, never their values.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
+func (c *ClientWithResponses) SetHostWebhookWithResponse(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetHostWebhookResponse, error) {
+	rsp, err := c.SetHostWebhook(ctx, hostId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetHostWebhookResponse(rsp)
 }
 
 // ListNotificationsWithResponse The webhook outbox
@@ -11509,6 +11782,13 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12162,6 +12442,67 @@ func ParseRotateHostTokenResponse(rsp *http.Response) (*RotateHostTokenResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSetHostWebhookResponse parses an HTTP response from a SetHostWebhookWithResponse call
+func ParseSetHostWebhookResponse(rsp *http.Response) (*SetHostWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetHostWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Host
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	}
 

@@ -196,26 +196,7 @@ func decide(t turn) plan {
 		scenario, params = ScenarioReply, map[string]string{}
 	}
 	if scenario == ScenarioSteps {
-		n := intParam(params, "n", 3, 1, 20)
-		if done := len(t.toolResults); done < n {
-			cmd := fmt.Sprintf("echo akk-step-%d", done+1)
-			escalate := boolParam(params, "escalate")
-			if escalate {
-				// Claude Code runs a bare echo without asking; a file write makes every step a prompt.
-				cmd = fmt.Sprintf("touch akk-step-%d && echo akk-step-%d", done+1, done+1)
-			}
-			return plan{scenario: scenario, text: fmt.Sprintf("Step %d of %d.", done+1, n), pieces: 1, tool: &toolCall{
-				kind: toolShell, cmd: cmd, escalate: escalate,
-				justification: fmt.Sprintf("Step %d of the multi-step task needs to run a command.", done+1),
-			}}
-		}
-		if secs := intParam(params, "secs", 0, 0, 600); secs > 0 {
-			// The answer after the last step streams slowly, as slow does.
-			chunks := append([]string{echoResults(t.toolResults) + " "}, slowChunks(secs)...)
-			return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond,
-				quiet: time.Duration(secs) * time.Second / 2}
-		}
-		return plan{scenario: scenario, text: echoResults(t.toolResults), pieces: 1}
+		return steps(params, t.toolResults)
 	}
 	if scenario == ScenarioMCP {
 		return mcpDrive(params, t.toolResults)
@@ -269,6 +250,33 @@ func decide(t turn) plan {
 		}
 		return plan{scenario: ScenarioReply, text: text, pieces: 1}
 	}
+}
+
+// steps runs n commands one turn after another (a file write each when
+// escalate, so each asks), then answers with their results, slowly when
+// secs is set.
+func steps(params map[string]string, results []string) plan {
+	scenario := ScenarioSteps
+	n := intParam(params, "n", 3, 1, 20)
+	if done := len(results); done < n {
+		cmd := fmt.Sprintf("echo akk-step-%d", done+1)
+		escalate := boolParam(params, "escalate")
+		if escalate {
+			// Claude Code runs a bare echo without asking; a file write makes every step a prompt.
+			cmd = fmt.Sprintf("touch akk-step-%d && echo akk-step-%d", done+1, done+1)
+		}
+		return plan{scenario: scenario, text: fmt.Sprintf("Step %d of %d.", done+1, n), pieces: 1, tool: &toolCall{
+			kind: toolShell, cmd: cmd, escalate: escalate,
+			justification: fmt.Sprintf("Step %d of the multi-step task needs to run a command.", done+1),
+		}}
+	}
+	if secs := intParam(params, "secs", 0, 0, 600); secs > 0 {
+		// The answer after the last step streams slowly, as slow does.
+		chunks := append([]string{echoResults(results) + " "}, slowChunks(secs)...)
+		return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond,
+			quiet: time.Duration(secs) * time.Second / 2}
+	}
+	return plan{scenario: scenario, text: echoResults(results), pieces: 1}
 }
 
 // askAsync asks its questions with the async tool, then works for secs

@@ -55,6 +55,8 @@ func main() {
 	}
 }
 
+// run is the stand-in agent: its flags, then its loop. It is long because
+// the loop reads as the agent's script, one line per behaviour.
 func run() error {
 	dir := os.Getenv("AKK_STANDIN_DIR")
 	var m meta

@@ -1,0 +1,251 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// cancelBackend interrupts a backend Turn's native turn through its
+// daemon, once; the monitor reports cancelled when the daemon says so.
+func (s *backendCases) cancelBackend(ctx context.Context, t Turn) (ActionResult, error) {
+	if t.NativeTurnID == "" {
+		return ActionResult{}, stateConflict(t, "cancel")
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	t.CancelRequested = true
+	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
+		return ActionResult{}, err
+	}
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := s.codexBackend.Interrupt(ictx, th, t.NativeTurnID); err != nil {
+		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// resumeBackend restarts the monitor of a stalled backend Turn whose
+// daemon answers again (renew and recover). No input.
+func (s *backendCases) resumeBackend(ctx context.Context, t Turn, typ string) (ActionResult, error) {
+	if t.NativeTurnID == "" {
+		return ActionResult{}, E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
+	}
+	if _, err := s.backendThread(ctx, t.NativeThreadID); err != nil {
+		return ActionResult{}, err
+	}
+	t.State = TurnWorking
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt, t.FailureReason = zeroTime, ""
+	t, err := s.transition(ctx, t, typ, false)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// errMessage is a domain error's message, else the error's text.
+func errMessage(err error) string {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Message
+	}
+	return err.Error()
+}
+
+// backendApproval offers the command approval a backend Turn waits on to
+// p (a fresh status in the caller's conversation makes the offer).
+func (s *backendCases) backendApproval(ctx context.Context, p Principal, t Turn) *ApprovalView {
+	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	if !ok {
+		return &ApprovalView{ManualRequired: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it where the thread is shown"}
+	}
+	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: boundText(s.turns.redact, pr.CommandExcerpt, 400)}
+	now := s.clock.Now().UTC()
+	consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now)
+	if err != nil {
+		return unreadablePrompt(err)
+	}
+	if consumed {
+		v.ManualRequired, v.Reason = true, "AKK already answered this exact request and the daemon still asks; answer it where the thread is shown"
+		return v
+	}
+	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
+	return v
+}
+
+// approveBackend answers a backend Turn's command approval through its
+// daemon for the host (approve_once or reject).
+func (s *backendCases) approveBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+	stage, err := s.answerBackend(ctx, p, t, d)
+	if err != nil {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+	}
+	return s.recordAnswer(ctx, t, backendAnswered(stage, "turn.approval_answered"))
+}
+
+// backendAnswered records what an answer to a backend approval did.
+func backendAnswered(stage AnswerStage, typ string) func(Turn) (Turn, string, bool, ActionResult) {
+	return func(next Turn) (Turn, string, bool, ActionResult) {
+		if stage != AnswerVerified {
+			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the daemon's approval request went out but its effect is not proven"
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		}
+		// Accepted or declined, the turn goes on (a declined command is
+		// the model's to handle).
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, typ, typ == "turn.approval_auto_approved", ActionResult{Outcome: OutcomeDone}
+	}
+}
+
+// answerBackend is the fenced answer to a backend approval: a live offer
+// of this caller, the same request still pending, the request fenced
+// durably, then one answer, accept once or decline. An error means
+// nothing was sent.
+func (s *backendCases) answerBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, error) {
+	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
+	if err != nil {
+		return AnswerNothing, err
+	}
+	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
+		return AnswerNothing, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
+	}
+	key, err := s.fenceApproval(ctx, offer)
+	if err != nil {
+		return AnswerNothing, err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
+	cancel()
+	if stage == AnswerNothing {
+		return AnswerNothing, &Error{Code: CodePromptChanged, Message: "nothing was sent: the request changed or ended", Err: err}
+	}
+	if stage == AnswerVerified {
+		if err := s.provenFence(ctx, key); err != nil {
+			slog.Warn("record a proven answer", "err", err)
+		}
+	}
+	return stage, nil
+}
+
+// backendAutoRule is the host's rule that names the command a backend
+// Turn's daemon asks to approve exactly (-1: none; see matchRule).
+func (s *backendCases) backendAutoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
+	rules := s.hostRules(ctx, t.HostID)
+	if len(rules) == 0 {
+		return ApprovalPrompt{}, -1
+	}
+	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	if !ok {
+		return ApprovalPrompt{}, -1
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return ApprovalPrompt{}, -1
+	}
+	return pr, matchRule(rules, pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd})
+}
+
+// autoApproveBackend approves a backend Turn's command once, as its host's
+// policy allows: the same fenced path as the host's approve_once, recorded
+// as turn.approval_auto_approved. done is false when nothing was sent.
+func (s *backendCases) autoApproveBackend(ctx context.Context, t Turn) (done bool) {
+	unlock := s.turns.lockTerminal(t.TerminalID)
+	defer unlock()
+	t, err := s.store.Turn(ctx, t.ID)
+	if err != nil || t.State != TurnAwaitingApproval {
+		return false
+	}
+	pr, rule := s.backendAutoRule(ctx, t)
+	if rule < 0 {
+		return false
+	}
+	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
+	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
+		return false
+	}
+	stage, err := s.answerBackend(ctx, p, t, ApproveOnce)
+	if err != nil {
+		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
+		return false
+	}
+	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": boundText(s.turns.redact, pr.Command, 400)}
+	if _, err := s.recordAnswerWith(ctx, t, extra, backendAnswered(stage, "turn.approval_auto_approved")); err != nil {
+		slog.Error("auto-approval: record the answer", "turn_id", t.ID, "err", err)
+	}
+	return true
+}
+
+// backendModels reads a backend thread's model catalogue from its daemon
+// (model_options): no input, and no authority for a set-model, since the
+// daemon changes a thread's model only with a turn.
+func (s *backendCases) backendModels(ctx context.Context, endpoint string) (ModelsResult, error) {
+	if _, err := requirePrincipal(ctx); err != nil {
+		return ModelsResult{}, err
+	}
+	th, err := s.backendEndpointThread(ctx, endpoint)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	st, err := s.codexBackend.Models(ctx, th)
+	if err == nil && (st.Model == "" || st.Effort == "") {
+		err = errors.New("the daemon names no model and effort for the thread")
+	}
+	if err != nil {
+		return ModelsResult{}, &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
+	}
+	return ModelsResult{TerminalID: endpoint, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
+		Models: st.Models, ExpiresAt: s.clock.Now().UTC()}, nil
+}
+
+// checkBackendModel checks a Send's model and effort against the thread's
+// daemon's catalogue, read now: the model listed, the effort one the
+// catalogue lists for it (the chosen model, else the one the listing just
+// read from the thread).
+func (s *backendCases) checkBackendModel(ctx context.Context, th BackendThread, opts BackendTurnOptions) error {
+	model := th.Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	if model == "" {
+		return Invalid("the daemon names no model for this thread, so no effort can be checked; nothing was sent",
+			FieldError{Field: "model", Message: "name one of the thread's model_options with the effort"})
+	}
+	models, err := s.codexBackend.Catalogue(ctx, th)
+	if err != nil {
+		return &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
+	}
+	i := slices.IndexFunc(models, func(m ModelOption) bool { return m.Model == model })
+	if i < 0 {
+		return Invalid("the daemon's catalogue lists no model "+model+"; nothing was sent",
+			FieldError{Field: "model", Message: "one of the thread's model_options"})
+	}
+	if opts.Effort != "" && !slices.Contains(models[i].Efforts, opts.Effort) {
+		return Invalid("the daemon's catalogue lists no effort "+opts.Effort+" for "+model+"; nothing was sent",
+			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(models[i].Efforts, ", ")})
+	}
+	return nil
+}
+
+// backendEndpointThread is the thread of a backend endpoint named where a
+// terminal id goes: an unknown one is terminal_not_found.
+func (s *backendCases) backendEndpointThread(ctx context.Context, endpoint string) (BackendThread, error) {
+	if s.codexBackend == nil {
+		return BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no Codex backend is configured)")
+	}
+	th, err := s.backendThread(ctx, ParseEndpoint(endpoint).ID)
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
+		return BackendThread{}, E(CodeTerminalNotFound, de.Message)
+	}
+	return th, err
+}

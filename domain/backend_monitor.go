@@ -1,0 +1,267 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/coder/quartz"
+)
+
+// followBackend follows a native turn of a loaded thread through its
+// daemon; why says what kept it from being followed.
+func (s *backendCases) followBackend(ctx context.Context, threadID, turnID string) (<-chan BackendEvent, string) {
+	th, err := s.backendThread(ctx, threadID)
+	if err != nil {
+		return nil, "the thread's Codex app-server daemon cannot be reached: " + errMessage(err)
+	}
+	events, err := s.codexBackend.Follow(ctx, th, turnID)
+	if err != nil {
+		return nil, "the thread's Codex app-server daemon cannot be followed: " + err.Error()
+	}
+	return events, ""
+}
+
+// backendTurnFollower follows a backend Turn through its daemon to its
+// end, one event of the daemon per round. It never sends input. A daemon
+// that cannot be reached, or goes away before the turn ends, stalls the
+// Turn (renew or recover when it is back).
+func (s *backendCases) backendTurnFollower(ctx context.Context, t Turn) follower {
+	m := &backendTurnFollow{s: s, log: slog.With("turn_id", t.ID), t: t}
+	if t.NativeTurnID == "" {
+		m.stall(ctx, "the daemon's id of the turn was not recorded; recover or close the turn")
+		return nil
+	}
+	events, why := s.followBackend(ctx, t.NativeThreadID, t.NativeTurnID)
+	if why != "" {
+		m.stall(ctx, why)
+		return nil
+	}
+	m.events = events
+	m.hard = s.clock.NewTimer(s.clock.Until(t.HardDeadline()), "turn", "hard")
+	return m
+}
+
+// backendTurnFollow is a backend Turn's monitor: the Turn as last stored,
+// and the daemon's next event.
+type backendTurnFollow struct {
+	s      *backendCases
+	log    *slog.Logger
+	t      Turn
+	events <-chan BackendEvent
+	hard   *quartz.Timer
+	ev     *BackendEvent // the event the next round folds in
+}
+
+func (m *backendTurnFollow) live() bool { return m.t.State.Monitored() }
+
+func (m *backendTurnFollow) close() { m.hard.Stop() }
+
+// round accepts a dispatching Turn (the daemon started it), then folds in
+// the event the last wait received.
+func (m *backendTurnFollow) round(ctx context.Context) monitorStep {
+	if !m.accept(ctx) {
+		return stepStop
+	}
+	ev := m.ev
+	if ev == nil {
+		return stepWait
+	}
+	m.ev = nil
+	return m.event(ctx, *ev)
+}
+
+// wait receives the daemon's next event; the hard deadline, or a channel
+// closed before the turn ended, stalls the Turn.
+func (m *backendTurnFollow) wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-m.hard.C:
+		m.stall(ctx, "the hard deadline passed before the turn ended")
+		return false
+	case ev, open := <-m.events:
+		if !open {
+			m.stall(ctx, "the thread's Codex app-server daemon stopped answering before the turn ended")
+			return false
+		}
+		m.ev = &ev
+		return true
+	}
+}
+
+// stall stalls the Turn for why, unless akkd stops.
+func (m *backendTurnFollow) stall(ctx context.Context, why string) {
+	if ctx.Err() != nil {
+		return // akkd stops: the next start follows on
+	}
+	for {
+		if !m.t.State.Monitored() {
+			return // it ended meanwhile
+		}
+		next := m.t
+		next.State, next.FailureReason = TurnStalled, why
+		_, err := m.s.transition(ctx, next, "turn.stalled", true)
+		if errors.Is(err, ErrRevisionConflict) {
+			// Written meanwhile: stall the Turn as stored, if it is
+			// still followed.
+			if cur, e2 := m.s.store.Turn(ctx, m.t.ID); e2 == nil {
+				m.t = cur
+				continue
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			m.log.Error("monitor: stall backend turn", "err", err)
+		}
+		return
+	}
+}
+
+// accept records a dispatching Turn as accepted: the daemon started it.
+// false: the monitor ends.
+func (m *backendTurnFollow) accept(ctx context.Context) bool {
+	if m.t.State != TurnDispatching {
+		return true
+	}
+	s := m.s
+	for {
+		next := m.t
+		now := s.clock.Now().UTC()
+		next.State, next.AcceptedAt, next.LastActivityAt = TurnWorking, now, now
+		t, err := s.transition(ctx, next, "turn.accepted", true)
+		if err == nil {
+			m.t = t
+			return true
+		}
+		if errors.Is(err, ErrRevisionConflict) {
+			// Written meanwhile: accept the Turn as stored, if it still
+			// waits to be.
+			if cur, e2 := s.store.Turn(ctx, m.t.ID); e2 == nil {
+				m.t = cur
+				if cur.State != TurnDispatching {
+					return cur.State.Monitored()
+				}
+				continue
+			}
+		}
+		if ctx.Err() == nil {
+			m.log.Error("monitor: accept backend turn", "err", err)
+		}
+		return false
+	}
+}
+
+// event folds one event of the daemon into the Turn and stores it. A
+// revision conflict (an answer or a close wrote the Turn meanwhile) folds
+// the same event again into the Turn as stored: the daemon sends each
+// event once, and an end dropped here would leave the Turn to stall on a
+// channel that has closed.
+func (m *backendTurnFollow) event(ctx context.Context, ev BackendEvent) monitorStep {
+	for {
+		if step := m.fold(ctx, ev); step != stepAgain {
+			return step
+		}
+	}
+}
+
+// fold is one try of event: stepAgain after a revision conflict, with
+// m.t read again.
+func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorStep {
+	s := m.s
+	if cur, err := s.store.Turn(ctx, m.t.ID); err == nil {
+		m.t = cur // closed or cancelled meanwhile
+	}
+	if !m.t.State.Monitored() {
+		return stepStop
+	}
+	next, typ, webhook := s.backendTurnEvent(m.t, ev, s.clock.Now().UTC())
+	auto := false
+	if ev.Kind == BackendApproval && typ != "" {
+		if _, rule := s.backendAutoRule(ctx, next); rule >= 0 {
+			webhook = false // the host hears of the auto-approval instead
+			auto = true
+		}
+	}
+	stored, err := s.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
+	m.t = stored
+	if err != nil {
+		if errors.Is(err, ErrRevisionConflict) {
+			if cur, e2 := s.store.Turn(ctx, m.t.ID); e2 == nil {
+				m.t = cur
+				return stepAgain
+			}
+		}
+		if ctx.Err() == nil {
+			m.log.Error("monitor: backend turn", "err", err)
+		}
+		return stepStop
+	}
+	if auto && !s.autoApproveBackend(ctx, m.t) {
+		// Nothing was sent: the approval is the host's to answer.
+		if stored, err := s.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
+			m.t = stored
+		}
+	} else if auto {
+		if cur, err := s.store.Turn(ctx, m.t.ID); err == nil {
+			m.t = cur
+		}
+	}
+	return stepWait
+}
+
+// questionExtra is the public projection of the question a
+// turn.interaction_required event announces, nil when none.
+func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, next Turn) map[string]any {
+	s := m.s
+	if ev.Kind != BackendQuestion {
+		return nil
+	}
+	// The callback carries the public projection only.
+	if st, ok := s.codexBackend.Question(m.t.NativeTurnID); ok {
+		if key, err := s.stepKey(ctx, next, st); err == nil {
+			if in, _, err := s.project(ctx, next, AgentCodex, st, key); err == nil {
+				return map[string]any{"interaction": in}
+			}
+		}
+	}
+	return nil
+}
+
+// backendTurnEvent is the transition of t for the daemon's event ev, read
+// at now; typ is "" when it moves no state (the activity is still stored).
+func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) (next Turn, typ string, webhook bool) {
+	next = t
+	next.LastActivityAt = now
+	switch ev.Kind {
+	case BackendProgress:
+		next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
+	case BackendApproval:
+		if t.State == TurnAwaitingApproval {
+			break // the same request, handed again to a follower after a restart
+		}
+		next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
+		next.FailureReason = ""
+	case BackendQuestion:
+		if t.State == TurnAwaitingInteraction {
+			break // the same question, handed again after a restart
+		}
+		next.State, typ, webhook = TurnAwaitingInteraction, "turn.interaction_required", true
+	case BackendResolved:
+		if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {
+			next.State, typ = TurnWorking, "turn.working"
+		}
+	case BackendCompleted:
+		next.State, typ, webhook = TurnCompleted, "turn.completed", true
+		next.FinalMessage = s.redact(ev.Text)
+	case BackendInterrupted:
+		next.State, typ, webhook = TurnCancelled, "turn.cancelled", true
+	case BackendFailed:
+		next.State, typ, webhook = TurnFailed, "turn.failed", true
+		next.FailureReason = boundText(s.turns.redact, ev.Text, 500)
+	case BackendGone:
+		next.State, typ, webhook = TurnStalled, "turn.stalled", true
+		next.FailureReason = "the thread's Codex app-server daemon went away before the turn ended: " + ev.Text
+	}
+	return next, typ, webhook
+}

@@ -1,0 +1,93 @@
+package domain_test
+
+import (
+	"context"
+	"testing"
+
+	"akk/domain"
+)
+
+// scriptedDaemon is a fakeDaemon whose followed turn sends what the test
+// puts on events.
+type scriptedDaemon struct {
+	fakeDaemon
+	events chan domain.BackendEvent
+}
+
+func (b *scriptedDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.BackendEvent, error) {
+	out := make(chan domain.BackendEvent)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-b.events:
+				if !ok {
+					return // the daemon went away before the turn ended
+				}
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+				if ev.Ends() {
+					return // the channel closes after an end, as the daemon's follower does
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// workingBackendTurn is a backend Turn sent through a service whose next
+// Turn write can be made to meet a revision conflict, working on the
+// scripted daemon's first event.
+func workingBackendTurn(t *testing.T) (*world, *scriptedDaemon, *domain.Service, *conflictStore, domain.SendResult) {
+	t.Helper()
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	b := &scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, Model: "m1"}},
+		events: make(chan domain.BackendEvent)}
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseCodexBackend(b) })
+	r, err := svc.Send(w.host, domain.SendInput{ConversationID: domain.BackendConversationID("th-1"), Request: "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.events <- domain.BackendEvent{Kind: domain.BackendProgress, Text: "on it"}
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	return w, b, svc, cs, r
+}
+
+// A backend turn's end whose write meets a revision conflict (an answer or
+// a close wrote the Turn meanwhile) is folded into the Turn as stored,
+// never dropped: the daemon says it once, and the channel then closes.
+func TestBackendEndAfterAConflict(t *testing.T) {
+	w, b, svc, cs, r := workingBackendTurn(t)
+	cs.armed.Store(true) // the end's write meets a conflict
+	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+	got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	if cs.armed.Load() {
+		t.Fatal("no write met the conflict")
+	}
+	if got.FinalMessage != "done" {
+		t.Fatalf("final message %q", got.FinalMessage)
+	}
+	svc.WaitTurnMonitors() // the monitor ends with the turn, by itself
+	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
+		t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
+	}
+}
+
+// A daemon that goes away before the turn ends stalls the Turn, even when
+// the stall's write meets a revision conflict: the Turn is never left
+// working with no monitor.
+func TestBackendStallAfterAConflict(t *testing.T) {
+	w, b, _, cs, r := workingBackendTurn(t)
+	cs.armed.Store(true) // the stall's write meets a conflict
+	close(b.events)
+	w.waitState(t, r.Turn.ID, domain.TurnStalled)
+	if cs.armed.Load() {
+		t.Fatal("no write met the conflict")
+	}
+}

@@ -1,0 +1,276 @@
+package domain
+
+import (
+	"context"
+	"errors"
+)
+
+// paneEndpoint is an agent's terminal pane: driven by keys, followed
+// through its screen and its agent's record.
+type paneEndpoint struct{ *Service }
+
+// cancelTurn presses the pane's interrupt key, once.
+func (s paneEndpoint) cancelTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	tr := s.turns
+	term, err := tr.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if term.ScreenState == ScreenIdle || term.ScreenState == ScreenUnknown || term.ScreenState == ScreenStartupDialog {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeTerminalNotIdle,
+			"the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
+	}
+	// Durably before the key: a restart must never press it again.
+	t.CancelRequested = true
+	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
+		return ActionResult{}, err
+	}
+	Failpoint("cancel.requested")
+	seq, done := s.keySequence(ctx)
+	err = tr.term.Interrupt(seq, term)
+	done()
+	if err == nil {
+		Failpoint("cancel.sent")
+	}
+	if err != nil {
+		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// renewTurn restarts monitoring of a stalled Turn whose pane is still the
+// same live agent.
+func (s paneEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	var err error
+	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
+	}
+	t.State = TurnWorking
+	if t.AcceptedAt.IsZero() {
+		t.State = TurnDispatching
+	}
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt = zeroTime
+	t.FailureReason = ""
+	if t, err = s.transition(ctx, t, "turn.renewed", false); err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// recoverTurn reconciles a Turn with its agent's record from its mark.
+func (s paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	tr := s.turns
+	term, err := tr.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; its record cannot be read")
+	}
+	p, err := tr.term.Progress(ctx, term, t.Mark, t.Request)
+	if err != nil {
+		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	next, typ, webhook := s.applyProgress(t, p)
+	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
+		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
+		next.EndedAt, next.FailureReason = zeroTime, ""
+		next.LastActivityAt = s.clock.Now().UTC()
+	}
+	if typ == "" {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
+	}
+	next.Mark = p.Mark
+	if t, err = s.transition(ctx, next, typ, webhook); err != nil {
+		return ActionResult{}, err
+	}
+	if t.State.Monitored() {
+		s.startMonitor(t.ID)
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}
+
+// approvalOf offers the pane's permission prompt (nil when none is shown).
+func (s paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return nil, nil // the status shows the state; there is nothing to offer
+	}
+	av, err := s.offerApproval(ctx, p, term, t.ID)
+	if err != nil {
+		return unreadablePrompt(err), nil
+	}
+	return av, nil
+}
+
+// approveTurn answers the pane's permission prompt with keys.
+func (s paneEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, d)
+	if err != nil {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+	}
+	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+		switch {
+		case stage != AnswerVerified:
+			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		case d == Reject && next.State == TurnWaitingForHost:
+			// The monitor saw the agent stop first and announced it already.
+			return next, "", false, ActionResult{Outcome: OutcomeDone}
+		case d == Reject:
+			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
+			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
+		}
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
+	})
+}
+
+// currentStep reads the questionnaire step t may be answered on now from
+// its pane.
+func (s paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+	if s.interactions == nil {
+		return "", Terminal{}, InteractionStep{}, E(CodeUnavailable, "interactions are not configured")
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return "", Terminal{}, InteractionStep{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	st, err := s.interactions.Step(ctx, term)
+	if err != nil {
+		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
+	}
+	if !answerableIn(t, st) {
+		return "", Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the pane shows no questionnaire step now")
+	}
+	return term.Agent.Kind, term, st, nil
+}
+
+// deliverAnswers gives a reserved step its answers as one key sequence
+// into the pane.
+func (s paneEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
+	seq, done := s.keySequence(ctx)
+	defer done()
+	return s.interactions.AnswerStep(seq, term, fingerprint, answers)
+}
+
+// turnFollower follows the Turn through the pane.
+func (s paneEndpoint) turnFollower(ctx context.Context, t Turn) follower {
+	return s.paneTurnFollower(ctx, t)
+}
+
+// watchFollower follows the Watch through the pane.
+func (s paneEndpoint) watchFollower(ctx context.Context, w Watch) follower {
+	return s.paneWatchFollower(ctx, w)
+}
+
+// startWatch watches the task the pane runs now: exactly when the agent's
+// record names it, else by its screen.
+func (s paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
+	term, err := s.turns.term.Observe(ctx, in.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return Watch{}, E(CodeTerminalNotFound, "no terminal "+in.TerminalID)
+	}
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if !term.Watchable() {
+		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
+	}
+	if err := s.mayWatch(ctx, p, term.ID, "terminal"); err != nil {
+		return Watch{}, err
+	}
+	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	if !exact {
+		if m, ok := s.backendAnchor(ctx, term); ok {
+			mark, exact = m, true
+		}
+	}
+	if !exact && in.Identify {
+		if mark, exact, err = s.identifiedAnchor(ctx, p, term, mark); err != nil {
+			return Watch{}, err
+		}
+	}
+	now := s.clock.Now().UTC()
+	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: term.ID,
+		Endpoint: EndpointRef{Kind: EndpointPane, ID: term.ID}, Mode: WatchModeActivity, State: WatchActive, Mark: mark, SeenActivity: true,
+		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
+	if exact {
+		w.Mode = WatchModeExact
+	}
+	return s.beginWatch(ctx, w, in)
+}
+
+// watchedLive checks that the watched pane still runs the same agent.
+func (s paneEndpoint) watchedLive(ctx context.Context, w Watch) error {
+	if _, err := s.turns.term.Observe(ctx, w.TerminalID); err != nil {
+		return E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted")
+	}
+	return nil
+}
+
+// reconcileWatch reconciles an exact Watch with its agent's record.
+func (s paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
+	term, err := s.turns.term.Observe(ctx, w.TerminalID)
+	if err != nil {
+		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted; its record cannot be read")
+	}
+	p, err := s.turns.term.Progress(ctx, term, w.Mark, "")
+	if err != nil {
+		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+	}
+	next, typ, webhook := s.applyWatchProgress(w, p)
+	if typ == "" {
+		return w, nil
+	}
+	return s.watchTransition(ctx, next, typ, webhook)
+}
+
+// models reads a pane's model catalogue and the model and effort in
+// effect. The catalogue is the authority for one set-model by the same
+// controller conversation within 5 minutes.
+func (s paneEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	defer unlock()
+	mc, err := s.modelControls()
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := mc.Models(seq, term)
+	if rerr := refusedBeforeInput(stage, err, "the model plan"); rerr != nil {
+		return ModelsResult{}, rerr
+	}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "model_options", err)
+		return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeUncertain), DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	now := s.clock.Now().UTC()
+	s.catalogMu.Lock()
+	if s.catalogs == nil {
+		s.catalogs = map[catalogKey]catalog{}
+	}
+	for k, c := range s.catalogs {
+		if now.Sub(c.at) > ModelCatalogTTL {
+			delete(s.catalogs, k)
+		}
+	}
+	s.catalogs[catalogKey{p.HostID, p.Conversation, term.ID}] = catalog{state: st, at: now, inc: term.Process}
+	s.catalogMu.Unlock()
+	return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
+		Models: st.Models, Scope: st.Scope, ExpiresAt: now.Add(ModelCatalogTTL)}, nil
+}

@@ -1,0 +1,100 @@
+package domain
+
+import "context"
+
+// threadEndpoint is a Codex thread, driven through its app-server daemon,
+// which itself says when a turn starts and ends.
+type threadEndpoint struct{ *Service }
+
+// cancelTurn interrupts the native turn through the daemon, once.
+func (s threadEndpoint) cancelTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	return s.cancelBackend(ctx, t)
+}
+
+// renewTurn follows the stalled turn again once its daemon answers.
+func (s threadEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	return s.resumeBackend(ctx, t, "turn.renewed")
+}
+
+// recoverTurn follows a stalled turn again; the daemon says how it stands.
+func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	if t.State != TurnStalled {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // followed, or proven uncertain: nothing to reconcile
+	}
+	// The daemon itself says how the turn stands: following it again
+	// yields its end at once if it ended meanwhile.
+	return s.resumeBackend(ctx, t, "turn.recovered")
+}
+
+// approvalOf offers the command approval the daemon waits on (nil when no
+// backend is configured).
+func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
+	if s.codexBackend == nil {
+		return nil, nil
+	}
+	return s.backendApproval(ctx, p, t), nil
+}
+
+// approveTurn answers the command approval through the daemon. With no
+// backend configured it is answered as a pane's prompt is.
+func (s threadEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+	if s.codexBackend == nil {
+		return paneEndpoint(s).approveTurn(ctx, p, t, d)
+	}
+	return s.approveBackend(ctx, p, t, d)
+}
+
+// currentStep reads the daemon's pending question as one questionnaire
+// step. With no backend configured it is read as a pane's step is.
+func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+	if s.codexBackend == nil {
+		return paneEndpoint(s).currentStep(ctx, t)
+	}
+	st, ok := s.codexBackend.Question(t.NativeTurnID)
+	if !ok || t.State != TurnAwaitingInteraction {
+		return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
+	}
+	return AgentCodex, Terminal{}, st, nil
+}
+
+// deliverAnswers gives a reserved step its answers through the daemon.
+func (s threadEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeySequenceBound)
+	defer cancel()
+	return s.codexBackend.AnswerQuestion(actx, t.NativeTurnID, fingerprint, answers)
+}
+
+// turnFollower follows the Turn through the daemon.
+func (s threadEndpoint) turnFollower(ctx context.Context, t Turn) follower {
+	return s.backendTurnFollower(ctx, t)
+}
+
+// watchFollower follows the Watch through the daemon.
+func (s threadEndpoint) watchFollower(ctx context.Context, w Watch) follower {
+	return s.backendWatchFollower(ctx, w)
+}
+
+// startWatch watches the turn the thread runs now, as the daemon names it.
+func (s threadEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
+	return s.startBackendWatch(ctx, p, in)
+}
+
+// watchedLive checks that the watched thread is still loaded in its daemon.
+func (s threadEndpoint) watchedLive(ctx context.Context, w Watch) error {
+	if _, err := s.backendThread(ctx, w.Endpoint.ID); err != nil {
+		return E(CodeTerminalNotFound, "the watched thread is no longer loaded in its daemon")
+	}
+	return nil
+}
+
+// reconcileWatch leaves the Watch as it is: its monitor follows the
+// daemon's own events, and a turn that ended meanwhile ends it when it
+// follows on.
+func (s threadEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
+	return w, nil
+}
+
+// models reads the thread's model catalogue from its daemon.
+func (s threadEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	return s.backendModels(ctx, terminalID)
+}

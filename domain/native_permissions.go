@@ -1,0 +1,146 @@
+package domain
+
+import (
+	"context"
+	"errors"
+)
+
+// PermissionMode is one native permission mode: a semantic id and the
+// agent's own label.
+type PermissionMode struct {
+	Mode  string
+	Label string
+}
+
+// PermissionState is a pane's permission mode and the modes it offers.
+type PermissionState struct {
+	Current string
+	Modes   []PermissionMode
+}
+
+// PermissionControls may be implemented by NativeControls: read and set
+// the agent's own permission mode with the profile's closed plan.
+type PermissionControls interface {
+	// Permissions reads the current mode and the modes offered (Codex
+	// opens and closes its menu: keys; Claude Code reads its footer: none).
+	Permissions(ctx context.Context, t Terminal) (PermissionState, AnswerStage, error)
+	// SetPermissions moves to mode, one proven step at a time, and reads
+	// the mode back.
+	SetPermissions(ctx context.Context, t Terminal, mode string) (PermissionState, AnswerStage, error)
+}
+
+// ErrModeUnavailable: the pane did not offer the mode; it is proven back
+// on the mode it had.
+var ErrModeUnavailable = errors.New("the pane does not offer this mode")
+
+// PermissionsResult is what a permissions read or change did.
+type PermissionsResult struct {
+	TerminalID       string
+	Outcome          Outcome
+	DoNotRetry       bool
+	Current          string
+	Previous         string
+	Modes            []PermissionMode
+	AlreadyEffective bool
+	Detail           string
+}
+
+func (s *nativeCases) permissionControls() (PermissionControls, error) {
+	pc, ok := s.native.(PermissionControls)
+	if !ok {
+		return nil, E(CodeUnavailable, "permission controls are not configured")
+	}
+	return pc, nil
+}
+
+// Permissions reads a pane's native permission mode and the modes it
+// offers, on an idle pane with an empty composer no Turn holds.
+func (s *nativeCases) Permissions(ctx context.Context, terminalID string) (PermissionsResult, error) {
+	_, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return PermissionsResult{}, err
+	}
+	defer unlock()
+	pc, err := s.permissionControls()
+	if err != nil {
+		return PermissionsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := pc.Permissions(seq, term)
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
+	}
+	if err != nil && stage == AnswerNothing {
+		return PermissionsResult{}, nativeRefusal(err)
+	}
+	if err != nil || (stage != AnswerNothing && stage != AnswerVerified) {
+		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeDone, Current: st.Current, Modes: st.Modes}, nil
+}
+
+// SetPermissions changes a pane's native permission mode to one the
+// profile knows (Full Access is an explicit choice whose native
+// confirmation AKK answers), then reads it back. A mode already in effect
+// is reported as such without a key where the mode is on screen.
+func (s *nativeCases) SetPermissions(ctx context.Context, terminalID, mode string) (PermissionsResult, error) {
+	if mode == "" || len(mode) > 40 {
+		return PermissionsResult{}, Invalid("mode is required", FieldError{Field: "mode", Message: "a mode from the permissions listing"})
+	}
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return PermissionsResult{}, err
+	}
+	defer unlock()
+	pc, err := s.permissionControls()
+	if err != nil {
+		return PermissionsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	before, stage, err := pc.Permissions(seq, term)
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
+	}
+	if err != nil && stage == AnswerNothing {
+		return PermissionsResult{}, nativeRefusal(err)
+	}
+	if err != nil || (stage != AnswerNothing && stage != AnswerVerified) {
+		s.noteNativeUncertain(seq, p, term.ID, "set_permissions", err)
+		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	offered := false
+	for _, m := range before.Modes {
+		offered = offered || m.Mode == mode
+	}
+	if !offered {
+		return PermissionsResult{}, E(CodeValidationFailed, "the pane does not offer mode "+mode+"; read its permissions for the modes it offers")
+	}
+	if before.Current == mode {
+		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeDone, Current: mode, Previous: mode, Modes: before.Modes, AlreadyEffective: true}, nil
+	}
+	if term, err = s.turns.term.Observe(seq, terminalID); err != nil || !term.SendReady() {
+		return PermissionsResult{}, E(CodeTerminalNotIdle, "the pane is not idle with an empty composer after reading its modes; nothing was changed")
+	}
+	after, stage, err := pc.SetPermissions(seq, term, mode)
+	if errors.Is(err, ErrModeUnavailable) {
+		return PermissionsResult{}, &Error{Code: CodeManualRequired, Message: "the pane cycled back to " + before.Current + " without offering " + mode + "; its mode is unchanged", Err: err}
+	}
+	if berr := backedOut(err); berr != nil {
+		return PermissionsResult{}, berr
+	}
+	if err != nil && stage == AnswerNothing {
+		return PermissionsResult{}, nativeRefusal(err)
+	}
+	if err != nil || stage != AnswerVerified || after.Current != mode {
+		s.noteNativeUncertain(seq, p, term.ID, "set_permissions", err)
+		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Previous: before.Current, Detail: s.why(err)}, nil
+	}
+	_ = s.store.InTx(seq, func(tx Tx) error {
+		_, err := s.emitLocked(seq, tx, Event{Type: "terminal.permissions_changed", HostID: p.HostID, Conversation: p.Conversation, Subject: term.ID,
+			Data: map[string]any{"terminal_id": term.ID, "mode": mode, "previous": before.Current}}, false)
+		return err
+	})
+	return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeDone, Current: after.Current, Previous: before.Current, Modes: after.Modes}, nil
+}

@@ -1,0 +1,135 @@
+package domain
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// TurnConfig tunes Turns; zero fields take the defaults.
+type TurnConfig struct {
+	MaxRequestRunes   int           // longest request, in code points
+	DefaultInactivity time.Duration // a Turn with no activity this long is stalled
+	DefaultHard       time.Duration // observation ends this long after the send
+	AcceptWindow      time.Duration // how long acceptance may take after Enter
+	PollInterval      time.Duration // how often the durable record is read
+	ScreenInterval    time.Duration // how often the screen is looked at
+	// ScreenGap is the least time between two looks at a screen tmux
+	// reports changing (ScreenNotifier): while output flows, a monitor
+	// looks at most this often, and a prompt drawn reaches it within it.
+	ScreenGap time.Duration
+	// ScreenConfirm is how soon a monitor looks again at a screen that one
+	// look read as a new prompt, to believe it (see screenWatch.confirm).
+	ScreenConfirm time.Duration
+	// ScreenQuiet is how often a monitor looks at a screen that tmux
+	// reports unchanged: a safety net for what the pane's writes do not
+	// show (its process ending without a word).
+	ScreenQuiet time.Duration
+	// RecordSafety is how often the record is read anyway while a write
+	// watch (inotify) on it is armed: the watch wakes the monitor at once,
+	// so this is only a safety net (a file the watch cannot see).
+	RecordSafety time.Duration
+}
+
+func (c *TurnConfig) defaults() {
+	if c.MaxRequestRunes == 0 {
+		c.MaxRequestRunes = 4000
+	}
+	if c.DefaultInactivity == 0 {
+		c.DefaultInactivity = 60 * time.Minute
+	}
+	if c.DefaultHard == 0 {
+		c.DefaultHard = 720 * time.Minute
+	}
+	if c.AcceptWindow == 0 {
+		c.AcceptWindow = 60 * time.Second
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 50 * time.Millisecond
+	}
+	if c.ScreenInterval == 0 {
+		c.ScreenInterval = time.Second
+	}
+	if c.ScreenGap == 0 {
+		c.ScreenGap = 200 * time.Millisecond
+	}
+	if c.ScreenConfirm == 0 {
+		c.ScreenConfirm = 80 * time.Millisecond
+	}
+	if c.ScreenQuiet == 0 {
+		c.ScreenQuiet = max(c.ScreenInterval, 5*time.Second)
+	}
+	if c.RecordSafety == 0 {
+		c.RecordSafety = max(c.PollInterval, 2*c.ScreenInterval)
+	}
+}
+
+// turns is the Turn machinery of a Service.
+type turns struct {
+	term   TurnTerminal
+	redact Redactor
+	cfg    TurnConfig
+
+	lockMu sync.Mutex
+	locks  map[string]*terminalLock // per terminal, while held or awaited
+
+	// readErr: the monitor's last read of a Turn's record failed.
+	readErrMu sync.Mutex
+	readErr   map[string]bool
+
+	monMu    sync.Mutex
+	monCtx   context.Context
+	monitors map[string]*monitorHandle // per turn
+	monWG    sync.WaitGroup
+}
+
+// UseTurns wires the terminal side of Turns in.
+func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
+	cfg.defaults()
+	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
+}
+
+// setReadErr records whether the last read of a Turn's record failed.
+func (tr *turns) setReadErr(id string, failed bool) {
+	tr.readErrMu.Lock()
+	defer tr.readErrMu.Unlock()
+	if failed {
+		tr.readErr[id] = true
+	} else {
+		delete(tr.readErr, id)
+	}
+}
+
+func (tr *turns) readFailed(id string) bool {
+	tr.readErrMu.Lock()
+	defer tr.readErrMu.Unlock()
+	return tr.readErr[id]
+}
+
+// lockTerminal takes the terminal lock. Lock order: terminal lock, then a
+// store transaction; never the other way round.
+func (tr *turns) lockTerminal(id string) func() {
+	tr.lockMu.Lock()
+	l, ok := tr.locks[id]
+	if !ok {
+		l = &terminalLock{}
+		tr.locks[id] = l
+	}
+	l.refs++
+	tr.lockMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		tr.lockMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(tr.locks, id) // the map holds only locks in use
+		}
+		tr.lockMu.Unlock()
+	}
+}
+
+// terminalLock is one terminal's lock and how many callers hold or await it.
+type terminalLock struct {
+	mu   sync.Mutex
+	refs int // guarded by turns.lockMu
+}

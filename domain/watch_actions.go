@@ -1,0 +1,157 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// insertWatch stores a new Watch with its watch.started event.
+func (s *watchCases) insertWatch(ctx context.Context, w Watch) error {
+	return s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertWatch(ctx, w); err != nil {
+			return err
+		}
+		_, err := s.emitLocked(ctx, tx, Event{Type: "watch.started", HostID: w.HostID, Conversation: w.Conversation,
+			Subject: w.ID, Data: s.watchData(w)}, false)
+		return err
+	})
+}
+
+func (s *watchCases) ownedWatch(ctx context.Context, id string) (Watch, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Watch{}, err
+	}
+	w, err := s.store.Watch(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(w.HostID)) {
+		return Watch{}, E(CodeWatchNotFound, "no watch "+id)
+	}
+	return w, err
+}
+
+// GetWatch returns a Watch.
+func (s *watchCases) GetWatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	return s.projectWatch(ctx, w)
+}
+
+// Unwatch ends a Watch. No input.
+func (s *watchCases) Unwatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	s.stopMonitor(w.ID)
+	for i := 0; i < 5; i++ {
+		if p, err := s.projectWatch(ctx, w); err != nil {
+			return Watch{}, err
+		} else if p.State != WatchActive {
+			return p, nil
+		}
+		if w.State != WatchActive {
+			return w, nil
+		}
+		w.State = WatchUnwatched
+		out, err := s.watchTransition(ctx, w, "watch.unwatched", false)
+		if errors.Is(err, ErrRevisionConflict) {
+			if w, err = s.store.Watch(ctx, id); err != nil {
+				return Watch{}, err
+			}
+			continue
+		}
+		return out, err
+	}
+	return Watch{}, fmt.Errorf("unwatch %s: the watch kept changing", id)
+}
+
+// RenewWatch restarts a timed-out or invalidated Watch whose terminal still
+// runs a task. No input.
+func (s *watchCases) RenewWatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	if w.TurnID != "" {
+		return s.viaTurn(ctx, w, s.Renew)
+	}
+	if w.State != WatchTimedOut {
+		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
+	}
+	if err := s.endpointOf(w.Endpoint).watchedLive(ctx, w); err != nil {
+		return Watch{}, err
+	}
+	w.State, w.EndedAt, w.Reason = WatchActive, time.Time{}, ""
+	w.CreatedAt = s.clock.Now().UTC() // the hard timeout counts again from now
+	if w, err = s.watchTransition(ctx, w, "watch.renewed", false); err != nil {
+		return Watch{}, err
+	}
+	s.startWatchMonitor(w.ID)
+	return w, nil
+}
+
+// RecoverWatch reconciles an exact Watch with the agent's record. No input.
+func (s *watchCases) RecoverWatch(ctx context.Context, id string) (Watch, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Watch{}, err
+	}
+	if w.TurnID != "" {
+		return s.viaTurn(ctx, w, s.Recover)
+	}
+	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
+		return w, nil
+	}
+	return s.endpointOf(w.Endpoint).reconcileWatch(ctx, w)
+}
+
+// RetryWatchCallback redelivers a Watch's failed notification.
+func (s *watchCases) RetryWatchCallback(ctx context.Context, id, notificationID string) (Notification, error) {
+	w, err := s.ownedWatch(ctx, id)
+	if err != nil {
+		return Notification{}, err
+	}
+	subject := id
+	if w.TurnID != "" {
+		subject = w.TurnID // a Send's Watch calls back through its Turn
+	}
+	return s.retryCallbackOf(ctx, "watch "+id, subject, notificationID)
+}
+
+// viaTurn runs a Turn action for a Send's Watch and returns the Watch as
+// it then reads.
+func (s *watchCases) viaTurn(ctx context.Context, w Watch, action func(context.Context, string) (ActionResult, error)) (Watch, error) {
+	if _, err := action(ctx, w.TurnID); err != nil {
+		return Watch{}, err
+	}
+	cur, err := s.store.Watch(ctx, w.ID)
+	if err != nil {
+		return Watch{}, err
+	}
+	return s.projectWatch(ctx, cur)
+}
+
+func (s *watchCases) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
+	if p.LatestText != "" {
+		w.LatestText, _ = s.cutGraphemes(s.redact(p.LatestText), ProgressLimit)
+	}
+	if p.NativeTurnID != "" {
+		w.NativeTurnID = p.NativeTurnID
+	}
+	switch {
+	case p.Completed:
+		w.State, w.FinalMessage = WatchCompleted, s.redact(p.FinalMessage)
+		return w, "watch.completed", true
+	case p.Failed:
+		w.State, w.Reason = WatchFailed, s.redact(p.FailureReason)
+		return w, "watch.failed", true
+	case p.Interrupted:
+		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"
+		return w, "watch.failed", true
+	}
+	return w, "", false
+}

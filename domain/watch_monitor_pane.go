@@ -1,0 +1,209 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/coder/quartz"
+)
+
+// paneWatchFollower follows a pane's Watch through its screen and, for an
+// exact Watch, its agent's record. It never sends input.
+func (s *watchCases) paneWatchFollower(_ context.Context, w Watch) follower {
+	return s.newWatchPaneMonitor(w)
+}
+
+// live: the Watch is active.
+func (m *watchPaneMonitor) live() bool { return m.w.State == WatchActive }
+
+// watchPaneMonitor is the monitor of one pane's Watch: its state, and the
+// watches and clock it waits on.
+type watchPaneMonitor struct {
+	s    *watchCases
+	tr   *turns
+	id   string
+	w    Watch // the stored Watch
+	tick *quartz.Ticker
+	// lastScreen is the last look, term the last screen believed.
+	lastScreen time.Time
+	term       Terminal
+	// An exact Watch wakes on a write to the record (armed before each
+	// read), as a Turn's monitor does; the tick is then a safety net.
+	notifier    RecordNotifier
+	written     <-chan struct{}
+	stopWritten func()
+	scr         screenWatch // tmux's report of the screen's next change
+	// mark is where the record was last read to: each read goes on from it
+	// (as a Turn's monitor does), not from the Watch's anchor, which is
+	// stored only when the Watch changes.
+	mark  DurableMark
+	reads recordReads
+}
+
+// watchRound is one round: when it began, whether it looked at the screen,
+// and the transition it decided.
+type watchRound struct {
+	now     time.Time
+	looked  bool
+	next    Watch
+	typ     string
+	webhook bool
+}
+
+func (s *watchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
+	tr := s.turns
+	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, stopWritten: func() {}}
+	m.tick = s.clock.NewTicker(tr.cfg.PollInterval, "watch", "poll")
+	m.notifier, _ = tr.term.(RecordNotifier)
+	m.mark = w.Mark
+	return m
+}
+
+// close releases the monitor's watches and ticker.
+func (m *watchPaneMonitor) close() {
+	m.scr.release()
+	m.stopWritten()
+	m.tick.Stop()
+}
+
+// round looks at the screen, reads the record, decides, and stores the
+// transition.
+func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
+	if m.notifier != nil && m.written == nil && m.w.Mode == WatchModeExact {
+		if ch, stop, err := m.notifier.Changed(m.mark); err == nil {
+			m.written, m.stopWritten = ch, stop
+		}
+	}
+	r := watchRound{now: m.s.clock.Now().UTC(), next: m.w}
+	if !m.lookScreen(ctx, &r) {
+		return stepStop
+	}
+	m.readRecord(ctx, &r)
+	if r.typ == "" && r.now.After(m.w.CreatedAt.Add(m.w.HardTimeout)) {
+		r.next.State, r.next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
+		r.typ, r.webhook = "watch.timed_out", true
+	}
+	return m.persist(ctx, r)
+}
+
+// lookScreen is the round's look at the screen, when one is due. false:
+// the monitor ends.
+func (m *watchPaneMonitor) lookScreen(ctx context.Context, r *watchRound) bool {
+	tr := m.tr
+	r.looked = m.scr.lookNow(ctx, tr, m.w.TerminalID, m.term.ID != "", m.lastScreen, r.now)
+	if !r.looked {
+		return true
+	}
+	m.lastScreen = r.now
+	obs, err := tr.look(ctx, m.w.TerminalID)
+	switch {
+	case errors.Is(err, ErrTerminalGone):
+		r.next.State, r.next.Reason = WatchInvalidated, "the pane closed or its agent restarted"
+		r.typ, r.webhook = "watch.invalidated", true
+	case err == nil && !m.scr.confirm(m.term, obs):
+		// Believed when the next look shows the same.
+	case err == nil:
+		m.term = obs
+		r.next, r.typ, r.webhook = watchScreen(m.w, obs, r.now)
+	case ctx.Err() != nil:
+		return false
+	default:
+		slog.Warn("watch monitor: observe", "watch_id", m.id, "err", err)
+	}
+	return true
+}
+
+// watchScreen is the transition of w (unchanged so far in its round) for a
+// screen obs believed at now; typ is "" when the screen changes nothing.
+func watchScreen(w Watch, obs Terminal, now time.Time) (next Watch, typ string, webhook bool) {
+	next = w
+	switch {
+	case obs.ScreenState == ScreenAwaitingApproval && !w.ApprovalShown:
+		next.ApprovalShown = true
+		typ, webhook = "watch.approval_observed", true
+	case obs.ScreenState != ScreenAwaitingApproval && w.ApprovalShown:
+		next.ApprovalShown = false
+		typ = "watch.approval_cleared"
+	case w.Mode == WatchModeActivity && obs.ScreenState == ScreenIdle:
+		if w.IdleSince.IsZero() {
+			next.IdleSince = now
+			typ = "watch.idle_seen"
+		} else if now.Sub(w.IdleSince) >= StableIdle {
+			next.State, next.Reason = WatchCompleted, "the pane was idle again after activity (best effort)"
+			typ, webhook = "watch.completed", true
+		}
+	case w.Mode == WatchModeActivity && !w.IdleSince.IsZero():
+		next.IdleSince = time.Time{}
+		typ = "watch.activity_seen"
+	}
+	return next, typ, webhook
+}
+
+// readRecord reads an exact Watch's record when a read is due and folds it
+// into the round; a failed read changes nothing.
+func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
+	if r.typ != "" || m.term.ID == "" || m.w.Mode != WatchModeExact || !m.reads.due(m.tr.cfg, m.written != nil, r.looked, r.now) {
+		return
+	}
+	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, ""); err == nil {
+		r.next, r.typ, r.webhook = m.s.applyWatchProgress(r.next, p)
+		r.next.Mark, m.mark = p.Mark, p.Mark
+	}
+}
+
+// persist stores the round's transition, if it has one.
+func (m *watchPaneMonitor) persist(ctx context.Context, r watchRound) monitorStep {
+	if r.typ == "" {
+		return stepWait
+	}
+	stored, err := m.s.watchTransition(ctx, r.next, r.typ, r.webhook)
+	switch {
+	case errors.Is(err, ErrRevisionConflict):
+		w, err := m.s.store.Watch(ctx, m.id)
+		if err != nil {
+			return stepStop
+		}
+		m.w, m.mark = w, w.Mark
+		return stepAgain
+	case err != nil:
+		if ctx.Err() != nil {
+			return stepStop
+		}
+		slog.Error("watch monitor: store", "watch_id", m.id, "err", err)
+	default:
+		m.w = stored
+	}
+	return stepWait
+}
+
+// wait sleeps until the next round is due, the record is written, the
+// screen changes or the Watch is nudged. false: the monitor ends.
+func (m *watchPaneMonitor) wait(ctx context.Context) bool {
+	s := m.s
+	m.tick.Reset(m.scr.wait(m.tr.cfg, m.written != nil, m.term.ID != "", m.lastScreen, s.clock.Now().UTC()))
+	select {
+	case <-ctx.Done():
+		return false
+	case <-m.tick.C:
+	case <-m.written:
+		m.stopWritten()
+		m.written, m.stopWritten = nil, func() {}
+		m.reads.woke = true
+	case <-m.scr.ch:
+		m.scr.fired()
+	case <-nudges(ctx):
+		m.reads.woke = true
+		cur, err := s.store.Watch(ctx, m.id)
+		if err != nil {
+			return false
+		}
+		if cur.Revision != m.w.Revision {
+			m.mark = cur.Mark
+		}
+		m.w = cur
+		m.lastScreen = time.Time{}
+	}
+	return true
+}
