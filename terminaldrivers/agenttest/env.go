@@ -617,6 +617,9 @@ func (e *Env) cleanup(t testing.TB) {
 				t.Logf("%s (last lines):\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-40):], "\n"))
 			}
 		}
+		if tail := codexLogTail(e.CodexHome, 80); tail != "" {
+			t.Logf("%s: what Codex logged last:\n%s", e.Agent.Name(), tail)
+		}
 	}
 	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
 	if err := stopProcessesUnder(e.Home, 10*time.Second); err != nil {
