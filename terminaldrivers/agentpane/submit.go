@@ -145,23 +145,30 @@ func sameText(a, b screen.Capture) bool {
 	return true
 }
 
-// paste types text into the pane, verifies it and presses Enter.
+// paste types text into the pane, verifies it and presses Enter. A paste
+// the agent provably took in and dropped is pasted once more (see
+// verify); Enter only ever follows a composer proven to hold exactly text.
 func (x *Adapter) paste(ctx context.Context, prof agent.TurnProfile, now domain.Terminal, text string) (domain.SubmitStage, error) {
 	rules := prof.TurnRules()
 	pane := now.Pane.PaneID
 	srv := tmux.Server{Socket: now.Pane.Socket, Runner: x.tmux}
-	buf, err := bufferName()
-	if err != nil {
-		return domain.SubmitNothing, fmt.Errorf("name a paste buffer: %w", err)
-	}
-	if err := srv.Paste(ctx, pane, buf, text); err != nil {
+	if err := pasteBuffer(ctx, srv, pane, text); err != nil {
 		if errors.Is(err, tmux.ErrNothingPasted) {
 			return domain.SubmitNothing, err
 		}
 		return domain.SubmitPasted, err // it may have reached the pane
 	}
 	domain.Failpoint("input.pasted")
-	if err := x.verify(ctx, prof, now, text); err != nil {
+	dropped, err := x.verify(ctx, prof, now, text)
+	if dropped {
+		if err := pasteBuffer(ctx, srv, pane, text); err != nil {
+			return domain.SubmitPasted, err
+		}
+		if _, err = x.verify(ctx, prof, now, text); err != nil {
+			err = fmt.Errorf("%w (pasted twice: the agent had read the first paste and shown none of it)", err)
+		}
+	}
+	if err != nil {
 		return domain.SubmitPasted, err
 	}
 	domain.Failpoint("input.verified")
@@ -169,6 +176,15 @@ func (x *Adapter) paste(ctx context.Context, prof agent.TurnProfile, now domain.
 		return domain.SubmitVerified, err
 	}
 	return domain.SubmitEntered, nil
+}
+
+// pasteBuffer pastes text into the pane through a buffer of its own.
+func pasteBuffer(ctx context.Context, srv tmux.Server, pane, text string) error {
+	buf, err := bufferName()
+	if err != nil {
+		return fmt.Errorf("%w: name a paste buffer: %w", tmux.ErrNothingPasted, err)
+	}
+	return srv.Paste(ctx, pane, buf, text)
 }
 
 // ErrRequestTooTall: the agent would show the request as text taller than
@@ -207,41 +223,66 @@ func wide(r rune) bool {
 var ErrComposerMismatch = errors.New("composer does not hold exactly the request")
 
 // verify waits out the paste window, then reads the composer until it
-// holds the text, up to the profile's bound.
-func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) error {
+// holds the text, up to the profile's bound. dropped reports a paste the
+// agent took in and shows nothing of: at the bound the pane is idle, its
+// composer empty, and the agent has read every byte written to its
+// terminal. Nothing of the request is then anywhere an Enter could submit
+// (a bracketed paste never submits), so pasting it again cannot send it
+// twice; Codex was seen dropping a paste that met its redraw after a turn.
+func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.Terminal, text string) (dropped bool, err error) {
 	rules := prof.TurnRules()
 	if err := x.sleep(ctx, rules.PasteWindow); err != nil {
-		return err
+		return false, err
 	}
 	srv := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}
 	deadline := x.now().Add(rules.VerifyWithin)
-	var last string
 	for {
 		snap, err := srv.Capture(ctx, t.Pane.PaneID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		c := screen.Parse(snap.ANSI)
 		c.Title = snap.Title
 		r := prof.Classify(c)
 		rows, ok := prof.ComposerText(c)
+		var last string
 		switch {
 		case !ok:
 			last = "no composer on screen (" + r.Reason + ")"
 		case r.State != domain.ScreenIdle:
 			last = "screen " + string(r.State) + " (" + r.Reason + ")"
 		case Holds(rows, text, rules.Placeholder):
-			return nil
+			return false, nil
 		default:
 			last = fmt.Sprintf("composer shows %d rows", len(rows))
 		}
 		if !x.now().Before(deadline) {
-			return fmt.Errorf("%w: %s", ErrComposerMismatch, last)
+			unread, known := inputUnread(ctx, srv, t.Pane.PaneID)
+			switch {
+			case !known:
+			case unread == 0:
+				last += "; the agent has read all of it"
+			default:
+				last += fmt.Sprintf("; %d bytes of it wait unread by the agent", unread)
+			}
+			dropped := ok && r.State == domain.ScreenIdle && len(rows) == 0 && known && unread == 0
+			return dropped, fmt.Errorf("%w: %s", ErrComposerMismatch, last)
 		}
 		if err := x.sleep(ctx, x.poll); err != nil {
-			return err
+			return false, err
 		}
 	}
+}
+
+// inputUnread is how many bytes written to the pane's terminal device the
+// agent has not read yet; known is false when the device cannot be read.
+func inputUnread(ctx context.Context, srv tmux.Server, paneID string) (n int, known bool) {
+	tty, err := srv.PaneTTY(ctx, paneID)
+	if err != nil {
+		return 0, false
+	}
+	n, err = unreadInput(tty)
+	return n, err == nil
 }
 
 // Holds reports whether composer rows show exactly text: the agent's

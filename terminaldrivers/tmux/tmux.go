@@ -308,6 +308,20 @@ func (s Server) Paste(ctx context.Context, paneID, buffer, text string) error {
 	return nil
 }
 
+// PaneTTY is the terminal device a pane's programs read and write
+// ("/dev/pts/4").
+func (s Server) PaneTTY(ctx context.Context, paneID string) (string, error) {
+	out, err := s.run(ctx, "display-message", "-p", "-t", paneID, "#{pane_tty}")
+	if err != nil {
+		return "", fmt.Errorf("tty of %s: %w", paneID, err)
+	}
+	tty := strings.TrimSpace(string(out))
+	if tty == "" {
+		return "", fmt.Errorf("tty of %s: tmux named none", paneID)
+	}
+	return tty, nil
+}
+
 // Type sends text to a pane as typed keys, none of it read as a key name;
 // "--" keeps a leading "-" from reading as a flag.
 func (s Server) Type(ctx context.Context, paneID, text string) error {
