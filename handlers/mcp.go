@@ -351,6 +351,14 @@ func (m *mcpSession) bind(ss *mcp.ServerSession) {
 	}()
 }
 
+// ConversationArgument is the tool argument a host's own code (never its
+// model: no tool's schema names it) may add to a call to say which of its
+// conversations the call comes from, where its MCP client sends one fixed
+// set of headers for all of them (OpenClaw's plugin adds its session key in
+// its before_tool_call hook). It is the AKK-Conversation of that one call,
+// validated as the header is.
+const ConversationArgument = "akk_conversation"
+
 // conversation is the AKK-Conversation of a call: the client's own header,
 // or the MCP session id.
 func conversationOf(extra *mcp.RequestExtra, ss *mcp.ServerSession) string {
@@ -365,13 +373,17 @@ func conversationOf(extra *mcp.RequestExtra, ss *mcp.ServerSession) string {
 	return ""
 }
 
-// call serves one REST request in process with the caller's own token.
-func (m *mcpSession) call(req *http.Request, extra *mcp.RequestExtra, ss *mcp.ServerSession) (int, []byte) {
+// call serves one REST request in process with the caller's own token;
+// conv, when set, is the call's own conversation reference.
+func (m *mcpSession) call(req *http.Request, extra *mcp.RequestExtra, ss *mcp.ServerSession, conv string) (int, []byte) {
 	if extra != nil && extra.Header != nil {
 		req.Header.Set("Authorization", extra.Header.Get("Authorization"))
 	}
-	if c := conversationOf(extra, ss); c != "" {
-		req.Header.Set("AKK-Conversation", c)
+	if conv == "" {
+		conv = conversationOf(extra, ss)
+	}
+	if conv != "" {
+		req.Header.Set("AKK-Conversation", conv)
 	}
 	return serveInProcess(m.e.rest, req)
 }
@@ -384,11 +396,20 @@ func (m *mcpSession) tool(d mcpToolDef) mcp.ToolHandler {
 				return mcpProblem(domain.CodeInvalidRequest, "the arguments must be one JSON object"), nil
 			}
 		}
+		conv := ""
+		if v, ok := args[ConversationArgument]; ok {
+			s, isString := v.(string)
+			if !isString || s == "" {
+				return mcpProblem(domain.CodeInvalidRequest, ConversationArgument+" must be a non-empty string"), nil
+			}
+			conv = s
+			delete(args, ConversationArgument)
+		}
 		hreq, err := d.request(ctx, args)
 		if err != nil {
 			return mcpProblem(domain.CodeInvalidRequest, err.Error()), nil
 		}
-		status, body := m.call(hreq, req.Extra, req.Session)
+		status, body := m.call(hreq, req.Extra, req.Session, conv)
 		return mcpResult(status, body), nil
 	}
 }
@@ -406,7 +427,7 @@ func (m *mcpSession) resource(prefix, path string) mcp.ResourceHandler {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}
 		hreq, _ := http.NewRequestWithContext(ctx, "GET", path+id, nil)
-		status, body := m.call(hreq, req.Extra, req.Session)
+		status, body := m.call(hreq, req.Extra, req.Session, "")
 		if status == http.StatusNotFound {
 			return nil, mcp.ResourceNotFoundError(req.Params.URI)
 		}

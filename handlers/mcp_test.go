@@ -136,6 +136,12 @@ func TestMCPProblemsAreToolResults(t *testing.T) {
 		{"akk_status", map[string]any{}, "invalid_request"},
 		{"akk_status", map[string]any{"turn_id": "turn_a", "watch_id": "watch_b"}, "invalid_request"},
 		{"akk_cancel", map[string]any{"turn_id": "turn_a", "keys": "C-c"}, "invalid_request"},
+		// A host's own conversation reference (set by its code, see
+		// ConversationArgument) is the call's AKK-Conversation, checked as
+		// the header is.
+		{"akk_list", map[string]any{"akk_conversation": 5}, "invalid_request"},
+		{"akk_list", map[string]any{"akk_conversation": strings.Repeat("x", 257)}, "validation_failed"},
+		{"akk_list", map[string]any{"akk_conversation": "agent:main:one"}, "unavailable"},
 	} {
 		res, v := callTool(t, s, c.tool, c.args)
 		if !res.IsError {

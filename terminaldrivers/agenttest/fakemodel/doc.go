@@ -53,7 +53,13 @@
 //	        assistant driving another pane through AKK's MCP tools: X+akk_list,
 //	        X+akk_send of T to the pane of project P (its terminal send
 //	        action), then X+akk_status until the Turn ends, then a final answer
-//	        "MCP drive: turn <id> <state>: <<<final message>>>".
+//	        "MCP drive: turn <id> <state>: <<<final message>>>". follow=false
+//	        ends after the send: "MCP drive: sent turn <id> (<state>)."
+//	        With on_approval=approve, a later message of the same conversation
+//	        (OpenAI requests) that has no marker and names
+//	        "turn.approval_required" and a turn_ id (AKK's callback, as a
+//	        host shows it) is answered with X+akk_status of that Turn, then
+//	        X+akk_approve approve_once, then a final answer quoting it.
 //
 // After a tool result (a Claude tool_result or a Codex function_call_output
 // that follows the user's message) the answer is a final message that quotes

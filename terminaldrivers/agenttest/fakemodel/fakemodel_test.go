@@ -407,3 +407,33 @@ func TestHeldAnswerWaitsForRelease(t *testing.T) {
 		t.Fatal("the held answer never completed after Release")
 	}
 }
+
+// An approval callback in a host session whose task mcp_drive sent with
+// on_approval=approve: status, then approve once, then a final answer;
+// without that earlier marker, or for another event, a plain reply.
+func TestHostCallbackApprovesOnce(t *testing.T) {
+	earlier := []string{"[Fri] " + Marker(ScenarioMCP, "project", "/p", "text", "x", "prefix", "akk__", "follow", "false", "on_approval", "approve")}
+	cb := "SECURITY NOTICE ... AKK turn.approval_required: Turn turn_ab12CD is awaiting_approval. (A wake-up signal)"
+	for i, want := range []string{"akk__akk_status", "akk__akk_approve", ""} {
+		results := make([]string, i)
+		p := decide(turn{userText: cb, earlier: earlier, toolResults: results})
+		got := ""
+		if p.tool != nil {
+			got = p.tool.name
+			if p.tool.input["turn_id"] != "turn_ab12CD" {
+				t.Fatalf("step %d: input %v", i, p.tool.input)
+			}
+		}
+		if got != want {
+			t.Fatalf("step %d: tool %q, want %q", i, got, want)
+		}
+	}
+	for _, c := range []turn{
+		{userText: cb},
+		{userText: strings.Replace(cb, "approval_required", "completed", 1), earlier: earlier},
+	} {
+		if p := decide(c); p.tool != nil || p.scenario != ScenarioReply {
+			t.Fatalf("%q: %+v", c.userText, p)
+		}
+	}
+}

@@ -87,7 +87,18 @@ func openaiTurn(req openaiRequest) turn {
 		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 			t.toolResults = append([]string{outputText(it.Output)}, t.toolResults...)
 		case it.Role == "user" && (it.Type == "message" || it.Type == ""):
-			t.userText = itemText(it.Content)
+			text := cleanUserText(itemText(it.Content))
+			if text == "" {
+				continue // a host's context message (OpenClaw's), not typed text
+			}
+			t.userText = text
+			for _, e := range req.Input[:i] {
+				if e.Role == "user" && (e.Type == "message" || e.Type == "") {
+					if et := cleanUserText(itemText(e.Content)); et != "" {
+						t.earlier = append(t.earlier, et)
+					}
+				}
+			}
 			return t
 		}
 	}
@@ -105,7 +116,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	t := openaiTurn(req)
 	p := s.plan(APIOpenAI, t)
 	rec := Request{API: APIOpenAI, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
-		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
+		Scenario: p.scenario, UserText: t.userText, Earlier: t.earlier, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
 	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
 		rec.Params = params
 	}

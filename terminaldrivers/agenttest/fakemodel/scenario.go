@@ -94,11 +94,14 @@ var Questions = []Question{
 var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 
 var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+var hostContextRE = regexp.MustCompile(`(?s)<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>.*?<<<END_OPENCLAW_INTERNAL_CONTEXT>>>`)
 
-// cleanUserText drops the context an agent wraps around what the human typed
-// (Claude Code's <system-reminder> blocks), so the text is what was typed.
+// cleanUserText drops the context an agent or host wraps around what the
+// human typed (Claude Code's <system-reminder> blocks, OpenClaw's internal
+// context), so the text is what was typed.
 func cleanUserText(s string) string {
-	return strings.TrimSpace(reminderRE.ReplaceAllString(s, ""))
+	s = reminderRE.ReplaceAllString(s, "")
+	return strings.TrimSpace(hostContextRE.ReplaceAllString(s, ""))
 }
 
 var markerRE = regexp.MustCompile(`\[\[akk:([a-z_]+)((?:\s+[a-zA-Z_]+=(?:"(?:[^"\\]|\\.)*"|[^\s\]]*))*)\s*\]\]`)
@@ -167,6 +170,7 @@ type turn struct {
 	aux         bool
 	jsonTitle   bool // the side request wants {"title": ...}
 	userText    string
+	earlier     []string // user texts before userText (OpenAI)
 	toolResults []string
 }
 
@@ -193,6 +197,9 @@ func decide(t turn) plan {
 	}
 	scenario, params, ok := ParseMarker(t.userText)
 	if !ok {
+		if p, ok := hostCallback(t); ok {
+			return p
+		}
 		scenario, params = ScenarioReply, map[string]string{}
 	}
 	if scenario == ScenarioSteps {
@@ -337,8 +344,10 @@ func split(s string, n int) []string {
 // mcpDrive plays an assistant that drives another agent's pane through
 // AKK's MCP tools: akk_list, then akk_send of text to the pane whose
 // project is the project parameter, then akk_status until the Turn ends,
-// then a final answer quoting its final message. prefix is how the host
-// names the server's tools (Claude Code: "mcp__<server>__").
+// then a final answer quoting its final message (with follow=false, a
+// final answer once the Turn is sent: the host hears its end from AKK's
+// callback). prefix is how the host names the server's tools (Claude Code:
+// "mcp__<server>__").
 func mcpDrive(params map[string]string, results []string) plan {
 	prefix := params["prefix"]
 	if prefix == "" {
@@ -388,6 +397,8 @@ func mcpDrive(params map[string]string, results []string) plan {
 	switch {
 	case st.Code != "":
 		return final("MCP drive: refused: " + st.Code + ".")
+	case len(results) == 2 && params["follow"] == "false":
+		return final(fmt.Sprintf("MCP drive: sent turn %s (%s).", st.TurnID, st.State))
 	case st.State == "completed" || st.State == "failed" || st.State == "cancelled":
 		return final(fmt.Sprintf("MCP drive: turn %s %s: <<<%s>>>", st.TurnID, st.State, st.Result.FinalMessage))
 	case st.TurnID == "" || len(results) > 300:
@@ -396,11 +407,52 @@ func mcpDrive(params map[string]string, results []string) plan {
 	return call("Checking the task.", "akk_status", map[string]any{"turn_id": st.TurnID})
 }
 
+var approvalCallbackRE = regexp.MustCompile(`turn\.approval_required\b[\s\S]*?\b(turn_[A-Za-z0-9]+)`)
+
+// hostCallback plays an assistant woken by AKK's approval_required
+// callback in a host's session whose task was sent by mcp_drive with
+// on_approval=approve (an earlier message of the same conversation, so
+// OpenAI requests only): akk_status of the Turn, then akk_approve once,
+// then a final answer quoting what the approval answered.
+func hostCallback(t turn) (plan, bool) {
+	var params map[string]string
+	for _, e := range t.earlier {
+		if sc, p, ok := ParseMarker(e); ok && sc == ScenarioMCP {
+			params = p
+		}
+	}
+	m := approvalCallbackRE.FindStringSubmatch(t.userText)
+	if params["on_approval"] != "approve" || m == nil {
+		return plan{}, false
+	}
+	prefix := params["prefix"]
+	if prefix == "" {
+		prefix = "mcp__akk__"
+	}
+	call := func(text, tool string, input map[string]any) plan {
+		return plan{scenario: ScenarioMCP, text: text, pieces: 1, tool: &toolCall{kind: toolNamed, name: prefix + tool, input: input}}
+	}
+	switch len(t.toolResults) {
+	case 0:
+		return call("Reading the prompt.", "akk_status", map[string]any{"turn_id": m[1]}), true
+	case 1:
+		return call("Approving once.", "akk_approve", map[string]any{"turn_id": m[1], "decision": "approve_once"}), true
+	}
+	return plan{scenario: ScenarioMCP, text: "MCP drive: approval answered: <<<" + t.toolResults[len(t.toolResults)-1] + ">>>", pieces: 1}, true
+}
+
 // resultJSON is the JSON object in a tool result's text (AKK's tools put
 // a summary line before it).
+// A host may put more text after it (OpenClaw adds the content blocks
+// after the structured content): only the first JSON value counts.
 func resultJSON(text string) []byte {
-	if i := strings.IndexByte(text, '{'); i >= 0 {
-		return []byte(text[i:])
+	i := strings.IndexByte(text, '{')
+	if i < 0 {
+		return nil
 	}
-	return nil
+	var raw json.RawMessage
+	if json.NewDecoder(strings.NewReader(text[i:])).Decode(&raw) == nil {
+		return raw
+	}
+	return []byte(text[i:])
 }

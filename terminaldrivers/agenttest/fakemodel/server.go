@@ -37,11 +37,14 @@ type Request struct {
 	// Client identifies the caller by its API key: ClientID(key).
 	Client string `json:"client,omitempty"`
 	// Aux marks side requests (titles, probes): no scenario was played.
-	Aux         bool              `json:"aux,omitempty"`
-	Scenario    string            `json:"scenario,omitempty"`
-	Params      map[string]string `json:"params,omitempty"`
-	UserText    string            `json:"user_text,omitempty"`
-	ToolResults []string          `json:"tool_results,omitempty"`
+	Aux      bool              `json:"aux,omitempty"`
+	Scenario string            `json:"scenario,omitempty"`
+	Params   map[string]string `json:"params,omitempty"`
+	UserText string            `json:"user_text,omitempty"`
+	// Earlier are the texts of the user messages before the latest, in
+	// order (OpenAI requests): the conversation a request continues.
+	Earlier     []string `json:"earlier,omitempty"`
+	ToolResults []string `json:"tool_results,omitempty"`
 	// ToolCall is the tool the answer called, as the API names it.
 	ToolCall string    `json:"tool_call,omitempty"`
 	Status   int       `json:"status"`
