@@ -70,3 +70,40 @@ func TestREADMEConfigurationListsEveryFlag(t *testing.T) {
 		t.Fatalf("only %d flags in the usage:\n%s", n, usage.String())
 	}
 }
+
+// TestREADMEOpenClawRecipeIsTheTestedOne keeps the README's OpenClaw recipe
+// the one TestE2EOpenClaw runs: its hook mapping, its MCP server and plugin
+// settings, and the pinned OpenClaw and Node versions it names.
+func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, err := os.ReadFile("../../scripts/openclaw.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var openclaw, node string
+	for _, line := range strings.Split(string(pins), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			openclaw, node = f[0], f[1]
+		}
+	}
+	cfg := openclawConfig("18789", "http://127.0.0.1:1/v1", "k", "http://127.0.0.1:7788", "AKK_HOST_TOKEN", "OPENCLAW_HOOKS_TOKEN", "/p", "/w")
+	mapping := cfg["hooks"].(map[string]any)["mappings"].([]any)[0].(map[string]any)
+	server := cfg["mcp"].(map[string]any)["servers"].(map[string]any)["akk"].(map[string]any)
+	for _, want := range []string{
+		"OpenClaw " + openclaw, "Node " + node,
+		`messageTemplate: "` + openclawMessageTemplate + `"`,
+		`sessionKey: "` + mapping["sessionKey"].(string) + `"`,
+		`sessionMode: "` + mapping["sessionMode"].(string) + `"`,
+		`transport: "` + server["transport"].(string) + `"`,
+		`url: "` + server["url"].(string) + `"`,
+		"toolSearch: false", "allowRequestSessionKey: true", `allowedSessionKeyPrefixes: ["hook:", "agent:main:"]`,
+		`config: { url: "http://127.0.0.1:7788", token: "AKK_HOST_TOKEN" }`,
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("the README's OpenClaw recipe lacks %s", want)
+		}
+	}
+}
