@@ -91,6 +91,22 @@ func (m *backendTurnFollow) wait(ctx context.Context) bool {
 	}
 }
 
+// reread takes the Turn as stored into m.t after err, a revision conflict
+// (an answer, a close or a cancel wrote it meanwhile), so the caller tries
+// its write again on it; false for any other error, or when the Turn
+// cannot be read.
+func (m *backendTurnFollow) reread(ctx context.Context, err error) bool {
+	if !errors.Is(err, ErrRevisionConflict) {
+		return false
+	}
+	cur, e2 := m.s.store.Turn(ctx, m.t.ID)
+	if e2 != nil {
+		return false
+	}
+	m.t = cur
+	return true
+}
+
 // stall stalls the Turn for why, unless akkd stops.
 func (m *backendTurnFollow) stall(ctx context.Context, why string) {
 	if ctx.Err() != nil {
@@ -103,13 +119,8 @@ func (m *backendTurnFollow) stall(ctx context.Context, why string) {
 		next := m.t
 		next.State, next.FailureReason = TurnStalled, why
 		_, err := m.s.transition(ctx, next, "turn.stalled", true)
-		if errors.Is(err, ErrRevisionConflict) {
-			// Written meanwhile: stall the Turn as stored, if it is
-			// still followed.
-			if cur, e2 := m.s.store.Turn(ctx, m.t.ID); e2 == nil {
-				m.t = cur
-				continue
-			}
+		if m.reread(ctx, err) {
+			continue // stall the Turn as stored, if it is still followed
 		}
 		if err != nil && ctx.Err() == nil {
 			m.log.Error("monitor: stall backend turn", "err", err)
@@ -134,16 +145,12 @@ func (m *backendTurnFollow) accept(ctx context.Context) bool {
 			m.t = t
 			return true
 		}
-		if errors.Is(err, ErrRevisionConflict) {
-			// Written meanwhile: accept the Turn as stored, if it still
-			// waits to be.
-			if cur, e2 := s.store.Turn(ctx, m.t.ID); e2 == nil {
-				m.t = cur
-				if cur.State != TurnDispatching {
-					return cur.State.Monitored()
-				}
-				continue
+		if m.reread(ctx, err) {
+			// Accept the Turn as stored, if it still waits to be.
+			if m.t.State != TurnDispatching {
+				return m.t.State.Monitored()
 			}
+			continue
 		}
 		if ctx.Err() == nil {
 			m.log.Error("monitor: accept backend turn", "err", err)
@@ -186,11 +193,8 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 	stored, err := s.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
 	m.t = stored
 	if err != nil {
-		if errors.Is(err, ErrRevisionConflict) {
-			if cur, e2 := s.store.Turn(ctx, m.t.ID); e2 == nil {
-				m.t = cur
-				return stepAgain
-			}
+		if m.reread(ctx, err) {
+			return stepAgain
 		}
 		if ctx.Err() == nil {
 			m.log.Error("monitor: backend turn", "err", err)
