@@ -163,6 +163,24 @@ func (h *mcpHost) sendAction(project string) map[string]any {
 	return nil
 }
 
+// newestClaudeAndCodex is the newest pinned Claude Code and Codex (the
+// test skips without both).
+func newestClaudeAndCodex(t *testing.T) (claude, codex agenttest.Agent) {
+	t.Helper()
+	for _, a := range newestOfEachKind(agenttest.RequireAgents(t)) {
+		switch a.Kind {
+		case agenttest.KindClaude:
+			claude = a
+		case agenttest.KindCodex:
+			codex = a
+		}
+	}
+	if claude.Kind == "" || codex.Kind == "" {
+		t.Skip("needs a Claude Code and a Codex")
+	}
+	return claude, codex
+}
+
 // TestE2EMCP drives AKK's MCP endpoint against real agent panes (the
 // newest pinned Claude Code and Codex): with the Go SDK's client, list →
 // send → status until completed; an approval prompt reached through a
@@ -174,19 +192,7 @@ func (h *mcpHost) sendAction(project string) map[string]any {
 // into the Codex pane and reads the result back: an agent driving an
 // agent.
 func TestE2EMCP(t *testing.T) {
-	agents := newestOfEachKind(agenttest.RequireAgents(t))
-	var claudeA, codexA agenttest.Agent
-	for _, a := range agents {
-		switch a.Kind {
-		case agenttest.KindClaude:
-			claudeA = a
-		case agenttest.KindCodex:
-			codexA = a
-		}
-	}
-	if claudeA.Kind == "" || codexA.Kind == "" {
-		t.Skip("needs a Claude Code and a Codex")
-	}
+	claudeA, codexA := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	claude := agenttest.New(t, claudeA, agenttest.Options{})
 	codex := agenttest.New(t, codexA, agenttest.Options{})

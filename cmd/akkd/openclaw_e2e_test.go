@@ -23,17 +23,7 @@ import (
 
 // openclawDir is where scripts/install-openclaw.sh puts the pinned
 // OpenClaw and its Node.
-func openclawDir() string {
-	if d := os.Getenv("AKK_OPENCLAW_DIR"); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "akk", "openclaw")
-}
+func openclawDir() string { return agenttest.CacheDir("AKK_OPENCLAW_DIR", "openclaw") }
 
 // gateway is one real OpenClaw gateway with its own home, state, config,
 // log and port, stopped by its pid at cleanup.
@@ -240,19 +230,7 @@ func httpStatus(url string) int {
 // own earlier messages; /akk list and /akk status through the plugin show
 // what the API shows.
 func TestE2EOpenClaw(t *testing.T) {
-	agents := newestOfEachKind(agenttest.RequireAgents(t))
-	var claudeA, codexA agenttest.Agent
-	for _, a := range agents {
-		switch a.Kind {
-		case agenttest.KindClaude:
-			claudeA = a
-		case agenttest.KindCodex:
-			codexA = a
-		}
-	}
-	if claudeA.Kind == "" || codexA.Kind == "" {
-		t.Skip("needs a Claude Code and a Codex")
-	}
+	claudeA, codexA := newestClaudeAndCodex(t)
 	if _, err := os.Stat(filepath.Join(openclawDir(), ".installed")); err != nil {
 		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
 			t.Fatalf("OpenClaw is not installed in %s (make openclaw)", openclawDir())
@@ -327,7 +305,7 @@ func TestE2EOpenClaw(t *testing.T) {
 			TurnID  string `json:"turn_id"`
 			Outcome string `json:"outcome"`
 		}
-		json.Unmarshal(resultJSONOf(sent.ToolResults[1]), &res)
+		json.Unmarshal(fakemodel.ResultJSON(sent.ToolResults[1]), &res)
 		if res.TurnID == "" || res.Outcome != "done" {
 			t.Fatalf("session %s: akk_send answered %s", s.key, sent.ToolResults[1])
 		}
@@ -406,7 +384,7 @@ func TestE2EOpenClaw(t *testing.T) {
 		Outcome    string `json:"outcome"`
 		DoNotRetry bool   `json:"do_not_retry"`
 	}
-	json.Unmarshal(resultJSONOf(approved.ToolResults[1]), &ans)
+	json.Unmarshal(fakemodel.ResultJSON(approved.ToolResults[1]), &ans)
 	if ans.TurnID == "" || ans.Outcome != "done" || ans.DoNotRetry {
 		t.Fatalf("akk_approve answered %s", approved.ToolResults[1])
 	}
@@ -507,17 +485,4 @@ func requestsOf(model *fakemodel.Server, client string) string {
 		}
 	}
 	return b.String()
-}
-
-// resultJSONOf is the JSON object in a tool result's text.
-func resultJSONOf(text string) []byte {
-	i := strings.IndexByte(text, '{')
-	if i < 0 {
-		return nil
-	}
-	var raw json.RawMessage
-	if json.NewDecoder(strings.NewReader(text[i:])).Decode(&raw) == nil {
-		return raw
-	}
-	return nil
 }

@@ -51,8 +51,13 @@ func (a Agent) Installed() bool {
 
 // AgentsDir is where scripts/install-agents.sh installs: $AKK_AGENTS_DIR, else
 // ${XDG_CACHE_HOME:-$HOME/.cache}/akk/agents.
-func AgentsDir() string {
-	if d := os.Getenv("AKK_AGENTS_DIR"); d != "" {
+func AgentsDir() string { return CacheDir("AKK_AGENTS_DIR", "agents") }
+
+// CacheDir is the folder an install script of the project uses: the
+// environment variable env when set, else
+// ${XDG_CACHE_HOME:-$HOME/.cache}/akk/<name>.
+func CacheDir(env, name string) string {
+	if d := os.Getenv(env); d != "" {
 		return d
 	}
 	cache := os.Getenv("XDG_CACHE_HOME")
@@ -60,7 +65,7 @@ func AgentsDir() string {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "akk", "agents")
+	return filepath.Join(cache, "akk", name)
 }
 
 // ModuleRoot walks up from the working directory to the folder with go.mod.

@@ -360,7 +360,7 @@ func mcpDrive(params map[string]string, results []string) plan {
 	if len(results) == 0 {
 		return call("Listing the agents.", "akk_list", map[string]any{})
 	}
-	last := resultJSON(results[len(results)-1])
+	last := ResultJSON(results[len(results)-1])
 	if len(results) == 1 {
 		var list struct {
 			Conversations []struct {
@@ -441,11 +441,11 @@ func hostCallback(t turn) (plan, bool) {
 	return plan{scenario: ScenarioMCP, text: "MCP drive: approval answered: <<<" + t.toolResults[len(t.toolResults)-1] + ">>>", pieces: 1}, true
 }
 
-// resultJSON is the JSON object in a tool result's text (AKK's tools put
+// ResultJSON is the JSON object in a tool result's text (AKK's tools put
 // a summary line before it).
 // A host may put more text after it (OpenClaw adds the content blocks
 // after the structured content): only the first JSON value counts.
-func resultJSON(text string) []byte {
+func ResultJSON(text string) []byte {
 	i := strings.IndexByte(text, '{')
 	if i < 0 {
 		return nil
