@@ -36,8 +36,9 @@ type Control struct {
 	waiting map[string][]chan struct{} // per pane: closed at its next write
 	ended   bool
 
-	done chan struct{} // closed when the client has ended
-	err  error         // why, once done is closed
+	attached chan struct{} // closed when tmux says the client is attached
+	done     chan struct{} // closed when the client has ended
+	err      error         // why, once done is closed
 }
 
 type waiter struct {
@@ -56,7 +57,9 @@ const commandTimeout = 5 * time.Second
 
 // DialControl starts a control client of the session (a session id, "$3")
 // on the server at socket, with the tmux binary at path ("tmux" when
-// empty). It returns once tmux has answered a first command.
+// empty). It returns once the client is attached (tmux said so with
+// %session-changed: it answers commands before that, and forwards no
+// pane's writes until then, so a waiter armed earlier would miss them).
 func DialControl(ctx context.Context, path, socket, session string) (*Control, error) {
 	if path == "" {
 		path = "tmux"
@@ -75,13 +78,27 @@ func DialControl(ctx context.Context, path, socket, session string) (*Control, e
 		return nil, fmt.Errorf("%w: %v", ErrNoTmux, err)
 	}
 	c := &Control{socket: socket, session: session, cmd: cmd, stdin: stdin,
-		queue: make(chan *waiter, 256), waiting: map[string][]chan struct{}{}, done: make(chan struct{})}
+		queue: make(chan *waiter, 256), waiting: map[string][]chan struct{}{},
+		attached: make(chan struct{}), done: make(chan struct{})}
 	go c.read(stdout)
 	if _, err := c.run(ctx, 1, "display-message -p ok"); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("control client of %s session %s: %w", socket, session, err)
 	}
-	return c, nil
+	timer := time.NewTimer(commandTimeout)
+	defer timer.Stop()
+	select {
+	case <-c.attached:
+		return c, nil
+	case <-c.done:
+		err = c.err
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-timer.C:
+		err = errors.New("tmux never attached the client")
+	}
+	c.Close()
+	return nil, fmt.Errorf("control client of %s session %s: %w", socket, session, err)
 }
 
 // Done is closed when the client has ended.
@@ -213,7 +230,7 @@ func (c *Control) read(r io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var cur *waiter
 	var block []string
-	inBlock, own := false, false
+	inBlock, own, attachedSeen := false, false, false
 	var guard string // "<time> <number> <flags>" of the %begin: its %end repeats it
 	for sc.Scan() {
 		line := sc.Text()
@@ -255,6 +272,11 @@ func (c *Control) read(r io.Reader) {
 			rest := line[len("%output "):]
 			if i := strings.IndexByte(rest, ' '); i > 0 && len(rest)-i-1 >= BigWrite {
 				c.wake(rest[:i])
+			}
+		case strings.HasPrefix(line, "%session-changed "):
+			if !attachedSeen {
+				attachedSeen = true
+				close(c.attached)
 			}
 		case strings.HasPrefix(line, "%exit"):
 			c.end(fmt.Errorf("%w: %s", ErrControlEnded, strings.TrimSpace(strings.TrimPrefix(line, "%exit"))))

@@ -110,3 +110,37 @@ func TestControlAgainstRealTmux(t *testing.T) {
 		t.Fatal("an ended client answered")
 	}
 }
+
+// TestControlSeesWritesRightAfterDial: a client is attached when
+// DialControl returns, so a write made at once is reported. (tmux answers
+// a control client's commands before it attaches it, and forwards no
+// pane's writes until then: a client taken as ready on its first answer
+// missed such writes now and then.)
+func TestControlSeesWritesRightAfterDial(t *testing.T) {
+	ctx, sock, r := realTmux(t, 20)
+	s := Server{Socket: sock, Runner: r}
+	panes, err := s.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("ListPanes = %+v, %v", panes, err)
+	}
+	tty, err := os.OpenFile(panes[0].TTY, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	for i := range 25 {
+		c, err := DialControl(ctx, "", sock, "=t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, stop := c.Changed(panes[0].ID)
+		tty.WriteString("\r\n" + strings.Repeat("x", BigWrite+10))
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("dial %d: a write right after the dial was not reported", i)
+		}
+		stop()
+		c.Close()
+	}
+}

@@ -137,6 +137,22 @@ func realTmux(t *testing.T, height int) (context.Context, string, ExecRunner) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
+	// tmux starts the command through the shell, which then becomes cat:
+	// until it has, the pane names the shell. Tests compare listings, so
+	// they start once the pane runs cat.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err := r.Run(ctx, "-S", sock, "list-panes", "-a", "-F", "#{pane_current_command}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(out)) == "cat" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pane never ran cat: %q", out)
+		}
+	}
 	return ctx, sock, r
 }
 
