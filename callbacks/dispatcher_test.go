@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"akk/callbacks"
 	"akk/domain"
 	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 type randomIDs struct{}
@@ -36,7 +36,7 @@ var operator = domain.WithPrincipal(context.Background(), domain.Principal{Opera
 
 func newService(t *testing.T) (*domain.Service, *persistence.Store) {
 	t.Helper()
-	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"akk/domain"
 	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 // fakeTerm is a scripted terminal: tests set its screen and what the
@@ -142,9 +142,9 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domain.Redactor) *world {
 	t.Helper()
 	if dbPath == "" {
-		dbPath = filepath.Join(t.TempDir(), "akk.db")
+		dbPath = storetest.NewLocation(t)
 	}
-	store, err := persistence.Open(context.Background(), dbPath)
+	store, err := storetest.OpenLocation(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,8 +440,7 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 }
 
 func TestStallRenewAndRestartResumes(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "akk.db")
+	db := storetest.NewLocation(t)
 	ft := &fakeTerm{term: idleTerminal()}
 	w := newWorld(t, db, ft)
 	r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "task"})

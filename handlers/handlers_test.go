@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 	"akk/callbacks"
 	"akk/domain"
 	"akk/handlers"
-	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 type fixedIDs struct{ n int }
@@ -65,7 +64,7 @@ func newEnvWith(t testing.TB, set func(*handlers.Deps)) *env {
 
 func newEnvOpts(t testing.TB, o envOpts) *env {
 	t.Helper()
-	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

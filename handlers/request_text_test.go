@@ -3,7 +3,6 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 	"akk/callbacks"
 	"akk/domain"
 	"akk/handlers"
-	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 // countingTerminal counts every look at and key into a terminal; any other
@@ -35,7 +34,7 @@ func (c *countingTerminal) Submit(context.Context, domain.Terminal, string) (dom
 // A request holding a zero-width or bidirectional control is refused with
 // 422 before the terminal is looked at: nothing typed, no Turn recorded.
 func TestInvisibleControlsInARequestAreRefused(t *testing.T) {
-	store, err := persistence.Open(context.Background(), filepath.Join(t.TempDir(), "akk.db"))
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

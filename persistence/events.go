@@ -18,14 +18,10 @@ func (t *tx) AppendEvent(ctx context.Context, e domain.Event) (domain.Event, err
 	if e.HostID != "" {
 		host = e.HostID
 	}
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO events(type, host_id, conversation, subject, data, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, e.Type, host, e.Conversation, e.Subject, string(data), ts(e.CreatedAt))
+	err = t.tx.QueryRowContext(ctx, `INSERT INTO events(type, host_id, conversation, subject, data, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING event_id`, e.Type, host, e.Conversation, e.Subject, string(data), ts(e.CreatedAt)).Scan(&e.ID)
 	if err != nil {
 		return e, fmt.Errorf("insert event: %w", err)
-	}
-	e.ID, err = res.LastInsertId()
-	if err != nil {
-		return e, err
 	}
 	e.Data = json.RawMessage(data)
 	t.change.LastEventID = e.ID

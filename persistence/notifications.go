@@ -110,14 +110,14 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
 			FROM notifications n JOIN hosts h ON h.host_id = n.host_id JOIN events e ON e.event_id = n.event_id
 			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
-				AND n.host_id NOT IN (SELECT value FROM json_each(?))
+				AND n.host_id NOT IN (`+t.d.jsonStrings()+`)
 				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?)
 				-- The callbacks of one Turn (one subject) go in order: a later
 				-- one waits while an earlier one is still pending.
 				AND NOT EXISTS (SELECT 1 FROM notifications o JOIN events oe ON oe.event_id = o.event_id
 					WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.event_id < n.event_id
 					AND oe.subject = e.subject AND e.subject != '')
-		) WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), string(busyJSON), ts(now), limit)
+		) due WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), string(busyJSON), ts(now), limit)
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 func (s *Store) NextNotificationDue(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullString
 	// Only rows no earlier callback of the same Turn waits before.
-	err := s.r.QueryRowContext(ctx, `SELECT min(max(n.next_attempt_at, COALESCE(n.lease_until, '')))
+	err := s.r.QueryRowContext(ctx, `SELECT min(`+s.d.greatest("n.next_attempt_at", "COALESCE(n.lease_until, '')")+`)
 		FROM notifications n JOIN events e ON e.event_id = n.event_id
 		WHERE n.state = 'pending' AND NOT EXISTS (SELECT 1 FROM notifications o JOIN events oe ON oe.event_id = o.event_id
 			WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.event_id < n.event_id

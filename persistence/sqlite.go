@@ -1,6 +1,7 @@
-// Package persistence is the SQLite implementation of the domain Store port:
-// WAL, immediate write transactions, one writer connection and a read pool,
-// embedded numbered migrations.
+// Package persistence implements the domain Store port on SQLite (WAL,
+// immediate write transactions, one writer connection and a read pool) or
+// on PostgreSQL (write transactions serialized by an advisory lock), with
+// the same queries and embedded numbered migrations on both.
 package persistence
 
 import (
@@ -49,9 +50,11 @@ func parseTS(s sql.NullString) time.Time {
 	return t
 }
 
-// Store is the SQLite store.
+// Store is the store, on SQLite or PostgreSQL.
 type Store struct {
-	w, r *sql.DB
+	w, r *db
+	d    dialect
+	held *sql.Conn // PostgreSQL: the connection holding daemonLock
 
 	mu        sync.Mutex
 	listeners []func(Change)
@@ -86,23 +89,23 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		wq[k] = v
 	}
 	wq.Set("_txlock", "immediate")
-	w, err := sql.Open("sqlite3", base+wq.Encode())
+	wdb, err := sql.Open("sqlite3", base+wq.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
-		w.Close()
+	wdb.SetMaxOpenConns(1)
+	wdb.SetConnMaxIdleTime(0)
+	if err := wdb.PingContext(ctx); err != nil {
+		wdb.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite3", base+q.Encode())
+	rdb, err := sql.Open("sqlite3", base+q.Encode())
 	if err != nil {
-		w.Close()
+		wdb.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r}
+	rdb.SetMaxOpenConns(4)
+	s := &Store{w: &db{DB: wdb}, r: &db{DB: rdb}}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -110,8 +113,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes both pools.
+// Close closes the pools.
 func (s *Store) Close() error {
+	if s.d == postgresSQL {
+		var err error
+		if s.held != nil {
+			err = s.held.Close()
+		}
+		return errors.Join(err, s.w.Close())
+	}
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
@@ -169,7 +179,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			tx.Rollback()
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.migration(string(body))); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %s: %w", base, err)
 		}
@@ -201,7 +211,7 @@ func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	t := &tx{tx: sqlTx}
+	t := &tx{tx: sqlTx, d: s.d}
 	if err := fn(t); err != nil {
 		sqlTx.Rollback()
 		return err
@@ -214,7 +224,8 @@ func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
 }
 
 type tx struct {
-	tx     *sql.Tx
+	tx     *sqlTx
+	d      dialect
 	change Change
 }
 

@@ -82,15 +82,15 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt),
 		string(endpointKind(x.Endpoint)), x.Endpoint.ID)
 	if err != nil {
-		return holderConflict(fmt.Errorf("insert turn: %w", err))
+		return t.holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
 	return nil
 }
 
 // holderConflict turns a violation of turns_one_holder (another Turn
 // already holds the terminal) into the domain's conflict.
-func holderConflict(err error) error {
-	if strings.Contains(err.Error(), "UNIQUE constraint failed: turns.terminal_id") {
+func (t *tx) holderConflict(err error) error {
+	if t.d.uniqueViolation(err, "turns", "turns_one_holder", "terminal_id") {
 		return &domain.Error{Code: domain.CodeConflictActiveTurn, Message: "another Turn holds this terminal", Err: err}
 	}
 	return err
@@ -105,7 +105,7 @@ func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), ts(x.UpdatedAt), nullTS(x.AcceptedAt),
 		nullTS(x.LastActivityAt), nullTS(x.EndedAt), actionsJSON(x.Actions), nullTS(x.LatestItemAt), x.ID, x.Revision)
 	if err != nil {
-		return holderConflict(fmt.Errorf("update turn: %w", err))
+		return t.holderConflict(fmt.Errorf("update turn: %w", err))
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return domain.ErrRevisionConflict
@@ -240,7 +240,7 @@ func (s *Store) RecentTurnsOf(ctx context.Context, ids []string, per int) (map[s
 	}
 	args = append(args, per)
 	q := `SELECT ` + turnCols + ` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY terminal_id ORDER BY created_at DESC, turn_id DESC) AS akk_rank
-		FROM turns WHERE terminal_id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)) WHERE akk_rank <= ? ORDER BY terminal_id, created_at DESC, turn_id DESC`
+		FROM turns WHERE terminal_id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)) recent WHERE akk_rank <= ? ORDER BY terminal_id, created_at DESC, turn_id DESC`
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)

@@ -18,6 +18,7 @@ import (
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 type ids struct {
@@ -37,7 +38,7 @@ func (i *ids) Secret(n int) []byte { return bytes.Repeat([]byte{byte(i.n)}, n) }
 func server(t *testing.T) (url, stateDir string) {
 	t.Helper()
 	stateDir = t.TempDir()
-	store, err := persistence.Open(context.Background(), filepath.Join(stateDir, "akk.db"))
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

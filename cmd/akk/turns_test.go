@@ -17,6 +17,7 @@ import (
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 // pane is a scripted agent terminal: idle until a request is submitted,
@@ -80,7 +81,7 @@ func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMa
 
 func TestCLISendWaitStatusTurns(t *testing.T) {
 	dir := t.TempDir()
-	store, err := persistence.Open(context.Background(), filepath.Join(dir, "akk.db"))
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}
