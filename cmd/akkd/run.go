@@ -39,6 +39,7 @@ var version = "dev"
 type config struct {
 	listen     string
 	stateDir   string
+	store      string // "sqlite" or a postgres:// URL
 	logLevel   slog.Level
 	retry      domain.RetryPolicy
 	sockets    []string
@@ -78,6 +79,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.SetOutput(out)
 	fs.StringVar(&cfg.listen, "listen", envOr(getenv, "AKK_LISTEN", "127.0.0.1:7788"), "address to listen on (env AKK_LISTEN)")
 	fs.StringVar(&cfg.stateDir, "state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "directory for the database and operator token (env AKK_STATE_DIR)")
+	fs.StringVar(&cfg.store, "store", envOr(getenv, "AKK_STORE", "sqlite"),
+		"sqlite (akk.db in the state directory) or a postgres:// URL (env AKK_STORE, which keeps a password out of the process list)")
 	level := fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
 	schedule := fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
@@ -203,6 +206,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if cfg.stateDir == "" {
 		return cfg, errors.New("no state directory: set --state-dir, AKK_STATE_DIR, XDG_STATE_HOME or HOME")
 	}
+	if cfg.store != "sqlite" && !persistence.IsPostgresURL(cfg.store) {
+		return cfg, errors.New("--store: want sqlite or a postgres:// URL")
+	}
 	return cfg, nil
 }
 
@@ -271,7 +277,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	defer release()
-	store, err := persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
+	var store *persistence.Store
+	if cfg.store == "sqlite" {
+		store, err = persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
+	} else {
+		store, err = persistence.OpenPostgres(ctx, cfg.store)
+	}
 	if err != nil {
 		return err
 	}
@@ -377,7 +388,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("resume monitors: %w", err)
 	}
 
-	log.Info("akkd listening", "addr", ln.Addr().String(), "state_dir", cfg.stateDir, "version", version)
+	engine := "sqlite"
+	if cfg.store != "sqlite" {
+		engine = "postgres" // the URL may hold a password: never logged
+	}
+	log.Info("akkd listening", "addr", ln.Addr().String(), "state_dir", cfg.stateDir, "store", engine, "version", version)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

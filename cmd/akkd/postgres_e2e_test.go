@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/persistence/storetest"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// TestE2EPostgresStore runs akkd on PostgreSQL (--store postgres://…)
+// against the newest Claude Code and Codex panes: a second akkd on the
+// same database is refused and types nothing; a task completes with its
+// webhooks; a kill -9 of the daemon mid-Turn loses nothing and repeats
+// nothing, the restarted daemon (same database) completing the Turn with
+// one turn.completed.
+func TestE2EPostgresStore(t *testing.T) {
+	claude, codex := newestClaudeAndCodex(t)
+	daemonBinary(t)
+	for _, a := range []agenttest.Agent{claude, codex} {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			url := storetest.NewDatabase(t)
+			e := agenttest.New(t, a, agenttest.Options{})
+			model := e.Model
+			e.StartReady()
+			rec := newReceiver(t, "")
+			env := []string{"AKK_STORE=" + url, "AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}
+			d := startProc(t, t.TempDir(), env...)
+
+			// One daemon per database: a second one exits at once, naming why.
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			second := exec.CommandContext(ctx, d.bin, "--listen", freeAddr(t), "--state-dir", t.TempDir(), "--log-level", "warn")
+			second.Env = append(os.Environ(), ownServerOnly(env)...)
+			if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "another akkd runs on this database") {
+				t.Fatalf("a second akkd on the database: %v\n%s", err, out)
+			}
+
+			op := d.token()
+			var host hostCreds
+			if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+				t.Fatalf("register host: %d", code)
+			}
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+			term := row.Terminal.TerminalID
+
+			text := "Say hello on PostgreSQL for " + a.Name()
+			var s sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+text+`","message_id":"m-1"}`, &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+			if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+				t.Fatalf("final message %q, want %q", got, want)
+			}
+			for _, dl := range rec.deliveries() {
+				verify(t, host.WebhookSecret, dl)
+			}
+			if types, _ := rec.forTurn(t, s.TurnID); strings.Join(types, ",") != "turn.accepted,turn.completed" {
+				t.Fatalf("webhooks %v", types)
+			}
+
+			// kill -9 mid-Turn; the daemon started again on the same
+			// database completes it, once, and the agent saw it once.
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+			slow := "[[akk:slow secs=6]] a slow task on PostgreSQL for " + a.Name()
+			var s2 sendAnswer
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
+				t.Fatalf("slow send: %d %+v", code, s2)
+			}
+			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+			d.kill()
+			d.start()
+			rec.waitTurn(t, s2.TurnID, "turn.completed", 90*time.Second)
+			if n := rec.count(t, s2.TurnID, "turn.completed"); n != 1 {
+				t.Fatalf("turn.completed arrived %d times", n)
+			}
+			if n := userRequests(model, slow); n != 1 {
+				t.Fatalf("the slow request reached the model %d times", n)
+			}
+			var status struct {
+				State string `json:"state"`
+			}
+			if code := call(t, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", &status); code != 200 || status.State != "completed" {
+				t.Fatalf("the first Turn after the restart: %d %+v", code, status)
+			}
+		})
+	}
+}
