@@ -29,3 +29,9 @@ echo "== go test"
 # One package at a time: each package already runs its agents two at a
 # time, and more agents than that on two cores makes their screens late.
 go test -p 1 -count=1 -timeout 45m ./...
+
+echo "== go test, the store on PostgreSQL"
+# The packages whose tests run on a real store, again on PostgreSQL (each
+# starts a server of its own; the persistence and end-to-end tests above
+# already ran both engines).
+AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk
