@@ -56,7 +56,7 @@ func (s *nativeCases) permissionControls() (PermissionControls, error) {
 // Permissions reads a pane's native permission mode and the modes it
 // offers, on an idle pane with an empty composer no Turn holds.
 func (s *nativeCases) Permissions(ctx context.Context, terminalID string) (PermissionsResult, error) {
-	_, term, unlock, err := s.nativeReady(ctx, terminalID)
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
 	if err != nil {
 		return PermissionsResult{}, err
 	}
@@ -67,17 +67,37 @@ func (s *nativeCases) Permissions(ctx context.Context, terminalID string) (Permi
 	}
 	seq, done := s.keySequence(ctx)
 	defer done()
-	st, stage, err := pc.Permissions(seq, term)
-	if berr := backedOut(err); berr != nil {
-		return PermissionsResult{}, berr
-	}
-	if err != nil && stage == AnswerNothing {
-		return PermissionsResult{}, nativeRefusal(err)
-	}
-	if err != nil || (stage != AnswerNothing && stage != AnswerVerified) {
-		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	st, uncertain, err := s.readPermissions(seq, pc, p, term, "permission_options")
+	if err != nil || uncertain != nil {
+		return derefResult(uncertain), err
 	}
 	return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeDone, Current: st.Current, Modes: st.Modes}, nil
+}
+
+// readPermissions reads term's mode and the modes it offers. A refusal
+// that typed nothing, or a plan that backed out, is an error; an outcome
+// not proven (a menu may be open) is an uncertain result, noted on the
+// pane as action.
+func (s *nativeCases) readPermissions(seq context.Context, pc PermissionControls, p Principal, term Terminal, action string) (PermissionState, *PermissionsResult, error) {
+	st, stage, err := pc.Permissions(seq, term)
+	if berr := backedOut(err); berr != nil {
+		return st, nil, berr
+	}
+	if err != nil && stage == AnswerNothing {
+		return st, nil, nativeRefusal(err)
+	}
+	if err != nil || (stage != AnswerNothing && stage != AnswerVerified) {
+		s.noteNativeUncertain(seq, p, term.ID, action, err)
+		return st, &PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	return st, nil, nil
+}
+
+func derefResult(r *PermissionsResult) PermissionsResult {
+	if r == nil {
+		return PermissionsResult{}
+	}
+	return *r
 }
 
 // SetPermissions changes a pane's native permission mode to one the
@@ -99,16 +119,9 @@ func (s *nativeCases) SetPermissions(ctx context.Context, terminalID, mode strin
 	}
 	seq, done := s.keySequence(ctx)
 	defer done()
-	before, stage, err := pc.Permissions(seq, term)
-	if berr := backedOut(err); berr != nil {
-		return PermissionsResult{}, berr
-	}
-	if err != nil && stage == AnswerNothing {
-		return PermissionsResult{}, nativeRefusal(err)
-	}
-	if err != nil || (stage != AnswerNothing && stage != AnswerVerified) {
-		s.noteNativeUncertain(seq, p, term.ID, "set_permissions", err)
-		return PermissionsResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
+	before, uncertain, err := s.readPermissions(seq, pc, p, term, "set_permissions")
+	if err != nil || uncertain != nil {
+		return derefResult(uncertain), err
 	}
 	offered := false
 	for _, m := range before.Modes {

@@ -37,6 +37,7 @@ func (f *fixedIDs) Secret(n int) []byte {
 type env struct {
 	h        http.Handler
 	operator string
+	store    domain.Store
 }
 
 // newEnv serves a fresh store; heartbeat, if given, is the SSE heartbeat.
@@ -86,7 +87,7 @@ func newEnvOpts(t testing.TB, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{h: h, operator: "op-token"}
+	return &env{h: h, operator: "op-token", store: store}
 }
 
 func (e *env) do(method, path, token, body string, header ...string) *httptest.ResponseRecorder {

@@ -2,6 +2,8 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -13,6 +15,8 @@ import (
 type fakePane struct {
 	mu    sync.Mutex
 	plans int
+	// readStage is how a permissions read ends (verified when empty).
+	readStage domain.AnswerStage
 }
 
 func (p *fakePane) count() int { p.mu.Lock(); defer p.mu.Unlock(); return p.plans }
@@ -70,7 +74,13 @@ func (p *fakePane) SetModel(_ context.Context, _ domain.Terminal, model, effort 
 	return domain.ModelState{Model: model, Effort: effort, Scope: "current_session"}, p.plan(), nil
 }
 func (p *fakePane) Permissions(context.Context, domain.Terminal) (domain.PermissionState, domain.AnswerStage, error) {
-	return domain.PermissionState{Current: "auto", Modes: []domain.PermissionMode{{Mode: "auto", Label: "Auto"}}}, p.plan(), nil
+	stage := p.plan()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.readStage != "" {
+		stage = p.readStage
+	}
+	return domain.PermissionState{Current: "auto", Modes: []domain.PermissionMode{{Mode: "auto", Label: "Auto"}, {Mode: "read_only", Label: "Read Only"}}}, stage, nil
 }
 func (p *fakePane) SetPermissions(_ context.Context, _ domain.Terminal, mode string) (domain.PermissionState, domain.AnswerStage, error) {
 	return domain.PermissionState{Current: mode}, p.plan(), nil
@@ -120,5 +130,36 @@ func TestCookieReadsThatTypeNeedTheSameOriginProof(t *testing.T) {
 		p.mu.Lock()
 		p.plans = 0
 		p.mu.Unlock()
+	}
+}
+
+// A permissions read (Codex opens and closes its menu) or a change whose
+// read ends unproven is uncertain, do not retry, and is announced on the
+// pane as terminal.native_uncertain naming what was asked: a menu may be
+// left open in the person's pane.
+func TestUnprovenPermissionsReadIsAnnounced(t *testing.T) {
+	e, p := paneEnv(t)
+	p.mu.Lock()
+	p.readStage = domain.AnswerSent
+	p.mu.Unlock()
+	for _, c := range []struct{ method, path, body, action string }{
+		{"GET", "/v1/terminals/term_a/permissions", "", "permission_options"},
+		{"PUT", "/v1/terminals/term_a/permissions", `{"mode":"read_only"}`, "set_permissions"},
+	} {
+		w := e.do(c.method, c.path, e.operator, c.body)
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"outcome":"uncertain"`) || !strings.Contains(w.Body.String(), `"do_not_retry":true`) {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, w.Code, w.Body)
+		}
+		evs, err := e.store.EventsAfter(context.Background(), 0, domain.EventFilter{All: true, Subject: "term_a"}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, ev := range evs {
+			found = found || (ev.Type == "terminal.native_uncertain" && strings.Contains(string(ev.Data.(json.RawMessage)), `"action":"`+c.action+`"`))
+		}
+		if !found {
+			t.Fatalf("%s %s: no terminal.native_uncertain for %s in %d events", c.method, c.path, c.action, len(evs))
+		}
 	}
 }
