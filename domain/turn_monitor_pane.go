@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"slices"
 	"time"
-
-	"github.com/coder/quartz"
 )
 
 // paneTurnFollower follows a pane's Turn through its screen and its
@@ -38,14 +36,10 @@ type paneTurnMonitor struct {
 	turnID string
 	log    *slog.Logger
 	paneState
-	tick *quartz.Ticker
-	// Wake on a write to the record, armed before each read so no write
-	// between a read and the wait is missed.
-	notifier    RecordNotifier
-	written     <-chan struct{}
-	stopWritten func()
-	scr         screenWatch // tmux's report of the screen's next change
-	reads       recordReads
+	// Wakes on a write to the record (armed before each read so no write
+	// between a read and the wait is missed), the screen's next change,
+	// the slow tick and nudges.
+	paneWaker
 }
 
 // paneRound is one round: when it began, what it looked at, and the
@@ -64,23 +58,14 @@ type paneRound struct {
 func (s *monitorCases) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
 	m := &paneTurnMonitor{s: s.Service, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
-		paneState: paneState{t: t, mark: t.Mark}, stopWritten: func() {}}
-	m.tick = s.clock.NewTicker(tr.cfg.PollInterval, "turn", "poll")
-	m.notifier, _ = tr.term.(RecordNotifier)
+		paneState: paneState{t: t, mark: t.Mark}, paneWaker: newPaneWaker(s.clock, tr, "turn")}
 	return m
-}
-
-// close releases the monitor's watches and ticker.
-func (m *paneTurnMonitor) close() {
-	m.scr.release()
-	m.stopWritten()
-	m.tick.Stop()
 }
 
 // round observes the pane and the record, decides, and stores the
 // transition.
 func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
-	m.armRecordWatch()
+	m.armRecordWatch(m.mark)
 	r := paneRound{now: m.s.clock.Now().UTC(), next: m.t, wasAnnounced: m.announced}
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
@@ -88,15 +73,6 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
 	return m.persist(ctx, r)
-}
-
-// armRecordWatch arms the record's write watch unless it is armed.
-func (m *paneTurnMonitor) armRecordWatch() {
-	if m.notifier != nil && m.written == nil {
-		if ch, stop, err := m.notifier.Changed(m.mark); err == nil {
-			m.written, m.stopWritten = ch, stop
-		}
-	}
 }
 
 // lookScreen is the round's look at the screen: terminal liveness and
@@ -366,35 +342,22 @@ func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
 // wait sleeps until the next round is due, the record is written, the
 // screen changes or the Turn is nudged. false: the monitor ends.
 func (m *paneTurnMonitor) wait(ctx context.Context) bool {
-	s := m.s
-	// With the record's write watch armed, a write wakes the monitor at
-	// once: the record is read on that, or on the slow safety tick.
-	m.tick.Reset(m.scr.wait(m.tr.cfg, m.written != nil, m.term.ID != "", m.lastScreen, s.clock.Now().UTC()))
-	select {
-	case <-ctx.Done():
-		return false
-	case <-m.tick.C:
-	case <-m.written:
-		m.stopWritten()
-		m.written, m.stopWritten = nil, func() {}
-		m.reads.woke = true
-	case <-m.scr.ch:
-		m.scr.fired()
-	case <-nudges(ctx):
-		m.reads.woke = true
-		// An action or this monitor changed the Turn: take the stored
-		// record (its state and mark) and look at the screen at once.
-		cur, err := s.store.Turn(ctx, m.turnID)
-		if err != nil {
-			return false
-		}
-		if cur.Revision != m.t.Revision {
-			m.t, m.mark = cur, cur.Mark
-			if m.t.State != TurnAwaitingApproval && m.t.State != TurnAwaitingInteraction {
-				m.announced = ""
-			}
-		}
-		m.lastScreen = time.Time{}
+	nudged, ok := m.paneWaker.wait(ctx, m.tr.cfg, m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
+	if !ok || !nudged {
+		return ok
 	}
+	// An action or this monitor changed the Turn: take the stored record
+	// (its state and mark) and look at the screen at once.
+	cur, err := m.s.store.Turn(ctx, m.turnID)
+	if err != nil {
+		return false
+	}
+	if cur.Revision != m.t.Revision {
+		m.t, m.mark = cur, cur.Mark
+		if m.t.State != TurnAwaitingApproval && m.t.State != TurnAwaitingInteraction {
+			m.announced = ""
+		}
+	}
+	m.lastScreen = time.Time{}
 	return true
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-
-	"github.com/coder/quartz"
 )
 
 // paneWatchFollower follows a pane's Watch through its screen and, for an
@@ -21,25 +19,20 @@ func (m *watchPaneMonitor) live() bool { return m.w.State == WatchActive }
 // watchPaneMonitor is the monitor of one pane's Watch: its state, and the
 // watches and clock it waits on.
 type watchPaneMonitor struct {
-	s    *watchCases
-	tr   *turns
-	id   string
-	w    Watch // the stored Watch
-	tick *quartz.Ticker
+	s  *watchCases
+	tr *turns
+	id string
+	w  Watch // the stored Watch
 	// lastScreen is the last look, term the last screen believed.
 	lastScreen time.Time
 	term       Terminal
 	// An exact Watch wakes on a write to the record (armed before each
 	// read), as a Turn's monitor does; the tick is then a safety net.
-	notifier    RecordNotifier
-	written     <-chan struct{}
-	stopWritten func()
-	scr         screenWatch // tmux's report of the screen's next change
+	paneWaker
 	// mark is where the record was last read to: each read goes on from it
 	// (as a Turn's monitor does), not from the Watch's anchor, which is
 	// stored only when the Watch changes.
-	mark  DurableMark
-	reads recordReads
+	mark DurableMark
 }
 
 // watchRound is one round: when it began, whether it looked at the screen,
@@ -54,27 +47,16 @@ type watchRound struct {
 
 func (s *watchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
 	tr := s.turns
-	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, stopWritten: func() {}}
-	m.tick = s.clock.NewTicker(tr.cfg.PollInterval, "watch", "poll")
-	m.notifier, _ = tr.term.(RecordNotifier)
+	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, paneWaker: newPaneWaker(s.clock, tr, "watch")}
 	m.mark = w.Mark
 	return m
-}
-
-// close releases the monitor's watches and ticker.
-func (m *watchPaneMonitor) close() {
-	m.scr.release()
-	m.stopWritten()
-	m.tick.Stop()
 }
 
 // round looks at the screen, reads the record, decides, and stores the
 // transition.
 func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
-	if m.notifier != nil && m.written == nil && m.w.Mode == WatchModeExact {
-		if ch, stop, err := m.notifier.Changed(m.mark); err == nil {
-			m.written, m.stopWritten = ch, stop
-		}
+	if m.w.Mode == WatchModeExact {
+		m.armRecordWatch(m.mark)
 	}
 	r := watchRound{now: m.s.clock.Now().UTC(), next: m.w}
 	if !m.lookScreen(ctx, &r) {
@@ -181,29 +163,18 @@ func (m *watchPaneMonitor) persist(ctx context.Context, r watchRound) monitorSte
 // wait sleeps until the next round is due, the record is written, the
 // screen changes or the Watch is nudged. false: the monitor ends.
 func (m *watchPaneMonitor) wait(ctx context.Context) bool {
-	s := m.s
-	m.tick.Reset(m.scr.wait(m.tr.cfg, m.written != nil, m.term.ID != "", m.lastScreen, s.clock.Now().UTC()))
-	select {
-	case <-ctx.Done():
-		return false
-	case <-m.tick.C:
-	case <-m.written:
-		m.stopWritten()
-		m.written, m.stopWritten = nil, func() {}
-		m.reads.woke = true
-	case <-m.scr.ch:
-		m.scr.fired()
-	case <-nudges(ctx):
-		m.reads.woke = true
-		cur, err := s.store.Watch(ctx, m.id)
-		if err != nil {
-			return false
-		}
-		if cur.Revision != m.w.Revision {
-			m.mark = cur.Mark
-		}
-		m.w = cur
-		m.lastScreen = time.Time{}
+	nudged, ok := m.paneWaker.wait(ctx, m.tr.cfg, m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
+	if !ok || !nudged {
+		return ok
 	}
+	cur, err := m.s.store.Watch(ctx, m.id)
+	if err != nil {
+		return false
+	}
+	if cur.Revision != m.w.Revision {
+		m.mark = cur.Mark
+	}
+	m.w = cur
+	m.lastScreen = time.Time{}
 	return true
 }
