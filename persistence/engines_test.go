@@ -162,3 +162,25 @@ func TestOneDaemonPerPostgresDatabase(t *testing.T) {
 		t.Fatalf("setting after a reopen %q, %v", v, err)
 	}
 }
+
+// BenchmarkAppendEvent is the store's write path on each engine: one write
+// transaction that appends one event, committed.
+func BenchmarkAppendEvent(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(engine, func(b *testing.B) {
+			s := storetest.OpenOn(b, engine)
+			ctx := context.Background()
+			now := time.Now()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				err := s.InTx(ctx, func(tx domain.Tx) error {
+					_, err := tx.AppendEvent(ctx, domain.Event{Type: "host.ping", Subject: "host_x", Data: map[string]any{"i": i}, CreatedAt: now})
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

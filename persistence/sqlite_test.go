@@ -32,27 +32,6 @@ func TestCommitsAreSyncedFully(t *testing.T) {
 	}
 }
 
-// BenchmarkAppendEvent is the store's write path: one immediate
-// transaction that appends one event, committed.
-func BenchmarkAppendEvent(b *testing.B) {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "akk.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	now := time.Now()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		err := s.InTx(ctx, func(tx domain.Tx) error {
-			_, err := tx.AppendEvent(ctx, domain.Event{Type: "host.ping", Subject: "host_x", Data: map[string]any{"i": i}, CreatedAt: now})
-			return err
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-}
 
 // Migration 13 gives a host stored before it no delivery headers and every
 // event type; a host's headers and subscription survive a reopen, and a
