@@ -32,7 +32,6 @@ func TestCommitsAreSyncedFully(t *testing.T) {
 	}
 }
 
-
 // Migration 13 gives a host stored before it no delivery headers and every
 // event type; a host's headers and subscription survive a reopen, and a
 // replace is compare-and-swap.
