@@ -58,6 +58,7 @@ const (
 	CodePayloadTooLarge        Code = "payload_too_large"
 	CodeJSONTooDeep            Code = "json_too_deep"
 	CodeUnavailable            Code = "unavailable"
+	CodeStoreUnavailable       Code = "store_unavailable"
 	CodeInternal               Code = "internal"
 )
 

@@ -59,6 +59,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
 	domain.CodeJSONTooDeep:            http.StatusBadRequest,
 	domain.CodeUnavailable:            http.StatusServiceUnavailable,
+	domain.CodeStoreUnavailable:       http.StatusServiceUnavailable,
 	domain.CodeInternal:               http.StatusInternalServerError,
 }
 

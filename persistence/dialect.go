@@ -3,13 +3,19 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"akk/domain"
 )
 
 // dialect is the SQL engine under the store. The queries are written once,
@@ -45,44 +51,60 @@ type sqlTx struct {
 }
 
 func (c *db) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return c.DB.ExecContext(ctx, c.d.bind(q), args...)
+	res, err := c.DB.ExecContext(ctx, c.d.bind(q), args...)
+	return res, c.d.classify(err)
 }
 
 func (c *db) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return c.DB.QueryContext(ctx, c.d.bind(q), args...)
+	rows, err := c.DB.QueryContext(ctx, c.d.bind(q), args...)
+	return rows, c.d.classify(err)
 }
 
-func (c *db) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return c.DB.QueryRowContext(ctx, c.d.bind(q), args...)
+func (c *db) QueryRowContext(ctx context.Context, q string, args ...any) *row {
+	return &row{Row: c.DB.QueryRowContext(ctx, c.d.bind(q), args...), d: c.d}
 }
+
+// row is one row of a query; its Scan names an unreachable store.
+type row struct {
+	*sql.Row
+	d dialect
+}
+
+func (r *row) Scan(dest ...any) error { return r.d.classify(r.Row.Scan(dest...)) }
 
 // BeginTx begins a write transaction (immediate on SQLite; holding the
 // write lock on PostgreSQL).
 func (c *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sqlTx, error) {
 	t, err := c.DB.BeginTx(ctx, opts)
 	if err != nil {
-		return nil, err
+		return nil, c.d.classify(err)
 	}
 	if c.d == postgresSQL {
 		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock)); err != nil {
 			t.Rollback()
-			return nil, err
+			return nil, c.d.classify(err)
 		}
 	}
 	return &sqlTx{Tx: t, d: c.d}, nil
 }
 
 func (t *sqlTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.bind(q), args...)
+	res, err := t.Tx.ExecContext(ctx, t.d.bind(q), args...)
+	return res, t.d.classify(err)
 }
 
 func (t *sqlTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, t.d.bind(q), args...)
+	rows, err := t.Tx.QueryContext(ctx, t.d.bind(q), args...)
+	return rows, t.d.classify(err)
 }
 
-func (t *sqlTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, t.d.bind(q), args...)
+func (t *sqlTx) QueryRowContext(ctx context.Context, q string, args ...any) *row {
+	return &row{Row: t.Tx.QueryRowContext(ctx, t.d.bind(q), args...), d: t.d}
 }
+
+// Commit commits; a store that cannot be reached is named as such (the
+// commit's outcome is then unknown: the callers' fences hold either way).
+func (t *sqlTx) Commit() error { return t.d.classify(t.Tx.Commit()) }
 
 var bound sync.Map // query → its PostgreSQL form
 
@@ -107,6 +129,43 @@ func (d dialect) bind(q string) string {
 	}
 	bound.Store(q, b.String())
 	return b.String()
+}
+
+// ErrStoreUnavailable is the cause of every store error that means the
+// database cannot be reached (PostgreSQL stopped, restarting or out of
+// reach); the domain error around it has the code store_unavailable.
+var ErrStoreUnavailable = errors.New("the store cannot be reached")
+
+// classify names an error that means the database cannot be reached (a
+// connection refused, lost or closed by a shutting-down server) as
+// store_unavailable; others are returned as they are. SQLite, a file, is
+// never unreachable.
+func (d dialect) classify(err error) error {
+	if err == nil || d != postgresSQL || !unreachable(err) {
+		return err
+	}
+	return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) cannot be reached; try again when it is back",
+		Err: fmt.Errorf("%w: %w", ErrStoreUnavailable, err)}
+}
+
+func unreachable(err error) bool {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return false // classified already, or the domain's own
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		// 08: connection exception; 57P: the server is shutting down or
+		// starting (admin_shutdown, crash_shutdown, cannot_connect_now).
+		return strings.HasPrefix(pg.Code, "08") || strings.HasPrefix(pg.Code, "57P")
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, net.ErrClosed) || errors.As(err, &ne) || strings.Contains(err.Error(), "conn closed")
 }
 
 // jsonStrings is a subquery of the strings of a JSON array given as one

@@ -184,3 +184,80 @@ func BenchmarkAppendEvent(b *testing.B) {
 		})
 	}
 }
+
+// PostgreSQL stopped: reads and writes answer store_unavailable (nothing
+// half-written). Back: the daemon takes its database again by itself and
+// writes; a second daemon is refused again. Had another daemon taken the
+// database meanwhile, only one of the two writes.
+func TestPostgresUnavailableAndBack(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartServer(t)
+	url := srv.NewDatabase(t)
+	s, err := persistence.OpenPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(st *persistence.Store, v string) error {
+		return st.InTx(ctx, func(tx domain.Tx) error { return tx.PutSetting(ctx, "k", v) })
+	}
+	writable := func(st *persistence.Store) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := put(st, "back")
+			if err == nil {
+				return
+			}
+			if domain.ErrorCode(err) != domain.CodeStoreUnavailable || time.Now().After(deadline) {
+				t.Fatalf("after the restart: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := put(s, "before"); err != nil {
+		t.Fatal(err)
+	}
+
+	srv.Stop()
+	if err := put(s, "while down"); domain.ErrorCode(err) != domain.CodeStoreUnavailable {
+		t.Fatalf("a write while PostgreSQL is stopped: %v", err)
+	}
+	if _, err := s.Setting(ctx, "k"); domain.ErrorCode(err) != domain.CodeStoreUnavailable {
+		t.Fatalf("a read while PostgreSQL is stopped: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writable(s)
+	if _, err := persistence.OpenPostgres(ctx, url); !errors.Is(err, persistence.ErrDatabaseInUse) {
+		t.Fatalf("a second daemon after the restart: %v", err)
+	}
+
+	// Another daemon comes first after a restart: whichever holds the
+	// database writes, the other does not.
+	srv.Stop()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := persistence.OpenPostgres(ctx, url)
+	switch {
+	case err == nil:
+		defer second.Close()
+		if err := put(second, "second"); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if err := put(s, "first"); domain.ErrorCode(err) != domain.CodeStoreUnavailable {
+				t.Fatalf("the first daemon wrote while the second held the database: %v", err)
+			}
+		}
+		if v, err := second.Setting(ctx, "k"); err != nil || v != "second" {
+			t.Fatalf("setting %q, %v", v, err)
+		}
+	case errors.Is(err, persistence.ErrDatabaseInUse):
+		writable(s)
+	default:
+		t.Fatal(err)
+	}
+}

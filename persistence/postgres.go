@@ -5,10 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"akk/domain"
 )
 
 // ErrDatabaseInUse: another daemon runs on this PostgreSQL database.
@@ -17,6 +22,23 @@ var ErrDatabaseInUse = errors.New("another akkd runs on this database")
 // IsPostgresURL reports whether store names a PostgreSQL database.
 func IsPostgresURL(store string) bool {
 	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// holder is the session that holds daemonLock for this daemon. PostgreSQL
+// ends the lock with the session (a restart, a broken connection), so
+// every write transaction checks that this session still holds it, and a
+// keeper takes it again once the database is back.
+type holder struct {
+	mu   sync.Mutex
+	conn *sql.Conn
+	pid  int64 // the session's backend pid; 0 while not held
+	lost bool  // another daemon took the database meanwhile
+
+	started bool // keep runs
+	closing sync.Once
+
+	stop chan struct{}
+	done chan struct{}
 }
 
 // OpenPostgres opens the PostgreSQL database at url (a postgres:// URL),
@@ -34,27 +56,129 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	held, err := pool.Conn(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
-	}
-	var got bool
-	if err := held.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, int64(daemonLock)).Scan(&got); err != nil {
-		held.Close()
-		pool.Close()
-		return nil, fmt.Errorf("lock the database: %w", err)
-	}
-	if !got {
-		held.Close()
-		pool.Close()
-		return nil, ErrDatabaseInUse
-	}
 	c := &db{DB: pool, d: postgresSQL}
-	s := &Store{w: c, r: c, d: postgresSQL, held: held}
+	s := &Store{w: c, r: c, d: postgresSQL, held: &holder{stop: make(chan struct{}), done: make(chan struct{})}}
+	if err := s.held.take(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}
+	s.held.started = true
+	go s.held.keep(pool)
 	return s, nil
+}
+
+// take takes daemonLock in a session of its own.
+func (h *holder) take(ctx context.Context, pool *sql.DB) error {
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	var got bool
+	var pid int64
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1), pg_backend_pid()`, int64(daemonLock)).Scan(&got, &pid); err != nil {
+		conn.Close()
+		return fmt.Errorf("lock the database: %w", err)
+	}
+	if !got {
+		conn.Close()
+		return ErrDatabaseInUse
+	}
+	h.mu.Lock()
+	h.conn, h.pid = conn, pid
+	h.mu.Unlock()
+	return nil
+}
+
+// keep checks the holding session every second and, once it is gone, takes
+// the lock again in a new one when the database answers. If another daemon
+// took it meanwhile, this one writes nothing more.
+func (h *holder) keep(pool *sql.DB) {
+	defer close(h.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-tick.C:
+		}
+		h.mu.Lock()
+		conn, lost := h.conn, h.lost
+		h.mu.Unlock()
+		if lost {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if conn != nil && conn.PingContext(ctx) == nil {
+			cancel()
+			continue
+		}
+		if conn != nil {
+			conn.Close()
+			h.mu.Lock()
+			h.conn, h.pid = nil, 0
+			h.mu.Unlock()
+		}
+		err := h.take(ctx, pool)
+		cancel()
+		if errors.Is(err, ErrDatabaseInUse) {
+			h.mu.Lock()
+			h.lost = true
+			h.mu.Unlock()
+			slog.Error("another akkd took this database while it was out of reach: this daemon writes nothing more; stop it")
+			return
+		}
+	}
+}
+
+// pidHolding is the session that holds the lock now, or why there is none.
+func (h *holder) pidHolding() (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost {
+		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "another akkd took this database; this daemon writes nothing", Err: ErrDatabaseInUse}
+	}
+	if h.pid == 0 {
+		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
+	}
+	return h.pid, nil
+}
+
+// checkHeld proves, inside a write transaction, that this daemon's session
+// still holds the database: no write happens while another daemon may.
+func (h *holder) checkHeld(ctx context.Context, t *sqlTx) error {
+	pid, err := h.pidHolding()
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND classid = 0 AND objid = ? AND objsubid = 1 AND pid = ?`, int64(daemonLock), pid).Scan(&n); err != nil {
+		return err
+	}
+	if n != 1 {
+		return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
+	}
+	return nil
+}
+
+// close stops the keeper and ends the session (and so the lock). A second
+// close does nothing.
+func (h *holder) close() error {
+	h.closing.Do(func() { close(h.stop) })
+	if h.started {
+		<-h.done
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn != nil {
+		err := h.conn.Close()
+		h.conn, h.pid = nil, 0
+		return err
+	}
+	return nil
 }

@@ -54,7 +54,7 @@ func parseTS(s sql.NullString) time.Time {
 type Store struct {
 	w, r *db
 	d    dialect
-	held *sql.Conn // PostgreSQL: the connection holding daemonLock
+	held *holder // PostgreSQL: the session holding daemonLock
 
 	mu        sync.Mutex
 	listeners []func(Change)
@@ -118,7 +118,7 @@ func (s *Store) Close() error {
 	if s.d == postgresSQL {
 		var err error
 		if s.held != nil {
-			err = s.held.Close()
+			err = s.held.close()
 		}
 		return errors.Join(err, s.w.Close())
 	}
@@ -198,16 +198,32 @@ func (s *Store) migrate(ctx context.Context) error {
 // CheckWritable begins an immediate transaction (taking the write lock) and
 // rolls it back.
 func (s *Store) CheckWritable(ctx context.Context) error {
-	t, err := s.w.BeginTx(ctx, nil)
+	t, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
 	return t.Rollback()
 }
 
+// begin begins a write transaction; on PostgreSQL it also proves that this
+// daemon still holds the database.
+func (s *Store) begin(ctx context.Context) (*sqlTx, error) {
+	t, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.held != nil {
+		if err := s.held.checkHeld(ctx, t); err != nil {
+			t.Rollback()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
 // InTx runs fn in one immediate write transaction.
 func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
-	sqlTx, err := s.w.BeginTx(ctx, nil)
+	sqlTx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -231,6 +247,6 @@ type tx struct {
 
 // querier is what reads need from *sql.DB and *sql.Tx alike.
 type querier interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryRowContext(ctx context.Context, q string, args ...any) *row
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
 }

@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func TestCommitsAreSyncedFully(t *testing.T) {
 	}
 	defer s.Close()
 	for name, db := range map[string]interface {
-		QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+		QueryRowContext(ctx context.Context, q string, args ...any) *row
 	}{"writer": s.w, "reader": s.r} {
 		var level int
 		if err := db.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&level); err != nil {

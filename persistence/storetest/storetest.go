@@ -68,39 +68,71 @@ func OpenOn(t testing.TB, engine string) *persistence.Store {
 // started, if any. Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
-	server.stop()
+	server.Stop()
+	server.remove()
 	os.Exit(code)
 }
 
-type pgServer struct {
-	once   sync.Once
-	err    error
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when postgres has exited
-	n      int
-	mu     sync.Mutex
+// Server is a PostgreSQL server of the tests' own: a temporary folder,
+// run as the postgres user when the tests run as root (PostgreSQL refuses
+// root), listening only on a socket in that folder.
+type Server struct {
+	once sync.Once
+	err  error
+
+	dir, data string
+	bin       string
+	cred      *syscall.Credential
+	cmd       *exec.Cmd
+	exited    chan struct{} // closed when postgres has exited
+	mu        sync.Mutex
+	n         int
 }
 
-var server pgServer
+var server Server
 
 // NewDatabase returns the URL of a new, empty database on the package's
 // PostgreSQL server (started at the first call). Without PostgreSQL the
 // test skips, or fails when AKK_REQUIRE_TOOLS=1.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	server.once.Do(func() { server.err = server.start() })
+	server.once.Do(func() { server.err = server.init() })
 	if server.err != nil {
-		if errors.Is(server.err, errNoPostgres) && os.Getenv("AKK_REQUIRE_TOOLS") != "1" {
-			t.Skip(server.err)
-		}
-		t.Fatal(server.err)
+		skipOrFail(t, server.err)
 	}
-	server.mu.Lock()
-	server.n++
-	name := "t" + strconv.Itoa(server.n)
-	server.mu.Unlock()
-	admin, err := sql.Open("pgx", server.url("postgres"))
+	return server.NewDatabase(t)
+}
+
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, errNoPostgres) && os.Getenv("AKK_REQUIRE_TOOLS") != "1" {
+		t.Skip(err)
+	}
+	t.Fatal(err)
+}
+
+// StartServer starts a PostgreSQL server for one test (one it may stop and
+// start again), stopped and removed when the test ends.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	p := &Server{}
+	if err := p.init(); err != nil {
+		p.Stop()
+		p.remove()
+		skipOrFail(t, err)
+	}
+	t.Cleanup(func() { p.Stop(); p.remove() })
+	return p
+}
+
+// NewDatabase creates a new, empty database on p and returns its URL.
+func (p *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	p.mu.Lock()
+	p.n++
+	name := "t" + strconv.Itoa(p.n)
+	p.mu.Unlock()
+	admin, err := sql.Open("pgx", p.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +140,7 @@ func NewDatabase(t testing.TB) string {
 	if _, err := admin.Exec(`CREATE DATABASE ` + name); err != nil {
 		t.Fatal(err)
 	}
-	return server.url(name)
+	return p.URL(name)
 }
 
 var errNoPostgres = errors.New("PostgreSQL is not installed (apt-get install postgresql)")
@@ -130,28 +162,33 @@ func binDir() (string, error) {
 	return filepath.Dir(found[len(found)-1]), nil
 }
 
-func (p *pgServer) url(db string) string {
+// URL is the URL of database db on p.
+func (p *Server) URL(db string) string {
 	return "postgres://akk@/" + db + "?host=" + p.dir + "&sslmode=disable"
 }
 
-// start runs initdb and postgres in a new temporary folder, as the
-// postgres user when the tests run as root (PostgreSQL refuses root),
-// listening only on a socket in that folder, and waits until it answers.
-func (p *pgServer) start() error {
+func (p *Server) command(name string, args ...string) *exec.Cmd {
+	c := exec.Command(filepath.Join(p.bin, name), args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true}
+	c.Env = append(os.Environ(), "LC_ALL=C")
+	return c
+}
+
+// init runs initdb in a new temporary folder, then the server.
+func (p *Server) init() error {
 	bin, err := binDir()
 	if err != nil {
 		return err
 	}
+	p.bin = bin
 	dir, err := os.MkdirTemp("", "akk-pg-")
 	if err != nil {
 		return err
 	}
-	p.dir = dir
-	data := filepath.Join(dir, "data")
-	if err := os.Mkdir(data, 0o700); err != nil {
+	p.dir, p.data = dir, filepath.Join(dir, "data")
+	if err := os.Mkdir(p.data, 0o700); err != nil {
 		return err
 	}
-	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -159,47 +196,48 @@ func (p *pgServer) start() error {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		for _, d := range []string{dir, data} {
+		p.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		for _, d := range []string{dir, p.data} {
 			if err := os.Chown(d, uid, gid); err != nil {
 				return err
 			}
 		}
 	}
-	run := func(name string, args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(bin, name), args...)
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-		c.Env = append(os.Environ(), "LC_ALL=C")
-		return c
-	}
-	if out, err := run("initdb", "-D", data, "-U", "akk", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+	if out, err := p.command("initdb", "-D", p.data, "-U", "akk", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	log, err := os.Create(filepath.Join(dir, "postgres.log"))
+	return p.Start()
+}
+
+// Start runs the server (again) and waits until it answers.
+func (p *Server) Start() error {
+	log, err := os.OpenFile(filepath.Join(p.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	p.cmd = run("postgres", "-D", data, "-k", dir, "-c", "listen_addresses=", "-c", "fsync=off",
+	cmd := p.command("postgres", "-D", p.data, "-k", p.dir, "-c", "listen_addresses=", "-c", "fsync=off",
 		"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
-	p.cmd.Stdout, p.cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = log, log
 	// A test binary that panics never reaches Main's stop: postgres is told
 	// to quit when its parent thread ends, and that thread (locked, never
 	// released) ends only with the process.
-	p.cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
 	started := make(chan error)
 	go func() {
 		runtime.LockOSThread()
-		started <- p.cmd.Start()
+		started <- cmd.Start()
 		select {}
 	}()
 	if err := <-started; err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	exited := make(chan struct{})
-	p.exited = exited
-	go func() { p.cmd.Wait(); close(exited) }()
-	db, err := sql.Open("pgx", p.url("postgres"))
+	go func() { cmd.Wait(); close(exited) }()
+	p.mu.Lock()
+	p.cmd, p.exited = cmd, exited
+	p.mu.Unlock()
+	db, err := sql.Open("pgx", p.URL("postgres"))
 	if err != nil {
 		return err
 	}
@@ -212,7 +250,7 @@ func (p *pgServer) start() error {
 		}
 		select {
 		case <-exited:
-			out, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+			out, _ := os.ReadFile(filepath.Join(p.dir, "postgres.log"))
 			return fmt.Errorf("postgres exited: %s", out)
 		default:
 		}
@@ -223,17 +261,26 @@ func (p *pgServer) start() error {
 	}
 }
 
-// stop ends the server by its pid (a fast shutdown) and removes its folder.
-func (p *pgServer) stop() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		p.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-p.exited:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
+// Stop ends the server by its pid (a fast shutdown: open sessions end) and
+// waits until it has exited. Its data stays for Start.
+func (p *Server) Stop() {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
 	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+	}
+}
+
+func (p *Server) remove() {
 	if p.dir != "" {
 		os.RemoveAll(p.dir)
 	}
