@@ -107,6 +107,28 @@ func (m *backendTurnFollow) reread(ctx context.Context, err error) bool {
 	return true
 }
 
+// storeRetry is how long a monitor waits before it writes again to a store
+// out of reach.
+const storeRetry = 500 * time.Millisecond
+
+// storeDown: err says the store is out of reach. The monitor keeps what it
+// holds (the daemon says each event once) and, after storeRetry, writes it
+// again; false when err is another error or akkd stops meanwhile.
+func (m *backendTurnFollow) storeDown(ctx context.Context, err error) bool {
+	if ErrorCode(err) != CodeStoreUnavailable || ctx.Err() != nil {
+		return false
+	}
+	m.log.Warn("monitor: the store is out of reach; writing again shortly", "err", err)
+	t := m.s.clock.NewTimer(storeRetry, "backend", "store")
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // stall stalls the Turn for why, unless akkd stops.
 func (m *backendTurnFollow) stall(ctx context.Context, why string) {
 	if ctx.Err() != nil {
@@ -119,7 +141,7 @@ func (m *backendTurnFollow) stall(ctx context.Context, why string) {
 		next := m.t
 		next.State, next.FailureReason = TurnStalled, why
 		_, err := m.s.transition(ctx, next, "turn.stalled", true)
-		if m.reread(ctx, err) {
+		if m.reread(ctx, err) || m.storeDown(ctx, err) {
 			continue // stall the Turn as stored, if it is still followed
 		}
 		if err != nil && ctx.Err() == nil {
@@ -150,6 +172,9 @@ func (m *backendTurnFollow) accept(ctx context.Context) bool {
 			if m.t.State != TurnDispatching {
 				return m.t.State.Monitored()
 			}
+			continue
+		}
+		if m.storeDown(ctx, err) {
 			continue
 		}
 		if ctx.Err() == nil {
@@ -191,9 +216,8 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		}
 	}
 	stored, err := s.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
-	m.t = stored
 	if err != nil {
-		if m.reread(ctx, err) {
+		if m.reread(ctx, err) || m.storeDown(ctx, err) {
 			return stepAgain
 		}
 		if ctx.Err() == nil {
@@ -201,6 +225,7 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		}
 		return stepStop
 	}
+	m.t = stored
 	if auto && !s.autoApproveBackend(ctx, m.t) {
 		// Nothing was sent: the approval is the host's to answer.
 		if stored, err := s.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {

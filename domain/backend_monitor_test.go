@@ -91,3 +91,20 @@ func TestBackendStallAfterAConflict(t *testing.T) {
 		t.Fatal("no write met the conflict")
 	}
 }
+
+// A backend turn's end that meets the store out of reach is written again
+// once the store answers, never dropped (the daemon says it once), and
+// the monitor does not end meanwhile.
+func TestBackendEndWhileTheStoreIsDown(t *testing.T) {
+	w, b, svc, cs, r := workingBackendTurn(t)
+	cs.down.Store(2)
+	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+	got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	if got.FinalMessage != "done" || cs.down.Load() != 0 {
+		t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
+	}
+	svc.WaitTurnMonitors()
+	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
+		t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
+	}
+}

@@ -275,8 +275,11 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 	if errors.Is(err, ErrRevisionConflict) {
 		// An action (cancel, close, respond) changed the Turn: reload.
 		t, err := s.store.Turn(ctx, m.turnID)
-		if err != nil {
+		if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 			return stepStop
+		}
+		if err != nil {
+			return m.notStored(r, err)
 		}
 		m.t = t
 		// What this round would have announced was not stored: the
@@ -289,8 +292,7 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 		if ctx.Err() != nil {
 			return stepStop
 		}
-		m.log.Error("monitor: store transition", "err", err)
-		return stepWait
+		return m.notStored(r, err)
 	}
 	m.t = stored
 	m.lastPersist = r.now
@@ -298,6 +300,17 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 		return stepWait
 	}
 	return m.autoApproved(ctx)
+}
+
+// notStored: the round's transition could not be stored (the store out
+// of reach). Nothing of the round holds: the next round reads the record
+// again from the stored mark, as a restarted daemon would, and announces
+// again what this one would have, so an ending the agent recorded
+// meanwhile is not lost.
+func (m *paneTurnMonitor) notStored(r paneRound, err error) monitorStep {
+	m.log.Error("monitor: store transition", "err", err)
+	m.mark, m.announced = m.t.Mark, r.wasAnnounced
+	return stepWait
 }
 
 // interactionExtra is the public projection of the step a

@@ -551,9 +551,14 @@ func TestStoreRefusesASecondHoldingTurn(t *testing.T) {
 type conflictStore struct {
 	*persistence.Store
 	armed atomic.Bool
+	down  atomic.Int32 // the next this many write transactions find the store out of reach
 }
 
 func (c *conflictStore) InTx(ctx context.Context, fn func(domain.Tx) error) error {
+	if c.down.Add(-1) >= 0 {
+		return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store cannot be reached"}
+	}
+	c.down.Store(0)
 	return c.Store.InTx(ctx, func(tx domain.Tx) error { return fn(conflictTx{tx, &c.armed}) })
 }
 

@@ -144,8 +144,13 @@ func (m *watchPaneMonitor) persist(ctx context.Context, r watchRound) monitorSte
 	switch {
 	case errors.Is(err, ErrRevisionConflict):
 		w, err := m.s.store.Watch(ctx, m.id)
-		if err != nil {
+		if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 			return stepStop
+		}
+		if err != nil {
+			slog.Error("watch monitor: store", "watch_id", m.id, "err", err)
+			m.mark = m.w.Mark
+			return stepWait
 		}
 		m.w, m.mark = w, w.Mark
 		return stepAgain
@@ -153,7 +158,10 @@ func (m *watchPaneMonitor) persist(ctx context.Context, r watchRound) monitorSte
 		if ctx.Err() != nil {
 			return stepStop
 		}
+		// Not stored (the store out of reach): the next round reads the
+		// record again from the stored mark, so nothing it held is lost.
 		slog.Error("watch monitor: store", "watch_id", m.id, "err", err)
+		m.mark = m.w.Mark
 	default:
 		m.w = stored
 	}
