@@ -168,8 +168,30 @@ func (d *Dispatcher) deliver(ctx context.Context, del domain.Delivery) {
 	if d.Observe != nil {
 		d.Observe(del.Type, outcome, elapsed)
 	}
-	if err := d.Store.RecordAttempt(context.WithoutCancel(ctx), a); err != nil {
-		d.Log.Error("record webhook attempt", "notification_id", del.ID, "err", err)
+	d.record(ctx, a)
+}
+
+// record stores an attempt's outcome. While the store is out of reach it
+// tries again every second as long as the lease lasts: a row left leased
+// would hold back every later callback of its Turn until the lease ends,
+// then be delivered again (under its webhook-id).
+func (d *Dispatcher) record(ctx context.Context, a domain.Attempt) {
+	for {
+		err := d.Store.RecordAttempt(context.WithoutCancel(ctx), a)
+		if err == nil {
+			return
+		}
+		d.Log.Error("record webhook attempt", "notification_id", a.NotificationID, "err", err)
+		if domain.ErrorCode(err) != domain.CodeStoreUnavailable || !d.Clock.Now().Add(time.Second).Before(a.Lease) {
+			return
+		}
+		t := d.Clock.NewTimer(time.Second, "webhook", "record")
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
 }
 

@@ -218,3 +218,68 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// flakyAttempts is a store whose first fail RecordAttempt calls find the
+// store out of reach.
+type flakyAttempts struct {
+	*persistence.Store
+	mu   sync.Mutex
+	fail int
+}
+
+func (f *flakyAttempts) RecordAttempt(ctx context.Context, a domain.Attempt) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail > 0 {
+		f.fail--
+		return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store cannot be reached"}
+	}
+	return f.Store.RecordAttempt(ctx, a)
+}
+
+// A delivery whose outcome cannot be stored at once (the store out of
+// reach) is stored once the store answers, every second while its lease
+// lasts: left leased, it would hold back every later callback of its Turn
+// until the lease ended, and be delivered again.
+func TestDeliveryOutcomeStoredOnceTheStoreIsBack(t *testing.T) {
+	ctx := context.Background()
+	svc, store := newService(t)
+	rec := newHookReceiver(t, 0)
+	c, err := svc.RegisterHost(operator, domain.NewHost{Name: "h", WebhookURL: rec.srv.URL + "/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := svc.PingHost(operator, c.Host.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := quartz.NewMock(t)
+	mock.Set(time.Now())
+	trap := mock.Trap().NewTimer("webhook", "record")
+	defer trap.Close()
+	runDispatcher(t, &callbacks.Dispatcher{Store: &flakyAttempts{Store: store, fail: 2}, Clock: mock, Policy: domain.RetryPolicy{}})
+	rec.wait(t, 1)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for range 2 {
+		trap.MustWait(wctx).MustRelease(wctx)
+		mock.Advance(time.Second).MustWait(wctx)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cur, err := store.Notification(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.State == domain.NotificationDelivered && cur.Attempts == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("notification %+v", cur)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := len(rec.wait(t, 1)); got != 1 {
+		t.Fatalf("%d deliveries", got)
+	}
+}
