@@ -93,3 +93,89 @@ func TestE2EPostgresStore(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EPostgresOutage: PostgreSQL stopped under a running akkd (its own
+// server): a Send answers 503 store_unavailable and types nothing; back, the
+// daemon recovers by itself and the next Send completes with its webhooks.
+// Stopped again mid-Turn while the agent finishes: the Turn completes once
+// the store is back, with one turn.completed.
+func TestE2EPostgresOutage(t *testing.T) {
+	claude, _ := newestClaudeAndCodex(t)
+	daemonBinary(t)
+	srv := storetest.StartServer(t)
+	url := srv.NewDatabase(t)
+	e := agenttest.New(t, claude, agenttest.Options{})
+	model := e.Model
+	e.StartReady()
+	rec := newReceiver(t, "")
+	d := startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+	op := d.token()
+	var host hostCreds
+	if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+		t.Fatalf("register host: %d", code)
+	}
+	term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID
+
+	srv.Stop()
+	lost := "A task while the store is down"
+	var p sendAnswer
+	if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+lost+`"}`, &p); code != 503 || p.Code != "store_unavailable" {
+		t.Fatalf("send while PostgreSQL is stopped: %d %+v", code, p)
+	}
+	if strings.Contains(e.Capture(), lost) || userRequests(model, lost) != 0 {
+		t.Fatalf("a Send the store refused typed into the pane:\n%s", e.Capture())
+	}
+	if code := call(t, "GET", d.url+"/v1/health", "", "", nil); code != 200 {
+		t.Fatalf("health while the store is down: %d", code)
+	}
+
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	text := "Say hello after the store came back"
+	deadline := time.Now().Add(agenttest.Patient(30 * time.Second))
+	var s sendAnswer
+	for {
+		code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+text+`"}`, &s)
+		if code == 202 {
+			break
+		}
+		if code != 503 || s.Code != "store_unavailable" || time.Now().After(deadline) {
+			t.Fatalf("send after the restart: %d %+v", code, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+	if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+		t.Fatalf("final message %q, want %q", got, want)
+	}
+	if n := userRequests(model, lost); n != 0 {
+		t.Fatalf("the refused task reached the model %d times", n)
+	}
+
+	// PostgreSQL stopped mid-Turn, the agent finishing meanwhile: back, the
+	// Turn completes, with one turn.completed, and the task ran once.
+	findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+	slow := "[[akk:slow secs=4]] a slow task across a store restart"
+	var s2 sendAnswer
+	if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
+		t.Fatalf("slow send: %d %+v", code, s2)
+	}
+	rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+	srv.Stop()
+	e.WaitForText(agenttest.Patient(60*time.Second), "slow-1")
+	e.WaitIdle(agenttest.Patient(60 * time.Second))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	end := rec.waitTurn(t, s2.TurnID, "turn.completed", 90*time.Second)
+	if fm, _ := end.Data["final_message"].(string); !strings.HasSuffix(fm, "done.") {
+		t.Fatalf("final message %q", fm)
+	}
+	if n := rec.count(t, s2.TurnID, "turn.completed"); n != 1 {
+		t.Fatalf("turn.completed arrived %d times", n)
+	}
+	if n := userRequests(model, slow); n != 1 {
+		t.Fatalf("the slow task reached the model %d times", n)
+	}
+}
