@@ -115,11 +115,18 @@ const storeRetry = 500 * time.Millisecond
 // holds (the daemon says each event once) and, after storeRetry, writes it
 // again; false when err is another error or akkd stops meanwhile.
 func (m *backendTurnFollow) storeDown(ctx context.Context, err error) bool {
+	return waitForStore(ctx, m.s.clock, m.log, err)
+}
+
+// waitForStore: err says the store is out of reach; it waits storeRetry
+// and says true (write again), or false for another error or when ctx
+// ends meanwhile.
+func waitForStore(ctx context.Context, clock Clock, log *slog.Logger, err error) bool {
 	if ErrorCode(err) != CodeStoreUnavailable || ctx.Err() != nil {
 		return false
 	}
-	m.log.Warn("monitor: the store is out of reach; writing again shortly", "err", err)
-	t := m.s.clock.NewTimer(storeRetry, "backend", "store")
+	log.Warn("monitor: the store is out of reach; writing again shortly", "err", err)
+	t := clock.NewTimer(storeRetry, "monitor", "store")
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -110,6 +110,9 @@ func (f *backendWatchFollow) end(ctx context.Context, next Watch, typ string) bo
 		f.w = cur
 		return false
 	}
+	if waitForStore(ctx, s.clock, f.log, err) {
+		return false // the same end again, once the store answers
+	}
 	if err != nil && ctx.Err() == nil {
 		f.log.Error("watch monitor: backend", "err", err)
 	}
@@ -143,6 +146,9 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 	s := f.s
 	for {
 		cur, err := s.store.Watch(ctx, f.w.ID)
+		if waitForStore(ctx, s.clock, f.log, err) {
+			continue // the daemon says each event once: keep it
+		}
 		if err != nil || cur.State != WatchActive {
 			return false // unwatched meanwhile
 		}
@@ -152,7 +158,7 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 			return true
 		}
 		stored, err := s.watchTransition(ctx, next, typ, webhook)
-		if errors.Is(err, ErrRevisionConflict) {
+		if errors.Is(err, ErrRevisionConflict) || waitForStore(ctx, s.clock, f.log, err) {
 			continue
 		}
 		if err != nil {
