@@ -70,11 +70,7 @@ func TestE2EPostgresStore(t *testing.T) {
 			// database completes it, once, and the agent saw it once.
 			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 			slow := "[[akk:slow secs=6]] a slow task on PostgreSQL for " + a.Name()
-			var s2 sendAnswer
-			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
-				t.Fatalf("slow send: %d %+v", code, s2)
-			}
-			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+			s2 := sendAccepted(t, d.url, host.Token, term, slow, rec)
 			d.kill()
 			d.start()
 			rec.waitTurn(t, s2.TurnID, "turn.completed", 90*time.Second)
@@ -157,11 +153,7 @@ func TestE2EPostgresOutage(t *testing.T) {
 	// Turn completes, with one turn.completed, and the task ran once.
 	findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 	slow := "[[akk:slow secs=4]] a slow task across a store restart"
-	var s2 sendAnswer
-	if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
-		t.Fatalf("slow send: %d %+v", code, s2)
-	}
-	rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+	s2 := sendAccepted(t, d.url, host.Token, term, slow, rec)
 	srv.Stop()
 	e.WaitForText(agenttest.Patient(60*time.Second), "slow-1")
 	e.WaitIdle(agenttest.Patient(60 * time.Second))
@@ -178,4 +170,16 @@ func TestE2EPostgresOutage(t *testing.T) {
 	if n := userRequests(model, slow); n != 1 {
 		t.Fatalf("the slow task reached the model %d times", n)
 	}
+}
+
+// sendAccepted sends request to terminal term and waits for its
+// turn.accepted webhook.
+func sendAccepted(t *testing.T, url, token, term, request string, rec *receiver) sendAnswer {
+	t.Helper()
+	var s sendAnswer
+	if code := call(t, "POST", url+"/v1/turns", token, `{"terminal_id":"`+term+`","request":"`+request+`"}`, &s); code != 202 {
+		t.Fatalf("send %q: %d %+v", request, code, s)
+	}
+	rec.waitTurn(t, s.TurnID, "turn.accepted", 60*time.Second)
+	return s
 }
