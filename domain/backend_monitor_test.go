@@ -108,3 +108,31 @@ func TestBackendEndWhileTheStoreIsDown(t *testing.T) {
 		t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
 	}
 }
+
+// runningDaemon is a scriptedDaemon whose thread runs a turn, for a Watch.
+type runningDaemon struct{ scriptedDaemon }
+
+func (b *runningDaemon) RunningTurn(context.Context, domain.BackendThread) (string, error) {
+	return "turn-9", nil
+}
+
+// A backend Watch's end that meets the store out of reach is written again
+// once the store answers, never dropped.
+func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
+		events: make(chan domain.BackendEvent)}}
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseWatches(anchor{ft, false}); svc.UseCodexBackend(b) })
+	wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.events <- domain.BackendEvent{Kind: domain.BackendProgress, Text: "on it"}
+	cs.down.Store(2)
+	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+	got := w.waitWatch(t, wt.ID, domain.WatchCompleted)
+	if got.FinalMessage != "done" || cs.down.Load() != 0 {
+		t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
+	}
+}
