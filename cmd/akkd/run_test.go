@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -39,27 +40,38 @@ func freeAddr(t testing.TB) string {
 
 func startDaemon(t testing.TB, stateDir string, env map[string]string) *daemon {
 	t.Helper()
-	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	getenv := func(k string) string {
 		if k == "AKK_TMUX_DEFAULT_SOCKETS" && env["AKK_TMUX_SOCKETS"] != "" && env[k] == "" {
 			return "off" // the test's own server only (see ownServerOnly)
 		}
 		return env[k]
 	}
-	go func() {
-		// Warnings and errors (a 5xx names its cause there) go to stderr.
-		done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, os.Stderr)
-	}()
-	d := &daemon{url: "http://" + addr, stateDir: stateDir}
-	d.stop = func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
+	var d *daemon
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			// Warnings and errors (a 5xx names its cause there) go to stderr.
+			done <- run(ctx, []string{"akkd", "--listen", addr, "--state-dir", stateDir, "--log-level", "warn"}, getenv, os.Stderr)
+		}()
+		d = &daemon{url: "http://" + addr, stateDir: stateDir}
+		d.stop = func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("run: %v", err)
+			}
 		}
+		err := healthyOrExited(t, d.url, done)
+		if err == nil {
+			break
+		}
+		cancel()
+		if attempt < 5 && portTaken(err, "") {
+			continue
+		}
+		t.Fatalf("daemon exited: %v", err)
 	}
-	waitHealthy(t, d.url, done)
 	b, err := os.ReadFile(filepath.Join(stateDir, "operator.token"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,23 +82,43 @@ func startDaemon(t testing.TB, stateDir string, env map[string]string) *daemon {
 
 func waitHealthy(t testing.TB, url string, done <-chan error) {
 	t.Helper()
+	if err := healthyOrExited(t, url, done); err != nil {
+		t.Fatalf("daemon exited: %v", err)
+	}
+}
+
+// healthyOrExited waits until the daemon at url answers its health check
+// (nil) or exits (its error).
+func healthyOrExited(t testing.TB, url string, done <-chan error) error {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:
-			t.Fatalf("daemon exited: %v", err)
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return err
 		default:
 		}
 		resp, err := http.Get(url + "/v1/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return nil
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("daemon did not become healthy")
+	return nil
+}
+
+// portTaken: a daemon's start failed because another process took the port
+// freeAddr found free before the daemon bound it; the start is tried again
+// on another port.
+func portTaken(err error, output string) bool {
+	return strings.Contains(output, "address already in use") || (err != nil && strings.Contains(err.Error(), "address already in use"))
 }
 
 // call makes an authenticated JSON request and decodes the answer into out.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,17 +78,46 @@ func ownServerOnly(env []string) []string {
 
 func (p *proc) start() {
 	p.t.Helper()
-	addr := freeAddr(p.t)
-	p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", "warn")
-	p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
-	p.cmd.Stdout, p.cmd.Stderr = os.Stderr, os.Stderr
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(p.t)
+		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", "warn")
+		p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
+		var out lockedBuffer
+		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &out)
+		if err := p.cmd.Start(); err != nil {
+			p.t.Fatal(err)
+		}
+		p.done = make(chan error, 1)
+		go func(c *exec.Cmd, done chan error) { done <- c.Wait() }(p.cmd, p.done)
+		p.url = "http://" + addr
+		err := healthyOrExited(p.t, p.url, p.done)
+		if err == nil {
+			return
+		}
+		p.cmd = nil // exited
+		if attempt < 5 && portTaken(err, out.String()) {
+			continue
+		}
+		p.t.Fatalf("daemon exited: %v", err)
 	}
-	p.done = make(chan error, 1)
-	go func(c *exec.Cmd, done chan error) { done <- c.Wait() }(p.cmd, p.done)
-	p.url = "http://" + addr
-	waitHealthy(p.t, p.url, p.done)
+}
+
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (p *proc) kill() {
