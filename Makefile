@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-backend bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -60,6 +60,9 @@ bench-backend: ## the Codex backend on the newest pinned Codex: list latency wit
 
 abuse: ## replay a hostile local client's attacks against a real akkd: each answer, peak RSS, slowest health meanwhile
 	$(GO) test -count=1 -timeout 10m -run '^$$' -bench '^BenchmarkE2EAbuse$$' -benchtime=1x ./cmd/akkd/
+
+bench-fleet: ## a fleet of three nodes on one PostgreSQL, 10 stand-in panes each: list latency, an event across nodes, webhooks/s with 3 and 1 delivering nodes, a dead node's delivery taken over
+	$(GO) test -count=1 -timeout 15m -run '^$$' -bench '^BenchmarkE2EFleet$$' -benchtime=1x ./cmd/akkd/
 
 bench-prompt: ## on every pinned version: a permission prompt drawn in the pane -> turn.approval_required webhook (median, max)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2EPromptLatency$$' -benchtime=3x ./cmd/akkd/

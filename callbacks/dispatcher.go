@@ -32,6 +32,10 @@ type Dispatcher struct {
 	Observe  DeliveryObserver
 	Lease    time.Duration // how long a claimed row is ours; default 2 min
 	Parallel int           // concurrent deliveries, one per host at most; default 8
+	// MaxWait bounds how long the dispatcher waits before it looks for
+	// due rows again; default 1 min. A fleet node looks more often: a
+	// dead node's leased rows become due without a wake.
+	MaxWait time.Duration
 
 	wake chan struct{}
 	once sync.Once
@@ -64,6 +68,9 @@ func (d *Dispatcher) init() {
 		}
 		if d.Parallel == 0 {
 			d.Parallel = 8
+		}
+		if d.MaxWait == 0 {
+			d.MaxWait = time.Minute
 		}
 		d.busy = map[string]bool{}
 	})
@@ -102,14 +109,14 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if len(batch) > 0 {
 			continue
 		}
-		wait := time.Minute
+		wait := d.MaxWait
 		if next, ok, err := d.Store.NextNotificationDue(ctx); err == nil && ok {
-			wait = min(max(next.Sub(d.Clock.Now()), 10*time.Millisecond), time.Minute)
+			wait = min(max(next.Sub(d.Clock.Now()), 10*time.Millisecond), d.MaxWait)
 		}
 		if len(d.busyHosts()) > 0 {
 			// The due rows may all be of hosts in flight: their deliveries
 			// wake this loop when they end; do not spin meanwhile.
-			wait = max(wait, 250*time.Millisecond)
+			wait = max(wait, min(250*time.Millisecond, d.MaxWait))
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -59,7 +59,10 @@ const (
 	CodeJSONTooDeep            Code = "json_too_deep"
 	CodeUnavailable            Code = "unavailable"
 	CodeStoreUnavailable       Code = "store_unavailable"
-	CodeInternal               Code = "internal"
+	// CodeNodeUnreachable: the fleet node that owns what the call names
+	// does not answer; nothing was typed.
+	CodeNodeUnreachable Code = "node_unreachable"
+	CodeInternal        Code = "internal"
 )
 
 // FieldError names one invalid input field.

@@ -67,6 +67,12 @@ type Store interface {
 	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)
 	Watch(ctx context.Context, id string) (Watch, error)
 	ActiveWatches(ctx context.Context) ([]Watch, error)
+	// OwnedActiveWatches returns the active Watches this daemon monitors
+	// (in a fleet, those its node started).
+	OwnedActiveWatches(ctx context.Context) ([]Watch, error)
+	// OperatorTokenKnown reports whether hash is the operator token hash of
+	// a node of this daemon's fleet (an operator token works on every node).
+	OperatorTokenKnown(ctx context.Context, hash string) (bool, error)
 	// WatchOfTurn returns the Watch a Send attached to its Turn.
 	WatchOfTurn(ctx context.Context, turnID string) (Watch, error)
 }

@@ -29,6 +29,9 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	return p, ok
 }
 
+// RequireOperator refuses a caller that is not the operator.
+func RequireOperator(ctx context.Context) error { return requireOperator(ctx) }
+
 func requireOperator(ctx context.Context) error {
 	p, ok := PrincipalFrom(ctx)
 	if !ok {

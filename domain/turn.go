@@ -163,7 +163,10 @@ type TurnFilter struct {
 	State    TurnState
 	Terminal string
 	Holding  bool // only Turns that hold their terminal
-	Limit    int
+	// Owned: only the Turns this daemon monitors (in a fleet, those its
+	// node started; a daemon on its own owns every Turn).
+	Owned bool
+	Limit int
 }
 
 // ProgressLimit bounds the public progress text, in code points.

@@ -91,7 +91,7 @@ func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
 	tr.monMu.Lock()
 	tr.monCtx = ctx
 	tr.monMu.Unlock()
-	live, err := s.store.Turns(ctx, TurnFilter{All: true, Limit: 100000})
+	live, err := s.store.Turns(ctx, TurnFilter{All: true, Owned: true, Limit: 100000})
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
 		}
 	}
 	if s.watchTerm != nil {
-		ws, err := s.store.ActiveWatches(ctx)
+		ws, err := s.store.OwnedActiveWatches(ctx)
 		if err != nil {
 			return err
 		}

@@ -182,6 +182,24 @@ func (e BackendInfoThreadStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConversationNodeState.
+const (
+	ConversationNodeStateLive        ConversationNodeState = "live"
+	ConversationNodeStateUnreachable ConversationNodeState = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the ConversationNodeState enum.
+func (e ConversationNodeState) Valid() bool {
+	switch e {
+	case ConversationNodeStateLive:
+		return true
+	case ConversationNodeStateUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
 	ConversationTransportCodexBackend ConversationTransport = "codex_backend"
@@ -494,6 +512,24 @@ func (e NewThreadResultBinding) Valid() bool {
 	case None:
 		return true
 	case PendingFirstTurn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeState.
+const (
+	NodeStateLive        NodeState = "live"
+	NodeStateUnreachable NodeState = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the NodeState enum.
+func (e NodeState) Valid() bool {
+	switch e {
+	case NodeStateLive:
+		return true
+	case NodeStateUnreachable:
 		return true
 	default:
 		return false
@@ -951,6 +987,13 @@ type Conversation struct {
 	ConversationId   string       `json:"conversation_id"`
 	Managed          Managed      `json:"managed"`
 
+	// Node In a fleet, the node that sees this conversation (its actions are carried out there).
+	Node *string `json:"node,omitempty"`
+
+	// NodeState In a fleet, whether that node answers: an unreachable node's rows are its last known ones, with no actions
+	// (any action on them is 503 `node_unreachable` and types nothing).
+	NodeState *ConversationNodeState `json:"node_state,omitempty"`
+
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
 
@@ -974,6 +1017,10 @@ type Conversation struct {
 	// Watches The caller's active Watches of this terminal.
 	Watches []Watch `json:"watches"`
 }
+
+// ConversationNodeState In a fleet, whether that node answers: an unreachable node's rows are its last known ones, with no actions
+// (any action on them is 503 `node_unreachable` and types nothing).
+type ConversationNodeState string
 
 // ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
 // loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
@@ -1412,6 +1459,24 @@ type NewThreadResult struct {
 
 // NewThreadResultBinding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
 type NewThreadResultBinding string
+
+// Node defines model for Node.
+type Node struct {
+	// AdvertiseUrl How the other nodes reach this node's API.
+	AdvertiseUrl string    `json:"advertise_url"`
+	LastSeen     time.Time `json:"last_seen"`
+	Name         string    `json:"name"`
+	State        NodeState `json:"state"`
+	Version      string    `json:"version"`
+}
+
+// NodeState defines model for Node.State.
+type NodeState string
+
+// NodeList defines model for NodeList.
+type NodeList struct {
+	Nodes []Node `json:"nodes"`
+}
 
 // Notification defines model for Notification.
 type Notification struct {
@@ -2055,6 +2120,9 @@ type ServerInterface interface {
 	// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
 	// (PUT /v1/hosts/{host_id}/webhook)
 	SetHostWebhook(w http.ResponseWriter, r *http.Request, hostId HostID)
+	// ListNodes The daemons of this fleet (operator only)
+	// (GET /v1/nodes)
+	ListNodes(w http.ResponseWriter, r *http.Request)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(w http.ResponseWriter, r *http.Request, params ListNotificationsParams)
@@ -2522,6 +2590,20 @@ func (siw *ServerInterfaceWrapper) SetHostWebhook(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetHostWebhook(w, r, hostId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListNodes operation middleware
+func (siw *ServerInterfaceWrapper) ListNodes(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListNodes(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3969,6 +4051,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/turns/{turn_id}/interaction", wrapper.RespondTurnInteraction)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/nodes", wrapper.ListNodes)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
 	})
 	r.Group(func(r chi.Router) {
@@ -5107,6 +5192,71 @@ func (response SetHostWebhook422ApplicationProblemPlusJSONResponse) VisitSetHost
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNodesRequestObject struct {
+}
+
+type ListNodesResponseObject interface {
+	VisitListNodesResponse(w http.ResponseWriter) error
+}
+
+type ListNodes200JSONResponse NodeList
+
+func (response ListNodes200JSONResponse) VisitListNodesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNodes401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListNodes401ApplicationProblemPlusJSONResponse) VisitListNodesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNodes403ApplicationProblemPlusJSONResponse Problem
+
+func (response ListNodes403ApplicationProblemPlusJSONResponse) VisitListNodesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNodes503ApplicationProblemPlusJSONResponse Problem
+
+func (response ListNodes503ApplicationProblemPlusJSONResponse) VisitListNodesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8163,6 +8313,9 @@ type StrictServerInterface interface {
 	// SetHostWebhook Replace a host's webhook URL, delivery headers and event subscription (operator only)
 	// (PUT /v1/hosts/{host_id}/webhook)
 	SetHostWebhook(ctx context.Context, request SetHostWebhookRequestObject) (SetHostWebhookResponseObject, error)
+	// ListNodes The daemons of this fleet (operator only)
+	// (GET /v1/nodes)
+	ListNodes(ctx context.Context, request ListNodesRequestObject) (ListNodesResponseObject, error)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(ctx context.Context, request ListNotificationsRequestObject) (ListNotificationsResponseObject, error)
@@ -8725,6 +8878,30 @@ func (sh *strictHandler) SetHostWebhook(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetHostWebhookResponseObject); ok {
 		if err := validResponse.VisitSetHostWebhookResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListNodes operation middleware
+func (sh *strictHandler) ListNodes(w http.ResponseWriter, r *http.Request) {
+	var request ListNodesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListNodes(ctx, request.(ListNodesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListNodes")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListNodesResponseObject); ok {
+		if err := validResponse.VisitListNodesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9758,329 +9935,337 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39khs3si/4Klju2RB5p8huyfKM3R0ndjWyfay1x9KV5HXcNbUsdBXYxHQRqAFQTXG8irjvsO+wD3af",
-	"5AYyEygUWUWyW5Kt4/E/tposovCRyO/85S+jQq9rrYRydnTxy6jmhq+FEwb+eqrVrTCWO6nVt4KXwvhP",
-	"S2ELI2v/4ehi9HolWKGVM7qqhHlgmd4o/0H8ITNiKYxQhciYEYU2pSiZVsytBHvdGMW4KpkoVlqUTCom",
-	"nWUbcbXS+sbORtlI+pes8OXZSPG1GF2Mnnz33TSd3Cgb2WIl1tzPb83ffi/UtVuNLh59/uds5La1/411",
-	"Rqrr0bt32ehbbd2zr/yzMHrN3aode6WtW8hylI2M+EcjjShHF840In1FzZ0Txv/2/4HHf34y/b/59J/n",
-	"0y/f/PIw+/Pjd/826nuvX+7ge11j1B3eC4+f+N6fuCtWgy/e+G/v8GZ8/qRXv/ND2lorK4CgXhh9VYm1",
-	"/6enGaGc/yev60oWcJBnNT7xp79bT12/JDP4NyOWo4vR/3rWUuwZfmvPwrjwxi59PlHs5TdP2ZePP/8L",
-	"o8HZRroV48w6flUJlhe6FPkMdooG9O97UuAIv4xqo2thnMQ18Pj5/kWwYs2VkwXDhzImZtczlluhyny2",
-	"vz/Z6EqXWxi0LKX/Ba9eJC/DQ9h/jT8mYR3zv8bF+FsTXy5Ly2ojlrKqRHnJ+JUVyrHNSuClM7pxgjl+",
-	"IyxTWokZe2LZtbwV/vIxf6HsUgo7Vy5cbV44plUh4OcF9xed8bK08HdjhWF0miyXqm5czjxp2UtW6Hrr",
-	"B21UseLqWpSzuWq3QV/9XRTObwP8qn9LO8PvvV+z3G9CzsY5bUrOJM7LcXvDnHjrLlnOld0IY3P4Ah6T",
-	"WikujWD01SXLFXfyVizcygheLmSJT3tqq4QTTJZMLxln+H2y9JW2gi2NXjPOlkbYFcvxGZuzSlon1fUl",
-	"y9eeyBhntTBraa1njP6jw+O0Dy80bIrNmR+ZxqtyYJ65EdxqJdX1QiyX2jj/HtfU1e5w8Jt2pII7Xunr",
-	"RkyA0TqxBgIXqlmPLn4e0YaOshHtEbCM7h6NspEflP5XAQvpzmX0pofs6QNuDN/6v9fCrXTpX773KPCq",
-	"vi8cN9eih2ie0H1jWlXbC5Y7v4eKV4ulriq9WRSNMUK5nOHflm1W3IlbYRguriu8/PHUXAlmV/5ZpTeX",
-	"fnw8E/GWFw5flJDmA38V4YEHIMHCfg5MxMuudLyeDXuXcuafAweK20ab9KbnYj25Jh7b5WE3UpXHeCr8",
-	"9Dv/oD8Fo5eyEv1XlL5kbsUdkKe/gNIyv4uwC8wWRghlM6YNyxtFPyhzNvYXRJQZU3ACwKicnvTyShpu",
-	"fw5fr2u3Rf4mHSt0U5VMaceuBCsF7rooZ6Nj2wqb0r6mXfTgxn5H2xhOuKh4A5fBS5S3vZT/pK6NvuVV",
-	"H90mrKE2el17pktbN2NfiUL6ryzjphU0l+xGbC1wgbVQDZOqFG89X4ftLIy2yAyfvHg2wxUlVFDo9Zqr",
-	"ciHeFsLUPVfppSh54UQJ41/pRpW9++hFFE0OVIxdRsJhzWLhRQhwCNjEU/iCeFtLI+yCDwgHvVwK46UA",
-	"0Fvn4gqF8kldssivreOusYxfc6kYXzphmHR+QUtt1v4do5I7MXVyLfpWueaq4dWipZm9I/zuO7aRVQXU",
-	"h0wTZ4bHeYns33rW31iXeXU38JdkW6+0rgRXdO3WtVuE69p9G+kWK1FVCzrKfiUDWXI/E9W66vli52ak",
-	"09jfhvT4e68KkfwLXcnigLaz5JUVuzRqmkp0qeogz6JXvWwqgSf29hn+7vPzXeraWSO+6ND8X5I8vNsC",
-	"wt7c50LsTDEOdXCWDbLpO0yRByFxBz7GzfVt51hSq+v8PButpQp/P+y9S+FkPnsED9NfD/eZQG00LLJf",
-	"9nAlHliv4+rKq7UbbW6kumalNKJw2mxnQLFxbo/Pv/zzUfnq19a3x3/lxY1Q5TO11PsyFRWgi19Gqqkq",
-	"b1gE/X1v7XtKVO/K8OsHlskyY9yCil9ysdYKtWsv68agMfSLS08Okkz2eLD+PBe8rhdWmFth+pkwzguZ",
-	"ZQ+TQ4lCUzGi1sb5yXju9kqokikhSstyWVYiT/Uf/4FXJgu/eq9LareoNC+BhditdWK9EMZoc/wmxLX1",
-	"aqTdBfQd5NNKW3G/+9wy04SqPj8/75vy/ntTn8W+ZRnu4VG1DG5gokmcwhPhN7dcAm0uUIe8A2dFnbNH",
-	"Rl/hpTg2QHp33nnO0u4EXYE+ecuvxdGR/0aPfRBWsTeJoJsPXdOo81fceZvc6wD0G/RyeXOUNP/eF4Qv",
-	"jy3zNT0XdtBJh5x+f0TDlfXXcn/G0RrKLxhXDCgO7Ztx+5W3oK1wkxm6Rt4u6Ij9b1rzlzvG2VP/PeN1",
-	"PUWGEtjCitu5wsvNxgm7AAsa3of7JNAmgI9Xeo3msL8T3GkDfK4ErQnPtedb/yamlZgrvfRjogMyQ6+I",
-	"0vCuCf2Zh3X41WWsNODzcCujm+tVwtRm7AmjR5nRG78da2GuRUmOo7kiUvJfgvFHvhVOe4kaHwyuwXBk",
-	"wKfBSuQubKHSmwvg6riJ4/PZw8+/mJ2Dsu2JyUzmCjm9i+IgVRkZUAAb5z+7Rr6JRLaAj3O20lXpyds/",
-	"7q948EpMZZlf4pDwezBs0dkjvbhZSmMde/QlK1bcePXf2EkWF6BVO5VWIPlDoNP2/4RVgtjy4kAz7VbC",
-	"wJznCu1o6WbsB7BRrrbxdLXBKfn9pw33O+xHvNKd8wOvR6TXS3J/qTJj4Jz0388VCGTyxKHV5FKxOt4/",
-	"+EkWN9fTEcyafNvWGw9b/6bgMUKzQ0Ri6FgfsmRO6xn7KTjdEh8CVzgyziQjn9zGspobh8YJusl2HQdB",
-	"IQv3sVd6b7hRUl13OftRQwu2TdgjLA5FN/sJH/a3do+9nSRMYID9aewI+V0REVhey+YzEpkpy2vFRruq",
-	"ZFf6ZOCbI5L6e2l7fCjp9E6Xox0NoOcgGtXOjxaycI25wxt+bEd43Rh1p232+zM8g759+kpU8laY7Qty",
-	"0+2Im1354RLv9QadPYxHZptO5YFtRQ3eU2CTngp3pc1cjXM/wzPruHF5xnhRiNpxVQjgFOTC9feS9yqv",
-	"biXWk8sYkXpgE6+hLINHWeF1jwxEqLLWUjmWF28X8+b8/LMicMYS/hR5hp4AtPDZc3/tN9KKjHmZkO6F",
-	"EbxYibJ1B7Cc9h4FtdedkYegCFJMgNMLzt8CM+HOs1qIqK1EVc7mql1EY4VZiLd1JQvp6BjIj45SFDgj",
-	"PZ2oAn71kwxkNQg0fNCfOE7G7650dq7gHiK/90/Q3FnN3eqBZ51Gq2tkpqhoW1ZKdNJ5MeX1itLwpQvi",
-	"LS5rwy0rKsENxAwLXD4KK3glxRtvxJaNn4LVCmSCctU6blcZe+pM9adXGdusZLFiN0LURATwRj/lugEL",
-	"BuiQ/ELgLmqu1tJdzhVQ3gUO9KPX6riXg1MvnGCQMDY88N/YlqsbC4NNQLvh7MroG6HwcIBrJkx1bJ3/",
-	"Z8m0matGFcI4LtUET9SfZPdwcEe0FaUXk+iZyRjvRjX8B0G9hTiIn4VijfLk6W/2XKFfkVknq4oZsWys",
-	"sOxKLLURDMIxXRnUMtV+ojpJNn2lvZ49YPj0mZqgnpJD1rKlbrxG1ijPyj2peBq0J0sdfHu0n3Y570pb",
-	"d+IY38Kj0bPWM/Of/OEhqfnLA2GY3G/+Nge330ab0rbuwMLr4hBk66zmqNj2pCMWVhc3om//XuEXrBJL",
-	"5xUtt27eMmSdpKR5rehaK3HJ7I2sa1JxdePiNvvfJHaLVE5cC0MvJwdBGzHi5RbCEcZJXlXbRfjE2/r4",
-	"7z66sE4bcdrWv4JH/W+a2jPvPjfs114gkW1DxIM2BEQpxFtpnScmczLlDNKM35zT5v3aP0m/IOfL6SK9",
-	"HeIVum2OyXQ6mpZAaao778/CzUu3MxxHuBG9Uj+5Sh8guOSvcULvCY0lcac+BxdEkZIvE9d5Ei26Z9gn",
-	"eUOY4/BefBu4x66S2OAW7S+NklwWjanupKzvqW8NaMCd4Ybn+Spcte486zYxY9+iMNKhP3N/n3cmEx8d",
-	"nsBrujLd9wNr7z/IQ1M7+ZBx/MOzoru1vzcHyXNwbsiVj0+NnjtEYt9IUZVfg2t0f+f8d/3uM2EtvxYn",
-	"bA4M0f6gdwraiGvjd/GF0XrZI8Mbt9JG/lN0JII3df0r3/QGDR2XVZ/sFApUw7zUyuvQm9UWpGgb2QVl",
-	"FPQibzaMDcUpJ5eeraMSjYJ1s9Ks0vrGMu76Ym3JbPQChZQz235CPBSM/OycWeG1W0v6Y44OoAV35Gyp",
-	"/baxteDKMtqVe4QgTwsdLONhte6OJI/lkqmmqlijKmEt7bKfwtHAhW5coddHJfVzeoyCELALeMlPWSLm",
-	"CC5qIyyJl904udFV5VUU0KRbfxoJ9nH0UeJI7XYH7dYFJxdZX5P+4GtiBB2/Q+nD7UbtkFVvtGJnveme",
-	"dWguS69Y3xX9VvAKjfDuzdzX0/RN74U8mZtG9SL8onc6utdrYgR3orwTRYSMzD4mhzmMfexXFEa4hdHu",
-	"zu8LolTc9psl/or5OT2wDB7xhmL8/pIsc7zpAlRR/4a7KfZhCpj4ugA3cP9E0ENMRiXNqiSnDMOf24xZ",
-	"0O2AE0nDbnnVCHSJYqKIEa4xlCRz90k25oQcgjatFo6s++uBBe8dRZbST98ZDxHiU/jZHUN9gbZ2+U/F",
-	"r0QFkqYWuq7EJYQ8Q8pRo+Q/GrETdn54Qkh8n+wO+lDx6a/x4T2SOfX339LT+8e5s+oQNVs5VzNt4P+W",
-	"/fjy+5D2VQh5Kyyz8lqJkr14/uq13dmER+ePvziyCztE00MqB064FMqbnaiOVNXz5eji58ObADzqXbbL",
-	"pJy+Eergvb8S3EDm0Y1QM/ZqpTcKI0FaFf36RVgD0mz/4PlmZUWxyBk+hDvrN5QS6ujlMT3+hBfviilY",
-	"2d5s9jf1DW1rv+87+kpOMl9plw/bMcPGpv/5q7hr+xMZEg37O34qhzq6Ozip14FMTp/TccpSYnNn6hpc",
-	"CL5uaP7EAu7IFf9gU/tm7xH+9EzZWhTufgknEn+8k0K2l9wyMLXk1/0zc8Lw4n3zUYInp+A1v5KVTNwK",
-	"yXhXUDgSCkL6jaylEWLhxFvX//W6qZxcWFFRlscRf8TOG9Phd8bq25ygRi3WuuxTv77VG0iisFtVRP/7",
-	"AxsyP9d8i3EdFsMVGOwtxZI3lUMj5ILl1glhQjo4xNpyNpYK48utI7YxagIJ1P9oRCMWSryND3NQMcvw",
-	"ZnigjLZwiJT4X+AwM/YEi0KWGJ6odAGxgt3SCByj0FXFa+vH7yzVetNcWwFJAcVKywKyMxQG1HprCvaX",
-	"OspGO+t578zgGHSn9GAvOsEgXPMSPAb2MuxUNAkzJior0lRhUVOi8BiGWeAby8npxnoktkUl13LADSjb",
-	"GzgkNG520sw7p+TtQn8qi/Bp7/b1pC7vX654ridL9oR9/Nfw+p7DOpCA3NZ3xeRYT63TG6WLG/zvWbCt",
-	"p8leDcQRSMkPY9VClf67UIZGf+Dhg1+XTtVbFlih1JvgHDjIIsbnBt4v6n22Bzn5/YfvtONV31d7XNwP",
-	"EZ7v41WhevCIl5Q25uGb7Ngr6WBSx/gOqWZJyWLIwyBnOh4EbUhKWDsi4ohIijS1r2PFatR9J1W9T8M7",
-	"LtNUxnRZx9OV1hazpqRlOBQruDGS0rCQdDBD4K3L+z1HYCAemNxJHqX20TBg77nvJ0uva9f77nAKQ2Ry",
-	"mDnEK3BKeOclPYx6wc7C0nlkbWkvzTx5dvel7dkeoZuXiYpxlzx4KnNLKecOP9/Z313rv2e/772j2QjV",
-	"FlEuIpnYoXT8/re3CfiPznsCm3Q7Opnz/UnOw0fbXWDfmbWTeHh+pAqgo4ztX9zn3jwCbaarolCYu7z1",
-	"52QF5Kn3qzuWsiDIH//eGsu+YD96JgkTP/LsnnzY4cyBlPs2/W9tWvWObzZd5LFs5Maol2IJ7llRlYur",
-	"7QKyGvv8ZSHtJSQ+tnABkP1jB5OkO+ynuPPUds3izjx7d0aXonoKiuyB+o6B+qqk5PUobz+hWHZnVs/r",
-	"fkEYRc2+QyFNkFJ8LTK4H3alNxB7ohBZr7MqrvVAiTukuELWLaQ6Hag8a9c34MOmL5EOMG0XdG57GQqY",
-	"a65Exm6UX8tYaTUFJ/skmjj4I6n8UJBKrKpt+PFchfzCGAzD/L8woB8EHfUwDCY+3TMcH04Wz6VvBwaP",
-	"+JVwL4Vtqh43F1mMdhGU1H3FBXLI/bL7708bbL1P5BM2Vd6K0z2r6VV692YwtthugRKbRai1CMu9/+uG",
-	"NieDam9wstHLIE3QOMqrjLl/uNFYu2D5WmA9/SSiKSyhkrlyhucx+w/egklfgS6JpSYVIdUWB0Vy6M7k",
-	"WjgmlXWQQwpxS7iuKmNWA1SD/7SouFyTHXp0V5OIbawBi3YOryAla9EebzY6YuAUuu4ORiKDluD1e/qE",
-	"q3KRnKntt+o/Qog1XQ3Od/DG2eH79onflkPujx+Vk1UL9xFRHsAhdQX4BrZZi5JdYTmHFW6KjO/0SmjY",
-	"vZPdBKkE67FZ7p5W8D50mI1+E1KkLQtz7xxhH4H+AJkCzzrO3yEi/c+RPyMhPue2izWWZSww8+FQ9Wt8",
-	"ZRVqXtEKxyqkrooTsj1wbbgOaQ8U19/RsX4vOo2pF4d+gEf9Cp99P1JM1nSALmP+xtCRDBPkq4Gq4J9W",
-	"RCDhSAhr4VZ6AbfSG1FmLNDZqQlIPeGIxXCSSjaKlZz9+XCDCnxfVtV+umlE57CH1K9Yq11wU8IuQKn2",
-	"8ahdT2pQd8Utxk67zuGDeg3jDBp5wyWyVKWGNlmsVGRjv6ZALww86lZXUBKimRzKoTotXy29xgizlFQ8",
-	"pnUdUY/68cdnX2WkcdFz/qNJFvPcepmUatZXfTbqV9LWFd+SevYwsBklNsI6Kh+VVMxrFa/tSruBpPiV",
-	"Nq53oek7MA4EzwrrEKzrbVi3LNm45HYlLCuNrmt/c7hjleDWsS/SskzKNWEHppYIuFAvfABqoJMW195X",
-	"eP9aW8cePjpPJtD7nqYu75hxdfwihMK/ZOwo4UfxWJPd770XYoOXYkjru5IYINgvYwPsG6qbekUkKC1C",
-	"4gAI2T52GCJFUQBiARuL0boLqDSSqrQBsijsO/hJpKXyNeFJHwg8SLaY2BgAp9TkkuXeLsgvmNJxZuNW",
-	"+E9SVxZMd5SN9icFFRpK/C7SdE9jOd7u6suNzUKJYOBJuPkdLgRRWCow8zIOOD2e1SRic3y0hFpxK3Vj",
-	"F33LPPq+Y2AG/vgCFRE3ajeKjcHZA+yeCurb8fLJvbOKP4bmnSy0N+l2eBuzyAZ6eYh2cklYlT0JE86J",
-	"de0GigXuk/pKXu87/gpSc2g74y+kcn9+3CuzDiUsVdy6Ba3rTnOAH4pQs9D/Nd6fRUEe/f2ZgYf9Pm9X",
-	"yTn1UvuTymJ6RU7JO1MZcAWelWJdaydUsZ1+J7Z5kkWLgKEccdU8rUnRLwRjJPqg3p9M8hX8IBrHx67B",
-	"7vqSM8/S/K9tLZJwbKTPDjEeo/P+FMB0Bqd7Ajr355gvtfuKY9N8NRz8j7dolI2WHCq6+iTd85Yb9xg3",
-	"PEYopk43BVQUFLwChImGV9WWlbJMxa3ngBHdS5QLzDVZINbpMU/bi2ht/E2X4gN4/wM/9zbEHSMBp8Uz",
-	"Doap2+XY+2XB9Uf9niCGqizR1Z+AdyTWWgBhDWi8dcVVvi/QoTx34VWrPAjzGUJrBuDjn/n0n29+RtDj",
-	"xZtfzrPPvhwAXN7bm6N70q+R7ntoe1WegzYd7lCIjGSY4tTZrntL7o+gGt5T6YsZeidxod7L9UEck0Gv",
-	"6CNVCim09h+cTMxA+810pdaOirMPG9oXI+gl5bYOcrf+te/avkI5uuaeiwpWAEvCyynVLa9kuQhozhnL",
-	"GxULn0r/N4g3vwAo6swHAEkHHfigk/Qc0AthplAJyWAGhCIKD2cJeHYAL+GW0VxPLiNPyjh7iE0qC5Al",
-	"/Wly0e3Wk0Q2DARGusQuJf748lmLyu+lQ8CJCgDpoWDpCH2hdhGM8+hVLAY5ntHXRlg7BK2+X6km1aKm",
-	"H8HAaKcdkeP9ywZHh9bVkIWXgCoCJf6V25UnN/FWFBFfdXLyrhxAH8RcnvK++IPxV90ckfOjJUa7iKc0",
-	"0vAUKd0o9Y5LdV2JkDS9k0PdTa8utFpKr6sPZWt6obcWwSVz2l7sAD0koGR62eeFAYU+sLUL5rlqvg+E",
-	"fJrLIEWCPwz3vqs3nE+/5NPlm1++eDeN/358wr8fPurTLw5JmSR0stWNYd7M8ib8NHiODDOw7XvYhAAS",
-	"kgU4O4TzFn1wdk5WFcK4pV5aLMQ1XFk4vAjuNNYB9Ig9Pv8yHlEMPAAY+K1QOSDlPD5/HFmtF4p2rpRW",
-	"YtJpG5Am+/cQrjPbp7yqrnhxc78b1mM7Joe5ttentt3Ym9wrcd9b3wOXucvU+0C02DiPyGgXrAvGlSER",
-	"Swc4hg9sgM3HNLJJF6vrWgsCvONurgAMsOt9DyBdfrh9OMgOPtekRWe8EVuqXIByB662pJC2ZIhgTwFY",
-	"yyISFuEKItgVpJABoKD2JHctIMkMHVQpkFXW8VeByo9kuNzmSGC7GMb7lcjclAsn10I3brGWqnF9dSHP",
-	"r/zqOzDk0rJKx4p/cP6D3htKQf7y6HxCZUhy7Vntw/PzL5Cf0999jpsw/SRFaIBThichHI5IiW3Iio0J",
-	"kxOrOYibIcyXVIwzuwIArr1znVywRpW0IADhbLmJLm4o97KyupNCXUpbc1esEFcMXd9+bfgtYlsF16pX",
-	"SAQb52f4dz6BEri58gQQOg304B2wcd5+lsgDBHhUsPl2xqh5wZWnvzKwOYDY5tUFor0FrAFcCjjmbedm",
-	"oCc/QMcRJtcVNUMouIIkHsgwCiBbGERQZXoLLucKY9rcYROECOtPuGtKh6VZp+uI1OVvTGx0wsbAYnfK",
-	"FwiEDr1V5QAr9eonoDtCMHiIsF+Hlk3ScwuELcsjTQcaDwhSYbyWyv+8S+SPHx+lcQIl6WV6iafOb1gW",
-	"4mG1MISvNuu51ceQyftzH//aw14tXR/kNTs8OicWiqmJMR/BhZZXHTBSwHuF72wWSEEQXz7SvAWUDsvG",
-	"+ID9+c0MW8NMkL7xpj6wyQ9CORSUN81VS0oIkwHovwrwvCmt0rFSC8xH8y/zTzx+9IjlraG0QHUcaQ1G",
-	"8UPscdUv9rY/VZNaqdr+c7a4OJu++S//dkp26Qc8tDh0yNM7fH5zlR5gTE/ZPaNutuo49PABjQcaMFEV",
-	"WkhxiV6byYw9XYniRpRzBadmXYJj2TncwdMcODEWFbS903p88LT49J9v/jRwLlHF6dFOA7fKmDNyvRYQ",
-	"768EB7Bi2FjDZeX/2KykE8zWvBAz9oQi0I/Pz9MQNPzi4Z/Zd/KvnvZCbnn6xFUDKnAllbDwzD+F0dON",
-	"LN3KKwFXEtMpgOu3cL/jH//06Pz8r//jv/9/8I9vMub//+gJffDoa/zgz3+mD/78pf/gm6+/+WbS4mCi",
-	"cPNvhuQ7QojgzFbcrhgZlX4SSQ5q/r/k++AR5ycwrkPBPZA3saS0r9ER5OczwU0lhQEuf0kSq2y9H6Al",
-	"KL3ZQTLWqhfv4pj3qoc4gvoQMsu9BUG21g44bFdbPeH1d7B+UU8fSg2lOpTQmOogcF+KjnuSI7NPbelx",
-	"sAKhRO0161pioqs9IRaSvF65wBxSLYyNE6Vn8pGi1l3SvF+0zJNkGyU76Ac9XA75HgjZg4TrKeaBRWRs",
-	"SPAIzcVAZoDOFBDUxzkOtQac2hRhOZ+gYQP9M5QmRDEc1MuOuWqRjDtoxQXZuwjpg8ln9EmGmBGh3rtF",
-	"q7dOG5APjqEkaG2Tuep6OSFhXbE8bFzOLN9aZvVlq8taxwH8jBgfrBixZf1UCA23o3sOuc9iTWknht/1",
-	"ZYeA5qBPu3tLkzPvv+4OMpTvH5mqdpwEPwc9Jigxb345z/7y5buT1ZgPEnU6ucIotJZ4EqonjyTF/9bR",
-	"nrszoA8fNzm0j/0NggKo9QJql/pXVjYmQtODLbZX0k5ddAjdGeLIUMXU62Ld9bbtjRaSOEfZiK+v5HWj",
-	"A66bXEpRLrDapYsK3/umvm5DADnbX0ZihFAnrI1vuHSeeGOzm+SzFA0AWIJxTb0opVeEj+zLQUXkec3/",
-	"0YjLkO3hlXavjEfAc/8HNU4xuhDWs8iCG8Wx5asSm1ZhwueMgNn1p4oQIq8dzGqGBzZSlXpzV9pN+iR1",
-	"9nyIMgYJMNul3l7yBwWkP13kbr2NuuUtp6X8JL1/9gmOEmMH1YVj6gS6xE5Pc0lTsI+luXSPLCAptD0u",
-	"0snvIEKGefWeRmPUEYb+ERjtPVS5QVVtWDM4LP6HdiOEBeygVt8BP0icUBRs7M9R+wiJUDFH9wRskINp",
-	"TtkJSVR+a74SvAQDuQdqg5tyUdL3d7qRiUvx3snge28fWkE/27lb65RAl1SGc/DSDnZE8YOEQPdAlUVz",
-	"VcmChcB2yMwiZZ6Mc8ftDbaxoMZi9KtCr9dCOW62IIyaGsIyG43VBGQPz5Vt1msOLvexnyE8i1bhJAN/",
-	"Pnpb2Bfn59NCl2KKrUygo/hVU14LN2MIuodGRVDZevxLc1U04C0smtDzYLPSlWDXhtcrsRasqBoL9QLs",
-	"ZVBHs9b70bi6cRnE5hk3141fHloSpVwuQy9bXteCm7kaF5A1U+lg7kBzA924yYzh2VHjZ3S5FdwYaEHu",
-	"tM7Qewm9lvRyxylYaq+pooXS1/D9DtlF3SyHLtbG/k3HDNu7XxT/S08YCz+pwQ65aRqgH8c6vq6T3G5P",
-	"WdAdDAqNKRMstFLGzAiIPijBxngQ5B4tYbhhNKyjXgSafT8Oj5/6EN0n5Tgi0OohrOwDrgBwsNxly6N4",
-	"2ykQUXqB84zpKrHZESSXeEMafe6qpIhlcJTT+rbCXVIOIiQd0e9pEzB4v0yHRA4/Yz8ICU44sMlj43vr",
-	"oHIozUfVNyAOdic6om0Yar2ZjZxpVMF7W21QXkTgSNhmBi8MxPRg4VjnpERJ3XDaGxwv76w/vL8LOo1J",
-	"pi3dZPFyprNsz3Xvjgwx7Jdi2Z+O9CvpMsPz6lfdlqAwDiP8H8Bcezfwqr386eAhROXiXkZZ+HSpzWKl",
-	"revP4cpGBVeFqCrqPsLpX9GJ06ZK90KxZSMMGvcSbyLT940SKrS6Ewu4T9/VItU8j1FTq6bu9EntPef7",
-	"VZUk2t6x6bSq4bvsY3u/hSrvuJQU+eik+5oinqLVGDW1YzsRtToE76KLeRyKCJ6Mbo8+B1pIt+oktFhC",
-	"vQExp53T66i6gI8fG3iN29JMr9mRyhbUtRNa2v7G3vi7l4vexRcP3dWCThjBW6RC7fCUbM49o/OAW7pz",
-	"WXew6julq+0FTChwPzE7MoLdi9cnLn589qp1Ig1njw0W/k3T1pSEhxTiAKHTZyi/Duk8CI2KengshpUD",
-	"Dcnv49Q5VJqGeeBD/R+MrjrSLLQNpvqo48jJMMDemR5B7YiHcL9YQoQHv1POSi/Ge+/sdlqDHsBqSzpE",
-	"YmtJCEpx54TC/E7gWYFJMWmpjRwEmFBDnVpZith/14g1l2o/9/ZjtCT/hBjcUXay4/07qTkt9s/tu+ZL",
-	"WQqqIQiED3HHUTa68nrwXhAoUSQ+hqZxd4F+XLM9aDi+3IMs+OL8KGTBIXziXa2YB0CfXkXWr6pcaCjw",
-	"o/IQMkkahd2Iy3ugD3UIbPfGdsQdijkjlNhkcA3BdQLJks5sp0GiULPJNjr9gZAcuqJ54Mv+Ur68Ewm/",
-	"YLyzsIwC6hixpog6ZhVD1laIrrepxW1MXC/hJ3qjUmsYfrDwtnJ6CYMfpm0jPQTwudsCIKz7iE4Qrn2y",
-	"FVl6cYe1hkFGcD9RM5TK/LEykDHdeK/HfUTlE5SXMpRrHAt1bMyq5VtC3gOPh8Rki9CP/SJkgJtG5BkF",
-	"7hA2wwhMPb5b0nGbPkWmcOz83m3FnCU50YEUHlhIiM68ehSTdPaylnGWXBUrbXBe4VLPVdLoLAGlyFsq",
-	"ziczBo1PcSuFPwIYL6TjSmgTjCOSJ8+vv5uxPFedlGXIk27b1akSc0chK+ySDWQsE2QQwmJUgt+KdDFe",
-	"DM0VyqGhXOQdbni3xK70x713ptORpFcbJkgA6u4VyIQa8LANVy722PL7gOevTTAvsPUXr6oZ+w4ARmGE",
-	"C6xcnNVSXecZA941Cx6I9gPyGqTp2zvf8MZp8r0kX6eG8N5vd/0w8YsoxOInMZGXHgiemfhJyPsOf+97",
-	"aeJX+76a3ul2vgXG2C5WQy0Fvg6/6kwZP2rnjH9HKdx+lAjj/DImLg4nMs/YE0Xnr5cM+2sgICf2eoOa",
-	"AUspTtAwt6QYixHQUV0qlp/dPjzDNjl5hmmoOtKWtGmbDn85LQCr4NVEHwCKamKUUXYH+5+vyWGgDd6t",
-	"WUphACRUbfg2IdW7tXfbab0zKF76gNi6fVJwBOC5vCyhkAjty9ioDjgrXbDM8whvOkBymeOq9IyEZuMt",
-	"eQFNHqmVjwnBDW/1ZMw2xYpxy/InVDMMp3rB/ootlf7Hf///PaMMycRfXDKO6Ah+txT79vXrFzgSnDo9",
-	"9efHiQLpfwH98/xPHvqJPzx/9JjVRirMF3ny6umzZ8kPIOUYUoCvjOA39DflO2vTpjtTovNLSrodF9yK",
-	"qVRWQE3drai2k4sOXEnW/hVDO+mHVl4r7hrj5d8eqknG8qdaeXNu+npbi/RvZLb+k2+JV/xohZlCdkYe",
-	"U/xWup5ebacrXQeAFDb2QyjMpfY/+06IevrEH7H/64XRb7fT/+L/+fpr+K9fuTD0T2WXwky/VoUuiUP+",
-	"WF8bXop8cjF8S/+vtpVhbeQtd4JV8gZpJ1w1dIoBRJbRjRPU7hDb1HhSAraOKc15XyNCqhvaJh0TK319",
-	"LYLEbukYgigoFDeQ/faPRjtM5gcmYVn+c/DNvUlL14N8ws6VjZFu+8pbooRMBtTrSRriEvCFF5nwcTvI",
-	"yrkaTTl9I0V4XPo7iB+F7osXI35zk4Clhqtfy+/EdvTuHThWMYdtx9z47jtWQUw4RXEfc0/vjnFrpXVc",
-	"ObrHnOFv/Tax4IBBvaxoTDWZq9LIW8FShD+/oaGyEKrHAH+AmUZ1atGglT2ghM3VXH2dbD7e5JffPGVf",
-	"Pv78LyzndV1R/sMZ1bf/6e9Wq5yVuoBgM2E/U8LXXAVcgrzQpfCSoHErr+biIFD81M9d5s35+WcF8A/4",
-	"p6AgXlj6XCFvGS8bwI0phLWXjBR+b49hvQDqXhTgBIOBRcTHCYbQ/P7G0UL3TlRTr7Ysf/H81WvmpQ90",
-	"1WtLgezqSgNYGQpVz+HyM7jSc5WfNfLM88eM6cYRA5YWz5kXbkKdCKUizTq+pJFnREqRO6i5siIUxn3r",
-	"XA39GfKE6nKGJBkArz1fDe5G3m44wBRjDSg9D2RB6Nic/cfXryGqSN3dOMLktWo3FkUxv/cpJAzIj1C2",
-	"vOZbVkMmBuiwsq11mGRs3diQvyqdV/KFnasInxK3lKSQNvJaesv0lSim3whXrKavpBMXIK2n+C2WOnM1",
-	"V/lz/ICJfzRY9JAW9UyoGujx+WcsL6xZLgKUkKfJsB20nQ88Ue44cUEHCKZve03CLsPKUPgpYvVEWck0",
-	"GFCKRczySuvaqyBzBWwRQxOVtE4oL9j9Fj4IMrxTnpRPp9yb76KcEkXi2uYKFhcRPeihPCUGvJyKxc1C",
-	"zpw2lMDb0Jom+BsYGre8M7i/aPnZuqiRWsFeug2Z7+0dof1NaRHKjMFmqWQhqMEMMdS/PXvt7XVTER+2",
-	"F2dn0AxNN6YQM22uz+hH9sw/2wJ3eKaa9Fm6GJ3PHs7OsVuQULyWo4vRZ7Pz2WeIKrACiXC2Fs7IAv59",
-	"LXodYQTiiUosrJTkYZRWhW4UlEgRyb8wei3cSjQW60nR5TNjr5BbxMLOoGyBpAUVSbyttUH1KKEdJA2v",
-	"skXS8eyJHAUzFhu10fMr7m8vrYz0sHE+ndInU/jE0w5Y8geZcGcQYsZYCwdLGT8+f9hWvuGkn7x4ho+H",
-	"ZCBoZhfCGcjDpVbPytHF6D+E+xsdQBuShsN4dH5OvlhHGa9+K8/qiksVhTfv8xTv6c30hqHT8XtOaAt0",
-	"UJ5mHp8/HHJtx3meBbweeP7zOzyfqCeji5/fZCPMM9uOLkbJ9NZxaxy/tpC8IcytLMTojR/hjOh6tuXr",
-	"KiHgvS1+Xgv15MWz41ucyvgw6B022gtHelerFOzxwNkH3a7XqWwd3Knbh2edNLXB6/5cQbkwlD5H3Sj2",
-	"jkwVLG1Qv8pYsK2Z0psZ+x6xS6LPhwFQHUtgGWYs34tP5C0ke7VlBNTksBXTJgjXK4olgY7D/Tz3b5R/",
-	"/dPOUu906n8nB3576oeCO+mLIHG0hyhQWFKiPwTisfvuPe7Y5+ef3ZFoEjIJRQTddEWor+GeNEVCPF1a",
-	"6Sehs192ap7fHbqCT7vu65obvhYO/AE/k2lBJVYkB3eRSlLnHGYCtkeUVDn5ny3Ge8Aq/2/xNkFbmdKn",
-	"k776pze/Er0MMZB04UQl53fkxHfl3I9/LSp8rrrr6/KO4wRYam+8DDIvYFjgXXaWkR6UkYsIvqNIQKX1",
-	"DVgtGYO+ungx6AcM4OC8sPS31aIOCAFqo5eyCkWxYVz6tGzfh9aWNqKt3zbi2qsw3uAEvXWGGZrbPCmk",
-	"DN5xipATmOYly2tunORVtV3Qb+Bxf3E32txgXboFmel/PuaKARgSzoraBcOHXo0C11KyF+BF8nOaMGgu",
-	"a6GzXY7pI+3b4BeEOgBra5Ec/CR6FZuv8LA+4nWiNwxcJCO8LnkPRtsh2ZfgYROA0+vHOyRi21bmveQJ",
-	"rT7xoSn6d3NvfSAdUYygTZfwAs8KEfxKF8ECu+y4Ai4Yr6rJbK6+9oSMg3j1N5flRY7W1lor7bSSBX0t",
-	"y0nGcvi3f8QP63kgFg3nJXc8/PL/fPX8BybUrah0LeYq/0WWGTybtTngGfO/eBd8A7guat+M9j2EjC/Q",
-	"SEKlgLP8gqF3mZJ+aRMefs7sbK6eQAVx/j23bgrxlemzrxBo6X+3UhXi33/Iod6YugzUFd/aFooU6XOD",
-	"uDlrEeuRvblfEnAP4FB56wXNsC7tvoI1UGBnT1btmkfQjAFPPtqYsmTX4I2B92J8HJzm/if/aASkZZGg",
-	"gxWNUnG2B7UdY6fnfe12+3PerYvHTaFJCQ3E+IaNrXDefoIVvgK70itURhTodZ1cso305pbnlTnML4+z",
-	"j31WafqdQxoNSOWfSRI//OLd/UTu3s25h2aO24E//xUEa4eLgOVrppZIHQkr8BH6ILKRleAVulyHtKlv",
-	"8YmPyFrpDQNbSfaMtKypP6w58728FcBtPbdoO9YMslwQp4Nb5XXyb+GJj7lV2rrDyj96soLbg3Jr72ll",
-	"31v3+h5qlnYUETaO7nSviUySrcadffMuG9Xa9jqGYvADxnpgGcYRyOEC0mSzsqJY5DshlBn7q/aM0mCT",
-	"IGpnGLrPhIXMGCIq82o3mmJzdq2R2e7E/7zYkgYDazYJswTX9kXSfJsqu/AX4IicZNSqO30lBV6DegTp",
-	"GBDJ74RDu3T3FJj/t1ipQA7Iv+py+0FpDl+CVNe1jd7tUfvDD/1myNfhlR3iEOD+Dap40T7/K1k0n93t",
-	"+UeP7q8e4oUKHu/j9yllXGe/UGLyOyoeFn1VYc9ccGImrunx4/OHE8YdBmtwpzGcAeh5RN6inLFnlOeG",
-	"PPUn7NAGBZbRrwMmhNM16J7wAS9uLhiVBLNO7S9Ab+QxVYIgNJXYYETd3zlMSMA3h2Qr6/gWYiVggVxt",
-	"O1rs/g36CvaCbtCOBtZ3Tu0jQKHPvhr1aBWP+9N04OBga9f61l/nT5FE72Sk75CoX9b7EuhZSKWZ1rqS",
-	"xXbQyvkasphy01TC5iGHqXF6GgbwW62XS2pwB/2vWl9+nyEZKqBe4Is/HD18OB1gZ4oDTBF37vdGX0+C",
-	"+Ickwmmox+6eOZADWpUtAZJVBu6Hfs2j6XNR124qVeZpKKGcSyK5C/bzmxwBFD116eVyxrAwiidFCSEH",
-	"D+oNydtCQV1WG72uHYLYAlQWLOfJd99hqBdr0qEHM7rKMfgni5UnZZFAifv5PLAs5+b6NmfjDfJB4UkT",
-	"49EMYdAxY8dezlUAdoy/bFNlcgLySGEeJ5h/Sjl8uF5VECZ3opWteLWMyMoh52uulkIVomQ1d5jqROMs",
-	"/BjE2dFeP5g4SAiYjip4/a/E20KY2gX311zReqSC1mahNbVeDiYrzhgE+u1KVFWkKDwYe0E6HTjjRCmd",
-	"zZgSbqPNTTZXf3v6whMWqFxSK8WlEfYyij0CAWhpU8zYE+aPhnLlKuEw26qU15LwA/IZW7A/sQuWsf+D",
-	"/W/sjP07m+ZzhfgASuM0KXFXol+zlrWw0PkwgELajIm3NVfoJLyu9JXNMK3Hf6NupdEKXCHcWnkN/8wY",
-	"v7K6apyYK4jYgg9kNsspRTe0AsFUFd6U0tMVJu/FPUWmEzq+52h++kWHLABiSzQYQKWDK7HXNfJhufGH",
-	"V4z7GPEx5fi3EQOAfykh5hrDQf+ZZcJ7qtF1xYugpHwEWTKg1NSEjdNv4v5Xr8d66eAvZLxZ6LjsppxG",
-	"ZhsM3R9ffs+s7uSrFVwxAGFoc05nLNQ2wx22W1WsjFa6sZdUqAIakmL5f3yNOVIdVTzfV5deSHX9gbXm",
-	"Rx/senTBivovByUzp+v8vSlMAHSJlA7EFInm3rq50Y47MUXvyjA9h4al+Bzl4e14UKi3n6DeJJ5JeXkl",
-	"VVE1YAxSu0IvvXVVCtO1Dvcp8iXMzZMX4gB9kvp7Mr0Bumz3LUudVithxO/PYNxhxl3v3XuTaaxOHqZS",
-	"XZVDLg+K8ySOQhZgbGm65HLIEq/HJmT9cyNYo0gZOkSsr2GSnyqt4uwOkGooY/gXo9SOB/redErUAiTa",
-	"9Lq+4bVQmwXFdCI44i5C7da+xxo9IUq3bWB3Hw2eZnyS0ha2tYhagme7A/z5MFcm9i3KjDWWYqOQxOiQ",
-	"LFJrIOTLkjkQ8hKgkKlrYoR5d00LaoAG9zGsNCJ+Rd/8rM+08JRN9Tmfml2RTu1XNipAnTvoZgfLH8wJ",
-	"y8aU1oynAIT/h3ExIM9+fPl91mo+ofoIPBgYK8YavRpbYJ3KTfaAPHvdpD8gZh7kMPj7h7VDQsRM++4N",
-	"zjr+cigK7U19/KHz8v5Eu90EhABIc2cdnnAt3mX9A0PErDNwLO2G+ttYIv75+ZEC8Y8qT/d6VPfctc62",
-	"Br+WNC3xwCb+2lkFaY2xbtyVfptQ5Q5gay91nv2y06Tu3VlE1epXzl4VK1GC/c0Vg7YrEuqKwj5EXyAW",
-	"TCSB1NgY/UqXW0/xMX7aofRQkgOiEXrUUDuqzkzjb/OepHro3dexNU9JON1vhX5SwunJffx+a8M6XV8W",
-	"QnSfYn7p4/Mv78/piTAY7xJVN7t04GqEci979ktS/N9Gvg7cCr4WbClUAfAGlkINDywLP6WkveVSGKz9",
-	"atPVuvnYgCwLOXnBHd/2pmE/6Ng2jYr99okfXZAitBA4ifS7SCMnkb3/yYn9K4+qbmlWNNZ4f3T3cMA6",
-	"+ZVVud4GGT339SdE6RCRflgpfw+X9b3UuCeYtQM1lXvROgBXoLZSCfzh8ZTyoUsfEGmmLbzK8P1ve2DO",
-	"2MtG3QEMZhDjBUpcFLYpxaaamFs6V12YmL0epghtlLFua8u06TABP4ReqGoHReYC7UOOuDTUzJPQxEOf",
-	"Byhejp0+cja23sLjVWz6SfHRwY6fEXxnpTdz1faOC7009dK/opT8WmnrZAHNkAg0jzJ6PzunzkaokMXm",
-	"7mBkv4LepOH6ZCHlS5u5upKQ1RLZacYIay9ja60kRRMiTEbCbHsCYs+ITL5pqeQ357gfU1lu1/nCH9Jg",
-	"gmg8ODzMf0He9V6FMoGs0ovKCc8AbiWiTIzbfc66FwB8NpP3YH/K1tQFpZ/lPYcM/7T/PbEI4ne3EjLC",
-	"vNkNKA/IDOuKK1JvAiMMWQMZJVGgr6gw2lKT27l68uLZ5CAcVgBr6zDBUHyfRT6KULfwdw8T9QwP25Pv",
-	"MLuLtO7xgQ3tAfzYkMxUc2MJtqeU1gsmUV7iYT2wYT8AxSrW9nAl5gqhYSrBAV2QFbpq1gpQbWJX9Mi2",
-	"A7MuiUN6GoDC+yuB8D6U8wFoPrBYWCG2evNLnIU+f267WGMyxAId5dSGbbPChtc7LQBxlehNiiWaonPw",
-	"5G+n7bs7X72kHpeiKrtNImYsbzGdMM9krvIU3TafkLcUEBc2wggyHFU6+5BVA0nAIWAbz54MTjz7Xh6P",
-	"d+HTUak/knJM6/yNdGPsdURzGLBjo16M5+qviSj/kC13r2jr3F+9UVFLxfvi2fY4tPbCE3kPWdJ2Nmx6",
-	"dWdlmxAxwNq3TiPikK8HLA9nBv4gMKYXqBKWeayu0EpMqL6grQLATpQygKsFxsnLW2GctAizJt1lhHYM",
-	"HatD42RI3rgSEDEB8YXAg8iuiCdiZ47JbK6eMNfUlYigQ+0woDbjpwv8SHoLP+ngPmPPgzK8I3aog7St",
-	"pJeDa30rLLb4JqlViVtReYnCoTovZt8TsssU1nYjtgzuKKYLjnNb6FpcsKIxRigXUXUmrQDD987VWqiG",
-	"WVHh9cQJsOT9kAvZefvXymHHHXpdEPGox0BDf+zzs9SGKbGZK3q93Z8YV+VCiU2YYAQjol1B0aQwRRPk",
-	"yzgPcanJJYoHGzCadOMICRMtDX+IqaTBusWOnBlIhvsbtcf8w8fSMvLdNqi/shyBd78S7gTvCqVP/mv6",
-	"Vt5LhrwSrr+/PfkWdthn1ro7ayMKAfp5y+LHVjjAMK7eV8qcGVFzaQ6YLQAvQl2UmRFWlo246IhDnLs2",
-	"YUnA97DBUI0JKWTMAJv42ha8FpfAaa+AkeBM8rmC30hw40QHB+rmqe5ZVAJ8JDFyUkklpvApygOo7LZO",
-	"1AjoRq5jzpZG2BUreO0aI7K5CjCTkJDgzSUnKxiwNQfaF6P96I2GjQ5j2Bl7FoBDAcdMWGThGbF9QFXy",
-	"i8vmyjZXa0ydB9RkQCKzG4ifkk8ODIG4wyCzC62WlSxcnkW4A8+U+5jrSzhIuMxPESHw9+1YubNrGCn9",
-	"d8O83oMZPYW7gk5Lur0EKknXVgXf8Bg3DXnNgh56X55zAExpz0fiVW2c4Y/PhrwjgYFc7rtC2JMXzyYn",
-	"e4ax4UbqDs8SjzAhGgZLOehRLcuGSYGWSMUXAYAbq0d6uMqMfZ2oxdA2mYWSll2Fepwot4ht0dFvH1jU",
-	"Z+3lXIG6eJHOElgyapfg9wDWB1zb7zhhPCBnpo7xDBFB/K0KbowuyJRWwqufbooDUYEiuFMShNKUPth4",
-	"HylxEnoKfs4IC/8SYK9I0yDXA7p/brWE/kwz9oRmD8E/REIv/AstZj/GoqOrLdvw6iY0L2h18UEtfExs",
-	"FlANi5W2Qk3gfX4DYSoVpqgrMo3ILQ8vHYek+oj1QhPske88gF/MVdFYp9cs9IxOqX7SLz0ZuP+GRBUu",
-	"LLjwRelFyVzla66atGQorpU2u5xcJug6/qW4b11/T/RpYQvg1AwAqMvnKvpdPSEJVcIOj/OED+QsL94u",
-	"CLQ1+OkIKzDRfIzePLAsR96DdeY2BnejPJR2rrzcoVL1CNVPkAvX8pZShBL1Ccc886eTB1wiPKEIXkT2",
-	"6iTed/h+riDZCS9V53VKvHVQRceuhbOAKrT3WADlb/y9CRsJ4/r5YqpPMPkIFBPWQAZhRJOFD0O6IW/n",
-	"QFcazhCRdR24FS2BfLc70HF9p9eYzEhAl0OyokrpGErCvM1JaBQSrigeVue6FyutiQ+v48Z6QgRujYVi",
-	"UR+mDjn+/MMtgt0M2x8XGbpXCNunBf0H2VL2Yyk/437t5w54ae9he35MC9AOq1CAshZo519deXoduXnH",
-	"5UYKU4dbhJBy1+JLRHqHtb2HWpUgLB8AquxVgtgJOtBgIGnWAbhEEwnuuF9YGyjXTpgLksut4y6AbZUi",
-	"eAW1xc5mr1Zy6f70ml+xYltUApC9wHs5mZFoQbgsZCfp6nMU1L2KYtDlpCPtAMR31NkS8ZqhQ4w4W4wQ",
-	"7emL45ykIEWEMAjFHdsI5S47HrLQuG8nGDPAwl4k5/m7NuKShR5mP+sAUd/SDFCE+Jc35p4w6oZEQdgk",
-	"1adn07DCH3pGtA+ewoEGsAVAmGPPE2bFmisnCybLxH2Fk0sx4CsCvKW+5pxV/EpUGfAEbajondDx/N27",
-	"BgRwbhGN3l/iDt+5SPgFXvygzRNaJULMk/oagsUBwnyfU5EniBSVPGQO+PW5pqb0HmRMFfQ5C/D0kWtg",
-	"JyhJDQW8ZgrOnF0FPIvnMlexxCqwODTxkJvV2MMbmFEnnFAOGjJZtPYKccm+aaqKPYG2B6Avgz/P31k/",
-	"9ZWWxU7WEvRFM2tU4wAxgVxVUT2mJ6CVCqb70yxwghSjVqjGwiqkjWYTJCmnHbngEPzuZS1TLoOZlwjM",
-	"GB/qjQrN5up7UA5fAQgDAPYkJOjHGohKfFL89pOKTXQY9G8SnjhJRPwRoXh/pyDuHD8iTiD0kHDz99Ba",
-	"KfVxUGMNHqg1IGB1074pbIJAxDyCrtss7SLyALj+38HfArwmSqXEvThXAXEr9bAxZ7jCydiMlE6jq0o3",
-	"wSdAmCp+RABsv2AqqVDKOok/bQbaXK25uRElyylOm7Mx+FsASThJFkV2OqFoxoqTDyOkN+WUbIB7uJBl",
-	"fsly1ayvhAltZexKGwfeFq9de6u6lBbAVwGophaC+pZiiF9wlaAiRydCABm0itd2pSECTv/0Y2dedDlZ",
-	"sbxt0JxnrTfPy3HpKtEG/gMIbWxwDTI6NGIMmUxU+OItj9400u+lda+Jfn7fYQ5Y5FCZFehIdByfJsP7",
-	"9RgY1Owg04pJ1cuWnyGrkCpAk0Pbr4P6bm889Csjg1s/jVEosZmSky9isGCyRydUkXKY/AxilnlgL/mZ",
-	"Epv8ElWmMEh/ROPig+V2Iq/YdwMEnVJerxy7Ekvdub03Ypt1AKwkQmKX3U9B74PcoZW8XlV+rLkKgF8h",
-	"5R71VOB4wlpqpgXaf8vIcRDS23t93qhTBluHTmYOAZXA3pOGUq2msJuqGhrtU6NXTOPkBGaBX42RVYMi",
-	"vc+GWwx7/xtK6ATMvqRNP+UKUTKP0uF12PESyQjZqn8X7DlmZEFjIehXaXfKJTBdNlaSA6QB8VR0z4Ls",
-	"CnKzNuJW6gYptAOCCdSHV6Z/KVfSK9dRZiFBhCqr0FaVjXOqGoigmAt4ErtMd0qz5iqUC+xnr7I7Ja+2",
-	"i+7GLC6ggQFDFRFXdxlxbmvBWxh5dlVJVVbbPpHzg9ggM/5PbSJ8rGTUsDkn6OgJrwSu+Ieyfvd0IuhU",
-	"yCEXRnWlHnZrxOh9u9OXmDYzba9HdG1SQO299fgz0NXFcCrRgOjEn0WhEdN6YsQnLcXqE6o5vZk6kMVQ",
-	"IvTvvgLgbP86apF2WLLOejTrmP6aqvMPLMtp4XnwaFF7PkCWGIdZBzAPzlA9ZxqSiQz0laBiNNdXRIAG",
-	"Q48fDOXRXNHzXsT3iujLbto+CmL/cBDB6XYErSF6nMKQmNA0VwPiOZwk9K3cEbGOm2vhDovYLPbFioUR",
-	"czVuai8pz2cPP/989hBabw5IvPFeY/uMHRM9T0BQPPnuu7kKQo3EInUSQSQ5y5Le7321xKd4+PsztTy1",
-	"/g5kyYd3N6Vb81uVVdxBkhHf+UOK3bewArbPs1VMLx0UZLjRJL1OEVWNUYe7XADU2cfAe/ED/z5wXvxK",
-	"BvFdUjSe3wDFJda9hHMMBIEnP2y//zhYP46A1dTrnFQCNJlbT2NtdCGszdL+Znsm9aHC8/3wemcul0xC",
-	"kjX2/vXfwINlY/hVtc1YzW2YWjAH5/4CyKUUtivucfDW2qakxCRLmUR5TGEmSLSkPSzJw2hWzlWYaMY4",
-	"Kw1fxnbZbVA85GdDLC5qc6nGdyNCO+0rA8BzLc54e7JzNUZ5P2nT6RDYEB57JVR5wfKAo7PwEjOPVS1t",
-	"tlljsegJgl1Qdy8ihuwL7lYTgob2uoAqu4EuzvINd8UKlECn9YztBPw3K+7masVrCGz56WglcjbG7SWN",
-	"6bI9R+nVA2lrPyiA4rY5593aUAo6Juc8yeaqYx5jl9A137IVv4WwaLESifYY6rugYudiRy2BjTKN6Mxt",
-	"rtrtbN80QbA7dNcGZEnSDbnaUrdSCAA/fvuWUad31Mcw3Y3IfTZXUZXN18Jafi1gZ8fasPxZKda1dkIV",
-	"2+l3wpv6bX8yyClFUjRJEx34HOY+fnR+Pknw1w8CcqvS/+bOeHl9WlDWi2vDbWd9uMdXutw+sFhih93C",
-	"wIVyFfr6AD79YNOwnd3pyI41f/u9UNduNbp4RPIi/P3wVyuF9dv6Gyls+OpDySNAIxDFkO0+YmUfBZSB",
-	"w13GnNINx+I3kGwfEnfqtLlmLDCJP4p174kVHRgWdFEm4R1kQnAiEBvY1RxSFfLsF/+/Y71678VP/I8+",
-	"NvJt0EUbe4jcPkES28lwInAwNPxPPrITcMiwum2J/aiwPoy8C+OIIL8zah7QEfZxyHZk1lzt1ztQCT45",
-	"4fW6pj53aQXEjB1TUkP9WTIMZqYT18VgMdpUS6muhamNVI6NRWUFJiPhryIUbcb+KQykZdpJBshsgvwf",
-	"6e+X2szVtdZlRoKW3u/V4Afglqf6iNBiq6OaEvKUtOxaY1PztH9KLJkDPVMrMYWCjP/m+XKOYLv5zvvI",
-	"XPxBYyop3XIvVrFLzRKyyawzDTYUufD6nHTgEdJmsdLWQQrmC2GstA6afUM2VNoJL6QZsh9ViCbkgWIT",
-	"NSk7wfEToObeh138gQ7XZW9/IMN9FGS4O8nGs4KrQhxgsy/I7EwNHeltJNPUDvM+VeENaeDEaAKFqHWQ",
-	"5GQDs7EX7pBYuVN5Kwn+lFJHQem7EpiZmeMMKwC+2HVdk8mVFOzFufV0qoSBPmmJf/qVwEzS38eF6MKB",
-	"ReIK67wlitDYPPpUwq60PRDR+kG3SiXYwb2kB16MPOAOUpwd3TPQIJVG6KE1/8v3J7UPz/dhYgnTf/cH",
-	"RX98pN5KcCvYmit+LaDv2T0Y9ZGG+9/LG9G2TqL2Chl28hWQvBLspstuG/k2EwSB4BtVCWtDL3TowrbT",
-	"nB78Zy2M5UBPef+qob7ypytMH6mL/B/t3R/+eh2gdtvBQ+OOuxrxZyDYkUkcTDuum6sKoTj/HirGyTuN",
-	"WbsILzLOccsvUJWY3ihd3OB/Y7LENHmlNxKoRfsFe5hPsrkCP7Ou+T8awWRpCRIXI9R58lNwlErrTUR/",
-	"E70OE1qEkJ1H2huVBaMggpSmkP/G5wryDqaVvBVe3ZG33AWM7ZidFlt9ZvjPHhM2YgXCGx/Y1ETEEnIC",
-	"i+pUA68h8Rj0Tizhhy309uxGVhW49+nrMbVNAomK4JMloCFC11GL6XRuC53ApHIaHmkUwifYFa/FBMr3",
-	"sZcPppHt1N5cgPc7Hyi/A9aRUMpvYKt9JGGarmoondiJ+vcmPKlPXtvgFIkvClAIMNdalYvkykWH0+QO",
-	"4cXnisZOKrFiDEyWtk3AjJwFS/PTqwLuZ0+8s96gpN4oyMgJoRuaKAUqWy8nXVO44Nmu1wgnmbqMYkgl",
-	"uc5z9QFcRgw9RkZYXUULq7QR3CP4c+YqOJCCe0m6AVcSzL4SSzdj3xjhF/0WHEteIlQSYrYGmm1E71q+",
-	"NEIs/HMLUGf83X+iQvFaKMqID+UZoX/EOFpOH8fSY+JKF5TT+BaFQgZzSAaaq0B5LSAH8iT4mvHK/2Cc",
-	"fiQJQeRKuxXCI+brpnJygS6yPDDKCDKltkxpNcV4s22urIiZvuS+ooXaSyy3KFaiuLnSb/2eLStZ16JE",
-	"ByLlfWsVuuq0ScBYNE3IFfRcknYWVyktnsxcvaRoIawNiIUqZegihBpM3DeoAoWOvZCDhtlykO8mS5tg",
-	"EOuQtevnHOshM3D6e5V0Nlfv76p7ifzgE5AEHwO2Ni7oJe3OJ+25i20L//DcpZ67oIr2CLY+cTY5XUv2",
-	"GuOtMHfye7yMOFnBrYYOOxHcazE00oos4y4Z9/+oKs+hDIt3NIRsOeSXLL1+64ViLC/QxgsZaSHjgd9E",
-	"qcCdIJJJXHp9DY9ggX948T51n0ehVSErEdS0vWwiPOe7ULYSmzvRNUQIl2B85ESpOU0GKubb5z1Jy6pq",
-	"9ShvZ4UKVVXS8ytuSlYKXno1Beo6oU6FW9vbXtXP9w8y/dTJFNJYCbMfOlpFpnY39wSx7SPx6hjAiDll",
-	"e1HNNCBqnfb6HZMKcvQxMd/eZEzMrmch+K3amAdqfG0ElaJEFiyijTalncwYJDqBFomIiAEODlvNY/pM",
-	"KdX1ZbotnuikaoRN5xKzuGaHlLBPzQNOU7tT4PPXTCMiC8ELzX/pXKI+5Ykn2kWXzP3ducttdWY7Df05",
-	"hi/tTwE05ViLx5+CqbnTWpGQYkhxqriD1Gsuq72+/72dHf3vnoZZfnL3yJltmNzBiNIfzR8/ZvNHoi0i",
-	"qk3sKT1wFRp5RmVcSO6VcKKv7fetjro5VVohvo/gJqSr6xvZE/75Cob88RkVaI32yOFxT1NJea0EiCI/",
-	"HnUn9o+9Em76FF50JEzy0ds4d/b/K25XV9rrg1Zeq6luUt7TSPAyDqUcHtiZD6fftS/puSW02zKkD75X",
-	"OUfZbkVakQeOUTi3vY3pZ7Vfv42wqKpt/qwNdovGLvegzCv2rXO1V6cy0GVeSSf+/ZUzsnAs5zc3sa8H",
-	"TSANkHA3V7WRqpA1r9j44SO20o0J8Kz4EmnZjagd4qhQiQQCtz6wbC3W2iDsCqhQERNLKwKjTWv9+VwZ",
-	"7S1bMHvxrpXpgshVGisrI0grqmlTFDs4lfHj889YXlizXIQG9nkbhu3FI3wK1Y5dgvvwgiCOfyeV6uGv",
-	"TOuXCdMCi0+8H6/5lFrM+0spisZItx1d/PzmAKeSavc+kljYYJ+0A6rQylvzsUZFgkEB+Nz+UpIZE1P1",
-	"UCOKFkusF0d/ElzIcQ7Rz4X/Ps/mCnDpSqEKwfCbfALoxf6K7KE/BQ8VlWonuB/R0bAEfY2qOS6Txpsp",
-	"ojXkF0m3zTOWXwnrApZx++pNB80EChEqEUBL0AKjMWasRdCeqw8EoQ3nEqCzAWGaTqGFA8AcKT/juWrr",
-	"nwWCMCePGuzWanRzjUotwVF3DgJrcXDlYScj9/Nn6NeklxgInquf/PQom48CPxj6pcr5mlLzoGFgqAWD",
-	"SvY04DXMu2D8D1Lw85G0YJjgb8T4cHMG1GD48l/dbETypL4tMQeBsD0TThi43y47PPslVBG+62rLfSrv",
-	"/WgVfvWx3X3HKSVjeaNw1VTX17rlpWMrXsaKK6FKkKiTTz71yOmabahik41pfZPecx/W1/9TH+unXyAE",
-	"0+yrEDrhTp4U7sJowFAg6Y/T/TSjRqFtGXLw49Gj06jlWAipJ3Lk5FqUC924PMwFgkEI8wNRI9OkVc0w",
-	"QzQ2IGDkf68bxwrdKGdJcQQtT+nNQNjoD6L8tGJEBNkFpDD1hxkO6G7UN+Rz7nH8wgvu7fntUsIfrt/f",
-	"q+s3yM5B329Cl10fwS+jK8GNME8atxpd/PzmXeaPSd9IET95439gbgPJdXcbzEJEvmGVLnhFRuIoGzWm",
-	"Gl2MVs7VF2dnDx/9ZXY+O589vPjLX774AgiS5rY74reCV26VYQcyz/kRhtQZWUAaSEj+F+ZWFqIHwOF1",
-	"C/XClbCQf1lwxawQye+7qEP7oxA1Uwddp3cK0G1s8C5i/yShyuQF6G7fH/j5lZ86jxnp3N7YPZMkYFtG",
-	"dI5k4HCW+0M/jU3bKIvTiELIWxEIwrJx61BV1XaSjLrS1tmB3YyuXQCJA+8RInWQzzsZppFDY5Cjpluy",
-	"EH9HVS39v6XpM924K/02+VV6z+3o3Zt3/zMAAP//",
+	"7L39dhs3ti/4KhjOmWXydomSHSedSOusGbWTnHiSTtyWM1l3Qg8LqgJFtIpANYASzc54rfsO8w7zYOdJ",
+	"7sLeGygUWUVSsp34pPNPYpFFFD429vf+7V9GhV7VWgnl7Oj8l1HNDV8JJwz89UyrO2Esd1KrbwQvhfGf",
+	"lsIWRtb+w9H56NVSsEIrZ3RVCfPIMr1W/oP4Q2bEQhihCpExIwptSlEyrZhbCvaqMYpxVTJRLLUomVRM",
+	"OsvW4nqp9a2djrKR9C9Z4suzkeIrMTofXX777Uk6uVE2ssVSrLif34q/+U6oG7ccnT/59LNs5Da1/411",
+	"Rqqb0du32egbbd3zL/2zMHrN3bIde6mtm8tylI2M+EcjjShH5840In1FzZ0Txv/2/4HHf748+b/5yT/P",
+	"Tr54/cvj7LOnb/9t1Pdev9zB97rGqHu8Fx4/8r0/cVcsB1+89t/e4834/FGvfuuHtLVWVgBBvTD6uhIr",
+	"/09PM0I5/09e15Us4CBPa3ziT3+3nrp+SWbwb0YsRuej//W0pdhT/NaehnHhjV36vFTs5dfP2BdPP/0z",
+	"o8HZWrol48w6fl0Jlhe6FPkUdooG9O+7LHCEX0a10bUwTuIaePx89yJYseLKyYLhQxkT05spy61QZT7d",
+	"3Z9sdK3LDQxaltL/glcvkpfhIey+xh+TsI75X+Ni/K2JL5elZbURC1lVorxg/NoK5dh6KfDSGd04wRy/",
+	"FZYprcSUXVp2I++Ev3zMXyi7kMLOlAtXmxeOaVUI+HnB/UVnvCwt/N1YYRidJsulqhuXM09a9oIVut74",
+	"QRtVLLm6EeV0ptpt0Nd/F4Xz2wC/6t/SzvA779cs95uQs3FOm5IzifNy3N4yJ964C5ZzZdfC2By+gMek",
+	"VopLIxh9dcFyxZ28E3O3NIKXc1ni057aKuEEkyXTC8YZfp8sfamtYAujV4yzhRF2yXJ8xuasktZJdXPB",
+	"8pUnMsZZLcxKWusZo/9o/zjtw3MNm2Jz5kem8aocmGduBLdaSXUzF4uFNs6/xzV1tT0c/KYdqeCOV/qm",
+	"ERNgtE6sgMCFalaj859HtKGjbER7BCyju0ejbOQHpf9VwEK6cxm97iF7+oAbwzf+75VwS136l+88Cryq",
+	"7wvHzY3oIZpLum9Mq2pzznLn91Dxar7QVaXX86IxRiiXM/zbsvWSO3EnDMPFdYWXP56aK8Hs0j+r9PrC",
+	"j49nIt7wwuGLEtJ85K8iPPAIJFjYz4GJeNmVjtezYW9Tzvxz4EBx22iTXvdcrMsb4rFdHnYrVXmIp8JP",
+	"v/UP+lMweiEr0X9F6UvmltwBefoLKC3zuwi7wGxhhFA2Y9qwvFH0gzJnY39BRJkxBScAjMrpSS+vpOF2",
+	"5/DVqnYb5G/SsUI3VcmUduxasFLgrotyOjq0rbAp7WvaRQ9u7Le0jeGEi4o3cBm8RHnTS/mXdW30Ha/6",
+	"6DZhDbXRq9ozXdq6KftSFNJ/ZRk3raC5YLdiY4ELrIRqmFSleOP5OmxnYbRFZnj54vkUV5RQQaFXK67K",
+	"uXhTCFP3XKWXouSFEyWMf60bVfbuoxdRNDlQMbYZCYc1i7kXIcAhYBOP4QviTS2NsHM+IBz0YiGMlwJA",
+	"b52LKxTKJ3XBIr+2jrvGMn7DpWJ84YRh0vkFLbRZ+XeMSu7EiZMr0bfKFVcNr+Ytzewc4bffsrWsKqA+",
+	"ZJo4MzzOC2T/1rP+xrrMq7uBvyTbeq11Jbiia7eq3Txc1+7bSLdYiqqa01H2KxnIkvuZqNZVzxdbNyOd",
+	"xu42pMffe1WI5F/oShZ7tJ0Fr6zYplHTVKJLVXt5Fr3qZVMJPLE3z/F3n55tU9fWGvFF++b/kuTh/RYQ",
+	"9uYhF2JrinGovbNskE3fY4o8CIl78DFubu46x5JaXWdn2WglVfj7ce9dCifzyRN4mP56vMsEaqNhkf2y",
+	"hyvxyHodV1derV1rcyvVDSulEYXTZjMFio1ze3r2xWcH5atfW98e/4UXt0KVz9VC78pUVIDOfxmppqq8",
+	"YRH095217yhRvSvDrx9ZJsuMcQsqfsnFSivUrr2sG4PG0C8uPTlIMtnjwfrznPO6nlth7oTpZ8I4L2SW",
+	"PUwOJQpNxYhaG+cn47nblVAlU0KUluWyrESe6j/+A69MFn71XpfUbl5pXgILsRvrxGoujNHm8E2Ia+vV",
+	"SLsL6DvIZ5W24mH3uWWmCVV9enbWN+Xd96Y+i13LMtzDg2oZ3MBEkziGJ8Jv7rgE2pyjDnkPzoo6Z4+M",
+	"vsZLcWiA9O689Zyl3Qm6An3ylt+IgyP/lR7zN8vbIjsU+1x5E6gSwmVAugrtLu6YFcL26A5jf9doh0Dd",
+	"KrgxUpRMN2CDGtF/5fzAQHYHJrFeCj8KzgFmQxbWOeOKNcoIXizBN+G/fGSZ8baHn4ifWMWtY7dKrxXT",
+	"StgMPQBKhxnP1JirDf1FnraVt4o/PfuE5TDH5BVoQvqleOvGLaW6maCVHu5thdc1+U0v23h3Nr0zZLCL",
+	"hlhktLcq7oR1zOtf9Btct7QsWF29LwhfHiKxV/RcoF4nHUrZ3RENV9azxN0ZR0s0h2OG24625bj9yp+T",
+	"FW4yRbfUmzldL/+b1vXAHePsmf+e8bo+QWYeWPKS25lCxsrGCasG7wW8D/dJoD0GHy/1Cl0Rnh9xpw3I",
+	"mBI0VjzXnm/9mzwJzpRe+DHR+dvSo3/XhP7Mwzr86jJWGvA3uaXRzc0yEShTdsnoUU/1fjtWwtyIkpx2",
+	"M0Wk5L8Ew5v8Wpz2ErVtGFyD0c5ARoKFzl3YQqXX53CZcBPHZ9PHn34+PYO74InJTGYKpayLojhV1xlQ",
+	"ABvnP7tGvo5ENoePc7bUVenJ2z/u2WvwCJ3IMr/AIeH34FRAR5v0on4hjXXsyResWHLjTS9jJ1lcgFbt",
+	"VFplwB8Cnbb/J6wSVAYvijXTwGn8nGcKfRjSTdn3YB9eb+LpaoNT8vtPG+532I94rTvnBx6nSK8X5HpU",
+	"ZcbAMey/nylQhjos1KUqzXj34CdZ3FxPRzBriitYb7ht/JsCn0STT0Ri6HBvWTKn9ZT9FByeif+GK02c",
+	"188kI3/o2rKaG4eGYZf5RQ5BynC4j70scM2NkuqmK1UPGrmwbcIeYHGoNrGf8GF/a3fY21GCHAbYncaW",
+	"grUtngPLa9l8RupKyvJakd2uKtmVPv3j9QEt6Ttpe/xX6fSO12E62lfPQTSqnR8tZO4ac483/NiO8Kox",
+	"6l7bbEf7ZtC3T18KL5rN5gW5SLfEzbb8cEnkYI2ONsYjs02n8si2ogbvKbBJT4Xb0mamxrmf4al13Lg8",
+	"Y7woRO24KgRwCnKf+3vJew0Hr5xMLmI08JFNPLayDN58hdc9MhChylpL5VhevJnPmrOzT4rAGUv4U+QZ",
+	"emHQu8J+8Nd+La3ImJcJ6V6AWiPK1hXDctp7FNTebkEegiJIMQEORzh/26pxGM1ciqqczlS7iMYKMxdv",
+	"6koW0tExUAwDpShwRno6UQX86icZyGoQaPigP3GcjN9d6exMwT1Efu+foLmzmrvlI886jVY3yEzRyLGs",
+	"lOgg9WLK6xWl4QsXxFtc1ppbVlSCG4jXFrh8FFbwSor13ooNGz8DjwGQCcpV67hdZuyZM9WfrrzGK4sl",
+	"uxWiJiKAN/op1w1Yj0CH5JMDV11zvZLuYqaA8s5xoB+9Vse9HDzxwgkGCWPDA/+dbbi6tTDYBLQbzq6N",
+	"vhUKDwe4ZsJUx9b5f5ZMm5lqVCGM41JN8ET9SXYPB3dEW1F6MYlesYzxbkTJfxDUW4hB+VmQVl/6mz1T",
+	"6NNl1smqYkYsGissuxYL7TV8VTeuK4NaptpPVEfJpi+117MHjM4+Mx/UU3KGW7bQjdfIGuVZuScVT4P2",
+	"aKmDb4+26zbnXWrrjhzjG3g0ejV7Zv6TPzwkNX95IASW+83f5OByXWtT2tYVW3hdHAKcndUcFNuedMTc",
+	"6uJW9O3fFX7BKrFwXtFyq+YNQ9ZJSprXim60EhfM3sq6JhXXm5hhm/1vErtFKiduhKGXk3OmjdbxcgOh",
+	"IOMkr6rNPHyitKN/99GFddqI47b+Ch71v2lqz7z7XOBfeYFEtg0RD9oQECESb6R1npjM0ZQzSDN+c46b",
+	"9yv/JP2CHF/Hi/R2iCt0mR2S6XQ0LYHSVLfen4Wbl25nOI5wI3qlfnKV3kNgz1/jhN4TGktifn3GPkTw",
+	"ki+TsEUSqXtgyC15Q5jj8F58E7jHtpLY4BbtLo0SjOaNqe6lrO+obw1owJ3hhud5Fa5ad551mxSza1EY",
+	"6dCXvLvPW5OJjw5P4BVdme77gbX3H+S+qR19yDj+/lnR3drdm73kOTg35MqHp0bP7SOxr6Woyq/ALb27",
+	"c/67ftelsJbfiCM2B4Zof9A7BW3EjfG7+MJoveiR4Y1baiP/KToSgbx5vVy/FI7Lqk92CgWqYV5q5XXo",
+	"9XIDUrSNqoMyCnqRNxvGhmLEkwvP1lGJRsG6XmpWaX1rGXd9cc5kNnqOQsqZTT8h7gsEf3LGrPDarSX9",
+	"MUcH0Jw7crbUftvYSnAVfZwPCP8eF7ZZxMNq3R1JDtEFU01VsUZVwlraZT+Fg0Ej3bhCrw5K6h/oMQoA",
+	"wS7gJT9miZifOa+NsCRetnMUjK4qr6KAJt3600iwj6OPEkdqtztoty44ucj6mvQHvhMj6PAdSh9uN2qL",
+	"rHojRVvrTfesQ3NZesX6rug3gldohHdv5q6epm97L+TR3DSqF+EXvdPRvV4TI7gT5b0oImTD9jE5zB/t",
+	"Y7+iMMLNjXb3fl8QpeKu3yzxV8zP6ZFl8Ig3FOP3F2SZ400XoIr6N9xPsQ9TwKTjObiB+yeCHmIyKmlW",
+	"JTllGP7cZsyCbgecSBp2x6tGoEsUk3SMcI2hBKX7T7IxR+RvtCnNcGTdXw8seOcospR++s54iBCfwc/u",
+	"GWYNtLXNfyp+LSqQNLXQdSUuINwc0r0aJf/RiK2Q/+Mj0hF2yW6vDxWf/gof3iGZY3//DT29e5xbqw5R",
+	"s6VzNdMG/m/Zjy+/Cyl3hZB3wjIrb5Qo2Ysfrl7ZrU14cvb08wO7sEU0PaSy54RLobzZiepIVf2wGJ3/",
+	"vH8TgEe9zbaZlNO3Qu2999eCG8j6uhVqyq6WGAiF+EjRr1+ENSDN9g+er5dWFPOc4UMUH5Y3igLE9PJY",
+	"mnDEi7fFFKxsZza7m/qatrXf9x19JUeZr7TL++2YYWPT//wq7truRIZEw+6OH8uhDu4OTupVIJPj53SY",
+	"spRY35u6BheCrxuaP7GAe3LFP9jUrtl7gD89V7YWhXtYso/EH2+l7+0kFg1MLfl1/8ycMLx411yg4Mkp",
+	"eM2vZSUTt0Iy3jUU7YRinH4ja2GEmDvxxvV/vWoqJ+dWVJTlccAfsfXGdPitsfo2J6hR85Uu+9Svb/Qa",
+	"kijsRhXR//7IhqzbFd9gXIfFcAUGe0ux4E3l0Ag5Z7l1QpiQig+xtpyNpcL4cuuIbYyaQPL6PxrRiLkS",
+	"b+LDHFTMMrwZHiijLRwiJf4XOMyUXWJBzgLDE5UuIFawXZaCYxS6qnht/fidpVpvmmsrICmgWGpZQHaG",
+	"woBabz3H7lJH2WhrPe+clR2D7pSa7UUnGIQrXoLHwF6EnYomYcZEZUWapi1qStIewzBzfGM5Od5Yj8Q2",
+	"r+RKDrgBZXsDh4TG7VaKf+eUvF3oT2UePu3dvp608d3LFc/1aMmesI+/hdf3HNae5O+2ti4mJntqPblV",
+	"urjF/54G2/ok2auBOAIp+WGsWqjSfxdKAOkPPHzw69KpessCq8N6k8sDB5nH+NzA+0W9y/agHqL/8J12",
+	"vOr7aoeL+yHC8328KlRuHvCS0sY8fp0deiUdTOoY3yLVLCkXDXkY5EzHg6ANSQlrS0QcEEmRpnZ1rFgJ",
+	"vOukqndpeMtlmsqYLut4ttTaYtaUtAyHosxLDBoj6WCGwBuX93uOwEDcM7mjPErto2HA3nPfTVRf1a73",
+	"3eEUhshkP3OIV+CY8M5Lehj1gq2FpfPI2rJqmnny7PZL27M9QDcvExXjPjUIVGKYUs49fr61v9vWf89+",
+	"P3hHsxGqLaKcRzKxQ6UQ/W9vix+enPUENul2dKoW+hPMh4+2u8C+M2sn8fjsQAVGRxnbvbg/ePMItJmu",
+	"ikJh7vLOn5MVUCPQr+5YyoIgf/w7ayy7gv3gmSRM/MCzO/JhizMHUu7b9L+2Ke1bvtl0kYeykRujXooF",
+	"uGdFVc6vN3PIauzzl4W0l5D42EI1QPaPHUyS7rCf4t5T2zaLO/Ps3RldiuoZKLJ7amsGatuScuODvP2I",
+	"QuWtWf1Q9wvCKGp2HQppgpTiK5HB/bBLvYbYE4XIep1Vca174AUgxRWybiHVaU/VX7u+AR82fYl0gGm7",
+	"oHPbi1A8XnMlMio4GCutTsDJPokmDv5IKj8UpBKrahN+PFMhvzAGwzD/LwzoB0FHPQyDiU8PDMeHk8Vz",
+	"6duBwSO+Eu6lsE3V4+Yii9HOg5K6q7hADrlfdv/9aYOtD4l8wqbKO3G8ZzW9Sm9fD8YW2y1QYj0PtRZh",
+	"uQ9/3dDmZFBpD042ehmkCRpHeZUx9w83GmsXLF8JxDKYRCSLBVSRV87wPGb/wVsw6SvQJbHUpCKk2uCg",
+	"SA7dmdwIx6SyDnJIIW4J11VlzGqAyfCfFhWXK7JDD+5qErGN9XfRzuEVpGTN2+PNRgcMnELX3cFIZNAS",
+	"vH5Pn3BVzpMztf1W/QcIsaarwfkO3jg7fN8+8tuyz/3xo3KyaqFWIsIGOKSuAVvCNitRsmss57DCnSDj",
+	"O74KHXbvaDdBKsF6bJb7pxW8Cx1mo9+EFGnLwtw7R9hHoN9DpsDzjvN3iEj/a+TPSIjPuc18hWUZc8x8",
+	"2Fd5HF9ZhXpjtMKxCqmr4oRsD1wbrkPaPcAG93SsP4hOY+rFvh/gUV/hs+9Gisma9tBlzN8YOpJhgrwa",
+	"qMj+aUkEEo6EcC7upBdwS70WZcYCnR2bgNQTjpgPJ6lko1jJ2Z8PN6jA92VV7aabRmQUu0/9inXyBTcl",
+	"7AKUyR+O2vWkBnVX3OIbtescPqhXMM6gkTdcIktVamiTxUpFrEcO9MLAo251BSUhmsmhHKrj8tXSa4wQ",
+	"V0nFY1rXEfWoH398/mVGGhc95z+aZDHPrb84ulld99moX0pbV3xD6tnjwGaUWAvrqHxUUjGvVby2S+0G",
+	"kuKX2rjehabvwDgQPCusQ6C0N2HdsmTjktulsKw0uq79zeGOVYJbxz5PyzIp14TtmVoi4EK98B6Yh05a",
+	"XHtf4f0rbR17/OQsmUDve5q6vGfG1eGLEAr/krGjhB/FY012v/deiDVeiiGt71pigGC3jA1wh6hu6opI",
+	"UFqEIwIAuF3cNkTpogDEHDYWo3XnUGkkVWkDXFTYd/CTSEvla8KTPhB4kGwxsTGAfanJBcu9XZCfM6Xj",
+	"zMat8J+kriyY7igb7U4KKjSU+F2k6R7Hcrzd1Zcbm4USwcCTcPM7XAiisFRg5mUccHo8q0nERflgCbXi",
+	"TurGzvuWefB9h8AM/PEFKiJu1G4UG4OzB9g9FdS34+WTB2cVfwjNO1lob9Lt8DZmkQ308hByPm9pJsG9",
+	"3J+U8g0Ve6L3U+kSfM2YGABmPuBrEDzazvZU3Hq7BtOGjs0SH0qK3Q6QHomrcXRmMCXsdTekjQe2a9mf",
+	"O+y3uT/zTIVUjKMMTziuQy47HLJ/Gk4uCBW259SdE6vaDZSGPCTRmWIc9/wVJGLR5Ym/kMp99rRXQ9mX",
+	"ngbnQ+u61xzghyJUqAzQMHDLeUFXaHdmEE95yNtVck69vO2ysphMk1Oq1okMKBLPS7GqtROq2Jx8KzZ5",
+	"kjON0LwcEQw9Z5GiX+WJ12o/LbaTvIIfRMI8eKu21peceZZm+21qkVy2SJ8dYjxE50PXrn3iPtcvuT+H",
+	"r2H6ikPTvBpO9Yi3aJSNFhzq9/p42g+t7O0xZXmMR5043RRQP1LwCvBEGl5VG1bKMlWuvLyLOHqinGNm",
+	"0RxRhQ/5VV9E2/KvuhTvIdYTpLe3GO8Z9zkuerU3KaFdjn1YzmN/jPcS0YpliYGdBKolsc0D3HHAva4r",
+	"rvJd9Q2Ksedekc6D6jZFENsAMf4zP/nn658RXnz++pez7JMvBqDNd/bm4J702x+7/vheBXevBY87FOJg",
+	"GSa0dbbrwXraBzAEHqjir+6lBPRervfihg5aZB+pUgCptfbhZGK+4W+mGbdWc5x92NC+iFAvKbdVr9vV",
+	"zn3X9grl6Ip7LipYASwJL6dUd7yS5Tzgpmcsb1Qscyv93yDe/AKghDcfgP4dDNeATtJzQC+EOYG6VwYz",
+	"ILxeeDhLYOoDVA23jOZ6NGhAUrTbQ2xSWQCoGVTTmwG9cg/sG+kS25T448vnbf8LLx0CKlhoRRDK0w7Q",
+	"F2oXwRUTfcjFIMcz+sYIa4eaGOzWJUo1r+lHMDBa5QfkeP+ywa2ldTVkzyfwpUCJf+F26clNvBFFRDKe",
+	"HL0re3A+MXOrfCjSZ/xVNyPo7GBB2Ta2MI00PEVKLktjIVLdVCKkyG9lzHeT6QutFtLr6kO5uV7orURw",
+	"wB23F1uwHgkEnV70+dxAoQ9s7Zx5rprvQo4f5yBKey7sb6ywrTecnXzBTxavf/n87Un899Mj/v34SZ9+",
+	"sU/KJIGyjW4MonIqsT4JfkLDDGz7DhIlQMJkAbwQgfNFH3ihk1WFoH2pTx7Lrg1XFg4vQnmNdYC4Yk/P",
+	"vohHFMNMALt/J1QOuEhPz55GVuuFop0ppZWYdBp0pKUdPYTrzOYZr6prXtw+7Ib12I7JYa7szbENbnYm",
+	"dyUeeut7gGm3mXofZBob5xEH75x1odcyJGLpALXykQ0NKjBpcNJFZrvRguANuZspgH7sxloCJBtg1O6A",
+	"f3bQ2CYtFuet2FCdChS3cLUhhbQlQ4T2CjBqFnHPCEUSoc0gYRDgI7UnuRtEsUV3ZApblnW8k6DyIxku",
+	"NjkS2DZa+G7dOTfl3MmV0I2br6RqXF8V0A/XfvUdwH9pWaUjvgOEekDvDYU/f35yNqGiM7nyrPbx2dnn",
+	"yM/p7z7HTZh+khA2wCnDk5D8gLiYbYCSjQmBFWt3iJshqJtUjDO7BLi1nXOdnLNGlbQggFxtuYkubinT",
+	"trK6kzBfSltzVywRRQ4DHYj0C8kpgGQWHOleIRFsnJ/i3/kECh5nyhNA6OnRg27Bxnn7WSIPEM5Twebb",
+	"KaM2Idee/srA5gDMnlfniO0XkCVwKRCGsZ2bgXGbABRICGzXhORccAUpW5BPFiDVMGSkyvQWXMwUZjAA",
+	"/LNybQMNQtlTOizNOl1HXDZ/Y2JLITYGFrtVrEKQg+itKgdYqVc/AcsTQv9DhP0qNEeTnlsgSF0eaTrQ",
+	"eMALC+O1VP7ZNpE/fXqQxgmCppfpJZ46v2FZiH7WwhCa3rTnVh/qAdCf6fqXHvZq6fogr9ni0TmxUExE",
+	"jdknLjSX60DPArovfGezQAqC+PKBNkmgdFg2xgfsz6+n2IRpgvSNN/WRTX4Qit+gmG2mWlJCUBTAelaA",
+	"nE9JtI6VGoG44WX+iadPnrC8NZTmqI4jrcEofogdrvr5zvanalIrVdt/Tufnpyev/9u/HZNL/B4PLQ4d",
+	"sjL3n99MpQcYk5G2z6ibmzwO3bJA44FWZ1RzGBKaotdmMmXPlqK4FeVMwalZl6CWdg538DQHToxFBW3n",
+	"tJ7uPS1+8s/Xfxo4l6ji9GingVtlzBm5WgnI7qgEB2hq2FjDZeX/WC+lE8zWvBBTdkn5Bk/PztKEA/jF",
+	"48/Yt/IvnvZCJUH6xHUDKnAlAZZeafZPYfTJWpZu6ZWAa4nJM8D1W3Dn8Y9/enJ29pf//B//H/zj64z5",
+	"/z+5pA+efIUffPYZffDZF/6Dr7/6+utJi3qKws2/GVItCQ+EM1txu2RkVPpJJBnH+f+S70KFnB3BuPaF",
+	"ckHexALivpZiUI3BBDeVFAa4/AVJrLL1foCWoPR6C7daq150k0Peqx7iCOpDqCPwFgTZWltQwF1t9YjX",
+	"38P6RT19KBGYqo5CC7i9MI0pFvJRjsw+taXHwQqEErXXrGuJia72hMhX8mbpAnNItTA2TpSeyQfKUeiS",
+	"5sOiZZ4k2yjZXj/o/uLXd8BDHyRcTzGPLOKgQzpPaOMHMgN0poCXP85xqBWgEqd42vkEDRvoVKM04cfh",
+	"oF52zFSLW93Bpi7I3m27ccRPMkQICdX9bW8C67QB+eAYSoLWNpmprpcTyhMUy8PG5czyjWVWX7S6rHUc",
+	"oO6I8cGKEUnYT4Wwjzu655D7LFYQdzI2ur7sENAc9Gl3b2ly5v3X3UE++sMjU9WWk+DnoMcEJeb1L2fZ",
+	"n794e7Qa816iTkfXk4VGIpehVvZACcRvHe25PwN6/3GTffvY34orQJjPoVKtf2VlY2IjArDFdvJzqF8V",
+	"YXlDHBlq1npdrNvetp3RQsruKBvx1bW8aXRA8ZMLKco51jZ1ewAM9dnZ6esFAMP9RUNGCHXE2viaS+eJ",
+	"N7aVSj5LsR+AJRjX1PNSekX4wL7sVUR+qPk/GnERsj280u6V8Qhv7/+gNjlGF8J6Fllwozg2V1Zi3SpM",
+	"+JwRMLv+VBHCX7aDOezwwFqqUq/vS7tJR7LOng9RxiABZtvU20v+oID0p4vcr4tYt5jpuJSfpNPTLsFR",
+	"GvSgunBInUCX2PFpLmnC/aE0l+6RBdyMtqNJOvkt/M8wr97TaIw6wNA/AKN9gCo3qKoNawb7xf/QboSw",
+	"gB3U6jtQF4kTioKN/TlqHyARKmZkH4EEszfNKTsiicpvzZeCl2Ag9wCrcFPOS/r+XjcycSk+OPV/5+1D",
+	"K+hnO/drlBPokoqu9l7awf43fpAQ6B6oqWmuK1mwENgOmVmkzJNx7ri9PafOelgSgr8q9GollONmA8Ko",
+	"qSEss9ZYO0L28EzZZrXi4HIf+xnCs2gVTjLw56O3hX1+dnZS6FKcYOMa6N1/3ZQ3wk0ZQiyiURFUth7/",
+	"0kwVDXgLiyZ0uFgvdSXYjeH1UqwEK6rGQnUIexnU0az1fjSublwGsXnGzU3jl4eWRCkXi9A1mte14Gam",
+	"xgVkzVQ6mDvQykI3bjJleHbUYh1dbgU3Bpr9O60z9F5CZy292HIKltprqmihbImuezal3Mpy6CKr7N50",
+	"zLC9/0Xxv/SEMfeTGuxFnaYB+nGs46s6yeT3lAW94KCsnDLBQtNyzIyA6IMSbIwHQe7REoYbxj476EWg",
+	"2fejLvmpD9F9UnwlAq3uQ0bf4woAB8t9tnygjWau9BznGdNVYmsrSC7xhjT63FVJEcvgKKf1bYS7oBxE",
+	"SDqi39MmYPB+kQ6JHH7KvhcSnHBgk7vgYbUO6sTSfFR9C+Jge6Ij2oahJrfZyJlGFby3sQrlRQSOhE2F",
+	"qMcn8B2/cKxqU6Kk3kftDY6Xd9of3t+GGMck05Zusng501m257pzR4YY9kux6E9H+pV0meF59atuC1AY",
+	"h/s57EHYezvwqp386eAhROXiQUZZ+HShzXyprevP4cpGBVeFqCrqNcPpX9GJ06ZK9wLvZSMMGvcSbyLT",
+	"d40SKqu7Fwt4SIfjItU8D1FTq6ZudSTuPeeHVZUk2t6h6bSq4dvsQ3u/hSrvuZQU5+qo+5ri26LVGDW1",
+	"QzsRtTqEaqOLeRh4Cp6Mbo8+B1pIt+oktFjCOAIxp53Tq6i6gI8f27WN20Jcr9mRyhbUtSMaGP/G3vj7",
+	"FwffxxcPvfSCThiheqRC7fCYbM4do3OPW7pzWbc6E3QKldsLmFDgbmJ2ZATbF69PXPz4/Kp1Ig1njw2W",
+	"eZ6kjUgJ/SrEAUJf11BsH9J5EAgX9fBY+iwHWv8/xKmzrzQN88CHChuNrjrSLDSJpvqowzjZMMDOmR7A",
+	"aImH8LBYQgSDv1fOSi+if+/sthrB7kHmS/qBYiNRCEpx54TC/E7gWYFJMWmpaSAEmFBDPbGyFLHbshEr",
+	"LtVu7u2HaP7/ETG4g+xky/t3VCti7Jbcd80XshRUQxAIH+KOo2x07fXgnSBQokh8CE3j/gL9sGa713B8",
+	"uQNQ8fnZQYCKfWjU21oxD/BNvYqsX1U511DgR+UhZJI0CntPlw/AmuoQ2PaN7Yg7FHNGKLHO4BqC6wSS",
+	"JZ3ZnASJQq1F2+j0e8Lt6IrmgS/7S/nyTiT8nPHOwjIKqGPEmiLqmFUMWVshut6mFrcxcb2An+i1Sq1h",
+	"+MHc28rpJQx+mLZp+BCc63bDh7DuAzpBuPbJVmTpxR3WGgYZwcNEzVAq84fKQMZ047Pp408/n54BSWLK",
+	"XMBgFJSXMpRrHAt1bMyq5RvCWQSPh8Rki9B9/zxkgJtG5BkF7hAkxQhMPb5f0nGbPkWmcOzz3228nSU5",
+	"0YEUHllIiM68ehSTdHaylnGWXBVLbXBe4VLPVNLWLoEgyVsqzidTBm1ucSuFPwIYL6TjSmgKjSOSJ8+v",
+	"v5uxPFOdlGXIk26bE6oSc0chK+yCDWQsE0AUgqBUgt+JdDFeDM0UyqGhXOQtbni/xK70x713ptN/plcb",
+	"JkgA6uUWyITaLbE1Vy52VPP7gOevTTAvsNEbr6op+xbgZGGEc6xcnNZS3eQZA941DR6I9gPyGqTp21vf",
+	"8MZp8r0kX6eG8M5vt/0w8YsoxOInMZGXHgiemfhJyPsOf+96aeJXu76a3ul2vgXG2C5WQy0Fvg6/6kwZ",
+	"P2rnjH9HKdx+lAjj/CImLg4nMk/ZpaLz1wuG3VQQfhU7+0HNgKUUJ2iPXFKMxQjony8Vy0/vHp9iU6Q8",
+	"wzRUHWlL2rQpi7+cFmB08GqiDwBFNTHKKLuD/c9X5DDQBu/WNKUwgI2q1nyTkOr9mvltNVoaFC99sHtd",
+	"tBscAXguL0soJEL7MrYlBM5KFyzzPMKbDpBc5rgqPSOh2XhLXkBLT2rcZEJww1s9GbNNsWTcsvySaobh",
+	"VM/ZX7CB1n/+j//fM8qQTPz5BeOIjuB3S7FvXr16gSPBqdNTnz1NFEj/C+iW6H/y2E/88dmTp6w2UmG+",
+	"yOXVs+fPkx9AyjGkAF8bwW/pb8p31qZNd6ZE55eUdDsuuBUnUlkBNXV3otpMzjtwJVn7VwztpB9aeaO4",
+	"a4yXfzuoJhnLn2nlzbmTV5tapH8js/WffEO84kcrzAlkZ+QxxW+p65PrzclS1wEghY39EApzqf3PvhWi",
+	"Prn0R+z/emH0m83Jf/P/fPUV/NevXBj6p7ILYU6+UoUuiUP+WN8YXop8cj58S/+vtnFlbeQdd4JV8hZp",
+	"J1w1dIoBIJrRjRPU3BKbEnlSAraOKc15X9tJqhvaJP0xK31zI4LEbukYgigoFNeQ/faPRjtM5gcmYVn+",
+	"c/DNvU5L14N8wj6ljZFuc+UtUcKhA+r1JA1xCfjCi0z4uB1k6VyNppy+lSI8Lv0dxI9Cr83zEb+9TaBx",
+	"w9Wv5bdiM3r7FhyrmMO2ZW58+y2rICacYvaPuad3x7i10jquHN1jzvC3fptYcMCgXlY0pprMVGnknWAp",
+	"nqPf0FBZCNVjgD/ATKM6tWhu1bxBTLiZmqmvks3Hm/zy62fsi6ef/pnlvK4ryn84pfr2P/3dapWzUhcQ",
+	"bCakb0r4mqmAS5AXuhReEjRu6dVcHASKn/q5y6w5O/ukAP4B/xQUxAtLnynkLeNFA7gxhbD2gpHC7+0x",
+	"rBdA3YsCnGAwsIjvOcEQmt/fOFro1Ypq6vWG5S9+uHrFvPSBHoptKZBdXmuApkOh6jlcfgpXeqby00ae",
+	"ev6YMd04YsDS4jnzwk2o76RUpFnHlzTylEgpcgc1U1aEwrhvnKuhG0eeUF3OkCQDvLnnq8HdyNsNB1Bq",
+	"rAGl54EsCAuds//46hVEFamXH0dQxFbtxqIo5vc+hYQB+RHKlld8w2rIxAAdVra1DpOMrRob8lel80q+",
+	"sDMV4VPilpIU0kbeSG+ZXoni5GvhiuXJlXTiHKT1CX6Lpc5czVT+A37AxD8aLHpIi3omVA309OwTlhfW",
+	"LOYBSsjTZNgO2s5Hnii3nLigAwTTt70mYZdhZSj8FLF6oqxkGgwoxSJCfaV17VWQmQK2iKGJSlonlBfs",
+	"fgsfBRneKU/KT064N99FeUIUiWubKVhcRPSgh/KUGPByKhY3Czlz2j4Eb0NrmuBvYGjc8s7g/qLlp6ui",
+	"RmoFe+kuZL63d4T2N6VFKDMGm6WShaB2QsRQ//r8lbfXTUV82J6fnkLrO92YQky1uTmlH9lT/2wL3OGZ",
+	"aoJ+dz46mz6enmFvKKF4LUfno0+mZ9NPEFVgCRLhdCWckQX8+0b0OsIIshWVWFgpycMorQrdKCiRIpJ/",
+	"YfRKuKVoLNaTostnyq6QW8TCzqBsgaQFFUm8qbVB9SihHSQNr7JF0vHsiRwFUxbb8tHzS+5vL62M9LBx",
+	"fnJCn5zAJ552wJLfy4Q7gxAzxlo4WMr46dnjtvINJ3354jk+HpKBoHVhCGcgD5daPS9H56P/EO6vdABt",
+	"SBoO48nZGfliHWW8+q08rSsuVRTevM9TvKM30xuGTsfvOaEt0EF5mnl69njItR3neRrweuD5T+/xfKKe",
+	"jM5/fp2NMM9sMzofJdNbxa1x/MZC8oYwd7IQo9d+hFOi6+mGr6qEgHe2+IdaqMsXzw9vcSrjw6D32Ggv",
+	"HOldrVKwwwOn73W7XqWydXCn7h6fdtLUBq/7DwrKhaH0OepGsVNoqmBpg/pVxoJtzZReT9l3iF0SfT4M",
+	"gOpYAsswZflOfCJvAfirDSOgJoeNt9ZBuF5TLAl0HO7nuXuj/OufdZZ6r1P/Oznw21PfF9xJXwSJoz1E",
+	"gcKSEv0hEI+9lh9wxz49++SeRJOQSSgi6KYrQn0N96QpEuLp0ko/CZ3+slXz/HbfFXzWdV/X3PCVcOAP",
+	"+JlMCyqxIjm4jVSSOucwE7A9oqTKyf9sPt4BVvl/izcJ2soJfTrpq396/SvRyxADSRdOVHJ2T058X879",
+	"9Neiwh9Ud31d3nGYAEvtjZdB5gUMC7zLzjLSgzJyEcF3FAmotL4FqyVjAJaMF4N+wAAOzgtLf1st6oAQ",
+	"oDZ6IatQFBvGpU/L9n1obWkj2vptI268CuMNTtBbp5ihucmTQsrgHacIOYFpXrC85sZJXlWbOf0GHvcX",
+	"d63NLdalW5CZ/udjrhiAIeGsqDk0fOjVKHAtJXsBXiQ/pwmDVsIW+hjmmD7Svg1+QagDsLYWycFPolex",
+	"+RIP6wNeJ3rDwEUywuuSD2C0HZJ9CR42ATi9frx9IrZtXN9LntDYFR86Qf9u7q0PpCOKEbTpEl7gWSGC",
+	"X+k8WGAXHVfAOeNVNZnO1FeekHEQr/7msjzP0dpaaaWdVrKgr2U5yVgO//aP+GE9D8Si4bzkjodf/p9X",
+	"P3zPhLoTla7FTOW/yDKDZ7M2Bzxj/hdvg28A10XNutG+h5DxORpJqBRwlp8z9C5T0i9twuNPmZ3O1CVU",
+	"EOffcetOIL5y8vxLBFr6361Uhfj373OoN6aeEnXFN7aFIkX6XCNuzkrEemRv7pcE3AM4VN56QTOsS7tX",
+	"sAYK7OzIqm3zCFpv4MlHG1OW7Aa8MfBejI+D09z/5B+NgLQsEnSwolEqznagtmPs9KyvuXJ/zrt18bgp",
+	"NCmhXRxfs7EVzttPsMIrsCu9QmVEgV7XyQVbS29ueV6Zw/zyOPvYVZem3zmk0YBU/pkk8ePP3z5M5O7c",
+	"nAdo5rgd+PNfQbB2uAhYvubEEqkjYQU+Qh9ENrIUvEKX65A29Q0+8QFZK71hYCvJnpGWNfX7NWe+k3cC",
+	"uK3nFm1/okGWC+J0cKu8Tv4NPPEht0pbt1/5R09WcHtQbu0DrewH617fQc3SliLCxtGd7jWRSbLVuLOv",
+	"32ajWttex1AMfsBYjyzDOAI5XECarJdWFPN8K4QyZX/RnlEabAlFzStDr6GwkClDRGVebUdTbM5uNDLb",
+	"rfifF1vSYGDNJmGW4No+T1qtU2UX/gIckZOMGrOnr6TAa1CPIB0DIvmdcGiX7p4B8/8GKxXIAfkXXW7e",
+	"K83hS5DqurbR2x1qf/y+3wz5OryyQxwC3L9BFS/a538li+aT+z3/5MnD1UO8UMHjffg+pYzr9BdKTH5L",
+	"xcOiryrsuQtOzMQ1PX569njCuMNgDe40hjMAPY/IW5RT9pzy3JCn/oT9+KDAMvp1wIRwugbdEz7gxe05",
+	"o5Jg1qn9BeiNPKZKEISmEmuMqPs7hwkJ+OaQbGUd30CsBCyQ601Hi929QV/CXtAN2tLA+s6pfQQo9PmX",
+	"ox6t4ml/mg4cHGztSt/56/wxkui9jPQtEvXLelcCPQ2pNCe1rmSxGbRyvoIsptw0lbB5yGFqnD4JA/it",
+	"1osFtTOEbmetL7/PkAwVUC/wxe+PHt6fDrA1xQGmiDv3e6OvyyD+IYnwJNRjd88cyAGtypYAySoD90O/",
+	"5tH0uahrdyJV5mkooZwLIrlz9vPrHAEUPXXpxWLKsDCKJ0UJIQcP6g3J20JBXVYbvaodgtgCVBYs5/Lb",
+	"bzHUizXp0HEbXeUY/JPF0pOySKDE/XweWZZzc3OXs/Ea+aDwpInxaIYw6JixYy9mKgA7xl+2qTI5AXmk",
+	"MI8TzD+lHD5cryoIkzvRypa8WkRk5ZDzNVMLoQpRspo7THWiceZ+DOLsaK/vTRwkBExHFbz+V+JNIUzt",
+	"gvtrpmg9UkEju9CIXC8GkxWnDAL9dimqKlIUHow9J50OnHGilM5mTAm31uY2m6m/PnvhCQtULqmV4tII",
+	"exHFHoEAtLQppuyS+aOhXLlKOMy2KuWNJPyAfMrm7E/snGXs/2D/Gztl/85O8plCfAClcZqUuCvRr1nL",
+	"WljocxlAIW3GxJuaK3QS3lT62maY1uO/UXfSaAWuEG6tvIF/ZoxfW101TswURGzBBzKd5pSiG1qBYKoK",
+	"b0rp6QqT9+KeItMJ/f1zND/9okMWALElGgyg0sGV2Osaeb/c+P0rxn2M+JBy/NuIAcC/lBBzjeGg/8oy",
+	"4R3V6LriRVBSPoAsGVBqasLG6Tdx/+b1WC8d/IWMNwsdl92U08hsg6H748vvmNWdfLWCKwYgDG3O6ZSF",
+	"2ma4w3ajiqXRSjf2ggpVQENSLP+PrzBHqqOK57vq0gupbt6z1vzkvV2PLlhR/+WgZOZ0nb83hQmALpHS",
+	"gZgi0TxYNzfacSdO0LsyTM+hPS0+R3l4Wx4U6u0nqDeJZ1JeXklVVA0Yg9Su0EtvXZXQdjQhyV2KfAlz",
+	"8+SFOEAfpf6eTG+ALtt9y1Kn1VIY8fszGLeYcdd7985kGquTh6lUV+WQy4PiPImjkAUYW5ouuRyyxOux",
+	"Dln/3AjWKFKG9hHrK5jkx0qrOLs9pBrKGP7FKLXjgX4wnRK1AIk2va5veC3UZkExnQiOuPNQu7XrsUZP",
+	"iNJtG9jtR4OnGZ+ktIVNLaKW4NnuAH/ez5WJfYsyY42l2CgkMToki9QaCPmyZA6EvAQoZOqaGGHeXdOC",
+	"GqDBfQwrjYhf0Tc/7TMtPGVTfc7HZlekU/uVjQpQ5/a62cHyB3PCsjGlNeMpAOH/YVwMyLMfX36XtZpP",
+	"qD4CDwbGirFGr8YWWMdyk9hIfCDBknH2Qlt3Y8TV376jbAW87Dm/vS2x4g56t4cSvUUlBLUOgrIV6n/E",
+	"Hb/mVpxjEtNScOOuBccYVRhzpp4wGypu86Qbe07FyJguojS2JvmMQSEvxXe1CkknbHz1t++kExMKmkln",
+	"RbXo8xB8J637npp+frArEbu4D4ZcFfQCvd7APZj+GgT9jsmZuOU2uifxzIeJDr5PiW4LPbaX+L5HoEZI",
+	"nPHnjAVrQsTyjq7YyDpBGqhEHjjv9OX92Z3bWS8BBenehiOBqbzN+geGMG1n4IgnAEXfEZfg07MDqAQf",
+	"VInbaYzeQ8mdbQ3OVGlajgWb+GunsqSF7bpx1/pNQpVbKMG91Hn6y1ZnxLenEcqt3yK4KpaiBKcPVwx6",
+	"/UgoZgv7EB3QWKWTRO9jN/5rXW6As4WgfYfSQx0Y6GPQGIl6oHVmGn+b91RyQMPIjoPjmCzn3f77R2U5",
+	"H9088rf25qTry0Jc+GNMan569sXD1QsiDJDaCVF1U5oHrkaoMbSnvySIE224dc+t4CvBFkIVgKlhKb71",
+	"yLLwU8oUXSyEwYLDNkeyWwQAcMaQCBpiQG1DJPa9jr36qMJ0l/jR7y1C34qjSL8Lb3MU2fufHNk09aC9",
+	"kKbiI7DAB49JBICdX9l+6O3K0nNff0JoGBHph5Xy93BZ38l2uMRUMSjk3QkRA6IH9TJLMDcP1zEMXfoA",
+	"g3TSYvoM3/+28eqUvWzUPRCIBoGFoK5KYW9c7OSKCc0z1cUm2mmci3haGev2U007XZMpExrwqi3oonN0",
+	"SnAEQ6IOsgRhH5qLgAkT28vkbGy9icOr2GmWgvKDbWYj4tNSr2eqbVgYGrjqhX9FKfmN0tbJAjpwEVIj",
+	"pZF/ckbttFAho0K1f4KfBJDGsnh9spBnqM1MXUtIpYrsNGME8JixlVaSQlgRmyVhtj021nMik69bKvnN",
+	"Oe6HVJbbdb7whzSYlRwPDg/zX5B3vZMZGsgqvaicQDTgViK0ybjd56x7AcBROHkH9qdsTa13+lneD1BW",
+	"4pJ+BMQiiN/dSUhDLATqQ8QM64orUm8CIwypKhll7qCDsjDaUmflmbp88XyyF4MtIAR2mGBAfMgiH0V8",
+	"Zfi7h4l6hoc98beY3XlabPvIhp4UfmzIoKu5sYQVVUrrBZMoL/CwHtmwHwCdFgvKuBIzhXhEleAAackK",
+	"XTUrBVBKsRV/ZNuBWZfEIT0NANrDtUBMKUo0AggpWCysEPsL+iVOQ3NJt5mvMANnjtEZ6v23XmKX9a2+",
+	"k7hKdGHGumDROXgK8tD23Z+vXlBjVVGV3c4kU5a3QGKY3DRTeQqpnE/IRQ8wH2thBBmOKp19SOWCzPOQ",
+	"JRDPngxOPPteHo934eNRqT+Qckzr/I10Y2ywRXMYsGOjXozn6q+JKP+QLfcvo+zcX71WUUvF++LZ9jj0",
+	"k8MTeQdZ0rbTbHp1Z2WbEKbCgstO9+vghQWWhzMDfxAY03NUCcs8lvRoJSZU1NKWnmD7UxkQ/QLj5OWd",
+	"ME5axPaT7iLiiYY26aFbN2QMXQsI04H4QrRLZFfEE7EdzGQ6U5fMNXUlItJVOwyozfjpHD+S3sIP8utW",
+	"bKbsh6AMb4kdaltuK+nl4ErfCYt95UlqVeJOVF6icCgJjSUfBCd0Amu7FRsGdxRzVMe5LXQtzlnRGCOU",
+	"i1BOk1aA4XtnaiVUw6yo8HriBFjyfkjA7bz9K+WwzRO9Loh41GN4ZTU1l1pow5RYzxS93u5OjKtyrsQ6",
+	"TDAiYNGuoGhSmBcM8mWch2Do5ALFgw3AYLpxBL+KloY/xFTSYLFsR84MZGD+lXqy/uFjaRn5du/dX1mO",
+	"wLuvhDvCu0I5u/+avpV3kiFXwoWuYdj8LdxD8i1ssc+sdXfWRhQC9POWxY+tcACcXb2rlDk1oubS7DFb",
+	"ANOGWnczI6wsG3HeEYc4d23CkoDvYVerGrOgyJgBNvGVLXgtLoDTXgMjwZnkMwW/keDGiQ4O1M1T3bOo",
+	"BPhIYuSkkkqcwKcoDwBOwDpRI4oguY45Wxhhl6zgtWuMyGYqYJtCFow3l5ysYMDWHGhfjPajNxrWOoxh",
+	"p+x5QKsF8DxhkYVnxPYByssvLpsp21yvsF4DoLoB/s6uIWhPPjkwBOIOg8wutFpUsnB5FjE2PFPuY64v",
+	"4SDhMj9DWMrft2Pl3q5hpPTfDfN6B2b0DO4KOi3p9hKSKV1bFXzDY9w05DVzeuhdec6eBJMdH4lXtXGG",
+	"Pz4f8o4EBnKx6wphly+eT472DGOXl9QdniUeYYLRDJZy0KNalg2TAi2RKn4C6juWLPVwlSn7KlGLoVc3",
+	"C3VU2wr1OFFuEVClo98+sqjP2ouZAnXxPJ0lsGTULsHvAawPuLbfcQIWQc4MyiDpitjhK7gxushmWgmv",
+	"froTHIiqYsGdksDipvTBxrvwnJPQyPJTRg0YLgBrjTQNcj2g++dOS2gKNmWXNHsI/mFuUeFfaDHlNla6",
+	"XW/Ymle3oWNGq4sPauFjYrMApVkstRVqAu/zGwhTqbAuQpFpRG55eOk4VHJEgCGaYI985wFxZaaKxjq9",
+	"YqFReUr1k37pycD9NySqcGHBhS9KL0pmKl9x1aR1anGttNnl5CKBdPIvxX3r+nuiTwv7TqdmAOCrQo4Y",
+	"2iuekIQqYYfHecIHcpYXb+aEFBz8dARQmWg+Rq8fWZYj70FwAxuDu1EeSjtTXu4QPkLsD0F5YDfyjlKE",
+	"EvUJxzz1p5MHMCw8oYiYRfbqJN53+H6mIMMOL1XndUq8cVC6yW6EswBltfNY6ATR+HsTNhLG9fPFVJ9g",
+	"8hESK6yBDMIIYQwfhhxX3s6BrjScIcI5O3ArWkKWb3eg4/pOrzGZkZDIh2RF5fkxlITJwpPQnSZcUTys",
+	"znUvlloTH17FjfWECNwaqxOjPkxtmfz5h1sEuxm2Py4ytEwRtk8L+g+ypeyHUn7G/drPPUD63sH2/JAW",
+	"oB1WoQDaL9DOv7ry9Cpy847LjRSmDrcIIeWuxZeI9A5rewe1KoH13pu826MEsSN0oMFA0rSDqoomEtxx",
+	"v7A2UK6dMOckl1vHXUB4K0XwCmqL7fSulnLh/vSKX7NiU1QC4OTAezmZkmhBjDZkJ+nqcxTUvYpi0OWk",
+	"I+0AxHfU2RLxmqFDjDhbjBDt6IvjnKQgRYQwCMUdWwvlLjoestAtcisYM8DCXiTn+bs24pKF7mc/q9AX",
+	"oaUZoAjxL2/MXTJqwUVB2CTVp2fTEFYCGpW0Dx7DgQYALUCYU9q/FSuunCyYLBP3FU4ubTxQEcoyNdPn",
+	"rOLXosqAJ2hDSAsEyejv3g3AznOLLRD8Je7wnfOEX+DFD9o8QaRiXwNSX0OwOODm73Iq8gSRopKHzAG/",
+	"PtfUlN6DjKmC5nqhJ0LkGth+TFIXC6+ZgjNnWwHP4rnMVKzrCywOTTzkZjU2jgdm1AknlIOGTBatvUJc",
+	"sK+bqmKX0GsD9GXw5/k766e+1LLYylqCZnxmhWocwHSQqyqqx/QE9O/BGhOaBU6QYtQK1VhYhbTRbIIk",
+	"5bQNHByC372sZcplMPMSgRnjQ71RoelMfQfK4RUgfwBKVEKCfqyBqMRHxW8/qthEh0H/JuGJo0TEHxGK",
+	"d3cK4s7xA+IEQg8JN38HrZVSHwc11uCBWgHsWjftm8ImiH7NI9K/zdLWNY+A6/8d/C3Aa6JUStyLMxVg",
+	"3lIPG3OGK5yMzUjpNLqqdBN8AgTk40eELgHnTCUVSlkn8afNQJupFTe3omQ5xWlzNgZ/C8BXJ8miyE4n",
+	"FM1YcvJhhPSmnJINcA/nsswvWK6a1bUwoZeRXWrjwNvitWtvVZfSAuIvoCPVQlCzXAzxC64SKO7oRAjI",
+	"llbx2i41RMDpn37szIsuJyuWt13B86z15nk5Ll0l2sB/QD6OXdVBRofunyGTiQpfvOVRDpXqvSL6+X2H",
+	"OWCRQ2VWoCPRcXycDO/XY2BQs4NMKyZVL1p+hqxCqoCHD73m9uq7vfHQL40Mbv00RqHE+oScfBH4B5M9",
+	"OqGKlMPkpxCzzAN7yU+VWOcXqDKFQfojGufvLbcTecWuGyDolPJm6di1WOjO7b0Vm6yDmiYRh73sfgp6",
+	"H+QOLeXNsvJjzVRAmQsp96inAscT1lIHN9D+W0aOg5De3uvzRp0y2Dp0MjMIqAT2nnQxazWF7VRVypYJ",
+	"3YUxjZMTggp+NUZWDYr0LhtuGyf431BCJwBFYpdjzaQLuUKUzKN0eB22WUUyQrbq3wV7jhlZ0M0KmqTa",
+	"rXIJTJeN8AWAo0E8Fd2zILuC3KyNuJO6QQrtIK8C9eGV6V/KtfTKdZRZSBChyir08mXjnKoGIhLrHJ7E",
+	"1uad0qyZCuUCu9mr7F7Jq+2iuzGLc+iawVBFxNVdRHDlWvC2dwG7rqQqq02fyPlerJEZ/5c2ET5UMmrY",
+	"nCN09IRXAlf8Q1m/fzoRtMfkkAujulIPW4Ri9L7d6QtMmzlpr0d0bVJA7Z31+FPQ1cVwKtGA6MSfRaER",
+	"03pixCctxeoTqjm9mdrexVAiNI2/BrR2/zrqy7dfsk57NOuY/pqq848sy2nhefBoUU9IgDMZh1kHBBnO",
+	"UD1nGpKJDDQzoWI011dEgAZDjx8M5dFM0fNexPeK6Itu2j4KYv9wEMHpdgStIXqcwpCY0DRTA+I5nCQ0",
+	"S90SsY6bG+H2i9gsNmOLhREzNW5qLynPpo8//XT6GPq9Dki8sX/m8+kZbCSEBjN2SPRcgqC4/PbbmQpC",
+	"jcQita9B+EJLUcglehx3a4mP8fD3Z2p5av0dyJL3725Kt+a3Kqu4hyQjvvOHFHtoYQVsn2ermF46KMhw",
+	"o0l6HSOqGqP2t1YBfL0PgffiB/594Lz4lQziu6RoPL8BikusewnnGAgCT37Yfv9xsH4cUdKpwT6pBGgy",
+	"t57G2uhCWJulTfV2TOp9hee74fXOXC6YhCRrbDjtv4EHy8bw62qTsZrbMLVgDs78BZALKWxX3OPgrbVN",
+	"SYlJljKJ8pjCTDh8SU9ikofRrJypMNGMcVYavog92tugeMjPhlhc1OZSje9WhB7u1wbQDltw+/ZkZ2qM",
+	"8n7SptMhmiY8diVUec7ygKMz9xIzj1UtbbZZY7HoCYJdUHcvInDxC+6WE8Ij97qAKruBLs7yNXfFEpRA",
+	"p/WUbQX810vuZmrJawhs+eloJXI2xu0ljemiPUfp1QNpaz8oIDG3Oefd2lAKOibnPMlmqmMeY2vaFd+w",
+	"Jb+DsGixFIn2GOq7oGLnfEstgY0yjejMbaba7WzfNEGERXTXBjhT0g252lCLXAgAP33zBmAbKrFCfQzT",
+	"3YjcpzMVVdl8JazlNwJ2dqwNy5+XYlVrJ1SxOflWeFO/bYoHOaVIiibp3ASfw9zHT87OJgno/14UeFX6",
+	"39wbpLFPC8p6cW247awP9/hal5tHFkvssEUduFCuQzMpaIow2Klua3c6smPF33wn1I1bjs6fkLwIfz/+",
+	"1Uph/bb+Rgobvnpf8gjQCEQxZLuPWNlHAWXgcBcxp3TNsfgNJNv7xJ06bq4ZC0zij2LdBwKUB4YFrbtJ",
+	"eAeZEJwIxAa2NYdUhTz9xf/vUIPoB/ET/6MPDbccdNHG7iO3j5DEtjKcCBwMDf+jj+wIHDKsbltgEzSs",
+	"DyPvwji2LdgaNQ/oCLs4ZFsya6Z26x2oBJ+c8HpVU3PFtAJiyg4pqaH+LBkGM9OJ62KwGG2qhVQ3wtRG",
+	"KsfGorICk5HwVxH/OGP/FAbSMu0kA2Q2Qf6P9PcLbWbqRusyI0FL7/dq8CNwy1N9ROjr1lFNCXlKWnaj",
+	"sZN+2rQnlsyBnqmVOIGCjP/u+XKOCM/51vvIXPxeYyop3XIvVrE10gKyyawzDXaxOff6nHTgEdJmvtTW",
+	"QQrmC2GstA46zEM2VNp+MaQZsh9ViCbkgWITNSk7wvEToObehV38gQ7XZW9/IMN9EGS4e8nG04KrQuxh",
+	"sy/I7EwNHeltJNPUDvM+VeENaeDEaAKFqHWQ5GQDs7EX7pBYuVV5Kwn+lFJHQem7FpiZmeMMKwC+2HZd",
+	"k8mVFOzFufW0R4WBPmqJf/yVwEzS38eF6MKBReIK67wjitDYsfxYwq603RPR+l63SiXYwb2kB16MPOAO",
+	"Upwd3TPQlZdG6KE1/8t3J7X3z/dhYgnTf/sHRX94pN5KcCvYiit+I6DZ3gMYNbVrH8q4/E7eirZfF/X0",
+	"yLB9tIDklWA3XTAj6opvCFyhzQTB7gONqoS1oQE/tP7rNNsn/1kLY7nrp4Fe9/5VX4We8w9WmHqd+hIZ",
+	"QUuEC21W3KF3/bOno8TxftbjeA/DbntqOsscDUTnfqaQ3OPPH5hP6MQbh+dzYmGjuvdpe8Be04/6RMDP",
+	"P3YT8AqwUE8g2wfJErrF3NeIPwXBjkxib9px3VxXCMX591AxTt5pzNpFeJFxjlt+jqrEya3SxS3+NyZL",
+	"nCSv9EaCV82lVufscT7JZgr8zLrm/2gEk6UlSFyMUOfJT8FRKq03Ef1N9DpM6EtDdh5pb1QWjIIIUppC",
+	"/hufKcg7OKnknfDqjrzjLmBsx+y02F82w3/2mLARKxDe+MimJiKWkBNYVKcaeAWJx6B3Ygk/bKG3Z9ey",
+	"qsC9T1+PqVcXSFQEnywBDRFa3VpMp3MbaD8nldPwSKMQPsEueS0mUL6PDaQwjWyr9uYcvN/5QPkdsI6E",
+	"Un4DW+0DCdN0VUPpxE7UvzfhSc0Z2666SHxRgEKAudaqnCdXLjqcJvcIL/6gaOykEivGwGRp2wTMyFmw",
+	"ND+9KuB+9sQ77Q1K6rWCjJwQuqGJUqCy9XLSNYULnm17jXCSqcsohlSS6zxT78FlxNBjZITVVbSwShvB",
+	"PYI/Z6aCAym4l0JT6B1XEsy+Egs3ZV8b4Rf9BhxLXiJUEmK2BpptRO9avjBCzP1zc1Bn/N2/VKF4LRRl",
+	"xIfyjNA/Yhwtp49j6TFxpXPKaXyDQiGDOSQDzVSgvBaQA3kSfM145X8wTj+ShCByrd0S4RHzVVM5OUcX",
+	"WR4YZQSZUhumtDrBeLNtrq2Imb7kvqKF2gsstyiWori91m8YdOuRdS1KdCBS3nfbPalNAsaiaUKuoOeS",
+	"tLO4SmnxZGbqJUULYW1ALFQpQxch1GDivkEVKLSJhhw0zJaDfDdZ2gSDWIesXT/nWA+ZgdPfq6TTmXp3",
+	"V91L5AcfgST4ELC1cUEvaXc+as9d7JX5h+cu9dwFVbRHsPWJs8nxWrLXGO+EuZff42XEyQpuNXTYieBe",
+	"i6GRVmQZd8G4/0dVeQ5lWLyjIWTLIb9k4fVbLxRjeYE2XshICxkP/DZKBe4EkUzi0utreAQL/MOL97H7",
+	"PAqtClmJoKbtZBPhOd+HspVY34uuIUK4AOMjJ0rNaTJQMd8+70laVlWrR3k7K1SoqpKeX3JTslLw0qsp",
+	"sX9hza3t7enr5/sHmX7sZApprITZDx2tIlO7n3uC2PaBeHUMYMScsp2oZhoQtU57/Y5JBTn6mJhvbzMm",
+	"pjfTEPxWbcwDNb42gkpRIgsW0Vqb0k6mDBKdQItERMQAB2ew1R2kz5RS3Vyk2+KJTqpG2HQuMYtruk8J",
+	"+9g84DS1ewU+f800IrIQvND8l84l6lOeeKJddMnc35373FZnNiehP8fwpf0pgKYcavH4UzA1t1orElIM",
+	"KU4Vd5B6zWW11QpyoLOj/92zMMuP7h45swmT2xtR+qP544ds/ki0RUS1jo3MB65CI0+pjAvJvRJO9PWa",
+	"v9NRN6dKK8T3EdyEdHV9K3vCP1/CkD8+pwKt3YbMT3uaSsobJUAU+fGoJbZ/7Eq4k2fwogNhkg/earmz",
+	"/19yu7zWXh+08kad6CblPY0EL+NQyuGenXl/+l37kp5bQrst1fQ9lHOU7VakFXngGIVz29mYflb71ZsI",
+	"i6ra5s/aYLdoB8UGoMwr9o1ztVenMtBlrqQT/37ljCwctDKPfT1oAmmAhLuZqo1Uhax5xcaPn7ClbkyA",
+	"Z8WXSMtuRe0QR4VKJBC49ZFlK7HSBmFXQIWKmFhaERhtWuvPZ8pob9mC2Yt3rUwXRK7SWFkZQVpRTTtB",
+	"sYNTGT89+4TlhTWLOebUeXMmhmF78QifQbVjl+DevyCI499LpXr8K9P6RcK0wOIT78ZrPrQsuS9vEkVj",
+	"pNuMzn9+vYdTSbV9H0ksrLFP2h5VaOmt+VijIsGgAHxufynJjImpeqgRRYsl1oujPwku5DiH6Ofcf59n",
+	"MwW4dKVQhWD4TT4B9GJ/RXbQn4KHikq1E9yP6GhYgL5G1RwXSePNFNEa8ouk2+QZy6+FdQHLuH31uoNm",
+	"AoUIlQigJWiB0RhT1iJoz9R7gtCGcwnQ2YAwTafQwgFgjpSf8Uy19c8CQZiTRw12azW6uUGlluCoOweB",
+	"tTi48rCTkfv5M/Rr0gsMBM/UT356lM1HgR8M/VLlfE2pedAwMNSCQSV7GvAa5l0w/nsp+PlAWjBM8Ddi",
+	"fLg5A2owfPmvbjYieVLflpiDQNieCScM3G+bHZ7+EqoI33a15T6V92G0Cr/60O6+w5SSsbxRuGqq62vd",
+	"8tKxJS9jxZVQJUjUyUefeuR0zdZUscnGtL5J77kP6+v/pY/14y8Qgmn2VQgdcSePCndhNGAokPTH6X6c",
+	"UaPQtgw5+OHo0XHUciiE1BM5cnIlyrluXB7mAsEghPmBqJFp0qpmmCEaGxAw8r/XjWOFbpSzpDiClqf0",
+	"eiBs9AdRflwxIoLsAlI48YcZDuh+1Dfkc+5x/MILHuz57VLCH67f36vrN8jOQd9vQpddH8Evo2vBjTCX",
+	"jVuOzn9+/Tbzx6RvpYifvPY/MHeB5Lq7DWYhIt+wShe8IiNxlI0aU43OR0vn6vPT08dP/jw9m55NH5//",
+	"+c+ffw4ESXPbHvEbwSu3zLADmef8CEPqjCwgDSQk/wtzJwvRA+DwqoV64UpYyL8suGJWiOT3XdSh3VGI",
+	"mqmDrtNbBeg2NngXsX+SUGXyAnS37w78w7WfOo8Z6dze2h2TJGBbRnSOZOBwlrtDP4tN2yiL04hCyDsR",
+	"CMKycetQVdVmkoy61NbZgd2Mrl0AiQPvESJ1kM87GaaRQ2OQo6ZbshB/R1Ut/b+l6TPduGv9JvlVes+H",
+	"J+/pkTbELrlBtKoX2robI67+9h2z/hSTUReVEG709vXb/xkAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -60,6 +60,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeJSONTooDeep:            http.StatusBadRequest,
 	domain.CodeUnavailable:            http.StatusServiceUnavailable,
 	domain.CodeStoreUnavailable:       http.StatusServiceUnavailable,
+	domain.CodeNodeUnreachable:        http.StatusServiceUnavailable,
 	domain.CodeInternal:               http.StatusInternalServerError,
 }
 
@@ -98,6 +99,9 @@ func problemOf(err error) Problem {
 }
 
 // writeError answers err as problem+json. Internal errors are logged, never shown.
+// WriteProblem writes err as the problem the handlers would.
+func WriteProblem(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
+
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemOf(err)
 	if p.Status >= 500 {

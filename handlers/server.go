@@ -55,6 +55,8 @@ type Deps struct {
 	// MetricsToken, when set, is the bearer token /metrics needs; empty,
 	// /metrics is public.
 	MetricsToken string
+	// Fleet is the daemons sharing the store; nil on its own.
+	Fleet Fleet
 }
 
 // EventHub tells SSE streams that new events were stored.
@@ -113,7 +115,7 @@ func New(d Deps) (http.Handler, error) {
 	})
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator)
+	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator, s.routeInFleet)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	})
@@ -334,6 +336,18 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if publicPaths[r.URL.Path] || (r.URL.Path == "/v1/ui/session" && r.Method == http.MethodPost) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if s.Fleet != nil && r.Header.Get("AKK-Node") != "" {
+			// Another node of the fleet forwarded this call: its signature,
+			// never a token, names the principal.
+			p, err := s.Fleet.Verify(r)
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+			ctx := context.WithValue(domain.WithPrincipal(r.Context(), p), forwardedKey{}, true)
+			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		auth := r.Header.Get("Authorization")

@@ -33,8 +33,9 @@ const (
 // engines give the store's transactions the same guarantees.
 const writeLock = 0x616b6b01
 
-// daemonLock is the PostgreSQL advisory lock a daemon holds for as long as
-// it runs on the database (as akkd.lock holds a state directory).
+// daemonLock is the first key of the PostgreSQL advisory lock a daemon
+// holds for as long as it runs on the database as one node (the second is
+// its name's hash), as akkd.lock holds a state directory.
 const daemonLock = 0x616b6b02
 
 // db is a pool that speaks the store's SQL: on PostgreSQL it numbers the

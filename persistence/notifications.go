@@ -37,8 +37,9 @@ func scanNotification(row interface{ Scan(...any) error }, extra ...any) (domain
 
 func (t *tx) InsertNotification(ctx context.Context, n domain.Notification, payload []byte) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO notifications(notification_id, event_id, host_id, type, payload, state,
-		attempts, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)`,
-		n.ID, n.EventID, n.HostID, n.Type, payload, string(n.State), ts(n.CreatedAt), ts(n.NextAttemptAt))
+		attempts, created_at, next_attempt_at, subject) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?,
+		COALESCE((SELECT subject FROM events WHERE event_id = ?), ''))`,
+		n.ID, n.EventID, n.HostID, n.Type, payload, string(n.State), ts(n.CreatedAt), ts(n.NextAttemptAt), n.EventID)
 	if err != nil {
 		return fmt.Errorf("insert notification: %w", err)
 	}
@@ -97,7 +98,17 @@ func (s *Store) Notifications(ctx context.Context, f domain.NotificationFilter) 
 	return out, rows.Err()
 }
 
-// ClaimDueNotifications leases due pending notifications to this dispatcher.
+// NodeTimeout is how long a fleet node may go without a heartbeat before
+// it is unreachable: its rows lose their actions and its webhook leases
+// pass to the other nodes.
+const NodeTimeout = 6 * time.Second
+
+// deadNodes is a subquery of the nodes not seen since its parameter.
+const deadNodes = `SELECT name FROM nodes WHERE last_seen < ?`
+
+// ClaimDueNotifications leases due pending notifications to this
+// dispatcher: rows no one leases, whose lease ended, or whose leasing node
+// is unreachable (a fleet's dead node).
 func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int, busy []string) ([]domain.Delivery, error) {
 	var out []domain.Delivery
 	busyJSON, _ := json.Marshal(append([]string{}, busy...))
@@ -108,16 +119,18 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret, previous_secret, previous_secret_until, webhook_headers FROM (
 			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret, h.previous_secret, h.previous_secret_until, h.webhook_headers,
 				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
-			FROM notifications n JOIN hosts h ON h.host_id = n.host_id JOIN events e ON e.event_id = n.event_id
-			WHERE n.state = 'pending' AND n.next_attempt_at <= ? AND (n.lease_until IS NULL OR n.lease_until <= ?)
+			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
+			WHERE n.state = 'pending' AND n.next_attempt_at <= ?
+				AND (n.lease_until IS NULL OR n.lease_until <= ? OR n.lease_node IN (`+deadNodes+`))
 				AND n.host_id NOT IN (`+t.d.jsonStrings()+`)
-				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?)
+				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?
+					AND o.lease_node NOT IN (`+deadNodes+`))
 				-- The callbacks of one Turn (one subject) go in order: a later
 				-- one waits while an earlier one is still pending.
-				AND NOT EXISTS (SELECT 1 FROM notifications o JOIN events oe ON oe.event_id = o.event_id
-					WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.event_id < n.event_id
-					AND oe.subject = e.subject AND e.subject != '')
-		) due WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), string(busyJSON), ts(now), limit)
+				AND (n.subject = '' OR NOT EXISTS (SELECT 1 FROM notifications o
+					WHERE o.host_id = n.host_id AND o.subject = n.subject AND o.state = 'pending' AND o.event_id < n.event_id))
+		) due WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), ts(now.Add(-NodeTimeout)), string(busyJSON), ts(now),
+			ts(now.Add(-NodeTimeout)), limit)
 		if err != nil {
 			return err
 		}
@@ -143,8 +156,8 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 			return err
 		}
 		for _, d := range out {
-			if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ? WHERE notification_id = ?`,
-				ts(leaseUntil), d.ID); err != nil {
+			if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ?, lease_node = ? WHERE notification_id = ?`,
+				ts(leaseUntil), t.node, d.ID); err != nil {
 				return err
 			}
 		}
@@ -161,10 +174,9 @@ func (s *Store) NextNotificationDue(ctx context.Context) (time.Time, bool, error
 	var next sql.NullString
 	// Only rows no earlier callback of the same Turn waits before.
 	err := s.r.QueryRowContext(ctx, `SELECT min(`+s.d.greatest("n.next_attempt_at", "COALESCE(n.lease_until, '')")+`)
-		FROM notifications n JOIN events e ON e.event_id = n.event_id
-		WHERE n.state = 'pending' AND NOT EXISTS (SELECT 1 FROM notifications o JOIN events oe ON oe.event_id = o.event_id
-			WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.event_id < n.event_id
-			AND oe.subject = e.subject AND e.subject != '')`).Scan(&next)
+		FROM notifications n
+		WHERE n.state = 'pending' AND (n.subject = '' OR NOT EXISTS (SELECT 1 FROM notifications o
+			WHERE o.host_id = n.host_id AND o.subject = n.subject AND o.state = 'pending' AND o.event_id < n.event_id))`).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, err
 	}
@@ -234,13 +246,15 @@ func prefixed(p, cols string) string {
 	return string(out)
 }
 
-// ReleaseLeases frees every lease: at start the daemon holds the state
-// dir's lock, so any lease is a dead incarnation's, and a delivery it may
-// have made is retried now (same webhook-id) instead of after the lease.
+// ReleaseLeases frees this node's leases: at start the daemon holds the
+// state dir's lock (and its node's on a fleet), so such a lease is a dead
+// incarnation's, and a delivery it may have made is retried now (same
+// webhook-id) instead of after the lease.
 func (s *Store) ReleaseLeases(ctx context.Context) error {
 	return s.InTx(ctx, func(dt domain.Tx) error {
 		t := dt.(*tx)
-		if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL`); err != nil {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL
+			AND lease_node = ?`, s.node); err != nil {
 			return fmt.Errorf("release leases: %w", err)
 		}
 		t.change.Notifications = true

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -16,8 +17,9 @@ import (
 	"akk/domain"
 )
 
-// ErrDatabaseInUse: another daemon runs on this PostgreSQL database.
-var ErrDatabaseInUse = errors.New("another akkd runs on this database")
+// ErrDatabaseInUse: another daemon runs on this PostgreSQL database under
+// the same node name.
+var ErrDatabaseInUse = errors.New("another akkd runs on this database as the same node (give each a --node of its own)")
 
 // IsPostgresURL reports whether store names a PostgreSQL database.
 func IsPostgresURL(store string) bool {
@@ -29,6 +31,7 @@ func IsPostgresURL(store string) bool {
 // every write transaction checks that this session still holds it, and a
 // keeper takes it again once the database is back.
 type holder struct {
+	key  int32 // the node's lock (daemonLock, key): one daemon per node name
 	mu   sync.Mutex
 	conn *sql.Conn
 	pid  int64 // the session's backend pid; 0 while not held
@@ -41,11 +44,17 @@ type holder struct {
 	done chan struct{}
 }
 
-// OpenPostgres opens the PostgreSQL database at url (a postgres:// URL),
-// migrates it and takes it for this daemon: a second daemon on the same
-// database is refused with ErrDatabaseInUse until this one closes it (one
-// daemon per database, as one per state directory).
+// OpenPostgres opens the PostgreSQL database at url as the node "".
 func OpenPostgres(ctx context.Context, url string) (*Store, error) {
+	return OpenPostgresNode(ctx, url, "")
+}
+
+// OpenPostgresNode opens the PostgreSQL database at url (a postgres://
+// URL), migrates it and takes it for this daemon as the fleet node named
+// node: a second daemon with the same node name on the same database is
+// refused with ErrDatabaseInUse until this one closes it (one daemon per
+// node, as one per state directory).
+func OpenPostgresNode(ctx context.Context, url, node string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store URL: %w", err)
@@ -57,7 +66,8 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	c := &db{DB: pool, d: postgresSQL}
-	s := &Store{w: c, r: c, d: postgresSQL, held: &holder{stop: make(chan struct{}), done: make(chan struct{})}}
+	s := &Store{w: c, r: c, d: postgresSQL, node: node, url: url,
+		held: &holder{key: nodeLockKey(node), stop: make(chan struct{}), done: make(chan struct{})}}
 	if err := s.held.take(ctx, pool); err != nil {
 		pool.Close()
 		return nil, err
@@ -79,7 +89,7 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	}
 	var got bool
 	var pid int64
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1), pg_backend_pid()`, int64(daemonLock)).Scan(&got, &pid); err != nil {
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2), pg_backend_pid()`, int32(daemonLock), h.key).Scan(&got, &pid); err != nil {
 		conn.Close()
 		return fmt.Errorf("lock the database: %w", err)
 	}
@@ -129,7 +139,7 @@ func (h *holder) keep(pool *sql.DB) {
 			h.mu.Lock()
 			h.lost = true
 			h.mu.Unlock()
-			slog.Error("another akkd took this database while it was out of reach: this daemon writes nothing more; stop it")
+			slog.Error("another akkd took this node's name on the database while it was out of reach: this daemon writes nothing more; stop it")
 			return
 		}
 	}
@@ -140,7 +150,7 @@ func (h *holder) pidHolding() (int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lost {
-		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "another akkd took this database; this daemon writes nothing", Err: ErrDatabaseInUse}
+		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "another akkd took this node's name on the database; this daemon writes nothing", Err: ErrDatabaseInUse}
 	}
 	if h.pid == 0 {
 		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
@@ -156,14 +166,23 @@ func (h *holder) checkHeld(ctx context.Context, t *sqlTx) error {
 		return err
 	}
 	var n int
+	// The two-key form: classid and objid are the keys, objsubid 2; the
+	// keys are compared as the unsigned numbers pg_locks shows.
 	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-		AND classid = 0 AND objid = ? AND objsubid = 1 AND pid = ?`, int64(daemonLock), pid).Scan(&n); err != nil {
+		AND classid = ? AND objid = ? AND objsubid = 2 AND pid = ?`, int64(uint32(daemonLock)), int64(uint32(h.key)), pid).Scan(&n); err != nil {
 		return err
 	}
 	if n != 1 {
 		return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
 	}
 	return nil
+}
+
+// nodeLockKey is the second key of a node's lock: a hash of its name.
+func nodeLockKey(node string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(node))
+	return int32(h.Sum32())
 }
 
 // close stops the keeper and ends the session (and so the lock). A second

@@ -54,7 +54,9 @@ func parseTS(s sql.NullString) time.Time {
 type Store struct {
 	w, r *db
 	d    dialect
-	held *holder // PostgreSQL: the session holding daemonLock
+	held *holder // PostgreSQL: the session holding this node's lock
+	node string  // the fleet node this daemon is ('' on its own)
+	url  string  // PostgreSQL: the database's URL (for LISTEN)
 
 	mu        sync.Mutex
 	listeners []func(Change)
@@ -227,8 +229,12 @@ func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	t := &tx{tx: sqlTx, d: s.d}
+	t := &tx{tx: sqlTx, d: s.d, node: s.node}
 	if err := fn(t); err != nil {
+		sqlTx.Rollback()
+		return err
+	}
+	if err := s.announce(ctx, t); err != nil {
 		sqlTx.Rollback()
 		return err
 	}
@@ -242,6 +248,7 @@ func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
 type tx struct {
 	tx     *sqlTx
 	d      dialect
+	node   string
 	change Change
 }
 

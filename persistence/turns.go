@@ -74,13 +74,13 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO turns(turn_id, host_id, conversation, session_id, terminal_id, message_id,
 		original_request, request, state, submit_stage, mark, native_thread_id, native_turn_id, latest_text, final_message, failure_reason,
 		cancel_requested, inactivity_ms, hard_timeout_ms, created_at, updated_at, accepted_at, last_activity_at, ended_at, revision,
-		delivery_path, progress_actions, latest_item_at, endpoint_kind, endpoint_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		delivery_path, progress_actions, latest_item_at, endpoint_kind, endpoint_id, node)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		x.ID, nullable(x.HostID), x.Conversation, x.SessionID, x.TerminalID, nullable(x.MessageID), x.OriginalRequest, x.Request,
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
 		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt),
-		string(endpointKind(x.Endpoint)), x.Endpoint.ID)
+		string(endpointKind(x.Endpoint)), x.Endpoint.ID, t.node)
 	if err != nil {
 		return t.holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
@@ -205,6 +205,10 @@ func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, 
 	if f.Terminal != "" {
 		q += ` AND terminal_id = ?`
 		args = append(args, f.Terminal)
+	}
+	if f.Owned {
+		q += ` AND node = ?`
+		args = append(args, s.node)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 100

@@ -40,12 +40,12 @@ func scanWatch(row interface{ Scan(...any) error }) (domain.Watch, error) {
 func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO watches(watch_id, host_id, conversation, terminal_id, mode, state, mark,
 		native_turn_id, final_message, latest_text, reason, seen_activity, idle_since, approval_shown, hard_timeout_ms,
-		created_at, updated_at, ended_at, revision, turn_id, endpoint_kind, endpoint_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		created_at, updated_at, ended_at, revision, turn_id, endpoint_kind, endpoint_id, node)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ID, nullable(w.HostID), w.Conversation, w.TerminalID, w.Mode, string(w.State), string(w.Mark), w.NativeTurnID,
 		w.FinalMessage, w.LatestText, w.Reason, boolInt(w.SeenActivity), nullTS(w.IdleSince), boolInt(w.ApprovalShown),
 		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision, w.TurnID,
-		string(endpointKind(w.Endpoint)), w.Endpoint.ID)
+		string(endpointKind(w.Endpoint)), w.Endpoint.ID, t.node)
 	if err != nil {
 		return fmt.Errorf("insert watch: %w", err)
 	}
@@ -86,7 +86,16 @@ func (s *Store) WatchOfTurn(ctx context.Context, turnID string) (domain.Watch, e
 
 // ActiveWatches returns every active Watch.
 func (s *Store) ActiveWatches(ctx context.Context) ([]domain.Watch, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+watchCols+` FROM watches WHERE state = 'active'`)
+	return s.activeWatches(ctx, `SELECT `+watchCols+` FROM watches WHERE state = 'active'`)
+}
+
+// OwnedActiveWatches returns the active Watches of this daemon's node.
+func (s *Store) OwnedActiveWatches(ctx context.Context) ([]domain.Watch, error) {
+	return s.activeWatches(ctx, `SELECT `+watchCols+` FROM watches WHERE state = 'active' AND node = ?`, s.node)
+}
+
+func (s *Store) activeWatches(ctx context.Context, q string, args ...any) ([]domain.Watch, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("active watches: %w", err)
 	}

@@ -30,6 +30,8 @@ type conversationRow struct {
 	} `json:"managed"`
 	Warnings         []string         `json:"warnings"`
 	AvailableActions []map[string]any `json:"available_actions"`
+	Node             string           `json:"node"`
+	NodeState        string           `json:"node_state"`
 }
 
 // TestE2EConversationsAPI lists real panes of every pinned agent version,

@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 
 	"akk/callbacks"
 	"akk/domain"
+	"akk/fleet"
 	"akk/handlers"
 	"akk/persistence"
 	"akk/terminaldrivers/agent"
@@ -57,6 +60,10 @@ type config struct {
 	// names and the listen address's host ("*": any).
 	allowedHosts []string
 	metricsToken string // when set, /metrics needs it as a bearer token
+	// node and advertiseURL make the daemon a node of the fleet that
+	// shares a PostgreSQL store.
+	node         string
+	advertiseURL string
 }
 
 // off reads an on/off flag: true for off.
@@ -106,6 +113,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated host names requests may name (Host, Origin) besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.metricsToken, "metrics-token", getenv("AKK_METRICS_TOKEN"),
 		"when set, /metrics needs Authorization: Bearer with this token; default: /metrics is public (env AKK_METRICS_TOKEN, which keeps it out of the process list)")
+	hostname, _ := os.Hostname()
+	fs.StringVar(&cfg.node, "node", envOr(getenv, "AKK_NODE", hostname),
+		"with a postgres:// --store: this daemon's name in the fleet that shares the database (env AKK_NODE; default the host name)")
+	fs.StringVar(&cfg.advertiseURL, "advertise-url", getenv("AKK_ADVERTISE_URL"),
+		"with a postgres:// --store: the http:// URL the other nodes reach this daemon's API at (env AKK_ADVERTISE_URL; default http:// and the --listen address)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
 	}
@@ -209,8 +221,20 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if cfg.store != "sqlite" && !persistence.IsPostgresURL(cfg.store) {
 		return cfg, errors.New("--store: want sqlite or a postgres:// URL")
 	}
+	if !nodeName.MatchString(cfg.node) {
+		return cfg, fmt.Errorf("--node: %q is not a name of 1 to 63 letters, digits, '.', '_' or '-'", cfg.node)
+	}
+	if cfg.advertiseURL == "" {
+		cfg.advertiseURL = "http://" + cfg.listen
+	}
+	if u, err := url.Parse(cfg.advertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return cfg, fmt.Errorf("--advertise-url: %q is not an http:// or https:// URL of a host and port", cfg.advertiseURL)
+	}
 	return cfg, nil
 }
+
+var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 func envOr(getenv func(string) string, key, def string) string {
 	if v := getenv(key); v != "" {
@@ -281,7 +305,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.store == "sqlite" {
 		store, err = persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
 	} else {
-		store, err = persistence.OpenPostgres(ctx, cfg.store)
+		store, err = persistence.OpenPostgresNode(ctx, cfg.store, cfg.node)
 	}
 	if err != nil {
 		return err
@@ -321,13 +345,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only
 	svc.UseNativeControls(panes)
-	if err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
+	operatorToken, err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token"))
+	if err != nil {
 		return err
 	}
 
 	metrics := handlers.NewMetrics()
 	hub := callbacks.NewHub()
 	disp := &callbacks.Dispatcher{Store: store, Clock: clock, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
+	allowed := append(listenHosts(cfg.listen), cfg.allowedHosts...)
+	var node *fleet.Node
+	if store.Fleet() {
+		// A node of the fleet on this database: it joins before it
+		// serves, and looks for due webhooks at least every 2 s (a dead
+		// node's leased ones become due without a wake).
+		key, err := store.FleetKey(ctx)
+		if err != nil {
+			return err
+		}
+		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, Version: version,
+			OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log})
+		if err := node.Join(ctx); err != nil {
+			return fmt.Errorf("join the fleet: %w", err)
+		}
+		disp.MaxWait = fleet.Heartbeat
+		if u, err := url.Parse(cfg.advertiseURL); err == nil {
+			allowed = append(allowed, u.Hostname())
+		}
+	}
 	var lastSeen int64
 	var mu sync.Mutex
 	if lastSeen, err = store.LastEventID(ctx); err != nil {
@@ -348,8 +393,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	})
 
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log,
-		AllowedHosts: append(listenHosts(cfg.listen), cfg.allowedHosts...), MetricsToken: cfg.metricsToken})
+	deps := handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log,
+		AllowedHosts: allowed, MetricsToken: cfg.metricsToken}
+	if node != nil {
+		deps.Fleet = node
+	}
+	h, err := handlers.New(deps)
 	if err != nil {
 		return err
 	}
@@ -380,6 +429,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if projects != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); projects.Run(dctx) }()
+	}
+	if node != nil {
+		node.Local = h
+		wg.Add(2)
+		go func() { defer wg.Done(); node.Run(dctx) }()
+		// The other nodes' events and webhooks wake this one's streams
+		// and dispatcher.
+		go func() {
+			defer wg.Done()
+			store.Listen(dctx, func(c persistence.Change) {
+				if c.LastEventID != 0 {
+					hub.Notify()
+				}
+				if c.Notifications {
+					disp.Wake()
+				}
+			})
+		}()
 	}
 	// Resume monitoring every live Turn and Watch: no input, only observation.
 	if err := svc.StartTurnMonitors(dctx); err != nil {
@@ -424,25 +491,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 // ensureOperatorToken keeps the operator token in path (mode 0600), creating
 // it on first start; the store holds only its hash.
-func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) error {
+func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	token := strings.TrimSpace(string(b))
 	if errors.Is(err, os.ErrNotExist) || (err == nil && token == "") {
 		token = svc.NewOperatorToken()
 		tmp := path + ".tmp"
 		if err := os.WriteFile(tmp, []byte(token+"\n"), 0o600); err != nil {
-			return fmt.Errorf("write operator token: %w", err)
+			return "", fmt.Errorf("write operator token: %w", err)
 		}
 		if err := os.Rename(tmp, path); err != nil {
-			return fmt.Errorf("write operator token: %w", err)
+			return "", fmt.Errorf("write operator token: %w", err)
 		}
 	} else if err != nil {
-		return fmt.Errorf("read operator token: %w", err)
+		return "", fmt.Errorf("read operator token: %w", err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
-		return fmt.Errorf("secure operator token: %w", err)
+		return "", fmt.Errorf("secure operator token: %w", err)
 	}
-	return svc.UseOperatorToken(ctx, token)
+	return token, svc.UseOperatorToken(ctx, token)
 }
 
 // redactor hides secret-looking strings in text shown to controllers.

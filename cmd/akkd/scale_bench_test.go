@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,13 @@ type scaleServer struct {
 	finish, done []string
 }
 
+var scaleServers atomic.Int64 // names each server apart
+
 func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
 	b.Helper()
 	dir := b.TempDir()
 	home := filepath.Join(dir, "home")
-	srv := &scaleServer{name: fmt.Sprintf("akk-scale-%d-%d", os.Getpid(), n)}
+	srv := &scaleServer{name: fmt.Sprintf("akk-scale-%d-%d-%d", os.Getpid(), n, scaleServers.Add(1))}
 	tmuxCmd := func(args ...string) string {
 		out, err := exec.Command("tmux", append([]string{"-L", srv.name}, args...)...).CombinedOutput()
 		if err != nil {

@@ -178,6 +178,24 @@ func (e BackendInfoThreadStatus) Valid() bool {
 	}
 }
 
+// Defines values for ConversationNodeState.
+const (
+	ConversationNodeStateLive        ConversationNodeState = "live"
+	ConversationNodeStateUnreachable ConversationNodeState = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the ConversationNodeState enum.
+func (e ConversationNodeState) Valid() bool {
+	switch e {
+	case ConversationNodeStateLive:
+		return true
+	case ConversationNodeStateUnreachable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationTransport.
 const (
 	ConversationTransportCodexBackend ConversationTransport = "codex_backend"
@@ -490,6 +508,24 @@ func (e NewThreadResultBinding) Valid() bool {
 	case None:
 		return true
 	case PendingFirstTurn:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NodeState.
+const (
+	NodeStateLive        NodeState = "live"
+	NodeStateUnreachable NodeState = "unreachable"
+)
+
+// Valid indicates whether the value is a known member of the NodeState enum.
+func (e NodeState) Valid() bool {
+	switch e {
+	case NodeStateLive:
+		return true
+	case NodeStateUnreachable:
 		return true
 	default:
 		return false
@@ -947,6 +983,13 @@ type Conversation struct {
 	ConversationId   string       `json:"conversation_id"`
 	Managed          Managed      `json:"managed"`
 
+	// Node In a fleet, the node that sees this conversation (its actions are carried out there).
+	Node *string `json:"node,omitempty"`
+
+	// NodeState In a fleet, whether that node answers: an unreachable node's rows are its last known ones, with no actions
+	// (any action on them is 503 `node_unreachable` and types nothing).
+	NodeState *ConversationNodeState `json:"node_state,omitempty"`
+
 	// Project The pane's absolute working directory.
 	Project string `json:"project"`
 
@@ -970,6 +1013,10 @@ type Conversation struct {
 	// Watches The caller's active Watches of this terminal.
 	Watches []Watch `json:"watches"`
 }
+
+// ConversationNodeState In a fleet, whether that node answers: an unreachable node's rows are its last known ones, with no actions
+// (any action on them is 503 `node_unreachable` and types nothing).
+type ConversationNodeState string
 
 // ConversationTransport `terminal`: an agent pane (`terminal` is set). `codex_backend`: a thread that a Codex app-server daemon has
 // loaded (the daemon of a pane AKK sees, or of a home the operator named; a project the operator named has one
@@ -1408,6 +1455,24 @@ type NewThreadResult struct {
 
 // NewThreadResultBinding `bound`: the Session is bound to `native_thread_id` now; `pending_first_turn`: it binds when its first Turn is accepted (Codex records a thread only then); `none`: no Session (not `done`).
 type NewThreadResultBinding string
+
+// Node defines model for Node.
+type Node struct {
+	// AdvertiseUrl How the other nodes reach this node's API.
+	AdvertiseUrl string    `json:"advertise_url"`
+	LastSeen     time.Time `json:"last_seen"`
+	Name         string    `json:"name"`
+	State        NodeState `json:"state"`
+	Version      string    `json:"version"`
+}
+
+// NodeState defines model for Node.State.
+type NodeState string
+
+// NodeList defines model for NodeList.
+type NodeList struct {
+	Nodes []Node `json:"nodes"`
+}
 
 // Notification defines model for Notification.
 type Notification struct {
@@ -2230,6 +2295,14 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
 	SetHostWebhook(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListNodes The daemons of this fleet (operator only)
+	//
+	// On a PostgreSQL store every `akkd` is a node of the fleet that shares the database: each heartbeats there every
+	// 2 s and is `unreachable` once it has not for 6 s. A daemon on its own (SQLite) lists itself.
+	//
+	// Corresponds with GET /v1/nodes (the `ListNodes` operationId).
+	ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNotifications The webhook outbox
 	//
@@ -3105,6 +3178,24 @@ func (c *Client) SetHostWebhookWithBody(ctx context.Context, hostId HostID, cont
 // Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
 func (c *Client) SetHostWebhook(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetHostWebhookRequest(c.Server, hostId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListNodes The daemons of this fleet (operator only)
+//
+// On a PostgreSQL store every `akkd` is a node of the fleet that shares the database: each heartbeats there every
+// 2 s and is `unreachable` once it has not for 6 s. A daemon on its own (SQLite) lists itself.
+//
+// Corresponds with GET /v1/nodes (the `ListNodes` operationId).
+func (c *Client) ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListNodesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -4707,6 +4798,33 @@ func NewSetHostWebhookRequestWithBody(server string, hostId HostID, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListNodesRequest constructs an http.Request for the ListNodes method
+func NewListNodesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/nodes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6556,6 +6674,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/hosts/{host_id}/webhook (the `SetHostWebhook` operationId).
 	SetHostWebhookWithResponse(ctx context.Context, hostId HostID, body SetHostWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*SetHostWebhookResponse, error)
 
+	// ListNodesWithResponse The daemons of this fleet (operator only)
+	//
+	// On a PostgreSQL store every `akkd` is a node of the fleet that shares the database: each heartbeats there every
+	// 2 s and is `unreachable` once it has not for 6 s. A daemon on its own (SQLite) lists itself.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/nodes (the `ListNodes` operationId).
+	ListNodesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNodesResponse, error)
+
 	// ListNotificationsWithResponse The webhook outbox
 	//
 	// Newest first. A host sees its own notifications, the operator all.
@@ -8108,6 +8236,68 @@ func (r SetHostWebhookResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetHostWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListNodesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NodeList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListNodesResponse) GetJSON200() *NodeList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListNodesResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListNodesResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListNodesResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListNodesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListNodesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListNodesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListNodesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10895,6 +11085,22 @@ func (c *ClientWithResponses) SetHostWebhookWithResponse(ctx context.Context, ho
 	return ParseSetHostWebhookResponse(rsp)
 }
 
+// ListNodesWithResponse The daemons of this fleet (operator only)
+//
+// On a PostgreSQL store every `akkd` is a node of the fleet that shares the database: each heartbeats there every
+// 2 s and is `unreachable` once it has not for 6 s. A daemon on its own (SQLite) lists itself.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/nodes (the `ListNodes` operationId).
+func (c *ClientWithResponses) ListNodesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNodesResponse, error) {
+	rsp, err := c.ListNodes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListNodesResponse(rsp)
+}
+
 // ListNotificationsWithResponse The webhook outbox
 //
 // Newest first. A host sees its own notifications, the operator all.
@@ -12503,6 +12709,53 @@ func ParseSetHostWebhookResponse(rsp *http.Response) (*SetHostWebhookResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListNodesResponse parses an HTTP response from a ListNodesWithResponse call
+func ParseListNodesResponse(rsp *http.Response) (*ListNodesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListNodesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NodeList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 

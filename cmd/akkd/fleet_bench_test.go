@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"akk/persistence/storetest"
+	"akk/terminaldrivers/agenttest"
+)
+
+// BenchmarkE2EFleet measures a fleet of three nodes on one PostgreSQL
+// database, each with its own tmux server of 10 stand-in panes: list
+// latency through one node (median, p95); an event stored through n3 to
+// an SSE client of n2 (median, p95); webhook deliveries per second to a
+// local receiver with 3 and with 1 delivering node; and how long a dead
+// node's leased delivery waits before another node makes it. Run with
+// -benchtime=1x (make bench-fleet).
+func BenchmarkE2EFleet(b *testing.B) {
+	s := agenttest.InstallStandin(b, b.TempDir())
+	pg := storetest.StartServer(b)
+	url := pg.NewDatabase(b)
+	var nodes []*proc
+	var projects []string
+	for i := range 3 {
+		ts := startScaleServer(b, s, 10)
+		projects = append(projects, ts.projects...)
+		nodes = append(nodes, startProc(b, b.TempDir(), "AKK_STORE="+url, fmt.Sprintf("AKK_NODE=n%d", i+1), "AKK_TMUX_SOCKETS="+ts.socket))
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+	op := n1.token()
+	hook := newGate(b)
+	var hosts []hostCreds
+	for i := range 24 {
+		var h hostCreds
+		if code := call(b, "POST", n1.url+"/v1/hosts", op, fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h"}`, i, hook.addr), &h); code != 201 {
+			b.Fatalf("register: %d", code)
+		}
+		hosts = append(hosts, h)
+	}
+	waitRows(b, n1.url, op, projects, 60*time.Second)
+	b.ResetTimer()
+
+	// List latency through n1 over 3 nodes × 10 panes.
+	var lists []time.Duration
+	for range 30 {
+		var list struct{ Conversations []conversationRow }
+		t0 := time.Now()
+		call(b, "GET", n1.url+"/v1/conversations", op, "", &list)
+		lists = append(lists, time.Since(t0))
+		if len(list.Conversations) != 30 {
+			b.Fatalf("listed %d rows", len(list.Conversations))
+		}
+	}
+
+	// An event stored through n3 reaches a stream on n2.
+	stream := openEventsB(b, n2.url, op)
+	var events []time.Duration
+	for range 30 {
+		t0 := time.Now()
+		call(b, "POST", n3.url+"/v1/hosts/"+hosts[0].HostID+"/ping", op, "", nil)
+		for {
+			ev := <-stream
+			if ev.event == "host.ping" {
+				break
+			}
+		}
+		events = append(events, time.Since(t0))
+	}
+	hook.waitDelivered(b, 30)
+
+	// Deliveries per second: pings queued while the receiver holds the
+	// first ones, then let go.
+	rate := func(n int) float64 {
+		hook.close()
+		start := hook.delivered()
+		for i := range n {
+			h := hosts[i%len(hosts)]
+			if code := call(b, "POST", n1.url+"/v1/hosts/"+h.HostID+"/ping", op, "", nil); code/100 != 2 {
+				b.Fatalf("ping: %d", code)
+			}
+		}
+		t0 := time.Now()
+		hook.open()
+		hook.waitDelivered(b, start+n)
+		return float64(n) / time.Since(t0).Seconds()
+	}
+	three := rate(1200)
+	n2.kill()
+	n3.kill()
+	one := rate(1200)
+
+	// A dead node's leased delivery: n2 and n3 again, the receiver holds
+	// a delivery; its node is killed; another node makes it.
+	n2.start()
+	n3.start()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var takeovers []time.Duration
+	for round := range 3 {
+		hook.close()
+		before := hook.attempts()
+		call(b, "POST", n1.url+"/v1/hosts/"+hosts[round].HostID+"/ping", op, "", nil)
+		hook.waitAttempts(b, before+1)
+		var owner string
+		if err := db.QueryRow(`SELECT lease_node FROM notifications WHERE state = 'pending' AND lease_until IS NOT NULL`).Scan(&owner); err != nil {
+			b.Fatal(err)
+		}
+		dead := map[string]*proc{"n1": n1, "n2": n2, "n3": n3}[owner]
+		dead.kill()
+		t0 := time.Now()
+		hook.waitAttempts(b, before+2)
+		takeovers = append(takeovers, time.Since(t0))
+		hook.open()
+		dead.start()
+	}
+	b.StopTimer()
+
+	slices.Sort(lists)
+	slices.Sort(events)
+	slices.Sort(takeovers)
+	b.ReportMetric(ms(lists[len(lists)/2]), "list-median-ms")
+	b.ReportMetric(ms(lists[len(lists)*95/100]), "list-p95-ms")
+	b.ReportMetric(ms(events[len(events)/2]), "event-median-ms")
+	b.ReportMetric(ms(events[len(events)*95/100]), "event-p95-ms")
+	b.ReportMetric(three, "webhooks/s-3-nodes")
+	b.ReportMetric(one, "webhooks/s-1-node")
+	b.ReportMetric(takeovers[len(takeovers)-1].Seconds(), "takeover-max-s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// gate is a webhook receiver that can hold deliveries until it opens.
+type gate struct {
+	addr string
+	mu   sync.Mutex
+	cond *sync.Cond
+	shut bool
+	ids  map[string]bool
+	n    int // attempts
+}
+
+func newGate(b *testing.B) *gate {
+	g := &gate{ids: map[string]bool{}}
+	g.cond = sync.NewCond(&g.mu)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.addr = ln.Addr().String()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		g.n++
+		g.cond.Broadcast()
+		for g.shut && r.Context().Err() == nil {
+			g.cond.Wait()
+		}
+		if r.Context().Err() == nil {
+			g.ids[r.Header.Get("webhook-id")] = true
+		}
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})}
+	go srv.Serve(ln)
+	// A held request whose client went away must wake its handler.
+	go func() {
+		for range time.Tick(100 * time.Millisecond) {
+			g.cond.Broadcast()
+		}
+	}()
+	b.Cleanup(func() {
+		g.open()
+		srv.Shutdown(context.Background())
+	})
+	return g
+}
+
+func (g *gate) close() { g.mu.Lock(); g.shut = true; g.mu.Unlock() }
+func (g *gate) open()  { g.mu.Lock(); g.shut = false; g.cond.Broadcast(); g.mu.Unlock() }
+func (g *gate) delivered() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.ids)
+}
+func (g *gate) attempts() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+func (g *gate) waitFor(b *testing.B, what string, ok func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !ok() {
+		if time.Now().After(deadline) {
+			b.Fatalf("receiver: no %s within 2 min (%d delivered, %d attempts)", what, len(g.ids), g.n)
+		}
+		g.cond.Wait()
+	}
+}
+
+func (g *gate) waitDelivered(b *testing.B, n int) {
+	g.waitFor(b, fmt.Sprint(n, " deliveries"), func() bool { return len(g.ids) >= n })
+}
+
+func (g *gate) waitAttempts(b *testing.B, n int) {
+	g.waitFor(b, fmt.Sprint(n, " attempts"), func() bool { return g.n >= n })
+}
+
+// openEventsB streams /v1/events from now on.
+func openEventsB(b *testing.B, base, token string) <-chan sseEvent {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("events: %v %v", err, resp)
+	}
+	out := make(chan sseEvent, 1024)
+	go func() {
+		defer resp.Body.Close()
+		buf := make([]byte, 64<<10)
+		var cur sseEvent
+		var line strings.Builder
+		for {
+			n, err := resp.Body.Read(buf)
+			for _, c := range buf[:n] {
+				if c != '\n' {
+					line.WriteByte(c)
+					continue
+				}
+				l := line.String()
+				line.Reset()
+				switch {
+				case strings.HasPrefix(l, "id: "):
+					cur.id = l[4:]
+				case strings.HasPrefix(l, "event: "):
+					cur.event = l[7:]
+				case strings.HasPrefix(l, "data: "):
+					cur.data = l[6:]
+				case l == "" && cur.id != "":
+					out <- cur
+					cur = sseEvent{}
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}

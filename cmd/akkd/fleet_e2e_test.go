@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"akk/persistence/storetest"
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// TestE2EFleet runs three nodes on one PostgreSQL database, each with its
+// own tmux server and a real agent: n1 and n2 a Claude Code pane, n3 a
+// Codex pane. One host registered once works on every node; the list
+// through any node shows every pane with its node; a Send through n1 to
+// n3's Codex completes with one webhook of each kind; n2's permission
+// prompt is answered through n3; a stream on n2 sees n3's Turn live and
+// resumes after a reconnect; n3 killed mid-Turn shows its rows unreachable
+// with no actions and refuses actions with 503 node_unreachable, typing
+// nothing, then started again completes the Turn with its callbacks once;
+// PostgreSQL restarted mid-Turn loses nothing; a call that claims to come
+// from a node but is not signed by one is refused.
+func TestE2EFleet(t *testing.T) {
+	claude, codex := newestClaudeAndCodex(t)
+	daemonBinary(t)
+	srv := storetest.StartServer(t)
+	url := srv.NewDatabase(t)
+	rec := newReceiver(t, "")
+
+	envs := []*agenttest.Env{agenttest.New(t, claude, agenttest.Options{}), agenttest.New(t, claude, agenttest.Options{}),
+		agenttest.New(t, codex, agenttest.Options{})}
+	for _, e := range envs {
+		e.StartReady()
+	}
+	nodes := make([]*proc, 3)
+	for i, e := range envs {
+		nodes[i] = startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_NODE=n"+string(rune('1'+i)),
+			"AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+
+	// Register once, on n1: the host and n1's operator token work on n2.
+	var host hostCreds
+	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+		t.Fatalf("register host: %d", code)
+	}
+	var nl struct {
+		Nodes []struct{ Name, State, Version string } `json:"nodes"`
+	}
+	if code := call(t, "GET", n2.url+"/v1/nodes", n1.token(), "", &nl); code != 200 || len(nl.Nodes) != 3 {
+		t.Fatalf("nodes through n2 with n1's operator token: %d %+v", code, nl)
+	}
+	for i, n := range nl.Nodes {
+		if n.Name != "n"+string(rune('1'+i)) || n.State != "live" {
+			t.Fatalf("nodes %+v", nl.Nodes)
+		}
+	}
+
+	// The list through any node: every pane, named by its node.
+	rows := make([]conversationRow, 3)
+	for i, e := range envs {
+		rows[i] = findRow(t, nodes[(i+1)%3].url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+		if want := "n" + string(rune('1'+i)); rows[i].Node != want || rows[i].NodeState != "live" {
+			t.Fatalf("row of %s: node %q %q, want %s live", e.ProjectDir, rows[i].Node, rows[i].NodeState, want)
+		}
+	}
+
+	// A stream on n2, open before the Send.
+	stream := openEvents(t, n2.url, host.Token, "")
+
+	// A Send through n1 to n3's Codex: one webhook of each kind.
+	text := "Say hello across the fleet"
+	var s sendAnswer
+	if code := call(t, "POST", n1.url+"/v1/turns", host.Token, `{"terminal_id":"`+rows[2].Terminal.TerminalID+`","request":"`+text+`"}`, &s); code != 202 {
+		t.Fatalf("send through n1 to n3: %d %+v", code, s)
+	}
+	done := rec.waitTurn(t, s.TurnID, "turn.completed", 90*time.Second)
+	if got, want := done.Data["final_message"], fakemodel.DefaultReply(text); got != want {
+		t.Fatalf("final message %q, want %q", got, want)
+	}
+	if types, _ := rec.forTurn(t, s.TurnID); strings.Join(types, ",") != "turn.accepted,turn.completed" {
+		t.Fatalf("webhooks %v", types)
+	}
+	if n := userRequests(envs[2].Model, text); n != 1 {
+		t.Fatalf("the request reached n3's model %d times", n)
+	}
+	var st struct {
+		State string `json:"state"`
+	}
+	if code := call(t, "GET", n2.url+"/v1/turns/"+s.TurnID, host.Token, "", &st); code != 200 || st.State != "completed" {
+		t.Fatalf("the Turn through n2: %d %+v", code, st)
+	}
+	// n2's stream saw it live; a reconnect after turn.accepted resumes.
+	accepted := stream.until(t, s.TurnID, "turn.accepted")
+	stream.until(t, s.TurnID, "turn.completed")
+	stream.close()
+	again := openEvents(t, n2.url, host.Token, accepted.id)
+	first := again.next(t)
+	if eventID(t, first.id) <= eventID(t, accepted.id) {
+		t.Fatalf("resumed after %s at %s", accepted.id, first.id)
+	}
+	if first.event != "turn.completed" || !strings.Contains(first.data, s.TurnID) {
+		again.until(t, s.TurnID, "turn.completed")
+	}
+	again.close()
+
+	// n2's permission prompt, answered through n3.
+	var a sendAnswer
+	if code := call(t, "POST", n3.url+"/v1/turns", host.Token, `{"terminal_id":"`+rows[1].Terminal.TerminalID+
+		`","request":"[[akk:bash cmd=\"touch akk-fleet && echo akk-fleet-$((40+2))\"]] run the check"}`, &a); code != 202 {
+		t.Fatalf("send through n3 to n2: %d %+v", code, a)
+	}
+	rec.waitTurn(t, a.TurnID, "turn.approval_required", 60*time.Second)
+	var as approvalStatus
+	if code := call(t, "GET", n3.url+"/v1/turns/"+a.TurnID, host.Token, "", &as); code != 200 || as.Approval == nil ||
+		strings.Join(as.Approval.Decisions, ",") != "approve_once,reject" {
+		t.Fatalf("approval status through n3: %d %+v", code, as)
+	}
+	var ar sendAnswer
+	if code := call(t, "POST", n3.url+"/v1/turns/"+a.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, &ar); code != 200 || ar.Outcome != "done" {
+		t.Fatalf("approve through n3: %d %+v", code, ar)
+	}
+	rec.waitTurn(t, a.TurnID, "turn.completed", 60*time.Second)
+	if n := toolResultsWith(envs[1], "akk-fleet-42"); n != 1 {
+		t.Fatalf("the approved command's output reached n2's model %d times", n)
+	}
+
+	// A call that names a node but is not signed with the fleet's key.
+	req, _ := http.NewRequest("GET", n2.url+"/v1/conversations", nil)
+	req.Header.Set("AKK-Node", "n1")
+	req.Header.Set("AKK-Node-Principal", "operator")
+	req.Header.Set("AKK-Node-Time", "0")
+	req.Header.Set("AKK-Node-Signature", strings.Repeat("0", 64))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("an unsigned node call: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+
+	// kill -9 n3 mid-Turn: its rows unreachable, actions refused, nothing
+	// typed; started again, it completes the Turn, callbacks once.
+	findRow(t, n1.url, host.Token, envs[2].ProjectDir, 30*time.Second, hasSend)
+	slow := "[[akk:slow secs=6]] a slow task on n3"
+	k := sendAccepted(t, n1.url, host.Token, rows[2].Terminal.TerminalID, slow, rec)
+	n3.kill()
+	gone := findRow(t, n1.url, host.Token, envs[2].ProjectDir, 20*time.Second, func(c conversationRow) bool {
+		return c.NodeState == "unreachable"
+	})
+	if gone.Node != "n3" || len(gone.AvailableActions) != 0 {
+		t.Fatalf("n3's row while it is dead: %+v", gone)
+	}
+	refused := "A task for a dead node"
+	var p sendAnswer
+	if code := call(t, "POST", n1.url+"/v1/turns", host.Token, `{"terminal_id":"`+rows[2].Terminal.TerminalID+`","request":"`+refused+`"}`, &p); code != 503 || p.Code != "node_unreachable" {
+		t.Fatalf("send to a dead node: %d %+v", code, p)
+	}
+	if code := call(t, "POST", n2.url+"/v1/turns/"+k.TurnID+"/cancel", host.Token, `{}`, &p); code != 503 || p.Code != "node_unreachable" {
+		t.Fatalf("cancel on a dead node: %d %+v", code, p)
+	}
+	// Its heartbeat stops: the node list says so within 15 s.
+	for deadline := time.Now().Add(agenttest.Patient(15 * time.Second)); ; {
+		if code := call(t, "GET", n1.url+"/v1/nodes", n1.token(), "", &nl); code == 200 && nl.Nodes[2].State == "unreachable" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("nodes with n3 dead: %d %+v", code, nl)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n3.start()
+	rec.waitTurn(t, k.TurnID, "turn.completed", 90*time.Second)
+	if n := rec.count(t, k.TurnID, "turn.completed"); n != 1 {
+		t.Fatalf("turn.completed arrived %d times", n)
+	}
+	if userRequests(envs[2].Model, slow) != 1 || userRequests(envs[2].Model, refused) != 0 {
+		t.Fatalf("n3's model saw the slow task %d times, the refused one %d", userRequests(envs[2].Model, slow), userRequests(envs[2].Model, refused))
+	}
+
+	// PostgreSQL restarted mid-Turn (n1's pane, sent through n2).
+	findRow(t, n2.url, host.Token, envs[0].ProjectDir, 30*time.Second, hasSend)
+	slow = "[[akk:slow secs=4]] a slow task while the store restarts"
+	r := sendAccepted(t, n2.url, host.Token, rows[0].Terminal.TerminalID, slow, rec)
+	srv.Stop()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitTurn(t, r.TurnID, "turn.completed", 90*time.Second)
+	if n := rec.count(t, r.TurnID, "turn.completed"); n != 1 {
+		t.Fatalf("turn.completed arrived %d times after the store restarted", n)
+	}
+	for i, e := range envs {
+		row := findRow(t, nodes[i].url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool { return c.NodeState == "live" })
+		if row.Node != "n"+string(rune('1'+i)) {
+			t.Fatalf("after the store restarted: %+v", row)
+		}
+	}
+	for _, dl := range rec.deliveries() {
+		verify(t, host.WebhookSecret, dl)
+	}
+}
+
+// eventStream reads one SSE stream as it comes.
+type eventStream struct {
+	cancel context.CancelFunc
+	events chan sseEvent
+}
+
+func openEvents(t *testing.T, base, token, lastID string) *eventStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		cancel()
+		t.Fatalf("events: %v %v", err, resp)
+	}
+	s := &eventStream{cancel: cancel, events: make(chan sseEvent, 1024)}
+	go func() {
+		defer resp.Body.Close()
+		defer close(s.events)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		var cur sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				cur.id = line[4:]
+			case strings.HasPrefix(line, "event: "):
+				cur.event = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				cur.data = line[6:]
+			case line == "" && cur.id != "":
+				s.events <- cur
+				cur = sseEvent{}
+			}
+		}
+	}()
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *eventStream) close() { s.cancel() }
+
+func (s *eventStream) next(t *testing.T) sseEvent {
+	t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			t.Fatal("the event stream ended")
+		}
+		return ev
+	case <-time.After(agenttest.Patient(60 * time.Second)):
+		t.Fatal("no event within a minute")
+	}
+	return sseEvent{}
+}
+
+// until reads until the event of this type about subject.
+func (s *eventStream) until(t *testing.T, subject, typ string) sseEvent {
+	t.Helper()
+	for {
+		ev := s.next(t)
+		if ev.event == typ && strings.Contains(ev.data, subject) {
+			return ev
+		}
+	}
+}
+
+func eventID(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatalf("event id %q: %v", id, err)
+	}
+	return n
+}

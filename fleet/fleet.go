@@ -1,0 +1,195 @@
+// Package fleet makes the daemons that share one PostgreSQL store one
+// service: each is a node that heartbeats in the store, lists only its own
+// panes and carries out what it owns; a call that names what another node
+// owns is forwarded to that node, signed with a key the store carries, and
+// the list of conversations is every live node's.
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+// Heartbeat is how often a node records that it lives; Snapshot how often
+// it records the conversations it sees (shown while it is unreachable,
+// and how the other nodes learn which node owns a conversation).
+const (
+	Heartbeat = 2 * time.Second
+	Snapshot  = 5 * time.Second
+)
+
+// Store is what the fleet needs of the store.
+type Store interface {
+	Heartbeat(ctx context.Context, n persistence.Node) error
+	Nodes(ctx context.Context) ([]persistence.Node, error)
+	OwnerOf(ctx context.Context, table, id string) (string, bool, error)
+}
+
+// Config is one node.
+type Config struct {
+	Store        Store
+	Name         string
+	AdvertiseURL string
+	Version      string
+	// OperatorTokenHash is this node's operator token's hash: the other
+	// nodes accept that token too.
+	OperatorTokenHash string
+	// Key signs and verifies calls between nodes (the store's fleet key).
+	Key    []byte
+	Client *http.Client
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Node is this daemon as a node of its fleet.
+type Node struct {
+	Config
+	// Local is the daemon's own HTTP handler (set once it is built): the
+	// node lists its own conversations through it for its snapshot.
+	Local http.Handler
+
+	started time.Time
+
+	mu     sync.Mutex
+	nodes  []persistence.Node // as last read
+	readAt time.Time
+	owners map[string]string // public id → node, from the lists this node merged
+}
+
+var _ handlers.Fleet = (*Node)(nil)
+
+// New returns the node; Run heartbeats it.
+func New(c Config) *Node {
+	if c.Client == nil {
+		c.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Node{Config: c, started: c.Now(), owners: map[string]string{}}
+}
+
+// Join records the node once, so that it is a node of the fleet before it
+// serves (its forwarded calls are verified against the node list).
+func (n *Node) Join(ctx context.Context) error {
+	return n.Store.Heartbeat(ctx, n.row(nil, nil))
+}
+
+func (n *Node) row(endpoints []string, conversations json.RawMessage) persistence.Node {
+	return persistence.Node{Name: n.Name, AdvertiseURL: n.AdvertiseURL, Version: n.Version, StartedAt: n.started,
+		LastSeen: n.Now(), OperatorTokenHash: n.OperatorTokenHash, Endpoints: endpoints, Conversations: conversations}
+}
+
+// Run heartbeats every Heartbeat and records the node's conversations
+// every Snapshot, until ctx ends. A store out of reach is tried again at
+// the next beat (the other nodes see this one unreachable meanwhile).
+func (n *Node) Run(ctx context.Context) {
+	beat := time.NewTicker(Heartbeat)
+	defer beat.Stop()
+	var lastSnap time.Time
+	for {
+		var eps []string
+		var convs json.RawMessage
+		if n.Local != nil && n.Now().Sub(lastSnap) >= Snapshot {
+			if rows, err := n.ownRows(ctx); err != nil {
+				n.Log.Debug("fleet snapshot", "err", err)
+			} else {
+				lastSnap = n.Now()
+				convs, _ = json.Marshal(rows)
+				eps = endpointsOf(rows)
+			}
+		}
+		if err := n.Store.Heartbeat(ctx, n.row(eps, convs)); err != nil && ctx.Err() == nil {
+			n.Log.Warn("fleet heartbeat", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-beat.C:
+		}
+	}
+}
+
+// ownRows lists this node's own conversations as the operator sees them.
+func (n *Node) ownRows(ctx context.Context) ([]map[string]any, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://localhost/v1/conversations", nil)
+	if err != nil {
+		return nil, err
+	}
+	n.sign(req, domain.Principal{Operator: true}, nil)
+	rec := httptest.NewRecorder()
+	n.Local.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("own list: %d %s", rec.Code, rec.Body.String())
+	}
+	var list conversationList
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+		return nil, err
+	}
+	return list.Conversations, nil
+}
+
+// Nodes implements handlers.Fleet.
+func (n *Node) Nodes(ctx context.Context) ([]handlers.FleetNode, error) {
+	nodes, err := n.readNodes(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]handlers.FleetNode, len(nodes))
+	for i, x := range nodes {
+		out[i] = handlers.FleetNode{Name: x.Name, AdvertiseURL: x.AdvertiseURL, Version: x.Version,
+			Live: n.live(x), LastSeen: x.LastSeen}
+	}
+	return out, nil
+}
+
+// live reports whether x heartbeat within persistence.NodeTimeout.
+func (n *Node) live(x persistence.Node) bool {
+	return x.Name == n.Name || n.Now().Sub(x.LastSeen) < persistence.NodeTimeout
+}
+
+// readNodes returns the node list, read again when older than a second
+// (or when fresh is set).
+func (n *Node) readNodes(ctx context.Context, fresh bool) ([]persistence.Node, error) {
+	n.mu.Lock()
+	if !fresh && n.nodes != nil && n.Now().Sub(n.readAt) < time.Second {
+		defer n.mu.Unlock()
+		return n.nodes, nil
+	}
+	n.mu.Unlock()
+	nodes, err := n.Store.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	n.nodes, n.readAt = nodes, n.Now()
+	n.mu.Unlock()
+	return nodes, nil
+}
+
+// node returns the named node as last read.
+func (n *Node) node(ctx context.Context, name string) (persistence.Node, bool, error) {
+	nodes, err := n.readNodes(ctx, false)
+	if err != nil {
+		return persistence.Node{}, false, err
+	}
+	for _, x := range nodes {
+		if x.Name == name {
+			return x, true, nil
+		}
+	}
+	return persistence.Node{}, false, nil
+}

@@ -1,0 +1,473 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"akk/domain"
+	"akk/handlers"
+	"akk/persistence"
+)
+
+// The headers of a call one node forwards to another. The signature
+// covers the caller node, the method, the path and query, the time, the
+// principal, the caller's AKK-Conversation and the body.
+const (
+	headerNode      = "AKK-Node"
+	headerTime      = "AKK-Node-Time"
+	headerPrincipal = "AKK-Node-Principal"
+	headerSignature = "AKK-Node-Signature"
+	headerConv      = "AKK-Conversation"
+	// clockSkew bounds how far a forwarded call's time may be from the
+	// receiver's (a captured call cannot be replayed later).
+	clockSkew = 30 * time.Second
+	// listWait bounds how long a list waits for another node's rows.
+	listWait = 5 * time.Second
+)
+
+func (n *Node) mac(node, method, uri, at, principal, conv string, body []byte) string {
+	sum := sha256.Sum256(body)
+	m := hmac.New(sha256.New, n.Key)
+	for _, part := range []string{node, method, uri, at, principal, conv, hex.EncodeToString(sum[:])} {
+		m.Write([]byte(part))
+		m.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func principalText(p domain.Principal) string {
+	if p.Operator {
+		return "operator"
+	}
+	return "host:" + p.HostID
+}
+
+// sign makes req a call of this node on behalf of p; body is req's body.
+func (n *Node) sign(req *http.Request, p domain.Principal, body []byte) {
+	at := strconv.FormatInt(n.Now().Unix(), 10)
+	pt := principalText(p)
+	req.Header.Del("Authorization")
+	req.Header.Del("Cookie")
+	req.Header.Set(headerNode, n.Name)
+	req.Header.Set(headerTime, at)
+	req.Header.Set(headerPrincipal, pt)
+	if p.Conversation != "" {
+		req.Header.Set(headerConv, p.Conversation)
+	} else {
+		req.Header.Del(headerConv)
+	}
+	req.Header.Set(headerSignature, n.mac(n.Name, req.Method, req.URL.RequestURI(), at, pt, p.Conversation, body))
+}
+
+// Verify implements handlers.Fleet: a call signed with the fleet's key by
+// a node of the fleet, made within clockSkew of now.
+func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
+	refused := domain.E(domain.CodeUnauthorized, "this call is not signed by a node of this fleet")
+	body, err := readBody(r)
+	if err != nil {
+		return domain.Principal{}, refused
+	}
+	name := r.Header.Get(headerNode)
+	if _, ok, err := n.node(r.Context(), name); err != nil {
+		return domain.Principal{}, err
+	} else if !ok {
+		// A node that joined since the list was read.
+		if _, err := n.readNodes(r.Context(), true); err != nil {
+			return domain.Principal{}, err
+		}
+		if _, ok, _ := n.node(r.Context(), name); !ok {
+			return domain.Principal{}, refused
+		}
+	}
+	at := r.Header.Get(headerTime)
+	secs, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return domain.Principal{}, refused
+	}
+	if d := n.Now().Sub(time.Unix(secs, 0)); d > clockSkew || d < -clockSkew {
+		return domain.Principal{}, refused
+	}
+	pt, conv := r.Header.Get(headerPrincipal), r.Header.Get(headerConv)
+	want := n.mac(name, r.Method, r.URL.RequestURI(), at, pt, conv, body)
+	if !hmac.Equal([]byte(want), []byte(r.Header.Get(headerSignature))) {
+		return domain.Principal{}, refused
+	}
+	p := domain.Principal{Conversation: conv}
+	switch {
+	case pt == "operator":
+		p.Operator = true
+	case strings.HasPrefix(pt, "host:") && len(pt) > len("host:"):
+		p.HostID = strings.TrimPrefix(pt, "host:")
+	default:
+		return domain.Principal{}, refused
+	}
+	return p, nil
+}
+
+// readBody reads r's body (already read whole and bounded by the HTTP
+// layer) and puts it back for the handlers behind.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return b, err
+}
+
+// Serve implements handlers.Fleet.
+func (n *Node) Serve(w http.ResponseWriter, r *http.Request, p domain.Principal, next http.Handler) bool {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/conversations" {
+		n.list(w, r, p, next)
+		return true
+	}
+	owner, err := n.ownerOf(r)
+	if err != nil {
+		handlers.WriteProblem(w, r, err)
+		return true
+	}
+	if owner == "" || owner == n.Name {
+		return false
+	}
+	n.forward(w, r, p, owner)
+	return true
+}
+
+// ownerOf names the node that owns what r names ("" when r is not about
+// one conversation, terminal, Turn or Watch, or when no node is known to
+// own it: then this node answers, as a daemon on its own would).
+func (n *Node) ownerOf(r *http.Request) (string, error) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if len(parts) < 2 || parts[0] != "v1" {
+		return "", nil
+	}
+	ctx := r.Context()
+	switch {
+	case len(parts) >= 3 && (parts[1] == "conversations" || parts[1] == "terminals"):
+		return n.endpointOwner(ctx, parts[2])
+	case len(parts) >= 3 && parts[1] == "turns":
+		if len(parts) == 4 && parts[3] == "events" {
+			return "", nil // the record's events: the store has them all
+		}
+		return n.recordOwner(ctx, "turns", parts[2])
+	case len(parts) >= 3 && parts[1] == "watches":
+		return n.recordOwner(ctx, "watches", parts[2])
+	case len(parts) == 2 && r.Method == http.MethodPost && (parts[1] == "turns" || parts[1] == "watches"):
+		body, err := readBody(r)
+		if err != nil {
+			return "", nil
+		}
+		var target struct {
+			TerminalID     string `json:"terminal_id"`
+			ConversationID string `json:"conversation_id"`
+			SessionID      string `json:"session_id"`
+		}
+		if json.Unmarshal(body, &target) != nil {
+			return "", nil // the handlers say what is wrong with it
+		}
+		switch {
+		case target.TerminalID != "":
+			return n.endpointOwner(ctx, target.TerminalID)
+		case target.ConversationID != "":
+			return n.endpointOwner(ctx, target.ConversationID)
+		case target.SessionID != "":
+			term, ok, err := n.Store.OwnerOf(ctx, "sessions", target.SessionID)
+			if err != nil || !ok {
+				return "", err
+			}
+			return n.endpointOwner(ctx, term)
+		}
+	}
+	return "", nil
+}
+
+func (n *Node) recordOwner(ctx context.Context, table, id string) (string, error) {
+	owner, _, err := n.Store.OwnerOf(ctx, table, id)
+	return owner, err
+}
+
+// endpointOwner is the node that sees the conversation or terminal id:
+// from the lists this node merged, else from the nodes' snapshots.
+func (n *Node) endpointOwner(ctx context.Context, id string) (string, error) {
+	n.mu.Lock()
+	owner, ok := n.owners[id]
+	n.mu.Unlock()
+	if ok {
+		return owner, nil
+	}
+	nodes, err := n.readNodes(ctx, false)
+	if err != nil {
+		return "", err
+	}
+	for _, x := range nodes {
+		for _, e := range x.Endpoints {
+			if e == id {
+				return x.Name, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// forward carries r out on the node named owner and answers with its
+// answer. A node that is not live is 503 node_unreachable before anything
+// is sent; one that stops answering once the call reached it may have
+// carried it out: the problem then says do_not_retry.
+func (n *Node) forward(w http.ResponseWriter, r *http.Request, p domain.Principal, owner string) {
+	x, ok, err := n.node(r.Context(), owner)
+	if err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
+	}
+	if !ok || !n.live(x) {
+		handlers.WriteProblem(w, r, domain.E(domain.CodeNodeUnreachable,
+			"the node "+owner+" that owns this does not answer (no heartbeat): nothing was sent; try again once it is back"))
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
+	}
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(x.AdvertiseURL, "/")+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
+	}
+	for _, h := range []string{"Content-Type", "Accept", "Idempotency-Key", "Last-Event-ID"} {
+		if v := r.Header.Get(h); v != "" {
+			req.Header.Set(h, v)
+		}
+	}
+	n.sign(req, p, body)
+	resp, err := n.Client.Do(req)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "dial" {
+			handlers.WriteProblem(w, r, domain.E(domain.CodeNodeUnreachable,
+				"the node "+owner+" that owns this cannot be reached: nothing was sent; try again once it is back"))
+			return
+		}
+		uncertain(w, r, owner)
+		return
+	}
+	defer resp.Body.Close()
+	for k, vs := range resp.Header {
+		if k == "Content-Length" || k == "Connection" || k == "Transfer-Encoding" {
+			continue
+		}
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	flusher, _ := w.(http.Flusher)
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := resp.Body.Read(buf)
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// uncertain answers a forwarded call whose node stopped answering after
+// the call reached it: it may have been carried out.
+func uncertain(w http.ResponseWriter, r *http.Request, owner string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	json.NewEncoder(w).Encode(map[string]any{
+		"type": "about:blank", "title": "Service Unavailable", "status": http.StatusServiceUnavailable,
+		"code":     string(domain.CodeNodeUnreachable),
+		"detail":   "the node " + owner + " stopped answering after the call reached it: it may have been carried out; do not retry it, look at the Turns and conversations once the node is back",
+		"instance": r.URL.Path, "do_not_retry": true,
+	})
+}
+
+type conversationList struct {
+	Conversations []map[string]any `json:"conversations"`
+	Unavailable   []map[string]any `json:"unavailable_managed_turns"`
+}
+
+// list answers GET /v1/conversations with every live node's rows (asked
+// now, as the caller) and every unreachable node's last known rows,
+// without actions.
+func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, next http.Handler) {
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		return
+	}
+	var own conversationList
+	if err := json.Unmarshal(rec.Body.Bytes(), &own); err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
+	}
+	nodes, err := n.readNodes(r.Context(), false)
+	if err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
+	}
+	type answer struct {
+		node persistence.Node
+		list *conversationList
+	}
+	answers := make([]answer, 0, len(nodes))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, x := range nodes {
+		if x.Name == n.Name {
+			continue
+		}
+		if !n.live(x) {
+			answers = append(answers, answer{node: x})
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := n.remoteList(r.Context(), x.AdvertiseURL, p)
+			if err != nil {
+				n.Log.Debug("fleet list", "node", x.Name, "err", err)
+			}
+			mu.Lock()
+			answers = append(answers, answer{node: x, list: l})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	sort.Slice(answers, func(i, j int) bool { return answers[i].node.Name < answers[j].node.Name })
+
+	out := conversationList{Conversations: []map[string]any{}, Unavailable: []map[string]any{}}
+	owners := map[string]string{}
+	add := func(node string, rows []map[string]any, live bool) {
+		for _, row := range rows {
+			row["node"] = node
+			if live {
+				row["node_state"] = "live"
+				for _, id := range endpointsOf([]map[string]any{row}) {
+					owners[id] = node
+				}
+			} else {
+				row["node_state"] = "unreachable"
+				row["available_actions"] = []any{}
+				row["watches"] = []any{}
+				delete(row, "session_id")
+				delete(row, "approval")
+			}
+			out.Conversations = append(out.Conversations, row)
+		}
+	}
+	add(n.Name, own.Conversations, true)
+	// A Turn is unavailable fleet-wide when no live node sees its pane:
+	// every node that answered lists it.
+	seen := map[string]int{}
+	first := map[string]map[string]any{}
+	count := func(l []map[string]any) {
+		for _, t := range l {
+			id, _ := t["turn_id"].(string)
+			if seen[id] == 0 {
+				first[id] = t
+			}
+			seen[id]++
+		}
+	}
+	count(own.Unavailable)
+	answered := 1
+	for _, a := range answers {
+		if a.list != nil {
+			add(a.node.Name, a.list.Conversations, true)
+			count(a.list.Unavailable)
+			answered++
+			continue
+		}
+		var rows []map[string]any
+		_ = json.Unmarshal(a.node.Conversations, &rows)
+		add(a.node.Name, rows, false)
+	}
+	for _, t := range own.Unavailable {
+		if id, _ := t["turn_id"].(string); seen[id] == answered {
+			out.Unavailable = append(out.Unavailable, first[id])
+		}
+	}
+	n.mu.Lock()
+	for id, node := range owners {
+		n.owners[id] = node
+	}
+	n.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(out)
+}
+
+// remoteList asks the node at base for its own rows, as p.
+func (n *Node) remoteList(ctx context.Context, base string, p domain.Principal) (*conversationList, error) {
+	ctx, cancel := context.WithTimeout(ctx, listWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/conversations", nil)
+	if err != nil {
+		return nil, err
+	}
+	n.sign(req, p, nil)
+	resp, err := n.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New("answered " + resp.Status)
+	}
+	var l conversationList
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&l); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// endpointsOf are the public ids rows answer to: conversation ids,
+// terminal ids and a backend thread's cx_ id.
+func endpointsOf(rows []map[string]any) []string {
+	var out []string
+	for _, row := range rows {
+		if id, _ := row["conversation_id"].(string); id != "" {
+			out = append(out, id)
+		}
+		if t, _ := row["terminal"].(map[string]any); t != nil {
+			if id, _ := t["terminal_id"].(string); id != "" {
+				out = append(out, id)
+			}
+		}
+		if b, _ := row["backend"].(map[string]any); b != nil {
+			if id, _ := b["native_thread_id"].(string); id != "" {
+				out = append(out, "cx_"+id)
+			}
+		}
+	}
+	return out
+}

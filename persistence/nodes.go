@@ -1,0 +1,211 @@
+package persistence
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Node is one daemon of a fleet, as its heartbeat last recorded it.
+type Node struct {
+	Name         string
+	AdvertiseURL string
+	Version      string
+	StartedAt    time.Time
+	LastSeen     time.Time
+	// OperatorTokenHash is the hash of the node's operator token.
+	OperatorTokenHash string
+	// Endpoints are the public ids (conversations, terminals) the node saw
+	// at its last look; Conversations its rows then (JSON, operator view).
+	Endpoints     []string
+	Conversations json.RawMessage
+}
+
+// NodeName is the fleet node this store was opened as (” on its own).
+func (s *Store) NodeName() string { return s.node }
+
+// Fleet reports whether the store is shared by a fleet (PostgreSQL).
+func (s *Store) Fleet() bool { return s.d == postgresSQL }
+
+// Heartbeat records n (this node) as seen now; endpoints and
+// conversations only when n.Conversations is set.
+func (s *Store) Heartbeat(ctx context.Context, n Node) error {
+	t, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback()
+	eps, _ := json.Marshal(append([]string{}, n.Endpoints...))
+	if _, err := t.ExecContext(ctx, `INSERT INTO nodes(name, advertise_url, version, started_at, last_seen, operator_token_hash)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET advertise_url = excluded.advertise_url,
+		version = excluded.version, started_at = excluded.started_at, last_seen = excluded.last_seen,
+		operator_token_hash = excluded.operator_token_hash`,
+		n.Name, n.AdvertiseURL, n.Version, ts(n.StartedAt), ts(n.LastSeen), n.OperatorTokenHash); err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	if n.Conversations != nil {
+		if _, err := t.ExecContext(ctx, `UPDATE nodes SET endpoints = ?, conversations = ? WHERE name = ?`,
+			string(eps), string(n.Conversations), n.Name); err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+	}
+	return t.Commit()
+}
+
+// Nodes lists the fleet's nodes by name.
+func (s *Store) Nodes(ctx context.Context) ([]Node, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT name, advertise_url, version, started_at, last_seen, operator_token_hash,
+		endpoints, conversations FROM nodes ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	defer rows.Close()
+	var out []Node
+	for rows.Next() {
+		var n Node
+		var started, seen sql.NullString
+		var eps, convs string
+		if err := rows.Scan(&n.Name, &n.AdvertiseURL, &n.Version, &started, &seen, &n.OperatorTokenHash, &eps, &convs); err != nil {
+			return nil, fmt.Errorf("list nodes: %w", s.d.classify(err))
+		}
+		n.StartedAt, n.LastSeen = parseTS(started), parseTS(seen)
+		_ = json.Unmarshal([]byte(eps), &n.Endpoints)
+		n.Conversations = json.RawMessage(convs)
+		out = append(out, n)
+	}
+	return out, s.d.classify(rows.Err())
+}
+
+// OperatorTokenKnown implements domain.Store: hash is a node's operator
+// token hash.
+func (s *Store) OperatorTokenKnown(ctx context.Context, hash string) (bool, error) {
+	if s.d != postgresSQL || hash == "" {
+		return false, nil
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM nodes WHERE operator_token_hash = ?`, hash).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
+}
+
+// OwnerOf returns the node that owns the Turn or Watch id (by its table),
+// and whether there is such a record.
+func (s *Store) OwnerOf(ctx context.Context, table, id string) (string, bool, error) {
+	var q string
+	switch table {
+	case "turns":
+		q = `SELECT node FROM turns WHERE turn_id = ?`
+	case "watches":
+		q = `SELECT node FROM watches WHERE watch_id = ?`
+	case "sessions":
+		q = `SELECT terminal_id FROM sessions WHERE session_id = ?`
+	default:
+		return "", false, fmt.Errorf("owner of %s: no such table", table)
+	}
+	var node string
+	err := s.r.QueryRowContext(ctx, q, id).Scan(&node)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return node, true, nil
+}
+
+// FleetKey returns the key nodes sign their calls to each other with: made
+// by the first node, kept in the database (nothing to copy by hand).
+func (s *Store) FleetKey(ctx context.Context) ([]byte, error) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	t, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Rollback()
+	if _, err := t.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES ('fleet_key', ?) ON CONFLICT (key) DO NOTHING`,
+		hex.EncodeToString(b)); err != nil {
+		return nil, fmt.Errorf("fleet key: %w", err)
+	}
+	var v string
+	if err := t.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'fleet_key'`).Scan(&v); err != nil {
+		return nil, fmt.Errorf("fleet key: %w", err)
+	}
+	if err := t.Commit(); err != nil {
+		return nil, err
+	}
+	return hex.DecodeString(v)
+}
+
+// notifyChannel is the PostgreSQL channel a commit that appended events or
+// touched the outbox notifies, so every node's streams and dispatcher wake.
+const notifyChannel = "akk_changes"
+
+// announce tells the fleet, inside t (so only once it commits), what t
+// changed. SQLite has no one else to tell.
+func (s *Store) announce(ctx context.Context, t *tx) error {
+	if s.d != postgresSQL || (t.change.LastEventID == 0 && !t.change.Notifications) {
+		return nil
+	}
+	payload := strconv.FormatInt(t.change.LastEventID, 10)
+	if t.change.Notifications {
+		payload += " outbox"
+	}
+	_, err := t.tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, notifyChannel, payload)
+	return err
+}
+
+// Listen calls fn for each change another node (or this one) committed,
+// until ctx ends; after a lost connection it calls fn once with every
+// field set (something may have been missed) and listens again.
+func (s *Store) Listen(ctx context.Context, fn func(Change)) {
+	if s.d != postgresSQL {
+		return
+	}
+	for ctx.Err() == nil {
+		err := s.listenOnce(ctx, fn)
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Debug("listen for fleet changes", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Store) listenOnce(ctx context.Context, fn func(Change)) error {
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	fn(Change{LastEventID: -1, Notifications: true}) // what happened while not listening
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		var c Change
+		id, rest, _ := strings.Cut(n.Payload, " ")
+		c.LastEventID, _ = strconv.ParseInt(id, 10, 64)
+		c.Notifications = rest == "outbox"
+		fn(c)
+	}
+}
