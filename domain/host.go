@@ -174,6 +174,10 @@ func (s *Service) OnHostRevoked(f func(hostID string)) {
 	s.revoked = append(s.revoked, f)
 }
 
+// HostRevokedElsewhere ends what a host's old credential holds open here
+// after another node of the fleet rotated its token or deleted it.
+func (s *Service) HostRevokedElsewhere(hostID string) { s.hostRevoked(hostID) }
+
 func (s *Service) hostRevoked(hostID string) {
 	s.revokedMu.Lock()
 	fs := append([]func(string){}, s.revoked...)

@@ -161,6 +161,7 @@ func (t *tx) UpdateHostToken(ctx context.Context, id string, rev int64, tokenHas
 	if n, _ := res.RowsAffected(); n != 1 {
 		return domain.ErrRevisionConflict
 	}
+	t.change.Revoked = append(t.change.Revoked, id)
 	return nil
 }
 
@@ -180,6 +181,7 @@ func (t *tx) RemoveHost(ctx context.Context, id string, at time.Time) error {
 		return fmt.Errorf("end the removed host's notifications: %w", err)
 	}
 	t.change.Notifications = true
+	t.change.Revoked = append(t.change.Revoked, id)
 	return nil
 }
 

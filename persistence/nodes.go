@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,15 +153,21 @@ const notifyChannel = "akk_changes"
 // announce tells the fleet, inside t (so only once it commits), what t
 // changed. SQLite has no one else to tell.
 func (s *Store) announce(ctx context.Context, t *tx) error {
-	if s.d != postgresSQL || (t.change.LastEventID == 0 && !t.change.Notifications) {
+	c := t.change
+	if s.d != postgresSQL || (c.LastEventID == 0 && !c.Notifications && len(c.Revoked) == 0) {
 		return nil
 	}
-	payload := strconv.FormatInt(t.change.LastEventID, 10)
-	if t.change.Notifications {
-		payload += " outbox"
-	}
-	_, err := t.tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, notifyChannel, payload)
+	payload, _ := json.Marshal(announcement{Node: s.node, Event: c.LastEventID, Outbox: c.Notifications, Revoked: c.Revoked})
+	_, err := t.tx.ExecContext(ctx, `SELECT pg_notify(?, ?)`, notifyChannel, string(payload))
 	return err
+}
+
+// announcement is a NOTIFY's payload.
+type announcement struct {
+	Node    string   `json:"n"`
+	Event   int64    `json:"e,omitempty"`
+	Outbox  bool     `json:"o,omitempty"`
+	Revoked []string `json:"r,omitempty"`
 }
 
 // Listen calls fn for each change another node (or this one) committed,
@@ -202,10 +206,14 @@ func (s *Store) listenOnce(ctx context.Context, fn func(Change)) error {
 		if err != nil {
 			return err
 		}
-		var c Change
-		id, rest, _ := strings.Cut(n.Payload, " ")
-		c.LastEventID, _ = strconv.ParseInt(id, 10, 64)
-		c.Notifications = rest == "outbox"
+		var a announcement
+		if json.Unmarshal([]byte(n.Payload), &a) != nil {
+			continue
+		}
+		c := Change{LastEventID: a.Event, Notifications: a.Outbox}
+		if a.Node != s.node {
+			c.Revoked = a.Revoked
+		}
 		fn(c)
 	}
 }

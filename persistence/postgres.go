@@ -78,7 +78,27 @@ func OpenPostgresNode(ctx context.Context, url, node string) (*Store, error) {
 	}
 	s.held.started = true
 	go s.held.keep(pool)
+	if err := s.adoptOwnerless(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// adoptOwnerless makes the Turns and Watches a daemon wrote before it was a
+// node of a fleet (node '') this node's, so that they are monitored again.
+func (s *Store) adoptOwnerless(ctx context.Context) error {
+	t, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback()
+	for _, table := range []string{"turns", "watches"} {
+		if _, err := t.ExecContext(ctx, `UPDATE `+table+` SET node = ? WHERE node = ''`, s.node); err != nil {
+			return fmt.Errorf("adopt %s: %w", table, err)
+		}
+	}
+	return t.Commit()
 }
 
 // take takes daemonLock in a session of its own.

@@ -66,6 +66,10 @@ type Store struct {
 type Change struct {
 	LastEventID   int64 // 0 when no event was appended
 	Notifications bool  // outbox rows were added or rescheduled
+	// Revoked are hosts whose token was rotated or that were removed
+	// (told only to the other nodes of a fleet: this one ended their
+	// credentials' streams and sessions itself).
+	Revoked []string
 }
 
 // Open opens (creating if needed) the database at path and migrates it.

@@ -250,6 +250,22 @@ func openEvents(t *testing.T, base, token, lastID string) *eventStream {
 
 func (s *eventStream) close() { s.cancel() }
 
+// ended waits until the server ends the stream.
+func (s *eventStream) ended(t *testing.T) {
+	t.Helper()
+	timeout := time.After(agenttest.Patient(30 * time.Second))
+	for {
+		select {
+		case _, ok := <-s.events:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the event stream is still open")
+		}
+	}
+}
+
 func (s *eventStream) next(t *testing.T) sseEvent {
 	t.Helper()
 	select {

@@ -9,7 +9,8 @@ import (
 
 // Two nodes on one database, no agents: a host registered on one works on
 // the other, an event stored through one reaches a stream on the other
-// live, its webhook is delivered once, and a node list names both.
+// live, its webhook is delivered once; a token rotated on one ends the
+// host's stream on the other.
 func TestFleetEventsReachEveryNode(t *testing.T) {
 	url := storetest.NewDatabase(t)
 	rec := newReceiver(t, "")
@@ -29,5 +30,13 @@ func TestFleetEventsReachEveryNode(t *testing.T) {
 	}
 	if got := rec.wait(t, 1); len(got) != 1 {
 		t.Fatalf("deliveries %d", len(got))
+	}
+	// The host's token rotated on n1: its stream on n2 ends at once.
+	if code := call(t, "POST", n1.url+"/v1/hosts/"+host.HostID+"/rotate-token", n1.token(), "", nil); code != 200 {
+		t.Fatalf("rotate: %d", code)
+	}
+	stream.ended(t)
+	if code := call(t, "GET", n2.url+"/v1/turns", host.Token, "", nil); code != 401 {
+		t.Fatalf("the old token on n2: %d", code)
 	}
 }

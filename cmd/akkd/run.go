@@ -445,6 +445,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 				if c.Notifications {
 					disp.Wake()
 				}
+				for _, id := range c.Revoked {
+					svc.HostRevokedElsewhere(id)
+				}
 			})
 		}()
 	}
