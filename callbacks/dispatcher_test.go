@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -281,5 +282,62 @@ func TestDeliveryOutcomeStoredOnceTheStoreIsBack(t *testing.T) {
 	}
 	if got := len(rec.wait(t, 1)); got != 1 {
 		t.Fatalf("%d deliveries", got)
+	}
+}
+
+// BenchmarkDispatcher is one dispatcher delivering a backlog of 1,200
+// pings of 24 hosts to a local receiver that answers at once, on each
+// engine: deliveries per second.
+func BenchmarkDispatcher(b *testing.B) {
+	for _, engine := range storetest.Engines {
+		b.Run(engine, func(b *testing.B) {
+			store := storetest.OpenOn(b, engine)
+			svc := domain.NewService(store, quartz.NewReal(), randomIDs{}, nil)
+			var mu sync.Mutex
+			got := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got++
+				mu.Unlock()
+				w.WriteHeader(204)
+			}))
+			defer srv.Close()
+			var hosts []string
+			for i := range 24 {
+				c, err := svc.RegisterHost(operator, domain.NewHost{Name: "h" + string(rune('a'+i)), WebhookURL: srv.URL + "/h"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				hosts = append(hosts, c.Host.ID)
+			}
+			for i := range 1200 {
+				if _, err := svc.PingHost(operator, hosts[i%24]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			mu.Lock()
+			got = 0
+			mu.Unlock()
+			b.ResetTimer()
+			d := &callbacks.Dispatcher{Store: store, Clock: quartz.NewReal(), Policy: domain.DefaultRetryPolicy(),
+				Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { d.Run(ctx); close(done) }()
+			t0 := time.Now()
+			for {
+				mu.Lock()
+				n := got
+				mu.Unlock()
+				if n >= 1200 {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			elapsed := time.Since(t0)
+			cancel()
+			<-done
+			b.ReportMetric(1200/elapsed.Seconds(), "deliveries/s")
+		})
 	}
 }

@@ -314,21 +314,6 @@ type conversationList struct {
 // now, as the caller) and every unreachable node's last known rows,
 // without actions.
 func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, next http.Handler) {
-	rec := httptest.NewRecorder()
-	next.ServeHTTP(rec, r)
-	if rec.Code != http.StatusOK {
-		for k, vs := range rec.Header() {
-			w.Header()[k] = vs
-		}
-		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
-		return
-	}
-	var own conversationList
-	if err := json.Unmarshal(rec.Body.Bytes(), &own); err != nil {
-		handlers.WriteProblem(w, r, err)
-		return
-	}
 	nodes, err := n.readNodes(r.Context(), false)
 	if err != nil {
 		handlers.WriteProblem(w, r, err)
@@ -346,7 +331,9 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 			continue
 		}
 		if !n.live(x) {
+			mu.Lock()
 			answers = append(answers, answer{node: x})
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
@@ -360,6 +347,22 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 			answers = append(answers, answer{node: x, list: l})
 			mu.Unlock()
 		}()
+	}
+	// This node's own rows meanwhile.
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		return
+	}
+	var own conversationList
+	if err := json.Unmarshal(rec.Body.Bytes(), &own); err != nil {
+		handlers.WriteProblem(w, r, err)
+		return
 	}
 	wg.Wait()
 	sort.Slice(answers, func(i, j int) bool { return answers[i].node.Name < answers[j].node.Name })

@@ -76,11 +76,18 @@ func (r *row) Scan(dest ...any) error { return r.d.classify(r.Row.Scan(dest...))
 // BeginTx begins a write transaction (immediate on SQLite; holding the
 // write lock on PostgreSQL).
 func (c *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sqlTx, error) {
+	return c.beginTx(ctx, opts, true)
+}
+
+// beginTx begins a transaction; on PostgreSQL with ordered it takes the
+// write lock (a transaction that appends events must; one that only
+// compares-and-swaps a row needs no more than the row's own lock).
+func (c *db) beginTx(ctx context.Context, opts *sql.TxOptions, ordered bool) (*sqlTx, error) {
 	t, err := c.DB.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, c.d.classify(err)
 	}
-	if c.d == postgresSQL {
+	if c.d == postgresSQL && ordered {
 		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock)); err != nil {
 			t.Rollback()
 			return nil, c.d.classify(err)

@@ -106,30 +106,35 @@ const NodeTimeout = 6 * time.Second
 // deadNodes is a subquery of the nodes not seen since its parameter.
 const deadNodes = `SELECT name FROM nodes WHERE last_seen < ?`
 
+// claimQuery selects the due head of each host's backlog.
+func claimQuery(d dialect) string {
+	return `SELECT ` + notificationCols + `, payload, webhook_url, secret, previous_secret, previous_secret_until, webhook_headers FROM (
+			SELECT ` + prefixed("n.", notificationCols) + `, n.payload, h.webhook_url, h.secret, h.previous_secret, h.previous_secret_until, h.webhook_headers,
+				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
+			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
+			WHERE n.state = 'pending' AND n.next_attempt_at <= ?
+				AND (n.lease_until IS NULL OR n.lease_until <= ? OR n.lease_node IN (` + deadNodes + `))
+				AND n.host_id NOT IN (` + d.jsonStrings() + `)
+				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?
+					AND o.lease_node NOT IN (` + deadNodes + `))
+				-- The callbacks of one Turn (one subject) go in order: a later
+				-- one waits while an earlier one is still pending.
+				AND (n.subject = '' OR NOT EXISTS (SELECT 1 FROM notifications o
+					WHERE o.host_id = n.host_id AND o.subject = n.subject AND o.state = 'pending' AND o.event_id < n.event_id))
+		) due WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`
+}
+
 // ClaimDueNotifications leases due pending notifications to this
 // dispatcher: rows no one leases, whose lease ended, or whose leasing node
 // is unreachable (a fleet's dead node).
 func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int, busy []string) ([]domain.Delivery, error) {
 	var out []domain.Delivery
 	busyJSON, _ := json.Marshal(append([]string{}, busy...))
-	err := s.InTx(ctx, func(dt domain.Tx) error {
+	err := s.inTx(ctx, false, func(dt domain.Tx) error {
 		t := dt.(*tx)
 		// The earliest due row of each host not busy, and only when no row
 		// of that host is leased (in flight): one delivery per host at once.
-		rows, err := t.tx.QueryContext(ctx, `SELECT `+notificationCols+`, payload, webhook_url, secret, previous_secret, previous_secret_until, webhook_headers FROM (
-			SELECT `+prefixed("n.", notificationCols)+`, n.payload, h.webhook_url, h.secret, h.previous_secret, h.previous_secret_until, h.webhook_headers,
-				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
-			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
-			WHERE n.state = 'pending' AND n.next_attempt_at <= ?
-				AND (n.lease_until IS NULL OR n.lease_until <= ? OR n.lease_node IN (`+deadNodes+`))
-				AND n.host_id NOT IN (`+t.d.jsonStrings()+`)
-				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?
-					AND o.lease_node NOT IN (`+deadNodes+`))
-				-- The callbacks of one Turn (one subject) go in order: a later
-				-- one waits while an earlier one is still pending.
-				AND (n.subject = '' OR NOT EXISTS (SELECT 1 FROM notifications o
-					WHERE o.host_id = n.host_id AND o.subject = n.subject AND o.state = 'pending' AND o.event_id < n.event_id))
-		) due WHERE rn = 1 ORDER BY next_attempt_at LIMIT ?`, ts(now), ts(now), ts(now.Add(-NodeTimeout)), string(busyJSON), ts(now),
+		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), ts(now), ts(now.Add(-NodeTimeout)), string(busyJSON), ts(now),
 			ts(now.Add(-NodeTimeout)), limit)
 		if err != nil {
 			return err
@@ -155,12 +160,38 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// Lease each row unless another claim got there first: on
+		// PostgreSQL claims run side by side (no write lock: they append
+		// no event), so each takes its host's row (FOR NO KEY UPDATE SKIP
+		// LOCKED: a host another node is claiming for is skipped, and an
+		// outbox row being inserted for it is not held up), then leases
+		// the row only if it is still pending, free, and no row of its
+		// host is leased (what the read above saw may have changed).
+		claimed := out[:0]
 		for _, d := range out {
-			if _, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ?, lease_node = ? WHERE notification_id = ?`,
-				ts(leaseUntil), t.node, d.ID); err != nil {
+			if t.d == postgresSQL {
+				var one int
+				err := t.tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE host_id = ? FOR NO KEY UPDATE SKIP LOCKED`, d.HostID).Scan(&one)
+				if errors.Is(err, sql.ErrNoRows) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+			}
+			res, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ?, lease_node = ?
+				WHERE notification_id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ? OR lease_node IN (`+deadNodes+`))
+				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = ? AND o.state = 'pending' AND o.lease_until > ?
+					AND o.lease_node NOT IN (`+deadNodes+`))`,
+				ts(leaseUntil), t.node, d.ID, ts(now), ts(now.Add(-NodeTimeout)), d.HostID, ts(now), ts(now.Add(-NodeTimeout)))
+			if err != nil {
 				return err
 			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				claimed = append(claimed, d)
+			}
 		}
+		out = claimed
 		return nil
 	})
 	if err != nil {
@@ -185,8 +216,12 @@ func (s *Store) NextNotificationDue(ctx context.Context) (time.Time, bool, error
 }
 
 // RecordAttempt stores one attempt and the notification's next state.
+//
+// It takes no write lock: it appends no event, and its update is a
+// compare-and-swap of the row's lease (a claim that leased the row again
+// meanwhile wins), so deliveries record their outcomes side by side.
 func (s *Store) RecordAttempt(ctx context.Context, a domain.Attempt) error {
-	return s.InTx(ctx, func(dt domain.Tx) error {
+	return s.inTx(ctx, false, func(dt domain.Tx) error {
 		t := dt.(*tx)
 		var code any
 		if a.StatusCode != 0 {

@@ -35,6 +35,9 @@ type holder struct {
 	mu   sync.Mutex
 	conn *sql.Conn
 	pid  int64 // the session's backend pid; 0 while not held
+	// born is when that backend started: with the pid it names the
+	// session (a pid alone may be reused after a restart).
+	born time.Time
 	lost bool  // another daemon took the database meanwhile
 
 	started bool // keep runs
@@ -61,6 +64,9 @@ func OpenPostgresNode(ctx context.Context, url, node string) (*Store, error) {
 	}
 	pool := sql.OpenDB(stdlib.GetConnector(*cfg))
 	pool.SetMaxOpenConns(8)
+	// Every connection stays open: a new one is a new PostgreSQL backend,
+	// whose first statements are parsed with cold caches (milliseconds each).
+	pool.SetMaxIdleConns(8)
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
@@ -86,7 +92,7 @@ func OpenPostgresNode(ctx context.Context, url, node string) (*Store, error) {
 }
 
 // adoptOwnerless makes the Turns and Watches a daemon wrote before it was a
-// node of a fleet (node '') this node's, so that they are monitored again.
+// node of a fleet (no node named) this node's, so they are monitored again.
 func (s *Store) adoptOwnerless(ctx context.Context) error {
 	t, err := s.begin(ctx)
 	if err != nil {
@@ -109,7 +115,9 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	}
 	var got bool
 	var pid int64
-	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2), pg_backend_pid()`, int32(daemonLock), h.key).Scan(&got, &pid); err != nil {
+	var born time.Time
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, $2), pg_backend_pid(),
+		(SELECT backend_start FROM pg_stat_get_activity(pg_backend_pid()))`, int32(daemonLock), h.key).Scan(&got, &pid, &born); err != nil {
 		conn.Close()
 		return fmt.Errorf("lock the database: %w", err)
 	}
@@ -118,7 +126,7 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 		return ErrDatabaseInUse
 	}
 	h.mu.Lock()
-	h.conn, h.pid = conn, pid
+	h.conn, h.pid, h.born = conn, pid, born
 	h.mu.Unlock()
 	return nil
 }
@@ -166,30 +174,31 @@ func (h *holder) keep(pool *sql.DB) {
 }
 
 // pidHolding is the session that holds the lock now, or why there is none.
-func (h *holder) pidHolding() (int64, error) {
+func (h *holder) pidHolding() (int64, time.Time, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lost {
-		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "another akkd took this node's name on the database; this daemon writes nothing", Err: ErrDatabaseInUse}
+		return 0, time.Time{}, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "another akkd took this node's name on the database; this daemon writes nothing", Err: ErrDatabaseInUse}
 	}
 	if h.pid == 0 {
-		return 0, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
+		return 0, time.Time{}, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is back but not yet this daemon's again; try again in a moment", Err: ErrStoreUnavailable}
 	}
-	return h.pid, nil
+	return h.pid, h.born, nil
 }
 
 // checkHeld proves, inside a write transaction, that this daemon's session
-// still holds the database: no write happens while another daemon may.
+// still holds the database: no write happens while another daemon may. A
+// session-level advisory lock ends only with its session (the holding
+// connection is used for nothing else), so the session still running
+// proves the lock held: one backend's row, not a scan of every lock
+// (pg_locks reads the whole lock table, milliseconds a write under load).
 func (h *holder) checkHeld(ctx context.Context, t *sqlTx) error {
-	pid, err := h.pidHolding()
+	pid, born, err := h.pidHolding()
 	if err != nil {
 		return err
 	}
 	var n int
-	// The two-key form: classid and objid are the keys, objsubid 2; the
-	// keys are compared as the unsigned numbers pg_locks shows.
-	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-		AND classid = ? AND objid = ? AND objsubid = 2 AND pid = ?`, int64(uint32(daemonLock)), int64(uint32(h.key)), pid).Scan(&n); err != nil {
+	if err := t.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_get_activity(?) WHERE backend_start = ?`, pid, born).Scan(&n); err != nil {
 		return err
 	}
 	if n != 1 {

@@ -213,8 +213,10 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 
 // begin begins a write transaction; on PostgreSQL it also proves that this
 // daemon still holds the database.
-func (s *Store) begin(ctx context.Context) (*sqlTx, error) {
-	t, err := s.w.BeginTx(ctx, nil)
+func (s *Store) begin(ctx context.Context) (*sqlTx, error) { return s.beginTx(ctx, true) }
+
+func (s *Store) beginTx(ctx context.Context, ordered bool) (*sqlTx, error) {
+	t, err := s.w.beginTx(ctx, nil, ordered)
 	if err != nil {
 		return nil, err
 	}
@@ -228,8 +230,13 @@ func (s *Store) begin(ctx context.Context) (*sqlTx, error) {
 }
 
 // InTx runs fn in one immediate write transaction.
-func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
-	sqlTx, err := s.begin(ctx)
+func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error { return s.inTx(ctx, true, fn) }
+
+// inTx runs fn in one write transaction: on PostgreSQL one that appends no
+// event and only compares-and-swaps rows may leave out the write lock
+// (ordered false), so it does not wait behind, or hold up, every other.
+func (s *Store) inTx(ctx context.Context, ordered bool, fn func(domain.Tx) error) error {
+	sqlTx, err := s.beginTx(ctx, ordered)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
