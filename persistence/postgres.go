@@ -38,7 +38,7 @@ type holder struct {
 	// born is when that backend started: with the pid it names the
 	// session (a pid alone may be reused after a restart).
 	born time.Time
-	lost bool  // another daemon took the database meanwhile
+	lost bool // another daemon took the database meanwhile
 
 	started bool // keep runs
 	closing sync.Once

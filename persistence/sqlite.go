@@ -230,7 +230,9 @@ func (s *Store) beginTx(ctx context.Context, ordered bool) (*sqlTx, error) {
 }
 
 // InTx runs fn in one immediate write transaction.
-func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error { return s.inTx(ctx, true, fn) }
+func (s *Store) InTx(ctx context.Context, fn func(domain.Tx) error) error {
+	return s.inTx(ctx, true, fn)
+}
 
 // inTx runs fn in one write transaction: on PostgreSQL one that appends no
 // event and only compares-and-swaps rows may leave out the write lock
