@@ -56,10 +56,23 @@ func (c *db) ExecContext(ctx context.Context, q string, args ...any) (sql.Result
 	return res, c.d.classify(err)
 }
 
-func (c *db) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	rows, err := c.DB.QueryContext(ctx, c.d.bind(q), args...)
-	return rows, c.d.classify(err)
+func (c *db) QueryContext(ctx context.Context, q string, args ...any) (*rows, error) {
+	r, err := c.DB.QueryContext(ctx, c.d.bind(q), args...)
+	if err != nil {
+		return nil, c.d.classify(err)
+	}
+	return &rows{Rows: r, d: c.d}, nil
 }
+
+// rows are a query's rows; Scan and Err name an unreachable store (a
+// connection lost while the rows are read).
+type rows struct {
+	*sql.Rows
+	d dialect
+}
+
+func (r *rows) Scan(dest ...any) error { return r.d.classify(r.Rows.Scan(dest...)) }
+func (r *rows) Err() error             { return r.d.classify(r.Rows.Err()) }
 
 func (c *db) QueryRowContext(ctx context.Context, q string, args ...any) *row {
 	return &row{Row: c.DB.QueryRowContext(ctx, c.d.bind(q), args...), d: c.d}
@@ -101,9 +114,12 @@ func (t *sqlTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Res
 	return res, t.d.classify(err)
 }
 
-func (t *sqlTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	rows, err := t.Tx.QueryContext(ctx, t.d.bind(q), args...)
-	return rows, t.d.classify(err)
+func (t *sqlTx) QueryContext(ctx context.Context, q string, args ...any) (*rows, error) {
+	r, err := t.Tx.QueryContext(ctx, t.d.bind(q), args...)
+	if err != nil {
+		return nil, t.d.classify(err)
+	}
+	return &rows{Rows: r, d: t.d}, nil
 }
 
 func (t *sqlTx) QueryRowContext(ctx context.Context, q string, args ...any) *row {

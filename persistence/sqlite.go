@@ -268,5 +268,5 @@ type tx struct {
 // querier is what reads need from *sql.DB and *sql.Tx alike.
 type querier interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *row
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryContext(ctx context.Context, q string, args ...any) (*rows, error)
 }
