@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,7 +64,7 @@ func BenchmarkE2EFleet(b *testing.B) {
 	}
 
 	// An event stored through n3 reaches a stream on n2.
-	stream := openEventsB(b, n2.url, op)
+	stream := openEvents(b, n2.url, op, "").events
 	var events []time.Duration
 	for range 30 {
 		t0 := time.Now()
@@ -250,49 +249,4 @@ func (g *gate) waitDelivered(b *testing.B, n int) {
 
 func (g *gate) waitAttempts(b *testing.B, n int) {
 	g.waitFor(b, fmt.Sprint(n, " attempts"), func() bool { return g.n >= n })
-}
-
-// openEventsB streams /v1/events from now on.
-func openEventsB(b *testing.B, base, token string) <-chan sseEvent {
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		b.Fatalf("events: %v %v", err, resp)
-	}
-	out := make(chan sseEvent, 1024)
-	go func() {
-		defer resp.Body.Close()
-		buf := make([]byte, 64<<10)
-		var cur sseEvent
-		var line strings.Builder
-		for {
-			n, err := resp.Body.Read(buf)
-			for _, c := range buf[:n] {
-				if c != '\n' {
-					line.WriteByte(c)
-					continue
-				}
-				l := line.String()
-				line.Reset()
-				switch {
-				case strings.HasPrefix(l, "id: "):
-					cur.id = l[4:]
-				case strings.HasPrefix(l, "event: "):
-					cur.event = l[7:]
-				case strings.HasPrefix(l, "data: "):
-					cur.data = l[6:]
-				case l == "" && cur.id != "":
-					out <- cur
-					cur = sseEvent{}
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return out
 }

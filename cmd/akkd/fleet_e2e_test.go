@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"strconv"
@@ -209,7 +208,7 @@ type eventStream struct {
 	events chan sseEvent
 }
 
-func openEvents(t *testing.T, base, token, lastID string) *eventStream {
+func openEvents(t testing.TB, base, token, lastID string) *eventStream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
@@ -226,23 +225,7 @@ func openEvents(t *testing.T, base, token, lastID string) *eventStream {
 	go func() {
 		defer resp.Body.Close()
 		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		var cur sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				cur.id = line[4:]
-			case strings.HasPrefix(line, "event: "):
-				cur.event = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				cur.data = line[6:]
-			case line == "" && cur.id != "":
-				s.events <- cur
-				cur = sseEvent{}
-			}
-		}
+		scanSSE(resp.Body, func(e sseEvent) bool { s.events <- e; return true })
 	}()
 	t.Cleanup(s.close)
 	return s
@@ -266,7 +249,7 @@ func (s *eventStream) ended(t *testing.T) {
 	}
 }
 
-func (s *eventStream) next(t *testing.T) sseEvent {
+func (s *eventStream) next(t testing.TB) sseEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-s.events:

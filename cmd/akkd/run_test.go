@@ -390,6 +390,34 @@ func TestOperatorTokenPersistsAndHostsSurviveRestart(t *testing.T) {
 // sseEvent is one parsed server-sent event.
 type sseEvent struct{ id, event, data string }
 
+// scanSSE reads an event stream, calling each with every event until it
+// returns false or the stream ends, and says whether the stream opened
+// with retry:.
+func scanSSE(body io.Reader, each func(sseEvent) bool) (sawRetry bool, err error) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var cur sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "retry: "):
+			sawRetry = true
+		case strings.HasPrefix(line, "id: "):
+			cur.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			cur.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			cur.data = line[6:]
+		case line == "" && cur.id != "":
+			if !each(cur) {
+				return sawRetry, nil
+			}
+			cur = sseEvent{}
+		}
+	}
+	return sawRetry, sc.Err()
+}
+
 func readSSE(t *testing.T, url, token, lastID string, n int) []sseEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -407,31 +435,13 @@ func readSSE(t *testing.T, url, token, lastID string, n int) []sseEvent {
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
 		t.Fatalf("events: %d %s", resp.StatusCode, ct)
 	}
-	sc := bufio.NewScanner(resp.Body)
 	var out []sseEvent
-	var cur sseEvent
-	sawRetry := false
-	for len(out) < n && sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "retry: "):
-			sawRetry = true
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.data = line[6:]
-		case line == "" && cur.id != "":
-			out = append(out, cur)
-			cur = sseEvent{}
-		}
-	}
+	sawRetry, err := scanSSE(resp.Body, func(e sseEvent) bool { out = append(out, e); return len(out) < n })
 	if !sawRetry {
 		t.Error("stream did not open with retry:")
 	}
 	if len(out) < n {
-		t.Fatalf("got %d events, want %d: %v", len(out), n, sc.Err())
+		t.Fatalf("got %d events, want %d: %v", len(out), n, err)
 	}
 	return out
 }
