@@ -99,12 +99,16 @@ func (m *backendTurnFollow) reread(ctx context.Context, err error) bool {
 	if !errors.Is(err, ErrRevisionConflict) {
 		return false
 	}
-	cur, e2 := m.s.store.Turn(ctx, m.t.ID)
-	if e2 != nil {
-		return false
+	for {
+		cur, e2 := m.s.store.Turn(ctx, m.t.ID)
+		if e2 == nil {
+			m.t = cur
+			return true
+		}
+		if !waitForStore(ctx, m.s.clock, m.log, e2) {
+			return false
+		}
 	}
-	m.t = cur
-	return true
 }
 
 // storeRetry is how long a monitor waits before it writes again to a store

@@ -104,6 +104,9 @@ func (f *backendWatchFollow) end(ctx context.Context, next Watch, typ string) bo
 	stored, err := s.watchTransition(ctx, next, typ, true)
 	if errors.Is(err, ErrRevisionConflict) {
 		cur, err := s.store.Watch(ctx, f.w.ID)
+		for waitForStore(ctx, s.clock, f.log, err) {
+			cur, err = s.store.Watch(ctx, f.w.ID)
+		}
 		if err != nil || cur.State != WatchActive {
 			return true // unwatched meanwhile
 		}

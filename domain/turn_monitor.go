@@ -201,11 +201,16 @@ func (s *monitorCases) stopMonitor(turnID string) {
 func (s *monitorCases) monitor(ctx context.Context, turnID string) {
 	log := slog.With("turn_id", turnID)
 	t, err := s.store.Turn(ctx, turnID)
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Error("monitor: load turn", "err", err)
+	for err != nil {
+		// The store out of reach: the Turn is still to be followed once
+		// it answers (a monitor that gave up would leave it working).
+		if !waitForStore(ctx, s.clock, log, err) {
+			if ctx.Err() == nil {
+				log.Error("monitor: load turn", "err", err)
+			}
+			return
 		}
-		return
+		t, err = s.store.Turn(ctx, turnID)
 	}
 	if f := s.endpointOf(t.Endpoint).turnFollower(ctx, t); f != nil {
 		runMonitor(ctx, f)

@@ -337,8 +337,15 @@ func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
 	s := m.s
 	if s.autoApprove(ctx, m.t) {
 		t, err := s.store.Turn(ctx, m.turnID)
-		if err != nil {
+		if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 			return stepStop
+		}
+		if err != nil {
+			// The store out of reach: the next write on the stale
+			// revision reloads the Turn.
+			m.log.Warn("monitor: read the turn", "err", err)
+			m.mark, m.announced, m.lastScreen = m.t.Mark, "", time.Time{}
+			return stepWait
 		}
 		m.t = t
 		// Look at the screen again before judging it.
@@ -362,8 +369,15 @@ func (m *paneTurnMonitor) wait(ctx context.Context) bool {
 	// An action or this monitor changed the Turn: take the stored record
 	// (its state and mark) and look at the screen at once.
 	cur, err := m.s.store.Turn(ctx, m.turnID)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 		return false
+	}
+	if err != nil {
+		// The store out of reach: look again from what this monitor
+		// holds (a write on a stale revision reloads it then).
+		m.log.Warn("monitor: read the turn", "err", err)
+		m.lastScreen = time.Time{}
+		return true
 	}
 	if cur.Revision != m.t.Revision {
 		m.t, m.mark = cur, cur.Mark

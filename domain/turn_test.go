@@ -151,8 +151,10 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	skew := new(atomic.Int64)
 	svc := domain.NewService(store, newClock(skew), ids{}, nil)
 	svc.UseTerminals(term)
+	// Windows no busy machine runs out of by accident: a test that wants
+	// one to pass moves the clock (Advance) rather than waiting for it.
 	svc.UseTurns(term, redact, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
-		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: 400 * time.Millisecond})
+		AcceptWindow: 5 * time.Second, DefaultInactivity: time.Minute})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
@@ -446,7 +448,8 @@ func TestStallRenewAndRestartResumes(t *testing.T) {
 	r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "task"})
 	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
 	w.waitState(t, r.Turn.ID, domain.TurnWorking)
-	w.waitState(t, r.Turn.ID, domain.TurnStalled) // no activity within 400 ms
+	w.Advance(2 * time.Minute) // no activity within the inactivity limit
+	w.waitState(t, r.Turn.ID, domain.TurnStalled)
 	if _, err := w.svc.Renew(w.host, r.Turn.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -552,6 +555,16 @@ type conflictStore struct {
 	*persistence.Store
 	armed atomic.Bool
 	down  atomic.Int32 // the next this many write transactions find the store out of reach
+	// readsDown: the next this many reads of a Turn find it out of reach.
+	readsDown atomic.Int32
+}
+
+func (c *conflictStore) Turn(ctx context.Context, id string) (domain.Turn, error) {
+	if c.readsDown.Add(-1) >= 0 {
+		return domain.Turn{}, &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store cannot be reached"}
+	}
+	c.readsDown.Store(0)
+	return c.Store.Turn(ctx, id)
 }
 
 func (c *conflictStore) InTx(ctx context.Context, fn func(domain.Tx) error) error {
@@ -620,6 +633,28 @@ func TestActionsRetryARevisionConflict(t *testing.T) {
 	cs.armed.Store(true)
 	if _, err := svc.Close(w.host, r.Turn.ID, "done by hand"); err != nil {
 		t.Fatalf("close after a conflict: %v", err)
+	}
+}
+
+// A pane monitor whose read of its Turn, right after its own write woke
+// it, finds the store out of reach keeps following the Turn: the agent's
+// end is stored once the store answers. (It used to end there, leaving the
+// Turn working for good: seen when PostgreSQL restarted mid-Turn.)
+func TestPaneMonitorOutlivesAStoreOutage(t *testing.T) {
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	svc, cs := conflictService(t, w, ft, nil)
+	r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.readsDown.Store(1)
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "done" })
+	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	if cs.readsDown.Load() > 0 {
+		t.Fatal("no read met the outage")
 	}
 }
 

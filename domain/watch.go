@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -285,8 +286,11 @@ func (s *watchCases) startWatchMonitor(id string) {
 // watchMonitor follows one Watch. It never sends input.
 func (s *watchCases) watchMonitor(ctx context.Context, id string) {
 	w, err := s.store.Watch(ctx, id)
-	if err != nil {
-		return
+	for err != nil {
+		if !waitForStore(ctx, s.clock, slog.With("watch_id", id), err) {
+			return
+		}
+		w, err = s.store.Watch(ctx, id)
 	}
 	if f := s.endpointOf(w.Endpoint).watchFollower(ctx, w); f != nil {
 		runMonitor(ctx, f)

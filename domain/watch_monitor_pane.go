@@ -176,8 +176,14 @@ func (m *watchPaneMonitor) wait(ctx context.Context) bool {
 		return ok
 	}
 	cur, err := m.s.store.Watch(ctx, m.id)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 		return false
+	}
+	if err != nil {
+		// The store out of reach: look again from what this monitor holds.
+		slog.Warn("watch monitor: read the watch", "watch_id", m.id, "err", err)
+		m.lastScreen = time.Time{}
+		return true
 	}
 	if cur.Revision != m.w.Revision {
 		m.mark = cur.Mark
