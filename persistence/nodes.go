@@ -170,7 +170,7 @@ type announcement struct {
 	Revoked []string `json:"r,omitempty"`
 }
 
-// Listen calls fn for each change another node (or this one) committed,
+// Listen calls fn for each change another node committed,
 // until ctx ends; after a lost connection it calls fn once with every
 // field set (something may have been missed) and listens again.
 func (s *Store) Listen(ctx context.Context, fn func(Change)) {
@@ -207,13 +207,11 @@ func (s *Store) listenOnce(ctx context.Context, fn func(Change)) error {
 			return err
 		}
 		var a announcement
-		if json.Unmarshal([]byte(n.Payload), &a) != nil {
+		// This node's own commits told its listeners already (OnChange):
+		// waking them again would only make its dispatcher claim twice.
+		if json.Unmarshal([]byte(n.Payload), &a) != nil || a.Node == s.node {
 			continue
 		}
-		c := Change{LastEventID: a.Event, Notifications: a.Outbox}
-		if a.Node != s.node {
-			c.Revoked = a.Revoked
-		}
-		fn(c)
+		fn(Change{LastEventID: a.Event, Notifications: a.Outbox, Revoked: a.Revoked})
 	}
 }

@@ -190,8 +190,8 @@ func (h *holder) pidHolding() (int64, time.Time, error) {
 // still holds the database: no write happens while another daemon may. A
 // session-level advisory lock ends only with its session (the holding
 // connection is used for nothing else), so the session still running
-// proves the lock held: one backend's row, not a scan of every lock
-// (pg_locks reads the whole lock table, milliseconds a write under load).
+// proves the lock held: one backend's row, rather than pg_locks, which
+// copies the whole lock table on every write.
 func (h *holder) checkHeld(ctx context.Context, t *sqlTx) error {
 	pid, born, err := h.pidHolding()
 	if err != nil {

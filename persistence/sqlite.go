@@ -66,8 +66,8 @@ type Store struct {
 type Change struct {
 	LastEventID   int64 // 0 when no event was appended
 	Notifications bool  // outbox rows were added or rescheduled
-	// Revoked are hosts whose token was rotated or that were removed
-	// (told only to the other nodes of a fleet: this one ended their
+	// Revoked are hosts whose token was rotated or that were removed (for
+	// the other nodes of a fleet: Listen; this one ended their
 	// credentials' streams and sessions itself).
 	Revoked []string
 }
