@@ -206,6 +206,7 @@ func TestE2EFleet(t *testing.T) {
 type eventStream struct {
 	cancel context.CancelFunc
 	events chan sseEvent
+	seen   []string // id and type of each event read, for a failure's message
 }
 
 func openEvents(t testing.TB, base, token, lastID string) *eventStream {
@@ -254,11 +255,12 @@ func (s *eventStream) next(t testing.TB) sseEvent {
 	select {
 	case ev, ok := <-s.events:
 		if !ok {
-			t.Fatal("the event stream ended")
+			t.Fatalf("the event stream ended; it had sent %s", s.seen)
 		}
+		s.seen = append(s.seen, ev.id+" "+ev.event)
 		return ev
 	case <-time.After(agenttest.Patient(60 * time.Second)):
-		t.Fatal("no event within a minute")
+		t.Fatalf("no event within a minute; the stream had sent %s", s.seen)
 	}
 	return sseEvent{}
 }
