@@ -142,6 +142,7 @@ func New(d Deps) (http.Handler, error) {
 	ui := web.Handler()
 	top.Handle("GET /{$}", ui)
 	top.Handle("GET /ui/", ui)
+	top.Handle("GET /sw.js", ui)
 	top.Handle("/", api)
 	return s.hosts.checkHost(top), nil
 }

@@ -18,9 +18,15 @@ import (
 
 // TestE2EDashboard drives the dashboard in real headless Chromium
 // (web/test/dashboard.mjs, with playwright-core) against a real akkd and
-// the newest pinned Claude Code and Codex in their panes, a Codex pane
+// the newest pinned Claude Code (two panes) and Codex in their panes, a Codex pane
 // merged with its thread, and a Codex project's backend conversation with
-// no pane: sign in, the cards, a task
+// no pane: sign in; the "Needs you" queue (two prompts and a question from
+// three panes, one notification each raised while another view shows, the
+// title's count, a prompt approved from the queue that runs once, a prompt
+// changed under a second page refused, a Turn waiting for words closed, the
+// question answered); the overview filtered and sorted; the service worker
+// caching no API answer; an update of 100 stand-in rows timed in the page;
+// the cards, a task
 // live from working to idle (in a pane, and through the backend), a prompt approved and one
 // rejected, a changed prompt refused, a single-choice step, an async
 // question answered with typed text queued for the next task, and a
@@ -63,6 +69,17 @@ func TestE2EDashboard(t *testing.T) {
 		sockets = append(sockets, e.SocketPath())
 		projects[a.Kind] = e.ProjectDir
 	}
+	// A second Claude Code pane: two panes with permission prompts waiting
+	// at once, and a question in a third, fill the "Needs you" queue.
+	var claude2 *agenttest.Env
+	for _, a := range agents {
+		if a.Kind == agenttest.KindClaude {
+			claude2 = agenttest.New(t, a, agenttest.Options{})
+			claude2.StartReady()
+			envs = append(envs, claude2)
+			sockets = append(sockets, claude2.SocketPath())
+		}
+	}
 	// A Codex pane that names its thread in the pane title: one card with
 	// its thread (merged).
 	mx := agenttest.New(t, codexEnv.Agent, agenttest.Options{ThreadTitle: true})
@@ -95,6 +112,7 @@ func TestE2EDashboard(t *testing.T) {
 	cmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"))
 	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
 		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir, "AKK_MERGED_PROJECT="+mx.ProjectDir,
+		"AKK_CLAUDE2_PROJECT="+claude2.ProjectDir,
 		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
@@ -104,6 +122,10 @@ func TestE2EDashboard(t *testing.T) {
 		}
 		dumpTurns(t, d, op)
 		t.Fatalf("the browser test failed: %v", err)
+	}
+	// The command approved from the queue ran once.
+	if b, err := os.ReadFile(filepath.Join(projects[agenttest.KindClaude], "akk-queue-once")); err != nil || string(b) != "ran\n" {
+		t.Fatalf("the command approved from the queue: %q, %v", b, err)
 	}
 	// The merged card's task ran once, in the thread the pane shows.
 	mx.WaitForText(agenttest.TurnTimeout, fakemodel.ReplyToken("a task for the merged card"))

@@ -23,6 +23,7 @@ const CLAUDE = env("AKK_CLAUDE_PROJECT");
 const CODEX = env("AKK_CODEX_PROJECT");
 const BACKEND = env("AKK_BACKEND_PROJECT");
 const MERGED = env("AKK_MERGED_PROJECT");
+const CLAUDE2 = env("AKK_CLAUDE2_PROJECT");
 const RECEIVER = env("AKK_RECEIVER_URL");
 const OUT = env("AKK_ARTIFACTS");
 const T = 90_000; // the longest any step may take on a busy machine
@@ -43,6 +44,19 @@ const pages = [];
 async function newPage(opts) {
   // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP.
   const ctx = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, ...(opts || {}) });
+  // Notifications the page raises are recorded (the browser shows none
+  // headless); a test clicks one by dispatching its click.
+  await ctx.addInitScript(() => {
+    window.__notes = [];
+    if (!window.Notification) return;
+    const N = window.Notification;
+    window.Notification = class extends N {
+      constructor(title, opts) {
+        super(title, opts);
+        window.__notes.push({ title, body: opts && opts.body, n: this });
+      }
+    };
+  });
   const page = await ctx.newPage();
   pages.push(page);
   page.on("pageerror", (e) => { console.error("dashboard: page error:", e.message); failed = true; });
@@ -82,6 +96,9 @@ async function signIn(page, token) {
   await page.goto(URL + "/");
   await page.getByLabel("Token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
+  // The default view: the queue when anything waits, else the agents.
+  await page.getByRole("heading", { name: /^(Agents|Needs you)$/ }).waitFor({ timeout: T });
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
   await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
 }
 
@@ -142,6 +159,211 @@ async function answer(c, option) {
   }
 }
 
+// The operator's REST API, from outside the page.
+async function rest(method, p, body) {
+  const r = await fetch(URL + p, { method, headers: { Authorization: `Bearer ${OP}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+// until polls fn (a page's state) until it is truthy.
+async function until(what, fn) {
+  const deadline = Date.now() + T;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const notes = (page) => page.evaluate(() => window.__notes.map((x) => ({ title: x.title, body: x.body })));
+const item = (page, project, kind) => page.locator(`article.item[data-kind="${kind}"]`, { hasText: project });
+
+// The "Needs you" queue: two panes' permission prompts and a third's
+// question, each announced once by a notification while the page shows
+// another view; approved, refused when changed, closed and answered from
+// the queue; the overview while they wait.
+async function needsYou(page) {
+  await page.context().grantPermissions(["notifications"], { origin: URL });
+  await page.getByRole("link", { name: /^Needs you/ }).click();
+  await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: T });
+  await page.getByText("Nothing needs you now.").waitFor({ timeout: T });
+  if ((await page.title()) !== "AKK") throw new Error(`title with nothing waiting: ${await page.title()}`);
+  // Asked on a click, never on load.
+  await page.getByLabel("Notify me when something new waits").check();
+  await until("notifications on", () => page.evaluate(() => localStorage.getItem("akk.notify") === "on"));
+  await check(page, "needs-empty");
+
+  // Three things start to wait while the page shows the agents.
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
+  const asks = [
+    [CLAUDE, '[[akk:bash cmd="echo ran >> akk-queue-once && echo akk-queue-ran"]] a prompt for the queue', "awaiting_approval", /^Claude Code/],
+    [CLAUDE2, '[[akk:bash cmd="touch akk-queue-two && echo akk-queue-two"]] a prompt that changes under a page', "awaiting_approval", /^Claude Code/],
+    [CODEX, "[[akk:ask questions=1]] pick a color in the queue", "awaiting_interaction", /^Codex/],
+  ];
+  for (const [i, [project, task, state, who]] of asks.entries()) {
+    await send(page, project, task);
+    await cardState(page, project, state);
+    const ns = await until(`notification ${i + 1}`, async () => { const n = await notes(page); return n.length > i && n; });
+    if (ns.length !== i + 1) throw new Error(`${ns.length} notifications after ${i + 1} items: ${JSON.stringify(ns)}`);
+    if (!who.test(ns[i].title) || !ns[i].title.endsWith("needs you") || !ns[i].body) throw new Error(`notification ${JSON.stringify(ns[i])}`);
+  }
+  log("three items, one notification each:", JSON.stringify(await notes(page)));
+  await until("the title's count", async () => (await page.title()) === "(3) AKK");
+  await page.getByRole("link", { name: "Needs you 3", exact: true }).waitFor({ timeout: T });
+
+  // Clicking the question's notification opens its item.
+  await page.evaluate(() => window.__notes[2].n.dispatchEvent(new Event("click")));
+  await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: T });
+  await until("the question's item focused", () => page.evaluate(() =>
+    location.hash.startsWith("#/needs/item-") && document.activeElement && document.activeElement.dataset.kind === "question"));
+  const kinds = await page.locator("article.item").evaluateAll((els) => els.map((e) => e.dataset.kind));
+  if (kinds.join(",") !== "approval,approval,question") throw new Error(`the queue holds ${kinds}`);
+  const first = await page.locator("article.item").first().innerText();
+  if (!first.includes(CLAUDE) || first.includes(CLAUDE2)) throw new Error(`oldest first: ${first}`);
+  await item(page, CODEX, "question").getByRole("radio", { name: /Blue/ }).waitFor({ timeout: T });
+  await check(page, "needs");
+  log("the queue: two prompts and a question, oldest first; the notification opened its item");
+
+  // The overview while they wait: filter and sort.
+  await page.getByRole("link", { name: "Overview" }).click();
+  await page.getByRole("heading", { name: "Overview" }).waitFor({ timeout: T });
+  const rows = page.locator("li.row");
+  await rows.filter({ hasText: CLAUDE2 }).waitFor({ timeout: T });
+  const top = await rows.evaluateAll((els) => els.slice(0, 3).map((e) => e.dataset.state).sort().join(","));
+  if (top !== "awaiting_approval,awaiting_approval,awaiting_interaction") throw new Error(`attention first: ${top}`);
+  await page.getByLabel("Agent", { exact: true }).selectOption("claude");
+  await until("two Claude Code rows", async () => (await rows.count()) === 2);
+  await page.getByLabel("Agent", { exact: true }).selectOption("all");
+  await page.getByLabel("State", { exact: true }).selectOption("awaiting_interaction");
+  await until("the question's row alone", async () => (await rows.count()) === 1 && (await rows.first().innerText()).includes(CODEX));
+  await page.getByLabel("State", { exact: true }).selectOption("all");
+  await page.getByLabel("Sort", { exact: true }).selectOption("name");
+  await until("all rows", async () => (await rows.count()) >= 5);
+  await page.getByLabel("Sort", { exact: true }).selectOption("attention");
+  await check(page, "overview");
+  log("the overview filtered by agent and state and sorted");
+
+  // Approve the first prompt from the queue: its item leaves, the command runs.
+  await page.getByRole("link", { name: /^Needs you/ }).click();
+  const a1 = item(page, CLAUDE, "approval");
+  await a1.getByRole("button", { name: "Approve once" }).click();
+  await a1.waitFor({ state: "detached", timeout: T });
+  await until("the title's count", async () => (await page.title()) === "(2) AKK");
+  log("approved from the queue; the item left");
+
+  // A prompt that changed after a page read it: the second page holds the
+  // old offer; the first rejects it; the second's click is refused and its
+  // queue shows what waits now.
+  const stale = await page.context().newPage();
+  stale.on("pageerror", (e) => { console.error("dashboard: page error:", e.message); failed = true; });
+  await stale.route("**/v1/events", (r) => r.abort());
+  await stale.goto(URL + "/#/needs");
+  const staleItem = item(stale, CLAUDE2, "approval");
+  await staleItem.getByRole("button", { name: "Approve once" }).waitFor({ timeout: T });
+  await item(page, CLAUDE2, "approval").getByRole("button", { name: "Reject" }).click();
+  await item(page, CLAUDE2, "approval").waitFor({ state: "detached", timeout: T });
+  await staleItem.getByRole("button", { name: "Approve once" }).click();
+  const refusal = stale.getByRole("alert").filter({ hasText: "Not answered" });
+  await refusal.waitFor({ timeout: T });
+  await staleItem.waitFor({ state: "detached", timeout: T });
+  log("a changed prompt was refused in the queue:", await refusal.innerText());
+  await shot(stale, "needs-changed");
+  await stale.close();
+
+  // A rejected prompt leaves Claude's Turn waiting for words: close it from the queue.
+  const turnState = async () => {
+    const b = await rest("GET", "/v1/conversations");
+    const c = b.conversations.find((x) => x.project === CLAUDE2 && x.terminal);
+    return c && c.managed.current_turn ? c.managed.current_turn.state : "none";
+  };
+  const st = await until("the rejected Turn settles", async () => { const s = await turnState(); return s !== "awaiting_approval" && s !== "working" && s; });
+  if (st === "waiting_for_host") {
+    const w = item(page, CLAUDE2, "waiting");
+    await w.getByLabel("Respond inside this Turn").waitFor({ timeout: T });
+    await w.getByRole("button", { name: "Close" }).click();
+    await w.waitFor({ state: "detached", timeout: T });
+    log("closed a Turn waiting for words from the queue");
+  }
+
+  // Answer the question from the queue.
+  const q = item(page, CODEX, "question");
+  await q.getByRole("radio", { name: /Blue/ }).check({ timeout: T });
+  await q.getByRole("button", { name: "Answer" }).click();
+  await q.waitFor({ state: "detached", timeout: T });
+  await until("nothing waits", async () => (await page.title()) === "AKK");
+  await page.getByText("Nothing needs you now.").waitFor({ timeout: T });
+  const ns = await notes(page);
+  if (ns.length !== 3) throw new Error(`${ns.length} notifications in all: ${JSON.stringify(ns)}`);
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await finalMessage(page, CLAUDE, /akk-queue-ran/);
+  await finalMessage(page, CODEX, /Blue/);
+  log("answered the question from the queue; nothing waits; three notifications in all");
+
+  // The service worker keeps the shell, never an API answer.
+  const cached = await page.evaluate(async () => {
+    const reg = await navigator.serviceWorker.ready;
+    await fetch("/v1/conversations", { credentials: "same-origin" });
+    const urls = [];
+    for (const k of await caches.keys()) for (const r of await (await caches.open(k)).keys()) urls.push(r.url);
+    return { scope: reg.scope, urls, controlled: !!navigator.serviceWorker.controller };
+  });
+  if (!cached.urls.some((u) => u.endsWith("/ui/app.js"))) throw new Error(`the shell is not cached: ${cached.urls}`);
+  const api = cached.urls.filter((u) => /^\/(v1|mcp)(\/|$)/.test(new globalThis.URL(u).pathname));
+  if (api.length) throw new Error(`the service worker cached API answers: ${api}`);
+  const mf = await page.evaluate(async () => (await fetch(document.querySelector('link[rel="manifest"]').href)).json());
+  if (mf.display !== "standalone" || !mf.icons.length) throw new Error(`manifest ${JSON.stringify(mf)}`);
+  log(`the service worker (scope ${cached.scope}, controlling: ${cached.controlled}) caches ${cached.urls.length} shell files and no API answer`);
+}
+
+// 100 stand-in rows (copies of a real pane's row, a third with a
+// permission prompt, a third working), served to the page in place of the
+// list: each update's render is timed in the page (performance.measure
+// from the list's arrival to the committed DOM).
+async function standIns(page) {
+  const real = (await rest("GET", "/v1/conversations")).conversations.find((c) => c.project === CLAUDE && c.terminal);
+  let round = 0;
+  const rows = () => Array.from({ length: 100 }, (_, i) => {
+    const k = (i + round) % 3;
+    return { ...real, conversation_id: `conv_standin${i}`, title: `stand-in ${i}`, project: `/srv/standin/${i}`,
+      terminal: { ...real.terminal, terminal_id: `term_standin${i}`, screen_state: ["idle", "working", "awaiting_approval"][k] },
+      approval: k === 2 ? { prompt_kind: "bash", tool: "Bash", command_excerpt: `make test-${i}`, decisions: ["approve_once", "reject"], manual_required: false } : undefined,
+      managed: { held_by_other: false }, watches: [], warnings: [], available_actions: [] };
+  });
+  const serve = (r) => r.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ conversations: rows(), unavailable_managed_turns: [] }) });
+  await page.route("**/v1/conversations", serve);
+  const figures = {};
+  try {
+    for (const [name, link, heading] of [["overview", "Overview", "Overview"], ["needs", /^Needs you/, "Needs you"]]) {
+      await page.getByRole("link", { name: link }).click();
+      await page.getByRole("heading", { name: heading }).waitFor({ timeout: T });
+      const ms = [];
+      for (round = 1; round <= 21; round++) {
+        await page.evaluate(() => performance.clearMeasures());
+        await page.getByRole("button", { name: "Refresh" }).click();
+        const d = await until(`${name} update ${round}`, () => page.evaluate((n) => {
+          const m = performance.getEntriesByName(`akk-render:${n}`);
+          return m.length ? m[m.length - 1].duration : 0;
+        }, name));
+        if (round > 1) ms.push(d); // the first includes the view's first layout
+      }
+      ms.sort((a, b) => a - b);
+      figures[name] = { median: ms[Math.floor(ms.length / 2)], p95: ms[Math.floor(ms.length * 0.95)], n: ms.length };
+      if (name === "overview" && (await page.locator("li.row").count()) !== 100) throw new Error("not 100 rows");
+      if (name === "needs" && (await page.locator("article.item").count()) < 30) throw new Error("not the stand-ins' prompts");
+    }
+  } finally {
+    await page.unroute("**/v1/conversations", serve);
+  }
+  for (const [n, f] of Object.entries(figures)) log(`100 stand-in rows, ${n} update: median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.n} updates)`);
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
+}
+
 async function run() {
   const page = await newPage();
 
@@ -169,6 +391,10 @@ async function run() {
   await cardState(page, CLAUDE, "idle");
   const fm = await finalMessage(page, CLAUDE, /\S/);
   log("task went working → idle with its final message:", JSON.stringify(fm.slice(0, 60)));
+
+  // (After the first task: Claude's thread stays titled by it.)
+  await needsYou(page);
+  await standIns(page);
 
   // A backend conversation: a project's Codex thread with no pane, sent
   // to through its daemon, live from working to idle with its answer.
@@ -276,7 +502,7 @@ async function run() {
   await claude.getByRole("button", { name: "Reject" }).waitFor({ timeout: T });
   const stale = await page.context().newPage();
   await stale.route("**/v1/events", (r) => r.abort());
-  await stale.goto(URL + "/#/");
+  await stale.goto(URL + "/#/agents");
   await stale.getByText("The live event stream dropped").waitFor({ timeout: T });
   const staleCard = card(stale, CLAUDE);
   await staleCard.getByRole("button", { name: "Approve once" }).waitFor({ timeout: T });

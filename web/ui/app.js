@@ -2,6 +2,10 @@
 // POST /v1/ui/session (an HttpOnly cookie; the token is never stored in the
 // page) and then calls the same REST routes as any host. Actions come only
 // from each row's available_actions.
+import { ago, actionLabel, api, byName, call, decisionLabel, displayState, html, onUnauthorized, problemText, render, stateLabel } from "./lib.js";
+import { store, subscribe, refresh as refreshStore, stop as stopStore, view, onOpenItem, actedOn } from "./store.js";
+import { Queue, itemID } from "./queue.js";
+import { Overview } from "./overview.js";
 
 const $main = document.getElementById("main");
 const $nav = document.getElementById("nav");
@@ -51,48 +55,8 @@ function h(tag, attrs, ...children) {
   return el;
 }
 
-class Problem extends Error {
-  constructor(status, body) {
-    super((body && (body.detail || body.title)) || `HTTP ${status}`);
-    this.status = status;
-    this.code = body && body.code;
-  }
-}
-
-async function api(method, path, body) {
-  const opts = { method, credentials: "same-origin", headers: {} };
-  if (body !== undefined) {
-    opts.headers["Content-Type"] = "application/json";
-    opts.body = JSON.stringify(body);
-  }
-  const r = await fetch(path, opts);
-  const text = await r.text();
-  let data = null;
-  try { data = text ? JSON.parse(text) : null; } catch { data = null; }
-  if (!r.ok) {
-    if (r.status === 401 && path !== "/v1/ui/session") { signedOut(); }
-    throw new Problem(r.status, data);
-  }
-  return data;
-}
-
-function ago(iso) {
-  if (!iso) return "";
-  const s = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
-  if (s < 5) return "just now";
-  if (s < 60) return `${s} s ago`;
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
-  return new Date(iso).toLocaleString();
-}
-
 function time(iso) {
   return h("time", { datetime: iso, title: iso ? new Date(iso).toLocaleString() : "" }, ago(iso));
-}
-
-function problemText(err) {
-  if (err instanceof Problem) return `${err.message}${err.code ? ` (${err.code})` : ""}`;
-  return String(err && err.message || err);
 }
 
 // A button that runs fn, shows its error next to it, and disables itself meanwhile.
@@ -114,17 +78,11 @@ function actionButton(label, fn, cls) {
   return h("span", {}, b, out);
 }
 
-function byName(actions, name) { return (actions || []).filter((a) => a.action === name); }
-
-function call(a, extra) {
-  let body = a.body ? { ...a.body, ...(extra || {}) } : undefined;
-  return api(a.method, a.path, body);
-}
-
 // ---- session ---------------------------------------------------------------
 
 function signedOut() {
   session = null;
+  stopStore();
   if (events) { events.close(); events = null; }
   $nav.hidden = true;
   $signout.hidden = true;
@@ -142,8 +100,23 @@ async function loadSession() {
   $signout.hidden = !session;
   for (const el of $nav.querySelectorAll("[data-operator]")) el.hidden = !(session && session.role === "operator");
   $who.textContent = session ? (session.role === "operator" ? "operator" : `host ${session.host_name || session.host_id}`) : "";
-  if (session) connectEvents();
+  if (session) {
+    connectEvents();
+    refreshStore(true);
+  }
 }
+
+// The count of what waits, in the navigation and the tab title.
+const $count = document.getElementById("needs-count");
+subscribe((s) => {
+  const n = s.items.length;
+  $count.textContent = n ? String(n) : "";
+  $count.hidden = !n;
+  document.title = n ? `(${n}) AKK` : "AKK";
+});
+onOpenItem((key) => { location.hash = `#/needs/${itemID(key)}`; });
+
+onUnauthorized(() => signedOut());
 
 $signout.addEventListener("click", async () => {
   try { await api("DELETE", "/v1/ui/session"); } catch { /* already gone */ }
@@ -200,39 +173,24 @@ function connectEvents() {
       let env = null;
       try { env = JSON.parse(e.data); } catch { /* ignore */ }
       onEvent(t, env);
+      refreshStore();
     });
   }
 }
 
 // ---- agents ------------------------------------------------------------------
 
-const stateLabel = {
-  idle: ["Idle", "●"], working: ["Working", "◐"], awaiting_approval: ["Awaiting approval", "!"],
-  awaiting_interaction: ["Awaiting an answer", "?"], blocked: ["Blocked", "■"], unknown: ["Unknown", "○"],
-};
-
-function displayState(c) {
-  if (!c.terminal) {
-    // A backend thread: what its daemon and its Turn say.
-    const cur = c.managed && c.managed.current_turn;
-    if (c.approval) return c.approval.manual_required ? "blocked" : "awaiting_approval";
-    if (cur && cur.state === "awaiting_interaction") return "awaiting_interaction";
-    const t = c.backend && c.backend.thread_status;
-    return t === "idle" ? "idle" : t === "active" ? "working" : "unknown";
-  }
-  const s = c.terminal.screen_state;
-  if (s === "startup_dialog" || (c.approval && c.approval.manual_required)) return "blocked";
-  return stateLabel[s] ? s : "unknown";
-}
-
 function badge(state) {
   const [label, icon] = stateLabel[state];
   return h("span", { class: `badge b-${state}` }, h("span", { "aria-hidden": "true" }, icon), label);
 }
 
-async function viewAgents() {
+// viewAgents shows a card per conversation, or only's card (the detail
+// view of one conversation, opened from the overview and the queue).
+async function viewAgents(only) {
   const gen = routeGen;
-  $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "muted" }, "Loading…"));
+  const title = only ? "Agent" : "Agents";
+  $main.replaceChildren(h("h1", {}, title), h("p", { class: "muted" }, "Loading…"));
   // One render at a time: a render asked for while one runs runs once more
   // after it, from a fresh read, so the newest state is always drawn and
   // an older view never replaces it. (A newer render used to drop the one
@@ -259,18 +217,20 @@ async function viewAgents() {
       list = await api("GET", "/v1/conversations");
     } catch (e) {
       if (!current(gen)) return;
-      $main.replaceChildren(h("h1", {}, "Agents"), h("p", { class: "error" }, problemText(e)));
+      $main.replaceChildren(h("h1", {}, title), h("p", { class: "error" }, problemText(e)));
       return;
     }
     if (!fresh()) return;
     keeping = new Map();
     // Agent panes, and backend conversations (a Codex app-server's
     // threads, driven through the daemon, with or without a pane).
-    const cards = await Promise.all(list.conversations.filter((c) => c.terminal || c.backend).map(card));
+    const cards = await Promise.all(list.conversations.filter((c) => (c.terminal || c.backend) && (!only || c.conversation_id === only)).map(card));
     if (!fresh()) return;
     kept = keeping;
-    const parts = [h("h1", {}, "Agents")];
-    if (cards.length === 0) {
+    const parts = [h("h1", {}, title)];
+    if (cards.length === 0 && only) {
+      parts.push(h("p", { class: "muted" }, "This conversation is not listed now (its pane or thread may have gone). ", h("a", { href: "#/agents" }, "All agents")));
+    } else if (cards.length === 0) {
       parts.push(h("div", { class: "empty" }, h("p", {}, "No agent panes or backend conversations found — start Claude Code or Codex in tmux."),
         h("p", { class: "muted" }, "AKK lists the panes of the tmux servers it watches; it never starts an agent.")));
     } else {
@@ -458,8 +418,6 @@ function modelBox(mo, c) {
   return box;
 }
 
-const decisionLabel = { approve_once: "Approve once", reject: "Reject" };
-
 function approvalBox(c, refresh) {
   const ap = c.approval;
   const parts = [h("h3", {}, "Permission prompt")];
@@ -638,12 +596,6 @@ function permissionsBox(get, set, c, refresh) {
   });
   return box;
 }
-
-const actionLabel = {
-  cancel: "Cancel", close: "Close", renew: "Renew", recover: "Recover", retry_callback: "Retry callback",
-  watch: "Watch", unwatch: "Unwatch", new_thread: "New thread", native_inspect: "Inspect",
-  identify_foreground: "Identify thread", repair_model_control: "Repair model control",
-};
 
 // What a native control answered, said on the card.
 function nativeInfo(a, r) {
@@ -882,28 +834,55 @@ let cleanup = () => {};
 let routeGen = 0;
 const current = (gen) => gen === routeGen;
 
+// mount shows a Preact view in the page until the next route.
+function mount(vnode) {
+  const root = document.createElement("div");
+  $main.replaceChildren(root);
+  render(vnode, root);
+  cleanup = () => render(null, root);
+}
+
 async function route() {
   routeGen++;
+  const gen = routeGen;
   cleanup();
   cleanup = () => {};
   onEvent = () => {};
   if (refreshTimer) { clearInterval(refreshTimer); refreshTimer = null; }
-  if (!session) { viewSignIn(); return; }
-  const hash = location.hash || "#/";
+  if (!session) { view.name = "signin"; viewSignIn(); return; }
+  let hash = location.hash || "#/";
+  if (hash === "#/" || hash === "#") {
+    // The default: the queue when anything waits, else the agents.
+    if (!store.loaded) {
+      await new Promise((res) => { const un = subscribe((s) => { if (s.loaded || s.error) { un(); res(); } }); refreshStore(true); });
+      if (!current(gen)) return;
+    }
+    hash = store.items.length ? "#/needs" : "#/agents";
+  }
+  const base = hash.match(/^#\/[a-z]*/)[0];
   for (const a of $nav.querySelectorAll("a")) {
-    if (a.getAttribute("href") === hash || (hash.startsWith("#/turn/") && a.getAttribute("href") === "#/")) a.setAttribute("aria-current", "page");
+    const href = a.getAttribute("href");
+    if (href === base || (base === "#/turn" && href === "#/agents") || (base === "#/conversation" && href === "#/overview")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
-  const m = hash.match(/^#\/turn\/([A-Za-z0-9_]+)$/);
-  if (m) await viewTurn(m[1]);
+  view.name = base.slice(2);
+  let m;
+  if ((m = hash.match(/^#\/turn\/([A-Za-z0-9_]+)$/))) await viewTurn(m[1]);
+  else if ((m = hash.match(/^#\/needs(?:\/(item-[a-z0-9]+))?$/))) mount(html`<${Queue} focus=${m[1]} />`);
+  else if (hash === "#/overview") mount(html`<${Overview} />`);
+  else if ((m = hash.match(/^#\/conversation\/([A-Za-z0-9_.:-]+)$/))) await viewAgents(m[1]);
   else if (hash === "#/hosts") await viewHosts();
   else if (hash === "#/doctor") await viewDoctor();
-  else await viewAgents();
+  else { view.name = "agents"; await viewAgents(); }
 }
 
 window.addEventListener("hashchange", route);
+// Panes a person drives change without events: the queue looks again now and then.
+setInterval(() => { if (session) refreshStore(); }, 10000);
 // Relative times stay true.
-setInterval(() => { for (const t of document.querySelectorAll("time[datetime]")) t.textContent = ago(t.getAttribute("datetime")); }, 30000);
+setInterval(() => { for (const t of document.querySelectorAll("time[datetime]:not([data-since])")) t.textContent = ago(t.getAttribute("datetime")); }, 30000);
 
 await loadSession();
 route();
+// The shell is kept by a service worker, so the page opens from a phone's home screen.
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => { /* not a secure context */ });

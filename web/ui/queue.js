@@ -1,0 +1,268 @@
+// The "Needs you" view: one queue of everything that waits for a person,
+// across every agent (and node), oldest first. Each item acts through the
+// row's own offered actions, so the API's offers and fences apply: an
+// approval is answered only with the offer the person saw, after a fresh
+// read shows the same prompt still there.
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
+import { store, subscribe, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
+
+// useStore re-renders its component on every publish.
+export function useStore() {
+  const [, set] = useState(0);
+  useEffect(() => subscribe(() => set((n) => n + 1)), []);
+  return store;
+}
+
+// itemID is an item's element id (its key made safe for an id).
+export function itemID(key) {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) >>> 0;
+  return `item-${h.toString(36)}`;
+}
+
+const kindLabel = { approval: "Permission", question: "Question", waiting: "Waiting for you", uncertain: "Not proven", blocked: "In the terminal", gone: "Pane gone" };
+
+export function Queue({ focus }) {
+  const s = useStore();
+  const [notice, setNotice] = useState(null);
+  useLayoutEffect(() => { try { performance.measure("akk-render:needs", "akk-update"); } catch { /* no update yet */ } });
+  useEffect(() => {
+    if (!focus) return;
+    const el = document.getElementById(focus);
+    if (el) { el.scrollIntoView({ block: "center" }); el.focus(); }
+  }, [focus, s.loaded]);
+  const items = s.items;
+  return html`
+    <h1>Needs you</h1>
+    <div class="actions queue-bar"><${NotifySetting} /><button type="button" onClick=${() => refresh(true)}>Refresh</button></div>
+    ${notice && html`<p class="error" role="alert">${notice}</p>`}
+    ${s.error && html`<p class="error">${problemText(s.error)}</p>`}
+    ${!s.loaded ? html`<p class="muted">Loading…</p>` : items.length === 0 ? html`
+      <div class="empty"><p>Nothing needs you now.</p>
+        <p class="muted">Permission prompts, questions, Turns waiting for your words and Turns whose outcome is not proven show here, oldest first.</p></div>` : html`
+      <ol class="queue" aria-label="Waiting for you">
+        ${items.map((it) => html`<li key=${it.rkey}><${Item} item=${it} focused=${focus === itemID(it.key)} say=${setNotice} /></li>`)}
+      </ol>`}`;
+}
+
+function NotifySetting() {
+  const supported = "Notification" in window;
+  const on = notifying();
+  const [why, setWhy] = useState("");
+  if (!supported) return html`<p class="muted">This browser cannot show notifications.</p>`;
+  const change = async (ev) => {
+    const want = ev.currentTarget.checked;
+    const got = await setNotifying(want);
+    setWhy(want && !got ? "The browser did not allow notifications for this page." : "");
+  };
+  return html`<p class="setting"><label><input type="checkbox" checked=${on} onChange=${change} /> Notify me when something new waits</label>
+    ${why && html` <span class="error">${why}</span>`}</p>`;
+}
+
+function Item({ item, focused, say }) {
+  const c = item.conversation;
+  const hid = `${itemID(item.key)}-h`;
+  const turn = item.turnID;
+  return html`
+    <article id=${itemID(item.key)} class=${`item k-${item.kind}${focused ? " focused" : ""}`} tabindex="-1"
+      aria-labelledby=${hid} data-item=${item.key} data-kind=${item.kind}>
+      <header>
+        <h2 id=${hid}>${item.agent}</h2>
+        <span class=${`badge q-${item.kind}`}>${kindLabel[item.kind]}</span>
+      </header>
+      <p class="what">${item.what}</p>
+      <p class="meta muted">
+        ${c && html`<span>${c.project}</span>`}
+        ${c && whereOf(c) && html`<span>${whereOf(c)}</span>`}
+        ${c && c.node && html`<span>node ${c.node}</span>`}
+        <span>waiting <time data-since="1" datetime=${item.since} title=${new Date(item.since).toLocaleString()}>${since(item.since)}</time></span>
+        ${turn && html`<a href=${`#/turn/${turn}`}>${turn}</a>`}
+        ${c && html`<a href=${`#/conversation/${c.conversation_id}`}>the agent's card</a>`}
+      </p>
+      ${item.kind === "approval" && html`<${Approval} item=${item} say=${say} />`}
+      ${item.kind === "question" && html`<${Question} item=${item} />`}
+      ${item.kind === "waiting" && html`<${Respond} item=${item} />`}
+      ${(item.kind === "uncertain" || item.kind === "gone") && html`<${Evidence} item=${item} />`}
+      ${item.kind === "blocked" && html`<p class="error">Answer it in the terminal${item.reason ? `: ${item.reason}` : "."}</p>`}
+      ${item.kind !== "approval" && item.kind !== "question" && html`<${Buttons} item=${item} />`}
+    </article>`;
+}
+
+// A button that runs fn, says what happened next to it, and is disabled meanwhile.
+function Act({ label, cls, run }) {
+  const [busy, setBusy] = useState(false);
+  const [out, setOut] = useState(null);
+  const click = async () => {
+    setBusy(true);
+    setOut(null);
+    try {
+      const msg = await run();
+      if (msg) setOut({ ok: !msg.startsWith("Not"), text: msg });
+    } catch (e) {
+      setOut({ ok: false, text: problemText(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<span><button type="button" class=${cls || ""} disabled=${busy} onClick=${click}>${label}</button>
+    ${out && html` <span role="status" class=${out.ok ? "ok" : "error"}>${out.text}</span>`}</span>`;
+}
+
+function Approval({ item, say }) {
+  const ap = item.approval;
+  const decide = (a) => async () => {
+    const d = a.body && a.body.decision;
+    actedOn(item.cid);
+    // A fresh read first: the prompt the person saw must still be there.
+    const fresh = deriveItems(await api("GET", "/v1/conversations"));
+    if (!fresh.some((i) => i.rkey === item.rkey)) {
+      say(`Not answered (${item.agent}): the prompt changed or went before the click; the queue shows what waits now.`);
+      refresh(true);
+      return "Not answered: the prompt changed.";
+    }
+    try {
+      // The offer the person saw: the daemon refuses it if the prompt changed since.
+      const r = await call(a);
+      refresh(true);
+      return r.do_not_retry ? "Not proven: look at the pane; do not answer again." : `${decisionLabel[d] || d}: done.`;
+    } catch (e) {
+      say(`Not answered (${item.agent}): ${problemText(e)}`);
+      refresh(true);
+      throw e;
+    }
+  };
+  return html`
+    <dl class="facts"><dt>Kind</dt><dd>${ap.prompt_kind}</dd>${ap.tool && html`<dt>Tool</dt><dd>${ap.tool}</dd>`}</dl>
+    ${ap.command_excerpt && html`<pre aria-label="Command">${ap.command_excerpt}</pre>`}
+    <div class="actions">
+      ${item.actions.map((a) => html`<${Act} key=${a.body.decision} label=${decisionLabel[a.body.decision] || a.body.decision}
+        cls=${a.body.decision === "reject" ? "danger" : "primary"} run=${decide(a)} />`)}
+    </div>`;
+}
+
+// Question reads the step when its interaction changes and answers exactly it.
+function Question({ item }) {
+  const [step, setStep] = useState(null);
+  const [err, setErr] = useState(null);
+  const [out, setOut] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const form = useRef(null);
+  const iid = item.action.body.interaction_id;
+  useEffect(() => {
+    let live = true;
+    setErr(null);
+    if (item.step && item.step.interaction_id === iid) { setStep(item.step); return; }
+    setStep(null);
+    api("GET", `/v1/turns/${item.turnID}/interaction`).then((s) => live && setStep(s), (e) => live && setErr(e));
+    return () => { live = false; };
+  }, [iid]);
+  if (err) return html`<p class=${err.code === "no_interaction" ? "muted" : "error"}>${err.code === "no_interaction" ? "The question is changing; it shows again in a moment." : problemText(err)}</p>`;
+  if (!step) return html`<p class="muted">Reading the question…</p>`;
+  if (step.manual_required) return html`<p class="error">Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}</p>`;
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const f = form.current;
+    const answers = step.questions.map((q) => {
+      const name = `qq-${step.interaction_id}-${q.question_id}`;
+      const ans = { question_id: q.question_id, response_kind: q.response_kind };
+      if (q.response_kind === "free_text") {
+        ans.text = f.querySelector(`[name="${name}"]`).value;
+      } else {
+        const picked = [...f.querySelectorAll(`[name="${name}"]:checked`)];
+        ans.selected_option_ids = picked.map((p) => p.value);
+        for (const p of picked) {
+          const t = f.querySelector(`[data-text-for="${p.id}"]`);
+          if (t && t.value !== "") ans.text = t.value;
+        }
+      }
+      return ans;
+    });
+    const extra = { answers };
+    const mode = f.querySelector(`[name="qd-${step.interaction_id}"]:checked`);
+    if (mode) extra.delivery_mode = mode.value;
+    setBusy(true);
+    actedOn(item.cid);
+    try {
+      const r = await call(item.action, extra);
+      setOut({ ok: !r.do_not_retry, text: r.do_not_retry ? "Not proven: look at the pane; do not answer again." : "Answered." });
+    } catch (e) {
+      setOut({ ok: false, text: problemText(e) });
+    } finally {
+      setBusy(false);
+      refresh(true);
+    }
+  };
+  const where = step.step.index === 0 ? ` (${step.step.total} waiting)` : step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : "";
+  const modes = step.delivery_modes || [];
+  const modeLabel = { steer_current_turn: "Now, into the running task", queue_next_turn: "Queued for its next task (typed answers)" };
+  return html`
+    <form ref=${form} aria-label="Answer the question" onSubmit=${submit}>
+      <p class="muted">${step.kind === "async_question" ? "Asked while the agent works on" : "The agent waits for the answer"}${where}</p>
+      ${step.questions.map((q) => {
+        const name = `qq-${step.interaction_id}-${q.question_id}`;
+        return html`<fieldset class="box" key=${q.question_id} data-question=${q.question_id} data-kind=${q.response_kind}>
+          <legend>${q.header ? `${q.header}: ${q.prompt}` : q.prompt}</legend>
+          ${q.response_kind === "free_text" ? html`<label for=${name}>Answer</label><input type="text" id=${name} name=${name} maxlength=${step.free_text_limit || 200} />` :
+            q.options.map((o) => {
+              const oid = `${name}-${o.option_id}`;
+              return html`<label class="opt" for=${oid} key=${o.option_id}>
+                  <input type=${q.response_kind === "multi_select" ? "checkbox" : "radio"} id=${oid} name=${name} value=${o.option_id} />
+                  <span>${o.label}${o.description && html`<span class="muted"> — ${o.description}</span>`}</span></label>
+                ${o.free_text && html`<input type="text" aria-label=${`${o.label}: your words`} data-text-for=${oid} />`}`;
+            })}
+        </fieldset>`;
+      })}
+      ${modes.length > 1 && html`<fieldset class="box"><legend>Deliver the answer</legend>
+        ${modes.map((m, i) => html`<label class="opt" key=${m}><input type="radio" name=${`qd-${step.interaction_id}`} value=${m} defaultChecked=${i === 0} /> <span>${modeLabel[m] || m}</span></label>`)}
+      </fieldset>`}
+      ${out && html`<p role="status" class=${out.ok ? "ok" : "error"}>${out.text}</p>`}
+      <div class="actions"><button type="submit" class="primary" disabled=${busy}>Answer</button></div>
+    </form>`;
+}
+
+function Respond({ item }) {
+  const a = byName(item.actions, "respond")[0];
+  const [text, setText] = useState("");
+  const [out, setOut] = useState(null);
+  if (!a) return null;
+  const id = `${itemID(item.key)}-respond`;
+  const submit = async (ev) => {
+    ev.preventDefault();
+    if (!text.trim()) return;
+    actedOn(item.cid);
+    try {
+      await call(a, { request: text.trim() });
+      setText("");
+      setOut({ ok: true, text: "Sent into the Turn." });
+    } catch (e) {
+      setOut({ ok: false, text: problemText(e) });
+    }
+    refresh(true);
+  };
+  return html`<form class="box" onSubmit=${submit}>
+      <label for=${id}>Respond inside this Turn</label>
+      <textarea id=${id} rows="2" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+      ${out && html`<p role="status" class=${out.ok ? "ok" : "error"}>${out.text}</p>`}
+      <div class="actions"><button type="submit" class="primary">Respond</button></div>
+    </form>`;
+}
+
+// Evidence: what the Turn's status says (its reason, the redacted screen).
+function Evidence({ item }) {
+  const st = item.status;
+  if (!st) return null;
+  const reason = st.result && (st.result.reason || st.result.final_message);
+  return html`
+    ${reason && html`<p>${reason}</p>`}
+    ${st.do_not_retry && html`<p class="error">Do not send it again: input may have reached the agent.</p>`}
+    ${st.screen && html`<details class="box"><summary>The screen (redacted)</summary><pre>${st.screen}</pre></details>`}`;
+}
+
+function Buttons({ item }) {
+  const acts = (item.actions || []).filter((a) => actionLabel[a.action]);
+  if (!acts.length) return null;
+  return html`<div class="actions">${acts.map((a) => html`<${Act} key=${a.action + a.path} label=${actionLabel[a.action]}
+    cls=${a.action === "cancel" || a.action === "close" ? "danger" : ""}
+    run=${async () => { actedOn(item.cid); const r = await call(a); refresh(true); return r && r.do_not_retry ? "Not proven: look at the pane." : `${actionLabel[a.action]}: done.`; }} />`)}</div>`;
+}

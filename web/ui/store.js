@@ -1,0 +1,251 @@
+// The page's one reading of what waits for a person: the conversation list,
+// read again on every event (at most every 150 ms) and every 10 s, and the
+// "Needs you" queue derived from it. Every view reads it; the navigation's
+// count, the tab title and the notifications follow it.
+import { api, agentName, byName, displayState } from "./lib.js";
+
+const subs = new Set();
+// list: the newest GET /v1/conversations; items: the queue, oldest first;
+// loaded: a read has answered; error: the newest read's failure.
+// since: per conversation id, the state it shows and since when.
+export const store = { list: null, items: [], loaded: false, error: null, since: new Map() };
+
+export function subscribe(fn) {
+  subs.add(fn);
+  return () => subs.delete(fn);
+}
+
+function publish() {
+  // What the views measure their update from (performance.measure).
+  performance.mark("akk-update");
+  for (const fn of [...subs]) fn(store);
+}
+
+// ---- when each item was first seen ------------------------------------------
+
+// When the API says when a wait began (a Turn's state since), that is
+// used; otherwise the first time this browser tab saw the item.
+const seenKey = "akk.seen";
+let seen = {};
+try { seen = JSON.parse(sessionStorage.getItem(seenKey) || "{}"); } catch { seen = {}; }
+function firstSeen(key, now) {
+  if (!seen[key]) seen[key] = now;
+  return seen[key];
+}
+function keepSeen(keys) {
+  const next = {};
+  for (const k of keys) if (seen[k]) next[k] = seen[k];
+  seen = next;
+  try { sessionStorage.setItem(seenKey, JSON.stringify(seen)); } catch { /* private mode */ }
+}
+
+// ---- the queue ----------------------------------------------------------------
+
+const recoverable = new Set(["stalled", "delivery_uncertain", "response_uncertain"]);
+
+// items lists everything in a conversation list that needs a person.
+export function deriveItems(list) {
+  const out = [];
+  for (const c of list.conversations || []) {
+    if (c.node_state === "unreachable") continue;
+    const cur = c.managed && c.managed.current_turn;
+    const base = { conversation: c, cid: c.conversation_id, turnID: cur && cur.turn_id, agent: agentName(c) };
+    // A key names what waits, for the notifications: one per Turn's prompt
+    // or question (so a prompt read as unreadable for a moment and then as
+    // answerable is one thing), else per pane and command. rkey names what
+    // is drawn: a new prompt is a new form.
+    const ap = c.approval;
+    if (ap) {
+      const key = base.turnID ? `a:${base.turnID}` : `a:${c.conversation_id}:${ap.tool || ""}:${ap.command_excerpt || ""}`;
+      const rkey = `${key}|${ap.manual_required}|${ap.prompt_kind}|${ap.tool || ""}|${ap.command_excerpt || ""}`;
+      if (ap.manual_required) {
+        out.push({ ...base, kind: "blocked", key, rkey, what: "A permission prompt to answer in the terminal", reason: ap.reason });
+      } else {
+        const what = ap.command_excerpt ? `Run: ${ap.command_excerpt.split("\n")[0].slice(0, 120)}` : `Permission: ${ap.tool || ap.prompt_kind}`;
+        out.push({ ...base, kind: "approval", key, rkey, what, approval: ap, actions: byName(c.available_actions, "approve") });
+      }
+    }
+    const ri = byName(c.available_actions, "respond_interaction")[0];
+    if (ri) {
+      const turnID = ri.path.split("/")[3];
+      out.push({ ...base, kind: "question", key: `q:${turnID}`, rkey: `q:${ri.body.interaction_id}`, turnID,
+        what: "A question to answer", action: ri });
+    } else if (displayState(c) === "awaiting_interaction") {
+      // A Turn's step that cannot be read now, or a question in a pane AKK does not drive.
+      const key = base.turnID ? `q:${base.turnID}` : `q:${c.conversation_id}`;
+      out.push({ ...base, kind: "blocked", key, rkey: `${key}|blocked`, what: "A question to answer",
+        reason: base.turnID ? "the step cannot be read now; it shows here again when it can, or answer it in the terminal" :
+          c.terminal ? "the pane shows a question outside a Turn of AKK's" : "answer it in a Codex client of this thread" });
+    }
+    if (c.terminal && c.terminal.screen_state === "startup_dialog") {
+      out.push({ ...base, kind: "blocked", key: `d:${c.conversation_id}`, rkey: `d:${c.conversation_id}`, what: "A dialog waits in the pane", reason: "the agent shows a start-up dialog; answer it in the terminal" });
+    }
+    if (cur && cur.state === "waiting_for_host") {
+      out.push({ ...base, kind: "waiting", key: `w:${cur.turn_id}`, rkey: `w:${cur.turn_id}`, what: "Waits for your words", actions: turnActions(c.available_actions, cur.turn_id) });
+    }
+    if (cur && recoverable.has(cur.state)) {
+      out.push({ ...base, kind: "uncertain", key: `u:${cur.turn_id}:${cur.state}`, rkey: `u:${cur.turn_id}:${cur.state}`, state: cur.state,
+        what: cur.state === "stalled" ? "The task stalled" : "Delivery is not proven", actions: turnActions(c.available_actions, cur.turn_id) });
+    }
+  }
+  for (const u of list.unavailable_managed_turns || []) {
+    if (!(u.available_actions || []).some((a) => a.action !== "status")) continue;
+    out.push({ kind: "gone", key: `g:${u.turn_id}:${u.state}`, rkey: `g:${u.turn_id}:${u.state}`, turnID: u.turn_id, state: u.state, agent: "A Turn whose pane is gone",
+      what: `The Turn is ${u.state.replaceAll("_", " ")} and its pane is gone`, actions: u.available_actions });
+  }
+  return out;
+}
+
+function turnActions(actions, turnID) {
+  return (actions || []).filter((a) => a.path.split("/")[3] === turnID && a.action !== "status");
+}
+
+// ---- reading ------------------------------------------------------------------
+
+let running = false;
+let again = false;
+// The steps of the questions in the queue, by interaction id.
+const steps = new Map();
+let pending = null;
+
+// refresh reads the list again soon (reads asked for meanwhile are one).
+export function refresh(now) {
+  if (now) { read(); return; }
+  if (pending) return;
+  pending = setTimeout(() => { pending = null; read(); }, 150);
+}
+
+let generation = 0;
+// stop forgets everything (signed out).
+export function stop() {
+  generation++;
+  store.list = null; store.items = []; store.loaded = false; store.error = null; store.since = new Map();
+  known = null;
+  publish();
+}
+
+async function read() {
+  if (running) { again = true; return; }
+  running = true;
+  try {
+    do {
+      again = false;
+      await readOnce();
+    } while (again);
+  } finally {
+    running = false;
+  }
+}
+
+async function readOnce() {
+  const gen = generation;
+  let list;
+  try {
+    list = await api("GET", "/v1/conversations");
+  } catch (e) {
+    if (gen !== generation) return;
+    store.error = e;
+    publish();
+    return;
+  }
+  const items = deriveItems(list);
+  // A Turn's own status says since when it waits, and what the evidence is.
+  const statuses = new Map();
+  await Promise.all([...new Set(items.filter((i) => i.turnID).map((i) => i.turnID))].map(async (id) => {
+    try { statuses.set(id, await api("GET", `/v1/turns/${id}`)); } catch { /* it may have gone */ }
+  }));
+  // A question's item names what it asks (its step, read once per step).
+  await Promise.all(items.filter((i) => i.kind === "question").map(async (i) => {
+    const iid = i.action.body.interaction_id;
+    let step = steps.get(iid);
+    if (!step) {
+      try { step = await api("GET", `/v1/turns/${i.turnID}/interaction`); } catch { return; }
+      if (step.interaction_id !== iid) return;
+      steps.set(iid, step);
+    }
+    i.step = step;
+    const q = step.questions && step.questions[0];
+    if (q) i.what = q.header ? `${q.header}: ${q.prompt}` : q.prompt;
+  }));
+  for (const k of steps.keys()) if (!items.some((i) => i.kind === "question" && i.action.body.interaction_id === k)) steps.delete(k);
+  if (gen !== generation) return;
+  const now = new Date().toISOString();
+  for (const i of items) {
+    const st = i.turnID && statuses.get(i.turnID);
+    i.status = st || null;
+    i.since = (st && st.updated_at) || firstSeen(i.key, now);
+  }
+  keepSeen(items.map((i) => i.key));
+  items.sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.key < b.key ? -1 : 1));
+  // When each row entered the state it shows, as this tab saw it.
+  const next = new Map();
+  for (const c of list.conversations || []) {
+    const st = displayState(c);
+    const was = store.since.get(c.conversation_id);
+    next.set(c.conversation_id, was && was.state === st ? was : { state: st, at: now });
+  }
+  store.since = next;
+  store.list = list;
+  store.items = items;
+  store.loaded = true;
+  store.error = null;
+  notifyNew(items);
+  publish();
+}
+
+// ---- notifications ------------------------------------------------------------
+
+// Kept in this browser only; off until the person turns them on (which
+// asks the browser's permission, on that click, never on load).
+const notifyKey = "akk.notify";
+export function notifying() {
+  return localStorage.getItem(notifyKey) === "on" && "Notification" in window && Notification.permission === "granted";
+}
+export async function setNotifying(on) {
+  if (!on) { localStorage.setItem(notifyKey, "off"); publish(); return false; }
+  if (!("Notification" in window)) return false;
+  const p = Notification.permission === "granted" ? "granted" : await Notification.requestPermission();
+  localStorage.setItem(notifyKey, p === "granted" ? "on" : "off");
+  publish();
+  return p === "granted";
+}
+
+// Items of a conversation the person acted on a moment ago (from this
+// page) raise nothing: they are looking at it.
+const acted = new Map();
+export function actedOn(cid) { if (cid) acted.set(cid, Date.now()); }
+
+// What the page shows now, set by the router: no notification for what is
+// on screen in a visible tab.
+export const view = { name: "" };
+
+// openItem(key) is what clicking a notification does (set by the router).
+export let openItem = () => {};
+export function onOpenItem(fn) { openItem = fn; }
+
+let known = null;
+// When each key was last in the queue: an item that left for less than
+// 5 s (a list read while the screen redraws) is not new when it is back.
+const lastIn = new Map();
+function notifyNew(items) {
+  const first = known === null;
+  const was = known || new Set();
+  known = new Set(items.map((i) => i.key));
+  const now = Date.now();
+  const back = new Map(lastIn);
+  for (const k of known) lastIn.set(k, now);
+  for (const [k, t] of lastIn) if (now - t > 60_000) lastIn.delete(k);
+  if (first || !notifying()) return;
+  if (view.name === "needs" && document.visibilityState === "visible") return;
+  for (const i of items) {
+    if (was.has(i.key) || (back.has(i.key) && now - back.get(i.key) < 5000)) continue;
+    const t = acted.get(i.cid);
+    if (t && Date.now() - t < 60_000) continue;
+    const n = new Notification(`${i.agent} needs you`, { body: i.what, tag: i.key });
+    n.onclick = () => {
+      window.focus();
+      openItem(i.key);
+      n.close();
+    };
+  }
+}

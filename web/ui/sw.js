@@ -1,0 +1,41 @@
+// The dashboard's service worker: it keeps the page's shell (its HTML,
+// CSS, scripts and icons) so the page opens at once from a home screen, and
+// never touches an API answer: /v1/, /mcp and every non-GET request go to
+// the network as if there were no worker. The shell is asked for from the
+// network first; the cached copy serves only when the daemon cannot be
+// reached.
+const CACHE = "akk-shell-1";
+const SHELL = ["/", "/ui/app.css", "/ui/app.js", "/ui/lib.js", "/ui/store.js", "/ui/queue.js", "/ui/overview.js",
+  "/ui/vendor/preact/preact.mjs", "/ui/vendor/preact/hooks.mjs", "/ui/vendor/htm/htm.mjs",
+  "/ui/manifest.webmanifest", "/ui/icon.svg"];
+
+self.addEventListener("install", (ev) => {
+  ev.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (ev) => {
+  ev.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k))))
+    .then(() => self.clients.claim()));
+});
+
+function isShell(url) {
+  return url.origin === self.location.origin && (url.pathname === "/" || SHELL.includes(url.pathname));
+}
+
+self.addEventListener("fetch", (ev) => {
+  const req = ev.request;
+  const url = new URL(req.url);
+  if (req.method !== "GET" || !isShell(url)) return; // the API: no worker at all
+  ev.respondWith((async () => {
+    const cache = await caches.open(CACHE);
+    try {
+      const res = await fetch(req);
+      if (res.ok) await cache.put(url.pathname, res.clone());
+      return res;
+    } catch (e) {
+      const hit = await cache.match(url.pathname);
+      if (hit) return hit;
+      throw e;
+    }
+  })());
+});
