@@ -220,7 +220,7 @@ async function needsYou(page) {
   await page.evaluate(() => window.__notes[2].n.dispatchEvent(new Event("click")));
   await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: T });
   await until("the question's item focused", () => page.evaluate(() =>
-    location.hash.startsWith("#/needs/item-") && document.activeElement && document.activeElement.dataset.kind === "question"));
+    location.hash.startsWith("#/needs/item-") && document.activeElement && (document.activeElement.dataset.item || "").startsWith("q:")));
   const kinds = await page.locator("article.item").evaluateAll((els) => els.map((e) => e.dataset.kind));
   if (kinds.join(",") !== "approval,approval,question") throw new Error(`the queue holds ${kinds}`);
   const first = await page.locator("article.item").first().innerText();

@@ -3,8 +3,7 @@
 // opens the conversation's card.
 import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 import { html, api, displayState, stateLabel, agentName, since, problemText, whereOf } from "./lib.js";
-import { refresh } from "./store.js";
-import { useStore } from "./queue.js";
+import { refresh, useStore } from "./store.js";
 
 // How much a state asks of a person: lower first.
 const attention = { blocked: 0, awaiting_approval: 1, awaiting_interaction: 1, unknown: 3, working: 4, idle: 5 };

@@ -5,14 +5,8 @@
 // read shows the same prompt still there.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
-import { store, subscribe, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
-
-// useStore re-renders its component on every publish.
-export function useStore() {
-  const [, set] = useState(0);
-  useEffect(() => subscribe(() => set((n) => n + 1)), []);
-  return store;
-}
+import { useStore, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
+import { Act } from "./parts.js";
 
 // itemID is an item's element id (its key made safe for an id).
 export function itemID(key) {
@@ -42,7 +36,7 @@ export function Queue({ focus }) {
       <div class="empty"><p>Nothing needs you now.</p>
         <p class="muted">Permission prompts, questions, Turns waiting for your words and Turns whose outcome is not proven show here, oldest first.</p></div>` : html`
       <ol class="queue" aria-label="Waiting for you">
-        ${items.map((it) => html`<li key=${it.rkey}><${Item} item=${it} focused=${focus === itemID(it.key)} say=${setNotice} /></li>`)}
+        ${items.map((it) => html`<li key=${it.key}><${Item} item=${it} focused=${focus === itemID(it.key)} say=${setNotice} /></li>`)}
       </ol>`}`;
 }
 
@@ -80,33 +74,13 @@ function Item({ item, focused, say }) {
         ${turn && html`<a href=${`#/turn/${turn}`}>${turn}</a>`}
         ${c && html`<a href=${`#/conversation/${c.conversation_id}`}>the agent's card</a>`}
       </p>
-      ${item.kind === "approval" && html`<${Approval} item=${item} say=${say} />`}
-      ${item.kind === "question" && html`<${Question} item=${item} />`}
+      ${item.kind === "approval" && html`<${Approval} key=${item.rkey} item=${item} say=${say} />`}
+      ${item.kind === "question" && html`<${Question} key=${item.rkey} item=${item} />`}
       ${item.kind === "waiting" && html`<${Respond} item=${item} />`}
       ${(item.kind === "uncertain" || item.kind === "gone") && html`<${Evidence} item=${item} />`}
       ${item.kind === "blocked" && html`<p class="error">Answer it in the terminal${item.reason ? `: ${item.reason}` : "."}</p>`}
       ${item.kind !== "approval" && item.kind !== "question" && html`<${Buttons} item=${item} />`}
     </article>`;
-}
-
-// A button that runs fn, says what happened next to it, and is disabled meanwhile.
-function Act({ label, cls, run }) {
-  const [busy, setBusy] = useState(false);
-  const [out, setOut] = useState(null);
-  const click = async () => {
-    setBusy(true);
-    setOut(null);
-    try {
-      const msg = await run();
-      if (msg) setOut({ ok: !msg.startsWith("Not"), text: msg });
-    } catch (e) {
-      setOut({ ok: false, text: problemText(e) });
-    } finally {
-      setBusy(false);
-    }
-  };
-  return html`<span><button type="button" class=${cls || ""} disabled=${busy} onClick=${click}>${label}</button>
-    ${out && html` <span role="status" class=${out.ok ? "ok" : "error"}>${out.text}</span>`}</span>`;
 }
 
 function Approval({ item, say }) {

@@ -2,20 +2,30 @@
 // read again on every event (at most every 150 ms) and every 10 s, and the
 // "Needs you" queue derived from it. Every view reads it; the navigation's
 // count, the tab title and the notifications follow it.
+import { useEffect, useState } from "preact/hooks";
 import { api, agentName, byName, displayState } from "./lib.js";
 
 const subs = new Set();
 // list: the newest GET /v1/conversations; items: the queue, oldest first;
 // loaded: a read has answered; error: the newest read's failure.
 // since: per conversation id, the state it shows and since when.
-export const store = { list: null, items: [], loaded: false, error: null, since: new Map() };
+// rev counts the updates.
+export const store = { list: null, items: [], loaded: false, error: null, since: new Map(), rev: 0 };
 
 export function subscribe(fn) {
   subs.add(fn);
   return () => subs.delete(fn);
 }
 
+// useStore re-renders its component on every update.
+export function useStore() {
+  const [, set] = useState(0);
+  useEffect(() => subscribe(() => set((n) => n + 1)), []);
+  return store;
+}
+
 function publish() {
+  store.rev++;
   // What the views measure their update from (performance.measure).
   performance.mark("akk-update");
   for (const fn of [...subs]) fn(store);
@@ -23,19 +33,24 @@ function publish() {
 
 // ---- when each item was first seen ------------------------------------------
 
-// When the API says when a wait began (a Turn's state since), that is
-// used; otherwise the first time this browser tab saw the item.
+// When each item was first seen by this tab (the API says when a Turn last
+// changed, not when its wait began).
 const seenKey = "akk.seen";
 let seen = {};
 try { seen = JSON.parse(sessionStorage.getItem(seenKey) || "{}"); } catch { seen = {}; }
 function firstSeen(key, now) {
-  if (!seen[key]) seen[key] = now;
-  return seen[key];
+  if (!seen[key] || !seen[key].at) seen[key] = { at: now };
+  return seen[key].at;
 }
+// keepSeen saves the times, each kept while its item is in the queue and
+// a while after (an item that leaves for a moment keeps its age).
 function keepSeen(keys) {
-  const next = {};
-  for (const k of keys) if (seen[k]) next[k] = seen[k];
-  seen = next;
+  const now = Date.now();
+  const live = new Set(keys);
+  for (const [k, v] of Object.entries(seen)) {
+    if (live.has(k)) seen[k] = { ...v, last: now };
+    else if (!v.last || now - v.last > 600_000) delete seen[k];
+  }
   try { sessionStorage.setItem(seenKey, JSON.stringify(seen)); } catch { /* private mode */ }
 }
 
@@ -173,10 +188,13 @@ async function readOnce() {
   for (const i of items) {
     const st = i.turnID && statuses.get(i.turnID);
     i.status = st || null;
-    i.since = (st && st.updated_at) || firstSeen(i.key, now);
+    // A Turn's last change, when it is older than the first sight (a page
+    // opened on a prompt already waiting); a later change is not the wait's start.
+    const first = firstSeen(i.key, now);
+    i.since = st && st.updated_at && Date.parse(st.updated_at) < Date.parse(first) ? st.updated_at : first;
   }
   keepSeen(items.map((i) => i.key));
-  items.sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.key < b.key ? -1 : 1));
+  items.sort((a, b) => Date.parse(a.since) - Date.parse(b.since) || (a.key < b.key ? -1 : 1));
   // When each row entered the state it shows, as this tab saw it.
   const next = new Map();
   for (const c of list.conversations || []) {

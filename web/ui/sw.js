@@ -5,7 +5,8 @@
 // network first; the cached copy serves only when the daemon cannot be
 // reached.
 const CACHE = "akk-shell-1";
-const SHELL = ["/", "/ui/app.css", "/ui/app.js", "/ui/lib.js", "/ui/store.js", "/ui/queue.js", "/ui/overview.js",
+const SHELL = ["/", "/ui/app.css", "/ui/app.js", "/ui/lib.js", "/ui/store.js", "/ui/events.js", "/ui/parts.js",
+  "/ui/queue.js", "/ui/overview.js", "/ui/agents.js", "/ui/turn.js", "/ui/hosts.js", "/ui/doctor.js", "/ui/signin.js",
   "/ui/vendor/preact/preact.mjs", "/ui/vendor/preact/hooks.mjs", "/ui/vendor/htm/htm.mjs",
   "/ui/manifest.webmanifest", "/ui/icon.svg"];
 
