@@ -92,6 +92,18 @@ async function check(page, name) {
   await narrow(page, name);
 }
 
+// checkDark also checks the view in the dark scheme (contrast included).
+async function checkDark(page, name) {
+  await check(page, name);
+  await page.emulateMedia({ colorScheme: "dark" });
+  try {
+    await shot(page, `${name}-dark`);
+    await axe(page, `${name}-dark`);
+  } finally {
+    await page.emulateMedia({ colorScheme: "light" });
+  }
+}
+
 async function signIn(page, token) {
   await page.goto(URL + "/");
   await page.getByLabel("Token").fill(token);
@@ -226,7 +238,7 @@ async function needsYou(page) {
   const first = await page.locator("article.item").first().innerText();
   if (!first.includes(CLAUDE) || first.includes(CLAUDE2)) throw new Error(`oldest first: ${first}`);
   await item(page, CODEX, "question").getByRole("radio", { name: /Blue/ }).waitFor({ timeout: T });
-  await check(page, "needs");
+  await checkDark(page, "needs");
   log("the queue: two prompts and a question, oldest first; the notification opened its item");
 
   // The overview while they wait: filter and sort.
@@ -245,7 +257,7 @@ async function needsYou(page) {
   await page.getByLabel("Sort", { exact: true }).selectOption("name");
   await until("all rows", async () => (await rows.count()) >= 5);
   await page.getByLabel("Sort", { exact: true }).selectOption("attention");
-  await check(page, "overview");
+  await checkDark(page, "overview");
   log("the overview filtered by agent and state and sorted");
 
   // Approve the first prompt from the queue: its item leaves, the command runs.
