@@ -311,6 +311,9 @@ async function needsYou(page) {
   await page.getByText("Nothing needs you now.").waitFor({ timeout: T });
   const ns = await notes(page);
   if (ns.length !== 3) throw new Error(`${ns.length} notifications in all: ${JSON.stringify(ns)}`);
+  // Turned off again (kept in this browser): the stand-ins below raise nothing.
+  await page.getByLabel("Notify me when something new waits").uncheck();
+  await until("notifications off", () => page.evaluate(() => localStorage.getItem("akk.notify") === "off"));
   await page.getByRole("link", { name: "Agents", exact: true }).click();
   await finalMessage(page, CLAUDE, /akk-queue-ran/);
   await finalMessage(page, CODEX, /Blue/);
@@ -371,6 +374,7 @@ async function standIns(page) {
   } finally {
     await page.unroute("**/v1/conversations", serve);
   }
+  if ((await notes(page)).length !== 3) throw new Error("notifications raised while they were off");
   for (const [n, f] of Object.entries(figures)) log(`100 stand-in rows, ${n} update: median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.n} updates)`);
   await page.getByRole("link", { name: "Agents", exact: true }).click();
   await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
