@@ -233,11 +233,13 @@ async function needsYou(page) {
   await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: T });
   await until("the question's item focused", () => page.evaluate(() =>
     location.hash.startsWith("#/needs/item-") && document.activeElement && (document.activeElement.dataset.item || "").startsWith("q:")));
+  // (A step that cannot be read for a moment shows as one to answer in the
+  // terminal until a read can: wait for its form.)
+  await item(page, CODEX, "question").getByRole("radio", { name: /Blue/ }).waitFor({ timeout: T });
   const kinds = await page.locator("article.item").evaluateAll((els) => els.map((e) => e.dataset.kind));
   if (kinds.join(",") !== "approval,approval,question") throw new Error(`the queue holds ${kinds}`);
   const first = await page.locator("article.item").first().innerText();
   if (!first.includes(CLAUDE) || first.includes(CLAUDE2)) throw new Error(`oldest first: ${first}`);
-  await item(page, CODEX, "question").getByRole("radio", { name: /Blue/ }).waitFor({ timeout: T });
   await checkDark(page, "needs");
   log("the queue: two prompts and a question, oldest first; the notification opened its item");
 

@@ -4,7 +4,7 @@
 // update keeps what a person typed, checked or opened in them.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html, api, byName, call, displayState, problemText, decisionLabel, actionLabel } from "./lib.js";
-import { Act, ActionButtons, Badge, ReadingBox, Time } from "./parts.js";
+import { Act, ActionButtons, Badge, ReadingBox, StepForm, Time, answered } from "./parts.js";
 import { refresh, useStore } from "./store.js";
 
 export function Agents({ only }) {
@@ -146,10 +146,7 @@ function Interaction({ a, rev }) {
   const turnID = a.path.split("/")[3];
   const [step, setStep] = useState(null);
   const [err, setErr] = useState(null);
-  const [out, setOut] = useState(null);
-  const [busy, setBusy] = useState(false);
   const [again, setAgain] = useState(0);
-  const form = useRef(null);
   useEffect(() => {
     if (step && !again) return;
     let live = true;
@@ -165,69 +162,20 @@ function Interaction({ a, rev }) {
   if (step.manual_required) {
     return html`<section class="box"><h3>${title}${where}</h3><p class="error">Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}</p></section>`;
   }
-  const submit = async (ev) => {
-    ev.preventDefault();
-    const f = form.current;
-    const answers = step.questions.map((q) => {
-      const name = `q-${step.interaction_id}-${q.question_id}`;
-      const ans = { question_id: q.question_id, response_kind: q.response_kind };
-      if (q.response_kind === "free_text") {
-        ans.text = f.querySelector(`[name="${name}"]`).value;
-      } else {
-        const picked = [...f.querySelectorAll(`[name="${name}"]:checked`)];
-        ans.selected_option_ids = picked.map((p) => p.value);
-        for (const p of picked) {
-          const t = f.querySelector(`[data-text-for="${p.id}"]`);
-          // Empty: the choice opens its own editor step, answered next.
-          if (t && t.value !== "") ans.text = t.value;
-        }
-      }
-      return ans;
-    });
-    const extra = { answers };
-    const mode = f.querySelector(`[name="d-${step.interaction_id}"]:checked`);
-    if (mode) extra.delivery_mode = mode.value;
-    setBusy(true);
+  const answer = async (extra) => {
     try {
       const r = await call(a, extra);
-      setOut(r.do_not_retry ? { ok: false, text: "Not proven: look at the pane; do not answer again." } : { ok: true, text: "Answered." });
       refresh(true);
+      return answered(r);
     } catch (e) {
-      setOut({ ok: false, text: problemText(e) });
-      setBusy(false);
       // Read the step again.
       if (e.code === "offer_expired" || e.code === "prompt_changed") { setAgain((n) => n + 1); refresh(true); }
+      throw e;
     }
   };
-  // An async question's answer reaches the running turn, or (typed text)
-  // waits for the agent's next turn.
-  const modes = step.delivery_modes || [];
-  const labels = { steer_current_turn: "Now, into the running task", queue_next_turn: "Queued for its next task (typed answers)" };
   return html`<section class="box" aria-label="Question">
     <h3>${title}${where}</h3>
-    <form ref=${form} aria-label="Answer the question" onSubmit=${submit}>
-      ${step.questions.map((q) => {
-        const name = `q-${step.interaction_id}-${q.question_id}`;
-        return html`<fieldset class="box" key=${q.question_id} data-question=${q.question_id} data-kind=${q.response_kind}>
-          <legend>${q.header ? `${q.header}: ${q.prompt}` : q.prompt}</legend>
-          ${q.response_kind === "free_text" ? html`<label for=${name}>Answer</label><input type="text" id=${name} name=${name} maxlength=${step.free_text_limit || 200} />` :
-            q.options.map((o) => {
-              const oid = `${name}-${o.option_id}`;
-              return html`<label class="opt" for=${oid} key=${o.option_id}>
-                  <input type=${q.response_kind === "multi_select" ? "checkbox" : "radio"} id=${oid} name=${name} value=${o.option_id} data-free=${o.free_text ? "1" : undefined} />
-                  <span>${o.label}${o.description && html`<span class="muted"> — ${o.description}</span>`}</span></label>
-                ${o.free_text && html`<input type="text" aria-label=${`${o.label}: your words`} data-text-for=${oid} />`}`;
-            })}
-        </fieldset>`;
-      })}
-      ${modes.length > 1 && html`<fieldset class="box" data-delivery="1"><legend>Deliver the answer</legend>
-        ${modes.map((m, i) => html`<label class="opt" for=${`d-${step.interaction_id}-${m}`} key=${m}>
-          <input type="radio" id=${`d-${step.interaction_id}-${m}`} name=${`d-${step.interaction_id}`} value=${m} defaultChecked=${i === 0} />
-          <span>${labels[m] || m}</span></label>`)}
-      </fieldset>`}
-      ${out && html`<p role="status" class=${out.ok ? "ok" : "error"}>${out.text}</p>`}
-      <div class="actions"><button type="submit" class="primary" disabled=${busy}>Answer</button></div>
-    </form>
+    <${StepForm} key=${step.interaction_id} step=${step} answer=${answer} />
   </section>`;
 }
 

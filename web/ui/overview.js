@@ -1,9 +1,9 @@
 // The overview: one row per conversation for a person with many agents,
 // filtered by state and agent, sorted by what needs attention first. A row
 // opens the conversation's card.
-import { useEffect, useLayoutEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { html, api, displayState, stateLabel, agentName, since, problemText, whereOf } from "./lib.js";
-import { refresh, useStore } from "./store.js";
+import { refresh, useMeasure, useStore } from "./store.js";
 
 // How much a state asks of a person: lower first.
 const attention = { blocked: 0, awaiting_approval: 1, awaiting_interaction: 1, unknown: 3, working: 4, idle: 5 };
@@ -32,7 +32,7 @@ export function Overview() {
   const [agentF, setAgentF] = useState("all");
   const [sort, setSort] = useState("attention");
   const [, bump] = useState(0);
-  useLayoutEffect(() => { try { performance.measure("akk-render:overview", "akk-update"); } catch { /* no update yet */ } });
+  useMeasure("overview");
   useEffect(() => { if (!s.loaded) refresh(true); }, []);
   const now = new Date().toISOString();
   // A Turn's wait since its state changed (the queue's), else since this tab saw the state.

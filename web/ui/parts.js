@@ -78,3 +78,78 @@ export function ActionButtons({ actions, done }) {
       run=${async () => { const r = await call(a); if (done) done(a, r); }} />`;
   })}</div>`;
 }
+
+// StepForm is a questionnaire step's answer form: a fieldset per question
+// (radio buttons, checkboxes with their own words where an option takes
+// them, or a text field, per response_kind) and, for an async question,
+// how to deliver the answer. answer(extra) sends { answers, delivery_mode };
+// it returns what to say ({ ok, text }) or throws.
+export function StepForm({ step, answer, intro }) {
+  const form = useRef(null);
+  const [busy, setBusy] = useState(false);
+  const [out, setOut] = useState(null);
+  const id = step.interaction_id;
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const f = form.current;
+    const answers = step.questions.map((q) => {
+      const name = `q-${id}-${q.question_id}`;
+      const ans = { question_id: q.question_id, response_kind: q.response_kind };
+      if (q.response_kind === "free_text") {
+        ans.text = f.querySelector(`[name="${name}"]`).value;
+      } else {
+        const picked = [...f.querySelectorAll(`[name="${name}"]:checked`)];
+        ans.selected_option_ids = picked.map((x) => x.value);
+        for (const x of picked) {
+          const t = f.querySelector(`[data-text-for="${x.id}"]`);
+          // Empty: the choice opens its own editor step, answered next.
+          if (t && t.value !== "") ans.text = t.value;
+        }
+      }
+      return ans;
+    });
+    const extra = { answers };
+    const mode = f.querySelector(`[name="d-${id}"]:checked`);
+    if (mode) extra.delivery_mode = mode.value;
+    setBusy(true);
+    try {
+      setOut(await answer(extra));
+    } catch (e) {
+      setOut({ ok: false, text: problemText(e) });
+      setBusy(false);
+    }
+  };
+  // An async question's answer reaches the running turn, or (typed text)
+  // waits for the agent's next turn.
+  const modes = step.delivery_modes || [];
+  const labels = { steer_current_turn: "Now, into the running task", queue_next_turn: "Queued for its next task (typed answers)" };
+  return html`<form ref=${form} aria-label="Answer the question" onSubmit=${submit}>
+    ${intro}
+    ${step.questions.map((q) => {
+      const name = `q-${id}-${q.question_id}`;
+      return html`<fieldset class="box" key=${q.question_id} data-question=${q.question_id} data-kind=${q.response_kind}>
+        <legend>${q.header ? `${q.header}: ${q.prompt}` : q.prompt}</legend>
+        ${q.response_kind === "free_text" ? html`<label for=${name}>Answer</label><input type="text" id=${name} name=${name} maxlength=${step.free_text_limit || 200} />` :
+          q.options.map((o) => {
+            const oid = `${name}-${o.option_id}`;
+            return html`<label class="opt" for=${oid} key=${o.option_id}>
+                <input type=${q.response_kind === "multi_select" ? "checkbox" : "radio"} id=${oid} name=${name} value=${o.option_id} data-free=${o.free_text ? "1" : undefined} />
+                <span>${o.label}${o.description && html`<span class="muted"> — ${o.description}</span>`}</span></label>
+              ${o.free_text && html`<input type="text" aria-label=${`${o.label}: your words`} data-text-for=${oid} />`}`;
+          })}
+      </fieldset>`;
+    })}
+    ${modes.length > 1 && html`<fieldset class="box" data-delivery="1"><legend>Deliver the answer</legend>
+      ${modes.map((m, i) => html`<label class="opt" for=${`d-${id}-${m}`} key=${m}>
+        <input type="radio" id=${`d-${id}-${m}`} name=${`d-${id}`} value=${m} defaultChecked=${i === 0} />
+        <span>${labels[m] || m}</span></label>`)}
+    </fieldset>`}
+    ${out && html`<p role="status" class=${out.ok ? "ok" : "error"}>${out.text}</p>`}
+    <div class="actions"><button type="submit" class="primary" disabled=${busy}>Answer</button></div>
+  </form>`;
+}
+
+// answered says what an answer's result proves.
+export function answered(r) {
+  return r.do_not_retry ? { ok: false, text: "Not proven: look at the pane; do not answer again." } : { ok: true, text: "Answered." };
+}

@@ -3,10 +3,10 @@
 // row's own offered actions, so the API's offers and fences apply: an
 // approval is answered only with the offer the person saw, after a fresh
 // read shows the same prompt still there.
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
-import { useStore, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
-import { Act } from "./parts.js";
+import { useStore, useMeasure, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
+import { Act, StepForm, answered } from "./parts.js";
 
 // itemID is an item's element id (its key made safe for an id).
 export function itemID(key) {
@@ -20,7 +20,7 @@ const kindLabel = { approval: "Permission", question: "Question", waiting: "Wait
 export function Queue({ focus }) {
   const s = useStore();
   const [notice, setNotice] = useState(null);
-  useLayoutEffect(() => { try { performance.measure("akk-render:needs", "akk-update"); } catch { /* no update yet */ } });
+  useMeasure("needs");
   useEffect(() => {
     if (!focus) return;
     const el = document.getElementById(focus);
@@ -90,7 +90,10 @@ function Approval({ item, say }) {
     actedOn(item.cid);
     // A fresh read first: the prompt the person saw must still be there.
     const fresh = deriveItems(await api("GET", "/v1/conversations"));
-    if (!fresh.some((i) => i.rkey === item.rkey)) {
+    // Gone, or another prompt: refused here. Shown but not readable this
+    // moment: the daemon decides (it answers only the prompt offered).
+    const now = fresh.find((i) => i.key === item.key);
+    if (!now || (now.kind === "approval" && now.rkey !== item.rkey)) {
       say(`Not answered (${item.agent}): the prompt changed or went before the click; the queue shows what waits now.`);
       refresh(true);
       return "Not answered: the prompt changed.";
@@ -119,9 +122,6 @@ function Approval({ item, say }) {
 function Question({ item }) {
   const [step, setStep] = useState(null);
   const [err, setErr] = useState(null);
-  const [out, setOut] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const form = useRef(null);
   const iid = item.action.body.interaction_id;
   useEffect(() => {
     let live = true;
@@ -134,65 +134,17 @@ function Question({ item }) {
   if (err) return html`<p class=${err.code === "no_interaction" ? "muted" : "error"}>${err.code === "no_interaction" ? "The question is changing; it shows again in a moment." : problemText(err)}</p>`;
   if (!step) return html`<p class="muted">Reading the question…</p>`;
   if (step.manual_required) return html`<p class="error">Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}</p>`;
-  const submit = async (ev) => {
-    ev.preventDefault();
-    const f = form.current;
-    const answers = step.questions.map((q) => {
-      const name = `qq-${step.interaction_id}-${q.question_id}`;
-      const ans = { question_id: q.question_id, response_kind: q.response_kind };
-      if (q.response_kind === "free_text") {
-        ans.text = f.querySelector(`[name="${name}"]`).value;
-      } else {
-        const picked = [...f.querySelectorAll(`[name="${name}"]:checked`)];
-        ans.selected_option_ids = picked.map((p) => p.value);
-        for (const p of picked) {
-          const t = f.querySelector(`[data-text-for="${p.id}"]`);
-          if (t && t.value !== "") ans.text = t.value;
-        }
-      }
-      return ans;
-    });
-    const extra = { answers };
-    const mode = f.querySelector(`[name="qd-${step.interaction_id}"]:checked`);
-    if (mode) extra.delivery_mode = mode.value;
-    setBusy(true);
+  const where = step.step.index === 0 ? ` (${step.step.total} waiting)` : step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : "";
+  const answer = async (extra) => {
     actedOn(item.cid);
     try {
-      const r = await call(item.action, extra);
-      setOut({ ok: !r.do_not_retry, text: r.do_not_retry ? "Not proven: look at the pane; do not answer again." : "Answered." });
-    } catch (e) {
-      setOut({ ok: false, text: problemText(e) });
+      return answered(await call(item.action, extra));
     } finally {
-      setBusy(false);
       refresh(true);
     }
   };
-  const where = step.step.index === 0 ? ` (${step.step.total} waiting)` : step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : "";
-  const modes = step.delivery_modes || [];
-  const modeLabel = { steer_current_turn: "Now, into the running task", queue_next_turn: "Queued for its next task (typed answers)" };
-  return html`
-    <form ref=${form} aria-label="Answer the question" onSubmit=${submit}>
-      <p class="muted">${step.kind === "async_question" ? "Asked while the agent works on" : "The agent waits for the answer"}${where}</p>
-      ${step.questions.map((q) => {
-        const name = `qq-${step.interaction_id}-${q.question_id}`;
-        return html`<fieldset class="box" key=${q.question_id} data-question=${q.question_id} data-kind=${q.response_kind}>
-          <legend>${q.header ? `${q.header}: ${q.prompt}` : q.prompt}</legend>
-          ${q.response_kind === "free_text" ? html`<label for=${name}>Answer</label><input type="text" id=${name} name=${name} maxlength=${step.free_text_limit || 200} />` :
-            q.options.map((o) => {
-              const oid = `${name}-${o.option_id}`;
-              return html`<label class="opt" for=${oid} key=${o.option_id}>
-                  <input type=${q.response_kind === "multi_select" ? "checkbox" : "radio"} id=${oid} name=${name} value=${o.option_id} />
-                  <span>${o.label}${o.description && html`<span class="muted"> — ${o.description}</span>`}</span></label>
-                ${o.free_text && html`<input type="text" aria-label=${`${o.label}: your words`} data-text-for=${oid} />`}`;
-            })}
-        </fieldset>`;
-      })}
-      ${modes.length > 1 && html`<fieldset class="box"><legend>Deliver the answer</legend>
-        ${modes.map((m, i) => html`<label class="opt" key=${m}><input type="radio" name=${`qd-${step.interaction_id}`} value=${m} defaultChecked=${i === 0} /> <span>${modeLabel[m] || m}</span></label>`)}
-      </fieldset>`}
-      ${out && html`<p role="status" class=${out.ok ? "ok" : "error"}>${out.text}</p>`}
-      <div class="actions"><button type="submit" class="primary" disabled=${busy}>Answer</button></div>
-    </form>`;
+  return html`<${StepForm} step=${step} answer=${answer}
+    intro=${html`<p class="muted">${step.kind === "async_question" ? "Asked while the agent works on" : "The agent waits for the answer"}${where}</p>`} />`;
 }
 
 function Respond({ item }) {

@@ -2,7 +2,7 @@
 // read again on every event (at most every 150 ms) and every 10 s, and the
 // "Needs you" queue derived from it. Every view reads it; the navigation's
 // count, the tab title and the notifications follow it.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, agentName, byName, displayState } from "./lib.js";
 
 const subs = new Set();
@@ -24,9 +24,27 @@ export function useStore() {
   return store;
 }
 
+// useMeasure times, in the page, a view's render of each update: from the
+// update's arrival (the "akk-update" mark) to the committed DOM, as the
+// measure "akk-render:<name>" (the newest only). Renders of the view's own
+// state are not updates and are not timed.
+export function useMeasure(name) {
+  const seenRev = useRef(-1);
+  useLayoutEffect(() => {
+    if (store.rev === seenRev.current) return;
+    seenRev.current = store.rev;
+    try {
+      performance.clearMeasures(`akk-render:${name}`);
+      performance.measure(`akk-render:${name}`, "akk-update");
+    } catch { /* no update yet */ }
+  });
+}
+
 function publish() {
   store.rev++;
-  // What the views measure their update from (performance.measure).
+  // What the views measure their update from (performance.measure); one
+  // mark at a time, so a page left open for days does not pile them up.
+  performance.clearMarks("akk-update");
   performance.mark("akk-update");
   for (const fn of [...subs]) fn(store);
 }
