@@ -125,7 +125,8 @@ async function cardState(page, project, state) {
 async function send(page, project, text, c = card(page, project)) {
   // A rejected prompt leaves its Turn waiting for words: close it from its
   // card when it still holds the pane.
-  const box = c.getByLabel("Send a task", { exact: true });
+  // (A form not offered now is kept hidden, with what was typed in it.)
+  const box = c.getByLabel("Send a task", { exact: true }).filter({ visible: true });
   const close = c.getByRole("button", { name: "Close" });
   // The Turn may also end by itself (the card redraws and its Close goes):
   // look again until the form is there.

@@ -49,8 +49,9 @@ function Card({ c, rev }) {
   // control answered, until the next answer.
   const [note, setNote] = useState("");
   const [info, setInfo] = useState("");
-  // Boxes once offered stay (hidden while their action is not offered for
-  // a moment), so they come back as they were, open or not.
+  // Forms and boxes once offered stay (hidden while their action is not
+  // offered), so they come back as they were: a task half typed when the
+  // list said for a moment that the pane could not take one is still there.
   const had = useRef({});
   const acts = c.available_actions;
   const ri = byName(acts, "respond_interaction")[0];
@@ -62,6 +63,7 @@ function Card({ c, rev }) {
   const resume = byName(acts, "resume_thread")[0];
   const po = byName(acts, "permission_options")[0];
   const sp = byName(acts, "set_permissions")[0];
+  if (send) had.current.send = send;
   if (th) had.current.th = th;
   if (po && sp) had.current.perm = [po, sp];
   const done = (msg) => { if (msg !== undefined) setInfo(msg); setNote(""); refresh(true); };
@@ -85,7 +87,8 @@ function Card({ c, rev }) {
       ${c.approval && html`<${ApprovalBox} c=${c} refused=${(m) => setNote(m)} />`}
       ${ri ? html`<${Interaction} key=${ri.body.interaction_id} a=${ri} rev=${rev} />` :
         state === "awaiting_interaction" && cur ? html`<p class="muted">${t ? "A question is on screen; answer it in the terminal." : "A question waits; answer it in a Codex client of this thread."}</p>` : null}
-      ${send && html`<${SendForm} key=${`send:${send.body.terminal_id || send.body.conversation_id}`} a=${send} c=${c} mo=${mo} />`}
+      ${had.current.send && html`<div hidden=${!send}><${SendForm} key=${`send:${had.current.send.body.terminal_id || had.current.send.body.conversation_id}`}
+        a=${send || had.current.send} offered=${!!send} c=${c} mo=${mo} /></div>`}
       ${had.current.th && html`<div hidden=${!th}><${ThreadsBox} a=${th || had.current.th} resume=${resume} said=${done} /></div>`}
       ${had.current.perm && html`<div hidden=${!(po && sp)}><${PermissionsBox} get=${(po && sp) ? po : had.current.perm[0]} set=${(po && sp) ? sp : had.current.perm[1]} c=${c} said=${done} /></div>`}
       ${info && html`<p class="info" role="status">${info}</p>`}
@@ -179,11 +182,13 @@ function Interaction({ a, rev }) {
   </section>`;
 }
 
-function SendForm({ a, c, mo }) {
+function SendForm({ a, c, mo, offered }) {
   const fid = `send-${c.conversation_id}`;
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
   const [msg, setMsg] = useState(null);
+  // What the last task's Send said belongs to it: gone when the form hides.
+  useEffect(() => { if (!offered) setMsg(null); }, [offered]);
   const models = useRef(null);
   const submit = async (ev) => {
     ev.preventDefault();
@@ -204,7 +209,7 @@ function SendForm({ a, c, mo }) {
   };
   return html`<form class="box" aria-label=${`Send a task to ${c.title || c.project}`} onSubmit=${submit}>
     <label for=${fid}>Send a task</label>
-    <textarea id=${fid} name="request" rows="2" placeholder="A task for this agent" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+    <textarea id=${fid} name="request" rows="2" required placeholder="A task for this agent" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
     ${mo && html`<${ModelBox} a=${mo} c=${c} handle=${models} />`}
     ${msg ? html`<p role="status" class=${msg.ok ? "ok" : "error"}>${msg.text}</p>` : html`<p role="status" class="sr-only"></p>`}
     <div class="actions"><button type="submit" class="primary" disabled=${busy}>Send</button></div>
