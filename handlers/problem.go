@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -98,13 +99,17 @@ func problemOf(err error) Problem {
 	return p
 }
 
-// writeError answers err as problem+json. Internal errors are logged, never shown.
 // WriteProblem writes err as the problem the handlers would.
 func WriteProblem(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
 
+// writeError answers err as problem+json. Internal errors are logged, never
+// shown; a request whose client went away is not an error of the daemon's.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemOf(err)
-	if p.Status >= 500 {
+	switch {
+	case p.Status >= 500 && r.Context().Err() != nil && errors.Is(err, context.Canceled):
+		slog.DebugContext(r.Context(), "request ended: the client went away", "method", r.Method, "path", r.URL.Path)
+	case p.Status >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	p.Instance = ptr(r.URL.Path)
