@@ -65,7 +65,8 @@ export function ReadingBox({ summary, reading, read, children, onOpen }) {
 
 // ActionButtons are the body-less and id-only actions, as buttons; send,
 // respond, approve and respond_interaction have forms of their own.
-// done(a, r) is told what each answered.
+// done(a, r) is told what each answered; a sentence it returns is said
+// next to the button.
 export function ActionButtons({ actions, done }) {
   const acts = (actions || []).filter((a) => actionLabel[a.action]);
   if (!acts.length) return null;
@@ -75,7 +76,7 @@ export function ActionButtons({ actions, done }) {
       a.action === "unwatch" ? `${actionLabel[a.action]} ${what.slice(0, 12)}` : actionLabel[a.action];
     return html`<${Act} key=${a.action + a.path + (a.body && a.body.notification_id || "")} label=${text}
       cls=${a.action === "cancel" || a.action === "close" ? "danger" : ""}
-      run=${async () => { const r = await call(a); if (done) done(a, r); }} />`;
+      run=${async () => { const r = await call(a); return done ? done(a, r) : undefined; }} />`;
   })}</div>`;
 }
 

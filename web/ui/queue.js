@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
 import { useStore, useMeasure, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
-import { Act, StepForm, answered } from "./parts.js";
+import { Act, ActionButtons, StepForm, answered } from "./parts.js";
 
 // itemID is an item's element id (its key made safe for an id).
 export function itemID(key) {
@@ -186,9 +186,9 @@ function Evidence({ item }) {
 }
 
 function Buttons({ item }) {
-  const acts = (item.actions || []).filter((a) => actionLabel[a.action]);
-  if (!acts.length) return null;
-  return html`<div class="actions">${acts.map((a) => html`<${Act} key=${a.action + a.path} label=${actionLabel[a.action]}
-    cls=${a.action === "cancel" || a.action === "close" ? "danger" : ""}
-    run=${async () => { actedOn(item.cid); const r = await call(a); refresh(true); return r && r.do_not_retry ? "Not proven: look at the pane." : `${actionLabel[a.action]}: done.`; }} />`)}</div>`;
+  return html`<${ActionButtons} actions=${item.actions} done=${(a, r) => {
+    actedOn(item.cid);
+    refresh(true);
+    return r && r.do_not_retry ? "Not proven: look at the pane." : `${actionLabel[a.action]}: done.`;
+  }} />`;
 }

@@ -137,8 +137,10 @@ function turnActions(actions, turnID) {
 
 let running = false;
 let again = false;
-// The steps of the questions in the queue, by interaction id.
+// The steps of the questions in the queue, by interaction id, and the
+// statuses of the items' Turns, by item key.
 const steps = new Map();
+const statuses = new Map();
 let pending = null;
 
 // refresh reads the list again soon (reads asked for meanwhile are one).
@@ -154,6 +156,8 @@ export function stop() {
   generation++;
   store.list = null; store.items = []; store.loaded = false; store.error = null; store.since = new Map();
   known = null;
+  steps.clear();
+  statuses.clear();
   publish();
 }
 
@@ -182,11 +186,13 @@ async function readOnce() {
     return;
   }
   const items = deriveItems(list);
-  // A Turn's own status says since when it waits, and what the evidence is.
-  const statuses = new Map();
-  await Promise.all([...new Set(items.filter((i) => i.turnID).map((i) => i.turnID))].map(async (id) => {
-    try { statuses.set(id, await api("GET", `/v1/turns/${id}`)); } catch { /* it may have gone */ }
+  // A Turn's own status says when it last changed (an item's age, at
+  // first sight) and what the evidence is: read once per item, not on
+  // every update.
+  await Promise.all(items.filter((i) => i.turnID && !statuses.has(i.key)).map(async (i) => {
+    try { statuses.set(i.key, await api("GET", `/v1/turns/${i.turnID}`)); } catch { /* it may have gone */ }
   }));
+  for (const k of statuses.keys()) if (!items.some((i) => i.key === k)) statuses.delete(k);
   // A question's item names what it asks (its step, read once per step).
   await Promise.all(items.filter((i) => i.kind === "question").map(async (i) => {
     const iid = i.action.body.interaction_id;
@@ -204,7 +210,7 @@ async function readOnce() {
   if (gen !== generation) return;
   const now = new Date().toISOString();
   for (const i of items) {
-    const st = i.turnID && statuses.get(i.turnID);
+    const st = i.turnID && statuses.get(i.key);
     i.status = st || null;
     // A Turn's last change, when it is older than the first sight (a page
     // opened on a prompt already waiting); a later change is not the wait's start.
