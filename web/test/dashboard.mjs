@@ -48,6 +48,25 @@ async function newPage(opts) {
   // headless); a test clicks one by dispatching its click.
   await ctx.addInitScript(() => {
     window.__notes = [];
+    // A trail of what happened to the send forms (printed when the test
+    // fails): a form taken out of the page, a submit, a submit the
+    // browser refused (an empty required field).
+    window.__trail = [];
+    const t0 = performance.now();
+    const note = (what, el) => {
+      const card = el && el.closest && el.closest("article.card");
+      window.__trail.push(`${(performance.now() - t0).toFixed(0)} ms ${what} ${card ? card.dataset.conversation : ""}`);
+      if (window.__trail.length > 200) window.__trail.shift();
+    };
+    document.addEventListener("submit", (e) => note(`submit (${(e.target.querySelector("textarea") || {}).value?.length ?? "-"} chars)`, e.target), true);
+    document.addEventListener("invalid", (e) => note(`invalid ${e.target.name}`, e.target), true);
+    new MutationObserver((ms) => {
+      for (const m of ms) for (const n of m.removedNodes) {
+        if (n.nodeType !== 1) continue;
+        const forms = n.matches("textarea[name=request]") ? [n] : [...n.querySelectorAll("textarea[name=request]")];
+        for (const f of forms) note(`removed a send form (${f.value.length} chars) from ${m.target.nodeName}.${m.target.className}`, n.closest ? (n.closest("article.card") || m.target) : m.target);
+      }
+    }).observe(document, { childList: true, subtree: true });
     if (!window.Notification) return;
     const N = window.Notification;
     window.Notification = class extends N {
@@ -413,15 +432,30 @@ async function run() {
 
   // (After the first task: Claude's thread stays titled by it.)
   await needsYou(page);
+
+  // A task typed and not sent is kept while the page shows other views
+  // (and the card is built again): the backend card's, across the stand-in step.
+  const bc = backendCard(page, BACKEND);
+  const backendTask = "[[akk:slow secs=4]] a task for the backend";
+  {
+    await page.getByRole("link", { name: "Agents", exact: true }).click();
+    const box = bc.getByLabel("Send a task", { exact: true }).filter({ visible: true });
+    await box.waitFor({ timeout: T });
+    await box.fill(backendTask);
+  }
   await standIns(page);
 
   // A backend conversation: a project's Codex thread with no pane, sent
   // to through its daemon, live from working to idle with its answer.
-  const bc = backendCard(page, BACKEND);
   await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
   await bc.getByText("Codex app-server (no pane)").waitFor({ timeout: T });
+  {
+    const kept = await bc.getByLabel("Send a task", { exact: true }).filter({ visible: true }).inputValue({ timeout: T });
+    if (kept !== backendTask) throw new Error(`the backend card's draft is ${JSON.stringify(kept)} after other views`);
+    log("a task typed and not sent was kept across other views");
+  }
   await check(page, "agents-backend");
-  await send(page, BACKEND, "[[akk:slow secs=4]] a task for the backend", bc);
+  await send(page, BACKEND, backendTask, bc);
   await bc.and(page.locator('[data-state="working"]')).waitFor({ timeout: T });
   await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
   const bm = await finalMessage(page, BACKEND, /\S/, bc);
@@ -676,7 +710,11 @@ try {
 } catch (e) {
   failed = true;
   console.error("dashboard: FAIL:", e && e.stack || e);
-  for (const [i, p] of pages.entries()) await shot(p, `failure-${i}`).catch(() => {});
+  for (const [i, p] of pages.entries()) {
+    await shot(p, `failure-${i}`).catch(() => {});
+    const trail = await p.evaluate(() => window.__trail || []).catch(() => []);
+    for (const l of trail.slice(-40)) console.error(`dashboard: page ${i} trail: ${l}`);
+  }
 } finally {
   await browser.close();
 }

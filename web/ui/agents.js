@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { html, api, byName, call, displayState, problemText, decisionLabel, actionLabel } from "./lib.js";
 import { Act, ActionButtons, Badge, ReadingBox, StepForm, Time, answered } from "./parts.js";
-import { refresh, useStore } from "./store.js";
+import { drafts, refresh, useStore } from "./store.js";
 
 export function Agents({ only }) {
   const s = useStore();
@@ -87,7 +87,7 @@ function Card({ c, rev }) {
       ${c.approval && html`<${ApprovalBox} c=${c} refused=${(m) => setNote(m)} />`}
       ${ri ? html`<${Interaction} key=${ri.body.interaction_id} a=${ri} rev=${rev} />` :
         state === "awaiting_interaction" && cur ? html`<p class="muted">${t ? "A question is on screen; answer it in the terminal." : "A question waits; answer it in a Codex client of this thread."}</p>` : null}
-      ${had.current.send && html`<div hidden=${!send}><${SendForm} key=${`send:${had.current.send.body.terminal_id || had.current.send.body.conversation_id}`}
+      ${had.current.send && html`<div hidden=${!send}><${SendForm} key=${sendKey(had.current.send)}
         a=${send || had.current.send} offered=${!!send} c=${c} mo=${mo} /></div>`}
       ${had.current.th && html`<div hidden=${!th}><${ThreadsBox} a=${th || had.current.th} resume=${resume} said=${done} /></div>`}
       ${had.current.perm && html`<div hidden=${!(po && sp)}><${PermissionsBox} get=${(po && sp) ? po : had.current.perm[0]} set=${(po && sp) ? sp : had.current.perm[1]} c=${c} said=${done} /></div>`}
@@ -182,9 +182,15 @@ function Interaction({ a, rev }) {
   </section>`;
 }
 
+// A send form's key: the pane it types into, or the thread it starts a
+// turn on; its draft is kept under it.
+const sendKey = (a) => `send:${a.body.terminal_id || a.body.conversation_id}`;
+
 function SendForm({ a, c, mo, offered }) {
   const fid = `send-${c.conversation_id}`;
-  const [text, setText] = useState("");
+  const dk = sendKey(a);
+  const [text, setTextState] = useState(() => drafts.get(dk) || "");
+  const setText = (v) => { if (v) drafts.set(dk, v); else drafts.delete(dk); setTextState(v); };
   const [busy, setBusy] = useState(false);
   const [msg, setMsg] = useState(null);
   // What the last task's Send said belongs to it: gone when the form hides.

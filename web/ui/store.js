@@ -150,10 +150,16 @@ export function refresh(now) {
   pending = setTimeout(() => { pending = null; read(); }, 150);
 }
 
+// Drafts: what a person typed in a form and has not sent, by the form's
+// key, kept in this page (not the browser) while the form comes and goes:
+// a card built again by a list read, another view and back.
+export const drafts = new Map();
+
 let generation = 0;
 // stop forgets everything (signed out).
 export function stop() {
   generation++;
+  drafts.clear();
   store.list = null; store.items = []; store.loaded = false; store.error = null; store.since = new Map();
   known = null;
   steps.clear();
