@@ -36,8 +36,11 @@ func TestE2ERecovery(t *testing.T) {
 			e := agenttest.New(t, a, agenttest.Options{})
 			e.StartReady()
 			rec := newReceiver(t, "")
-			env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_ACCEPT_WINDOW=3s", "AKK_WEBHOOK_RETRY_SCHEDULE=100ms"}
-			c := &crashRun{t: t, e: e, rec: rec, d: &proc{t: t, bin: bin, dir: t.TempDir(), env: append(env, "AKK_FAILPOINT=input.verified")}}
+			// A 3 s accept window only until the crashed Turn's outcome is
+			// seen (it must end delivery_uncertain); the later Sends must be
+			// accepted, and a loaded agent may write its record later than 3 s.
+			env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=100ms"}
+			c := &crashRun{t: t, e: e, rec: rec, d: &proc{t: t, bin: bin, dir: t.TempDir(), env: append(env, "AKK_FAILPOINT=input.verified", "AKK_ACCEPT_WINDOW=3s")}}
 			c.d.start()
 			t.Cleanup(func() { c.d.kill() })
 			call(t, "POST", c.d.url+"/v1/hosts", c.d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &c.host)
@@ -53,10 +56,13 @@ func TestE2ERecovery(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatal("the daemon did not stop at input.verified")
 			}
-			c.d.cmd, c.d.env = nil, env
+			c.d.cmd, c.d.env = nil, append(env, "AKK_ACCEPT_WINDOW=3s")
 			c.d.start()
 			broken := c.onlyTurn()
 			rec.waitTurn(t, broken, "turn.delivery_uncertain", 60*time.Second)
+			c.d.kill()
+			c.d.env = env
+			c.d.start()
 			findRow(t, url(), tok, e.ProjectDir, 20*time.Second, func(r conversationRow) bool {
 				return r.Managed.CurrentTurn != nil && r.Managed.CurrentTurn.TurnID == broken && hasAction("recover")(r) && hasSend(r)
 			})

@@ -56,7 +56,6 @@ async function newPage(opts) {
     const note = (what, el) => {
       const card = el && el.closest && el.closest("article.card");
       window.__trail.push(`${(performance.now() - t0).toFixed(0)} ms ${what} ${card ? card.dataset.conversation : ""}`);
-      if (window.__trail.length > 200) window.__trail.shift();
     };
     document.addEventListener("submit", (e) => note(`submit (${(e.target.querySelector("textarea") || {}).value?.length ?? "-"} chars)`, e.target), true);
     document.addEventListener("invalid", (e) => note(`invalid ${e.target.name}`, e.target), true);
@@ -158,12 +157,17 @@ async function send(page, project, text, c = card(page, project)) {
     }
   }
   const before = await c.getByRole("link", { name: /^turn_/ }).allInnerTexts();
+  const mark = await c.page().evaluate(() => window.__trail.length);
   await box.fill(text);
   await c.getByRole("button", { name: "Send" }).click();
   // Sent: the card says so, or (re-rendered by the Turn's first events)
   // links a Turn it did not link before.
   const fresh = c.getByRole("link", { name: /^turn_/ }).filter({ hasNotText: new RegExp(before.join("|") || "^$") });
   await c.getByText(/^Sent \(/).or(fresh).first().waitFor({ timeout: T });
+  // A form holding the task taken out of the page while it was sent (its
+  // draft kept it): said, to know how often it happens.
+  const rebuilt = (await c.page().evaluate((m) => window.__trail.slice(m), mark)).filter((l) => /removed a send form \([1-9]/.test(l));
+  for (const l of rebuilt) log(`a send form was built again while a task was sent: ${l}`);
 }
 
 // A Turn that ended shows its final message on the card.
