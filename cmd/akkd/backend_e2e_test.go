@@ -555,7 +555,8 @@ func TestE2ECodexBackendProject(t *testing.T) {
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
+			// The daemon unloads a thread nobody listens to after 1 s.
+			e := agenttest.New(t, a, agenttest.Options{ThreadUnloadDelay: 1})
 			rec := newReceiver(t, "")
 			state := t.TempDir()
 			env := []string{"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_CODEX_HOMES=" + e.CodexHome, "AKK_CODEX_PROJECTS=" + e.ProjectDir,
@@ -573,6 +574,48 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			}
 			if _, err := e.Tmux("list-sessions"); err == nil {
 				t.Fatal("a tmux server runs: the project needs no terminal")
+			}
+			// A new project's thread (no turn yet, so not recorded: the
+			// daemon could not load it again) stays loaded past the
+			// daemon's unload delay: AKK listens to it. (It was unloaded,
+			// and another thread started in its place.)
+			{
+				// Proof the delay passed: a thread the test starts on a
+				// connection it then closes is unloaded.
+				ctx := context.Background()
+				sock := codexappserver.SocketPath(e.CodexHome)
+				c1, err := codexappserver.Dial(ctx, sock, "test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				probe, err := c1.StartThread(ctx, t.TempDir())
+				c1.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := codexappserver.Dial(ctx, sock, "test")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				var ids []string
+				for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					if ids, err = c.LoadedThreads(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Contains(ids, probe.ID) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the daemon never unloaded a thread nobody listens to")
+					}
+				}
+				if !slices.Contains(ids, thread) {
+					t.Fatalf("the project's thread %s was unloaded: loaded %v", thread, ids)
+				}
+				if again := findBackendRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, backendSend); again.ConversationID != row.ConversationID {
+					t.Fatalf("the project's conversation changed from %s to %s", row.ConversationID, again.ConversationID)
+				}
 			}
 			// send sends text and waits for its completion with want as the
 			// final message (any, when empty) after one model call.

@@ -81,6 +81,9 @@ type Options struct {
 	// among them, each with three efforts): a model list long enough to
 	// scroll in every version's picker.
 	LongCatalog bool
+	// ThreadUnloadDelay, when set, is how long (seconds) Codex's app-server
+	// daemon keeps a thread nobody listens to loaded.
+	ThreadUnloadDelay int
 	// ModelName names the model in Codex's config instead of CodexModel:
 	// a model of the custom provider's own that no built-in catalogue
 	// lists, as users of a local model, a proxy or a company gateway
@@ -409,6 +412,9 @@ func (e *Env) writeCodexConfig() error {
 			return err
 		}
 		fmt.Fprintf(&b, "model_catalog_json = %q\n", catalog)
+	}
+	if e.opts.ThreadUnloadDelay > 0 {
+		fmt.Fprintf(&b, "thread_unload_delay_secs = %d\n", e.opts.ThreadUnloadDelay)
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "[model_providers.fake]\nname = \"AKK fake model\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = %q\n\n",

@@ -18,7 +18,11 @@ import (
 // daemon start`, when it does not answer), and each project has one loaded
 // thread AKK started there. After a daemon restart the project's newest
 // recorded thread of AKK's is loaded again rather than a new one started,
-// so its conversation goes on. It never starts a TUI, never starts more
+// so its conversation goes on. Its connection to the daemon stays open
+// between checks: the daemon unloads a thread nobody listens to after a
+// while, and a thread with no turn yet cannot be loaded again (it is not
+// recorded), so closing it would swap a new project's conversation for
+// another every minute or so. It never starts a TUI, never starts more
 // than one thread per project per daemon, and starts nothing for projects
 // the operator did not name.
 type Projects struct {
@@ -41,6 +45,9 @@ type Projects struct {
 	// thread's originator and ephemerality never change, so a check reads
 	// each of them once.
 	others map[string]bool
+	// conn is the connection the checks share (it listens to the threads
+	// they start or load); nil until the first, or after it ended.
+	conn *Client
 }
 
 // other reports whether id is known not to be a thread of AKK's.
@@ -69,6 +76,7 @@ func (p *Projects) Run(ctx context.Context) {
 		interval = 5 * time.Second
 	}
 	wait := interval
+	defer p.Close()
 	for {
 		if err := p.Ensure(ctx); err != nil && ctx.Err() == nil {
 			p.log().Warn("codex projects: check failed", "home", p.Home, "err", err, "next_in", wait)
@@ -100,18 +108,13 @@ func (p *Projects) Ensure(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := Dial(ctx, SocketPath(p.Home), p.Version)
+	c, err := p.connect(ctx)
 	if err != nil {
-		if err := p.startDaemon(ctx); err != nil {
-			return err
-		}
-		if c, err = Dial(ctx, SocketPath(p.Home), p.Version); err != nil {
-			return fmt.Errorf("%w after its start: %v", ErrDaemonDown, err)
-		}
+		return err
 	}
-	defer c.Close()
 	ids, err := c.LoadedThreads(ctx)
 	if err != nil {
+		p.drop(c)
 		return err
 	}
 	loaded := map[string]bool{} // project folders with a loaded thread of AKK's
@@ -120,8 +123,14 @@ func (p *Projects) Ensure(ctx context.Context) error {
 			continue
 		}
 		th, err := c.ReadThread(ctx, id, false)
-		if err != nil {
+		var rpc *RPCError
+		switch {
+		case errors.As(err, &rpc):
 			continue // unloaded meanwhile
+		case err != nil:
+			// Unknown whether the thread is there (a busy daemon): start
+			// nothing on it, the next check sees.
+			return fmt.Errorf("read thread %s: %w", id, err)
 		}
 		if th.Ephemeral || th.Originator != ClientName {
 			p.markOther(id)
@@ -143,6 +152,57 @@ func (p *Projects) Ensure(ctx context.Context) error {
 		p.log().Info("codex projects: thread loaded", "project", dir, "thread", th.ID, "how", how)
 	}
 	return errors.Join(errs...)
+}
+
+// connect returns the checks' connection, connecting (and starting the
+// daemon when it does not answer) when there is none or it ended.
+func (p *Projects) connect(ctx context.Context) (*Client, error) {
+	p.mu.Lock()
+	c := p.conn
+	p.mu.Unlock()
+	if c != nil {
+		select {
+		case <-c.Done():
+			p.drop(c)
+		default:
+			return c, nil
+		}
+	}
+	c, err := Dial(ctx, SocketPath(p.Home), p.Version)
+	if err != nil {
+		if err := p.startDaemon(ctx); err != nil {
+			return nil, err
+		}
+		if c, err = Dial(ctx, SocketPath(p.Home), p.Version); err != nil {
+			return nil, fmt.Errorf("%w after its start: %v", ErrDaemonDown, err)
+		}
+	}
+	p.mu.Lock()
+	p.conn = c
+	p.mu.Unlock()
+	return c, nil
+}
+
+// drop closes c, the checks' connection, when a call on it failed: the
+// next check connects again.
+func (p *Projects) drop(c *Client) {
+	p.mu.Lock()
+	if p.conn == c {
+		p.conn = nil
+	}
+	p.mu.Unlock()
+	c.Close()
+}
+
+// Close closes the checks' connection (Run does when it returns).
+func (p *Projects) Close() {
+	p.mu.Lock()
+	c := p.conn
+	p.conn = nil
+	p.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
 }
 
 // sameFolder are the names the daemon may give dir: as named, and with its

@@ -59,6 +59,7 @@ async function newPage(opts) {
     };
     document.addEventListener("submit", (e) => note(`submit (${(e.target.querySelector("textarea") || {}).value?.length ?? "-"} chars)`, e.target), true);
     document.addEventListener("invalid", (e) => note(`invalid ${e.target.name}`, e.target), true);
+    document.addEventListener("input", (e) => { if (e.target.name === "request") note(`input (${e.target.value.length} chars)`, e.target); }, true);
     new MutationObserver((ms) => {
       for (const m of ms) for (const n of m.removedNodes) {
         if (n.nodeType !== 1) continue;
@@ -441,11 +442,13 @@ async function run() {
   // (and the card is built again): the backend card's, across the stand-in step.
   const bc = backendCard(page, BACKEND);
   const backendTask = "[[akk:slow secs=4]] a task for the backend";
+  let backendConv;
   {
     await page.getByRole("link", { name: "Agents", exact: true }).click();
     const box = bc.getByLabel("Send a task", { exact: true }).filter({ visible: true });
     await box.waitFor({ timeout: T });
     await box.fill(backendTask);
+    backendConv = await bc.getAttribute("data-conversation");
   }
   await standIns(page);
 
@@ -454,6 +457,9 @@ async function run() {
   await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
   await bc.getByText("Codex app-server (no pane)").waitFor({ timeout: T });
   {
+    // (The project's conversation is the same: AKK keeps its thread loaded.)
+    const now = await bc.getAttribute("data-conversation");
+    if (now !== backendConv) throw new Error(`the backend project's conversation changed from ${backendConv} to ${now}`);
     const kept = await bc.getByLabel("Send a task", { exact: true }).filter({ visible: true }).inputValue({ timeout: T });
     if (kept !== backendTask) throw new Error(`the backend card's draft is ${JSON.stringify(kept)} after other views`);
     log("a task typed and not sent was kept across other views");
