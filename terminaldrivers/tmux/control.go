@@ -19,8 +19,9 @@ import (
 // the size its people give them; the client can type nothing). Through it
 // AKK learns of every write to the session's panes (%output) without
 // capturing them, and runs commands (capture-pane, display-message)
-// without starting a tmux process per command. It is safe for concurrent
-// use. It sends only commands that read (readCommands): tmux would take
+// without starting a tmux process per command; panes nobody waits on are
+// paused (see PauseAfter). It is safe for concurrent use. It sends only
+// commands that read (readCommands) and its own flow control: tmux would take
 // others even from a read-only control client. When the client ends (the session closed, the server stopped,
 // Close), every waiter is woken and every command fails with ErrControlEnded.
 type Control struct {
@@ -35,6 +36,20 @@ type Control struct {
 	mu      sync.Mutex
 	waiting map[string][]chan struct{} // per pane: closed at its next write
 	ended   bool
+
+	// Flow control. tmux forwards every write of every pane of the session
+	// to this client; a pane nobody has waited on for PauseAfter is paused
+	// at its next write (tmux goes on reading it and drawing its screen,
+	// and stops forwarding it: an "off" pane could stop being read when
+	// this client is its session's only one), and continued before Changed
+	// returns. flowMu puts the pause and continue commands in one order;
+	// the maps are under mu.
+	flowMu     sync.Mutex
+	paused     map[string]bool
+	pausing    map[string]bool
+	lastWaited map[string]time.Time
+	noPause    bool // tmux refused a pause (older than 3.2): forward all
+	pauseAfter time.Duration
 
 	attached chan struct{} // closed when tmux says the client is attached
 	done     chan struct{} // closed when the client has ended
@@ -79,6 +94,7 @@ func DialControl(ctx context.Context, path, socket, session string) (*Control, e
 	}
 	c := &Control{socket: socket, session: session, cmd: cmd, stdin: stdin,
 		queue: make(chan *waiter, 256), waiting: map[string][]chan struct{}{},
+		paused: map[string]bool{}, pausing: map[string]bool{}, lastWaited: map[string]time.Time{}, pauseAfter: PauseAfter,
 		attached: make(chan struct{}), done: make(chan struct{})}
 	go c.read(stdout)
 	if _, err := c.run(ctx, 1, "display-message -p ok"); err != nil {
@@ -119,19 +135,29 @@ func (c *Control) Close() {
 // its slow clock only.
 const BigWrite = 256
 
+// PauseAfter is how long a pane nobody waits on is still forwarded before
+// it is paused: a monitor that looks and waits again re-arms in far less.
+const PauseAfter = time.Second
+
 // Changed returns a channel closed at the next write of BigWrite or more to
 // the pane (and at any change of the session's windows, or the client's
 // end): arm it before looking at the pane, so no write after the look is
-// missed. stop releases it.
+// missed. stop releases it. A paused pane is continued before it returns.
 func (c *Control) Changed(paneID string) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.ended {
+		c.mu.Unlock()
 		close(ch)
 		return ch, func() {}
 	}
 	c.waiting[paneID] = append(c.waiting[paneID], ch)
+	c.lastWaited[paneID] = time.Now()
+	resume := c.paused[paneID] || c.pausing[paneID]
+	c.mu.Unlock()
+	if resume {
+		c.resume(paneID)
+	}
 	return ch, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -144,13 +170,102 @@ func (c *Control) Changed(paneID string) (<-chan struct{}, func()) {
 		}
 		if len(c.waiting[paneID]) == 0 {
 			delete(c.waiting, paneID)
+			c.lastWaited[paneID] = time.Now()
 		}
 	}
+}
+
+// Paused reports whether tmux has been told to stop forwarding the pane.
+func (c *Control) Paused(paneID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paused[paneID]
+}
+
+// resume continues a paused pane and returns once tmux has answered: every
+// write after that is forwarded.
+func (c *Control) resume(paneID string) {
+	c.flowMu.Lock()
+	defer c.flowMu.Unlock()
+	c.mu.Lock()
+	was := c.paused[paneID]
+	delete(c.paused, paneID)
+	c.mu.Unlock()
+	if was {
+		// An error is the client's end, which wakes every waiter.
+		c.run(context.Background(), 1, "refresh-client -A '"+paneID+":continue'")
+	}
+}
+
+// pause stops tmux forwarding a pane, unless someone waits on it by then.
+func (c *Control) pause(paneID string) {
+	c.flowMu.Lock()
+	defer c.flowMu.Unlock()
+	c.mu.Lock()
+	ok := len(c.waiting[paneID]) == 0 && !c.ended && !c.paused[paneID]
+	if ok {
+		c.paused[paneID] = true
+	}
+	c.mu.Unlock()
+	var err error
+	if ok {
+		_, err = c.run(context.Background(), 1, "refresh-client -A '"+paneID+":pause'")
+	}
+	c.mu.Lock()
+	delete(c.pausing, paneID)
+	if err != nil {
+		delete(c.paused, paneID)
+		c.noPause = !c.ended
+	}
+	c.mu.Unlock()
+}
+
+// output notes a write to a pane: a big one wakes its waiters; one to a
+// pane nobody has waited on for PauseAfter pauses it.
+func (c *Control) output(paneID string, big bool) {
+	if !validPaneID(paneID) {
+		return
+	}
+	c.mu.Lock()
+	list := c.waiting[paneID]
+	if big && len(list) > 0 {
+		delete(c.waiting, paneID)
+		c.lastWaited[paneID] = time.Now()
+		c.mu.Unlock()
+		for _, ch := range list {
+			close(ch)
+		}
+		return
+	}
+	start := len(list) == 0 && !c.ended && !c.noPause && !c.paused[paneID] && !c.pausing[paneID] &&
+		time.Since(c.lastWaited[paneID]) >= c.pauseAfter
+	if start {
+		c.pausing[paneID] = true
+	}
+	c.mu.Unlock()
+	if start {
+		go c.pause(paneID)
+	}
+}
+
+// validPaneID: a pane id as tmux writes it (%12), safe in a command.
+func validPaneID(id string) bool {
+	if len(id) < 2 || id[0] != '%' {
+		return false
+	}
+	for _, r := range id[1:] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // readCommands are the only commands a control client sends: tmux does not
 // refuse a read-only control client's commands, so it is this list that
 // keeps the client from typing.
+// (And "refresh-client -A", which only pauses or continues this client's
+// own output of a pane.)
 var readCommands = []string{"capture-pane", "display-message", "list-panes"}
 
 // run sends one command line of readCommands and returns the output of each
@@ -160,7 +275,7 @@ func (c *Control) run(ctx context.Context, blocks int, line string) ([][]string,
 		return nil, errors.New("control command: one line only")
 	}
 	for _, cmd := range strings.Split(line, " ; ") {
-		if !slices.Contains(readCommands, strings.Fields(cmd + " x")[0]) {
+		if !slices.Contains(readCommands, strings.Fields(cmd + " x")[0]) && !strings.HasPrefix(cmd, "refresh-client -A '%") {
 			return nil, fmt.Errorf("control command %q: not a read", cmd)
 		}
 	}
@@ -270,8 +385,8 @@ func (c *Control) read(r io.Reader) {
 			own = len(f) == 3 && f[2] == "1"
 		case strings.HasPrefix(line, "%output "):
 			rest := line[len("%output "):]
-			if i := strings.IndexByte(rest, ' '); i > 0 && len(rest)-i-1 >= BigWrite {
-				c.wake(rest[:i])
+			if i := strings.IndexByte(rest, ' '); i > 0 {
+				c.output(rest[:i], len(rest)-i-1 >= BigWrite)
 			}
 		case strings.HasPrefix(line, "%session-changed "):
 			if !attachedSeen {
@@ -289,16 +404,6 @@ func (c *Control) read(r io.Reader) {
 	c.end(ErrControlEnded)
 	c.cmd.Wait()
 	close(c.done)
-}
-
-func (c *Control) wake(paneID string) {
-	c.mu.Lock()
-	list := c.waiting[paneID]
-	delete(c.waiting, paneID)
-	c.mu.Unlock()
-	for _, ch := range list {
-		close(ch)
-	}
 }
 
 func (c *Control) wakeAll() {

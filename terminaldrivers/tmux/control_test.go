@@ -1,6 +1,7 @@
 package tmux
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -143,4 +144,84 @@ func TestControlSeesWritesRightAfterDial(t *testing.T) {
 		stop()
 		c.Close()
 	}
+}
+
+// TestControlPausesAPaneNobodyWaitsOn: a pane nobody waits on is paused at
+// its next write; tmux goes on reading a paused pane (a flood written to it
+// ends, and the screen shows it); Changed continues it before it returns,
+// so the next large write is reported; released long enough, it is paused
+// again.
+func TestControlPausesAPaneNobodyWaitsOn(t *testing.T) {
+	ctx, sock, r := realTmux(t, 20)
+	panes, err := Server{Socket: sock, Runner: r}.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("ListPanes = %+v, %v", panes, err)
+	}
+	p := panes[0]
+	c, err := DialControl(ctx, "", sock, "=t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tty, err := os.OpenFile(p.TTY, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	waitPaused := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for i := 0; c.Paused(p.ID) != want; i++ {
+			if time.Now().After(deadline) {
+				t.Fatalf("paused = %v, want %v", !want, want)
+			}
+			tty.WriteString(fmt.Sprintf("\r\nwrite %d", i))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitPaused(true)
+
+	// A flood into the paused pane, with no other client: it must end.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := tty.WriteString(strings.Repeat(strings.Repeat("flood ", 13)+"\r\n", 40000) + "flood done")
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the paused pane stopped being read: 3 MB not written in 30 s")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap, err := c.Capture(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(snap.ANSI, "flood done") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed the flood's end:\n%s", snap.ANSI)
+		}
+	}
+
+	changed, stop := c.Changed(p.ID)
+	if c.Paused(p.ID) {
+		t.Fatal("Changed returned with the pane paused")
+	}
+	tty.WriteString("\r\n" + strings.Repeat("x", BigWrite+10))
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a large write after Changed was not reported")
+	}
+	stop()
+	c.mu.Lock()
+	c.pauseAfter = 0
+	c.mu.Unlock()
+	waitPaused(true)
 }
