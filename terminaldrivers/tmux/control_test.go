@@ -1,6 +1,7 @@
 package tmux
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"reflect"
@@ -18,32 +19,40 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// TestControlAgainstRealTmux: a control client captures and lists as a
-// tmux process does, reports large writes to a pane and not a ticking
-// indicator's small ones, cannot type, survives screen lines that look like
-// the protocol's, and ends with its session.
-func TestControlAgainstRealTmux(t *testing.T) {
+// onePane starts a real tmux server of one pane (running cat) and returns
+// it with the pane and the pane's terminal opened for writing, closed with
+// the test.
+func onePane(t *testing.T) (context.Context, Server, Pane, *os.File) {
+	t.Helper()
 	ctx, sock, r := realTmux(t, 20)
 	s := Server{Socket: sock, Runner: r}
 	panes, err := s.ListPanes(ctx)
 	if err != nil || len(panes) != 1 {
 		t.Fatalf("ListPanes = %+v, %v", panes, err)
 	}
-	p := panes[0]
-	c, err := DialControl(ctx, "", sock, "=t")
+	tty, err := os.OpenFile(panes[0].TTY, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return ctx, s, panes[0], tty
+}
+
+// TestControlAgainstRealTmux: a control client captures and lists as a
+// tmux process does, reports large writes to a pane and not a ticking
+// indicator's small ones, cannot type, survives screen lines that look like
+// the protocol's, and ends with its session.
+func TestControlAgainstRealTmux(t *testing.T) {
+	ctx, s, p, tty := onePane(t)
+	c, err := DialControl(ctx, "", s.Socket, "=t")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	// The pane keeps its size: the client ignores its own.
-	if got, err := c.ListPanes(ctx); err != nil || !reflect.DeepEqual(got, panes) {
-		t.Fatalf("control ListPanes = %+v, %v; want %+v", got, err, panes)
+	if got, err := c.ListPanes(ctx); err != nil || !reflect.DeepEqual(got, []Pane{p}) {
+		t.Fatalf("control ListPanes = %+v, %v; want %+v", got, err, p)
 	}
-	tty, err := os.OpenFile(p.TTY, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
 	waitScreen := func(want string) Snapshot {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -96,7 +105,7 @@ func TestControlAgainstRealTmux(t *testing.T) {
 	// The session ends: so does the client, waking every waiter.
 	again, stop2 := c.Changed(p.ID)
 	defer stop2()
-	if _, err := r.Run(ctx, "-S", sock, "kill-session", "-t", "t"); err != nil {
+	if _, err := s.Runner.Run(ctx, "-S", s.Socket, "kill-session", "-t", "t"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -118,23 +127,13 @@ func TestControlAgainstRealTmux(t *testing.T) {
 // pane's writes until then: a client taken as ready on its first answer
 // missed such writes now and then.)
 func TestControlSeesWritesRightAfterDial(t *testing.T) {
-	ctx, sock, r := realTmux(t, 20)
-	s := Server{Socket: sock, Runner: r}
-	panes, err := s.ListPanes(ctx)
-	if err != nil || len(panes) != 1 {
-		t.Fatalf("ListPanes = %+v, %v", panes, err)
-	}
-	tty, err := os.OpenFile(panes[0].TTY, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
+	ctx, s, p, tty := onePane(t)
 	for i := range 25 {
-		c, err := DialControl(ctx, "", sock, "=t")
+		c, err := DialControl(ctx, "", s.Socket, "=t")
 		if err != nil {
 			t.Fatal(err)
 		}
-		changed, stop := c.Changed(panes[0].ID)
+		changed, stop := c.Changed(p.ID)
 		tty.WriteString("\r\n" + strings.Repeat("x", BigWrite+10))
 		select {
 		case <-changed:
@@ -152,22 +151,12 @@ func TestControlSeesWritesRightAfterDial(t *testing.T) {
 // so the next large write is reported; released long enough, it is paused
 // again.
 func TestControlPausesAPaneNobodyWaitsOn(t *testing.T) {
-	ctx, sock, r := realTmux(t, 20)
-	panes, err := Server{Socket: sock, Runner: r}.ListPanes(ctx)
-	if err != nil || len(panes) != 1 {
-		t.Fatalf("ListPanes = %+v, %v", panes, err)
-	}
-	p := panes[0]
-	c, err := DialControl(ctx, "", sock, "=t")
+	ctx, s, p, tty := onePane(t)
+	c, err := DialControl(ctx, "", s.Socket, "=t")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	tty, err := os.OpenFile(p.TTY, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
 	waitPaused := func(want bool) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
