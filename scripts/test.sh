@@ -28,7 +28,7 @@ fi
 echo "== go test"
 # One package at a time: each package already runs its agents two at a
 # time, and more agents than that on two cores makes their screens late.
-# (cmd/akkd takes about 31 min alone, 42 min on a busy machine.)
+# (cmd/akkd takes about 34 min alone, 42 min on a busy machine.)
 go test -p 1 -count=1 -timeout 60m ./...
 
 echo "== go test, the store on PostgreSQL"
