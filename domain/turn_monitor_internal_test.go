@@ -196,3 +196,56 @@ func TestRunMonitorWaitsOnlyBetweenRounds(t *testing.T) {
 		t.Fatalf("%d rounds, %d waits; want 3 and 2", f.rounds, f.waits)
 	}
 }
+
+// screenNotifierFake is a TurnTerminal that counts change-report arms.
+type screenNotifierFake struct {
+	TurnTerminal
+	arms int
+}
+
+func (f *screenNotifierFake) ScreenChanged(context.Context, string) (<-chan struct{}, func(), bool) {
+	f.arms++
+	return make(chan struct{}), func() {}, true
+}
+
+// TestScreenWatchQuietOnTheRecord: while the record says quiet, no change
+// report is armed (one armed is released) and the screen is looked at on
+// ScreenQuiet; the record showing a pending tool call makes the next look
+// due at once and arms reports again.
+func TestScreenWatchQuietOnTheRecord(t *testing.T) {
+	f := &screenNotifierFake{}
+	tr := &turns{term: f}
+	tr.cfg.defaults()
+	var w screenWatch
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	if !w.lookNow(context.Background(), tr, "term_1", false, time.Time{}, now) || f.arms != 1 || w.ch == nil {
+		t.Fatalf("first look: arms %d", f.arms)
+	}
+	w.setQuiet(true)
+	if w.ch != nil {
+		t.Fatal("quiet kept the change report armed")
+	}
+	last := now
+	if w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.ScreenQuiet-time.Millisecond)) {
+		t.Fatal("a quiet screen was looked at before ScreenQuiet")
+	}
+	if !w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.ScreenQuiet)) || f.arms != 1 {
+		t.Fatalf("quiet: look at ScreenQuiet without arming (arms %d)", f.arms)
+	}
+	last = now.Add(tr.cfg.ScreenQuiet)
+	if d := w.wait(tr.cfg, true, true, last, last); d != tr.cfg.RecordSafety {
+		t.Fatalf("quiet wait %s, want the record's safety tick %s", d, tr.cfg.RecordSafety)
+	}
+	// A prompt read on a quiet look is believed on a second look only.
+	if w.confirm(Terminal{ID: "term_1", ScreenState: ScreenWorking}, Terminal{ID: "term_1", ScreenState: ScreenAwaitingApproval}) {
+		t.Fatal("a prompt read on one quiet look was believed")
+	}
+	w.confirming, w.dirty, w.pending = false, false, ""
+	w.setQuiet(false)
+	if d := w.wait(tr.cfg, true, true, last, last); d != time.Millisecond {
+		t.Fatalf("leaving quiet: next round in %s, want at once", d)
+	}
+	if !w.lookNow(context.Background(), tr, "term_1", true, last, last) || f.arms != 2 || w.ch == nil {
+		t.Fatalf("leaving quiet: a look at once with reports armed (arms %d)", f.arms)
+	}
+}

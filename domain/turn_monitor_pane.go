@@ -26,6 +26,9 @@ type paneState struct {
 	announced   string      // fingerprint of the prompt or step last announced
 	lastScreen  time.Time   // the last look at the screen
 	lastPersist time.Time   // the last transition stored
+	// recordQuiet: the last read of the record said nothing that needs an
+	// answer can be drawn now (TurnProgress.RecordQuiet).
+	recordQuiet bool
 }
 
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
@@ -72,6 +75,12 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	}
 	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
+	// The record first: while it shows the Turn working with no tool call
+	// open, on an agent that records one before it asks, nothing the Turn
+	// waits on can be drawn; the screen is looked at closely again as soon
+	// as the record shows one.
+	m.scr.setQuiet(m.written != nil && m.recordQuiet && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() &&
+		m.term.ID != "" && !asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -134,7 +143,7 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 		m.log.Warn("monitor: progress", "err", err)
 		return true
 	}
-	m.mark = p.Mark
+	m.mark, m.recordQuiet = p.Mark, p.RecordQuiet()
 	r.next, r.typ, r.webhook = m.s.applyProgress(r.next, p)
 	return true
 }

@@ -99,7 +99,16 @@ type TurnProgress struct {
 	Failed        bool   // the agent recorded an API or runtime error ending the turn
 	FailureReason string // short, no secrets
 	Interrupted   bool   // the agent recorded that the turn was interrupted
+
+	// AsksForetold: the agent records a tool call before it draws any
+	// step that needs an answer, so while Actions show none open the
+	// screen need not be watched closely (see screenWatch.quiet).
+	AsksForetold bool
 }
+
+// RecordQuiet: the record says nothing that needs an answer can be drawn
+// now (the agent foretells its asks and no tool call stands open).
+func (p TurnProgress) RecordQuiet() bool { return p.AsksForetold && !pendingAction(p.Actions) }
 
 // Ended reports whether the native turn is over.
 func (p TurnProgress) Ended() bool { return p.Completed || p.Failed || p.Interrupted }
@@ -139,6 +148,44 @@ type screenWatch struct {
 	pending    ScreenState
 	pendingFP  string
 	confirming bool // the next look is to confirm one of them
+	// quiet: the agent's record says nothing that needs an answer can be
+	// drawn now (no tool call waits): no change reports are asked for (the
+	// terminal driver may then stop forwarding the pane's writes) and the
+	// screen is looked at every ScreenQuiet. urgent: the record has just
+	// shown a pending tool call, so the next look is due at once.
+	quiet, urgent bool
+}
+
+// ActionPending is the status of an action the record shows started and
+// not ended.
+const ActionPending = "in_progress"
+
+// pendingAction: one of the record's latest actions has not ended (a tool
+// call that may ask for permission or show a question).
+func pendingAction(actions []ProgressAction) bool {
+	for _, a := range actions {
+		if a.Status == ActionPending {
+			return true
+		}
+	}
+	return false
+}
+
+// asksOnScreen: the screen believed shows a prompt or question.
+func asksOnScreen(t Terminal) bool {
+	return t.ScreenState == ScreenAwaitingApproval || t.ScreenState == ScreenAwaitingInteraction || t.AsyncQuestion
+}
+
+// setQuiet sets whether the record says the screen need not be watched
+// closely (see quiet). Leaving quiet makes the next look due at once.
+func (w *screenWatch) setQuiet(q bool) {
+	if w.quiet && !q {
+		w.urgent, w.dirty = true, true
+	}
+	w.quiet = q
+	if q {
+		w.release()
+	}
 }
 
 // arm starts waiting for the next change, unless already waiting; false
@@ -204,13 +251,16 @@ func (w *screenWatch) release() {
 
 // notified: the monitor learns of changes (armed now, or fired since the
 // last look), rather than looking on the clock.
-func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty }
+func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty || w.quiet }
 
 // every is how long after the last look the next one is due: when the
-// screen changed, ScreenGap; when tmux reports changes and none came,
-// ScreenQuiet; on the clock, ScreenInterval.
+// record has just shown a pending tool call, now; when the screen changed,
+// ScreenGap; when tmux reports changes and none came, or the record says
+// quiet, ScreenQuiet; on the clock, ScreenInterval.
 func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	switch {
+	case w.urgent:
+		return 0
 	case w.confirming:
 		return cfg.ScreenConfirm
 	case w.dirty:
@@ -236,9 +286,9 @@ func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string,
 	}
 	look := !seen || !now.Before(last.Add(w.every(tr.cfg)))
 	if look {
-		w.dirty, w.confirming = false, false
+		w.dirty, w.confirming, w.urgent = false, false, false
 	}
-	if look || !w.dirty {
+	if (look || !w.dirty) && !w.quiet {
 		w.arm(ctx, tr, terminalID)
 	}
 	return look

@@ -33,6 +33,9 @@ type watchPaneMonitor struct {
 	// (as a Turn's monitor does), not from the Watch's anchor, which is
 	// stored only when the Watch changes.
 	mark DurableMark
+	// recordQuiet: the latest read of the record said nothing that needs
+	// an answer can be drawn now (TurnProgress.RecordQuiet).
+	recordQuiet bool
 }
 
 // watchRound is one round: when it began, whether it looked at the screen,
@@ -67,6 +70,10 @@ func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 		r.next.State, r.next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
 		r.typ, r.webhook = "watch.timed_out", true
 	}
+	// An exact Watch looks closely only while the record shows a tool call
+	// open, as a Turn's monitor does (an activity Watch reads no record).
+	m.scr.setQuiet(m.w.Mode == WatchModeExact && m.written != nil && m.recordQuiet &&
+		!r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -132,6 +139,7 @@ func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
 	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, ""); err == nil {
 		r.next, r.typ, r.webhook = m.s.applyWatchProgress(r.next, p)
 		r.next.Mark, m.mark = p.Mark, p.Mark
+		m.recordQuiet = p.RecordQuiet()
 	}
 }
 

@@ -71,6 +71,15 @@ type TurnRules struct {
 	// nothing), once IdleGrace has passed with the record quiet.
 	IdleSince func(stateFile, threadID string) (since time.Time, ok bool)
 	IdleGrace time.Duration
+	// AsksForetold: the agent records a tool call before it draws any
+	// step that needs an answer (a permission prompt, a question), so
+	// while the record shows none open a monitor need not watch the
+	// screen closely. Measured on every pinned version
+	// (agenttest.TestRecordFirst): Codex writes its function call
+	// 0.3-0.8 s before its approval or question; Claude Code draws its
+	// dialog first and writes the tool call and its session record's
+	// "waiting" after, so it stays watched closely.
+	AsksForetold bool
 }
 
 // RecordSet is where a process's next turn may be recorded.

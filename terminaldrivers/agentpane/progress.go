@@ -34,6 +34,10 @@ type markState struct {
 	State     string    `json:"state,omitempty"`
 	StateSeen time.Time `json:"state_seen,omitzero"`
 	IdleSince time.Time `json:"idle_since,omitzero"`
+	// Foretold: the agent records a tool call before it asks anything
+	// (agent.TurnRules.AsksForetold); a mark from before it was known
+	// says false, the safe reading.
+	Foretold bool `json:"foretold,omitempty"`
 
 	// Early are entries read before the request's prompt: Claude Code may
 	// append the prompt after the reply it caused, so on acceptance those
@@ -159,7 +163,8 @@ func (x *Adapter) Mark(ctx context.Context, t domain.Terminal) (domain.DurableMa
 	if err != nil {
 		return "", fmt.Errorf("locate the durable record: %w", err)
 	}
-	m := &markState{V: markVersion, At: x.now(), Holder: set.Holder, HolderStart: set.HolderStart, State: set.State}
+	m := &markState{V: markVersion, At: x.now(), Holder: set.Holder, HolderStart: set.HolderStart, State: set.State,
+		Foretold: prof.TurnRules().AsksForetold}
 	for _, f := range set.Files {
 		off, err := lineEnd(f.Path)
 		if err != nil {
@@ -264,6 +269,7 @@ func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 		Mark: dm, Accepted: m.Accepted, NativeThreadID: m.Thread, NativeTurnID: m.Turn,
 		LatestText: m.Latest, LastActivity: m.LastActivity, Actions: m.publicActions(), LatestItemAt: m.LatestAt,
 		Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, FailureReason: m.Reason, Interrupted: m.Interrupted,
+		AsksForetold: m.Foretold,
 	}
 }
 

@@ -27,7 +27,8 @@ var (
 	// (the ~120 ms Enter-as-newline window applies to unbracketed bursts);
 	// the wait keeps clear of it anyway.
 	turnRules = agent.TurnRules{
-		PasteWindow: 150 * time.Millisecond,
+		AsksForetold: true,
+		PasteWindow:  150 * time.Millisecond,
 		// Verification ends as soon as the composer holds the text, so
 		// its bound costs only a send that fails; on a busy machine a
 		// send once found no paste in the composer after 2 s.
