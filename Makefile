@@ -67,7 +67,7 @@ bench-fleet: ## a fleet of three nodes on one PostgreSQL, 10 stand-in panes each
 bench-prompt: ## on every pinned version: a permission prompt drawn in the pane -> turn.approval_required webhook (median, max)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2EPromptLatency$$' -benchtime=3x ./cmd/akkd/
 
-fixtures-standin: ## rerecord what the scale stand-in replays (a real Claude Code working)
+fixtures-standin: ## rerecord what the scale stand-ins replay (the newest Claude Code and Codex 0.155.1 working, then asking for permission)
 	AKK_CAPTURE_STANDIN=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 5m -run '^TestCaptureStandin$$' -v ./terminaldrivers/agenttest/
 
 FUZZTIME ?= 1m

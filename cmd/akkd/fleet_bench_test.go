@@ -27,7 +27,7 @@ import (
 // node's leased delivery waits before another node makes it. Run with
 // -benchtime=1x (make bench-fleet).
 func BenchmarkE2EFleet(b *testing.B) {
-	s := agenttest.InstallStandin(b, b.TempDir())
+	s := agenttest.InstallStandin(b, b.TempDir(), agenttest.KindClaude)
 	pg := storetest.StartServer(b)
 	url := pg.NewDatabase(b)
 	var nodes []*proc

@@ -22,6 +22,7 @@ type scaleServer struct {
 	pid          int
 	projects     []string
 	finish, done []string
+	ask, asked   []string
 }
 
 var scaleServers atomic.Int64 // names each server apart
@@ -43,9 +44,11 @@ func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
 		if err := os.MkdirAll(proj, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		finish, done := filepath.Join(dir, fmt.Sprintf("finish-%03d", i)), filepath.Join(dir, fmt.Sprintf("done-%03d", i))
-		srv.projects, srv.finish, srv.done = append(srv.projects, proj), append(srv.finish, finish), append(srv.done, done)
-		cmd := []string{"env", "HOME=" + home, "AKK_STANDIN_DIR=" + s.Recording, "AKK_STANDIN_FINISH=" + finish, "AKK_STANDIN_DONE=" + done, s.Entry}
+		file := func(what string) string { return filepath.Join(dir, fmt.Sprintf("%s-%03d", what, i)) }
+		srv.projects = append(srv.projects, proj)
+		srv.finish, srv.done, srv.ask, srv.asked = append(srv.finish, file("finish")), append(srv.done, file("done")), append(srv.ask, file("ask")), append(srv.asked, file("asked"))
+		cmd := []string{"env", "HOME=" + home, "AKK_STANDIN_DIR=" + s.Recording, "AKK_STANDIN_FINISH=" + file("finish"), "AKK_STANDIN_DONE=" + file("done"),
+			"AKK_STANDIN_ASK=" + file("ask"), "AKK_STANDIN_ASKED=" + file("asked"), s.Entry}
 		if i == 0 {
 			tmuxCmd(append([]string{"-f", "/dev/null", "new-session", "-d", "-s", "scale", "-x", "120", "-y", "40", "-c", proj, "--"}, cmd...)...)
 		} else {
@@ -59,16 +62,27 @@ func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
 }
 
 // BenchmarkE2EScale measures monitoring at scale with the stand-in agent
-// (terminaldrivers/agenttest/standin: a recorded Claude Code working, its pane output replayed at the real
-// pace): for 1, 10 and 100 working panes in one tmux server, akkd's CPU
-// (with the tmux commands it runs) and the tmux server's, in % of one core
-// over 20 s, with nothing monitored and with every pane under an exact
-// Watch; akkd's RSS; GET /v1/conversations latency; and the detection
-// latency from the completion record being written to the watch.completed
-// webhook arriving. Run with -benchtime=1x.
+// (terminaldrivers/agenttest/standin: a recorded Codex or Claude Code
+// working, its pane output replayed at the real pace, its permission
+// prompt asked as the real one asked it): for 1, 10 and 100 working panes
+// in one tmux server, akkd's CPU (with the tmux commands it runs) and the
+// tmux server's, in % of one core over 20 s, with nothing monitored and
+// with every pane under an exact Watch, and what monitoring adds (akkd's
+// share plus the tmux server's increase); akkd's RSS; GET
+// /v1/conversations latency; the prompt latency from a permission prompt
+// drawn to the watch.approval_observed webhook arriving, every pane asking,
+// ten at a time; and the detection latency from the completion record
+// being written to the watch.completed webhook arriving. Run with
+// -benchtime=1x.
 func BenchmarkE2EScale(b *testing.B) {
+	for _, kind := range []string{agenttest.KindCodex, agenttest.KindClaude} {
+		b.Run(kind, func(b *testing.B) { benchScale(b, kind) })
+	}
+}
+
+func benchScale(b *testing.B, kind string) {
 	const window = 20 * time.Second
-	s := agenttest.InstallStandin(b, b.TempDir())
+	s := agenttest.InstallStandin(b, b.TempDir(), kind)
 	for _, n := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("panes=%d", n), func(b *testing.B) {
 			srv := startScaleServer(b, s, n)
@@ -117,7 +131,19 @@ func BenchmarkE2EScale(b *testing.B) {
 			}
 			workAkkd, workTmux, rss := measure()
 			b.StopTimer()
-			// Completions, a few at a time as a fleet's would come.
+			// Permission prompts, a few at a time as a fleet's would come.
+			var asks []time.Duration
+			for i := range srv.projects {
+				if err := os.WriteFile(srv.ask[i], nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				if i%10 == 9 || i == n-1 {
+					for j := i - i%10; j <= i; j++ {
+						asks = append(asks, arrival(b, rec, watches[j], "watch.approval_observed", srv.asked[j]))
+					}
+				}
+			}
+			// Completions, likewise.
 			var lat []time.Duration
 			for i := range srv.projects {
 				if err := os.WriteFile(srv.finish[i], nil, 0o644); err != nil {
@@ -125,20 +151,24 @@ func BenchmarkE2EScale(b *testing.B) {
 				}
 				if i%10 == 9 || i == n-1 {
 					for j := i - i%10; j <= i; j++ {
-						lat = append(lat, completion(b, rec, watches[j], srv.done[j]))
+						lat = append(lat, arrival(b, rec, watches[j], "watch.completed", srv.done[j]))
 					}
 				}
 			}
 			slices.Sort(lists)
 			slices.Sort(lat)
+			slices.Sort(asks)
 			b.ReportMetric(idleAkkd, "idle-akkd-%cpu")
 			b.ReportMetric(idleTmux, "idle-tmux-%cpu")
 			b.ReportMetric(workAkkd, "akkd-%cpu")
 			b.ReportMetric(workTmux, "tmux-%cpu")
+			b.ReportMetric(workAkkd+workTmux-idleTmux, "added-%cpu")
 			b.ReportMetric(float64(rss)/1024, "akkd-rss-MB")
 			b.ReportMetric(ms(lists[len(lists)/2]), "list-ms")
 			b.ReportMetric(ms(lat[len(lat)/2]), "detect-median-ms")
 			b.ReportMetric(ms(lat[min(len(lat)-1, len(lat)*95/100)]), "detect-p95-ms")
+			b.ReportMetric(ms(asks[len(asks)/2]), "prompt-median-ms")
+			b.ReportMetric(ms(asks[min(len(asks)-1, len(asks)*95/100)]), "prompt-p95-ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -170,13 +200,14 @@ func waitRows(b *testing.B, url, token string, projects []string, timeout time.D
 	}
 }
 
-// completion waits for a stand-in's completion record and its Watch's
-// watch.completed webhook: the time between them.
-func completion(b *testing.B, rec *receiver, watchID, doneFile string) time.Duration {
+// arrival waits for what a stand-in notes in a file (a prompt drawn, the
+// completion record written) and its Watch's webhook of type typ: the
+// time between them.
+func arrival(b *testing.B, rec *receiver, watchID, typ, doneFile string) time.Duration {
 	b.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		at, ok := rec.arrival(watchID, "watch.completed")
+		at, ok := rec.arrival(watchID, typ)
 		if raw, err := os.ReadFile(doneFile); ok && err == nil && len(raw) > 0 {
 			ns, err := strconv.ParseInt(string(raw), 10, 64)
 			if err != nil {
@@ -185,7 +216,7 @@ func completion(b *testing.B, rec *receiver, watchID, doneFile string) time.Dura
 			return at.Sub(time.Unix(0, ns))
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("watch %s: no completion (webhook %v)", watchID, ok)
+			b.Fatalf("watch %s: no %s (webhook %v)", watchID, typ, ok)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

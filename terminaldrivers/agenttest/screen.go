@@ -40,6 +40,15 @@ func (e *Env) Type(text string) {
 	e.mustTmux("send-keys", "-t", e.Target(), "-l", text)
 }
 
+// Cursor is where the pane's cursor stands.
+func (e *Env) Cursor() (x, y int) {
+	e.t.Helper()
+	if _, err := fmt.Sscanf(e.mustTmux("display-message", "-p", "-t", e.Target(), "#{cursor_x} #{cursor_y}"), "%d %d", &x, &y); err != nil {
+		e.t.Fatalf("cursor: %v", err)
+	}
+	return x, y
+}
+
 // Press presses tmux keys in order (Enter, Escape, Down, BTab, C-c, ...),
 // with a short pause between them as a human would.
 func (e *Env) Press(keys ...string) {

@@ -11,10 +11,11 @@ import (
 )
 
 // The scale stand-in (package standin) is a light program that looks, to
-// the product, like one real profiled Claude Code working: its executable
-// sits where the npm package puts Claude Code's, it keeps the session
-// record and transcript Claude Code keeps, and it replays a recording of
-// the real agent's pane output at the real agent's pace. It exists for
+// the product, like one real profiled Claude Code or Codex working: its
+// executable sits where the npm package puts the agent's, it keeps the
+// records the agent keeps, it replays a recording of the real agent's
+// pane output at the real agent's pace, and it asks for permission as the
+// recorded agent did. It exists for
 // load only: correctness is proven on the real agents.
 
 // StandinWindow is how long a recording of pane output lasts; the stand-in
@@ -35,10 +36,15 @@ type StandinMeta struct {
 	CursorX   int    `json:"cursor_x"` // where the cursor stood when the recording began
 	CursorY   int    `json:"cursor_y"`
 	WindowMS  int64  `json:"window_ms"`
+	// The permission prompt: its cursor, and when it was drawn after the
+	// tool call's record line (negative: before it).
+	AskCursorX int   `json:"ask_cursor_x"`
+	AskCursorY int   `json:"ask_cursor_y"`
+	AskDrawnMS int64 `json:"ask_drawn_ms"`
 }
 
 // Standin is an installed stand-in: Entry is its executable, laid out as
-// the npm package lays out Claude Code's (so discovery reads its version
+// the npm package lays out the agent's (so discovery reads its version
 // from the package beside it); Recording is the recording it replays.
 type Standin struct {
 	Entry     string
@@ -46,28 +52,39 @@ type Standin struct {
 }
 
 // InstallStandin builds the stand-in into dir as the executable of the
-// Claude Code version its recording (terminaldrivers/testdata/standin/
-// claude@<version>, the one there is) was made with.
-func InstallStandin(tb testing.TB, dir string) Standin {
+// agent of kind (KindClaude, KindCodex) and the version its recording
+// (terminaldrivers/testdata/standin/<kind>@<version>, the one there is)
+// was made with.
+func InstallStandin(tb testing.TB, dir, kind string) Standin {
 	tb.Helper()
 	root, err := ModuleRoot()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	recs, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", KindClaude+"@*"))
+	recs, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", kind+"@*"))
 	if len(recs) != 1 {
-		tb.Fatalf("stand-in recordings: %v, want one (make fixtures-standin)", recs)
+		tb.Fatalf("stand-in recordings of %s: %v, want one (make fixtures-standin)", kind, recs)
 	}
-	version := strings.TrimPrefix(filepath.Base(recs[0]), KindClaude+"@")
-	pkg := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
-	entry := filepath.Join(pkg, "bin", "claude.exe")
+	version := strings.TrimPrefix(filepath.Base(recs[0]), kind+"@")
+	var pkg, entry, manifest, name string
+	switch kind {
+	case KindClaude:
+		pkg = filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
+		entry, manifest, name = filepath.Join(pkg, "bin", "claude.exe"), filepath.Join(pkg, "package.json"), "@anthropic-ai/claude-code"
+	case KindCodex:
+		// The native binary, with the codex-package.json Codex keeps
+		// beside its bin folder.
+		pkg = filepath.Join(dir, "codex")
+		entry, manifest, name = filepath.Join(pkg, "bin", "codex"), filepath.Join(pkg, "codex-package.json"), "@openai/codex"
+	default:
+		tb.Fatalf("no stand-in for %q", kind)
+	}
 	cmd := exec.Command("go", "build", "-o", entry, "./terminaldrivers/agenttest/standin")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("build the stand-in: %v\n%s", err, out)
 	}
-	manifest := fmt.Sprintf(`{"name":"@anthropic-ai/claude-code","version":%q}`, version)
-	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(manifest), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(`{"name":%q,"version":%q}`, name, version)), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	return Standin{Entry: entry, Recording: recs[0]}

@@ -12,23 +12,43 @@ import (
 	"testing"
 	"time"
 
+	"akk/domain"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/claude"
+	"akk/terminaldrivers/codex"
+	"akk/terminaldrivers/screen"
 )
 
 // CaptureStandinEnv rerecords what the scale stand-in replays
 // (terminaldrivers/testdata/standin/<agent>/): make fixtures-standin.
 const CaptureStandinEnv = "AKK_CAPTURE_STANDIN"
 
-// TestCaptureStandin records the newest pinned Claude Code working on a slow task, as
-// the stand-in agent of the scale benchmark replays it: the working screen
-// and cursor, every byte the agent wrote to its pane for StandinWindow
-// (through a read-only tmux control client, with the time of each write),
-// the transcript as it stood then and the records its end added, and the
-// idle screen after it.
+// StandinCodexVersion is the Codex the Codex stand-in replays: the newest
+// pinned version whose TUI holds its own rollout (later ones hand it to an
+// app-server daemon, which a stand-in would have to play too).
+const StandinCodexVersion = "0.155.1"
+
+// TestCaptureStandin records the newest pinned Claude Code, and Codex
+// StandinCodexVersion, working on a slow task, as the stand-in agent of the
+// scale benchmark replays it: the working screen and cursor, every byte
+// the agent wrote to its pane for StandinWindow (through a read-only tmux
+// control client, with the time of each write), the record as it stood
+// then and the lines its end added, and the idle screen after it. Then a
+// permission prompt as the agent asks it: the tool call's record line, the
+// prompt's screen and cursor, how long after the line the prompt was drawn
+// (negative: before it), and the tool result's line once approved.
 func TestCaptureStandin(t *testing.T) {
 	if os.Getenv(CaptureStandinEnv) != "1" {
 		t.Skipf("set %s=1 to rerecord the stand-in", CaptureStandinEnv)
 	}
+	claudes := RequireAgents(t, KindClaude)
+	for _, a := range []Agent{claudes[len(claudes)-1], RequireAgent(t, KindCodex, StandinCodexVersion)} {
+		t.Run(a.Name(), func(t *testing.T) { captureStandin(t, a) })
+	}
+}
+
+func captureStandin(t *testing.T, a Agent) {
 	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -37,16 +57,21 @@ func TestCaptureStandin(t *testing.T) {
 		t.Fatalf("%s: %v (another capture running, or an old one left it)", FixtureProjectDir, err)
 	}
 	t.Cleanup(func() { os.RemoveAll(FixtureProjectDir) })
-	// The newest pinned Claude Code; its recording replaces the one there.
-	agents := RequireAgents(t, KindClaude)
-	a := agents[len(agents)-1]
-	old, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", KindClaude+"@*"))
+	old, _ := filepath.Glob(filepath.Join(root, "terminaldrivers", "testdata", "standin", a.Kind+"@*"))
 	for _, o := range old {
 		os.RemoveAll(o)
 	}
 	dir := filepath.Join(root, "terminaldrivers", "testdata", "standin", a.Name())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	reg, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, _, ok := reg.Resolve(domain.AgentKind(a.Kind), a.Version)
+	if !ok {
+		t.Fatalf("no profile for %s", a.Name())
 	}
 	e := fixtureEnv(t, a, Options{})
 	e.StartReady()
@@ -57,9 +82,12 @@ func TestCaptureStandin(t *testing.T) {
 	e.Settle()
 	recs := e.TranscriptPaths()
 	if len(recs) != 1 {
-		t.Fatalf("transcripts: %v", recs)
+		t.Fatalf("records: %v", recs)
 	}
 	sessionID := strings.TrimSuffix(filepath.Base(recs[0]), ".jsonl")
+	if a.Kind == KindCodex {
+		sessionID = sessionID[len(sessionID)-36:] // rollout-<time>-<thread id>
+	}
 
 	cmd := exec.Command("tmux", "-L", e.SocketName, "-C", "attach-session", "-f", "ignore-size,read-only", "-t", "akk")
 	cmd.Env = e.tmuxEnv
@@ -127,6 +155,55 @@ func TestCaptureStandin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	idle := e.CaptureANSI()
+
+	// A permission prompt: which comes first, the tool call's line or the
+	// prompt, looked at every few milliseconds.
+	call, result := `"type":"tool_use"`, `"type":"tool_result"`
+	if a.Kind == KindCodex {
+		call, result = `"type":"function_call"`, `"type":"function_call_output"`
+	}
+	mark := len(all)
+	lines := func(b []byte, with string) []byte {
+		var out []byte
+		for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+			if bytes.HasSuffix(l, []byte("\n")) && bytes.Contains(l, []byte(with)) {
+				out = append(out, l...)
+			}
+		}
+		return out
+	}
+	e.Submit("[[akk:bash]] ask for a command")
+	var callAt, drawnAt time.Time
+	var ask string
+	for deadline := time.Now().Add(captureTimeout); callAt.IsZero() || drawnAt.IsZero(); time.Sleep(3 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("tool call at %v, prompt drawn at %v", callAt, drawnAt)
+		}
+		if b, err := os.ReadFile(recs[0]); callAt.IsZero() && err == nil && len(lines(b[mark:], call)) > 0 {
+			callAt = time.Now()
+		}
+		if drawnAt.IsZero() {
+			if s := e.CaptureANSI(); prof.Classify(screen.Parse(s)).State == domain.ScreenAwaitingApproval {
+				drawnAt, ask = time.Now(), s
+			}
+		}
+	}
+	ax, ay := e.Cursor()
+	e.Press("Enter") // the first option: yes, once
+	var asked []byte
+	for deadline := time.Now().Add(captureTimeout); ; time.Sleep(50 * time.Millisecond) {
+		b, err := os.ReadFile(recs[0])
+		if err == nil && len(lines(b[mark:], result)) > 0 {
+			asked = b[mark:]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tool result after the approval")
+		}
+	}
+	e.WaitIdle(captureTimeout)
+
 	write := func(name string, data []byte) {
 		t.Helper()
 		// The harness's temporary home is named by a neutral one.
@@ -138,11 +215,15 @@ func TestCaptureStandin(t *testing.T) {
 	meta, _ := json.MarshalIndent(StandinMeta{
 		Agent: a.Name(), SessionID: sessionID, Project: FixtureProjectDir,
 		Width: e.Width, Height: e.Height, CursorX: cx, CursorY: cy, WindowMS: StandinWindow.Milliseconds(),
+		AskCursorX: ax, AskCursorY: ay, AskDrawnMS: drawnAt.Sub(callAt).Milliseconds(),
 	}, "", "  ")
 	write("meta.json", append(meta, '\n'))
 	write("working.ansi", []byte(strings.Join(blocks[0], "\n")+"\n"))
 	write("frames.txt", frames.Bytes())
 	write("start.jsonl", startRecords)
 	write("end.jsonl", all[len(startRecords):])
-	write("idle.ansi", []byte(e.CaptureANSI()))
+	write("idle.ansi", []byte(idle))
+	write("ask.ansi", []byte(ask))
+	write("ask.jsonl", lines(asked, call))
+	write("result.jsonl", lines(asked, result))
 }

@@ -21,7 +21,7 @@ func BenchmarkLookPane(b *testing.B) {
 		b.Skip("no tmux")
 	}
 	dir := b.TempDir()
-	s := agenttest.InstallStandin(b, dir)
+	s := agenttest.InstallStandin(b, dir, agenttest.KindClaude)
 	proj := filepath.Join(dir, "project")
 	os.MkdirAll(proj, 0o755)
 	name := "akk-look-bench-" + filepath.Base(dir)

@@ -1,17 +1,25 @@
-// Command standin is the scale benchmark's stand-in for one Claude Code
-// working on a long task: a few megabytes instead of a real agent's few
-// hundred. Installed where the npm package puts Claude Code's executable,
-// it keeps the session record and transcript a real one keeps (a recorded
-// transcript, with its own session id, folder and home), draws the recorded
+// Command standin is the scale benchmark's stand-in for one Claude Code or
+// Codex working on a long task: a few megabytes instead of a real agent's
+// few hundred. Installed where the npm package puts the agent's
+// executable, it keeps the records a real one keeps (Claude Code: its
+// session record and transcript; Codex: a rollout it holds open; recorded
+// ones, with their own session id, folder and home), draws the recorded
 // working screen and replays the real agent's recorded pane output at the
-// recorded pace (spinner, timer), looping, until the file named by
-// AKK_STANDIN_FINISH appears; then it appends the recorded end of the turn
-// to its transcript, notes when in AKK_STANDIN_DONE, draws the recorded
-// idle screen and waits to be stopped. It is harness, not product: it
-// proves nothing about an agent, it only loads the monitor as one does.
+// recorded pace (spinner, timer), looping. When the file named by
+// AKK_STANDIN_ASK appears it asks for permission as the recorded agent
+// did: the tool call's record line and the prompt's screen, in the
+// recorded order and the recorded time apart (Claude Code's session record
+// says "waiting" as the prompt is drawn), and notes when the prompt was
+// drawn in AKK_STANDIN_ASKED. When the file named by AKK_STANDIN_FINISH
+// appears it appends the recorded tool result (when it asked) and end of
+// the turn to its record, notes when in AKK_STANDIN_DONE, draws the
+// recorded idle screen and waits to be stopped. It is harness, not
+// product: it proves nothing about an agent, it only loads the monitor as
+// one does.
 //
-// Environment: AKK_STANDIN_DIR (the recording), AKK_STANDIN_FINISH,
-// AKK_STANDIN_DONE, HOME (and CLAUDE_CONFIG_DIR when set).
+// Environment: AKK_STANDIN_DIR (the recording), AKK_STANDIN_ASK,
+// AKK_STANDIN_ASKED, AKK_STANDIN_FINISH, AKK_STANDIN_DONE, HOME (and
+// CLAUDE_CONFIG_DIR or CODEX_HOME when set).
 package main
 
 import (
@@ -38,6 +46,9 @@ type meta struct {
 	CursorX   int    `json:"cursor_x"`
 	CursorY   int    `json:"cursor_y"`
 	WindowMS  int64  `json:"window_ms"`
+	AskX      int    `json:"ask_cursor_x"`
+	AskY      int    `json:"ask_cursor_y"`
+	AskMS     int64  `json:"ask_drawn_ms"`
 }
 
 // recordedHome is agenttest.StandinHome.
@@ -67,12 +78,8 @@ func run() error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	version := strings.TrimPrefix(m.Agent, "claude@")
+	kind, version, _ := strings.Cut(m.Agent, "@")
 	home := os.Getenv("HOME")
-	config := os.Getenv("CLAUDE_CONFIG_DIR")
-	if config == "" {
-		config = filepath.Join(home, ".claude")
-	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -92,67 +99,86 @@ func run() error {
 		}
 		return b
 	}
-	working, idle := read("working.ansi"), read("idle.ansi")
+	working, idle, ask := read("working.ansi"), read("idle.ansi"), read("ask.ansi")
 	frames, err := parseFrames(read("frames.txt"))
 	if err != nil {
 		return err
 	}
 	start, end := rewrite(read("start.jsonl")), rewrite(read("end.jsonl"))
+	askLines, result := rewrite(read("ask.jsonl")), rewrite(read("result.jsonl"))
 
-	// The records a real one keeps: the session record, then the transcript.
-	pid := os.Getpid()
-	ticks, err := startTicks()
+	// The records a real one keeps.
+	var rec *os.File
+	state := func(string) error { return nil }
+	switch kind {
+	case "claude":
+		config := os.Getenv("CLAUDE_CONFIG_DIR")
+		if config == "" {
+			config = filepath.Join(home, ".claude")
+		}
+		if state, err = sessionRecord(config, session, cwd, version); err != nil {
+			return err
+		}
+		defer os.Remove(filepath.Join(config, "sessions", fmt.Sprintf("%d.json", os.Getpid())))
+		tdir := filepath.Join(config, "projects", projectDirName(cwd))
+		if err := os.MkdirAll(tdir, 0o700); err != nil {
+			return err
+		}
+		rec, err = os.OpenFile(filepath.Join(tdir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	case "codex":
+		codexHome := os.Getenv("CODEX_HOME")
+		if codexHome == "" {
+			codexHome = filepath.Join(home, ".codex")
+		}
+		now := time.Now()
+		rdir := filepath.Join(codexHome, "sessions", now.Format("2006/01/02"))
+		if err := os.MkdirAll(rdir, 0o700); err != nil {
+			return err
+		}
+		// The TUI holds its rollout open for as long as it runs.
+		rec, err = os.OpenFile(filepath.Join(rdir, "rollout-"+now.Format("2006-01-02T15-04-05")+"-"+session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	default:
+		return fmt.Errorf("a recording of %q", m.Agent)
+	}
 	if err != nil {
 		return err
 	}
-	sessions := filepath.Join(config, "sessions")
-	record := func(status string) error {
-		b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": cwd, "procStart": ticks,
-			"version": version, "status": status, "kind": "interactive"})
-		tmp := filepath.Join(sessions, fmt.Sprintf(".%d.json.tmp", pid))
-		if err := os.WriteFile(tmp, b, 0o600); err != nil {
-			return err
-		}
-		return os.Rename(tmp, filepath.Join(sessions, fmt.Sprintf("%d.json", pid)))
-	}
-	if err := os.MkdirAll(sessions, 0o700); err != nil {
+	defer rec.Close()
+	if err := state("busy"); err != nil {
 		return err
 	}
-	if err := record("busy"); err != nil {
-		return err
-	}
-	defer os.Remove(filepath.Join(sessions, fmt.Sprintf("%d.json", pid)))
-	tdir := filepath.Join(config, "projects", projectDirName(cwd))
-	if err := os.MkdirAll(tdir, 0o700); err != nil {
-		return err
-	}
-	transcript := filepath.Join(tdir, session+".jsonl")
-	if err := os.WriteFile(transcript, start, 0o600); err != nil {
+	if _, err := rec.Write(start); err != nil {
 		return err
 	}
 
 	out := bufio.NewWriter(os.Stdout)
-	draw := func(screen []byte) {
+	draw := func(screen []byte, x, y int) {
 		out.WriteString("\033[0m\033[H\033[2J")
 		for i, line := range strings.Split(strings.TrimSuffix(string(screen), "\n"), "\n") {
 			fmt.Fprintf(out, "\033[%d;1H%s\033[0m", i+1, line)
 		}
-		fmt.Fprintf(out, "\033[%d;%dH", m.CursorY+1, m.CursorX+1)
+		fmt.Fprintf(out, "\033[%d;%dH", y+1, x+1)
 		out.Flush()
+	}
+	note := func(env string, at time.Time) {
+		if f := os.Getenv(env); f != "" {
+			os.WriteFile(f, []byte(strconv.FormatInt(at.UnixNano(), 10)), 0o644)
+		}
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-	finish := os.Getenv("AKK_STANDIN_FINISH")
-	finished := func() bool {
-		_, err := os.Stat(finish)
-		return finish != "" && err == nil
+	exists := func(env string) bool {
+		f := os.Getenv(env)
+		_, err := os.Stat(f)
+		return f != "" && err == nil
 	}
 	window := time.Duration(m.WindowMS) * time.Millisecond
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
+	asked := false
 work:
 	for {
-		draw(working)
+		draw(working, m.CursorX, m.CursorY)
 		began := time.Now()
 		for _, f := range frames {
 			wait := time.NewTimer(time.Until(began.Add(f.at)))
@@ -161,7 +187,7 @@ work:
 				case <-stop:
 					return nil
 				case <-check.C:
-					if finished() {
+					if exists("AKK_STANDIN_FINISH") || exists("AKK_STANDIN_ASK") {
 						wait.Stop()
 						break work
 					}
@@ -177,23 +203,68 @@ work:
 		}
 	}
 
+	if !exists("AKK_STANDIN_FINISH") {
+		// The permission prompt, as the recorded agent asked it: the tool
+		// call's line and the prompt in the recorded order and time apart.
+		asked = true
+		apart := time.Duration(m.AskMS) * time.Millisecond
+		if apart >= 0 {
+			rec.Write(askLines)
+			time.Sleep(apart)
+		}
+		draw(ask, m.AskX, m.AskY)
+		note("AKK_STANDIN_ASKED", time.Now())
+		state("waiting")
+		if apart < 0 {
+			time.Sleep(-apart)
+			rec.Write(askLines)
+		}
+		for !exists("AKK_STANDIN_FINISH") {
+			select {
+			case <-stop:
+				return nil
+			case <-check.C:
+			}
+		}
+	}
+
 	// The end of the turn, as the real agent wrote it.
-	f, err := os.OpenFile(transcript, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
+	if asked {
+		state("busy")
+		rec.Write(result)
+	}
+	if _, err := rec.Write(end); err != nil {
 		return err
 	}
-	if _, err := f.Write(end); err != nil {
-		return err
-	}
-	f.Close()
 	at := time.Now()
-	record("idle")
-	if done := os.Getenv("AKK_STANDIN_DONE"); done != "" {
-		os.WriteFile(done, []byte(strconv.FormatInt(at.UnixNano(), 10)), 0o644)
-	}
-	draw(idle)
+	state("idle")
+	note("AKK_STANDIN_DONE", at)
+	draw(idle, m.CursorX, m.CursorY)
 	<-stop
 	return nil
+}
+
+// sessionRecord writes Claude Code's session record (sessions/<pid>.json)
+// with a first status, and returns how to write it again with another.
+func sessionRecord(config, session, cwd, version string) (func(status string) error, error) {
+	pid := os.Getpid()
+	ticks, err := startTicks()
+	if err != nil {
+		return nil, err
+	}
+	sessions := filepath.Join(config, "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		return nil, err
+	}
+	return func(status string) error {
+		b, _ := json.Marshal(map[string]any{"pid": pid, "sessionId": session, "cwd": cwd, "procStart": ticks,
+			"version": version, "status": status, "kind": "interactive", "statusUpdatedAt": time.Now().UnixMilli()})
+		tmp := filepath.Join(sessions, fmt.Sprintf(".%d.json.tmp", pid))
+		if err := os.WriteFile(tmp, b, 0o600); err != nil {
+			return err
+		}
+		return os.Rename(tmp, filepath.Join(sessions, fmt.Sprintf("%d.json", pid)))
+	}, nil
 }
 
 // parseFrames reads frames.txt: per line the milliseconds since the
