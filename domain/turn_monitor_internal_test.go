@@ -249,3 +249,24 @@ func TestScreenWatchQuietOnTheRecord(t *testing.T) {
 		t.Fatalf("leaving quiet: a look at once with reports armed (arms %d)", f.arms)
 	}
 }
+
+// TestRecordQuiet: only an agent that foretells its asks, with no tool
+// call open and not saying it waits, lets the screen go unwatched.
+func TestRecordQuiet(t *testing.T) {
+	open := []ProgressAction{{Type: "Bash", Status: ActionPending}}
+	ended := []ProgressAction{{Type: "Bash", Status: "completed"}}
+	for _, c := range []struct {
+		p    TurnProgress
+		want bool
+	}{
+		{TurnProgress{AsksForetold: true}, true},
+		{TurnProgress{AsksForetold: true, Actions: ended}, true},
+		{TurnProgress{AsksForetold: true, Actions: open}, false},
+		{TurnProgress{AsksForetold: true, Waiting: true}, false},
+		{TurnProgress{}, false},
+	} {
+		if got := c.p.RecordQuiet(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.p, got, c.want)
+		}
+	}
+}

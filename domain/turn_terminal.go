@@ -100,15 +100,20 @@ type TurnProgress struct {
 	FailureReason string // short, no secrets
 	Interrupted   bool   // the agent recorded that the turn was interrupted
 
-	// AsksForetold: the agent records a tool call before it draws any
-	// step that needs an answer, so while Actions show none open the
-	// screen need not be watched closely (see screenWatch.quiet).
-	AsksForetold bool
+	// AsksForetold: the agent's record or state shows every step that
+	// needs an answer as it is drawn or before (a tool call open, Waiting),
+	// so while they show none the screen need not be watched closely (see
+	// screenWatch.quiet). Waiting: the agent's state says it waits for the
+	// person.
+	AsksForetold, Waiting bool
 }
 
 // RecordQuiet: the record says nothing that needs an answer can be drawn
-// now (the agent foretells its asks and no tool call stands open).
-func (p TurnProgress) RecordQuiet() bool { return p.AsksForetold && !pendingAction(p.Actions) }
+// now (the agent foretells its asks, no tool call stands open and it does
+// not say it waits).
+func (p TurnProgress) RecordQuiet() bool {
+	return p.AsksForetold && !p.Waiting && !pendingAction(p.Actions)
+}
 
 // Ended reports whether the native turn is over.
 func (p TurnProgress) Ended() bool { return p.Completed || p.Failed || p.Interrupted }

@@ -71,15 +71,16 @@ type TurnRules struct {
 	// nothing), once IdleGrace has passed with the record quiet.
 	IdleSince func(stateFile, threadID string) (since time.Time, ok bool)
 	IdleGrace time.Duration
-	// AsksForetold: the agent records a tool call before it draws any
-	// step that needs an answer (a permission prompt, a question), so
-	// while the record shows none open a monitor need not watch the
-	// screen closely. Measured on every pinned version
-	// (agenttest.TestRecordFirst): Codex writes its function call
-	// 0.3-0.8 s before its approval or question; Claude Code draws its
-	// dialog first and writes the tool call and its session record's
-	// "waiting" after, so it stays watched closely.
+	// AsksForetold: the agent's record, or its state file (Waiting),
+	// shows every step that needs an answer (a permission prompt, a
+	// question) as it draws it or before, so while they show none open a
+	// monitor need not watch the screen closely. Measured on every pinned
+	// version (agenttest.TestRecordFirst).
 	AsksForetold bool
+	// Waiting reads the state file of RecordSet.State: the agent says it
+	// waits for the person (a prompt or question is drawn). Nil when the
+	// agent keeps no such file.
+	Waiting func(stateFile, threadID string) bool
 }
 
 // RecordSet is where a process's next turn may be recorded.

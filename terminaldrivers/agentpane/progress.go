@@ -231,29 +231,37 @@ func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.Dur
 		return m.progress(dm), err
 	}
 	rules := prof.TurnRules()
+	// The agent's state file, read at every call: whether it says it
+	// waits for the person.
+	waiting := rules.Waiting != nil && m.State != "" && rules.Waiting(m.State, m.Thread)
+	progress := func(dm domain.DurableMark) domain.TurnProgress {
+		p := m.progress(dm)
+		p.Waiting = waiting
+		return p
+	}
 	changed := false
 	if !m.Accepted && m.Holder != 0 && rules.Held != nil {
 		changed = x.addHeld(m, rules)
 	}
 	grew, err := x.read(m, rules, request)
 	if err != nil {
-		return m.progress(dm), err
+		return progress(dm), err
 	}
 	// Only a turn that wrote nothing after its prompt can end unrecorded.
 	if m.Accepted && !m.ended() && m.State != "" && rules.IdleSince != nil && m.MessageID == "" && m.Latest == "" && m.Pending == nil {
 		changed = x.idle(m, rules) || changed
 	}
 	if !changed && !grew {
-		return m.progress(dm), nil
+		return progress(dm), nil
 	}
 	nm, err := m.encode()
 	if err != nil {
-		return m.progress(dm), err
+		return progress(dm), err
 	}
 	if m.Ambiguous {
-		return m.progress(nm), ErrAmbiguous
+		return progress(nm), ErrAmbiguous
 	}
-	return m.progress(nm), nil
+	return progress(nm), nil
 }
 
 func (m *markState) publicActions() []domain.ProgressAction {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ const StandinCodexVersion = "0.155.1"
 // then and the lines its end added, and the idle screen after it. Then a
 // permission prompt as the agent asks it: the tool call's record line, the
 // prompt's screen and cursor, how long after the line the prompt was drawn
-// (negative: before it), and the tool result's line once approved.
+// (negative: before it), and the tool result's line once approved, both
+// renamed into the working turn.
 func TestCaptureStandin(t *testing.T) {
 	if os.Getenv(CaptureStandinEnv) != "1" {
 		t.Skipf("set %s=1 to rerecord the stand-in", CaptureStandinEnv)
@@ -190,8 +192,10 @@ func captureStandin(t *testing.T, a Agent) {
 		}
 	}
 	ax, ay := e.Cursor()
-	e.Press("Enter") // the first option: yes, once
+	// The first option: yes, once (pressed again while the prompt stays:
+	// one drawn a moment ago may not take keys yet).
 	var asked []byte
+	var pressed time.Time
 	for deadline := time.Now().Add(captureTimeout); ; time.Sleep(50 * time.Millisecond) {
 		b, err := os.ReadFile(recs[0])
 		if err == nil && len(lines(b[mark:], result)) > 0 {
@@ -200,6 +204,10 @@ func captureStandin(t *testing.T, a Agent) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no tool result after the approval")
+		}
+		if time.Since(pressed) > time.Second && prof.Classify(screen.Parse(e.CaptureANSI())).State == domain.ScreenAwaitingApproval {
+			e.Press("Enter")
+			pressed = time.Now()
 		}
 	}
 	e.WaitIdle(captureTimeout)
@@ -223,6 +231,17 @@ func captureStandin(t *testing.T, a Agent) {
 	write("start.jsonl", startRecords)
 	write("end.jsonl", all[len(startRecords):])
 	write("idle.ansi", []byte(idle))
+	// The stand-in asks inside its working turn: the asked lines name the
+	// recorded working turn, as the agent's own lines would.
+	turnKey := regexp.MustCompile(`"(turn_id|promptId)":"([0-9a-f-]{36})"`)
+	turnOf := func(b []byte) []byte {
+		m := turnKey.FindAllSubmatch(b, -1)
+		if len(m) == 0 {
+			t.Fatalf("no turn id in %.200s", b)
+		}
+		return m[len(m)-1][2]
+	}
+	asked = bytes.ReplaceAll(asked, turnOf(lines(asked, result)), turnOf(startRecords))
 	write("ask.ansi", []byte(ask))
 	write("ask.jsonl", lines(asked, call))
 	write("result.jsonl", lines(asked, result))

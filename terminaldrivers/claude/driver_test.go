@@ -159,3 +159,32 @@ func TestTranscriptPath(t *testing.T) {
 		t.Fatalf("TranscriptPath from another cwd = %s, %v", got, ok)
 	}
 }
+
+// TestSessionWaiting: the session record says "waiting" for its session
+// (or for any, when the session is not known yet); another status, another
+// session, a torn or missing file say no.
+func TestSessionWaiting(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "123.json")
+	const sid = "0b5a3cd2-6f2e-4c27-9a41-2a5e0b0f6c11"
+	for _, c := range []struct {
+		body, session string
+		want          bool
+	}{
+		{`{"sessionId":"` + sid + `","status":"waiting"}`, sid, true},
+		{`{"sessionId":"` + sid + `","status":"waiting"}`, "", true},
+		{`{"sessionId":"` + sid + `","status":"busy"}`, sid, false},
+		{`{"sessionId":"` + sid + `","status":"waiting"}`, "1c6b4de3-7a3f-4d38-8b52-3b6f1c1d7d22", false},
+		{`{"sessionId":"` + sid + `","status":"wait`, sid, false},
+	} {
+		if err := os.WriteFile(file, []byte(c.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := sessionWaiting(file, c.session); got != c.want {
+			t.Errorf("%s for %q: %v, want %v", c.body, c.session, got, c.want)
+		}
+	}
+	if sessionWaiting(filepath.Join(dir, "none.json"), sid) {
+		t.Error("a missing session record says waiting")
+	}
+}

@@ -40,6 +40,12 @@ var (
 		Records:     transcriptRecords,
 		Parse:       ParseTranscriptLine,
 		IdleSince:   sessionIdleSince,
+		// Claude Code marks its session record "waiting" as it draws a
+		// permission dialog or a question (measured: from 41 ms after to
+		// 190 ms before it), and writes the tool call 0-230 ms either
+		// side of it.
+		AsksForetold: true,
+		Waiting:      sessionWaiting,
 		// The transcript lags the session record by up to about 250 ms.
 		IdleGrace: 2 * time.Second,
 	}

@@ -136,6 +136,20 @@ func sessionIdleSince(stateFile, sessionID string) (time.Time, bool) {
 	return time.UnixMilli(rec.StatusUpdatedAt), true
 }
 
+// sessionWaiting: the session record says "waiting" (a permission prompt
+// or question waits) for sessionID ("" when not known yet).
+func sessionWaiting(stateFile, sessionID string) bool {
+	b, err := os.ReadFile(stateFile)
+	if err != nil {
+		return false
+	}
+	var rec struct {
+		SessionID string `json:"sessionId"`
+		Status    string `json:"status"`
+	}
+	return json.Unmarshal(b, &rec) == nil && rec.Status == "waiting" && (sessionID == "" || rec.SessionID == sessionID)
+}
+
 // transcriptLine is the part of a transcript line a Turn reads.
 type transcriptLine struct {
 	Type        string `json:"type"`
