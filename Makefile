@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -69,6 +69,9 @@ bench-prompt: ## on every pinned version: a permission prompt drawn in the pane 
 
 fixtures-standin: ## rerecord what the scale stand-ins replay (the newest Claude Code and Codex 0.155.1 working, then asking for permission)
 	AKK_CAPTURE_STANDIN=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 5m -run '^TestCaptureStandin$$' -v ./terminaldrivers/agenttest/
+
+record-first: ## on every pinned version: which comes first, a tool call in the record (and Claude Code's "waiting") or its prompt on screen
+	AKK_RECORD_FIRST=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestRecordFirst$$' -v ./terminaldrivers/agenttest/ | grep -E 'RECORD-FIRST|^(--- |ok|FAIL)'
 
 FUZZTIME ?= 1m
 FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:FuzzRecordLine \
