@@ -15,13 +15,15 @@ import (
 )
 
 // BenchmarkE2EPromptLatency measures, on every pinned version, how soon a
-// permission prompt drawn in the pane reaches the API: from the first
-// capture (the benchmark's own, a few milliseconds apart) that the
-// version's profile reads as awaiting approval, to the
-// turn.approval_required webhook arriving. Each prompt is then approved
-// once (the command touches a file).
-// Run it with a fixed count, e.g. -benchtime=3x; it reports the median and
-// the largest in milliseconds.
+// permission prompt or a questionnaire step drawn in the pane reaches the
+// API: from the first capture (the benchmark's own, a few milliseconds
+// apart) that the version's profile reads as awaiting approval (or an
+// answer), to the turn.approval_required (turn.interaction_required)
+// webhook arriving. Each prompt is then approved once (the command touches
+// a file), each question answered with its first option (Codex asks in
+// Plan mode, switched to after the prompts).
+// Run it with a fixed count, e.g. -benchtime=5x; it reports the median and
+// the largest in milliseconds of each.
 func BenchmarkE2EPromptLatency(b *testing.B) {
 	reg, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
 	if err != nil {
@@ -69,10 +71,53 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
 				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			}
+			if a.Kind == agenttest.KindCodex {
+				e.PlanMode()
+			}
+			var qlat []time.Duration
+			for i := 0; i < b.N; i++ {
+				var s sendAnswer
+				req := fmt.Sprintf(`[[akk:ask questions=1]] question probe %d`, i)
+				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
+					b.Fatalf("send: %d %+v", code, s)
+				}
+				var drawn time.Time
+				for deadline := time.Now().Add(60 * time.Second); drawn.IsZero(); {
+					c := screen.Parse(e.CaptureANSI())
+					if prof.Classify(c).State == domain.ScreenAwaitingInteraction {
+						drawn = time.Now()
+					} else if time.Now().After(deadline) {
+						b.Fatalf("question %d: no question drawn", i)
+					}
+				}
+				rec.waitTurn(b, s.TurnID, "turn.interaction_required", 30*time.Second)
+				got, _ := rec.arrival(s.TurnID, "turn.interaction_required")
+				qlat = append(qlat, got.Sub(drawn))
+				var p projection
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					p = projection{}
+					code := call(b, "GET", d.url+"/v1/turns/"+s.TurnID+"/interaction", host.Token, "", &p)
+					if code == 200 && len(p.Questions) == 1 {
+						break
+					}
+					if code != 409 || time.Now().After(deadline) {
+						b.Fatalf("question %d: the step read %d", i, code)
+					}
+				}
+				var res map[string]any
+				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/interaction", host.Token, answerBody(p, 0, ""), &res); code != 200 {
+					b.Fatalf("answer: %d %v", code, res)
+				}
+				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			}
 			b.StopTimer()
 			slices.Sort(lat)
+			slices.Sort(qlat)
 			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
 			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+			b.ReportMetric(ms(qlat[len(qlat)/2]), "question-median-ms")
+			b.ReportMetric(ms(qlat[len(qlat)-1]), "question-max-ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
