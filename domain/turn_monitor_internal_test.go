@@ -209,9 +209,9 @@ func (f *screenNotifierFake) ScreenChanged(context.Context, string) (<-chan stru
 }
 
 // TestScreenWatchQuietOnTheRecord: while the record says quiet, no change
-// report is armed (one armed is released) and the screen is looked at on
-// ScreenQuiet; the record showing a pending tool call makes the next look
-// due at once and arms reports again.
+// report is armed (one armed is released) and the screen is looked at, and
+// the record read, every QuietLook; the record showing a pending tool call
+// makes the next look due at once and arms reports again.
 func TestScreenWatchQuietOnTheRecord(t *testing.T) {
 	f := &screenNotifierFake{}
 	tr := &turns{term: f}
@@ -226,15 +226,15 @@ func TestScreenWatchQuietOnTheRecord(t *testing.T) {
 		t.Fatal("quiet kept the change report armed")
 	}
 	last := now
-	if w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.ScreenQuiet-time.Millisecond)) {
-		t.Fatal("a quiet screen was looked at before ScreenQuiet")
+	if w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.QuietLook-time.Millisecond)) {
+		t.Fatal("a quiet screen was looked at before QuietLook")
 	}
-	if !w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.ScreenQuiet)) || f.arms != 1 {
-		t.Fatalf("quiet: look at ScreenQuiet without arming (arms %d)", f.arms)
+	if !w.lookNow(context.Background(), tr, "term_1", true, last, now.Add(tr.cfg.QuietLook)) || f.arms != 1 {
+		t.Fatalf("quiet: look at QuietLook without arming (arms %d)", f.arms)
 	}
-	last = now.Add(tr.cfg.ScreenQuiet)
-	if d := w.wait(tr.cfg, true, true, last, last); d != tr.cfg.RecordSafety {
-		t.Fatalf("quiet wait %s, want the record's safety tick %s", d, tr.cfg.RecordSafety)
+	last = now.Add(tr.cfg.QuietLook)
+	if d := w.wait(tr.cfg, true, true, last, last); d != tr.cfg.QuietLook {
+		t.Fatalf("quiet wait %s, want QuietLook %s", d, tr.cfg.QuietLook)
 	}
 	// A prompt read on a quiet look is believed on a second look only.
 	if w.confirm(Terminal{ID: "term_1", ScreenState: ScreenWorking}, Terminal{ID: "term_1", ScreenState: ScreenAwaitingApproval}) {
@@ -268,5 +268,41 @@ func TestRecordQuiet(t *testing.T) {
 		if got := c.p.RecordQuiet(); got != c.want {
 			t.Errorf("%+v: %v, want %v", c.p, got, c.want)
 		}
+	}
+}
+
+// TestScreenWatchExpectsAForetoldPrompt: a tool call just opened, or the
+// agent saying it waits, makes a prompt expected until one is believed:
+// a write is looked at ScreenConfirm after the last look (not ScreenGap),
+// and without writes the screen is looked at every ScreenGap; a tool call
+// open longer than ScreenExpect is watched as before.
+func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
+	var cfg TurnConfig
+	cfg.defaults()
+	var w screenWatch
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	w.foretold(now, true, false, false)
+	if !w.expect || w.every(cfg) != cfg.ScreenGap {
+		t.Fatalf("a tool call just opened: expect %v, every %s", w.expect, w.every(cfg))
+	}
+	w.dirty = true
+	if w.every(cfg) != cfg.ScreenConfirm {
+		t.Fatalf("a write while a prompt is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
+	}
+	w.dirty = false
+	if w.foretold(now.Add(ScreenExpect), true, false, false); w.expect {
+		t.Fatal("a tool call open for ScreenExpect still expects a prompt")
+	}
+	if w.foretold(now.Add(time.Hour), true, true, false); !w.expect {
+		t.Fatal("the agent says it waits, and no prompt is expected")
+	}
+	if w.foretold(now.Add(time.Hour), true, true, true); w.expect {
+		t.Fatal("a prompt is believed, and one is still expected")
+	}
+	if w.foretold(now.Add(time.Hour), false, false, false); w.expect || !w.openSince.IsZero() {
+		t.Fatal("no tool call open, and a prompt is expected")
+	}
+	if w.foretold(now.Add(2*time.Hour), true, false, false); !w.expect {
+		t.Fatal("a new tool call does not expect its prompt")
 	}
 }

@@ -26,9 +26,10 @@ type paneState struct {
 	announced   string      // fingerprint of the prompt or step last announced
 	lastScreen  time.Time   // the last look at the screen
 	lastPersist time.Time   // the last transition stored
-	// recordQuiet: the last read of the record said nothing that needs an
-	// answer can be drawn now (TurnProgress.RecordQuiet).
-	recordQuiet bool
+	// What the last read of the record said: nothing that needs an answer
+	// can be drawn now (TurnProgress.RecordQuiet); a tool call is open;
+	// the agent waits for the person (TurnProgress.Waiting).
+	recordQuiet, recordOpen, recordWaiting bool
 }
 
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
@@ -81,6 +82,7 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	// as the record shows one.
 	m.scr.setQuiet(m.written != nil && m.recordQuiet && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() &&
 		m.term.ID != "" && !asksOnScreen(m.term))
+	m.scr.foretold(r.now, m.recordOpen, m.recordWaiting, asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -143,7 +145,7 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 		m.log.Warn("monitor: progress", "err", err)
 		return true
 	}
-	m.mark, m.recordQuiet = p.Mark, p.RecordQuiet()
+	m.mark, m.recordQuiet, m.recordOpen, m.recordWaiting = p.Mark, p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
 	r.next, r.typ, r.webhook = m.s.applyProgress(r.next, p)
 	return true
 }

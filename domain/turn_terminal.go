@@ -156,9 +156,36 @@ type screenWatch struct {
 	// quiet: the agent's record says nothing that needs an answer can be
 	// drawn now (no tool call waits): no change reports are asked for (the
 	// terminal driver may then stop forwarding the pane's writes) and the
-	// screen is looked at every ScreenQuiet. urgent: the record has just
+	// screen is looked at, and the record read, every QuietLook. urgent: the record has just
 	// shown a pending tool call, so the next look is due at once.
 	quiet, urgent bool
+	// expect: a prompt is expected and none is believed on screen yet
+	// (see foretold): after a write the next look comes ScreenConfirm
+	// later, not ScreenGap (the look a write woke may have caught the
+	// prompt half drawn), and without writes every ScreenGap (a dialog
+	// drawn partly while the pane was not forwarded may end in writes too
+	// small to wake the monitor). openSince: when the monitor first saw
+	// the record's open tool call.
+	expect    bool
+	openSince time.Time
+}
+
+// ScreenExpect is how long after a tool call opens a monitor expects its
+// prompt: Codex draws it 0.3-0.85 s after recording the call.
+const ScreenExpect = 2 * time.Second
+
+// foretold folds in what the record says of asks: open, a tool call is
+// open; waiting, the agent says it waits for the person; asks, a prompt is
+// believed on screen. A prompt is expected while the agent waits, or in
+// the first ScreenExpect of an open tool call, until one is believed.
+func (w *screenWatch) foretold(now time.Time, open, waiting, asks bool) {
+	switch {
+	case !open:
+		w.openSince = time.Time{}
+	case w.openSince.IsZero():
+		w.openSince = now
+	}
+	w.expect = !asks && (waiting || open && now.Sub(w.openSince) < ScreenExpect)
 }
 
 // ActionPending is the status of an action the record shows started and
@@ -259,17 +286,21 @@ func (w *screenWatch) release() {
 func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty || w.quiet }
 
 // every is how long after the last look the next one is due: when the
-// record has just shown a pending tool call, now; when the screen changed,
-// ScreenGap; when tmux reports changes and none came, or the record says
-// quiet, ScreenQuiet; on the clock, ScreenInterval.
+// record has just shown a pending tool call, now; when the screen changed
+// and a prompt is expected, ScreenConfirm; when the screen changed, or a
+// prompt is expected, ScreenGap; when the record says quiet, QuietLook;
+// when tmux reports changes and none came, ScreenQuiet; on the clock,
+// ScreenInterval.
 func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	switch {
 	case w.urgent:
 		return 0
-	case w.confirming:
+	case w.confirming, w.dirty && w.expect:
 		return cfg.ScreenConfirm
-	case w.dirty:
+	case w.dirty, w.expect:
 		return cfg.ScreenGap
+	case w.quiet:
+		return cfg.QuietLook
 	case w.notified():
 		return cfg.ScreenQuiet
 	}
@@ -304,7 +335,10 @@ func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string,
 // or its next look, whichever is first.
 func (w *screenWatch) wait(cfg TurnConfig, recordWatched, seen bool, last, now time.Time) time.Duration {
 	d := cfg.PollInterval
-	if recordWatched {
+	switch {
+	case recordWatched && w.quiet:
+		d = cfg.QuietLook
+	case recordWatched:
 		d = cfg.RecordSafety
 	}
 	if seen {

@@ -29,6 +29,11 @@ type TurnConfig struct {
 	// watch (inotify) on it is armed: the watch wakes the monitor at once,
 	// so this is only a safety net (a file the watch cannot see).
 	RecordSafety time.Duration
+	// QuietLook is how often a monitor looks at a screen, and reads its
+	// record, while the record says nothing that needs an answer can be
+	// drawn (screenWatch.quiet): a safety net for what the record does
+	// not foretell (the agent exiting, an offer it shows on its own).
+	QuietLook time.Duration
 }
 
 func (c *TurnConfig) defaults() {
@@ -58,6 +63,9 @@ func (c *TurnConfig) defaults() {
 	}
 	if c.ScreenQuiet == 0 {
 		c.ScreenQuiet = max(c.ScreenInterval, 5*time.Second)
+	}
+	if c.QuietLook == 0 {
+		c.QuietLook = max(c.ScreenQuiet, 15*time.Second)
 	}
 	if c.RecordSafety == 0 {
 		c.RecordSafety = max(c.PollInterval, 2*c.ScreenInterval)

@@ -33,9 +33,10 @@ type watchPaneMonitor struct {
 	// (as a Turn's monitor does), not from the Watch's anchor, which is
 	// stored only when the Watch changes.
 	mark DurableMark
-	// recordQuiet: the latest read of the record said nothing that needs
-	// an answer can be drawn now (TurnProgress.RecordQuiet).
-	recordQuiet bool
+	// What the latest read of the record said: nothing that needs an
+	// answer can be drawn now (TurnProgress.RecordQuiet); a tool call is
+	// open; the agent waits for the person.
+	recordQuiet, recordOpen, recordWaiting bool
 }
 
 // watchRound is one round: when it began, whether it looked at the screen,
@@ -74,6 +75,7 @@ func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 	// open, as a Turn's monitor does (an activity Watch reads no record).
 	m.scr.setQuiet(m.w.Mode == WatchModeExact && m.written != nil && m.recordQuiet &&
 		!r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term))
+	m.scr.foretold(r.now, m.recordOpen, m.recordWaiting, r.next.ApprovalShown || asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -139,7 +141,7 @@ func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
 	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, ""); err == nil {
 		r.next, r.typ, r.webhook = m.s.applyWatchProgress(r.next, p)
 		r.next.Mark, m.mark = p.Mark, p.Mark
-		m.recordQuiet = p.RecordQuiet()
+		m.recordQuiet, m.recordOpen, m.recordWaiting = p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
 	}
 }
 

@@ -5,6 +5,7 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -201,6 +202,12 @@ func RolloutActivity(path string) domain.ActivityState {
 		return domain.ActivityUnknown
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
+		// Most lines are other records: only those naming a turn's start
+		// or end are decoded (a look reads this at every pane).
+		if !bytes.Contains(lines[i], []byte("task_started")) && !bytes.Contains(lines[i], []byte("task_complete")) &&
+			!bytes.Contains(lines[i], []byte("turn_aborted")) {
+			continue
+		}
 		var rec struct {
 			Type    string `json:"type"`
 			Payload struct {
