@@ -46,7 +46,17 @@ func (x *Adapter) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop 
 			watch(p, written)
 		}
 		// The folder: a file not written yet, or rewritten by a rename.
-		watch(filepath.Dir(p), appeared)
+		// A folder not made yet (Claude Code makes a project's folder with
+		// its first transcript) is watched through its nearest existing
+		// parent, whose new folder wakes the caller, who watches again.
+		dir := filepath.Dir(p)
+		for {
+			if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		watch(dir, appeared)
 	}
 	if watched == 0 {
 		f.Close()

@@ -15,6 +15,8 @@ func TestChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := filepath.Join(dir, "later.jsonl")
+	// A record in a folder not made yet: the folder's creation wakes.
+	deeper := filepath.Join(dir, "projects", "-tmp-new", "first.jsonl")
 	for _, tc := range []struct {
 		name  string
 		files []fileMark
@@ -26,6 +28,7 @@ func TestChanged(t *testing.T) {
 			f.Close()
 		}},
 		{"create", []fileMark{{Path: later}}, func() { os.WriteFile(later, []byte("{}\n"), 0o644) }},
+		{"create in a new folder", []fileMark{{Path: deeper}}, func() { os.MkdirAll(filepath.Dir(deeper), 0o755) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &markState{V: markVersion, Files: tc.files}
