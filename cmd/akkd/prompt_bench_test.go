@@ -43,32 +43,38 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 			var host hostCreds
 			call(b, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
 			term := findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
-			var lat []time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			// probe sends req, waits for the screen the version's profile reads
+			// as state, then for the webhook typ: the Turn and the time from
+			// that screen to the webhook.
+			probe := func(req string, state domain.ScreenState, typ string) (string, time.Duration) {
+				b.Helper()
 				var s sendAnswer
-				req := fmt.Sprintf(`[[akk:bash cmd=\"touch akk-prompt-%d\"]] prompt probe %d`, i, i)
 				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
 					b.Fatalf("send: %d %+v", code, s)
 				}
 				var drawn time.Time
 				for deadline := time.Now().Add(60 * time.Second); drawn.IsZero(); {
-					c := screen.Parse(e.CaptureANSI())
-					if prof.Classify(c).State == domain.ScreenAwaitingApproval {
+					if prof.Classify(screen.Parse(e.CaptureANSI())).State == state {
 						drawn = time.Now()
 					} else if time.Now().After(deadline) {
-						b.Fatalf("probe %d: no prompt drawn", i)
+						b.Fatalf("%q: no %s screen", req, state)
 					}
 				}
-				rec.waitTurn(b, s.TurnID, "turn.approval_required", 30*time.Second)
-				got, _ := rec.arrival(s.TurnID, "turn.approval_required")
-				lat = append(lat, got.Sub(drawn))
-				call(b, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", nil) // the offer
+				rec.waitTurn(b, s.TurnID, typ, 30*time.Second)
+				got, _ := rec.arrival(s.TurnID, typ)
+				return s.TurnID, got.Sub(drawn)
+			}
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id, l := probe(fmt.Sprintf(`[[akk:bash cmd=\"touch akk-prompt-%d\"]] prompt probe %d`, i, i), domain.ScreenAwaitingApproval, "turn.approval_required")
+				lat = append(lat, l)
+				call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", nil) // the offer
 				var res map[string]any
-				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
+				if code := call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
 					b.Fatalf("approve: %d %v", code, res)
 				}
-				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				rec.waitTurn(b, id, "turn.completed", 60*time.Second)
 				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			}
 			if a.Kind == agenttest.KindCodex {
@@ -76,27 +82,12 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 			}
 			var qlat []time.Duration
 			for i := 0; i < b.N; i++ {
-				var s sendAnswer
-				req := fmt.Sprintf(`[[akk:ask questions=1]] question probe %d`, i)
-				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
-					b.Fatalf("send: %d %+v", code, s)
-				}
-				var drawn time.Time
-				for deadline := time.Now().Add(60 * time.Second); drawn.IsZero(); {
-					c := screen.Parse(e.CaptureANSI())
-					if prof.Classify(c).State == domain.ScreenAwaitingInteraction {
-						drawn = time.Now()
-					} else if time.Now().After(deadline) {
-						b.Fatalf("question %d: no question drawn", i)
-					}
-				}
-				rec.waitTurn(b, s.TurnID, "turn.interaction_required", 30*time.Second)
-				got, _ := rec.arrival(s.TurnID, "turn.interaction_required")
-				qlat = append(qlat, got.Sub(drawn))
+				id, l := probe(fmt.Sprintf(`[[akk:ask questions=1]] question probe %d`, i), domain.ScreenAwaitingInteraction, "turn.interaction_required")
+				qlat = append(qlat, l)
 				var p projection
 				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 					p = projection{}
-					code := call(b, "GET", d.url+"/v1/turns/"+s.TurnID+"/interaction", host.Token, "", &p)
+					code := call(b, "GET", d.url+"/v1/turns/"+id+"/interaction", host.Token, "", &p)
 					if code == 200 && len(p.Questions) == 1 {
 						break
 					}
@@ -105,10 +96,10 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 					}
 				}
 				var res map[string]any
-				if code := call(b, "POST", d.url+"/v1/turns/"+s.TurnID+"/interaction", host.Token, answerBody(p, 0, ""), &res); code != 200 {
+				if code := call(b, "POST", d.url+"/v1/turns/"+id+"/interaction", host.Token, answerBody(p, 0, ""), &res); code != 200 {
 					b.Fatalf("answer: %d %v", code, res)
 				}
-				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				rec.waitTurn(b, id, "turn.completed", 60*time.Second)
 				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			}
 			b.StopTimer()

@@ -131,33 +131,27 @@ func benchScale(b *testing.B, kind string) {
 			}
 			workAkkd, workTmux, rss := measure()
 			b.StopTimer()
-			// Permission prompts, a few at a time as a fleet's would come.
-			var asks []time.Duration
-			for i := range srv.projects {
-				if err := os.WriteFile(srv.ask[i], nil, 0o644); err != nil {
-					b.Fatal(err)
-				}
-				if i%10 == 9 || i == n-1 {
-					for j := i - i%10; j <= i; j++ {
-						asks = append(asks, arrival(b, rec, watches[j], "watch.approval_observed", srv.asked[j]))
+			// Permission prompts, then completions, ten at a time as a
+			// fleet's would come: each stand-in is told by a file, and
+			// notes when it drew the prompt or wrote the completion.
+			inTens := func(tell, noted []string, typ string) []time.Duration {
+				var out []time.Duration
+				for i := range tell {
+					if err := os.WriteFile(tell[i], nil, 0o644); err != nil {
+						b.Fatal(err)
+					}
+					if i%10 == 9 || i == n-1 {
+						for j := i - i%10; j <= i; j++ {
+							out = append(out, arrival(b, rec, watches[j], typ, noted[j]))
+						}
 					}
 				}
+				slices.Sort(out)
+				return out
 			}
-			// Completions, likewise.
-			var lat []time.Duration
-			for i := range srv.projects {
-				if err := os.WriteFile(srv.finish[i], nil, 0o644); err != nil {
-					b.Fatal(err)
-				}
-				if i%10 == 9 || i == n-1 {
-					for j := i - i%10; j <= i; j++ {
-						lat = append(lat, arrival(b, rec, watches[j], "watch.completed", srv.done[j]))
-					}
-				}
-			}
+			asks := inTens(srv.ask, srv.asked, "watch.approval_observed")
+			lat := inTens(srv.finish, srv.done, "watch.completed")
 			slices.Sort(lists)
-			slices.Sort(lat)
-			slices.Sort(asks)
 			b.ReportMetric(idleAkkd, "idle-akkd-%cpu")
 			b.ReportMetric(idleTmux, "idle-tmux-%cpu")
 			b.ReportMetric(workAkkd, "akkd-%cpu")
