@@ -273,7 +273,8 @@ func TestRecordQuiet(t *testing.T) {
 
 // TestScreenWatchExpectsAForetoldPrompt: a tool call just opened, or the
 // agent saying it waits, makes a prompt expected until one is believed:
-// a write is looked at ScreenConfirm after the last look (not ScreenGap),
+// a write is looked at at once (not ScreenGap after the last look), a
+// prompt read once is confirmed ScreenConfirm later,
 // and without writes the screen is looked at every ScreenGap; a tool call
 // open longer than ScreenExpect is watched as before.
 func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
@@ -286,9 +287,13 @@ func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
 		t.Fatalf("a tool call just opened: expect %v, every %s", w.expect, w.every(cfg))
 	}
 	w.dirty = true
-	if w.every(cfg) != cfg.ScreenConfirm {
-		t.Fatalf("a write while a prompt is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
+	if w.every(cfg) != 0 {
+		t.Fatalf("a write while a prompt is expected: every %s, want at once", w.every(cfg))
 	}
+	if w.confirming = true; w.every(cfg) != cfg.ScreenConfirm {
+		t.Fatalf("a prompt to confirm while one is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
+	}
+	w.confirming = false
 	w.dirty = false
 	if w.foretold(now.Add(ScreenExpect), true, false, false); w.expect {
 		t.Fatal("a tool call open for ScreenExpect still expects a prompt")

@@ -160,9 +160,9 @@ type screenWatch struct {
 	// shown a pending tool call, so the next look is due at once.
 	quiet, urgent bool
 	// expect: a prompt is expected and none is believed on screen yet
-	// (see foretold): after a write the next look comes ScreenConfirm
-	// later, not ScreenGap (the look a write woke may have caught the
-	// prompt half drawn), and without writes every ScreenGap (a dialog
+	// (see foretold): a write is looked at at once, not ScreenGap after
+	// the last look (the prompt being drawn), and without writes the
+	// screen is looked at every ScreenGap (a dialog
 	// drawn partly while the pane was not forwarded may end in writes too
 	// small to wake the monitor). openSince: when the monitor first saw
 	// the record's open tool call.
@@ -286,16 +286,16 @@ func (w *screenWatch) release() {
 func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty || w.quiet }
 
 // every is how long after the last look the next one is due: when the
-// record has just shown a pending tool call, now; when the screen changed
-// and a prompt is expected, ScreenConfirm; when the screen changed, or a
-// prompt is expected, ScreenGap; when the record says quiet, QuietLook;
+// record has just shown a pending tool call, or the screen changed while
+// a prompt is expected, now; when the screen changed, or a prompt is
+// expected, ScreenGap; when the record says quiet, QuietLook;
 // when tmux reports changes and none came, ScreenQuiet; on the clock,
 // ScreenInterval.
 func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	switch {
-	case w.urgent:
+	case w.urgent, w.dirty && w.expect && !w.confirming:
 		return 0
-	case w.confirming, w.dirty && w.expect:
+	case w.confirming:
 		return cfg.ScreenConfirm
 	case w.dirty, w.expect:
 		return cfg.ScreenGap
