@@ -52,7 +52,7 @@ bench-e2e: ## detection latency on every pinned agent: durable completion record
 bench-monitor: ## what monitoring costs: akkd and tmux CPU, RSS, four real panes idle then working
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2EMonitorCPU$$' -benchtime=1x ./cmd/akkd/
 
-bench-scale: ## monitoring at scale: 1, 10, 100 stand-in panes, then four real agents: CPU, RSS, list and detection latency
+bench-scale: ## monitoring at scale: 1, 10, 100 stand-in panes of Codex and of Claude Code, then four real agents: CPU, RSS, list, prompt and detection latency
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2E(Scale|MonitorCPU)$$' -benchtime=1x ./cmd/akkd/
 
 bench-backend: ## the Codex backend on the newest pinned Codex: list latency with and without the daemon's threads, send to completion through the daemon and through the pane
