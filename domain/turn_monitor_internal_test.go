@@ -271,18 +271,19 @@ func TestRecordQuiet(t *testing.T) {
 	}
 }
 
-// TestScreenWatchExpectsAForetoldPrompt: a tool call just opened, or the
-// agent saying it waits, makes a prompt expected until one is believed:
-// a write is looked at at once (not ScreenGap after the last look), a
-// prompt read once is confirmed ScreenConfirm later,
-// and without writes the screen is looked at every ScreenGap; a tool call
-// open longer than ScreenExpect is watched as before.
+// TestScreenWatchExpectsAForetoldPrompt: a tool call just opened, or just
+// ended (Codex's async question ends its call as it asks), or the agent
+// saying it waits, makes a prompt expected until one is believed: a write
+// is looked at at once (not ScreenGap after the last look), a prompt read
+// once is confirmed ScreenConfirm later, and without writes the screen is
+// looked at every ScreenGap; a tool call open longer than ScreenExpect is
+// watched as before.
 func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
 	var cfg TurnConfig
 	cfg.defaults()
 	var w screenWatch
 	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
-	w.foretold(now, true, false, false)
+	w.foretold(now, true, true, false, false)
 	if !w.expect || w.every(cfg) != cfg.ScreenGap {
 		t.Fatalf("a tool call just opened: expect %v, every %s", w.expect, w.every(cfg))
 	}
@@ -293,21 +294,23 @@ func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
 	if w.confirming = true; w.every(cfg) != cfg.ScreenConfirm {
 		t.Fatalf("a prompt to confirm while one is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
 	}
-	w.confirming = false
-	w.dirty = false
-	if w.foretold(now.Add(ScreenExpect), true, false, false); w.expect {
+	w.confirming, w.dirty = false, false
+	if w.foretold(now.Add(ScreenExpect), true, false, false, false); w.expect {
 		t.Fatal("a tool call open for ScreenExpect still expects a prompt")
 	}
-	if w.foretold(now.Add(time.Hour), true, true, false); !w.expect {
+	if w.foretold(now.Add(time.Hour), true, false, true, false); !w.expect {
 		t.Fatal("the agent says it waits, and no prompt is expected")
 	}
-	if w.foretold(now.Add(time.Hour), true, true, true); w.expect {
+	if w.foretold(now.Add(time.Hour), true, false, true, true); w.expect {
 		t.Fatal("a prompt is believed, and one is still expected")
 	}
-	if w.foretold(now.Add(time.Hour), false, false, false); w.expect || !w.openSince.IsZero() {
-		t.Fatal("no tool call open, and a prompt is expected")
+	if w.foretold(now.Add(time.Hour), false, false, false, false); w.expect {
+		t.Fatal("no tool call open, nothing changed, and a prompt is expected")
 	}
-	if w.foretold(now.Add(2*time.Hour), true, false, false); !w.expect {
+	if w.foretold(now.Add(2*time.Hour), false, true, false, false); !w.expect {
+		t.Fatal("a tool call that ended as it asked does not expect its question")
+	}
+	if w.foretold(now.Add(3*time.Hour), true, true, false, false); !w.expect {
 		t.Fatal("a new tool call does not expect its prompt")
 	}
 }

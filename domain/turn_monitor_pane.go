@@ -30,6 +30,10 @@ type paneState struct {
 	// can be drawn now (TurnProgress.RecordQuiet); a tool call is open;
 	// the agent waits for the person (TurnProgress.Waiting).
 	recordQuiet, recordOpen, recordWaiting bool
+	// actions: the record's latest actions as last read; actionsChanged:
+	// the round's read changed them.
+	actions        []ProgressAction
+	actionsChanged bool
 }
 
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
@@ -80,9 +84,10 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	// open, on an agent that records one before it asks, nothing the Turn
 	// waits on can be drawn; the screen is looked at closely again as soon
 	// as the record shows one.
-	m.scr.setQuiet(m.written != nil && m.recordQuiet && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() &&
+	m.scr.foretold(r.now, m.recordOpen, m.actionsChanged, m.recordWaiting, asksOnScreen(m.term))
+	m.actionsChanged = false
+	m.scr.setQuiet(m.written != nil && m.recordQuiet && !m.scr.expect && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() &&
 		m.term.ID != "" && !asksOnScreen(m.term))
-	m.scr.foretold(r.now, m.recordOpen, m.recordWaiting, asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -146,6 +151,8 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 		return true
 	}
 	m.mark, m.recordQuiet, m.recordOpen, m.recordWaiting = p.Mark, p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
+	m.actionsChanged = m.actionsChanged || !slices.Equal(p.Actions, m.actions)
+	m.actions = p.Actions
 	r.next, r.typ, r.webhook = m.s.applyProgress(r.next, p)
 	return true
 }

@@ -164,8 +164,8 @@ type screenWatch struct {
 	// the last look (the prompt being drawn), and without writes the
 	// screen is looked at every ScreenGap (a dialog
 	// drawn partly while the pane was not forwarded may end in writes too
-	// small to wake the monitor). openSince: when the monitor first saw
-	// the record's open tool call.
+	// small to wake the monitor). openSince: when the monitor last saw the
+	// record's actions change, or a tool call open.
 	expect    bool
 	openSince time.Time
 }
@@ -175,17 +175,17 @@ type screenWatch struct {
 const ScreenExpect = 2 * time.Second
 
 // foretold folds in what the record says of asks: open, a tool call is
-// open; waiting, the agent says it waits for the person; asks, a prompt is
-// believed on screen. A prompt is expected while the agent waits, or in
-// the first ScreenExpect of an open tool call, until one is believed.
-func (w *screenWatch) foretold(now time.Time, open, waiting, asks bool) {
-	switch {
-	case !open:
-		w.openSince = time.Time{}
-	case w.openSince.IsZero():
+// open; changed, the record's latest actions changed since its last read
+// (a tool call started or ended: Codex's async question ends its call as
+// it asks); waiting, the agent says it waits for the person; asks, a
+// prompt is believed on screen. A prompt is expected while the agent
+// waits, or in the first ScreenExpect after the actions changed or a tool
+// call was first seen open, until one is believed.
+func (w *screenWatch) foretold(now time.Time, open, changed, waiting, asks bool) {
+	if changed || open && w.openSince.IsZero() {
 		w.openSince = now
 	}
-	w.expect = !asks && (waiting || open && now.Sub(w.openSince) < ScreenExpect)
+	w.expect = !asks && (waiting || !w.openSince.IsZero() && now.Sub(w.openSince) < ScreenExpect)
 }
 
 // ActionPending is the status of an action the record shows started and

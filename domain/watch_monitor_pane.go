@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type watchPaneMonitor struct {
 	// answer can be drawn now (TurnProgress.RecordQuiet); a tool call is
 	// open; the agent waits for the person.
 	recordQuiet, recordOpen, recordWaiting bool
+	// actions: the record's latest actions as last read; actionsChanged:
+	// the round's read changed them.
+	actions        []ProgressAction
+	actionsChanged bool
 }
 
 // watchRound is one round: when it began, whether it looked at the screen,
@@ -73,9 +78,10 @@ func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 	}
 	// An exact Watch looks closely only while the record shows a tool call
 	// open, as a Turn's monitor does (an activity Watch reads no record).
-	m.scr.setQuiet(m.w.Mode == WatchModeExact && m.written != nil && m.recordQuiet &&
+	m.scr.foretold(r.now, m.recordOpen, m.actionsChanged, m.recordWaiting, r.next.ApprovalShown || asksOnScreen(m.term))
+	m.actionsChanged = false
+	m.scr.setQuiet(m.w.Mode == WatchModeExact && m.written != nil && m.recordQuiet && !m.scr.expect &&
 		!r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term))
-	m.scr.foretold(r.now, m.recordOpen, m.recordWaiting, r.next.ApprovalShown || asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -142,6 +148,8 @@ func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
 		r.next, r.typ, r.webhook = m.s.applyWatchProgress(r.next, p)
 		r.next.Mark, m.mark = p.Mark, p.Mark
 		m.recordQuiet, m.recordOpen, m.recordWaiting = p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
+		m.actionsChanged = m.actionsChanged || !slices.Equal(p.Actions, m.actions)
+		m.actions = p.Actions
 	}
 }
 
