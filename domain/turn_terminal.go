@@ -156,22 +156,23 @@ type screenWatch struct {
 	// quiet: the agent's record says nothing that needs an answer can be
 	// drawn now (no tool call waits): no change reports are asked for (the
 	// terminal driver may then stop forwarding the pane's writes) and the
-	// screen is looked at, and the record read, every QuietLook. urgent: the record has just
-	// shown a pending tool call, so the next look is due at once.
+	// screen is looked at, and the record read, every QuietLook. urgent:
+	// the record has just left quiet, so the next look is due at once.
 	quiet, urgent bool
-	// expect: a prompt is expected and none is believed on screen yet
-	// (see foretold): a write is looked at at once, not ScreenGap after
-	// the last look (the prompt being drawn), and without writes the
-	// screen is looked at every ScreenGap (a dialog
-	// drawn partly while the pane was not forwarded may end in writes too
-	// small to wake the monitor). openSince: when the monitor last saw the
-	// record's actions change, or a tool call open.
+	// expect: a prompt is expected and none is believed on screen yet (see
+	// foretold): a write is looked at at once, not ScreenGap after the
+	// last look (the prompt being drawn), and without writes the screen is
+	// looked at every ScreenGap (a dialog drawn partly while the pane was
+	// not forwarded may end in writes too small to wake the monitor).
+	// openSince: when the monitor last saw the record's actions change, or
+	// a tool call open.
 	expect    bool
 	openSince time.Time
 }
 
-// ScreenExpect is how long after a tool call opens a monitor expects its
-// prompt: Codex draws it 0.3-0.85 s after recording the call.
+// ScreenExpect is how long after the record's actions change (a tool call
+// starts or ends) a monitor expects a prompt: Codex draws it 0.3-0.85 s
+// after recording the call.
 const ScreenExpect = 2 * time.Second
 
 // foretold folds in what the record says of asks: open, a tool call is
