@@ -236,6 +236,11 @@ func TestScreenWatchQuietOnTheRecord(t *testing.T) {
 	if d := w.wait(tr.cfg, true, true, last, last); d != tr.cfg.QuietLook {
 		t.Fatalf("quiet wait %s, want QuietLook %s", d, tr.cfg.QuietLook)
 	}
+	// Quiet looks fall on the QuietLook grid, whenever the last look was:
+	// every quiet monitor looks at the same moment.
+	if d := w.wait(tr.cfg, true, true, last.Add(3*time.Second), last.Add(3*time.Second)); d != tr.cfg.QuietLook-3*time.Second {
+		t.Fatalf("quiet wait after an off-grid look %s, want %s", d, tr.cfg.QuietLook-3*time.Second)
+	}
 	// A prompt read on a quiet look is believed on a second look only.
 	if w.confirm(Terminal{ID: "term_1", ScreenState: ScreenWorking}, Terminal{ID: "term_1", ScreenState: ScreenAwaitingApproval}) {
 		t.Fatal("a prompt read on one quiet look was believed")

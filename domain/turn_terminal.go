@@ -308,6 +308,20 @@ func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	return cfg.ScreenInterval
 }
 
+// nextLook is when the look after last is due: every after it, except
+// that quiet looks fall on a shared grid, the multiples of QuietLook since
+// the Unix epoch, so every quiet monitor looks at the same moment and the
+// terminal driver can serve them together (one process table, one pane
+// list and one capture of every pane per server, see
+// discovery.LookPane).
+func (w *screenWatch) nextLook(cfg TurnConfig, last time.Time) time.Time {
+	every := w.every(cfg)
+	if w.quiet && every == cfg.QuietLook && every > 0 {
+		return last.Truncate(every).Add(every)
+	}
+	return last.Add(every)
+}
+
 // lookNow reports whether the monitor looks at the screen now (at once when
 // it has not seen it yet). The change watch is armed before a look, so no
 // write after the look's capture is missed, and while the screen is known
@@ -321,7 +335,7 @@ func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string,
 		default:
 		}
 	}
-	look := !seen || !now.Before(last.Add(w.every(tr.cfg)))
+	look := !seen || !now.Before(w.nextLook(tr.cfg, last))
 	if look {
 		w.dirty, w.confirming, w.urgent = false, false, false
 	}
@@ -343,7 +357,7 @@ func (w *screenWatch) wait(cfg TurnConfig, recordWatched, seen bool, last, now t
 		d = cfg.RecordSafety
 	}
 	if seen {
-		if until := last.Add(w.every(cfg)).Sub(now); until < d {
+		if until := w.nextLook(cfg, last).Sub(now); until < d {
 			d = until
 		}
 	}

@@ -33,6 +33,7 @@ type TurnConfig struct {
 	// record, while the record says nothing that needs an answer can be
 	// drawn (screenWatch.quiet): a safety net for what the record does
 	// not foretell (the agent exiting, an offer it shows on its own).
+	// Quiet looks fall on the multiples of QuietLook (screenWatch.nextLook).
 	QuietLook time.Duration
 }
 

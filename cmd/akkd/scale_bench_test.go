@@ -61,6 +61,23 @@ func startScaleServer(b *testing.B, s agenttest.Standin, n int) *scaleServer {
 	return srv
 }
 
+// settle waits, up to timeout, until no client is attached to the server;
+// it returns how many still are.
+func (srv *scaleServer) settle(b *testing.B, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := exec.Command("tmux", "-L", srv.name, "list-clients", "-F", "#{client_name}").Output()
+		if err != nil {
+			b.Fatalf("list clients: %v", err)
+		}
+		n := len(strings.Fields(string(out)))
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // BenchmarkE2EScale measures monitoring at scale with the stand-in agent
 // (terminaldrivers/agenttest/standin: a recorded Codex or Claude Code
 // working, its pane output replayed at the real pace, its permission
@@ -129,6 +146,11 @@ func benchScale(b *testing.B, kind string) {
 				}
 				watches = append(watches, w.WatchID)
 			}
+			// Measured once the monitors have settled: a Watch's first
+			// looks ask for change reports (a control client attaches)
+			// until its record says nothing can be asked; the client ends
+			// when no monitor waited on it for a while.
+			clients := srv.settle(b, time.Minute)
 			workAkkd, workTmux, rss := measure()
 			b.StopTimer()
 			// Permission prompts, then completions, ten at a time as a
@@ -158,6 +180,7 @@ func benchScale(b *testing.B, kind string) {
 			b.ReportMetric(workTmux, "tmux-%cpu")
 			b.ReportMetric(workAkkd+workTmux-idleTmux, "added-%cpu")
 			b.ReportMetric(float64(rss)/1024, "akkd-rss-MB")
+			b.ReportMetric(float64(clients), "clients")
 			b.ReportMetric(ms(lists[len(lists)/2]), "list-ms")
 			b.ReportMetric(ms(lat[len(lat)/2]), "detect-median-ms")
 			b.ReportMetric(ms(lat[min(len(lat)-1, len(lat)*95/100)]), "detect-p95-ms")

@@ -276,6 +276,9 @@ type candidate struct {
 	// for this process incarnation (a look's candidate, see lookAgent).
 	installed     string
 	haveInstalled bool
+	// native is what the agent's own files said of it, when already read
+	// for this process incarnation (a look's candidate, see lookAgent).
+	native *agent.Native
 }
 
 func (d *Discovery) discover(ctx context.Context) ([]domain.Terminal, []domain.TmuxServerStatus, error) {
@@ -439,7 +442,12 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 			installed = ""
 		}
 	}
-	native := c.driver.Inspect(d.cfg.Proc, table, p, installed)
+	var native agent.Native
+	if c.native != nil {
+		native = *c.native
+	} else {
+		native = c.driver.Inspect(d.cfg.Proc, table, p, installed)
+	}
 	version := installed
 	switch {
 	case native.Version != "" && installed != "" && native.Version != installed:

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"akk/domain"
 	"akk/terminaldrivers/proc"
 	"akk/terminaldrivers/tmux"
@@ -24,6 +26,7 @@ type shared struct {
 	bootID  string
 	panes   map[string]sharedPanes // by server socket
 	agents  map[string]candidate   // by socket and pane: the agent a look found there
+	listing singleflight.Group     // one pane listing per server at a time
 }
 
 type sharedPanes struct {
@@ -57,30 +60,40 @@ func (d *Discovery) sharedPanes(ctx context.Context, socket string, now time.Tim
 		return p.list, nil
 	}
 	d.look.mu.Unlock()
-	var list []tmux.Pane
-	var err error
-	if ctl := d.anyControl(socket); ctl != nil {
-		list, err = ctl.ListPanes(ctx)
-	}
-	if list == nil {
-		if list, err = (tmux.Server{Socket: socket, Runner: d.cfg.Tmux}).ListPanes(ctx); err != nil {
-			return nil, err
+	// Looks that fall together (quiet ones do) list the server once.
+	v, err, _ := d.look.listing.Do(socket, func() (any, error) {
+		var list []tmux.Pane
+		var err error
+		if ctl := d.anyControl(socket); ctl != nil {
+			list, err = ctl.ListPanes(ctx)
 		}
+		if list == nil {
+			if list, err = (tmux.Server{Socket: socket, Runner: d.cfg.Tmux}).ListPanes(ctx); err != nil {
+				return nil, err
+			}
+		}
+		d.look.mu.Lock()
+		if d.look.panes == nil {
+			d.look.panes = map[string]sharedPanes{}
+		}
+		d.look.panes[socket] = sharedPanes{list: list, at: now}
+		d.look.mu.Unlock()
+		return list, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	d.look.mu.Lock()
-	if d.look.panes == nil {
-		d.look.panes = map[string]sharedPanes{}
-	}
-	d.look.panes[socket] = sharedPanes{list: list, at: now}
-	d.look.mu.Unlock()
-	return list, nil
+	return v.([]tmux.Pane), nil
 }
 
 // LookPane is Pane for a monitor's periodic look: the process table and the
 // server's pane list may be up to LookTTL old (shared with every other
 // look), the screen is captured now (through the session's control client
-// when one runs, see ScreenChanged). Nothing that sends input may use it:
-// input is always preceded by Pane, which reads everything afresh.
+// when one runs, see ScreenChanged; else with the server's other looks of
+// the moment), the native identity and activity are those read when a look
+// first found the agent incarnation (see lookAgent). Nothing that sends
+// input may use it: input is always preceded by Pane, which reads
+// everything afresh.
 func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t domain.Terminal, found bool, err error) {
 	now := time.Now()
 	panes, err := d.sharedPanes(ctx, loc.Socket, now)
@@ -91,8 +104,8 @@ func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t dom
 }
 
 // lookAgent is findAgent for a look: the agent a look found in this pane
-// before is taken again (its executable, arguments, folder and environment
-// not read again) while the pane's first process is the same and the table
+// before is taken again (its executable, arguments, folder, environment
+// and native identity not read again) while the pane's first process is the same and the table
 // holds the agent's same incarnation, still in the foreground of the
 // pane's terminal; otherwise it is found in the table.
 func (d *Discovery) lookAgent(table *proc.Table, p tmux.Pane) (candidate, bool) {
@@ -109,10 +122,15 @@ func (d *Discovery) lookAgent(table *proc.Table, p tmux.Pane) (candidate, bool) 
 	}
 	c, ok = d.findAgent(table, p)
 	if ok {
-		// The incarnation's package version, read once.
+		// The incarnation's package version, and what its own files say
+		// of it, read once: a monitor's look uses the screen and the
+		// incarnation, not the native identity (its thread, read from
+		// the agent's open files and record, is read afresh by Pane).
 		if v, err := d.installedVersion(c.driver, c.process); err == nil {
 			c.installed, c.haveInstalled = v, true
 		}
+		native := c.driver.Inspect(d.cfg.Proc, table, c.process, c.installed)
+		c.native = &native
 	}
 	d.look.mu.Lock()
 	if d.look.agents == nil {

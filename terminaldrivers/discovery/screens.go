@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,12 +15,17 @@ import (
 // monitored pane forwards every write to the session's panes, so a monitor
 // looks at a pane when it was written to, not on a clock, and its looks
 // capture through that client instead of a tmux process each. A client is
-// started on the first monitor's request and ends when no monitor asked for
-// it for controlIdle; one that cannot start is not retried for
-// controlRetry (monitors then look on their clock, capturing as before).
+// started on the first monitor's request and ends when no monitor has
+// waited on it for controlIdle: an attached client costs the tmux server
+// work at every write to any of its panes, even paused ones, so monitors
+// whose records say nothing can be asked (quiet, see domain.screenWatch)
+// leave it. One that cannot start is not retried for controlRetry
+// (monitors then look on their clock, capturing as before). Looks without
+// a client are captured together (captureQueue).
 type screens struct {
 	mu      sync.Mutex
 	clients map[controlKey]*controlEntry
+	queues  map[string]*captureQueue // by server socket
 }
 
 type controlKey struct{ socket, session string }
@@ -29,10 +35,11 @@ type controlEntry struct {
 	failedAt time.Time
 	usedAt   time.Time
 	dialing  chan struct{} // closed when a dial in progress ends
+	reap     *time.Timer   // ends the client once idle (reapControl)
 }
 
 const (
-	controlIdle  = time.Minute
+	controlIdle  = 15 * time.Second
 	controlRetry = 10 * time.Second
 )
 
@@ -48,7 +55,6 @@ func (d *Discovery) control(ctx context.Context, socket, session string) *tmux.C
 	if d.screens.clients == nil {
 		d.screens.clients = map[controlKey]*controlEntry{}
 	}
-	d.reapControls(now)
 	e := d.screens.clients[key]
 	for e != nil && e.dialing != nil {
 		wait := e.dialing
@@ -61,6 +67,7 @@ func (d *Discovery) control(ctx context.Context, socket, session string) *tmux.C
 		select {
 		case <-e.ctl.Done():
 			delete(d.screens.clients, key)
+			e.reap.Stop()
 			e = nil
 		default:
 			e.usedAt = now
@@ -82,6 +89,7 @@ func (d *Discovery) control(ctx context.Context, socket, session string) *tmux.C
 		e.failedAt = time.Now()
 	} else {
 		e.ctl = ctl
+		e.reap = time.AfterFunc(controlIdle, func() { d.reapControl(key, e) })
 	}
 	close(e.dialing)
 	e.dialing = nil
@@ -89,15 +97,22 @@ func (d *Discovery) control(ctx context.Context, socket, session string) *tmux.C
 	return ctl
 }
 
-// reapControls closes clients no monitor asked for lately. Called with the
-// lock held.
-func (d *Discovery) reapControls(now time.Time) {
-	for k, e := range d.screens.clients {
-		if e.dialing == nil && e.ctl != nil && now.Sub(e.usedAt) > controlIdle {
-			delete(d.screens.clients, k)
-			go e.ctl.Close()
-		}
+// reapControl ends a session's client once no monitor waits on it and
+// none asked for it for controlIdle; otherwise it checks again later.
+func (d *Discovery) reapControl(key controlKey, e *controlEntry) {
+	d.screens.mu.Lock()
+	if d.screens.clients[key] != e {
+		d.screens.mu.Unlock()
+		return
 	}
+	if idle := time.Since(e.usedAt); idle < controlIdle || e.ctl.Waited() {
+		e.reap.Reset(max(controlIdle-idle, time.Second))
+		d.screens.mu.Unlock()
+		return
+	}
+	delete(d.screens.clients, key)
+	d.screens.mu.Unlock()
+	e.ctl.Close()
 }
 
 // CloseScreens ends every control client.
@@ -108,6 +123,7 @@ func (d *Discovery) CloseScreens() {
 	d.screens.mu.Unlock()
 	for _, e := range all {
 		if e.ctl != nil {
+			e.reap.Stop()
 			e.ctl.Close()
 		}
 	}
@@ -153,7 +169,8 @@ func (d *Discovery) anyControl(socket string) *tmux.Control {
 }
 
 // lookCapture captures a pane for a look: through its session's control
-// client when one runs, else with a tmux process.
+// client when one runs, else with the server's other looks of the moment
+// (captureQueue).
 func (d *Discovery) lookCapture(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
 	d.screens.mu.Lock()
 	e := d.screens.clients[controlKey{p.Socket, p.SessionName}]
@@ -167,5 +184,79 @@ func (d *Discovery) lookCapture(ctx context.Context, p tmux.Pane) (tmux.Snapshot
 			return snap, nil
 		}
 	}
+	return d.queuedCapture(ctx, p)
+}
+
+// captureQueue captures a server's panes for looks without a control
+// client with one tmux process per batch (tmux.CaptureAll): a look finding
+// none running is captured at once; looks coming while one runs wait for
+// it and are captured together next. Quiet looks, which fall together,
+// then cost a few tmux processes per server, not one each.
+type captureQueue struct {
+	running bool
+	next    *captureBatch // gathering while a batch runs
+}
+
+type captureBatch struct {
+	ids  []string
+	got  map[string]tmux.Snapshot // set before done is closed
+	done chan struct{}
+}
+
+// captureBatchTimeout bounds one batch's tmux process.
+const captureBatchTimeout = 10 * time.Second
+
+func (d *Discovery) queuedCapture(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
+	d.screens.mu.Lock()
+	if d.screens.queues == nil {
+		d.screens.queues = map[string]*captureQueue{}
+	}
+	q := d.screens.queues[p.Socket]
+	if q == nil {
+		q = &captureQueue{}
+		d.screens.queues[p.Socket] = q
+	}
+	var b *captureBatch
+	if !q.running {
+		q.running = true
+		b = &captureBatch{ids: []string{p.ID}, done: make(chan struct{})}
+		go d.drainCaptures(p.Socket, q, b)
+	} else {
+		if q.next == nil {
+			q.next = &captureBatch{done: make(chan struct{})}
+		}
+		b = q.next
+		if !slices.Contains(b.ids, p.ID) {
+			b.ids = append(b.ids, p.ID)
+		}
+	}
+	d.screens.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return tmux.Snapshot{}, ctx.Err()
+	}
+	if snap, ok := b.got[p.ID]; ok {
+		return snap, nil
+	}
+	// Left out of the answer (the pane closed meanwhile, the process
+	// failed): captured alone, for its own error.
 	return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+}
+
+// drainCaptures runs b, then every batch gathered meanwhile, until none
+// waits.
+func (d *Discovery) drainCaptures(socket string, q *captureQueue, b *captureBatch) {
+	for b != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), captureBatchTimeout)
+		b.got = tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.CaptureAll(ctx, b.ids)
+		cancel()
+		close(b.done)
+		d.screens.mu.Lock()
+		b, q.next = q.next, nil
+		if b == nil {
+			q.running = false
+		}
+		d.screens.mu.Unlock()
+	}
 }

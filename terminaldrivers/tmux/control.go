@@ -175,6 +175,13 @@ func (c *Control) Changed(paneID string) (<-chan struct{}, func()) {
 	}
 }
 
+// Waited reports whether anyone waits on a pane's next write (Changed).
+func (c *Control) Waited() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiting) > 0
+}
+
 // Paused reports whether tmux has been told to stop forwarding the pane.
 func (c *Control) Paused(paneID string) bool {
 	c.mu.Lock()
