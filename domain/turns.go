@@ -19,7 +19,10 @@ type TurnConfig struct {
 	// looks at most this often, and a prompt drawn reaches it within it.
 	ScreenGap time.Duration
 	// ScreenConfirm is how soon a monitor looks again at a screen that one
-	// look read as a new prompt, to believe it (see screenWatch.confirm).
+	// look read as a new prompt, to believe it (see screenWatch.confirm):
+	// the first look, taken as a write arrives, may catch a redraw half
+	// done, which the agent finishes within the same frame's writes, a few
+	// milliseconds.
 	ScreenConfirm time.Duration
 	// ScreenQuiet is how often a monitor looks at a screen that tmux
 	// reports unchanged: a safety net for what the pane's writes do not
@@ -60,7 +63,7 @@ func (c *TurnConfig) defaults() {
 		c.ScreenGap = 200 * time.Millisecond
 	}
 	if c.ScreenConfirm == 0 {
-		c.ScreenConfirm = 80 * time.Millisecond
+		c.ScreenConfirm = 50 * time.Millisecond
 	}
 	if c.ScreenQuiet == 0 {
 		c.ScreenQuiet = max(c.ScreenInterval, 5*time.Second)
