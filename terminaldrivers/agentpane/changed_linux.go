@@ -1,10 +1,12 @@
 package agentpane
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
+	"unsafe"
 
 	"akk/domain"
 )
@@ -26,11 +28,22 @@ func (x *Adapter) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop 
 		return nil, nil, os.NewSyscallError("inotify_init1", err)
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
+	// Any event wakes, but one in the agent's state file's folder only
+	// at an entry that matters (the file, or the next folder on the way
+	// to it): every Claude Code writes its session record in that one
+	// folder, by a rename, and another agent's wakes nobody. (A record's
+	// folder still wakes at any new entry: a rollout the holder opens
+	// there later is found at once.)
+	named := map[int32]map[string]bool{}
+	anyName := map[int32]bool{}
 	watched := 0
-	watch := func(path string, mask uint32) {
-		if _, err := syscall.InotifyAddWatch(fd, path, mask); err == nil {
-			watched++
+	watch := func(path string, mask uint32) int32 {
+		wd, err := syscall.InotifyAddWatch(fd, path, mask)
+		if err != nil {
+			return -1
 		}
+		watched++
+		return int32(wd)
 	}
 	const written = syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE
 	const appeared = syscall.IN_CREATE | syscall.IN_MOVED_TO
@@ -49,14 +62,23 @@ func (x *Adapter) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop 
 		// A folder not made yet (Claude Code makes a project's folder with
 		// its first transcript) is watched through its nearest existing
 		// parent, whose new folder wakes the caller, who watches again.
-		dir := filepath.Dir(p)
+		dir, next := filepath.Dir(p), filepath.Base(p)
 		for {
 			if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
 				break
 			}
-			dir = filepath.Dir(dir)
+			dir, next = filepath.Dir(dir), filepath.Base(dir)
 		}
-		watch(dir, appeared)
+		switch wd := watch(dir, appeared); {
+		case wd < 0:
+		case p != m.State:
+			anyName[wd] = true
+		default:
+			if named[wd] == nil {
+				named[wd] = map[string]bool{}
+			}
+			named[wd][next] = true
+		}
 	}
 	if watched == 0 {
 		f.Close()
@@ -65,8 +87,33 @@ func (x *Adapter) Changed(dm domain.DurableMark) (changed <-chan struct{}, stop 
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
-		buf := make([]byte, 4096)
-		_, _ = f.Read(buf) // any event, or the close by stop
+		buf := make([]byte, 16<<10)
+		for {
+			n, err := f.Read(buf) // events, or the close by stop
+			if err != nil || n <= 0 || matters(buf[:n], named, anyName) {
+				return
+			}
+		}
 	}()
 	return ch, func() { f.Close() }, nil
+}
+
+// matters reports whether one of the inotify events in b wakes the caller:
+// any but one in a folder of named (by watch) whose entry it does not
+// name, unless the folder's watch ended or is in anyName.
+func matters(b []byte, named map[int32]map[string]bool, anyName map[int32]bool) bool {
+	for len(b) >= syscall.SizeofInotifyEvent {
+		ev := (*syscall.InotifyEvent)(unsafe.Pointer(&b[0]))
+		size := syscall.SizeofInotifyEvent + int(ev.Len)
+		if size > len(b) {
+			return true // cut short: wake rather than miss
+		}
+		name := string(bytes.TrimRight(b[syscall.SizeofInotifyEvent:size], "\x00"))
+		b = b[size:]
+		names, filtered := named[ev.Wd]
+		if !filtered || anyName[ev.Wd] || ev.Mask&(syscall.IN_Q_OVERFLOW|syscall.IN_IGNORED) != 0 || names[name] {
+			return true
+		}
+	}
+	return false
 }

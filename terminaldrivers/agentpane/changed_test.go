@@ -53,6 +53,36 @@ func TestChanged(t *testing.T) {
 			}
 		})
 	}
+	// The state file's folder is shared (every Claude Code writes its
+	// session record there, by a rename): another agent's record wakes
+	// nobody, the agent's own does.
+	sessions := filepath.Join(dir, "sessions")
+	os.MkdirAll(sessions, 0o755)
+	own, other := filepath.Join(sessions, "1.json"), filepath.Join(sessions, "2.json")
+	rewrite := func(path string) {
+		os.WriteFile(path+".tmp", []byte("{}"), 0o600)
+		os.Rename(path+".tmp", path)
+	}
+	rewrite(own)
+	sm := &markState{V: markVersion, Files: []fileMark{{Path: existing}}, State: own}
+	sdm, _ := sm.encode()
+	sch, sstop, err := x.Changed(sdm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sstop()
+	rewrite(other)
+	select {
+	case <-sch:
+		t.Fatal("another agent's session record woke the watch")
+	case <-time.After(50 * time.Millisecond):
+	}
+	rewrite(own)
+	select {
+	case <-sch:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the agent's own session record did not wake the watch")
+	}
 	// stop without an event ends the watch.
 	m := &markState{V: markVersion, Files: []fileMark{{Path: existing}}}
 	dm, _ := m.encode()
