@@ -83,9 +83,10 @@ func (srv *scaleServer) settle(b *testing.B, timeout time.Duration) int {
 // working, its pane output replayed at the real pace, its permission
 // prompt asked as the real one asked it): for 1, 10 and 100 working panes
 // in one tmux server, akkd's CPU (with the tmux commands it runs) and the
-// tmux server's, in % of one core over 20 s (a minute at 100 panes), with nothing monitored and
-// with every pane under an exact Watch, and what monitoring adds (akkd's
-// share plus the tmux server's increase); akkd's RSS; GET
+// tmux server's, in % of one core over 20 s (a minute at 100 panes), with
+// nothing monitored and with every pane under an exact Watch once its
+// monitor settled, and what monitoring adds (akkd's share plus the tmux
+// server's increase); the clients still attached then; akkd's RSS; GET
 // /v1/conversations latency; the prompt latency from a permission prompt
 // drawn to the watch.approval_observed webhook arriving, every pane asking,
 // ten at a time; and the detection latency from the completion record

@@ -106,7 +106,10 @@ func (d *Discovery) reapControl(key controlKey, e *controlEntry) {
 		return
 	}
 	if idle := time.Since(e.usedAt); idle < controlIdle || e.ctl.Waited() {
-		e.reap.Reset(max(controlIdle-idle, time.Second))
+		if idle >= controlIdle {
+			idle = 0
+		}
+		e.reap.Reset(controlIdle - idle)
 		d.screens.mu.Unlock()
 		return
 	}
