@@ -84,7 +84,8 @@ func (srv *scaleServer) settle(b *testing.B, timeout time.Duration) int {
 // prompt asked as the real one asked it): for 1, 10 and 100 working panes
 // in one tmux server, akkd's CPU (with the tmux commands it runs) and the
 // tmux server's, in % of one core over 20 s (a minute at 100 panes), with
-// nothing monitored and with every pane under an exact Watch once its
+// nothing monitored (at 100 panes the mean of a minute before the Watches
+// and one after them) and with every pane under an exact Watch once its
 // monitor settled, and what monitoring adds (akkd's share plus the tmux
 // server's increase); the clients still attached then; akkd's RSS; GET
 // /v1/conversations latency; the prompt latency from a permission prompt
@@ -141,24 +142,43 @@ func benchScale(b *testing.B, kind string) {
 				call(b, "GET", d.url+"/v1/conversations", hosts[0].Token, "", nil)
 				lists = append(lists, time.Since(t0))
 			}
-			var watches []string
-			for i, p := range srv.projects {
-				var w struct {
-					WatchID   string `json:"watch_id"`
-					WatchMode string `json:"watch_mode"`
+			watchAll := func() []string {
+				var watches []string
+				for i, p := range srv.projects {
+					var w struct {
+						WatchID   string `json:"watch_id"`
+						WatchMode string `json:"watch_mode"`
+					}
+					h := hosts[i/50]
+					if code := call(b, "POST", d.url+"/v1/watches", h.Token, `{"terminal_id":"`+rows[p]+`"}`, &w); code != 201 || w.WatchMode != "exact_task" {
+						b.Fatalf("watch %s: %d %+v", p, code, w)
+					}
+					watches = append(watches, w.WatchID)
 				}
-				h := hosts[i/50]
-				if code := call(b, "POST", d.url+"/v1/watches", h.Token, `{"terminal_id":"`+rows[p]+`"}`, &w); code != 201 || w.WatchMode != "exact_task" {
-					b.Fatalf("watch %s: %d %+v", p, code, w)
-				}
-				watches = append(watches, w.WatchID)
+				return watches
 			}
+			watches := watchAll()
 			// Measured once the monitors have settled: a Watch's first
 			// looks ask for change reports (a control client attaches)
 			// until its record says nothing can be asked; the client ends
 			// when no monitor waited on it for a while.
 			clients := srv.settle(b, time.Minute)
 			workAkkd, workTmux, rss := measure()
+			if n >= 100 {
+				// The tmux server unmonitored again, after the Watches
+				// end: its cost then is the mean of before and after, so
+				// a drift of the stand-ins' own over the run is not
+				// counted as monitoring's.
+				for i, id := range watches {
+					if code := call(b, "DELETE", d.url+"/v1/watches/"+id, hosts[i/50].Token, "", nil); code/100 != 2 {
+						b.Fatalf("unwatch %s: %d", id, code)
+					}
+				}
+				_, idleTmux2, _ := measure()
+				idleTmux = (idleTmux + idleTmux2) / 2
+				watches = watchAll()
+				srv.settle(b, time.Minute)
+			}
 			b.StopTimer()
 			// Permission prompts, then completions, ten at a time as a
 			// fleet's would come: each stand-in is told by a file, and
