@@ -300,6 +300,18 @@ func TestScreenWatchExpectsAForetoldPrompt(t *testing.T) {
 		t.Fatalf("a prompt to confirm while one is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
 	}
 	w.confirming, w.dirty = false, false
+	// A look at a write while a prompt is expected is followed by one
+	// ScreenConfirm later (the drawing may end with writes too small to be
+	// reported), then by one every ScreenGap.
+	tr := &turns{term: &screenNotifierFake{}, cfg: cfg}
+	w.dirty = true
+	if !w.lookNow(context.Background(), tr, "term_1", true, now, now) || w.every(cfg) != cfg.ScreenConfirm {
+		t.Fatalf("after a look at a write while a prompt is expected: every %s, want %s", w.every(cfg), cfg.ScreenConfirm)
+	}
+	if !w.lookNow(context.Background(), tr, "term_1", true, now, now.Add(cfg.ScreenConfirm)) || w.every(cfg) != cfg.ScreenGap {
+		t.Fatalf("after a look on the clock while a prompt is expected: every %s, want %s", w.every(cfg), cfg.ScreenGap)
+	}
+	w.release()
 	if w.foretold(now.Add(ScreenExpect), true, false, false, false); w.expect {
 		t.Fatal("a tool call open for ScreenExpect still expects a prompt")
 	}

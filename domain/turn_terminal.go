@@ -165,9 +165,12 @@ type screenWatch struct {
 	// looked at every ScreenGap (a dialog drawn partly while the pane was
 	// not forwarded may end in writes too small to wake the monitor).
 	// openSince: when the monitor last saw the record's actions change, or
-	// a tool call open.
-	expect    bool
-	openSince time.Time
+	// a tool call open. drawing: the last look was taken at a write while
+	// a prompt was expected, so the next is due ScreenConfirm after it, not
+	// ScreenGap: a prompt may end its drawing with writes too small to be
+	// reported.
+	expect, drawing bool
+	openSince       time.Time
 }
 
 // ScreenExpect is how long after the record's actions change (a tool call
@@ -288,15 +291,16 @@ func (w *screenWatch) notified() bool { return w.ch != nil || w.dirty || w.quiet
 
 // every is how long after the last look the next one is due: when the
 // record has just shown a pending tool call, or the screen changed while
-// a prompt is expected, now; when the screen changed, or a prompt is
-// expected, ScreenGap; when the record says quiet, QuietLook;
+// a prompt is expected, now; to confirm a prompt, or after a look at a
+// write while one is expected, ScreenConfirm; when the screen changed, or
+// a prompt is expected, ScreenGap; when the record says quiet, QuietLook;
 // when tmux reports changes and none came, ScreenQuiet; on the clock,
 // ScreenInterval.
 func (w *screenWatch) every(cfg TurnConfig) time.Duration {
 	switch {
 	case w.urgent, w.dirty && w.expect && !w.confirming:
 		return 0
-	case w.confirming:
+	case w.confirming, w.drawing && w.expect:
 		return cfg.ScreenConfirm
 	case w.dirty, w.expect:
 		return cfg.ScreenGap
@@ -337,6 +341,7 @@ func (w *screenWatch) lookNow(ctx context.Context, tr *turns, terminalID string,
 	}
 	look := !seen || !now.Before(w.nextLook(tr.cfg, last))
 	if look {
+		w.drawing = w.dirty && w.expect && !w.confirming
 		w.dirty, w.confirming, w.urgent = false, false, false
 	}
 	if (look || !w.dirty) && !w.quiet {

@@ -84,6 +84,7 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				id, l := probe(fmt.Sprintf(`[[akk:ask questions=1]] question probe %d`, i), domain.ScreenAwaitingInteraction, "turn.interaction_required")
 				qlat = append(qlat, l)
+				b.Logf("question %d: %s", i, l)
 				var p projection
 				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 					p = projection{}
