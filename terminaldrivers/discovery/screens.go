@@ -259,6 +259,7 @@ func (d *Discovery) drainCaptures(socket string, q *captureQueue, b *captureBatc
 		b, q.next = q.next, nil
 		if b == nil {
 			q.running = false
+			delete(d.screens.queues, socket) // a server gone leaves nothing
 		}
 		d.screens.mu.Unlock()
 	}

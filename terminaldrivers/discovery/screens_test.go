@@ -56,7 +56,7 @@ func panesServer(t *testing.T, n int) (string, []tmux.Pane) {
 	run("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "80", "-y", "10", "printf 'pane-0\\n'; exec cat")
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	for i := 1; i < n; i++ {
-		run("new-window", "-d", "-t", "t", "printf 'pane-"+string(rune('0'+i))+"\\n'; exec cat")
+		run("new-window", "-d", "-t", "t:", "printf 'pane-"+string(rune('0'+i))+"\\n'; exec cat")
 	}
 	panes, err := tmux.Server{Socket: sock, Runner: tmux.ExecRunner{}}.ListPanes(context.Background())
 	if err != nil || len(panes) != n {
@@ -123,9 +123,12 @@ func TestLooksWithoutAClientAreCapturedTogether(t *testing.T) {
 	if len(r.captures) != 2 || len(r.captures[0]) != 1 || len(r.captures[1]) != len(panes)-1 {
 		t.Fatalf("captures %v: want one of the first pane, then one of the other %d", r.captures, len(panes)-1)
 	}
-	if q := d.screens.queues[sock]; q.running || q.next != nil {
-		t.Fatalf("queue left running %v, next %+v", q.running, q.next)
-	}
+	// The queue goes once its last batch is answered (just after).
+	waitFor(t, func() bool {
+		d.screens.mu.Lock()
+		defer d.screens.mu.Unlock()
+		return d.screens.queues[sock] == nil
+	})
 }
 
 // TestControlEndsWhenNobodyWaits: a session's control client outlives its
