@@ -105,9 +105,9 @@ func (d *Discovery) LookPane(ctx context.Context, loc domain.PaneLocator) (t dom
 
 // lookAgent is findAgent for a look: the agent a look found in this pane
 // before is taken again (its executable, arguments, folder, environment
-// and native identity not read again) while the pane's first process is the same and the table
-// holds the agent's same incarnation, still in the foreground of the
-// pane's terminal; otherwise it is found in the table.
+// and native identity not read again) while the pane's first process is
+// the same and the table holds the agent's same incarnation, still in the
+// foreground of the pane's terminal; otherwise it is found in the table.
 func (d *Discovery) lookAgent(table *proc.Table, p tmux.Pane) (candidate, bool) {
 	key := p.Socket + "\x00" + p.ID
 	d.look.mu.Lock()
