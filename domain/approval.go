@@ -309,7 +309,7 @@ func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string,
 func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
 	offer, err := s.liveApprovalOffer(ctx, p, terminalID, turnID, d)
 	if err != nil {
-		return AnswerNothing, err
+		return AnswerNothing, s.manualOr(ctx, terminalID, err)
 	}
 	term, err := s.turns.term.Observe(ctx, terminalID)
 	if errors.Is(err, ErrTerminalGone) {
@@ -352,4 +352,31 @@ func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalI
 		return AnswerNothing, &Error{Code: CodePromptChanged, Message: msg, Err: err}
 	}
 	return stage, nil
+}
+
+// manualOr is err, unless the pane shows a prompt AKK does not answer (no
+// offer is ever made of it): then manual_required, so a host that read the
+// status is not sent back to read it again.
+func (s *approvalCases) manualOr(ctx context.Context, terminalID string, err error) error {
+	var de *Error
+	if !errors.As(err, &de) || de.Code != CodeOfferExpired {
+		return err
+	}
+	term, oerr := s.turns.term.Observe(ctx, terminalID)
+	if oerr != nil {
+		return err
+	}
+	pr, perr := s.approvals.Prompt(ctx, term)
+	if perr == nil && pr.Present && !pr.Answerable {
+		reason := pr.Reason
+		if reason == "" {
+			reason = "this prompt's shape is not one AKK can answer"
+		}
+		return E(CodeManualRequired, reason+"; answer it in the pane (nothing was sent)")
+	}
+	if perr != nil {
+		// The status shows such a prompt as unreadable, never answerable.
+		return E(CodeManualRequired, "AKK cannot read the prompt on this pane; answer it in the pane (nothing was sent)")
+	}
+	return err
 }

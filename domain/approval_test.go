@@ -150,7 +150,7 @@ func TestUnanswerablePromptIsManualRequired(t *testing.T) {
 	if st.Approval == nil || !st.Approval.ManualRequired || len(st.Approval.Decisions) != 0 {
 		t.Fatalf("status approval: %+v", st.Approval)
 	}
-	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); code(err) != domain.CodeOfferExpired {
+	if _, err := w.svc.Approve(w.host, id, domain.ApproveOnce); code(err) != domain.CodeManualRequired {
 		t.Fatalf("approve a manual prompt: %v", err)
 	}
 	if fa.count() != 0 {

@@ -31,7 +31,8 @@ func sendReady(t Terminal) error {
 // still refuses before input: an unprofiled agent, another controller's
 // Turn, a Turn still running, and any screen but the idle composer (a
 // permission prompt, a questionnaire, a menu or viewer, a working task,
-// or what AKK cannot read).
+// or what AKK cannot read). On a version read with a borrowed profile
+// (Compatibility) a draft is refused too: its clear key is not proven there.
 func sendPath(t Terminal, current *Turn, heldByOther, explicit bool) (DeliveryPath, error) {
 	broken := current != nil && !current.State.Active()
 	switch {
@@ -45,6 +46,10 @@ func sendPath(t Terminal, current *Turn, heldByOther, explicit bool) (DeliveryPa
 		return "", E(CodeConflictActiveTurn, "turn "+current.ID+" ("+string(current.State)+") still holds this terminal; send with its terminal_id to take the terminal back, or close the turn")
 	case t.ScreenState != ScreenIdle:
 		return "", &Error{Code: CodeTerminalNotIdle, Message: "the terminal is " + string(t.ScreenState) + ", not idle"}
+	case !t.ComposerEmpty && t.Agent.Compatibility:
+		// A borrowed profile's clear key is not proven on this version: AKK
+		// types nothing but the paste and the Enter of a proven empty composer.
+		return "", E(CodeTerminalNotIdle, fmt.Sprintf("the composer holds text someone typed, and %s %s has no profile of its own, so AKK presses no key to clear it; nothing was typed", t.Agent.Kind, t.Agent.Version))
 	case !t.ComposerEmpty && !explicit:
 		return "", E(CodeTerminalNotIdle, "the composer holds text someone typed; send with the terminal_id to have AKK clear it once (Claude Code stashes it) before the request")
 	case broken || !t.ComposerEmpty:

@@ -240,3 +240,25 @@ func TestListShowsAttentionTurnsWhosePaneIsGone(t *testing.T) {
 		t.Fatalf("another host sees %d unavailable turns", len(other.Unavailable))
 	}
 }
+
+// A version read with a borrowed profile: a draft is refused before any
+// key, even when the caller names the terminal (the borrowed clear key is
+// not proven there).
+func TestCompatibilityDraftIsRefusedWithNothingTyped(t *testing.T) {
+	term := draftTerminal()
+	term.Agent.Compatibility = true
+	ct := &clearingTerm{fakeTerm: &fakeTerm{term: term}}
+	w := newWorld(t, "", ct.fakeTerm)
+	useClearing(t, w, ct, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	_, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "hi"})
+	if code(err) != domain.CodeTerminalNotIdle || !strings.Contains(err.Error(), "no profile of its own") {
+		t.Fatalf("send over a draft on a borrowed profile: %v", err)
+	}
+	if ct.clears != 0 || len(ct.submits) != 0 {
+		t.Fatalf("keys: clears %d submits %v", ct.clears, ct.submits)
+	}
+	turns, err := w.svc.Turns(w.host, "", 10)
+	if err != nil || len(turns) != 0 {
+		t.Fatalf("a refused send left turns %v %v", turns, err)
+	}
+}
