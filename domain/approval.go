@@ -307,27 +307,34 @@ func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string,
 // fingerprint fenced durably, then one key plan. The caller holds the
 // terminal lock. An error means no key was sent.
 func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
+	stage, _, err := s.answerPromptOn(ctx, p, terminalID, turnID, d)
+	return stage, err
+}
+
+// answerPromptOn is answerPrompt, also saying the channel the prompt was
+// answered on (ChannelHook, or "" for the screen).
+func (s *approvalCases) answerPromptOn(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, Channel, error) {
 	offer, err := s.liveApprovalOffer(ctx, p, terminalID, turnID, d)
 	if err != nil {
-		return AnswerNothing, s.manualOr(ctx, terminalID, err)
+		return AnswerNothing, "", s.manualOr(ctx, terminalID, err)
 	}
 	term, err := s.turns.term.Observe(ctx, terminalID)
 	if errors.Is(err, ErrTerminalGone) {
-		return AnswerNothing, E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
+		return AnswerNothing, "", E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
 	}
 	if err != nil {
-		return AnswerNothing, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+		return AnswerNothing, "", &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
 	pr, err := s.approvals.Prompt(ctx, term)
 	if err != nil {
-		return AnswerNothing, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
+		return AnswerNothing, "", &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
 	}
 	if !pr.Present || pr.Fingerprint != offer.Fingerprint {
-		return AnswerNothing, E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
+		return AnswerNothing, "", E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
 	}
 	key, err := s.fenceApproval(ctx, offer)
 	if err != nil {
-		return AnswerNothing, err
+		return AnswerNothing, "", err
 	}
 	seq, done := s.keySequence(ctx)
 	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
@@ -343,15 +350,15 @@ func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalI
 	}
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(err, ErrDecisionUnavailable) {
-			return AnswerNothing, E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")
+			return AnswerNothing, "", E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")
 		}
 		msg := "the prompt changed before any key was sent"
 		if err != nil && !errors.Is(err, ErrPromptChanged) {
 			msg = "no key was sent: " + err.Error()
 		}
-		return AnswerNothing, &Error{Code: CodePromptChanged, Message: msg, Err: err}
+		return AnswerNothing, "", &Error{Code: CodePromptChanged, Message: msg, Err: err}
 	}
-	return stage, nil
+	return stage, pr.Channel, nil
 }
 
 // manualOr is err, unless the pane shows a prompt AKK does not answer (no

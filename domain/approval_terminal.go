@@ -51,6 +51,9 @@ type ApprovalPrompt struct {
 	// Fingerprint of the exact unredacted prompt region with the terminal's
 	// process identity. Private: never shown to a controller.
 	Fingerprint string
+	// Channel is where the prompt was read and is answered: the screen
+	// (empty) or an exact channel (ChannelHook).
+	Channel Channel
 }
 
 // AnswerStage is how far an Answer got.

@@ -169,6 +169,7 @@ func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string)
 // listed terminal (RecentTurnsOf), read once for the whole list.
 func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[string][]Turn) (Conversation, error) {
 	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}, Watches: []Watch{}}
+	c.Terminal.Channels = s.channelsOf(t)
 	if s.turns == nil {
 		return c, nil
 	}
@@ -460,4 +461,17 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 		}
 	}
 	return Conversation{}, E(CodeConversationNotFound, "no conversation "+id+" (the pane closed or its agent restarted; list again)")
+}
+
+// channelsOf is how AKK would answer a prompt or a question on t's pane.
+func (s *Service) channelsOf(t Terminal) TerminalChannels {
+	if s.turns != nil {
+		if cr, ok := s.turns.term.(ChannelReader); ok {
+			return cr.Channels(t)
+		}
+	}
+	if t.Agent.Profiled() && !t.Agent.Compatibility {
+		return TerminalChannels{Permission: ChannelScreen, Question: ChannelScreen}
+	}
+	return TerminalChannels{Permission: ChannelNone, Question: ChannelNone}
 }

@@ -24,6 +24,9 @@ func mergePane(pane, back Conversation) Conversation {
 	c.Terminal = pane.Terminal
 	// The pane's thread is proven: it is this one.
 	c.Terminal.NativeIdentity, c.Terminal.NativeThreadID = IdentityResolved, back.Backend.ThreadID
+	// The row's Turns go through the daemon, and so do their prompts and
+	// questions.
+	c.Terminal.Channels = TerminalChannels{Permission: ChannelAppServer, Question: ChannelAppServer}
 	c.Terminal.Warnings = slices.DeleteFunc(slices.Clone(pane.Terminal.Warnings), func(w string) bool { return w == WarnDaemonThread })
 	// A backend Turn holds the thread (the caller's, or another
 	// controller's): its prompt is answered through the daemon by its

@@ -107,15 +107,25 @@ func (s paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*App
 
 // approveTurn answers the pane's permission prompt with keys.
 func (s paneEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, d)
+	stage, channel, err := s.answerPromptOn(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		switch {
+		case stage != AnswerVerified && channel == ChannelHook:
+			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the permission hook could not be written whole; what Claude Code read is unknown"
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		case stage != AnswerVerified:
 			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		case d == Reject && channel == ChannelHook:
+			// The hook's deny goes back to the model as the tool's
+			// result: the agent works on, with no keys and no interrupt.
+			if next.State == TurnAwaitingApproval {
+				next.State = TurnWorking
+			}
+			return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
 		case d == Reject && next.State == TurnWaitingForHost:
 			// The monitor saw the agent stop first and announced it already.
 			return next, "", false, ActionResult{Outcome: OutcomeDone}

@@ -130,6 +130,36 @@ type Terminal struct {
 
 	// Warnings are short sentences a person can act on.
 	Warnings []string
+
+	// Channels: how AKK would answer a prompt or a question here.
+	Channels TerminalChannels
+}
+
+// Channel is a way AKK answers what an agent asks.
+type Channel string
+
+// Channels.
+const (
+	// ChannelHook: the agent's own hook (Claude Code's PermissionRequest).
+	ChannelHook Channel = "hook"
+	// ChannelAppServer: the agent's app-server protocol (Codex's daemon).
+	ChannelAppServer Channel = "app_server"
+	// ChannelScreen: the screen, with the version's own profile.
+	ChannelScreen Channel = "screen"
+	// ChannelNone: AKK answers nothing here; the person does, in the pane.
+	ChannelNone Channel = "none"
+)
+
+// TerminalChannels names the live channel of permission prompts and of
+// questions.
+type TerminalChannels struct {
+	Permission Channel
+	Question   Channel
+}
+
+// ChannelReader tells a terminal's channels (the pane adapter).
+type ChannelReader interface {
+	Channels(t Terminal) TerminalChannels
 }
 
 // SendReady reports whether AKK may type a new task into this terminal now:

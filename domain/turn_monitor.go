@@ -259,3 +259,22 @@ func runMonitor(ctx context.Context, f follower) {
 		}
 	}
 }
+
+// TerminalChanged tells the monitors following terminalID (its holding
+// Turn, its active Watches) that an exact channel opened or ended a prompt
+// there: they look again at once. No input.
+func (s *Service) TerminalChanged(ctx context.Context, terminalID string) {
+	if s.turns == nil {
+		return
+	}
+	if t, err := s.store.HoldingTurn(ctx, terminalID); err == nil {
+		s.nudge(t.ID)
+	}
+	if ws, err := s.store.OwnedActiveWatches(ctx); err == nil {
+		for _, w := range ws {
+			if w.TerminalID == terminalID {
+				s.nudge(w.ID)
+			}
+		}
+	}
+}

@@ -60,7 +60,19 @@ func terminalInfoOut(t domain.Terminal) *TerminalInfo {
 		ComposerEmpty:        t.ComposerEmpty,
 		TmuxSession:          optString(t.SessionName),
 		TmuxWindow:           optString(t.WindowName),
+		Channels:             channelsOut(t.Channels),
 	}
+}
+
+// channelsOut is a terminal's channels; none when the row has none set.
+func channelsOut(c domain.TerminalChannels) *TerminalChannels {
+	or := func(ch domain.Channel) ChannelKind {
+		if ch == "" {
+			return ChannelKindNone
+		}
+		return ChannelKind(ch)
+	}
+	return &TerminalChannels{Permission: or(c.Permission), Question: or(c.Question)}
 }
 
 // backendConversationOut is the row of a Codex app-server thread, with

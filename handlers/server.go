@@ -57,6 +57,9 @@ type Deps struct {
 	MetricsToken string
 	// Fleet is the daemons sharing the store; nil on its own.
 	Fleet Fleet
+	// ClaudeHooks serves Claude Code's http hooks (claudehook.Path); nil:
+	// not served. It checks its own credential.
+	ClaudeHooks http.Handler
 }
 
 // EventHub tells SSE streams that new events were stored.
@@ -139,6 +142,9 @@ func New(d Deps) (http.Handler, error) {
 	d.Service.OnHostRevoked(s.revokeHost)
 	top := http.NewServeMux()
 	top.Handle("/mcp", s.mcp)
+	if d.ClaudeHooks != nil {
+		top.Handle("/hooks/claude-code", d.ClaudeHooks)
+	}
 	ui := web.Handler()
 	top.Handle("GET /{$}", ui)
 	top.Handle("GET /ui/", ui)

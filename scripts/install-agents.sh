@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every pinned agent version (scripts/agents.txt) into the agent cache, once.
+# Installs every pinned agent version (scripts/agents.txt) and the unprofiled
+# releases the tests use (scripts/agents-unprofiled.txt) into the agent cache, once.
 # Cache: $AKK_AGENTS_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/akk/agents.
 # Each version lands in <cache>/<kind>@<version>/ with a "bin" symlink to its native binary.
 set -euo pipefail
@@ -14,7 +15,7 @@ native_bin() { # kind dir -> path of the native binary
   esac
 }
 
-grep -v '^#' "$here/agents.txt" | while read -r kind version pkg; do
+cat "$here/agents.txt" "$here/agents-unprofiled.txt" | grep -v '^#' | while read -r kind version pkg; do
   [ -n "${kind:-}" ] || continue
   dir="$cache/$kind@$version"
   if [ -f "$dir/.installed" ] && [ -x "$dir/native" ]; then

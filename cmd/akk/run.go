@@ -78,6 +78,10 @@ Commands:
   notifications [--state S]       the webhook outbox
   notifications retry ID          redeliver a notification now
   events [--follow] [--since N]   stream events (SSE) until interrupted
+  hooks install|remove|status|revoke claude-code [--settings FILE]
+                                  AKK's http hooks in Claude Code's user settings
+                                  (default ~/.claude/settings.json): its permission prompts
+                                  reach AKK exactly, on any version; revoke replaces the credential
   mcp [--conversation C]          serve the daemon's MCP tools on stdin/stdout (for agent hosts
                                   that start MCP servers as commands); use a host token
 
@@ -96,6 +100,9 @@ type cli struct {
 	json   bool
 	out    io.Writer
 	getenv func(string) string
+	// stateDir is the daemon's state dir (its operator token and hook
+	// credential).
+	stateDir string
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -117,7 +124,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		fmt.Fprint(stdout, usage)
 		return errors.New("no command")
 	}
-	c := &cli{ctx: ctx, url: strings.TrimRight(*url, "/"), token: *token, json: *asJSON, out: stdout, getenv: getenv}
+	c := &cli{ctx: ctx, url: strings.TrimRight(*url, "/"), token: *token, json: *asJSON, out: stdout, getenv: getenv, stateDir: *stateDir}
+	if rest[0] == "hooks" {
+		// Local files only: the agent's settings and the hook credential.
+		return c.hooksCmd(rest[1:], *stateDir)
+	}
 	if c.token == "" && rest[0] != "health" {
 		b, err := os.ReadFile(filepath.Join(*stateDir, "operator.token"))
 		if err != nil {

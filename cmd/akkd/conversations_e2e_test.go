@@ -21,6 +21,10 @@ type conversationRow struct {
 		ScreenState         string `json:"screen_state"`
 		NativeIdentityState string `json:"native_identity_state"`
 		ComposerEmpty       bool   `json:"composer_empty"`
+		Channels            struct {
+			Permission string `json:"permission"`
+			Question   string `json:"question"`
+		} `json:"channels"`
 	} `json:"terminal"`
 	Managed struct {
 		CurrentTurn *struct {

@@ -29,6 +29,7 @@ import (
 	"akk/persistence"
 	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/agentpane"
+	"akk/terminaldrivers/agentpane/claudehook"
 	"akk/terminaldrivers/claude"
 	"akk/terminaldrivers/codex"
 	"akk/terminaldrivers/codexappserver"
@@ -341,6 +342,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,
 			Version: version, Env: os.Environ(), Log: log}
 	}
+	// Claude Code's PermissionRequest hook: the exact channel of a pane
+	// whose session sends it (see akk hooks install).
+	hookToken := filepath.Join(cfg.stateDir, "claude-hook.token")
+	if err := ensureHookToken(hookToken, svc.NewOperatorToken); err != nil {
+		return err
+	}
+	hooks := claudehook.New(claudehook.Config{TokenFile: hookToken, Bind: panes.BindHookSession, Log: log,
+		Changed: func(terminalID string) { svc.TerminalChanged(context.WithoutCancel(ctx), terminalID) }})
+	panes.UseClaudeHooks(hooks)
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only
@@ -394,7 +404,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	})
 
 	deps := handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log,
-		AllowedHosts: allowed, MetricsToken: cfg.metricsToken}
+		AllowedHosts: allowed, MetricsToken: cfg.metricsToken, ClaudeHooks: hooks}
 	if node != nil {
 		deps.Fleet = node
 	}
@@ -513,6 +523,26 @@ func ensureOperatorToken(ctx context.Context, svc *domain.Service, path string) 
 		return "", fmt.Errorf("secure operator token: %w", err)
 	}
 	return token, svc.UseOperatorToken(ctx, token)
+}
+
+// ensureHookToken creates the Claude Code hook credential (mode 0600) if
+// there is none: a credential of its own, neither a host's nor the
+// operator's, that `akk hooks install` writes into the hook it installs.
+// Replacing the file (`akk hooks revoke`) revokes it at once.
+func ensureHookToken(path string, gen func() string) error {
+	b, err := os.ReadFile(path)
+	if err == nil && strings.TrimSpace(string(b)) != "" {
+		return os.Chmod(path, 0o600)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("read hook credential: %w", err)
+	}
+	tok := "akk_hook_" + strings.TrimPrefix(gen(), "akk_op_")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(tok+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write hook credential: %w", err)
+	}
+	return os.Rename(tmp, path)
 }
 
 // redactor hides secret-looking strings in text shown to controllers.

@@ -15,6 +15,7 @@ import (
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/agentpane/claudehook"
 	"akk/terminaldrivers/screen"
 )
 
@@ -27,6 +28,9 @@ const MaxExcerpt = 300
 
 // Prompt implements domain.ApprovalTerminal.
 func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.ApprovalPrompt, error) {
+	if p, ok := x.hookPrompt(t); ok {
+		return p, nil
+	}
 	prof, g, perr := x.approvalProfile(t)
 	if perr != nil && prof == nil {
 		return domain.ApprovalPrompt{}, perr
@@ -99,6 +103,12 @@ func CommandExcerpt(rows []string) string {
 func (x *Adapter) Answer(ctx context.Context, t domain.Terminal, fp string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
 	if d != domain.ApproveOnce && d != domain.Reject {
 		return domain.AnswerNothing, fmt.Errorf("%w: %q", domain.ErrDecisionUnavailable, d)
+	}
+	if strings.HasPrefix(fp, claudehook.FingerprintPrefix) {
+		if x.hooks == nil {
+			return domain.AnswerNothing, domain.ErrPromptChanged
+		}
+		return x.answerHook(ctx, t, fp, d)
 	}
 	prof, g, err := x.approvalProfile(t)
 	if err != nil {

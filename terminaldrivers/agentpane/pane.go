@@ -27,6 +27,7 @@ import (
 
 	"akk/domain"
 	"akk/terminaldrivers/agent"
+	"akk/terminaldrivers/agentpane/claudehook"
 	"akk/terminaldrivers/discovery"
 	"akk/terminaldrivers/proc"
 	"akk/terminaldrivers/screen"
@@ -80,6 +81,8 @@ type Adapter struct {
 	inFlight map[flightKey]flight
 	// seen is when each prompt or step fingerprint was first read.
 	seen map[string]time.Time
+	// hooks is Claude Code's hook channel (nil: none).
+	hooks *claudehook.Broker
 }
 
 var (

@@ -93,7 +93,7 @@ func (x *Adapter) observe(ctx context.Context, terminalID string,
 		for _, t := range terms {
 			if t.ID == terminalID {
 				x.remember(t)
-				return t, nil
+				return x.withHook(t), nil
 			}
 		}
 		return domain.Terminal{}, domain.ErrTerminalGone
@@ -111,7 +111,7 @@ func (x *Adapter) observe(ctx context.Context, terminalID string,
 		return domain.Terminal{}, domain.ErrTerminalGone
 	}
 	x.remember(t)
-	return t, nil
+	return x.withHook(t), nil
 }
 
 func (x *Adapter) remember(t domain.Terminal) {

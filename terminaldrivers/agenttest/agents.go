@@ -87,14 +87,42 @@ func ModuleRoot() (string, error) {
 }
 
 // PinnedAgents reads scripts/agents.txt: every version AKK is tested against.
-func PinnedAgents() ([]Agent, error) {
+func PinnedAgents() ([]Agent, error) { return agentList("agents.txt") }
+
+// UnprofiledAgents reads scripts/agents-unprofiled.txt: releases AKK has no
+// profile for, on which the tests prove what works without one.
+func UnprofiledAgents() ([]Agent, error) { return agentList("agents-unprofiled.txt") }
+
+// RequireUnprofiled returns the unprofiled releases of the kinds given (all
+// when none are given), gated like RequireAgents.
+func RequireUnprofiled(t testing.TB, kinds ...string) []Agent {
+	t.Helper()
+	RequireTmux(t)
+	all, err := UnprofiledAgents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Agent
+	for _, a := range all {
+		if len(kinds) > 0 && !contains(kinds, a.Kind) {
+			continue
+		}
+		if !a.Installed() {
+			skipOrFail(t, fmt.Sprintf("agent not installed in %s: %s", AgentsDir(), a.Name()))
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func agentList(name string) ([]Agent, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(root, "scripts", "agents.txt"))
+	f, err := os.Open(filepath.Join(root, "scripts", name))
 	if err != nil {
-		return nil, fmt.Errorf("agenttest: pinned agent list: %w", err)
+		return nil, fmt.Errorf("agenttest: agent list: %w", err)
 	}
 	defer f.Close()
 	var out []Agent

@@ -86,6 +86,13 @@ func (e *Env) WaitForText(timeout time.Duration, texts ...string) string {
 	})
 }
 
+// Poll captures the screen until cond holds or timeout passes; ok says
+// whether it held.
+func (e *Env) Poll(timeout time.Duration, cond func(string) bool) (screen string, ok bool) {
+	e.t.Helper()
+	return e.poll(timeout, cond)
+}
+
 func (e *Env) poll(timeout time.Duration, cond func(string) bool) (string, bool) {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)

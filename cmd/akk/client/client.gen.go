@@ -178,6 +178,30 @@ func (e BackendInfoThreadStatus) Valid() bool {
 	}
 }
 
+// Defines values for ChannelKind.
+const (
+	ChannelKindAppServer ChannelKind = "app_server"
+	ChannelKindHook      ChannelKind = "hook"
+	ChannelKindNone      ChannelKind = "none"
+	ChannelKindScreen    ChannelKind = "screen"
+)
+
+// Valid indicates whether the value is a known member of the ChannelKind enum.
+func (e ChannelKind) Valid() bool {
+	switch e {
+	case ChannelKindAppServer:
+		return true
+	case ChannelKindHook:
+		return true
+	case ChannelKindNone:
+		return true
+	case ChannelKindScreen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationNodeState.
 const (
 	ConversationNodeStateLive        ConversationNodeState = "live"
@@ -495,19 +519,19 @@ func (e NativeInspectionInspection) Valid() bool {
 
 // Defines values for NewThreadResultBinding.
 const (
-	Bound            NewThreadResultBinding = "bound"
-	None             NewThreadResultBinding = "none"
-	PendingFirstTurn NewThreadResultBinding = "pending_first_turn"
+	NewThreadResultBindingBound            NewThreadResultBinding = "bound"
+	NewThreadResultBindingNone             NewThreadResultBinding = "none"
+	NewThreadResultBindingPendingFirstTurn NewThreadResultBinding = "pending_first_turn"
 )
 
 // Valid indicates whether the value is a known member of the NewThreadResultBinding enum.
 func (e NewThreadResultBinding) Valid() bool {
 	switch e {
-	case Bound:
+	case NewThreadResultBindingBound:
 		return true
-	case None:
+	case NewThreadResultBindingNone:
 		return true
-	case PendingFirstTurn:
+	case NewThreadResultBindingPendingFirstTurn:
 		return true
 	default:
 		return false
@@ -966,6 +990,9 @@ type BackendInfoProvider string
 
 // BackendInfoThreadStatus As the daemon reports it; a Send needs `idle`.
 type BackendInfoThreadStatus string
+
+// ChannelKind defines model for ChannelKind.
+type ChannelKind string
 
 // CloseRequest defines model for CloseRequest.
 type CloseRequest struct {
@@ -1678,8 +1705,16 @@ type TerminalActionResult struct {
 	TerminalId string  `json:"terminal_id"`
 }
 
+// TerminalChannels How AKK would answer what the agent asks here. `hook`: the agent's own hook (Claude Code's PermissionRequest http hook, live once the session sent AKK an event); `app_server`: the agent's app-server daemon (Codex); `screen`: the pane's screen, read with the version's own profile; `none`: AKK answers nothing here (a version with no profile of its own and no exact channel), the person answers in the pane.
+type TerminalChannels struct {
+	Permission ChannelKind `json:"permission"`
+	Question   ChannelKind `json:"question"`
+}
+
 // TerminalInfo defines model for TerminalInfo.
 type TerminalInfo struct {
+	// Channels How AKK would answer what the agent asks here. `hook`: the agent's own hook (Claude Code's PermissionRequest http hook, live once the session sent AKK an event); `app_server`: the agent's app-server daemon (Codex); `screen`: the pane's screen, read with the version's own profile; `none`: AKK answers nothing here (a version with no profile of its own and no exact channel), the person answers in the pane.
+	Channels             *TerminalChannels                `json:"channels,omitempty"`
 	ComposerEmpty        bool                             `json:"composer_empty"`
 	DurableActivityState TerminalInfoDurableActivityState `json:"durable_activity_state"`
 	NativeIdentityState  TerminalInfoNativeIdentityState  `json:"native_identity_state"`

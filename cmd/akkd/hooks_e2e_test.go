@@ -1,0 +1,190 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+)
+
+var (
+	akkOnce  sync.Once
+	akkBin   string
+	akkBuild error
+)
+
+// cliBinary builds the real akk CLI once.
+func cliBinary(t testing.TB) string {
+	t.Helper()
+	akkOnce.Do(func() {
+		akkBin = filepath.Join(filepath.Dir(daemonBinary(t)), "akk")
+		if out, err := exec.Command("go", "build", "-o", akkBin, "../akk").CombinedOutput(); err != nil {
+			akkBuild = err
+			t.Logf("%s", out)
+		}
+	})
+	if akkBuild != nil {
+		t.Fatalf("build akk: %v", akkBuild)
+	}
+	return akkBin
+}
+
+// akkCLI runs the real CLI against d.
+func akkCLI(t testing.TB, d *daemon, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(cliBinary(t), append([]string{"--url", d.url, "--state-dir", d.stateDir}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("akk %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestE2EClaudeHook proves Claude Code's PermissionRequest hook as AKK's
+// exact permission channel, on every pinned Claude Code and on releases
+// AKK has no profile for: `akk hooks install` writes the hook, a prompt
+// is offered through it, approve_once runs the command once and reject
+// never runs it (the decision is the hook's answer, no key is typed); the
+// person answering in the pane ends AKK's offer (409, nothing sent); and
+// `akk hooks remove` leaves the settings file as it was, byte for byte.
+func TestE2EClaudeHook(t *testing.T) {
+	agents := append(agenttest.RequireAgents(t, agenttest.KindClaude), agenttest.RequireUnprofiled(t, agenttest.KindClaude)...)
+	unprofiled := map[string]bool{}
+	for _, a := range agenttest.RequireUnprofiled(t, agenttest.KindClaude) {
+		unprofiled[a.Name()] = true
+	}
+	for _, a := range agents {
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			rec := newReceiver(t, "")
+			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			defer d.stop()
+			settings := filepath.Join(e.Home, ".claude", "settings.json")
+			before, err := os.ReadFile(settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			akkCLI(t, d, "hooks", "install", "claude-code", "--settings", settings)
+			if out := akkCLI(t, d, "hooks", "status", "claude-code", "--settings", settings); !strings.Contains(out, "installed: true") || !strings.Contains(out, "credential: current") {
+				t.Fatalf("hooks status:\n%s", out)
+			}
+			e.StartReady()
+
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			row := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+			term := row.Terminal.TerminalID
+			if unprofiled[a.Name()] && row.Terminal.Channels.Permission != "none" {
+				t.Fatalf("an unprofiled release before its first hook event: channels %+v", row.Terminal.Channels)
+			}
+			send := func(req string) string {
+				t.Helper()
+				var s sendAnswer
+				if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, "c1", &s); code != 202 {
+					t.Fatalf("send %q: %d %+v", req, code, s)
+				}
+				return s.TurnID
+			}
+			status := func(id string) approvalStatus {
+				t.Helper()
+				var st approvalStatus
+				if code := callConv(t, "GET", d.url+"/v1/turns/"+id, host.Token, "", "c1", &st); code != 200 {
+					t.Fatalf("status: %d", code)
+				}
+				return st
+			}
+			decide := func(id, decision string, out any) int {
+				return callConv(t, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"`+decision+`"}`, "c1", out)
+			}
+			offered := func(id, what string) {
+				t.Helper()
+				rec.waitTurn(t, id, "turn.approval_required", 60*time.Second)
+				st := status(id)
+				if st.State != "awaiting_approval" || st.Approval == nil || st.Approval.ManualRequired ||
+					strings.Join(st.Approval.Decisions, ",") != "approve_once,reject" || !strings.Contains(st.Approval.CommandExcerpt, what) {
+					t.Fatalf("status %+v %+v\n%s", st, st.Approval, e.Capture())
+				}
+			}
+
+			// approve_once through the hook: the command runs once, the
+			// pane says the hook allowed it, and the row names the hook.
+			id := send(`[[akk:bash cmd=\"touch akk-ok && echo akk-ok-$((40+2))\"]] run the check`)
+			offered(id, "akk-ok-")
+			if r := findRow(t, d.url, host.Token, e.ProjectDir, 10*time.Second, func(c conversationRow) bool { return c.Terminal.Channels.Permission == "hook" }); r.Terminal.Channels.Question == "hook" {
+				t.Fatalf("channels %+v", r.Terminal.Channels)
+			}
+			var res sendAnswer
+			if code := decide(id, "approve_once", &res); code != 200 || res.Outcome != "done" {
+				t.Fatalf("approve: %d %+v\n%s", code, res, e.Capture())
+			}
+			e.WaitForText(20*time.Second, "PermissionRequest hook")
+			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if n := toolResultsWith(e, "akk-ok-42"); n != 1 {
+				t.Fatalf("the approved command's output reached the model %d times", n)
+			}
+			if code := decide(id, "approve_once", &res); code != 409 {
+				t.Fatalf("replayed approval: %d %+v", code, res)
+			}
+
+			// reject through the hook: the command never runs; the agent
+			// gets the refusal as the tool's result and ends its turn.
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			id = send(`[[akk:bash cmd=\"touch akk-no && echo akk-no-$((40+3))\"]] run the other check`)
+			offered(id, "akk-no-")
+			if code := decide(id, "reject", &res); code != 200 || res.Outcome != "done" {
+				t.Fatalf("reject: %d %+v\n%s", code, res, e.Capture())
+			}
+			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if n := toolResultsWith(e, "akk-no-43"); n != 0 {
+				t.Fatalf("the rejected command ran (%d results)", n)
+			}
+			if _, err := os.Stat(filepath.Join(e.ProjectDir, "akk-no")); !os.IsNotExist(err) {
+				t.Fatalf("the rejected command ran: %v", err)
+			}
+			if n := toolResultsWith(e, "Rejected through AKK"); n != 1 {
+				t.Fatalf("the model heard the refusal %d times", n)
+			}
+
+			// The person answers in the pane while the hook waits: AKK's
+			// offer ends (409, nothing sent) and the Turn goes on.
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			id = send(`[[akk:bash cmd=\"touch akk-mine && sleep 3 && echo akk-mine-$((40+4))\"]] run my check`)
+			offered(id, "akk-mine-")
+			e.WaitFor("the dialog", 30*time.Second, func(s string) bool { return agenttest.ApprovalPrompt(agenttest.KindClaude, s) })
+			// The highlighted "Yes", as the person chooses it; Claude Code
+			// drops a key that comes right after it draws a prompt, so the
+			// person presses again until the dialog goes (an Enter on the
+			// empty composer after it does nothing).
+			for i := 0; ; i++ {
+				e.Press("Enter")
+				if _, gone := e.Poll(3*time.Second, func(s string) bool { return !agenttest.ApprovalPrompt(agenttest.KindClaude, s) }); gone {
+					break
+				}
+				if i == 10 {
+					t.Fatalf("the dialog stayed:\n%s", e.Capture())
+				}
+			}
+			var p struct{ Code string }
+			if code := decide(id, "reject", &p); code != 409 {
+				t.Fatalf("a decision after the person's: %d %+v", code, p)
+			}
+			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if n := toolResultsWith(e, "akk-mine-44"); n != 1 {
+				t.Fatalf("the person's approved command ran %d times", n)
+			}
+
+			// remove: the settings file is what it was, byte for byte.
+			akkCLI(t, d, "hooks", "remove", "claude-code", "--settings", settings)
+			after, err := os.ReadFile(settings)
+			if err != nil || string(after) != string(before) {
+				t.Fatalf("settings after remove:\n%s\nwant\n%s", after, before)
+			}
+		})
+	}
+}
