@@ -25,6 +25,9 @@ type BackendThread struct {
 	CLIVersion string
 	// Status is idle, active, not_loaded or system_error.
 	Status string
+	// Warnings are short sentences a person can act on (a daemon of a
+	// version whose protocol AKK has not checked).
+	Warnings []string
 	// PaneTerminalID is the terminal whose pane is proven to show this
 	// thread now (its Codex names the thread in the pane title, and no
 	// other pane or loaded thread matches); "" when none is.

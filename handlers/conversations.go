@@ -98,7 +98,7 @@ func backendConversationOut(c domain.Conversation) Conversation {
 		Approval:         approvalOut(c.Approval),
 		Managed:          Managed{HeldByOther: c.HeldByOther},
 		Watches:          []Watch{},
-		Warnings:         []string{},
+		Warnings:         append([]string{}, th.Warnings...),
 		AvailableActions: actionsOut(c.Actions),
 	}
 	if c.Terminal.ID != "" {

@@ -250,6 +250,9 @@ func (b *Backend) daemonThreads(ctx context.Context, home string, panes []domain
 		}
 		bt := domain.BackendThread{ThreadID: th.ID, Home: home, Cwd: th.Cwd, CLIVersion: th.CLIVersion, Status: threadStatus(th.Status.Type),
 			PaneTerminalID: shown[th.ID]}
+		if !Checked(th.CLIVersion) {
+			bt.Warnings = append(bt.Warnings, uncheckedWarning(th.CLIVersion))
+		}
 		if th.Name != nil && strings.TrimSpace(*th.Name) != "" {
 			bt.Title = strings.TrimSpace(*th.Name)
 		} else {
