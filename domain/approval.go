@@ -329,6 +329,9 @@ func (s *approvalCases) answerPromptOn(ctx context.Context, p Principal, termina
 	if err != nil {
 		return AnswerNothing, "", &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
 	}
+	if pr.Present && !pr.Answerable {
+		return AnswerNothing, "", E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it in the pane (nothing was sent)")
+	}
 	if !pr.Present || pr.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, "", E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
 	}

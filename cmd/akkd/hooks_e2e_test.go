@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
 var (
@@ -64,7 +65,8 @@ func TestE2EClaudeHook(t *testing.T) {
 			e := agenttest.New(t, a, agenttest.Options{})
 			rec := newReceiver(t, "")
 			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
+			stop := sync.OnceFunc(d.stop)
+			defer stop()
 			settings := filepath.Join(e.Home, ".claude", "settings.json")
 			before, err := os.ReadFile(settings)
 			if err != nil {
@@ -179,11 +181,106 @@ func TestE2EClaudeHook(t *testing.T) {
 				t.Fatalf("the person's approved command ran %d times", n)
 			}
 
+			// akkd stopped: the hook fails at once and the dialog shows as
+			// before. What the person waits: from the model's tool call
+			// written whole to the dialog on screen.
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			stop()
+			e.Submit(`[[akk:bash cmd="touch akk-down && echo akk-down-$((40+5))"]] with akkd stopped`)
+			call := e.WaitModelRequest("the tool call", 60*time.Second, func(r fakemodel.Request) bool {
+				return strings.Contains(r.UserText, "with akkd stopped") && r.Done() && len(r.ToolResults) == 0 && !r.Aux
+			})
+			e.WaitFor("the dialog", 30*time.Second, func(s string) bool { return agenttest.ApprovalPrompt(agenttest.KindClaude, s) })
+			waited := time.Since(call.Finished)
+			t.Logf("HOOK-DOWN %s: the dialog %d ms after the tool call with akkd stopped", a.Name(), waited.Milliseconds())
+			if waited > agenttest.Patient(time.Second) {
+				t.Fatalf("with akkd stopped the person waited %s for the dialog", waited)
+			}
+			e.Press("Escape")
+
 			// remove: the settings file is what it was, byte for byte.
 			akkCLI(t, d, "hooks", "remove", "claude-code", "--settings", settings)
 			after, err := os.ReadFile(settings)
 			if err != nil || string(after) != string(before) {
 				t.Fatalf("settings after remove:\n%s\nwant\n%s", after, before)
+			}
+		})
+	}
+}
+
+// TestE2EClaudeHookCrash kills akkd while a hook request is open: after
+// the restart nothing was approved, nothing is approved twice, and the
+// prompt is still answerable: by AKK through the screen on a profiled
+// version, in the pane on one AKK has no profile for.
+func TestE2EClaudeHookCrash(t *testing.T) {
+	agents := []agenttest.Agent{agenttest.RequireAgent(t, agenttest.KindClaude, "2.1.332")}
+	agents = append(agents, agenttest.RequireUnprofiled(t, agenttest.KindClaude)[0])
+	for i, a := range agents {
+		profiled := i == 0
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			e := agenttest.New(t, a, agenttest.Options{})
+			rec := newReceiver(t, "")
+			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+			dd := &daemon{url: d.url, stateDir: d.dir}
+			settings := filepath.Join(e.Home, ".claude", "settings.json")
+			akkCLI(t, dd, "hooks", "install", "claude-code", "--settings", settings)
+			e.StartReady()
+			var host hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID
+			var s sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"[[akk:bash cmd=\"touch akk-crash && echo akk-crash-$((40+6))\"]] through a crash"}`, "c1", &s); code != 202 {
+				t.Fatalf("send: %d %+v", code, s)
+			}
+			rec.waitTurn(t, s.TurnID, "turn.approval_required", 60*time.Second)
+			var st approvalStatus
+			callConv(t, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", "c1", &st)
+			d.kill() // the hook's request is open
+			d.start()
+			var res sendAnswer
+			decide := func(out any) int {
+				return callConv(t, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, "c1", out)
+			}
+			e.WaitFor("the dialog", 30*time.Second, func(s string) bool { return agenttest.ApprovalPrompt(agenttest.KindClaude, s) })
+			if n := toolResultsWith(e, "akk-crash-46"); n != 0 {
+				t.Fatalf("the command ran through the crash (%d)", n)
+			}
+			if profiled {
+				// By AKK, through the screen (the hook's request ended with
+				// the daemon).
+				deadline := time.Now().Add(agenttest.Patient(30 * time.Second))
+				for {
+					callConv(t, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", "c1", &st)
+					if st.Approval != nil && !st.Approval.ManualRequired && len(st.Approval.Decisions) == 2 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no offer after the restart: %+v %+v", st, st.Approval)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if code := decide(&res); code != 200 || res.Outcome != "done" {
+					t.Fatalf("approve after the restart: %d %+v\n%s", code, res, e.Capture())
+				}
+			} else {
+				var p struct{ Code string }
+				if code := decide(&p); code != 409 || p.Code != "manual_required" {
+					t.Fatalf("approve on an unprofiled release without the hook: %d %+v", code, p)
+				}
+				for i := 0; ; i++ {
+					e.Press("Enter")
+					if _, gone := e.Poll(3*time.Second, func(s string) bool { return !agenttest.ApprovalPrompt(agenttest.KindClaude, s) }); gone {
+						break
+					}
+					if i == 10 {
+						t.Fatalf("the dialog stayed:\n%s", e.Capture())
+					}
+				}
+			}
+			rec.waitTurn(t, s.TurnID, "turn.completed", 60*time.Second)
+			if n := toolResultsWith(e, "akk-crash-46"); n != 1 {
+				t.Fatalf("the command ran %d times", n)
 			}
 		})
 	}
