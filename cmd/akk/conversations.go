@@ -26,7 +26,12 @@ func (c *cli) list() error {
 		if cv.Agent.Profile == "unprofiled" {
 			version += " (unprofiled)"
 		}
-		state := ""
+		state, channels := "", "-"
+		if cv.Terminal != nil && cv.Terminal.Channels != nil {
+			channels = string(cv.Terminal.Channels.Permission) + "/" + string(cv.Terminal.Channels.Question)
+		} else if cv.Backend != nil {
+			channels = "app_server/app_server"
+		}
 		switch {
 		case cv.Terminal != nil:
 			state = string(cv.Terminal.ScreenState)
@@ -34,13 +39,14 @@ func (c *cli) list() error {
 			state = "backend " + string(cv.Backend.ThreadStatus)
 		}
 		rows = append(rows, []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
-			state, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
+			state, channels, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(c.out, "no Claude Code or Codex panes found in this user's tmux servers")
 		return nil
 	}
-	c.table("CONVERSATION\tAGENT\tVERSION\tPROJECT\tSTATE\tACTIONS\tWARNINGS", rows)
+	// CHANNELS: how AKK answers a permission prompt / a question there.
+	c.table("CONVERSATION\tAGENT\tVERSION\tPROJECT\tSTATE\tCHANNELS\tACTIONS\tWARNINGS", rows)
 	return nil
 }
 

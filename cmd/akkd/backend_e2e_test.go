@@ -28,6 +28,7 @@ type backendRow struct {
 		Kind, Version string
 	} `json:"agent"`
 	Terminal *struct{} `json:"terminal"`
+	Warnings []string  `json:"warnings"`
 	Backend  *struct {
 		Provider       string `json:"provider"`
 		NativeThreadID string `json:"native_thread_id"`

@@ -74,6 +74,7 @@ function Card({ c, rev }) {
         <dt>Agent</dt><dd>${`${c.agent.kind} ${c.agent.version} · ${c.agent.profile}`}</dd>
         <dt>Project</dt><dd>${c.project}</dd>
         ${t && html`<dt>Identity</dt><dd>${t.native_identity_state}</dd>`}
+        ${t && t.channels && html`<dt>Answers</dt><dd data-channels=${`${t.channels.permission}/${t.channels.question}`}>prompts: ${channelLabel(t.channels.permission)} · questions: ${channelLabel(t.channels.question)}</dd>`}
         ${b && html`<dt>Through</dt><dd>${t ? "Codex app-server (the pane shows this thread)" : "Codex app-server (no pane)"}</dd>
           <dt>Thread</dt><dd class="secret">${b.native_thread_id}</dd>`}
         ${c.node && html`<dt>Node</dt><dd>${c.node}${c.node_state === "unreachable" ? " (unreachable)" : ""}</dd>`}
@@ -313,4 +314,9 @@ function PermissionChoice({ r, set, c, close, said }) {
       said(x.outcome === "done" ? `Permission mode: ${x.current}${x.already_effective ? " (already)" : ""}.` :
         `Permissions ${x.outcome}: ${x.detail || ""} Look at the pane before anything else.`);
     }} />`;
+}
+
+// channelLabel says how AKK answers what the agent asks (terminal.channels).
+function channelLabel(ch) {
+  return { hook: "the agent's hook (exact)", app_server: "Codex app-server (exact)", screen: "the screen", none: "only in the pane" }[ch] || ch;
 }
