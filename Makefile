@@ -64,8 +64,8 @@ abuse: ## replay a hostile local client's attacks against a real akkd: each answ
 bench-fleet: ## a fleet of three nodes on one PostgreSQL, 10 stand-in panes each: list latency, an event across nodes, webhooks/s with 3 and 1 delivering nodes, a dead node's delivery taken over
 	$(GO) test -count=1 -timeout 15m -run '^$$' -bench '^BenchmarkE2EFleet$$' -benchtime=1x ./cmd/akkd/
 
-bench-prompt: ## on every pinned version: a permission prompt, then a question, drawn in the pane -> its webhook (median, max of 5)
-	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2EPromptLatency$$' -benchtime=5x ./cmd/akkd/
+bench-prompt: ## on every pinned version: a permission prompt, then a question, drawn in the pane -> its webhook; and through Claude Code's hook: the hook's request -> its webhook (median, max of 5)
+	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench '^BenchmarkE2E(Hook)?PromptLatency$$' -benchtime=5x ./cmd/akkd/
 
 fixtures-standin: ## rerecord what the scale stand-ins replay (the newest Claude Code and Codex 0.155.1 working, then asking for permission)
 	AKK_CAPTURE_STANDIN=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 5m -run '^TestCaptureStandin$$' -v ./terminaldrivers/agenttest/

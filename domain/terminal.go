@@ -133,6 +133,10 @@ type Terminal struct {
 
 	// Channels: how AKK would answer a prompt or a question here.
 	Channels TerminalChannels
+	// ExactPrompt: the prompt this observation shows is held by an exact
+	// channel (the agent's hook), not read from a drawing: it needs no
+	// second look to be believed.
+	ExactPrompt bool
 }
 
 // Channel is a way AKK answers what an agent asks.

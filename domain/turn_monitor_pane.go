@@ -207,7 +207,7 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 		// host's offer is for the old one.
 		if fp := looks.promptFingerprint(next.State); fp != "" {
 			switch {
-			case typ == "" && announced != "" && fp != announced && !looks.confirmPrompt(fp):
+			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !looks.confirmPrompt(fp):
 				// Announced when the next look reads it again.
 			case typ == "" && announced != "" && fp != announced:
 				typ, webhook = s.announceType(next.State), true

@@ -252,7 +252,7 @@ func (w *screenWatch) confirm(prev, obs Terminal) bool {
 	if !prompt {
 		w.pendingFP = "" // no prompt on screen: none waits to be confirmed
 	}
-	if !w.notified() || !prompt || prev.ID == "" || obs.ScreenState == prev.ScreenState || obs.ScreenState == w.pending {
+	if !w.notified() || !prompt || obs.ExactPrompt || prev.ID == "" || obs.ScreenState == prev.ScreenState || obs.ScreenState == w.pending {
 		w.pending = ""
 		return true
 	}

@@ -127,6 +127,9 @@ func TestE2EClaudeHook(t *testing.T) {
 			}
 			e.WaitForText(20*time.Second, "PermissionRequest hook")
 			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if types, _ := rec.forTurn(t, id); strings.Join(types, ",") != "turn.accepted,turn.approval_required,turn.completed" {
+				t.Fatalf("webhooks %v", types)
+			}
 			if n := toolResultsWith(e, "akk-ok-42"); n != 1 {
 				t.Fatalf("the approved command's output reached the model %d times", n)
 			}
@@ -143,6 +146,9 @@ func TestE2EClaudeHook(t *testing.T) {
 				t.Fatalf("reject: %d %+v\n%s", code, res, e.Capture())
 			}
 			rec.waitTurn(t, id, "turn.completed", 60*time.Second)
+			if types, _ := rec.forTurn(t, id); strings.Join(types, ",") != "turn.accepted,turn.approval_required,turn.completed" {
+				t.Fatalf("webhooks %v", types)
+			}
 			if n := toolResultsWith(e, "akk-no-43"); n != 0 {
 				t.Fatalf("the rejected command ran (%d results)", n)
 			}

@@ -1,8 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,6 +120,109 @@ func BenchmarkE2EPromptLatency(b *testing.B) {
 			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 			b.ReportMetric(ms(qlat[len(qlat)/2]), "question-median-ms")
 			b.ReportMetric(ms(qlat[len(qlat)-1]), "question-max-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkE2EHookPromptLatency measures, on every pinned Claude Code and
+// the unprofiled releases, how soon a permission prompt that comes through
+// Claude Code's PermissionRequest hook reaches the API: from the hook's
+// request leaving Claude Code (a recording proxy in front of akkd notes
+// its arrival) to the turn.approval_required webhook arriving. Each prompt
+// is then approved once through the hook.
+func BenchmarkE2EHookPromptLatency(b *testing.B) {
+	agents := append(agenttest.RequireAgents(b, agenttest.KindClaude), agenttest.RequireUnprofiled(b, agenttest.KindClaude)...)
+	for _, a := range agents {
+		b.Run(a.Name(), func(b *testing.B) {
+			e := agenttest.New(b, a, agenttest.Options{})
+			rec := newReceiver(b, "")
+			d := startDaemon(b, b.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
+			defer d.stop()
+			target, _ := url.Parse(d.url)
+			var mu sync.Mutex
+			var arrivals []time.Time
+			rp := httputil.NewSingleHostReverseProxy(target)
+			rp.FlushInterval = -1
+			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				at := time.Now()
+				body, _ := io.ReadAll(r.Body)
+				if bytes.Contains(body, []byte(`"PermissionRequest"`)) {
+					mu.Lock()
+					arrivals = append(arrivals, at)
+					mu.Unlock()
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				rp.ServeHTTP(w, r)
+			}))
+			defer proxy.Close()
+			out, err := exec.Command(cliBinary(b), "--url", proxy.URL, "--state-dir", d.stateDir, "hooks", "install", "claude-code",
+				"--settings", filepath.Join(e.Home, ".claude", "settings.json")).CombinedOutput()
+			if err != nil {
+				b.Fatalf("hooks install: %v\n%s", err, out)
+			}
+			e.StartReady()
+			var host hostCreds
+			call(b, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			term := findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			approve := func(id string) {
+				b.Helper()
+				call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", nil) // the offer
+				var res map[string]any
+				if code := call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
+					b.Fatalf("approve: %d %v", code, res)
+				}
+			}
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// Two steps that each ask: the second prompt comes while the
+				// Turn is surely working (with the fake model the first comes
+				// before AKK has read the Turn's acceptance; a real model
+				// takes longer than that to call a tool), and it is measured.
+				mu.Lock()
+				n := len(arrivals)
+				mu.Unlock()
+				var s sendAnswer
+				req := fmt.Sprintf(`[[akk:steps n=2 escalate=true]] hook probe %d`, i)
+				if code := call(b, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+req+`"}`, &s); code != 202 {
+					b.Fatalf("send: %d %+v", code, s)
+				}
+				rec.waitTurn(b, s.TurnID, "turn.approval_required", 30*time.Second)
+				approve(s.TurnID)
+				var second time.Time
+				for deadline := time.Now().Add(agenttest.Patient(30 * time.Second)); second.IsZero(); time.Sleep(5 * time.Millisecond) {
+					rec.mu.Lock()
+					k := 0
+					for _, dl := range rec.got {
+						if strings.Contains(string(dl.body), `"type":"turn.approval_required"`) && strings.Contains(string(dl.body), s.TurnID) {
+							if k++; k == 2 {
+								second = dl.at
+							}
+						}
+					}
+					rec.mu.Unlock()
+					if time.Now().After(deadline) {
+						b.Fatalf("no second prompt")
+					}
+				}
+				mu.Lock()
+				if len(arrivals) != n+2 {
+					mu.Unlock()
+					types, _ := rec.forTurn(b, s.TurnID); b.Fatalf("%d hook requests for two prompts; webhooks %v\n%s", len(arrivals)-n, types, e.Capture())
+				}
+				l := second.Sub(arrivals[n+1])
+				mu.Unlock()
+				lat = append(lat, l)
+				approve(s.TurnID)
+				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.Logf("HOOK-PROMPT %s: %v", a.Name(), lat)
+			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
+			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -31,6 +31,9 @@ func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.Approva
 	if p, ok := x.hookPrompt(t); ok {
 		return p, nil
 	}
+	if x.lingering(t.ID, true) {
+		return domain.ApprovalPrompt{}, nil // the dialog the hook answered, going
+	}
 	prof, g, perr := x.approvalProfile(t)
 	if perr != nil && prof == nil {
 		return domain.ApprovalPrompt{}, perr

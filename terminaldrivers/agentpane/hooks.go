@@ -3,11 +3,14 @@ package agentpane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"akk/domain"
 	"akk/terminaldrivers/agentpane/claudehook"
+	"akk/terminaldrivers/screen"
 )
 
 // The exact channels a pane's agent offers besides its screen. Claude
@@ -25,6 +28,17 @@ func (x *Adapter) UseClaudeHooks(b *claudehook.Broker) { x.hooks = b }
 func (x *Adapter) BindHookSession(ctx context.Context, sessionID, transcriptPath string) (claudehook.Binding, bool) {
 	if sessionID == "" || filepath.Base(transcriptPath) != sessionID+".jsonl" {
 		return claudehook.Binding{}, false
+	}
+	x.mu.Lock()
+	known, ok := x.sessions[sessionID]
+	x.mu.Unlock()
+	if ok {
+		// The pane last seen with this session, looked at again alone: its
+		// record must still name the session.
+		if t, err := x.Look(ctx, known); err == nil && t.Agent.Kind == domain.AgentClaude &&
+			t.NativeIdentity == domain.IdentityResolved && t.NativeThreadID == sessionID {
+			return claudehook.Binding{TerminalID: t.ID}, true
+		}
 	}
 	terms, err := x.disc.Discover(ctx)
 	if err != nil {
@@ -62,24 +76,58 @@ func (x *Adapter) hookPrompt(t domain.Terminal) (domain.ApprovalPrompt, bool) {
 }
 
 // answerHook answers the hook's request fp: the decision is the hook's
-// answer, no key is typed. The screen is looked at first: a dialog the
-// person already answered in the pane ends the offer, nothing is sent.
+// answer, no key is typed. Claude Code draws its own dialog while the hook
+// waits, and drops a hook's answer that comes as the dialog is being drawn
+// (seen on 2.1.330 and 2.1.332 with an answer 20 to 50 ms after the
+// request): so the answer waits until the dialog has held still as long
+// as a key would (ApprovalSettle, see settled), and is proven by the
+// dialog leaving the screen, as a key's is. A dialog the person already
+// answered in the pane ends the offer, nothing is sent. Where no profile
+// can classify the screen, the answer goes at once and is taken as
+// proven once written whole.
 func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
-	if state, ok := x.rawScreen(ctx, t); ok && !x.hooks.Dialog(fp, state == domain.ScreenAwaitingApproval) {
-		return domain.AnswerNothing, domain.ErrPromptChanged
+	prof, _, perr := x.registry.Find(t)
+	dialog := func(c screen.Capture) string {
+		if prof.Classify(c).State == domain.ScreenAwaitingApproval {
+			return fp
+		}
+		return ""
+	}
+	if perr == nil {
+		if _, drawn := x.until(ctx, t, func(c screen.Capture) bool {
+			shown := dialog(c) != ""
+			return !x.hooks.Dialog(fp, shown) || shown
+		}); !drawn {
+			return domain.AnswerNothing, fmt.Errorf("%w: Claude Code's dialog was never drawn", domain.ErrPromptChanged)
+		}
+		if _, ok := x.hooks.Open(t.ID, t.NativeThreadID); !ok {
+			return domain.AnswerNothing, domain.ErrPromptChanged // answered in the pane
+		}
+		if err := x.settled(ctx, t, x.cfg.ApprovalSettle, fp, dialog); err != nil {
+			x.hooks.Dialog(fp, false)
+			return domain.AnswerNothing, err
+		}
 	}
 	dec := claudehook.Allow
 	if d == domain.Reject {
 		dec = claudehook.Deny
 	}
 	err := x.hooks.Decide(ctx, fp, dec)
-	switch {
-	case err == nil:
-		return domain.AnswerVerified, nil
-	case errors.Is(err, claudehook.ErrGone):
+	if errors.Is(err, claudehook.ErrGone) {
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
-	return domain.AnswerSent, err
+	// Claude Code takes its dialog away a moment after the hook's answer:
+	// until then the screen's dialog is the one answered.
+	x.mu.Lock()
+	x.answered[t.ID] = x.now().Add(answeredLinger)
+	x.mu.Unlock()
+	if err != nil {
+		return domain.AnswerSent, err
+	}
+	if perr == nil && !x.twice(ctx, t, func(c screen.Capture) bool { return dialog(c) == "" }) {
+		return domain.AnswerSent, errors.New("the hook's answer was written but Claude Code's dialog did not go")
+	}
+	return domain.AnswerVerified, nil
 }
 
 // withHook shows a request the hook holds in t's screen state: the prompt
@@ -88,10 +136,13 @@ func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, 
 func (x *Adapter) withHook(t domain.Terminal) domain.Terminal {
 	p, ok := x.hookPrompt(t)
 	if !ok {
+		if x.lingering(t.ID, t.ScreenState == domain.ScreenAwaitingApproval) {
+			t.ScreenState = domain.ScreenWorking
+		}
 		return t
 	}
 	if x.hooks.Dialog(p.Fingerprint, t.ScreenState == domain.ScreenAwaitingApproval) {
-		t.ScreenState = domain.ScreenAwaitingApproval
+		t.ScreenState, t.ExactPrompt = domain.ScreenAwaitingApproval, true
 	}
 	return t
 }
@@ -123,4 +174,24 @@ func (x *Adapter) Channels(t domain.Terminal) domain.TerminalChannels {
 		ch.Permission = domain.ChannelHook
 	}
 	return ch
+}
+
+// answeredLinger bounds how long a dialog still drawn after the hook's
+// answer is taken for the answered one.
+const answeredLinger = 3 * time.Second
+
+// lingering reports whether a dialog on t's screen (shown) is the one the
+// hook answered, still being taken away. A look without a dialog ends it.
+func (x *Adapter) lingering(terminalID string, shown bool) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	until, ok := x.answered[terminalID]
+	if !ok {
+		return false
+	}
+	if !shown || !x.now().Before(until) {
+		delete(x.answered, terminalID)
+		return false
+	}
+	return true
 }

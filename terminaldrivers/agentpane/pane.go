@@ -83,6 +83,12 @@ type Adapter struct {
 	seen map[string]time.Time
 	// hooks is Claude Code's hook channel (nil: none).
 	hooks *claudehook.Broker
+	// sessions: the terminal each Claude Code session was last seen in
+	// (a hint for binding a hook event; always checked again).
+	sessions map[string]string
+	// answered: until when a pane's dialog is taken for the one its hook
+	// just answered (see lingering).
+	answered map[string]time.Time
 }
 
 var (
@@ -114,7 +120,7 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 		cfg.StepSettle = 500 * time.Millisecond
 	}
 	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), clock: cfg.Clock, poll: cfg.PollEvery, cfg: cfg,
-		panes: map[string]domain.PaneLocator{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
+		panes: map[string]domain.PaneLocator{}, sessions: map[string]string{}, answered: map[string]time.Time{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
 }
 
 // capture takes t's screen, with escapes and its title, in one tmux call.

@@ -117,12 +117,20 @@ func (x *Adapter) observe(ctx context.Context, terminalID string,
 func (x *Adapter) remember(t domain.Terminal) {
 	x.mu.Lock()
 	x.panes[t.ID] = t.Pane
+	if t.Agent.Kind == domain.AgentClaude && t.NativeIdentity == domain.IdentityResolved && t.NativeThreadID != "" {
+		x.sessions[t.NativeThreadID] = t.ID
+	}
 	x.mu.Unlock()
 }
 
 func (x *Adapter) forget(id string) {
 	x.mu.Lock()
 	delete(x.panes, id)
+	for s, t := range x.sessions {
+		if t == id {
+			delete(x.sessions, s)
+		}
+	}
 	x.mu.Unlock()
 }
 
