@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -72,6 +72,12 @@ fixtures-standin: ## rerecord what the scale stand-ins replay (the newest Claude
 
 record-first: ## on every pinned version: which comes first, a tool call in the record (and Claude Code's "waiting") or its prompt on screen
 	AKK_RECORD_FIRST=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 20m -run '^TestRecordFirst$$' -v ./terminaldrivers/agenttest/ | grep -E 'RECORD-FIRST|^(--- |ok|FAIL)'
+
+profile-new: ## a new release's profile: AGENT=claude-code|codex VERSION=x installs it, captures its screens, reads them with the nearest profile and adds the profile when all read the same (else lists what differs)
+	bash scripts/profile-new.sh $(AGENT) $(VERSION)
+
+drift: ## install the registry's newest Claude Code and Codex (or RELEASES="claude@x codex@y") and print what works there
+	bash scripts/drift.sh $(RELEASES)
 
 FUZZTIME ?= 1m
 FUZZ_TARGETS := ./terminaldrivers/claude:FuzzScreen ./terminaldrivers/claude:FuzzRecordLine \

@@ -15,7 +15,10 @@ native_bin() { # kind dir -> path of the native binary
   esac
 }
 
-cat "$here/agents.txt" "$here/agents-unprofiled.txt" | grep -v '^#' | while read -r kind version pkg; do
+# With arguments ("kind version package"), only that release (make drift).
+if [ $# -eq 3 ]; then list() { echo "$1 $2 $3"; }; else list() { cat "$here/agents.txt" "$here/agents-unprofiled.txt"; }; fi
+
+list "$@" | grep -v '^#' | while read -r kind version pkg; do
   [ -n "${kind:-}" ] || continue
   dir="$cache/$kind@$version"
   if [ -f "$dir/.installed" ] && [ -x "$dir/native" ]; then

@@ -49,6 +49,14 @@ type FixtureMeta struct {
 // <version>/<case>/{screen.txt,screen.ansi,meta.json}. It runs only with
 // AKK_CAPTURE_FIXTURES=1 (make fixtures). Versions run one after another:
 // they share FixtureProjectDir.
+// CaptureAgentEnv names one release (kind@version) to capture instead of
+// every pinned one, and CaptureDirEnv the folder its screens go to (make
+// profile-new).
+const (
+	CaptureAgentEnv = "AKK_CAPTURE_AGENT"
+	CaptureDirEnv   = "AKK_CAPTURE_DIR"
+)
+
 func TestCaptureFixtures(t *testing.T) {
 	if os.Getenv(CaptureEnv) != "1" {
 		t.Skipf("set %s=1 to recapture the screen fixtures (make fixtures)", CaptureEnv)
@@ -65,9 +73,21 @@ func TestCaptureFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(FixtureProjectDir) })
-	for _, a := range RequireAgents(t) {
+	agents, screens := RequireAgents(t), filepath.Join(root, "terminaldrivers", "testdata", "screens")
+	if one := os.Getenv(CaptureAgentEnv); one != "" {
+		// make profile-new: one release, into a folder of candidates.
+		kind, version, _ := strings.Cut(one, "@")
+		agents = []Agent{{Kind: kind, Version: version, Dir: filepath.Join(AgentsDir(), one)}}
+		if !agents[0].Installed() {
+			t.Fatalf("%s is not installed", one)
+		}
+		if dir := os.Getenv(CaptureDirEnv); dir != "" {
+			screens = dir
+		}
+	}
+	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
-			out := filepath.Join(root, "terminaldrivers", "testdata", "screens", a.Kind, a.Version)
+			out := filepath.Join(screens, a.Kind, a.Version)
 			c := &capturer{t: t, dir: out, saved: map[string]bool{}}
 			switch a.Kind {
 			case KindClaude:

@@ -79,3 +79,43 @@ func bottomRows(s string, n int) string {
 	}
 	return strings.Join(rows, "\n")
 }
+
+// CandidateEnv names a release (kind@version) with no profile of its own
+// whose captured screens (under CandidateDirEnv) a profile derived from its
+// nearest neighbour must read as its fixtures say (make profile-new).
+const (
+	CandidateEnv    = "AKK_PROFILE_CANDIDATE"
+	CandidateDirEnv = "AKK_PROFILE_CANDIDATE_DIR"
+)
+
+// CheckCandidate reads every screen captured under root with p (the
+// nearest profile, taking the candidate's version): each must classify as
+// captured, and each permission prompt must be one p's grammar answers.
+// Every difference is an error naming its case.
+func CheckCandidate(t *testing.T, p agent.Profile, root string) {
+	t.Helper()
+	cases, err := Read(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("no screens under %s", root)
+	}
+	for _, c := range cases {
+		r := p.Classify(c.Capture())
+		if r.State != c.Expected {
+			t.Errorf("DIFFERS %s: read as %s (%s), captured as %s", c.Name, r.State, r.Reason, c.Expected)
+			continue
+		}
+		if c.ComposerEmpty != nil && r.ComposerEmpty != *c.ComposerEmpty {
+			t.Errorf("DIFFERS %s: composer empty %v, captured %v", c.Name, r.ComposerEmpty, *c.ComposerEmpty)
+		}
+		if ap, ok := p.(agent.ApprovalProfile); ok && c.Expected == domain.ScreenAwaitingApproval {
+			g, ok := ap.ApprovalGrammar()
+			if rd := g.Read(c.Capture()); !ok || !rd.Found || !rd.Answerable {
+				t.Errorf("DIFFERS %s: the permission prompt is not one the grammar answers (%s)", c.Name, rd.Reason)
+			}
+		}
+		t.Logf("same %s: %s", c.Name, r.State)
+	}
+}
