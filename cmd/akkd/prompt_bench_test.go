@@ -209,7 +209,8 @@ func BenchmarkE2EHookPromptLatency(b *testing.B) {
 				mu.Lock()
 				if len(arrivals) != n+2 {
 					mu.Unlock()
-					types, _ := rec.forTurn(b, s.TurnID); b.Fatalf("%d hook requests for two prompts; webhooks %v\n%s", len(arrivals)-n, types, e.Capture())
+					types, _ := rec.forTurn(b, s.TurnID)
+					b.Fatalf("%d hook requests for two prompts; webhooks %v\n%s", len(arrivals)-n, types, e.Capture())
 				}
 				l := second.Sub(arrivals[n+1])
 				mu.Unlock()

@@ -188,7 +188,9 @@ func TestRequestEndsWithoutAnswer(t *testing.T) {
 			}
 		},
 		// Nobody decided: AKK answers nothing before Claude Code's timer.
-		"hold ends": func(w *world, _ context.CancelFunc, _ Prompt) { w.clock.Advance(DefaultHold).MustWait(context.Background()) },
+		"hold ends": func(w *world, _ context.CancelFunc, _ Prompt) {
+			w.clock.Advance(DefaultHold).MustWait(context.Background())
+		},
 	}
 	for name, end := range cases {
 		t.Run(name, func(t *testing.T) {
