@@ -141,7 +141,11 @@ func (x *Adapter) withHook(t domain.Terminal) domain.Terminal {
 		}
 		return t
 	}
-	if x.hooks.Dialog(p.Fingerprint, t.ScreenState == domain.ScreenAwaitingApproval) {
+	shown := t.ScreenState == domain.ScreenAwaitingApproval
+	if shown {
+		x.seenAt(p.Fingerprint) // its settle counts from the first look that saw the dialog
+	}
+	if x.hooks.Dialog(p.Fingerprint, shown) {
 		t.ScreenState, t.ExactPrompt = domain.ScreenAwaitingApproval, true
 	}
 	return t

@@ -426,6 +426,13 @@ async function run() {
   await cardState(page, CLAUDE, "idle");
   await cardState(page, CODEX, "idle");
   await check(page, "agents");
+  // Each says how AKK answers what its agent asks: these pinned versions
+  // through their screens (no hook installed here).
+  for (const p of [CLAUDE, CODEX]) {
+    const dd = card(page, p).locator('dd[data-channels="screen/screen"]');
+    await dd.waitFor({ timeout: T });
+    if (!/prompts: the screen · questions: the screen/.test(await dd.innerText())) throw new Error(`the card of ${p} says ${await dd.innerText()}`);
+  }
 
   // A task: working, then idle with the final message, live.
   await send(page, CLAUDE, "[[akk:slow secs=4]] a task from the dashboard");
