@@ -108,6 +108,18 @@ func drift(t *testing.T, a agenttest.Agent) string {
 		rec.waitTurn(t, id, "turn.completed", 90*time.Second)
 		return "yes"
 	})
+	// Read before the prompts and the question, whose Turns may keep the
+	// pane held when AKK cannot answer them.
+	for _, what := range []string{"models", "permissions"} {
+		check(what, func(t *testing.T) string {
+			var p struct{ Code string }
+			code := call(t, "GET", d.url+"/v1/terminals/"+term+"/"+what, host.Token, "", &p)
+			if code == 200 {
+				return "yes"
+			}
+			return fmt.Sprintf("%d %s", code, p.Code)
+		})
+	}
 	check("prompt_exact", func(t *testing.T) string {
 		if a.Kind == agenttest.KindClaude {
 			id := send(t, `{"terminal_id":"`+term+`","request":"[[akk:bash cmd=\"touch akk-drift-1\"]] drift"}`)
@@ -151,16 +163,6 @@ func drift(t *testing.T, a agenttest.Agent) string {
 		rec.waitTurn(t, id, "turn.completed", 60*time.Second)
 		return "yes" + how
 	})
-	for _, what := range []string{"models", "permissions"} {
-		check(what, func(t *testing.T) string {
-			var p struct{ Code string }
-			code := call(t, "GET", d.url+"/v1/terminals/"+term+"/"+what, host.Token, "", &p)
-			if code == 200 {
-				return "yes"
-			}
-			return fmt.Sprintf("%d %s", code, p.Code)
-		})
-	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", a.Kind, a.Version, profile,
 		res["list"], res["send"], res["prompt_exact"], res["prompt_screen"], res["question"], res["models"], res["permissions"])
 }
