@@ -23,12 +23,12 @@ AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 AKK_CAPTURE_AGENT="$kind@$version" A
 echo "profile-new: reading its screens with the nearest profile"
 if ! AKK_PROFILE_CANDIDATE="$kind@$version" AKK_PROFILE_CANDIDATE_DIR="$stage" \
   go test -count=1 -run '^TestProfileCandidate$' -v "./terminaldrivers/$kind/" >"$stage/check.log" 2>&1; then
-  grep -E 'DIFFERS|NEAREST|FAIL' "$stage/check.log" || tail -20 "$stage/check.log"
+  grep -E 'DIFFERS|NEAREST|candidate_test|FAIL' "$stage/check.log" | grep -v ' same ' || tail -20 "$stage/check.log"
   echo "profile-new: $kind $version differs from its nearest profile; nothing was changed"
   exit 1
 fi
 near=$(sed -n 's/.*NEAREST \([0-9.]*\).*/\1/p' "$stage/check.log" | head -1)
-grep -E '^\s+same ' "$stage/check.log" | sed 's/^ *//' || true
+grep -o 'same .*' "$stage/check.log" || true
 # The profile: the nearest's line in the Profiles list, taking the new version.
 python3 - "$file" "$near" "$version" <<'PY'
 import re, sys

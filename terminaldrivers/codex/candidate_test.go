@@ -32,5 +32,5 @@ func checkCandidate(t *testing.T, kind domain.AgentKind, as func(agent.Profile, 
 		t.Fatalf("%s has a profile already", one)
 	}
 	t.Logf("NEAREST %s", near.Agent().Version)
-	screencases.CheckCandidate(t, as(near, version), filepath.Join(os.Getenv(screencases.CandidateDirEnv), k, version))
+	screencases.CheckCandidate(t, as(near, version), filepath.Join(os.Getenv(screencases.CandidateDirEnv), k))
 }

@@ -88,7 +88,8 @@ const (
 	CandidateDirEnv = "AKK_PROFILE_CANDIDATE_DIR"
 )
 
-// CheckCandidate reads every screen captured under root with p (the
+// CheckCandidate reads every screen captured under root (a kind's folder
+// of versions, holding the candidate's) with p (the
 // nearest profile, taking the candidate's version): each must classify as
 // captured, and each permission prompt must be one p's grammar answers.
 // Every difference is an error naming its case.
