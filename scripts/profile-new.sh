@@ -40,7 +40,7 @@ lines = body.split("\n")
 idx = next((i for i, l in enumerate(lines) if f'"{near}"' in l), None)
 ident = "V" + near.replace(".", "_")
 if idx is None:
-    idx = next(i for i, l in enumerate(lines) if re.search(r"\b" + ident + r"\b", l))
+    idx = next(i for i, l in enumerate(lines) if re.search(r"\b" + ident + r"\b(?!\.As)", l))
     line = re.sub(r"\b" + ident + r"\b(?!\.As)", f'{ident}.As("{new}")', lines[idx], count=1)
 else:
     line = lines[idx].replace(f'"{near}"', f'"{new}"')
@@ -57,17 +57,23 @@ python3 - "$kind" "$version" "$pkg" "$near" <<'PY'
 import sys
 kind, new, pkg, near = sys.argv[1:]
 p = "scripts/agents.txt"
+def key(v):
+    return tuple(int(x) for x in v.split("."))
+def place(lines, prefix, version_of):
+    # before the first line of the kind with a higher version, else after its last
+    mine = [i for i, l in enumerate(lines) if l.startswith(prefix)]
+    higher = [i for i in mine if key(version_of(lines[i])) > key(new)]
+    return higher[0] if higher else mine[-1] + 1
 lines = open(p).read().split("\n")
-last = max(i for i, l in enumerate(lines) if l.startswith(kind + " "))
-lines.insert(last + 1, f"{kind} {new} {pkg}")
+lines.insert(place(lines, kind + " ", lambda l: l.split()[1]), f"{kind} {new} {pkg}")
 open(p, "w").write("\n".join(lines))
 u = "scripts/agents-unprofiled.txt"
-open(u, "w").write("\n".join(l for l in open(u).read().split("\n") if not l.startswith(f"{kind} {new} ")))
+kept = [l for l in open(u).read().split("\n") if not l.startswith(f"{kind} {new} ")]
+open(u, "w").write("\n".join(kept))
 r = "README.md"
 lines = open(r).read().split("\n")
-row = next(i for i, l in enumerate(lines) if l.startswith(f"| {kind} | {near} |"))
-last = max(i for i, l in enumerate(lines) if l.startswith(f"| {kind} | "))
-lines.insert(last + 1, lines[row].replace(f"| {kind} | {near} |", f"| {kind} | {new} |", 1))
+row = lines[next(i for i, l in enumerate(lines) if l.startswith(f"| {kind} | {near} |"))]
+lines.insert(place(lines, f"| {kind} | ", lambda l: l.split("|")[2].strip()), row.replace(f"| {kind} | {near} |", f"| {kind} | {new} |", 1))
 open(r, "w").write("\n".join(lines))
 PY
 echo "profile-new: $kind $version reads as $near: added its profile ($file), fixtures, pin and README row; run make test"
