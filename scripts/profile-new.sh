@@ -20,6 +20,12 @@ echo "profile-new: capturing $kind $version"
 AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 AKK_CAPTURE_AGENT="$kind@$version" AKK_CAPTURE_DIR="$stage" \
   go test -count=1 -timeout 20m -run '^TestCaptureFixtures$' ./terminaldrivers/agenttest/ >"$stage/capture.log" 2>&1 ||
   { tail -30 "$stage/capture.log"; echo "profile-new: the capture failed" >&2; exit 1; }
+if [ "$kind" = codex ]; then
+  # Codex's async question panels (0.154.0 and later), read by the profile too.
+  AKK_CAPTURE_ASYNC=1 AKK_REQUIRE_AGENTS=1 AKK_CAPTURE_AGENT="$kind@$version" AKK_CAPTURE_DIR="$stage" \
+    go test -count=1 -timeout 20m -run '^TestCaptureAsyncFixtures$' ./terminaldrivers/agenttest/ >>"$stage/capture.log" 2>&1 ||
+    { tail -30 "$stage/capture.log"; echo "profile-new: the async capture failed" >&2; exit 1; }
+fi
 echo "profile-new: reading its screens with the nearest profile"
 if ! AKK_PROFILE_CANDIDATE="$kind@$version" AKK_PROFILE_CANDIDATE_DIR="$stage" \
   go test -count=1 -run '^TestProfileCandidate$' -v "./terminaldrivers/$kind/" >"$stage/check.log" 2>&1; then
@@ -52,6 +58,10 @@ gofmt -w "$file"
 mkdir -p "terminaldrivers/testdata/screens/$kind"
 rm -rf "terminaldrivers/testdata/screens/$kind/$version"
 mv "$stage/$kind/$version" "terminaldrivers/testdata/screens/$kind/$version"
+if [ -d "$stage/async/$version" ]; then
+  rm -rf "terminaldrivers/testdata/async/$version"
+  mv "$stage/async/$version" "terminaldrivers/testdata/async/$version"
+fi
 # The pin, after its kind's last pin; the release leaves the unprofiled list.
 python3 - "$kind" "$version" "$pkg" "$near" <<'PY'
 import sys
@@ -76,4 +86,4 @@ row = lines[next(i for i, l in enumerate(lines) if l.startswith(f"| {kind} | {ne
 lines.insert(place(lines, f"| {kind} | ", lambda l: l.split("|")[2].strip()), row.replace(f"| {kind} | {near} |", f"| {kind} | {new} |", 1))
 open(r, "w").write("\n".join(lines))
 PY
-echo "profile-new: $kind $version reads as $near: added its profile ($file), fixtures, pin and README row; run make test"
+echo "profile-new: $kind $version reads as $near: added its profile ($file), fixtures, pin and README row; make test proves the rest (every grammar test of the profile now runs on its screens)"

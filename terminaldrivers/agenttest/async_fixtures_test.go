@@ -35,12 +35,20 @@ func TestCaptureAsyncFixtures(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(FixtureProjectDir) })
 	first, _ := agent.ParseVersion("0.154.0")
-	for _, a := range RequireAgents(t, KindCodex) {
+	agents, async := RequireAgents(t, KindCodex), filepath.Join(root, "terminaldrivers", "testdata", "async")
+	if one := os.Getenv(CaptureAgentEnv); one != "" {
+		// make profile-new: one release, into a folder of candidates.
+		agents = []Agent{{Kind: KindCodex, Version: strings.TrimPrefix(one, KindCodex+"@"), Dir: filepath.Join(AgentsDir(), one)}}
+		if dir := os.Getenv(CaptureDirEnv); dir != "" {
+			async = filepath.Join(dir, "async")
+		}
+	}
+	for _, a := range agents {
 		if v, ok := agent.ParseVersion(a.Version); !ok || v.Less(first) {
 			continue
 		}
 		t.Run(a.Name(), func(t *testing.T) {
-			dir := filepath.Join(root, "terminaldrivers", "testdata", "async", a.Version)
+			dir := filepath.Join(async, a.Version)
 			os.RemoveAll(dir)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)

@@ -26,7 +26,7 @@ func TestProfilesRegister(t *testing.T) {
 			t.Errorf("no profile for Codex %s", v)
 		}
 	}
-	if _, ok := r.Lookup(domain.AgentCodex, "0.170.0"); ok {
+	if _, ok := r.Lookup(domain.AgentCodex, "0.168.0"); ok { // a release with no profile
 		t.Error("an unpinned version has a profile")
 	}
 }
