@@ -165,19 +165,7 @@ func TestE2EClaudeHook(t *testing.T) {
 			id = send(`[[akk:bash cmd=\"touch akk-mine && sleep 3 && echo akk-mine-$((40+4))\"]] run my check`)
 			offered(id, "akk-mine-")
 			e.WaitFor("the dialog", 30*time.Second, func(s string) bool { return agenttest.ApprovalPrompt(agenttest.KindClaude, s) })
-			// The highlighted "Yes", as the person chooses it; Claude Code
-			// drops a key that comes right after it draws a prompt, so the
-			// person presses again until the dialog goes (an Enter on the
-			// empty composer after it does nothing).
-			for i := 0; ; i++ {
-				e.Press("Enter")
-				if _, gone := e.Poll(3*time.Second, func(s string) bool { return !agenttest.ApprovalPrompt(agenttest.KindClaude, s) }); gone {
-					break
-				}
-				if i == 10 {
-					t.Fatalf("the dialog stayed:\n%s", e.Capture())
-				}
-			}
+			personApproves(t, e)
 			var p struct{ Code string }
 			if code := decide(id, "reject", &p); code != 409 {
 				t.Fatalf("a decision after the person's: %d %+v", code, p)
@@ -274,20 +262,29 @@ func TestE2EClaudeHookCrash(t *testing.T) {
 				if code := decide(&p); code != 409 || p.Code != "manual_required" {
 					t.Fatalf("approve on an unprofiled release without the hook: %d %+v", code, p)
 				}
-				for i := 0; ; i++ {
-					e.Press("Enter")
-					if _, gone := e.Poll(3*time.Second, func(s string) bool { return !agenttest.ApprovalPrompt(agenttest.KindClaude, s) }); gone {
-						break
-					}
-					if i == 10 {
-						t.Fatalf("the dialog stayed:\n%s", e.Capture())
-					}
-				}
+				personApproves(t, e)
 			}
 			rec.waitTurn(t, s.TurnID, "turn.completed", 60*time.Second)
 			if n := toolResultsWith(e, "akk-crash-46"); n != 1 {
 				t.Fatalf("the command ran %d times", n)
 			}
 		})
+	}
+}
+
+// personApproves chooses the highlighted "Yes" of Claude Code's dialog as
+// the person does. Claude Code drops a key that comes right after it draws
+// a prompt, so the person presses again until the dialog goes (an Enter on
+// the empty composer after it does nothing).
+func personApproves(t *testing.T, e *agenttest.Env) {
+	t.Helper()
+	for i := 0; ; i++ {
+		e.Press("Enter")
+		if _, gone := e.Poll(3*time.Second, func(s string) bool { return !agenttest.ApprovalPrompt(agenttest.KindClaude, s) }); gone {
+			return
+		}
+		if i == 10 {
+			t.Fatalf("the dialog stayed:\n%s", e.Capture())
+		}
 	}
 }

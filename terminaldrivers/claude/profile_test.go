@@ -92,5 +92,5 @@ func TestClassifyFailsClosed(t *testing.T) {
 // TestProfileCandidate: make profile-new's check of a new release's
 // captured screens with its nearest profile.
 func TestProfileCandidate(t *testing.T) {
-	checkCandidate(t, domain.AgentClaude, func(p agent.Profile, v string) agent.Profile { return p.(Profile).As(v) })
+	screencases.CheckCandidateOf(t, Driver{}, func(p agent.Profile, v string) agent.Profile { return p.(Profile).As(v) })
 }

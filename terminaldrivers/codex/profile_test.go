@@ -74,5 +74,5 @@ func TestClassifyFailsClosed(t *testing.T) {
 // TestProfileCandidate: make profile-new's check of a new release's
 // captured screens with its nearest profile.
 func TestProfileCandidate(t *testing.T) {
-	checkCandidate(t, domain.AgentCodex, func(p agent.Profile, v string) agent.Profile { return p.(Profile).As(v) })
+	screencases.CheckCandidateOf(t, Driver{}, func(p agent.Profile, v string) agent.Profile { return p.(Profile).As(v) })
 }

@@ -1,6 +1,8 @@
 package screencases
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,4 +121,29 @@ func CheckCandidate(t *testing.T, p agent.Profile, root string) {
 		}
 		t.Logf("same %s: %s", c.Name, r.State)
 	}
+}
+
+// CheckCandidateOf runs CheckCandidate when CandidateEnv names a release of
+// d's kind: the nearest profile d has, as that version (as), on the
+// release's screens under CandidateDirEnv. It skips otherwise.
+func CheckCandidateOf(t *testing.T, d agent.Driver, as func(agent.Profile, string) agent.Profile) {
+	t.Helper()
+	one := os.Getenv(CandidateEnv)
+	k, version, _ := strings.Cut(one, "@")
+	if one == "" || domain.AgentKind(k) != d.Kind() {
+		t.Skip("make profile-new sets " + CandidateEnv)
+	}
+	reg, err := agent.RegistryOf([]agent.Driver{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, exact, ok := reg.Resolve(d.Kind(), version)
+	if !ok {
+		t.Fatalf("no profile near %s", one)
+	}
+	if exact {
+		t.Fatalf("%s has a profile already", one)
+	}
+	t.Logf("NEAREST %s", near.Agent().Version)
+	CheckCandidate(t, as(near, version), filepath.Join(os.Getenv(CandidateDirEnv), k))
 }
