@@ -25,6 +25,25 @@ if [ -f scripts/agents.txt ]; then
   done
 fi
 
+echo "== PostgreSQL"
+# One server for the whole run: every package that runs its store on
+# PostgreSQL makes its databases there (storetest.SharedEnv).
+pgtmp=$(mktemp -d)
+trap 'exec 3>&- 2>/dev/null; [ -n "${pg:-}" ] && wait "$pg" 2>/dev/null; rm -rf "$pgtmp"' EXIT
+go build -o "$pgtmp/pgserve" ./persistence/storetest/pgserve
+mkfifo "$pgtmp/in"
+"$pgtmp/pgserve" <"$pgtmp/in" >"$pgtmp/out" &
+pg=$!
+exec 3>"$pgtmp/in" # its input: closing it stops the server
+while [ ! -s "$pgtmp/out" ] && kill -0 "$pg" 2>/dev/null; do sleep 0.1; done
+if [ -s "$pgtmp/out" ]; then
+  export AKK_TEST_POSTGRES_DIR="$(head -1 "$pgtmp/out")"
+  echo "one server for the run"
+else
+  pg=
+  echo "none: the packages that need it say why"
+fi
+
 echo "== go test"
 # One package at a time: each package already runs its agents two at a
 # time, and more agents than that on two cores makes their screens late.
@@ -32,7 +51,7 @@ echo "== go test"
 go test -p 1 -count=1 -timeout 60m ./...
 
 echo "== go test, the store on PostgreSQL"
-# The packages whose tests run on a real store, again on PostgreSQL (each
-# starts a server of its own; the persistence and end-to-end tests above
-# already ran both engines).
+# The packages whose tests run on a real store, again on PostgreSQL (on the
+# run's one server; the persistence and end-to-end tests above already ran
+# both engines).
 AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk

@@ -64,6 +64,12 @@ func OpenOn(t testing.TB, engine string) *persistence.Store {
 	return s
 }
 
+// SharedEnv names the socket folder of a PostgreSQL server already running
+// (started by `go run ./persistence/storetest/pgserve`, as scripts/test.sh
+// does): the packages' tests then make their databases there instead of
+// each starting a server of its own.
+const SharedEnv = "AKK_TEST_POSTGRES_DIR"
+
 // Main runs a package's tests, then stops the PostgreSQL server they
 // started, if any. Call it from TestMain.
 func Main(m *testing.M) {
@@ -87,6 +93,7 @@ type Server struct {
 	exited    chan struct{} // closed when postgres has exited
 	mu        sync.Mutex
 	n         int
+	shared    bool // a server this process did not start (SharedEnv)
 }
 
 var server Server
@@ -130,7 +137,8 @@ func (p *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	p.mu.Lock()
 	p.n++
-	name := "t" + strconv.Itoa(p.n)
+	// The pid keeps the names of packages sharing one server apart.
+	name := "t" + strconv.Itoa(os.Getpid()) + "_" + strconv.Itoa(p.n)
 	p.mu.Unlock()
 	admin, err := sql.Open("pgx", p.URL("postgres"))
 	if err != nil {
@@ -174,8 +182,26 @@ func (p *Server) command(name string, args ...string) *exec.Cmd {
 	return c
 }
 
-// init runs initdb in a new temporary folder, then the server.
+// init runs initdb in a new temporary folder, then the server; or, for the
+// package-wide server when SharedEnv names one, only checks that it answers.
 func (p *Server) init() error {
+	if dir := os.Getenv(SharedEnv); dir != "" && p == &server {
+		p.dir, p.shared = dir, true
+		db, err := sql.Open("pgx", p.URL("postgres"))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if err := db.Ping(); err != nil {
+			return fmt.Errorf("the shared PostgreSQL server (%s): %w", SharedEnv, err)
+		}
+		return nil
+	}
+	return p.Init()
+}
+
+// Init runs initdb in a new temporary folder, then the server.
+func (p *Server) Init() error {
 	bin, err := binDir()
 	if err != nil {
 		return err
@@ -280,8 +306,14 @@ func (p *Server) Stop() {
 	}
 }
 
+// Dir is the folder of the server's socket (and, for a server of its own, its data).
+func (p *Server) Dir() string { return p.dir }
+
+// Remove deletes the folder of a server this process started.
+func (p *Server) Remove() { p.remove() }
+
 func (p *Server) remove() {
-	if p.dir != "" {
+	if p.dir != "" && !p.shared {
 		os.RemoveAll(p.dir)
 	}
 }
