@@ -40,13 +40,8 @@ func TestE2EApprovals(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			l := useWorld(t, a, worldSpec{})
+			e, rec, d, host := l.e, l.rec, l.daemon(), l.host
 			term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID
 			send := func(req string) string {
 				t.Helper()
@@ -164,6 +159,13 @@ func TestE2EApprovals(t *testing.T) {
 			if len(e.Model.Requests()) != before || toolResultsWith(e, "akk-step-2") != 0 {
 				t.Fatal("a key reached the changed prompt")
 			}
+			// The host gives up on the Turn: cancelled, and the pane is idle again.
+			var c sendAnswer
+			if code := callConv(t, "POST", d.url+"/v1/turns/"+id+"/cancel", host.Token, "", "c1", &c); code != 200 || c.Outcome != "done" {
+				t.Fatalf("cancel at the second prompt: %d %+v", code, c)
+			}
+			rec.waitTurn(t, id, "turn.cancelled", 60*time.Second)
+			findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasSend)
 		})
 	}
 }

@@ -6,6 +6,6 @@ import (
 	"akk/persistence/storetest"
 )
 
-// TestE2EPostgresStore starts a PostgreSQL server of this package's own;
-// it is stopped when the package's tests end.
-func TestMain(m *testing.M) { storetest.Main(m) }
+// TestMain runs the package's tests, then tears down the shared worlds
+// (world_test.go) and the PostgreSQL server TestE2EPostgresStore started.
+func TestMain(m *testing.M) { storetest.Main(m, closeWorlds) }

@@ -225,15 +225,8 @@ func TestE2ETurns(t *testing.T) {
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{}) // its own fake model: request counts are this pane's
-			model := e.Model
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
-			op := d.token()
-			var host, other hostCreds
-			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
-			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"o","webhook_url":"http://`+rec.addr+`/o"}`, &other)
+			l := useWorld(t, a, worldSpec{}) // its world's own fake model: request counts are this pane's
+			e, model, rec, d, host, other := l.e, l.model, l.rec, l.d, l.host, l.other
 
 			// The row advertises send with its terminal id.
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, func(c conversationRow) bool { return hasSend(c) })
@@ -294,11 +287,11 @@ func TestE2ETurns(t *testing.T) {
 			// 3. A slash command is refused with no input.
 			before := len(model.Requests())
 			var p sendAnswer
-			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"/clear"}`, &p); code != 422 || p.Code != "slash_command_rejected" {
-				t.Fatalf("/clear: %d %+v", code, p)
+			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"/compact"}`, &p); code != 422 || p.Code != "slash_command_rejected" {
+				t.Fatalf("/compact: %d %+v", code, p)
 			}
 			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
-			if len(model.Requests()) != before || strings.Contains(e.Capture(), "/clear") {
+			if len(model.Requests()) != before || strings.Contains(e.Capture(), "/compact") {
 				t.Fatal("a refused slash command reached the agent")
 			}
 

@@ -71,9 +71,12 @@ func OpenOn(t testing.TB, engine string) *persistence.Store {
 const SharedEnv = "AKK_TEST_POSTGRES_DIR"
 
 // Main runs a package's tests, then stops the PostgreSQL server they
-// started, if any. Call it from TestMain.
-func Main(m *testing.M) {
+// started, if any, after running each of after. Call it from TestMain.
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	server.Stop()
 	server.remove()
 	os.Exit(code)

@@ -378,3 +378,21 @@ func (e *Env) PaneTitle() string {
 	out, _ := e.Tmux("display-message", "-p", "-t", e.Target(), "#{pane_title}")
 	return strings.TrimSpace(out)
 }
+
+// NewThread starts a new native thread in the running Claude Code, as a
+// person does between tasks (/clear), and waits until the screen shows
+// nothing of the old one: no reply or tool line, the composer empty. It
+// is how a shared pane gives the next test a thread with no history (an
+// interrupted Turn, for one, changes how Claude Code sends the next
+// message). Codex is left as it is: it has no screen that proves a new
+// thread (its /new leaves the old transcript on screen).
+func (e *Env) NewThread() {
+	e.t.Helper()
+	if e.Agent.Kind != KindClaude {
+		return
+	}
+	e.Submit("/clear")
+	e.WaitFor("a new thread after /clear", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "/clear") && !strings.Contains(s, "●") && !strings.Contains(s, "⎿")
+	})
+}

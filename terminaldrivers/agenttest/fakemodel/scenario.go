@@ -93,7 +93,9 @@ var Questions = []Question{
 // MoreColors are the options the first question gains with options=3 or 4.
 var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 
-var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+// Claude Code's <system-reminder> blocks, and the record of a command run
+// in Claude Code itself (/clear), which it sends along with the next message.
+var reminderRE = regexp.MustCompile(`(?s)<(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>.*?</(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>`)
 var hostContextRE = regexp.MustCompile(`(?s)<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>.*?<<<END_OPENCLAW_INTERNAL_CONTEXT>>>`)
 
 // cleanUserText drops the context an agent or host wraps around what the

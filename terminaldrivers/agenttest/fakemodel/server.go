@@ -97,6 +97,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
+	from     int            // Requests shows requests[from:] (Forget)
 	changed  chan struct{}  // closed and replaced on every change
 	failures map[string]int // error answers given per API and user text
 	holds    map[string]chan struct{}
@@ -152,15 +153,24 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// Requests returns a copy of every request recorded so far, oldest first.
+// Requests returns a copy of every request recorded so far (since the
+// last Forget), oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Request, len(s.requests))
-	for i, r := range s.requests {
+	out := make([]Request, len(s.requests)-s.from)
+	for i, r := range s.requests[s.from:] {
 		out[i] = r.clone()
 	}
 	return out
+}
+
+// Forget hides the requests recorded so far from Requests and WaitRequest:
+// the next test on a model its world shares counts from zero.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	s.from = len(s.requests)
+	s.mu.Unlock()
 }
 
 // WaitRequest waits until a recorded request satisfies match and returns the
@@ -169,7 +179,7 @@ func (s *Server) WaitRequest(ctx context.Context, match func(Request) bool) (Req
 	for {
 		s.mu.Lock()
 		ch := s.changed
-		for _, r := range s.requests {
+		for _, r := range s.requests[s.from:] {
 			if match(r) {
 				s.mu.Unlock()
 				return r.clone(), nil

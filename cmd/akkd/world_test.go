@@ -1,0 +1,301 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"akk/terminaldrivers/agenttest"
+	"akk/terminaldrivers/agenttest/fakemodel"
+)
+
+// A world is one pinned version's agent in a pane of its own tmux server,
+// its fake model and an akkd that lists that server: what an end-to-end
+// capability test needs, started once and shared by the tests of the
+// package (TESTING.md, "The shared world"). A test leases one with
+// useWorld; when it ends, the world goes back to the pool if the test
+// passed and the pane is proven idle, and is torn down otherwise, so no
+// test meets another's leftovers.
+type world struct {
+	key   string
+	a     agenttest.Agent
+	own   *owner
+	e     *agenttest.Env
+	d     *proc
+	op    string
+	files map[string]bool // the project folder's entries when the world was made
+	uses  int
+}
+
+// need is what a test needs of its world's pane.
+type need int
+
+const (
+	// idlePane: the world's pane, proven idle (AKK offers a send on it and
+	// holds no Turn), in a new native thread (Claude Code's /clear, proven
+	// on screen; Codex keeps its thread, see agenttest.Env.NewThread).
+	idlePane need = iota
+	// freshProcess: the agent started anew in the pane (a new process and
+	// a new native thread), for a test about what a start shows.
+	freshProcess
+)
+
+// worldSpec is what a test asks of its world. Tests whose specs are equal
+// share worlds; a different agent option or akkd environment gets a world
+// of its own.
+type worldSpec struct {
+	opts agenttest.Options
+	env  []string // akkd's environment beyond its tmux server (KEY=VALUE)
+	need need
+}
+
+func (s worldSpec) key(a agenttest.Agent) string {
+	o := s.opts
+	o.BeforeAnswer, o.Model = nil, nil
+	env := slices.Clone(s.env)
+	sort.Strings(env)
+	return fmt.Sprintf("%s|%+v|%s", a.Name(), o, strings.Join(env, " "))
+}
+
+// lease is one test's use of a world.
+type lease struct {
+	t           *testing.T
+	w           *world
+	a           agenttest.Agent
+	e           *agenttest.Env
+	model       *fakemodel.Server
+	d           *proc
+	op          string
+	rec         *receiver
+	host, other hostCreds
+	leftDirty   bool
+}
+
+var pool = struct {
+	sync.Mutex
+	idle map[string][]*world
+	made int
+}{idle: map[string][]*world{}}
+
+// useWorld leases a world for agent a: an idle one of the same spec from
+// the pool, or a new one. The lease has its own webhook receiver and two
+// hosts of its own ("h" and "o", both delivering to it).
+func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
+	t.Helper()
+	key := spec.key(a)
+	pool.Lock()
+	var w *world
+	if ws := pool.idle[key]; len(ws) > 0 {
+		w, pool.idle[key] = ws[len(ws)-1], ws[:len(ws)-1]
+	}
+	pool.Unlock()
+	if w == nil {
+		w = newWorld(t, a, spec, key)
+	} else {
+		w.own.bind(t)
+		w.resetProject(t)
+		w.e.Model.Forget()
+		if spec.need == freshProcess {
+			w.e.WithT(t).Respawn()
+		} else {
+			w.e.WithT(t).NewThread()
+		}
+	}
+	w.uses++
+	l := &lease{t: t, w: w, a: a, e: w.e.WithT(t), model: w.e.Model, d: w.d, op: w.op}
+	t.Cleanup(l.release)
+	l.rec = newReceiver(t, "")
+	call(t, "POST", w.d.url+"/v1/hosts", w.op, `{"name":"h","webhook_url":"http://`+l.rec.addr+`/h"}`, &l.host)
+	call(t, "POST", w.d.url+"/v1/hosts", w.op, `{"name":"o","webhook_url":"http://`+l.rec.addr+`/o"}`, &l.other)
+	if l.host.Token == "" || l.other.Token == "" {
+		t.Fatalf("%s: no hosts on the world's akkd", a.Name())
+	}
+	return l
+}
+
+func newWorld(t *testing.T, a agenttest.Agent, spec worldSpec, key string) *world {
+	t.Helper()
+	own := &owner{}
+	own.bind(t)
+	w := &world{key: key, a: a, own: own}
+	ok := false
+	defer func() {
+		if !ok { // a Fatal while making it: what was started stops
+			w.close(t)
+		}
+	}()
+	w.e = agenttest.New(own, a, spec.opts)
+	w.e.StartReady()
+	// Webhook retries come quickly, so a test of a redelivery need not wait.
+	env := append([]string{"AKK_TMUX_SOCKETS=" + w.e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}, spec.env...)
+	w.d = startProc(own, own.TempDir(), env...)
+	w.op = w.d.token()
+	entries, _ := os.ReadDir(w.e.ProjectDir)
+	w.files = map[string]bool{}
+	for _, en := range entries {
+		w.files[en.Name()] = true
+	}
+	pool.Lock()
+	pool.made++
+	pool.Unlock()
+	ok = true
+	return w
+}
+
+// resetProject removes what earlier tests left in the project folder.
+func (w *world) resetProject(t *testing.T) {
+	entries, _ := os.ReadDir(w.e.ProjectDir)
+	for _, en := range entries {
+		if !w.files[en.Name()] {
+			if err := os.RemoveAll(filepath.Join(w.e.ProjectDir, en.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// daemon is the world's akkd as the in-process daemon's type, for tests
+// written against startDaemon. Its stop does nothing: the world stops it.
+func (l *lease) daemon() *daemon {
+	return &daemon{url: l.d.url, token: l.op, stateDir: l.d.dir, stop: func() {}}
+}
+
+// dirty says the test left the pane or akkd in a state nobody checked
+// (a mode changed, a process killed): the world is torn down, not reused.
+func (l *lease) dirty() { l.leftDirty = true }
+
+// release ends the lease: the world goes back to the pool only when the
+// test passed, akkd runs and the pane is proven idle again.
+func (l *lease) release() {
+	t, w := l.t, l.w
+	w.own.bind(t)
+	reuse := !t.Failed() && !l.leftDirty && l.d.cmd != nil
+	if reuse {
+		for _, h := range []hostCreds{l.host, l.other} {
+			if h.HostID != "" {
+				call(t, "DELETE", l.d.url+"/v1/hosts/"+h.HostID, l.op, "", nil)
+			}
+		}
+		reuse = l.idle()
+	}
+	if !reuse {
+		w.close(t)
+		return
+	}
+	pool.Lock()
+	pool.idle[w.key] = append(pool.idle[w.key], w)
+	pool.Unlock()
+}
+
+// idle waits (10 s at most) for the operator's view of the pane to offer a
+// send with no Turn held: the proof that the next test starts clean.
+func (l *lease) idle() bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list struct{ Conversations []conversationRow }
+		call(l.t, "GET", l.d.url+"/v1/conversations", l.op, "", &list)
+		for _, c := range list.Conversations {
+			if c.Project == l.e.ProjectDir && c.Transport == "terminal" && hasSend(c) && c.Terminal.ComposerEmpty &&
+				(c.Managed.CurrentTurn == nil || c.Managed.CurrentTurn.TurnID == "") {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			l.t.Logf("%s: the pane is not idle after the test; its world is not reused", l.a.Name())
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// close stops what the world started (akkd, then the agent's tmux server
+// and fake model).
+func (w *world) close(t testing.TB) {
+	w.own.bind(t)
+	w.own.run()
+}
+
+// closeWorlds tears down the idle worlds when the package's tests end.
+func closeWorlds() {
+	pool.Lock()
+	defer pool.Unlock()
+	for _, ws := range pool.idle {
+		for _, w := range ws {
+			w.close(nil)
+		}
+	}
+	pool.idle = map[string][]*world{}
+}
+
+// owner is the testing.TB a world's parts are made with: their cleanups
+// are the world's (run when it is torn down, not when the test that made
+// it ends), while failures and logs go to the test that uses it now.
+type owner struct {
+	testing.TB // the test leasing the world; nil between leases
+	mu         sync.Mutex
+	cleanups   []func()
+}
+
+func (o *owner) bind(t testing.TB) { o.mu.Lock(); o.TB = t; o.mu.Unlock() }
+
+func (o *owner) cur() testing.TB { o.mu.Lock(); defer o.mu.Unlock(); return o.TB }
+
+func (o *owner) Cleanup(f func()) { o.mu.Lock(); o.cleanups = append(o.cleanups, f); o.mu.Unlock() }
+
+func (o *owner) TempDir() string {
+	dir, err := os.MkdirTemp("", "akk-world-")
+	if err != nil {
+		o.Fatal(err)
+	}
+	o.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func (o *owner) Helper() {}
+
+func (o *owner) Name() string {
+	if t := o.cur(); t != nil {
+		return t.Name()
+	}
+	return "world"
+}
+
+func (o *owner) Failed() bool {
+	if t := o.cur(); t != nil {
+		return t.Failed()
+	}
+	return false
+}
+
+func (o *owner) Logf(format string, args ...any) {
+	if t := o.cur(); t != nil {
+		t.Logf(format, args...)
+		return
+	}
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+func (o *owner) Errorf(format string, args ...any) {
+	if t := o.cur(); t != nil {
+		t.Errorf(format, args...)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "world: "+format+"\n", args...)
+}
+
+// run runs the cleanups, the last registered first.
+func (o *owner) run() {
+	o.mu.Lock()
+	cs := o.cleanups
+	o.cleanups = nil
+	o.mu.Unlock()
+	for i := len(cs) - 1; i >= 0; i-- {
+		cs[i]()
+	}
+}
