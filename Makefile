@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,6 +21,9 @@ generate: ## regenerate server and client code from api/openapi.yaml
 
 test: ## vet, lint the contract, run every test (agent tests skip when agents are not installed)
 	bash scripts/test.sh
+
+test-inventory: ## each end-to-end test of the last `make test` and the agent versions it passed on, and the total (test, version) pairs
+	@$(GO) run ./scripts/inventory -floor "$$(grep -v '^#' scripts/test-floor.txt)" .test-results/go-test.json
 
 test-e2e: ## only the real-agent end-to-end tests (needs `make agents`)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 40m -run '^TestE2E' -v ./...

@@ -45,13 +45,19 @@ else
 fi
 
 echo "== go test"
-# One package at a time: each package already runs its agents two at a
-# time, and more agents than that on two cores makes their screens late.
-# (cmd/akkd takes about 34 min alone, 42 min on a busy machine.)
-go test -p 1 -count=1 -timeout 60m ./...
+# Packages two at a time, and in each up to AKK_TEST_PARALLEL tests at once
+# (each end-to-end test leases one agent's world, world_test.go): the
+# fastest without late screens on two cores, measured (docs/TESTING.md, README "Testing").
+# The JSON is kept for the inventory (make test-inventory).
+mkdir -p .test-results
+go build -o "$pgtmp/inventory" ./scripts/inventory
+go test -json -p 2 -parallel "${AKK_TEST_PARALLEL:-4}" -count=1 -timeout 40m ./... | "$pgtmp/inventory" -tee .test-results/go-test.json
 
 echo "== go test, the store on PostgreSQL"
 # The packages whose tests run on a real store, again on PostgreSQL (on the
 # run's one server; the persistence and end-to-end tests above already ran
 # both engines).
 AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk
+
+echo "== inventory: each end-to-end test and the agent versions it passed on"
+"$pgtmp/inventory" -floor "$(grep -v '^#' scripts/test-floor.txt)" .test-results/go-test.json

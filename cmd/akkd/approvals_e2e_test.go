@@ -37,6 +37,7 @@ func toolResultsWith(e *agenttest.Env, s string) int {
 // completes; reject never runs it and the Turn waits for the host; a prompt
 // that changed after the status is refused with no key.
 func TestE2EApprovals(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()

@@ -31,6 +31,7 @@ func asyncAgents(t *testing.T) []agenttest.Agent {
 // the free-text step of the native Other row) is queued for the next turn;
 // both reach the model. A queued choice is refused with zero input.
 func TestE2EAsyncQuestions(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	for _, a := range asyncAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()

@@ -24,16 +24,12 @@ func wholeCommand(a agenttest.Agent) bool {
 // with shell composition, expansion or redirection are the host's to
 // answer, and get no key. A policy with such a word is refused.
 func TestE2EAutoApproval(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			l := useWorld(t, a, worldSpec{})
+			e, rec, d, host := l.e, l.rec, l.daemon(), l.host
 			policy := d.url + "/v1/hosts/" + host.HostID + "/approval-policy"
 			var prob struct{ Code string }
 			if code := call(t, "PUT", policy, host.Token, `{"rules":[{"argv":["touch","$HOME/x"]}]}`, &prob); code != 422 || prob.Code != "validation_failed" {

@@ -55,7 +55,7 @@ func findBackendRow(t testing.TB, url, token, project string, timeout time.Durat
 		if time.Now().After(deadline) {
 			t.Fatalf("no backend row for %s within %s; rows %+v", project, timeout, last)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(listEvery)
 	}
 }
 
@@ -94,6 +94,7 @@ func daemonAgents(t *testing.T) []agenttest.Agent {
 // daemon killed mid-turn stalls the Turn with a reason and never completes
 // it.
 func TestE2ECodexBackend(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	daemonBinary(t)
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
@@ -461,6 +462,7 @@ func TestE2ECodexBackend(t *testing.T) {
 // home (--codex-homes) lists the thread, exactly, and a Send to it
 // completes with the final message and one model call, with no terminal.
 func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	daemonBinary(t)
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
@@ -552,6 +554,7 @@ func TestE2ECodexBackendWithoutTerminal(t *testing.T) {
 // thread again, and a second, longer Send to it completes while akkd
 // checks the project and the test lists.
 func TestE2ECodexBackendProject(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	daemonBinary(t)
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {

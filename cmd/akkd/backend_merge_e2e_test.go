@@ -62,7 +62,7 @@ func rowsOf(t *testing.T, url, token, project, termID, thread string, ok func([]
 		if time.Now().After(deadline) {
 			t.Fatalf("rows of %s / %s never matched; last %+v", termID, thread, rows)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(listEvery)
 	}
 }
 
@@ -75,6 +75,7 @@ func rowsOf(t *testing.T, url, token, project, termID, thread string, ok func([]
 // the pane. When the person starts a new thread in the pane, the row
 // follows the pane to it.
 func TestE2ECodexBackendMergedWithPane(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	daemonBinary(t)
 	for _, a := range daemonAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {

@@ -26,17 +26,13 @@ func closeStressRounds() int {
 // each Close the Turn is closed, the row offers Close no more, and it offers
 // Send once the pane is idle.
 func TestE2ECloseAfterReject(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	rounds := closeStressRounds()
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			l := useWorld(t, a, worldSpec{})
+			e, rec, d, host := l.e, l.rec, l.daemon(), l.host
 			term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID
 			for i := 1; i <= rounds; i++ {
 				findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasSend)

@@ -54,6 +54,7 @@ func akkCLI(t testing.TB, d *daemon, args ...string) string {
 // person answering in the pane ends AKK's offer (409, nothing sent); and
 // `akk hooks remove` leaves the settings file as it was, byte for byte.
 func TestE2EClaudeHook(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := append(agenttest.RequireAgents(t, agenttest.KindClaude), agenttest.RequireUnprofiled(t, agenttest.KindClaude)...)
 	unprofiled := map[string]bool{}
 	for _, a := range agenttest.RequireUnprofiled(t, agenttest.KindClaude) {

@@ -75,20 +75,18 @@ func waitSteps(t *testing.T, rec *receiver, id string, n int) {
 // step with free text (and Claude's review), refusals with zero input, and a
 // multi-select that stays with the person.
 func TestE2EInteractions(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
+			l := useWorld(t, a, worldSpec{})
+			e, rec, d, host := l.e, l.rec, l.daemon(), l.host
 			if a.Kind == "codex" {
 				// Codex asks questions in Plan mode only; a person switches to it.
+				// The pane stays in Plan mode: its world is not reused.
 				e.PlanMode()
+				l.dirty()
 			}
-			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
 			term := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
 			send := func(req string) string {
 				t.Helper()

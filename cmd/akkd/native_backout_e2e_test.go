@@ -40,6 +40,7 @@ func leftAsFound(t *testing.T, e *agenttest.Env, url, token, what string) {
 // and no menu on screen; nothing changed (the model, effort and mode read
 // after are those read before).
 func TestE2ENativeBackOut(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	bin := failpointBinary(t)
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 // manual_required; either way the pane is left at its idle empty composer
 // with no menu on screen and no repair needed.
 func TestE2ENativeUserConfigs(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	daemonBinary(t)
 	type config struct {
 		name string

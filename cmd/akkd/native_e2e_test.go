@@ -112,17 +112,14 @@ func advertised(c conversationRow, name string) string {
 // Session takes the next Turn, which lands in that new thread; bad input
 // and a draft in the composer send no key.
 func TestE2ENativeControls(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	daemonBinary(t)
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			wl := useWorld(t, a, worldSpec{})
+			e, rec, d, host := wl.e, wl.rec, wl.d, wl.host
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			term := row.Terminal.TerminalID
 			first := "the native test's first task for " + a.Name()
@@ -348,6 +345,7 @@ func TestE2ENativeControls(t *testing.T) {
 // the pane's thread and the Watch is exact (its completion carries the
 // final message); the probe reached no model and left the composer empty.
 func TestE2EWatchIdentified(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	var agents []agenttest.Agent
 	for _, a := range agenttest.RequireAgents(t, agenttest.KindCodex) {
 		if sharedDaemon(a) {
@@ -433,17 +431,15 @@ type permissionsResult struct {
 // Access through its native confirmation; back to the default; a mode the
 // pane does not offer refused; a Send still works after.
 func TestE2EPermissions(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	daemonBinary(t)
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			wl := useWorld(t, a, worldSpec{})
+			e, rec, d, host := wl.e, wl.rec, wl.d, wl.host
+			wl.dirty() // the pane's permission mode changes: its world is not reused
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
 				return hasSend(c) && c.Terminal.ComposerEmpty && advertised(c, "permission_options") != ""
 			})
@@ -539,17 +535,15 @@ type modelsResult struct {
 // effort not advertised, and from another conversation refused; the pane
 // back on its idle empty composer and a Send completing after.
 func TestE2EModels(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	daemonBinary(t)
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			wl := useWorld(t, a, worldSpec{})
+			e, rec, d, host := wl.e, wl.rec, wl.d, wl.host
+			wl.dirty() // the pane's model changes: its world is not reused
 			ready := func(c conversationRow) bool {
 				return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty && advertised(c, "model_options") != ""
 			}

@@ -28,6 +28,7 @@ func actionsNamed(c conversationRow, name string) []map[string]any {
 // its task runs on, and that task is watched, renewed (refused: active),
 // recovered and unwatched.
 func TestE2ERecovery(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	bin := failpointBinary(t)
 	for _, a := range agents {

@@ -80,6 +80,7 @@ type turnStatus struct {
 // cancel then send, the Watch every Send returns, the progress object, and
 // a Send whose Watch could not be stored.
 func TestE2ESendPaths(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	bin := failpointBinary(t)
 	for _, a := range agents {

@@ -30,6 +30,7 @@ type threadList struct {
 // newest first with its first request, the one on screen current when the
 // pane's identity is proven, and no keystroke reached the pane for it.
 func TestE2EThreads(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	daemonBinary(t)
 	for _, a := range agents {

@@ -220,6 +220,7 @@ func userRequests(m *fakemodel.Server, text string) int {
 // slash command, a busy pane, another host, kill -9 of the daemon mid-Turn,
 // and a cancel.
 func TestE2ETurns(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	agents := agenttest.RequireAgents(t)
 	daemonBinary(t)
 	for _, a := range agents {
@@ -378,6 +379,6 @@ func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok
 			}
 			t.Fatalf("row for %s never matched; last %+v%s", project, last, screen)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(listEvery)
 	}
 }

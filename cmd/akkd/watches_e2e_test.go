@@ -47,16 +47,12 @@ func userPrompts(e *agenttest.Env) int {
 // exactly), through a permission prompt the person answers
 // (watch.approval_observed), and never a keystroke from AKK.
 func TestE2EWatches(t *testing.T) {
+	t.Parallel() // beside the other capability tests, -parallel at a time (TESTING.md)
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
-			rec := newReceiver(t, "")
-			d := startDaemon(t, t.TempDir(), map[string]string{"AKK_TMUX_SOCKETS": e.SocketPath()})
-			defer d.stop()
-			var host hostCreds
-			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+			l := useWorld(t, a, worldSpec{})
+			e, rec, d, host := l.e, l.rec, l.daemon(), l.host
 			term := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
 			watch := func() watchAnswer {
 				t.Helper()

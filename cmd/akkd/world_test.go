@@ -33,6 +33,13 @@ type world struct {
 	uses  int
 }
 
+// listEvery is how often a test reads the conversation list while it
+// waits for a row: a list costs akkd about 20 ms of CPU for one pane
+// (measured: 100 lists, 1.9–2.4 CPU-seconds with its tmux commands), so
+// tests that all polled every 200 ms spent a good part of two cores
+// listing. A row's evidence is seen at most this much later.
+const listEvery = 400 * time.Millisecond
+
 // need is what a test needs of its world's pane.
 type need int
 
@@ -79,8 +86,8 @@ type lease struct {
 
 var pool = struct {
 	sync.Mutex
-	idle map[string][]*world
-	made int
+	idle         map[string][]*world
+	made, leases int
 }{idle: map[string][]*world{}}
 
 // useWorld leases a world for agent a: an idle one of the same spec from
@@ -108,6 +115,9 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 		}
 	}
 	w.uses++
+	pool.Lock()
+	pool.leases++
+	pool.Unlock()
 	l := &lease{t: t, w: w, a: a, e: w.e.WithT(t), model: w.e.Model, d: w.d, op: w.op}
 	t.Cleanup(l.release)
 	l.rec = newReceiver(t, "")
@@ -189,6 +199,11 @@ func (l *lease) release() {
 		return
 	}
 	pool.Lock()
+	if len(pool.idle[w.key]) > 0 { // one idle world per spec is kept
+		pool.Unlock()
+		w.close(t)
+		return
+	}
 	pool.idle[w.key] = append(pool.idle[w.key], w)
 	pool.Unlock()
 }
@@ -210,7 +225,7 @@ func (l *lease) idle() bool {
 			l.t.Logf("%s: the pane is not idle after the test; its world is not reused", l.a.Name())
 			return false
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(listEvery)
 	}
 }
 
@@ -225,6 +240,9 @@ func (w *world) close(t testing.TB) {
 func closeWorlds() {
 	pool.Lock()
 	defer pool.Unlock()
+	if pool.leases > 0 {
+		fmt.Printf("worlds: %d leases, %d worlds made\n", pool.leases, pool.made)
+	}
 	for _, ws := range pool.idle {
 		for _, w := range ws {
 			w.close(nil)

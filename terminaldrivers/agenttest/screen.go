@@ -12,7 +12,7 @@ import (
 const (
 	StartTimeout = 60 * time.Second
 	TurnTimeout  = 45 * time.Second
-	pollEvery    = 100 * time.Millisecond
+	pollEvery    = 200 * time.Millisecond // a capture costs about 7 ms of CPU (a tmux client)
 )
 
 // Patient is how long a wait for evidence may really last when a test asks
