@@ -439,7 +439,8 @@ func TestE2EPermissions(t *testing.T) {
 			t.Parallel()
 			wl := useWorld(t, a, worldSpec{})
 			e, rec, d, host := wl.e, wl.rec, wl.d, wl.host
-			wl.dirty() // the pane's permission mode changes: its world is not reused
+			// The test sets the pane's mode back to the one it found (proven by
+			// the answer's current mode), so its world is reused.
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
 				return hasSend(c) && c.Terminal.ComposerEmpty && advertised(c, "permission_options") != ""
 			})
