@@ -21,8 +21,8 @@ for i in $(seq 1 "$runs"); do
   echo "== load run $i/$runs: stress-ng --cpu $cores (pid $hog)"
   start=$(date +%s)
   status=0
-  # One package at a time, as make test runs them.
-  AKK_REQUIRE_AGENTS=1 go test -p 1 -count=1 -timeout 60m -run '^TestE2E' ./... || status=$?
+  # As make test runs them: packages two at a time, tests four at once.
+  AKK_REQUIRE_AGENTS=1 go test -p 2 -parallel "${AKK_TEST_PARALLEL:-4}" -count=1 -timeout 60m -run '^TestE2E' ./... || status=$?
   kill "$hog" 2>/dev/null || true
   wait "$hog" 2>/dev/null || true
   trap - EXIT
