@@ -51,6 +51,10 @@ const (
 	// freshProcess: the agent started anew in the pane (a new process and
 	// a new native thread), for a test about what a start shows.
 	freshProcess
+	// ownWorld: a world no other test used and none will: for a test that
+	// reads what the project's earlier threads left (the agent's thread
+	// list), or that needs the agent exactly as it starts.
+	ownWorld
 )
 
 // worldSpec is what a test asks of its world. Tests whose specs are equal
@@ -98,7 +102,7 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 	key := spec.key(a)
 	pool.Lock()
 	var w *world
-	if ws := pool.idle[key]; len(ws) > 0 {
+	if ws := pool.idle[key]; len(ws) > 0 && spec.need != ownWorld {
 		w, pool.idle[key] = ws[len(ws)-1], ws[:len(ws)-1]
 	}
 	pool.Unlock()
@@ -118,7 +122,7 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 	pool.Lock()
 	pool.leases++
 	pool.Unlock()
-	l := &lease{t: t, w: w, a: a, e: w.e.WithT(t), model: w.e.Model, d: w.d, op: w.op}
+	l := &lease{t: t, w: w, a: a, e: w.e.WithT(t), model: w.e.Model, d: w.d, op: w.op, leftDirty: spec.need == ownWorld}
 	t.Cleanup(l.release)
 	l.rec = newReceiver(t, "")
 	call(t, "POST", w.d.url+"/v1/hosts", w.op, `{"name":"h","webhook_url":"http://`+l.rec.addr+`/h"}`, &l.host)
