@@ -30,7 +30,6 @@ type world struct {
 	d     *proc
 	op    string
 	files map[string]bool // the project folder's entries when the world was made
-	uses  int
 }
 
 // listEvery is how often a test reads the conversation list while it
@@ -118,7 +117,6 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 			w.e.WithT(t).NewThread()
 		}
 	}
-	w.uses++
 	pool.Lock()
 	pool.leases++
 	pool.Unlock()
