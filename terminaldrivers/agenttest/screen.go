@@ -114,12 +114,31 @@ func (e *Env) poll(timeout time.Duration, cond func(string) bool) (string, bool)
 	}
 }
 
+// frame marks each line of a screen for a failure message. A run of
+// empty lines is one line saying how many, so a log's tail (all that CI
+// may show) still reaches the failure above it.
 func frame(screen string) string {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = "│" + l
+	var out []string
+	empty := 0
+	flush := func() {
+		switch {
+		case empty == 1:
+			out = append(out, "│")
+		case empty > 1:
+			out = append(out, fmt.Sprintf("│ (%d empty lines)", empty))
+		}
+		empty = 0
 	}
-	return strings.Join(lines, "\n")
+	for _, l := range strings.Split(strings.TrimRight(screen, "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			empty++
+			continue
+		}
+		flush()
+		out = append(out, "│"+l)
+	}
+	flush()
+	return strings.Join(out, "\n")
 }
 
 // WaitReady waits until the agent is ready for a task, answering the
