@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,21 @@ func TestE2EHarness(t *testing.T) {
 			if !t.Run("idle", func(t *testing.T) {
 				e.WithT(t).StartReady()
 				t.Logf("%s ready after %s", a.Name(), time.Since(start).Round(time.Millisecond))
+				// The screen is read through the Env's control client, not a
+				// tmux process per read, and reads as a process reads it.
+				e.reader.mu.Lock()
+				ctl := e.reader.ctl
+				e.reader.mu.Unlock()
+				if ctl == nil {
+					t.Fatal("the screen was not read through a control client")
+				}
+				full := append([]string{"-L", e.SocketName}, "display-message", "-p", "-t", e.Target(), "#{pane_pid} #{pane_width}x#{pane_height}")
+				cmd := exec.Command("tmux", full...)
+				cmd.Env = e.tmuxEnv
+				want, err := cmd.Output()
+				if got := e.mustTmux(full[2:]...); err != nil || got != string(want) {
+					t.Fatalf("through the control client %q, as a process %q (%v)", got, want, err)
+				}
 			}) {
 				return
 			}

@@ -128,6 +128,7 @@ type Env struct {
 	tmuxEnv   []string
 	ownsModel bool
 	seq       int64
+	reader    *reader // shared by the Env's WithT copies
 }
 
 // APIKey is the fake API key this Env's agent presents to the model.
@@ -214,7 +215,7 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	e := &Env{t: t, Agent: a, opts: opts, Width: opts.Width, Height: opts.Height}
+	e := &Env{t: t, Agent: a, opts: opts, Width: opts.Width, Height: opts.Height, reader: &reader{}}
 	if e.Width == 0 {
 		e.Width = DefaultWidth
 	}
@@ -537,8 +538,13 @@ func writeJSONFile(path string, v any) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// Tmux runs a tmux command against this Env's server.
+// Tmux runs a tmux command against this Env's server. A read (a capture,
+// a display-message) goes through the Env's control client when it runs
+// (see reader).
 func (e *Env) Tmux(args ...string) (string, error) {
+	if out, ok := e.reader.read(e, args); ok {
+		return out, nil
+	}
 	full := append([]string{"-L", e.SocketName}, args...)
 	cmd := exec.Command("tmux", full...)
 	cmd.Env = e.tmuxEnv
@@ -627,6 +633,7 @@ func (e *Env) cleanup(t testing.TB) {
 			t.Logf("%s: what Codex logged last:\n%s", e.Agent.Name(), tail)
 		}
 	}
+	e.reader.close()
 	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
 	if err := stopProcessesUnder(e.Home, 10*time.Second); err != nil {
 		t.Errorf("agenttest cleanup: %v", err)

@@ -446,3 +446,30 @@ func (c *Control) ListPanes(ctx context.Context) ([]Pane, error) {
 	}
 	return ParsePanes(c.socket, []byte(strings.Join(out[0], "\n")+"\n"))
 }
+
+// Read runs one read command (one of readCommands) with its arguments and
+// returns its output as a tmux process would print it: a line each, each
+// ending in a newline. An argument tmux would have to unquote (a single
+// quote, a line break) is refused: run such a command as a process.
+func (c *Control) Read(ctx context.Context, args ...string) (string, error) {
+	if len(args) == 0 || !slices.Contains(readCommands, args[0]) {
+		return "", fmt.Errorf("control read %q: not a read", args)
+	}
+	quoted := []string{args[0]}
+	for _, a := range args[1:] {
+		if strings.ContainsAny(a, "'\n\r") {
+			return "", fmt.Errorf("control read: argument %q cannot be quoted", a)
+		}
+		quoted = append(quoted, "'"+a+"'")
+	}
+	out, err := c.run(ctx, 1, strings.Join(quoted, " "))
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, l := range out[0] {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String(), nil
+}

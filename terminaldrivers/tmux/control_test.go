@@ -95,6 +95,22 @@ func TestControlAgainstRealTmux(t *testing.T) {
 		t.Fatalf("screen lines that look like the protocol cut the capture:\n%s", snap.ANSI)
 	}
 
+	// Read answers as a tmux process prints, arguments quoted (a format's
+	// '#' is not a comment); a write command or an unquotable argument is
+	// refused.
+	for _, args := range [][]string{{"capture-pane", "-p", "-t", p.ID}, {"display-message", "-p", "-t", p.ID, "#{pane_pid} #{pane_width}"}} {
+		got, err := c.Read(ctx, args...)
+		want, werr := s.Runner.Run(ctx, append([]string{"-S", s.Socket}, args...)...)
+		if err != nil || werr != nil || got != string(want) {
+			t.Fatalf("Read %q = %q, %v; a tmux process printed %q, %v", args, got, err, want, werr)
+		}
+	}
+	for _, args := range [][]string{{"send-keys", "-t", p.ID, "x"}, {"display-message", "-p", "it's"}, {"capture-pane", "-t", p.ID + " ; send-keys x"}} {
+		if out, err := c.Read(ctx, args...); err == nil {
+			t.Fatalf("Read %q was run: %q", args, out)
+		}
+	}
+
 	// Only reads are sent: keys are refused before tmux sees them.
 	for _, line := range []string{"send-keys -t " + p.ID + " x", "capture-pane -p ; send-keys x", "paste-buffer"} {
 		if _, err := c.run(ctx, 1, line); err == nil {
