@@ -340,7 +340,7 @@ func (d *Discovery) panes(ctx context.Context) ([]tmux.Pane, []domain.TmuxServer
 	var panes []tmux.Pane
 	var servers []domain.TmuxServerStatus
 	for _, s := range sockets {
-		ps, err := tmux.Server{Socket: s, Runner: d.cfg.Tmux}.ListPanes(ctx)
+		ps, err := d.listPanes(ctx, s)
 		if err != nil {
 			if errors.Is(err, tmux.ErrNoTmux) {
 				return nil, nil, err
@@ -357,6 +357,25 @@ func (d *Discovery) panes(ctx context.Context) ([]tmux.Pane, []domain.TmuxServer
 	return panes, servers, nil
 }
 
+// listPanes lists a server's panes through a control client of the
+// server, and as a tmux process when none runs or it fails. Listing keeps a
+// client of the server's first session running (screens.go: it ends once
+// nothing used it for controlIdle), so a host that lists every few hundred
+// milliseconds costs no tmux process per list; captureAll reads the
+// screens through it too.
+func (d *Discovery) listPanes(ctx context.Context, socket string) ([]tmux.Pane, error) {
+	if ctl := d.anyControl(socket); ctl != nil {
+		if ps, err := ctl.ListPanes(ctx); err == nil {
+			return ps, nil
+		}
+	}
+	ps, err := tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	if err == nil && len(ps) > 0 {
+		d.control(ctx, socket, ps[0].SessionName)
+	}
+	return ps, err
+}
+
 // captureAll captures every candidate's screen with one tmux process per
 // server; the capture it returns reads those, or captures a pane alone.
 func (d *Discovery) captureAll(ctx context.Context, cands []candidate) func(context.Context, tmux.Pane) (tmux.Snapshot, error) {
@@ -366,6 +385,18 @@ func (d *Discovery) captureAll(ctx context.Context, cands []candidate) func(cont
 	}
 	snaps := map[string]map[string]tmux.Snapshot{}
 	for socket, ids := range bySocket {
+		if ctl := d.anyControl(socket); ctl != nil {
+			got := map[string]tmux.Snapshot{}
+			for _, id := range ids {
+				if snap, err := ctl.Capture(ctx, id); err == nil {
+					got[id] = snap
+				}
+			}
+			if len(got) == len(ids) {
+				snaps[socket] = got
+				continue
+			}
+		}
 		snaps[socket] = tmux.Server{Socket: socket, Runner: d.cfg.Tmux}.CaptureAll(ctx, ids)
 	}
 	return func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {

@@ -15,8 +15,9 @@ import (
 // monitored pane forwards every write to the session's panes, so a monitor
 // looks at a pane when it was written to, not on a clock, and its looks
 // capture through that client instead of a tmux process each. A client is
-// started on the first monitor's request and ends when no monitor has
-// waited on it for controlIdle: an attached client costs the tmux server
+// started on the first monitor's request, or by a listing of its server
+// (listPanes: lists and their captures then go through it too), and ends
+// when nothing has used it and no monitor has waited on it for controlIdle: an attached client costs the tmux server
 // work at every write to any of its panes, even paused ones, so monitors
 // whose records say nothing can be asked (quiet, see domain.screenWatch)
 // leave it. One that cannot start is not retried for controlRetry
@@ -155,7 +156,8 @@ func (d *Discovery) ScreenChanged(ctx context.Context, loc domain.PaneLocator) (
 }
 
 // anyControl is a running control client of the server, nil when none
-// runs: it lists the server's panes without a tmux process.
+// runs: it lists the server's panes without a tmux process. Using it
+// keeps it from being reaped for controlIdle.
 func (d *Discovery) anyControl(socket string) *tmux.Control {
 	d.screens.mu.Lock()
 	defer d.screens.mu.Unlock()
@@ -164,6 +166,7 @@ func (d *Discovery) anyControl(socket string) *tmux.Control {
 			select {
 			case <-e.ctl.Done():
 			default:
+				e.usedAt = time.Now()
 				return e.ctl
 			}
 		}
