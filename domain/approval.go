@@ -339,6 +339,9 @@ func (s *approvalCases) answerPromptOn(ctx context.Context, p Principal, termina
 	if err != nil {
 		return AnswerNothing, "", err
 	}
+	if turnID != "" {
+		defer s.answerTurn(turnID)()
+	}
 	seq, done := s.keySequence(ctx)
 	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
 	done()

@@ -317,6 +317,7 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 	if err != nil {
 		return ActionResult{}, err
 	}
+	defer s.answerTurn(t.ID)()
 	Failpoint("interaction.reserved")
 	stage, aerr := s.endpointOf(t.Endpoint).deliverAnswers(ctx, t, term, offer.Fingerprint, answers)
 	if stage == AnswerVerified {

@@ -34,6 +34,10 @@ type Service struct {
 
 	// input counts key sequences in flight (see keySequence).
 	input sync.WaitGroup
+	// answering counts, by Turn, the answers AKK is giving its prompt or
+	// step (answerTurn): their monitors announce no prompt meanwhile.
+	answeringMu sync.Mutex
+	answering   map[string]int
 
 	revokedMu sync.Mutex
 	revoked   []func(hostID string)
@@ -70,6 +74,35 @@ func (s *Service) keySequence(ctx context.Context) (seq context.Context, done fu
 	s.input.Add(1)
 	seq, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeySequenceBound)
 	return seq, func() { cancel(); s.input.Done() }
+}
+
+// answerTurn marks an answer to Turn id's prompt or step as under way,
+// until done is called: from before its first key until its outcome is
+// recorded. Meanwhile the Turn's monitor announces no prompt or step: what
+// it reads then is the answer's own doing (a menu's selection moving, the
+// next step drawn before the answer is recorded), and the recorded
+// outcome moves the Turn on, after which a step still shown is announced.
+func (s *Service) answerTurn(id string) (done func()) {
+	s.answeringMu.Lock()
+	if s.answering == nil {
+		s.answering = map[string]int{}
+	}
+	s.answering[id]++
+	s.answeringMu.Unlock()
+	return func() {
+		s.answeringMu.Lock()
+		if s.answering[id]--; s.answering[id] <= 0 {
+			delete(s.answering, id)
+		}
+		s.answeringMu.Unlock()
+	}
+}
+
+// answeringNow reports whether an answer to Turn id is under way.
+func (s *Service) answeringNow(id string) bool {
+	s.answeringMu.Lock()
+	defer s.answeringMu.Unlock()
+	return s.answering[id] > 0
 }
 
 // WaitForInput waits until no key sequence is in flight, or ctx ends: a

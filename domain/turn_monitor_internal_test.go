@@ -46,6 +46,7 @@ func TestDecidePane(t *testing.T) {
 		term      Terminal
 		announced string
 		fresh     bool
+		answering bool
 		looks     paneLooksFake
 		// want
 		state     TurnState
@@ -65,6 +66,9 @@ func TestDecidePane(t *testing.T) {
 		{name: "a new prompt read once waits for the next look", t: turn(TurnAwaitingApproval, nil),
 			term: screen(ScreenAwaitingApproval), announced: "fp1", fresh: true, looks: paneLooksFake{fp: "fp2"},
 			state: TurnAwaitingApproval, announce: "fp1", confirms: 1},
+		{name: "a step that looks new while AKK answers is its own answer's screen: not announced", t: turn(TurnAwaitingInteraction, nil),
+			term: screen(ScreenAwaitingInteraction), announced: "fp1", fresh: true, answering: true, looks: paneLooksFake{fp: "fp2", confirmed: true},
+			state: TurnAwaitingInteraction, announce: "fp1"},
 		{name: "the same prompt is not announced twice", t: turn(TurnAwaitingApproval, nil),
 			term: screen(ScreenAwaitingApproval), announced: "fp1", fresh: true, looks: paneLooksFake{fp: "fp1", confirmed: true},
 			state: TurnAwaitingApproval, announce: "fp1"},
@@ -96,7 +100,7 @@ func TestDecidePane(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := paneState{t: c.t, term: c.term, announced: c.announced}
+			st := paneState{t: c.t, term: c.term, announced: c.announced, answering: c.answering}
 			looks := c.looks
 			got := s.decidePane(st, paneRound{now: now, fresh: c.fresh, next: c.t, wasAnnounced: c.announced}, &looks)
 			if got.next.State != c.state || got.typ != c.typ || got.webhook != c.webhook || got.announced != c.announce || got.changed != c.changed {

@@ -34,6 +34,11 @@ type paneState struct {
 	// the round's read changed them.
 	actions        []ProgressAction
 	actionsChanged bool
+	// answering: AKK is answering the Turn's prompt or step now (its keys
+	// are going in, or their outcome is not yet recorded), so a prompt
+	// that looks new is that answer's own intermediate screen (a menu
+	// whose selection moved), never one to announce.
+	answering bool
 }
 
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
@@ -78,6 +83,7 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
 	}
+	m.answering = m.s.answeringNow(m.turnID)
 	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
 	// The record first: while it shows the Turn working with no tool call
@@ -201,7 +207,7 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 	if typ == "" {
 		next, typ, webhook = s.applyScreen(next, term)
 	}
-	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
+	if r.fresh && !st.answering && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
 		// A new prompt or step while the Turn already waits on one (a
 		// person answered the last in the pane) is announced again: the
 		// host's offer is for the old one.

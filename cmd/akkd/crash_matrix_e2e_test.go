@@ -404,6 +404,16 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 		if want := max(st.times[typ], 1); len(set) > want {
 			out.duplicated++
 			t.Errorf("%s delivered under %d webhook-ids, want %d", typ, len(set), want)
+			// Every delivery and event of the Turn in order, for how the
+			// second came.
+			for _, d := range c.rec.deliveries() {
+				if strings.Contains(string(d.body), turnID) {
+					t.Logf("%s %s %s", d.at.Format("15:04:05.000"), d.id, d.body)
+				}
+			}
+			var evs json.RawMessage
+			callConv(t, "GET", c.d.url+"/v1/turns/"+turnID+"/events", c.host.Token, "", "crash", &evs)
+			t.Logf("the Turn's events: %s", evs)
 		}
 	}
 	if st.final != "" && len(ids[st.final]) != 1 {

@@ -80,7 +80,7 @@ func (p *proc) start() {
 	p.t.Helper()
 	for attempt := 1; ; attempt++ {
 		addr := freeAddr(p.t)
-		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", "warn")
+		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", testLogLevel())
 		p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
 		var out lockedBuffer
 		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &out)
@@ -381,4 +381,13 @@ func findRow(t testing.TB, url, token, project string, timeout time.Duration, ok
 		}
 		time.Sleep(listEvery)
 	}
+}
+
+// testLogLevel is the log level of the daemons tests start: warn, or
+// AKK_TEST_LOG_LEVEL (debug, to see what a failing test's daemon did).
+func testLogLevel() string {
+	if l := os.Getenv("AKK_TEST_LOG_LEVEL"); l != "" {
+		return l
+	}
+	return "warn"
 }
