@@ -424,6 +424,13 @@ func (e *Env) writeCodexConfig() error {
 		fmt.Fprintf(&b, "[projects.%q]\ntrust_level = \"trusted\"\n\n", e.ProjectDir)
 	}
 	b.WriteString("[analytics]\nenabled = false\n\n")
+	// /tmp is no writable root of the sandbox: Codex protects a writable
+	// root's .codex when present, and many Codex instances at once on one
+	// machine race over /tmp/.codex (one saw it, another removed it before
+	// bwrap bound it: "Can't remount readonly on /newroot/tmp/.codex", a
+	// command failed). The project folder, the pane's cwd, stays writable,
+	// and so does $TMPDIR (in the Env's home).
+	b.WriteString("[sandbox_workspace_write]\nexclude_slash_tmp = true\n\n")
 	if e.opts.ThreadTitle {
 		b.WriteString("[tui]\nterminal_title = [\"thread-id\"]\n\n")
 	}
