@@ -207,12 +207,15 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 	if typ == "" {
 		next, typ, webhook = s.applyScreen(next, term)
 	}
-	if r.fresh && !st.answering && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
+	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
 		// A new prompt or step while the Turn already waits on one (a
 		// person answered the last in the pane) is announced again: the
 		// host's offer is for the old one.
 		if fp := looks.promptFingerprint(next.State); fp != "" {
 			switch {
+			case typ == "" && st.answering:
+				// AKK's own answer going in (a selection moving): neither
+				// announced nor remembered.
 			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !looks.confirmPrompt(fp):
 				// Announced when the next look reads it again.
 			case typ == "" && announced != "" && fp != announced:
