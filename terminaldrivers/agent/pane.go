@@ -10,23 +10,11 @@ import (
 
 	"akk/domain"
 	"akk/terminaldrivers/screen"
-	"akk/terminaldrivers/tmux"
 )
 
 // What the packages that answer on screen (approval, interaction) share:
-// how a pane is captured, how a screen region is fingerprinted with the
-// pane's process identity, and how a terminal's profile is found.
-
-// Capture takes t's screen, with escapes and its title, in one tmux call.
-func Capture(ctx context.Context, runner tmux.Runner, t domain.Terminal) (screen.Capture, error) {
-	snap, err := tmux.Server{Socket: t.Pane.Socket, Runner: runner}.Capture(ctx, t.Pane.PaneID)
-	if err != nil {
-		return screen.Capture{}, err
-	}
-	c := screen.Parse(snap.ANSI)
-	c.Title = snap.Title
-	return c, nil
-}
+// how a screen region is fingerprinted with the pane's process identity,
+// and how a terminal's profile is found.
 
 // Fingerprint is the fingerprint of region r of t's screen, bound to the
 // pane, the agent process incarnation, the profile and what the region is

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"akk/domain"
-	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/screen"
 )
 
@@ -13,7 +12,7 @@ var _ domain.ScreenExcerpter = (*Adapter)(nil)
 // Excerpt implements domain.ScreenExcerpter: the bottom rows of t's pane,
 // trailing blank rows dropped, each row redacted. It sends no input.
 func (x *Adapter) Excerpt(ctx context.Context, t domain.Terminal, rows int) (string, error) {
-	c, err := agent.Capture(ctx, x.tmux, t)
+	c, err := x.capture(ctx, t)
 	if err != nil {
 		return "", err
 	}

@@ -123,9 +123,16 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 		panes: map[string]domain.PaneLocator{}, sessions: map[string]string{}, answered: map[string]time.Time{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
 }
 
-// capture takes t's screen, with escapes and its title, in one tmux call.
+// capture takes t's screen, with escapes and its title, in one tmux call
+// (through a control client of the server when one runs).
 func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
-	return agent.Capture(ctx, x.tmux, t)
+	snap, err := x.disc.CapturePane(ctx, t.Pane.Socket, t.Pane.PaneID)
+	if err != nil {
+		return screen.Capture{}, err
+	}
+	c := screen.Parse(snap.ANSI)
+	c.Title = snap.Title
+	return c, nil
 }
 
 // seenAt records that a prompt or step with fingerprint fp is on screen

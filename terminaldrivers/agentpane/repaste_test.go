@@ -203,14 +203,13 @@ func TestPasteAgainOnlyWhenTheAgentReadAndDroppedIt(t *testing.T) {
 			if c.unread != "" {
 				writeUnread(t, master, tty, []byte(c.unread))
 			}
-			d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})
+			pane := &scriptedPane{tty: tty, screen: c.screen}
+			d, err := discovery.New(discovery.Config{OnlyExtraSockets: true, Tmux: pane, NoControl: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			clock := quartz.NewMock(t)
 			x := New(d, Config{Clock: clock})
-			pane := &scriptedPane{tty: tty, screen: c.screen}
-			x.tmux = pane
 			term := domain.Terminal{ID: "term_x", Agent: domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0"},
 				Pane: domain.PaneLocator{Socket: "/nowhere", PaneID: "%1"}}
 			stage, err := pasteOnClock(t, x, clock, term, c.request)

@@ -234,15 +234,12 @@ func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.T
 	if err := x.sleep(ctx, rules.PasteWindow); err != nil {
 		return false, err
 	}
-	srv := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}
 	deadline := x.now().Add(rules.VerifyWithin)
 	for {
-		snap, err := srv.Capture(ctx, t.Pane.PaneID)
+		c, err := x.capture(ctx, t)
 		if err != nil {
 			return false, err
 		}
-		c := screen.Parse(snap.ANSI)
-		c.Title = snap.Title
 		r := prof.Classify(c)
 		rows, ok := prof.ComposerText(c)
 		var last string
@@ -257,7 +254,7 @@ func (x *Adapter) verify(ctx context.Context, prof agent.TurnProfile, t domain.T
 			last = fmt.Sprintf("composer shows %d rows", len(rows))
 		}
 		if !x.now().Before(deadline) {
-			unread, known := inputUnread(ctx, srv, t.Pane.PaneID)
+			unread, known := inputUnread(ctx, tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}, t.Pane.PaneID)
 			switch {
 			case !known:
 			case unread == 0:

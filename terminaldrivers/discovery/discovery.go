@@ -403,7 +403,7 @@ func (d *Discovery) captureAll(ctx context.Context, cands []candidate) func(cont
 		if s, ok := snaps[p.Socket][p.ID]; ok {
 			return s, nil
 		}
-		return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+		return d.CapturePane(ctx, p.Socket, p.ID)
 	}
 }
 
@@ -511,7 +511,7 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	}
 	if snapshot == nil {
 		snapshot = func(ctx context.Context, p tmux.Pane) (tmux.Snapshot, error) {
-			return tmux.Server{Socket: p.Socket, Runner: d.cfg.Tmux}.Capture(ctx, p.ID)
+			return d.CapturePane(ctx, p.Socket, p.ID)
 		}
 	}
 	snap, err := snapshot(ctx, c.pane)

@@ -11,11 +11,13 @@ import (
 )
 
 // Pane discovers the terminal in one pane now, as Discover would list it:
-// the pane's server is listed, the process table read, the screen captured.
+// the pane's server is listed, the process table read, the screen captured
+// (the list and the screen through a control client of the server when one
+// runs: it answers from the server's state of that moment, as a process does).
 // found is false when the server has no such pane or the pane runs no
 // agent. An error means the server could not be asked.
 func (d *Discovery) Pane(ctx context.Context, loc domain.PaneLocator) (t domain.Terminal, found bool, err error) {
-	panes, err := tmux.Server{Socket: loc.Socket, Runner: d.cfg.Tmux}.ListPanes(ctx)
+	panes, err := d.listPanes(ctx, loc.Socket)
 	if err != nil {
 		return domain.Terminal{}, false, err
 	}
