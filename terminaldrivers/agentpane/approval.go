@@ -46,9 +46,11 @@ func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.Approva
 		return unanswerablePrompt(t, prof, c, perr), nil
 	}
 	p, _ := readPrompt(t, prof, g, c)
-	if p.Present && p.Fingerprint != "" {
-		x.seenAt(p.Fingerprint)
+	fp := ""
+	if p.Present {
+		fp = p.Fingerprint
 	}
+	x.showing(t.ID, "prompt", fp)
 	return p, nil
 }
 

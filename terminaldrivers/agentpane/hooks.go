@@ -143,7 +143,9 @@ func (x *Adapter) withHook(t domain.Terminal) domain.Terminal {
 	}
 	shown := t.ScreenState == domain.ScreenAwaitingApproval
 	if shown {
-		x.seenAt(p.Fingerprint) // its settle counts from the first look that saw the dialog
+		x.showing(t.ID, "hook", p.Fingerprint) // its settle counts from the first look that saw the dialog
+	} else {
+		x.showing(t.ID, "hook", "")
 	}
 	if x.hooks.Dialog(p.Fingerprint, shown) {
 		t.ScreenState, t.ExactPrompt = domain.ScreenAwaitingApproval, true

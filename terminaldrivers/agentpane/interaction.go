@@ -35,9 +35,11 @@ func (x *Adapter) Step(ctx context.Context, t domain.Terminal) (domain.Interacti
 		return unanswerableStep(t, prof, c, perr), nil
 	}
 	s, _ := projectStep(t, prof, g, c)
-	if s.Present && s.Fingerprint != "" {
-		x.seenAt(s.Fingerprint)
+	fp := ""
+	if s.Present {
+		fp = s.Fingerprint
 	}
+	x.showing(t.ID, "step", fp)
 	return s, nil
 }
 

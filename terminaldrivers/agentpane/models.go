@@ -434,9 +434,14 @@ func (x *Adapter) RepairModel(ctx context.Context, t domain.Terminal) (domain.An
 		if err := k.press(ctx, key); err != nil {
 			return k.stage, err
 		}
-		// Wait for the residue to change before the next step.
+		// Wait for the screen the key leads to: the idle empty composer or
+		// another residue. A screen between the two (the menu gone, the
+		// composer not drawn yet) is waited through, not judged.
 		before := residue(prof, plan, c)
-		after, ok := x.until(ctx, t, func(c screen.Capture) bool { return residue(prof, plan, c) != before || idleEmpty(prof, c) })
+		after, ok := x.until(ctx, t, func(c screen.Capture) bool {
+			r := residue(prof, plan, c)
+			return idleEmpty(prof, c) || r != "" && r != before
+		})
 		if ok && idleEmpty(prof, after) && x.twice(ctx, t, func(c screen.Capture) bool { return idleEmpty(prof, c) }) {
 			return domain.AnswerVerified, nil
 		}

@@ -79,8 +79,14 @@ type Adapter struct {
 	// inFlight are requests submitted to panes whose record files a shared
 	// process holds (a Codex app-server daemon), not yet accepted.
 	inFlight map[flightKey]flight
-	// seen is when each prompt or step fingerprint was first read.
-	seen map[string]time.Time
+	// seen is when each prompt or step fingerprint was first read, for the
+	// occurrence on screen now: shown is the fingerprint each terminal's
+	// last read showed (by terminal id and "prompt" or "step"). One that
+	// went from the screen, or that AKK answered, is forgotten, so the same
+	// prompt drawn again (the same command asked for in a later Turn)
+	// settles anew.
+	seen  map[string]time.Time
+	shown map[string]string
 	// hooks is Claude Code's hook channel (nil: none).
 	hooks *claudehook.Broker
 	// sessions: the terminal each Claude Code session was last seen in
@@ -135,6 +141,43 @@ func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Captur
 	return c, nil
 }
 
+// showing records what a read of terminal tid showed of kind ("prompt" or
+// "step"): the fingerprint fp, or "" for none. A fingerprint the terminal
+// showed before and shows no more is forgotten; one shown now for the
+// first time is remembered from now (seenAt).
+func (x *Adapter) showing(tid, kind, fp string) {
+	key := tid + "\x00" + kind
+	x.mu.Lock()
+	if x.shown == nil {
+		x.shown = map[string]string{}
+	}
+	prev, had := x.shown[key]
+	if had && prev != fp {
+		delete(x.seen, prev)
+	}
+	if fp == "" {
+		delete(x.shown, key)
+	} else {
+		x.shown[key] = fp
+	}
+	x.mu.Unlock()
+	if fp != "" && (!had || prev != fp) {
+		x.seenAt(fp)
+	}
+}
+
+// captureProcess is capture with a tmux process of its own, never the
+// control client.
+func (x *Adapter) captureProcess(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
+	snap, err := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}.Capture(ctx, t.Pane.PaneID)
+	if err != nil {
+		return screen.Capture{}, err
+	}
+	c := screen.Parse(snap.ANSI)
+	c.Title = snap.Title
+	return c, nil
+}
+
 // seenAt records that a prompt or step with fingerprint fp is on screen
 // now and returns when it was first read. Entries older than an hour are
 // dropped.
@@ -160,26 +203,41 @@ func (x *Adapter) seenAt(fp string) time.Time {
 // to take a key: a key sent right after an agent draws a prompt may be
 // dropped. The wait adapts instead of being fixed: it counts from when AKK
 // first read this exact prompt (an offer read a while ago needs no more
-// wait), it stretches by four times the time a capture takes now (a loaded
-// machine redraws and attaches its input late), and at least two captures
+// wait), it stretches by four times the time a capture by a tmux process
+// takes now (a loaded machine redraws and attaches its input late; a
+// capture through the control client is quick even then, so it is no
+// measure of load), and at least two captures
 // in a row must show the prompt unchanged. A change ends it with
 // ErrPromptChanged.
 func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Duration, fp string, fingerprintOf func(screen.Capture) string) error {
 	first := x.seenAt(fp)
 	deadline := x.now().Add(settle + x.cfg.VerifyWithin)
 	streak := 0
+	var took time.Duration
 	for {
 		start := x.now()
-		c, err := x.capture(ctx, t)
+		// The first capture is a tmux process of its own: the time it
+		// takes (starting a process, the server and the agent scheduled
+		// late) is the measure of the machine's load. The others go
+		// through the server's control client, which answers quickly
+		// however loaded the machine is.
+		capture := x.capture
+		if streak == 0 {
+			capture = x.captureProcess
+		}
+		c, err := capture(ctx, t)
 		if err != nil {
 			return err
 		}
-		took := x.now().Sub(start)
+		took = max(took, x.now().Sub(start))
 		if fingerprintOf(c) != fp {
 			return domain.ErrPromptChanged
 		}
 		streak++
 		if streak >= 2 && x.now().Sub(first) >= settle+4*took {
+			x.mu.Lock()
+			delete(x.seen, fp) // answered now: a later occurrence settles anew
+			x.mu.Unlock()
 			return nil
 		}
 		if x.now().After(deadline) {

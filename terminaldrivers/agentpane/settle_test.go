@@ -66,6 +66,36 @@ func TestSettleAdaptsToWhenThePromptWasFirstSeenAndToLoad(t *testing.T) {
 		t.Fatalf("under load the wait was only %s", took)
 	}
 
+	// The same prompt drawn again after AKK answered it (the same command
+	// asked for in a later Turn), or after it went from the screen: a new
+	// occurrence, the whole settle again.
+	r = &screenRunner{}
+	x = newTestAdapter(t, r, Config{AnswerPollEvery: 10 * time.Millisecond})
+	x.showing("term_1", "prompt", "fp")
+	x.seen["fp"] = time.Now().Add(-time.Minute) // read a while ago
+	if err := x.settled(context.Background(), term, settle, "fp", same); err != nil {
+		t.Fatal(err)
+	}
+	x.showing("term_1", "prompt", "fp") // still drawn while the key is taken
+	start = time.Now()
+	if err := x.settled(context.Background(), term, settle, "fp", same); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < settle {
+		t.Fatalf("the prompt drawn again after its answer waited only %s", took)
+	}
+	x.showing("term_1", "prompt", "fp")
+	x.seen["fp"] = time.Now().Add(-time.Minute)
+	x.showing("term_1", "prompt", "")   // gone
+	x.showing("term_1", "prompt", "fp") // drawn again
+	start = time.Now()
+	if err := x.settled(context.Background(), term, settle, "fp", same); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < settle {
+		t.Fatalf("the prompt drawn again after it went waited only %s", took)
+	}
+
 	// The prompt changes while settling: nothing is pressed.
 	r = &screenRunner{}
 	x = newTestAdapter(t, r, Config{AnswerPollEvery: 10 * time.Millisecond})
