@@ -81,7 +81,7 @@ type Adapter struct {
 	inFlight map[flightKey]flight
 	// seen is when each prompt or step fingerprint was first read, for the
 	// occurrence on screen now: shown is the fingerprint each terminal's
-	// last read showed (by terminal id and "prompt" or "step"). One that
+	// last read showed (by terminal id and "prompt", "step" or "hook"). One that
 	// went from the screen, or that AKK answered, is forgotten, so the same
 	// prompt drawn again (the same command asked for in a later Turn)
 	// settles anew.
@@ -132,7 +132,11 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 // capture takes t's screen, with escapes and its title, in one tmux call
 // (through a control client of the server when one runs).
 func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
-	snap, err := x.disc.CapturePane(ctx, t.Pane.Socket, t.Pane.PaneID)
+	return parsed(x.disc.CapturePane(ctx, t.Pane.Socket, t.Pane.PaneID))
+}
+
+// parsed is a snapshot as a screen capture with its title.
+func parsed(snap tmux.Snapshot, err error) (screen.Capture, error) {
 	if err != nil {
 		return screen.Capture{}, err
 	}
@@ -141,8 +145,8 @@ func (x *Adapter) capture(ctx context.Context, t domain.Terminal) (screen.Captur
 	return c, nil
 }
 
-// showing records what a read of terminal tid showed of kind ("prompt" or
-// "step"): the fingerprint fp, or "" for none. A fingerprint the terminal
+// showing records what a read of terminal tid showed of kind ("prompt",
+// "step" or "hook"): the fingerprint fp, or "" for none. A fingerprint the terminal
 // showed before and shows no more is forgotten; one shown now for the
 // first time is remembered from now (seenAt).
 func (x *Adapter) showing(tid, kind, fp string) {
@@ -169,13 +173,7 @@ func (x *Adapter) showing(tid, kind, fp string) {
 // captureProcess is capture with a tmux process of its own, never the
 // control client.
 func (x *Adapter) captureProcess(ctx context.Context, t domain.Terminal) (screen.Capture, error) {
-	snap, err := tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}.Capture(ctx, t.Pane.PaneID)
-	if err != nil {
-		return screen.Capture{}, err
-	}
-	c := screen.Parse(snap.ANSI)
-	c.Title = snap.Title
-	return c, nil
+	return parsed(tmux.Server{Socket: t.Pane.Socket, Runner: x.tmux}.Capture(ctx, t.Pane.PaneID))
 }
 
 // seenAt records that a prompt or step with fingerprint fp is on screen
