@@ -45,19 +45,26 @@ else
 fi
 
 echo "== go test"
+# The packages whose tests run on a real store run again on PostgreSQL (on
+# the run's one server; the persistence and end-to-end tests already run
+# both engines), beside the main run: its output is printed after it.
+AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk >"$pgtmp/pg-pass.log" 2>&1 &
+pgpass=$!
 # Packages two at a time, and in each up to AKK_TEST_PARALLEL tests at once
 # (each end-to-end test leases one agent's world, world_test.go): the
 # fastest without late screens on two cores, measured (docs/TESTING.md, README "Testing").
 # The JSON is kept for the inventory (make test-inventory).
 mkdir -p .test-results
 go build -o "$pgtmp/inventory" ./scripts/inventory
-go test -json -p 2 -parallel "${AKK_TEST_PARALLEL:-4}" -count=1 -timeout 40m ./... | "$pgtmp/inventory" -tee .test-results/go-test.json
+rc=0
+go test -json -p 2 -parallel "${AKK_TEST_PARALLEL:-4}" -count=1 -timeout 40m ./... | "$pgtmp/inventory" -tee .test-results/go-test.json || rc=$?
 
 echo "== go test, the store on PostgreSQL"
-# The packages whose tests run on a real store, again on PostgreSQL (on the
-# run's one server; the persistence and end-to-end tests above already ran
-# both engines).
-AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk
+pgrc=0
+wait "$pgpass" || pgrc=$?
+cat "$pgtmp/pg-pass.log"
+[ "$rc" = 0 ] || exit "$rc"
+[ "$pgrc" = 0 ] || exit "$pgrc"
 
 echo "== inventory: each end-to-end test and the agent versions it passed on"
 "$pgtmp/inventory" -floor "$(grep -v '^#' scripts/test-floor.txt)" .test-results/go-test.json

@@ -14,13 +14,11 @@ import (
 // webhook is pending and checks that a restart keeps hosts, tokens, events and
 // the pending delivery, which then arrives with its original webhook-id.
 func TestKill9RestartKeepsState(t *testing.T) {
+	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	if testing.Short() {
 		t.Skip("builds and runs the daemon binary")
 	}
-	bin := filepath.Join(t.TempDir(), "akkd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := daemonBinary(t)
 	dir := t.TempDir()
 	hookAddr := freeAddr(t) // nothing listens here until after the crash
 	start := func() (*exec.Cmd, string) {

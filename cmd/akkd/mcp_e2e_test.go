@@ -192,6 +192,7 @@ func newestClaudeAndCodex(t *testing.T) (claude, codex agenttest.Agent) {
 // into the Codex pane and reads the result back: an agent driving an
 // agent.
 func TestE2EMCP(t *testing.T) {
+	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claudeA, codexA := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	claude := agenttest.New(t, claudeA, agenttest.Options{})
@@ -361,10 +362,7 @@ func TestE2EMCP(t *testing.T) {
 			t.Fatalf("inspector tools/list: %v\n%s", err, out)
 		}
 		// Through `akk mcp` on stdio, with host B's token: host B's view.
-		akk := filepath.Join(filepath.Dir(daemonBinary(t)), "akk")
-		if b, err := exec.Command("go", "build", "-o", akk, "../akk").CombinedOutput(); err != nil {
-			t.Fatalf("build akk: %v\n%s", err, b)
-		}
+		akk := cliBinary(t)
 		out, err = exec.Command(bin, "--cli", "--transport", "stdio", "--method", "tools/call", "--tool-name", "akk_list", "--",
 			akk, "--url", d.url, "--token", b.Token, "mcp").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), codex.ProjectDir) {

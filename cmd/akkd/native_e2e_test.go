@@ -2,12 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,25 +65,10 @@ type newThreadResult struct {
 	Binding                string  `json:"binding"`
 }
 
-var (
-	cliOnce sync.Once
-	cliBin  string
-	cliErr  error
-)
-
 // runCLI runs the akk CLI (built once) against url with token.
 func runCLI(t *testing.T, url, token string, args ...string) []byte {
 	t.Helper()
-	cliOnce.Do(func() {
-		cliBin = filepath.Join(filepath.Dir(daemonBinary(t)), "akk-cli")
-		if b, err := exec.Command("go", "build", "-o", cliBin, "../akk").CombinedOutput(); err != nil {
-			cliErr = fmt.Errorf("build akk: %v\n%s", err, b)
-		}
-	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
-	}
-	out, err := exec.Command(cliBin, append([]string{"--url", url, "--token", token}, args...)...).Output()
+	out, err := exec.Command(cliBinary(t), append([]string{"--url", url, "--token", token}, args...)...).Output()
 	if err != nil {
 		t.Fatalf("akk %v: %v\n%s", args, err, out)
 	}

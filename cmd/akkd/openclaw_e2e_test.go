@@ -234,6 +234,7 @@ func httpStatus(url string) int {
 // own earlier messages; /akk list and /akk status through the plugin show
 // what the API shows.
 func TestE2EOpenClaw(t *testing.T) {
+	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claudeA, codexA := newestClaudeAndCodex(t)
 	if _, err := os.Stat(filepath.Join(openclawDir(), ".installed")); err != nil {
 		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {

@@ -20,6 +20,7 @@ import (
 // nothing, the restarted daemon (same database) completing the Turn with
 // one turn.completed.
 func TestE2EPostgresStore(t *testing.T) {
+	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claude, codex := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	for _, a := range []agenttest.Agent{claude, codex} {
@@ -96,6 +97,7 @@ func TestE2EPostgresStore(t *testing.T) {
 // Stopped again mid-Turn while the agent finishes: the Turn completes once
 // the store is back, with one turn.completed.
 func TestE2EPostgresOutage(t *testing.T) {
+	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claude, _ := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	srv := storetest.StartServer(t)
