@@ -82,7 +82,12 @@ func startGateway(t testing.TB, config map[string]any) *gateway {
 	}
 	g.env = []string{"OPENCLAW_HOME=" + filepath.Join(root, "home"), "OPENCLAW_STATE_DIR=" + state, "OPENCLAW_CONFIG_PATH=" + cfgPath,
 		"OPENCLAW_NO_AUTO_UPDATE=1", "OPENCLAW_DISABLE_BONJOUR=1", "OPENCLAW_SKIP_CHANNELS=1", "OPENCLAW_SKIP_GMAIL_WATCHER=1",
-		"TMPDIR=" + filepath.Join(root, "tmp")}
+		"TMPDIR=" + filepath.Join(root, "tmp"),
+		// Node's compile cache (which OpenClaw turns on) kept beside the
+		// install, as a user's temporary folder keeps it between starts:
+		// with a new TMPDIR each run it was cold, and the gateway compiled
+		// its modules anew every start.
+		"NODE_COMPILE_CACHE=" + filepath.Join(dir, "compile-cache")}
 	if err := os.MkdirAll(filepath.Join(root, "tmp"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +104,7 @@ func startGateway(t testing.TB, config map[string]any) *gateway {
 	g.done = make(chan error, 1)
 	go func() { g.done <- g.cmd.Wait(); out.Close() }()
 	t.Cleanup(g.stop)
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute) // a failure detector: a busy machine may need it
 	for {
 		select {
 		case err := <-g.done:
@@ -111,7 +116,7 @@ func startGateway(t testing.TB, config map[string]any) *gateway {
 			return g
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the gateway was not ready in 3 minutes")
+			t.Fatal("the gateway was not ready in 5 minutes")
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -82,6 +82,7 @@ func (p *proc) start() {
 		addr := freeAddr(p.t)
 		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", testLogLevel())
 		p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
+		p.cmd.Env = append(p.cmd.Env, agenttest.TestNameEnv+"=/"+p.t.Name())
 		var out lockedBuffer
 		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &out)
 		if err := p.cmd.Start(); err != nil {

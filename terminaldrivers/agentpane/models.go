@@ -337,8 +337,9 @@ func (x *Adapter) SetModel(ctx context.Context, t domain.Terminal, model, effort
 		if err := k.press(ctx, key); err != nil {
 			return fail(err)
 		}
-		n, ok := x.stable(ctx, t, plan.ReadEffortMenu)
-		if !ok || n.Selected != want || !sameLabels(n, em) {
+		n, ok := x.stableMenuWhere(ctx, t, &agent.PermissionPlan{ReadMenu: plan.ReadEffortMenu},
+			func(n agent.PermissionMenu) bool { return n.Selected == want && sameLabels(n, em) })
+		if !ok {
 			return fail(fmt.Errorf("the effort menu's selection did not move to row %d; no Enter was pressed", want+1))
 		}
 		em = n

@@ -96,11 +96,19 @@ func (x *Adapter) openPermissionMenu(ctx context.Context, t domain.Terminal, pro
 
 // stableMenu reads the menu until two captures in a row agree.
 func (x *Adapter) stableMenu(ctx context.Context, t domain.Terminal, plan *agent.PermissionPlan) (agent.PermissionMenu, bool) {
+	return x.stableMenuWhere(ctx, t, plan, func(agent.PermissionMenu) bool { return true })
+}
+
+// stableMenuWhere reads the menu until two captures in a row agree and
+// accept holds for it, within VerifyWithin: after a key, the menu as the
+// key left it, not the one drawn before the agent read the key (which
+// would also read the same twice on a busy machine).
+func (x *Adapter) stableMenuWhere(ctx context.Context, t domain.Terminal, plan *agent.PermissionPlan, accept func(agent.PermissionMenu) bool) (agent.PermissionMenu, bool) {
 	var last agent.PermissionMenu
 	streak := 0
 	_, ok := x.until(ctx, t, func(c screen.Capture) bool {
 		m, ok := plan.ReadMenu(c)
-		if !ok || (streak > 0 && !sameMenu(m, last)) {
+		if !ok || !accept(m) || (streak > 0 && !sameMenu(m, last)) {
 			streak = 0
 			return false
 		}
@@ -176,8 +184,8 @@ func (x *Adapter) SetPermissions(ctx context.Context, t domain.Terminal, mode st
 		if err := k.press(ctx, key); err != nil {
 			return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 		}
-		n, ok := x.stableMenu(ctx, t, plan)
-		if !ok || n.Selected != want || !sameLabels(n, m) {
+		n, ok := x.stableMenuWhere(ctx, t, plan, func(n agent.PermissionMenu) bool { return n.Selected == want && sameLabels(n, m) })
+		if !ok {
 			err := fmt.Errorf("the menu's selection did not move to row %d; no Enter was pressed", want+1)
 			return domain.PermissionState{}, k.stage, x.backOut(ctx, t, prof, k, 1, nil, err)
 		}

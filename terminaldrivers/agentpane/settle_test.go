@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/terminaldrivers/agent"
 	"akk/terminaldrivers/screen"
 )
 
@@ -108,5 +109,52 @@ func TestSettleAdaptsToWhenThePromptWasFirstSeenAndToLoad(t *testing.T) {
 	}
 	if err := x.settled(context.Background(), term, settle, "fp", changing); !errors.Is(err, domain.ErrPromptChanged) {
 		t.Fatalf("a changed prompt: %v", err)
+	}
+}
+
+// seqRunner answers captures from a list of screens, the last one repeated.
+type seqRunner struct {
+	mu      sync.Mutex
+	screens []string
+}
+
+func (r *seqRunner) Run(_ context.Context, args ...string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.screens[0]
+	if len(r.screens) > 1 {
+		r.screens = r.screens[1:]
+	}
+	return []byte(s + "\ntitle\n"), nil
+}
+
+// After a key, a busy agent draws the menu it had for a few more captures:
+// two of them agree, but the menu the key left is the one to wait for.
+func TestMenuAfterAKeyIsTheOneTheKeyLeft(t *testing.T) {
+	term := domain.Terminal{Pane: domain.PaneLocator{Socket: "/s", PaneID: "%1"}}
+	read := func(c screen.Capture) (agent.PermissionMenu, bool) {
+		if len(c.Lines) == 0 {
+			return agent.PermissionMenu{}, false
+		}
+		switch c.Lines[0].Text {
+		case "row 1":
+			return agent.PermissionMenu{Labels: []string{"low", "high"}, Selected: 0}, true
+		case "row 2":
+			return agent.PermissionMenu{Labels: []string{"low", "high"}, Selected: 1}, true
+		}
+		return agent.PermissionMenu{}, false
+	}
+	plan := &agent.PermissionPlan{ReadMenu: read}
+	r := &seqRunner{screens: []string{"row 1", "row 1", "row 1", "row 2"}}
+	x := newTestAdapter(t, r, Config{AnswerPollEvery: time.Millisecond, VerifyWithin: time.Second})
+	m, ok := x.stableMenuWhere(context.Background(), term, plan, func(m agent.PermissionMenu) bool { return m.Selected == 1 })
+	if !ok || m.Selected != 1 {
+		t.Fatalf("read %+v (%v), want the second row selected", m, ok)
+	}
+	// A menu that never moves: not proven, within VerifyWithin.
+	r = &seqRunner{screens: []string{"row 1"}}
+	x = newTestAdapter(t, r, Config{AnswerPollEvery: time.Millisecond, VerifyWithin: 50 * time.Millisecond})
+	if _, ok := x.stableMenuWhere(context.Background(), term, plan, func(m agent.PermissionMenu) bool { return m.Selected == 1 }); ok {
+		t.Fatal("a menu that never moved read as moved")
 	}
 }

@@ -267,9 +267,15 @@ func New(t testing.TB, a Agent, opts Options) *Env {
 	if err := e.writeConfig(); err != nil {
 		t.Fatal(err)
 	}
-	e.tmuxEnv = e.baseEnv()
+	e.tmuxEnv = append(e.baseEnv(), TestNameEnv+"=/"+t.Name())
 	return e
 }
+
+// TestNameEnv names, in the environment of the tmux server and so of the
+// agent and every command it runs, the test that made the Env: what a
+// sampler of the machine's processes reads to say which test spent the
+// CPU (TESTING.md, "Where the CPU goes").
+const TestNameEnv = "AKK_TEST_NAME"
 
 // DumpEnv names a folder where each Env's own fake model writes the raw
 // request bodies it receives (<folder>/<test name>/NNNN-<api>.json): how the
