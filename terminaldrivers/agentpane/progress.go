@@ -248,8 +248,26 @@ func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.Dur
 		return progress(dm), err
 	}
 	// Only a turn that wrote nothing after its prompt can end unrecorded.
-	if m.Accepted && !m.ended() && m.State != "" && rules.IdleSince != nil && m.MessageID == "" && m.Latest == "" && m.Pending == nil {
-		changed = x.idle(m, rules) || changed
+	quiet := func() bool {
+		return m.Accepted && !m.ended() && m.State != "" && rules.IdleSince != nil && m.MessageID == "" && m.Latest == "" && m.Pending == nil
+	}
+	if quiet() {
+		idleFor, seen := x.idleState(m, rules)
+		changed = seen || changed
+		if idleFor >= rules.IdleGrace {
+			// The record is read again after the state: a reply the agent
+			// wrote before it said idle is in it then. (Read only before,
+			// a reader held up between the two reads on a busy machine
+			// took a turn that had completed for one interrupted.)
+			again, err := x.read(m, rules, request)
+			if err != nil {
+				return progress(dm), err
+			}
+			grew = grew || again
+			if quiet() && x.now().Sub(m.LastActivity) >= rules.IdleGrace {
+				m.Interrupted, m.EndedAt, changed = true, m.IdleSince, true
+			}
+		}
 	}
 	if !changed && !grew {
 		return progress(dm), nil
@@ -281,29 +299,24 @@ func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 	}
 }
 
-// idle ends the turn as interrupted when the agent's state file says it
-// has been idle since after the request, and neither it nor the record
-// moved for the profile's grace period: the turn ended before any answer
-// and without an end record (Claude Code, interrupted that early, puts the
-// prompt back in the composer). The state file is parsed only when it
-// changed.
-func (x *Adapter) idle(m *markState, rules agent.TurnRules) bool {
-	now := x.now()
-	if now.Sub(m.LastActivity) < rules.IdleGrace {
-		return false
-	}
-	changed := false
+// idleState reads the agent's state file (parsed only when it changed):
+// how long it has said the agent is idle since after the request, or -1.
+// The turn ended before any answer and without an end record (Claude
+// Code, interrupted that early, puts the prompt back in the composer) once
+// that and the record's quiet both last the profile's grace period. seen:
+// the file changed.
+func (x *Adapter) idleState(m *markState, rules agent.TurnRules) (idleFor time.Duration, seen bool) {
 	if st, err := os.Stat(m.State); err == nil && !st.ModTime().Equal(m.StateSeen) {
 		since, ok := rules.IdleSince(m.State, m.Thread)
 		if !ok {
 			since = time.Time{}
 		}
-		m.StateSeen, m.IdleSince, changed = st.ModTime(), since, true
+		m.StateSeen, m.IdleSince, seen = st.ModTime(), since, true
 	}
-	if !m.IdleSince.IsZero() && !m.IdleSince.Before(m.PromptAt) && now.Sub(m.IdleSince) >= rules.IdleGrace {
-		m.Interrupted, m.EndedAt, changed = true, m.IdleSince, true
+	if m.IdleSince.IsZero() || m.IdleSince.Before(m.PromptAt) {
+		return -1, seen
 	}
-	return changed
+	return x.now().Sub(m.IdleSince), seen
 }
 
 // addHeld adds the record files the holder opened since the mark, while

@@ -2,6 +2,7 @@ package agentpane
 
 import (
 	"github.com/coder/quartz"
+	"syscall"
 
 	"bytes"
 	"context"
@@ -378,4 +379,69 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 			}
 		})
 	}
+
+	// The reply is written between the record's read and the state's
+	// (a reader held up on a busy machine): the state file is a pipe whose
+	// writer appends the reply to the record before it says idle.
+	t.Run("a reply written while the state was read", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "record.jsonl")
+		if err := os.WriteFile(path, prompt, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var reply []byte
+		for _, l := range c.lines {
+			if bytes.Contains(l, []byte(`"type":"assistant"`)) {
+				reply = l
+				break
+			}
+		}
+		state := filepath.Join(dir, "session.json")
+		if err := syscall.Mkfifo(state, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		since := promptAt.Add(time.Second)
+		wrote := make(chan error, 1)
+		go func() {
+			// Read first (whether the agent waits for the person): busy.
+			// Read again: the reply is appended, then the state says idle.
+			for i, status := range []string{"busy", "idle"} {
+				w, err := os.OpenFile(state, os.O_WRONLY, 0) // until the state is read
+				if err != nil {
+					wrote <- err
+					return
+				}
+				if i == 1 {
+					if f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+						f.Write(reply)
+						f.Close()
+					}
+				}
+				st, _ := json.Marshal(map[string]any{"sessionId": c.meta.ThreadID, "status": status, "statusUpdatedAt": since.UnixMilli()})
+				_, err = w.Write(st)
+				w.Close()
+				if err != nil {
+					wrote <- err
+					return
+				}
+			}
+			wrote <- nil
+		}()
+		d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock := quartz.NewMock(t)
+		clock.Set(since.Add(3 * time.Second))
+		x := New(d, Config{Clock: clock})
+		m := &markState{V: markVersion, Files: []fileMark{{Path: path, Thread: c.meta.ThreadID}}, State: state}
+		dm, _ := m.encode()
+		p, err := x.Progress(context.Background(), c.term, dm, c.meta.Request)
+		if werr := <-wrote; werr != nil {
+			t.Fatal(werr)
+		}
+		if err != nil || !p.Accepted || p.Interrupted || p.LatestText == "" {
+			t.Fatalf("a turn whose reply came while its state was read: %+v, %v", p, err)
+		}
+	})
 }

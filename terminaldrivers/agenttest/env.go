@@ -645,6 +645,19 @@ func (e *Env) cleanup(t testing.TB) {
 		if tail := codexLogTail(e.CodexHome, 80); tail != "" {
 			t.Logf("%s: what Codex logged last:\n%s", e.Agent.Name(), tail)
 		}
+		// Claude Code's transcripts (the record AKK reads a Turn from),
+		// each record in brief: what a Turn's outcome was read from.
+		transcripts, _ := filepath.Glob(filepath.Join(e.Home, ".claude", "projects", "*", "*.jsonl"))
+		for _, l := range transcripts {
+			if b, err := os.ReadFile(l); err == nil {
+				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+				lines = lines[max(0, len(lines)-30):]
+				for i, ln := range lines {
+					lines[i] = briefRecord(ln)
+				}
+				t.Logf("%s: transcript %s (last records):\n%s", e.Agent.Name(), filepath.Base(l), strings.Join(lines, "\n"))
+			}
+		}
 	}
 	e.reader.close()
 	_, _ = e.Tmux("kill-server") // fails harmlessly when never started
@@ -670,4 +683,33 @@ func (e *Env) Respawn() {
 	args = append(args, e.Agent.Entry())
 	e.mustTmux(args...)
 	e.WaitReady(StartTimeout)
+}
+
+// briefRecord is one transcript record in brief: its type, time, ids and
+// the start of its text.
+func briefRecord(line string) string {
+	var r map[string]any
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		return line[:min(len(line), 200)]
+	}
+	text := ""
+	if m, ok := r["message"].(map[string]any); ok {
+		switch c := m["content"].(type) {
+		case string:
+			text = c
+		case []any:
+			for _, part := range c {
+				if p, ok := part.(map[string]any); ok {
+					text += fmt.Sprintf("[%v %v%v] ", p["type"], p["name"], p["text"])
+				}
+			}
+		}
+		if sr, ok := m["stop_reason"]; ok && sr != nil {
+			text += fmt.Sprintf(" stop_reason=%v", sr)
+		}
+	}
+	if len(text) > 120 {
+		text = text[:120] + "…"
+	}
+	return fmt.Sprintf("%v %v %v uuid=%v prompt=%v: %s", r["type"], r["subtype"], r["timestamp"], r["uuid"], r["promptId"], text)
 }
