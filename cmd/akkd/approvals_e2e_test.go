@@ -151,13 +151,13 @@ func TestE2EApprovals(t *testing.T) {
 					t.Fatalf("the second prompt was not announced: %v", types)
 				}
 			}
-			before := len(e.Model.Requests())
+			before := e.Model.Played()
 			var p struct{ Code string }
 			if code := decide(id, "approve_once", &p); code != 409 || p.Code != "prompt_changed" {
 				t.Fatalf("approve a changed prompt: %d %+v (first prompt %+v)", code, p, first)
 			}
 			time.Sleep(500 * time.Millisecond)
-			if len(e.Model.Requests()) != before || toolResultsWith(e, "akk-step-2") != 0 {
+			if e.Model.Played() != before || toolResultsWith(e, "akk-step-2") != 0 {
 				t.Fatal("a key reached the changed prompt")
 			}
 			// The host gives up on the Turn: cancelled, and the pane is idle again.

@@ -151,13 +151,13 @@ func TestE2EAsyncQuestions(t *testing.T) {
 			// Steered: a choice, into the running turn.
 			id := send("[[akk:ask_async questions=1 secs=2 hold=steer]] ask while working")
 			p, _ := open(id)
-			before := len(e.Model.Requests())
+			before := e.Model.Played()
 			var prob struct{ Code string }
 			if code := respond(id, withMode(answerBody(p, 1, ""), "queue_next_turn"), &prob); code != 422 {
 				t.Fatalf("a queued choice: %d %+v", code, prob)
 			}
 			// The same step, still offered (0.154/0.155 redraw their timer).
-			if again, _ := get(id); again.InteractionID != p.InteractionID || len(e.Model.Requests()) != before {
+			if again, _ := get(id); again.InteractionID != p.InteractionID || e.Model.Played() != before {
 				t.Fatal("a refused answer reached the pane")
 			}
 			var res sendAnswer

@@ -34,8 +34,9 @@ func TestE2ERecovery(t *testing.T) {
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
+			// A world's pane, driven by an akkd of the test's own (a failpoint
+			// build): the world's akkd only lists it meanwhile.
+			e := useWorld(t, a, worldSpec{}).e
 			rec := newReceiver(t, "")
 			// A 3 s accept window only until the crashed Turn's outcome is
 			// seen (it must end delivery_uncertain); the later Sends must be

@@ -86,8 +86,9 @@ func TestE2ESendPaths(t *testing.T) {
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
+			// A world's pane, driven by an akkd of the test's own (a failpoint
+			// build): the world's akkd only lists it meanwhile.
+			e := useWorld(t, a, worldSpec{}).e
 			rec := newReceiver(t, "")
 			d := &proc{t: t, bin: bin, dir: t.TempDir(), env: []string{"AKK_TMUX_SOCKETS=" + e.SocketPath()}}
 			d.start()

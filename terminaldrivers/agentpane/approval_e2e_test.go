@@ -136,7 +136,7 @@ func (s *session) approveOnce() {
 func (s *session) reject() domain.ApprovalPrompt {
 	const out = "akk-rejected-2"
 	p := s.ask("touch " + out + " && echo " + out)
-	before := len(s.e.Model.Requests())
+	before := s.e.Model.Played()
 	s.answer(p, domain.Reject)
 	// The agent gives the turn back and asks what to do instead.
 	want := map[string]string{agenttest.KindClaude: "What should Claude do instead?", agenttest.KindCodex: "Conversation interrupted"}[s.e.Agent.Kind]
@@ -203,7 +203,7 @@ func (s *session) changed(stale domain.ApprovalPrompt) {
 	p := s.ask("touch akk-moved-3 && echo akk-changed-4")
 	other := s.term
 	other.Process.StartTicks++
-	requests := len(s.e.Model.Requests())
+	requests := s.e.Model.Played()
 	screenBefore := bottom(s.e.Capture(), 12)
 	for _, c := range []struct {
 		name string
@@ -228,7 +228,7 @@ func (s *session) changed(stale domain.ApprovalPrompt) {
 	if after := bottom(s.e.Capture(), 12); after != screenBefore {
 		s.t.Errorf("the pane changed after refused answers:\n%s\n---\n%s", screenBefore, after)
 	}
-	if n := len(s.e.Model.Requests()); n != requests {
+	if n := s.e.Model.Played(); n != requests {
 		s.t.Errorf("the model saw %d new requests after refused answers", n-requests)
 	}
 	if n := s.results("akk-changed-4"); n != 0 {

@@ -162,7 +162,7 @@ func (r *stepRun) untouched(fp string, requests int) {
 	if err != nil || s.Fingerprint != fp {
 		r.t.Errorf("the step changed after a refused answer: %+v, %v; screen:\n%s", s, err, r.e.Capture())
 	}
-	if n := len(r.e.Model.Requests()); n != requests {
+	if n := r.e.Model.Played(); n != requests {
 		r.t.Errorf("the model got %d requests after a refused answer", n-requests)
 	}
 }
@@ -204,7 +204,7 @@ func stepFreeText(r *stepRun) {
 	r.ask("Ask me in words")
 	s := r.step(1, 1, domain.SingleSelect, colors(r)...)
 	q := s.Questions[0]
-	requests := len(r.e.Model.Requests())
+	requests := r.e.Model.Played()
 	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint+"0", []domain.StepAnswer{{QuestionKey: q.Key, OptionKeys: []string{q.Options[1].Key}}})
 	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrPromptChanged) {
 		r.t.Fatalf("wrong fingerprint: %s, %v", stage, err)
@@ -264,7 +264,7 @@ func stepRefused(r *stepRun) {
 	if err != nil || !s.Present || s.Answerable || s.Fingerprint == "" || !strings.Contains(s.Reason, "a person may be typing") {
 		r.t.Fatalf("step: %+v, %v", s, err)
 	}
-	requests := len(r.e.Model.Requests())
+	requests := r.e.Model.Played()
 	q := s.Questions[0]
 	stage, err := r.x.AnswerStep(context.Background(), r.term, s.Fingerprint, []domain.StepAnswer{{QuestionKey: q.Key, Text: "more words"}})
 	if stage != domain.AnswerNothing || !errors.Is(err, domain.ErrDecisionUnavailable) {

@@ -165,6 +165,22 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
+// Played counts the requests since Forget that played a scenario, not
+// side requests (Aux: a thread's title, a probe), which an agent may send
+// at any time (Codex asks for a title in the background, later on a busy
+// machine): how a test proves that nothing it refused reached the agent.
+func (s *Server) Played() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests[s.from:] {
+		if !r.Aux {
+			n++
+		}
+	}
+	return n
+}
+
 // Forget hides the requests recorded so far from Requests and WaitRequest:
 // the next test on a model its world shares counts from zero.
 func (s *Server) Forget() {
