@@ -30,7 +30,6 @@ func backendStressSends() int {
 // complete, with its own final message and one model call; none may end
 // cancelled, failed or stalled.
 func TestE2ECodexBackendStress(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	daemonBinary(t)
 	sends := backendStressSends()
 	for _, a := range daemonAgents(t) {

@@ -41,7 +41,6 @@ type conversationRow struct {
 // TestE2EConversationsAPI lists real panes of every pinned agent version,
 // plus a plain shell, through the daemon's REST API and the doctor.
 func TestE2EConversationsAPI(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	agents := agenttest.RequireAgents(t)
 	model := fakemodel.New(fakemodel.Options{})
 	if err := model.Start("127.0.0.1:0"); err != nil {

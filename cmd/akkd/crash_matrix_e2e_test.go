@@ -195,7 +195,6 @@ type crashTally struct {
 // runs AKK_CRASH_TRIALS trials (and AKK_CRASH_AGENTS=all every version)
 // and prints the table.
 func TestE2ECrashMatrix(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	agents := agenttest.RequireAgents(t)
 	trials := 1
 	if n, err := strconv.Atoi(os.Getenv("AKK_CRASH_TRIALS")); err == nil && n > 0 {
@@ -429,7 +428,6 @@ func crashTrial(t *testing.T, a agenttest.Agent, st crashStage) crashTally {
 // callback arrives under its original webhook-id, and the Turn's callbacks
 // in the order they happened.
 func TestE2EWebhookOutage(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	agents := newestOfEachKind(agenttest.RequireAgents(t))
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 // webhook is pending and checks that a restart keeps hosts, tokens, events and
 // the pending delivery, which then arrives with its original webhook-id.
 func TestKill9RestartKeepsState(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	if testing.Short() {
 		t.Skip("builds and runs the daemon binary")
 	}

@@ -36,7 +36,6 @@ import (
 // $AKK_ARTIFACTS (default: a temporary directory). Then the CSRF proof and
 // the routes' auth are checked from outside the browser.
 func TestE2EDashboard(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	modules := filepath.Join(nodeToolsDir(), "node_modules")
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {

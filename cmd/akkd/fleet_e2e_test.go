@@ -25,7 +25,6 @@ import (
 // PostgreSQL restarted mid-Turn loses nothing; a call that claims to come
 // from a node but is not signed by one is refused.
 func TestE2EFleet(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claude, codex := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	srv := storetest.StartServer(t)

@@ -208,7 +208,6 @@ func TestE2EClaudeHook(t *testing.T) {
 // prompt is still answerable: by AKK through the screen on a profiled
 // version, in the pane on one AKK has no profile for.
 func TestE2EClaudeHookCrash(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	agents := []agenttest.Agent{agenttest.RequireAgent(t, agenttest.KindClaude, "2.1.332")}
 	agents = append(agents, agenttest.RequireUnprofiled(t, agenttest.KindClaude)[0])
 	for i, a := range agents {

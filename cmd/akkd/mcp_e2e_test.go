@@ -192,7 +192,6 @@ func newestClaudeAndCodex(t *testing.T) (claude, codex agenttest.Agent) {
 // into the Codex pane and reads the result back: an agent driving an
 // agent.
 func TestE2EMCP(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claudeA, codexA := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	claude := agenttest.New(t, claudeA, agenttest.Options{})

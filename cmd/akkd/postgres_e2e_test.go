@@ -20,7 +20,6 @@ import (
 // nothing, the restarted daemon (same database) completing the Turn with
 // one turn.completed.
 func TestE2EPostgresStore(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claude, codex := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	for _, a := range []agenttest.Agent{claude, codex} {
@@ -97,7 +96,6 @@ func TestE2EPostgresStore(t *testing.T) {
 // Stopped again mid-Turn while the agent finishes: the Turn completes once
 // the store is back, with one turn.completed.
 func TestE2EPostgresOutage(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	claude, _ := newestClaudeAndCodex(t)
 	daemonBinary(t)
 	srv := storetest.StartServer(t)

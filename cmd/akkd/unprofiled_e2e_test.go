@@ -18,7 +18,6 @@ import (
 // a protocol AKK has not checked, and through that exact channel a host
 // approves and rejects permission prompts and answers a question.
 func TestE2ECodexUnprofiled(t *testing.T) {
-	t.Parallel() // beside the capability tests (TESTING.md, "How many at once")
 	daemonBinary(t)
 	for _, a := range agenttest.RequireUnprofiled(t, agenttest.KindCodex) {
 		t.Run(a.Name(), func(t *testing.T) {

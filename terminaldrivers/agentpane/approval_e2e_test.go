@@ -136,7 +136,7 @@ func (s *session) approveOnce() {
 func (s *session) reject() domain.ApprovalPrompt {
 	const out = "akk-rejected-2"
 	p := s.ask("touch " + out + " && echo " + out)
-	before := s.e.Model.Played()
+	before := len(s.e.Model.Requests())
 	s.answer(p, domain.Reject)
 	// The agent gives the turn back and asks what to do instead.
 	want := map[string]string{agenttest.KindClaude: "What should Claude do instead?", agenttest.KindCodex: "Conversation interrupted"}[s.e.Agent.Kind]

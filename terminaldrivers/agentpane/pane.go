@@ -209,7 +209,7 @@ func (x *Adapter) seenAt(fp string) time.Time {
 // ErrPromptChanged.
 func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Duration, fp string, fingerprintOf func(screen.Capture) string) error {
 	first := x.seenAt(fp)
-	deadline := x.now().Add(settle + x.cfg.VerifyWithin)
+	begin := x.now()
 	streak := 0
 	var took time.Duration
 	for {
@@ -238,7 +238,10 @@ func (x *Adapter) settled(ctx context.Context, t domain.Terminal, settle time.Du
 			x.mu.Unlock()
 			return nil
 		}
-		if x.now().After(deadline) {
+		// The bound stretches with the load as the wait does: a fixed one
+		// (settle and VerifyWithin) was shorter than the wait itself once a
+		// capture took a quarter of VerifyWithin, and a still screen failed.
+		if x.now().After(begin.Add(settle + 4*took + x.cfg.VerifyWithin)) {
 			return fmt.Errorf("%w: the screen never held still long enough", domain.ErrPromptChanged)
 		}
 		if x.sleep(ctx, x.cfg.AnswerPollEvery) != nil {

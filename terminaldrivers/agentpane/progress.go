@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"akk/domain"
@@ -264,7 +265,7 @@ func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.Dur
 				return progress(dm), err
 			}
 			grew = grew || again
-			if quiet() && x.now().Sub(m.LastActivity) >= rules.IdleGrace {
+			if quiet() && x.now().Sub(m.LastActivity) >= rules.IdleGrace && x.requestBack(ctx, t, prof, request) {
 				m.Interrupted, m.EndedAt, changed = true, m.IdleSince, true
 			}
 		}
@@ -297,6 +298,34 @@ func (m *markState) progress(dm domain.DurableMark) domain.TurnProgress {
 		Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, FailureReason: m.Reason, Interrupted: m.Interrupted,
 		AsksForetold: m.Foretold,
 	}
+}
+
+// requestBack reports whether the pane's composer holds the request again
+// (any text, for a Watch that knows none): how Claude Code shows a turn
+// interrupted before any answer. Its state file saying idle and a quiet
+// record are not enough: on a busy machine its transcript was seen to lag
+// its state by more than ten seconds, the reply drawn and the composer
+// empty, so a turn that completed would have been taken for interrupted.
+func (x *Adapter) requestBack(ctx context.Context, t domain.Terminal, prof agent.TurnProfile, request string) bool {
+	c, err := x.capture(ctx, t)
+	if err != nil {
+		return false
+	}
+	rows, ok := prof.ComposerText(c)
+	if !ok || len(rows) == 0 {
+		return false
+	}
+	if request == "" {
+		return true
+	}
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	first, _, _ := strings.Cut(request, "\n")
+	want := []rune(squash(first))
+	want = want[:min(len(want), 24)] // the composer may wrap or collapse the rest
+	got := squash(strings.Join(rows, ""))
+	// A long request comes back as the paste's placeholder ("[Pasted text
+	// #1 +4 lines]"), as it was shown when typed (turn.go).
+	return strings.Contains(got, string(want)) || strings.Contains(got, "[Pastedtext#")
 }
 
 // idleState reads the agent's state file (parsed only when it changed):

@@ -332,13 +332,18 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 		reply     bool
 		after     time.Duration // of the clock after the state change
 		interrupt bool
+		composer  string // what the pane's composer shows; the request when unset
 	}{
-		{"idle after the prompt", "idle", promptAt.Add(time.Second), false, 3 * time.Second, true},
-		{"within the grace period", "idle", promptAt.Add(time.Second), false, time.Second, false},
-		{"waiting for an answer", "waiting", promptAt.Add(time.Second), false, 3 * time.Second, false},
-		{"busy", "busy", promptAt.Add(time.Second), false, 3 * time.Second, false},
-		{"idle from before the prompt", "idle", promptAt.Add(-time.Second), false, 3 * time.Second, false},
-		{"a reply was written", "idle", promptAt.Add(time.Second), true, 3 * time.Second, false},
+		{"idle after the prompt", "idle", promptAt.Add(time.Second), false, 3 * time.Second, true, ""},
+		{"within the grace period", "idle", promptAt.Add(time.Second), false, time.Second, false, ""},
+		{"waiting for an answer", "waiting", promptAt.Add(time.Second), false, 3 * time.Second, false, ""},
+		{"busy", "busy", promptAt.Add(time.Second), false, 3 * time.Second, false, ""},
+		{"idle from before the prompt", "idle", promptAt.Add(-time.Second), false, 3 * time.Second, false, ""},
+		{"a reply was written", "idle", promptAt.Add(time.Second), true, 3 * time.Second, false, ""},
+		// Idle and the record quiet, but the composer empty: the turn
+		// answered and its transcript lags (seen for over ten seconds on a
+		// busy machine), not an interrupt.
+		{"the composer empty", "idle", promptAt.Add(time.Second), false, 3 * time.Second, false, "-"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,7 +366,11 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 			if err := os.WriteFile(state, st, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			d, err := discovery.New(discovery.Config{OnlyExtraSockets: true})
+			composer := c.meta.Request
+			if tc.composer == "-" {
+				composer = ""
+			}
+			d, err := discovery.New(discovery.Config{OnlyExtraSockets: true, Tmux: composerScreen(t, composer)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -445,3 +454,23 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 		}
 	})
 }
+
+// composerScreen answers every capture with Claude Code 2.1.328's idle
+// screen, its composer holding text.
+func composerScreen(t *testing.T, text string) *fixedScreen {
+	b, err := os.ReadFile("../claude/testdata/screens/2.1.328/idle-fresh/screen.ansi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "❯") {
+			lines[i] = "❯\u00a0" + text
+		}
+	}
+	return &fixedScreen{out: strings.Join(lines, "\n") + "\ntitle\n"}
+}
+
+type fixedScreen struct{ out string }
+
+func (f *fixedScreen) Run(context.Context, ...string) ([]byte, error) { return []byte(f.out), nil }

@@ -67,6 +67,14 @@ func TestSettleAdaptsToWhenThePromptWasFirstSeenAndToLoad(t *testing.T) {
 		t.Fatalf("under load the wait was only %s", took)
 	}
 
+	// Captures slower than a quarter of VerifyWithin: the wait stretches
+	// past settle and VerifyWithin, and a still screen still settles.
+	r = &screenRunner{delay: 80 * time.Millisecond}
+	x = newTestAdapter(t, r, Config{AnswerPollEvery: 10 * time.Millisecond, VerifyWithin: 100 * time.Millisecond})
+	if err := x.settled(context.Background(), term, settle, "fp", same); err != nil {
+		t.Fatalf("a still screen on a slow machine: %v", err)
+	}
+
 	// The same prompt drawn again after AKK answered it (the same command
 	// asked for in a later Turn), or after it went from the screen: a new
 	// occurrence, the whole settle again.
