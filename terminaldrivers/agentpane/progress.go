@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"akk/domain"
@@ -315,17 +314,9 @@ func (x *Adapter) requestBack(ctx context.Context, t domain.Terminal, prof agent
 	if !ok || len(rows) == 0 {
 		return false
 	}
-	if request == "" {
-		return true
-	}
-	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
-	first, _, _ := strings.Cut(request, "\n")
-	want := []rune(squash(first))
-	want = want[:min(len(want), 24)] // the composer may wrap or collapse the rest
-	got := squash(strings.Join(rows, ""))
-	// A long request comes back as the paste's placeholder ("[Pasted text
-	// #1 +4 lines]"), as it was shown when typed (turn.go).
-	return strings.Contains(got, string(want)) || strings.Contains(got, "[Pastedtext#")
+	// The composer holds it as Submit verified it typed (a long one as
+	// the agent's paste placeholder).
+	return request == "" || Holds(rows, request, prof.TurnRules().Placeholder)
 }
 
 // idleState reads the agent's state file (parsed only when it changed):
