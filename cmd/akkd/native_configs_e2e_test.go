@@ -24,7 +24,9 @@ func TestE2ENativeUserConfigs(t *testing.T) {
 		opts agenttest.Options
 	}
 	for _, a := range agenttest.RequireAgents(t) {
-		configs := []config{{"80x24", agenttest.Options{Width: 80, Height: 24}}}
+		// 80x24: the version's shared world, its pane resized as a person
+		// resizes a terminal, and back at the end (an agent start saved).
+		configs := []config{{"80x24", agenttest.Options{}}}
 		if a.Kind == agenttest.KindCodex {
 			configs = append(configs, config{"custom-model", agenttest.Options{ModelName: "acme-coder-34b-local"}},
 				config{"long-catalog", agenttest.Options{LongCatalog: true}})
@@ -32,12 +34,25 @@ func TestE2ENativeUserConfigs(t *testing.T) {
 		for _, cfg := range configs {
 			t.Run(a.Name()+"/"+cfg.name, func(t *testing.T) {
 				t.Parallel()
-				e := agenttest.New(t, a, cfg.opts)
-				e.StartReady()
-				rec := newReceiver(t, "")
-				d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+				var e *agenttest.Env
+				var d *proc
 				var host hostCreds
-				call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+				if cfg.name == "80x24" {
+					l := useWorld(t, a, worldSpec{})
+					e, d, host = l.e, l.d, l.host
+					e.Resize(80, 24)
+					defer func() {
+						if !t.Failed() {
+							e.Resize(agenttest.DefaultWidth, agenttest.DefaultHeight)
+						}
+					}()
+				} else {
+					e = agenttest.New(t, a, cfg.opts)
+					e.StartReady()
+					rec := newReceiver(t, "")
+					d = startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+e.SocketPath())
+					call(t, "POST", d.url+"/v1/hosts", d.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
+				}
 				row := findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
 					return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty && advertised(c, "model_options") != ""
 				})

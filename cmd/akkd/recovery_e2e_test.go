@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,11 +35,10 @@ func TestE2ERecovery(t *testing.T) {
 	for _, a := range agents {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			// An agent of its own: the test ends with the pane not idle (a
-			// Turn closed while its task runs on), so a world would not be
-			// reused (measured: 13 of 13), only waited on.
-			e := agenttest.New(t, a, agenttest.Options{})
-			e.StartReady()
+			// A world's pane, driven by an akkd of the test's own (a failpoint
+			// build). The task left running at the end is held by the fake
+			// model and released last, so the pane ends idle.
+			e := useWorld(t, a, worldSpec{}).e
 			rec := newReceiver(t, "")
 			// A 3 s accept window only until the crashed Turn's outcome is
 			// seen (it must end delivery_uncertain); the later Sends must be
@@ -152,7 +152,8 @@ func TestE2ERecovery(t *testing.T) {
 
 			// 4. Close releases a running Turn with no input; its task is
 			// then watched, and the Watch routes answer.
-			slow := "[[akk:slow secs=20]] released for " + a.Name()
+			hold := fmt.Sprintf("recovery-%d", time.Now().UnixNano())
+			slow := "[[akk:slow secs=4 hold=" + hold + "]] released for " + a.Name()
 			var sl sendAnswer
 			if code := call(t, "POST", url()+"/v1/turns", tok, `{"terminal_id":"`+c.term+`","request":"`+slow+`"}`, &sl); code != 202 {
 				t.Fatalf("slow send: %d %+v", code, sl)
@@ -180,6 +181,9 @@ func TestE2ERecovery(t *testing.T) {
 			if code := call(t, "DELETE", url()+"/v1/watches/"+w.WatchID, tok, "", &gone); code != 200 || gone.State != "unwatched" {
 				t.Fatalf("unwatch: %d %+v", code, gone)
 			}
+			// The task the person was handed ends, and the pane with it is
+			// idle again (the lease waits for that before the world is reused).
+			e.Model.Release(hold)
 		})
 	}
 }

@@ -239,6 +239,11 @@ func TestE2ESendPaths(t *testing.T) {
 			if s6.DeliveryPath == "terminal_user_explicit" && a.Kind == agenttest.KindClaude {
 				// The interrupted request is the person's to restore: it is back.
 				e.WaitForText(20*time.Second, "cancelled early for")
+				// The person clears it, as in 1., so the pane ends idle and
+				// its world is used again (it was made anew 5 times of 13).
+				e.Press("C-u")
+				e.WaitFor("the restored request cleared", 10*time.Second, func(sc string) bool { return !strings.Contains(sc, "cancelled early for") })
+				findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, func(c conversationRow) bool { return c.Terminal.ComposerEmpty && hasSend(c) })
 			}
 
 			// No Send's Watch called back on its own: each completion came once, from its Turn.

@@ -25,7 +25,7 @@ import (
 type world struct {
 	key   string
 	a     agenttest.Agent
-	own   *owner
+	own   *agenttest.Owner
 	e     *agenttest.Env
 	d     *proc
 	op    string
@@ -108,7 +108,7 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 	if w == nil {
 		w = newWorld(t, a, spec, key)
 	} else {
-		w.own.bind(t)
+		w.own.Bind(t)
 		w.resetProject(t)
 		w.e.Model.Forget()
 		if spec.need == freshProcess {
@@ -133,8 +133,8 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 
 func newWorld(t *testing.T, a agenttest.Agent, spec worldSpec, key string) *world {
 	t.Helper()
-	own := &owner{}
-	own.bind(t)
+	own := &agenttest.Owner{}
+	own.Bind(t)
 	w := &world{key: key, a: a, own: own}
 	ok := false
 	defer func() {
@@ -186,7 +186,7 @@ func (l *lease) dirty() { l.leftDirty = true }
 // test passed, akkd runs and the pane is proven idle again.
 func (l *lease) release() {
 	t, w := l.t, l.w
-	w.own.bind(t)
+	w.own.Bind(t)
 	reuse := !t.Failed() && !l.leftDirty && l.d.cmd != nil
 	if reuse {
 		for _, h := range []hostCreds{l.host, l.other} {
@@ -234,8 +234,8 @@ func (l *lease) idle() bool {
 // close stops what the world started (akkd, then the agent's tmux server
 // and fake model).
 func (w *world) close(t testing.TB) {
-	w.own.bind(t)
-	w.own.run()
+	w.own.Bind(t)
+	w.own.Run()
 }
 
 // closeWorlds tears down the idle worlds when the package's tests end.
@@ -251,71 +251,4 @@ func closeWorlds() {
 		}
 	}
 	pool.idle = map[string][]*world{}
-}
-
-// owner is the testing.TB a world's parts are made with: their cleanups
-// are the world's (run when it is torn down, not when the test that made
-// it ends), while failures and logs go to the test that uses it now.
-type owner struct {
-	testing.TB // the test leasing the world; nil between leases
-	mu         sync.Mutex
-	cleanups   []func()
-}
-
-func (o *owner) bind(t testing.TB) { o.mu.Lock(); o.TB = t; o.mu.Unlock() }
-
-func (o *owner) cur() testing.TB { o.mu.Lock(); defer o.mu.Unlock(); return o.TB }
-
-func (o *owner) Cleanup(f func()) { o.mu.Lock(); o.cleanups = append(o.cleanups, f); o.mu.Unlock() }
-
-func (o *owner) TempDir() string {
-	dir, err := os.MkdirTemp("", "akk-world-")
-	if err != nil {
-		o.Fatal(err)
-	}
-	o.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func (o *owner) Helper() {}
-
-func (o *owner) Name() string {
-	if t := o.cur(); t != nil {
-		return t.Name()
-	}
-	return "world"
-}
-
-func (o *owner) Failed() bool {
-	if t := o.cur(); t != nil {
-		return t.Failed()
-	}
-	return false
-}
-
-func (o *owner) Logf(format string, args ...any) {
-	if t := o.cur(); t != nil {
-		t.Logf(format, args...)
-		return
-	}
-	fmt.Fprintf(os.Stderr, format+"\n", args...)
-}
-
-func (o *owner) Errorf(format string, args ...any) {
-	if t := o.cur(); t != nil {
-		t.Errorf(format, args...)
-		return
-	}
-	fmt.Fprintf(os.Stderr, "world: "+format+"\n", args...)
-}
-
-// run runs the cleanups, the last registered first.
-func (o *owner) run() {
-	o.mu.Lock()
-	cs := o.cleanups
-	o.cleanups = nil
-	o.mu.Unlock()
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i]()
-	}
 }

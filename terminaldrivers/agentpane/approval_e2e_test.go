@@ -16,7 +16,8 @@ import (
 )
 
 // TestE2EApproval answers real permission prompts on every pinned version,
-// each agent in its own isolated tmux server, started once; the steps run
+// each agent in its own isolated tmux server, on the version's shared pane
+// (world_test.go, started once for the package's tests); the steps run
 // in sequence in its pane: a shell command approved once (it runs once and
 // the agent finishes), one rejected (it never runs and the agent waits at
 // its composer), one approved after a person moved the highlight onto a
@@ -26,7 +27,7 @@ func TestE2EApproval(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e, ap, term := startPane(t, a, nil)
+			e, ap, term, _ := sharedPane(t, a)
 			s := &session{t: t, e: e, ap: ap, term: term}
 
 			var rejected domain.ApprovalPrompt

@@ -15,16 +15,24 @@ import (
 // TestE2EInteraction answers questionnaires of every pinned agent version
 // with the InteractionTerminal alone, as the domain would: a human types a
 // task whose model asks, Step isolates the step, AnswerStep answers it, and
-// the fake model must receive exactly that answer. One agent start per
-// version; the versions run in parallel, the steps in sequence. Codex
-// offers request_user_input in Plan mode only: Shift+Tab first, as a human.
+// the fake model must receive exactly that answer. On the version's shared
+// pane (world_test.go); the versions run in parallel, the steps in
+// sequence. Codex offers request_user_input in Plan mode only: Shift+Tab
+// first, as a human, and back to Default mode at the end.
 func TestE2EInteraction(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e, x, term := startPane(t, a, nil)
+			e, x, term, _ := sharedPane(t, a)
 			if a.Kind == agenttest.KindCodex {
 				e.PlanMode()
+				// Back to Default mode for the next test on this pane (a
+				// failed step tears the world down instead).
+				defer func() {
+					if !t.Failed() {
+						e.DefaultMode()
+					}
+				}()
 			}
 			r := &stepRun{t: t, e: e, x: x, term: term}
 			steps := []struct {
@@ -80,7 +88,7 @@ func (r *stepRun) claude() bool { return r.e.Agent.Kind == agenttest.KindClaude 
 // questionnaire to settle on screen.
 func (r *stepRun) ask(task string, kv ...string) {
 	r.t.Helper()
-	r.seen = len(r.e.Model.Requests())
+	r.seen = lastRequestID(r.e)
 	r.e.Submit(task + " " + fakemodel.Marker(fakemodel.ScenarioAsk, kv...))
 	r.e.WaitFor("the questionnaire", agenttest.TurnTimeout, func(s string) bool {
 		return agenttest.Questionnaire(r.e.Agent.Kind, s) && strings.Contains(s, fakemodel.Questions[0].Question)
@@ -150,7 +158,17 @@ func (r *stepRun) received(want ...string) {
 	r.e.WaitFor("the idle composer", agenttest.TurnTimeout, func(s string) bool {
 		return r.e.Idle(strings.ReplaceAll(s, "? (unanswered)", "?"))
 	})
-	r.seen = len(r.e.Model.Requests())
+	r.seen = lastRequestID(r.e)
+}
+
+// lastRequestID is the id of the last request the fake model recorded
+// (ids count from the model's start, also across a shared world's tests).
+func lastRequestID(e *agenttest.Env) int {
+	reqs := e.Model.Requests()
+	if len(reqs) == 0 {
+		return 0
+	}
+	return reqs[len(reqs)-1].ID
 }
 
 // untouched requires that nothing reached the agent: the same step on

@@ -30,6 +30,14 @@ func startPane(t *testing.T, a agenttest.Agent, reg *agent.Registry) (*agenttest
 	t.Helper()
 	e := agenttest.New(t, a, agenttest.Options{})
 	e.StartReady()
+	x, term := adapterFor(t, e, reg)
+	return e, x, term
+}
+
+// adapterFor is an Adapter over e's tmux server only (reading with reg's
+// profiles, the default ones when nil) and the one terminal it lists.
+func adapterFor(t *testing.T, e *agenttest.Env, reg *agent.Registry) (*Adapter, domain.Terminal) {
+	t.Helper()
 	d, err := discovery.New(discovery.Config{Registry: reg, ExtraSockets: []string{e.SocketPath()}, OnlyExtraSockets: true})
 	if err != nil {
 		t.Fatal(err)
@@ -38,5 +46,5 @@ func startPane(t *testing.T, a agenttest.Agent, reg *agent.Registry) (*agenttest
 	if err != nil || len(terms) != 1 || !terms[0].Agent.Profiled() {
 		t.Fatalf("discover: %v, %+v", err, terms)
 	}
-	return e, New(d, Config{}), terms[0]
+	return New(d, Config{}), terms[0]
 }

@@ -428,7 +428,20 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 				}
 				st, _ := json.Marshal(map[string]any{"sessionId": c.meta.ThreadID, "status": status, "statusUpdatedAt": since.UnixMilli()})
 				_, err = w.Write(st)
+				// This read must be over before the next write opens: an open
+				// for writing pairs with any reader still open, and this one,
+				// done with its data but not yet closed, would take the next
+				// state too or break the pipe (seen: "write …/session.json:
+				// broken pipe", and a Progress waiting for a state never
+				// written). The reader is a descriptor of this process: seen
+				// beside ours (it cannot end while ours is open), then gone.
+				for err == nil && openHere(state) < 2 {
+					time.Sleep(time.Millisecond)
+				}
 				w.Close()
+				for err == nil && openHere(state) > 0 {
+					time.Sleep(time.Millisecond)
+				}
 				if err != nil {
 					wrote <- err
 					return
@@ -453,6 +466,18 @@ func TestProgressIdleUnrecorded(t *testing.T) {
 			t.Fatalf("a turn whose reply came while its state was read: %+v, %v", p, err)
 		}
 	})
+}
+
+// openHere counts this process's open descriptors on path.
+func openHere(path string) int {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == path {
+			n++
+		}
+	}
+	return n
 }
 
 // composerScreen answers every capture with Claude Code 2.1.328's idle

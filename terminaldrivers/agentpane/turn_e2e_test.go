@@ -20,14 +20,16 @@ const pollEvery = 50 * time.Millisecond
 // Adapter alone: a plain request to completion, a multi-line and a
 // long request (which Claude Code and Codex collapse into a placeholder),
 // a request refused on a busy pane (nothing typed, the model asked nothing
-// more), an interrupt of a slow reply, and an API error. One agent start
-// per version; the versions run in parallel, the steps in sequence (the
-// error comes last: Claude Code sends a failed prompt again with the next).
+// more), an interrupt of a slow reply, and an API error. On the version's
+// shared pane (world_test.go), its last user: the last step replaces the
+// agent. The versions run in parallel, the steps in sequence (the error
+// comes late: Claude Code sends a failed prompt again with the next).
 func TestE2ETurn(t *testing.T) {
 	for _, a := range agenttest.RequireAgents(t) {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()
-			e, x, term := startPane(t, a, nil)
+			e, x, term, dirty := sharedPane(t, a)
+			dirty() // its last step replaces the agent and stops the server
 			r := &run{t: t, e: e, x: x, id: term.ID}
 			steps := []struct {
 				name string

@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -417,4 +418,24 @@ func (e *Env) NewThread() {
 	e.WaitFor("a new thread after /clear", 20*time.Second, func(s string) bool {
 		return strings.Contains(s, "/clear") && !strings.Contains(s, "●") && !strings.Contains(s, "⎿")
 	})
+}
+
+// Resize makes the pane width x height, as a person resizing the terminal
+// does (the agent redraws for its new size), and waits until tmux reports
+// that size.
+func (e *Env) Resize(width, height int) {
+	e.t.Helper()
+	w, h := strconv.Itoa(width), strconv.Itoa(height)
+	e.mustTmux("resize-window", "-t", e.Target(), "-x", w, "-y", h)
+	deadline := time.Now().Add(Patient(10 * time.Second))
+	for {
+		out, err := e.Tmux("display-message", "-p", "-t", e.Target(), "#{pane_width}x#{pane_height}")
+		if err == nil && strings.TrimSpace(out) == w+"x"+h {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: the pane is %q (%v), not %sx%s after a resize", e.Agent.Name(), out, err, w, h)
+		}
+		time.Sleep(pollEvery)
+	}
 }

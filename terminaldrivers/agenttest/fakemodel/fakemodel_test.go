@@ -362,15 +362,24 @@ func TestClientRecorded(t *testing.T) {
 	}
 }
 
-// TestHeldAnswerWaitsForRelease: an ask_async answer with hold=NAME stays
-// quiet until Release(NAME), then streams to its end.
+// TestHeldAnswerWaitsForRelease: an ask_async or slow answer with
+// hold=NAME stays quiet until Release(NAME), then streams to its end.
 func TestHeldAnswerWaitsForRelease(t *testing.T) {
+	user := func(text string) any {
+		return map[string]any{"type": "message", "role": "user", "content": []map[string]any{{"type": "input_text", "text": text}}}
+	}
+	for name, input := range map[string][]any{
+		"ask_async": {user("[[akk:ask_async secs=1 hold=h1]] go"), map[string]any{"type": "function_call_output", "call_id": "c", "output": "asked"}},
+		"slow":      {user("[[akk:slow secs=2 lead=false hold=h1]] go")},
+	} {
+		t.Run(name, func(t *testing.T) { heldAnswer(t, input) })
+	}
+}
+
+func heldAnswer(t *testing.T, input []any) {
 	s, srv := newTestServer(t)
 	data, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "tools": []map[string]any{{"type": "function", "name": "exec_command"}},
-		"input": []any{
-			map[string]any{"type": "message", "role": "user", "content": []map[string]any{{"type": "input_text", "text": "[[akk:ask_async secs=1 hold=h1]] go"}}},
-			map[string]any{"type": "function_call_output", "call_id": "c", "output": "asked"},
-		}})
+		"input": input})
 	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,11 @@ import (
 // Scenario names, as written in a marker.
 const (
 	ScenarioReply = "reply"
-	ScenarioSlow  = "slow"
-	ScenarioBash  = "bash"
-	ScenarioAsk   = "ask"
+	// ScenarioSlow streams a slow answer: secs=N (default 5) pieces, half
+	// of N quiet first; hold=NAME keeps it quiet until Server.Release(NAME).
+	ScenarioSlow = "slow"
+	ScenarioBash = "bash"
+	ScenarioAsk  = "ask"
 	// ScenarioAskAsync asks with Codex's request_user_input_async tool, which
 	// returns at once, then keeps working (streams slowly) so the answer
 	// arrives while the turn runs: secs=N (default 20), half of it quiet;
@@ -228,7 +230,7 @@ func decide(t turn) plan {
 		if p := params["lead"]; p == "false" || p == "0" {
 			chunks = append([]string{""}, chunks...) // an empty first piece: quiet from the start
 		}
-		return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond, quiet: quiet}
+		return plan{scenario: scenario, text: strings.Join(chunks, ""), chunks: chunks, pace: 500 * time.Millisecond, quiet: quiet, hold: params["hold"]}
 	case ScenarioBash:
 		cmd := params["cmd"]
 		if cmd == "" {
