@@ -30,6 +30,8 @@ type world struct {
 	d     *proc
 	op    string
 	files map[string]bool // the project folder's entries when the world was made
+	// shared: the world may come back to the pool (not made for ownWorld).
+	shared bool
 }
 
 // listEvery is how often a test reads the conversation list while it
@@ -89,20 +91,60 @@ type lease struct {
 
 var pool = struct {
 	sync.Mutex
-	idle         map[string][]*world
-	made, leases int
-}{idle: map[string][]*world{}}
+	idle map[string][]*world
+	// shared counts the worlds of a spec that may come back to the pool,
+	// leased or idle; freed is closed (and made anew) when one comes back
+	// or is torn down.
+	shared               map[string]int
+	freed                chan struct{}
+	made, leases, waited int
+}{idle: map[string][]*world{}, shared: map[string]int{}, freed: make(chan struct{})}
+
+// worldWait is how long a lease waits for its spec's world while another
+// test holds it, rather than start a second agent for the same version:
+// with four tests at once, 26 of a run's 60 worlds were made that way, each
+// an agent start (2–2.5 CPU-seconds) for a lease of 15–30 s.
+const worldWait = 30 * time.Second
+
+// freedLocked wakes the leases waiting for a world; the caller holds pool.
+func freedLocked() {
+	close(pool.freed)
+	pool.freed = make(chan struct{})
+}
 
 // useWorld leases a world for agent a: an idle one of the same spec from
-// the pool, or a new one. The lease has its own webhook receiver and two
+// the pool, the one another test holds once it comes back (worldWait at
+// most), or a new one. The lease has its own webhook receiver and two
 // hosts of its own ("h" and "o", both delivering to it).
 func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 	t.Helper()
 	key := spec.key(a)
 	pool.Lock()
 	var w *world
-	if ws := pool.idle[key]; len(ws) > 0 && spec.need != ownWorld {
-		w, pool.idle[key] = ws[len(ws)-1], ws[:len(ws)-1]
+	waited := false
+	deadline := time.Now().Add(worldWait)
+	for spec.need != ownWorld {
+		if ws := pool.idle[key]; len(ws) > 0 {
+			w, pool.idle[key] = ws[len(ws)-1], ws[:len(ws)-1]
+			break
+		}
+		if pool.shared[key] == 0 || !time.Now().Before(deadline) {
+			break
+		}
+		if !waited {
+			waited = true
+			pool.waited++
+		}
+		freed := pool.freed
+		pool.Unlock()
+		select {
+		case <-freed:
+		case <-time.After(time.Until(deadline)):
+		}
+		pool.Lock()
+	}
+	if w == nil && spec.need != ownWorld {
+		pool.shared[key]++ // counted from now: a lease arriving meanwhile waits for it
 	}
 	pool.Unlock()
 	if w == nil {
@@ -135,10 +177,12 @@ func newWorld(t *testing.T, a agenttest.Agent, spec worldSpec, key string) *worl
 	t.Helper()
 	own := &agenttest.Owner{}
 	own.Bind(t)
-	w := &world{key: key, a: a, own: own}
+	// Counted in pool.shared by useWorld from the start: a Fatal while
+	// making it stops what was started and uncounts it.
+	w := &world{key: key, a: a, own: own, shared: spec.need != ownWorld}
 	ok := false
 	defer func() {
-		if !ok { // a Fatal while making it: what was started stops
+		if !ok {
 			w.close(t)
 		}
 	}()
@@ -207,6 +251,7 @@ func (l *lease) release() {
 		return
 	}
 	pool.idle[w.key] = append(pool.idle[w.key], w)
+	freedLocked()
 	pool.Unlock()
 }
 
@@ -236,19 +281,27 @@ func (l *lease) idle() bool {
 func (w *world) close(t testing.TB) {
 	w.own.Bind(t)
 	w.own.Run()
+	if w.shared {
+		pool.Lock()
+		w.shared = false
+		pool.shared[w.key]--
+		freedLocked()
+		pool.Unlock()
+	}
 }
 
 // closeWorlds tears down the idle worlds when the package's tests end.
 func closeWorlds() {
 	pool.Lock()
-	defer pool.Unlock()
 	if pool.leases > 0 {
-		fmt.Printf("worlds: %d leases, %d worlds made\n", pool.leases, pool.made)
+		fmt.Printf("worlds: %d leases, %d worlds made, %d waits for a world another test held\n", pool.leases, pool.made, pool.waited)
 	}
-	for _, ws := range pool.idle {
+	idle := pool.idle
+	pool.idle = map[string][]*world{}
+	pool.Unlock()
+	for _, ws := range idle {
 		for _, w := range ws {
 			w.close(nil)
 		}
 	}
-	pool.idle = map[string][]*world{}
 }
