@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -151,7 +149,7 @@ func useWorld(t *testing.T, a agenttest.Agent, spec worldSpec) *lease {
 		w = newWorld(t, a, spec, key)
 	} else {
 		w.own.Bind(t)
-		w.resetProject(t)
+		w.e.WithT(t).ResetProject(w.files)
 		w.e.Model.Forget()
 		if spec.need == freshProcess {
 			w.e.WithT(t).Respawn()
@@ -192,28 +190,12 @@ func newWorld(t *testing.T, a agenttest.Agent, spec worldSpec, key string) *worl
 	env := append([]string{"AKK_TMUX_SOCKETS=" + w.e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}, spec.env...)
 	w.d = startProc(own, own.TempDir(), env...)
 	w.op = w.d.token()
-	entries, _ := os.ReadDir(w.e.ProjectDir)
-	w.files = map[string]bool{}
-	for _, en := range entries {
-		w.files[en.Name()] = true
-	}
+	w.files = w.e.ProjectEntries()
 	pool.Lock()
 	pool.made++
 	pool.Unlock()
 	ok = true
 	return w
-}
-
-// resetProject removes what earlier tests left in the project folder.
-func (w *world) resetProject(t *testing.T) {
-	entries, _ := os.ReadDir(w.e.ProjectDir)
-	for _, en := range entries {
-		if !w.files[en.Name()] {
-			if err := os.RemoveAll(filepath.Join(w.e.ProjectDir, en.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 }
 
 // daemon is the world's akkd as the in-process daemon's type, for tests

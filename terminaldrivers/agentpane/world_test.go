@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -72,11 +71,7 @@ func newWorld(t *testing.T, a agenttest.Agent) *world {
 	}()
 	w.e = agenttest.New(w.own, a, agenttest.Options{})
 	w.e.StartReady()
-	entries, _ := os.ReadDir(w.e.ProjectDir)
-	w.files = map[string]bool{}
-	for _, en := range entries {
-		w.files[en.Name()] = true
-	}
+	w.files = w.e.ProjectEntries()
 	worlds.Lock()
 	worlds.made++
 	worlds.Unlock()
@@ -87,14 +82,7 @@ func newWorld(t *testing.T, a agenttest.Agent) *world {
 // reset removes what earlier tests left in the project folder and empties
 // the fake model's record of requests.
 func (w *world) reset(t *testing.T) {
-	entries, _ := os.ReadDir(w.e.ProjectDir)
-	for _, en := range entries {
-		if !w.files[en.Name()] {
-			if err := os.RemoveAll(filepath.Join(w.e.ProjectDir, en.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	w.e.WithT(t).ResetProject(w.files)
 	w.e.Model.Forget()
 }
 

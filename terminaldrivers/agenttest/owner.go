@@ -3,6 +3,7 @@ package agenttest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -75,5 +76,29 @@ func (o *Owner) Run() {
 	o.mu.Unlock()
 	for i := len(cs) - 1; i >= 0; i-- {
 		cs[i]()
+	}
+}
+
+// ProjectEntries names what the project folder holds now: what a shared
+// world keeps when ResetProject clears what later tests left.
+func (e *Env) ProjectEntries() map[string]bool {
+	entries, _ := os.ReadDir(e.ProjectDir)
+	names := map[string]bool{}
+	for _, en := range entries {
+		names[en.Name()] = true
+	}
+	return names
+}
+
+// ResetProject removes from the project folder every entry keep does not
+// name.
+func (e *Env) ResetProject(keep map[string]bool) {
+	e.t.Helper()
+	for name := range e.ProjectEntries() {
+		if !keep[name] {
+			if err := os.RemoveAll(filepath.Join(e.ProjectDir, name)); err != nil {
+				e.t.Fatal(err)
+			}
+		}
 	}
 }
