@@ -55,8 +55,13 @@ var semver = regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 var notInteractive = []string{"mcp", "config", "doctor", "update", "upgrade", "install", "migrate-installer", "setup-token", "plugin", "api-key", "--version", "-v", "--help", "-h"}
 
 // IsTUI implements agent.Driver: print mode and subcommands are not
-// conversations a person shares.
+// conversations a person shares. No arguments at all (a process read
+// between its fork and its exec, or while it exits: seen once in a listing,
+// where it made the listing panic) proves nothing: not a TUI.
 func (Driver) IsTUI(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
 	if len(argv) > 1 && slices.Contains(notInteractive, argv[1]) {
 		return false
 	}

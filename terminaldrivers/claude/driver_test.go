@@ -38,6 +38,7 @@ func TestMatchExeAndIsTUI(t *testing.T) {
 		{[]string{"claude", "--model", "x", "--print"}, false},
 		{[]string{"claude", "mcp", "serve"}, false},
 		{[]string{"claude", "--version"}, false},
+		{nil, false},
 	} {
 		if got := d.IsTUI(c.argv); got != c.want {
 			t.Errorf("IsTUI(%q) = %v", c.argv, got)

@@ -54,7 +54,7 @@ var notInteractive = []string{"exec", "e", "app-server", "mcp-server", "mcp", "l
 
 // IsTUI implements agent.Driver.
 func (Driver) IsTUI(argv []string) bool {
-	return !(len(argv) > 1 && slices.Contains(notInteractive, argv[1]))
+	return len(argv) > 0 && !(len(argv) > 1 && slices.Contains(notInteractive, argv[1]))
 }
 
 // InstalledVersion implements agent.Driver: codex-package.json beside the

@@ -38,6 +38,7 @@ func TestMatchExeAndIsTUI(t *testing.T) {
 		{[]string{"codex", "fix the tests"}, true},
 		{[]string{"codex", "exec", "fix"}, false},
 		{[]string{"codex", "app-server", "--listen", "unix://", "--managed-daemon"}, false},
+		{nil, false},
 	} {
 		if got := d.IsTUI(c.argv); got != c.want {
 			t.Errorf("IsTUI(%q) = %v", c.argv, got)
