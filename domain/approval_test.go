@@ -260,6 +260,7 @@ func TestSamePromptAgainIsANewOccurrence(t *testing.T) {
 	}
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
 	w.waitState(t, id, domain.TurnWorking)
+	w.lookedAgain(t, ft, 4) // the monitor saw the agent at work (see TestInteractionStepByStepWithOpaqueIDs)
 	// The same command asks again: the same fingerprint.
 	fa.set(func(f *fakeApproval) { f.prompt = shellPrompt("fp-1") })
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })

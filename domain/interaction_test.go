@@ -142,6 +142,10 @@ func TestInteractionStepByStepWithOpaqueIDs(t *testing.T) {
 	}
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
 	w.waitState(t, id, domain.TurnWorking)
+	// The answer made the Turn working before the monitor looked: the
+	// next step must not be shown before it has seen the agent at work,
+	// or that late look would take the Turn off the step again.
+	w.lookedAgain(t, ft, 4)
 	ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingInteraction })
 	w.waitState(t, id, domain.TurnAwaitingInteraction)
 	in2, err := w.svc.TurnInteraction(w.host, id)

@@ -30,11 +30,18 @@ type fakeTerm struct {
 	interrupts int
 	stage      domain.SubmitStage
 	submitErr  error
+	looks      int           // Observe calls so far
+	looked     chan struct{} // closed at the next Observe
 }
 
 func (f *fakeTerm) Observe(_ context.Context, id string) (domain.Terminal, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.looks++
+	if f.looked != nil {
+		close(f.looked)
+		f.looked = nil
+	}
 	if f.gone || id != f.term.ID {
 		return domain.Terminal{}, domain.ErrTerminalGone
 	}
@@ -71,6 +78,34 @@ func (f *fakeTerm) set(fn func(f *fakeTerm)) {
 	defer f.mu.Unlock()
 	fn(f)
 }
+// lookedAgain waits until the terminal has been observed n more times
+// after the call: with n of 4, a monitor round that began before the
+// screen last changed has ended, and one has decided on the changed
+// screen (a screen is confirmed by a second look), whatever it stored or
+// left as it was.
+func (w *world) lookedAgain(t *testing.T, f *fakeTerm, n int) {
+	t.Helper()
+	f.mu.Lock()
+	want := f.looks + n
+	f.mu.Unlock()
+	next := func() <-chan struct{} {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.looked == nil {
+			f.looked = make(chan struct{})
+		}
+		return f.looked
+	}
+	w.untilOn(t, next, func() string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.looks >= want {
+			return ""
+		}
+		return fmt.Sprintf("the terminal was observed %d times, want %d", f.looks, want)
+	})
+}
+
 func (f *fakeTerm) counts() (int, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
