@@ -213,6 +213,12 @@ func (l *lease) dirty() { l.leftDirty = true }
 func (l *lease) release() {
 	t, w := l.t, l.w
 	w.own.Bind(t)
+	pooled := false
+	defer func() {
+		if !pooled { // closed, also when a Fatal below ends the cleanup
+			w.close(t)
+		}
+	}()
 	reuse := !t.Failed() && !l.leftDirty && l.d.cmd != nil
 	if reuse {
 		for _, h := range []hostCreds{l.host, l.other} {
@@ -223,15 +229,14 @@ func (l *lease) release() {
 		reuse = l.idle()
 	}
 	if !reuse {
-		w.close(t)
 		return
 	}
 	pool.Lock()
 	if len(pool.idle[w.key]) > 0 { // one idle world per spec is kept
 		pool.Unlock()
-		w.close(t)
 		return
 	}
+	pooled = true
 	pool.idle[w.key] = append(pool.idle[w.key], w)
 	freedLocked()
 	pool.Unlock()

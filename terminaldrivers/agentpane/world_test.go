@@ -90,12 +90,19 @@ func (w *world) reset(t *testing.T) {
 // passed, left nothing unchecked and the pane is send-ready (10 s at most).
 func (w *world) release(t *testing.T, a agenttest.Agent, dirty bool) {
 	w.own.Bind(t)
+	pooled := false
+	defer func() {
+		if !pooled { // torn down, also when a Fatal below ends the cleanup
+			w.own.Run()
+		}
+	}()
 	if !t.Failed() && !dirty {
 		x, term := adapterFor(t, w.e.WithT(t), nil)
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			now, err := x.Observe(context.Background(), term.ID)
 			if err == nil && now.SendReady() {
+				pooled = true
 				w.own.Bind(nil)
 				worlds.Lock()
 				worlds.idle[a.Name()] = w
@@ -109,7 +116,6 @@ func (w *world) release(t *testing.T, a agenttest.Agent, dirty bool) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	w.own.Run()
 }
 
 // closeWorlds tears down the idle worlds when the package's tests end.
