@@ -158,34 +158,6 @@ func (s *backendCases) backendThread(ctx context.Context, threadID string) (Back
 	return BackendThread{}, E(CodeConversationNotFound, "no loaded Codex thread "+threadID+" (its daemon stopped, or the thread was unloaded; list again)")
 }
 
-// ThreadSettle bounds how long a Send waits for a thread the daemon calls
-// active while it runs no turn: the daemon reports a turn's end before
-// the thread's status follows (seen on a busy machine: a Send right after
-// turn.completed was refused). A thread with a turn in progress is
-// refused at once.
-const ThreadSettle = 3 * time.Second
-
-// settledThread reads th again until its status is not active, while its
-// daemon records no turn in progress, for ThreadSettle at most; it returns
-// the last read. Nothing is sent meanwhile.
-func (s *backendCases) settledThread(ctx context.Context, th BackendThread) (BackendThread, error) {
-	for waited := time.Duration(0); th.Status == BackendActive && waited < ThreadSettle; waited += threadSettleLook {
-		running, err := s.codexBackend.RunningTurn(ctx, th)
-		if err != nil || running != "" {
-			return th, nil // a turn runs (or the daemon cannot say): refused as active
-		}
-		if err := s.pause(ctx, threadSettleLook); err != nil {
-			return th, err
-		}
-		if th, err = s.backendThread(ctx, th.ThreadID); err != nil {
-			return th, err
-		}
-	}
-	return th, nil
-}
-
-const threadSettleLook = 100 * time.Millisecond
-
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.
 func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[string][]Turn) (Conversation, error) {
@@ -263,11 +235,6 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 		return SendResult{}, E(CodeConflictActiveTurn, "turn "+visibleID(p, holding)+" holds this thread; wait for it, or close it")
 	} else if !errors.Is(err, ErrNotFound) {
 		return SendResult{}, err
-	}
-	if th.Status == BackendActive {
-		if th, err = s.settledThread(ctx, th); err != nil {
-			return SendResult{}, err
-		}
 	}
 	if th.Status != BackendIdle {
 		return SendResult{}, E(CodeThreadNotIdle, "the thread is "+th.Status+", not idle (a turn runs); nothing was sent")

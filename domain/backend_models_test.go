@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"akk/domain"
 )
@@ -157,68 +156,5 @@ func TestBackendRowMergedWithItsPane(t *testing.T) {
 	}
 	if len(l.Conversations) != 2 || l.Conversations[0].Backend != nil || l.Conversations[1].Terminal.ID != "" {
 		t.Fatalf("unproven: rows %+v, want the pane's and the thread's apart", l.Conversations)
-	}
-}
-
-// settlingDaemon reads its thread active for the first activeReads reads,
-// idle after; running is the turn it says is in progress.
-type settlingDaemon struct {
-	fakeDaemon
-	activeReads, reads int
-	running            string
-}
-
-func (b *settlingDaemon) Threads(context.Context, []domain.Terminal) ([]domain.BackendThread, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	th := b.thread
-	if b.reads++; b.reads <= b.activeReads {
-		th.Status = domain.BackendActive
-	}
-	return []domain.BackendThread{th}, nil
-}
-
-func (b *settlingDaemon) RunningTurn(context.Context, domain.BackendThread) (string, error) {
-	return b.running, nil
-}
-
-func (b *settlingDaemon) readCount() int { b.mu.Lock(); defer b.mu.Unlock(); return b.reads }
-
-// A thread the daemon still calls active right after its turn ended (no
-// turn in progress) is read again until it is idle, and the Send goes; a
-// thread running a turn is refused at once, nothing sent, as is one still
-// active when ThreadSettle has passed.
-func TestBackendSendWaitsForTheThreadToSettle(t *testing.T) {
-	conv := domain.BackendConversationID("th-1")
-	idle := domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, Model: "m1"}
-
-	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
-	b := &settlingDaemon{fakeDaemon: fakeDaemon{thread: idle}, activeReads: 3}
-	w.svc.UseCodexBackend(b)
-	if _, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "right after"}); err != nil {
-		t.Fatalf("a send to a settling thread: %v", err)
-	}
-	if n := len(b.started()); n != 1 || b.readCount() < 4 {
-		t.Fatalf("%d starts after %d reads, want 1 after the 4th", n, b.readCount())
-	}
-
-	w2 := newWorld(t, "", &fakeTerm{term: idleTerminal()})
-	busy := &settlingDaemon{fakeDaemon: fakeDaemon{thread: idle}, activeReads: 1000, running: "turn-9"}
-	w2.svc.UseCodexBackend(busy)
-	if _, err := w2.svc.Send(w2.host, domain.SendInput{ConversationID: conv, Request: "while it runs"}); code(err) != domain.CodeThreadNotIdle {
-		t.Fatalf("a send to a thread running a turn: %v, want thread_not_idle", err)
-	}
-	if len(busy.started()) != 0 || busy.readCount() > 2 {
-		t.Fatalf("%d starts, %d reads: a running turn is refused at once", len(busy.started()), busy.readCount())
-	}
-
-	w3 := newWorld(t, "", &fakeTerm{term: idleTerminal()})
-	stuck := &settlingDaemon{fakeDaemon: fakeDaemon{thread: idle}, activeReads: 1000}
-	w3.svc.UseCodexBackend(stuck)
-	if _, err := w3.svc.Send(w3.host, domain.SendInput{ConversationID: conv, Request: "never settles"}); code(err) != domain.CodeThreadNotIdle {
-		t.Fatalf("a thread active past the bound: %v, want thread_not_idle", err)
-	}
-	if want := int(domain.ThreadSettle/(100*time.Millisecond)) + 1; len(stuck.started()) != 0 || stuck.readCount() < want || stuck.readCount() > want+1 {
-		t.Fatalf("%d starts, %d reads, want 0 and %d", len(stuck.started()), stuck.readCount(), want)
 	}
 }
