@@ -783,7 +783,9 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			d.kill()
 			d.start()
 			watched := rec.waitTurn(t, w.WatchID, "watch.completed", 90*time.Second)
-			if fm, _ := watched.Data["final_message"].(string); !strings.Contains(fm, "slow") || watched.Data["confidence"] != "exact" {
+			// The whole reply: a completion announced while the answer still
+			// streamed would carry only its first words ("slow-1").
+			if fm, _ := watched.Data["final_message"].(string); !strings.Contains(fm, "slow-6") || !strings.HasSuffix(strings.TrimSpace(fm), "done.") || watched.Data["confidence"] != "exact" {
 				t.Fatalf("watch completion %+v", watched.Data)
 			}
 			if n := userRequests(e.Model, otherText); n != 1 {
@@ -808,7 +810,9 @@ func TestE2ECodexBackendProject(t *testing.T) {
 			modelText := "Work on another model for " + a.Name()
 			var ms sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"conversation_id":"`+row.ConversationID+`","request":"`+modelText+`","model":"`+model2+`","reasoning_effort":"`+effort2+`"}`, &ms); code != 202 {
-				t.Fatalf("send with model %s: %d %+v", model2, code, ms)
+				var list struct{ Conversations []backendRow }
+				call(t, "GET", d.url+"/v1/conversations", host.Token, "", &list)
+				t.Fatalf("send with model %s: %d %+v (rows: %+v)", model2, code, ms, list.Conversations)
 			}
 			rec.waitTurn(t, ms.TurnID, "turn.completed", 90*time.Second)
 			for _, r := range e.Model.Requests() {
