@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,11 +50,27 @@ func (c *cli) approve(args []string) error {
 	default:
 		return fmt.Errorf("%q is neither a turn_id nor a terminal_id", args[0])
 	}
-	if c.json {
-		return c.printJSON(body)
+	var res struct {
+		TurnID     string  `json:"turn_id"`
+		TerminalID string  `json:"terminal_id"`
+		State      string  `json:"state"`
+		Outcome    string  `json:"outcome"`
+		DoNotRetry bool    `json:"do_not_retry"`
+		Detail     *string `json:"detail"`
 	}
-	fmt.Fprintf(c.out, "%s\n", strings.TrimSpace(string(body)))
-	return nil
+	_ = json.Unmarshal(body, &res)
+	if c.json {
+		if err := c.printJSON(body); err != nil || !res.DoNotRetry {
+			return err
+		}
+		return uncertainErr
+	}
+	line := args[1] + ": " + res.Outcome
+	if res.TurnID != "" {
+		line += fmt.Sprintf(" (turn %s now %s)", res.TurnID, res.State)
+	}
+	fmt.Fprintln(c.out, line)
+	return c.uncertain(res.DoNotRetry, res.Detail)
 }
 
 // watch: akk watch TERMINAL_ID | akk unwatch WATCH_ID | akk watch-status WATCH_ID

@@ -98,9 +98,6 @@ func (c *cli) hooksCmd(args []string, stateDir string) error {
 	return usageErr("akk hooks: unknown verb " + verb + " (install, remove, status, revoke)")
 }
 
-// usageErr is a usage mistake.
-func usageErr(msg string) error { return errors.New(msg) }
-
 // parseInterleaved parses flags that may come before or after the
 // positional arguments.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {

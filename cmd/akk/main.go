@@ -14,6 +14,6 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args, os.Getenv, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "akk:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -26,7 +27,7 @@ Commands:
   health                          liveness and version
   list                            the agent conversations (tmux panes) AKK can see
   doctor                          readiness: tmux, agents and profiles, store, hosts
-  send [--wait] [--message-id K] <terminal_id|session_id|conversation_id|-> <text>
+  send [--wait] [--message-id K] <conversation_id|terminal_id|session_id|-> <text>
                                   send a task as one Turn (- : the only send-ready terminal)
   status TURN_ID                  a Turn's state, progress and result
   turns [--state S]               your Turns
@@ -85,11 +86,15 @@ Commands:
   mcp [--conversation C]          serve the daemon's MCP tools on stdin/stdout (for agent hosts
                                   that start MCP servers as commands); use a host token
 
-Global flags:
-  --url URL          daemon address (env AKK_URL, default http://127.0.0.1:7788)
+Global flags (before or after the command; after "hosts", --url only before it):
+  --url URL          daemon address, http://HOST:PORT or HOST:PORT (env AKK_URL, default http://127.0.0.1:7788)
   --token TOKEN      bearer token (env AKK_TOKEN, default: the operator token in the state dir)
   --state-dir DIR    daemon state dir (env AKK_STATE_DIR, default $XDG_STATE_HOME/akk or ~/.local/state/akk)
   --json             print JSON instead of tables
+  --version          print akk's version
+
+Exit codes: 0 done, 1 other failure, 2 usage, 3 akkd unreachable, 4 not found,
+5 refused (conflict, forbidden, invalid, wrong token), 6 uncertain (do not repeat).
 `
 
 type cli struct {
@@ -103,36 +108,118 @@ type cli struct {
 	// stateDir is the daemon's state dir (its operator token and hook
 	// credential).
 	stateDir string
+	// tokenFile is where the token was read from ("" when given).
+	tokenFile string
+}
+
+// commands are the command words, for "did you mean".
+var commands = []string{"health", "list", "doctor", "send", "status", "turns", "respond", "cancel", "close", "renew", "recover",
+	"approve", "watch", "unwatch", "watch-status", "watch-renew", "watch-recover", "retry-callback", "interaction",
+	"respond-interaction", "hosts", "notifications", "events", "mcp", "threads", "new-thread", "clear-thread", "resume-thread",
+	"inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control", "hooks", "help"}
+
+// hoistGlobals moves the global flags a person put after the command in
+// front of it, so `akk list --json` is `akk --json list`. Nothing after
+// "--" moves; --url stays with "hosts" (set-webhook has its own).
+func hoistGlobals(args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	var globals, rest []string
+	cmd := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		isFlag := strings.HasPrefix(a, "-") && a != "-"
+		if cmd == "" && !isFlag {
+			cmd = a
+			rest = append(rest, a)
+			continue
+		}
+		if cmd == "" || !isFlag {
+			if cmd == "" && isFlag && !hasValue && (name == "url" || name == "token" || name == "state-dir") && i+1 < len(args) {
+				globals = append(globals, a, args[i+1]) // before the command: as given
+				i++
+				continue
+			}
+			if cmd == "" {
+				globals = append(globals, a)
+			} else {
+				rest = append(rest, a)
+			}
+			continue
+		}
+		switch {
+		case name == "json" || name == "version":
+			globals = append(globals, a)
+		case (name == "token" || name == "state-dir" || (name == "url" && cmd != "hosts")) && hasValue:
+			globals = append(globals, a)
+		case (name == "token" || name == "state-dir" || (name == "url" && cmd != "hosts")) && i+1 < len(args):
+			globals = append(globals, a, args[i+1])
+			i++
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return append(append([]string{args[0]}, globals...), rest...)
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	args = hoistGlobals(args)
 	fs := flag.NewFlagSet("akk", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.Usage = func() { fmt.Fprint(stdout, usage) }
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	url := fs.String("url", envOr(getenv, "AKK_URL", "http://127.0.0.1:7788"), "")
 	token := fs.String("token", getenv("AKK_TOKEN"), "")
 	stateDir := fs.String("state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "")
 	asJSON := fs.Bool("json", false, "")
+	showVersion := fs.Bool("version", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
 			return nil
 		}
-		return err
+		return usageErr(err.Error() + " (see akk help)")
+	}
+	if *showVersion {
+		fmt.Fprintf(stdout, "akk %s\n", version)
+		return nil
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		fmt.Fprint(stdout, usage)
-		return errors.New("no command")
+		return usageErr("no command")
 	}
-	c := &cli{ctx: ctx, url: strings.TrimRight(*url, "/"), token: *token, json: *asJSON, out: stdout, getenv: getenv, stateDir: *stateDir}
+	if rest[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	if !slices.Contains(commands, rest[0]) {
+		msg := fmt.Sprintf("unknown command %q", rest[0])
+		if m := didYouMean(rest[0], commands); m != "" {
+			msg += fmt.Sprintf(": did you mean %q?", m)
+		}
+		return usageErr(msg + " (see akk help)")
+	}
+	base, err := normalizeURL(*url)
+	if err != nil {
+		return err
+	}
+	c := &cli{ctx: ctx, url: base, token: *token, json: *asJSON, out: stdout, getenv: getenv, stateDir: *stateDir}
 	if rest[0] == "hooks" {
 		// Local files only: the agent's settings and the hook credential.
 		return c.hooksCmd(rest[1:], *stateDir)
 	}
 	if c.token == "" && rest[0] != "health" {
-		b, err := os.ReadFile(filepath.Join(*stateDir, "operator.token"))
+		c.tokenFile = filepath.Join(*stateDir, "operator.token")
+		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
-			return fmt.Errorf("no token: pass --token or AKK_TOKEN, or run where the daemon's state dir is readable (%v)", err)
+			return &cliError{code: exitUsage, msg: fmt.Sprintf("no token: akk reads the operator token from %s, which akkd writes at its first start (%v).\n"+
+				"  Start akkd first (with the same --state-dir), or pass --token / AKK_TOKEN.", c.tokenFile, err)}
 		}
 		c.token = strings.TrimSpace(string(b))
 	}
@@ -146,7 +233,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	c.api = api
-	return c.dispatch(rest)
+	return c.explain(c.dispatch(rest))
 }
 
 // dispatch runs the command rest names.
@@ -190,11 +277,8 @@ func (c *cli) dispatch(rest []string) error {
 		return c.threads(rest[1:])
 	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control":
 		return c.native(rest[0], rest[1:])
-	case "help":
-		fmt.Fprint(c.out, usage)
-		return nil
 	}
-	return fmt.Errorf("unknown command %q (see akk help)", rest[0])
+	return usageErr(fmt.Sprintf("unknown command %q (see akk help)", rest[0]))
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -225,9 +309,9 @@ func check(resp *http.Response, body []byte, err error) error {
 		if p.Detail != nil {
 			detail = ": " + *p.Detail
 		}
-		return fmt.Errorf("%d %s%s", p.Status, p.Code, detail)
+		return &apiError{status: resp.StatusCode, code: p.Code, msg: fmt.Sprintf("%d %s%s", p.Status, p.Code, detail)}
 	}
-	return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	return &apiError{status: resp.StatusCode, msg: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))}
 }
 
 func (c *cli) printJSON(body []byte) error {

@@ -176,3 +176,68 @@ func TestCLIAgainstTheAPI(t *testing.T) {
 		t.Fatalf("events: %v %q", err, out)
 	}
 }
+
+// What a newcomer meets first: errors that say what to do, with an exit
+// code by class; global flags after the command; host:port; did you mean.
+func TestCLIErrorsSayWhatToDo(t *testing.T) {
+	url, dir := server(t)
+	ctx := context.Background()
+	hostPort := strings.TrimPrefix(url, "http://")
+	if out, err := akk(t, ctx, "http://127.0.0.1:1", dir, "health", "--url", hostPort); err != nil || !strings.Contains(out, "ok (version t) at "+url) {
+		t.Fatalf("--url HOST:PORT after the command: %v %q", err, out)
+	}
+	if out, err := akk(t, ctx, url, dir, "hosts", "list", "--json"); err != nil || !strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Fatalf("--json after the command: %v %q", err, out)
+	}
+	if out, err := akk(t, ctx, url, dir, "--version"); err != nil || !strings.HasPrefix(out, "akk ") {
+		t.Fatalf("--version: %v %q", err, out)
+	}
+	for _, c := range []struct {
+		name string
+		url  string
+		args []string
+		exit int
+		says []string
+	}{
+		{"akkd down", "http://127.0.0.1:1", []string{"list"}, exitUnreachable, []string{"akkd does not answer at http://127.0.0.1:1", "akkd", "--url HOST:PORT"}},
+		{"a wrong token", url, []string{"--token", "wrong", "hosts", "list"}, exitRefused, []string{"unauthorized", "operator.token", "akk hosts add"}},
+		{"a typo", url, []string{"lsit"}, exitUsage, []string{`did you mean "list"?`}},
+		{"a swapped pair", url, []string{"stauts", "turn_x"}, exitUsage, []string{`did you mean "status"?`}},
+		{"an unknown flag", url, []string{"--jsno", "list"}, exitUsage, []string{"jsno", "akk help"}},
+		{"a bad url", "ftp://x", []string{"list"}, exitUsage, []string{"--url", "HOST:PORT"}},
+		{"missing arguments", url, []string{"approve", "turn_x"}, exitUsage, []string{"usage: akk approve"}},
+		{"not found", url, []string{"hosts", "ping", "host_nope"}, exitNotFound, []string{"host_not_found"}},
+	} {
+		_, err := akk(t, ctx, c.url, dir, c.args...)
+		if exitCode(err) != c.exit {
+			t.Errorf("%s: exit %d, want %d (%v)", c.name, exitCode(err), c.exit, err)
+			continue
+		}
+		for _, want := range c.says {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q does not say %q", c.name, err, want)
+			}
+		}
+	}
+	// No state dir with a token: where akk looked, and what to do.
+	_, err := akk(t, ctx, url, t.TempDir(), "list")
+	if err == nil || !strings.Contains(err.Error(), "operator.token") || !strings.Contains(err.Error(), "Start akkd first") {
+		t.Fatalf("no token: %v", err)
+	}
+}
+
+func TestHoistGlobals(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"akk list --json", "akk --json list"},
+		{"akk --url a:1 list --json", "akk --url a:1 --json list"},
+		{"akk status turn_1 --token T", "akk --token T status turn_1"},
+		{"akk hosts set-webhook h --url http://x/h", "akk hosts set-webhook h --url http://x/h"},
+		{"akk send term_1 hello -- --json", "akk send term_1 hello -- --json"},
+		{"akk send --wait term_1 hi --json", "akk --json send --wait term_1 hi"},
+		{"akk list --url=a:1", "akk --url=a:1 list"},
+	} {
+		if got := strings.Join(hoistGlobals(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -217,6 +217,7 @@ func resumeBody(arg string) client.ResumeThreadJSONRequestBody {
 func (c *cli) uncertain(doNotRetry bool, detail *string) error {
 	if doNotRetry {
 		fmt.Fprintf(c.out, "do_not_retry: keys may have reached the pane (%s); look at it before anything else\n", deref(detail))
+		return uncertainErr
 	}
 	return nil
 }

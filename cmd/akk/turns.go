@@ -26,7 +26,7 @@ func (c *cli) send(args []string) error {
 		return err
 	}
 	if fs.NArg() < 2 {
-		return errors.New("usage: akk send [--wait] [--message-id K] <terminal_id|session_id|conversation_id|-> <text>")
+		return usageErr("usage: akk send [--wait] [--message-id K] <conversation_id|terminal_id|session_id|-> <text>")
 	}
 	target, text := fs.Arg(0), strings.Join(fs.Args()[1:], " ")
 	body := client.SendTurnJSONRequestBody{Request: text}
@@ -37,9 +37,16 @@ func (c *cli) send(args []string) error {
 		body.SessionId = &target
 	case strings.HasPrefix(target, "conv_cx_"):
 		body.ConversationId = &target // a Codex backend conversation
+	case strings.HasPrefix(target, "conv_"):
+		// A pane's conversation, as akk list prints it: sent to its pane.
+		term, err := c.conversationTerminal(target)
+		if err != nil {
+			return err
+		}
+		body.TerminalId = &term
 	case target == "-":
 	default:
-		return fmt.Errorf("target %q is neither a terminal_id (term_…), a session_id (sess_…), a backend conversation_id (conv_cx_…) nor - (the only send-ready terminal)", target)
+		return usageErr(fmt.Sprintf("target %q is neither a conversation_id (conv_…, as akk list prints it), a terminal_id (term_…), a session_id (sess_…) nor - (the only send-ready terminal)", target))
 	}
 	if *msgID != "" {
 		body.MessageId = msgID
@@ -60,7 +67,10 @@ func (c *cli) send(args []string) error {
 		res = r.JSON200
 	}
 	if c.json && !*wait {
-		return c.printJSON(r.Body)
+		if err := c.printJSON(r.Body); err != nil || !res.DoNotRetry {
+			return err
+		}
+		return uncertainErr
 	}
 	if !c.json {
 		fmt.Fprintf(c.out, "turn %s: %s (outcome %s, %s)\n", res.TurnId, res.State, res.Outcome, res.DeliveryPath)
@@ -72,6 +82,7 @@ func (c *cli) send(args []string) error {
 		}
 		if res.DoNotRetry {
 			fmt.Fprintln(c.out, "delivery is not proven: do not send it again; look at the pane")
+			return uncertainErr
 		}
 	}
 	if *wait {
@@ -290,4 +301,25 @@ func (c *cli) turnAction(name string, args []string) error {
 		fmt.Fprintln(c.out, "not proven: do not repeat it; look at the pane")
 	}
 	return nil
+}
+
+// conversationTerminal is the pane of a conversation akk list shows.
+func (c *cli) conversationTerminal(id string) (string, error) {
+	r, err := c.api.ListConversationsWithResponse(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return "", err
+	}
+	for _, cv := range r.JSON200.Conversations {
+		if cv.ConversationId != id {
+			continue
+		}
+		if cv.Terminal == nil {
+			return "", &apiError{status: 409, code: "conversation_not_sendable", msg: "conversation " + id + " has no pane to send to"}
+		}
+		return cv.Terminal.TerminalId, nil
+	}
+	return "", &apiError{status: 404, code: "conversation_not_found", msg: "no conversation " + id + " in akk list (its pane closed, or it belongs to another host)"}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/coder/quartz"
 
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,6 +128,29 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	if err != nil || !strings.Contains(out, id) {
 		t.Fatalf("turns: %v\n%s", err, out)
 	}
+	// What list prints can be sent to: its conversation id (read here
+	// with --json after the command).
+	out, err = akk(t, context.Background(), srv.URL, dir, "list", "--json")
+	var l struct {
+		Conversations []struct {
+			ConversationID string `json:"conversation_id"`
+		} `json:"conversations"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &l) != nil || len(l.Conversations) != 1 || !strings.HasPrefix(l.Conversations[0].ConversationID, "conv_") {
+		t.Fatalf("list --json: %v\n%s", err, out)
+	}
+	wctx2, wcancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel2()
+	if out, err = akk(t, wctx2, srv.URL, dir, "send", "--wait", l.Conversations[0].ConversationID, "the", "next", "one"); err != nil ||
+		!strings.Contains(out, "Done: the next one") {
+		t.Fatalf("send to the conversation id: %v\n%s", err, out)
+	}
+	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "conv_nope", "x"); exitCode(err) != exitNotFound || !strings.Contains(err.Error(), "akk list") {
+		t.Fatalf("send to an unknown conversation: %v (exit %d)", err, exitCode(err))
+	}
+	if len(p.sent) != 2 || p.sent[1] != "the next one" {
+		t.Fatalf("sent %q", p.sent)
+	}
 	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
 		t.Fatalf("a slash command was sent: %v", err)
 	}
@@ -135,8 +159,8 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "conv_cx_0000", "hello"); err == nil || !strings.Contains(err.Error(), "conversation_not_found") {
 		t.Fatalf("send to a backend conversation: %v", err)
 	}
-	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") {
-		t.Fatalf("cancel a completed turn: %v", err)
+	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") || exitCode(err) != exitRefused {
+		t.Fatalf("cancel a completed turn: %v (exit %d)", err, exitCode(err))
 	}
 	// The recovery and interaction commands reach their routes.
 	watchID := ""

@@ -41,18 +41,21 @@ import (
 var version = "dev"
 
 type config struct {
-	listen     string
-	stateDir   string
-	store      string // "sqlite" or a postgres:// URL
-	logLevel   slog.Level
-	retry      domain.RetryPolicy
-	sockets    []string
-	retention  time.Duration
-	accept     time.Duration
-	noControl  bool
-	onlyListed bool // only the --tmux-sockets servers, not the user's socket folder
-	noBackend  bool
-	codexHomes []string
+	listen    string
+	stateDir  string
+	store     string // "sqlite" or a postgres:// URL
+	logLevel  slog.Level
+	logFormat string // text or json
+	// showVersion: print the version and exit.
+	showVersion bool
+	retry       domain.RetryPolicy
+	sockets     []string
+	retention   time.Duration
+	accept      time.Duration
+	noControl   bool
+	onlyListed  bool // only the --tmux-sockets servers, not the user's socket folder
+	noBackend   bool
+	codexHomes  []string
 	// codexProjects are folders given a backend conversation each, in the
 	// daemon of codexHomes[0], started with codexBin when it is down.
 	codexProjects []string
@@ -90,6 +93,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	fs.StringVar(&cfg.store, "store", envOr(getenv, "AKK_STORE", "sqlite"),
 		"sqlite (akk.db in the state directory) or a postgres:// URL (env AKK_STORE, which keeps a password out of the process list)")
 	level := fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
+	fs.StringVar(&cfg.logFormat, "log-format", envOr(getenv, "AKK_LOG_FORMAT", "text"), "text (key=value lines) or json (one JSON object a line) (env AKK_LOG_FORMAT)")
+	fs.BoolVar(&cfg.showVersion, "version", false, "print akkd's version and exit")
 	schedule := fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
 	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
@@ -121,6 +126,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"with a postgres:// --store: the http:// URL the other nodes reach this daemon's API at (env AKK_ADVERTISE_URL; default http:// and the --listen address)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return cfg, err
+	}
+	if cfg.showVersion {
+		return cfg, nil // nothing else is read
 	}
 	if d, err := time.ParseDuration(*accept); err != nil || d < time.Second {
 		return cfg, fmt.Errorf("--accept-window: %q is not a duration of at least 1s", *accept)
@@ -202,6 +210,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		return cfg, fmt.Errorf("--log-format: %q is neither text nor json", cfg.logFormat)
 	}
 	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return cfg, fmt.Errorf("--log-level: %w", err)
@@ -288,7 +299,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if cfg.showVersion {
+		fmt.Fprintf(stdout, "akkd %s\n", version)
+		return nil
+	}
+	var handler slog.Handler = slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
+	if cfg.logFormat == "json" {
+		handler = slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
+	}
+	log := slog.New(handler)
 	slog.SetDefault(log)
 
 	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -623,6 +624,41 @@ func TestCodexProjects(t *testing.T) {
 	} {
 		if _, err := parseConfig(append(base, c.args...), func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// --version prints the stamped version and starts nothing; --log-format
+// json writes one JSON object a line; any other format is refused.
+func TestVersionAndLogFormat(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"akkd", "--version"}, func(string) string { return "" }, &out); err != nil || out.String() != "akkd "+version+"\n" {
+		t.Fatalf("--version: %v %q", err, out.String())
+	}
+	if _, err := parseConfig([]string{"akkd", "--log-format", "yaml"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "--log-format") {
+		t.Fatalf("--log-format yaml: %v", err)
+	}
+	env := map[string]string{"AKK_STATE_DIR": t.TempDir(), "AKK_LOG_FORMAT": "json", "AKK_TMUX_DEFAULT_SOCKETS": "off", "AKK_CODEX_BACKEND": "off"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var logs lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"akkd", "--listen", freeAddr(t)}, func(k string) string { return env[k] }, &logs) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "listening") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no listening line in 30 s: %q", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec["level"] == nil || rec["msg"] == nil {
+			t.Fatalf("not a JSON log line: %q (%v)", l, err)
 		}
 	}
 }
