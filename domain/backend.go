@@ -261,6 +261,7 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 	if err != nil {
 		return s.reserveFailed(ctx, p, in, err)
 	}
+	logSend(t, len(in.Request))
 	Failpoint("send.reserved")
 	// The start runs to its end even when the caller goes away.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

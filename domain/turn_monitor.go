@@ -78,6 +78,7 @@ func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhoo
 	}
 	t.Revision++
 	s.nudge(t.ID)
+	logTurnEvent(typ, t)
 	return t, nil
 }
 

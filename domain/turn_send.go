@@ -77,6 +77,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	if err := s.reserveTurn(ctx, p, &t, current, now); err != nil {
 		return s.reserveFailed(ctx, p, in, err)
 	}
+	logSend(t, len(in.Request))
 
 	Failpoint("send.reserved")
 	stage, subErr := s.typeRequest(ctx, clearer, term, in.Request)

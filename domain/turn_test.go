@@ -78,6 +78,7 @@ func (f *fakeTerm) set(fn func(f *fakeTerm)) {
 	defer f.mu.Unlock()
 	fn(f)
 }
+
 // lookedAgain waits until the terminal has been observed n more times
 // after the call: with n of 4, a monitor round that began before the
 // screen last changed has ended, and one has decided on the changed

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func newMCPEndpoint(s *Server, rest http.Handler, tools []mcpToolDef) *mcpEndpoi
 	e := &mcpEndpoint{s: s, rest: rest, tools: tools, handshake: s.MCPHandshakeTimeout, idle: s.MCPIdleBeforeEviction,
 		sessions: map[string]*mcpSession{}, live: map[*mcpSession]struct{}{}}
 	e.h = mcp.NewStreamableHTTPHandler(e.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:              s.Log,
+		Logger:              sdkLogger(s.Log),
 		SessionTimeout:      MCPSessionTimeout,
 		MaxRequestBodyBytes: 2 * MaxBodyBytes,
 	})
@@ -258,7 +259,7 @@ func (e *mcpEndpoint) serverFor(r *http.Request) *mcp.Server {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "akk", Title: "AKK", Version: e.s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
-		Logger:       e.s.Log,
+		Logger:       sdkLogger(e.s.Log),
 		GetSessionID: func() string {
 			id := "mcp_" + rand.Text()
 			e.mu.Lock()
@@ -495,3 +496,31 @@ func (m *mcpSession) notify(ctx context.Context, ss *mcp.ServerSession, ev domai
 		ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "akk", Data: data})
 	}
 }
+
+// sdkLogger is log for the MCP SDK: its info lines (sessions opening and
+// closing) are debug in AKK's log, so a daemon at info shows AKK's own
+// lines; its warnings and errors stay.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return nil
+	}
+	return slog.New(demoted{log.Handler()})
+}
+
+// demoted lowers records under warn to debug.
+type demoted struct{ h slog.Handler }
+
+func demote(l slog.Level) slog.Level {
+	if l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demoted) Enabled(ctx context.Context, l slog.Level) bool { return d.h.Enabled(ctx, demote(l)) }
+func (d demoted) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return d.h.Handle(ctx, r)
+}
+func (d demoted) WithAttrs(as []slog.Attr) slog.Handler { return demoted{d.h.WithAttrs(as)} }
+func (d demoted) WithGroup(n string) slog.Handler       { return demoted{d.h.WithGroup(n)} }

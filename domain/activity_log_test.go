@@ -1,0 +1,58 @@
+package domain_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"akk/domain"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// A Send, its acceptance and its completion each leave one info line with
+// the Turn's id; none carries the request or the final message.
+func TestActivityLogLines(t *testing.T) {
+	var buf syncBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "fix the secret bug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft.set(func(f *fakeTerm) { f.progress = domain.TurnProgress{Accepted: true} })
+	w.waitState(t, r.Turn.ID, domain.TurnWorking)
+	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "fixed the private thing" })
+	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) != nil || rec["turn_id"] != r.Turn.ID {
+			continue
+		}
+		if rec["level"] != "INFO" {
+			t.Errorf("not at info: %s", l)
+		}
+		seen[rec["msg"].(string)]++
+		if strings.Contains(l, "secret bug") || strings.Contains(l, "private thing") {
+			t.Errorf("a line carries the text: %s", l)
+		}
+	}
+	if seen["send"] != 1 || seen["turn.accepted"] != 1 || seen["turn.completed"] != 1 {
+		t.Fatalf("lines %v, want one send, turn.accepted and turn.completed\n%s", seen, buf.String())
+	}
+}
