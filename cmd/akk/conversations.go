@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"akk/cmd/akk/client"
 )
 
 func (c *cli) list() error {
@@ -18,10 +21,7 @@ func (c *cli) list() error {
 	}
 	var rows [][]string
 	for _, cv := range r.JSON200.Conversations {
-		var acts []string
-		for _, a := range cv.AvailableActions {
-			acts = append(acts, a.Action)
-		}
+		acts := actionNames(cv.AvailableActions)
 		version := cv.Agent.Version
 		if cv.Agent.Profile == "unprofiled" {
 			version += " (unprofiled)"
@@ -84,4 +84,16 @@ func (c *cli) doctor() error {
 		fmt.Fprintf(c.out, "- %s\n", why)
 	}
 	return nil
+}
+
+// actionNames are a row's actions, each once (a row offers status for its
+// Turn and for its Watch, say), in the order offered.
+func actionNames(as []client.Action) []string {
+	var out []string
+	for _, a := range as {
+		if !slices.Contains(out, a.Action) {
+			out = append(out, a.Action)
+		}
+	}
+	return out
 }

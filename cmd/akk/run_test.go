@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"akk/callbacks"
+	"akk/cmd/akk/client"
 	"akk/domain"
 	"akk/handlers"
 	"akk/persistence"
@@ -239,5 +240,15 @@ func TestHoistGlobals(t *testing.T) {
 		if got := strings.Join(hoistGlobals(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+func TestActionNamesOnce(t *testing.T) {
+	var as []client.Action
+	for _, n := range strings.Split("status,unwatch,status,cancel,close,status", ",") {
+		as = append(as, client.Action{Action: n})
+	}
+	if got := strings.Join(actionNames(as), ","); got != "status,unwatch,cancel,close" {
+		t.Fatalf("%s", got)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -104,6 +105,37 @@ func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
 	} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("the README's OpenClaw recipe lacks %s", want)
+		}
+	}
+}
+
+// contrib/akkd.service starts akkd with flags akkd takes, and the README
+// gives the lines that enable it.
+func TestSystemdUnitRunsAkkd(t *testing.T) {
+	unit, err := os.ReadFile("../../contrib/akkd.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec []string
+	for _, l := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			exec = strings.Fields(v)
+		}
+	}
+	if len(exec) == 0 || !strings.HasSuffix(exec[0], "/akkd") {
+		t.Fatalf("ExecStart %v", exec)
+	}
+	env := map[string]string{"HOME": t.TempDir()}
+	if _, err := parseConfig(append([]string{"akkd"}, exec[1:]...), func(k string) string { return env[k] }, io.Discard); err != nil {
+		t.Fatalf("the unit's flags: %v", err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"contrib/akkd.service", "systemctl --user enable --now akkd"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("the README does not say %q", want)
 		}
 	}
 }
