@@ -98,7 +98,7 @@ func (c *cli) explain(err error) error {
 	case errors.As(err, &ae) && ae.status == 401:
 		where := "the token given with --token or AKK_TOKEN"
 		if c.tokenFile != "" {
-			where = "the operator token read from " + c.tokenFile
+			where = "the token read from " + c.tokenFile
 		}
 		return &apiError{status: 401, code: ae.code, msg: ae.msg + "\n  akkd refused " + where + ".\n" +
 			"  The operator token is the file operator.token in akkd's state dir (--state-dir; akkd prints the path at start).\n" +

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,11 +12,10 @@ import (
 // events follows the SSE stream. The r3labs client reconnects by itself and
 // sends Last-Event-ID, so the daemon replays whatever was missed.
 func (c *cli) events(args []string) error {
-	fs := flag.NewFlagSet("events", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("events")
 	fs.Bool("follow", true, "keep streaming until interrupted (the only mode)")
 	since := fs.Int64("since", -1, "replay events after this id first")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	url := c.url + "/v1/events"

@@ -6,8 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,8 +34,7 @@ func (c *cli) hooksCmd(args []string, stateDir string) error {
 		return usageErr("usage: akk hooks install|remove|status|revoke claude-code [--settings FILE]")
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("akk hooks "+verb, flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("hooks " + verb)
 	home, _ := os.UserHomeDir()
 	if h := c.getenv("HOME"); h != "" {
 		home = h
@@ -100,10 +99,10 @@ func (c *cli) hooksCmd(args []string, stateDir string) error {
 
 // parseInterleaved parses flags that may come before or after the
 // positional arguments.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterleaved(fs *pflag.FlagSet, args []string) ([]string, error) {
 	var rest []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()

@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/spf13/pflag"
 	"net/http"
 	"strings"
 	"time"
@@ -42,12 +42,11 @@ func (c *cli) hosts(args []string) error {
 		c.table("HOST\tNAME\tWEBHOOK URL\tHEADERS\tEVENTS\tCREATED", rows)
 		return nil
 	case "add":
-		fs := flag.NewFlagSet("hosts add", flag.ContinueOnError)
-		fs.SetOutput(c.out)
+		fs := newFlags("hosts add")
 		name := fs.String("name", "", "a label for the host")
 		hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
 		headers, events := webhookFlags(fs)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
 		if *name == "" || *hook == "" {
@@ -69,14 +68,13 @@ func (c *cli) hosts(args []string) error {
 			h.HostId, h.Name, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents), h.Token, h.WebhookSecret)
 		return nil
 	case "set-webhook":
-		fs := flag.NewFlagSet("hosts set-webhook", flag.ContinueOnError)
-		fs.SetOutput(c.out)
+		fs := newFlags("hosts set-webhook")
 		hook := fs.String("url", "", "http(s) URL that receives signed webhooks")
 		headers, events := webhookFlags(fs)
 		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
 		}
-		if err := fs.Parse(args[2:]); err != nil {
+		if err := parseFlags(fs, args[2:]); err != nil {
 			return err
 		}
 		if *hook == "" || fs.NArg() > 0 {
@@ -187,7 +185,7 @@ func (e *eventFlags) body() *client.WebhookEvents {
 }
 
 // webhookFlags defines --header and --event on fs.
-func webhookFlags(fs *flag.FlagSet) (headerFlags, *eventFlags) {
+func webhookFlags(fs *pflag.FlagSet) (headerFlags, *eventFlags) {
 	headers, events := headerFlags{}, &eventFlags{}
 	fs.Func("header", "'Name: value' added to every delivery, such as a receiver's token (repeat for more)", func(v string) error {
 		name, value, ok := strings.Cut(v, ":")
@@ -222,8 +220,7 @@ func webhookLines(names, events []string) string {
 // approvalPolicy shows a host's exact-command auto-approval rules, or with
 // --rule (repeated; one command of plain words each) or --off replaces them.
 func (c *cli) approvalPolicy(args []string) error {
-	fs := flag.NewFlagSet("hosts approval-policy", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("hosts approval-policy")
 	var rules []client.ApprovalRule
 	fs.Func("rule", "a command AKK may approve once, exactly (repeat for more)", func(v string) error {
 		rules = append(rules, client.ApprovalRule{Argv: strings.Fields(v)})
@@ -234,7 +231,7 @@ func (c *cli) approvalPolicy(args []string) error {
 		return errors.New("usage: akk hosts approval-policy HOST_ID [--rule 'CMD ARGS' ...|--off]")
 	}
 	host := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	var body []byte
@@ -299,10 +296,9 @@ func (c *cli) notifications(args []string) error {
 		fmt.Fprintf(c.out, "queued %s again\n", r.JSON202.NotificationId)
 		return nil
 	}
-	fs := flag.NewFlagSet("notifications", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("notifications")
 	state := fs.String("state", "", "pending, delivered or failed")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	params := &client.ListNotificationsParams{}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 
@@ -16,9 +15,9 @@ import (
 // forwards the tools, resources and notifications it finds there, so the
 // daemon keeps every decision.
 func (c *cli) mcpBridge(args []string) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs := newFlags("mcp")
 	conversation := fs.String("conversation", c.getenv("AKK_CONVERSATION"), "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

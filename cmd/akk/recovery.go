@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -74,11 +73,10 @@ func (c *cli) watchRecovery(name string, args []string) error {
 // interaction: akk interaction TURN_ID shows the current questionnaire step
 // (and offers it to this conversation).
 func (c *cli) interaction(args []string) error {
-	fs := flag.NewFlagSet("interaction", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("interaction")
 	conv := fs.String("conversation", "", "AKK-Conversation the offer is bound to")
 	turnID, args := leadingID(args)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if turnID == "" && fs.NArg() == 1 {
@@ -138,13 +136,13 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+func (m *multiFlag) Type() string       { return "strings" }
 
 // respondInteraction: akk respond-interaction TURN_ID --interaction ID
 // --answer QUESTION=OPTION[,OPTION] [--text QUESTION=TEXT]. It reads the
 // step again first: the interaction id must still be the one shown.
 func (c *cli) respondInteraction(args []string) error {
-	fs := flag.NewFlagSet("respond-interaction", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("respond-interaction")
 	conv := fs.String("conversation", "", "AKK-Conversation the offer is bound to")
 	want := fs.String("interaction", "", "the interaction_id you were shown (required)")
 	mode := fs.String("delivery-mode", "", "steer_current_turn or queue_next_turn (async questions only)")
@@ -152,7 +150,7 @@ func (c *cli) respondInteraction(args []string) error {
 	fs.Var(&answers, "answer", "QUESTION_ID=OPTION_ID[,OPTION_ID] (repeatable)")
 	fs.Var(&texts, "text", "QUESTION_ID=free text (repeatable)")
 	turnID, args := leadingID(args)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if turnID == "" && fs.NArg() == 1 {

@@ -85,6 +85,8 @@ Commands:
                                   reach AKK exactly, on any version; revoke replaces the credential
   mcp [--conversation C]          serve the daemon's MCP tools on stdin/stdout (for agent hosts
                                   that start MCP servers as commands); use a host token
+  completion bash|zsh|fish        a shell completion script (source <(akk completion bash))
+  help [COMMAND]                  this text, or one command's
 
 Global flags (before or after the command; after "hosts", --url only before it):
   --url URL          daemon address, http://HOST:PORT or HOST:PORT (env AKK_URL, default http://127.0.0.1:7788)
@@ -92,6 +94,9 @@ Global flags (before or after the command; after "hosts", --url only before it):
   --state-dir DIR    daemon state dir (env AKK_STATE_DIR, default $XDG_STATE_HOME/akk or ~/.local/state/akk)
   --json             print JSON instead of tables
   --version          print akk's version
+
+Config file: $XDG_CONFIG_HOME/akk/config.toml (or AKK_CONFIG) may set url, token_file
+and state_dir; flags and the environment win over it.
 
 Exit codes: 0 done, 1 other failure, 2 usage, 3 akkd unreachable, 4 not found,
 5 refused (conflict, forbidden, invalid, wrong token), 6 uncertain (do not repeat).
@@ -116,7 +121,7 @@ type cli struct {
 var commands = []string{"health", "list", "doctor", "send", "status", "turns", "respond", "cancel", "close", "renew", "recover",
 	"approve", "watch", "unwatch", "watch-status", "watch-renew", "watch-recover", "retry-callback", "interaction",
 	"respond-interaction", "hosts", "notifications", "events", "mcp", "threads", "new-thread", "clear-thread", "resume-thread",
-	"inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control", "hooks", "help"}
+	"inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control", "hooks", "help", "completion"}
 
 // hoistGlobals moves the global flags a person put after the command in
 // front of it, so `akk list --json` is `akk --json list`. Nothing after
@@ -173,9 +178,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs := flag.NewFlagSet("akk", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	url := fs.String("url", envOr(getenv, "AKK_URL", "http://127.0.0.1:7788"), "")
+	url := fs.String("url", "", "")
 	token := fs.String("token", getenv("AKK_TOKEN"), "")
-	stateDir := fs.String("state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "")
+	stateDir := fs.String("state-dir", "", "")
 	asJSON := fs.Bool("json", false, "")
 	showVersion := fs.Bool("version", false, "")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -194,34 +199,53 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		fmt.Fprint(stdout, usage)
 		return usageErr("no command")
 	}
-	if rest[0] == "help" {
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	if !slices.Contains(commands, rest[0]) {
+	if !slices.Contains(commands, rest[0]) && !strings.HasPrefix(rest[0], "__complete") {
 		msg := fmt.Sprintf("unknown command %q", rest[0])
 		if m := didYouMean(rest[0], commands); m != "" {
 			msg += fmt.Sprintf(": did you mean %q?", m)
 		}
 		return usageErr(msg + " (see akk help)")
 	}
-	base, err := normalizeURL(*url)
+	// Flags, then the environment, then the config file, then defaults.
+	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return err
 	}
-	c := &cli{ctx: ctx, url: base, token: *token, json: *asJSON, out: stdout, getenv: getenv, stateDir: *stateDir}
-	if rest[0] == "hooks" {
-		// Local files only: the agent's settings and the hook credential.
-		return c.hooksCmd(rest[1:], *stateDir)
+	pick := func(flagValue, env, fromFile, def string) string {
+		for _, v := range []string{flagValue, getenv(env), fromFile} {
+			if v != "" {
+				return v
+			}
+		}
+		return def
 	}
-	if c.token == "" && rest[0] != "health" {
-		c.tokenFile = filepath.Join(*stateDir, "operator.token")
+	base, err := normalizeURL(pick(*url, "AKK_URL", cfg.URL, "http://127.0.0.1:7788"))
+	if err != nil {
+		return err
+	}
+	c := &cli{ctx: ctx, url: base, token: *token, json: *asJSON, out: stdout, getenv: getenv,
+		stateDir: pick(*stateDir, "AKK_STATE_DIR", cfg.StateDir, defaultStateDir(getenv)), tokenFile: cfg.TokenFile}
+	root := c.commandTree()
+	root.SetArgs(rest)
+	return root.ExecuteContext(ctx)
+}
+
+// connect readies the API client of a command that calls akkd: the token
+// from --token or AKK_TOKEN, else the config file's token_file, else the
+// operator token in the state dir.
+func (c *cli) connect(needToken bool) error {
+	if c.token == "" && needToken {
+		if c.tokenFile == "" {
+			c.tokenFile = filepath.Join(c.stateDir, "operator.token")
+		}
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return &cliError{code: exitUsage, msg: fmt.Sprintf("no token: akk reads the operator token from %s, which akkd writes at its first start (%v).\n"+
 				"  Start akkd first (with the same --state-dir), or pass --token / AKK_TOKEN.", c.tokenFile, err)}
 		}
 		c.token = strings.TrimSpace(string(b))
+	} else if c.token != "" {
+		c.tokenFile = ""
 	}
 	api, err := client.NewClientWithResponses(c.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		if c.token != "" {
@@ -233,7 +257,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	c.api = api
-	return c.explain(c.dispatch(rest))
+	return nil
 }
 
 // dispatch runs the command rest names.

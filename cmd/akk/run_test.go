@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -251,4 +252,81 @@ func TestActionNamesOnce(t *testing.T) {
 	if got := strings.Join(actionNames(as), ","); got != "status,unwatch,cancel,close" {
 		t.Fatalf("%s", got)
 	}
+}
+
+// Completion scripts load in their shells; help names a command's use;
+// a mistyped flag of a command gets its closest flag.
+func TestCLICompletionHelpAndFlagTypos(t *testing.T) {
+	url, dir := server(t)
+	ctx := context.Background()
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, err := akk(t, ctx, url, dir, "completion", sh)
+		if err != nil || !strings.Contains(out, "akk") || len(out) < 500 {
+			t.Fatalf("completion %s: %v (%d bytes)", sh, err, len(out))
+		}
+		bin, lerr := exec.LookPath(sh)
+		if lerr != nil {
+			if sh == "bash" {
+				t.Fatal("no bash to load the script")
+			}
+			continue
+		}
+		f := filepath.Join(t.TempDir(), "akk."+sh)
+		os.WriteFile(f, []byte(out), 0o644)
+		if b, err := exec.Command(bin, "-n", f).CombinedOutput(); err != nil {
+			t.Fatalf("%s -n: %v %s", sh, err, b)
+		}
+	}
+	if out, err := akk(t, ctx, url, dir, "help"); err != nil || !strings.Contains(out, "Exit codes") {
+		t.Fatalf("help: %v %q", err, out)
+	}
+	if out, err := akk(t, ctx, url, dir, "help", "send"); err != nil || !strings.Contains(out, "akk send [--wait]") {
+		t.Fatalf("help send: %v %q", err, out)
+	}
+	if out, err := akk(t, ctx, url, dir, "send", "--help"); err != nil || !strings.Contains(out, "akk send [--wait]") {
+		t.Fatalf("send --help: %v %q", err, out)
+	}
+	if _, err := akk(t, ctx, url, dir, "send", "--wiat", "term_x", "hi"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "did you mean --wait?") {
+		t.Fatalf("send --wiat: %v", err)
+	}
+	if _, err := akk(t, ctx, url, dir, "hosts", "add", "--nmae", "x"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "did you mean --name?") {
+		t.Fatalf("hosts add --nmae: %v", err)
+	}
+}
+
+// The config file gives the URL and the token file, under the flags and
+// the environment; a key it does not know is refused.
+func TestCLIConfigFile(t *testing.T) {
+	url, dir := server(t)
+	ctx := context.Background()
+	cfgDir := t.TempDir()
+	cfg := filepath.Join(cfgDir, "akk", "config.toml")
+	os.MkdirAll(filepath.Dir(cfg), 0o700)
+	tok := filepath.Join(cfgDir, "op.token")
+	os.WriteFile(tok, []byte("op\n"), 0o600)
+	os.WriteFile(cfg, []byte("url = \""+strings.TrimPrefix(url, "http://")+"\"\ntoken_file = \""+tok+"\"\n"), 0o600)
+	runWith := func(env map[string]string, args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(ctx, append([]string{"akk"}, args...), func(k string) string { return env[k] }, &out)
+		return out.String(), err
+	}
+	// No state dir with a token and no URL but the file's.
+	env := map[string]string{"XDG_CONFIG_HOME": cfgDir, "AKK_STATE_DIR": t.TempDir()}
+	if out, err := runWith(env, "hosts", "list"); err != nil || !strings.Contains(out, "no hosts") && !strings.Contains(out, "HOST") {
+		t.Fatalf("from the config file: %v %q", err, out)
+	}
+	// A flag wins over the file.
+	if _, err := runWith(env, "--url", "127.0.0.1:1", "hosts", "list"); exitCode(err) != exitUnreachable {
+		t.Fatalf("--url over the file: %v", err)
+	}
+	// The token file named there, refused: the message names it.
+	os.WriteFile(tok, []byte("wrong\n"), 0o600)
+	if _, err := runWith(env, "hosts", "list"); exitCode(err) != exitRefused || !strings.Contains(err.Error(), tok) {
+		t.Fatalf("a wrong token from the file: %v", err)
+	}
+	os.WriteFile(cfg, []byte("ulr = \"x\"\n"), 0o600)
+	if _, err := runWith(env, "hosts", "list"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "ulr") || !strings.Contains(err.Error(), cfg) {
+		t.Fatalf("an unknown key: %v", err)
+	}
+	_ = dir
 }

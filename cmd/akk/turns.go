@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,12 +16,12 @@ import (
 
 // send: akk send [--message-id K] [--wait] <terminal_id|session_id|conversation_id|-> <text...>
 func (c *cli) send(args []string) error {
-	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("send")
+	fs.SetInterspersed(false) // the text is the rest, whatever it holds
 	wait := fs.Bool("wait", false, "follow the Turn until it ends")
 	msgID := fs.String("message-id", "", "idempotency key")
 	conv := fs.String("conversation", "", "AKK-Conversation value to record")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 {
@@ -208,10 +207,9 @@ func (c *cli) status(args []string) error {
 }
 
 func (c *cli) turns(args []string) error {
-	fs := flag.NewFlagSet("turns", flag.ContinueOnError)
-	fs.SetOutput(c.out)
+	fs := newFlags("turns")
 	state := fs.String("state", "", "only Turns in this state")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	params := &client.ListTurnsParams{}
