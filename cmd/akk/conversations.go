@@ -8,7 +8,15 @@ import (
 	"akk/cmd/akk/client"
 )
 
-func (c *cli) list() error {
+func (c *cli) list(args []string) error {
+	fs := newFlags("list")
+	wide := fs.Bool("wide", false, "every column whole (default: rows fit 100 columns)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("usage: akk list [--wide]")
+	}
 	r, err := c.api.ListConversationsWithResponse(c.ctx)
 	if err != nil {
 		return err
@@ -38,8 +46,15 @@ func (c *cli) list() error {
 		case cv.Backend != nil:
 			state = "backend " + string(cv.Backend.ThreadStatus)
 		}
-		rows = append(rows, []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
-			state, channels, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")})
+		row := []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
+			state, channels, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")}
+		if !*wide {
+			// The id stays whole (akk send takes it); the project keeps its
+			// end, the rest their start.
+			row[3] = cutStart(row[3], 22)
+			row[4], row[6], row[7] = cutEnd(row[4], 16), cutEnd(row[6], 22), cutEnd(row[7], 14)
+		}
+		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(c.out, "no Claude Code or Codex panes found in this user's tmux servers")
@@ -96,4 +111,20 @@ func actionNames(as []client.Action) []string {
 		}
 	}
 	return out
+}
+
+// cutEnd keeps s's first n code points, with … for the rest.
+func cutEnd(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// cutStart keeps s's last n code points, with … for the rest.
+func cutStart(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return "…" + string(r[len(r)-n+1:])
+	}
+	return s
 }

@@ -25,7 +25,7 @@ Usage:
 
 Commands:
   health                          liveness and version
-  list                            the agent conversations (tmux panes) AKK can see
+  list [--wide]                   the agent conversations (tmux panes, Codex threads) AKK can see
   doctor                          readiness: tmux, agents and profiles, store, hosts
   send [--wait] [--message-id K] <conversation_id|terminal_id|session_id|-> <text>
                                   send a task as one Turn (- : the only send-ready terminal)
@@ -266,7 +266,7 @@ func (c *cli) dispatch(rest []string) error {
 	case "health":
 		return c.health()
 	case "list":
-		return c.list()
+		return c.list(rest[1:])
 	case "doctor":
 		return c.doctor()
 	case "send":

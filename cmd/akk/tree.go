@@ -10,7 +10,7 @@ import (
 // it does.
 var commandHelp = []struct{ name, args, short string }{
 	{"health", "", "liveness and version"},
-	{"list", "", "the agent conversations (tmux panes, Codex threads) AKK can see"},
+	{"list", "[--wide]", "the agent conversations (tmux panes, Codex threads) AKK can see"},
 	{"doctor", "", "readiness: tmux, agents and profiles, store, hosts"},
 	{"send", "[--wait] [--message-id K] <conversation_id|terminal_id|session_id|-> <text>", "send a task as one Turn"},
 	{"status", "TURN_ID", "a Turn's state, progress and result"},

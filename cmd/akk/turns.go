@@ -196,8 +196,36 @@ func (c *cli) status(args []string) error {
 	if line := progressLine(t.Progress); line != "" {
 		fmt.Fprintf(c.out, "latest:   %s\n", line)
 	}
-	if t.InteractionState != nil {
-		fmt.Fprintf(c.out, "question: %s (akk interaction %s)\n", t.InteractionState.InteractionId, t.TurnId)
+	if a := t.Approval; a != nil {
+		// What waits for a decision, as the API shows it (redacted).
+		what := a.PromptKind
+		if a.Tool != nil && *a.Tool != "" {
+			what += " (" + *a.Tool + ")"
+		}
+		fmt.Fprintf(c.out, "approval: %s\n", what)
+		if a.CommandExcerpt != nil && *a.CommandExcerpt != "" {
+			fmt.Fprintf(c.out, "command:  %s\n", *a.CommandExcerpt)
+		}
+		switch {
+		case a.ManualRequired:
+			fmt.Fprintf(c.out, "answer:   in the pane (%s)\n", deref(a.Reason))
+		case len(a.Decisions) > 0:
+			var ds []string
+			for _, d := range a.Decisions {
+				ds = append(ds, string(d))
+			}
+			fmt.Fprintf(c.out, "answer:   akk approve %s %s\n", t.TurnId, strings.Join(ds, "|"))
+		}
+	}
+	if in := t.InteractionState; in != nil {
+		for _, q := range in.Questions {
+			fmt.Fprintf(c.out, "question: %s\n", strings.TrimSpace(q.Header+": "+q.Prompt))
+			for _, o := range q.Options {
+				fmt.Fprintf(c.out, "          - %s (%s)\n", o.Label, o.OptionId)
+			}
+		}
+		fmt.Fprintf(c.out, "answer:   akk respond-interaction %s --interaction %s --answer QUESTION_ID=OPTION_ID (akk interaction %s shows the ids)\n",
+			t.TurnId, in.InteractionId, t.TurnId)
 	}
 	if t.Result != nil && t.Result.FinalMessage != nil {
 		fmt.Fprintf(c.out, "\n%s\n", *t.Result.FinalMessage)

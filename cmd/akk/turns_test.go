@@ -28,6 +28,10 @@ type pane struct {
 	sent    []string
 	working bool
 	since   time.Time // the submit: for 1.5 s the record shows progress only
+	ask     bool      // a submit brings a permission prompt, answered by Answer
+	asking  bool
+	project string // default /src/app
+	warn    []string
 }
 
 func (p *pane) terminal() domain.Terminal {
@@ -35,7 +39,14 @@ func (p *pane) terminal() domain.Terminal {
 	if p.working {
 		st = domain.ScreenWorking
 	}
-	return domain.Terminal{ID: "term_cli", Project: "/src/app", Agent: domain.Agent{Kind: domain.AgentClaude, Version: "2.1.328", Profile: "claude-2.1.328"},
+	if p.asking {
+		st = domain.ScreenAwaitingApproval
+	}
+	project := "/src/app"
+	if p.project != "" {
+		project = p.project
+	}
+	return domain.Terminal{ID: "term_cli", Project: project, Warnings: p.warn, Agent: domain.Agent{Kind: domain.AgentClaude, Version: "2.1.328", Profile: "claude-2.1.328"},
 		ScreenState: st, ComposerEmpty: true, NativeIdentity: domain.IdentityResolved, NativeThreadID: "t1"}
 }
 
@@ -59,8 +70,28 @@ func (p *pane) Mark(context.Context, domain.Terminal) (domain.DurableMark, error
 func (p *pane) Submit(_ context.Context, _ domain.Terminal, text string) (domain.SubmitStage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sent, p.working, p.since = append(p.sent, text), true, time.Now()
+	p.sent, p.working, p.since, p.asking = append(p.sent, text), true, time.Now(), p.ask
 	return domain.SubmitEntered, nil
+}
+
+// Prompt and Answer are the pane's permission prompt (domain.ApprovalTerminal).
+func (p *pane) Prompt(context.Context, domain.Terminal) (domain.ApprovalPrompt, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.asking {
+		return domain.ApprovalPrompt{}, nil
+	}
+	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "Bash", CommandExcerpt: "touch notes.txt",
+		Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Fingerprint: "fp-1"}, nil
+}
+func (p *pane) Answer(_ context.Context, _ domain.Terminal, fp string, _ domain.ApprovalDecision) (domain.AnswerStage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.asking || fp != "fp-1" {
+		return domain.AnswerNothing, domain.ErrPromptChanged
+	}
+	p.asking, p.since = false, time.Time{}
+	return domain.AnswerVerified, nil
 }
 func (p *pane) Interrupt(context.Context, domain.Terminal) error { return nil }
 func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMark, req string) (domain.TurnProgress, error) {
@@ -68,7 +99,7 @@ func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMa
 	defer p.mu.Unlock()
 	// Like the real record, the mark carries what is proven so far.
 	if p.working && m == "0" {
-		if time.Since(p.since) < 1500*time.Millisecond {
+		if p.asking || time.Since(p.since) < 1500*time.Millisecond {
 			return domain.TurnProgress{Mark: "0", Accepted: true, LatestText: "halfway there",
 				Actions: []domain.ProgressAction{{Type: "Bash", Status: "completed"}}}, nil
 		}
@@ -197,4 +228,93 @@ func out0(t *testing.T, url, dir string, args ...string) string {
 		t.Fatalf("akk %v: %v", args, err)
 	}
 	return out
+}
+
+// akk status shows the command a Turn waits on and how to answer it;
+// akk approve answers it with a line, not JSON.
+func TestCLIStatusShowsTheWaitingCommand(t *testing.T) {
+	dir := t.TempDir()
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
+	svc.UseOperatorToken(context.Background(), "op")
+	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
+	p := &pane{ask: true}
+	svc.UseTerminals(p)
+	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	svc.UseApprovals(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); svc.WaitTurnMonitors() }()
+	svc.StartTurnMonitors(ctx)
+	hub := callbacks.NewHub()
+	store.OnChange(func(persistence.Change) { hub.Notify() })
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	out := out0(t, srv.URL, dir, "send", "term_cli", "make", "notes")
+	id := strings.Fields(strings.SplitN(out, ":", 2)[0])[1]
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out, "approval:") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no approval in the status:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+		out = out0(t, srv.URL, dir, "status", id)
+	}
+	for _, want := range []string{"approval: shell_command (Bash)", "command:  touch notes.txt", "answer:   akk approve " + id + " approve_once|reject"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("status does not say %q:\n%s", want, out)
+		}
+	}
+	if out = out0(t, srv.URL, dir, "approve", id, "approve_once"); !strings.HasPrefix(out, "approve_once: done (turn "+id) || strings.Contains(out, "{") {
+		t.Fatalf("approve: %q", out)
+	}
+}
+
+// akk list fits 100 columns, the conversation id whole; --wide shows all.
+func TestCLIListFitsAHundredColumns(t *testing.T) {
+	dir := t.TempDir()
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
+	svc.UseOperatorToken(context.Background(), "op")
+	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
+	long := "/home/someone/work/a project with spaces/and a rather deep/folder/of/its/own"
+	p := &pane{project: long, warn: []string{"an unusually long warning about something the operator should know of"}}
+	svc.UseTerminals(p)
+	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	out := out0(t, srv.URL, dir, "list")
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if n := len([]rune(l)); n > 100 {
+			t.Fatalf("a row of %d columns:\n%s", n, out)
+		}
+	}
+	js := out0(t, srv.URL, dir, "list", "--json")
+	var l struct {
+		Conversations []struct {
+			ConversationID string `json:"conversation_id"`
+		} `json:"conversations"`
+	}
+	if json.Unmarshal([]byte(js), &l) != nil || len(l.Conversations) != 1 || !strings.Contains(out, l.Conversations[0].ConversationID) || !strings.Contains(out, "…") {
+		t.Fatalf("the id whole, the rest cut:\n%s", out)
+	}
+	if wide := out0(t, srv.URL, dir, "list", "--wide"); !strings.Contains(wide, long) || !strings.Contains(wide, p.warn[0]) {
+		t.Fatalf("--wide:\n%s", wide)
+	}
 }
