@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -643,7 +643,9 @@ func TestVersionAndLogFormat(t *testing.T) {
 	defer cancel()
 	var logs lockedBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"akkd", "--listen", freeAddr(t)}, func(k string) string { return env[k] }, &logs) }()
+	go func() {
+		done <- run(ctx, []string{"akkd", "--listen", freeAddr(t)}, func(k string) string { return env[k] }, &logs)
+	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(logs.String(), "listening") {
 		if time.Now().After(deadline) {
