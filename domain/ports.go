@@ -51,6 +51,8 @@ type Store interface {
 	ClaimDueNotifications(ctx context.Context, now, leaseUntil time.Time, limit int, busy []string) ([]Delivery, error)
 	// NextNotificationDue returns when the earliest pending notification is due.
 	NextNotificationDue(ctx context.Context) (time.Time, bool, error)
+	// Counts is what /metrics shows of the store.
+	Counts(ctx context.Context) (StoreCounts, error)
 	RecordAttempt(ctx context.Context, a Attempt) error
 
 	Turn(ctx context.Context, id string) (Turn, error)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"akk/domain"
 )
 
 // Metrics are the daemon's Prometheus collectors.
@@ -85,4 +88,60 @@ func methodLabel(m string) string {
 		return m
 	}
 	return "OTHER"
+}
+
+// StateGauges reads the daemon's state at each scrape: Turns by state,
+// what waits on a person and for how long, the outbox, the panes listed,
+// the monitors running.
+func (m *Metrics) StateGauges(read func(context.Context) (domain.Gauges, error)) {
+	m.Registry.MustRegister(&stateCollector{read: read})
+}
+
+var (
+	turnsDesc    = prometheus.NewDesc("akk_turns", "Turns not ended, by state (the store's; every node of a fleet shows the same).", []string{"state"}, nil)
+	waitingDesc  = prometheus.NewDesc("akk_waiting", "Turns waiting on a person: a permission prompt (approval) or a question.", []string{"kind"}, nil)
+	oldestDesc   = prometheus.NewDesc("akk_oldest_wait_seconds", "How long the longest-waiting of those has waited (0 when none waits).", nil, nil)
+	outboxDesc   = prometheus.NewDesc("akk_outbox", "Webhook outbox rows by state (pending, delivered, failed).", []string{"state"}, nil)
+	panesDesc    = prometheus.NewDesc("akk_panes", "Agent panes listed now, by agent and screen state.", []string{"agent", "screen_state"}, nil)
+	monitorsDesc = prometheus.NewDesc("akk_monitors", "Turn and Watch monitors running in this daemon.", nil, nil)
+	scrapeDesc   = prometheus.NewDesc("akk_state_read_ok", "1 when the state above was read, 0 when the store did not answer.", nil, nil)
+)
+
+type stateCollector struct {
+	read func(context.Context) (domain.Gauges, error)
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{turnsDesc, waitingDesc, oldestDesc, outboxDesc, panesDesc, monitorsDesc, scrapeDesc} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g, err := c.read(ctx)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(scrapeDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeDesc, prometheus.GaugeValue, 1)
+	for _, st := range []domain.TurnState{domain.TurnDispatching, domain.TurnWorking, domain.TurnAwaitingApproval, domain.TurnAwaitingInteraction,
+		domain.TurnWaitingForHost, domain.TurnStalled, domain.TurnDeliveryUncertain, domain.TurnResponseUncertain} {
+		ch <- prometheus.MustNewConstMetric(turnsDesc, prometheus.GaugeValue, float64(g.Turns[st]), string(st))
+	}
+	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(g.Turns[domain.TurnAwaitingApproval]), "approval")
+	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(g.Turns[domain.TurnAwaitingInteraction]), "question")
+	oldest := 0.0
+	if !g.OldestWaiting.IsZero() && g.Now.After(g.OldestWaiting) {
+		oldest = g.Now.Sub(g.OldestWaiting).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, oldest)
+	for _, st := range []domain.NotificationState{domain.NotificationPending, domain.NotificationDelivered, domain.NotificationFailed} {
+		ch <- prometheus.MustNewConstMetric(outboxDesc, prometheus.GaugeValue, float64(g.Notifications[st]), string(st))
+	}
+	for k, n := range g.Panes {
+		ch <- prometheus.MustNewConstMetric(panesDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	ch <- prometheus.MustNewConstMetric(monitorsDesc, prometheus.GaugeValue, float64(g.Monitors))
 }

@@ -79,6 +79,23 @@ func TestStoreOnEachEngine(t *testing.T) {
 			if got, err := s.Turn(ctx, "turn_1"); err != nil || got.LatestText != "first" || got.Revision != 2 {
 				t.Fatalf("turn %+v, %v", got, err)
 			}
+			// Counted for /metrics: one Turn working, none waiting.
+			if c, err := s.Counts(ctx); err != nil || c.Turns[domain.TurnWorking] != 1 || len(c.Turns) != 1 || !c.OldestWaiting.IsZero() {
+				t.Fatalf("counts %+v, %v", c, err)
+			}
+			waiting := turn("turn_1", "term_1")
+			waiting.Revision, waiting.State, waiting.UpdatedAt = 2, domain.TurnAwaitingApproval, now.Add(time.Minute)
+			if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, waiting) }); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := s.Counts(ctx); err != nil || c.Turns[domain.TurnAwaitingApproval] != 1 || !c.OldestWaiting.Equal(now.Add(time.Minute)) {
+				t.Fatalf("counts with a prompt waiting %+v, %v", c, err)
+			}
+			back := waiting
+			back.Revision, back.State, back.LatestText = 3, domain.TurnWorking, "first"
+			if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, back) }); err != nil {
+				t.Fatal(err)
+			}
 
 			// Events and their webhooks: two callbacks of one Turn for
 			// host_a, one for host_b.

@@ -296,3 +296,45 @@ func (s *Store) ReleaseLeases(ctx context.Context) error {
 		return nil
 	})
 }
+
+// Counts implements domain.Store: Turns by state, the earliest last change
+// of a Turn waiting on a person, outbox rows by state.
+func (s *Store) Counts(ctx context.Context) (domain.StoreCounts, error) {
+	c := domain.StoreCounts{Turns: map[domain.TurnState]int{}, Notifications: map[domain.NotificationState]int{}}
+	rows, err := s.r.QueryContext(ctx, `SELECT state, count(*) FROM turns GROUP BY state`)
+	if err != nil {
+		return c, err
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return c, err
+		}
+		c.Turns[domain.TurnState(st)] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, err
+	}
+	var oldest sql.NullString
+	if err := s.r.QueryRowContext(ctx, `SELECT min(updated_at) FROM turns WHERE state IN ('awaiting_approval', 'awaiting_interaction')`).Scan(&oldest); err != nil {
+		return c, err
+	}
+	c.OldestWaiting = parseTS(oldest)
+	rows, err = s.r.QueryContext(ctx, `SELECT state, count(*) FROM notifications GROUP BY state`)
+	if err != nil {
+		return c, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return c, err
+		}
+		c.Notifications[domain.NotificationState(st)] = n
+	}
+	return c, rows.Err()
+}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +75,13 @@ func TestE2EApprovals(t *testing.T) {
 				strings.Join(st.Approval.Decisions, ",") != "approve_once,reject" || !strings.Contains(st.Approval.CommandExcerpt, "akk-ok-") ||
 				!strings.Contains(st.Screen, "akk-ok-") {
 				t.Fatalf("status %+v %+v", st, st.Approval)
+			}
+			// /metrics says what waits on a person, and for how long.
+			m := scrapeMetrics(t, d.url)
+			if m[`akk_waiting{kind="approval"}`] != 1 || m["akk_oldest_wait_seconds"] <= 0 || m["akk_monitors"] < 1 ||
+				m[`akk_panes{agent="`+a.Kind+`",screen_state="awaiting_approval"}`] != 1 || m[`akk_turns{state="awaiting_approval"}`] != 1 ||
+				m["akk_state_read_ok"] != 1 {
+				t.Fatalf("metrics while a prompt waits: %v", m)
 			}
 			var res sendAnswer
 			if code := decide(id, "approve_once", &res); code != 200 || res.Outcome != "done" {
@@ -169,4 +179,27 @@ func TestE2EApprovals(t *testing.T) {
 			findRow(t, d.url, host.Token, e.ProjectDir, 60*time.Second, hasSend)
 		})
 	}
+}
+
+// scrapeMetrics reads akkd's /metrics: each sample's value by its name
+// and labels as printed (akk_ ones only).
+func scrapeMetrics(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	out := map[string]float64{}
+	for _, l := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(l, "akk_") {
+			continue
+		}
+		i := strings.LastIndexByte(l, ' ')
+		if v, err := strconv.ParseFloat(l[i+1:], 64); err == nil {
+			out[l[:i]] = v
+		}
+	}
+	return out
 }

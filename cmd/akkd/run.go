@@ -380,6 +380,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	metrics := handlers.NewMetrics()
+	metrics.StateGauges(svc.Gauges)
 	hub := callbacks.NewHub()
 	disp := &callbacks.Dispatcher{Store: store, Clock: clock, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
 	allowed := append(listenHosts(cfg.listen), cfg.allowedHosts...)
