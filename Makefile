@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: check test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -18,6 +18,11 @@ run: ## run the daemon on its defaults (127.0.0.1:7788, state in $XDG_STATE_HOME
 
 generate: ## regenerate server and client code from api/openapi.yaml
 	$(GO) generate ./...
+
+check: ## the quick check (under 3 minutes): vet, the contract lint when installed, every test that needs no agent, browser, OpenClaw or PostgreSQL (go test -short)
+	$(GO) vet ./...
+	@if [ -x "$(TOOLS)/node_modules/.bin/redocly" ]; then $(TOOLS)/node_modules/.bin/redocly lint --config api/redocly.yaml api/openapi.yaml; else echo "contract lint skipped: make node-tools"; fi
+	$(GO) test -short -count=1 ./...
 
 test: ## vet, lint the contract, run every test (agent tests skip when agents are not installed)
 	bash scripts/test.sh

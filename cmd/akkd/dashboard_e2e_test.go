@@ -36,6 +36,9 @@ import (
 // $AKK_ARTIFACTS (default: a temporary directory). Then the CSRF proof and
 // the routes' auth are checked from outside the browser.
 func TestE2EDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make check): no browser")
+	}
 	modules := filepath.Join(nodeToolsDir(), "node_modules")
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {

@@ -57,6 +57,9 @@ func (g *gateway) command(args ...string) *exec.Cmd {
 // gateway until it is ready.
 func startGateway(t testing.TB, config map[string]any) *gateway {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no OpenClaw")
+	}
 	dir := openclawDir()
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
 		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
@@ -239,6 +242,9 @@ func httpStatus(url string) int {
 // own earlier messages; /akk list and /akk status through the plugin show
 // what the API shows.
 func TestE2EOpenClaw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (make check): no OpenClaw")
+	}
 	// Not parallel: it runs before the capability tests. Its gateway (Node,
 	// about 1 GB) started beside four agents' tests was not ready in 3
 	// minutes, or quit at start (exit 78, a state migration refused when

@@ -14,6 +14,9 @@ import (
 // Tests that need them skip without them, unless AKK_REQUIRE_TOOLS=1.
 func nodeTools(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no Node tools")
+	}
 	dir := os.Getenv("AKK_NODE_TOOLS_DIR")
 	if dir == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")

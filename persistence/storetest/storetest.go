@@ -106,6 +106,9 @@ var server Server
 // test skips, or fails when AKK_REQUIRE_TOOLS=1.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no PostgreSQL")
+	}
 	server.once.Do(func() { server.err = server.init() })
 	if server.err != nil {
 		skipOrFail(t, server.err)
@@ -125,6 +128,9 @@ func skipOrFail(t testing.TB, err error) {
 // start again), stopped and removed when the test ends.
 func StartServer(t testing.TB) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no PostgreSQL")
+	}
 	p := &Server{}
 	if err := p.init(); err != nil {
 		p.Stop()

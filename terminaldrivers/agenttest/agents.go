@@ -159,6 +159,9 @@ func skipOrFail(t testing.TB, msg string) {
 // RequireTmux skips (or fails, see RequireEnv) when tmux is not on PATH.
 func RequireTmux(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no tmux or agents")
+	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		skipOrFail(t, "tmux is not installed")
 	}
