@@ -116,7 +116,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
 		"how long delivered webhooks, their attempts, events and expired offers are kept (env AKK_RETENTION)")
 	allowed := fs.String("allowed-hosts", getenv("AKK_ALLOWED_HOSTS"),
-		"comma-separated host names requests may name (Host, Origin) besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
+		"comma-separated HTTP Host names (not AKK hosts) requests may name in their Host and Origin headers besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.metricsToken, "metrics-token", getenv("AKK_METRICS_TOKEN"),
 		"when set, /metrics needs Authorization: Bearer with this token; default: /metrics is public (env AKK_METRICS_TOKEN, which keeps it out of the process list)")
 	hostname, _ := os.Hostname()
