@@ -2,7 +2,7 @@
 # make profile-new AGENT=claude-code|codex VERSION=x: installs that release,
 # captures its screens, and reads them with the nearest profile. When every
 # screen reads as captured, the release gets its profile: one line deriving
-# the nearest profile's value, its fixtures, its pin and its README row.
+# the nearest profile's value, its fixtures, its pin and its docs/agents.md row.
 # Otherwise it lists what differs and changes nothing of the project.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,10 +80,10 @@ open(p, "w").write("\n".join(lines))
 u = "scripts/agents-unprofiled.txt"
 kept = [l for l in open(u).read().split("\n") if not l.startswith(f"{kind} {new} ")]
 open(u, "w").write("\n".join(kept))
-r = "README.md"
+r = "docs/agents.md"
 lines = open(r).read().split("\n")
 row = lines[next(i for i, l in enumerate(lines) if l.startswith(f"| {kind} | {near} |"))]
 lines.insert(place(lines, f"| {kind} | ", lambda l: l.split("|")[2].strip()), row.replace(f"| {kind} | {near} |", f"| {kind} | {new} |", 1))
 open(r, "w").write("\n".join(lines))
 PY
-echo "profile-new: $kind $version reads as $near: added its profile ($file), fixtures, pin and README row; make test proves the rest (every grammar test of the profile now runs on its screens)"
+echo "profile-new: $kind $version reads as $near: added its profile ($file), fixtures, pin and docs/agents.md row; make test proves the rest (every grammar test of the profile now runs on its screens)"

@@ -52,7 +52,7 @@ AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers .
 pgpass=$!
 # Packages two at a time, and in each up to AKK_TEST_PARALLEL tests at once
 # (each end-to-end test leases one agent's world, world_test.go): the
-# fastest without late screens on two cores, measured (docs/TESTING.md, README "Testing").
+# fastest without late screens on two cores, measured (docs/TESTING.md, "The test command, times and the inventory").
 # The JSON is kept for the inventory (make test-inventory).
 mkdir -p .test-results
 go build -o "$pgtmp/inventory" ./scripts/inventory

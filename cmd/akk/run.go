@@ -29,7 +29,7 @@ Commands:
   doctor                          readiness: tmux, agents and profiles, store, hosts
   send [--wait] [--message-id K] <conversation_id|terminal_id|session_id|-> <text>
                                   send a task as one Turn (- : the only send-ready terminal)
-  status TURN_ID                  a Turn's state, progress and result
+  status [--wait] TURN_ID         a Turn's state, progress and result (--wait: follow it)
   turns [--state S]               your Turns
   respond TURN_ID <text>          answer a Turn waiting for you
   cancel TURN_ID                  interrupt a Turn once

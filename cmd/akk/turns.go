@@ -125,6 +125,22 @@ func (c *cli) follow(turnID string) error {
 			}
 		}
 		switch env.Data["state"] {
+		case "awaiting_approval", "awaiting_interaction":
+			// It waits on a person now (the stream replays a Turn's story
+			// from its start; a prompt answered since is passed by): say
+			// how to answer, and let them.
+			if r, err := c.api.GetTurnWithResponse(ctx, turnID); err != nil || r.JSON200 == nil || string(r.JSON200.State) != env.Data["state"] {
+				return
+			}
+			if !c.json {
+				how := "akk approve " + turnID + " approve_once|reject"
+				if env.Data["state"] == "awaiting_interaction" {
+					how = "akk interaction " + turnID
+				}
+				fmt.Fprintf(c.out, "\nwaiting for you: akk status %s shows what; answer with %s, then akk status --wait %s\n", turnID, how, turnID)
+			}
+			final, _ = env.Data["state"].(string)
+			stop()
 		case "completed", "failed", "cancelled", "stalled", "delivery_uncertain", "response_uncertain", "closed", "waiting_for_host":
 			final, _ = env.Data["state"].(string)
 			if m, ok := env.Data["final_message"].(string); ok && !c.json {
@@ -166,8 +182,17 @@ func progressLine(p client.TurnProgress) string {
 }
 
 func (c *cli) status(args []string) error {
+	fs := newFlags("status")
+	wait := fs.Bool("wait", false, "follow the Turn until it ends or waits on you")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	args = fs.Args()
 	if len(args) != 1 {
-		return errors.New("usage: akk status TURN_ID")
+		return usageErr("usage: akk status [--wait] TURN_ID")
+	}
+	if *wait {
+		return c.follow(args[0])
 	}
 	r, err := c.api.GetTurnWithResponse(c.ctx, args[0])
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestREADMEAgentTableMatchesPins keeps the README's compatibility table in
+// TestREADMEAgentTableMatchesPins keeps docs/agents.md's compatibility table in
 // step with scripts/agents.txt, the single list of pinned versions.
 func TestREADMEAgentTableMatchesPins(t *testing.T) {
 	pins, err := os.ReadFile("../../scripts/agents.txt")
@@ -21,14 +21,14 @@ func TestREADMEAgentTableMatchesPins(t *testing.T) {
 			want = append(want, f[0]+" "+f[1])
 		}
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/agents.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(readme), "<!-- agents-table:start -->")
 	table, _, ok2 := strings.Cut(table, "<!-- agents-table:end -->")
 	if !ok || !ok2 {
-		t.Fatal("README has no agents table markers")
+		t.Fatal("docs/agents.md has no agents table markers")
 	}
 	var got []string
 	for _, line := range strings.Split(table, "\n") {
@@ -43,16 +43,16 @@ func TestREADMEAgentTableMatchesPins(t *testing.T) {
 		got = append(got, kind+" "+version)
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("README agents table %v, scripts/agents.txt %v", got, want)
+		t.Fatalf("docs/agents.md's table %v, scripts/agents.txt %v", got, want)
 	}
 }
 
 // TestREADMEConfigurationListsEveryFlag: each flag of akkd has its row in
-// the README's configuration table.
+// docs/configuration.md's table.
 func TestREADMEConfigurationListsEveryFlag(t *testing.T) {
 	var usage strings.Builder
 	parseConfig([]string{"akkd", "-help"}, func(string) string { return "" }, &usage)
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestREADMEConfigurationListsEveryFlag(t *testing.T) {
 		}
 		n++
 		if name := strings.TrimPrefix(f[0], "-"); !strings.Contains(string(readme), "| `--"+name+"` |") {
-			t.Errorf("README's configuration table has no row for --%s", name)
+			t.Errorf("docs/configuration.md has no row for --%s", name)
 		}
 	}
 	if n < 10 {
@@ -72,14 +72,19 @@ func TestREADMEConfigurationListsEveryFlag(t *testing.T) {
 	}
 }
 
-// TestREADMEOpenClawRecipeIsTheTestedOne keeps the README's OpenClaw recipe
+// TestREADMEOpenClawRecipeIsTheTestedOne keeps the OpenClaw recipe (docs/connectors.md)
 // the one TestE2EOpenClaw runs: its hook mapping, its MCP server and plugin
 // settings, and the pinned OpenClaw and Node versions it names.
 func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	recipe, err := os.ReadFile("../../docs/connectors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	versions, err := os.ReadFile("../../docs/agents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := append(recipe, versions...)
 	pins, err := os.ReadFile("../../scripts/openclaw.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +109,7 @@ func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
 		`config: { url: "http://127.0.0.1:7788", token: "AKK_HOST_TOKEN" }`,
 	} {
 		if !strings.Contains(string(readme), want) {
-			t.Errorf("the README's OpenClaw recipe lacks %s", want)
+			t.Errorf("docs/connectors.md's OpenClaw recipe lacks %s", want)
 		}
 	}
 }

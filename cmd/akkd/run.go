@@ -622,6 +622,6 @@ func warnIfExposed(log *slog.Logger, listen string) {
 	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
 		return
 	}
-	log.Warn("listening beyond loopback over plain HTTP: put a TLS reverse proxy in front (see README, Reverse proxy) and name its host in --allowed-hosts",
+	log.Warn("listening beyond loopback over plain HTTP: put a TLS reverse proxy in front (see docs/configuration.md, Reverse proxy) and name its host in --allowed-hosts",
 		"listen", listen)
 }
