@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -210,6 +211,10 @@ type TerminalDiagnosis struct {
 	StaleSockets int
 	Agents       []AgentPresence
 	Supported    []Agent // every agent version a profile exists for
+	// Searched is where tmux servers were looked for: the user's socket
+	// folder (unless only listed sockets are watched) and each listed
+	// socket.
+	Searched []string
 }
 
 // TmuxStatus says whether tmux can be run, and which version it is.
@@ -257,6 +262,16 @@ func (d TerminalDiagnosis) Problems() []string {
 		if s.Problem != "" {
 			out = append(out, "tmux server "+s.Socket+" not listed: "+s.Problem)
 		}
+	}
+	searched := strings.Join(d.Searched, ", ")
+	if searched == "" {
+		searched = "no place (--tmux-default-sockets off and no --tmux-sockets)"
+	}
+	if d.Tmux.Found && len(d.Servers) == 0 {
+		out = append(out, "no tmux server found in "+searched+
+			": start tmux and an agent in it as this user, or name another server's socket with --tmux-sockets")
+	} else if d.Tmux.Found && len(d.Agents) == 0 {
+		out = append(out, fmt.Sprintf("no Claude Code or Codex pane in the %d tmux server(s) found in %s", len(d.Servers), searched))
 	}
 	for _, a := range d.Agents {
 		if !a.Agent.Profiled() {

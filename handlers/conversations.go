@@ -223,6 +223,7 @@ func (s *Server) GetDoctor(ctx context.Context, _ GetDoctorRequestObject) (GetDo
 		Tmux:         DoctorTmux{Found: d.Tmux.Found, Version: optString(d.Tmux.Version), Problem: optString(d.Tmux.Problem)},
 		TmuxServers:  []DoctorTmuxServer{},
 		StaleSockets: ptr(d.StaleSockets),
+		TmuxSearched: ptr(append([]string{}, d.Searched...)),
 		Agents:       []DoctorAgent{},
 		Supported:    []Agent{},
 		Store:        DoctorStore{Writable: r.StoreWritable, Problem: optString(r.StoreProblem)},

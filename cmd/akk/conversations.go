@@ -57,7 +57,16 @@ func (c *cli) list(args []string) error {
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(c.out, "no Claude Code or Codex panes found in this user's tmux servers")
+		msg := "no Claude Code or Codex panes found"
+		if d, err := c.api.GetDoctorWithResponse(c.ctx); err == nil && d.JSON200 != nil {
+			if d.JSON200.TmuxSearched != nil {
+				msg += fmt.Sprintf(" in %d tmux server(s); searched %s", len(d.JSON200.TmuxServers), strings.Join(*d.JSON200.TmuxSearched, ", "))
+			}
+			if !d.JSON200.Tmux.Found {
+				msg += "; tmux itself is not usable (akk doctor says why)"
+			}
+		}
+		fmt.Fprintln(c.out, msg+".\nStart Claude Code or Codex in a tmux pane as this user, or point akkd at another server with --tmux-sockets.")
 		return nil
 	}
 	// CHANNELS: how AKK answers a permission prompt / a question there.
@@ -86,6 +95,9 @@ func (c *cli) doctor() error {
 		}
 	}
 	fmt.Fprintf(c.out, "tmux:   %s, %d server(s)\n", tmux, len(d.TmuxServers))
+	if d.TmuxSearched != nil {
+		fmt.Fprintf(c.out, "searched: %s\n", strings.Join(*d.TmuxSearched, ", "))
+	}
 	for _, a := range d.Agents {
 		fmt.Fprintf(c.out, "agent:  %s %s in %d pane(s), profile %s\n", a.Kind, a.Version, a.Panes, a.Profile)
 	}

@@ -330,3 +330,40 @@ func TestCLIConfigFile(t *testing.T) {
 	}
 	_ = dir
 }
+
+type noPanes struct{}
+
+func (noPanes) Discover(context.Context) ([]domain.Terminal, error) { return nil, nil }
+func (noPanes) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
+	return domain.TerminalDiagnosis{Tmux: domain.TmuxStatus{Found: true, Version: "3.3a"},
+		Searched: []string{"/tmp/tmux-1000 (this user's tmux sockets)", "/srv/shared.sock"}}, nil
+}
+
+// With no agent pane, list and doctor say where they looked and what to do.
+func TestCLINoPanesSaysWhereItLooked(t *testing.T) {
+	dir := t.TempDir()
+	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
+	svc.UseOperatorToken(context.Background(), "op")
+	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
+	svc.UseTerminals(noPanes{})
+	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx := context.Background()
+	out, err := akk(t, ctx, srv.URL, dir, "list")
+	if err != nil || !strings.Contains(out, "searched /tmp/tmux-1000 (this user's tmux sockets), /srv/shared.sock") || !strings.Contains(out, "--tmux-sockets") {
+		t.Fatalf("list: %v %q", err, out)
+	}
+	out, err = akk(t, ctx, srv.URL, dir, "doctor")
+	if err != nil || !strings.Contains(out, "searched: /tmp/tmux-1000") || !strings.Contains(out, "no tmux server found in /tmp/tmux-1000") {
+		t.Fatalf("doctor: %v %q", err, out)
+	}
+}

@@ -155,6 +155,10 @@ func (d *Discovery) Diagnose(ctx context.Context) (domain.TerminalDiagnosis, err
 	}
 	diag.Servers = servers
 	_, diag.StaleSockets, _ = d.sockets()
+	if !d.cfg.OnlyExtraSockets {
+		diag.Searched = append(diag.Searched, d.cfg.SocketDir+" (this user's tmux sockets)")
+	}
+	diag.Searched = append(diag.Searched, d.cfg.ExtraSockets...)
 	for _, t := range terms {
 		i := slices.IndexFunc(diag.Agents, func(a domain.AgentPresence) bool { return a.Agent == t.Agent })
 		if i < 0 {

@@ -253,6 +253,18 @@ func TestSocketsFromTheUsersSocketDir(t *testing.T) {
 	if err != nil || diag.StaleSockets != 2 || len(diag.Servers) != 2 {
 		t.Fatalf("Diagnose: %d stale, servers %+v, %v", diag.StaleSockets, diag.Servers, err)
 	}
+	// Where it looked, for a person whose agent is not found.
+	if !slices.Equal(diag.Searched, []string{dir + " (this user's tmux sockets)", "/run/extra", live}) {
+		t.Fatalf("searched %q", diag.Searched)
+	}
+	empty, err := New(Config{Tmux: m, SocketDir: t.TempDir(), Proc: m.config().Proc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	diag, err = empty.Diagnose(context.Background())
+	if p := strings.Join(diag.Problems(), "\n"); err != nil || !strings.Contains(p, "no tmux server found in "+diag.Searched[0]) || !strings.Contains(p, "--tmux-sockets") {
+		t.Fatalf("no server: %q %v", p, err)
+	}
 }
 
 func TestObserveOnePane(t *testing.T) {

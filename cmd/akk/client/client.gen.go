@@ -1088,9 +1088,12 @@ type Doctor struct {
 	Store        DoctorStore  `json:"store"`
 
 	// Supported Every agent version a profile exists for.
-	Supported   []Agent            `json:"supported"`
-	Tmux        DoctorTmux         `json:"tmux"`
-	TmuxServers []DoctorTmuxServer `json:"tmux_servers"`
+	Supported []Agent    `json:"supported"`
+	Tmux      DoctorTmux `json:"tmux"`
+
+	// TmuxSearched Where tmux servers were looked for (the user's socket folder, each --tmux-sockets socket).
+	TmuxSearched *[]string          `json:"tmux_searched,omitempty"`
+	TmuxServers  []DoctorTmuxServer `json:"tmux_servers"`
 }
 
 // DoctorStatus defines model for Doctor.Status.
