@@ -44,6 +44,10 @@ type ApprovalView struct {
 	// ManualRequired: AKK will not answer this prompt; a person must.
 	ManualRequired bool
 	Reason         string
+	// WaitingSince is when the prompt began to wait: its Turn's
+	// announcement, or, in a pane no Turn holds, when this daemon first
+	// saw it.
+	WaitingSince time.Time
 }
 
 // fenceKey is the fence of the current occurrence of the prompt base: an

@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // Conversation is one agent terminal as a controller sees it: what AKK can
@@ -19,6 +20,9 @@ type Conversation struct {
 	// CurrentTurn holds the terminal now; RecentTurn is the caller's latest
 	// ended Turn there. Only Turns the caller may see are shown.
 	CurrentTurn, RecentTurn *Turn
+	// WaitingSince is when CurrentTurn began to wait on a person (a
+	// prompt, a question, or the host's words); zero when it does not.
+	WaitingSince time.Time
 	// HeldByOther: a Turn the caller may not see holds the terminal.
 	HeldByOther bool
 	// Approval is the permission prompt the pane shows, offered to the caller.
@@ -270,6 +274,7 @@ func (s *Service) nativeActions(ctx context.Context, t Terminal, held bool) []Ac
 // holds the pane, or to anyone when no Turn holds it.
 func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *Conversation) {
 	if t.ScreenState != ScreenAwaitingApproval || c.HeldByOther {
+		s.promptSeenAt(t.ID, "")
 		return
 	}
 	turnID, on, id := "", OnTerminal, t.ID
@@ -286,6 +291,13 @@ func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *C
 		av = unreadablePrompt(err)
 		c.Terminal.Warnings = append(c.Terminal.Warnings, av.Reason)
 	}
+	if av != nil {
+		if c.CurrentTurn != nil {
+			av.WaitingSince = c.WaitingSince
+		} else {
+			av.WaitingSince = s.promptSeenAt(t.ID, av.PromptKind+"\x00"+av.Tool+"\x00"+av.CommandExcerpt)
+		}
+	}
 	c.Approval = av
 	if av != nil && !av.ManualRequired {
 		// One action per decision: each body is complete as given.
@@ -298,6 +310,9 @@ func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *C
 // addTurnActions adds the actions of the row's Turns (the one holding its
 // endpoint, the caller's latest ended one).
 func (s *Service) addTurnActions(ctx context.Context, c *Conversation) error {
+	if c.CurrentTurn != nil {
+		c.WaitingSince = s.waitingSince(ctx, *c.CurrentTurn)
+	}
 	for _, x := range []*Turn{c.CurrentTurn, c.RecentTurn} {
 		if x == nil {
 			continue
@@ -379,6 +394,9 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	panes := map[string]int{} // index in out.Conversations, by terminal id
 	for _, t := range ts {
 		live[t.ID] = true
+		if dr, ok := s.dialogReader(); ok && t.ScreenState == ScreenStartupDialog {
+			t.DialogQuestion, _ = dr.DialogQuestion(ctx, t)
+		}
 		c, err := s.conversationOf(ctx, p, t, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
@@ -474,4 +492,39 @@ func (s *Service) channelsOf(t Terminal) TerminalChannels {
 		return TerminalChannels{Permission: ChannelScreen, Question: ChannelScreen}
 	}
 	return TerminalChannels{Permission: ChannelNone, Question: ChannelNone}
+}
+
+// dialogReader is the pane adapter's reader of start-up dialogs, when it
+// has one.
+func (s *Service) dialogReader() (DialogReader, bool) {
+	if s.turns == nil {
+		return nil, false
+	}
+	dr, ok := s.turns.term.(DialogReader)
+	return dr, ok
+}
+
+type seenPrompt struct {
+	key string
+	at  time.Time
+}
+
+// promptSeenAt is when the prompt key of terminal id was first seen
+// waiting, now when it is new; key "" forgets the terminal's.
+func (s *Service) promptSeenAt(id, key string) time.Time {
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	if key == "" {
+		delete(s.promptsSeen, id)
+		return time.Time{}
+	}
+	if s.promptsSeen == nil {
+		s.promptsSeen = map[string]seenPrompt{}
+	}
+	if p, ok := s.promptsSeen[id]; ok && p.key == key {
+		return p.at
+	}
+	now := s.clock.Now().UTC()
+	s.promptsSeen[id] = seenPrompt{key: key, at: now}
+	return now
 }

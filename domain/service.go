@@ -38,6 +38,11 @@ type Service struct {
 	// step (answerTurn): their monitors announce no prompt meanwhile.
 	answeringMu sync.Mutex
 	answering   map[string]int
+	// promptsSeen is, per terminal, the prompt a listing last saw waiting
+	// (no Turn holding the pane) and since when: this daemon's first
+	// sight, the best there is for a prompt AKK did not cause.
+	seenMu      sync.Mutex
+	promptsSeen map[string]seenPrompt
 
 	revokedMu sync.Mutex
 	revoked   []func(hostID string)

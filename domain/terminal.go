@@ -113,8 +113,11 @@ type Terminal struct {
 	WindowName  string // tmux window name
 	Project     string // the pane's absolute working directory
 	Title       string // the pane title the agent set, "" when none
-	Width       int
-	Height      int
+	// DialogQuestion is what a start-up dialog asks (ScreenStartupDialog
+	// only; read by the listing, redacted).
+	DialogQuestion string
+	Width          int
+	Height         int
 
 	Agent   Agent
 	Process Incarnation

@@ -28,7 +28,10 @@ func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, er
 
 // TurnStatus is a Turn with what its owner should see about its callbacks.
 type TurnStatus struct {
-	Turn          Turn
+	Turn Turn
+	// WaitingSince is when the Turn began to wait on a person; zero when
+	// it does not.
+	WaitingSince  time.Time
 	Notifications []Notification
 	// Approval is the prompt of a Turn awaiting approval, offered to the caller.
 	Approval *ApprovalView
@@ -60,7 +63,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 		return TurnStatus{}, err
 	}
 	st := TurnStatus{Turn: t, Notifications: ns, Approval: av,
-		Progress: s.Progress(t)}
+		Progress: s.Progress(t), WaitingSince: s.waitingSince(ctx, t)}
 	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
 		st.WatchID = w.ID
 	}
@@ -337,4 +340,33 @@ func (s *Service) retryCallbackOf(ctx context.Context, what, subject, notificati
 			what, len(failed), strings.Join(failed, ", ")), Fields: []FieldError{{Field: "notification_id", Message: "required when several notifications failed"}}}
 	}
 	return Notification{}, E(CodeNotificationNotFound, what+" has no failed notification")
+}
+
+// waitingEvents are the events by which a Turn begins to wait on a person,
+// by the state it then waits in.
+var waitingEvents = map[TurnState]string{
+	TurnAwaitingApproval:    "turn.approval_required",
+	TurnAwaitingInteraction: "turn.interaction_required",
+	TurnWaitingForHost:      "turn.waiting_for_host",
+}
+
+// waitingSince is when t began to wait on a person: its latest event of
+// entering the state it waits in (its last change when none is read);
+// zero when it does not wait.
+func (s *Service) waitingSince(ctx context.Context, t Turn) time.Time {
+	typ, ok := waitingEvents[t.State]
+	if !ok {
+		return time.Time{}
+	}
+	since := t.UpdatedAt
+	evs, err := s.store.EventsAfter(ctx, 0, EventFilter{All: true, Subject: t.ID}, 1000)
+	if err != nil {
+		return since
+	}
+	for _, e := range evs {
+		if e.Type == typ {
+			since = e.CreatedAt
+		}
+	}
+	return since.UTC()
 }

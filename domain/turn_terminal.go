@@ -400,5 +400,12 @@ type ScreenExcerpter interface {
 	Excerpt(ctx context.Context, t Terminal, rows int) (string, error)
 }
 
+// DialogReader may be implemented by a TurnTerminal: what a start-up
+// dialog on t's screen asks (redacted, bounded; "" when it cannot say), for
+// a person who answers it in the pane. It sends no input.
+type DialogReader interface {
+	DialogQuestion(ctx context.Context, t Terminal) (string, error)
+}
+
 // ExcerptRows bounds the screen excerpt in a Turn's status.
 const ExcerptRows = 12

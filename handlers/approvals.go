@@ -18,6 +18,7 @@ func approvalOut(v *domain.ApprovalView) *Approval {
 	if !v.ExpiresAt.IsZero() {
 		out.ExpiresAt = &v.ExpiresAt
 	}
+	out.WaitingSince = optTime(v.WaitingSince)
 	return out
 }
 

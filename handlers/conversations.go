@@ -42,7 +42,7 @@ func conversationOut(c domain.Conversation) Conversation {
 		out.Watches = append(out.Watches, watchOut(w))
 	}
 	if c.CurrentTurn != nil {
-		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
+		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State), WaitingSince: optTime(c.WaitingSince)}
 	}
 	if c.RecentTurn != nil {
 		out.Managed.RecentTurn = &TurnRef{TurnId: c.RecentTurn.ID, State: TurnState(c.RecentTurn.State)}
@@ -60,6 +60,7 @@ func terminalInfoOut(t domain.Terminal) *TerminalInfo {
 		ComposerEmpty:        t.ComposerEmpty,
 		TmuxSession:          optString(t.SessionName),
 		TmuxWindow:           optString(t.WindowName),
+		DialogQuestion:       optString(t.DialogQuestion),
 		Channels:             channelsOut(t.Channels),
 	}
 }
@@ -109,7 +110,7 @@ func backendConversationOut(c domain.Conversation) Conversation {
 		out.Watches = append(out.Watches, watchOut(w))
 	}
 	if c.CurrentTurn != nil {
-		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State)}
+		out.Managed.CurrentTurn = &TurnRef{TurnId: c.CurrentTurn.ID, State: TurnState(c.CurrentTurn.State), WaitingSince: optTime(c.WaitingSince)}
 	}
 	if c.RecentTurn != nil {
 		out.Managed.RecentTurn = &TurnRef{TurnId: c.RecentTurn.ID, State: TurnState(c.RecentTurn.State)}

@@ -132,6 +132,7 @@ func (s *Server) GetTurn(ctx context.Context, req GetTurnRequestObject) (GetTurn
 		return nil, err
 	}
 	out := turnOut(st.Turn, st.Progress, st.Notifications)
+	out.WaitingSince = optTime(st.WaitingSince)
 	out.Approval = approvalOut(st.Approval)
 	out.Screen = optString(st.Screen)
 	out.WatchId = optString(st.WatchID)

@@ -108,5 +108,5 @@ func (c *cli) watch(name string, args []string) error {
 		}
 		body = r.Body
 	}
-	return c.printJSON(body)
+	return c.printResult(body)
 }

@@ -41,7 +41,7 @@ func (c *cli) retryCallback(args []string) error {
 	if err := check(resp, body, nil); err != nil {
 		return err
 	}
-	return c.printJSON(body)
+	return c.printResult(body)
 }
 
 // watchRecovery: akk watch-renew WATCH_ID | akk watch-recover WATCH_ID
@@ -67,7 +67,7 @@ func (c *cli) watchRecovery(name string, args []string) error {
 	if err := check(resp, body, nil); err != nil {
 		return err
 	}
-	return c.printJSON(body)
+	return c.printResult(body)
 }
 
 // interaction: akk interaction TURN_ID shows the current questionnaire step
@@ -185,7 +185,7 @@ func (c *cli) respondInteraction(args []string) error {
 	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
 		return err
 	}
-	return c.printJSON(r.Body)
+	return c.printResult(r.Body)
 }
 
 // interactionAnswers is the answer body for step in from --answer specs

@@ -201,7 +201,7 @@ func (c *cli) native(name string, args []string) error {
 			return c.uncertain(x.DoNotRetry, x.Detail)
 		}
 	}
-	return c.printJSON(body)
+	return c.printResult(body)
 }
 
 // resumeBody is the resume request for "--previous" or a complete id.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -200,8 +201,13 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 			watchID = f[1]
 		}
 	}
-	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID); watchID == "" || err != nil || !strings.Contains(out, `"state": "completed"`) {
+	// A person's view by default (field: value), the JSON with --json.
+	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID); watchID == "" || err != nil ||
+		!regexp.MustCompile(`(?m)^state: +completed$`).MatchString(out) || strings.Contains(out, "{") {
 		t.Fatalf("watch-status %q: %v\n%s", watchID, err, out)
+	}
+	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID, "--json"); err != nil || !strings.Contains(out, `"state": "completed"`) {
+		t.Fatalf("watch-status --json: %v\n%s", err, out)
 	}
 	for _, c := range []struct {
 		args []string

@@ -83,6 +83,16 @@ func TestE2EDashboard(t *testing.T) {
 			sockets = append(sockets, claude2.SocketPath())
 		}
 	}
+	// A Claude Code pane at its start-up dialog (an untrusted folder),
+	// started after the main run: the queue names what the dialog asks;
+	// nobody answers it.
+	var dialog *agenttest.Env
+	for _, a := range agents {
+		if a.Kind == agenttest.KindClaude {
+			dialog = agenttest.New(t, a, agenttest.Options{Untrusted: true})
+			sockets = append(sockets, dialog.SocketPath())
+		}
+	}
 	// A Codex pane that names its thread in the pane title: one card with
 	// its thread (merged).
 	mx := agenttest.New(t, codexEnv.Agent, agenttest.Options{ThreadTitle: true})
@@ -115,7 +125,7 @@ func TestE2EDashboard(t *testing.T) {
 	cmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"))
 	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
 		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir, "AKK_MERGED_PROJECT="+mx.ProjectDir,
-		"AKK_CLAUDE2_PROJECT="+claude2.ProjectDir,
+		"AKK_CLAUDE2_PROJECT="+claude2.ProjectDir, "AKK_DIALOG_PROJECT="+dialog.ProjectDir,
 		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
@@ -125,6 +135,19 @@ func TestE2EDashboard(t *testing.T) {
 		}
 		dumpTurns(t, d, op)
 		t.Fatalf("the browser test failed: %v", err)
+	}
+	// The start-up dialog, named in the queue.
+	dialog.Start()
+	dcmd := exec.Command("node", filepath.Join(root, "web", "test", "dashboard.mjs"), "dialog")
+	dcmd.Env = cmd.Env
+	out, err = dcmd.CombinedOutput()
+	t.Logf("browser test, the start-up dialog:\n%s", out)
+	if err != nil {
+		t.Logf("pane %s:\n%s", dialog.ProjectDir, dialog.Capture())
+		t.Fatalf("the browser test failed: %v", err)
+	}
+	if strings.Contains(dialog.Capture(), "Yes, I trust this folder") == false {
+		t.Fatalf("the dialog was answered:\n%s", dialog.Capture())
 	}
 	// The command approved from the queue ran once.
 	if b, err := os.ReadFile(filepath.Join(projects[agenttest.KindClaude], "akk-queue-once")); err != nil || string(b) != "ran\n" {

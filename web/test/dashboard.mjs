@@ -24,6 +24,7 @@ const CODEX = env("AKK_CODEX_PROJECT");
 const BACKEND = env("AKK_BACKEND_PROJECT");
 const MERGED = env("AKK_MERGED_PROJECT");
 const CLAUDE2 = env("AKK_CLAUDE2_PROJECT");
+const DIALOG = env("AKK_DIALOG_PROJECT");
 const RECEIVER = env("AKK_RECEIVER_URL");
 const OUT = env("AKK_ARTIFACTS");
 const T = 90_000; // the longest any step may take on a busy machine
@@ -294,6 +295,18 @@ async function needsYou(page) {
   await a1.waitFor({ state: "detached", timeout: T });
   await until("the title's count", async () => (await page.title()) === "(2) AKK");
   log("approved from the queue; the item left");
+  // A new prompt of the conversation just acted on, while another view
+  // shows: it is announced too.
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
+  await send(page, CLAUDE, '[[akk:bash cmd="touch akk-queue-again && echo akk-queue-ran"]] a prompt right after the last');
+  await cardState(page, CLAUDE, "awaiting_approval");
+  await until("notification 4", async () => (await notes(page)).length === 4);
+  await card(page, CLAUDE).getByRole("button", { name: "Approve once" }).click();
+  await page.getByRole("link", { name: /^Needs you/ }).click();
+  await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: T });
+  await until("the title's count", async () => (await page.title()) === "(2) AKK");
+  log("a prompt right after an answer on the same conversation was announced");
 
   // A prompt that changed after a page read it: the second page holds the
   // old offer; the first rejects it; the second's click is refused and its
@@ -304,6 +317,12 @@ async function needsYou(page) {
   await stale.goto(URL + "/#/needs");
   const staleItem = item(stale, CLAUDE2, "approval");
   await staleItem.getByRole("button", { name: "Approve once" }).waitFor({ timeout: T });
+  // A fresh tab counts the wait from when the Turn began to wait, as akkd says.
+  const row2 = (await rest("GET", "/v1/conversations")).conversations.find((x) => x.project === CLAUDE2 && x.terminal);
+  const shownSince = await staleItem.locator("time[data-since]").getAttribute("datetime");
+  if (!row2.managed.current_turn.waiting_since || Date.parse(shownSince) !== Date.parse(row2.managed.current_turn.waiting_since)) {
+    throw new Error(`a fresh tab's wait starts ${shownSince}, akkd says ${row2.managed.current_turn.waiting_since}`);
+  }
   await item(page, CLAUDE2, "approval").getByRole("button", { name: "Reject" }).click();
   await item(page, CLAUDE2, "approval").waitFor({ state: "detached", timeout: T });
   await staleItem.getByRole("button", { name: "Approve once" }).click();
@@ -337,14 +356,14 @@ async function needsYou(page) {
   await until("nothing waits", async () => (await page.title()) === "AKK");
   await page.getByText("Nothing needs you now.").waitFor({ timeout: T });
   const ns = await notes(page);
-  if (ns.length !== 3) throw new Error(`${ns.length} notifications in all: ${JSON.stringify(ns)}`);
+  if (ns.length !== 4) throw new Error(`${ns.length} notifications in all: ${JSON.stringify(ns)}`);
   // Turned off again (kept in this browser): the stand-ins below raise nothing.
   await page.getByLabel("Notify me when something new waits").uncheck();
   await until("notifications off", () => page.evaluate(() => localStorage.getItem("akk.notify") === "off"));
   await page.getByRole("link", { name: "Agents", exact: true }).click();
   await finalMessage(page, CLAUDE, /akk-queue-ran/);
   await finalMessage(page, CODEX, /Blue/);
-  log("answered the question from the queue; nothing waits; three notifications in all");
+  log("answered the question from the queue; nothing waits; four notifications in all");
 
   // The service worker keeps the shell, never an API answer.
   const cached = await page.evaluate(async () => {
@@ -401,7 +420,7 @@ async function standIns(page) {
   } finally {
     await page.unroute("**/v1/conversations", serve);
   }
-  if ((await notes(page)).length !== 3) throw new Error("notifications raised while they were off");
+  if ((await notes(page)).length !== 4) throw new Error("notifications raised while they were off");
   for (const [n, f] of Object.entries(figures)) log(`100 stand-in rows, ${n} update: median ${f.median.toFixed(1)} ms, p95 ${f.p95.toFixed(1)} ms (${f.n} updates)`);
   await page.getByRole("link", { name: "Agents", exact: true }).click();
   await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
@@ -413,6 +432,7 @@ async function run() {
   // Sign in: the token is exchanged for a cookie and kept nowhere else.
   await page.goto(URL + "/");
   await page.getByRole("heading", { name: "Sign in to AKK" }).waitFor();
+  if (await page.getByRole("navigation", { name: "Main" }).isVisible()) throw new Error("the navigation shows while signed out");
   await check(page, "signin");
   await signIn(page, OP);
   const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href);
@@ -422,9 +442,18 @@ async function run() {
   if (!c || !c.httpOnly || c.sameSite !== "Strict") throw new Error(`session cookie ${JSON.stringify(c)}`);
   log("signed in; cookie HttpOnly SameSite=Strict; token not stored");
 
-  // Both agents' cards.
+  // Both agents' cards, titled by project and tmux session:window (never
+  // by what the agent writes in its pane title), with buttons named for
+  // what they do (no ids).
   await cardState(page, CLAUDE, "idle");
   await cardState(page, CODEX, "idle");
+  for (const c of [card(page, CLAUDE), card(page, CODEX), backendCard(page, MERGED)]) {
+    const h = await c.getByRole("heading", { level: 2 }).innerText({ timeout: T });
+    const p = [CLAUDE, CODEX, MERGED].find((x) => h.startsWith(x.split("/").pop() + " · ")) || "";
+    if (!p || !/ · [^ ]+:[^ ]*$/.test(h)) throw new Error(`card title ${JSON.stringify(h)}`);
+  }
+  const idButtons = await page.getByRole("button", { name: /(turn|watch|msg|conv|term)_[A-Za-z0-9]{4,}/ }).allInnerTexts();
+  if (idButtons.length) throw new Error(`buttons named with ids: ${idButtons}`);
   await check(page, "agents");
   // Each says how AKK answers what its agent asks: these pinned versions
   // through their screens (no hook installed here).
@@ -462,7 +491,7 @@ async function run() {
   // A backend conversation: a project's Codex thread with no pane, sent
   // to through its daemon, live from working to idle with its answer.
   await bc.and(page.locator('[data-state="idle"]')).waitFor({ timeout: T });
-  await bc.getByText("Codex app-server (no pane)").waitFor({ timeout: T });
+  await bc.getByText(/^Codex app-server only: no pane is proven to show this thread/).waitFor({ timeout: T });
   {
     // (The project's conversation is the same: AKK keeps its thread loaded.)
     const now = await bc.getAttribute("data-conversation");
@@ -705,6 +734,7 @@ async function run() {
   const turnURL = await page.evaluate(() => location.origin);
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("heading", { name: "Sign in to AKK" }).waitFor();
+  if (await page.getByRole("navigation", { name: "Main" }).isVisible()) throw new Error("the navigation shows after signing out");
   const after = await page.evaluate(async (u) => (await fetch(u + "/v1/conversations")).status, turnURL);
   if (after !== 401) throw new Error(`after sign-out the API answered ${after}`);
   log("signed out; the cookie no longer works");
@@ -719,11 +749,29 @@ async function run() {
   await other.goto(URL + "/#/turn/" + lastTurn);
   await other.getByText(/no turn/).waitFor({ timeout: T });
   await shot(other, "host-session");
-  log("a host session sees no other controller's Turn");
+  log("a host session sees no other host's Turn");
+}
+
+// The start-up dialog of a pane started after the main run: its item
+// says what the dialog asks, and that AKK never answers it.
+async function dialog() {
+  const page = await newPage();
+  await page.goto(URL + "/");
+  await signIn(page, OP);
+  await page.goto(URL + "/#/needs");
+  const d = item(page, DIALOG, "blocked");
+  await d.waitFor({ timeout: T });
+  const text = await d.innerText();
+  if (!text.includes("The agent asks: “Is this a project you created or one you trust?”") || !text.includes("AKK never answers")) {
+    throw new Error(`the dialog's item: ${text}`);
+  }
+  await shot(page, "needs-dialog");
+  log("a start-up dialog's item says what it asks:", text.split("\n").find((l) => l.includes("asks")));
 }
 
 try {
-  await run();
+  if (process.argv[2] === "dialog") await dialog();
+  else await run();
 } catch (e) {
   failed = true;
   console.error("dashboard: FAIL:", e && e.stack || e);

@@ -3,7 +3,7 @@
 // row's available_actions. The cards are keyed by conversation, so a live
 // update keeps what a person typed, checked or opened in them.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { html, api, byName, call, displayState, problemText, decisionLabel, actionLabel } from "./lib.js";
+import { html, api, byName, call, displayState, problemText, decisionLabel, actionLabel, cardTitle } from "./lib.js";
 import { Act, ActionButtons, Badge, ReadingBox, StepForm, Time, answered } from "./parts.js";
 import { drafts, refresh, useStore } from "./store.js";
 
@@ -41,7 +41,7 @@ function Card({ c, rev }) {
   const state = displayState(c);
   const t = c.terminal;
   const b = c.backend;
-  const title = c.title || c.project.split("/").pop() || c.project;
+  const title = cardTitle(c);
   const id = `card-${c.conversation_id}`;
   const cur = c.managed && c.managed.current_turn;
   const recent = c.managed && c.managed.recent_turn;
@@ -75,12 +75,13 @@ function Card({ c, rev }) {
         <dt>Project</dt><dd>${c.project}</dd>
         ${t && html`<dt>Identity</dt><dd>${t.native_identity_state}</dd>`}
         ${t && t.channels && html`<dt>Answers</dt><dd data-channels=${`${t.channels.permission}/${t.channels.question}`}>prompts: ${channelLabel(t.channels.permission)} · questions: ${channelLabel(t.channels.question)}</dd>`}
-        ${b && html`<dt>Through</dt><dd>${t ? "Codex app-server (the pane shows this thread)" : "Codex app-server (no pane)"}</dd>
+        ${b && html`<dt>Through</dt><dd>${t ? "Codex app-server (the pane shows this thread)" :
+          "Codex app-server only: no pane is proven to show this thread, so a Codex pane on it is a card of its own (one card when the pane's title names the thread)"}</dd>
           <dt>Thread</dt><dd class="secret">${b.native_thread_id}</dd>`}
         ${c.node && html`<dt>Node</dt><dd>${c.node}${c.node_state === "unreachable" ? " (unreachable)" : ""}</dd>`}
         ${cur && html`<dt>Turn</dt><dd><a href=${`#/turn/${cur.turn_id}`}>${cur.turn_id}</a> · ${cur.state}</dd>`}
         ${!cur && recent && html`<dt>Last turn</dt><dd><a href=${`#/turn/${recent.turn_id}`}>${recent.turn_id}</a> · ${recent.state}</dd>`}
-        ${c.managed && c.managed.held_by_other && html`<dt>Held</dt><dd>by another controller's Turn</dd>`}
+        ${c.managed && c.managed.held_by_other && html`<dt>Held</dt><dd>by another host's Turn</dd>`}
       </dl>
       ${note && html`<p class="error" role="alert">${note}</p>`}
       <${TurnInfo} cur=${cur} recent=${recent} rev=${rev} />
@@ -214,7 +215,7 @@ function SendForm({ a, c, mo, offered }) {
       setBusy(false);
     }
   };
-  return html`<form class="box" aria-label=${`Send a task to ${c.title || c.project}`} onSubmit=${submit}>
+  return html`<form class="box" aria-label=${`Send a task to ${cardTitle(c)}`} onSubmit=${submit}>
     <label for=${fid}>Send a task</label>
     <textarea id=${fid} name="request" rows="2" required placeholder="A task for this agent" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
     ${mo && html`<${ModelBox} a=${mo} c=${c} handle=${models} />`}

@@ -96,6 +96,18 @@ export function agentName(c) {
 }
 
 // Where a row lives: its tmux session and window, or its thread.
+// cardTitle names a conversation for a person: its project folder and,
+// for a pane, the tmux session:window it is in. Never the pane title: an
+// agent writes its own status and spinner there. A thread without a pane
+// keeps the title its daemon gives it.
+export function cardTitle(c) {
+  const project = c.project.split("/").filter(Boolean).pop() || c.project;
+  const t = c.terminal;
+  if (t && t.tmux_session) return `${project} · ${t.tmux_session}:${t.tmux_window || ""}`;
+  if (c.backend && c.title && !t) return `${project} · ${c.title}`;
+  return project;
+}
+
 export function whereOf(c) {
   if (c.terminal && c.terminal.tmux_session) return `tmux ${c.terminal.tmux_session}:${c.terminal.tmux_window || ""}`;
   if (c.backend) return "Codex app-server thread";
@@ -104,7 +116,7 @@ export function whereOf(c) {
 
 export const decisionLabel = { approve_once: "Approve once", reject: "Reject" };
 export const actionLabel = {
-  cancel: "Cancel", close: "Close", renew: "Renew", recover: "Recover", retry_callback: "Retry callback",
-  watch: "Watch", unwatch: "Unwatch", new_thread: "New thread", native_inspect: "Inspect",
+  cancel: "Stop the task", close: "Close", renew: "Follow again", recover: "Check the record", retry_callback: "Resend webhook",
+  watch: "Watch the task", unwatch: "Stop watching", new_thread: "New thread", native_inspect: "Inspect",
   identify_foreground: "Identify thread", repair_model_control: "Repair model control",
 };

@@ -71,9 +71,7 @@ export function ActionButtons({ actions, done }) {
   const acts = (actions || []).filter((a) => actionLabel[a.action]);
   if (!acts.length) return null;
   return html`<div class="actions">${acts.map((a) => {
-    const what = a.path.split("/")[3] || "";
-    const text = a.action === "retry_callback" ? `${actionLabel[a.action]} ${a.body.notification_id.slice(0, 10)}…` :
-      a.action === "unwatch" ? `${actionLabel[a.action]} ${what.slice(0, 12)}` : actionLabel[a.action];
+    const text = actionLabel[a.action]; // what it does, never an id
     return html`<${Act} key=${a.action + a.path + (a.body && a.body.notification_id || "")} label=${text}
       cls=${a.action === "cancel" || a.action === "close" ? "danger" : ""}
       run=${async () => { const r = await call(a); return done ? done(a, r) : undefined; }} />`;

@@ -5,7 +5,7 @@
 // read shows the same prompt still there.
 import { useEffect, useState } from "preact/hooks";
 import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
-import { useStore, useMeasure, refresh, actedOn, notifying, setNotifying, deriveItems } from "./store.js";
+import { useStore, useMeasure, refresh, notifying, setNotifying, deriveItems } from "./store.js";
 import { Act, ActionButtons, StepForm, answered } from "./parts.js";
 
 // itemID is an item's element id (its key made safe for an id).
@@ -87,7 +87,6 @@ function Approval({ item, say }) {
   const ap = item.approval;
   const decide = (a) => async () => {
     const d = a.body && a.body.decision;
-    actedOn(item.cid);
     // A fresh read first: the prompt the person saw must still be there.
     const fresh = deriveItems(await api("GET", "/v1/conversations"));
     // Gone, or another prompt: refused here. Shown but not readable this
@@ -136,7 +135,6 @@ function Question({ item }) {
   if (step.manual_required) return html`<p class="error">Answer this in the terminal${step.reason ? `: ${step.reason}` : "."}</p>`;
   const where = step.step.index === 0 ? ` (${step.step.total} waiting)` : step.step.total > 1 ? ` ${step.step.index} of ${step.step.total}` : "";
   const answer = async (extra) => {
-    actedOn(item.cid);
     try {
       return answered(await call(item.action, extra));
     } finally {
@@ -156,7 +154,6 @@ function Respond({ item }) {
   const submit = async (ev) => {
     ev.preventDefault();
     if (!text.trim()) return;
-    actedOn(item.cid);
     try {
       await call(a, { request: text.trim() });
       setText("");
@@ -187,7 +184,6 @@ function Evidence({ item }) {
 
 function Buttons({ item }) {
   return html`<${ActionButtons} actions=${item.actions} done=${(a, r) => {
-    actedOn(item.cid);
     refresh(true);
     return r && r.do_not_retry ? "Not proven: look at the pane." : `${actionLabel[a.action]}: done.`;
   }} />`;

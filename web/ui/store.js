@@ -111,7 +111,10 @@ export function deriveItems(list) {
           c.terminal ? "the pane shows a question outside a Turn of AKK's" : "answer it in a Codex client of this thread" });
     }
     if (c.terminal && c.terminal.screen_state === "startup_dialog") {
-      out.push({ ...base, kind: "blocked", key: `d:${c.conversation_id}`, rkey: `d:${c.conversation_id}`, what: "A dialog waits in the pane", reason: "the agent shows a start-up dialog; answer it in the terminal" });
+      const q = c.terminal.dialog_question;
+      out.push({ ...base, kind: "blocked", key: `d:${c.conversation_id}`, rkey: `d:${c.conversation_id}`,
+        what: q ? `The agent asks: “${q}”` : "A start-up dialog waits in the pane",
+        reason: "AKK never answers a start-up dialog" });
     }
     if (cur && cur.state === "waiting_for_host") {
       out.push({ ...base, kind: "waiting", key: `w:${cur.turn_id}`, rkey: `w:${cur.turn_id}`, what: "Waits for your words", actions: turnActions(c.available_actions, cur.turn_id) });
@@ -218,10 +221,14 @@ async function readOnce() {
   for (const i of items) {
     const st = i.turnID && statuses.get(i.key);
     i.status = st || null;
-    // A Turn's last change, when it is older than the first sight (a page
-    // opened on a prompt already waiting); a later change is not the wait's start.
+    // When it began to wait, as akkd says: the Turn's (the row's, fresh at
+    // each read; else its status's), or a prompt's in a pane no Turn holds
+    // (when akkd first saw it); else from when this tab first saw it.
+    const cur = i.conversation.managed && i.conversation.managed.current_turn;
+    const ws = (cur && cur.turn_id === i.turnID && cur.waiting_since) || (st && st.waiting_since) ||
+      (i.approval && i.approval.waiting_since);
     const first = firstSeen(i.key, now);
-    i.since = st && st.updated_at && Date.parse(st.updated_at) < Date.parse(first) ? st.updated_at : first;
+    i.since = ws || first;
   }
   keepSeen(items.map((i) => i.key));
   items.sort((a, b) => Date.parse(a.since) - Date.parse(b.since) || (a.key < b.key ? -1 : 1));
@@ -258,11 +265,6 @@ export async function setNotifying(on) {
   return p === "granted";
 }
 
-// Items of a conversation the person acted on a moment ago (from this
-// page) raise nothing: they are looking at it.
-const acted = new Map();
-export function actedOn(cid) { if (cid) acted.set(cid, Date.now()); }
-
 // What the page shows now, set by the router: no notification for what is
 // on screen in a visible tab.
 export const view = { name: "" };
@@ -286,9 +288,9 @@ function notifyNew(items) {
   if (first || !notifying()) return;
   if (view.name === "needs" && document.visibilityState === "visible") return;
   for (const i of items) {
+    // Every new item not on screen, also of a conversation just acted on
+    // (a person who approved from the phone and pocketed it hears the next).
     if (was.has(i.key) || (back.has(i.key) && now - back.get(i.key) < 5000)) continue;
-    const t = acted.get(i.cid);
-    if (t && Date.now() - t < 60_000) continue;
     const n = new Notification(`${i.agent} needs you`, { body: i.what, tag: i.key });
     n.onclick = () => {
       window.focus();

@@ -943,6 +943,9 @@ type Approval struct {
 	PromptKind string  `json:"prompt_kind"`
 	Reason     *string `json:"reason,omitempty"`
 	Tool       *string `json:"tool,omitempty"`
+
+	// WaitingSince When the prompt began to wait: its Turn's announcement, or, in a pane no Turn holds, when this akkd first saw it.
+	WaitingSince *time.Time `json:"waiting_since,omitempty"`
 }
 
 // ApprovalDecisions defines model for Approval.Decisions.
@@ -1717,8 +1720,11 @@ type TerminalChannels struct {
 // TerminalInfo defines model for TerminalInfo.
 type TerminalInfo struct {
 	// Channels How AKK would answer what the agent asks here. `hook`: the agent's own hook (Claude Code's PermissionRequest http hook, live once the session sent AKK an event); `app_server`: the agent's app-server daemon (Codex); `screen`: the pane's screen, read with the version's own profile; `none`: AKK answers nothing here (a version with no profile of its own and no exact channel), the person answers in the pane.
-	Channels             *TerminalChannels                `json:"channels,omitempty"`
-	ComposerEmpty        bool                             `json:"composer_empty"`
+	Channels      *TerminalChannels `json:"channels,omitempty"`
+	ComposerEmpty bool              `json:"composer_empty"`
+
+	// DialogQuestion With screen_state startup_dialog: what the dialog asks, read from the screen and redacted (a person answers it in the pane; AKK never does).
+	DialogQuestion       *string                          `json:"dialog_question,omitempty"`
 	DurableActivityState TerminalInfoDurableActivityState `json:"durable_activity_state"`
 	NativeIdentityState  TerminalInfoNativeIdentityState  `json:"native_identity_state"`
 	Provider             TerminalInfoProvider             `json:"provider"`
@@ -1811,6 +1817,9 @@ type TurnProgressState string
 type TurnRef struct {
 	State  TurnState `json:"state"`
 	TurnId string    `json:"turn_id"`
+
+	// WaitingSince When the Turn began to wait on a person (awaiting_approval, awaiting_interaction, waiting_for_host).
+	WaitingSince *time.Time `json:"waiting_since,omitempty"`
 }
 
 // TurnResult defines model for TurnResult.
@@ -1861,6 +1870,9 @@ type TurnStatus struct {
 	TerminalId string    `json:"terminal_id"`
 	TurnId     string    `json:"turn_id"`
 	UpdatedAt  time.Time `json:"updated_at"`
+
+	// WaitingSince When the Turn began to wait on a person (awaiting_approval, awaiting_interaction, waiting_for_host): the time of the event that announced what it waits on; absent otherwise.
+	WaitingSince *time.Time `json:"waiting_since,omitempty"`
 
 	// WatchId The Send's Watch (status only; absent in lists).
 	WatchId *string `json:"watch_id,omitempty"`
