@@ -48,6 +48,8 @@ type Projects struct {
 	// conn is the connection the checks share (it listens to the threads
 	// they start or load); nil until the first, or after it ended.
 	conn *Client
+	// listening are the threads of AKK's conn listens to.
+	listening map[string]bool
 }
 
 // other reports whether id is known not to be a thread of AKK's.
@@ -136,6 +138,19 @@ func (p *Projects) Ensure(ctx context.Context) error {
 			p.markOther(id)
 			continue
 		}
+		if !p.listensTo(c, id) && slices.ContainsFunc(p.Dirs, func(d string) bool { return slices.Contains(sameFolder(d), th.Cwd) }) {
+			// A thread of AKK's loaded before this connection (akkd
+			// restarted): listened to again, or the daemon unloads it once
+			// the last connection that listened is gone.
+			if _, err := c.Follow(ctx, id); err != nil {
+				var rpc *RPCError
+				if errors.As(err, &rpc) {
+					continue // unloaded meanwhile: loaded again below
+				}
+				return fmt.Errorf("listen to thread %s: %w", id, err)
+			}
+			p.listen(c, id)
+		}
 		loaded[th.Cwd] = true
 	}
 	var errs []error
@@ -149,6 +164,7 @@ func (p *Projects) Ensure(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("project %s: %w", dir, err))
 			continue
 		}
+		p.listen(c, th.ID)
 		p.log().Info("codex projects: thread loaded", "project", dir, "thread", th.ID, "how", how)
 	}
 	return errors.Join(errs...)
@@ -178,9 +194,25 @@ func (p *Projects) connect(ctx context.Context) (*Client, error) {
 		}
 	}
 	p.mu.Lock()
-	p.conn = c
+	p.conn, p.listening = c, map[string]bool{}
 	p.mu.Unlock()
 	return c, nil
+}
+
+// listensTo reports whether c, the checks' connection, listens to thread id.
+func (p *Projects) listensTo(c *Client, id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.conn == c && p.listening[id]
+}
+
+// listen records that c listens to thread id.
+func (p *Projects) listen(c *Client, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn == c {
+		p.listening[id] = true
+	}
 }
 
 // drop closes c, the checks' connection, when a call on it failed: the
