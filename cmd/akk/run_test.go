@@ -37,7 +37,12 @@ func (i *ids) New(p string) string {
 func (i *ids) Secret(n int) []byte { return bytes.Repeat([]byte{byte(i.n)}, n) }
 
 // server runs the real handler stack in-process, with a state dir holding the operator token.
-func server(t *testing.T) (url, stateDir string) {
+func server(t *testing.T) (url, stateDir string) { return cliServer(t, nil) }
+
+// cliServer is server with the service's ports (terminals, turns,
+// approvals) wired by use before its monitors start; all of it stops when
+// the test ends.
+func cliServer(t *testing.T, use func(*domain.Service)) (url, stateDir string) {
 	t.Helper()
 	stateDir = t.TempDir()
 	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
@@ -48,6 +53,14 @@ func server(t *testing.T) (url, stateDir string) {
 	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
 	svc.UseOperatorToken(context.Background(), "op")
 	os.WriteFile(filepath.Join(stateDir, "operator.token"), []byte("op\n"), 0o600)
+	if use != nil {
+		use(svc)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.StartTurnMonitors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); svc.WaitTurnMonitors() })
 	hub := callbacks.NewHub()
 	store.OnChange(func(persistence.Change) { hub.Notify() })
 	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
@@ -341,28 +354,15 @@ func (noPanes) Diagnose(context.Context) (domain.TerminalDiagnosis, error) {
 
 // With no agent pane, list and doctor say where they looked and what to do.
 func TestCLINoPanesSaysWhereItLooked(t *testing.T) {
-	dir := t.TempDir()
-	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
-	svc.UseOperatorToken(context.Background(), "op")
-	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
-	svc.UseTerminals(noPanes{})
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url, dir := cliServer(t, func(svc *domain.Service) {
+		svc.UseTerminals(noPanes{})
+	})
 	ctx := context.Background()
-	out, err := akk(t, ctx, srv.URL, dir, "list")
+	out, err := akk(t, ctx, url, dir, "list")
 	if err != nil || !strings.Contains(out, "searched /tmp/tmux-1000 (this user's tmux sockets), /srv/shared.sock") || !strings.Contains(out, "--tmux-sockets") {
 		t.Fatalf("list: %v %q", err, out)
 	}
-	out, err = akk(t, ctx, srv.URL, dir, "doctor")
+	out, err = akk(t, ctx, url, dir, "doctor")
 	if err != nil || !strings.Contains(out, "searched: /tmp/tmux-1000") || !strings.Contains(out, "no tmux server found in /tmp/tmux-1000") {
 		t.Fatalf("doctor: %v %q", err, out)
 	}

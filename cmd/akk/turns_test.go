@@ -1,25 +1,15 @@
 package main
 
 import (
-	"github.com/coder/quartz"
-
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"net/http/httptest"
-
-	"akk/callbacks"
 	"akk/domain"
-	"akk/handlers"
-	"akk/persistence"
-	"akk/persistence/storetest"
 )
 
 // pane is a scripted agent terminal: idle until a request is submitted,
@@ -113,37 +103,19 @@ func (p *pane) Progress(_ context.Context, _ domain.Terminal, m domain.DurableMa
 }
 
 func TestCLISendWaitStatusTurns(t *testing.T) {
-	dir := t.TempDir()
-	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
-	svc.UseOperatorToken(context.Background(), "op")
-	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
 	p := &pane{}
-	svc.UseTerminals(p)
-	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); svc.WaitTurnMonitors() }()
-	svc.StartTurnMonitors(ctx)
-	hub := callbacks.NewHub()
-	store.OnChange(func(persistence.Change) { hub.Notify() })
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url, dir := cliServer(t, func(svc *domain.Service) {
+		svc.UseTerminals(p)
+		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	})
 
-	out, err := akk(t, context.Background(), srv.URL, dir, "list")
+	out, err := akk(t, context.Background(), url, dir, "list")
 	if err != nil || !strings.Contains(out, "/src/app") || !strings.Contains(out, "send") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
-	out, err = akk(t, wctx, srv.URL, dir, "send", "--wait", "term_cli", "fix", "the", "bug")
+	out, err = akk(t, wctx, url, dir, "send", "--wait", "term_cli", "fix", "the", "bug")
 	if err != nil || !strings.Contains(out, "turn.completed") || !strings.Contains(out, "Done: fix the bug") ||
 		!strings.Contains(out, "progress\t[Bash completed] halfway there") || !strings.Contains(out, "managed") {
 		t.Fatalf("send --wait: %v\n%s", err, out)
@@ -152,17 +124,17 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 		t.Fatalf("sent %q", p.sent)
 	}
 	id := strings.Fields(strings.SplitN(out, ":", 2)[0])[1]
-	out, err = akk(t, context.Background(), srv.URL, dir, "status", id)
+	out, err = akk(t, context.Background(), url, dir, "status", id)
 	if err != nil || !strings.Contains(out, "completed") || !strings.Contains(out, "Done: fix the bug") {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	out, err = akk(t, context.Background(), srv.URL, dir, "turns", "--state", "completed")
+	out, err = akk(t, context.Background(), url, dir, "turns", "--state", "completed")
 	if err != nil || !strings.Contains(out, id) {
 		t.Fatalf("turns: %v\n%s", err, out)
 	}
 	// What list prints can be sent to: its conversation id (read here
 	// with --json after the command).
-	out, err = akk(t, context.Background(), srv.URL, dir, "list", "--json")
+	out, err = akk(t, context.Background(), url, dir, "list", "--json")
 	var l struct {
 		Conversations []struct {
 			ConversationID string `json:"conversation_id"`
@@ -173,40 +145,40 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	}
 	wctx2, wcancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel2()
-	if out, err = akk(t, wctx2, srv.URL, dir, "send", "--wait", l.Conversations[0].ConversationID, "the", "next", "one"); err != nil ||
+	if out, err = akk(t, wctx2, url, dir, "send", "--wait", l.Conversations[0].ConversationID, "the", "next", "one"); err != nil ||
 		!strings.Contains(out, "Done: the next one") {
 		t.Fatalf("send to the conversation id: %v\n%s", err, out)
 	}
-	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "conv_nope", "x"); exitCode(err) != exitNotFound || !strings.Contains(err.Error(), "akk list") {
+	if _, err = akk(t, context.Background(), url, dir, "send", "conv_nope", "x"); exitCode(err) != exitNotFound || !strings.Contains(err.Error(), "akk list") {
 		t.Fatalf("send to an unknown conversation: %v (exit %d)", err, exitCode(err))
 	}
 	if len(p.sent) != 2 || p.sent[1] != "the next one" {
 		t.Fatalf("sent %q", p.sent)
 	}
-	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
+	if _, err = akk(t, context.Background(), url, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
 		t.Fatalf("a slash command was sent: %v", err)
 	}
 	// A backend conversation id goes as conversation_id (this service has
 	// no Codex backend, so it names no such conversation).
-	if _, err = akk(t, context.Background(), srv.URL, dir, "send", "conv_cx_0000", "hello"); err == nil || !strings.Contains(err.Error(), "conversation_not_found") {
+	if _, err = akk(t, context.Background(), url, dir, "send", "conv_cx_0000", "hello"); err == nil || !strings.Contains(err.Error(), "conversation_not_found") {
 		t.Fatalf("send to a backend conversation: %v", err)
 	}
-	if _, err = akk(t, context.Background(), srv.URL, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") || exitCode(err) != exitRefused {
+	if _, err = akk(t, context.Background(), url, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") || exitCode(err) != exitRefused {
 		t.Fatalf("cancel a completed turn: %v (exit %d)", err, exitCode(err))
 	}
 	// The recovery and interaction commands reach their routes.
 	watchID := ""
-	for _, l := range strings.Split(out0(t, srv.URL, dir, "status", id), "\n") {
+	for _, l := range strings.Split(out0(t, url, dir, "status", id), "\n") {
 		if f := strings.Fields(l); len(f) == 2 && f[0] == "watch:" {
 			watchID = f[1]
 		}
 	}
 	// A person's view by default (field: value), the JSON with --json.
-	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID); watchID == "" || err != nil ||
+	if out, err := akk(t, context.Background(), url, dir, "watch-status", watchID); watchID == "" || err != nil ||
 		!regexp.MustCompile(`(?m)^state: +completed$`).MatchString(out) || strings.Contains(out, "{") {
 		t.Fatalf("watch-status %q: %v\n%s", watchID, err, out)
 	}
-	if out, err := akk(t, context.Background(), srv.URL, dir, "watch-status", watchID, "--json"); err != nil || !strings.Contains(out, `"state": "completed"`) {
+	if out, err := akk(t, context.Background(), url, dir, "watch-status", watchID, "--json"); err != nil || !strings.Contains(out, `"state": "completed"`) {
 		t.Fatalf("watch-status --json: %v\n%s", err, out)
 	}
 	for _, c := range []struct {
@@ -221,7 +193,7 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 		{[]string{"interaction", id}, "unavailable"},
 		{[]string{"respond-interaction", id, "--interaction", "int_x", "--answer", "q=o"}, "unavailable"},
 	} {
-		if _, err := akk(t, context.Background(), srv.URL, dir, c.args...); err == nil || !strings.Contains(err.Error(), c.code) {
+		if _, err := akk(t, context.Background(), url, dir, c.args...); err == nil || !strings.Contains(err.Error(), c.code) {
 			t.Errorf("akk %v: %v, want %s", c.args, err, c.code)
 		}
 	}
@@ -239,32 +211,14 @@ func out0(t *testing.T, url, dir string, args ...string) string {
 // akk status shows the command a Turn waits on and how to answer it;
 // akk approve answers it with a line, not JSON.
 func TestCLIStatusShowsTheWaitingCommand(t *testing.T) {
-	dir := t.TempDir()
-	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
-	svc.UseOperatorToken(context.Background(), "op")
-	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
 	p := &pane{ask: true}
-	svc.UseTerminals(p)
-	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
-	svc.UseApprovals(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer func() { cancel(); svc.WaitTurnMonitors() }()
-	svc.StartTurnMonitors(ctx)
-	hub := callbacks.NewHub()
-	store.OnChange(func(persistence.Change) { hub.Notify() })
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: hub, Metrics: handlers.NewMetrics(), Version: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url, dir := cliServer(t, func(svc *domain.Service) {
+		svc.UseTerminals(p)
+		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		svc.UseApprovals(p)
+	})
 
-	out := out0(t, srv.URL, dir, "send", "term_cli", "make", "notes")
+	out := out0(t, url, dir, "send", "term_cli", "make", "notes")
 	id := strings.Fields(strings.SplitN(out, ":", 2)[0])[1]
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out, "approval:") {
@@ -272,46 +226,33 @@ func TestCLIStatusShowsTheWaitingCommand(t *testing.T) {
 			t.Fatalf("no approval in the status:\n%s", out)
 		}
 		time.Sleep(20 * time.Millisecond)
-		out = out0(t, srv.URL, dir, "status", id)
+		out = out0(t, url, dir, "status", id)
 	}
 	for _, want := range []string{"approval: shell_command (Bash)", "command:  touch notes.txt", "answer:   akk approve " + id + " approve_once|reject"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("status does not say %q:\n%s", want, out)
 		}
 	}
-	if out = out0(t, srv.URL, dir, "approve", id, "approve_once"); !strings.HasPrefix(out, "approve_once: done (turn "+id) || strings.Contains(out, "{") {
+	if out = out0(t, url, dir, "approve", id, "approve_once"); !strings.HasPrefix(out, "approve_once: done (turn "+id) || strings.Contains(out, "{") {
 		t.Fatalf("approve: %q", out)
 	}
 }
 
 // akk list fits 100 columns, the conversation id whole; --wide shows all.
 func TestCLIListFitsAHundredColumns(t *testing.T) {
-	dir := t.TempDir()
-	store, err := storetest.OpenLocation(context.Background(), storetest.NewLocation(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	svc := domain.NewService(store, quartz.NewReal(), &ids{}, handlers.NewValidator())
-	svc.UseOperatorToken(context.Background(), "op")
-	os.WriteFile(filepath.Join(dir, "operator.token"), []byte("op\n"), 0o600)
 	long := "/home/someone/work/a project with spaces/and a rather deep/folder/of/its/own"
 	p := &pane{project: long, warn: []string{"an unusually long warning about something the operator should know of"}}
-	svc.UseTerminals(p)
-	svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
-	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	out := out0(t, srv.URL, dir, "list")
+	url, dir := cliServer(t, func(svc *domain.Service) {
+		svc.UseTerminals(p)
+		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+	})
+	out := out0(t, url, dir, "list")
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		if n := len([]rune(l)); n > 100 {
 			t.Fatalf("a row of %d columns:\n%s", n, out)
 		}
 	}
-	js := out0(t, srv.URL, dir, "list", "--json")
+	js := out0(t, url, dir, "list", "--json")
 	var l struct {
 		Conversations []struct {
 			ConversationID string `json:"conversation_id"`
@@ -320,7 +261,7 @@ func TestCLIListFitsAHundredColumns(t *testing.T) {
 	if json.Unmarshal([]byte(js), &l) != nil || len(l.Conversations) != 1 || !strings.Contains(out, l.Conversations[0].ConversationID) || !strings.Contains(out, "…") {
 		t.Fatalf("the id whole, the rest cut:\n%s", out)
 	}
-	if wide := out0(t, srv.URL, dir, "list", "--wide"); !strings.Contains(wide, long) || !strings.Contains(wide, p.warn[0]) {
+	if wide := out0(t, url, dir, "list", "--wide"); !strings.Contains(wide, long) || !strings.Contains(wide, p.warn[0]) {
 		t.Fatalf("--wide:\n%s", wide)
 	}
 }
