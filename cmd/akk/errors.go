@@ -56,12 +56,11 @@ func exitCode(err error) int {
 		return ce.code
 	case errors.As(err, &ae):
 		switch ae.status {
+		case 400:
+			return exitUsage
 		case 404:
 			return exitNotFound
-		case 401, 403, 409, 422, 400:
-			if ae.status == 400 {
-				return exitUsage
-			}
+		case 401, 403, 409, 422:
 			return exitRefused
 		}
 		return exitOther

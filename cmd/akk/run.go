@@ -138,36 +138,23 @@ func hoistGlobals(args []string) []string {
 			rest = append(rest, args[i:]...)
 			break
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		isFlag := strings.HasPrefix(a, "-") && a != "-"
-		if cmd == "" && !isFlag {
-			cmd = a
-			rest = append(rest, a)
-			continue
-		}
-		if cmd == "" || !isFlag {
-			if cmd == "" && isFlag && !hasValue && (name == "url" || name == "token" || name == "state-dir") && i+1 < len(args) {
-				globals = append(globals, a, args[i+1]) // before the command: as given
-				i++
-				continue
-			}
+		if !strings.HasPrefix(a, "-") || a == "-" {
 			if cmd == "" {
-				globals = append(globals, a)
-			} else {
-				rest = append(rest, a)
+				cmd = a
 			}
+			rest = append(rest, a)
 			continue
 		}
-		switch {
-		case name == "json" || name == "version":
-			globals = append(globals, a)
-		case (name == "token" || name == "state-dir" || (name == "url" && cmd != "hosts")) && hasValue:
-			globals = append(globals, a)
-		case (name == "token" || name == "state-dir" || (name == "url" && cmd != "hosts")) && i+1 < len(args):
-			globals = append(globals, a, args[i+1])
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		valued := name == "url" || name == "token" || name == "state-dir"
+		if cmd != "" && name != "json" && name != "version" && (!valued || (name == "url" && cmd == "hosts")) {
+			rest = append(rest, a) // the command's own flag
+			continue
+		}
+		globals = append(globals, a)
+		if valued && !inline && i+1 < len(args) {
+			globals = append(globals, args[i+1])
 			i++
-		default:
-			rest = append(rest, a)
 		}
 	}
 	return append(append([]string{args[0]}, globals...), rest...)
