@@ -53,7 +53,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // for AKK and for the SDK alike, and a session id AKK does not know is
 // 404 for everyone.
 func TestMCPUnfinishedSessionsCountAndExpire(t *testing.T) {
-	e := newEnvWith(t, func(d *handlers.Deps) { d.MCPHandshakeTimeout = 2 * time.Second })
+	// No session may idle long enough to make room (on a busy machine the
+	// sixteen initializes took longer than the default second, and the
+	// first made room for the seventeenth), and the handshake timeout
+	// leaves the sixteen initializes ample time.
+	e := newEnvWith(t, func(d *handlers.Deps) {
+		d.MCPHandshakeTimeout = 4 * time.Second
+		d.MCPIdleBeforeEviction = time.Hour
+	})
 	srv := httptest.NewServer(e.h)
 	t.Cleanup(srv.Close)
 	a := createHost(t, e, "a")
