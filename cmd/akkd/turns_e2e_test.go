@@ -52,6 +52,7 @@ type proc struct {
 	t        testing.TB
 	bin, dir string
 	env      []string
+	bare     bool // the environment is env alone, as under `env -i`
 	url      string
 	cmd      *exec.Cmd
 	done     chan error
@@ -82,6 +83,9 @@ func (p *proc) start() {
 		addr := freeAddr(p.t)
 		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", testLogLevel())
 		p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
+		if p.bare {
+			p.cmd.Env = ownServerOnly(p.env)
+		}
 		p.cmd.Env = append(p.cmd.Env, agenttest.TestNameEnv+"=/"+p.t.Name())
 		var out lockedBuffer
 		p.cmd.Stdout, p.cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &out)

@@ -79,7 +79,7 @@ func DialControl(ctx context.Context, path, socket, session string) (*Control, e
 	if path == "" {
 		path = "tmux"
 	}
-	cmd := exec.Command(path, "-S", socket, "-C", "attach-session", "-f", "ignore-size,read-only", "-t", session)
+	cmd := exec.Command(path, "-u", "-S", socket, "-C", "attach-session", "-f", "ignore-size,read-only", "-t", session)
 	cmd.Env = withoutTMUX(os.Environ())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -35,7 +35,12 @@ func (r ExecRunner) Run(ctx context.Context, args ...string) ([]byte, error) {
 	if path == "" {
 		path = "tmux"
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
+	// -u on every tmux client AKK runs: without a UTF-8 locale (a service
+	// manager's or `env -i`'s empty environment) tmux takes the client for
+	// a terminal that cannot show UTF-8 and replaces what it prints: the
+	// 0x1f separator of pane lists becomes "_", and every non-ASCII
+	// character of a captured screen too.
+	cmd := exec.CommandContext(ctx, path, append([]string{"-u"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	// tmux refuses nothing based on $TMUX when -S is given, but drop it so a
@@ -180,6 +185,9 @@ func ParsePanes(socket string, out []byte) ([]Pane, error) {
 		}
 		f := strings.SplitN(line, sep, paneFields)
 		if len(f) != paneFields {
+			if len(f) == 1 && strings.Count(line, "_") >= paneFields-1 {
+				return nil, fmt.Errorf("list-panes line %q: tmux replaced the field separator with \"_\", as it does for a client without a UTF-8 locale; start akkd with LANG=C.UTF-8 (or another UTF-8 locale)", line)
+			}
 			return nil, fmt.Errorf("list-panes line %q: %d fields, want %d", line, len(f), paneFields)
 		}
 		p := Pane{

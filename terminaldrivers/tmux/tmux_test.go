@@ -326,3 +326,36 @@ func TestLiveTellsStaleSocketsApart(t *testing.T) {
 		t.Errorf("listed in /proc/net/unix: live %v stale %v", live, stale)
 	}
 }
+
+// With no UTF-8 locale (LC_ALL=C, as `env -i` or a bare service leaves
+// it), panes are still listed and a captured screen keeps its non-ASCII
+// characters, and a pasted one arrives whole: tmux replaced the list's
+// separator and every such character with "_" before the clients got -u.
+func TestNoUTF8Locale(t *testing.T) {
+	ctx, sock, r := realTmux(t, 20)
+	t.Setenv("LC_ALL", "C")
+	t.Setenv("LANG", "")
+	t.Setenv("LC_CTYPE", "")
+	s := Server{Socket: sock, Runner: r}
+	panes, err := s.ListPanes(ctx)
+	if err != nil || len(panes) != 1 {
+		t.Fatalf("ListPanes without a UTF-8 locale = %+v, %v", panes, err)
+	}
+	if err := s.Paste(ctx, panes[0].ID, "akk-test", "héllo ✓ ❯"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		plain, err := s.CapturePlain(ctx, panes[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(plain, "héllo ✓ ❯") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pasted characters never showed whole:\n%s", plain)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
