@@ -30,7 +30,9 @@ const (
 
 // Store is what the fleet needs of the store.
 type Store interface {
-	Heartbeat(ctx context.Context, n persistence.Node) error
+	// Heartbeat records the node as seen and returns when, by the
+	// database's clock.
+	Heartbeat(ctx context.Context, n persistence.Node) (time.Time, error)
 	Nodes(ctx context.Context) ([]persistence.Node, error)
 	OwnerOf(ctx context.Context, table, id string) (string, bool, error)
 }
@@ -60,7 +62,11 @@ type Node struct {
 
 	started time.Time
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// offset is the database's clock less this machine's, as the last
+	// heartbeat measured it: liveness, and the time a call between nodes
+	// is signed at, are on the database's clock, which every node shares.
+	offset time.Duration
 	nodes  []persistence.Node // as last read
 	readAt time.Time
 	owners map[string]string // public id → node, from the lists this node merged
@@ -85,7 +91,31 @@ func New(c Config) *Node {
 // Join records the node once, so that it is a node of the fleet before it
 // serves (its forwarded calls are verified against the node list).
 func (n *Node) Join(ctx context.Context) error {
-	return n.Store.Heartbeat(ctx, n.row(nil, nil))
+	return n.beat(ctx, n.row(nil, nil))
+}
+
+// beat records a heartbeat and measures the database's clock against
+// this machine's from it (its middle: the round trip's halves are taken
+// as equal).
+func (n *Node) beat(ctx context.Context, row persistence.Node) error {
+	before := n.Now()
+	at, err := n.Store.Heartbeat(ctx, row)
+	if err != nil {
+		return err
+	}
+	after := n.Now()
+	n.mu.Lock()
+	n.offset = at.Sub(before.Add(after.Sub(before) / 2))
+	n.mu.Unlock()
+	return nil
+}
+
+// dbNow is the time now by the database's clock, as far as the last
+// heartbeat measured it.
+func (n *Node) dbNow() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.Now().Add(n.offset)
 }
 
 func (n *Node) row(endpoints []string, conversations json.RawMessage) persistence.Node {
@@ -112,7 +142,7 @@ func (n *Node) Run(ctx context.Context) {
 				eps = endpointsOf(rows)
 			}
 		}
-		if err := n.Store.Heartbeat(ctx, n.row(eps, convs)); err != nil && ctx.Err() == nil {
+		if err := n.beat(ctx, n.row(eps, convs)); err != nil && ctx.Err() == nil {
 			n.Log.Warn("fleet heartbeat", "err", err)
 		}
 		select {
@@ -156,9 +186,10 @@ func (n *Node) Nodes(ctx context.Context) ([]handlers.FleetNode, error) {
 	return out, nil
 }
 
-// live reports whether x heartbeat within persistence.NodeTimeout.
+// live reports whether x heartbeat within persistence.NodeTimeout, by
+// the database's clock (the heartbeats are recorded on it).
 func (n *Node) live(x persistence.Node) bool {
-	return x.Name == n.Name || n.Now().Sub(x.LastSeen) < persistence.NodeTimeout
+	return x.Name == n.Name || n.dbNow().Sub(x.LastSeen) < persistence.NodeTimeout
 }
 
 // readNodes returns the node list, read again when older than a second

@@ -20,7 +20,9 @@ type fakeStore struct {
 	owners map[string]string // "table/id" → node (or a session's terminal)
 }
 
-func (f *fakeStore) Heartbeat(context.Context, persistence.Node) error { return nil }
+func (f *fakeStore) Heartbeat(_ context.Context, n persistence.Node) (time.Time, error) {
+	return n.LastSeen, nil
+}
 func (f *fakeStore) Nodes(context.Context) ([]persistence.Node, error) {
 	return f.nodes, nil
 }

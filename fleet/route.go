@@ -58,7 +58,7 @@ func principalText(p domain.Principal) string {
 
 // sign makes req a call of this node on behalf of p; body is req's body.
 func (n *Node) sign(req *http.Request, p domain.Principal, body []byte) {
-	at := strconv.FormatInt(n.Now().Unix(), 10)
+	at := strconv.FormatInt(n.dbNow().Unix(), 10)
 	pt := principalText(p)
 	req.Header.Del("Authorization")
 	req.Header.Del("Cookie")
@@ -98,7 +98,7 @@ func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 	if err != nil {
 		return domain.Principal{}, refused
 	}
-	if d := n.Now().Sub(time.Unix(secs, 0)); d > clockSkew || d < -clockSkew {
+	if d := n.dbNow().Sub(time.Unix(secs, 0)); d > clockSkew || d < -clockSkew {
 		return domain.Principal{}, refused
 	}
 	pt, conv := r.Header.Get(headerPrincipal), r.Header.Get(headerConv)

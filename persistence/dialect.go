@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -238,4 +239,18 @@ func (d dialect) migration(body string) string {
 	body = blobType.ReplaceAllString(body, "BYTEA")
 	body = textType.ReplaceAllString(body, `TEXT COLLATE "C"`)
 	return body
+}
+
+// dbNow is the time by the database's clock on PostgreSQL, where the
+// nodes of a fleet judge liveness and leases on the one clock they share
+// (their own may run apart); on SQLite, a daemon on its own, it is local.
+func (t *sqlTx) dbNow(ctx context.Context, local time.Time) (time.Time, error) {
+	if t.d != postgresSQL {
+		return local, nil
+	}
+	var now time.Time
+	if err := t.QueryRowContext(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, err
+	}
+	return now.UTC(), nil
 }

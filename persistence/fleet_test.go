@@ -3,6 +3,7 @@ package persistence_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +63,46 @@ func TestFleetNodesShareOneDatabase(t *testing.T) {
 	}
 	if kb, err := b.FleetKey(ctx); err != nil || string(ka) != string(kb) || len(ka) != 32 {
 		t.Fatalf("fleet keys %x %x %v", ka, kb, err)
+	}
+}
+
+// A node whose daemon is gone without closing its database session (its
+// machine died hard) starts again once that session has been silent for
+// StaleLockAfter: the old session is ended and its lock taken, and the
+// old daemon, were it still there, writes nothing more. Before, the start
+// was refused until PostgreSQL gave up on the session (two hours by the
+// kernel's defaults). A live holder is refused at once, named.
+func TestGoneNodesLockIsTakenOver(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	defer func(d time.Duration) { persistence.StaleLockAfter = d }(persistence.StaleLockAfter)
+	persistence.StaleLockAfter = 3 * time.Second
+	url := storetest.NewDatabase(t)
+	old, err := persistence.OpenPostgresNode(ctx, url, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	_, err = persistence.OpenPostgresNode(ctx, url, "x")
+	var held *persistence.LockHeld
+	if !errors.Is(err, persistence.ErrDatabaseInUse) || !errors.As(err, &held) || held.Stale() || !strings.Contains(err.Error(), "another akkd runs") {
+		t.Fatalf("a second daemon as x while the first lives: %v", err)
+	}
+	old.StopKeeping()
+	start := time.Now()
+	again, err := persistence.OpenPostgresNode(ctx, url, "x")
+	if err != nil {
+		t.Fatalf("x again after its daemon went: %v", err)
+	}
+	defer again.Close()
+	t.Logf("x started again %s after its daemon went silent", time.Since(start).Round(100*time.Millisecond))
+	put := func(s *persistence.Store) error {
+		return s.InTx(ctx, func(tx domain.Tx) error { return tx.PutSetting(ctx, "k", "v") })
+	}
+	if err := put(again); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(old); domain.ErrorCode(err) != domain.CodeStoreUnavailable {
+		t.Fatalf("the gone daemon's write: %v", err)
 	}
 }

@@ -35,29 +35,35 @@ func (s *Store) NodeName() string { return s.node }
 // Fleet reports whether the store is shared by a fleet (PostgreSQL).
 func (s *Store) Fleet() bool { return s.d == postgresSQL }
 
-// Heartbeat records n (this node) as seen now; endpoints and
-// conversations only when n.Conversations is set.
-func (s *Store) Heartbeat(ctx context.Context, n Node) error {
+// Heartbeat records n (this node) as seen now, and returns that time:
+// on PostgreSQL the database's clock, so that every node judges liveness
+// and leases on one clock whatever its own says (n.LastSeen is used on
+// SQLite, which has no fleet). Endpoints and conversations are recorded
+// only when n.Conversations is set.
+func (s *Store) Heartbeat(ctx context.Context, n Node) (time.Time, error) {
 	t, err := s.begin(ctx)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	defer t.Rollback()
+	if n.LastSeen, err = t.dbNow(ctx, n.LastSeen); err != nil {
+		return time.Time{}, fmt.Errorf("heartbeat: %w", err)
+	}
 	eps, _ := json.Marshal(append([]string{}, n.Endpoints...))
 	if _, err := t.ExecContext(ctx, `INSERT INTO nodes(name, advertise_url, version, started_at, last_seen, operator_token_hash)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET advertise_url = excluded.advertise_url,
 		version = excluded.version, started_at = excluded.started_at, last_seen = excluded.last_seen,
 		operator_token_hash = excluded.operator_token_hash`,
 		n.Name, n.AdvertiseURL, n.Version, ts(n.StartedAt), ts(n.LastSeen), n.OperatorTokenHash); err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
+		return time.Time{}, fmt.Errorf("heartbeat: %w", err)
 	}
 	if n.Conversations != nil {
 		if _, err := t.ExecContext(ctx, `UPDATE nodes SET endpoints = ?, conversations = ? WHERE name = ?`,
 			string(eps), string(n.Conversations), n.Name); err != nil {
-			return fmt.Errorf("heartbeat: %w", err)
+			return time.Time{}, fmt.Errorf("heartbeat: %w", err)
 		}
 	}
-	return t.Commit()
+	return n.LastSeen, t.Commit()
 }
 
 // Nodes lists the fleet's nodes by name.
@@ -84,14 +90,17 @@ func (s *Store) Nodes(ctx context.Context) ([]Node, error) {
 	return out, s.d.classify(rows.Err())
 }
 
-// OperatorTokenKnown implements domain.Store: hash is a node's operator
-// token hash.
+// OperatorTokenKnown implements domain.Store: hash is the operator token
+// hash of a live node (one that heartbeat within NodeTimeout by the
+// database's clock). A stopped or removed node's token opens nothing.
 func (s *Store) OperatorTokenKnown(ctx context.Context, hash string) (bool, error) {
 	if s.d != postgresSQL || hash == "" {
 		return false, nil
 	}
 	var n int
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM nodes WHERE operator_token_hash = ?`, hash).Scan(&n); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM nodes WHERE operator_token_hash = ?
+		AND last_seen >= to_char((clock_timestamp() - interval '1 millisecond' * ?) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"000Z"')`,
+		hash, NodeTimeout.Milliseconds()).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil

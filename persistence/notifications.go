@@ -132,10 +132,19 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 	busyJSON, _ := json.Marshal(append([]string{}, busy...))
 	err := s.inTx(ctx, false, func(dt domain.Tx) error {
 		t := dt.(*tx)
+		// Leases and liveness are on the database's clock (a fleet's one
+		// clock): a node whose own clock runs behind or ahead neither takes
+		// a live lease nor takes a live node for dead. When a row is due
+		// stays on the clock that scheduled it.
+		at, err := t.tx.dbNow(ctx, now)
+		if err != nil {
+			return err
+		}
+		lease := at.Add(leaseUntil.Sub(now))
 		// The earliest due row of each host not busy, and only when no row
 		// of that host is leased (in flight): one delivery per host at once.
-		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), ts(now), ts(now.Add(-NodeTimeout)), string(busyJSON), ts(now),
-			ts(now.Add(-NodeTimeout)), limit)
+		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), ts(at), ts(at.Add(-NodeTimeout)), string(busyJSON), ts(at),
+			ts(at.Add(-NodeTimeout)), limit)
 		if err != nil {
 			return err
 		}
@@ -153,7 +162,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 				return err
 			}
 			d.Notification = n
-			d.Lease = leaseUntil
+			d.Lease = lease
 			out = append(out, d)
 		}
 		rows.Close()
@@ -183,7 +192,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 				WHERE notification_id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ? OR lease_node IN (`+deadNodes+`))
 				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = ? AND o.state = 'pending' AND o.lease_until > ?
 					AND o.lease_node NOT IN (`+deadNodes+`))`,
-				ts(leaseUntil), t.node, d.ID, ts(now), ts(now.Add(-NodeTimeout)), d.HostID, ts(now), ts(now.Add(-NodeTimeout)))
+				ts(lease), t.node, d.ID, ts(at), ts(at.Add(-NodeTimeout)), d.HostID, ts(at), ts(at.Add(-NodeTimeout)))
 			if err != nil {
 				return err
 			}

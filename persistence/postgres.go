@@ -47,6 +47,10 @@ type holder struct {
 	done chan struct{}
 }
 
+// StartLockWait bounds how long a starting daemon waits for a silent
+// holder of its node's lock to be taken for gone (StaleLockAfter).
+const StartLockWait = 30 * time.Second
+
 // OpenPostgres opens the PostgreSQL database at url as the node "".
 func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 	return OpenPostgresNode(ctx, url, "")
@@ -74,7 +78,7 @@ func OpenPostgresNode(ctx context.Context, url, node string) (*Store, error) {
 	c := &db{DB: pool, d: postgresSQL}
 	s := &Store{w: c, r: c, d: postgresSQL, node: node, url: url,
 		held: &holder{key: nodeLockKey(node), stop: make(chan struct{}), done: make(chan struct{})}}
-	if err := s.held.take(ctx, pool); err != nil {
+	if err := s.held.takeAtStart(ctx, pool, node, StartLockWait); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -107,11 +111,22 @@ func (s *Store) adoptOwnerless(ctx context.Context) error {
 	return t.Commit()
 }
 
-// take takes daemonLock in a session of its own.
+// take takes daemonLock in a session of its own. The session's TCP
+// keepalives and user timeout make PostgreSQL end it, and so free the
+// lock, within about half a minute of the daemon's machine going away
+// without closing its connection (its kernel's defaults keep such a
+// session two hours). When another session holds the lock, take says
+// whose, and whether its daemon still lives (see holderOf).
 func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	for _, set := range lockSessionSettings {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			conn.Close()
+			return fmt.Errorf("lock the database: %s: %w", set, err)
+		}
 	}
 	var got bool
 	var pid int64
@@ -122,13 +137,135 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 		return fmt.Errorf("lock the database: %w", err)
 	}
 	if !got {
-		conn.Close()
-		return ErrDatabaseInUse
+		defer conn.Close()
+		other, err := holderOf(ctx, conn, h.key)
+		if err != nil {
+			return fmt.Errorf("%w (who holds it: %v)", ErrDatabaseInUse, err)
+		}
+		return other
 	}
 	h.mu.Lock()
 	h.conn, h.pid, h.born = conn, pid, born
 	h.mu.Unlock()
 	return nil
+}
+
+// lockSessionSettings make PostgreSQL drop the lock's session once its
+// peer is gone: probes after 10 s idle, every 5 s, 3 unanswered; and 20 s
+// for data sent and never acknowledged (the keeper's pings keep the
+// session busy, so this one usually decides). They do nothing on a Unix
+// socket, where a dead peer closes the connection at once.
+var lockSessionSettings = []string{
+	"SET tcp_keepalives_idle = 10",
+	"SET tcp_keepalives_interval = 5",
+	"SET tcp_keepalives_count = 3",
+	"SET tcp_user_timeout = 20000",
+}
+
+// StaleLockAfter is how long the session holding a node's lock may go
+// without a request before its daemon is taken for gone: a live daemon's
+// keeper pings it every second.
+var StaleLockAfter = 15 * time.Second
+
+// LockHeld is why a daemon could not take its node's lock: the session
+// that holds it, and whether that session's daemon still lives. It is an
+// ErrDatabaseInUse.
+type LockHeld struct {
+	Node   string
+	PID    int64
+	Client string        // the holding session's client address ("local" on a Unix socket)
+	Quiet  time.Duration // how long the holding session has sent nothing, by the database's clock
+	// seen is the holding session's last request (its state_change), zero
+	// when this role cannot see it; live is set once it was seen to move.
+	seen time.Time
+	live bool
+}
+
+func (e *LockHeld) Error() string {
+	if !e.Stale() {
+		return fmt.Sprintf("another akkd runs on this database as node %q: its session from %s (backend pid %d) holds the node's lock and answered %s ago; give each daemon a --node of its own",
+			e.Node, e.Client, e.PID, e.Quiet.Round(time.Second))
+	}
+	return fmt.Sprintf("node %q's lock is held by a database session from %s (backend pid %d) that has sent nothing for %s: its daemon is gone (a machine that died without closing its connection). PostgreSQL drops such a session once its keepalives fail; to free the lock now, run SELECT pg_terminate_backend(%d) as a role allowed to",
+		e.Node, e.Client, e.PID, e.Quiet.Round(time.Second), e.PID)
+}
+
+func (e *LockHeld) Is(target error) bool { return target == ErrDatabaseInUse }
+
+// Stale reports whether the holder's daemon is gone: its session has
+// sent nothing for StaleLockAfter.
+func (e *LockHeld) Stale() bool { return !e.live && !e.seen.IsZero() && e.Quiet >= StaleLockAfter }
+
+// holderOf reads who holds the node lock key, by the database's clock.
+func holderOf(ctx context.Context, conn *sql.Conn, key int32) (*LockHeld, error) {
+	e := &LockHeld{}
+	// Another role's session shows no state_change (nor client): it is
+	// taken for live, never ended.
+	var quietMS sql.NullFloat64
+	var seen sql.NullTime
+	err := conn.QueryRowContext(ctx, `SELECT a.pid,
+		COALESCE(host(a.client_addr), CASE WHEN a.state_change IS NULL THEN 'another role' ELSE 'local' END),
+		EXTRACT(EPOCH FROM clock_timestamp() - a.state_change) * 1000, a.state_change
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::int4::oid AND l.objid = $2::int4::oid AND l.objsubid = 2`,
+		int32(daemonLock), key).Scan(&e.PID, &e.Client, &quietMS, &seen)
+	if err != nil {
+		return nil, err
+	}
+	e.Quiet = time.Duration(quietMS.Float64) * time.Millisecond
+	e.seen = seen.Time
+	return e, nil
+}
+
+// takeAtStart takes the lock as a daemon starts. A holder whose session
+// makes a request meanwhile (a live daemon's keeper pings every second),
+// or that this role cannot see, is refused at once. One whose session
+// stays silent is waited for until it has been silent StaleLockAfter:
+// its daemon is gone (a machine that died without closing the
+// connection), so its session is ended and the lock taken. A node whose
+// machine died hard so starts again within StaleLockAfter rather than
+// when PostgreSQL gives up on the old session. wait bounds it all.
+func (h *holder) takeAtStart(ctx context.Context, pool *sql.DB, node string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	var first *LockHeld
+	for {
+		err := h.take(ctx, pool)
+		var held *LockHeld
+		if !errors.As(err, &held) {
+			return err
+		}
+		held.Node = node
+		switch {
+		case held.seen.IsZero():
+			return held
+		case first == nil || first.PID != held.PID:
+			first = held
+		case !held.seen.Equal(first.seen):
+			held.live = true
+			return held
+		}
+		if time.Now().After(deadline) {
+			return held
+		}
+		if held.Stale() {
+			var ended bool
+			if err := pool.QueryRowContext(ctx, `SELECT pg_terminate_backend($1)`, held.PID).Scan(&ended); err != nil {
+				slog.Warn("the node's lock is held by a gone daemon's session; ending it was refused, waiting for PostgreSQL to drop it",
+					"node", node, "backend_pid", held.PID, "client", held.Client, "err", err)
+			} else if ended {
+				slog.Warn("ended a gone daemon's database session that held this node's lock", "node", node,
+					"backend_pid", held.PID, "client", held.Client, "silent_for", held.Quiet.Round(time.Second).String())
+			}
+		} else if first == held {
+			slog.Info("this node's lock is held by a session that has been silent; waiting to see whether its daemon lives",
+				"node", node, "backend_pid", held.PID, "client", held.Client, "silent_for", held.Quiet.Round(time.Second).String())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // keep checks the holding session every second and, once it is gone, takes
