@@ -106,3 +106,60 @@ func TestGoneNodesLockIsTakenOver(t *testing.T) {
 		t.Fatalf("the gone daemon's write: %v", err)
 	}
 }
+
+// A node whose clock runs 20 s behind is live as long as it heartbeats,
+// and its webhook lease is its own: liveness and leases are on the
+// database's clock. Before, its heartbeat said it was seen 20 s ago, so
+// another node took it for dead and claimed the row it was delivering (a
+// second delivery of the same webhook-id).
+func TestLeasesFollowTheDatabasesClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url := storetest.NewDatabase(t)
+	behind, err := persistence.OpenPostgresNode(ctx, url, "behind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer behind.Close()
+	other, err := persistence.OpenPostgresNode(ctx, url, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	now := time.Now()
+	late := now.Add(-20 * time.Second) // the behind node's clock
+	if err := other.InTx(ctx, func(tx domain.Tx) error {
+		if err := tx.InsertHost(ctx, domain.Host{ID: "host_a", Name: "a", WebhookURL: "http://127.0.0.1:1/a", Secret: "whsec_x",
+			CreatedAt: now, Revision: 1}, "hash-a"); err != nil {
+			return err
+		}
+		e, err := tx.AppendEvent(ctx, domain.Event{Type: "turn.progress", HostID: "host_a", Subject: "turn_1", Data: map[string]any{}, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		return tx.InsertNotification(ctx, domain.Notification{ID: "ntf_1", EventID: e.ID, HostID: "host_a", Type: e.Type,
+			State: domain.NotificationPending, CreatedAt: late, NextAttemptAt: late.Add(-time.Minute)}, []byte(`{}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct {
+		s    *persistence.Store
+		name string
+		at   time.Time
+	}{{behind, "behind", late}, {other, "other", now}} {
+		if _, err := n.s.Heartbeat(ctx, persistence.Node{Name: n.name, AdvertiseURL: "http://" + n.name, LastSeen: n.at, StartedAt: n.at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := behind.ClaimDueNotifications(ctx, late, late.Add(2*time.Minute), 10, nil)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the behind node's claim: %+v, %v", got, err)
+	}
+	if again, err := other.ClaimDueNotifications(ctx, now, now.Add(2*time.Minute), 10, nil); err != nil || len(again) != 0 {
+		t.Fatalf("another node claimed the behind node's live lease: %+v, %v", again, err)
+	}
+	nodes, err := other.Nodes(ctx)
+	if err != nil || len(nodes) != 2 || now.Sub(nodes[0].LastSeen).Abs() > 5*time.Second {
+		t.Fatalf("the behind node's heartbeat is on the database's clock: %+v, %v", nodes, err)
+	}
+}
