@@ -39,6 +39,10 @@ const writeLock = 0x616b6b01
 // its name's hash), as akkd.lock holds a state directory.
 const daemonLock = 0x616b6b02
 
+// migrationLock is the second key of the lock daemons migrate under (a
+// node's lock is (daemonLock, a hash of its name)).
+const migrationLock = 0x6d696772
+
 // db is a pool that speaks the store's SQL: on PostgreSQL it numbers the
 // placeholders and takes the write lock in every write transaction.
 type db struct {

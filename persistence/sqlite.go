@@ -151,7 +151,24 @@ func (s *Store) changed(c Change) {
 	}
 }
 
+//
+// On PostgreSQL the nodes of a fleet may start at once on an empty
+// database: each migrates under one advisory lock (migrationLock), so one
+// applies what the others then find applied. A database migrated by a
+// newer akkd than this one is refused (ErrSchemaNewer): this binary would
+// answer wrongly at run time.
 func (s *Store) migrate(ctx context.Context) error {
+	if s.d == postgresSQL {
+		conn, err := s.w.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, int32(daemonLock), int32(migrationLock)); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, $2)`, int32(daemonLock), int32(migrationLock))
+	}
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
@@ -161,6 +178,22 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
+	known := 0
+	for _, name := range names {
+		num, _, _ := strings.Cut(strings.TrimPrefix(name, "migrations/"), "_")
+		if v, err := strconv.Atoi(num); err == nil && v > known {
+			known = v
+		}
+	}
+	var newest sql.NullInt64
+	var newestName sql.NullString
+	if err := s.w.QueryRowContext(ctx, `SELECT version, name FROM schema_migrations ORDER BY version DESC LIMIT 1`).Scan(&newest, &newestName); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if int(newest.Int64) > known {
+		return fmt.Errorf("%w: the database is at migration %d (%s), this akkd knows up to %d; run the newer akkd (every node of a fleet on the same version)",
+			ErrSchemaNewer, newest.Int64, newestName.String, known)
+	}
 	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		num, _, ok := strings.Cut(base, "_")
@@ -200,6 +233,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ErrSchemaNewer: the database was migrated by a newer akkd.
+var ErrSchemaNewer = errors.New("the database's schema is newer than this akkd")
 
 // CheckWritable begins an immediate transaction (taking the write lock) and
 // rolls it back.
