@@ -151,7 +151,6 @@ func (s *Store) changed(c Change) {
 	}
 }
 
-//
 // On PostgreSQL the nodes of a fleet may start at once on an empty
 // database: each migrates under one advisory lock (migrationLock), so one
 // applies what the others then find applied. A database migrated by a
