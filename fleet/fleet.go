@@ -49,8 +49,14 @@ type Config struct {
 	// Key signs and verifies calls between nodes (the store's fleet key).
 	Key    []byte
 	Client *http.Client
-	Log    *slog.Logger
-	Now    func() time.Time
+	// ForwardWait bounds a forwarded call: the caller answers within it
+	// (503, with do_not_retry when the call may have reached the owner),
+	// and an owner carries out no call that reaches it later than that
+	// after it was signed (its caller has given up on it). ForwardWait
+	// when 0.
+	ForwardWait time.Duration
+	Log         *slog.Logger
+	Now         func() time.Time
 }
 
 // Node is this daemon as a node of its fleet.
@@ -67,7 +73,8 @@ type Node struct {
 	// heartbeat measured it: liveness, and the time a call between nodes
 	// is signed at, are on the database's clock, which every node shares.
 	offset time.Duration
-	nodes  []persistence.Node // as last read
+	nodes  []persistence.Node   // as last read
+	nonces map[string]time.Time // the signed calls carried out, until they expire
 	readAt time.Time
 	owners map[string]string // public id → node, from the lists this node merged
 }
@@ -85,7 +92,10 @@ func New(c Config) *Node {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Node{Config: c, started: c.Now(), owners: map[string]string{}}
+	if c.ForwardWait == 0 {
+		c.ForwardWait = ForwardWait
+	}
+	return &Node{Config: c, started: c.Now(), owners: map[string]string{}, nonces: map[string]time.Time{}}
 }
 
 // Join records the node once, so that it is a node of the fleet before it
@@ -115,8 +125,10 @@ func (n *Node) beat(ctx context.Context, row persistence.Node) error {
 func (n *Node) dbNow() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.Now().Add(n.offset)
+	return n.dbNowLocked()
 }
+
+func (n *Node) dbNowLocked() time.Time { return n.Now().Add(n.offset) }
 
 func (n *Node) row(endpoints []string, conversations json.RawMessage) persistence.Node {
 	return persistence.Node{Name: n.Name, AdvertiseURL: n.AdvertiseURL, Version: n.Version, StartedAt: n.started,
@@ -159,7 +171,7 @@ func (n *Node) ownRows(ctx context.Context) ([]map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.sign(req, domain.Principal{Operator: true}, nil)
+	n.sign(req, n.Name, domain.Principal{Operator: true}, nil)
 	rec := httptest.NewRecorder()
 	n.Local.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {

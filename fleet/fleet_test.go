@@ -3,9 +3,11 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +20,14 @@ import (
 type fakeStore struct {
 	nodes  []persistence.Node
 	owners map[string]string // "table/id" → node (or a session's terminal)
+	reads  int               // reads of the node list
 }
 
 func (f *fakeStore) Heartbeat(_ context.Context, n persistence.Node) (time.Time, error) {
 	return n.LastSeen, nil
 }
 func (f *fakeStore) Nodes(context.Context) ([]persistence.Node, error) {
+	f.reads++
 	return f.nodes, nil
 }
 func (f *fakeStore) OwnerOf(_ context.Context, table, id string) (string, bool, error) {
@@ -42,9 +46,10 @@ func newNodes(t *testing.T, now time.Time) (*fakeStore, *Node, *Node) {
 	return st, a, b
 }
 
+// signed is a call n signs for node b.
 func signed(n *Node, method, target, body string, p domain.Principal) *http.Request {
 	r := httptest.NewRequest(method, target, strings.NewReader(body))
-	n.sign(r, p, []byte(body))
+	n.sign(r, "b", p, []byte(body))
 	return r
 }
 
@@ -76,8 +81,10 @@ func TestNodeCallsAreSignedAndVerified(t *testing.T) {
 		"node":         func(r *http.Request) { r.Header.Set(headerNode, "b") },
 		"not a node":   func(r *http.Request) { r.Header.Set(headerNode, "mallory") },
 		"old": func(r *http.Request) {
-			r.Header.Set(headerTime, "1799999000")
+			r.Header.Set(headerTime, "1799999000000")
 		},
+		"target": func(r *http.Request) { r.Header.Set(headerTarget, "a") },
+		"nonce":  func(r *http.Request) { r.Header.Set(headerNonce, strings.Repeat("0", 32)) },
 	} {
 		r := signed(a, "POST", "/v1/turns", `{"request":"hi"}`, host)
 		change(r)
@@ -89,6 +96,81 @@ func TestNodeCallsAreSignedAndVerified(t *testing.T) {
 	other := New(Config{Store: a.Store, Name: "a", Key: bytes.Repeat([]byte{8}, 32), Now: a.Now})
 	if _, err := b.Verify(signed(other, "GET", "/v1/conversations", "", host)); domain.ErrorCode(err) != domain.CodeUnauthorized {
 		t.Errorf("another fleet's key: %v", err)
+	}
+}
+
+// A signed call is carried out once, by the node it was signed for, and
+// only while its caller still waits for it; a call no node signed costs
+// no read of the node list.
+func TestSignedCallsOnceForTheirNodeInTime(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	st, a, b := newNodes(t, now)
+	host := domain.Principal{HostID: "host_1"}
+
+	r := signed(a, "POST", "/v1/turns", `{"request":"hi"}`, host)
+	replay := r.Clone(r.Context())
+	replay.Body = io.NopCloser(strings.NewReader(`{"request":"hi"}`))
+	if _, err := b.Verify(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Verify(replay); domain.ErrorCode(err) != domain.CodeUnauthorized || !strings.Contains(err.Error(), "replayed") {
+		t.Fatalf("a replayed call: %v", err)
+	}
+
+	// Signed for b, sent to a (an advertise URL naming the wrong node).
+	if _, err := a.Verify(signed(a, "GET", "/v1/turns/turn_1", "", host)); domain.ErrorCode(err) != domain.CodeNodeUnreachable {
+		t.Fatalf("a call meant for another node: %v", err)
+	}
+
+	// Signed more than ForwardWait ago: its caller has answered already.
+	early := New(Config{Store: st, Name: "a", Key: a.Key, Now: func() time.Time { return now.Add(-a.ForwardWait - time.Second) }})
+	if _, err := b.Verify(signed(early, "POST", "/v1/turns", `{}`, host)); domain.ErrorCode(err) != domain.CodeNodeUnreachable ||
+		!strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("a call that arrived after its caller gave up: %v", err)
+	}
+
+	// Unsigned, under a made-up node name: refused before any read.
+	b.readAt = time.Time{}
+	reads := st.reads
+	for range 100 {
+		u := httptest.NewRequest("GET", "/v1/conversations", nil)
+		u.Header.Set(headerNode, "mallory")
+		u.Header.Set(headerTime, strconv.FormatInt(now.UnixMilli(), 10))
+		u.Header.Set(headerSignature, "00")
+		if _, err := b.Verify(u); domain.ErrorCode(err) != domain.CodeUnauthorized {
+			t.Fatalf("an unsigned call: %v", err)
+		}
+	}
+	if st.reads != reads {
+		t.Fatalf("100 unsigned calls read the node list %d times", st.reads-reads)
+	}
+}
+
+// A forwarded call whose node does not answer is answered within
+// ForwardWait: a GET 503 to try again, anything else 503 do_not_retry (it
+// may have been carried out). Before, it hung until the node came back.
+func TestForwardAnswersWithinItsWait(t *testing.T) {
+	hang := make(chan struct{})
+	owner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	defer owner.Close()
+	defer close(hang)
+	st := &fakeStore{owners: map[string]string{"turns/turn_1": "b"}}
+	key := bytes.Repeat([]byte{7}, 32)
+	a := New(Config{Store: st, Name: "a", AdvertiseURL: "http://a.invalid", Key: key, ForwardWait: 300 * time.Millisecond})
+	st.nodes = []persistence.Node{{Name: "a", LastSeen: time.Now()}, {Name: "b", AdvertiseURL: owner.URL, LastSeen: time.Now().Add(time.Hour)}}
+	for _, c := range []struct {
+		method, path string
+		doNotRetry   bool
+	}{{"POST", "/v1/turns/turn_1/cancel", true}, {"GET", "/v1/turns/turn_1", false}} {
+		w := httptest.NewRecorder()
+		start := time.Now()
+		if !a.Serve(w, httptest.NewRequest(c.method, c.path, strings.NewReader(`{}`)), domain.Principal{HostID: "host_1"}, http.NotFoundHandler()) {
+			t.Fatal("not forwarded")
+		}
+		took := time.Since(start)
+		if w.Code != 503 || strings.Contains(w.Body.String(), `"do_not_retry":true`) != c.doNotRetry || took > 5*time.Second {
+			t.Fatalf("%s %s to a node that does not answer: %d %s after %s", c.method, c.path, w.Code, w.Body, took)
+		}
 	}
 }
 
@@ -137,5 +219,42 @@ func TestCallsGoToTheOwner(t *testing.T) {
 	if !a.Serve(w, r, domain.Principal{HostID: "host_1"}, http.NotFoundHandler()) || w.Code != 503 ||
 		!strings.Contains(w.Body.String(), `"node_unreachable"`) {
 		t.Fatalf("a dead node's Turn: %d %s", w.Code, w.Body)
+	}
+}
+
+// An unreachable node's rows (its snapshot, saved as the operator saw
+// them) show a host only what it would see were the node live: another
+// host's Turn is held_by_other, with no id or state; its own stays.
+// Before, every host saw every Turn id and state on an unreachable node.
+func TestUnreachableRowsAsEachHostSeesThem(t *testing.T) {
+	now := time.Now()
+	st, a, _ := newNodes(t, now)
+	st.nodes[1].LastSeen = now.Add(-persistence.NodeTimeout - time.Second)
+	st.nodes[1].Conversations = json.RawMessage(`[{"conversation_id":"conv_b1","managed":{"held_by_other":false,
+		"current_turn":{"turn_id":"turn_x","state":"working"},"recent_turn":{"turn_id":"turn_y","state":"completed"}}}]`)
+	st.owners["turn_hosts/turn_x"] = "host_2"
+	st.owners["turn_hosts/turn_y"] = "host_1"
+	own := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"conversations":[],"unavailable_managed_turns":[]}`))
+	})
+	managed := func(p domain.Principal) map[string]any {
+		t.Helper()
+		w := httptest.NewRecorder()
+		a.Serve(w, httptest.NewRequest("GET", "/v1/conversations", nil), p, own)
+		var l conversationList
+		if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil || len(l.Conversations) != 1 {
+			t.Fatalf("list: %d %s", w.Code, w.Body)
+		}
+		return l.Conversations[0]["managed"].(map[string]any)
+	}
+	m := managed(domain.Principal{HostID: "host_1"})
+	if m["current_turn"] != nil || m["held_by_other"] != true || m["recent_turn"] == nil {
+		t.Fatalf("host_1 sees %v", m)
+	}
+	if m := managed(domain.Principal{HostID: "host_2"}); m["current_turn"] == nil || m["recent_turn"] != nil || m["held_by_other"] != false {
+		t.Fatalf("host_2 sees %v", m)
+	}
+	if m := managed(domain.Principal{Operator: true}); m["current_turn"] == nil || m["recent_turn"] == nil {
+		t.Fatalf("the operator sees %v", m)
 	}
 }

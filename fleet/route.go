@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,25 +25,30 @@ import (
 )
 
 // The headers of a call one node forwards to another. The signature
-// covers the caller node, the method, the path and query, the time, the
-// principal, the caller's AKK-Conversation and the body.
+// covers the caller node, the node it is meant for, a nonce, the method,
+// the path and query, the time, the principal, the caller's
+// AKK-Conversation and the body.
 const (
 	headerNode      = "AKK-Node"
+	headerTarget    = "AKK-Node-Target"
+	headerNonce     = "AKK-Node-Nonce"
 	headerTime      = "AKK-Node-Time"
 	headerPrincipal = "AKK-Node-Principal"
 	headerSignature = "AKK-Node-Signature"
 	headerConv      = "AKK-Conversation"
-	// clockSkew bounds how far a forwarded call's time may be from the
-	// receiver's (a captured call cannot be replayed later).
-	clockSkew = 30 * time.Second
+	// clockSkew bounds how far ahead of the receiver's clock (the
+	// database's, which every node reads) a call's time may be.
+	clockSkew = 5 * time.Second
+	// ForwardWait is Config.ForwardWait's default.
+	ForwardWait = 10 * time.Second
 	// listWait bounds how long a list waits for another node's rows.
 	listWait = 5 * time.Second
 )
 
-func (n *Node) mac(node, method, uri, at, principal, conv string, body []byte) string {
+func (n *Node) mac(node, target, nonce, method, uri, at, principal, conv string, body []byte) string {
 	sum := sha256.Sum256(body)
 	m := hmac.New(sha256.New, n.Key)
-	for _, part := range []string{node, method, uri, at, principal, conv, hex.EncodeToString(sum[:])} {
+	for _, part := range []string{node, target, nonce, method, uri, at, principal, conv, hex.EncodeToString(sum[:])} {
 		m.Write([]byte(part))
 		m.Write([]byte{'\n'})
 	}
@@ -56,13 +62,19 @@ func principalText(p domain.Principal) string {
 	return "host:" + p.HostID
 }
 
-// sign makes req a call of this node on behalf of p; body is req's body.
-func (n *Node) sign(req *http.Request, p domain.Principal, body []byte) {
-	at := strconv.FormatInt(n.dbNow().Unix(), 10)
+// sign makes req a call of this node to the node named target on behalf
+// of p; body is req's body.
+func (n *Node) sign(req *http.Request, target string, p domain.Principal, body []byte) {
+	at := strconv.FormatInt(n.dbNow().UnixMilli(), 10)
+	var b [16]byte
+	rand.Read(b[:])
+	nonce := hex.EncodeToString(b[:])
 	pt := principalText(p)
 	req.Header.Del("Authorization")
 	req.Header.Del("Cookie")
 	req.Header.Set(headerNode, n.Name)
+	req.Header.Set(headerTarget, target)
+	req.Header.Set(headerNonce, nonce)
 	req.Header.Set(headerTime, at)
 	req.Header.Set(headerPrincipal, pt)
 	if p.Conversation != "" {
@@ -70,18 +82,50 @@ func (n *Node) sign(req *http.Request, p domain.Principal, body []byte) {
 	} else {
 		req.Header.Del(headerConv)
 	}
-	req.Header.Set(headerSignature, n.mac(n.Name, req.Method, req.URL.RequestURI(), at, pt, p.Conversation, body))
+	req.Header.Set(headerSignature, n.mac(n.Name, target, nonce, req.Method, req.URL.RequestURI(), at, pt, p.Conversation, body))
 }
 
 // Verify implements handlers.Fleet: a call signed with the fleet's key by
-// a node of the fleet, made within clockSkew of now.
+// a node of the fleet, for this node, made within ForwardWait (by the
+// database's clock) and not seen before. The time and the signature are
+// checked first: a call no node signed costs no database read.
 func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 	refused := domain.E(domain.CodeUnauthorized, "this call is not signed by a node of this fleet")
+	at := r.Header.Get(headerTime)
+	ms, err := strconv.ParseInt(at, 10, 64)
+	if err != nil {
+		return domain.Principal{}, refused
+	}
+	signed := time.UnixMilli(ms)
+	age := n.dbNow().Sub(signed)
+	if age < -clockSkew || age > clockSkew+n.ForwardWait+time.Hour {
+		return domain.Principal{}, refused
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return domain.Principal{}, refused
 	}
-	name := r.Header.Get(headerNode)
+	name, target, nonce := r.Header.Get(headerNode), r.Header.Get(headerTarget), r.Header.Get(headerNonce)
+	pt, conv := r.Header.Get(headerPrincipal), r.Header.Get(headerConv)
+	want := n.mac(name, target, nonce, r.Method, r.URL.RequestURI(), at, pt, conv, body)
+	if len(nonce) != 32 || !hmac.Equal([]byte(want), []byte(r.Header.Get(headerSignature))) {
+		return domain.Principal{}, refused
+	}
+	if target != n.Name {
+		// Signed by a node, for another one: this node is not where the
+		// caller thinks (an advertise URL naming the wrong machine).
+		return domain.Principal{}, domain.E(domain.CodeNodeUnreachable,
+			"this call was meant for node "+target+" and reached node "+n.Name+": nothing was done; check the nodes' --advertise-url")
+	}
+	if age > n.ForwardWait {
+		// Its caller has answered already: carrying it out now would act
+		// for a client that was told it failed.
+		return domain.Principal{}, domain.E(domain.CodeNodeUnreachable,
+			"this forwarded call reached its node after its caller gave up on it: nothing was done")
+	}
+	if !n.firstUse(nonce, signed.Add(n.ForwardWait+clockSkew)) {
+		return domain.Principal{}, domain.E(domain.CodeUnauthorized, "this signed call was replayed: refused")
+	}
 	if _, ok, err := n.node(r.Context(), name); err != nil {
 		return domain.Principal{}, err
 	} else if !ok {
@@ -93,19 +137,6 @@ func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 			return domain.Principal{}, refused
 		}
 	}
-	at := r.Header.Get(headerTime)
-	secs, err := strconv.ParseInt(at, 10, 64)
-	if err != nil {
-		return domain.Principal{}, refused
-	}
-	if d := n.dbNow().Sub(time.Unix(secs, 0)); d > clockSkew || d < -clockSkew {
-		return domain.Principal{}, refused
-	}
-	pt, conv := r.Header.Get(headerPrincipal), r.Header.Get(headerConv)
-	want := n.mac(name, r.Method, r.URL.RequestURI(), at, pt, conv, body)
-	if !hmac.Equal([]byte(want), []byte(r.Header.Get(headerSignature))) {
-		return domain.Principal{}, refused
-	}
 	p := domain.Principal{Conversation: conv}
 	switch {
 	case pt == "operator":
@@ -116,6 +147,26 @@ func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 		return domain.Principal{}, refused
 	}
 	return p, nil
+}
+
+// firstUse records a call's nonce until it expires and reports whether
+// it was new: a signed call is carried out once.
+func (n *Node) firstUse(nonce string, until time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.dbNowLocked()
+	if len(n.nonces) > 1024 {
+		for k, exp := range n.nonces {
+			if now.After(exp) {
+				delete(n.nonces, k)
+			}
+		}
+	}
+	if _, seen := n.nonces[nonce]; seen {
+		return false
+	}
+	n.nonces[nonce] = until
+	return true
 }
 
 // readBody reads r's body (already read whole and bounded by the HTTP
@@ -243,7 +294,12 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, p domain.Principa
 		handlers.WriteProblem(w, r, err)
 		return
 	}
-	req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimRight(x.AdvertiseURL, "/")+r.URL.RequestURI(), bytes.NewReader(body))
+	// The owner answers within ForwardWait (a partition, a machine gone)
+	// or the call ends; once it answered, its answer (a stream too) flows
+	// for as long as it lasts.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.Method, strings.TrimRight(x.AdvertiseURL, "/")+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		handlers.WriteProblem(w, r, err)
 		return
@@ -253,16 +309,26 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, p domain.Principa
 			req.Header.Set(h, v)
 		}
 	}
-	n.sign(req, p, body)
+	n.sign(req, owner, p, body)
+	late := time.AfterFunc(n.ForwardWait, cancel)
 	resp, err := n.Client.Do(req)
+	answered := late.Stop()
+	if err == nil && !answered {
+		resp.Body.Close()
+		err = context.DeadlineExceeded
+	}
 	if err != nil {
 		var op *net.OpError
-		if errors.As(err, &op) && op.Op == "dial" {
+		switch {
+		case errors.As(err, &op) && op.Op == "dial":
 			handlers.WriteProblem(w, r, domain.E(domain.CodeNodeUnreachable,
 				"the node "+owner+" that owns this cannot be reached: nothing was sent; try again once it is back"))
-			return
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			handlers.WriteProblem(w, r, domain.E(domain.CodeNodeUnreachable,
+				"the node "+owner+" that owns this did not answer within "+n.ForwardWait.String()+"; try again"))
+		default:
+			uncertain(w, r, owner, n.ForwardWait)
 		}
-		uncertain(w, r, owner)
 		return
 	}
 	defer resp.Body.Close()
@@ -293,16 +359,44 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, p domain.Principa
 
 // uncertain answers a forwarded call whose node stopped answering after
 // the call reached it: it may have been carried out.
-func uncertain(w http.ResponseWriter, r *http.Request, owner string) {
+func uncertain(w http.ResponseWriter, r *http.Request, owner string, wait time.Duration) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	json.NewEncoder(w).Encode(map[string]any{
 		"type": "about:blank", "title": "Service Unavailable", "status": http.StatusServiceUnavailable,
 		"code":     string(domain.CodeNodeUnreachable),
-		"detail":   "the node " + owner + " stopped answering after the call reached it: it may have been carried out; do not retry it, look at the Turns and conversations once the node is back",
+		"detail":   "the node " + owner + " did not answer within " + wait.String() + " once the call was sent: it may have been carried out; do not retry it, look at the Turns and conversations once the node is back",
 		"instance": r.URL.Path, "do_not_retry": true,
 	})
+}
+
+// asSeenBy cuts a row of an unreachable node's snapshot (saved as the
+// operator saw it) to what p would see were the node live: another
+// host's Turn is only held_by_other, its id and state unseen.
+func (n *Node) asSeenBy(ctx context.Context, row map[string]any, p domain.Principal) {
+	if p.Operator {
+		return
+	}
+	managed, _ := row["managed"].(map[string]any)
+	if managed == nil {
+		return
+	}
+	for _, key := range []string{"current_turn", "recent_turn"} {
+		ref, _ := managed[key].(map[string]any)
+		if ref == nil {
+			continue
+		}
+		id, _ := ref["turn_id"].(string)
+		host, ok, err := n.Store.OwnerOf(ctx, "turn_hosts", id)
+		if err == nil && ok && host == p.HostID {
+			continue
+		}
+		delete(managed, key)
+		if key == "current_turn" {
+			managed["held_by_other"] = true
+		}
+	}
 }
 
 type conversationList struct {
@@ -339,7 +433,7 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := n.remoteList(r.Context(), x.AdvertiseURL, p)
+			l, err := n.remoteList(r.Context(), x, p)
 			if err != nil {
 				n.Log.Debug("fleet list", "node", x.Name, "err", err)
 			}
@@ -383,6 +477,7 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 				row["watches"] = []any{}
 				delete(row, "session_id")
 				delete(row, "approval")
+				n.asSeenBy(r.Context(), row, p)
 			}
 			out.Conversations = append(out.Conversations, row)
 		}
@@ -430,14 +525,14 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 }
 
 // remoteList asks the node at base for its own rows, as p.
-func (n *Node) remoteList(ctx context.Context, base string, p domain.Principal) (*conversationList, error) {
+func (n *Node) remoteList(ctx context.Context, x persistence.Node, p domain.Principal) (*conversationList, error) {
 	ctx, cancel := context.WithTimeout(ctx, listWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/conversations", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(x.AdvertiseURL, "/")+"/v1/conversations", nil)
 	if err != nil {
 		return nil, err
 	}
-	n.sign(req, p, nil)
+	n.sign(req, x.Name, p, nil)
 	resp, err := n.Client.Do(req)
 	if err != nil {
 		return nil, err

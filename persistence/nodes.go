@@ -106,8 +106,9 @@ func (s *Store) OperatorTokenKnown(ctx context.Context, hash string) (bool, erro
 	return n > 0, nil
 }
 
-// OwnerOf returns the node that owns the Turn or Watch id (by its table),
-// and whether there is such a record.
+// OwnerOf returns the node that owns the Turn or Watch id (by its table:
+// "turns", "watches"), a session's terminal ("sessions") or the host of a
+// Turn ("turn_hosts"), and whether there is such a record.
 func (s *Store) OwnerOf(ctx context.Context, table, id string) (string, bool, error) {
 	var q string
 	switch table {
@@ -117,6 +118,8 @@ func (s *Store) OwnerOf(ctx context.Context, table, id string) (string, bool, er
 		q = `SELECT node FROM watches WHERE watch_id = ?`
 	case "sessions":
 		q = `SELECT terminal_id FROM sessions WHERE session_id = ?`
+	case "turn_hosts":
+		q = `SELECT host_id FROM turns WHERE turn_id = ?`
 	default:
 		return "", false, fmt.Errorf("owner of %s: no such table", table)
 	}
