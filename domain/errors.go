@@ -62,7 +62,11 @@ const (
 	// CodeNodeUnreachable: the fleet node that owns what the call names
 	// does not answer; nothing was typed.
 	CodeNodeUnreachable Code = "node_unreachable"
-	CodeInternal        Code = "internal"
+	// CodeNodeNotFound: no node of the fleet has this name.
+	CodeNodeNotFound Code = "node_not_found"
+	// CodeNodeLive: the node heartbeats; it cannot be removed.
+	CodeNodeLive Code = "node_live"
+	CodeInternal Code = "internal"
 )
 
 // FieldError names one invalid input field.

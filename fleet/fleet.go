@@ -10,8 +10,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +37,9 @@ type Store interface {
 	// database's clock.
 	Heartbeat(ctx context.Context, n persistence.Node) (time.Time, error)
 	Nodes(ctx context.Context) ([]persistence.Node, error)
+	// RemoveNode removes the named node if it has not heartbeat since
+	// before (by the database's clock), and reports whether it did.
+	RemoveNode(ctx context.Context, name string, before time.Time) (bool, error)
 	OwnerOf(ctx context.Context, table, id string) (string, bool, error)
 }
 
@@ -42,6 +48,9 @@ type Config struct {
 	Store        Store
 	Name         string
 	AdvertiseURL string
+	// AdvertiseSet: AdvertiseURL was given, not derived from the listen
+	// address (a loopback one is then meant: a fleet on one machine).
+	AdvertiseSet bool
 	Version      string
 	// OperatorTokenHash is this node's operator token's hash: the other
 	// nodes accept that token too.
@@ -100,8 +109,40 @@ func New(c Config) *Node {
 
 // Join records the node once, so that it is a node of the fleet before it
 // serves (its forwarded calls are verified against the node list).
+//
+// It refuses an advertise URL another live node advertises (the calls
+// meant for one would reach the other), and a loopback one derived from
+// the listen address once the fleet has other nodes (they may run on
+// other machines, where it names themselves).
 func (n *Node) Join(ctx context.Context) error {
+	nodes, err := n.Store.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	var others []string
+	for _, x := range nodes {
+		if x.Name == n.Name {
+			continue
+		}
+		others = append(others, x.Name)
+		if n.live(x) && strings.TrimRight(x.AdvertiseURL, "/") == strings.TrimRight(n.AdvertiseURL, "/") {
+			return fmt.Errorf("the node %s advertises %s already: give each node the URL the others reach it at (--advertise-url)", x.Name, n.AdvertiseURL)
+		}
+	}
+	if u, err := url.Parse(n.AdvertiseURL); err == nil && !n.AdvertiseSet && len(others) > 0 && isLoopback(u.Hostname()) {
+		return fmt.Errorf("this node joins a fleet with %s, but its advertise URL, derived from --listen, is %s: a loopback address, which on another machine names that machine. Set --advertise-url to the URL the other nodes reach this one at (a loopback one, said explicitly, for a fleet on one machine)",
+			strings.Join(others, ", "), n.AdvertiseURL)
+	}
 	return n.beat(ctx, n.row(nil, nil))
+}
+
+// isLoopback reports whether host is a loopback address or localhost.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // beat records a heartbeat and measures the database's clock against
@@ -235,4 +276,42 @@ func (n *Node) node(ctx context.Context, name string) (persistence.Node, bool, e
 		}
 	}
 	return persistence.Node{}, false, nil
+}
+
+// RemoveNode implements handlers.Fleet: a node that no longer heartbeats
+// leaves the fleet (its row, its last known rows, its operator token).
+func (n *Node) RemoveNode(ctx context.Context, name string) error {
+	if name == n.Name {
+		return domain.E(domain.CodeNodeLive, "this is the node "+name+", and it runs; stop it, then remove it through another node")
+	}
+	nodes, err := n.readNodes(ctx, true)
+	if err != nil {
+		return err
+	}
+	for _, x := range nodes {
+		if x.Name != name {
+			continue
+		}
+		if n.live(x) {
+			return domain.E(domain.CodeNodeLive, "the node "+name+" heartbeats: stop it first")
+		}
+		removed, err := n.Store.RemoveNode(ctx, name, n.dbNow().Add(-persistence.NodeTimeout))
+		if err != nil {
+			return err
+		}
+		if !removed {
+			return domain.E(domain.CodeNodeLive, "the node "+name+" heartbeat again meanwhile: stop it first")
+		}
+		n.mu.Lock()
+		n.nodes = nil
+		for id, owner := range n.owners {
+			if owner == name {
+				delete(n.owners, id)
+			}
+		}
+		n.mu.Unlock()
+		n.Log.Info("node removed from the fleet", "node", name)
+		return nil
+	}
+	return domain.E(domain.CodeNodeNotFound, "no node "+name+" in this fleet")
 }

@@ -30,6 +30,15 @@ func (f *fakeStore) Nodes(context.Context) ([]persistence.Node, error) {
 	f.reads++
 	return f.nodes, nil
 }
+func (f *fakeStore) RemoveNode(_ context.Context, name string, before time.Time) (bool, error) {
+	for i, n := range f.nodes {
+		if n.Name == name && n.LastSeen.Before(before) {
+			f.nodes = append(f.nodes[:i], f.nodes[i+1:]...)
+			return true, nil
+		}
+	}
+	return false, nil
+}
 func (f *fakeStore) OwnerOf(_ context.Context, table, id string) (string, bool, error) {
 	o, ok := f.owners[table+"/"+id]
 	return o, ok, nil
@@ -256,5 +265,28 @@ func TestUnreachableRowsAsEachHostSeesThem(t *testing.T) {
 	}
 	if m := managed(domain.Principal{Operator: true}); m["current_turn"] == nil || m["recent_turn"] == nil {
 		t.Fatalf("the operator sees %v", m)
+	}
+}
+
+// A node is removed only once it no longer heartbeats; this node and an
+// unknown name are refused, and a removed node's ids route nowhere.
+func TestRemoveNode(t *testing.T) {
+	now := time.Now()
+	st, a, _ := newNodes(t, now)
+	ctx := context.Background()
+	for name, want := range map[string]domain.Code{"a": domain.CodeNodeLive, "b": domain.CodeNodeLive, "c": domain.CodeNodeNotFound} {
+		if err := a.RemoveNode(ctx, name); domain.ErrorCode(err) != want {
+			t.Fatalf("remove %s: %v, want %s", name, err, want)
+		}
+	}
+	st.nodes[1].LastSeen = now.Add(-persistence.NodeTimeout - time.Second)
+	if err := a.RemoveNode(ctx, "b"); err != nil {
+		t.Fatalf("remove a stopped node: %v", err)
+	}
+	if len(st.nodes) != 1 {
+		t.Fatalf("nodes after the removal: %+v", st.nodes)
+	}
+	if owner, err := a.endpointOwner(ctx, "term_b1"); err != nil || owner != "" {
+		t.Fatalf("a removed node's terminal routes to %q, %v", owner, err)
 	}
 }

@@ -2173,6 +2173,9 @@ type ServerInterface interface {
 	// ListNodes The daemons of this fleet (operator only)
 	// (GET /v1/nodes)
 	ListNodes(w http.ResponseWriter, r *http.Request)
+	// RemoveNode Remove a stopped node from the fleet (operator only)
+	// (DELETE /v1/nodes/{name})
+	RemoveNode(w http.ResponseWriter, r *http.Request, name string)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(w http.ResponseWriter, r *http.Request, params ListNotificationsParams)
@@ -2654,6 +2657,32 @@ func (siw *ServerInterfaceWrapper) ListNodes(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListNodes(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RemoveNode operation middleware
+func (siw *ServerInterfaceWrapper) RemoveNode(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "name" -------------
+	var name string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", chi.URLParam(r, "name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RemoveNode(w, r, name)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4104,6 +4133,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/nodes", wrapper.ListNodes)
 	})
 	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/nodes/{name}", wrapper.RemoveNode)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/hosts", wrapper.ListHosts)
 	})
 	r.Group(func(r chi.Router) {
@@ -5300,6 +5332,108 @@ func (response ListNodes403ApplicationProblemPlusJSONResponse) VisitListNodesRes
 type ListNodes503ApplicationProblemPlusJSONResponse Problem
 
 func (response ListNodes503ApplicationProblemPlusJSONResponse) VisitListNodesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNodeRequestObject struct {
+	Name string `json:"name"`
+}
+
+type RemoveNodeResponseObject interface {
+	VisitRemoveNodeResponse(w http.ResponseWriter) error
+}
+
+type RemoveNode204Response struct {
+}
+
+func (response RemoveNode204Response) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RemoveNode400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response RemoveNode400ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNode401ApplicationProblemPlusJSONResponse Problem
+
+func (response RemoveNode401ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNode403ApplicationProblemPlusJSONResponse Problem
+
+func (response RemoveNode403ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNode404ApplicationProblemPlusJSONResponse Problem
+
+func (response RemoveNode404ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNode409ApplicationProblemPlusJSONResponse Problem
+
+func (response RemoveNode409ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RemoveNode503ApplicationProblemPlusJSONResponse Problem
+
+func (response RemoveNode503ApplicationProblemPlusJSONResponse) VisitRemoveNodeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -8366,6 +8500,9 @@ type StrictServerInterface interface {
 	// ListNodes The daemons of this fleet (operator only)
 	// (GET /v1/nodes)
 	ListNodes(ctx context.Context, request ListNodesRequestObject) (ListNodesResponseObject, error)
+	// RemoveNode Remove a stopped node from the fleet (operator only)
+	// (DELETE /v1/nodes/{name})
+	RemoveNode(ctx context.Context, request RemoveNodeRequestObject) (RemoveNodeResponseObject, error)
 	// ListNotifications The webhook outbox
 	// (GET /v1/notifications)
 	ListNotifications(ctx context.Context, request ListNotificationsRequestObject) (ListNotificationsResponseObject, error)
@@ -8952,6 +9089,32 @@ func (sh *strictHandler) ListNodes(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListNodesResponseObject); ok {
 		if err := validResponse.VisitListNodesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RemoveNode operation middleware
+func (sh *strictHandler) RemoveNode(w http.ResponseWriter, r *http.Request, name string) {
+	var request RemoveNodeRequestObject
+
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RemoveNode(ctx, request.(RemoveNodeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RemoveNode")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RemoveNodeResponseObject); ok {
+		if err := validResponse.VisitRemoveNodeResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9985,345 +10148,348 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37lttGsi8Iv0p+/PYskadBVkmW3XbV2mumWra3NXZb2ip5ep0xNUQSSJLZBWaikYmi2B6tdd5h3mEe",
-	"7DzJrIyITCRIgJeSZGu7/Y+tAnHJS2Tc4xe/DDK9LrUSyprB1S+Dkld8Layo4K9nWt2LynArtfpO8FxU",
-	"7mouTFbJ0l0cXA1erwTLtLKVLgpRPTJMb5S7EB5klViISqhMJKwSma5ykTOtmF0J9rquFOMqZyJbaZEz",
-	"qZi0hm3EfKX1nZkMkoF0H1nhx5OB4msxuBrcfP/9OB7cIBmYbCXW3I1vzd/+INTSrgZXTz7/IhnYbeme",
-	"MbaSajl49y4ZfKeNff61uxfeXnK7at690sbOZD5IBpX4Ry0rkQ+ubFWL+BMlt1ZU7tn/C27/+Wb8f/Lx",
-	"Py/HX7355XHyxdN3/zbo+q6bbu93bV2pM74Lt5/43b9xm616P7xxv57xZbz/pE+/c680pVZGAEG9rPS8",
-	"EGv3T0czQln3T16WhcxgIy9KvONPfzeOun6JRvBvlVgMrgb//4uGYi/wV3Ph3wtfbNPnjWKvvn3Gvnr6",
-	"+Z8ZvZxtpF0xzozl80KwNNO5SCewUvRC972bDN/wy6CsdCkqK3EOPFzfPwhGrLmyMmN4U8LEZDlhqREq",
-	"Tyf765MM5jrfwkvzXLonePEy+hhuwv5n3DYJY5l7GifjTk34uMwNKyuxkEUh8mvG50YoyzYrgYeu0rUV",
-	"zPI7YZjSSkzYjWFLeS/c4WPuQJmFFGaqrD/aPLNMq0zA4xl3B53xPDfwd21ExWg3WSpVWduUOdIy1yzT",
-	"5da9tFbZiqulyCdT1SyDnv9dZNYtAzzVvaSt1+99X7PULULKhiktSsokjstyc8eseGuvWcqV2YjKpPAD",
-	"3Ca1UlxWgtFP1yxV3Mp7MbOrSvB8JnO821FbIaxgMmd6wTjD36Opr7QRbFHpNeNsUQmzYineY1JWSGOl",
+	"7P37lts21jcI3wo+fc8sS29TqrLjpJOq9awZt+M88SQdu13OZL0TeUSIhCR0UQCbAEtWZ7zWew9zD3Nh",
+	"75XMwt4bICiROpTtxJ3OP4mL4gGHjX3ev/3LINPrUiuhrBlc/TIoecXXwooK/nqq1Z2oDLdSq28Fz0Xl",
+	"rubCZJUs3cXB1eD1SrBMK1vpohDVA8P0RrkL4UFWiYWohMpEwiqR6SoXOdOK2ZVgr+tKMa5yJrKVFjmT",
+	"iklr2EbMV1rfmskgGUj3kRV+PBkovhaDq8GT774bx4MbJAOTrcSau/Gt+dvvhVra1eDq0edfJAO7Ld0z",
+	"xlZSLQfv3iWDb7Wxz79298LbS25XzbtX2tiZzAfJoBL/qGUl8sGVrWoRf6Lk1orKPft/we0/Pxn/n3z8",
+	"z8vxV29+eZh88fjdfwy6vuum2/tdW1fqjO/C7Sd+9ydus1Xvhzfu1zO+jPef9Ol37pWm1MoIIKiXlZ4X",
+	"Yu3+6WhGKOv+ycuykBls5EWJd/zp78ZR1y/RCP6jEovB1eD/f9FQ7AX+ai78e+GLbfp8otirb56yrx5/",
+	"/mdGL2cbaVeMM2P5vBAszXQu0gmsFL3Qfe9Jhm/4ZVBWuhSVlTgHHq7vHwQj1lxZmTG8KWFispyw1AiV",
+	"p5P99UkGc51v4aV5Lt0TvHgZfQw3Yf8zbpuEscw9jZNxpyZ8XOaGlZVYyKIQ+TXjcyOUZZuVwENX6doK",
+	"ZvmtMExpJSbsiWFLeSfc4WPuQJmFFGaqrD/aPLNMq0zA4xl3B53xPDfwd21ExWg3WSpVWduUOdIy1yzT",
+	"5da9tFbZiqulyCdT1SyDnv9dZNYtAzzVvaSt1+99X7PULULKhiktSsokjstyc8useGuvWcqV2YjKpPAD",
+	"3Ca1UlxWgtFP1yxV3Mo7MbOrSvB8JnO821FbIaxgMmd6wTjD36Opr7QRbFHpNeNsUQmzYineY1JWSGOl",
 	"Wl6zdO2IjHFWimotjXGM0V06/J7m5pmGRTEpc2+m9xUpMM+0EtxoJdVyJhYLXVn3HVuXxe7r4JnmTRm3",
 	"vNDLWoyA0VqxBgIXql4Prn4e0IIOkgGtEbCM9hoNkoF7Kf2vABbSHsvgTQfZ0wVeVXzr/l4Lu9K5+/je",
-	"rcCrun6wvFqKDqK5ofPGtCq2Vyy1bg0VL2YLXRR6M8vqqhLKpgz/Nmyz4lbci4rh5NrCy21PyZVgZuXu",
-	"VXpz7d6PeyLe8szihyLSfOSOItzwCCSYX8+egTjZFb+vY8HexZz5Z8+BwrLRIr3pOFg3S+KxbR52J1V+",
-	"jKfCo9+7G90uVHohC9F9ROlHZlfcAnm6AygNc6sIq8BMVgmhTMJ0xdJa0QN5yobugIg8YQp2ABiV1aNO",
-	"Xkmv2x/DN+vSbpG/ScsyXRc5U9qyuWC5wFUX+WRwbFlhUZrPNJPuXdjvaRn9DmcFr+EwOInytpPyb8qy",
-	"0ve86KLbiDWUlV6XjunS0k3Y1yKT7ifDeNUImmt2J7YGuMBaqJpJlYu3jq/DcmaVNsgMb14+n+CMIirI",
-	"9HrNVT4TbzNRlR1H6ZXIeWZFDu+f61rlnevoRBQNDlSMXUbCYc5i5kQIcAhYxFP4gnhbykqYGe8RDnqx",
-	"EJWTAkBvrYMrFMondc0CvzaW29owvuRSMb6womLSugktdLV23xjk3IqxlWvRNcs1VzUvZg3N7G3h99+z",
-	"jSwKoD5kmjgy3M5rZP/Gsf7a2MSpu56/RMs617oQXNGxW5d25o9r+2ukW6xEUcxoK7uVDGTJ3UxU66Lz",
-	"hw2XTnDNjHSbtvftv3llggh1LpZcuY1wz12BOuKU3UeONJWuVSbWQll3/mHWHHmq0mgBrHSRm8RrKNIw",
-	"fneXs4WsjNNHNmds0s6Rjtdvf/9iuu0843RWX+pCZgfUtAUvjNg9XFVdiPZxOMhs6VOv6kIgqb19js99",
-	"frl7LHbmiB86NP5XJMjPm4Bfm4ec5J0hhlcdHGWN8uWMIXIv3c5gwLxa3re2JTYXLy+TwVoq//fjTibg",
-	"d+azJ3Az/fV4n3uVlYZJdgtNroQ7HnOjC6ePb3R1J9WS5bISmdXVdgIUG8b29PKrL44qBm5uXWv8F57d",
-	"CZU/Vwu9rwyg5nb1y0DVReEsIm947M19T/vrnBn+/MgwmSeMG2AGORdrrdAscEJ6CKpOt5x35CDJ1xA2",
-	"1u3njJflzIjqXlTd0gPHhVy+gzujKKShVKLUlXWDcWz5VqicKSFyw1KZFyKNFTd3wWnBmZu9U4K1nRWa",
-	"58BCzNZYsZ6JqtLV8ZMQ5tapSrcn0LWRz1ZcKVHsKh4rre/cCJv1caasUxxguEp0rtezQhvxMObQiJSI",
-	"RD+/vOya//4kYs/Nvn3tD/VR5RSOc6RPncJg4Zl7LoHQZ6hJn8GmUfPu0FTmeMKOvSA+iO8cm2pWgs5T",
-	"l9bBl+Lom/9Kt7lj6iyyPfJ/7sTuohDCJnAOFFqf3DIjhOnQoIbu4NIKgdKZ8aqSIme6Bku8Et3n170Y",
-	"aPjIIDYr4d6CY4DRkJ15xbhitaoEz1bgoXE/PjKschaYG4gbWMGNZXdKbxTTSjjtQdqV0yhoxFM15GpL",
-	"f5G/cc2kYZ9ffsZSGGP0CTSk3VScjWdXUi1H6KvwR6zAsx8903mm3p/n773SW4d9/DZYnQW3wljmtFB6",
-	"BuctDfO2Z+cH/I/HSOw13eep10qLInv/jRVXxvHX/REHezyFbYbTjtrgsPnJ7ZMRdjRB59zbGR0v90zj",
-	"gOGWcfbM/c54WY6R83n+vuJmqpBLs2HE98GHA9/DdRJolcLllV6jQ8bxI251BQIrB70d97XjV/clR4JT",
-	"pRfunegCb+jRfWtEf6Z+Hm52Ccsr8LrZVaXr5SqSThN2w+hWR/VuOdaiWoqcXJdTRaTkfgT3A+nOnNYS",
-	"bQ54uQbXBQOBC34Kbv0SKr1BXR0XcXg5efz5l5NLOAuOmKrRVKHItkGux0YLAwpgw/RnW8s3gchmcDkF",
-	"td6Rt7vdsVfvFxvLPL3GV8Lz4FpBd6N0egMq/k++YtmKV84ArcwoCRPQqhlKo1m4TaDddv+EWYL+4eS6",
-	"Zho4jRvzVKEnR9oJ+xGs5Pk27K6ucEhu/WnB3Qq7N851a//A7xbo9ZocsCpPGLjH3e9TBZpVi4XaWD8a",
-	"7m/8KAmL6+gIRk3RFePM1637kueTaPiKQAwt7i1zZrWesMZSa7xYXGnivG4kCXmFN4aVvLJoHreZX+AQ",
-	"pFn789jJAje8UlIt21L1qKkPyybMERaHOhj7G97sTu0eeztJkMML9oexo63timfP8ho2n5C6ErO8RmQ3",
-	"s4pWpUv/eHNES/pBmg4vXjy803WYlvbVsRG1asZHE5nZujrjCz81b3Dm/VnLbAaHRtC1Tl8LJ5qr7Uty",
-	"FO+Im135YaP4yQbdjYwHZhsP5ZFpRA2eU2CTjgp3pc1UDVM3wgtjeWXThPEsE6XlKhPAKSiI4M4l77RC",
-	"nHIyug4x0Ucm8lvL3Mc0FB73wECEykstlWVp9nY2rS8vP8s8Z8zhT5Em6ItCHxN74Y79RhqRMCcT4rUA",
-	"tUbkjUOKpbT2KKidEYQ8BEWQYgLcrrD/plHjyKMjinwyVc0kaiOqmXhbFjKTlraBIjkoRYEz0t2RKuBm",
-	"P0pAVoNAwxvdjuNg3OpKa6YKziHye3cHjZ2V3K4eOdZZabVEZopGjmG5RDexE1NOr8grvrBevIVpbbhh",
-	"WSF4BVHrDKePwgo+SRHvO7Flw2fgfgAyQblqLDerhD2zVfGnW6fxymzF7oQoiQjgi27IZQ2mKNAheSbB",
-	"YVnP19JeTxVQ3hW+6Cen1XEnB8dOOMFL/Lvhhv/OtlzdGXjZCLQbzuaVvhMKNwe4ZsRUh8a6f+ZMV1NV",
-	"q0xUlks1wh11O9neHFwRbUTuxCS62BLG23E1d8GrtxCJc6MgrT53J3uq0EBlxsqiYJVY1EYYNhcL7TR8",
-	"Vda2LYMaptpNVCfJpq+107N7jM4unwGopxQSMGyha6eR1cqxckcqjgbNyVIHvx5s113Ou9LGnviO7+DW",
-	"4Ns1XR5abonU3OGBQGDqFn+bggt2o6vcNA7pzOniEOZtzeao2HakI2ZGZ3eia/1u8QdWiIV1ipZd128Z",
-	"sk5S0pxWtNRKXDNzJ8uSVFxnYvplds9EdotUVixFRR8nT08Ts+T5FgJilZW8KLYzf0VpS//uogtjdSVO",
-	"W/pbuNU9U5eOeXcFAr5xAolsGyIetCEgTibeSmMdMVUnU04vzbjFOW3cr92d9MTMCF45dt/p2Xd6arxP",
-	"G3el0PpO5G7QaE65s+cYK2wwW+giF1XCnBBh47F7fExEQbeMzqMrGiUM4GTFo5noLXrBjmkeREDNMaIF",
-	"3fl+4vlDvOmeaPy57dRNogP/AYKwjtlEqxedhCg+2+WSgGhr9GMUYoqiqg8Mj0Zf8GPsX4vvPI/bVWVr",
-	"XKL9qVEy2KyuirNMij0lswY9vfW6/nHeeobQHmfZJDDt2z2VtOg+31/nncGEW/sH8JoOdvv7IIC6N/LQ",
-	"0E7eZHz/4VHR2dpfm4Pk2Ts2ZA/Hh0b3HSKxb6Uo8m/AE7+/cu63bgerMIYvxQmLA69oHugcgq7EsnKr",
+	"rcCrun6wvFqKDqJ5QueNaVVsr1hq3RoqXswWuij0ZpbVVSWUTRn+bdhmxa24ExXDybWFl9uekivBzMrd",
+	"q/Tm2r0f90S85ZnFD0Wk+cAdRbjhAUgwv549A3GyK35fx4K9iznzz54DhWWjRXrTcbCeLInHtnnYrVT5",
+	"MZ4Kj37nbnS7UOmFLET3EaUfmV1xC+TpDqA0zK0irAIzWSWEMgnTFUtrRQ/kKRu6AyLyhCnYAWBUVo86",
+	"eSW9bn8Mz9al3SJ/k5Zlui5yprRlc8Fygasu8sng2LLCojSfaSbdu7Df0TL6Hc4KXsNhcBLlbSflPynL",
+	"St/xootuI9ZQVnpdOqZLSzdhX4tMup8M41UjaK7Zrdga4AJroWomVS7eOr4Oy5lV2iAzfPLy+QRnFFFB",
+	"ptdrrvKZeJuJquw4Sq9EzjMrcnj/XNcq71xHJ6JocKBi7DISDnMWMydCgEPAIp7CF8TbUlbCzHiPcNCL",
+	"haicFAB6ax1coVA+qWsW+LWx3NaG8SWXivGFFRWT1k1ooau1+8Yg51aMrVyLrlmuuap5MWtoZm8Lv/uO",
+	"bWRRAPUh08SR4XZeI/s3jvXXxiZO3fX8JVrWudaF4IqO3bq0M39c218j3WIlimJGW9mtZCBL7maiWhed",
+	"P2y4dIJrZqTbtL1v/+SVCSLUuVhy5TbCPXcF6ohTdh840lS6VplYC2Xd+YdZc+SpSqMFsNJFbhKvoUjD",
+	"+O1tzhayMk4f2ZyxSTtHOl6//f2L6bbzjNNZfakLmR1Q0xa8MGL3cFV1IdrH4SCzpU+9qguBpPb2OT73",
+	"+eXusdiZI37o0PhfkSA/bwJ+be5zkneGGF51cJQ1ypczhsi9dDuDAfNqedfalthcvLxMBmup/N8PO5mA",
+	"35nPHsHN9NfDfe5VVhom2S00uRLueMyNLpw+vtHVrVRLlstKZFZX2wlQbBjb48uvvjiqGLi5da3xX3h2",
+	"K1T+XC30vjKAmtvVLwNVF4WziLzhsTf3Pe2vc2b48wPDZJ4wboAZ5FystUKzwAnpIag63XLekYMkX0PY",
+	"WLefM16WMyOqO1F1Sw8cF3L5Du6MopCGUolSV9YNxrHlG6FypoTIDUtlXog0VtzcBacFZ272TgnWdlZo",
+	"ngMLMVtjxXomqkpXx09CmFunKt2eQNdGPl1xpUSxq3istL51I2zWx5myTnGA4SrRuV5PC23E/ZhDI1Ii",
+	"Ev388rJr/vuTiD03+/a1P9RHlVM4zpE+dQqDhWfuuARCn6EmfQabRs27Q1OZ4wk79oL4IL5zbKpZCTpP",
+	"XVoHX4qjb/4r3eaOqbPI9sj/uRO7i0IIm8A5UGh9csuMEKZDgxq6g0srBEpnxqtKipzpGizxSnSfX/di",
+	"oOEjg9ishHsLjgFGQ3bmFeOK1aoSPFuBh8b9+MCwyllgbiBuYAU3lt0qvVFMK+G0B2lXTqOgEU/VkKst",
+	"/UX+xjWThn1++RlLYYzRJ9CQdlNxNp5dSbUcoa/CH7ECz370TOeZen+ev/dKbx328dtgdRbcCmOZ00Lp",
+	"GZy3NMzbnp0f8D8eI7HXdJ+nXistiuz9N1ZcGcdf90cc7PEUthlOO2qDw+Ynt09G2NEEnXNvZ3S83DON",
+	"A4ZbxtlT9zvjZTlGzuf5+4qbqUIuzYYR3wcfDnwP10mgVQqXV3qNDhnHj7jVFQisHPR23NeOX92XHAlO",
+	"lV64d6ILvKFH960R/Zn6ebjZJSyvwOtmV5Wul6tIOk3YE0a3Oqp3y7EW1VLk5LqcKiIl9yO4H0h35rSW",
+	"aHPAyzW4LhgIXPBTcOuXUOkN6uq4iMPLycPPv5xcwllwxFSNpgpFtg1yPTZaGFAAG6Y/21q+CUQ2g8sp",
+	"qPWOvN3tjr16v9hY5uk1vhKeB9cKuhul0xtQ8X/0FctWvHIGaGVGSZiAVs1QGs3CbQLttvsnzBL0DyfX",
+	"NdPAadyYpwo9OdJO2A9gJc+3YXd1hUNy608L7lbYvXGuW/sHfrdAr9fkgFV5wsA97n6fKtCsWizUxvrR",
+	"cH/jR0lYXEdHMGqKrhhnvm7dlzyfRMNXBGJocW+ZM6v1hDWWWuPF4koT53UjScgrvDGs5JVF87jN/AKH",
+	"IM3an8dOFrjhlZJq2ZaqR019WDZhjrA41MHYT3izO7V77O0kQQ4v2B/Gjra2K549y2vYfELqSszyGpHd",
+	"zCpalS79480RLel7aTq8ePHwTtdhWtpXx0bUqhkfTWRm6+qML/zYvMGZ92ctsxkcGkHXOn0tnGiuti/J",
+	"Ubwjbnblh43iJxt0NzIemG08lAemETV4ToFNOirclTZTNUzdCC+M5ZVNE8azTJSWq0wAp6AggjuXvNMK",
+	"ccrJ6DrERB+YyG8tcx/TUHjcAwMRKi+1VJal2dvZtL68/CzznDGHP0WaoC8KfUzshTv2G2lEwpxMiNcC",
+	"1BqRNw4pltLao6B2RhDyEBRBiglwu8L+m0aNI4+OKPLJVDWTqI2oZuJtWchMWtoGiuSgFAXOSHdHqoCb",
+	"/SgBWQ0CDW90O46DcasrrZkqOIfI790dNHZWcrt64FhnpdUSmSkaOYblEt3ETkw5vSKv+MJ68RamteGG",
+	"ZYXgFUStM5w+Civ4JEW8b8WWDZ+C+wHIBOWqsdysEvbUVsWfbpzGK7MVuxWiJCKAL7ohlzWYokCH5JkE",
+	"h2U9X0t7PVVAeVf4oh+dVsedHBw74QQv8e+GG/4723J1a+BlI9BuOJtX+lYo3BzgmhFTHRrr/pkzXU1V",
+	"rTJRWS7VCHfU7WR7c3BFtBG5E5PoYksYb8fV3AWv3kIkzo2CtPrcneypQgOVGSuLglViURth2FwstNPw",
+	"VVnbtgxqmGo3UZ0km77WTs/uMTq7fAagnlJIwLCFrp1GVivHyh2pOBo0J0sd/HqwXXc570obe+I7voVb",
+	"g2/XdHlouSVSc4cHAoGpW/xtCi7Yja5y0zikM6eLQ5i3NZujYtuRjpgZnd2KrvW7wR9YIRbWKVp2Xb9l",
+	"yDpJSXNa0VIrcc3MrSxLUnGdiemX2T0T2S1SWbEUFX2cPD1NzJLnWwiIVVbyotjO/BWlLf27iy6M1ZU4",
+	"belv4Fb3TF065t0VCHjmBBLZNkQ8aENAnEy8lcY6YqpOppxemnGLc9q4X7s76YmZEbxy7L7Ts+/01Hif",
+	"Nu5KofWtyN2g0ZxyZ88xVthgttBFLqqEOSHCxmP3+JiIgm4ZnUdXNEoYwMmKRzPRG/SCHdM8iICaY0QL",
+	"uvP9xPOHeNM90fhz26mbRAf+AwRhHbOJVi86CVF8tsslAdHW6McoxBRFVe8ZHo2+4MfYvxbfeh63q8rW",
+	"uET7U6NksFldFWeZFHtKZg16eut1/eO88QyhPc6ySWDat3sqadF9vr/OO4MJt/YP4DUd7Pb3QQB1b+Sh",
+	"oZ28yfj+w6Ois7W/NgfJs3dsyB6OD43uO0Ri30hR5M/AE7+/cu63bgerMIYvxQmLA69oHugcgq7EsnKr",
 	"+LLSetGhadR2pSv5T9GSW+Rz7JRNubBcFj0xWKfAprlWTtPfrLYg65sMCFCZQXtzxs2wonj+6Br4OKj6",
-	"KP43Kw0c3jBuu2LS0Wj0DEWprbbdhHgoaP/ZJTPC6eCGtNwU3VQzbsklVLplY2vBVfDEPiBUf1qkahE2",
+	"KP43Kw0c3jBuu2LS0Wj0DEWprbbdhHgoaP/ZJTPC6eCGtNwU3VQzbsklVLplY2vBVfDE3iNUf1qkahE2",
 	"q3HKRPle10zVRcFqVQhjaJXdEI7GyXRtM70+qk+8oNso5gWrgIf8lCliLu2srIQh8bKbT1LponCKFOj7",
-	"jdeP1I9h8KTim5rl9jq49a44shFH3UkKkal2/AzFNzcLtUNWncGxnfnGa9aiuSQ+Yl1H9DvBC3QVtE/m",
-	"vjap7zoP5MncNKgX/onO4ehO304luBX5WRThM5e7mBzm+naxX5FVws4qbc/+nhel4r7beHJHzI3pkWFw",
-	"izNnw+/X5D/Aky5AYXZfOE9N9EPABPEZOKu7B4J+bDJ9aVQ5uY4YPm4SZkC3A04kK3bPi1qg4xYTqiph",
-	"64qSyc4fZF0Vx2mmST+HLWs/3TPhva1IYvrp2uM+QnwGj50ZDPa0tct/Cj4XBUiaUuiyENcQYfepebWS",
-	"/6jFTpbD4xMyMPbJ7qCnF+/+Bm/eI5lTn/+O7t7fzp1Z+9jeytqS6Qr+b9hPr37w6ZGZkPfCMCOXSuTs",
-	"5Yvb12ZnEZ5cPv3yyCrsEE0HqRzY4VwoZxyjOlIULxaDq58PLwLwqHfJLpOy+k6og+d+LngFGXp3Qk3Y",
-	"7QrDtRDFybr1Cz8HpNnul6eblRHZLGV4E0Wx5VJRGJs+HspITvjwrpiCme2NZn9R39Cydnvog0fnJPOV",
-	"VvmwHdNvbLrHb8Oq7Q+kTzTsr/ipHOro6uCgXnsyOX1MxylLic3Z1NU7Efxc3/iJBZzJFf9gU/tm7xH+",
-	"9FyZUmT2YSlJEh/eyVjcy6XqGVr0dPfIrKh49r4ZS96Tk/GSz2UhI7dC9L45FFj5wqluI2tRCTGz4q3t",
-	"/nldF1bOjCgoF+WIP2Lni/Hrd97VtThejZqtdd6lfn2nN5DqYbYqC1ECSA2GDOk132L0iYWgCoakc7Hg",
-	"dWHRCLliqbFCVL5sAiKCKRtKhVHwxl1cV2oEhQb/qEUtZkq8DTdzUDFz/2W4IQ+2sI/nuCfwNRN2g8VT",
+	"jdeP1I9h8KTim5rl9jq49a44shFH3UkKkal2/AzFNzcLtUNWncGxnfnGa9aiuSQ+Yl1H9FvBC3QVtE/m",
+	"vjapbzsP5MncNKgX/onO4ehO304luBX5WRThM5e7mBzm+naxX5FVws4qbc/+nhel4q7beHJHzI3pgWFw",
+	"izNnw+/X5D/Aky5AYXZfOE9N9EPABPEZOKu7B4J+bDJ9aVQ5uY4YPm4SZkC3A04kK3bHi1qg4xYTqiph",
+	"64qSyc4fZF0Vx2mmST+HLWs/3TPhva1IYvrp2uM+QnwKj50ZDPa0tct/Cj4XBUiaUuiyENcQYfepebWS",
+	"/6jFTpbDwxMyMPbJ7qCnF+9+hjfvkcypz39Ld+9v586sfWxvZW3JdAX/N+zHV9/79MhMyDthmJFLJXL2",
+	"8sXNa7OzCI8uH395ZBV2iKaDVA7scC6UM45RHSmKF4vB1c+HFwF41Ltkl0lZfSvUwXM/F7yCDL1boSbs",
+	"ZoXhWojiZN36hZ8D0mz3y9PNyohsljK8iaLYcqkojE0fD2UkJ3x4V0zBzPZGs7+ob2hZuz30waNzkvlK",
+	"q3zYjuk3Nt3jN2HV9gfSJxr2V/xUDnV0dXBQrz2ZnD6m45SlxOZs6uqdCH6ub/zEAs7kin+wqX2z9wh/",
+	"eq5MKTJ7v5QkiQ/vZCzu5VL1DC16untkVlQ8e9+MJe/JyXjJ57KQkVshet8cCqx84VS3kbWohJhZ8dZ2",
+	"/7yuCytnRhSUi3LEH7Hzxfj1O+/qWhyvRs3WOu9Sv77VG0j1MFuVhSgBpAZDhvSabzH6xEJQBUPSuVjw",
+	"urBohFyx1FghKl82ARHBlA2lwih44y6uKzWCQoN/1KIWMyXehps5qJi5/zLckAdb2Mdz3BP4mgl7gsVT",
 	"CwyiFDqDiMZuCRG+I9NFwUvj3t+aKqQ2ayMgdSFbaZlBDonCsF9n7c3+VAfJYGc+751BH1IDKI3eiU4w",
-	"CNc8B4+BufYrFUzChInCiDilXpSUUD+E18zwi/nodGM9ENuskGvZ4waUzQnsExp3O1mRrV1ydqHblZm/",
-	"2rl8HSn++4cr7OvJkj1iH//pP9+xWQcS9Zs6yJCL7ah1fKd0dof/vfC29Thaq55oByn5/l2lULn7zZdr",
-	"0h+4+eDXpV11lgVW8nXm03sOMgtRxJ7vi3Kf7UHtSvfmW2150fXTHhd3r/D3d/EqX2V7xEtKC/P4TXLs",
-	"k7QxsWN8h1STqLTXZ4uQMx03ghYkJqwdEXFEJAWa2texQtX2vpOq3KfhHZdpLGParOPZSmuDuV3SMHwV",
-	"5YdiaBtJB/MY3tq023MEBuKBwZ3kUWpu9S/s3Pf93Px1aTu/7Xehj0wOM4dwBE4J77yim1Ev2JlYPI6k",
-	"KYGnkUf37n602dsjdPMqUjHOKbugctCYcs54fGd9d63/jvV+8IomA1RbRD4LZGL6qj+6v97Uezy57AhT",
-	"0uloFWp0p8H3b217gl171gzi8eWRopOWMrZ/cF848wi0mbaKQsH4/N7tkxFQFtGt7hjK1SB//HtrLPuC",
-	"/eieREz8yL178mGHM3tS7lr0vzaJ9zu+2XiSx3Km60q9Egtwz4oin823M8i97PKX+eQcn57ZwGpghVxv",
-	"KneL/WRnD23XLG6Ns3NldC6KZ6DIHign6qlDjErDj/L2E4rKd0b1ouwWhEHU7DsU4jQuxdcigfNhVnoD",
-	"sScKkXU6q8JcD0BBQCIu5AZDQtaBCs1mfj0+bPoR6QCTi0HnNte+0L/kSiRUFjFUWo3ByT4KJg4+JJV7",
-	"FSQ8q2LrH54qnwUZgmGYpehf6F6Cjnp4DaZnPTAc73cW96VrBXq3+FbYV8LURYebiyxGM/NK6r7iApnu",
-	"btrd56cJtj4k8gmLKu/F6Z7V+Ci9e9MbW2yWQInNzFeE+Ok+/HN9i5MAKgI42ehjkMxYWcr+DBmKuNCY",
-	"EmT4WiDuxCigjiyg4r+wFU9DjiJ8BVPTPF0SS43qVootvhTJoT2SpbBMKmMh0xXilnBcVcKMBkgTdzUr",
-	"uFyTHXp0VaOIbSg5DHYOLyBxbNZsbzI4YuBkumy/jEQGTcHp93SFq3wW7anptuo/Qog1ng2Ot/fEmf7z",
-	"9omflkPuj5+UlUUDixPQUMAhNQccEFOvRc7mWHRihB0j4zsdMQBW72Q3QSzBOmyW89MK3ocOk8FvQoq0",
-	"ZH7srS3sItAfIVPgecv520ek/zXyZyTE5+x2tsbikRlmPhwqtg6fLHyJNVrhWCvVVnF8tgfODechzQEQ",
-	"ijMd6w+i05B6cegB3OpbvPf9SDGa0wG6DPkbfVvST5C3PUXof1sRgfgtIUySe+kE3EpvRJ4wT2enJiB1",
-	"hCNm/UkqySDUm3bnw/Uq8F1ZVfvppgHFxhxSvwI0QMarHFYBkAGOR+06UoPaM26wqJp59m/Ua3hPr5HX",
-	"X8hLtXRok4V6Sqya9vTCwKNudAGFK5rJvhyq0/LV4mOMcGRRXWZcfRL0qJ9+ev51QhoX3ecujZKQ59Zd",
-	"wl2v51026tfSlAXfknr22LMZJTbCWCpylVRybBQvzUrbntT9la5s50Tjb2AcCO4VxiKo3Vs/b5mzYc7N",
-	"ShiWV7os3cnhlhWCG8u+jItHKdeEHRhaJOB8VfMBZItWWlxzXuH7a20se/zkMhpA53fqMj8z4+r4QfDl",
-	"idG7g4QfhG2NVr/zXIgNHoo+rW8uMUCwX2wHGFFU3XVLJCgNQkcBWN8+xh4iqlEAYgYLi9G6K6iHkio3",
-	"HtrLrzv4SaShIjvhSB8I3Eu2kNjogdnU6Jqlzi5Ir5jSYWTDRviPYlcWDHeQDPYHdQhN47+amnEay3F2",
-	"V1dubOILGT1PwsVvcSGIwlIZnJNxwOlxr0YBCuajJdSKe6lrM+ua5tHvHYNccNvnqYi4UbNQbAjOHmD3",
-	"VPbfvC8dPTir+GNo3tFEO5Nu+5cxCWygk4eQ83lHM/Hu5e6klO+oJBW9n0rn4GvGxAAw8wEFhKDs9pan",
-	"4MbZNZg2dGqWeF9S7G6A9ET0j5Mzgylhr70gTTywmcvh3GG3zN2ZZ8qnYpxkeMJ2HXPZ4Su7h2HlghB8",
-	"O3bdWrEubU9pyEMSnSnGceZTkIhFhyc8IZX94mmnhnIoPQ32h+Z11hjgQeErVHpoGLjlLKMjtD8yiKc8",
-	"5Osq2qdO3nZTGEymSSlVayw91sXzXKxLbYXKtuPvxTaNcqYRRpkj2qTjLFJ0qzzhWB2mxWaQt/BAIMyj",
-	"p2pnftGeJ3G237YU0WEL9NkixmN03nfsmjvOOX7R+Tl+DONPHBvmbX+qRzhFg2Sw4FC/18XTXjSyt8OU",
-	"5SEeNba6zqB+JOMFoJ7UvCi2LJd5rFw5eRegA0U+w8yiGSJAH/Orvgy25V91Lj5ArMdLb2cxnhn3OS16",
-	"dTApoZmOeVjOY3eM9waRpWWOgZ0IUCayzT00tccoLwuu0n31DUrGZ06RTr3qNkHAYQ8H/zMf//PNzwgF",
-	"P3vzy2Xy2Vc9MPR7a3N0Tbrtj31/fKeCe9CCxxXycbAEE9pay/VgPe0jGAIPVPHXZykBnYfrg7ihvRbZ",
-	"RaoUQGqsfdiZkG/4m2nGjdUcRu8XtCsi1EnKTdXrbrVz17G9RTm65o6LCpYBS8LDKdU9L2Q+8xj3CUtr",
-	"Fcrccvc3iDc3ASjhTXtgmnvDNaCTdGzQS1GNoe6VwQgIWxluTqKWAh5QhxtGYz0Z2iAq2u0gNqkMwOj0",
-	"qul1j155AJyOdIldSvzp1fOmV4mTDh67zLeN8OVpR+gLtQvvigk+5KyX41V6WQlj+hpO7NclSjUr6SF4",
-	"MVrlR+R497TBraV10WfPR4itQIl/4WblyE28FVlAnR6dvCoHoE0xcyt/KB5peKqdEXR5tKBsF06Z3tQ/",
-	"REoui2MhUi0L4VPkdzLm28n0mVYL6XT1vtxcJ/TWwjvgTluLHfCRCChPL7p8bqDQe7Z2xRxXTffh4U9z",
-	"EMX9MQ43wdjVGy7HX/Hx4s0vX74bh38/PeHfj5906ReHpEwUKNvqukLsUCU2Y+8nrFgFy76HlwnANYmH",
-	"WMQmB6ILYtHKokBowdgnj2XXFVcGNi8Ajg21B+JiTy+/ClsUwkzQIuFeqBTQm55ePg2s1glFM1VKKzFq",
-	"NVOJSzs6CNdW22e8KOY8u3vYCeuwHaPNXJvlqc2I9gZ3Kx566jvgc3eZehewGxumAa3virUB4hIkYmkB",
-	"W/OR8c1EMGlw1MaPW2pBIIzcThUAVLZjLR44DpB09yBKW5hxowYx9E5sqU4Filu42pJC2pAhApB5sDeD",
-	"6GyEddlA6iPIpXYkt0SsXXRHxuBqScs7CSo/kuFimyKB7QKk79ed8yqfWbkWuraztVS17aoCejF3s281",
-	"Z5CGFTrgO0CoB/ReX/jz5yeXIyo6k2vHah9fXn6J/Jz+7nLc+OFHCWE9nNLfCckPiN7ZBCjZkHBisXaH",
-	"uBlCz0ELA7MCULi9fR1dsVrlNCEAhm24ic7uKNO2MLqVMJ9LU3KbrRDrDgMdiEcMySmAt+Yd6U4hEWyY",
-	"XuDf6QgKHqfKEYDvv9KBbsGGaXMtkgcIOqpg8c2EUUuXuaO/3LM5wO/nxRUiEHpkCZwKhGFM62Rg3MbD",
-	"GRJO3JzwpjOuIGUL8sk88BuGjFQen4LrqcIMBgCpVrZpdkJYgEr7qRmry4Ae505MaP/EhsBid4pVCBgR",
-	"vVV5Dyt16icgjkLov4+wX/tGdtJxC4TSSwNNexr3qGb+fQ2Vf7FL5E+fHqVxgqDpZHqRp84tWOKjn6Wo",
-	"CPNv0nGqj7U96M50/UsHezV0fJDX7PDolFgoJqKG7BPrGwG2AHIBgxh+M4knBUF8+UhLK1A6DBviDebn",
-	"NxNsmDVC+saT+shED/jiNyhmm6qGlBAUBRCpFTQLoCRay3KNcOHwMXfH0ydPWNoYSjNUx5HW4C3uFXtc",
-	"9cu95Y/VpEaqNv+czK4uxm/+27+dkkv8ATctvNpnZR7ev6mKNzAkI+3uUTs3eeg7m4HGA23pqObQJzQF",
-	"r81owp6tRHYn8qmCXTM2wlZtbW7vbvbsGAsK2t5uPT24W3z8zzd/6tmXoOJ0aKeeWyXMVnK9FpDdUQgO",
-	"ANqwsBWXhftjs5JWMFPyTEzYDeUbPL28jBMO4InHX7Dv5V8c7flKgviOeQ0qcCEBPF9p9k9R6fFG5nbl",
-	"lIC5xOQZ4PoNBPXwpz89ubz8y//8H/8P/OPbhLn/P7mhC0++wQtffEEXvvjKXfj2m2+/HTXYrCjc3Jch",
-	"1ZLwQDgzBTcrRkalG0SUcZz+/9J9qJDLExjXoVAuyJtQQNzV/g2qMZjgVSFFBVz+miRW3ng/qJfRZgdd",
-	"W6tOdJNj3qsO4vDqg68jcBYE2Vo7gMVtbfWEz59h/aKe3pcITFVHvl3fQZjGGLH5JEdml9rS4WAFQgna",
-	"a9K2xERbe0LkK7lcWc8cYi2MDSOlZ/SRchTapPmwaJkjySZKdtAPerj49T1Q23sJ11HMI4No7ZDO41su",
-	"gswAncmj+g9TfNUasJNj1O90hIYNNOdRmvDj8KVOdkxVg67dQtDOyN5teoaEKwkihPjq/qaDgrG6Avlg",
-	"GUqCxjaZqraXE8oTFEv9wqXM8K1hRl83uqyxHKDuiPHBjBHv2A2FEJpbumef+yxUELcyNtq+bB/Q7PVp",
-	"t09ptOfdx91CPvrDI1PFjpPgZ6/HeCXmzS+XyZ+/eneyGvNBok4n15P5dic3vlb2SAnEbx3tOZ8Bffi4",
-	"yaF1pN5VPQAh0DsRloYgJzatTGnGzZ1hK1GJCUtXWt9RlmEc0HWXWxHMR4Y1QS2iY0S8cbcmaMuHxsY+",
-	"ZxZYghuOk/z3QtnRNUub1lo7H+5w62CY9JqliHBOD1AIFq9RwBFUG/dj0yrVTYTwdJukRRwNNv3wpgT4",
-	"Aoc84EuHfjOEMq0XwPPc+8gxhA6qDLfBdxrBxEL/8p2OlDsAr2Etj/aYiNqURRX1Zz222zmt+Xj0wkP0",
-	"1t3tLouo8JRmR4Fq32GkRQPm/Lq0Pacwl87kmMVT7tBSkAqwSxaquXU5w0evGsrHC0D6uxFqAs9Hjw91",
-	"aR3yve208Y5eAx0hkqEzXXsYTV2F3iTg+NhLhqN+eATvD0kbUCDaGc/YdW3vvc3nxw+SAV/P5bLWHjJT",
-	"LqTIZ1hI2G4L0td6a69vIKB5d1foNRtwcG7cd0INneaiazHQCsjfaB+PrMtBrf9Fyf9Ri2ufWuUsZGf5",
-	"ho4X7g/qnFXpTBh3cDNeKY5d55XYNNYJ3lcJGF13XhaBnZveghG4YSNVrjfnCoqo42Frzfsoo5cA945f",
-	"59kHbb87N+u8xoLtysHT8uui5m/7BEc1B726+THdHf3Pp+eUxdUtx3LK2lvmQWqaJkfx4HfAdv24Onej",
-	"rtQR7ekjaDUPsJt67aJ+Nfywrt23Gj4GZ3pN6BauTOTxpch+d0LoR8g6DOUPJ8AuHcwpTE7IWHRL87Xg",
-	"OXijOlCMeJXPcvr9rBMZ+e8fXGez9/W+GXSznfN6Z3m6pArHg4e2tyWWe4nPKukpYKvnhcyYzyLxaZBk",
-	"OZMnzHJzd0XNNrH+Cp/K9HotlOXVFoRRXUIMdKOxUIucT1Nl6vWaQ3xr6EYI96ILZpRA8Axdm+zLy8tx",
-	"pnMxxl5Wc51v2bzOl8JOGOKZogUf9Jx9Z+5UZTW45rPaN73ZrHQh2LLi5UqsBcuK2kApFnvlbb+kcTXW",
-	"tqxtAokwjFfL2k0PzfZcLha+nT4vS8GrqRpmkKJWaO9bgO42urajCcO9A4/CFfm3M15VW6eKWa0TDBVA",
-	"sz292PHA59op9+gO2BFdZ/ap3UkpasMY7Z90TGc//6C4Jx1hzNygepv0xyaae4+xfF1GZTOOsqA9JGA4",
-	"UNollXxRGhKE+pRgQ9wIikXk8Lp+oMGjLjsafTfEmRt6H91HlY7C0+qhNgQH/G7gzTxnyXs666ZKz3Cc",
-	"ITcsdLuDTK4N9wEulVN6gDclaX5bYa8p4Rcy/Oh5WgTMlFnEr0QOP2E/Cgkeb3CAWR/OMBaKMuPkb+hS",
-	"vT/QAS1DXxPtZGCrWmW8s9cSJSF5joR9xqjtL/AdN3EsIVUip3ZozQkOh3fSnUuzi+ePGd0N3SThcMaj",
-	"bPZ174z0MexXYtGd+/ehdJlk4M0WIymjsgcPFPyUc7HkkNvknsKWc2RdDvdsooR1mUQJ8xcXupqtNHWQ",
-	"eIAI3tW7+tewW81cgHLb3+jlAPTmu55P7RVW+NABKkIPMiB3l6s7uTMZZFxloiioCRWnfwXvblND0YnI",
-	"mQwwm6TzoEX6x74BRfW2Z7GrhzRoz2It+RjlNyr1TkP1zn1+WLlZpJkeG06jxr5LPnZYTKj8zKnEAHgn",
-	"8ZYY+Bot3KBVHluJoIEihiMdzOOIdHBncNF0sSmfh9nKdDMEfgYiWVur10HNihxmw6ZC32mhpF561fKE",
-	"/uu/cZjufNSAT4HtX1G376bgChvCYP6YUtpxpxwdn9LC806HDihiTTbGydBLp0cmof+pV9rDJ6VC9f2U",
-	"3PY9r8CBIF2LQ+30aWnBNjRcJzp2+2UqgfvtcpsuGfnT89vGy9efS9tb9D6Om0cTFqCPivpe3D6M4pMb",
-	"ERYcDaUABNEGQonKUB7gdTtUqItVMX1l3pUuWiLcN/anatHjXQPgBXt7egSxKmzCwyKroTXGWRl8nf1N",
-	"Oke307z7AE5p1MMZmz9DiJ5bKxRmuwOj9pyZSUONXiHcjibE2MhchA75lVhzqfYDT/sN0081hBsDeK9x",
-	"7afD1Y+ykx337Ent47HDfdcxX8hckCDwhA+RwUEymDtDZS8kHmlPH0O9Ol+LOa7OH7TsX+3B9Xx5eRSu",
-	"5xA2/64pwD2YXaf27maVzzSUO1OxHNmMtQKp1VfAdTqB7Z7YlrhDMVcJJTYJHEPwbUEg0VbbsZco1A66",
-	"ydX5QChGbdHc82N3YXPaygu6Yrw1sYTSizB/h/KLsMYCclh9rlFTaNFkCDXB8thdAQ/MLDd38SH0jjLs",
-	"gBDGc1xahHkf0Qn8sY+WIokPbr/W0MsIHiZq+go7PlY9BhZfXE4ef/7l5BJIEhOIPSKtoCy9vsqLULZo",
-	"Qo0B3xLqLLikJKaeTRUmY1z5epiqFmlCkVWEjKoEFmKcV4LRJJOS/e+/RM0OfQQziSpEPCk8MlAekjj1",
-	"KKQs7tVw4Ci5yla6wnH5Qz1VUZPPCJApbag4HU0YtCbHpRRuC+B9vjhBQiN/fCO5Wt382/UbU9Uq4ICq",
-	"kaZVq8oxkx5yZK9ZT/0GweUhJFQh+L2IJ+PE0FShHOqrzNjhhuelucYPd56ZVjeuTm2YAFK8IUNkQs3n",
-	"2IYrG/pLunXA/deVNy+w7SUvign7HsC14Q1XWMc9KaVapgkD3jXxbpfmAplfcTHLzi+8tprMtOjn2Prf",
-	"e3bXaAs/BCEWroSyBrrBu6PCFV8F4//ed02Fn/YdVJ3Dbf0KjLGZrIbKMvwc/tQaMl5qxox/ByncXIqE",
-	"cXod0rj7yzom7IYyxCBPHL3NcDCwzylUUBlK+IRm8TkFwSrB11Dex9KL+8cX2CIuTTApXwfakiZuUeUO",
+	"CNc8B4+BufYrFUzChInCiDilXpSUUD+E18zwi/nodGM9ENuskGvZ4waUzQnsExq3O1mRrV1ydqHblZm/",
+	"2rl8HSn++4cr7OvJkj1iH3/zn+/YrAOJ+k0dZMjFdtQ6vlU6u8X/XnjbehytVU+0g5R8/65SqNz95ss1",
+	"6Q/cfPDr0q46ywIr+Trz6T0HmYUoYs/3RbnP9qB2pXvzrba86Pppj4u7V/j7u3iVr7I94iWlhXn4Jjn2",
+	"SdqY2DG+Q6pJVNrrs0XImY4bQQsSE9aOiDgikgJN7etYoWp730lV7tPwjss0ljFt1vF0pbXB3C5pGL6K",
+	"8kMxtI2kg3kMb23a7TkCA/HA4E7yKDW3+hd27vt+bv66tJ3f9rvQRyaHmUM4AqeEd17RzagX7EwsHkfS",
+	"lMDTyKN7dz/a7O0RunkVqRjnlF1QOWhMOWc8vrO+u9Z/x3rfe0WTAaotIp8FMjF91R/dX2/qPR5ddoQp",
+	"6XS0CjW60+D7t7Y9wa49awbx8PJI0UlLGds/uC+ceQTaTFtFoWB8fuf2yQgoi+hWdwzlapA//r01ln3B",
+	"fnRPIiZ+5N49+bDDmT0pdy36X5vE+x3fbDzJYznTdaVeiQW4Z0WRz+bbGeRedvnLfHKOT89sYDWwQq43",
+	"lbvFfrKzh7ZrFrfG2bkyOhfFU1BkD5QT9dQhRqXhR3n7CUXlO6N6UXYLwiBq9h0KcRqX4muRwPkwK72B",
+	"2BOFyDqdVWGuB6AgIBEXcoMhIetAhWYzvx4fNv2IdIDJxaBzm2tf6F9yJRIqixgqrcbgZB8FEwcfksq9",
+	"ChKeVbH1D0+Vz4IMwTDMUvQvdC9BRz28BtOz7hmO9zuL+9K1Ar1bfCPsK2HqosPNRRajmXkldV9xgUx3",
+	"N+3u89MEW+8T+YRFlXfidM9qfJTevemNLTZLoMRm5itC/HTv/7m+xUkAFQGcbPQxSGasLGV/hgxFXGhM",
+	"CTJ8LRB3YhRQRxZQ8V/YiqchRxG+gqlpni6JpUZ1K8UWX4rk0B7JUlgmlbGQ6QpxSziuKmFGA6SJu5oV",
+	"XK7JDj26qlHENpQcBjuHF5A4Nmu2NxkcMXAyXbZfRiKDpuD0e7rCVT6L9tR0W/UfIcQazwbH23viTP95",
+	"+8RPyyH3x4/KyqKBxQloKOCQmgMOiKnXImdzLDoxwo6R8Z2OGACrd7KbIJZgHTbL+WkF70OHyeA3IUVa",
+	"Mj/21hZ2EegPkCnwvOX87SPSf438GQnxObudrbF4ZIaZD4eKrcMnC19ijVY41kq1VRyf7YFzw3lIcwCE",
+	"4kzH+r3oNKReHHoAt/oG730/UozmdIAuQ/5G35b0E+RNTxH6TysiEL8lhElyJ52AW+mNyBPm6ezUBKSO",
+	"cMSsP0klGYR60+58uF4Fviuraj/dNKDYmEPqV4AGyHiVwyoAMsDxqF1HalB7xg0WVTPP/o16De/pNfL6",
+	"C3mplg5tslBPiVXTnl4YeNSNLqBwRTPZl0N1Wr5afIwRjiyqy4yrT4Ie9eOPz79OSOOi+9ylURLy3LpL",
+	"uOv1vMtG/VqasuBbUs8eejajxEYYS0WukkqOjeKlWWnbk7q/0pXtnGj8DYwDwb3CWAS1e+vnLXM2zLlZ",
+	"CcPySpelOzncskJwY9mXcfEo5ZqwA0OLBJyvaj6AbNFKi2vOK3x/rY1lDx9dRgPo/E5d5mdmXB0/CL48",
+	"MXp3kPCDsK3R6neeC7HBQ9Gn9c0lBgj2i+0AI4qqu26IBKVB6CgA69vH2ENENQpAzGBhMVp3BfVQUuXG",
+	"Q3v5dQc/iTRUZCcc6QOBe8kWEhs9MJsaXbPU2QXpFVM6jGzYCP9R7MqC4Q6Swf6gDqFp/KupGaexHGd3",
+	"deXGJr6Q0fMkXPwWF4IoLJXBORkHnB73ahSgYD5aQq24k7o2s65pHv3eMcgFt32eiogbNQvFhuDsAXZP",
+	"Zf/N+9LRvbOKP4bmHU20M+m2fxmTwAY6eQg5n3c0E+9e7k5K+ZZKUtH7qXQOvmZMDAAzH1BACMpub3kK",
+	"bpxdg2lDp2aJ9yXF7gZIT0T/ODkzmBL22gvSxAObuRzOHXbL3J15pnwqxkmGJ2zXMZcdvrJ7GFYuCMG3",
+	"Y9etFevS9pSG3CfRmWIcZz4FiVh0eMITUtkvHndqKIfS02B/aF5njQEeFL5CpYeGgVvOMjpC+yODeMp9",
+	"vq6iferkbU8Kg8k0KaVqjaXHuniei3WprVDZdvyd2KZRzjTCKHNEm3ScRYpulSccq8O02AzyBh4IhHn0",
+	"VO3ML9rzJM7225YiOmyBPlvEeIzO+45dc8c5xy86P8ePYfyJY8O86U/1CKdokAwWHOr3unjai0b2dpiy",
+	"PMSjxlbXGdSPZLwA1JOaF8WW5TKPlSsn7wJ0oMhnmFk0QwToY37Vl8G2/KvOxQeI9Xjp7SzGM+M+p0Wv",
+	"DiYlNNMx98t57I7xPkFkaZljYCcClIlscw9N7THKy4KrdF99g5LxmVOkU6+6TRBw2MPB/8zH/3zzM0LB",
+	"z978cpl89lUPDP3e2hxdk277Y98f36ngHrTgcYV8HCzBhLbWct1bT/sIhsA9Vfz1WUpA5+H6IG5or0V2",
+	"kSoFkBprH3Ym5Bv+ZppxYzWH0fsF7YoIdZJyU/W6W+3cdWxvUI6uueOigmXAkvBwSnXHC5nPPMZ9wtJa",
+	"hTK33P0N4s1NAEp40x6Y5t5wDegkHRv0UlRjqHtlMALCVoabk6ilgAfU4YbRWE+GNoiKdjuITSoDMDq9",
+	"anrdo1ceAKcjXWKXEn989bzpVeKkg8cu820jfHnaEfpC7cK7YoIPOevleJVeVsKYvoYT+3WJUs1Keghe",
+	"jFb5ETnePW1wa2ld9NnzEWIrUOJfuFk5chNvRRZQp0cnr8oBaFPM3Mrvi0canmpnBF0eLSjbhVOmN/UP",
+	"kZLL4liIVMtC+BT5nYz5djJ9ptVCOl29LzfXCb218A6409ZiB3wkAsrTiy6fGyj0nq1dMcdV0314+NMc",
+	"RHF/jMNNMHb1hsvxV3y8ePPLl+/G4d+PT/j3w0dd+sUhKRMFyra6rhA7VInN2PsJK1bBsu/hZQJwTeIh",
+	"FrHJgeiCWLSyKBBaMPbJY9l1xZWBzQuAY0PtgbjY48uvwhaFMBO0SLgTKgX0pseXjwOrdULRTJXSSoxa",
+	"zVTi0o4OwrXV9ikvijnPbu93wjpsx2gz12Z5ajOivcHdiPue+g743F2m3gXsxoZpQOu7Ym2AuASJWFrA",
+	"1nxgfDMRTBoctfHjlloQCCO3UwUAle1YiweOAyTdPYjSFmbcqEEMvRVbqlOB4hautqSQNmSIAGQe7M0g",
+	"OhthXTaQ+ghyqR3JLRFrF92RMbha0vJOgsqPZLjYpkhguwDp+3XnvMpnVq6Fru1sLVVtu6qAXszd7FvN",
+	"GaRhhQ74DhDqAb3XF/78+dHliIrO5Nqx2oeXl18iP6e/uxw3fvhRQlgPp/R3QvIDonc2AUo2JJxYrN0h",
+	"bobQc9DCwKwAFG5vX0dXrFY5TQiAYRtuorNbyrQtjG4lzOfSlNxmK8S6w0AH4hFDcgrgrXlHulNIBBum",
+	"F/h3OoKCx6lyBOD7r3SgW7Bh2lyL5AGCjipYfDNh1NJl7ugv92wO8Pt5cYUIhB5ZAqcCYRjTOhkYt/Fw",
+	"hoQTNye86YwrSNmCfDIP/IYhI5XHp+B6qjCDAUCqlW2anRAWoNJ+asbqMqDHuRMT2j+xIbDYnWIVAkZE",
+	"b1Xew0qd+gmIoxD67yPs176RnXTcAqH00kDTnsY9qpl/X0PlX+wS+ePHR2mcIGg6mV7kqXMLlvjoZykq",
+	"wvybdJzqY20PujNd/9LBXg0dH+Q1Ozw6JRaKiagh+8T6RoAtgFzAIIbfTOJJQRBfPtLSCpQOw4Z4g/n5",
+	"zQQbZo2QvvGkPjDRA774DYrZpqohJQRFAURqBc0CKInWslwjXDh8zN3x+NEjljaG0gzVcaQ1eIt7xR5X",
+	"/XJv+WM1qZGqzT8ns6uL8Zv/9h+n5BJ/wE0Lr/ZZmYf3b6riDQzJSLt71M5NHvrOZqDxQFs6qjn0CU3B",
+	"azOasKcrkd2KfKpg14yNsFVbm9u7mz07xoKCtrdbjw/uFh//882fevYlqDgd2qnnVgmzlVyvBWR3FIID",
+	"gDYsbMVl4f7YrKQVzJQ8ExP2hPINHl9exgkH8MTDL9h38i+O9nwlQXzHvAYVuJAAnq80+6eo9Hgjc7ty",
+	"SsBcYvIMcP0Ggnr4458eXV7+5X/+j/8H/vFNwtz/Hz2hC4+e4YUvvqALX3zlLnzz7JtvRg02Kwo392VI",
+	"tSQ8EM5Mwc2KkVHpBhFlHKf/v3QfKuTyBMZ1KJQL8iYUEHe1f4NqDCZ4VUhRAZe/JomVN94P6mW02UHX",
+	"1qoT3eSY96qDOLz64OsInAVBttYOYHFbWz3h82dYv6in9yUCU9WRb9d3EKYxRmw+yZHZpbZ0OFiBUIL2",
+	"mrQtMdHWnhD5Si5X1jOHWAtjw0jpGX2kHIU2ad4vWuZIsomSHfSDHi5+fQ/U9l7CdRTzwCBaO6Tz+JaL",
+	"IDNAZ/Ko/sMUX7UG7OQY9TsdoWEDzXmUJvw4fKmTHVPVoGu3ELQzsnebniHhSoIIIb66v+mgYKyuQD5Y",
+	"hpKgsU2mqu3lhPIExVK/cCkzfGuY0deNLmssB6g7YnwwY8Q7dkMhhOaW7tnnPgsVxK2MjbYv2wc0e33a",
+	"7VMa7Xn3cbeQj37/yFSx4yT42esxXol588tl8uev3p2sxnyQqNPJ9WS+3ckTXyt7pATit472nM+APnzc",
+	"5NA6Uu+qHoAQ6J0IS0OQE5tWpjTj5tawlajEhKUrrW8pyzAO6LrLrQjmA8OaoBbRMSLeuFsTtOVDY2Of",
+	"MwsswQ3HSf47oezomqVNa62dD3e4dTBMes1SRDinBygEi9co4AiqjfuxaZXqJkJ4uk3SIo4Gm354UwJ8",
+	"gUMe8KVDvxlCmdYL4HnufeQYQgdVhtvgO41gYqF/+U5Hyh2A17CWR3tMRG3Koor6sx7b7ZzWfDx64SF6",
+	"6+52l0VUeEqzo0C17zDSogFzfl3anlOYS2dyzOIpd2gpSAXYJQvV3Lqc4aNXDeXjBSD93Qg1geejx4e6",
+	"tA753nbaeEevgY4QydCZrj2Mpq5CbxJwfOwlw1E/PIL3h6QNKBDtjGfsurb33ubz4wfJgK/ncllrD5kp",
+	"F1LkMywkbLcF6Wu9tdc3ENC8uyv0mg04ODfuO6GGTnPRtRhoBeRvtI9H1uWg1v+i5P+oxbVPrXIWsrN8",
+	"Q8cL9wd1zqp0Jow7uBmvFMeu80psGusE76sEjK47L4vAzk1vwQjcsJEq15tzBUXU8bC15n2U0UuAe8ev",
+	"8+yDtt+dm3VeY8F25eBp+XVR87d9gqOag17d/Jjujv7n03PK4uqWYzll7S3zIDVNk6N48Dtgu35cnbtR",
+	"V+qI9vQRtJp72E29dlG/Gn5Y1+5bDR+DM70mdAtXJvL4UmS/OyH0I2QdhvKHE2CXDuYUJidkLLql+Vrw",
+	"HLxRHShGvMpnOf1+1omM/Pf3rrPZ+3rfDLrZznm9szxdUoXjwUPb2xLLvcRnlfQUsNXzQmbMZ5H4NEiy",
+	"nMkTZrm5vaJmm1h/hU9ler0WyvJqC8KoLiEGutFYqEXOp6ky9XrNIb41dCOEe9EFM0ogeIauTfbl5eU4",
+	"07kYYy+ruc63bF7nS2EnDPFM0YIPes6+M3eqshpc81ntm95sVroQbFnxciXWgmVFbaAUi73ytl/SuBpr",
+	"W9Y2gUQYxqtl7aaHZnsuFwvfTp+XpeDVVA0zSFErtPctQHcbXdvRhOHegUfhivzbGa+qrVPFrNYJhgqg",
+	"2Z5e7Hjgc+2Ue3QH7IiuM/vU7qQUtWGM9k86prOff1Dck44wZm5QvU36YxPNvcdYvi6jshlHWdAeEjAc",
+	"KO2SSr4oDQlCfUqwIW4ExSJyeF0/0OBRlx2NvhvizA29j+6jSkfhafVQG4IDfjfwZp6z5D2ddVOlZzjO",
+	"kBsWut1BJteG+wCXyik9wJuSNL+tsNeU8AsZfvQ8LQJmyiziVyKHn7AfhASPNzjArA9nGAtFmXHyN3Sp",
+	"3h/ogJahr4l2MrBVrTLe2WuJkpA8R8I+Y9T2F/iOmziWkCqRUzu05gSHwzvpzqXZxfPHjO6GbpJwOONR",
+	"Nvu6d0b6GPYrsejO/ftQukwy8GaLkZRR2YMHCn7KuVhyyG1yT2HLObIuh3s2UcK6TKKE+YsLXc1WmjpI",
+	"3EME7+pd/WvYrWYuQLntb/RyAHrzXc+n9gorfOgAFaF7GZC7y9Wd3JkMMq4yURTUhIrTv4J3t6mh6ETk",
+	"TAaYTdJ50CL9Y9+Aonrbs9jVfRq0Z7GWfIzyG5V6p6F65z7fr9ws0kyPDadRY98lHzssJlR+5lRiALyT",
+	"eEsMfI0WbtAqj61E0EARw5EO5nFEOrgzuGi62JTPw2xluhkCPwORrK3V66BmRQ6zYVOh77RQUi+9anlC",
+	"//XfOEx3PmrAp8D2r6jbd1NwhQ1hMH9MKe24U46OT2nheadDBxSxJhvjZOil0yOT0P/UK+3hk1Kh+n5K",
+	"bvueV+BAkK7FoXb6tLRgGxquEx27/TKVwP12uU2XjPzx+U3j5evPpe0teh/HzaMJC9BHRX0vbh9G8cmN",
+	"CAuOhlIAgmgDoURlKPfwuh0q1MWqmL4y70oXLRHuG/tTtejxrgHwgr09PYJYFTbhfpHV0BrjrAy+zv4m",
+	"naPbad59AKc06uGMzZ8hRM+tFQqz3YFRe87MpKFGrxBuRxNibGQuQof8Sqy5VPuBp/2G6acawo0BvNe4",
+	"9tPh6kfZyY579qT28djhvuuYL2QuSBB4wofI4CAZzJ2hshcSj7Snj6Fena/FHFfnD1r2r/bger68PArX",
+	"cwibf9cU4B7MrlN7d7PKZxrKnalYjmzGWoHU6ivgOp3Adk9sS9yhmKuEEpsEjiH4tiCQaKvt2EsUagfd",
+	"5Op8IBSjtmju+bG7sDlt5QVdMd6aWELpRZi/Q/lFWGMBOaw+16gptGgyhJpgeeyugAdmlpvb+BB6Rxl2",
+	"QAjjOS4twryP6AT+2EdLkcQHt19r6GUE9xM1fYUdH6seA4svLicPP/9ycgkkiQnEHpFWUJZeX+VFKFs0",
+	"ocaAbwl1FlxSElPPpgqTMa58PUxVizShyCpCRlUCCzHOK8FokknJ/vdfomaHPoKZRBUinhQeGCgPSZx6",
+	"FFIW92o4cJRcZStd4bj8oZ6qqMlnBMiUNlScjiYMWpPjUgq3BfA+X5wgoZE/vpFcrW7+7fqNqWoVcEDV",
+	"SNOqVeWYSQ85stesp36D4PIQEqoQ/E7Ek3FiaKpQDvVVZuxww/PSXOOHO89MqxtXpzZMACnekCEyoeZz",
+	"bMOVDf0l3Trg/uvKmxfY9pIXxYR9B+Da8IYrrOOelFIt04QB75p4t0tzgcyvuJhl5xdeW01mWvRzbP3v",
+	"PbtrtIUfghALV0JZA93g3VHhiq+C8X/vu6bCT/sOqs7htn4FxthMVkNlGX4Of2oNGS81Y8a/gxRuLkXC",
+	"OL0Oadz9ZR0T9oQyxCBPHL3NcDCwzylUUBlK+IRm8TkFwSrB11Dex9KLu4cX2CIuTTApXwfakiZuUeUO",
 	"pwFQMTya6PhAUU2MMshu7/TgazLrdYVnaxJTGIDoFRu+jUj1vNamO23nesVLFwhpOwUQ34CZbnkOZZVo",
-	"X4YmrcBZ6YAljkc40wFSbS1XuWMkNBpnyQtocExt7CoffXJWT8JMna0YNyy9IQQF2NUr9hdsJ/g//8f/",
-	"6xilL6348ppxxIpxq6XYd69fv8Q3wa7TXV88jRRI9wT0jnWPPHYDf3z55CkrK6kwoefm9tnz59EDUIAB",
-	"BRHzSvA7+puqP3TVFH9Q2ccrKkEYZtyIsVRGQIXxvSi2o6sWeFPS/BVib/FFI5eK27py8m8P4ylh6TOt",
-	"nDk3fr0tRfw3Mlt35TviFT8ZUY0hfSYNCc8rXY7n2/FKlx4uig3dKxRWlrjHvheiHN+4LXZ/vaz02+34",
-	"v7l/vv4G/utmLir6pzILUY2/UZnOiUP+VC4rnot0dNV/Sv+Ppo1vWcl7bgUr5B3Sjj9q6AkEeMhK11ZQ",
-	"q19s0eZICdg6FnikXU14qYpyG3ULLvRyKbzEbugYolwoFDHh9R+1tljaBEzCsPRn75B8EwN5ePmEXZvr",
-	"StrtrbNECZUTqNeRNASO4AcnMuFy85KVtSWacvpOCn+7dGcQL/nOw1cDfncXAYX7o1/K78V28O4deJMx",
-	"w3LH3Pj+e1ZA0D7uYDLkjt4t48ZIY7mydI45w2fdMjHvgEG9LKurYjRVeSXvBYvRbd2C+jprqKUFNBZW",
-	"1apVmWvX9VtMZZ2qqfomWnw8ya++fca+evr5nyG7t6AElQtC+/jT341WKct1BtkA1PeAMvKmyqO0pJnO",
+	"X4YmrcBZ6YAljkc40wFSbS1XuWMkNBpnyQtocExt7CoffXJWT8JMna0YNyx9QggKsKtX7C/YTvB//o//",
+	"1zFKX1rx5TXjiBXjVkuxb1+/folvgl2nu754HCmQ7gnoHeseeegG/vDy0WNWVlJhQs+Tm6fPn0cPQAEG",
+	"FETMK8Fv6W+q/tBVU/xBZR+vqARhmHEjxlIZARXGd6LYjq5a4E1J81eIvcUXjVwqbuvKyb89jKeEpU+1",
+	"cubc+PW2FPHfyGzdlW+JV/xoRDWG9Jk0JDyvdDmeb8crXXq4KDZ0r1BYWeIe+06IcvzEbbH762Wl327H",
+	"/8398/Uz+K+buajon8osRDV+pjKdE4f8sVxWPBfp6Kr/lP4fTRvfspJ33ApWyFukHX/U0BMI8JCVrq2g",
+	"Vr/Yos2RErB1LPBIu5rwUhXlNuoWXOjlUniJ3dAxRLlQKGLC6z9qbbG0CZiEYenP3iH5Jgby8PIJuzbX",
+	"lbTbG2eJEionUK8jaQgcwQ9OZMLl5iUra0s05fStFP526c4gXvKdh68G/PY2Agr3R7+U34nt4N078CZj",
+	"huWOufHdd6yAoH3cwWTIHb1bxo2RxnJl6Rxzhs+6ZWLeAYN6WVZXxWiq8kreCRaj27oF9XXWUEsLaCys",
+	"qlWrMteu67eYyjpVU/UsWnw8ya++ecq+evz5nyG7t6AElQtC+/jT341WKct1BtkA1PeAMvKmyqO0pJnO",
 	"hZMEtV05NRdfAqWg3dxlWl9efpYB/4B/Coqy+qlPFfKW4aIGFK1MGHPNSOF39hhWT6HuRRFoTCMNaMcj",
-	"jHG69Q1v852rUU2db1n68sXta+akD3SUbQojzWquAagTharjcOkFHOmpSi9qeeH4Y8J0bYkBS4P7zDM7",
-	"oi68ktKRm4/U8oJIKXAHNVVG+DLh76wtoTdRGlFdypAkfbMHx1e9u5E3Cw4Q/VgRT/cDWVBnCM7+45vX",
-	"EPalzqYcIWIbtRtLRJlb+xggC+SHB3FY8y0rIVUGdNgoq3aUsHVtfDa/tE7JF2aqQqpuWFKSQrqSS+ks",
-	"01uRjb8VNluNb6UVVyCtx/grAj9wNVXpC7zAxD9qLAGLSxxHVBv59PIzlmamWsw8sJqjSb8ctJyPHFHu",
-	"OHFBB/Cmb3NM/CrDzFD4KWL1RFnRMBhQisF+HYXWpVNBpgrYIsZjCmmsUE6wuyV85GV4q1gzHY+5M99F",
-	"PiaKxLlNFUwu4BvRTWlMDHg4FQuLhZw5bqaEp6ExTfAZeDUueevl7qClF+usRGoFe+ne1wE1Z4TWN6ZF",
-	"AF0Am6WQmaDmasRQ//r8tbPXq4L4sLm6uIBGoLquMjHR1fKCHjIX7t4Gxsgx1QgL9GpwOXk8ucROeULx",
-	"Ug6uBp9NLiefIcbKCiTCxVrYSmbw76XodIQRgDUqsTBTkodBWmW6VjYqDXhZ6bWwK1EbrK5Hl8+E3SK3",
-	"CGXuXtkCSQsqknhb6grVo4h2kDScyhZIx7EnchRMWIhO0f0r7k4vzYz0sGE6HtOVMVxxtAOW/EEm3HoJ",
-	"MWOsDIapDJ9ePm4iTzjom5fP8XafrQWNXH04A3m41Op5Prga/Iewf6UNaOLwsBlPLi/JF2spJdkt5UVZ",
-	"cKmC8OZdnuI9vZm+0Lc7bs0Je4Y2ytHM08vHfa7tMM4Lj14G939+xv2RejK4+vlNMsBEwO3gahANbx2W",
-	"xvKlgewaUd3LTAzeuDdcEF1PtnxdRAS8t8QvSqFuXj4/vsSxjPcvPWOhnXCkbzVKwR4PnHzQ5Xody9be",
-	"lbp/fNHKI+w97i8UgCcAEETQjULf5FjB0hXqVwnztjVTejNhPyCSU/D5MIDtZBFIzYSle/GJtGlHUmwZ",
-	"wdZZbEO48cJ1TrGkHGPOld7snyj3+WetqZ61638nB36z6weLkaIPQWZvB1GgsKRKDMg+wM7zDzhjn19+",
-	"dibRRGTiqzza+aRQbcgdaYqIeNq00k1CF7/sIEC8O3QEn7Xd1yWv+FpY8Af8TKYFFZySHNzFbYqdc5iq",
-	"2WxRVPPpHpsN92Cm/u/sbYQ9Naaro65q0De/Er30MZB44kQll2dy4nM599NfiwpfqPb82rzjOAHm2hkv",
-	"vcwLGBZ4l63xNY8JuYjgN4oEFFrfgdWSMICOx4PhiyQBHNMJS3daDeqAEKCmokn05vv30tW8+R5aW7oS",
-	"DZpFJZZOhXEGJ+itE0yh3aZRWbn3jlOEnDJqrlla8spKXhTbGT0Dt2MtbHWHKB0GZKZ7fMgVA2g4HBW1",
-	"yoeLTo0C11K0FuBFgvwbBo3VDXR1TTF9pPkaPEEYLDC3BtfGDaJTsfkaN+sjHif6Qs9BqoTTJR/AaFsk",
-	"+wo8bAJQy937DolYEWIBneQJba7xpjH6d1NnfSAd+WSnkC7hBJ4RwvuVrrwFdt1yBVwxXhSjyVR94wgZ",
-	"X+LU31TmVylaW2uttNVKZvSzzEcJS+Hf7hb3WscDEUIhzbnl/sn//fbFj0yoe1HoUkxV+ovME7g3aZL0",
-	"E+aeeOd9Azgv0Hjp6KQQMr5CIwmVAs7SK4beZcrKpkV4/Dkzk6m6ATyF9Adu7BjiK+PnXyPs3P8K+Wn/",
-	"/mMK6AvUYacs+NZEZa9AnxtEEVuLgM7gzP2cYMwAlc9ZL2iGtWn3FuZAgZ09WbVrHkEjItz5YGPKnC3B",
-	"GwPfxfg4OM3dI/+oBaRlkaDDjLtYnO01Hgix08uuVvPdRQnGhu2m0KSE5pl8w4ZGWGc/wQxvwa50ClUl",
-	"MvS6jq7ZRjpzy/HKFMaXhtGHHuM0/NYmDXqk8s8kiR9/+e5hInfv5DxAM8flwMd/BcHa4iJg+VZjQ6SO",
-	"hOX5CF0IbGQleIEu1z5t6ju84yOyVvpCz1KSPSMNq8sPa878IO8FcFvHLZpubb0sF8Rp71I5nfw7uONj",
-	"LpU29rDyj54s7/aghOIHWtkP1r1+gKKyHUWEDYM73Wkio2ipcWXfvEsGpTadjqEQ/IB3PTIM4wjkcAFp",
-	"slkZkc3SnRDKhP1FO0ZZYYM8auXrO6/5iUwY4svzYjeaYlK21Mhsd+J/TmzJCgNrJgqzeNc24XIgegiW",
-	"3uET4IgcJUzvfZICr149gnQMiOS3wqFtunsGzP87LM8gB+RfdL79oDSHH0Gqa9tG7/ao/fGH/jLk6/DC",
-	"9HEIcP96VTxr7v+VLJrPzrv/yZOHq4d4oLzH+/h5ihnXxS+UmPyOqrtFV9nec+udmJFrevj08vGIcYvB",
-	"GlxpDGcAliiRt8gn7DnluSFP/Rt2J4UK2ODXARPC6hJ0T7jAs7srRjXbrFWcDUBEaUiVINwYJTYYUXdn",
-	"DhMS8Ms+2cpYvoVYCVgg821Li90/QV/DWtAJ2tHAuvapuQUo9PnXgw6t4ml3mg5sHCztWt+74/wpkuhZ",
-	"RvoOibppvS+BXvhUmnGpC5lte62cbyCLKa3qQpjU5zDVVo/9C9xS68WCmrtC78fGl99lSPqyr5f44Q9H",
-	"Dx9OB9gZYg9TxJX7vdHXjRf/kEQ49gXz7T0HckCrsiFAssrA/dCtedRdLurSjqVKHA1FlHNNJHfFfn6T",
-	"Ipysoy69WEwYVoPxqCjB5+BxLCPiUdcjVlZ6XVqE9AbgQJjOzfffEx4XgAZoBckYld5Q8E9mK0fKImqs",
-	"4MbzyLCUV8v7lA03yAeFI02MRzNsCoEZO+Z6qjzMbXiySZVJCWklBr0dYf4p5fDhfFVGHQoirWzFi0XA",
-	"mfc5X1O1EFBRVXKLqU70npl7B3F2tNcPJg4SHrClEmv3lHibiaq03v01VTQfqaCtJ0XqofFET7LihEGg",
-	"36xEUQSKwo0xV6TTgTNO5NKahClhN7q6S6bqr89eOsLy2FqKy0qY6yD2CKWhoU0xYTfMbQ3lyhXCYrZV",
-	"LpeSAB7SCZuxP7ErlrD/jf0v7IL9OxunU4UADkrjMClxV6Jfs5SlAECuAJFrEibellyhk3BZ6LlJMK3H",
-	"/aLuZaXVGlHsjFzCPxPG50YXtRVTBRFb8IFMJiml6PrGSJiqwutcOrrC5L2wpsh0ZnhrnqL56SbtswCI",
-	"LdHLoHEEuBI7XSMflht/eMW4ixEfU45/GzEAaMASYq4hHPRfWSa8pxpdFjzzSspHkCU9Sk1J4EXdJu5/",
-	"Oj3WSQd3IMPJQsdlO+U0MFtv6P706gdmdCtfLeOKAUpGk3M6Yb6gG86w2apsVWmla3NNhSoEz5f+xzeY",
-	"I9VSxdN9demlVMsPrDU/+WDHo40m1X04KJk5nufvTWEC2F+kdCCmQDQP1s0rbbkVY/Su9NOzb9aN91Ee",
-	"3o4HhTqdCsKRdEzKySupsqIGY5CatzrprYscmjBHJLlPka9gbI68EKjpk9Tfo+H10GWzbknstAK02d+d",
-	"wbjDjNveu/cm01Cd3E+lusj7XB4U54kchcyDetNwyeWQRF6Pjc/655VgtSJl6BCxvoZBfqq0iqM7QKq+",
-	"jOFfjFJbHugH0ylRC5Bo3en6hs9CbRYU0wnviLvytVv7Hmv0hCjdNMXevdV7mvFOSlvYliJoCY7t9vDn",
-	"w1yZ2LfIE1Ybio1CEqMluOzIGvD5smQO+LwEKGRqmxh+3G3TgtpBwnn0Mw2QbME3P+kyLRxlU33Op2ZX",
-	"xEP7lY0KUOcOutnB8gdzwrAhpTXjLgDh/2Fc9Mizn179kDSaj68+Ag8GxoqxRq/EhoCnchPlOyr3JFgy",
-	"zl5qY5eVuP3PHyhbAQ97yu/ucqy4YwpyLLFEb1EIQUA4ULZC3eC45XNuxBUmMa0Er+xccIxR+XdO1RNm",
-	"fMVtWqvK3cvnhUipGBnTRZTGRk1fMCjkpfiuVgEefnj7nz9IK0YUNJPWiGLR5SH4QRr7I7VA/mhHwn3g",
-	"cMhVQWfk+RbOweTXIOj3TM7EJTfBPYl73k908HtMdDvwvp3E9yMiaULijNtnLFgTIpR3tMVG0grSQCVy",
-	"z37HH+/O7tzNevEoSGcbjgSm8i7pfjGEaVsvDngCUPQdcAk+vzyCSvBRlbh4Rn2U3FpW70yVVcOxYBF/",
-	"7VSWuLBd13au30ZUuQPj3EmdF7/s9Il9dxHw67otgttsJXJw+nDFoPOZhGI2vw7BAY1VOlH0fuxbGc91",
-	"vgXO5oP2LUr3dWCgj0GbOOoI2RppeDbtqOSA9rktB8cpWc67HXNPzHI+uZXub+3NieeX+Ljwp5jU/PTy",
-	"q4erF0QYILUjomqnNPccDV9jaC5+iRAnmnDrgVPB14IthMoAU8NQfAvbzcCjlCm6WIgKCw6bHMl2EQDg",
-	"TUMiqI8BNe3h2I86dC6lCtN94ke/t/D9UE4i/Ta8zUlk7x45sYX0UXshTsVHYIGPHpPwADu/sv3Q2aOq",
-	"47z+LTRT8o72XP4eDut72Q43mCpGbZB2QsSA6EGdHSOg0eN1DH2H3sMgjRtMn/7z37ShnrBXtToDgagX",
-	"WAjqqhR2Cse+1pjQPFVtbKK9NuKIp5WwdnfpuO8/mTK+HbnagS6ijkYcwZConzb1GPDdX8CECf1/UjY0",
-	"zsThRei7TUH53qbbAfFppTdT1QCG+nbWeuE+kUu+VNpYmUE/QkJqpDTyzy6puSAqZFSo9k/wkwDSWMIi",
-	"5FMkHl1N1VxCKlVgpwkjgMeErbWSFMIK2CwRs+2wsZ4TmXzbUMlvznE/prLczPOl26TerOSwcbiZ/4K8",
-	"673MUE9W8UHlBKIBpxKhTYbNOiftAwCOwtF7sD9lSuqN1M3yXkBZSdxaj1gE8bt7CWmImUB9iJhhWXBF",
-	"6o1nhD5VJaHMHXRQZpU21Gd+qm5ePh8dxGDzCIEtJugRH5LAR30zP65YBxN1DM+pTmqX2V2xdpNCahri",
-	"3g0ZdCWvDGFF5dI4wSTya9ysR8avB0CnhYIyrsRUIR5RIThAWrJMF/VaAZSS29022/bMOicO6WgA0B7m",
-	"AjGlKNEIIKRgsjBD7LbqpjjxrXbtdrbGDJwZRmeoE+pmJQB5YacLL84SXZihLli0Np6CPLR85/PVa2oz",
-	"LYq83TpmwtIGSAyTm6YqjSGV0xG56AHmYyMqQYajikfvU7kg89xnCYS9J4MT976Tx+NZ+HRU6o+kHNM8",
-	"fyPdGDug0Rh67NigF+O+umMi8j9ky/lllHvNWE3M04BtD33DP9yR95AlTXPhulN3Vqb2YSosuIRu0JYX",
-	"elmL4IUFlocjA38QGNMzVAnzNJT0aCVGVNTSlJ5gM2jpEf084+T5vaisNIjtJ+11wBNFkCF3VSwWIrOQ",
-	"MTQXEKYD8YVol8iuiCdiv57RZKpumK3LQgSkq+Y1oDbj1Rleks7C9/LrTmwn7IVXhnfEDn6SmUI6ObjW",
-	"98JMoc0SSa1C3IvCSRSO0P2+5IPghMYwtzuxZXBGMUd1mJpMl+KKZXVVCWUDlNOoEWD43alaC1UzIwo8",
-	"njgAFn0fEnBbX/9GWezDRZ/zIh71GF4YTd2/FrpiSmymij5v9gfGVT5TYuMHGBCwaFVQNCnMCwb5Mkx9",
-	"MHR0jeLBeGAwXVuCX0VLw21iLGmwWLYlZ3oyMP9KHar/8LE0jHy3E/mvLEfg27fCnuBdoZzdf03fynvJ",
-	"kFthfVs37M7nzyH5FnbYZ9K4O8tKZAL084bFD42wAJxdvK+UuahEyWV1wGwBTBtFzbUrYWRei3aLcBy7",
-	"rvyUgO9h27ESs6DImAE28Y3JeCmugdPOgZHgSNKpgmckuHGCgwN181j3zAoBPpIQOSmkEmO4ivIA4ASM",
-	"FSWiCJLrmLNFJcyKZby0dSWSqfLYppAF48wlKwt4YWMONB9G+9EZDRvt32Em7LlHqwXwPGGQhSfE9gHK",
-	"y00umSpTz9dYrwFQ3QB/h12sOfnkwBAIKwwyO9NqUcjMpknA2HBMuYu5voKNhMP8DGEpf9+OlbNdw0jp",
-	"vxvm9R7M6BmcFXRa0uklJFM6tsr7hoe4aMhrZnTT+/KcAwkmez4Sp2rjCH963ucd8Qzket8Vwm5ePh+d",
-	"7BnGLi+xOzyJPMIEo+ktZa9HNSwbBgVaIlX8eNR3LFnq4CoT9k2kFkMzdebrqHYV6mGk3CKgSku/fWRQ",
-	"nzXXUwXq4lU8SmDJqF2C3wNYH3Btt+IELIKcGZRB0hWxrZl3Y7SRzbQSTv20Y3wRVcWCOyWCxY3pgw33",
-	"4TlHvtPo54waMFwD1hppGuR6QPfPvZbQCW3Cbmj0EPzD3KLMfdBgym2odJtv2YYXd75jRqOL92rhQ2Kz",
-	"AKWZrbQRagTfcwsIQymwLkKRaURuefjo0FdyBIAhGmCHfOcecWWqstpYvWa+k3xM9aNu6cnA/dcnqnBi",
-	"3oUvcidKpipdc1XHdWphrrTY+eg6gnRyH8V1a/t7gk8LG4PHZgDgq0KOGNorjpCEymGFh2nEB1KWZm9n",
-	"hBTs/XQEUBlpPpXePDIsRd6D4AYmBHeDPJRmqpzcIXyE0B+C8sCW8p5ShCL1Cd954XYn9WBYuEMBMYvs",
-	"1VE47/D7VEGGHR6q1ueUeGuhdJMthTUAZbV3m+8EUbtz4xcS3uvGi6k+3uQjJFaYAxmEAcIYLvocV96M",
-	"gY407CHCOVtwKxpClm9WoOX6jo8xmZGQyIdkReX5IZSEycIj353GH1HcrNZxz1ZaEx9eh4V1hAjcGqsT",
-	"gz5MbZnc/vtTBKvplz9M0rdMEaZLC/oPsqXMx1J+ht3azxkgfe9he35MC9D0q1AA7edp519deXoduHnL",
-	"5UYKU4tb+JBy2+KLRHqLtb2HWhXBeh9M3u1QgtgJOlBvIGnSQlVFEwnOuJtYEyjXVlRXJJcbx51HeMuF",
-	"9wpqg+30bldyYf/0ms9Zts0KAXBy4L0cTUi0IEYbspN49ikK6k5F0ety0pJ2AOI76GyReE3QIUacLUSI",
-	"9vTFYUpSkCJCGITilm2EstctD5nvFrkTjOlhYS+j/fxdG3HRRA+zn7Xvi9DQDFCE+Jc35m4YteCiIGyU",
-	"6tOxaAgrAY1KmhtP4UA9gBYgzCnt34g1V1ZmTOaR+woHFzceKAhleUiABqzgc1EkwBN0RUgLBMnozt4S",
-	"YOe5wRYI7hC3+M5VxC/w4HttniBSsa8Bqa8+WOxx8/c5FXmCSFFJfeaAm5+tS0rvQcZUQHM93xMhcA1s",
-	"Pyapi4XTTMGZs6uAJ2FfpirU9XkWhyYecrMSO/sDM2qFE/JeQyYJ1l4mrtm3dVGwG+i1Afoy+PPcmXVD",
-	"X2mZ7WQtQTO+ao1qHMB0kKsqqMd0B/TvwRoTGgUOkGLUCtVYmIU0wWyCJOW4DRxsglu9pGHKuTfzIoEZ",
-	"4kOdUaHJVP0AyuEtIH8ASlREgu5dPVGJT4rfflKxiRaD/k3CEyeJiD8iFO/vFMSV40fECYQeIm7+Hlor",
-	"pT72aqzeA7UG2LV22jeFTRD9mgekf5PErWseAdf/O/hbgNcEqRS5F6fKw7zFHjZmK65wMCYhpbPSRaFr",
-	"7xMgIB/3RugScMVUVKGUtBJ/mgy0qVrz6k7kLKU4bcqG4G8B+OooWRTZ6YiiGStOPgyf3pRSsgGu4Uzm",
-	"6TVLVb2ei8r3MjIrXVnwtjjt2lnVuTSA+AvoSKUQ1CwXQ/yCqwiKOzgRPLKlUbw0Kw0RcPqne3fiRJeV",
-	"BUubruBp0njznByXthBN4N8jH4eu6iCjffdPn8lEhS/O8sj7SvVeE/38vsMcMMm+MivQkWg7Pk2G9+sx",
-	"MKjZQaYVkqoXDT9DViGVx8OHXnMH9d3OeOjXlfRu/ThGocRmTE6+APyDyR6tUEXMYdILiFmmnr2kF0ps",
-	"0mtUmfxLuiMaVx8stxN5xb4bwOuUcrmybC4WunV678Q2aaGmScRhz9tXQe+D3KGVXK4K966p8ihzPuUe",
-	"9VTgeMIY6uAG2n/DyPElpLd3+rxRp/S2Du3MFAIqnr1HXcwaTWE3VZWyZXx3YUzj5ISggj8NkVWDIr3P",
-	"hpvGCe4ZSugEoEjscqyZtD5XiJJ5lPafwzarSEbIVt23YM0xIwu6WUGTVLNTLoHpsgG+AHA0iKeiexZk",
-	"l5ebZSXupa6RQlvIq0B9eGS6pzKXTrkOMgsJwldZ+V6+bJhS1UBAYp3BndjavFWaNVW+XGA/e5Wdlbza",
-	"TLods7iCrhkMVUSc3XUAVy4Fb3oXsHkhVV5su0TOj2KDzPi/tInwsZJR/eKcoKNHvBK44h/K+vnpRNAe",
-	"k0MujGpLPWwRitH7ZqWvMW1m3ByP4NqkgNp76/EXoKuL/lSiHtGJjwWhEdJ6QsQnLsXqEqopfZna3oVQ",
-	"IjSNnwNau/sc9eU7LFknHZp1SH+N1flHhqU08dR7tKgnJMCZDP2oPYIMZ6ieMw3JRBU0M6FiNNtVRIAG",
-	"Q4cfDOXRVNH9TsR3iujrdto+CmJ3sxfB8XJ4rSF4nPwrMaFpqnrEs99JaJa6I2Itr5bCHhaxSWjGFgoj",
-	"pmpYl05SXk4ef/755DH0e+2ReEN3z5eTS1hICA0m7JjouQFBcfP991PlhRqJRWpfg/CFhqKQK/Q47tcS",
-	"n+Lh787UctT6O5AlH97dFC/Nb1VWcYYkI77zhxR7aGEFLJ9jq5he2ivIcKFJep0iqupKHW6tAvh6HwPv",
-	"xb3494Hz4mbSi+8So/H8Biguoe7F76MnCNz5fvv9p976cURJpwb7pBKgydx4GstKZ8KYJG6qt2dSHyo8",
-	"3w+vt8ZyzSQkWWPDafcL3JjXFZ8X24SV3PiheXNw6g6AXEhh2uIeX95Y25SUGGUpkygPKcyEwxf1JCZ5",
-	"GMzKqfIDTRhnecUXoUd7ExT3+dkQiwvaXKzx3Qnfw31eAdphA27f7OxUDVHej5p0OkTThNtuhcqvWOpx",
-	"dGZOYqahqqXJNqsNFj1BsAvq7kUALn7J7WpEeOROF1B5O9DFWbrhNluBEmi1nrCdgP9mxe1UrXgJgS03",
-	"HK1Eyoa4vKQxXTf7KJ16IE3pXgpIzE3Oebs2lIKO0T6PkqlqmcfYmnbNt2zF7yEsmq1EpD36+i6o2Lna",
-	"UUtgoapatMY2Vc1yNl8aIcIiums9nCnphlxtqUUuBICfvn0LsA2FWKM+huluRO6TqQqqbLoWxvClgJUd",
-	"6oqlz3OxLrUVKtuOvxfO1G+a4kFOKZJiFXVugusw9uGTy8tRBPp/EAVe5e6Zs0Eau7SgpBPXhpvW/HCN",
-	"5zrfPjJYYoct6sCFMvfNpKApQm+nup3VacmONX/7g1BLuxpcPSF54f9+/KuVwrpl/Y0UNvz0oeQRoBGI",
-	"YshmHbGyjwLKwOGuQ07phmPxG0i2D4k7ddpYE+aZxB/Fug8EKPcMC1p3k/D2MsE7EYgN7GoOsQp58Yv7",
-	"37EG0Q/iJ+6hjw237HXR2hwit0+QxHYynAgcDA3/k7fsBBwyrG5bYBM0rA8j78IwtC3YeWvq0RH2cch2",
-	"ZNZU7dc7UAk+OeH1uqTminEFxIQdU1J9/Vn0GsxMJ66LwWK0qRZSLUVVVlJZNhSFEZiMhE8F/OOE/VNU",
-	"kJZpRgkgswnyf8TPL3Q1VUut84QELX3fqcGPwC1P9RG+r1tLNSXkKWnYUmMn/bhpTyiZAz1TKzGGgoz/",
-	"7vhyigjP6c73yFz8UWMqKZ1yJ1axNdICssmMrWrsYnPl9DlpwSOkq9lKGwspmC9FZaSx0GEesqHi9os+",
-	"zZD9pHw0IfUUG6lJyQmOHw819z7s4g90uDZ7+wMZ7qMgw50lGy8yrjJxgM2+JLMzNnSks5GqurSY96ky",
-	"Z0gDJ0YTyEetvSQnG5gNnXCHxMqdyltJ8KeUOgpK31xgZmaKIywA+GLXdU0mV1SwF8bW0R4VXvRJS/zT",
-	"jwRmkv4+DkQbDiwQl5/nPVGExo7lpxJ2oc2BiNaPulEqwQ7uJD3wYqQed5Di7Oiega689IYOWnNPvj+p",
-	"fXi+DwOLmP67Pyj64yP1FoIbwdZc8aWAZnsPYNTUrr0v4/IHeSeafl3U0yPB9tECkle83XTNKlEWfEvg",
-	"Ck0mCHYfqFUhjPEN+KH1X6vZPvnPGhjLfT8N9Lp3n/rG95x/sMLU6dSXyAgaIlzoas0tete/eDqIHO+X",
-	"HY53/9pdT01rmoOe6NzPFJJ7/OUD8wmteGtxf8YGFqp9nnZf2Gn6UZ8IePxTNwFvAQt1DNk+SJbQLeZc",
-	"I/4CBDsyiYNpx2U9LxCK8+++Ypy805i1i/AiwxSX/ApVifGd0tkd/jckS4yjTzojwanmUqsr9jgdJVMF",
-	"fmZd8n/UgsncECQuRqjT6FFwlErjTER3Ep0O4/vSkJ1H2huVBaMggpQmn//GpwryDsaFvBdO3ZH33HqM",
-	"7ZCdFvrLJvjPDhM2YAXCFx+Z2ETEEnICi2pVA68h8Rj0TizhhyV09uxGFgW49+nnIfXqAomK4JM5oCFC",
-	"q1uD6XR2C+3npLIabqkVwieYFS/FCMr3sYEUppHt1N5cgfc77Sm/A9YRUcpvYKt9JGEaz6ovndiK8vcm",
-	"PKk5Y9NVF4kvCFAIMJda5bPoyAWH0+iM8OILRe+OKrFCDEzmpknADJwFS/PjowLuZ0e8k86gpN4oyMjx",
-	"oRsaKAUqGy8nHVM44Mmu1wgHGbuMQkglOs5T9QFcRgw9RpUwuggWVm4CuIf350yVdyB595JvCr3nSoLR",
-	"F2JhJ+zbSrhJvwXHkpMIhYSYbQXNNoJ3LV1UQszcfTNQZ9zZv1G+eM0XZYSb0oTQP0IcLaXLofSYuNIV",
-	"5TS+RaGQwBiiF02Vp7wGkAN5EvzMeOEeGMaXJCGIzLVdITxiuq4LK2foIks9owwgU2rLlFZjjDebem5E",
-	"yPQl9xVN1FxjuUW2EtndXL9l0K1HlqXI0YFIed9N96QmCRiLpgm5gu6L0s7CLKXBnZmqVxQthLkBsVCl",
-	"DB0EX4OJ6wZVoNAmGnLQMFsO8t1kbiIMYu2zdt2YQz1kAk5/p5JOpur9XXWvkB98ApLgY8DWhgm9otX5",
-	"pD13oVfmH5672HPnVdEOwdYlzkana8lOY7wX1Vl+j1cBJ8u71dBhJ7x7LYRGGpFV2WvG3T+KwnGoioUz",
-	"6kO2HPJLFk6/dUIxlBfoygkZaSDjgd8FqcCtIJKJXHpdDY9ggn948T51n0emVSYL4dW0vWwi3OdzKFuJ",
-	"zVl0DRHCBRgfKVFqSoOBivnmfkfSsigaPcrZWb5CVeV0/4pXOcsFz52aEvoXltyYzp6+brx/kOmnTqaQ",
-	"xkqY/dDRKjC189wTxLaPxKtDACPklO1FNeOAqLHa6XdMKsjRx8R8c5cwMVlOfPBbNTEP1PiaCCpFiQxY",
-	"RBtd5WY0YZDoBFokIiJ6OLgKW91B+kwu1fI6XhZHdFLVwsRjCVlck0NK2KfmAaehnRX4/DXTiMhCcELz",
-	"XzqXqEt54pF20SZzd3bOOa222o59f47+Q/s3D5pyrMXj37ypudNakZBiSHEquIXUay6LnVaQPZ0d3XPP",
-	"/Cg/uXNkq60f3MGI0h/NHz9m80eiLSKqTWhk3nMUanlBZVxI7oWwoqvX/L0OujlVWiG+j+CVT1fXd7Ij",
-	"/PM1vPKn51Sgtd+Q+WlHU0m5VAJEkXsftcR2t90KO34GHzoSJvnorZZb6/81N6u5dvqgkUs11nXMe2oJ",
-	"Xsa+lMMDK/Ph9LvmIx2nhFZbqskHKOfIm6WIK/LAMQr7trcw3az2m7cBFlU1zZ91hd2iLRQbgDKv2HfW",
-	"lk6dSkCXuZVW/PutrWRmoZV56OtBA4gDJNxOVVlJlcmSF2z4+Alb6bry8Kz4EWnYnSgt4qhQiQQCtz4y",
-	"bC3WukLYFVChAiaWVgRGG9f686mqtLNswezFs5bHEyJXaaisDCCtqKaNUezgUIZPLz9jaWaqxQxz6pw5",
-	"E8KwnXiEz6DasU1wH14QhPefpVI9/pVp/TpiWmDxiffjNR9blpzLm0RWV9JuB1c/vznAqaTaPY8kFjbY",
-	"J+2AKrRy1nyoUZFgUAA+tzuUZMaEVD3UiILFEurF0Z8EB3KYQvRz5n5Pk6kCXLpcqEww/CUdAXqxOyJ7",
-	"6E/eQ0Wl2hHuR3A0LEBfo2qO66jxZoxoDflF0m7ThKVzYazHMm4+vWmhmUAhQiE8aAlaYPSOCWsQtKfq",
-	"A0Fow7546GxAmKZdaOAAMEfKjXiqmvpngSDM0a0VdmutdL1EpZbgqFsbgbU4OHO/koH7uT10c9ILDARP",
-	"1d/c8CibjwI/GPqlyvmSUvOgYaCvBYNK9jjg1c+74P0fpODnI2nBMMDfiPHh4vSowfDjv7rZiORJfVtC",
-	"DgJhe0ac0HO/XXZ48YuvInzX1pa7VN6H0So89bHdfccpJWFprXDWVNfXuOWlZSueh4oroXKQqKNPPvXI",
-	"6pJtqGKTDWl+o85979fX/0tv66dfIATD7KoQOuFMnhTuwmhAXyDpj939NKNGvm0ZcvDj0aPTqOVYCKkj",
-	"cmTlWuQzXdvUjwWCQQjzA1Gjqo6rmmGEaGxAwMg9r2vLMl0ra0hxBC1P6U1P2OgPovy0YkQE2QWkMHab",
-	"6TfoPOrr8zl3OH7hAw/2/LYp4Q/X7+/V9etlZ6/vN6LLto/gl8Fc8EpUN7VdDa5+fvMucduk76QIV964",
-	"B6p7T3Lt1QazEJFvWKEzXpCROEgGdVUMrgYra8uri4vHT/48uZxcTh5f/fnPX34JBElj233jd4IXdpVg",
-	"BzLH+RGG1FYygzQQn/wvqnuZiQ4Ah9cN1AtXwkD+ZcYVM0JEz7dRh/bfQtRMHXSt3ilAN6HBuwj9k4TK",
-	"ow+gu33/xS/mbug8ZKRzc2f2TBKPbRnQOaIX+73cf/Wz0LSNsjgrkQl5LzxBGDZsHKqq2I6it660saZn",
-	"NYNrF0DiwHuESB3k845eU8u+d5Cjpl2yEJ6jqpbuZ2n4TNd2rt9GT8XnvH/wjh5pQcyKV4hW9VIbu6zE",
-	"7X/+wIzbxeiti0IIO3j35t3/FwAA//8=",
+	"jHG69Q1v852rUU2db1n68sXNa+akD3SUbQojzWquAagTharjcOkFHOmpSi9qeeH4Y8J0bYkBS4P7zDM7",
+	"oi68ktKRm4/U8oJIKXAHNVVG+DLhb60toTdRGlFdypAkfbMHx1e9u5E3Cw4Q/VgRT/cDWVBnCM7+69lr",
+	"CPtSZ1OOELGN2o0losytfQyQBfLDgzis+ZaVkCoDOmyUVTtK2Lo2PptfWqfkCzNVIVU3LClJIV3JpXSW",
+	"6Y3Ixt8Im63GN9KKK5DWY/wVgR+4mqr0BV5g4h81loDFJY4jqo18fPkZSzNTLWYeWM3RpF8OWs4Hjih3",
+	"nLigA3jTtzkmfpVhZij8FLF6oqxoGAwoxWC/jkLr0qkgUwVsEeMxhTRWKCfY3RI+8DK8VayZjsfcme8i",
+	"HxNF4tymCiYX8I3opjQmBjycioXFQs4cN1PC09CYJvgMvBqXvPVyd9DSi3VWIrWCvXTn64CaM0LrG9Mi",
+	"gC6AzVLITFBzNWKof33+2tnrVUF82FxdXEAjUF1XmZjoanlBD5kLd28DY+SYaoQFejW4nDycXGKnPKF4",
+	"KQdXg88ml5PPEGNlBRLhYi1sJTP491J0OsIIwBqVWJgpycMgrTJdKxuVBrys9FrYlagNVtejy2fCbpBb",
+	"hDJ3r2yBpAUVSbwtdYXqUUQ7SBpOZQuk49gTOQomLESn6P4Vd6eXZkZ62DAdj+nKGK442gFL/iATbr2E",
+	"mDFWBsNUho8vHzaRJxz0k5fP8XafrQWNXH04A3m41Op5Prga/Jewf6UNaOLwsBmPLi/JF2spJdkt5UVZ",
+	"cKmC8OZdnuI9vZm+0Lc7bs0Je4Y2ytHM48uHfa7tMM4Lj14G939+xv2RejK4+vlNMsBEwO3gahANbx2W",
+	"xvKlgewaUd3JTAzeuDdcEF1PtnxdRAS8t8QvSqGevHx+fIljGe9fesZCO+FI32qUgj0eOPmgy/U6lq29",
+	"K3X38KKVR9h73F8oAE8AIIigG4W+ybGCpSvUrxLmbWum9GbCvkckp+DzYQDbySKQmglL9+ITadOOpNgy",
+	"gq2z2IZw44XrnGJJOcacK73ZP1Hu809bUz1r1/9ODvxm1w8WI0UfgszeDqJAYUmVGJB9gJ3n73HGPr/8",
+	"7EyiicjEV3m080mh2pA70hQR8bRppZuELn7ZQYB4d+gIPm27r0te8bWw4A/4mUwLKjglObiL2xQ75zBV",
+	"s9miqObTPTYb7sFM/d/Z2wh7akxXR13VoG9+JXrpYyDxxIlKLs/kxOdy7se/FhW+UO35tXnHcQLMtTNe",
+	"epkXMCzwLlvjax4TchHBbxQJKLS+BaslYQAdjwfDF0kCOKYTlu60GtQBIUBNRZPozffvpat58z20tnQl",
+	"GjSLSiydCuMMTtBbJ5hCu02jsnLvHacIOWXUXLO05JWVvCi2M3oGbsda2OoWUToMyEz3+JArBtBwOCpq",
+	"lQ8XnRoFrqVoLcCLBPk3DBqrG+jqmmL6SPM1eIIwWGBuDa6NG0SnYvM1btZHPE70hZ6DVAmnS96D0bZI",
+	"9hV42ASglrv3HRKxIsQCOskT2lzjTWP076bO+kA68slOIV3CCTwjhPcrXXkL7LrlCrhivChGk6l65ggZ",
+	"X+LU31TmVylaW2uttNVKZvSzzEcJS+Hf7hb3WscDEUIhzbnl/sn//ebFD0yoO1HoUkxV+ovME7g3aZL0",
+	"E+aeeOd9Azgv0Hjp6KQQMr5CIwmVAs7SK4beZcrKpkV4+Dkzk6l6AngK6ffc2DHEV8bPv0bYuf8V8tP+",
+	"84cU0Beow05Z8K2Jyl6BPjeIIrYWAZ3Bmfs5wZgBKp+zXtAMa9PuDcyBAjt7smrXPIJGRLjzwcaUOVuC",
+	"Nwa+i/FxcJq7R/5RC0jLIkGHGXexONtrPBBip5ddrea7ixKMDdtNoUkJzTP5hg2NsM5+ghnegF3pFKpK",
+	"ZOh1HV2zjXTmluOVKYwvDaMPPcZp+K1NGvRI5Z9JEj/88t39RO7eybmHZo7LgY//CoK1xUXA8q3Ghkgd",
+	"CcvzEboQ2MhK8AJdrn3a1Ld4x0dkrfSFnqUke0YaVpcf1pz5Xt4J4LaOWzTd2npZLojT3qVyOvm3cMfH",
+	"XCpt7GHlHz1Z3u1BCcX3tLLvrXt9D0VlO4oIGwZ3utNERtFS48q+eZcMSm06HUMh+AHvemAYxhHI4QLS",
+	"ZLMyIpulOyGUCfuLdoyywgZ51MrXd17zE5kwxJfnxW40xaRsqZHZ7sT/nNiSFQbWTBRm8a5twuVA9BAs",
+	"vcMnwBE5Spje+yQFXr16BOkYEMlvhUPbdPcUmP+3WJ5BDsi/6Hz7QWkOP4JU17aN3u1R+8MP/WXI1+GF",
+	"6eMQ4P71qnjW3P8rWTSfnXf/o0f3Vw/xQHmP9/HzFDOui18oMfkdVXeLrrK959Y7MSPX9PDx5cMR4xaD",
+	"NbjSGM4ALFEib5FP2HPKc0Oe+hN2J4UK2ODXARPC6hJ0T7jAs9srRjXbrFWcDUBEaUiVINwYJTYYUXdn",
+	"DhMS8Ms+2cpYvoVYCVgg821Li90/QV/DWtAJ2tHAuvapuQUo9PnXgw6t4nF3mg5sHCztWt+54/wpkuhZ",
+	"RvoOibppvS+BXvhUmnGpC5lte62cZ5DFlFZ1IUzqc5hqq8f+BW6p9WJBzV2h92Pjy+8yJH3Z10v88Iej",
+	"hw+nA+wMsYcp4sr93ujriRf/kEQ49gXz7T0HckCrsiFAssrA/dCtedRdLurSjqVKHA1FlHNNJHfFfn6T",
+	"Ipysoy69WEwYVoPxqCjB5+BxLCPiUdcjVlZ6XVqE9AbgQJjOk+++IzwuAA3QCpIxKr2h4J/MVo6URdRY",
+	"wY3ngWEpr5Z3KRtukA8KR5oYj2bYFAIzdsz1VHmY2/BkkyqTEtJKDHo7wvxTyuHD+aqMOhREWtmKF4uA",
+	"M+9zvqZqIaCiquQWU53oPTP3DuLsaK8fTBwkPGBLJdbuKfE2E1Vpvftrqmg+UkFbT4rUQ+OJnmTFCYNA",
+	"v1mJoggUhRtjrkinA2ecyKU1CVPCbnR1m0zVX5++dITlsbUUl5Uw10HsEUpDQ5tiwp4wtzWUK1cIi9lW",
+	"uVxKAnhIJ2zG/sSuWML+N/a/sAv2n2ycThUCOCiNw6TEXYl+zVKWAgC5AkSuSZh4W3KFTsJloecmwbQe",
+	"94u6k5VWa0SxM3IJ/0wYnxtd1FZMFURswQcymaSUousbI2GqCq9z6egKk/fCmiLTmeGteYrmp5u0zwIg",
+	"tkQvg8YR4ErsdI18WG784RXjLkZ8TDn+bcQAoAFLiLmGcNC/skx4TzW6LHjmlZSPIEt6lJqSwIu6Tdy/",
+	"OT3WSQd3IMPJQsdlO+U0MFtv6P746ntmdCtfLeOKAUpGk3M6Yb6gG86w2apsVWmla3NNhSoEz5f+1zPM",
+	"kWqp4um+uvRSquUH1poffbDj0UaT6j4clMwcz/P3pjAB7C9SOhBTIJp76+aVttyKMXpX+unZN+vG+ygP",
+	"b8eDQp1OBeFIOibl5JVUWVGDMUjNW5301kUOTZgjktynyFcwNkdeCNT0Serv0fB66LJZtyR2WgHa7O/O",
+	"YNxhxm3v3XuTaahO7qdSXeR9Lg+K80SOQuZBvWm45HJIIq/Hxmf980qwWpEydIhYX8MgP1VaxdEdIFVf",
+	"xvBvRqktD/S96ZSoBUi07nR9w2ehNguK6YR3xF352q19jzV6QpRummLv3uo9zXgnpS1sSxG0BMd2e/jz",
+	"Ya5M7FvkCasNxUYhidESXHZkDfh8WTIHfF4CFDK1TQw/7rZpQe0g4Tz6mQZItuCbn3SZFo6yqT7nU7Mr",
+	"4qH9ykYFqHMH3exg+YM5YdiQ0ppxF4Dw/zAueuTZj6++TxrNx1cfgQcDY8VYo1diQ8BTuYnyHZV7EiwZ",
+	"Zy+1sctK3Pzte8pWwMOe8tvbHCvumIIcSyzRWxRCEBAOlK1QNzhu+ZwbcYVJTCvBKzsXHGNU/p1T9YgZ",
+	"X3Gb1qpy9/J5IVIqRsZ0EaWxUdMXDAp5Kb6rVYCHH9787XtpxYiCZtIaUSy6PATfS2N/oBbIH+1IuA8c",
+	"Drkq6Iw838I5mPwaBP2eyZm45Ca4J3HP+4kOft8huotf3GwPxpK+gbIfIC5fALPUCuHDl1rnTd0g1T58",
+	"xVJ39wyq7wJcS0xtQ4gc+Xyc0YS9cIRFwZSeqFRCkLHGMoA/RxguKPIOxSB74KdJCCiGVaEaS8g28gl0",
+	"5P3Ekg5Yl74YGMSkQn2UrsQ14yFX2/LKCmr1RqX47tNQ6GL5raCyv7rs0CJh7j8gKMPxVFf434n5rXF/",
+	"N0xj/ezElJqe4BeQwu8q+OXu/+rXOrohuEZIprieIRft7FO8A9LdKUJ+QDxcOG6OW2PZqRChSKut/CWt",
+	"UCvgCfRw7fjj3YS7m7vmsczOdv8QJNK7pPvFkGzRenFABQHohoAu8vnlEWyRj2qKxTPqk0etZfUhEVk1",
+	"egcs4q+dkBbDU+jazvXbiCp3wNg7qfPil51uz+8uAgplt11/k61EDq5brhj0L5RQkurXIYSRsNYuysEZ",
+	"+4bkc51vQT/xqTctSvfVnGBVId8ekgCLRhqeTUddnNtW25ab8iQGvtP3+kRefnJD7N/aJxvPL/HZHZ9i",
+	"acJ5jH+HkRNhgHoUEVW7MKHnaPhKYXPxS4Qb0yRNHDgVTp9YCJUBMo6hKDU2jYJHKd97sRAVlg030qVd",
+	"ygM6E6Rz+0hu0+SR/aBD/2GqE98nfoxeCd/V6CTSb4NUnUT27pETG8EftfrjghqEB/nokUUPk/UrewE6",
+	"O811nNefQks0Hy7L5e/hsL6XB+AJJnxSM7OdRA/A5aH+rBFc8PFqpL5D78HMxg0yV//5b5rJT9irWp2B",
+	"I9YLDwbVkQr7/WN3eixLmKo2wpjP3QtzRlS8hLV7xHugJCYDtj81TCXTqZkm9SXjCGlGXfGpU4jv4QSO",
+	"iNDFK2VDI+5ExYvQPZ9Sa3pb5wfctpXeTFUD++ub0uuF+0Qu+VJpY2UGXUUJb5WKQT67pBahqJBRuek/",
+	"wdsJeIEJi/CLkXh0NVVzCQmRgZ0mjGBaE7bWSlIgOiAsRcy2w1PynMjkm4ZKfnOO+zGV5WaeL90m9dYW",
+	"hI3Dzfw35F3vZZF6sooPKicoHDiVCFA0bNY5aR8A8KKM3oP9KVNSh7NulvcC3DVxg0xiEcTv7iQkE2cC",
+	"9SFihmXBFak3nhH6hLOE8u8wzJBV2hh0z0zVk5fPRweRFD3OZ4sJetyWJPBR35KTK9bBRB3Dc6qT2mV2",
+	"V6zdapRa/7h3Qx5syStDiG+5NE4wifwaN+uB8esBAIihLJQrMVWIKlYIDsC0LNNFvVYAiOZ2t822PbPO",
+	"iUM6GgDMlrlAZDhymAEQHEwWZog9k90UJ75htt3O1ug6m2GMlfoZb1YCnG07vbRxlhiICNX9orXxFKql",
+	"5Tufr15Ts3hR5O0GUBOWNnCAmKI4VWkMjJ6OKNAGYD0bUQkyHFU8ep+QCfUjPtcn7D0ZnLj3nTwez8Kn",
+	"o1J/JOWY5vkb6cbYx5DG0GPHBr0Y99UdE5H/IVvOL4bea6lsYp4GbHvo23bijryHLGlahNedurMytQ82",
+	"Y9k09HS3vNDLWoRYCrA8HBn4g8CYnqFKmKehME8rMaLStKaADFu6S4/L6Rknz+9EZaVBhE5prwMqMEKF",
+	"uatisRCZhby/uYBgO4gvxKxFdkU8EbtujSZT9YTZuixEwKtrXgNqM16d4SWMyJD8uhXbCXvhleEdsYOf",
+	"ZKaQTg6u9Z0wU2iWRlKrEHeicBKFYwMOH2chULAxzO1WbBmcUcw0H6Ym06W4YlldVULZAMg2agQYfneq",
+	"1kLVzIgCjycOgEXfhzT61tefKYvd9OhzXsSjHsMLo6mH30JXTInNVNHnzf7AuMpnSmz8AAOOHa0KiiaF",
+	"2f0gX4apT2kYXaN4MB7eT9eWQJTR0nCbGEsaLHlvyZmePOq/Up/5P3wsDSP3y/IbyRH49o2wJ3hXKPP+",
+	"39O38l4y5EZY35wRe2z6c0i+hR32mTTuzrISmQD9vGHxQyMswN8X7ytlLipRclkdMFsAmUpRi/xKGJnX",
+	"ot3oH8euKz8l4HvYPLDEXEYyZoBNPDMZL8U1cNo5MBIcSTpV8IwEN05wcKBuHuueWSHARxIiJ4VUYgxX",
+	"UR4AKIixosRwNrmOOVtUwqxYxktbVyKZKo9QDLlszlyysoAXNuZA82G0H53RsNH+HRBiJ/sLIDCFQRae",
+	"ENsHQD43uWSqTD1fY9UVAO4DiCX2oufkkwNDIKwwyOxMq0UhM5smIdDvmHIXc30FGwmH+SmCy/6+HStn",
+	"u4aR0n83zOs9mNFTOCvotKTTS3jEdGyV9w0PcdGQ18zopvflOQfSxPZ8JE7VxhH++LzPO+IZyPW+K4Q9",
+	"efl8dLJnGHs1xe7wJPIIExiut5S9HtWwbBgUaIlUt+d7N2DhYQdXmbBnkVqMOUG+GnJXoR5Gyi3CIrX0",
+	"2wcG9VlzPVWgLl7FowSWjNol+D2A9QHXditO8EDImUEZJF0RmxN6N0Ybn1Ar4dRPO8YXUW07uFMicOuY",
+	"PthwH2R35PsFf86ojco1ICaSpkGuB3T/3GkJ/Qwn7AmNHoJ/mCGYuQ8azOkJ9arzLdvw4tb3vWl08V4t",
+	"fEhsFgBxs5U2Qo3ge24BYSgFVjcpMo3ILQ8fHfp6rAATRgPskO/c4yZNVVYbq9cwHtrJQPWjbunJwP3X",
+	"J6pwYt6FL3InSqYqXXNVx9WmYa602PnoOgJmcx/FdWv7e4JPC9v7x2YAoCRDpifaK46QhMphhYdpxAdS",
+	"lmZvZ4T37f10BDMbaT6V3jwwLEXegxAlJgR3gzyUZqqc3CGUk9DlhTLalvKOUoQi9QnfeeF2J/WQdrhD",
+	"AfeO7NVROO/w+1RBniweqtbnlHhroQCbLYU1AEi3d5vv51K7c+MXEt7rxoupPt7kIzxlmAMZhAGIHC76",
+	"THXejIGONOwhgrJbcCsa6g/RrEDL9R0fYzIjIR0XyYpANkIoCVP+R77HlD+iuFmt456ttDY+Y9AvrCNE",
+	"4NZYYxz0YWqu5vbfnyJYTb/8YZK+8ZEwXVrQf5EtZT6W8jPs1n7OgNp8D9vzY1qApl+FAoBOTzv/7srT",
+	"68DNWy43Upha3MKHlNsWXyTSW6ztPdSqCJz/YAp+hxLETtCBegNJkxY2MppIcMbXkF/rA+XaiuqK5HLj",
+	"uPM4jbnwXkFtsCnmzUou7J9e8znLtlkhABQSvJejCYkWzH1GdhLPPkVB3akoel1OWtIOQHwHnS0Srwk6",
+	"xIizhQjRnr44TEkKUkQIg1Dcso1Q9rrlIfM9X3eCMT0s7GW0n79rIy6a6GH2s/bdTRqaAYoQ//bG3BNG",
+	"jfQoCBul+nQsGoLDQLuh5sZTOFAPLA0IcyreMWLNlZUZk3nkvsLBxe1DCsJKHxIsCSv4XBQJ8ARdEV4K",
+	"Aau6s7eE5hHcYCMTd4hbfOcq4hd48L02T0DH2J2E1FcfLPbdL/Y5FXmCSFFJfeaAm5+tS0rvQcZUQItM",
+	"39kkcA1sIiitL6cgZ86uAp6EfZmqUJ3rWRyaeMjNwNogiOVWOCHvNWSSYO1l4pp9UxcFewIdc0BfBn+e",
+	"O7Nu6Csts52sJWipWa1RjQOwHXJVBfWY7oDKE6wUo1HgAClGrVCNhVlIE8wmSFKOmznCJrjVSxqmnHsz",
+	"LxKYIT7UGRWaTNX3oBzeAH4PYL1FJOje1ROV+KT47ScVm2gx6N8kPHGSiPgjQvH+TkFcOX5EnEDoIeLm",
+	"76G1Uupjr8bqPVBrAE9sp31T2AQx7Hno12GSuAHVA+D6fwd/C/CaIJUi9+JUebDG2MPGbMUVDsYkpHRW",
+	"uih07X0CBMfl3gi9Pq6YiiqUklbiT5OBNlVrXt2KnKUUp03ZEPwtAEIfJYsiOx1RNGPFyYfh05tSSjbA",
+	"NZzJPL1mqarXc1H5jmRmpSsL3hanXTurOpcGcLsB46wUglpeY4hfcBUB6gcngsenNYqXZqUhAk7/dO9O",
+	"nOiysmBp09s/TRpvnpPj0haiCfx7/HKst9cLlNG+h6/PZKLCF2d55H0Ft6+Jfn7fYQ6YZF+ZFehItB2f",
+	"JsP79RgY1Owg0wpJ1YuGnyGrkMp3tYCOkQf13c546NeV9G79OEahxGZMTr4A34XJHq1QRcxh0guIWaae",
+	"vaQXSmzSa1SZ/Eu6IxpXHyy3E3nFvhvA65RyubJsLha6dXpvxTZpYR9K7KaQt6+C3ge5Qyu5XBXuXVPl",
+	"sSJ9yj3qqcDxhDHUhxG0/4aR40tIb+/0eaNO6W0d2pkpFlkTe496ETaawm6qKmXL+B7hmMbJCQcJfxoi",
+	"qwZFep8NN+1P3DOU0Alwr9irXDNpfa4QJfMo7T+HzZKRjJCtum/BmmNGFvSkg1bHZqdcAtNlAwgJoOEQ",
+	"T0X3LMguLzfLStxJXSOFtirVgfrwyHRPZS6dch1kFhKEr7LyHbnZMKWqgYCnPIM7Z7auVNoqzZoqXy6w",
+	"n73KzkpebSbdjllcQe8bhioizu46QKSXgjcdSNi8kCovtl0i5wexQWb8L20ifKxkVL84J+joEa8ErviH",
+	"sn5+OhE0ueWQC6PaUg8b/WL0vlnpa0ybGTfHI7g2KaD23nr8Bejqoj+VqEd04mNBaIS0nhDxiUuxuoRq",
+	"Sl+m5pUhlMi0mqo59Fxwn6Pumocl66RDsw7pr7E6/8CwlCaeeo8WdXYFUKKhH7XHgeIM1XOmIZmogpZE",
+	"VIxmu4oI0GDo8IOhPJoqut+J+E4Rfd1O20dB7G72IjheDq81BI+TfyUmNE1Vj3j2Owktj3dErOXVUtjD",
+	"IjYJLRVDYcRUDevSScrLycPPP588hK7NPRJv6O75cnIJCwmhwYQdEz1PQFA8+e67qfJCjcQiNaFCEFJD",
+	"UcgVehz3a4lP8fB3Z2o5av0dyJIP726Kl+a3Kqs4Q5IR3/lDit23sAKWz7FVTC/tFWS40CS9ThFVdaUO",
+	"N0gCXKSPgffiXvz7wHlxM+nFd4nReH4DFJdQ9+L30RME7ny//f5jb/049jq444XMQdA2JnPjaSwrnQlj",
+	"krg15p5JfajwfD+83hrLNZOQZI1t490vcGNeV3xebBNWcuOH5s3BqTsAciGFaYt7fHljbVNSYpSlTKI8",
+	"pDATmmbUWZzkYTArp8oPNGGc5RXHfO3Wd4c+PxticUGbizW+W7EFmc7ZvAIos6ZFRbOzUzVEeT9q0ukQ",
+	"ExduuxEqv2Kpx9GZOYmZhqqWJtusNlj0BMEuqLsXAX78JberEXUVcLqAytuBLs7SDbfZCpRAq/WE7QT8",
+	"Nytup2rFSwhsueFoJVI2xOUljem62Ufp1ANpSvdSwFNvcs7btaEUdIz2eZRMVcs8xgbTa75lK34HYdFs",
+	"JSLt0dd3QcXO1Y5aAgtV1aI1tqlqlrP50ghxUtFd60GJSTfkakuNriEA/PjtW4BtKMQa9TFMdyNyn0xV",
+	"UGXTtTCGLwWs7FBXLH2ei3WprVDZdvydcKZ+09oSckqRFKuo/xpch7EPH11ejqLWHQd7OajcPXM21GqX",
+	"FpR04tpw05ofrvFc59sHBkvssNEkuFDmviUctDbp7Te5szot2bHmb78XamlXg6tHJC/83w9/tVJYt6y/",
+	"kcKGnz6UPAI0AlEM2awjVvZRQBk43HXIKd1wLH4DyfYhcadOG2vCPJP4o1j3nm0GPMOCBvwkvL1M8E4E",
+	"YgO7mkOsQl784v53rM37vfiJe+hjg6Z7XbQ2h8jtEySxnQwnAgdDw//kLTsBhwyr2xbYyhDrw8i7MAzN",
+	"R3bemnp0hH0csh2ZNVX79Q5Ugk9OeL0uqUVqXAExYceUVF9/Fr0GM9OJ62KwGG2qhVRLUZWVVJYNRWEE",
+	"JiPhUwHFPGH/FBWkZZpRAshsgvwf8fMLXU3VUus8IUFL33dq8ANwy1N9hO/O2FJNCXmKwHcnO623Qskc",
+	"6JlaiTEUZPx3x5dTxGlPd75H5uIPGlNJ6ZQ7sYoNzhaQTWZsVWMvqiunz0kLHiFdzVbaWEjBfCkqI407",
+	"bpQNFTdR9WmG7Eflowmpp9hITUpOcPx4qLn3YRd/oMO12dsfyHAfBRnuLNl4kXGViQNs9iWZnbGhI52N",
+	"VNWlxbxPlTlDGjgxmkA+au0lOdnAbOiEOyRW7lTeSoI/pdRRUPrmAjMzUxxhAcAXu65rMrmigr0wto4m",
+	"x/CiT1rin34kMJP093Eg2nBggbj8PO+IIhyhnUHYhTYHIlo/6EapBDu4k/TAi5F63EGKs6N7Bnpr0xs6",
+	"aM09+f6k9uH5PgwsYvrv/qDoj4/UWwhuBFtzxZcCWmbeg1Fjs53ejMvv5a1ouu5RZ54Em8ALSF7xdtM1",
+	"q0RZ8C2BKzSZINhDpFaFMIalRoJqpyuWfs+NHT9zv46ff03+swbGct9PYyvB1+5Tz3DM76EwdTr1JTKC",
+	"hggXulpzi971Lx4PIsf7ZYfj3b9211PTmuagr58BheQefnnPfEIr3lrcn7GBhWqfp90Xdpp+1O0FHv/U",
+	"TcAbwEIdQ7YPkiX0fDrXiL8AwY5M4mDacVnPC4Ti/LuvGCfvNGbtIrzIMMUlv0JVYnyrdHaL/w3JEuPo",
+	"k85IcKq51OqKPUxHyVSBn1mX/B+1YDI3BImLEeo0ehQcpdI4E9GdRKfD+O5SZOeR9kZlwSiIIKXJ57/x",
+	"qYK8g3Eh74RTd+Qdtx5jO2SnhS7RCf6zw4QNWIHwxQcmNhGxhJzAolrVwGtIPAa9E0v4YQmdPbuRRQHu",
+	"ffp5SB33QKIi+GQOaIjQsNpgOp3dQhNJqayGW2qF8AlmxUsxgvJ9bAOHaWQ7tTdX4P1Oe8rvgHVElPIb",
+	"2GofSZjGs+pLJ7ai/L0JT2qx2vTGRuILAhQCzKVW+Sw6csHhNDojvPhC0bujSqwQA5O5aRIwA2fB0vz4",
+	"qID72RHvpDMoqTcKMnJ86IYGSoHKxstJxxQOeLLrNcJBxi6jEFKJjvNUfQCXEUOPUSWMLoKFlZsA7uH9",
+	"OVPlHUjeveRbu++5kmD0hVjYCfumEm7Sb8Gx5CRCISFmW0GzjeBdSxeVEDN33wzUGXf2nyhfvOaLMsJN",
+	"aULoHyGOltLlUHpMXOmKchrfolBIYAzRi6bKU14DyIE8CX5mvHAPDONLkhBE5tquEB4xXdeFlTN0kaWe",
+	"UQaQKbVlSqsxxptNPTciZPqS+4omaq6x3CJbiex2rt8y6Lkly1Lk6ECkvO+mB1qTBIxF04RcQfdFaWdh",
+	"ltLgzkxVq6kWEAtVytBB8DWYuG5QBQrN3iEHDbPlIN9N5ibCINY+a9eNOdRDJuD0dyrpZKre31X3CvnB",
+	"JyAJPgZsbZjQK1qdT9pzFzre/uG5iz13XhXtEGxd4mx0upbsNMY7UZ3l93gVcLK8Ww0ddsK710JopBFZ",
+	"lb2GHmK8KByHqlg4oz5kyyG/ZOH0WycUQ3mBrpyQkQYyHnxbOpSCRDKRS6+r4RFM8A8v3qfu88i0ymQh",
+	"vJq2l02E+3wOZSuxOYuuIUK4AOMjJUpNaTBQMd/c70haFkWjRzk7y1eoqpzuX/EqZ7nguVNTQhfSkhvT",
+	"2ZnbjfcPMv3UyRTSWAmzHzpaBaZ2nnuC2PaReHUIYIScsr2oZhwQ9T0apYIcfUzMN7cJE5PlxAe/VRPz",
+	"QI2viaBSlMiARbTRVW5GEwaJTqBFIiKih4OrsNUdpM/kUi2v42VxRCdVLUw8lpDFNTmkhH1qHnAa2lmB",
+	"z18zjYgsBCc0/61zibqUJx5pF20yd2fnnNNqq+3Y9+foP7Q/edCUYy0ef/Km5k5rRUKKIcWp4BZSr7ks",
+	"dlpB9nR2dM899aP85M6RrbZ+cAcjSn80f/yYzR+JtoioiDz7j0ItL6iM61Db7VfiTgfdnCqtEN9H8Mqn",
+	"q+tb2RH++Rpe+eNzKtAanNLY+UYulQBR5N5Hje3dbTfCjp/Ch46EST56V+fW+n/NzWqunT5o5FKNdR3z",
+	"nlqCl7Ev5fDAynw4/a75SMcpodWWavIByjnyZiniijxwjMK+7S1MN6t99jbAoqqm+bOusFs09k0HZV6x",
+	"b60tnTqVgC5zI634zxtbycyylN/ehr4eNIA4QMLtVJWVVJksecGGDx+xla4rD8+KH5GG3YrSIo4KlUgg",
+	"cOsDw9ZirSuEXQEVKmBiaUVgtHGtP5+qSjvLFsxePGt5PCFylYbKygDSimraGMUODmX4+PIzlmamWsww",
+	"p86ZMyEM24lH+BSqHdsE9+EFQXj/WSrVw1+Z1q8jpgUWn3g/XvMpdZx3h1JkdSXtdnD185sDnEqq3fNI",
+	"YmGDfdIOqEIrZ82HGhUJBgXgc7tDSWZMSNVDjShYLKFeHP1JcCCHKUQ/Z+73NJkqwKXLhcoEw1/SEaAX",
+	"uyOyh/7kPVRUqh3hfgRHwwL0NarmuI4ab8aI1pBfJO02TVg6F8Z6LOPm05sWmgkUIhTCg5agBUbvmLAG",
+	"QXuqPhCENuyLh84GhGnahQYOAHOk3Iinqql/FgjCHN1aYbfWStdLVGoJjrq1EViLgzP3Kxm4n9tDNye9",
+	"wEDwVP3khkfZfBT4wdAvVc6XlJoHDQN9LRhUsscBr37eBe//IAU/H0kLhgH+RowPF6dHDYYf/93NRiRP",
+	"6tsSchAI2zPihJ777bLDi198FeG7trbcpfLej1bhqY/t7jtOKQlLa4Wzprq+xi0vLVvxPFRcCZWDRB19",
+	"8qlHVpdsQxWbbEjzG3Xue7++/i+9rZ9+gRAMs6tC6IQzeVK4C6MBfYGkP3b304wa+bZlyMGPR49Oo5Zj",
+	"IaSOyJGVa5HPdG1TPxYIBiHMD0SNqjquaoYRorEBASP3vK4ty3StrCHFEbQ8pTc9YaM/iPLTihERZBeQ",
+	"wthtpt+g86ivz+fc4fiFD9zb89umhD9cv79X16+Xnb2+34gu2z6CXwZzwStRPantanD185t3idsmfStF",
+	"uPLGPVDdeZJrrzaYhYh8wwqd8YKMxEEyqKticDVYWVteXVw8fPTnyeXkcvLw6s9//vJLIEga2+4bvxW8",
+	"sKsEO5A5zo8wpLaSGaSB+OR/Ud3JTHQAOLxuoF64EgbyLzOumBEier6NOrT/FqJm6qBr9U4BugkN3kXo",
+	"nyRUHn0A3e37L34xd0PnISOdm1uzZ5J4bMuAzhG92O/l/qufhqZtlMVZiUzIO+EJwrBh41BVxXYUvXWl",
+	"jTU9qxlcuwASB94jROogn3f0mlr2vYMcNe2ShfAcVbV0P0vDZ7q2c/02eio+5/2Dd/RIC2JWvEK0qpfa",
+	"2GUlbv72PTNuF6O3Lgoh7ODdm3f/XwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

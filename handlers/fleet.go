@@ -21,6 +21,8 @@ type Fleet interface {
 	Serve(w http.ResponseWriter, r *http.Request, p domain.Principal, next http.Handler) bool
 	// Nodes lists the fleet's nodes.
 	Nodes(ctx context.Context) ([]FleetNode, error)
+	// RemoveNode removes a node that no longer heartbeats.
+	RemoveNode(ctx context.Context, name string) error
 }
 
 // FleetNode is one node as GET /v1/nodes shows it.
@@ -71,4 +73,22 @@ func (s *Server) ListNodes(ctx context.Context, _ ListNodesRequestObject) (ListN
 		out.Nodes[i] = Node{Name: n.Name, AdvertiseUrl: n.AdvertiseURL, Version: n.Version, State: state, LastSeen: n.LastSeen.UTC()}
 	}
 	return out, nil
+}
+
+// RemoveNode removes a stopped node from the fleet. A daemon on its own
+// is its only node, and live.
+func (s *Server) RemoveNode(ctx context.Context, req RemoveNodeRequestObject) (RemoveNodeResponseObject, error) {
+	if err := domain.RequireOperator(ctx); err != nil {
+		return nil, err
+	}
+	if s.Fleet == nil {
+		if name, _ := os.Hostname(); req.Name == name {
+			return nil, domain.E(domain.CodeNodeLive, "this daemon is the node "+name+", and it runs")
+		}
+		return nil, domain.E(domain.CodeNodeNotFound, "no node "+req.Name+": this daemon runs on its own")
+	}
+	if err := s.Fleet.RemoveNode(ctx, req.Name); err != nil {
+		return nil, err
+	}
+	return RemoveNode204Response{}, nil
 }

@@ -62,6 +62,8 @@ var statusOf = map[domain.Code]int{
 	domain.CodeUnavailable:            http.StatusServiceUnavailable,
 	domain.CodeStoreUnavailable:       http.StatusServiceUnavailable,
 	domain.CodeNodeUnreachable:        http.StatusServiceUnavailable,
+	domain.CodeNodeNotFound:           http.StatusNotFound,
+	domain.CodeNodeLive:               http.StatusConflict,
 	domain.CodeInternal:               http.StatusInternalServerError,
 }
 

@@ -66,6 +66,23 @@ func (s *Store) Heartbeat(ctx context.Context, n Node) (time.Time, error) {
 	return n.LastSeen, t.Commit()
 }
 
+// RemoveNode deletes the named node's row if it has not heartbeat since
+// before, and reports whether it did (a node that heartbeat meanwhile
+// stays).
+func (s *Store) RemoveNode(ctx context.Context, name string, before time.Time) (bool, error) {
+	t, err := s.begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer t.Rollback()
+	res, err := t.ExecContext(ctx, `DELETE FROM nodes WHERE name = ? AND last_seen < ?`, name, ts(before))
+	if err != nil {
+		return false, fmt.Errorf("remove node: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, t.Commit()
+}
+
 // Nodes lists the fleet's nodes by name.
 func (s *Store) Nodes(ctx context.Context) ([]Node, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT name, advertise_url, version, started_at, last_seen, operator_token_hash,

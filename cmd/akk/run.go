@@ -76,6 +76,8 @@ Commands:
   hosts delete HOST_ID            remove a host (its Turns stop calling back)
   hosts approval-policy HOST_ID [--rule 'touch notes.txt' ...|--off]
                                   show or replace a host's exact-command auto-approval rules
+  nodes                           the daemons of the fleet and whether each is live
+  nodes remove NAME               remove a node that is gone for good (refused while it runs)
   notifications [--state S]       the webhook outbox
   notifications retry ID          redeliver a notification now
   events [--follow] [--since N]   stream events (SSE) until interrupted
@@ -280,6 +282,8 @@ func (c *cli) dispatch(rest []string) error {
 		return c.hosts(rest[1:])
 	case "notifications":
 		return c.notifications(rest[1:])
+	case "nodes":
+		return c.nodes(rest[1:])
 	case "events":
 		return c.events(rest[1:])
 	case "mcp":

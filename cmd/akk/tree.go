@@ -41,6 +41,7 @@ var commandHelp = []struct{ name, args, short string }{
 	{"watch-renew", "WATCH_ID", "restart a timed-out Watch"},
 	{"watch-recover", "WATCH_ID", "reconcile a Watch with the agent's record"},
 	{"hosts", "list|add|set-webhook|ping|rotate-secret|rotate-token|delete|approval-policy …", "the hosts that drive AKK and their webhooks"},
+	{"nodes", "[remove NAME]", "the daemons of the fleet; remove one gone for good"},
 	{"notifications", "[--state S] | retry ID", "the webhook outbox"},
 	{"events", "[--follow] [--since N]", "stream events (SSE) until interrupted"},
 	{"hooks", "install|remove|status|revoke claude-code [--settings FILE]", "AKK's http hooks in Claude Code's user settings"},

@@ -68,6 +68,8 @@ type config struct {
 	// shares a PostgreSQL store.
 	node         string
 	advertiseURL string
+	// advertiseSet: --advertise-url was given (not derived from --listen).
+	advertiseSet bool
 }
 
 // off reads an on/off flag: true for off.
@@ -236,6 +238,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	if !nodeName.MatchString(cfg.node) {
 		return cfg, fmt.Errorf("--node: %q is not a name of 1 to 63 letters, digits, '.', '_' or '-'", cfg.node)
 	}
+	cfg.advertiseSet = cfg.advertiseURL != ""
 	if cfg.advertiseURL == "" {
 		cfg.advertiseURL = "http://" + cfg.listen
 	}
@@ -393,8 +396,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, Version: version,
-			OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log})
+		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, AdvertiseSet: cfg.advertiseSet,
+			Version: version, OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log})
 		if err := node.Join(ctx); err != nil {
 			return fmt.Errorf("join the fleet: %w", err)
 		}

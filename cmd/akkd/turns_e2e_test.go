@@ -82,6 +82,12 @@ func (p *proc) start() {
 	for attempt := 1; ; attempt++ {
 		addr := freeAddr(p.t)
 		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", testLogLevel())
+		if slices.ContainsFunc(p.env, func(kv string) bool { return strings.HasPrefix(kv, "AKK_NODE=") }) &&
+			!slices.ContainsFunc(p.env, func(kv string) bool { return strings.HasPrefix(kv, "AKK_ADVERTISE_URL=") }) {
+			// The nodes of a test's fleet run on this machine: their
+			// loopback URLs are meant, and said so.
+			p.cmd.Args = append(p.cmd.Args, "--advertise-url", "http://"+addr)
+		}
 		p.cmd.Env = append(os.Environ(), ownServerOnly(p.env)...)
 		if p.bare {
 			p.cmd.Env = ownServerOnly(p.env)
