@@ -22,7 +22,10 @@ type Host struct {
 	// WebhookHeaders go with every delivery; private like Secret.
 	WebhookHeaders map[string]string
 	// WebhookEvents is the subscription (empty: every type).
-	WebhookEvents   []string
+	WebhookEvents []string
+	// DeliveryNode is the one fleet node that delivers its webhooks ('':
+	// any).
+	DeliveryNode    string
 	CreatedAt       time.Time
 	SecretRotatedAt time.Time
 	Revision        int64
@@ -41,6 +44,7 @@ type NewHost struct {
 	// WebhookHeaders and WebhookEvents are optional (see HostWebhook).
 	WebhookHeaders map[string]string
 	WebhookEvents  []string
+	DeliveryNode   string
 }
 
 // HashToken is how tokens are kept: only their SHA-256 is stored. Tokens carry
@@ -88,8 +92,11 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 		return HostCredentials{}, Invalid("name must not contain control characters",
 			FieldError{Field: "name", Message: "must not contain control characters"})
 	}
-	hook, err := checkHostWebhook(HostWebhook{URL: in.WebhookURL, Headers: in.WebhookHeaders, Events: in.WebhookEvents})
+	hook, err := checkHostWebhook(HostWebhook{URL: in.WebhookURL, Headers: in.WebhookHeaders, Events: in.WebhookEvents, DeliveryNode: in.DeliveryNode})
 	if err != nil {
+		return HostCredentials{}, err
+	}
+	if err := s.checkDelivery(ctx, hook); err != nil {
 		return HostCredentials{}, err
 	}
 	now := s.clock.Now().UTC()
@@ -99,6 +106,7 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 		WebhookURL:      hook.URL,
 		WebhookHeaders:  hook.Headers,
 		WebhookEvents:   hook.Events,
+		DeliveryNode:    hook.DeliveryNode,
 		Secret:          s.newSecret(),
 		CreatedAt:       now,
 		SecretRotatedAt: now,
@@ -111,7 +119,7 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 		}
 		_, err := tx.AppendEvent(ctx, Event{Type: "host.created", Subject: h.ID, CreatedAt: now,
 			Data: map[string]any{"host_id": h.ID, "name": h.Name, "webhook_url": h.WebhookURL,
-				"webhook_header_names": h.HeaderNames(), "webhook_events": h.WebhookEvents}})
+				"webhook_header_names": h.HeaderNames(), "webhook_events": h.WebhookEvents, "delivery_node": h.DeliveryNode}})
 		return err
 	})
 	if err != nil {

@@ -47,6 +47,10 @@ type Service struct {
 	revokedMu sync.Mutex
 	revoked   []func(hostID string)
 
+	// fleetNodes names the nodes of the fleet this daemon is one of; nil
+	// for a daemon on its own (UseFleet).
+	fleetNodes func(ctx context.Context) ([]string, error)
+
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
 	*nativeCases
@@ -146,6 +150,11 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 const settingOperatorTokenHash = "operator_token_hash"
 
 // UseOperatorToken makes token the operator token and records its hash.
+// UseFleet makes the daemon a node of a fleet whose node names nodes
+// lists: a host's webhooks may then be pinned to one node, and must be
+// when their URL is a loopback one.
+func (s *Service) UseFleet(nodes func(ctx context.Context) ([]string, error)) { s.fleetNodes = nodes }
+
 func (s *Service) UseOperatorToken(ctx context.Context, token string) error {
 	hash := HashToken(token)
 	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingOperatorTokenHash, hash) }); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -43,6 +45,9 @@ type HostWebhook struct {
 	Headers map[string]string
 	// Events is the host's subscription; empty: every type.
 	Events []string
+	// DeliveryNode is, in a fleet, the one node that delivers the host's
+	// webhooks ('': any live node).
+	DeliveryNode string
 }
 
 // Subscribed reports whether the host wants webhooks of type typ.
@@ -155,6 +160,47 @@ func checkHostWebhook(w HostWebhook) (HostWebhook, error) {
 	return w, nil
 }
 
+// checkDelivery checks where a host's webhooks are delivered from. On a
+// daemon on its own, there is no node to pin them to. In a fleet, a
+// pinned node must be one, and a loopback URL must be pinned: any other
+// node would post it, with its headers, to whatever listens on that port
+// of its own machine.
+func (s *Service) checkDelivery(ctx context.Context, w HostWebhook) error {
+	if s.fleetNodes == nil {
+		if w.DeliveryNode != "" {
+			return Invalid("delivery_node is for a fleet: this daemon runs on its own",
+				FieldError{Field: "delivery_node", Message: "only in a fleet"})
+		}
+		return nil
+	}
+	if w.DeliveryNode == "" {
+		if u, err := url.Parse(w.URL); err == nil && isLoopbackHost(u.Hostname()) {
+			return Invalid("a loopback webhook_url in a fleet needs delivery_node",
+				FieldError{Field: "webhook_url", Message: "a loopback URL in a fleet would be posted by whichever node delivers, to its own machine: name the node on the machine that listens (delivery_node)"})
+		}
+		return nil
+	}
+	names, err := s.fleetNodes(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(names, w.DeliveryNode) {
+		return Invalid("delivery_node names no node of this fleet",
+			FieldError{Field: "delivery_node", Message: "no node " + w.DeliveryNode + " in this fleet"})
+	}
+	return nil
+}
+
+// isLoopbackHost reports whether a URL's host is localhost or a loopback
+// address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // SetHostWebhook replaces a host's webhook URL, delivery headers and event
 // subscription at once (operator only). Notifications already queued are
 // delivered with what is in force when they are sent.
@@ -167,6 +213,9 @@ func (s *Service) SetHostWebhook(ctx context.Context, hostID string, in HostWebh
 	}
 	in, err := checkHostWebhook(in)
 	if err != nil {
+		return Host{}, err
+	}
+	if err := s.checkDelivery(ctx, in); err != nil {
 		return Host{}, err
 	}
 	var out Host
@@ -182,11 +231,11 @@ func (s *Service) SetHostWebhook(ctx context.Context, hostID string, in HostWebh
 			return err
 		}
 		h.Revision++
-		h.WebhookURL, h.WebhookHeaders, h.WebhookEvents = in.URL, in.Headers, in.Events
+		h.WebhookURL, h.WebhookHeaders, h.WebhookEvents, h.DeliveryNode = in.URL, in.Headers, in.Events, in.DeliveryNode
 		out = h
 		_, err = tx.AppendEvent(ctx, Event{Type: "host.webhook_changed", Subject: h.ID, CreatedAt: s.clock.Now().UTC(),
 			Data: map[string]any{"host_id": h.ID, "webhook_url": h.WebhookURL, "webhook_header_names": h.HeaderNames(),
-				"webhook_events": h.WebhookEvents}})
+				"webhook_events": h.WebhookEvents, "delivery_node": h.DeliveryNode}})
 		return err
 	})
 	if err != nil {

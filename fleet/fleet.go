@@ -60,9 +60,9 @@ type Config struct {
 	Client *http.Client
 	// ForwardWait bounds a forwarded call: the caller answers within it
 	// (503, with do_not_retry when the call may have reached the owner),
-	// and an owner carries out no call that reaches it later than that
-	// after it was signed (its caller has given up on it). ForwardWait
-	// when 0.
+	// and an owner carries out no call that reaches it later than half of
+	// it after it was signed (its caller gives up on it meanwhile).
+	// ForwardWait when 0.
 	ForwardWait time.Duration
 	Log         *slog.Logger
 	Now         func() time.Time

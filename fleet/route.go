@@ -117,9 +117,10 @@ func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 		return domain.Principal{}, domain.E(domain.CodeNodeUnreachable,
 			"this call was meant for node "+target+" and reached node "+n.Name+": nothing was done; check the nodes' --advertise-url")
 	}
-	if age > n.ForwardWait {
-		// Its caller has answered already: carrying it out now would act
-		// for a client that was told it failed.
+	if age > n.ForwardWait/2 {
+		// Its caller gives up on it at ForwardWait: a call this late would
+		// be carried out for a client that was, or is about to be, told it
+		// failed. Half the wait is left for carrying it out.
 		return domain.Principal{}, domain.E(domain.CodeNodeUnreachable,
 			"this forwarded call reached its node after its caller gave up on it: nothing was done")
 	}

@@ -13,11 +13,14 @@ func hostOut(h domain.Host) Host {
 		events = []string{}
 	}
 	return Host{HostId: h.ID, Name: h.Name, WebhookUrl: h.WebhookURL, WebhookHeaderNames: h.HeaderNames(),
-		WebhookEvents: events, CreatedAt: h.CreatedAt, SecretRotatedAt: h.SecretRotatedAt}
+		WebhookEvents: events, DeliveryNode: optString(h.DeliveryNode), CreatedAt: h.CreatedAt, SecretRotatedAt: h.SecretRotatedAt}
 }
 
-func webhookIn(url string, headers *WebhookHeaders, events *WebhookEvents) domain.HostWebhook {
+func webhookIn(url string, headers *WebhookHeaders, events *WebhookEvents, node *DeliveryNode) domain.HostWebhook {
 	w := domain.HostWebhook{URL: url}
+	if node != nil {
+		w.DeliveryNode = *node
+	}
 	if headers != nil {
 		w.Headers = *headers
 	}
@@ -45,15 +48,15 @@ func (s *Server) CreateHost(ctx context.Context, req CreateHostRequestObject) (C
 	if req.Body == nil {
 		return nil, domain.E(domain.CodeInvalidRequest, "a JSON body is required")
 	}
-	hook := webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents)
+	hook := webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents, req.Body.DeliveryNode)
 	c, err := s.Service.RegisterHost(ctx, domain.NewHost{Name: req.Body.Name, WebhookURL: hook.URL,
-		WebhookHeaders: hook.Headers, WebhookEvents: hook.Events})
+		WebhookHeaders: hook.Headers, WebhookEvents: hook.Events, DeliveryNode: hook.DeliveryNode})
 	if err != nil {
 		return nil, err
 	}
 	h := hostOut(c.Host)
 	return CreateHost201JSONResponse{HostId: h.HostId, Name: h.Name, WebhookUrl: h.WebhookUrl,
-		WebhookHeaderNames: h.WebhookHeaderNames, WebhookEvents: h.WebhookEvents, CreatedAt: h.CreatedAt,
+		WebhookHeaderNames: h.WebhookHeaderNames, WebhookEvents: h.WebhookEvents, DeliveryNode: h.DeliveryNode, CreatedAt: h.CreatedAt,
 		SecretRotatedAt: h.SecretRotatedAt, Token: c.Token, WebhookSecret: c.Host.Secret}, nil
 }
 
@@ -63,7 +66,7 @@ func (s *Server) SetHostWebhook(ctx context.Context, req SetHostWebhookRequestOb
 	if req.Body == nil {
 		return nil, domain.E(domain.CodeInvalidRequest, "a JSON body is required")
 	}
-	h, err := s.Service.SetHostWebhook(ctx, req.HostId, webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents))
+	h, err := s.Service.SetHostWebhook(ctx, req.HostId, webhookIn(req.Body.WebhookUrl, req.Body.WebhookHeaders, req.Body.WebhookEvents, req.Body.DeliveryNode))
 	if err != nil {
 		return nil, err
 	}

@@ -219,3 +219,46 @@ func TestNewerSchemaRefused(t *testing.T) {
 		})
 	}
 }
+
+// A host pinned to one node (delivery_node) has its webhooks claimed by
+// that node only; another node's claim leaves them.
+func TestPinnedHostsWebhooksAreItsNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url := storetest.NewDatabase(t)
+	a, err := persistence.OpenPostgresNode(ctx, url, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := persistence.OpenPostgresNode(ctx, url, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	now := time.Now()
+	if err := b.InTx(ctx, func(tx domain.Tx) error {
+		if err := tx.InsertHost(ctx, domain.Host{ID: "host_a", Name: "a", WebhookURL: "http://127.0.0.1:1/a", Secret: "whsec_x",
+			DeliveryNode: "a", CreatedAt: now, Revision: 1}, "hash-a"); err != nil {
+			return err
+		}
+		e, err := tx.AppendEvent(ctx, domain.Event{Type: "host.ping", HostID: "host_a", Subject: "host_a", Data: map[string]any{}, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		return tx.InsertNotification(ctx, domain.Notification{ID: "ntf_1", EventID: e.ID, HostID: "host_a", Type: e.Type,
+			State: domain.NotificationPending, CreatedAt: now, NextAttemptAt: now}, []byte(`{}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.ClaimDueNotifications(ctx, now, now.Add(time.Minute), 10, nil); err != nil || len(got) != 0 {
+		t.Fatalf("node b claimed a webhook of a host pinned to a: %+v, %v", got, err)
+	}
+	if got, err := a.ClaimDueNotifications(ctx, now, now.Add(time.Minute), 10, nil); err != nil || len(got) != 1 {
+		t.Fatalf("node a's claim: %+v, %v", got, err)
+	}
+	h, err := b.Host(ctx, "host_a")
+	if err != nil || h.DeliveryNode != "a" {
+		t.Fatalf("the host as stored: %+v, %v", h, err)
+	}
+}

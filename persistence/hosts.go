@@ -11,13 +11,13 @@ import (
 	"akk/domain"
 )
 
-const hostCols = `host_id, name, webhook_url, secret, created_at, secret_rotated_at, revision, webhook_headers, webhook_events`
+const hostCols = `host_id, name, webhook_url, secret, created_at, secret_rotated_at, revision, webhook_headers, webhook_events, delivery_node`
 
 func scanHost(row interface{ Scan(...any) error }) (domain.Host, error) {
 	var h domain.Host
 	var created, rotated sql.NullString
 	var headers, events string
-	err := row.Scan(&h.ID, &h.Name, &h.WebhookURL, &h.Secret, &created, &rotated, &h.Revision, &headers, &events)
+	err := row.Scan(&h.ID, &h.Name, &h.WebhookURL, &h.Secret, &created, &rotated, &h.Revision, &headers, &events, &h.DeliveryNode)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, domain.ErrNotFound
 	}
@@ -113,8 +113,8 @@ func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) er
 	if err != nil {
 		return fmt.Errorf("insert host: %w", err)
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO hosts(`+hostCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		h.ID, h.Name, h.WebhookURL, h.Secret, ts(h.CreatedAt), ts(h.SecretRotatedAt), h.Revision, headers, events, tokenHash)
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO hosts(`+hostCols+`, token_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		h.ID, h.Name, h.WebhookURL, h.Secret, ts(h.CreatedAt), ts(h.SecretRotatedAt), h.Revision, headers, events, h.DeliveryNode, tokenHash)
 	if err != nil {
 		return fmt.Errorf("insert host: %w", err)
 	}
@@ -141,8 +141,8 @@ func (t *tx) UpdateHostWebhook(ctx context.Context, id string, rev int64, w doma
 	if err != nil {
 		return fmt.Errorf("update host webhook: %w", err)
 	}
-	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET webhook_url = ?, webhook_headers = ?, webhook_events = ?,
-		revision = revision + 1 WHERE host_id = ? AND revision = ? AND deleted_at IS NULL`, w.URL, headers, events, id, rev)
+	res, err := t.tx.ExecContext(ctx, `UPDATE hosts SET webhook_url = ?, webhook_headers = ?, webhook_events = ?, delivery_node = ?,
+		revision = revision + 1 WHERE host_id = ? AND revision = ? AND deleted_at IS NULL`, w.URL, headers, events, w.DeliveryNode, id, rev)
 	if err != nil {
 		return fmt.Errorf("update host webhook: %w", err)
 	}

@@ -113,6 +113,8 @@ func claimQuery(d dialect) string {
 				ROW_NUMBER() OVER (PARTITION BY n.host_id ORDER BY n.next_attempt_at, n.event_id) AS rn
 			FROM notifications n JOIN hosts h ON h.host_id = n.host_id
 			WHERE n.state = 'pending' AND n.next_attempt_at <= ?
+				-- A host pinned to one node (delivery_node) is that node's.
+				AND (h.delivery_node = '' OR h.delivery_node = ?)
 				AND (n.lease_until IS NULL OR n.lease_until <= ? OR n.lease_node IN (` + deadNodes + `))
 				AND n.host_id NOT IN (` + d.jsonStrings() + `)
 				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = n.host_id AND o.state = 'pending' AND o.lease_until > ?
@@ -143,7 +145,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		lease := at.Add(leaseUntil.Sub(now))
 		// The earliest due row of each host not busy, and only when no row
 		// of that host is leased (in flight): one delivery per host at once.
-		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), ts(at), ts(at.Add(-NodeTimeout)), string(busyJSON), ts(at),
+		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), t.node, ts(at), ts(at.Add(-NodeTimeout)), string(busyJSON), ts(at),
 			ts(at.Add(-NodeTimeout)), limit)
 		if err != nil {
 			return err

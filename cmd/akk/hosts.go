@@ -46,6 +46,7 @@ func (c *cli) hosts(args []string) error {
 		name := fs.String("name", "", "a label for the host")
 		hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
 		headers, events := webhookFlags(fs)
+		node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
@@ -53,7 +54,7 @@ func (c *cli) hosts(args []string) error {
 			return errors.New("hosts add needs --name and --webhook-url")
 		}
 		r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook,
-			WebhookHeaders: headers.body(), WebhookEvents: events.body()})
+			WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
 		if err != nil {
 			return err
 		}
@@ -71,6 +72,7 @@ func (c *cli) hosts(args []string) error {
 		fs := newFlags("hosts set-webhook")
 		hook := fs.String("url", "", "http(s) URL that receives signed webhooks")
 		headers, events := webhookFlags(fs)
+		node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
 		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
 			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
 		}
@@ -81,7 +83,7 @@ func (c *cli) hosts(args []string) error {
 			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
 		}
 		r, err := c.api.SetHostWebhookWithResponse(c.ctx, args[1], client.HostWebhook{WebhookUrl: *hook,
-			WebhookHeaders: headers.body(), WebhookEvents: events.body()})
+			WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
 		if err != nil {
 			return err
 		}
@@ -182,6 +184,14 @@ func (e *eventFlags) body() *client.WebhookEvents {
 	}
 	out := client.WebhookEvents(*e)
 	return &out
+}
+
+// optFlag is a string flag as an optional field: nil when not given.
+func optFlag(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // webhookFlags defines --header and --event on fs.

@@ -8,14 +8,20 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"akk/domain"
 )
 
-// A test build only (go build -tags failpoints): the daemon kills itself
+// A test build only (go build -tags failpoints). The daemon kills itself
 // with SIGKILL at the input stage AKK_FAILPOINT names (see
 // domain.Failpoint), as a crash there would.
 func init() {
+	// AKK_CLOCK_OFFSET: this daemon's clock runs that far apart (a
+	// machine whose clock is wrong), e.g. -20s.
+	if off, err := time.ParseDuration(os.Getenv("AKK_CLOCK_OFFSET")); err == nil {
+		clockOffset = off
+	}
 	if fail := os.Getenv("AKK_FAILERR"); fail != "" {
 		stages := strings.Split(fail, ",")
 		domain.FailError = func(s string) error {

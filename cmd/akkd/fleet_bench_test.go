@@ -43,7 +43,7 @@ func BenchmarkE2EFleet(b *testing.B) {
 	var hosts []hostCreds
 	for i := range 24 {
 		var h hostCreds
-		if code := call(b, "POST", n1.url+"/v1/hosts", op, fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h"}`, i, hook.addr), &h); code != 201 {
+		if code := call(b, "POST", n1.url+"/v1/hosts", op, fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h","delivery_node":"n1"}`, i, hook.addr), &h); code != 201 {
 			b.Fatalf("register: %d", code)
 		}
 		hosts = append(hosts, h)

@@ -3,45 +3,78 @@ package main
 import (
 	"context"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"akk/fleet"
 	"akk/persistence/storetest"
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
 )
 
-// TestE2EFleet runs three nodes on one PostgreSQL database, each with its
-// own tmux server and a real agent: n1 and n2 a Claude Code pane, n3 a
-// Codex pane. One host registered once works on every node; the list
-// through any node shows every pane with its node; a Send through n1 to
-// n3's Codex completes with one webhook of each kind; n2's permission
-// prompt is answered through n3; a stream on n2 sees n3's Turn live and
-// resumes after a reconnect; n3 killed mid-Turn shows its rows unreachable
-// with no actions and refuses actions with 503 node_unreachable, typing
-// nothing, then started again completes the Turn with its callbacks once;
-// PostgreSQL restarted mid-Turn loses nothing; a call that claims to come
-// from a node but is not signed by one is refused.
+// TestE2EFleet runs three nodes on one PostgreSQL database, each on a
+// machine of its own (a network namespace on the test's own network, see
+// netLab), reaching PostgreSQL, the webhook receiver and each other over
+// it, each with its own tmux server and a real agent: n1 and n2 a Claude
+// Code pane, n3 a Codex pane; n2's clock runs 20 s behind. One host
+// registered once works on every node (n2 live, its clock
+// notwithstanding); a loopback webhook URL is refused unless pinned to a
+// node; the list through any node shows every pane with its node; a Send
+// through n1 to n3's Codex completes with one webhook of each kind; n2's
+// permission prompt is answered through n3; a stream on n2 sees n3's Turn
+// live and resumes after a reconnect; n2 cut off the network for 10 s:
+// calls to it answer within the forward wait and nothing reaches its
+// agent late; n3's machine dies mid-Turn (cut off, then killed): its
+// rows unreachable with no actions, actions refused with 503
+// node_unreachable, typing nothing, and started again within a minute it
+// completes the Turn with its callbacks once; PostgreSQL restarted
+// mid-Turn loses nothing; a call that claims to come from a node but is
+// not signed by one is refused.
 func TestE2EFleet(t *testing.T) {
 	claude, codex := newestClaudeAndCodex(t)
+	lab := newNetLab(t)
 	daemonBinary(t)
-	srv := storetest.StartServer(t)
-	url := srv.NewDatabase(t)
-	rec := newReceiver(t, "")
+	skewed := failpointBinary(t)
+	srv := storetest.StartServerTCP(t, lab.hostIP())
+	url := tcpURL(srv, srv.NewDatabase(t))
+	rec := newReceiver(t, lab.hostIP()+":0")
 
 	envs := []*agenttest.Env{agenttest.New(t, claude, agenttest.Options{}), agenttest.New(t, claude, agenttest.Options{}),
 		agenttest.New(t, codex, agenttest.Options{})}
 	for _, e := range envs {
 		e.StartReady()
 	}
+	machines := []*labMachine{lab.machine(1), lab.machine(2), lab.machine(3)}
 	nodes := make([]*proc, 3)
 	for i, e := range envs {
-		nodes[i] = startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_NODE=n"+string(rune('1'+i)),
-			"AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+		nodes[i] = &proc{t: t, bin: daemonBinary(t), dir: t.TempDir(), machine: machines[i],
+			env: []string{"AKK_STORE=" + url, "AKK_NODE=n" + string(rune('1'+i)),
+				"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}}
+		if i == 1 {
+			nodes[i].bin = skewed
+			nodes[i].env = append(nodes[i].env, "AKK_CLOCK_OFFSET=-20s")
+		}
+		nodes[i].start()
+		t.Cleanup(nodes[i].kill)
 	}
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+
+	// A loopback webhook URL would be posted by whichever node delivers,
+	// to its own machine: refused unless the host is pinned to a node.
+	var bad sendAnswer
+	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"l","webhook_url":"http://127.0.0.1:9/h"}`, &bad); code != 422 {
+		t.Fatalf("a loopback webhook in a fleet: %d %+v", code, bad)
+	}
+	var pinned hostCreds
+	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"l","webhook_url":"http://127.0.0.1:9/h","delivery_node":"n1"}`, &pinned); code != 201 {
+		t.Fatalf("a loopback webhook pinned to n1: %d", code)
+	}
+	if code := call(t, "DELETE", n1.url+"/v1/hosts/"+pinned.HostID, n1.token(), "", nil); code != 204 {
+		t.Fatalf("delete the pinned host: %d", code)
+	}
 
 	// Register once, on n1: the host and n1's operator token work on n2.
 	var host hostCreds
@@ -141,12 +174,52 @@ func TestE2EFleet(t *testing.T) {
 		resp.Body.Close()
 	}
 
-	// kill -9 n3 mid-Turn: its rows unreachable, actions refused, nothing
-	// typed; started again, it completes the Turn, callbacks once.
+	// n2 cut off the network for 10 s. A Send to its pane through n1
+	// answers 503 within the forward wait (the call may have reached n2
+	// and is then refused there: it arrived after its caller gave up); a
+	// read answers 503 too; once n2 is back, nothing of the Send reached
+	// its agent, and a Send completes.
+	findRow(t, n1.url, host.Token, envs[1].ProjectDir, 30*time.Second, hasSend)
+	cut := time.Now()
+	machines[1].cut()
+	lost := "A task sent while n2 is cut off"
+	var ls sendAnswer
+	if code := call(t, "POST", n1.url+"/v1/turns", host.Token, `{"terminal_id":"`+rows[1].Terminal.TerminalID+`","request":"`+lost+`"}`, &ls); code != 503 ||
+		ls.Code != "node_unreachable" || time.Since(cut) > fleetForwardWait+3*time.Second {
+		t.Fatalf("a Send to a node cut off: %d %+v after %s", code, ls, time.Since(cut))
+	}
+	t.Logf("a Send to a node cut off answered 503 after %s (do_not_retry %v)", time.Since(cut).Round(time.Millisecond), ls.DoNotRetry)
+	asked := time.Now()
+	if code := call(t, "GET", n3.url+"/v1/turns?state=working", host.Token, "", nil); code != 200 {
+		t.Fatalf("a list of Turns while n2 is cut off: %d", code)
+	}
+	if code := call(t, "GET", n1.url+"/v1/conversations/"+rows[1].ConversationID, host.Token, "", &ls); code != 503 || time.Since(asked) > fleetForwardWait+3*time.Second {
+		t.Fatalf("a read of n2's conversation while it is cut off: %d %+v after %s", code, ls, time.Since(asked))
+	}
+	for time.Since(cut) < 10*time.Second {
+		time.Sleep(100 * time.Millisecond) // the partition lasts 10 s, whatever the calls took
+	}
+	machines[1].heal()
+	row2 := findRow(t, n1.url, host.Token, envs[1].ProjectDir, 60*time.Second, func(c conversationRow) bool { return c.NodeState == "live" && hasSend(c) })
+	after := "A task once n2 is back"
+	back := sendAccepted(t, n1.url, host.Token, row2.Terminal.TerminalID, after, rec)
+	rec.waitTurn(t, back.TurnID, "turn.completed", 90*time.Second)
+	if n, m := userRequests(envs[1].Model, lost), userRequests(envs[1].Model, after); n != 0 || m != 1 {
+		t.Fatalf("n2's model saw the task sent while it was cut off %d times, the one after %d times", n, m)
+	}
+
+	// n3's machine dies mid-Turn: cut off the network (its connections
+	// never close), then killed. Its rows unreachable, actions refused,
+	// nothing typed; started again within a minute on a new machine of
+	// the same address, it completes the Turn, callbacks once. Before,
+	// PostgreSQL kept the dead node's session, and its lock, for two
+	// hours: every start was refused.
 	findRow(t, n1.url, host.Token, envs[2].ProjectDir, 30*time.Second, hasSend)
 	slow := "[[akk:slow secs=6]] a slow task on n3"
 	k := sendAccepted(t, n1.url, host.Token, rows[2].Terminal.TerminalID, slow, rec)
+	machines[2].cut()
 	n3.kill()
+	machines[2].die()
 	gone := findRow(t, n1.url, host.Token, envs[2].ProjectDir, 20*time.Second, func(c conversationRow) bool {
 		return c.NodeState == "unreachable"
 	})
@@ -170,7 +243,11 @@ func TestE2EFleet(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	machines[2].up()
+	n3.startWait = time.Minute
+	restart := time.Now()
 	n3.start()
+	t.Logf("n3 started again %s after its machine died", time.Since(restart).Round(time.Millisecond))
 	rec.waitTurn(t, k.TurnID, "turn.completed", 90*time.Second)
 	if n := rec.count(t, k.TurnID, "turn.completed"); n != 1 {
 		t.Fatalf("turn.completed arrived %d times", n)
@@ -283,4 +360,17 @@ func eventID(t *testing.T, id string) int64 {
 		t.Fatalf("event id %q: %v", id, err)
 	}
 	return n
+}
+
+// fleetForwardWait is the nodes' bound on a forwarded call (fleet.ForwardWait).
+const fleetForwardWait = fleet.ForwardWait
+
+// tcpURL is the TCP URL of the database whose socket URL is sock, on srv
+// (StartServerTCP): how nodes on other machines reach it.
+func tcpURL(srv *storetest.Server, sock string) string {
+	u, err := neturl.Parse(sock)
+	if err != nil {
+		panic(err)
+	}
+	return srv.TCPURL(strings.TrimPrefix(u.Path, "/"))
 }

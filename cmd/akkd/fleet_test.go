@@ -19,7 +19,7 @@ func TestFleetEventsReachEveryNode(t *testing.T) {
 	n1 := startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_NODE=n1", "AKK_TMUX_SOCKETS=/nonexistent/akk-none")
 	n2 := startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_NODE=n2", "AKK_TMUX_SOCKETS=/nonexistent/akk-none")
 	var host hostCreds
-	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"h","webhook_url":"http://`+rec.addr+`/h","delivery_node":"n1"}`, &host); code != 201 {
 		t.Fatalf("register: %d", code)
 	}
 	stream := openEvents(t, n2.url, host.Token, "")

@@ -30,7 +30,7 @@ func TestE2EPostgresStore(t *testing.T) {
 			model := e.Model
 			e.StartReady()
 			rec := newReceiver(t, "")
-			env := []string{"AKK_STORE=" + url, "AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}
+			env := []string{"AKK_STORE=" + url, "AKK_NODE=solo", "AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}
 			d := startProc(t, t.TempDir(), env...)
 
 			// One daemon per database: a second one exits at once, naming why.
@@ -44,7 +44,7 @@ func TestE2EPostgresStore(t *testing.T) {
 
 			op := d.token()
 			var host hostCreds
-			if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+			if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h","delivery_node":"solo"}`, &host); code != 201 {
 				t.Fatalf("register host: %d", code)
 			}
 			row := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
@@ -104,10 +104,10 @@ func TestE2EPostgresOutage(t *testing.T) {
 	model := e.Model
 	e.StartReady()
 	rec := newReceiver(t, "")
-	d := startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
+	d := startProc(t, t.TempDir(), "AKK_STORE="+url, "AKK_NODE=solo", "AKK_TMUX_SOCKETS="+e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s")
 	op := d.token()
 	var host hostCreds
-	if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host); code != 201 {
+	if code := call(t, "POST", d.url+"/v1/hosts", op, `{"name":"h","webhook_url":"http://`+rec.addr+`/h","delivery_node":"solo"}`, &host); code != 201 {
 		t.Fatalf("register host: %d", code)
 	}
 	term := findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend).Terminal.TerminalID

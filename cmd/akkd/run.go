@@ -335,7 +335,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer store.Close()
 
-	clock := quartz.NewReal()
+	var clock quartz.Clock = quartz.NewReal()
+	if clockOffset != 0 {
+		clock = offsetClock{clock, clockOffset}
+	}
 	svc := domain.NewService(store, clock, randomIDs{}, handlers.NewValidator())
 	svc.Retry = cfg.retry
 	// One registry of version profiles, handed to every pane adapter.
@@ -397,10 +400,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, AdvertiseSet: cfg.advertiseSet,
-			Version: version, OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log})
+			Version: version, OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log,
+			Now: func() time.Time { return clock.Now() }})
 		if err := node.Join(ctx); err != nil {
 			return fmt.Errorf("join the fleet: %w", err)
 		}
+		svc.UseFleet(func(ctx context.Context) ([]string, error) {
+			nodes, err := store.Nodes(ctx)
+			names := make([]string, len(nodes))
+			for i, x := range nodes {
+				names[i] = x.Name
+			}
+			return names, err
+		})
 		disp.MaxWait = fleet.Heartbeat
 		if u, err := url.Parse(cfg.advertiseURL); err == nil {
 			allowed = append(allowed, u.Hostname())
@@ -628,3 +640,19 @@ func warnIfExposed(log *slog.Logger, listen string) {
 	log.Warn("listening beyond loopback over plain HTTP: put a TLS reverse proxy in front (see docs/configuration.md, Reverse proxy) and name its host in --allowed-hosts",
 		"listen", listen)
 }
+
+// clockOffset moves this daemon's clock (a test build's AKK_CLOCK_OFFSET:
+// a machine whose clock runs apart from the others').
+var clockOffset time.Duration
+
+// offsetClock is a clock clockOffset apart from the real one.
+type offsetClock struct {
+	quartz.Clock
+	off time.Duration
+}
+
+func (c offsetClock) Now(tags ...string) time.Time { return c.Clock.Now(tags...).Add(c.off) }
+
+func (c offsetClock) Since(t time.Time, tags ...string) time.Duration { return c.Now(tags...).Sub(t) }
+
+func (c offsetClock) Until(t time.Time, tags ...string) time.Duration { return t.Sub(c.Now(tags...)) }

@@ -92,7 +92,17 @@ func waitHealthy(t testing.TB, url string, done <-chan error) {
 // (nil) or exits (its error).
 func healthyOrExited(t testing.TB, url string, done <-chan error) error {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return healthyOrExitedWithin(t, url, done, 0)
+}
+
+// healthyOrExitedWithin is healthyOrExited with a bound of its own (20 s
+// when 0).
+func healthyOrExitedWithin(t testing.TB, url string, done <-chan error, within time.Duration) error {
+	t.Helper()
+	if within == 0 {
+		within = 20 * time.Second
+	}
+	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-done:

@@ -53,7 +53,12 @@ type proc struct {
 	bin, dir string
 	env      []string
 	bare     bool // the environment is env alone, as under `env -i`
-	url      string
+	// machine, when set, is the lab machine the daemon runs on (its own
+	// network namespace), listening on its address; startWait bounds how
+	// long a start may take (20 s when 0).
+	machine   *labMachine
+	startWait time.Duration
+	url       string
 	cmd      *exec.Cmd
 	done     chan error
 }
@@ -82,6 +87,13 @@ func (p *proc) start() {
 	for attempt := 1; ; attempt++ {
 		addr := freeAddr(p.t)
 		p.cmd = exec.Command(p.bin, "--listen", addr, "--state-dir", p.dir, "--log-level", testLogLevel())
+		if p.machine != nil {
+			// A machine of its own: its own ports, the address the others
+			// reach it at.
+			addr = p.machine.ip + ":7788"
+			p.cmd = p.machine.command(p.bin, "--listen", addr, "--advertise-url", "http://"+addr,
+				"--state-dir", p.dir, "--log-level", testLogLevel())
+		}
 		if slices.ContainsFunc(p.env, func(kv string) bool { return strings.HasPrefix(kv, "AKK_NODE=") }) &&
 			!slices.ContainsFunc(p.env, func(kv string) bool { return strings.HasPrefix(kv, "AKK_ADVERTISE_URL=") }) {
 			// The nodes of a test's fleet run on this machine: their
@@ -101,7 +113,7 @@ func (p *proc) start() {
 		p.done = make(chan error, 1)
 		go func(c *exec.Cmd, done chan error) { done <- c.Wait() }(p.cmd, p.done)
 		p.url = "http://" + addr
-		err := healthyOrExited(p.t, p.url, p.done)
+		err := healthyOrExitedWithin(p.t, p.url, p.done, p.startWait)
 		if err == nil {
 			return
 		}

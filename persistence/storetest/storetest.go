@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -97,6 +98,11 @@ type Server struct {
 	mu        sync.Mutex
 	n         int
 	shared    bool // a server this process did not start (SharedEnv)
+
+	// tcp is the address the server also listens on (StartServerTCP), and
+	// trusts connections from its /24.
+	tcpHost string
+	tcpPort int
 }
 
 var server Server
@@ -141,6 +147,35 @@ func StartServer(t testing.TB) *Server {
 	return p
 }
 
+// StartServerTCP is StartServer, the server also listening on host (an
+// IPv4 address of this machine) and trusting connections from its /24:
+// for nodes that reach it over a network (TCPURL).
+func StartServerTCP(t testing.TB, host string) *Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no PostgreSQL")
+	}
+	ln, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	p := &Server{tcpHost: host, tcpPort: port}
+	if err := p.init(); err != nil {
+		p.Stop()
+		p.remove()
+		skipOrFail(t, err)
+	}
+	t.Cleanup(func() { p.Stop(); p.remove() })
+	return p
+}
+
+// TCPURL is the URL of database db on p over TCP (StartServerTCP).
+func (p *Server) TCPURL(db string) string {
+	return fmt.Sprintf("postgres://akk@%s:%d/%s?sslmode=disable", p.tcpHost, p.tcpPort, db)
+}
+
 // NewDatabase creates a new, empty database on p and returns its URL.
 func (p *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
@@ -181,6 +216,9 @@ func binDir() (string, error) {
 
 // URL is the URL of database db on p.
 func (p *Server) URL(db string) string {
+	if p.tcpPort != 0 {
+		return "postgres://akk@/" + db + "?host=" + p.dir + "&port=" + strconv.Itoa(p.tcpPort) + "&sslmode=disable"
+	}
 	return "postgres://akk@/" + db + "?host=" + p.dir + "&sslmode=disable"
 }
 
@@ -241,6 +279,16 @@ func (p *Server) Init() error {
 	if out, err := p.command("initdb", "-D", p.data, "-U", "akk", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %v\n%s", err, out)
 	}
+	if p.tcpHost != "" {
+		hba, err := os.OpenFile(filepath.Join(p.data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(hba, "host all all %s/24 trust\n", p.tcpHost)
+		if err := hba.Close(); err != nil {
+			return err
+		}
+	}
 	return p.Start()
 }
 
@@ -251,7 +299,11 @@ func (p *Server) Start() error {
 		return err
 	}
 	defer log.Close()
-	cmd := p.command("postgres", "-D", p.data, "-k", p.dir, "-c", "listen_addresses=", "-c", "fsync=off",
+	listen, port := "", "5432"
+	if p.tcpHost != "" {
+		listen, port = p.tcpHost, strconv.Itoa(p.tcpPort)
+	}
+	cmd := p.command("postgres", "-D", p.data, "-k", p.dir, "-c", "listen_addresses="+listen, "-p", port, "-c", "fsync=off",
 		"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
 	cmd.Stdout, cmd.Stderr = log, log
 	// A test binary that panics never reaches Main's stop: postgres is told

@@ -1065,6 +1065,9 @@ type ConversationList struct {
 	UnavailableManagedTurns []UnavailableTurn `json:"unavailable_managed_turns"`
 }
 
+// DeliveryNode In a fleet, the one node that delivers this host's webhooks (absent: any live node, one at a time). Needed for a loopback `webhook_url` (`localhost`, `127.0.0.0/8`, `::1`): any other node would post it, with its headers, to whatever listens on that port of its own machine, so a fleet refuses such a URL without it (422 `validation_failed`). It must name a node of the fleet; on a daemon on its own it is refused. While that node is unreachable the host's webhooks wait for it.
+type DeliveryNode = string
+
 // DeliveryPath `codex_backend`: the request went to a backend conversation's thread through Codex's app-server daemon
 // (`turn/start`, acceptance and completion as the daemon reports them); the Turn's `terminal_id` is then the
 // thread's endpoint `cx_<thread id>`, not a pane. Otherwise, how the request reached the pane. `managed`: an idle pane with an empty composer that no Turn held.
@@ -1180,7 +1183,10 @@ type HealthStatus string
 
 // Host defines model for Host.
 type Host struct {
-	CreatedAt       time.Time `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeliveryNode The one node that delivers this host's webhooks; absent when any node may.
+	DeliveryNode    *string   `json:"delivery_node,omitempty"`
 	HostId          string    `json:"host_id"`
 	Name            string    `json:"name"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
@@ -1195,6 +1201,9 @@ type Host struct {
 
 // HostCreate defines model for HostCreate.
 type HostCreate struct {
+	// DeliveryNode In a fleet, the one node that delivers this host's webhooks (absent: any live node, one at a time). Needed for a loopback `webhook_url` (`localhost`, `127.0.0.0/8`, `::1`): any other node would post it, with its headers, to whatever listens on that port of its own machine, so a fleet refuses such a URL without it (422 `validation_failed`). It must name a node of the fleet; on a daemon on its own it is refused. While that node is unreachable the host's webhooks wait for it.
+	DeliveryNode *DeliveryNode `json:"delivery_node,omitempty"`
+
 	// Name A label for people; need not be unique.
 	Name string `json:"name"`
 
@@ -1210,7 +1219,10 @@ type HostCreate struct {
 
 // HostCredentials defines model for HostCredentials.
 type HostCredentials struct {
-	CreatedAt       time.Time `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// DeliveryNode The one node that delivers this host's webhooks; absent when any node may.
+	DeliveryNode    *string   `json:"delivery_node,omitempty"`
 	HostId          string    `json:"host_id"`
 	Name            string    `json:"name"`
 	SecretRotatedAt time.Time `json:"secret_rotated_at"`
@@ -1250,6 +1262,9 @@ type HostToken struct {
 
 // HostWebhook defines model for HostWebhook.
 type HostWebhook struct {
+	// DeliveryNode In a fleet, the one node that delivers this host's webhooks (absent: any live node, one at a time). Needed for a loopback `webhook_url` (`localhost`, `127.0.0.0/8`, `::1`): any other node would post it, with its headers, to whatever listens on that port of its own machine, so a fleet refuses such a URL without it (422 `validation_failed`). It must name a node of the fleet; on a daemon on its own it is refused. While that node is unreachable the host's webhooks wait for it.
+	DeliveryNode *DeliveryNode `json:"delivery_node,omitempty"`
+
 	// WebhookEvents The webhook event types this host wants delivered; empty or absent means all. Known types: `host.ping`, `turn.accepted`, `turn.approval_required`, `turn.approval_auto_approved`, `turn.interaction_required`, `turn.waiting_for_host`, `turn.completed`, `turn.failed`, `turn.cancelled`, `turn.stalled`, `turn.delivery_uncertain`, `turn.response_uncertain`, `turn.interaction_uncertain`, `watch.approval_observed`, `watch.completed`, `watch.failed`, `watch.timed_out`, `watch.invalidated`; another is 422 `validation_failed`. An event of a type not subscribed is still stored and streamed in `/v1/events`, but no webhook is queued for it, so it never holds back a later callback of the same Turn or Watch. `host.ping` is always delivered.
 	WebhookEvents *WebhookEvents `json:"webhook_events,omitempty"`
 
