@@ -236,7 +236,7 @@ func (d *Dispatcher) send(ctx context.Context, del domain.Delivery, at time.Time
 	req.Header.Set("Idempotency-Key", del.ID)
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("post: %w", withoutQuery(err))
+		return 0, 0, fmt.Errorf("post: %w", withoutURLSecrets(err, del.WebhookURL))
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -278,17 +278,29 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// withoutQuery drops the query and credentials from the URL an HTTP client
-// error names: a webhook URL may carry a token there, and the error is
-// logged and stored as the notification's last error.
-func withoutQuery(err error) error {
+// withoutURLSecrets drops the path, query and credentials from the URL
+// an HTTP client error names, and the path wherever else the message
+// quotes it: a webhook URL may carry a token in any of them (Discord's and
+// Slack's are in the path), and the error is logged and stored as the
+// notification's last error. The scheme and host stay, to say where.
+func withoutURLSecrets(err error, webhookURL string) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
 		return err
 	}
+	inner := ue.Err
+	if hook, perr := url.Parse(webhookURL); perr == nil && len(hook.EscapedPath()) > 1 {
+		if msg := inner.Error(); strings.Contains(msg, hook.EscapedPath()) || strings.Contains(msg, hook.Path) {
+			msg = strings.ReplaceAll(strings.ReplaceAll(msg, hook.EscapedPath(), "/[redacted]"), hook.Path, "/[redacted]")
+			inner = errors.New(msg)
+		}
+	}
 	if u, perr := url.Parse(ue.URL); perr == nil {
 		u.RawQuery, u.Fragment, u.User = "", "", nil
-		return &url.Error{Op: ue.Op, URL: u.String(), Err: ue.Err}
+		if len(u.Path) > 1 {
+			u.Path, u.RawPath = "/[redacted]", ""
+		}
+		return &url.Error{Op: ue.Op, URL: u.String(), Err: inner}
 	}
-	return &url.Error{Op: ue.Op, URL: "(webhook URL)", Err: ue.Err}
+	return &url.Error{Op: ue.Op, URL: "(webhook URL)", Err: inner}
 }

@@ -62,3 +62,18 @@ func TestDeliveryNode(t *testing.T) {
 		t.Fatalf("a webhook changed to loopback, pinned: %d %s", w.Code, w.Body)
 	}
 }
+
+// Every API answer, a problem too, tells caches to keep nothing: they
+// carry Turn texts and commands (a browser kept them past sign-out).
+func TestAPIAnswersAreNotStored(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ method, path, token string }{
+		{"GET", "/v1/health", ""}, {"GET", "/v1/hosts", e.operator}, {"GET", "/v1/conversations", e.operator},
+		{"GET", "/v1/turns/turn_nosuch", e.operator}, {"GET", "/v1/hosts", "wrong"},
+	} {
+		w := e.do(c.method, c.path, c.token, "")
+		if got := w.Header().Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s %s (%d): Cache-Control %q", c.method, c.path, w.Code, got)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -402,6 +404,11 @@ func (m *mcpSession) tool(d mcpToolDef) mcp.ToolHandler {
 			s, isString := v.(string)
 			if !isString || s == "" {
 				return mcpProblem(domain.CodeInvalidRequest, ConversationArgument+" must be a non-empty string"), nil
+			}
+			// It travels as the AKK-Conversation header (to another node
+			// of a fleet too): what no header could carry is refused.
+			if strings.IndexFunc(s, unicode.IsControl) >= 0 || !utf8.ValidString(s) {
+				return mcpProblem(domain.CodeValidationFailed, ConversationArgument+" must not contain control characters"), nil
 			}
 			conv = s
 			delete(args, ConversationArgument)

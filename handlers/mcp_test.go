@@ -141,6 +141,8 @@ func TestMCPProblemsAreToolResults(t *testing.T) {
 		// the header is.
 		{"akk_list", map[string]any{"akk_conversation": 5}, "invalid_request"},
 		{"akk_list", map[string]any{"akk_conversation": strings.Repeat("x", 257)}, "validation_failed"},
+		{"akk_list", map[string]any{"akk_conversation": "chat\r\nX-Injected: 1"}, "validation_failed"},
+		{"akk_list", map[string]any{"akk_conversation": "chat\x00"}, "validation_failed"},
 		{"akk_list", map[string]any{"akk_conversation": "agent:main:one"}, "unavailable"},
 	} {
 		res, v := callTool(t, s, c.tool, c.args)

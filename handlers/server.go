@@ -118,7 +118,7 @@ func New(d Deps) (http.Handler, error) {
 	})
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator, s.routeInFleet)
+	r.Use(middleware.RequestID, noStore, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator, s.routeInFleet)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
 	})
@@ -151,6 +151,18 @@ func New(d Deps) (http.Handler, error) {
 	top.Handle("GET /sw.js", ui)
 	top.Handle("/", api)
 	return s.hosts.checkHost(top), nil
+}
+
+// noStore marks every API answer as one no cache may keep: they carry
+// Turn texts, commands and tokens (a browser's disk cache would keep them
+// past sign-out).
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // validationProblem turns a contract validation failure into a problem.

@@ -16,3 +16,11 @@ func (s *Store) Exec(ctx context.Context, q string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, q, args...)
 	return err
 }
+
+// LockSession is the backend pid of the session holding this daemon's
+// lock (0 while none does).
+func (s *Store) LockSession() int64 {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	return s.held.pid
+}

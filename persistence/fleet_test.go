@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -260,5 +263,111 @@ func TestPinnedHostsWebhooksAreItsNodes(t *testing.T) {
 	h, err := b.Host(ctx, "host_a")
 	if err != nil || h.DeliveryNode != "a" {
 		t.Fatalf("the host as stored: %+v, %v", h, err)
+	}
+}
+
+// freezer is a TCP proxy to a PostgreSQL server's socket whose
+// connections can be frozen: nothing more flows either way, and neither
+// end hears of it (a partition that swallows a close). Connections made
+// after freeze flow.
+type freezer struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []*frozenPair
+}
+
+type frozenPair struct {
+	once   sync.Once
+	frozen chan struct{}
+}
+
+func newFreezer(t *testing.T, socket string) *freezer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", socket)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p := &frozenPair{frozen: make(chan struct{})}
+			f.mu.Lock()
+			f.conns = append(f.conns, p)
+			f.mu.Unlock()
+			pipe := func(dst, src net.Conn) {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := src.Read(buf)
+					select {
+					case <-p.frozen:
+						<-make(chan struct{}) // held open, silent, for good
+					default:
+					}
+					if err != nil {
+						dst.Close()
+						return
+					}
+					dst.Write(buf[:n])
+				}
+			}
+			go pipe(up, c)
+			go pipe(c, up)
+		}
+	}()
+	return f
+}
+
+// freeze stops every connection made so far.
+func (f *freezer) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.conns {
+		p.once.Do(func() { close(p.frozen) })
+	}
+}
+
+// A partition long enough for the daemon to give up on its lock session,
+// which PostgreSQL still holds (the close was lost): the daemon ends its
+// own old session and takes the lock again, and writes. Before, it took
+// the lock's holder for another daemon and wrote nothing more.
+func TestOwnOldLockSessionAfterAPartition(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.StartServer(t)
+	u, _ := neturl.Parse(srv.NewDatabase(t))
+	f := newFreezer(t, filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"))
+	s, err := persistence.OpenPostgresNode(ctx, "postgres://akk@"+f.ln.Addr().String()+u.Path+"?sslmode=disable", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func() error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		return s.InTx(ctx, func(tx domain.Tx) error { return tx.PutSetting(ctx, "k", "v") })
+	}
+	if err := put(); err != nil {
+		t.Fatal(err)
+	}
+	before := s.LockSession()
+	f.freeze()
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		// Written in a session that replaced the one from before.
+		if now := s.LockSession(); now != 0 && now != before && put() == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never wrote again in a new session after the partition: %v", put())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

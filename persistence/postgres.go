@@ -38,7 +38,11 @@ type holder struct {
 	// born is when that backend started: with the pid it names the
 	// session (a pid alone may be reused after a restart).
 	born time.Time
-	lost bool // another daemon took the database meanwhile
+	// oldPID and oldBorn name the session that held the lock before the
+	// last outage: this daemon's own, should it outlive the outage.
+	oldPID  int64
+	oldBorn time.Time
+	lost    bool // another daemon took the database meanwhile
 
 	started bool // keep runs
 	closing sync.Once
@@ -146,6 +150,7 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	}
 	h.mu.Lock()
 	h.conn, h.pid, h.born = conn, pid, born
+	h.oldPID, h.oldBorn = pid, born
 	h.mu.Unlock()
 	return nil
 }
@@ -179,6 +184,7 @@ type LockHeld struct {
 	// when this role cannot see it; live is set once it was seen to move.
 	seen time.Time
 	live bool
+	born time.Time // the holding session's start
 }
 
 func (e *LockHeld) Error() string {
@@ -202,18 +208,18 @@ func holderOf(ctx context.Context, conn *sql.Conn, key int32) (*LockHeld, error)
 	// Another role's session shows no state_change (nor client): it is
 	// taken for live, never ended.
 	var quietMS sql.NullFloat64
-	var seen sql.NullTime
+	var seen, born sql.NullTime
 	err := conn.QueryRowContext(ctx, `SELECT a.pid,
 		COALESCE(host(a.client_addr), CASE WHEN a.state_change IS NULL THEN 'another role' ELSE 'local' END),
-		EXTRACT(EPOCH FROM clock_timestamp() - a.state_change) * 1000, a.state_change
+		EXTRACT(EPOCH FROM clock_timestamp() - a.state_change) * 1000, a.state_change, a.backend_start
 		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::int4::oid AND l.objid = $2::int4::oid AND l.objsubid = 2`,
-		int32(daemonLock), key).Scan(&e.PID, &e.Client, &quietMS, &seen)
+		int32(daemonLock), key).Scan(&e.PID, &e.Client, &quietMS, &seen, &born)
 	if err != nil {
 		return nil, err
 	}
 	e.Quiet = time.Duration(quietMS.Float64) * time.Millisecond
-	e.seen = seen.Time
+	e.seen, e.born = seen.Time, born.Time
 	return e, nil
 }
 
@@ -299,6 +305,15 @@ func (h *holder) keep(pool *sql.DB) {
 			h.mu.Unlock()
 		}
 		err := h.take(ctx, pool)
+		var held *LockHeld
+		if errors.As(err, &held) && held.PID == h.oldPID && held.born.Equal(h.oldBorn) {
+			// This daemon's own session from before the outage: PostgreSQL
+			// has not noticed it is gone (a partition swallowed its close).
+			// It is ended, and the lock taken at the next tick.
+			pool.ExecContext(ctx, `SELECT pg_terminate_backend($1)`, held.PID)
+			cancel()
+			continue
+		}
 		cancel()
 		if errors.Is(err, ErrDatabaseInUse) {
 			h.mu.Lock()

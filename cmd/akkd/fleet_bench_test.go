@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,24 +28,39 @@ import (
 // how fast the backlog was queued); and how long a dead
 // node's leased delivery waits before another node makes it. Run with
 // -benchtime=1x (make bench-fleet).
+//
+// Then what failures cost: the answer time of a forwarded call to a node
+// cut off the network (while its heartbeat is fresh, and once it is
+// stale); how long a node whose machine died hard (cut off, killed) takes
+// to start again; and how many calls with a made-up AKK-Node header one
+// node refuses per second while the operator reads, and the operator's
+// read latency meanwhile. Each node runs on a machine of its own
+// (netLab).
 func BenchmarkE2EFleet(b *testing.B) {
 	s := agenttest.InstallStandin(b, b.TempDir(), agenttest.KindClaude)
-	pg := storetest.StartServer(b)
-	url := pg.NewDatabase(b)
+	lab := newNetLab(b)
+	pg := storetest.StartServerTCP(b, lab.hostIP())
+	url := tcpURL(pg, pg.NewDatabase(b))
 	var nodes []*proc
+	var machines []*labMachine
 	var projects, finish []string
 	for i := range 3 {
 		ts := startScaleServer(b, s, 10)
 		projects, finish = append(projects, ts.projects...), append(finish, ts.finish...)
-		nodes = append(nodes, startProc(b, b.TempDir(), "AKK_STORE="+url, fmt.Sprintf("AKK_NODE=n%d", i+1), "AKK_TMUX_SOCKETS="+ts.socket))
+		m := lab.machine(i + 1)
+		p := &proc{t: b, bin: daemonBinary(b), dir: b.TempDir(), machine: m,
+			env: []string{"AKK_STORE=" + url, fmt.Sprintf("AKK_NODE=n%d", i+1), "AKK_TMUX_SOCKETS=" + ts.socket}}
+		p.start()
+		b.Cleanup(p.kill)
+		nodes, machines = append(nodes, p), append(machines, m)
 	}
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	op := n1.token()
-	hook := newGate(b)
+	hook := newGate(b, lab.hostIP())
 	var hosts []hostCreds
 	for i := range 24 {
 		var h hostCreds
-		if code := call(b, "POST", n1.url+"/v1/hosts", op, fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h","delivery_node":"n1"}`, i, hook.addr), &h); code != 201 {
+		if code := call(b, "POST", n1.url+"/v1/hosts", op, fmt.Sprintf(`{"name":"h%d","webhook_url":"http://%s/h"}`, i, hook.addr), &h); code != 201 {
 			b.Fatalf("register: %d", code)
 		}
 		hosts = append(hosts, h)
@@ -155,6 +172,103 @@ func BenchmarkE2EFleet(b *testing.B) {
 		hook.open()
 		dead.start()
 	}
+
+	// A forwarded call to a node cut off the network: at once (its
+	// heartbeat still fresh: the call waits for the forward deadline),
+	// then once the heartbeat is stale (refused at once).
+	var n2conv string
+	var list struct{ Conversations []conversationRow }
+	call(b, "GET", n1.url+"/v1/conversations", op, "", &list)
+	for _, r := range list.Conversations {
+		if r.Node == "n2" && r.NodeState == "live" {
+			n2conv = r.ConversationID
+			break
+		}
+	}
+	if n2conv == "" {
+		b.Fatal("no live row of n2")
+	}
+	machines[1].cut()
+	t0 := time.Now()
+	if code := call(b, "GET", n1.url+"/v1/conversations/"+n2conv, op, "", nil); code != 503 {
+		b.Fatalf("a read on a node cut off: %d", code)
+	}
+	cutFresh := time.Since(t0)
+	for {
+		var nl struct {
+			Nodes []struct{ Name, State string } `json:"nodes"`
+		}
+		call(b, "GET", n1.url+"/v1/nodes", op, "", &nl)
+		if nl.Nodes[1].State == "unreachable" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t0 = time.Now()
+	if code := call(b, "GET", n1.url+"/v1/conversations/"+n2conv, op, "", nil); code != 503 {
+		b.Fatalf("a read on a node cut off, unreachable: %d", code)
+	}
+	cutStale := time.Since(t0)
+	machines[1].heal()
+
+	// A node whose machine dies hard: cut off, killed, its machine gone;
+	// started again on a new machine of the same address.
+	machines[2].cut()
+	n3.kill()
+	machines[2].die()
+	t0 = time.Now()
+	machines[2].up()
+	n3.startWait = time.Minute
+	n3.start()
+	restart := time.Since(t0)
+
+	// Calls with a made-up AKK-Node header, 8 clients for 3 s, while the
+	// operator reads the hosts; and the operator's reads alone.
+	read := func() time.Duration {
+		t0 := time.Now()
+		if code := call(b, "GET", n1.url+"/v1/hosts", op, "", nil); code != 200 {
+			b.Fatalf("the operator's read: %d", code)
+		}
+		return time.Since(t0)
+	}
+	var quiet, flooded []time.Duration
+	for range 30 {
+		quiet = append(quiet, read())
+	}
+	stop := make(chan struct{})
+	var refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest("GET", n1.url+"/v1/hosts", nil)
+				req.Header.Set("AKK-Node", fmt.Sprintf("mallory-%d", refused.Load()))
+				req.Header.Set("AKK-Node-Time", fmt.Sprint(time.Now().UnixMilli()))
+				req.Header.Set("AKK-Node-Signature", "00")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode == 401 {
+						refused.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	flood := time.Now()
+	for time.Since(flood) < 3*time.Second {
+		flooded = append(flooded, read())
+	}
+	close(stop)
+	wg.Wait()
+	floodRate := float64(refused.Load()) / time.Since(flood).Seconds()
 	b.StopTimer()
 
 	slices.Sort(lists)
@@ -169,6 +283,14 @@ func BenchmarkE2EFleet(b *testing.B) {
 	b.ReportMetric(queued[0], "queued/s-3-nodes")
 	b.ReportMetric(queued[1], "queued/s-1-node")
 	b.ReportMetric(takeovers[len(takeovers)-1].Seconds(), "takeover-max-s")
+	b.ReportMetric(cutFresh.Seconds(), "cut-off-fresh-s")
+	b.ReportMetric(ms(cutStale), "cut-off-stale-ms")
+	b.ReportMetric(restart.Seconds(), "hard-crash-restart-s")
+	slices.Sort(quiet)
+	slices.Sort(flooded)
+	b.ReportMetric(floodRate, "unsigned-refused/s")
+	b.ReportMetric(ms(quiet[len(quiet)/2]), "operator-read-median-ms")
+	b.ReportMetric(ms(flooded[len(flooded)/2]), "operator-read-flooded-median-ms")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -182,10 +304,10 @@ type gate struct {
 	n    int // attempts
 }
 
-func newGate(b *testing.B) *gate {
+func newGate(b *testing.B, host string) *gate {
 	g := &gate{ids: map[string]bool{}}
 	g.cond = sync.NewCond(&g.mu)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
 		b.Fatal(err)
 	}

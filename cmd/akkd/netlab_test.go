@@ -17,7 +17,7 @@ import (
 // the webhook receiver and each other over it with real addresses, so a
 // machine can be cut off the network, or die, as a real one would.
 type netLab struct {
-	t      *testing.T
+	t      testing.TB
 	id     string // six hex digits that name the lab's links and namespaces
 	prefix string // the /24's first three octets
 	bridge string
@@ -36,7 +36,7 @@ type labMachine struct {
 // newNetLab makes the bridge; it and every machine are removed when the
 // test ends. Without root or iproute2 the test skips (fails when
 // AKK_REQUIRE_TOOLS=1: CI needs it).
-func newNetLab(t *testing.T) *netLab {
+func newNetLab(t testing.TB) *netLab {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short (make check): no network namespaces")
