@@ -59,8 +59,8 @@ type proc struct {
 	machine   *labMachine
 	startWait time.Duration
 	url       string
-	cmd      *exec.Cmd
-	done     chan error
+	cmd       *exec.Cmd
+	done      chan error
 }
 
 func startProc(t testing.TB, dir string, env ...string) *proc {
