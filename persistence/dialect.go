@@ -170,11 +170,25 @@ var ErrStoreUnavailable = errors.New("the store cannot be reached")
 // store_unavailable; others are returned as they are. SQLite, a file, is
 // never unreachable.
 func (d dialect) classify(err error) error {
-	if err == nil || d != postgresSQL || !unreachable(err) {
+	if err == nil || d != postgresSQL {
+		return err
+	}
+	if readOnly(err) {
+		return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is read-only (a standby, or transactions read-only by default): nothing was written; point --store at the primary",
+			Err: fmt.Errorf("%w: %w", ErrStoreUnavailable, err)}
+	}
+	if !unreachable(err) {
 		return err
 	}
 	return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) cannot be reached; try again when it is back",
 		Err: fmt.Errorf("%w: %w", ErrStoreUnavailable, err)}
+}
+
+// readOnly: PostgreSQL refused a write because the database or the
+// transaction is read-only (25006), a standby included.
+func readOnly(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "25006"
 }
 
 func unreachable(err error) bool {

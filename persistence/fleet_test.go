@@ -371,3 +371,41 @@ func TestOwnOldLockSessionAfterAPartition(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// A read-only database (a standby, or transactions read-only by default):
+// a write is store_unavailable, saying so, and CheckWritable (the
+// doctor's) refuses; before, a write was an internal error and the
+// doctor called the store writable.
+func TestReadOnlyDatabaseIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	s, err := persistence.OpenPostgresNode(ctx, storetest.NewDatabase(t), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func() error { return s.InTx(ctx, func(tx domain.Tx) error { return tx.PutSetting(ctx, "k", "v") }) }
+	if err := put(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`); err != nil {
+		t.Fatal(err)
+	}
+	// Every session starts again, read-only from now on.
+	if err := s.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := put()
+		if domain.ErrorCode(err) == domain.CodeStoreUnavailable && strings.Contains(err.Error(), "read-only") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a write to a read-only database: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := s.CheckWritable(ctx); domain.ErrorCode(err) != domain.CodeStoreUnavailable {
+		t.Fatalf("CheckWritable on a read-only database: %v", err)
+	}
+}

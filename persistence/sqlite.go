@@ -238,12 +238,26 @@ var ErrSchemaNewer = errors.New("the database's schema is newer than this akkd")
 
 // CheckWritable begins an immediate transaction (taking the write lock) and
 // rolls it back.
+//
+// On PostgreSQL it also asks whether the transaction may write (a standby
+// or a read-only default refuses every write).
 func (s *Store) CheckWritable(ctx context.Context) error {
 	t, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
-	return t.Rollback()
+	defer t.Rollback()
+	if s.d == postgresSQL {
+		var ro string
+		if err := t.QueryRowContext(ctx, `SELECT current_setting('transaction_read_only')`).Scan(&ro); err != nil {
+			return err
+		}
+		if ro == "on" {
+			return &domain.Error{Code: domain.CodeStoreUnavailable, Message: "the store (PostgreSQL) is read-only (a standby, or transactions read-only by default): nothing can be written; point --store at the primary",
+				Err: ErrStoreUnavailable}
+		}
+	}
+	return nil
 }
 
 // begin begins a write transaction; on PostgreSQL it also proves that this
