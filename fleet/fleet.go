@@ -240,9 +240,28 @@ func (n *Node) Nodes(ctx context.Context) ([]handlers.FleetNode, error) {
 }
 
 // live reports whether x heartbeat within persistence.NodeTimeout, by
-// the database's clock (the heartbeats are recorded on it).
+// the database's clock (the heartbeats are recorded on it). For
+// NodeTimeout after the database server started again, no node had the
+// chance to heartbeat: a node that was live when it went down still is.
 func (n *Node) live(x persistence.Node) bool {
-	return x.Name == n.Name || n.dbNow().Sub(x.LastSeen) < persistence.NodeTimeout
+	now := n.dbNow()
+	if x.Name == n.Name || now.Sub(x.LastSeen) < persistence.NodeTimeout {
+		return true
+	}
+	if x.ServerStarted.IsZero() || now.Sub(x.ServerStarted) >= persistence.NodeTimeout || !x.LastSeen.Before(x.ServerStarted) {
+		return false
+	}
+	// The last heartbeat any node made before the server went down.
+	n.mu.Lock()
+	nodes := n.nodes
+	n.mu.Unlock()
+	var down time.Time
+	for _, y := range nodes {
+		if y.LastSeen.Before(x.ServerStarted) && y.LastSeen.After(down) {
+			down = y.LastSeen
+		}
+	}
+	return !down.IsZero() && down.Sub(x.LastSeen) < persistence.NodeTimeout
 }
 
 // readNodes returns the node list, read again when older than a second

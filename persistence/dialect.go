@@ -272,3 +272,13 @@ func (t *sqlTx) dbNow(ctx context.Context, local time.Time) (time.Time, error) {
 	}
 	return now.UTC(), nil
 }
+
+// dbClock is dbNow and when the PostgreSQL server last started (the zero
+// time on SQLite), in one round trip.
+func (t *sqlTx) dbClock(ctx context.Context, local time.Time) (now, started time.Time, err error) {
+	if t.d != postgresSQL {
+		return local, time.Time{}, nil
+	}
+	err = t.QueryRowContext(ctx, `SELECT clock_timestamp(), pg_postmaster_start_time()`).Scan(&now, &started)
+	return now.UTC(), started.UTC(), err
+}

@@ -27,6 +27,9 @@ type Node struct {
 	// at its last look; Conversations its rows then (JSON, operator view).
 	Endpoints     []string
 	Conversations json.RawMessage
+	// ServerStarted is when the database server last started
+	// (PostgreSQL): no node could heartbeat while it was down.
+	ServerStarted time.Time
 }
 
 // NodeName is the fleet node this store was opened as (” on its own).
@@ -85,8 +88,12 @@ func (s *Store) RemoveNode(ctx context.Context, name string, before time.Time) (
 
 // Nodes lists the fleet's nodes by name.
 func (s *Store) Nodes(ctx context.Context) ([]Node, error) {
+	server := "NULL"
+	if s.d == postgresSQL {
+		server = "pg_postmaster_start_time()"
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT name, advertise_url, version, started_at, last_seen, operator_token_hash,
-		endpoints, conversations FROM nodes ORDER BY name`)
+		endpoints, conversations, `+server+` FROM nodes ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
@@ -96,10 +103,11 @@ func (s *Store) Nodes(ctx context.Context) ([]Node, error) {
 		var n Node
 		var started, seen sql.NullString
 		var eps, convs string
-		if err := rows.Scan(&n.Name, &n.AdvertiseURL, &n.Version, &started, &seen, &n.OperatorTokenHash, &eps, &convs); err != nil {
+		var server sql.NullTime
+		if err := rows.Scan(&n.Name, &n.AdvertiseURL, &n.Version, &started, &seen, &n.OperatorTokenHash, &eps, &convs, &server); err != nil {
 			return nil, fmt.Errorf("list nodes: %w", s.d.classify(err))
 		}
-		n.StartedAt, n.LastSeen = parseTS(started), parseTS(seen)
+		n.StartedAt, n.LastSeen, n.ServerStarted = parseTS(started), parseTS(seen), server.Time
 		_ = json.Unmarshal([]byte(eps), &n.Endpoints)
 		n.Conversations = json.RawMessage(convs)
 		out = append(out, n)

@@ -138,15 +138,23 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		// clock): a node whose own clock runs behind or ahead neither takes
 		// a live lease nor takes a live node for dead. When a row is due
 		// stays on the clock that scheduled it.
-		at, err := t.tx.dbNow(ctx, now)
+		at, started, err := t.tx.dbClock(ctx, now)
 		if err != nil {
 			return err
 		}
 		lease := at.Add(leaseUntil.Sub(now))
+		// A node is dead once it missed NodeTimeout of heartbeats, but
+		// not within NodeTimeout of the database server starting again:
+		// no node could heartbeat while it was down, and one that was
+		// delivering then may still be.
+		deadBefore := at.Add(-NodeTimeout)
+		if at.Sub(started) < NodeTimeout {
+			deadBefore = time.Time{}
+		}
 		// The earliest due row of each host not busy, and only when no row
 		// of that host is leased (in flight): one delivery per host at once.
-		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), t.node, ts(at), ts(at.Add(-NodeTimeout)), string(busyJSON), ts(at),
-			ts(at.Add(-NodeTimeout)), limit)
+		rows, err := t.tx.QueryContext(ctx, claimQuery(t.d), ts(now), t.node, ts(at), ts(deadBefore), string(busyJSON), ts(at),
+			ts(deadBefore), limit)
 		if err != nil {
 			return err
 		}
@@ -194,7 +202,7 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 				WHERE notification_id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ? OR lease_node IN (`+deadNodes+`))
 				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = ? AND o.state = 'pending' AND o.lease_until > ?
 					AND o.lease_node NOT IN (`+deadNodes+`))`,
-				ts(lease), t.node, d.ID, ts(at), ts(at.Add(-NodeTimeout)), d.HostID, ts(at), ts(at.Add(-NodeTimeout)))
+				ts(lease), t.node, d.ID, ts(at), ts(deadBefore), d.HostID, ts(at), ts(deadBefore))
 			if err != nil {
 				return err
 			}

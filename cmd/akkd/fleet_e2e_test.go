@@ -30,8 +30,9 @@ import (
 // agent late; n3's machine dies mid-Turn (cut off, then killed): its
 // rows unreachable with no actions, actions refused with 503
 // node_unreachable, typing nothing, and started again within a minute it
-// completes the Turn with its callbacks once; PostgreSQL restarted
-// mid-Turn loses nothing; a call that claims to come from a node but is
+// completes the Turn with its callbacks once; PostgreSQL stopped for 8 s
+// mid-Turn loses nothing, and the first list after shows every node
+// live; a call that claims to come from a node but is
 // not signed by one is refused.
 func TestE2EFleet(t *testing.T) {
 	claude, codex := newestClaudeAndCodex(t)
@@ -256,13 +257,35 @@ func TestE2EFleet(t *testing.T) {
 		t.Fatalf("n3's model saw the slow task %d times, the refused one %d", userRequests(envs[2].Model, slow), userRequests(envs[2].Model, refused))
 	}
 
-	// PostgreSQL restarted mid-Turn (n1's pane, sent through n2).
+	// PostgreSQL stopped for 8 s mid-Turn (n1's pane, sent through n2):
+	// no node could heartbeat meanwhile, yet the first list once it is
+	// back shows every node live (before, each looked unreachable until
+	// its next heartbeat), and every callback arrives once.
 	findRow(t, n2.url, host.Token, envs[0].ProjectDir, 30*time.Second, hasSend)
 	slow = "[[akk:slow secs=4]] a slow task while the store restarts"
 	r := sendAccepted(t, n2.url, host.Token, rows[0].Terminal.TerminalID, slow, rec)
 	srv.Stop()
+	stopped := time.Now()
+	for time.Since(stopped) < 8*time.Second {
+		time.Sleep(100 * time.Millisecond) // the outage lasts longer than a node may miss heartbeats
+	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var list struct{ Conversations []conversationRow }
+		if code := call(t, "GET", n3.url+"/v1/conversations", host.Token, "", &list); code == 200 {
+			for _, c := range list.Conversations {
+				if c.NodeState != "live" {
+					t.Fatalf("right after the store came back, %s's row is %s", c.Node, c.NodeState)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the list never answered after the store came back")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	rec.waitTurn(t, r.TurnID, "turn.completed", 90*time.Second)
 	if n := rec.count(t, r.TurnID, "turn.completed"); n != 1 {

@@ -737,7 +737,9 @@ async function run() {
   if (await page.getByRole("navigation", { name: "Main" }).isVisible()) throw new Error("the navigation shows after signing out");
   const after = await page.evaluate(async (u) => (await fetch(u + "/v1/conversations")).status, turnURL);
   if (after !== 401) throw new Error(`after sign-out the API answered ${after}`);
-  log("signed out; the cookie no longer works");
+  const kept = await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith("akk.")));
+  if (kept.length) throw new Error(`after sign-out the page still keeps ${kept.join(", ")}`);
+  log("signed out; the cookie no longer works and the page keeps nothing of the queue");
 
   // A host's session sees only its own records.
   const other = await newPage();

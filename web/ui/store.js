@@ -60,6 +60,13 @@ function firstSeen(key, now) {
   if (!seen[key] || !seen[key].at) seen[key] = { at: now };
   return seen[key].at;
 }
+// forgetSeen drops what this tab kept of the queue (its items' keys name
+// Turns and prompts): a signed-out page keeps nothing.
+export function forgetSeen() {
+  seen = {};
+  try { sessionStorage.removeItem(seenKey); } catch { /* private mode */ }
+}
+
 // keepSeen saves the times, each kept while its item is in the queue and
 // a while after (an item that leaves for a moment keeps its age).
 function keepSeen(keys) {
@@ -162,6 +169,7 @@ let generation = 0;
 // stop forgets everything (signed out).
 export function stop() {
   generation++;
+  forgetSeen();
   drafts.clear();
   store.list = null; store.items = []; store.loaded = false; store.error = null; store.since = new Map();
   known = null;
