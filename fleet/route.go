@@ -41,8 +41,10 @@ const (
 	clockSkew = 5 * time.Second
 	// ForwardWait is Config.ForwardWait's default.
 	ForwardWait = 10 * time.Second
-	// listWait bounds how long a list waits for another node's rows.
-	listWait = 5 * time.Second
+	// listWait bounds how long a list waits for another node's rows
+	// (tens of milliseconds on a network; a node that does not answer in
+	// this time is shown from its last record, without actions).
+	listWait = 2 * time.Second
 )
 
 func (n *Node) mac(node, target, nonce, method, uri, at, principal, conv string, body []byte) string {
