@@ -58,6 +58,10 @@ type Config struct {
 	// Key signs and verifies calls between nodes (the store's fleet key).
 	Key    []byte
 	Client *http.Client
+	// Changed, when set, is a cheap fingerprint of what the node's rows
+	// depend on (its panes as tmux lists them, the last event): the node
+	// lists its rows for its record only when it changed.
+	Changed func(ctx context.Context) (string, error)
 	// ForwardWait bounds a forwarded call: the caller answers within it
 	// (503, with do_not_retry when the call may have reached the owner),
 	// and an owner carries out no call that reaches it later than half of
@@ -177,26 +181,40 @@ func (n *Node) row(endpoints []string, conversations json.RawMessage) persistenc
 }
 
 // Run heartbeats every Heartbeat and records the node's conversations
-// every Snapshot, until ctx ends. A store out of reach is tried again at
-// the next beat (the other nodes see this one unreachable meanwhile).
+// when they may have changed (Changed), at most every Snapshot and at
+// least every SnapshotMaxAge, until ctx ends. A store out of reach is
+// tried again at the next beat (the other nodes see this one unreachable
+// meanwhile).
 func (n *Node) Run(ctx context.Context) {
 	beat := time.NewTicker(Heartbeat)
 	defer beat.Stop()
 	var lastSnap time.Time
+	var lastFP string
 	for {
 		var eps []string
 		var convs json.RawMessage
-		if n.Local != nil && n.Now().Sub(lastSnap) >= Snapshot {
+		fp := ""
+		if n.Changed != nil {
+			if f, err := n.Changed(ctx); err == nil {
+				fp = f
+			} else {
+				fp = "error " + err.Error() // unknown: look
+			}
+		}
+		took := false
+		if n.Local != nil && snapshotDue(n.Now(), lastSnap, fp, lastFP, n.Changed != nil) {
 			if rows, err := n.ownRows(ctx); err != nil {
 				n.Log.Debug("fleet snapshot", "err", err)
 			} else {
-				lastSnap = n.Now()
 				convs, _ = json.Marshal(rows)
 				eps = endpointsOf(rows)
+				took = true
 			}
 		}
 		if err := n.beat(ctx, n.row(eps, convs)); err != nil && ctx.Err() == nil {
 			n.Log.Warn("fleet heartbeat", "err", err)
+		} else if took {
+			lastSnap, lastFP = n.Now(), fp // recorded: not before
 		}
 		select {
 		case <-ctx.Done():
@@ -204,6 +222,22 @@ func (n *Node) Run(ctx context.Context) {
 		case <-beat.C:
 		}
 	}
+}
+
+// SnapshotMaxAge is the longest a node's recorded rows go unrefreshed
+// while nothing it watches changed (a screen's state may change unseen).
+const SnapshotMaxAge = time.Minute
+
+// snapshotDue reports whether a node records its rows now: never twice
+// within Snapshot; then when what they depend on changed (fp differs from
+// the last recorded one's), or when they are SnapshotMaxAge old. Without
+// a change signal, every Snapshot.
+func snapshotDue(now, last time.Time, fp, lastFP string, signal bool) bool {
+	age := now.Sub(last)
+	if age < Snapshot {
+		return false
+	}
+	return !signal || fp != lastFP || age >= SnapshotMaxAge
 }
 
 // ownRows lists this node's own conversations as the operator sees them.

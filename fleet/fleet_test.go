@@ -290,3 +290,32 @@ func TestRemoveNode(t *testing.T) {
 		t.Fatalf("a removed node's terminal routes to %q, %v", owner, err)
 	}
 }
+
+// A node records its rows only when what they depend on changed, at
+// most every Snapshot, and at least every SnapshotMaxAge; without a change
+// signal, every Snapshot.
+func TestSnapshotOnlyWhenChanged(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	for _, c := range []struct {
+		name       string
+		age        time.Duration
+		fp, lastFP string
+		signal     bool
+		want       bool
+	}{
+		{"unchanged", Snapshot, "a", "a", true, false},
+		{"changed", Snapshot, "b", "a", true, true},
+		{"changed too soon", Snapshot - time.Millisecond, "b", "a", true, false},
+		{"unchanged but old", SnapshotMaxAge, "a", "a", true, true},
+		{"no signal", Snapshot, "", "", false, true},
+		{"first", time.Since(time.Time{}), "a", "", true, true},
+	} {
+		last := t0.Add(-c.age)
+		if c.name == "first" {
+			last = time.Time{}
+		}
+		if got := snapshotDue(t0, last, c.fp, c.lastFP, c.signal); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

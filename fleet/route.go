@@ -88,9 +88,11 @@ func (n *Node) sign(req *http.Request, target string, p domain.Principal, body [
 }
 
 // Verify implements handlers.Fleet: a call signed with the fleet's key by
-// a node of the fleet, for this node, made within ForwardWait (by the
-// database's clock) and not seen before. The time and the signature are
-// checked first: a call no node signed costs no database read.
+// a node of the fleet, for this node, within half of ForwardWait (by the
+// database's clock), and not seen before. The time and the signature are
+// checked first: a call no node signed costs no database read. A signed
+// call that arrives late, or at the wrong node, is 503 (nothing done); one
+// an hour off or unsigned, 401.
 func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 	refused := domain.E(domain.CodeUnauthorized, "this call is not signed by a node of this fleet")
 	at := r.Header.Get(headerTime)
@@ -100,7 +102,7 @@ func (n *Node) Verify(r *http.Request) (domain.Principal, error) {
 	}
 	signed := time.UnixMilli(ms)
 	age := n.dbNow().Sub(signed)
-	if age < -clockSkew || age > clockSkew+n.ForwardWait+time.Hour {
+	if age < -clockSkew || age > time.Hour {
 		return domain.Principal{}, refused
 	}
 	body, err := readBody(r)
@@ -463,6 +465,25 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 	}
 	wg.Wait()
 	sort.Slice(answers, func(i, j int) bool { return answers[i].node.Name < answers[j].node.Name })
+	// A node that did not answer is shown from its last record: read now,
+	// not from the list this call began with (up to a second old, it may
+	// predate the node's last record).
+	var fresh []persistence.Node
+	for i, a := range answers {
+		if a.list != nil {
+			continue
+		}
+		if fresh == nil {
+			if fresh, err = n.readNodes(r.Context(), true); err != nil {
+				break // the list as read, then
+			}
+		}
+		for _, x := range fresh {
+			if x.Name == a.node.Name {
+				answers[i].node = x
+			}
+		}
+	}
 
 	out := conversationList{Conversations: []map[string]any{}, Unavailable: []map[string]any{}}
 	owners := map[string]string{}

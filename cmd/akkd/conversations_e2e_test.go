@@ -31,6 +31,7 @@ type conversationRow struct {
 			TurnID string `json:"turn_id"`
 			State  string `json:"state"`
 		} `json:"current_turn"`
+		HeldByOther bool `json:"held_by_other"`
 	} `json:"managed"`
 	Warnings         []string         `json:"warnings"`
 	AvailableActions []map[string]any `json:"available_actions"`

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"net/http"
 	neturl "net/url"
 	"strconv"
@@ -216,16 +218,47 @@ func TestE2EFleet(t *testing.T) {
 	// PostgreSQL kept the dead node's session, and its lock, for two
 	// hours: every start was refused.
 	findRow(t, n1.url, host.Token, envs[2].ProjectDir, 30*time.Second, hasSend)
-	slow := "[[akk:slow secs=6]] a slow task on n3"
+	slow := "[[akk:slow secs=12]] a slow task on n3"
 	k := sendAccepted(t, n1.url, host.Token, rows[2].Terminal.TerminalID, slow, rec)
+	// n3's last record names the Turn (it records its rows every 5 s).
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var convs string
+		if err := db.QueryRow(`SELECT conversations FROM nodes WHERE name = 'n3'`).Scan(&convs); err == nil && strings.Contains(convs, k.TurnID) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("n3 never recorded its rows with the Turn: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	machines[2].cut()
 	n3.kill()
 	machines[2].die()
 	gone := findRow(t, n1.url, host.Token, envs[2].ProjectDir, 20*time.Second, func(c conversationRow) bool {
-		return c.NodeState == "unreachable"
+		return c.NodeState == "unreachable" && c.ConversationID == rows[2].ConversationID
 	})
-	if gone.Node != "n3" || len(gone.AvailableActions) != 0 {
-		t.Fatalf("n3's row while it is dead: %+v", gone)
+	if gone.Node != "n3" || len(gone.AvailableActions) != 0 || gone.Managed.CurrentTurn == nil || gone.Managed.CurrentTurn.TurnID != k.TurnID {
+		var convs, seenAt string
+		db.QueryRow(`SELECT conversations, last_seen FROM nodes WHERE name = 'n3'`).Scan(&convs, &seenAt)
+		var raw json.RawMessage
+		call(t, "GET", n1.url+"/v1/conversations", host.Token, "", &raw)
+		t.Fatalf("n3's row while it is dead: %+v\nits last record (last seen %s): %s\nn1's list: %s", gone, seenAt, convs, raw)
+	}
+	// Another host sees n3's last record as it would see n3 live: the
+	// pane held by a Turn not its own, no id, no state.
+	var other hostCreds
+	if code := call(t, "POST", n1.url+"/v1/hosts", n1.token(), `{"name":"other","webhook_url":"http://`+rec.addr+`/other"}`, &other); code != 201 {
+		t.Fatalf("register another host: %d", code)
+	}
+	seen := findRow(t, n2.url, other.Token, envs[2].ProjectDir, 20*time.Second, func(c conversationRow) bool {
+		return c.NodeState == "unreachable" && c.ConversationID == rows[2].ConversationID
+	})
+	if seen.Managed.CurrentTurn != nil || !seen.Managed.HeldByOther {
+		t.Fatalf("another host's view of n3's last record: %+v", seen.Managed)
 	}
 	refused := "A task for a dead node"
 	var p sendAnswer

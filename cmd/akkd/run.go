@@ -401,7 +401,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, AdvertiseSet: cfg.advertiseSet,
 			Version: version, OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log,
-			Now: func() time.Time { return clock.Now() }})
+			Now: func() time.Time { return clock.Now() },
+			Changed: func(ctx context.Context) (string, error) {
+				panes, err := terms.Fingerprint(ctx)
+				if err != nil {
+					return "", err
+				}
+				last, err := store.LastEventID(ctx)
+				return fmt.Sprintf("%s %d", panes, last), err
+			}})
 		if err := node.Join(ctx); err != nil {
 			return fmt.Errorf("join the fleet: %w", err)
 		}
