@@ -998,6 +998,18 @@ type BackendInfoProvider string
 // BackendInfoThreadStatus As the daemon reports it; a Send needs `idle`.
 type BackendInfoThreadStatus string
 
+// CatalogueTool defines model for CatalogueTool.
+type CatalogueTool struct {
+	Description string `json:"description"`
+
+	// InputSchema The tool's JSON Schema for its arguments, as `tools/list` gives it.
+	InputSchema map[string]interface{} `json:"input_schema"`
+	Name        string                 `json:"name"`
+
+	// ReadOnly The tool changes nothing (MCP's readOnlyHint).
+	ReadOnly bool `json:"read_only"`
+}
+
 // ChannelKind defines model for ChannelKind.
 type ChannelKind string
 
@@ -1777,6 +1789,13 @@ type ThreadList struct {
 	Threads    []NativeThread `json:"threads"`
 }
 
+// ToolCatalogue defines model for ToolCatalogue.
+type ToolCatalogue struct {
+	// CatalogueVersion A digest of the tools' names, descriptions, schemas and hints.
+	CatalogueVersion string          `json:"catalogue_version"`
+	Tools            []CatalogueTool `json:"tools"`
+}
+
 // TurnActionResult defines model for TurnActionResult.
 type TurnActionResult struct {
 	DoNotRetry bool `json:"do_not_retry"`
@@ -2230,6 +2249,9 @@ type ServerInterface interface {
 	// ResumeThread Resume one exact native thread in a pane (resume-thread)
 	// (POST /v1/terminals/{terminal_id}/threads/resume)
 	ResumeThread(w http.ResponseWriter, r *http.Request, terminalId string, params ResumeThreadParams)
+	// GetToolCatalogue The catalogue of AKK's tools, as its MCP server lists them
+	// (GET /v1/tools)
+	GetToolCatalogue(w http.ResponseWriter, r *http.Request)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams)
@@ -3209,6 +3231,20 @@ func (siw *ServerInterfaceWrapper) ResumeThread(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// GetToolCatalogue operation middleware
+func (siw *ServerInterfaceWrapper) GetToolCatalogue(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetToolCatalogue(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTurns operation middleware
 func (siw *ServerInterfaceWrapper) ListTurns(w http.ResponseWriter, r *http.Request) {
 
@@ -4038,6 +4074,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/health", wrapper.GetHealth)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/tools", wrapper.GetToolCatalogue)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPI)
@@ -6721,6 +6760,57 @@ func (response ResumeThread503ApplicationProblemPlusJSONResponse) VisitResumeThr
 	return err
 }
 
+type GetToolCatalogueRequestObject struct {
+}
+
+type GetToolCatalogueResponseObject interface {
+	VisitGetToolCatalogueResponse(w http.ResponseWriter) error
+}
+
+type GetToolCatalogue200JSONResponse ToolCatalogue
+
+func (response GetToolCatalogue200JSONResponse) VisitGetToolCatalogueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetToolCatalogue401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetToolCatalogue401ApplicationProblemPlusJSONResponse) VisitGetToolCatalogueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetToolCatalogue405ApplicationProblemPlusJSONResponse Problem
+
+func (response GetToolCatalogue405ApplicationProblemPlusJSONResponse) VisitGetToolCatalogueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTurnsRequestObject struct {
 	Params ListTurnsParams
 }
@@ -8557,6 +8647,9 @@ type StrictServerInterface interface {
 	// ResumeThread Resume one exact native thread in a pane (resume-thread)
 	// (POST /v1/terminals/{terminal_id}/threads/resume)
 	ResumeThread(ctx context.Context, request ResumeThreadRequestObject) (ResumeThreadResponseObject, error)
+	// GetToolCatalogue The catalogue of AKK's tools, as its MCP server lists them
+	// (GET /v1/tools)
+	GetToolCatalogue(ctx context.Context, request GetToolCatalogueRequestObject) (GetToolCatalogueResponseObject, error)
 	// ListTurns The caller's Turns
 	// (GET /v1/turns)
 	ListTurns(ctx context.Context, request ListTurnsRequestObject) (ListTurnsResponseObject, error)
@@ -9516,6 +9609,30 @@ func (sh *strictHandler) ResumeThread(w http.ResponseWriter, r *http.Request, te
 	}
 }
 
+// GetToolCatalogue operation middleware
+func (sh *strictHandler) GetToolCatalogue(w http.ResponseWriter, r *http.Request) {
+	var request GetToolCatalogueRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetToolCatalogue(ctx, request.(GetToolCatalogueRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetToolCatalogue")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetToolCatalogueResponseObject); ok {
+		if err := validResponse.VisitGetToolCatalogueResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTurns operation middleware
 func (sh *strictHandler) ListTurns(w http.ResponseWriter, r *http.Request, params ListTurnsParams) {
 	var request ListTurnsRequestObject
@@ -10163,352 +10280,359 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P2LkttGsjeIv0r9+T8bIr8B2S1Z9tjdcWK3R7aPtfZYOmp5J741tUQRKJI1DVZhUIWmOF5FfO+w77AP",
-	"9j3JRmVmFQokwEtLsnU8jokYq0Fc6pKV9/zlL4NMr0uthLJmcPXLoOQVXwsrKvjrmVb3ojLcSq2+EzwX",
-	"lbuaC5NVsnQXB1eD1yvBMq1spYtCVI8M0xvlLoQHWSUWohIqEwmrRKarXORMK2ZXgr2uK8W4ypnIVlrk",
-	"TComrWEbMV9pfWcmg2Qg3UdW+PFkoPhaDK4GN99/P44HN0gGJluJNXfjW/O3Pwi1tKvB1ZPPv0gGdlu6",
-	"Z4ytpFoO3r1LBt9pY59/7e6Ft5fcrpp3r7SxM5kPkkEl/lHLSuSDK1vVIv5Eya0VlXv2/4Lbf74Z/598",
-	"/M/L8VdvfnmcfPH03b8Nur7rptv7XVtX6ozvwu0nfvdv3Gar3g9v3K9nfBnvP+nT79wrTamVEUBQLys9",
-	"L8Ta/dPRjFDW/ZOXZSEz2MiLEu/409+No65fohH8WyUWg6vB//+iodgL/NVc+PfCF9v0eaPYq2+fsa+e",
-	"fv5nRi9nG2lXjDNj+bwQLM10LtIJrBS90H3vJsM3/DIoK12KykqcAw/X9w+CEWuurMwY3pQwMVlOWGqE",
-	"ytPJ/vokg7nOt/DSPJfuCV68jD6Gm7D/GbdNwljmnsbJuFMTPi5zw8pKLGRRiPya8bkRyrLNSuChq3Rt",
-	"BbP8ThimtBITdmPYUt4Ld/iYO1BmIYWZKuuPNs8s0yoT8HjG3UFnPM8N/F0bUTHaTZZKVdY2ZY60zDXL",
-	"dLl1L61VtuJqKfLJVDXLoOd/F5l1ywBPdS9p6/V739csdYuQsmFKi5IyieOy3NwxK97aa5ZyZTaiMin8",
-	"ALdJrRSXlWD00zVLFbfyXszsqhI8n8kc73bUVggrmMyZXjDO8Pdo6ittBFtUes04W1TCrFiK95iUFdJY",
-	"qZbXLF07ImOclaJaS2McY3SXDr+nuXmmYVFMytyb6X1FCswzrQQ3Wkm1nInFQlfWfcfWZbH7OnimeVPG",
-	"LS/0shYjYLRWrIHAharXg6ufB7Sgg2RAawQso71Gg2TgXkr/KYCFtMcyeNNB9nSBVxXfur/Xwq507j6+",
-	"dyvwqq4fLK+WooNobui8Ma2K7RVLrVtDxYvZQheF3syyuqqEsinDvw3brLgV96JiOLm28HLbU3IlmFm5",
-	"e5XeXLv3456Itzyz+KGINB+5owg3PAIJ5tezZyBOdsXv61iwdzFn/tlzoLBstEhvOg7WzZJ4bJuH3UmV",
-	"H+Op8Oj37ka3C5VeyEJ0H1H6kdkVt0Ce7gBKw9wqwiowk1VCKJMwXbG0VvRAnrKhOyAiT5iCHQBGZfWo",
-	"k1fS6/bH8M26tFvkb9KyTNdFzpS2bC5YLnDVRT4ZHFtWWJTmM82kexf2e1pGv8NZwWs4DE6ivO2k/Juy",
-	"rPQ9L7roNmINZaXXpWO6tHQT9rXIpPvJMF41guaa3YmtAS6wFqpmUuXirePrsJxZpQ0yw5uXzyc4o4gK",
-	"Mr1ec5XPxNtMVGXHUXolcp5ZkcP757pWeec6OhFFgwMVY5eRcJizmDkRAhwCFvEUviDelrISZsZ7hINe",
-	"LETlpADQW+vgCoXySV2zwK+N5bY2jC+5VIwvrKiYtG5CC12t3TcGObdibOVadM1yzVXNi1lDM3tb+P33",
-	"bCOLAqgPmSaODLfzGtm/cay/NjZx6q7nL9GyzrUuBFd07Nalnfnj2v4a6RYrURQz2spuJQNZcjcT1bro",
-	"/GHDpRNcMyPdpu19+29emSBCnYslV24j3HNXoI44ZfeRI02la5WJtVDWnX+YNUeeqjRaACtd5CbxGoo0",
-	"jN/d5WwhK+P0kc0Zm7RzpOP129+/mG47zzid1Ze6kNkBNW3BCyN2D1dVF6J9HA4yW/rUq7oQSGpvn+Nz",
-	"n1/uHoudOeKHDo3/FQny8ybg1+YhJ3lniOFVB0dZo3w5Y4jcS7czGDCvlvetbYnNxcvLZLCWyv/9uJMJ",
-	"+J357AncTH893udeZaVhkt1Ckyvhjsfc6MLp4xtd3Um1ZLmsRGZ1tZ0AxYaxPb386oujioGbW9ca/4Vn",
-	"d0Llz9VC7ysDqLld/TJQdVE4i8gbHntz39P+OmeGPz8yTOYJ4waYQc7FWis0C5yQHoKq0y3nHTlI8jWE",
-	"jXX7OeNlOTOiuhdVt/TAcSGX7+DOKAppKJUodWXdYBxbvhUqZ0qI3LBU5oVIY8XNXXBacOZm75RgbWeF",
-	"5jmwELM1Vqxnoqp0dfwkhLl1qtLtCXRt5LMVV0oUu4rHSus7N8JmfZwp6xQHGK4Snev1rNBGPIw5NCIl",
-	"ItHPLy+75r8/idhzs29f+0N9VDmF4xzpU6cwWHjmnksg9Blq0mewadS8OzSVOZ6wYy+ID+I7x6aalaDz",
-	"1KV18KU4+ua/0m3umDqLbI/8nzuxuyiEsAmcA4XWJ7fMCGE6NKihO7i0QqB0ZryqpMiZrsESr0T3+XUv",
-	"Bho+MojNSri34BhgNGRnXjGuWK0qwbMVeGjcj48Mq5wF5gbiBlZwY9md0hvFtBJOe5B25TQKGvFUDbna",
-	"0l/kb1wzadjnl5+xFMYYfQINaTcVZ+PZlVTLEfoq/BEr8OxHz3Seqffn+Xuv9NZhH78NVmfBrTCWOS2U",
-	"nsF5S8O87dn5Af/jMRJ7Tfd56rXSosjef2PFlXH8dX/EwR5PYZvhtKM2OGx+cvtkhB1N0Dn3dkbHyz3T",
-	"OGC4ZZw9c78zXpZj5Hyev6+4mSrk0mwY8X3w4cD3cJ0EWqVweaXX6JBx/IhbXYHAykFvx33t+NV9yZHg",
-	"VOmFeye6wBt6dN8a0Z+pn4ebXcLyCrxudlXpermKpNOE3TC61VG9W461qJYiJ9flVBEpuR/B/UC6M6e1",
-	"RJsDXq7BdcFA4IKfglu/hEpvUFfHRRxeTh5//uXkEs6CI6ZqNFUosm2Q67HRwoAC2DD92dbyTSCyGVxO",
-	"Qa135O1ud+zV+8XGMk+v8ZXwPLhW0N0ond6Aiv+Tr1i24pUzQCszSsIEtGqG0mgWbhNot90/YZagfzi5",
-	"rpkGTuPGPFXoyZF2wn4EK3m+DburKxySW39acLfC7o1z3do/8LsFer0mB6zKEwbucff7VIFm1WKhNtaP",
-	"hvsbP0rC4jo6glFTdMU483XrvuT5JBq+IhBDi3vLnFmtJ6yx1BovFleaOK8bSUJe4Y1hJa8smsdt5hc4",
-	"BGnW/jx2ssANr5RUy7ZUPWrqw7IJc4TFoQ7G/oY3u1O7x95OEuTwgv1h7Ghru+LZs7yGzSekrsQsrxHZ",
-	"zayiVenSP94c0ZJ+kKbDixcP73QdpqV9dWxErZrx0URmtq7O+MJPzRuceX/WMpvBoRF0rdPXwonmavvj",
-	"SVqPVrHmk+OzpP2stLGPmugjG2LkxMmpLXM3wpMJvANkj5VrMXJsRDi+s9AV46zQunSng6X0nlldFSkb",
-	"poXOeOE+kSYsffzkz5NL97+LL92fV1eP0xF+B08mDHEDnsxSG8ukTZpAD0ZDTQL+Fu+8BkeqMijxnRjQ",
-	"lXXnwz3glKQ1z1ZSiYQZ7VeEVWJRG2GYqR3HYj+9+gE+4vQ7Z6M9ffKEpfe8kDmegAUHp+1owp5b8GCB",
-	"AGQcRwtnUeCbr90weBC5KoxCWiea8Lu5Y07BbwzvkKal97n37W7KhksLS41OoSguGUUkm39OZuM3v1wm",
-	"Xzzpik82xPOSogw7usqu8mGj4NsGfdWMB0kd0/Ej0+gpyORBxjoWtquqTNUwdeR9YSyvHHXwLBOl5SoT",
-	"IGYoAuWYOu80YZ1mO7oOAfVHJgp6yNwHxBTKiiB9hMpLLZVlafZ2Nq0vLz/LvFjN4U+RJujIRAcle+Eo",
-	"cyONSJhTKOK1gC0TeePNZCkdXNTynAWNAgj1F8UE+OyBeZjGBiB3oCjyyVQ1k6iNqGbibVnITFraBgoD",
-	"ogoGYpXujvRIN/tRAooeaEN4I5xkGIxbXWnNVAETR2XB3UFjZyW3q0dO7lZaLVESo4VsWC4xxuB0HKeU",
-	"5hVfWK8bhWltuGFZIXgFKQ8ZTh81HfgkpUvciS0bPgPfFZAJKmXGcrNK2DNbFX+6deaSzFbsToiSiAC+",
-	"6IZc1uDHADoktzZ4u+v5WtrrqQLKu8IX/YQnUysxdpoNvMS/G27472zL1Z2Bl41ANeZsXuk7oXBz6JgH",
-	"iTw01v0zZ7qaqlplorJcqhHuqNvJ9ubgimg4/TfkPU4Ybwdl3QVvG0EY142CTMLccYapQu8GM1YWReBj",
-	"c7HQzjxUZW3bCkwjkbuJ6iTF5mvtjLQej0WXwwlsG4onGbbQtVPna+X0AEcqjgbNySoLfj04PnbFtuOT",
-	"J77jO7g1BAZMl3ufWyI1d3ggipy6xd+m4L/f6Co3TTQjc4Yc5Ai0ZnNU53OkI2ZGZ3eia/1u8QdWiIV1",
-	"Wrpd128Zsk7S8J1KvdRKXDNzJ8uS7CMnv/wyu2cio1cqK5aioo+Tm7AJePN8CzKlspIXxXbmryht6d9d",
-	"dGGsrsRpS38Lt7pn6tIx764o0jdOIJFhTMSDBigEWcVbaawjpupkyumlGbc4p437tbuTnpgZwSvH7jvD",
-	"Qs7Iifdp464UWt+RhjT0CQ+OscIGs4UuclElzAkRNh67x8dEFHTL6Dy6olHCAE7WWpuJ3qIL9ZjaSgTU",
-	"HCNa0J3vJ54/xJvuicaf207FNjrwHyCC75hNtHrRSYiC+13+LAjVRz9G8ckoJP/A2Hr0BT/G/rX4zvO4",
-	"XTuoxiXan1qkg59lj+5ZKDUYea3X9Y/z1jOE9jjLJvtt32iupMXYy/467wwm3No/gNd0sNvfBwHUvZGH",
-	"hnbyJuP7D4+Kztb+2hwkz96xIXs4PjS67xCJfStFkX8DYZz9lXO/dXvnhTF8KU5YHHhF80DnEHQllpVb",
-	"xZeV1osOTaO2K13Jf4qW3CKHdadsyoXlsugJ4DsFNs21cpr+ZrUFWd+kz4DKDNqbM26GFSWDjK6Bj4Oq",
-	"j+J/s9LA4Q3jtiuhIRqNnqEotdW2mxAPZXx8dsmMcDq4IS03RR/njFvyJ5Zu2dhacBXc+A/I8zgtzLkI",
-	"m9V49KJkwWum6qJgtSqEMbTKbghHg6y6tpleH9UnXtBtFDCFVcBDfsoUMRF7VlbCkHjZTUaqdFE4RQr0",
-	"/cZlTOrHMLjh8U3Ncnsd3Ho/LtmIo+4Ml8hUO36G4pubhdohq87I6s584zVr0VwSH7GuI/qd4AW6Cton",
-	"c1+b1HedB/JkbhrUC/9E53B0p2OwEtyK/CyKIFfYdtYdPXx9nu+snXXM1RYfXPPuEJfPue/isJil3sX7",
-	"RVYJO6u0PXuyXo6L+27L7XXjeIJbnC0dfr8m5wWyGQHauvvCeTqqHwI682YQZukeCEZgyO6mUfndanyB",
-	"BhRLYIOyYve8qAWGHDAVsBK2rigN8vxB1lVxnGCbwgnYsvbTPRPe24okJt6uPe47Bc/gsbNznHaI/qCB",
-	"EDuaI8Lc5ZwFn4sCZGQpdFmIa0gs8RmptZL/qMVOcs/jExKP9mn2YIAD7/4Gb96jt1Of/47u3qeFnVn7",
-	"kPbK2pLpCv5rwKNMWcGZkPfCMCOXSuTs5Yvb12ZnEZ5cPv3yyCrsUFwHnR0gj1woZ9ajIlUULxaDq58P",
-	"LwJw13fJLnu1+k6og0xjLngFial3Qk3Y7QqzFCB4mXVrRn4OSPDdL083KyOyWcrwJkrekEvVzYNP+fCu",
-	"gIWZ7Y1mf1Hf0LJ2B6aCL+okw5tW+bAF1m8mu8dvw6rtD6RPruyv+Kns7ejq4KBeezI5fUzHKUuJzdnU",
-	"1TsR/Fzf+IkF/Jos9Q8et2/tH2Fuz5UpRWYflsYn8eGdLN+9/MOeoUVPd4/Miopn75vl5x1YGS/5XBYy",
-	"8qZE75tDUaIvNuy2LReVEDMr3trun9d1YeXMiILyt464YXa+GL9+511dixOOyVrnXYrfd3oD6VFmq7IQ",
-	"HIF0eqgqWPMtBt1YiCVhfDsXC14XFm2vK5YaK0TlS40gip6yoVSYOdJ4yetKjaA45x+1qMVMibfhZg7K",
-	"be6/DDfkwQXgw1juCXzNhN2g6o/x8HmhMwjk7Jbd4TsyXRS8NO79ralCOYA2aHRkKy0zyLtSGO3srFfb",
-	"n+ogGezM572rTkI6DZWerCCczXO25jk4SpzpgysVLOGEicKIuAxFlFSEMoTXzPCL+eh0H0Ugtlkh17LH",
-	"+ymbE9gnce52Molbu+TMYbcrM3+1c/k6ymL2D1fY15PVgoh9/Kf/fMdmHShuaWqHQ/2Co9bxndLZHf7/",
-	"hXcpjKO16gnykHnh31UKlbvffIkz/YGbD+5s2lVn02D1a2cNiucgsxA87fm+KPfZHtR7dW++1ZYXXT/t",
-	"cXH3Cn9/F6/ylelHnMO0MI/fJMc+SRsTxwN2SDWJyuF9hhXFEHAjaEFiwtoREUdEUqCpfQUtIB3s++bK",
-	"fRre8RTHMqbNOp6ttDaYDykNw1dRTjVG9JF0MH3jrU27HWZgXR4Y3EmOtOZW/8LOfd+vZ1mXtvPbfhf6",
-	"yOQwcwhH4JSo1iu6GfWCnYnF40ga2AgaeXTv7kebvT1CN68iFeOcUiUqoY4p54zHd9Z313XQsd4PXtFk",
-	"gGqLyGeBTExfxVT315saqSeXHdFZOh2t4qbu0pH+rW1PsGvPmkE8vjxSqNVSxvYP7gtnW4E201ZRKAch",
-	"v3f7ZASUEnWrOz7ljcIQ762x7Av2o3sSMfEj9+7Jhx3O7Em5a9H/2hSr7Lik40keqzOoK/VKLMAxLIp8",
-	"Nt/OICuyy9nmc5J8SnMDRYNVpb3lDy32k509tF2bujXOzpXRuSiegSJ7oASvp3Y3glM4yttPAGLYGdWL",
-	"slsQBlGz742Is9cUX4sEzodZ6Q2E3Cgy2OnpCnM9AJ8CyeuQTw95aAeqmpv59XjP6UekA0zIB53bXHtw",
-	"jJIrkVAp0VBpNQb3/iiYOPiQVO5VUCSgiq1/eKp88meIAWJypn+hewmGCOA1mJX2wCwEv7O4L10r0LvF",
-	"t8K+EqYuOnxkZDGamVdS9xUXqA5x0+4+P02M+SEBX1hUeS9Od8vGR+ndm96QarMESmxmvorKT/fhn+tb",
-	"nASSscFDRx+DHM7KUtJrSMzEhcZMKMPXArFaRiFmtgCUjMJWPA2pmfAVzMjzdEksNar1Krb4UiSH9kiW",
-	"wjKpjIUEXwjXwnFVkBCuNNYMZQWXa7JDj65qFKgOZbrBzuEF5MvNmu1NBkcMnEyX7ZeRyKApOP2ernCV",
-	"z6I9Nd1W/UeILMezwfH2njjTf94+8dNyyP3xk7KyaKCkAoIQOKTmgJ1j6rXI2RwLtYywY2R8p6NswOqd",
-	"7CaIJViHzXJ+NsX70GEy+E1IkZbMj721hV0E+iMkSDxvOX/7iPS/RtqQhOCe3c7WWHA1w4SPQwAF4ZOF",
-	"hyUwoUJoN0HfJ7ng3HAe0hwAbjnTsf4gOg0ZJ4cewK2+xXvfjxSjOR2gy5C20rcl/QR52wPc8LcVEYjf",
-	"EsLxuZdOwK30RuQJ83R2at5VRzhi1p+bkwxCjXZ3GmCvAt+VTLafZRuQn8wh9SvAaWS8ymEVAE3jeMiv",
-	"IyOqPeMGv62ZZ/9GvYb39Bp5/cXvVH+KNlmoQUakAU8vWCBmdAH1OprJvtSx09L04mOMEH5RLXNcdBP0",
-	"qJ9+ev51QhoX3ecujZKQ3tcNe1Cv51026tfSlAXfknr22LMZJTbCWCoMl1SmbxQvzUrbnoqFla5s50Tj",
-	"b2AcCO4VxiIQ5Fs/b5mzYc7NShiWV7os3cnhlhWCG8u+jAuuKVGFHRhaJOA8EsABNJhWNmBzXuH7a20s",
-	"e/zkMhpA53fqMj8z1+v4QfAlvdG7g4QfhG2NVr/zXIgNHoo+rW8uMUCwX2MIuGpU1HZLJCgNwq0BwOU+",
-	"LiWiEFIAYgYLi9G6KygDkyo3Hg7Przv4SaSh2kLhSB8I3Eu2kM/pwQzV6Jqlzi5Ir5jSYWTDRviPYlcW",
-	"DHeQDPYHdQiB5r+amnEay3F2V1dKcOLrNz1PwsVvcSGIwlL1n5NxwOlxr0YBPumj5RGLe6lrM+ua5tHv",
-	"HYMpcdvnqYi4UbNQbAjOHmD3BJXRvC8dPTiZ+mNo3tFEO3ON+5cxCWygk4eQ83lHM/Hu5e6klO+oErcp",
-	"GzchMQDMfEDOIfjHveUpuHF2DeYcnZoc35eOuxsgPREx5+SEaMr2ay9IEw9s5nI4Zdotc3famvKpGCcZ",
-	"nj5n6aDLDl/ZPQwrF4R63bHr1op1aXsqYt4jv/vMpyARiw5PeEIq+8XTTg3lUG4b7A/N66wxwIPCF+b0",
-	"0DBwy1lGR2h/ZBBPecjXVbRPnbztpjCYTOMBH8bS48M8z8W61FaobDv+XmzTKFsbocc5IrQ6ziJFt8oT",
-	"jtVhWmwGeQsPBMI8eqp25hfteRKnCm5LER22QJ8tYjxG533HrrnjnOMXnZ/jxzD+xLFh3vaneoRTNEgG",
-	"CIfRydNeNLK3w5TlIR41trrOoGwm4wUgBdW8KLYsl3msXDl5F+A2RT7DzKIZoqYf86u+DLblX3UuPkCs",
-	"x0vvNYChnBX3OS16dTApoZmOeVjOY3eM9wbR2GWOgZ0IhCmyzT2cu8f1Lwuu0n31DSrlZ06RTr3qtgtV",
-	"wsf/fPMzIpTM3vxymXz2VU/rhr21Obom3fbHvj++U8E9aMHjCvk4WIIJba3lerCe9hEMgQeq+OuzlIDO",
-	"w/VB3NBei+wiVQogNdY+7EzIN/zNNOPGag6j9wvaFRHqJOWm2He3yLvr2N6iHCVwI5YBS8LDKRVAF818",
-	"X4iEpbUK1X25+xvEm5sAVC6nPdDmveEa0Ek6NuilqMZQ7ssa8CSGNydRGw6PI8QNo7GejOgQ1Sp3EJtU",
-	"BtCDetX0ukevPADoSLrELiX+9Op509/HSQeP9+dbrfjCuCP0hdqFd8UEH3LWy/EqvayEMX1NWvbLMaWa",
-	"lfQQvBit8iNyvHva4NbSuuiz5yOUY6DEv3CzcuQm3oosILWPTl6VA3DAmLmVPxTDNzzVzgi6PFqNtgtB",
-	"Tm/qHyIll8WxEKmWhfAp8jsZ8+1k+kyrhXS6el9urhN6a+EdcKetxQ7mSgQuqRddPjdQ6D1bu2KOq6b7",
-	"LRVOcxDFPWUON47Z1Rsux1/x8eLNL1++G4d/Pz3h34978M/6pUwUKNvqukK8XSU2Y+8nrFgFy76HMQt4",
-	"PYmHJZWE49YBS2plUSAcZ+yTx2rziisDmxdw1oba44+xp5dfhS0KYSZoK3IvVAqgVU8vnwZW64SimSql",
-	"lRi1GhDFpR0dhGur7TNeFHOe3T3shHXYjtFmrs3y1AZee4O7FQ899R2Q07tMvQvPjg3TgHB5xdq4eAkS",
-	"sbSAR/vI+AY8mDQ4asPmLbUg4FJupwpAXduxFo+XB+jTe7C+Lai8UYOyeye2VKcCxS1cbUkhbcgQcdc8",
-	"xp1BUDrCh23aUCAwrHYkt0R8anRHxphyScs7CSo/kuFimyKB7TYV2K9451U+s3ItdG1na6lq21UF9GLu",
-	"Zt9qaCINK3SAtYBQD+i9vvDnz08uR1R0JteO1T6+vPwS+Tn93eW48cOPEsJ6OKW/E5IfEPG2CVCyIWEr",
-	"Y+0OcTNE3IO2H2YFWHh7+zq6YrXKaUIAptxwE53dUaZtYXQrYT6XpuQ2WyHEHwY6EMMbklMAZs470p1C",
-	"ItgwvcC/0xFUS06VIwDfs6gD1IMN0+ZaJA8QqFfB4psJozZIc0d/uWdz0POCF1cIvOgBNXAqEIYxrZOB",
-	"cRuP4kjweHNCW8i4gpQtyCfzeHcYMlJ5fAqupwozGADYXdmmQRBBICrtp2asLgNonjsxoWUaGwKL3SlW",
-	"ITxI9FblPazUqZ+A0guh/z7Cfu2bP0rHLRBBMA007Wncg7n59zVU/sUukT99epTGCXmnk+lFnjq3YImP",
-	"fpaiIqjDScepPtYqpDvT9S8d7NXQ8UFes8OjU2KhmIgask+sb57ZApUG3G74zSSeFATx5SNt4EDpMGyI",
-	"N5if30ywydwI6RtP6iMTPeCL36CYbaoaUkIsGEBxV9Bgg5JoLcs1QuzDx9wdPSizSUCUca/Y46pf7i3/",
-	"cSTYq4vxm//2b6fkEn/ATQuv9lmZh/dvquINDMlIu3vUzk0e+m6AoPFAK0eqOfQJTcFrM5qwZyuR3Yl8",
-	"qmDXjI0gZVub27ubPTvGgoK2t1tPD+4WH//zzZ969iWoOB3aqedWCbOVXK8FZHcUggPoPCxsxWXh/tis",
-	"pBXMlDwTE3ZD+QZPLy/jhAN44vEX7Hv5F0d7vpIgvmNegwpcSGg4oTT7p6j0eCNzu3JKwFxi8gxw/Qa2",
-	"ffjTn55cXv7lf/6P/wf+8W3C3H+f3NCFJ9/ghS++oAtffOUufPvNt9+OGkhaFG7uy5BqSWAinJmCmxUj",
-	"o9INIso4Tv9/6T7OyOUJjOtQKBfkTSgg7mqZCNUYTPCqkKICLn/tEZ8b7wf1/9rsINJr1QmNcsx71UEc",
-	"Xn3wdQTOgiBbawenua2tnvD5M6xf1NP7EoGp6si3uDwFKQGAqk9yZHapLR0OViCUoL0mbUtMtLUnBPyS",
-	"y5X1zCHWwtgwUnpGHylHoU2aD4uWOZJsomQH/aCHi1/fo9NBL+E6inlksMMBpPP4NqUgM0Bn8p0whim+",
-	"ag2Q0TFSfjpCwwYaWilNsHn4Uic7pqoBFW8Bh2dk7zZ9dsKVBOFFfHV/03XEWF2BfLAMJUFjm0xV28sJ",
-	"5QmKpX7hUmb41jCjrxtd1lgOCH/E+GDGCPPshkLA1C3ds899FiqIWxkbbV+2D2j2+rTbpzTa8+7jbiEf",
-	"/eGRqWLHSfCz12O8EvPml8vkz1+9O1mN+SBRp5PryXyLoBtfK3ukBOK3jvacz4A+fNzk0DpSv7cegBDo",
-	"NwpLQ5ATm1amNOPmzrCVqMSEpSut7yjLMA7ousutCOYjw5qgFtExIt64WxO05UMzcJ8zCyzBDcdJ/nuh",
-	"7OiapU07up0Pd7h1MEx6zVIEdqcHKASL1yjgCKqN+7FpL+wmQjDCTdIijgYb5XhTAnyBQx5gtUOPJgLX",
-	"jvplkGMIHVQZboPvzoOJhf7lO11cd3Btw1oe7csStfaLKurPemy322Dz8eiFh+itu0NkFlHhKQ3CAtW+",
-	"w0iLBqj9dWl7TmEunckxi6fcoaUgFWBnOVRz63KGj141lI8XgPR3I9TUMwA9PtTZeMj3ttPGO3oNdIQY",
-	"is507WE0dRX6+YDjYy8ZjnpIUlcDSNqAAtHOeMaua3vvbT4/fpAM+Houl7X2SKFyIUU+w0LCdiudvnZ1",
-	"e702AcS8u0Kv2YCDc+O+e3Dozhhdi4FWQP5G+3hkXQ5q/S9K/o9aXPvUKmchO8s3NPqArj3Yba7SmTDu",
-	"4Ga8UmAGJJCLGqwTvK8SMLruvCzCeDe9BSNww0aqXG/OFRRRl9DWmvdRRi8B7h2/zrMP2n53btZ5zTjb",
-	"lYOn5ddFDRP3CY5qDnp182O6O/qfT88pi6tbjuWUtbfMg9Q0jcHiwe9gDPtxde5GXakj2tNH0GoeYDf1",
-	"2kX9avhhXbtvNXwMzvSa0C1cmcjjS5H97oTQj5B1GMofToBdOphTmJyQseiW5mvBc/BGdaAY8Sqf5fT7",
-	"WScy8t8/uM5m7+t9M+hmO+f1m/N0SRWOBw9tbxs59xKfVdJTwFbPC5kxn0Xi0yDJciZPmOXm7ooa1GL9",
-	"FT6V6fVaKMurLQijuoQY6EZjoRY5n6bK1Os1h/jW0I0Q7kUXzCiB4Bm6NtmXl5fjTOdijC285jrfsnmd",
-	"L4WdMARDRQs+6Dn7ztypympwzWe17/WzWelCsGXFy5VYC5YVtYFSLPbK235J42qsbVnbBBJhGK+WtZse",
-	"mu25XCwM6Uy8LAWvpmqYQYpaob1vAZr66NqOJgz3DjwKV+TfznhVbZ0qZrVOMFQADSr1YscDn2un3KM7",
-	"YEd0ndnbeSelqA1jtH/SMZ39/IPinnSEMXOD6qyx3825de8xlq/LqGxGQE9AsUYMB0q7pJIvSkOCUJ8S",
-	"bIgbQbGInJoW9pXjH3XZ0ei7Ic7c0PvoPqp0FJ5WD3VfOOB3A2/mOUve0406VXqG4wy5YaHJH2RybbgP",
-	"cKmc0gO8KUnz2wp7TQm/kOFHz9MiYKbMIn4lcvgJ+1FI8HiDA8z6cIaxUJQZJ39DZ/f9gQ5oGfoazycD",
-	"W9Uq450tpigJyXMkbK9GrbKB77iJYwmpEjl1gWtOcDi8k+5cmt02BpjR3dBNEg5nPMpmX/fOSB/DfiUW",
-	"3bl/H0qXSQbebDGSMip78EDBTzkXSw65TdClEvt2oXU53LOJEtZlEiXMX1zoarbS1DjjASJ4V+/qX8Nu",
-	"NXMBym1/f5sD0Jvvej61V1jhQweoCD3IgNxdru7kzmSQcZWJoqDeW5z+Fby7TQ1FJyJnMsBsks6DFukf",
-	"+wYU1duexa7CrI8ZXv4+gEeOtORjlN+o1OChiRoCd+3zw8rNIs302HAaNfZd8rHDYkLlZ04lBsA7ibfE",
-	"wNdo4Qat8thKBA0UMRzpYB5HpIM7g4umi035PMxWppsh8DMQydpavQ5qVuQwGzYV+k4LJfXSq5bdVWuf",
-	"UpjufNSAT4HtX1GH/KbgClvRYP6YUtpxpxwdn9LC806HDihiTTbGydBLp0cmoe2rV9rDJ6VC9f2U3PY9",
-	"r8CBIF2LQ+10iGnBNjRcJzp2+2UqgfvtcpsuGfnT89vGy9efS9tb9D6OG64TFqCPivr+9T6M4pMbERYc",
-	"DaUABNEGQonKUB7gdTtUqItVMX1l3pUuWiLcrQe3uqJq0eNdA+AFe3t6BLEqbMLDIquhr8ZZGXydzVE6",
-	"R7fT8P4ATmnUuhp7XkOInlsrFGa7A6P2nJlJQ/1tIdyOJsTYyFyQtu7Y8JpLtR94alron2sINwbwXr/e",
-	"T4erH2UnO+7ZvdXo2kdgbZ3HfCFzQYLAEz5EBgfJYO4Mlb2QeKQ9fQz16nwt5rg6f9Cyf7UH1/Pl5VG4",
-	"nkPY/LumAPdgdp3au5tVPtNQ7kzFcmQz1gqkVl8B1+kEtntiW+IOxVwllNgkcAzBtwWBRFttx16iUBfs",
-	"JlfnA6EYtUVzz4/dhc1pKy/oivHWxBJKL8L8HcovwhoLyGH1uUZNoUWTIdQEy2N3BTwws9zcxYfQO8qw",
-	"A0IYz3FpEeZ9RCfwxz5aiiQ+uP1aQy8jeJio6Svs+Fj1GFh8cTl5/PmXk0sgSUwg9oi0grL0+iovQtmi",
-	"CTUGfEuos+CSkph6NlWYjHHl62GqWqQJRVYRMqoSWIhxXglGk0xK9r//ErVZ9BHMJKoQ8aTwyEB5SOLU",
-	"o5CyuFfDgaPkKlvpCsflD/VURb1NI0CmtKHidDRh0JEdl1K4LYD3+eIEaRPG6Y3kanXzb9dvTFWrgAOq",
-	"RpoOtSrHTHrIkb1mPfUbBJeHkFCF4PcinowTQ1OFcqivMmOHG56X5ho/3HlmWt24OrVhAkjxhgyRCXWu",
-	"YxuubOhs6dYB919X3rzAhpu8KCbsewDXhjdcYR33pJRqmSYMeNfEu12aC2R+xcUsO7/w2moy06KfY+t/",
-	"79ldoy38EIRYuBLKGugG744KV3wVjP973zUVftp3UHUOt/UrMMZmshoqy/Bz+FNryHipGTP+HaRwcykS",
-	"xul1SOPuL+uYsBvKEIM8cfQ2w8HADqtQQWUo4RN65OcUBKsEX0N5H0sv7h9fYIu4NMGkfB1oS5q4RZU7",
-	"nAZAxfBoouMDRTUxyiC7vdODr8ms1xWerUlMYQCiV2z4NiLV85qq7rSd6xUvXSCk7RRAfANmuuU5lFWi",
-	"fRnawwJnpQOWOB4hcxQHt5ar3DESGo2z5AX0daY2dpWPPjmrJ2GmzlaMG5beEIIC7OoV+wv2Ivyf/+P/",
-	"dYzSl1Z8ec04YsW41VLsu9evX+KbYNfpri+eRgqkewK61rpHHruBP7588pSVlVSY0HNz++z58+gBKMCA",
-	"goh5Jfgd/U3VH7pqij+o7OMVlSAMM27EWCojoML4XhTb0VULvClp/gqxt/iikUvFbV05+beH8ZSw9JlW",
-	"zpwbv96WIv4bma278h3xip+MqMaQPpOGhOeVLsfz7XilSw8XxYbuFQorS9xj3wtRjm/cFru/Xlb67Xb8",
-	"39w/X38D/+9mLir6pzILUY2/UZnOiUP+VC4rnot0dNV/Sv+PpoFwWcl7bgUr5B3Sjj9q6AkEeMhK11ZQ",
-	"k2Fs0eZICdg6FnikXe1/qYpyG/UpLvRyKbzEbugYolwoFDHh9R+1tljaBEzCsPRn75B8EwN5ePmE/aLr",
-	"StrtrbNECZUTqNeRNASO4AcnMuFy85KVtSWacvpOCn+7dGcQL/mex1cDfncXAYX7o1/K78V28O4deJMx",
-	"w3LH3Pj+e1ZA0D7uYDLkjt4t48ZIY7mydI45w2fdMjHvgEG9LKurYjRVeSXvBYvRbd2C+jprqKUFNBZW",
-	"1apVmWvX9VtMZZ2qqfomWnw8ya++fca+evr5nyG7t6AElQtC+/jT341WKct1BtkA1PeAMvKmyqO0pJnO",
-	"hZMEtV05NRdfAqWg3dxlWl9efpYB/4B/Coqy+qlPFfKW4aIGFK1MGHPNSOF39hhWT6HuRRFoTCMNaMcj",
-	"jHG69Q1v8z2zUU2db1n68sXta+akD7SjbQojzWquAagTharjcOkFHOmpSi9qeeH4Y8J0bYkBS4P7zDM7",
-	"oha+ktKRm4/U8oJIKXAHNVVG+DLh76wtoTdRGlFdypAkfbMHx1e9u5E3Cw4Q/VgRT/cDWVBnCM7+45vX",
-	"EPalzqYcIWIbtRtLRJlb+xggC+SHB3FY8y0rIVUGdNgoq3aUsHVtfDa/tE7JF2aqQqpuWFKSQrqSS+ks",
-	"01uRjb8VNluNb6UVVyCtx/grAj9wNVXpC7zAxD9qLAGLSxxHVBv59PIzlmamWsw8sJqjSb8ctJyPHFHu",
-	"OHFBB/Cmb3NM/CrDzFD4KWL1RFnRMBhQisF+HYXWpVNBpgrYIsZjCmmsUE6wuyV85GV4q1gzHY+5M99F",
-	"PiaKxLlNFUwu4BvRTWlMDHg4FQuLhZw5bqaEp6ExTfAZeDUueevl7qClF+usRGoFe+ne1wE1Z4TWN6ZF",
-	"AF0Am6WQmaDmasRQ//r8tbPXq4L4sLm6uIBGoLquMjHR1fKCHjIX7t4Gxsgx1QgL9GpwOXk8ucROeULx",
-	"Ug6uBp9NLiefIcbKCiTCxVrYSmbw76XodIQRgDUqsTBTkodBWmW6VjYqDXhZ6bWwK1EbrK5Hl8+E3SK3",
-	"CGXuXtkCSQsqknhb6grVo4h2kDScyhZIx7EnchRMWIhO0f0r7k4vzYz0sGE6HtOVMVxxtAOW/EEm3HoJ",
-	"MWOsDIapDJ9ePm4iTzjom5fP8XafrQWNXH04A3m41Op5Prga/Iewf6UNaOLwsBlPLi/JF2spJdkt5UVZ",
-	"cKmC8OZdnuI9vZm+0Lc7bs0Je4Y2ytHM08vHfa7tMM4Lj14G939+xv2RejK4+vlNMsBEwO3gahANbx2W",
-	"xvKlgewaUd3LTAzeuDdcEF1PtnxdRAS8t8QvSqFuXj4/vsSxjPcvPWOhnXCkbzVKwR4PnHzQ5Xody9be",
-	"lbp/fNHKI+w97i8UgCcAEETQjULf5FjB0hXqVwnztjVTejNhPyCSU/D5MIDtZBFIzYSle/GJtGlHUmwZ",
-	"wdZZbEO48cJ1TrGkHGPOld7snyj3+WetqZ61638nB36z6weLkaIPQWZvB1GgsKRKDMg+wLb1Dzhjn19+",
-	"dibRRGTiqzza+aRQbcgdaYqIeNq00k1CF7/sIEC8O3QEn7Xd1yWv+FpY8Af8TKYFFZySHNzFbYqdc5iq",
-	"2WxRVPPpHpsN92Cm/u/sbYQ9Naaro65q0De/Er30MZB44kQll2dy4nM599NfiwpfqPb82rzjOAHm2hkv",
-	"vcwLGBZ4l63xNY8JuYjgN4oEFFrfgdWSMICOx4PhiyQBHNMJS3daDeqAEKCmokn05vv30tW8+R5aW7oS",
-	"DZpFJZZOhXEGJ+itE0yh3aZRWbn3jlOEnDJqrlla8spKXhTbGT0Dt2MtbHWHKB0GZKZ7fMgVA2g4HBW1",
-	"yoeLTo0C11K0FuBFgvwbBo3VDXR1TTF9pPkaPEEYLDC3BtfGDaJTsfkaN+sjHif6Qs9BqoTTJR/AaFsk",
-	"+wo8bAJQy937DolYEWIBneQJba7xpjH6d1NnfSAd+WSnkC7hBJ4RwvuVrrwFdt1yBVwxXhSjyVR94wgZ",
-	"X+LU31TmVylaW2uttNVKZvSzzEcJS+Hf7hb3WscDEUIhzbnl/sn//fbFj0yoe1HoUkxV+ovME7g3aZL0",
-	"E+aeeOd9Azgv0Hjp6KQQMr5CIwmVAs7SK4beZcrKpkV4/Dkzk6m6ATyF9Adu7BjiK+PnXyPs3P8K+Wn/",
-	"/mMK6AvUYacs+NZEZa9AnxtEEVuLgM7gzP2cYMwAlc9ZL2iGtWn3FuZAgZ09WbVrHkEjItz5YGPKnC3B",
-	"GwPfxfg4OM3dI/+oBaRlkaDDjLtYnO01Hgix08uuVvPdRQnGhu2m0KSE5pl8w4ZGWGc/wQxvwa50ClUl",
-	"MvS6jq7ZRjpzy/HKFMaXhtGHHuM0/NYmDXqk8s8kiR9/+e5hInfv5DxAM8flwMd/BcHa4iJg+VZjQ6SO",
-	"hOX5CF0IbGQleIEu1z5t6ju84yOyVvpCz1KSPSMNq8sPa878IO8FcFvHLZpubb0sF8Rp71I5nfw7uONj",
-	"LpU29rDyj54s7/aghOIHWtkP1r1+gKKyHUWEDYM73Wkio2ipcWXfvEsGpTadjqEQ/IB3PTIM4wjkcAFp",
-	"slkZkc3SnRDKhP1FO0ZZYYM8auXrO6/5iUwY4svzYjeaYlK21Mhsd+J/TmzJCgNrJgqzeNc24XIgegiW",
-	"3uET4IgcJUzvfZICr149gnQMiOS3wqFtunsGzP87LM8gB+RfdL79oDSHH0Gqa9tG7/ao/fGH/jLk6/DC",
-	"9HEIcP96VTxr7v+VLJrPzrv/yZOHq4d4oLzH+/h5ihnXxS+UmPyOqrtFV9nec+udmJFrevj08vGIcYvB",
-	"GlxpDGcAliiRt8gn7DnluSFP/Rt2J4UK2ODXARPC6hJ0T7jAs7srRjXbrFWcDUBEaUiVINwYJTYYUXdn",
-	"DhMS8Ms+2cpYvoVYCVgg821Li90/QV/DWtAJ2tHAuvapuQUo9PnXgw6t4ml3mg5sHCztWt+74/wpkuhZ",
-	"RvoOibppvS+BXvhUmnGpC5lte62cbyCLKa3qQpjU5zDVVo/9C9xS68WCmrtC78fGl99lSPqyr5f44Q9H",
-	"Dx9OB9gZYg9TxJX7vdHXjRf/kEQ49gXz7T0HckCrsiFAssrA/dCtedRdLurSjqVKHA1FlHNNJHfFfn6T",
-	"Ipysoy69WEwYVoPxqCjB5+BxLCPiUdcjVlZ6XVqE9AbgQJjOzfffEx4XgAZoBckYld5Q8E9mK0fKImqs",
-	"4MbzyLCUV8v7lA03yAeFI02MRzNsCoEZO+Z6qjzMbXiySZVJCWklBr0dYf4p5fDhfFVGHQoirWzFi0XA",
-	"mfc5X1O1EFBRVXKLqU70npl7B3F2tNcPJg4SHrClEmv3lHibiaq03v01VTQfqaCtJ0XqofFET7LihEGg",
-	"36xEUQSKwo0xV6TTgTNO5NKahClhN7q6S6bqr89eOsLy2FqKy0qY6yD2CKWhoU0xYTfMbQ3lyhXCYrZV",
-	"LpeSAB7SCZuxP7ErlrD/jf0v7IL9OxunU4UADkrjMClxV6Jfs5SlAECuAJFrEibellyhk3BZ6LlJMK3H",
-	"/aLuZaXVGlHsjFzCPxPG50YXtRVTBRFb8IFMJiml6PrGSJiqwutcOrrC5L2wpsh0ZnhrnqL56SbtswCI",
-	"LdHLoHEEuBI7XSMflht/eMW4ixEfU45/GzEAaMASYq4hHPRfWSa8pxpdFjzzSspHkCU9Sk1J4EXdJu5/",
-	"Oj3WSQd3IMPJQsdlO+U0MFtv6P706gdmdCtfLeOKAUpGk3M6Yb6gG86w2apsVWmla3NNhSoEz5f+xzeY",
-	"I9VSxdN9demlVMsPrDU/+WDHo40m1X04KJk5nufvTWEC2F+kdCCmQDQP1s0rbbkVY/Su9NOzb9aN91Ee",
-	"3o4HhTqdCsKRdEzKySupsqIGY5CatzrprYscmjBHJLlPka9gbI68EKjpk9Tfo+H10GWzbknstAK02d+d",
-	"wbjDjNveu/cm01Cd3E+lusj7XB4U54kchcyDetNwyeWQRF6Pjc/655VgtSJl6BCxvoZBfqq0iqM7QKq+",
-	"jOFfjFJbHugH0ylRC5Bo3en6hs9CbRYU0wnviLvytVv7Hmv0hCjdNMXevdV7mvFOSlvYliJoCY7t9vDn",
-	"w1yZ2LfIE1Ybio1CEqMluOzIGvD5smQO+LwEKGRqmxh+3G3TgtpBwnn0Mw2QbME3P+kyLRxlU33Op2ZX",
-	"xEP7lY0KUOcOutnB8gdzwrAhpTXjLgDh/2Fc9Mizn179kDSaj68+Ag8GxoqxRq/EhoCnchPlOyr3JFgy",
-	"zl5qY5eVuP3PHyhbAQ97yu/ucqy4YwpyLLFEb1EIQUA4ULZC3eC45XNuxBUmMa0Er+xccIxR+XdO1RNm",
-	"fMVtWqvK3cvnhUipGBnTRZTGRk1fMCjkpfiuVgEefnj7nz9IK0YUNJPWiGLR5SH4QRr7I7VA/mhHwn3g",
-	"cMhVQWfk+RbOweTXIOj3TM7EJTfBPYl73k908PsO0V384mZ7MJb0LZT9AHH5ApilVggfvtQ6b+oGqfbh",
-	"K5a6u2dQfRfgWmJqG0LkyOfjjCbshSMsCqb0RKUSgow1lgH8OcJwQZF3KAbZAz9NQkAxrArVWEK2kU+g",
-	"I+8nlnTAuvTFwCAmFeqjdCWuGQ+52pZXVlCrNyrFd5+GQhfL7wSV/dVlhxYJc/8RQRmOp7rCf07Mb437",
-	"u2Ea62cnptT0BL+AFH5XwS93/1e/1tENwTVCMsX1DLloZ5/iHZDuThHyI+LhwnFz3BrLToUIRVpt5S9p",
-	"hVoBT6CHa8cf7ybc3dw1j2V2tvuHIJHeJd0vhmSL1osDKghANwR0kc8vj2CLfFRTLJ5RnzxqLasPiciq",
-	"0TtgEX/thLQYnkLXdq7fRlS5A8beSZ0Xv+x0e353EVAou+3622wlcnDdcsWgf6GEklS/DiGMhLV2UQ7O",
-	"2Dckn+t8C/qJT71pUbqv5gSrCvn2kARYNNLwbDrq4ty22rbclCcx8J2+1yfy8pMbYv/WPtl4fonP7vgU",
-	"SxPOY/w7jJwIA9SjiKjahQk9R8NXCpuLXyLcmCZp4sCpcPrEQqgMkHEMRamxaRQ8Svnei4WosGy4kS7t",
-	"Uh7QmSCd20dymyaP7Ecd+g9Tnfg+8WP0SviuRieRfhuk6iSyd4+c2Aj+qNUfF9QgPMhHjyx6mKxf2QvQ",
-	"2Wmu47z+LbRE8+GyXP4eDut7eQBuMOGTmpntJHoALg/1Z43ggo9XI/Udeg9mNm6QufrPf9NMfsJe1eoM",
-	"HLFeeDCojlTY7x+702NZwlS1EcZ87l6YM6LiJazdI94DJTEZsP2pYSqZTs00qS8ZR0gz6opPnUJ8Dydw",
-	"RIQuXikbGnEvKl6E7vmUWtPbOj/gtq30Zqoa2F/flF4v3CdyyZdKGysz6CpKeKtUDPLZJbUIRYWMyk3/",
-	"Cd5OwAtMWIRfjMSjq6maS0iIDOw0YQTTmrC1VpIC0QFhKWK2HZ6S50Qm3zZU8ptz3I+pLDfzfOk2qbe2",
-	"IGwcbua/IO96L4vUk1V8UDlB4cCpRICiYbPOSfsAgBdl9B7sT5mSOpx1s7wX4K6JG2QSiyB+dy8hmTgT",
-	"qA8RMywLrki98YzQJ5wllH+HYYas0sage2aqbl4+Hx1EUvQ4ny0m6HFbksBHfUtOrlgHE3UMz6lOapfZ",
-	"XbF2q1Fq/ePeDXmwJa8MIb7l0jjBJPJr3KxHxq8HACCGslCuxFQhqlghOADTskwX9VoBIJrb3Tbb9sw6",
-	"Jw7paAAwW+YCkeHIYQZAcDBZmCH2THZTnPiG2XY7W6PrbIYxVupnvFkJcLbt9NLGWWIgIlT3i9bGU6iW",
-	"lu98vnpNzeJFkbcbQE1Y2sABYoriVKUxMHo6okAbgPVsRCXIcFTx6H1CJtSP+FyfsPdkcOLed/J4PAuf",
-	"jkr9kZRjmudvpBtjH0MaQ48dG/Ri3Fd3TET+h2w5vxh6r6WyiXkasO2hb9uJO/IesqRpEV536s7K1D7Y",
-	"jGXT0NPd8kIvaxFiKcDycGTgDwJjeoYqYZ6GwjytxIhK05oCMmzpLj0up2ecPL8XlZUGETqlvQ6owAgV",
-	"5q6KxUJkFvL+5gKC7SC+ELMW2RXxROy6NZpM1Q2zdVmIgFfXvAbUZrw6w0sYkSH5dSe2E/bCK8M7Ygc/",
-	"yUwhnRxc63thptAsjaRWIe5F4SQKxwYcPs5CoGBjmNud2DI4o5hpPkxNpktxxbK6qoSyAZBt1Agw/O5U",
-	"rYWqmREFHk8cAIu+D2n0ra9/oyx206PPeRGPegwvjKYefgtdMSU2U0WfN/sD4yqfKbHxAww4drQqKJoU",
-	"ZveDfBmmPqVhdI3iwXh4P11bAlFGS8NtYixpsOS9JWd68qj/Sn3m//CxNIzcL8tvJEfg27fCnuBdocz7",
-	"f03fynvJkFthfXNG7LHpzyH5FnbYZ9K4O8tKZAL084bFD42wAH9fvK+UuahEyWV1wGwBZCpFLfIrYWRe",
-	"i3ajfxy7rvyUgO9h88AScxnJmAE28Y3JeCmugdPOgZHgSNKpgmckuHGCgwN181j3zAoBPpIQOSmkEmO4",
-	"ivIAQEGMFSWGs8l1zNmiEmbFMl7auhLJVHmEYshlc+aSlQW8sDEHmg+j/eiMho3274AQO9lfAIEpDLLw",
-	"hNg+APK5ySVTZer5GquuAHAfQCyxFz0nnxwYAmGFQWZnWi0Kmdk0CYF+x5S7mOsr2Eg4zM8QXPb37Vg5",
-	"2zWMlP67YV7vwYyewVlBpyWdXsIjpmOrvG94iIuGvGZGN70vzzmQJrbnI3GqNo7wp+d93hHPQK73XSHs",
-	"5uXz0cmeYezVFLvDk8gjTGC43lL2elTDsmFQoCVS3Z7v3YCFhx1cZcK+idRizAny1ZC7CvUwUm4RFqml",
-	"3z4yqM+a66kCdfEqHiWwZNQuwe8BrA+4tltxggdCzgzKIOmK2JzQuzHa+IRaCad+2jG+iGrbwZ0SgVvH",
-	"9MGG+yC7I98v+HNGbVSuATGRNA1yPaD7515L6Gc4YTc0egj+YYZg5j5oMKcn1KvOt2zDizvf96bRxXu1",
-	"8CGxWQDEzVbaCDWC77kFhKEUWN2kyDQitzx8dOjrsQJMGA2wQ75zj5s0VVltrF7DeGgnA9WPuqUnA/df",
-	"n6jCiXkXvsidKJmqdM1VHVebhrnSYuej6wiYzX0U163t7wk+LWzvH5sBgJIMmZ5orzhCEiqHFR6mER9I",
-	"WZq9nRHet/fTEcxspPlUevPIsBR5D0KUmBDcDfJQmqlycodQTkKXF8poW8p7ShGK1Cd854XbndRD2uEO",
-	"Bdw7sldH4bzD71MFebJ4qFqfU+KthQJsthTWACDd3m2+n0vtzo1fSHivGy+m+niTj/CUYQ5kEAYgcrjo",
-	"M9V5MwY60rCHCMpuwa1oqD9EswIt13d8jMmMhHRcJCsC2QihJEz5H/keU/6I4ma1jnu20tr4jEG/sI4Q",
-	"gVtjjXHQh6m5mtt/f4pgNf3yh0n6xkfCdGlB/0G2lPlYys+wW/s5A2rzPWzPj2kBmn4VCgA6Pe38qytP",
-	"rwM3b7ncSGFqcQsfUm5bfJFIb7G291CrInD+gyn4HUoQO0EH6g0kTVrYyGgiwRlfQ36tD5RrK6orksuN",
-	"487jNObCewW1waaYtyu5sH96zecs22aFAFBI8F6OJiRaMPcZ2Uk8+xQFdaei6HU5aUk7APEddLZIvCbo",
-	"ECPOFiJEe/riMCUpSBEhDEJxyzZC2euWh8z3fN0JxvSwsJfRfv6ujbhooofZz9p3N2loBihC/MsbczeM",
-	"GulREDZK9elYNASHgXZDzY2ncKAeWBoQ5lS8Y8SaKyszJvPIfYWDi9uHFISVPiRYElbwuSgS4Am6IrwU",
-	"AlZ1Z28JzSO4wUYm7hC3+M5VxC/w4HttnoCOsTsJqa8+WOy7X+xzKvIEkaKS+swBNz9bl5Teg4ypgBaZ",
-	"vrNJ4BrYRFBaX05BzpxdBTwJ+zJVoTrXszg08ZCbgbVBEMutcELea8gkwdrLxDX7ti4KdgMdc0BfBn+e",
-	"O7Nu6Csts52sJWipWa1RjQOwHXJVBfWY7oDKE6wUo1HgAClGrVCNhVlIE8wmSFKOmznCJrjVSxqmnHsz",
-	"LxKYIT7UGRWaTNUPoBzeAn4PYL1FJOje1ROV+KT47ScVm2gx6N8kPHGSiPgjQvH+TkFcOX5EnEDoIeLm",
-	"76G1Uupjr8bqPVBrAE9sp31T2AQx7Hno12GSuAHVI+D6fwd/C/CaIJUi9+JUebDG2MPGbMUVDsYkpHRW",
-	"uih07X0CBMfl3gi9Pq6YiiqUklbiT5OBNlVrXt2JnKUUp03ZEPwtAEIfJYsiOx1RNGPFyYfh05tSSjbA",
-	"NZzJPL1mqarXc1H5jmRmpSsL3hanXTurOpcGcLsB46wUglpeY4hfcBUB6gcngsenNYqXZqUhAk7/dO9O",
-	"nOiysmBp09s/TRpvnpPj0haiCfx7/HKst9cLlNG+h6/PZKLCF2d55H0Ft6+Jfn7fYQ6YZF+ZFehItB2f",
-	"JsP79RgY1Owg0wpJ1YuGnyGrkMp3tYCOkQf13c546NeV9G79OEahxGZMTr4A34XJHq1QRcxh0guIWaae",
-	"vaQXSmzSa1SZ/Eu6IxpXHyy3E3nFvhvA65RyubJsLha6dXrvxDZpYR9K7KaQt6+C3ge5Qyu5XBXuXVPl",
-	"sSJ9yj3qqcDxhDHUhxG0/4aR40tIb+/0eaNO6W0d2pkpFlkTe496ETaawm6qKmXL+B7hmMbJCQcJfxoi",
-	"qwZFep8NN+1P3DOU0Alwr9irXDNpfa4QJfMo7T+HzZKRjJCtum/BmmNGFvSkg1bHZqdcAtNlAwgJoOEQ",
-	"T0X3LMguLzfLStxLXSOFtirVgfrwyHRPZS6dch1kFhKEr7LyHbnZMKWqgYCnPIM7Z7auVNoqzZoqXy6w",
-	"n73KzkpebSbdjllcQe8bhioizu46QKSXgjcdSNi8kCovtl0i50exQWb8X9pE+FjJqH5xTtDRI14JXPEP",
-	"Zf38dCJocsshF0a1pR42+sXofbPS15g2M26OR3BtUkDtvfX4C9DVRX8qUY/oxMeC0AhpPSHiE5didQnV",
-	"lL5MzStDKJFpNVVz6LngPkfdNQ9L1kmHZh3SX2N1/pFhKU089R4t6uwKoERDP2qPA8UZqudMQzJRBS2J",
-	"qBjNdhURoMHQ4QdDeTRVdL8T8Z0i+rqdto+C2N3sRXC8HF5rCB4n/0pMaJqqHvHsdxJaHu+IWMurpbCH",
-	"RWwSWiqGwoipGtalk5SXk8effz55DF2beyTe0N3z5eQSFhJCgwk7JnpuQFDcfP/9VHmhRmKRmlAhCKmh",
-	"KOQKPY77tcSnePi7M7Uctf4OZMmHdzfFS/NblVWcIcmI7/whxR5aWAHL59gqppf2CjJcaJJep4iqulKH",
-	"GyQBLtLHwHtxL/594Ly4mfTiu8RoPL8Bikuoe/H76AkCd77ffv+pt34cex3c80LmIGgbk7nxNJaVzoQx",
-	"Sdwac8+kPlR4vh9eb43lmklIssa28e4XuDGvKz4vtgkrufFD8+bg1B0AuZDCtMU9vryxtikpMcpSJlEe",
-	"UpgJTTPqLE7yMJiVU+UHmjDO8opjvnbru0Ofnw2xuKDNxRrfndiCTOdsXgGUWdOiotnZqRqivB816XSI",
-	"iQu33QqVX7HU4+jMnMRMQ1VLk21WGyx6gmAX1N2LAD/+ktvViLoKOF1A5e1AF2fphttsBUqg1XrCdgL+",
-	"mxW3U7XiJQS23HC0Eikb4vKSxnTd7KN06oE0pXsp4Kk3Oeft2lAKOkb7PEqmqmUeY4PpNd+yFb+HsGi2",
-	"EpH26Ou7oGLnakctgYWqatEa21Q1y9l8aYQ4qeiu9aDEpBtytaVG1xAAfvr2LcA2FGKN+himuxG5T6Yq",
-	"qLLpWhjDlwJWdqgrlj7PxbrUVqhsO/5eOFO/aW0JOaVIilXUfw2uw9iHTy4vR1HrjoO9HFTunjkbarVL",
-	"C0o6cW24ac0P13iu8+0jgyV22GgSXChz3xIOWpv09pvcWZ2W7Fjztz8ItbSrwdUTkhf+78e/WimsW9bf",
-	"SGHDTx9KHgEagSiGbNYRK/sooAwc7jrklG44Fr+BZPuQuFOnjTVhnkn8Uaz7wDYDnmFBA34S3l4meCcC",
-	"sYFdzSFWIS9+cf851ub9QfzEPfSxQdO9LlqbQ+T2CZLYToYTgYOh4X/ylp2AQ4bVbQtsZYj1YeRdGIbm",
-	"IztvTT06wj4O2Y7Mmqr9egcqwScnvF6X1CI1roCYsGNKqq8/i16DmenEdTFYjDbVQqqlqMpKKsuGojAC",
-	"k5HwqYBinrB/igrSMs0oAWQ2Qf6P+PmFrqZqqXWekKCl7zs1+BG45ak+wndnbKmmhDxF4LuTndZboWQO",
-	"9EytxBgKMv6748sp4rSnO98jc/FHjamkdMqdWMUGZwvIJjO2qrEX1ZXT56QFj5CuZittLKRgvhSVkcYd",
-	"N8qGipuo+jRD9pPy0YTUU2ykJiUnOH481Nz7sIs/0OHa7O0PZLiPggx3lmy8yLjKxAE2+5LMztjQkc5G",
-	"qurSYt6nypwhDZwYTSAftfaSnGxgNnTCHRIrdypvJcGfUuooKH1zgZmZKY6wAOCLXdc1mVxRwV4YW0eT",
-	"Y3jRJy3xTz8SmEn6+zgQbTiwQFx+nvdEEY7QziDsQpsDEa0fdaNUgh3cSXrgxUg97iDF2dE9A7216Q0d",
-	"tOaefH9S+/B8HwYWMf13f1D0x0fqLQQ3gq254ksBLTMfwKix2U5vxuUP8k40XfeoM0+CTeAFJK94u+ma",
-	"VaIs+JbAFZpMEOwhUqtCGMNSI0G10xVLf+DGjr9xv46ff03+swbGct9PYyvB1+5T3+CY30Nh6nTqS2QE",
-	"DREudLXmFr3rXzwdRI73yw7Hu3/trqemNc1BXz8DCsk9/vKB+YRWvLW4P2MDC9U+T7sv7DT9qNsLPP6p",
-	"m4C3gIU6hmwfJEvo+XSuEX8Bgh2ZxMG047KeFwjF+XdfMU7eaczaRXiRYYpLfoWqxPhO6ewO/z8kS4yj",
-	"TzojwanmUqsr9jgdJVMFfmZd8n/UgsncECQuRqjT6FFwlErjTER3Ep0O47tLkZ1H2huVBaMggpQmn//G",
-	"pwryDsaFvBdO3ZH33HqM7ZCdFrpEJ/jPDhM2YAXCFx+Z2ETEEnICi2pVA68h8Rj0TizhhyV09uxGFgW4",
-	"9+nnIXXcA4mK4JM5oCFCw2qD6XR2C00kpbIabqkVwieYFS/FCMr3sQ0cppHt1N5cgfc77Sm/A9YRUcpv",
-	"YKt9JGEaz6ovndiK8vcmPKnFatMbG4kvCFAIMJda5bPoyAWH0+iM8OILRe+OKrFCDEzmpknADJwFS/Pj",
-	"owLuZ0e8k86gpN4oyMjxoRsaKAUqGy8nHVM44Mmu1wgHGbuMQkglOs5T9QFcRgw9RpUwuggWVm4CuIf3",
-	"50yVdyB595Jv7b7nSoLRF2JhJ+zbSrhJvwXHkpMIhYSYbQXNNoJ3LV1UQszcfTNQZ9zZv1G+eM0XZYSb",
-	"0oTQP0IcLaXLofSYuNIV5TS+RaGQwBiiF02Vp7wGkAN5EvzMeOEeGMaXJCGIzLVdITxiuq4LK2foIks9",
-	"owwgU2rLlFZjjDebem5EyPQl9xVN1FxjuUW2EtndXL9l0HNLlqXI0YFIed9ND7QmCRiLpgm5gu6L0s7C",
-	"LKXBnZmqVlMtIBaqlKGD4Gswcd2gChSavUMOGmbLQb6bzE2EQax91q4bc6iHTMDp71TSyVS9v6vuFfKD",
-	"T0ASfAzY2jChV7Q6n7TnLnS8/cNzF3vuvCraIdi6xNnodC3ZaYz3ojrL7/Eq4GR5txo67IR3r4XQSCOy",
-	"KnsNPcR4UTgOVbFwRn3IlkN+ycLpt04ohvICXTkhIw1kPPi2dCgFiWQil15XwyOY4B9evE/d55FplclC",
-	"eDVtL5sI9/kcylZicxZdQ4RwAcZHSpSa0mCgYr6535G0LIpGj3J2lq9QVTndv+JVznLBc6emhC6kJTem",
-	"szO3G+8fZPqpkymksRJmP3S0CkztPPcEse0j8eoQwAg5ZXtRzTgg6ns0SgU5+piYb+4SJibLiQ9+qybm",
-	"gRpfE0GlKJEBi2ijq9yMJgwSnUCLREREDwdXYas7SJ/JpVpex8viiE6qWph4LCGLa3JICfvUPOA0tLMC",
-	"n79mGhFZCE5o/kvnEnUpTzzSLtpk7s7OOafVVtux78/Rf2j/5kFTjrV4/Js3NXdaKxJSDClOBbeQes1l",
-	"sdMKsqezo3vumR/lJ3eObLX1gzsYUfqj+ePHbP5ItEVEReTZfxRqeUFlXIfabr8S9zro5lRphfg+glc+",
-	"XV3fyY7wz9fwyp+eU4HW4JTGzrdyqQSIIvc+amzvbrsVdvwMPnQkTPLRuzq31v9rblZz7fRBI5dqrOuY",
-	"99QSvIx9KYcHVubD6XfNRzpOCa22VJMPUM6RN0sRV+SBYxT2bW9hulntN28DLKpqmj/rCrtFY990UOYV",
-	"+87a0qlTCegyt9KKf7+1lcwsS/ndXejrQQOIAyTcTlVZSZXJkhds+PgJW+m68vCs+BFp2J0oLeKoUIkE",
-	"Arc+Mmwt1rpC2BVQoQImllYERhvX+vOpqrSzbMHsxbOWxxMiV2morAwgraimjVHs4FCGTy8/Y2lmqsUM",
-	"c+qcORPCsJ14hM+g2rFNcB9eEIT3n6VSPf6Vaf06Ylpg8Yn34zWfUsd5dyhFVlfSbgdXP785wKmk2j2P",
-	"JBY22CftgCq0ctZ8qFGRYFAAPrc7lGTGhFQ91IiCxRLqxdGfBAdymEL0c+Z+T5OpAly6XKhMMPwlHQF6",
-	"sTsie+hP3kNFpdoR7kdwNCxAX6Nqjuuo8WaMaA35RdJu04Slc2GsxzJuPr1poZlAIUIhPGgJWmD0jglr",
-	"ELSn6gNBaMO+eOhsQJimXWjgADBHyo14qpr6Z4EgzNGtFXZrrXS9RKWW4KhbG4G1ODhzv5KB+7k9dHPS",
-	"CwwET9Xf3PAom48CPxj6pcr5klLzoGGgrwWDSvY44NXPu+D9H6Tg5yNpwTDA34jx4eL0qMHw47+62Yjk",
-	"SX1bQg4CYXtGnNBzv112ePGLryJ819aWu1Teh9EqPPWx3X3HKSVhaa1w1lTX17jlpWUrnoeKK6FykKij",
-	"Tz71yOqSbahikw1pfqPOfe/X1/9Lb+unXyAEw+yqEDrhTJ4U7sJoQF8g6Y/d/TSjRr5tGXLw49Gj06jl",
-	"WAipI3Jk5VrkM13b1I8FgkEI8wNRo6qOq5phhGhsQMDIPa9ryzJdK2tIcQQtT+lNT9joD6L8tGJEBNkF",
-	"pDB2m+k36Dzq6/M5dzh+4QMP9vy2KeEP1+/v1fXrZWev7zeiy7aP4JfBXPBKVDe1XQ2ufn7zLnHbpO+k",
-	"CFfeuAeqe09y7dUGsxCRb1ihM16QkThIBnVVDK4GK2vLq4uLx0/+PLmcXE4eX/35z19+CQRJY9t943eC",
-	"F3aVYAcyx/kRhtRWMoM0EJ/8L6p7mYkOAIfXDdQLV8JA/mXGFTNCRM+3UYf230LUTB10rd4pQDehwbsI",
-	"/ZOEyqMPoLt9/8Uv5m7oPGSkc3Nn9kwSj20Z0DmiF/u93H/1s9C0jbI4K5EJeS88QRg2bByqqtiOoreu",
-	"tLGmZzWDaxdA4sB7hEgd5POOXlPLvneQo6ZdshCeo6qW7mdp+EzXdq7fRk/F57x/8I4eaUHMileIVvVS",
-	"G7usxO1//sCM28XorYtCCDt49+bd/xcAAP//",
+	"7L2Nkts29i/4Kljt3bJ0h1K3HSeTdNe/dnsc5x9fZ2KP29nU3cgrQiTUwjQFcAiwZY3XVfcd9h32we6T",
+	"bOGcAxCUSH207cSTSU3VxC1RID4Ozvf5nXeDTK9KrYSyZnDxblDyiq+EFRX89USrO1EZbqVW3wuei8p9",
+	"mguTVbJ0Hw4uBq+XgmVa2UoXhageGKbXyn0QfsgqsRCVUJlIWCUyXeUiZ1oxuxTsdV0pxlXORLbUImdS",
+	"MWkNW4v5UutbMxkkA+lessSXJwPFV2JwMbh6/nwcT26QDEy2FCvu5rfib38Q6sYuBxePvvwqGdhN6X5j",
+	"bCXVzeD9+2TwvTb22bfuWRi95HbZjL3Uxs5kPkgGlfhHLSuRDy5sVYv4FSW3VlTut/83PP7L1fj/4uN/",
+	"no+/efPuYfLV4/f/ZdD1Xrfc3vfaulInvBceP/K9P3ObLXtfvHbfnvBmfP6oV793Q5pSKyOAoF5Wel6I",
+	"lfunoxmhrPsnL8tCZnCQZyU+8ae/G0dd76IZ/JdKLAYXg//1rKHYM/zWnPlx4Y1t+rxS7NV3T9g3j7/8",
+	"M6PB2VraJePMWD4vBEsznYt0AjtFA7r3XWU4wrtBWelSVFbiGnj4fPciGLHiysqM4UMJE5ObCUuNUHk6",
+	"2d2fZDDX+QYGzXPpfsGLl9HL8BB2X+OOSRjL3K9xMe7WhJfL3LCyEgtZFCK/ZHxuhLJsvRR46SpdW8Es",
+	"vxWGKa3EhF0ZdiPvhLt8zF0os5DCTJX1V5tnlmmVCfh5xt1FZzzPDfxdG1ExOk2WSlXWNmWOtMwly3S5",
+	"cYPWKltydSPyyVQ126DnfxeZddsAv+re0tbwO+/XLHWbkLJhSpuSMonzstzcMive2kuWcmXWojIpfAGP",
+	"Sa0Ul5Vg9NUlSxW38k7M7LISPJ/JHJ921FYIK5jMmV4wzvD7aOlLbQRbVHrFOFtUwixZis+YlBXSWKlu",
+	"Llm6ckTGOCtFtZLGOMboPto/TvPwTMOmmJS5kWm8IgXmmVaCG62kupmJxUJX1r3H1mWxPRz8phkp45YX",
+	"+qYWI2C0VqyAwIWqV4OLXwa0oYNkQHsELKO9R4Nk4Aal/xTAQtpzGbzpIHv6gFcV37i/V8Iude5evvMo",
+	"8KquLyyvbkQH0VzRfWNaFZsLllq3h4oXs4UuCr2eZXVVCWVThn8btl5yK+5ExXBxbeHljqfkSjCzdM8q",
+	"vb504+OZiLc8s/iiiDQfuKsIDzwACeb3s2ciTnbF43Vs2PuYM//iOVDYNtqkNx0X6+qGeGybh91KlR/i",
+	"qfDT5+5BdwqVXshCdF9R+pLZJbdAnu4CSsPcLsIuMJNVQiiTMF2xtFb0gzxlQ3dBRJ4wBScAjMrqUSev",
+	"pOF25/B0VdoN8jdpWabrImdKWzYXLBe46yKfDA5tK2xK85pm0b0b+5y20Z9wVvAaLoOTKG87Kf+qLCt9",
+	"x4suuo1YQ1npVemYLm3dhH0rMum+MoxXjaC5ZLdiY4ALrISqmVS5eOv4OmxnVmmDzPDq5bMJriiigkyv",
+	"VlzlM/E2E1XZcZVeiZxnVuQw/lzXKu/cRyeiaHKgYmwzEg5rFjMnQoBDwCYewxfE21JWwsx4j3DQi4Wo",
+	"nBQAemtdXKFQPqlLFvi1sdzWhvEbLhXjCysqJq1b0EJXK/eOQc6tGFu5El2rXHFV82LW0MzOET5/ztay",
+	"KID6kGnizPA4L5H9G8f6a2MTp+56/hJt61zrQnBF125V2pm/ru23kW6xFEUxo6PsVjKQJXczUa2Lzi/W",
+	"XDrBNTPSHdrOu3/2ygQR6lzccOUOwv3uAtQRp+w+cKSpdK0ysRLKuvsPq+bIU5VGC2Cpi9wkXkORhvHb",
+	"25wtZGWcPrI+4ZC2rnS8f7vnF9Nt5x2nu/pSFzLbo6YteGHE9uWq6kK0r8NeZkuvelUXAknt7TP83Zfn",
+	"29dia434on3zf0WC/LQF+L25z03emmIYau8sa5QvJ0yRe+l2AgPm1c1d61hic/H8PBmspPJ/P+xkAv5k",
+	"vngED9NfD3e5V1lpWGS30ORKuOsxN7pw+vhaV7dS3bBcViKzutpMgGLD3B6ff/PVQcXAra1rj//Cs1uh",
+	"8mdqoXeVAdTcLt4NVF0UziLyhsfO2ne0v86V4dcPDJN5wrgBZpBzsdIKzQInpIeg6nTLeUcOknwN4WDd",
+	"ec54Wc6MqO5E1S09cF7I5Tu4M4pCmkolSl1ZNxnHlq+FypkSIjcslXkh0lhxcx84LThzq3dKsLazQvMc",
+	"WIjZGCtWM1FVujp8E8LaOlXp9gK6DvKJV9lfE+PevrPRgju4OthZs8amPs3sdMLigWH/7frFj+waxmAL",
+	"XcH58uqmdhzewImn7klz5nS7FCxLQyx8Zz3ognjXKbPymVOse2hM64KhTemUcrt0V2f41ycvHxgQ9y9U",
+	"sfleqhaFBbm6dSYwh/Z6t3Yqnk7nqSy5UqLYVgeXWt86ummoNhmgOgdEpEQnFT8ptBH3Y9mNoI8Yx5fn",
+	"511UubuI2J+26/XwrPagyQBMNtJyjxF78Js7LoH9zNC+OUF4oj3UoT/Oke8dGiBmj++d8Gh2grhcly7I",
+	"b8TBkf9KjzlSd3byDjE/c8rQohDCJsCdFPoEuGVGCNOh1w7huuEOgSmQ8aqSIme6Bv9IJbq5qhsYOMuB",
+	"SayXwo2Cc4DZkPV/wbhitaoEz5bgN3Nfuuvm7GI3ETexghvLbpVeK6aVcDqdtEun59GMp2rI1Yb+Ii/w",
+	"iknDvjz/gqUwx+gV6N5wSwmXfIQeJH/FCuTI0W8679SHS+KdIb3N3icFgy+g4FYYy5xtQL/BdUvDvEeg",
+	"8wX+y0Mk9pqe89RrpS26eaqtuDJO6u3OOHhJUjhmuO2oow+br9w5GWFHE3SZvp3R9XK/adxi3DLOnrjv",
+	"GS/LMXI+L3WX3EwVyk42jKQxeNbgfbhPAn0F8PFSr9BN5vgRt7oCNSIHawrPteNb9yZHglOlF25MDEw0",
+	"9OjeNaI/U78Ot7qE5RX4Qu2y0vXNMtIZJuyK0aOO6t12rER1I3JyKE8VkZL7EpxCZNFw2ku0BGFwDQ4l",
+	"BmoQeI+49Vuo9BotKNzE4fnk4ZdfT87hLjhiqkZThYqUDdpWbEoyoAA2TH+xtXwTiGwGH6dgbDnydo87",
+	"9uq9lWOZp5c4JPweHF7oBJZOm0Nz7NE3TuxWPLOiMqMkLECrZiqNvucOgU7b/RNWCVqh07Y008Bp3Jyn",
+	"Cv1r0k7Yj+C7mG/C6eoKp+T2nzbc7bAbca5b5wfe0ECvl+QWV3nCIGjhvp8q0HdbLNTGWutw9+BHSdhc",
+	"R0cwa4p5GWYs37g3eT6J7ggRiKHFvWXuVJcJa+znxrfIlSbO62aSkK9+bVjJK4tOizbzCxyC7B1/HztZ",
+	"4JpXSqqbtlQ96ICBbevQLdssDjVj9jM+7G7tDns7SpDDALvT2NLXtsWzZ3kNm09IXYlZXiOym1VFu9Kl",
+	"f7w5oCX9IE2HbzWe3vE6TEv76jiIWjXzo4XMbF2d8IafmhFe15U6aZvNYN8MuvbpW+FEc7X58SitR6tY",
+	"88nxt6T9LLWxD5qYMBtiPMvJqQ1zD8IvExgDZI+VKzFybEQ4vuMsFM4KrUt3O1hK48zqqkjZMC10xgv3",
+	"ijRh6cNHf56cu/+dfe3+vLh4mI7wPXgzYYpr8C+X2lgmbdKE3zBGbRLwgvmQAri3lUGJ78SArqy7H+4H",
+	"Tkla8WwplUiY0X5HWCUWtRGGmdpxLPbTqx/gJU6/c5bz40ePWHrHC5njDVhwcKWPJuyZBb8iCEDGcbZw",
+	"FwWOfOmmwYPIVWEW0jrRhO/NHXMK3nwYQ5qW3ufG2z6UNZeWjMEJxiN8tDiKEzf/nMzGb96dJ1896ooa",
+	"N8TzkmI/W7rKtvJho5DoGiMIjAdJHdPxA9PoKcjkQcY6FratqkzVMHXkfWYsrxx18CwTpeUqEyBmKC7o",
+	"mDrvdCw4zXZ0GdIcHpgoFCVzH6ZUKCuC9BEqL7VUlqXZ29m0Pj//IvNiNYc/RZqgexndxuyFo8y1NCJh",
+	"TqGI9wKOTOSNj5mldHFRy5N5QQII9RfFBERSgHmYxgYgJ60o8slUNYuojahm4m1ZyExaOgYKzqIKBmKV",
+	"no70SLf6UQKKHmhD+CDcZJiM211pzVQBE0dlwT1Bc2clt8sHTu5WWt2gJEYL2bBcYuTH6ThOKc0rvrBe",
+	"NwrLWnPDskLwChJRMlw+ajrwSkpiuRUbNnwCHkUgE1TKjOVmmbAntir+dO3MJZkt2a0QJREBvNFNuazB",
+	"uwR0SMEGiEHU85W0l1MFlHeBA/2EN1MrMXaaDQzix4YH/jvbcHVrYLARqMaczSt9KxQeDl3zIJGHxrp/",
+	"5kxXU1WrTFSWSzXCE3Un2T4c3BENt/+KfPoJ4+1QufvA20YQXHezIJMwd5xhqtC7wYyVRRH42FwstDMP",
+	"VVnbtgLTSORuojpKsflWOyOtx2PR5QYE24aifIYtdO3U+Vo5PcCRiqNBc7TKgm8Pjo9tse345JFjfA+P",
+	"hnCN6Qq6cEuk5i4PxPZTt/mbFKIqa13lpokxZc6Qg8yN1moO6nyOdMTM6OxWdO3fNX7BCrGwTku3q/ot",
+	"Q9ZJGr5TqW+0EpfM3MqyJPvIyS+/ze43kdErlRU3oqKXk/O2SUPg+QZkSmUlL4rNzH+itKV/d9GFsboS",
+	"x239NTzqflOXjnl3xfaeOoFEhjERDxqgEPoWb6Wxjpiqoymnl2bc5hw379fuSfrFzAheOXbfGaxzRk58",
+	"Tmv3SaH1LWlIQ5+G4hgrHDBb6CIXVcKcEGHjsfv5mIiCHhmdRlc0S5jA0Vprs9BrdKEeUluJgJprRBu6",
+	"9f7E84f40D3R+HvbqdhGF/4j5FU4ZhPtXnQTopSLLn8WJFBEX0ZR4yhR4p4ZD9Eb/Bz79+J7z+O27aAa",
+	"t2h3aZEOfpI9umOh1GDktYbrn+e1ZwjteZZNTuKu0VxJixGxd4eiCOHR/gm8povdfj8IoO6D3De1ow8Z",
+	"x98/K7pbu3uzlzx754bs4fDU6Ll9JPadFEX+FIJruzvnvuv2zgtj+I04YnNgiOYHnVPQlbip3C6+rLRe",
+	"dGgatV3qSv5TtOQWOaw7ZVMuLJdFT1qFU2DTXCun6a+XG5D1TVITqMygvTnjZlhRis7oEvg4qPoo/tdL",
+	"DRzeMG670kyi2egZilJbbboJcV8ezhfnzAingxvSclP0cc64JX9i6baNrQRXTazu9Oyb44LPi3BYjUcv",
+	"SuG8ZKouClarQhhDu+ymcDD0rWub6dVBfeIFPUZhbNgFvOTHLBHT42dlJQyJl+0UsUoXhVOkQN9vXMak",
+	"fgyDGx5Harbb6+DW+3HJRhx15x1FptrhOxQ/3GzUFll1xru31hvvWYvmkviKdV3R7wUv0FXQvpm72qS+",
+	"7byQR3PToF74X3ROR3c6BivBrchPoghyhW1m3dHD16f5ztq54Fxt8Icr3h3i8pUQXRy2N3BvRFYJO6u0",
+	"PXmxXo6Lu27L7XXjeIJHnC0dvr8k5wWyGQHaunvDaTqqnwI682YQZumeCEZgyO6mWfnTanyBBhRLYIOy",
+	"Yne8qAWGHDBBsxK2rig59fRJ1lVxmGCbchbKc4h/3bPgnaNIYuLtOuO+W/AEfnZy5tkW0e81EGJHc0SY",
+	"25yz4HNRgIwshS4LcQnpPj5PuFbyH7XYSrl6eEQ62C7N7g1w4NNP8eEdejv299/T07u0sLVqH9JeWlsy",
+	"XcF/DXiUKVc7E5CdY+SNEjl7+eL6tdnahEfnj78+sAvd+TTxzPaQRy6UM+tRkSqKF4vBxS/7NwG46/tk",
+	"m71afSvUXqYxF7yCdOFboSbseolZChC8zLo1I78GJPjuwdP10ohsljJ8iJI35I3q5sHHvHhbwMLKdmaz",
+	"u6lvaFu7A1PBF3WU4U27vN8C6zeT3c+vw67tTqRPruzu+LHs7eDu4KReezI5fk6HKUuJ9cnU1bsQfF3f",
+	"/IkF/Jos9Q8et2vtH2Buz5QpRWbvl8Yn8cdbudc7WaE9U4t+3T0zKyqefWiWn3dgZbzkc1nIyJsSjTeH",
+	"UlFfAtptWy4qIWZWvLXdX6/qwsqZEQXlbx1ww2y9MR5+a6yuzQnXZKXzLsXve72G9CizUVkIjkCRA9R6",
+	"rPgGg24sxJIwvp2LBa8Li7bXBUuNFaLyBWAQRU/ZUCrMHGm85HWlRlAy9Y9a1GKmxNvwMAflNvdvhgfy",
+	"4ALwYSz3Cxxmwq5Q9cd4+LzQGQRytoshcYxMFwUvjRu/tVQo0tAGjY5sqWUGeVcKo52dVYS7Sx0kg631",
+	"fHAtUEinoYKgpcQ0YLbiOThKnOmDOxUs4YSJwoi4OEiUVBo0hGFm+MZ8dLyPIhDbrJAr2eP9lM0N7JM4",
+	"t1uZxK1TcuawO5WZ/7Rz+zqKlXYvVzjXo9WCiH38zb++47D2lBw12eehqsRR6/hW6ewW///MuxTG0V71",
+	"BHnIvPBjlULl7jtfeE5/4OGDO5tO1dk0WJPcWRnkOcgsBE973i/KXbYHVXjdh2+15UXXVztc3A3hn+/i",
+	"VR4v4IBzmDbm4Zvk0CtDsnsTD9gi1SQCKfAZVhRDwIOgDYkJa0tEHBBJgaZ2FbSAP7Hrmyt3aXjLUxzL",
+	"mDbreLLU2mA+pDQMh6KcaozoI+lg+sZbm3Y7zMC63DO5oxxpzaN+wM5z360yWpW2893+FPrIZD9zCFfg",
+	"mKjWK3oY9YKthcXzSBowD5p59Oz2S5uzPUA3ryIV45QCMipsjynnhJ9v7e+266Bjv++9o8kA1RaRzwKZ",
+	"mL46tu63N5Vrj847orN0O1olZ92lI/1H215g15k1k3h4fqB8rqWM7V7cF862Am2mraJQDkJ+587JCCjw",
+	"6lZ3fMobhSE+WGPZFewHzyRi4gee3ZEPW5zZk3LXpv+1KVbZcknHizxUZ1BX6pVYgGNYFPlsvplBVmSX",
+	"s83nJPmU5gYgCGt9e8sfWuwnO3lq2zZ1a56dO6NzUTwBRXZPYWRPRXUEcnGQtx8Bj7E1qxdltyAMombX",
+	"GxFnrym+EgncD7PUawi5UWSw09MV1roH1AaS1yGfHvLQ9tSaN+vr8Z7Tl0gHmJAPOre59JAlJVcioVKi",
+	"odJqDO79UTBx8EdSuaGgSEAVG//jqfLJnyEGiMmZfkA3CIYIYBjMSrtnFoI/WTyXrh3oPeJrYV8JUxe2",
+	"q5ITLEYz80rqruIC1SFu2d33p4kx3yfgC5sq78Txbtn4Kr1/0xtSjWo/xXrmq6j8cu//ur7NSSAZGzx0",
+	"9DLI4awsJb2GxEzcaMyEMnwlEEFnFGJmC8AuKWzF05CaCW/BjDxPl8RSo1qvYoODIjm0Z3IjLJPKWEjw",
+	"hXAtXFcFCeFKY81QVnC5Ijv04K5GgepQPB3sHF5AvtysOd5kcMDAyXTZHoxEBi3B6ff0CVf5LDpT023V",
+	"f4LIcrwanG/vjTP99+0zvy373B8/KSuLBuAr4DqBQ2oOiEamXomczbFQywg7RsZ3PPYJ7N7RboJYgnXY",
+	"LKdnU3wIHSaD34QUacv83FtH2EWgP0KCxLOW87ePSP810oYkBPfsZrbCgqsZJnzsg40Iryw8WIQJFULb",
+	"Cfo+yQXXhuuQZg+czomO9XvRacg42fcDPOprfPbDSDFa0x66DGkrfUfST5DXPXAaPy+JQPyRELrSnXQC",
+	"bqnXIk+Yp7Nj8646whGz/tycZBBqtLvTAHsV+K5kst0s24DHZfapXwHkJONVDruwjXfRGyjfyYhqr7hB",
+	"1WvW2X9Qr2GcXiOvv/id6k/RJgs1yIg04OkFC8SMLqBeRzPZlzp2XJpefI0RWDGqZY6LboIe9dNPz75N",
+	"SOOi59xHoySk93XDHtSreZeN+q00ZcE3pJ499GxGibUwlgrDJZXpG8VLs9S2p2JhqSvbudD4HRgHgmeF",
+	"sQjP+davW+ZsmHOzFIbllS5Ld3O4ZYXgxrKv44JrSlRhe6YWCTiPBLAHo6eVDdjcV3j/ShvLHj46jybQ",
+	"+Z66zE/M9Tp8EXxJbzR2kPCDcKzR7nfeC7HGS9Gn9c0lBgh2awwB7Y6K2q6JBKVBEDyAHd1FC0VsSApA",
+	"zGBjMVp3AWVgUuXGgxT6fQc/iTRUWygc6QOBe8kW8jk9xKQaXbLU2QXpBVM6zGzYCP9R7MqC6Q6Swe6k",
+	"9iHQ/KupGcexHGd3daUEJ75+0/Mk3PwWF4IoLFX/ORkHnB7PahRArT5ZHrG4k7o2s65lHnzfIZgSd3ye",
+	"iogbNRvFhuDsAXZPUBnNeOno3snUn0LzjhbamWvcv41JYAOdPIScz1uaiXcvdyelfE+VuE3ZuAmJAWDm",
+	"A3IOgXLubE/BjbNrMOfo2OT4vnTc7QDpkYg5RydEU7Zfe0OaeGCzlv0p026bu9PWlE/FOMrw9DlLe112",
+	"OGT3NKxcEBZ5x6lbK1al7amI+YD87hN/BYlYdHnCL6SyXz3u1FD25bbB+dC6TpoD/FD4wpweGgZuOcvo",
+	"Cu3ODOIp93m7is6pk7ddFQaTaTzgw1h6fJhnuViV2gqVbcbPxSaNsrUREJ4jbq7jLFJ0qzzhWu2nxWaS",
+	"1/CDQJgHb9XW+qIzT+JUwU0possW6LNFjIfovO/aNU+ccv2i+3P4GsavODTN6/5Uj3CLBskA4TA6edqL",
+	"RvZ2mLI8xKPGVtcZlM1kvACkoJoXxYblMo+VKyfvAgiqyGeYWTRDLPtDftWXwbb8q87FR4j1eOm9AjCU",
+	"k+I+x0Wv9iYlNMsx98t57I7xXiFGvswxsBOBMEW2uQfZ990WyoKrdFd9SwOGY+pVt22oEj7+55tfEKFk",
+	"9ubdefLFNz0NNXb25uCedNsfu/74TgV3rwWPO+TjYAkmtLW269562icwBO6p4q9OUgI6L9dHcUN7LbKL",
+	"VCmA1Fj7cDIh3/A304wbqznM3m9oV0Sok5SbYt/tIu+ua3uNcpTAjVgGLAkvp1QAXTTz3ToSltYqVPfl",
+	"7m8Qb24BULmc9gDO94ZrQCfpOKCXohpDuS9rwJMYPpxEzVE8jhA3jOZ6NKJDVKvcQWxSGUAP6lXT6x69",
+	"cg+gI+kS25T406tnTdclJx083p9vgOML4w7QF2oX3hUTfMhZL8er9E0ljOlrnbNbjinVrKQfwcBolR+Q",
+	"493L9rDAffZ8hD0NlPgXbpaO3MRbkQX8/NHRu7IHpBkzt/L7YviGX7Uzgs4PVqNtA8PTSP1TpOSyOBYi",
+	"1U0hfIr8VsZ8O5k+02ohna7el5vrhN5KeAfccXuxhbkSgUvqRZfPDRR6z9YumOOq6W6ji+McRHGnn/3t",
+	"fLb1hvPxN3y8ePPu6/fj8O/HR/z7YQ/+Wb+UiQJlG11XiLerxHrs/YQVq2DbdzBmAa8n8bCkknDcOmBJ",
+	"rSwKhOOMffJYbV5xZeDwAs7aUHv8Mfb4/JtwRCHMBM1e7oRKAbTq8fnjwGqdUDRTpbQSo1ZbqLi0o4Nw",
+	"bbV5wotizrPb+92wDtsxOsyVuTm2rdrO5K7FfW99B+T0NlPvwrNjwzQgXF6wNi5egkQsLeDRPjC+LRIm",
+	"DY7asHk3WhBwKbdTBaCu7ViLx8sD9OkdWN8WVN6oQdm9FRuqU4HiFq42pJA2ZIi4ax7jziAoHeHDNs1B",
+	"EBhWO5K7QXxqdEfGmHJJyzsJKj+S4WKTIoFtt3rYrXjnVT6zciV0bWcrqWrbVQX0Yu5W32ozIw0rdIC1",
+	"gFAP6L2+8OfPj85HVHQmV47VPjw//xr5Of3d5bjx048Swno4pX8Skh8Q8bYJULIhYStj7Q5xM0Tcg2Ys",
+	"ZglYeDvnOrpgtcppQQCm3HATnd1Spm1hdCthPpem5DZbIsQfBjoQwxuSUwBmzjvSnUIi2DA9w7/TEVRL",
+	"TpUjAN9JqgPUgw3T5rNIHiBQr4LNNxNGzanmjv5yz+agEwkvLhB40QNq4FIgDGNaNwPjNh7FkeDx5oS2",
+	"kHEFKVuQT+bx7jBkpPL4FlxOFWYwALC7sk3bJoJAVNovzVhdBtA8d2NCIzs2BBa7VaxCeJDorcp7WKlT",
+	"PwGlF0L/fYT92rfklI5bIIJgGmja07gHc/PjNVT+1TaRP358kMYJeaeT6UWeOrdhiY9+lqIiqMNJx60+",
+	"1MClO9P1Lx3s1dD1QV6zxaNTYqGYiBqyT6xvadoClQbcbvjOJJ4UBPHlA835QOkwbIgPmF/eTLD13wjp",
+	"G2/qAxP9wBe/QTHbVDWkhFgwgOKuoO0JJdFalmuE2IeXuSd6UGaTgCjjhtjhql/vbP9hJNiLs/Gb//pf",
+	"jskl/oiHFob2WZn7z2+q4gMMyUjbZ9TOTR76Ho2g8UCDTao59AlNwWszmrAnS5Hdinyq4NSMjSBlW4fb",
+	"e5o9J8aCgrZzWo/3nhYf//PNn3rOJag4Hdqp51YJs5VcrQRkdxSCA+g8bGzFZeH+WC+lFcyUPBMTdkX5",
+	"Bo/Pz+OEA/jFw6/Yc/kXR3u+kiB+Yl6DClxIaDihNPunqPR4LXO7dErAXGLyDHD9BrZ9+NOfHp2f/+V/",
+	"/o//F/7xXcLcfx9d0QePnuIHX31FH3z1jfvgu6fffTdqIGlRuLk3Q6olgYlwZgpuloyMSjeJKOM4/V/S",
+	"XZyR8yMY175QLsibUEDc1cgSqjGY4FUhRQVc/tIjPjfeD+rKtt5CpNeqExrlkPeqgzi8+uDrCJwFQbbW",
+	"Fk5zW1s94vUnWL+op/clAlPVkW88egxSAgBVH+XI7FJbOhysQChBe03alphoa08I+CVvltYzh1gLY8NI",
+	"6Rl9ohyFNmneL1rmSLKJku31g+4vfv2ATge9hOso5oHBDgeQzuObx4LMAJ3Jd8IYpjjUCiCjY6T8dISG",
+	"DbQZU5pg83BQJzumqgEVbwGHZ2TvNn12wicJwov46v6m64ixugL5YBlKgsY2maq2lxPKExRL/calzPCN",
+	"YUZfNrqssRwQ/ojxwYoR5tlNhYCpW7pnn/ssVBC3Mjbavmwf0Oz1abdvaXTm3dfdQj76/SNTxZaT4Bev",
+	"x3gl5s278+TP37w/Wo35KFGno+vJfIugK18re6AE4reO9pzOgD5+3GTfPlK/tx6AEOgCC1tDkBPrVqY0",
+	"4+bWsKWoxISlS61vKcswDui6j1sRzAeGNUEtomNEvHGPJmjLhxbtPmcWWIKbjpP8d0LZ0SVLm3Z0Wy/u",
+	"cOtgmPSSpQjsTj+gECx+RgFHUG3cl03TZ7cQghFukhZxNtgox5sS4Asc8gCrHXo0Ebh21C+DHEPooMrw",
+	"GHx3Hkws9INv9dbdwrUNe3mwL0vU2i+qqD/pZ9s9IJuXRwPuo7fuvp1ZRIXHNAgLVPseIy0aoPZXpe25",
+	"hbl0JscsXnKHloJUgJ3lUM2tyxn+9KKhfPwASH87Qk09A9DjQ/2mh3znOG18opdAR4ih6EzXHkZTV6Gf",
+	"Dzg+dpLhqLMndTWApA0oEO2MZ2y7tndG8/nxg2TAV3N5U2uPFCoXUuQzLCRst9Lpa1e30wEVQMy7K/Sa",
+	"A9i7Nu57OofujNFnMdAKyN/oHA/sy16t/0XJ/1GLS59a5SxkZ/mGRh/QtQe7zVU6E8Zd3IxXCsyABHJR",
+	"g3WCz1UCZtedl0UY76a3YAQeWEuV6/WpgiLq3dra8z7K6CXAnevXefdB2+/OzTqtGWe7cvC4/LqoYeIu",
+	"wVHNQa9ufkh3R//z8TllcXXLoZyy9pF5kJqmMVg8+S2MYT+vztPQugi9dztYsf8qLlbaDuDk8sZJbV/r",
+	"onVhHmBUOmHRsyZhtHK4IEup+mjdjXB8g7FW5+CD0Po7C/Lv69ydulIHdMtPoPPdw6rstRr7jZT9lkjf",
+	"bvgIpel1MLRQdyJ/OOU9dKfLfoKczFAccgQo1d6My+SIfE63Nd8KnoOvrgPjiVf5LKfvT+JXUXTj3lVI",
+	"O2/vW0E3Uz6tG5+nS6r/3MvSepvsuUF8zk1PeV89L2TGfI6NZz7kVyA/oeXm9oLa92J1Gv4q06uVUJZX",
+	"G+BEdQkR4rXGMjZyzU2VqVcrDtG/oZshPIsOqlECoUV0/LKvz8/Hmc7FGBuczXW+YfM6vxF2whAqFv0b",
+	"QQvcdXVPVVZD4CKrfSek9VIXgt1UvFyKlWBZURsoVGOvvGWcNI7Y2pa1TbB7eGhZDhPO5WJhSKPkZSl4",
+	"NVXDDBL4Cu09L9DySNd2NGF4duBvuSDvf8arauMUVat1goEUaN+pF1vxiVw70wedJVuC/cTO11sJV22Q",
+	"p92bjsn+p18U90tHGDM3qU4Egu2MZDeOsXxVRkVFAjomihUiXFBSKhXEUZIWBEKVYEM8CIrU5NTSsQ+s",
+	"4KBDk2bfDQDnpt5H91EdqPC0uq83xR6vJPh6T9nynl7dqdIznGfInAstECHPbc19+M9pD5A84Q1tWt9G",
+	"2EtKh4b8R/o9bQLmES3iIZHDT9iPQkI8ANyD1gd7jIWS1Tg1Hvre707UN9LHspFOW6KqVcY7G3BRipbn",
+	"SNh8jhqJA99xC8cCWyVy6pHX3OBweSfdmUbbTR4w372hmyRczniWzbnu3JE+hv1KLLozIz+WLpMMvFFn",
+	"JOWb9qClghd3Lm44ZH5BD0/saoa293DHYkxYl8GYMP/hQlezpaa2IvcQwdt6V/8edquZC1D9+7v/7AEm",
+	"fd/zqp2yEx9YQUXoXub19nZ1p74mg4yrTBQFdSbj9K/g+24qTDrxSpMB5tp0XrRI/9g1L6ka+SR2FVZ9",
+	"yCz1zwF4dKQlH6L8RqUG/1XULrnrnO9XjBdppoem06ix75NPHTQUKj9xKTE84FG8JYYFR/s/aJWHdiJo",
+	"oIhwSRfzMF4fPBkcWF1symeptvIADUHDgUjW1upVULMid+KwwS9wWiipl1617K7p+5yCmKdjKnwObB8V",
+	"CTc/fxzYqAez65TSjjvl6BaWFn7vdOiAsdbkqhwNTHV83Baa4nqlPbxSKlTfj8n83/EK7AlhtjjUVv+c",
+	"FqhFw3Wia7dbxBO43za36ZKRPz27bnyg/ZnGvZAA47gdPSEl+pix7+7vg0w+9RNB09FQCjAZbZiYqEjn",
+	"Hj7JfWXMWDPUVwRf6aIlwt1+cKsrqqU93FMBBtg50wN4XuEQ7hd3Dl1HTspv7Gwd0zm7JgbxmiBW+1Bc",
+	"o8be2BEcEhi4tUJhLQAwas+ZmTTU/ReSEdCEGBuZC9LWHRtecal2w3JhRrNTDeHGAN7pZvz5cPWD7GTL",
+	"eb2zG13nCKyt85ovZC5IEHjCh7jpIBnMnaGykzAQaU+fQr06XYs5rM7vtexf7YAZfX1+EMxoX+eCbVOA",
+	"e6i/Tu3drSqfaSgGp1JCshlrBVKrr7zteALbvrEtcYdirhJKrBO4huDbgjCrrTZjL1GoR3iTyfSRMJ7a",
+	"ornny+6y77SVNXXBeGthCSVfYXYTZV9hBQpk+PpMrKYMpcmfalIJYncF/GBmubmNL6F3lGF/iDCfw9Ii",
+	"rPuATuCvfbQVSXxx+7WGXkZwP1HTV/byqapVsDTlfPLwy68n50CSmF7t8XoF5TD21aWEok4TKjD4hjB5",
+	"wSUlMTFvqjBV5cJXC1W1SBOKOyOgViWwTOW0ApUm1Zbsf/8makLp47tJVD/jSeGBgeKZxKlHIaFzp8IF",
+	"Z8lVttQVzstf6qmKOr9GcFVpQ8XpaMKgXz1upXBHAOP50g1pE8ZpRHK1uvW3q1umqlXeAjU1Tf9elWOd",
+	"AWQQX7Ke6hYCE0TArELwOxEvxomhqUI51Fe3ssUNT0sCjn/ceWdavco6tWGCj/GGDJEJ9fVja65s6Pvp",
+	"9gHPX1fevMB2pLwoJuw5QI/DCBdY5T4ppbpJEwa8a+LdLs0HZH7FpT5b3/DaajLToq9j63/nt9tGW/gi",
+	"CLHwSSj6oAe8Oyp84muE/N+7rqnw1a6DqnO6rW+BMTaL1VB3h6/Dr1pTxo+aOePfQQo3H0XCOL0MSe79",
+	"RS8TdkX5c5BFj95muBjYfxbqywylwxqrgWdBEKwSfAXFjyw9u3t4hg300gRLFnSgLWniBl7uchqAXMOr",
+	"iY4PFNXEKIPs9k4PviKzXld4tyYxhQHEYLHmm4hUT2s5u9WUr1e8dEG0thMkcQTMA8xzKDpF+zI0zwXO",
+	"ShcscTxC5igOri1XuWMkNBtnyQvoek1N/ioffXJWT8JMnS0ZNyy9InwJONUL9hfs1Pg//8f/5xilLzz5",
+	"+pJxRNJxu6XY969fv8SR4NTpqa8eRwqk+wX09HU/eegm/vD80WNWVlJhutPV9ZNnz6IfQHkKlIvMK8Fv",
+	"6W+qjdFVUxpDRTGvqEBjmHEjxlIZAfXXd6LYjC5a0FZJ81eIvcUfGnmjuK0rJ/92ELASlj7Ryplz49eb",
+	"UsR/I7N1n3xPvOInI6oxJBelIR18qcvxfDNe6tKDabGhG0Jh3Y372XMhyvGVO2L318tKv92M/6v75+un",
+	"8P9u5aKifyqzENX4qcp0Thzyp/Km4rlIRxf9t/T/bNorl5W841awQt4i7firhp5AAM+sdG0FtWDGBnaO",
+	"lICtY/lL2tUcmWpMN1EX50Lf3AgvsRs6higXCkVMB/5HrS0WfgGTMCz9xTsk38QwJ14+YTftupJ2c+0s",
+	"UcIsBep1JA2BI/jCiUz4uBlkaW2Jppy+lcI/Lt0dxI98R+iLAb+9jWDU/dUv5XOxGbx/D95kzD/dMjee",
+	"P2cFBO3j/i5D7ujdMm6MNJYrS/eYM/yt2ybmHTCol2V1VYymKq/knWAx9q/bUF+FDpXGgFXDqlq16pbt",
+	"qn6Lib5TNVVPo83Hm/zquyfsm8df/hlynwtKUDkjLJQ//d1olbJcZ5ANQF0hKF9xqjyGTZrpXDhJUNul",
+	"U3NxECiU7eYu0/r8/IsM+Af8U1CU1S99qpC3DBc1YIxlwphLRgq/s8ewtgx1L4pAY5JtwIIeYYzT7W8Y",
+	"zXcURzV1vmHpyxfXr5mTPtCstykbNcu5BhhTFKqOw6VncKWnKj2r5ZnjjwnTtSUGLA2eM8/siBocS0rW",
+	"bl5SyzMipcAd1FQZ4Yuov7e2hM5NaUR1KUOS9K0wHF/17kbebDg0MEC8AHoeyIL6ZnD2n09fQ9iX+r5y",
+	"BNBt1G4soGVu72P4MJAfHuJixTeshFQZ0GGjnONRwla18bUO0jolX5ipConMYUtJCulK3khnmV6LbPyd",
+	"sNlyfC2tuABpPcZvERaDq6lKX+AHTPyjxgK5uAB0RJWjj8+/YGlmqsXMw845mvTbQdv5wBHllhMXdABv",
+	"+jbXxO8yrAyFnyJWT5QVTYMBpRjsZlJoXToVZKoohRE+lMYK5QS728IHXoa3SlnT8Zg7813kY6JIXNtU",
+	"weIC+hM9lMbEgJdTsbBZyJnjVlN4GxrTBH8DQ+OWtwZ3Fy09W2UlUivYS3e+Sqq5I7S/MS0CJAXYLIXM",
+	"BLWeI4b612evnb1eFcSHzcXZGbRJ1XWViYmubs7oR+bMPduAPDmmGiGlXgzOJw8n59hHUCheysHF4IvJ",
+	"+eQLRKBZgkQ4WwlbyQz+fSM6HWEE741KLKyU5GGQVpmulY0KJ15WeiXsUtQGsQfQ5TNh18gtAgiAV7ZA",
+	"0oKKJN6WukL1KKIdJA2nsgXSceyJHAUTFqJT9PySu9tLKyM9bJiOx/TJGD5xtAOW/F4m3BqEmDHWTcNS",
+	"ho/PHzaRJ5z01ctn+LjP1oI2tz6cgTxcavUsH1wM/lPYv9IBNHF4OIxH5+fki7WUsO228qwsuFRBePMu",
+	"T/GO3kxv6Dsdt+eEzEMH5Wjm8fnDPtd2mOeZx3aD57884flIPRlc/PImGWAi4GZwMYimtwpbY/mNgewa",
+	"Ud3JTAzeuBHOiK4nG74qIgLe2eIXpVBXL58d3uJYxvtBT9hoJxzpXY1SsMMDJx91u17HsrV3p+4enrXy",
+	"CHuv+wsF0BIAkxF0o9BVOlawdIX6VcK8bc2UXk/YD4hzFXw+DEBNWQThM2HpTnwibZq1FBtGoH4WmzSu",
+	"vXCdUywpx5hzpde7N8q9/klrqSed+t/Jgd+c+t7E+OhFkNnbQRQoLKlOBbIPsKn/Pe7Yl+dfnEg0EZn4",
+	"Gph2PinUYnJHmiIinjatdJPQ2bstfIz3+67gk7b7uuQVXwkL/oBfyLSgclySg9uoVrFzDlM1myOKKmLd",
+	"z2bDHRCu/yd7GyFzjenTUVet7JtfiV76GEi8cKKS8xM58amc+/GvRYUvVHt9bd5xmABz7YyXXuYFDAu8",
+	"y9b4itCEXETwHUUCCq1vwWpJGADr48XwJaQAHeqEpbutBnVACFBTSSl68/249GnevA+tLV2JBuujEjdO",
+	"hXEGJ+itE0yh3aRR0b33jlOEnDJqLlla8spKXhSbGf0GHsdK4eoWMUwMyEz38yFXDIDzcFawNLCba+XU",
+	"KHAtRXsBXiTIv2HQdt5Az9sU00eat8EvCKEG1tag/rhJdCo23+JhfcLrRG/ouUiVcLrkPRhti2RfgYdN",
+	"AKa7G2+fiBUhFtBJntAEHB8ao383ddYH0pFPdgrpEk7gGSG8X+nCW2CXLVfABeNFMZpM1VNHyDiIU39T",
+	"mV+kaG2ttNJWK5nR1zIfJSyFf7tH3LCOByLARJpzy/0v/9v1ix+ZUHei0KWYqvSdzBN4NmmS9BPmfvHe",
+	"+wZwXaDx0tVJIWR8gUYSKgWcpRcMvcuUlU2b8PBLZiZTdQVoE+kP3NgxxFfGz75FUL7/HfLT/uPHFLAp",
+	"qP9QWfCNiYqCgT7XiLG2EgG7wpn7OYG8AWahs17QDGvT7jWsgQI7O7Jq2zyCNk148sHGlDm7AW8MvBfj",
+	"4+A0dz/5Ry0gLYsEHWbcxeJspy1DiJ2edzXi7y5KMDYcN4UmJbQW5Ws2NMI6+wlWeA12pVOoKpGh13V0",
+	"ydbSmVuOV6YwvzTMPnRgp+m3DmnQI5V/IUn88Ov39xO5OzfnHpo5bgf+/FcQrC0uApZvNTZE6khYno/Q",
+	"B4GNLAUv0OXap019j098QtZKb+jZSrJnpGF1+XHNmR/knQBu67hFVD/ax3JBnPZuldPJv4cnPuVWaWP3",
+	"K//oyfJuD0oovqeVfW/d6wcoKttSRNgwuNOdJjKKthp39s37ZFBq0+kYCsEPGOuBYRhHIIcLSJP10ohs",
+	"lm6FUCbsL9oxygrbB1KjY9+Xzi9kwhB9nxfb0RSTshuNzHYr/ufElqwwsGaiMIt3bRNqCWKrYOkd/gIc",
+	"kaOE6Z1XUuDVq0eQjgGR/FY4tE13T4D5f4/lGeSA/IvONx+V5vAlSHVt2+j9DrU//NhvhnwdXpg+DgHu",
+	"X6+KZ83zv5JF88Vpzz96dH/1EC+U93gfvk8x4zp7R4nJ76m6W3SV7T2z3okZuaaHj88fjhi3GKzBncZw",
+	"BiCtEnmLfMKeUZ4b8tSfsXcrVMAGvw6YEFaXoHvCBzy7vWBUs81axdkA05SGVAlC1VFijRF1d+cwIQHf",
+	"7JOtjOUbiJWABTLftLTY3Rv0LewF3aAtDazrnJpHgEKffTvo0Coed6fpwMHB1q70nbvOnyOJnmSkb5Go",
+	"W9aHEuiZT6UZl7qQ2abXynkKWUxpVRfCpD6HqbZ67AdwW60XC2p9C50xG19+lyHpy75e4os/Hj18PB1g",
+	"a4o9TBF37vdGX1de/EMS4dgXzLfPHMgBrcqGAMkqA/dDt+ZRd7moSzuWKnE0FFHOJZHcBfvlTYpgu466",
+	"9GIxYVgNxqOiBJ+Dx7GMiEc9oVhZ6VVpEfAcYBVhOVfPnxNaGYAGaAXJGJVeU/BPZktHyiJqO+Hm88Cw",
+	"lFc3dykbrpEPCkeaGI9m2DIDM3bM5VR5EODwyyZVJiUcmhgSeIT5p5TDh+tVGfVviLSyJS8WAYXf53xN",
+	"1UJARVXJLaY60TgzNwZxdrTX9yYOElqypRJr9yvxNhNVab37a6poPVJB01OK1ENbjp5kxQmDQL9ZiqII",
+	"FIUHYy5IpwNnnMilNQlTwq51dZtM1V+fvHSE5ZHHFJeVMJdB7BFKQ0ObYsKumDsaypUrhMVsq1zeSAJ4",
+	"SCdsxv7ELljC/g/2v7Ez9h9snE4VAjgojdOkxF2Jfs1SlgLgygKAsEmYeFtyhU7Cm0LPTYJpPe4bdScr",
+	"rVaI8WfkDfwzYXxudFFbMVUQsQUfyGSSUoqubxuFqSq8zqWjK0zeC3uKTGeGj+Ypmp9u0T4LgNgSDQZt",
+	"NcCV2Oka+bjc+OMrxl2M+JBy/NuIAcBKlhBzDeGgf2WZ8IFqdFnwzCspn0CW9Cg1JYEXdZu4f3N6rJMO",
+	"7kKGm4WOy3bKaWC23tD96dUPzOhWvlrGFQOUjCbndMJ8QTfcYbNR2bLSStfmkgpVCLww/c+nmCPVUsXT",
+	"XXXppVQ3H1lrfvTRrkcbTar7clAyc7zO35vCBKDISOlATIFo7q2bV9pyK8boXemnZ9/KHJ+jPLwtDwr1",
+	"gRWEsumYlJNXUmVFDcYgtbZ10lsXObSojkhylyJfwdwceSFQ02epv0fT66HLZt+S2GkFWLy/O4Nxixm3",
+	"vXcfTKahOrmfSnWR97k8KM4TOQqZhzyn6ZLLIYm8Hmuf9c8rwWpFytA+Yn0Nk/xcaRVnt4dUfRnDvxml",
+	"tjzQ96ZTohYg0brT9Q2vhdosKKYT3hF34Wu3dj3W6AlRumkZvv2o9zTjk5S2sClF0BIc2+3hz/u5MrFv",
+	"kSesNhQbhSRGS2DikTXg82XJHPB5CVDI1DYx/LzbpgU1y4T76FcaINmCb37SZVo4yqb6nM/Nroin9isb",
+	"FaDO7XWzg+UP5oRhQ0prxlMAwv/DuOiRZz+9+iFpNB9ffQQeDIwVY41eie0Sj+Umyveb7kmwZJy91Mbe",
+	"VOL6bz9QtgJe9pTf3uZYcccU5Fhiid6iEIKAcKBshXrlccvn3IgLTGJaCl7ZueAYo/JjTtUjZnzFbVqr",
+	"yj3L54VIqRgZ00WUxjZWXzEo5KX4rlYBPH94/bcfpBUjCppJa0Sx6PIQ/CCN/ZEaRH+yK+FesD/kqqBv",
+	"9HwD92DyaxD0ByZn4pab4J7EM+8nOvh+i+jO3rnV7o0lfQdlP0BcvgDmRisEV7/ROm/qBqn24RuWuqdn",
+	"UH0X4FpiahtC5Mjn44wm7IUjLAqm9ESlEoKMNZYBODzCcEGRdygG2QE/TUJAMewK1VhCtpFPoCPvJ5Z0",
+	"wL70xcAgJhXqo3QlLhkPudqWV1ZQIzwqxXevhkIXy28Flf3VZYcWCWv/EUEZDqe6wn+OzG+Nu99hGusX",
+	"R6bU9AS/gBR+V8Ev9/w3v9bVDcE1QjLF/Qy5aCff4i2Q7k4R8iPi4cJ1c9way06FCEVabeUvaYVaAU+g",
+	"h2vHL+8m3O3cNY9ldrL7hyCR3ifdA0OyRWvggAoC0A0BXeTL8wPYIp/UFItX1CePWtvqQyKyavQO2MRf",
+	"OyEthqfQtZ3rtxFVboGxd1Ln2butXtjvzwIKZbddf50tRQ6uW64YdHeUUJLq9yGEkbDWLsrBGft27XOd",
+	"b0A/8ak3LUr31ZxgVSHfHpIAi2YafpuOuji3rTYtN+VRDHyrK/iRvPzoduG/tU82Xl/iszs+x9KE0xj/",
+	"FiMnwgD1KCKqdmFCz9XwlcLm7F2EG9MkTey5FU6fWAiVATKOoSg1ttSCn1K+92IhKiwbbqRLu5QHdCZI",
+	"5/aR3KYFJvtRh+7MVCe+S/wYvRK+59NRpN8GqTqK7N1PjmyTf9DqjwtqEB7kk0cWPUzWr+wF6OzD13Ff",
+	"fw4N43y4LJe/h8v6QR6AK0z4pFZvW4kegMtD3WsjuODD1Uh9l96DmY0bZK7++9+02p+wV7U6AUesFx4M",
+	"qiMVk3lBzbKoLGGq2ghjPncvrBlR8RLW7qDvgZKYDNj+1E6WTKdmmdS1jSOkGabQ+E4hvsMVOCJCj7OU",
+	"DY24ExUvaFDjU2v6ANxGAbdtqddT1cD++pb9euFekUt+o7SxMoOeq4S3SsUgX5xTA1VUyKjc9J/g7QS8",
+	"wIRF+MVIPLqaqrmEhMjAThNGMK0JW2klKRAdEJYiZtvhKXlGZPJdQyW/Ocf9lMpys86X7pB6awvCweFh",
+	"/hvyrg+ySD1ZxReVExQO3EoEKBo2+5y0LwB4UUYfwP6UKan/WzfLewHumrh9KLEI4nd3EpKJM4H6EDHD",
+	"suCK1BvPCH3CWUL5dxhmyCptDLpnpurq5bPRXiRFj/PZYoIetyUJfNQ3LOWKdTBRx/Cc6qS2md0Fazdi",
+	"pdY/bmzIgy15ZQjxLZfGCSaRX+JhPTB+PwAAMZSFciWmClHFCsEBmJZluqhXCgDR3Om22bZn1jlxSEcD",
+	"gNkyF4gMRw4zAIKDxcIKsaO0W+LEtxO3m9kKXWczjLFSt+f1UoCzbavTOK4SAxGhul+0Dp5CtbR9p/PV",
+	"S2qlL4q83QBqwtIGDhBTFKcqjYHR0xEF2gCsZy0qQYajimfvEzKhfsTn+oSzJ4MTz76Tx+Nd+HxU6k+k",
+	"HNM6fyPdGLs80hx67NigF+O5umsi8j9ky+nF0DsNp03M04BtD31TUzyRD5AlTQP1ulN3Vqb2wWYsm4aO",
+	"99R/MsRSgOXhzMAfBMb0DFXCPA2FeVqJEZWmNQVk2PBeelxOzzh5ficqKw0idEp7GVCBESrMfSoWC5FZ",
+	"yPubCwi2g/hCzFpkV8QTsevWaDJVV8zWZSECXl0zDKjN+OkMP8KIDMmvW7GZsBdeGd4SO/hKZgrp5OBK",
+	"3wkzhWZpJLUKcScKJ1E4NuDwcRYCBRvD2m7FhsEdxUzzYWoyXYoLltVVJZQNgGyjRoDhe6dqJVTNjCjw",
+	"euIEWPR+SKNvvf2psthNj17nRTzqMbwwmnr4LXTFlFhPFb3e7E6Mq3ymxNpPMODY0a6gaFKY3Q/yZZj6",
+	"lIbRJYoH4+H9dG0JRBktDXeIsaTBkveWnOnJo/4rkPYfPpaYkftt+Y3kCLz7WtgjvCuUef/v6Vv5IBly",
+	"Laxvzog9Nv09JN/CFvtMGndnWYlMgH7esPihERbg74sPlTJnlSi5rPaYLYBMpTA1nVXCyLwWFy1xiHPX",
+	"lV8S8D1sHlhiLiMZM8AmnpqMl+ISOO0cGAnOJJ0q+I0EN05wcKBuHuueWSHARxIiJ4VUYgyfojwAUBBj",
+	"RYnhbHIdc7aohFmyjJe2rkQyVR6hGHLZnLlkZQEDNuZA82K0H53RsNZ+DAixk/0FEJjCIAtPiO0DIJ9b",
+	"XDJVpp6vsOoKAPcBxBI79XPyyYEhEHYYZHam1aKQmU2TEOh3TLmLub6Cg4TL/ATBZX/fjpWTXcNI6b8b",
+	"5vUBzOgJ3BV0WtLtJTxiurbK+4aHuGnIa2b00IfynD1pYjs+Eqdq4wx/etbnHfEM5HLXFcKuXj4bHe0Z",
+	"xl5NsTs8iTzCBIbrLWWvRzUsGyYFWiLV7fneDVh42MFVJuxppBZjTpCvhtxWqIeRcouwSC399oFBfdZc",
+	"ThWoixfxLIElo3YJfg9gfcC13Y4TPBByZlAGSVfE5oTejdHGJ9RKOPXTjnEgqm0Hd0oEbh3TBxvuguyO",
+	"fL/gLxm1UbkExETSNMj1gO6fOy2hn+GEXdHsIfiHGYKZe6HBnJ5QrzrfsDUvbn3fm0YX79XCh8RmARA3",
+	"W2oj1Aje5zYQplJgdZMi04jc8vDSoa/HCjBhNMEO+c49btJUZbWxegXzoZMMVD/qlp4M3H99ogoX5l34",
+	"IneiZKrSFVd1XG0a1kqbnY8uI2A291Lct7a/J/i0sL1/bAYASjJkeqK94ghJqBx2eJhGfCBlafZ2Rnjf",
+	"3k9HMLOR5lPp9QPDUuQ9CFFiQnA3yENppsrJHUI5CV1eKKPtRt5RilCkPuGYZ+50Ug9phycUcO/IXh2F",
+	"+w7fTxXkyeKlar1OibcWCrDZjbAGAOl2HvP9XGp3b/xGwrhuvpjq400+wlOGNZBBGIDI4UOfqc6bOdCV",
+	"hjNEUHYLbkVD/SGaHWi5vuNrTGYkpOMiWRHIRgglYcr/yPeY8lcUD6t13bOl1sZnDPqNdYQI3BprjIM+",
+	"TM3V3Pn7WwS76bc/LNI3PhKmSwv6T7KlzKdSfobd2s8JUJsfYHt+SgvQ9KtQANDpaeffXXl6Hbh5y+VG",
+	"ClOLW/iQctvii0R6i7V9gFoVgfPvTcHvUILYETpQbyBp0sJGRhMJ7vgK8mt9oFxbUV2QXG4cdx6nMRfe",
+	"K6gNNsW8XsqF/dNrPmfZJisEgEKC93I0IdGCuc/ITuLVpyioOxVFr8tJS9oBiO+gs0XiNUGHGHG2ECHa",
+	"0ReHKUlBighhEIpbthbKXrY8ZL7n61YwpoeFvYzO83dtxEUL3c9+Vr67SUMzQBHi396Yu2LUSI+CsFGq",
+	"T8emITgMtBtqHjyGA/XA0oAwp+IdI1ZcWZkxmUfuK5xc3D6kIKz0IcGSsILPRZEAT9AV4aUQsKq7ezfQ",
+	"PIIbbGTiLnGL71xE/AIvvtfmCegYu5OQ+uqDxb77xS6nIk8QKSqpzxxw67N1Sek9yJgKaJHpO5sEroFN",
+	"BKX15RTkzNlWwJNwLlMVqnM9i0MTD7kZWBsEsdwKJ+S9hkwSrL1MXLLv6qJgV9AxB/Rl8Oe5O+umvtQy",
+	"28pagpaa1QrVOADbIVdVUI/pCag8wUoxmgVOkGLUCtVYWIU0wWyCJOW4mSMcgtu9pGHKuTfzIoEZ4kOd",
+	"UaHJVP0AyuE14PcA1ltEgm6snqjEZ8VvP6vYRItB/ybhiaNExB8Rig93CuLO8QPiBEIPETf/AK2VUh97",
+	"NVbvgVoBeGI77ZvCJohhz0O/DpPEDageANf/O/hbgNcEqRS5F6fKgzXGHjZmK65wMiYhpbPSRaFr7xMg",
+	"OC43IvT6uGAqqlBKWok/TQbaVK14dStyllKcNmVD8LcACH2ULIrsdETRjCUnH4ZPb0op2QD3cCbz9JKl",
+	"ql7NReU7kpmlrix4W5x27azqXBrA7QaMs1IIanmNIX7BVQSoH5wIHp/WKF6apYYIOP3TjZ040WVlwdKm",
+	"t3+aNN48J8elLUQT+Pf45Vhvrxcoo30PX5/JRIUvzvLI+wpuXxP9/L7DHLDIvjIr0JHoOD5PhvfrMTCo",
+	"2UGmFZKqFw0/Q1Yhle9qAR0j9+q7nfHQbyvp3fpxjEKJ9ZicfAG+C5M9WqGKmMOkZxCzTD17Sc+UWKeX",
+	"qDL5QbojGhcfLbcTecWuG8DrlPJmadlcLHTr9t6KTdLCPpTYTSFvfwp6H+QOLeXNsnBjTZXHivQp96in",
+	"AscTxlAfRtD+G0aOg5De3unzRp3S2zp0MlMssib2HvUibDSF7VRVypbxPcIxjZMTDhJ+NURWDYr0Lhtu",
+	"2p+431BCJ8C9Yq9yzaT1uUKUzKO0fx02S0YyQrbq3gV7jhlZ0JMOWh2brXIJTJcNICSAhkM8Fd2zILu8",
+	"3CwrcSd1jRTaqlQH6sMr072UuXTKdZBZSBC+ysp35GbDlKoGAp7yDJ6c2bpSaas0a6p8ucBu9io7KXm1",
+	"WXQ7ZnEBvW8Yqoi4ussAkV4K3nQgYfNCqrzYdImcH8UamfG/tInwqZJR/eYcoaNHvBK44h/K+unpRNDk",
+	"lkMujGpLPWz0i9H7ZqcvMW1m3FyP4NqkgNoH6/FnoKuL/lSiHtGJPwtCI6T1hIhPXIrVJVRTejM1rwyh",
+	"RKbVVM2h54J7HXXX3C9ZJx2adUh/jdX5B4altPDUe7SosyuAEg39rD0OFGeonjMNyUQVtCSiYjTbVUSA",
+	"BkOHHwzl0VTR807Ed4roy3baPgpi97AXwfF2eK0heJz8kJjQNFU94tmfJLQ83hKxllc3wu4XsUloqRgK",
+	"I6ZqWJdOUp5PHn755eQhdG3ukXhD98zXk3PYSAgNJuyQ6LkCQXH1/PlUeaFGYpGaUCEIqaEo5BI9jru1",
+	"xMd4+LsztRy1/g5kycd3N8Vb81uVVZwgyYjv/CHF7ltYAdvn2Cqml/YKMtxokl7HiCqti/2OJXjCd7L2",
+	"DYIMG6bwBaaGUPII5C8QqNYlQAe6j8D4CKGDADRzU0vgcrrKRTVKgjgD7JMwCQIngx6xRHiobXOWhrDy",
+	"jDpBpciIfMKHU71RoqgNMa4VZBxhX3NoZqaraE0Nu5eEl0BWcOg1rkBKAMba2tM24OtEnZPI9e/rpBc1",
+	"iE1N/fYhZTCXEJKDkhNkpyWfy0LaDVtylZslvxUjwI5vpokmEA/YV277PYzfIvRfZ1dqw8pKqkyWvICA",
+	"MJJId++M11oXT/w2fkpItvaLjkyd+NQtplsekVaSwtXz5w8Mkj41IjHsr09ehg6hvjXUal/zMegysbf5",
+	"GGCOfQosJTfw7wNDya2kFzspRrr6DRCSQk2ZP0dPCnjy/b6xn3qxGbCPyB0vZA5KbOOOarz4ZaUzYUwS",
+	"t53dcVftA3XYTV1pzeWSSShggHbk8A08mNcVnxebhJXc+Kl5V8vUCRe5kMK0VWkcvPFkUcJvVAFAanIo",
+	"DyCk2qhrP+mawWUzVX6iiWOlFcdaiNZ7h772AeLcwVKKralbsQF9mbN5BTCBTfuX5mSnaoi69KhJVUWW",
+	"Do9dC5VfsNRjVM2cNpqGirEmk7M2WFAIgWTAtBAB2v8lt8sRdexweraTbXEQmbN0zW22BAPLaj1hW8k0",
+	"ThBN1ZKXEDR209FKpGyI20vWyGVzjtKp3tKUblDoVdDUc7TrrimgH53zKJmqlusJBbOTMkt+BykH2VJE",
+	"lpmvnYRquIstlR82qqpFa25T1Wxn86YRYhBjKMQDfpPd5aQ7zgOSKx6/fQuQKIVYoa2DqaRE7pOpCmZi",
+	"uhLG8BsBOzvUFUuf5WJVaitUthk/F5t0FLWNhXxtJMUq6m0In8Pch4/Oz0dRW5y9fVJU7n5zMoxxl4WR",
+	"dGJGcdNaH+7xXOebBwbLV7GJK7gn577dIrQN6u3lurU7Ldmx4m9/EOrGLgcXj0he+L8f/mpl5m5bfyNj",
+	"CF+9LzELaAQ0S9nsI1bNUrIGcLjLkK+95lhYCpLtY2K6HTfXhHkm8Uch/D1beHiGZaHTCwpvLxO8g47Y",
+	"wLbmEKuQZ+/cf3wbyL6mv/fiJ+5Hn7ohgddFa7OP3D5DEtvKHiTgPXSqHX1kR2D8YeXoAtuEYu0lee6G",
+	"obHP1qipRx7ZxfjbkllTtVtLRPAWFODSq5LaD8fVRRN2SEn1tZ3RMFj1QVwXrSb0VyykuhGVs0stG4rC",
+	"CEz0w1+FDgEJ+6eoIOXZjBJAPRTkW4x/v9DVVN1onSckaOn9Tg1+ACEvqj3ynU9bqimhuhGw9WSrrV0o",
+	"RwU9UysxhmKn/+74coo9ENKt95Er5keNpjzdcidWsXngAjI1ja1q7PN24fQ5acHbqqvZUhsL6c0vRWWk",
+	"cdeNMg3jBsU+hZf9pHykLvUUG6lJyRFOVQ/j+CHs4g/kxTZ7+wN18ZOgLp4kG88yrjKxh82+JLMzNnSk",
+	"s5GqurSYU60yZ0gDJ0YTyGeEeElONjAbOuGODr12VbskaGFKywalby4w6znFGRYAKrMdFiKTKyqGDXPr",
+	"aCAOA33WEv/4K4FZ2r+PC9GG2gvE5dd5RxThCO0Ewi602RMt/lE3SiXYwZ2kB16M1GN6Ug4Lumegbz2N",
+	"0EFr7pcfTmofn+/DxCKm//4Piv70KNiF4EawFVf8RkA72nswamxk1Rt0+kHeiqajJXW9Shj4qwUkhnm7",
+	"6ZJVoiz4hoBLmiwr7M9Tq0IYw1IjQbXTFUt/4MaOn7pvx8++Jf9ZAxG766exleAr96qnOOcPUJg6nfoS",
+	"GUFDhAtdrbhF7/pXjweR4/28w/Huh9321LSWOejrFULh7odf3zNX14q3Fs9nbGCj2vdpe8BO0486KcHP",
+	"P3cT8BqCP2PIpEOyhH5qpxrxZyDYkUnsjbyW9bxAmNu/ezQG8k5jRjxC9wxT3PILVCXGt0pnt/j/IRFp",
+	"HL3SGQkUL71gD9NRMlXgZ9Yl/0ctmMwNwU1j9kca/RQcpdI4E9HdxBBfBfwMsPNIe6MILAoiSBf0uaV8",
+	"qiCnZ1zIO+HUHXnHrcevD5mfoQN7gv/sMGEDDie88YGJTUSEZyAgtlal/QqS+kHvRHgM2EJnz65lUYB7",
+	"n74eUjdLkKgI7JoD0ig0gzeYqmo30KBVKqvhkVohNIlZ8lKMABoDWyxiiuZWXdsFeL/TntJWYB0RpfwG",
+	"ttonEqbxqvpS9a0of2/Ck9oXN33nkfiCAIXkjVKrfBZdueBwGp0QXnyhaOyoyjHEwGRumuTmwFkQ9iK+",
+	"KuB+XmJOQUdQUq8VZLv50A1NlAKVjZeTrilc8GTba4STjF1GIaQSXeep+gguI4Yeo0oYXQQLKzcBOMf7",
+	"c6bKO5C8e0naHlcSzL4QCzth31XCLfotOJacRCgkxGwraGQTvGvpohJi5p6bgTrj7v6V8oWhvuApPJQm",
+	"hKwT4mgpfRzK+okrXVC+8FsUCgnMIRpoqjzlNWA3yJPga8YL94Nh/JEkdJ65tkuEHk1XdWHlDF1kqWeU",
+	"AcBNbZjSaozxZlPPjQhZ9OS+ooWaSyxlypYiu53rtwz62cmyFDk6EKmmoukv2CTYIyABocLQc1FKZ1il",
+	"NHgyU9VqWAfEQlVodBF8fTPuG1RYG6crQn4nZqJCLqnMTYTvrX1GvJtzqDVOwOnvVNLJVH24q+4V8oPP",
+	"QBJ8CkjosKBXtDuftecudJP+w3MXe+68Ktoh2LrE2eh4LdlpjHeiOsnv8Spg0Hm3GjrshHevhdBII7Iq",
+	"ewn9+XhROA5VsXBHfciWQ37Jwum3TiiG0h1dOSEjDWQ8+JaPKAWJZCKXXlczMVjgH168z93nkWmVyUJ4",
+	"NW0nmwjP+RTKVmJ9El1DhHABxkdKlJrSZACNonnekbQsikaPcnaWr/5WOT2/5FXOcsFzp6aEDr8lN6az",
+	"672b7x9k+rmTKaSIUz8M6BYXmNpp7gli2wfi1SGAEXLKdqKacUDU9z+VCupfsOjF3CZMTG4mPvitmpgH",
+	"anxNBJWiRAYsorWucjOaMEh0Ai0S08Q91GKFbSQhfSaX6uYy3hZHdFLVwsRzCVlck31K2OfmAaepnRT4",
+	"/DXTiMhCcELz3zqXqEt54pF20SZzd3dOua222ox975v+S/uzByQ61D71Z29qbrUtJRQmUpwKbiH1msti",
+	"q81qT9dU97snfpaf3T2y1cZPbm9E6Y/Gqp+ysSrRFhEVkWf/VajlGZVI7mtp/0rc6aCbUxUjYmcJXvl0",
+	"dX0rO8I/38KQPz2j4sfBMU3Tr+WNEiCK3HgYmIGnr4UdP4EXHQiTfPKO6a39/5ab5Vw7fdDIGzXWdcx7",
+	"aglexr6Uwz078/H0u+YlHbeEdluqyUco58ibrYirXcExCue2szHdrPbp2wA5rJp6N11hpZiFYgNQ5hX7",
+	"3trSqVMJ6DLX0or/uLaVzCxL+e1t6JlDE4gDJNxOVVPnNXz4iC11XXnoY3yJNOxWlBYxiqhEAkGRHxi2",
+	"EitdIaQRqFABb04rAnqOcTT4VFXaWbZg9uJdy+MFkas0VC0HAGRU08YodnAqw8fnX7A0M9Vihjl1zpwJ",
+	"YdhOrM8nUEncJriPLwjC+CepVA9/ZVq/jJgWWHziw3jNp5Ylp/ImkdWVtJvBxS9v9nAqqbbvI4mFNfYg",
+	"3KMKLZ01H2pUJBgUgH3vLiWZMSFVDzWiYLEELAb0J8GFHKYQ/Zy579NkqgDzMYfyTvwmHQEyuLsiO8hq",
+	"3kNFMAgRpk5wNCxAX6NqjsuoqW2MFg/5RdJu0oSlc2GsxwlvXr1uIQVBIUIhPCAQWmA0xoQ16PRT9ZHg",
+	"6eFcPCw9oLfTKTRQG5gj5WY8VQ22gECA8+jRCjshV7q+QaWWoN5bB4G1OLhyv5OB+7kzdGuC0tkJu5qq",
+	"n930KJuPAj8Y+qUa4pJS86AZp68FA5SIOODVz7tg/I9S8POJtGCY4G/E+HBzetRg+PLf3WxE8qSeSCEH",
+	"gXBzI07oud82Ozx756sI37e15S6V9360Cr/61O6+w5SSsLRWuGqq62vc8tKyJc9DxZVQOUjU0WefemR1",
+	"ydZUscmGtL5R57n36+v/0sf6+RcIwTS7KoSOuJNHhbswGtAXSPrjdD/PqJFvCYgc/HD06DhqORRC6ogc",
+	"WbkS+UzXNvVzgWAQQmhB1Ij0Ko93dgPdGcAn6dRu93tdW5bpWllDiiNoeUqve8JGfxDl5xUjIjg8IIWx",
+	"O0x/QKdRX5/PucPxCy+4t+e3TQl/uH5/r65fLzt7fb8RXbZ9BO8Gc8ErUV3Vdjm4+OXN+8Qdk76VInzy",
+	"JhkgcA+SXHu3wSxE5BtW6IwXZCQOkkFdFYOLwdLa8uLs7OGjP0/OJ+eThxd//vPXXwNB0ty2R/xe8MIu",
+	"E+zu5zg/QvzaSmaQBuKT/wkvaBfA4XUD9cKVMJB/mXHFjBDR79uIXrujEDVTd2qrtwrQTeKjoiL0JhMq",
+	"j16A7vbdgV/M3dR5yEjn5tbsmCQeNzagc0QD+7PcHfpJaIhIWZyVyIS8E54gDBs2DlVVbEbRqEttrOnZ",
+	"zeDaBQBG8B4hUgf5vKNhatk3Bjlq2iUL4XdU1dL9W5o+07Wd67fRr+J73j95R4+0IWbJK0SCe6mNvanE",
+	"9d9+YMadYjTqohDCDt6/ef//BwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -74,6 +75,61 @@ func TestAPIAnswersAreNotStored(t *testing.T) {
 		w := e.do(c.method, c.path, c.token, "")
 		if got := w.Header().Get("Cache-Control"); got != "no-store" {
 			t.Errorf("%s %s (%d): Cache-Control %q", c.method, c.path, w.Code, got)
+		}
+	}
+}
+
+// The REST catalogue is what /mcp lists, tool for tool: names,
+// descriptions, schemas and hints (MCP lists them by name, the catalogue
+// in the guide's order); any principal may read it, no one
+// without a token.
+func TestToolCatalogueIsTheMCPList(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.h)
+	t.Cleanup(srv.Close)
+	if w := e.do("GET", "/v1/tools", "", ""); w.Code != 401 {
+		t.Fatalf("no token: %d", w.Code)
+	}
+	w := e.do("GET", "/v1/tools", e.operator, "")
+	var cat struct {
+		Version string `json:"catalogue_version"`
+		Tools   []struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			InputSchema map[string]any `json:"input_schema"`
+			ReadOnly    bool           `json:"read_only"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &cat); err != nil || w.Code != 200 || len(cat.Version) != 16 || len(cat.Tools) == 0 {
+		t.Fatalf("catalogue: %d %s", w.Code, w.Body)
+	}
+	host := createHost(t, e, "h")
+	if w := e.do("GET", "/v1/tools", host.Token, ""); w.Code != 200 || !strings.Contains(w.Body.String(), cat.Version) {
+		t.Fatalf("a host's catalogue: %d", w.Code)
+	}
+
+	res, err := mcpClient(t, srv.URL, host.Token, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := res.Tools
+	if len(listed) != len(cat.Tools) {
+		t.Fatalf("MCP lists %d tools, the catalogue %d", len(listed), len(cat.Tools))
+	}
+	byName := map[string]int{}
+	for i, c := range cat.Tools {
+		byName[c.Name] = i
+	}
+	for i, tool := range listed {
+		j, ok := byName[tool.Name]
+		if !ok {
+			t.Fatalf("MCP lists %s, the catalogue does not", tool.Name)
+		}
+		c := cat.Tools[j]
+		a, _ := json.Marshal(tool.InputSchema)
+		b, _ := json.Marshal(c.InputSchema)
+		if tool.Name != c.Name || tool.Description != c.Description || string(a) != string(b) || tool.Annotations.ReadOnlyHint != c.ReadOnly {
+			t.Fatalf("tool %d: MCP %s, catalogue %s", i, tool.Name, c.Name)
 		}
 	}
 }

@@ -994,6 +994,18 @@ type BackendInfoProvider string
 // BackendInfoThreadStatus As the daemon reports it; a Send needs `idle`.
 type BackendInfoThreadStatus string
 
+// CatalogueTool defines model for CatalogueTool.
+type CatalogueTool struct {
+	Description string `json:"description"`
+
+	// InputSchema The tool's JSON Schema for its arguments, as `tools/list` gives it.
+	InputSchema map[string]interface{} `json:"input_schema"`
+	Name        string                 `json:"name"`
+
+	// ReadOnly The tool changes nothing (MCP's readOnlyHint).
+	ReadOnly bool `json:"read_only"`
+}
+
 // ChannelKind defines model for ChannelKind.
 type ChannelKind string
 
@@ -1771,6 +1783,13 @@ type ThreadList struct {
 	SnapshotId string         `json:"snapshot_id"`
 	TerminalId string         `json:"terminal_id"`
 	Threads    []NativeThread `json:"threads"`
+}
+
+// ToolCatalogue defines model for ToolCatalogue.
+type ToolCatalogue struct {
+	// CatalogueVersion A digest of the tools' names, descriptions, schemas and hints.
+	CatalogueVersion string          `json:"catalogue_version"`
+	Tools            []CatalogueTool `json:"tools"`
 }
 
 // TurnActionResult defines model for TurnActionResult.
@@ -2607,6 +2626,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
 	ResumeThread(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetToolCatalogue The catalogue of AKK's tools, as its MCP server lists them
+	//
+	// The tools `/mcp` registers (`tools/list` gives them by name; here they come in the operator guide's order), with their descriptions and input schemas, and a `catalogue_version` that changes whenever any of them does. A connector registers exactly this list in its host, then compares what the host registered with it, and refuses to start on a difference (the capability handshake): no connector keeps a list of tool names of its own. Any principal may read it.
+	//
+	// Corresponds with GET /v1/tools (the `GetToolCatalogue` operationId).
+	GetToolCatalogue(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTurns The caller's Turns
 	//
@@ -3697,6 +3723,23 @@ func (c *Client) ResumeThreadWithBody(ctx context.Context, terminalId string, pa
 // Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
 func (c *Client) ResumeThread(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeThreadRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetToolCatalogue The catalogue of AKK's tools, as its MCP server lists them
+//
+// The tools `/mcp` registers (`tools/list` gives them by name; here they come in the operator guide's order), with their descriptions and input schemas, and a `catalogue_version` that changes whenever any of them does. A connector registers exactly this list in its host, then compares what the host registered with it, and refuses to start on a difference (the capability handshake): no connector keeps a list of tool names of its own. Any principal may read it.
+//
+// Corresponds with GET /v1/tools (the `GetToolCatalogue` operationId).
+func (c *Client) GetToolCatalogue(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetToolCatalogueRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5581,6 +5624,33 @@ func NewResumeThreadRequestWithBody(server string, terminalId string, params *Re
 	return req, nil
 }
 
+// NewGetToolCatalogueRequest constructs an http.Request for the GetToolCatalogue method
+func NewGetToolCatalogueRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tools")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListTurnsRequest constructs an http.Request for the ListTurns method
 func NewListTurnsRequest(server string, params *ListTurnsParams) (*http.Request, error) {
 	var err error
@@ -7063,6 +7133,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/terminals/{terminal_id}/threads/resume (the `ResumeThread` operationId).
 	ResumeThreadWithResponse(ctx context.Context, terminalId string, params *ResumeThreadParams, body ResumeThreadJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeThreadResponse, error)
+
+	// GetToolCatalogueWithResponse The catalogue of AKK's tools, as its MCP server lists them
+	//
+	// The tools `/mcp` registers (`tools/list` gives them by name; here they come in the operator guide's order), with their descriptions and input schemas, and a `catalogue_version` that changes whenever any of them does. A connector registers exactly this list in its host, then compares what the host registered with it, and refuses to start on a difference (the capability handshake): no connector keeps a list of tool names of its own. Any principal may read it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/tools (the `GetToolCatalogue` operationId).
+	GetToolCatalogueWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetToolCatalogueResponse, error)
 
 	// ListTurnsWithResponse The caller's Turns
 	//
@@ -9514,6 +9593,61 @@ func (r ResumeThreadResponse) ContentType() string {
 	return ""
 }
 
+type GetToolCatalogueResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ToolCatalogue
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetToolCatalogueResponse) GetJSON200() *ToolCatalogue {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetToolCatalogueResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r GetToolCatalogueResponse) GetApplicationproblemJSON405() *Problem {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r GetToolCatalogueResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetToolCatalogueResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetToolCatalogueResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetToolCatalogueResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTurnsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11678,6 +11812,21 @@ func (c *ClientWithResponses) ResumeThreadWithResponse(ctx context.Context, term
 		return nil, err
 	}
 	return ParseResumeThreadResponse(rsp)
+}
+
+// GetToolCatalogueWithResponse The catalogue of AKK's tools, as its MCP server lists them
+//
+// The tools `/mcp` registers (`tools/list` gives them by name; here they come in the operator guide's order), with their descriptions and input schemas, and a `catalogue_version` that changes whenever any of them does. A connector registers exactly this list in its host, then compares what the host registered with it, and refuses to start on a difference (the capability handshake): no connector keeps a list of tool names of its own. Any principal may read it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/tools (the `GetToolCatalogue` operationId).
+func (c *ClientWithResponses) GetToolCatalogueWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetToolCatalogueResponse, error) {
+	rsp, err := c.GetToolCatalogue(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetToolCatalogueResponse(rsp)
 }
 
 // ListTurnsWithResponse The caller's Turns
@@ -13850,6 +13999,46 @@ func ParseResumeThreadResponse(rsp *http.Response) (*ResumeThreadResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetToolCatalogueResponse parses an HTTP response from a GetToolCatalogueWithResponse call
+func ParseGetToolCatalogueResponse(rsp *http.Response) (*GetToolCatalogueResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetToolCatalogueResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ToolCatalogue
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
 
 	}
 
