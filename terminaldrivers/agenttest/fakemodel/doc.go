@@ -1,5 +1,7 @@
-// Package fakemodel is a scripted stand-in for the Anthropic Messages API and
-// the OpenAI Responses API, so the real Claude Code and Codex TUIs can run
+// Package fakemodel is a scripted stand-in for the Anthropic Messages API,
+// the OpenAI Responses API and OpenAI Chat Completions (/v1/chat/completions,
+// streamed as "data:" chunks ending with [DONE], or whole), so the real
+// Claude Code and Codex TUIs, and hosts that speak any of the three, can run
 // against it on loopback, with no network and no real model.
 //
 // One Server serves any number of agents at once: what it answers is chosen by

@@ -22,7 +22,9 @@ import (
 const (
 	APIAnthropic = "anthropic"
 	APIOpenAI    = "openai"
-	APIOther     = "other"
+	// APIChat is OpenAI's Chat Completions (DeepSeek Harness speaks it).
+	APIChat  = "openai-chat"
+	APIOther = "other"
 )
 
 // Request is one recorded request and what the server made of it.
@@ -254,6 +256,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 100})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		s.serveOpenAI(w, r)
+	case r.Method == http.MethodPost && (r.URL.Path == "/v1/chat/completions" || r.URL.Path == "/chat/completions"):
+		s.serveChat(w, r)
 	case r.Method == http.MethodGet && (r.URL.Path == "/v1/models" || r.URL.Path == "/models"):
 		s.recordOther(r, http.StatusOK)
 		writeJSON(w, http.StatusOK, modelList(r))
@@ -326,6 +330,30 @@ func (e *sse) event(name string, v any) {
 		panic(err) // our own values always marshal
 	}
 	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, data); err != nil {
+		e.failed = true
+		return
+	}
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// data writes one unnamed event, as Chat Completions streams do ("data:"
+// lines only); raw is written as it is ("[DONE]").
+func (e *sse) data(v any) {
+	if e.failed {
+		return
+	}
+	var data []byte
+	if raw, ok := v.(string); ok {
+		data = []byte(raw)
+	} else {
+		var err error
+		if data, err = json.Marshal(v); err != nil {
+			panic(err) // our own values always marshal
+		}
+	}
+	if _, err := fmt.Fprintf(e.w, "data: %s\n\n", data); err != nil {
 		e.failed = true
 		return
 	}
