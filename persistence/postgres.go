@@ -188,6 +188,10 @@ type LockHeld struct {
 }
 
 func (e *LockHeld) Error() string {
+	if e.seen.IsZero() {
+		return fmt.Sprintf("node %q's lock is held by a session of another database role (backend pid %d): give each daemon a --node of its own, or end that session",
+			e.Node, e.PID)
+	}
 	if !e.Stale() {
 		return fmt.Sprintf("another akkd runs on this database as node %q: its session from %s (backend pid %d) holds the node's lock and answered %s ago; give each daemon a --node of its own",
 			e.Node, e.Client, e.PID, e.Quiet.Round(time.Second))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"net/http"
 	neturl "net/url"
 	"strconv"
@@ -95,6 +96,45 @@ func TestE2EFleet(t *testing.T) {
 			t.Fatalf("nodes %+v", nl.Nodes)
 		}
 	}
+
+	// A host lists through n1 every 300 ms for the whole test (users'
+	// conditions): every answer is 200 or, while a node or the store is
+	// out of reach, 503; never a 500.
+	stopListing := make(chan struct{})
+	type tally struct{ n, bad int }
+	listings := make(chan tally, 1)
+	go func() {
+		var c tally
+		defer func() { listings <- c }()
+		for {
+			select {
+			case <-stopListing:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			req, _ := http.NewRequest("GET", n1.url+"/v1/conversations", nil)
+			req.Header.Set("Authorization", "Bearer "+host.Token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				continue // n1 itself is never stopped; a refused connection would show below as too few answers
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			c.n++
+			if resp.StatusCode != 200 && resp.StatusCode != 503 {
+				c.bad++
+			}
+		}
+	}()
+	defer func() {
+		close(stopListing)
+		c := <-listings
+		if c.bad > 0 || c.n < 10 {
+			t.Errorf("a host listing every 300 ms: %d answers, %d neither 200 nor 503", c.n, c.bad)
+		} else {
+			t.Logf("a host listed every 300 ms: %d answers", c.n)
+		}
+	}()
 
 	// The list through any node: every pane, named by its node.
 	rows := make([]conversationRow, 3)
