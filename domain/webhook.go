@@ -174,7 +174,7 @@ func (s *Service) checkDelivery(ctx context.Context, w HostWebhook) error {
 		return nil
 	}
 	if w.DeliveryNode == "" {
-		if u, err := url.Parse(w.URL); err == nil && isLoopbackHost(u.Hostname()) {
+		if u, err := url.Parse(w.URL); err == nil && IsLoopbackHost(u.Hostname()) {
 			return Invalid("a loopback webhook_url in a fleet needs delivery_node",
 				FieldError{Field: "webhook_url", Message: "a loopback URL in a fleet would be posted by whichever node delivers, to its own machine: name the node on the machine that listens (delivery_node)"})
 		}
@@ -191,9 +191,9 @@ func (s *Service) checkDelivery(ctx context.Context, w HostWebhook) error {
 	return nil
 }
 
-// isLoopbackHost reports whether a URL's host is localhost or a loopback
+// IsLoopbackHost reports whether a URL's host is localhost or a loopback
 // address.
-func isLoopbackHost(host string) bool {
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return true
 	}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -133,21 +132,13 @@ func (n *Node) Join(ctx context.Context) error {
 			return fmt.Errorf("the node %s advertises %s already: give each node the URL the others reach it at (--advertise-url)", x.Name, n.AdvertiseURL)
 		}
 	}
-	if u, err := url.Parse(n.AdvertiseURL); err == nil && !n.AdvertiseSet && len(others) > 0 && isLoopback(u.Hostname()) {
+	if u, err := url.Parse(n.AdvertiseURL); err == nil && !n.AdvertiseSet && len(others) > 0 && domain.IsLoopbackHost(u.Hostname()) {
 		return fmt.Errorf("this node joins a fleet with %s, but its advertise URL, derived from --listen, is %s: a loopback address, which on another machine names that machine. Set --advertise-url to the URL the other nodes reach this one at (a loopback one, said explicitly, for a fleet on one machine)",
 			strings.Join(others, ", "), n.AdvertiseURL)
 	}
 	return n.beat(ctx, n.row(nil, nil))
 }
 
-// isLoopback reports whether host is a loopback address or localhost.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // beat records a heartbeat and measures the database's clock against
 // this machine's from it (its middle: the round trip's halves are taken
