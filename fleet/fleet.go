@@ -139,7 +139,6 @@ func (n *Node) Join(ctx context.Context) error {
 	return n.beat(ctx, n.row(nil, nil))
 }
 
-
 // beat records a heartbeat and measures the database's clock against
 // this machine's from it (its middle: the round trip's halves are taken
 // as equal).
