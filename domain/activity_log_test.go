@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"akk/domain"
 )
@@ -41,6 +42,13 @@ func TestActivityLogLines(t *testing.T) {
 	w.waitState(t, r.Turn.ID, domain.TurnWorking)
 	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "fixed the private thing" })
 	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+	// The line follows the commit the state was read from: wait for it.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(buf.String(), `"msg":"turn.completed"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no turn.completed line:\n%s", buf.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
 
 	seen := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
