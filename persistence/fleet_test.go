@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"akk/domain"
 	"akk/persistence"
@@ -378,7 +381,8 @@ func TestOwnOldLockSessionAfterAPartition(t *testing.T) {
 // doctor called the store writable.
 func TestReadOnlyDatabaseIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	s, err := persistence.OpenPostgresNode(ctx, storetest.NewDatabase(t), "x")
+	url := storetest.NewDatabase(t)
+	s, err := persistence.OpenPostgresNode(ctx, url, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,11 +391,18 @@ func TestReadOnlyDatabaseIsUnavailable(t *testing.T) {
 	if err := put(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`); err != nil {
+	// Read-only from now on, and every session of the store's starts
+	// again (from a connection of the test's own: a session of the store's
+	// pool left alive would stay writable).
+	admin, err := sql.Open("pgx", url)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Every session starts again, read-only from now on.
-	if err := s.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only = on', current_database()); END $$`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

@@ -62,6 +62,21 @@ func panesServer(t *testing.T, n int) (string, []tmux.Pane) {
 	if err != nil || len(panes) != n {
 		t.Fatalf("panes %+v, %v", panes, err)
 	}
+	// Each pane's shell prints its name a moment after the pane opens:
+	// the tests compare screens, so they start once every pane shows it.
+	for i, p := range panes {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			out, _ := exec.Command("tmux", "-S", sock, "capture-pane", "-p", "-t", p.ID).Output()
+			if strings.Contains(string(out), "pane-"+string(rune('0'+i))) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("pane %d never showed its name: %q", i, out)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	return sock, panes
 }
 
