@@ -47,6 +47,8 @@ func TestDecidePane(t *testing.T) {
 		announced string
 		fresh     bool
 		answering bool
+		unseen    bool // the Turn waited when the monitor began, and no look showed the prompt yet
+		moved     bool // the round's record read changed the actions
 		looks     paneLooksFake
 		// want
 		state     TurnState
@@ -100,10 +102,19 @@ func TestDecidePane(t *testing.T) {
 			state: TurnDeliveryUncertain, typ: "turn.delivery_uncertain", webhook: true, changed: true, reasonHas: "daemon stopped"},
 		{name: "dispatching within the accept window: nothing yet", t: turn(TurnDispatching, nil),
 			term: screen(ScreenWorking), fresh: true, state: TurnDispatching},
+		{name: "a prompt answered in the pane: back to working", t: turn(TurnAwaitingApproval, nil),
+			term: screen(ScreenWorking), announced: "fp1", fresh: true,
+			state: TurnWorking, typ: "turn.working", announce: "fp1", changed: true},
+		{name: "after a restart, a wait no look has shown yet holds on a working screen (the agent may not have drawn its dialog again)",
+			t: turn(TurnAwaitingApproval, nil), term: screen(ScreenWorking), announced: "fp1", fresh: true, unseen: true,
+			state: TurnAwaitingApproval, announce: "fp1"},
+		{name: "after a restart, the record moving on ends the wait", t: turn(TurnAwaitingApproval, nil),
+			term: screen(ScreenWorking), announced: "fp1", fresh: true, unseen: true, moved: true,
+			state: TurnWorking, typ: "turn.working", announce: "fp1", changed: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			st := paneState{t: c.t, term: c.term, announced: c.announced, answering: c.answering}
+			st := paneState{t: c.t, term: c.term, announced: c.announced, answering: c.answering, unseenWait: c.unseen, actionsChanged: c.moved}
 			looks := c.looks
 			got := s.decidePane(st, paneRound{now: now, fresh: c.fresh, next: c.t, wasAnnounced: c.announced}, &looks)
 			if got.next.State != c.state || got.typ != c.typ || got.webhook != c.webhook || got.announced != c.announce || got.changed != c.changed {

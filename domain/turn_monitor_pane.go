@@ -39,6 +39,13 @@ type paneState struct {
 	// that looks new is that answer's own intermediate screen (a menu
 	// whose selection moved), never one to announce.
 	answering bool
+	// unseenWait: the Turn already waited on a prompt or step when this
+	// monitor began (a daemon's restart), and no look of this monitor has
+	// shown it yet. A screen without it then proves nothing: the agent
+	// may not have drawn it again yet (Claude Code draws its own dialog
+	// once the hook's request ended with the old daemon). Leaving the wait
+	// takes the prompt seen, then gone, or the record moving on.
+	unseenWait bool
 }
 
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
@@ -71,7 +78,8 @@ type paneRound struct {
 func (s *monitorCases) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
 	m := &paneTurnMonitor{s: s.Service, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
-		paneState: paneState{t: t, mark: t.Mark}, paneWaker: newPaneWaker(s.clock, tr, "turn")}
+		paneState: paneState{t: t, mark: t.Mark, unseenWait: t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction},
+		paneWaker: newPaneWaker(s.clock, tr, "turn")}
 	return m
 }
 
@@ -86,6 +94,9 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	m.answering = m.s.answeringNow(m.turnID)
 	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
+	if m.actionsChanged || r.next.State != m.t.State {
+		m.unseenWait = false // the record moved on, or the Turn left the wait
+	}
 	// The record first: while it shows the Turn working with no tool call
 	// open, on an agent that records one before it asks, nothing the Turn
 	// waits on can be drawn; the screen is looked at closely again as soon
@@ -122,6 +133,9 @@ func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
 	default:
 		if m.scr.confirm(m.term, obs) {
 			m.term = obs
+			if obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction {
+				m.unseenWait = false
+			}
 		} else {
 			r.fresh = false
 		}
@@ -204,7 +218,8 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 	t, term := st.t, st.term
 	next, typ, webhook := r.next, r.typ, r.webhook
 	announced := st.announced
-	if typ == "" {
+	waitUnseen := st.unseenWait && !st.actionsChanged && term.ScreenState == ScreenWorking
+	if typ == "" && !waitUnseen {
 		next, typ, webhook = s.applyScreen(next, term)
 	}
 	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
