@@ -105,21 +105,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	t := anthropicTurn(req)
 	p := s.plan(APIAnthropic, t)
-	rec := Request{API: APIAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
-		Scenario: p.scenario, UserText: t.userText, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
-	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
-		rec.Params = params
-	}
-	if p.tool != nil {
-		rec.ToolCall = anthropicToolName(p.tool)
-	}
-	if p.status != 0 {
-		rec.Status = p.status
-		rec.Finished = time.Now()
-	}
-	id := s.record(rec)
-	s.dump(id, APIAnthropic, body)
-	s.logger.Printf("#%d anthropic %s aux=%v scenario=%s tool_results=%d", id, r.URL.RequestURI(), t.aux, p.scenario, len(t.toolResults))
+	id := s.recordPlayed(APIAnthropic, r, body, req.Model, "", t, p, anthropicToolName)
 	if p.status != 0 {
 		writeJSON(w, p.status, anthropicError(p.status, p.errMsg))
 		return

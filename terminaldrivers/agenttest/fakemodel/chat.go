@@ -72,22 +72,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	t := chatTurn(req)
 	p := s.plan(APIChat, t)
-	rec := Request{API: APIChat, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
-		Scenario: p.scenario, UserText: t.userText, Earlier: t.earlier, ToolResults: t.toolResults, Status: http.StatusOK,
-		Received: time.Now(), Effort: req.ReasoningEffort}
-	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
-		rec.Params = params
-	}
-	if p.tool != nil {
-		rec.ToolCall = openaiToolName(p.tool)
-	}
-	if p.status != 0 {
-		rec.Status = p.status
-		rec.Finished = time.Now()
-	}
-	id := s.record(rec)
-	s.dump(id, APIChat, body)
-	s.logger.Printf("#%d chat %s aux=%v scenario=%s tool_results=%d", id, r.URL.RequestURI(), t.aux, p.scenario, len(t.toolResults))
+	id := s.recordPlayed(APIChat, r, body, req.Model, req.ReasoningEffort, t, p, openaiToolName)
 	if p.status != 0 {
 		writeJSON(w, p.status, openaiError(p.status, p.errMsg))
 		return

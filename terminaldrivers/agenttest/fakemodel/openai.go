@@ -115,24 +115,11 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) {
 	}
 	t := openaiTurn(req)
 	p := s.plan(APIOpenAI, t)
-	rec := Request{API: APIOpenAI, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model, Client: clientOf(r), Aux: t.aux,
-		Scenario: p.scenario, UserText: t.userText, Earlier: t.earlier, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
-	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
-		rec.Params = params
-	}
+	effort := ""
 	if req.Reasoning != nil {
-		rec.Effort = req.Reasoning.Effort
+		effort = req.Reasoning.Effort
 	}
-	if p.tool != nil {
-		rec.ToolCall = openaiToolName(p.tool)
-	}
-	if p.status != 0 {
-		rec.Status = p.status
-		rec.Finished = time.Now()
-	}
-	id := s.record(rec)
-	s.dump(id, APIOpenAI, body)
-	s.logger.Printf("#%d openai %s aux=%v scenario=%s tool_results=%d", id, r.URL.RequestURI(), t.aux, p.scenario, len(t.toolResults))
+	id := s.recordPlayed(APIOpenAI, r, body, req.Model, effort, t, p, openaiToolName)
 	if p.status != 0 {
 		writeJSON(w, p.status, openaiError(p.status, p.errMsg))
 		return

@@ -276,6 +276,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// recordPlayed records a request the scenarios answer, dumps its body and
+// logs it: what it asked (t) and what the plan answers (toolName names a
+// tool call as the API does).
+func (s *Server) recordPlayed(api string, r *http.Request, body []byte, model, effort string, t turn, p plan, toolName func(*toolCall) string) int {
+	rec := Request{API: api, Method: r.Method, Path: r.URL.RequestURI(), Model: model, Effort: effort, Client: clientOf(r), Aux: t.aux,
+		Scenario: p.scenario, UserText: t.userText, Earlier: t.earlier, ToolResults: t.toolResults, Status: http.StatusOK, Received: time.Now()}
+	if _, params, ok := ParseMarker(t.userText); ok && !t.aux {
+		rec.Params = params
+	}
+	if p.tool != nil {
+		rec.ToolCall = toolName(p.tool)
+	}
+	if p.status != 0 {
+		rec.Status, rec.Finished = p.status, time.Now()
+	}
+	id := s.record(rec)
+	s.dump(id, api, body)
+	s.logger.Printf("#%d %s %s aux=%v scenario=%s tool_results=%d", id, api, r.URL.RequestURI(), t.aux, p.scenario, len(t.toolResults))
+	return id
+}
+
 func (s *Server) recordOther(r *http.Request, status int) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	now := time.Now()
