@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/tmux"
@@ -33,9 +34,24 @@ func TestFingerprintFollowsThePanes(t *testing.T) {
 		}
 		return f
 	}
+	// The pane's shell becomes sleep a moment after it opens (its command
+	// changes): from then on, nothing changes.
 	first := fp()
-	if again := fp(); again != first {
-		t.Fatalf("nothing changed, yet %s then %s", first, again)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		again := fp()
+		if again == first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fingerprint never held still: %s then %s", first, again)
+		}
+		first = again
+		time.Sleep(20 * time.Millisecond)
+	}
+	for range 5 {
+		if again := fp(); again != first {
+			t.Fatalf("nothing changed, yet %s then %s", first, again)
+		}
 	}
 	if _, err := r.Run(ctx, "-S", sock, "new-window", "-d", "-t", "fp", "sleep 600"); err != nil {
 		t.Fatal(err)
