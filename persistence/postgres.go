@@ -143,6 +143,11 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	if !got {
 		defer conn.Close()
 		other, err := holderOf(ctx, conn, h.key)
+		if errors.Is(err, sql.ErrNoRows) {
+			// The holder let go between the try and the look: a closing
+			// daemon's session ends a moment after its client closed it.
+			return errLockJustFreed
+		}
 		if err != nil {
 			return fmt.Errorf("%w (who holds it: %v)", ErrDatabaseInUse, err)
 		}
@@ -154,6 +159,10 @@ func (h *holder) take(ctx context.Context, pool *sql.DB) error {
 	h.mu.Unlock()
 	return nil
 }
+
+// errLockJustFreed is take's answer when the lock was held at its try and
+// free by its look at the holder: the caller tries again.
+var errLockJustFreed = errors.New("the node's lock was let go while being taken; try again")
 
 // lockSessionSettings make PostgreSQL drop the lock's session once its
 // peer is gone: probes after 10 s idle, every 5 s, 3 unanswered; and 20 s
@@ -241,6 +250,10 @@ func (h *holder) takeAtStart(ctx context.Context, pool *sql.DB, node string, wai
 	for {
 		err := h.take(ctx, pool)
 		var held *LockHeld
+		if errors.Is(err, errLockJustFreed) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		if !errors.As(err, &held) {
 			return err
 		}
