@@ -114,6 +114,56 @@ func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
 	}
 }
 
+// TestREADMEPiRecipeIsTheTestedOne keeps the Pi recipe (the README's few
+// lines and docs/connectors.md) the one TestE2EPi runs: the host's webhook
+// path and events, the extension's environment and command line, its
+// default callback address, and the pinned Pi and Node versions.
+func TestREADMEPiRecipeIsTheTestedOne(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	readme, docs, ext := read("../../README.md"), read("../../docs/connectors.md"), read("../../connectors/pi/index.js")
+	var pi, node string
+	for _, line := range strings.Split(read("../../scripts/pi.txt"), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			pi, node = f[0], f[1]
+		}
+	}
+	const listen = "127.0.0.1:7790"
+	if !strings.Contains(ext, `env.AKK_CALLBACK_LISTEN || "`+listen+`"`) {
+		t.Errorf("the extension's default callback address is not %s", listen)
+	}
+	env, args := piRecipe("http://127.0.0.1:7788", "akk_h_…", "whsec_…", listen)
+	command := "pi " + strings.Join(args, " ")
+	command = strings.Replace(command, "connectors/pi", "./connectors/pi", 1)
+	for name, text := range map[string]string{"README.md": readme, "docs/connectors.md": docs} {
+		wants := []string{"--webhook-url http://" + listen + piWebhookPath, command}
+		for _, e := range piEvents {
+			wants = append(wants, "--event "+e)
+		}
+		for _, e := range env {
+			k, v, _ := strings.Cut(e, "=")
+			if name == "docs/connectors.md" {
+				wants = append(wants, e)
+			} else if k == "AKK_TOKEN" || k == "AKK_WEBHOOK_SECRET" {
+				wants = append(wants, k+"="+v)
+			}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s's Pi recipe lacks %s", name, want)
+			}
+		}
+	}
+	if want := "pi-coding-agent` " + pi + " on Node " + node; !strings.Contains(docs, want) {
+		t.Errorf("docs/connectors.md does not name the pinned versions: %s", want)
+	}
+}
+
 // contrib/akkd.service starts akkd with flags akkd takes, and the README
 // gives the lines that enable it.
 func TestSystemdUnitRunsAkkd(t *testing.T) {

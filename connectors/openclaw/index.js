@@ -6,7 +6,7 @@
 //    that call), so a Turn's callbacks name that session and OpenClaw's
 //    hook mapping runs them in it. OpenClaw's MCP client sends one fixed
 //    set of headers for every session; the model never types the session.
-import { run } from "./akk.js";
+import { run } from "../common/akk.js";
 
 export default {
   id: "akk",
