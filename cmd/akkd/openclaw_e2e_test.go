@@ -295,6 +295,10 @@ func TestE2EOpenClaw(t *testing.T) {
 	const openclawKey = agenttest.FakeOpenAIKey + "openclaw"
 	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	config := openclawConfig(gwPort, model.OpenAIBaseURL(), openclawKey, d.url, host.Token, hooksToken, filepath.Join(repo, "connectors", "openclaw"), t.TempDir())
+	// An agent whose tool policy takes one of AKK's tools away: the
+	// plugin's handshake refuses AKK's tools in its sessions.
+	config["agents"].(map[string]any)["entries"] = map[string]any{"main": map[string]any{"default": true},
+		"narrow": map[string]any{"tools": map[string]any{"deny": []string{"akk__akk_approve"}}}}
 	g := startGateway(t, config)
 	client := fakemodel.ClientID(openclawKey)
 
@@ -442,6 +446,37 @@ func TestE2EOpenClaw(t *testing.T) {
 		t.Fatalf("the approved command's output reached Claude Code's model %d times", ran)
 	}
 
+	// The handshake: in the narrow agent's session AKK's tools are refused,
+	// with what differs, before any reaches AKK; /akk says the same.
+	const keyN = "agent:narrow:akk-n"
+	markerN := fakemodel.Marker("mcp_drive", "project", codex.ProjectDir, "text", "a task the handshake stops", "prefix", "akk__", "follow", "false")
+	g.send(keyN, markerN)
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	blocked, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
+		return r.Client == client && strings.Contains(r.UserText, markerN) && len(r.ToolResults) == 1
+	})
+	cancel()
+	if err != nil {
+		t.Fatalf("the narrow session's first call got no result: %v\n%s", err, requestsOf(model, client))
+	}
+	const differs = "akk__akk_approve is in AKK's catalogue but not registered"
+	if !strings.Contains(blocked.ToolResults[0], "refused") || !strings.Contains(blocked.ToolResults[0], differs) {
+		t.Fatalf("the narrow session's akk_list answered %q", blocked.ToolResults[0])
+	}
+	g.send(keyN, "/akk list")
+	if out := g.reply(keyN, "/akk list", 2*time.Minute); !strings.Contains(out, differs) {
+		t.Fatalf("/akk list in the narrow session answered %q", out)
+	}
+	var turns struct {
+		Turns []map[string]any `json:"turns"`
+	}
+	call(t, "GET", d.url+"/v1/turns", host.Token, "", &turns)
+	for _, tr := range turns.Turns {
+		if tr["conversation"] == keyN {
+			t.Fatalf("a Turn of the refused session: %v", tr)
+		}
+	}
+
 	// /akk list through the plugin names every conversation the API lists.
 	g.send("agent:main:akk-a", "/akk list")
 	out := g.reply("agent:main:akk-a", "/akk list", 2*time.Minute)
@@ -488,7 +523,8 @@ func openclawConfig(port, modelURL, modelKey, akkURL, hostToken, hooksToken, plu
 				"sessionKey": "{{payload.data.conversation}}", "sessionMode": "persistent", "deliver": false,
 				"messageTemplate": openclawMessageTemplate}}},
 		"plugins": map[string]any{"load": map[string]any{"paths": []string{plugin}},
-			"entries": map[string]any{"akk": map[string]any{"enabled": true, "config": map[string]any{"url": akkURL, "token": hostToken}}}},
+			"entries": map[string]any{"akk": map[string]any{"enabled": true, "hooks": map[string]any{"allowConversationAccess": true},
+				"config": map[string]any{"url": akkURL, "token": hostToken}}}},
 	}
 }
 

@@ -107,6 +107,7 @@ func TestREADMEOpenClawRecipeIsTheTestedOne(t *testing.T) {
 		`url: "` + server["url"].(string) + `"`,
 		"toolSearch: false", "allowRequestSessionKey: true", `allowedSessionKeyPrefixes: ["hook:", "agent:main:"]`,
 		`config: { url: "http://127.0.0.1:7788", token: "AKK_HOST_TOKEN" }`,
+		"hooks: { allowConversationAccess: true }",
 	} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("docs/connectors.md's OpenClaw recipe lacks %s", want)
