@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: check test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw pi fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: check test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw pi dsh fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -47,6 +47,9 @@ openclaw: ## install the pinned OpenClaw and the Node 24 it needs (scripts/openc
 
 pi: ## install the pinned Pi coding agent and the Node 24 it needs (scripts/pi.txt) into the cache, for its host test
 	bash scripts/install-pi.sh
+
+dsh: ## install the pinned DeepSeek Harness, its plugin packages and the Node 24 it needs (scripts/dsh.txt, scripts/dsh/) into the cache, for its host test
+	bash scripts/install-dsh.sh
 
 fixtures: ## recapture the screen fixtures from the real agents
 	AKK_CAPTURE_FIXTURES=1 AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -timeout 30m -run '^TestCaptureFixtures$$' -v ./terminaldrivers/agenttest/

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -127,7 +128,7 @@ func TestREADMEPiRecipeIsTheTestedOne(t *testing.T) {
 		}
 		return string(b)
 	}
-	readme, docs, ext := read("../../README.md"), read("../../docs/connectors.md"), read("../../connectors/pi/index.js")
+	readme, docs, ext := read("../../README.md"), read("../../docs/connectors.md"), read("../../connectors/common/config.js")
 	var pi, node string
 	for _, line := range strings.Split(read("../../scripts/pi.txt"), "\n") {
 		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
@@ -162,6 +163,54 @@ func TestREADMEPiRecipeIsTheTestedOne(t *testing.T) {
 	}
 	if want := "pi-coding-agent` " + pi + " on Node " + node; !strings.Contains(docs, want) {
 		t.Errorf("docs/connectors.md does not name the pinned versions: %s", want)
+	}
+}
+
+// TestREADMEDeepSeekHarnessRecipeIsTheTestedOne keeps the DeepSeek Harness
+// recipe (the README's lines and docs/connectors.md) the one
+// TestE2EDeepSeekHarness runs: the plugin's link, the environment, dsh's
+// command line, and the pinned dsh and Node versions.
+func TestREADMEDeepSeekHarnessRecipeIsTheTestedOne(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	readme, docs := read("../../README.md"), read("../../docs/connectors.md")
+	var dsh, node string
+	for _, line := range strings.Split(read("../../scripts/dsh.txt"), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			dsh, node = f[0], f[1]
+		}
+	}
+	env, args := dshRecipe("http://127.0.0.1:7788", "akk_h_…", "whsec_…", "127.0.0.1:7790")
+	const link = `ln -s "$PWD/connectors/deepseek-harness" ~/.dsh/profiles/web/node_modules/akk-deepseek-harness`
+	for name, text := range map[string]string{"README.md": readme, "docs/connectors.md": docs} {
+		wants := []string{"dsh " + strings.Join(args, " "), link, "--webhook-url http://127.0.0.1:7790" + piWebhookPath}
+		for _, e := range env {
+			if k, _, _ := strings.Cut(e, "="); name == "docs/connectors.md" || k == "AKK_TOKEN" || k == "AKK_WEBHOOK_SECRET" {
+				wants = append(wants, e)
+			}
+		}
+		if name == "docs/connectors.md" {
+			for _, e := range piEvents {
+				wants = append(wants, "--event "+e)
+			}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s's DeepSeek Harness recipe lacks %s", name, want)
+			}
+		}
+	}
+	if want := "`@deepseek-ai/dsh` " + dsh + " on Node " + node; !strings.Contains(docs, want) {
+		t.Errorf("docs/connectors.md does not name the pinned versions: %s", want)
+	}
+	// The test links the plugin where the recipe does.
+	if !strings.Contains(link, filepath.Join("profiles", "web", "node_modules", "akk-deepseek-harness")) {
+		t.Errorf("the recipe's link is not the test's")
 	}
 }
 

@@ -37,3 +37,32 @@ export function wakeText(payload) {
   const d = payload?.data ?? {};
   return `AKK ${payload?.type}: Turn ${d.turn_id} is ${d.state}. ${d.final_message ?? ""}${d.reason ?? ""} (A wake-up signal: read akk_status for this turn_id before acting.)`;
 }
+
+// receiver is the HTTP handler of a connector's callback listener: a POST
+// whose signature holds is answered 204 and handed to take once per
+// webhook-id; anything else gets 405 or 401 and is not read further.
+export function receiver(secret, take) {
+  const seen = new Set();
+  return (req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      if (req.method !== "POST") {
+        res.writeHead(405, { Allow: "POST" }).end();
+        return;
+      }
+      let got;
+      try {
+        got = verify(secret, req.headers, Buffer.concat(chunks));
+      } catch (err) {
+        res.writeHead(401, { "Content-Type": "text/plain" }).end(String(err?.message ?? err));
+        return;
+      }
+      res.writeHead(204).end();
+      if (seen.has(got.id)) return;
+      seen.add(got.id);
+      if (seen.size > 10000) seen.delete(seen.values().next().value);
+      take(got.payload);
+    });
+  };
+}

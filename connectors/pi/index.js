@@ -14,20 +14,8 @@
 import { createServer } from "node:http";
 import { run, usage } from "../common/akk.js";
 import { compare, fetchCatalogue, refusal } from "../common/catalogue.js";
-import { verify, wakeText } from "../common/webhook.js";
-
-// config is the connector's settings, from the environment.
-export function config(env) {
-  const cfg = {
-    url: env.AKK_URL || "http://127.0.0.1:7788",
-    token: env.AKK_TOKEN || "",
-    secret: env.AKK_WEBHOOK_SECRET || "",
-    listen: env.AKK_CALLBACK_LISTEN || "127.0.0.1:7790",
-    server: "akk",
-  };
-  const missing = ["AKK_TOKEN", "AKK_WEBHOOK_SECRET"].filter((k) => !env[k]);
-  return { cfg, missing };
-}
+import { config, notStarted, splitAddr } from "../common/config.js";
+import { receiver, wakeText } from "../common/webhook.js";
 
 // connectWait bounds the wait for Pi to connect AKK's MCP server.
 const connectWait = 30000;
@@ -36,10 +24,9 @@ export default function akk(pi) {
   const { cfg, missing } = config(process.env);
   const prefix = `mcp__${cfg.server}__`;
   // refused holds why the connector did not start (null once it has).
-  let refused = missing.length ? `AKK connector not started: ${missing.join(" and ")} not set (the host's token and webhook secret, from akk hosts add)` : "starting";
+  let refused = missing.length ? notStarted(missing) : "starting";
   let session = null; // "pi:<session id>"
   let listener = null;
-  const seen = new Set(); // webhook ids already taken (a retried delivery wakes no one twice)
 
   if (!missing.length) {
     pi.registerMcpServer(cfg.server, {
@@ -83,28 +70,7 @@ export default function akk(pi) {
   const listen = (ctx) =>
     new Promise((resolve, reject) => {
       const [host, port] = splitAddr(cfg.listen);
-      const srv = createServer((req, res) => {
-        const chunks = [];
-        req.on("data", (c) => chunks.push(c));
-        req.on("end", () => {
-          if (req.method !== "POST") {
-            res.writeHead(405, { Allow: "POST" }).end();
-            return;
-          }
-          let got;
-          try {
-            got = verify(cfg.secret, req.headers, Buffer.concat(chunks));
-          } catch (err) {
-            res.writeHead(401, { "Content-Type": "text/plain" }).end(String(err.message ?? err));
-            return;
-          }
-          res.writeHead(204).end();
-          if (seen.has(got.id)) return;
-          seen.add(got.id);
-          if (seen.size > 10000) seen.delete(seen.values().next().value);
-          wake(got.payload, ctx);
-        });
-      });
+      const srv = createServer(receiver(cfg.secret, (payload) => wake(payload, ctx)));
       srv.once("error", reject);
       srv.listen(Number(port), host, () => resolve(srv));
     });
@@ -157,12 +123,6 @@ async function registration(pi, prefix) {
     if (Date.now() > deadline) throw new Error(`AKK's MCP server did not connect in ${connectWait / 1000} s (is akkd running, and is AKK_TOKEN a host token?)`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-function splitAddr(addr) {
-  const i = addr.lastIndexOf(":");
-  if (i < 0) throw new Error(`AKK_CALLBACK_LISTEN ${addr} is not host:port`);
-  return [addr.slice(0, i).replace(/^\[|\]$/g, ""), addr.slice(i + 1)];
 }
 
 export { usage };

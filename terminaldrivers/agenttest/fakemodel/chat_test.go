@@ -71,8 +71,10 @@ func TestChatCompletionsScenarios(t *testing.T) {
 		t.Errorf("reply = %q tool %q finish %q done %v", text, tool, finish, done)
 	}
 
+	// DeepSeek Harness's runtime context, a user message after the
+	// session's first, is not the user's text.
 	_, tool, args, finish, done, _ := chatStream(t, srv.URL, map[string]any{"model": "m", "stream": true, "tools": chatTools,
-		"messages": []any{user(`[[akk:mcp_drive project=/p]] drive it`)}})
+		"messages": []any{user(`[[akk:mcp_drive project=/p]] drive it`), user("Current runtime context. This snapshot supersedes earlier ones.")}})
 	if tool != "mcp__akk__akk_list" || finish != "tool_calls" || !done || args != "{}" {
 		t.Errorf("tool call: %q %q finish %q done %v", tool, args, finish, done)
 	}

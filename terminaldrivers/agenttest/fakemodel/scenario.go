@@ -98,12 +98,19 @@ var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 // Claude Code's <system-reminder> blocks, and the record of a command run
 // in Claude Code itself (/clear), which it sends along with the next message.
 var reminderRE = regexp.MustCompile(`(?s)<(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>.*?</(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>`)
+// DeepSeek Harness sends its runtime context (file policy, time) as a user
+// message of its own after the user's first message of a session.
+const harnessContext = "Current runtime context."
+
 var hostContextRE = regexp.MustCompile(`(?s)<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>.*?<<<END_OPENCLAW_INTERNAL_CONTEXT>>>`)
 
 // cleanUserText drops the context an agent or host wraps around what the
 // human typed (Claude Code's <system-reminder> blocks, OpenClaw's internal
 // context), so the text is what was typed.
 func cleanUserText(s string) string {
+	if strings.HasPrefix(s, harnessContext) {
+		return ""
+	}
 	s = reminderRE.ReplaceAllString(s, "")
 	return strings.TrimSpace(hostContextRE.ReplaceAllString(s, ""))
 }
