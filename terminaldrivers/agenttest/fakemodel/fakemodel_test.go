@@ -261,6 +261,14 @@ func TestOpenAIScenarios(t *testing.T) {
 	if text, _, _ := openaiOutput(ev); !strings.Contains(text, "<<<Output:\nakk-bash-ran\n>>>") {
 		t.Errorf("echo = %q", text)
 	}
+	// At midnight Codex tells the model the new date in an environment
+	// context message of its own, after the tool's result: not the user's.
+	newDay := openaiUser("<environment_context>\n  <current_date>2026-12-07</current_date>\n</environment_context>")
+	_, ev = post(t, srv, "/v1/responses", map[string]any{"model": "m", "stream": true, "tools": codexTools,
+		"input": []any{openaiUser("[[akk:bash]]"), map[string]any{"type": "function_call", "call_id": "c", "name": "exec_command", "arguments": "{}"}, out, newDay}})
+	if text, _, _ := openaiOutput(ev); !strings.Contains(text, "<<<Output:\nakk-bash-ran\n>>>") {
+		t.Errorf("echo after a new day's context = %q", text)
+	}
 
 	// The title request asks for JSON output.
 	_, ev = post(t, srv, "/v1/responses", map[string]any{"model": "m", "stream": true, "tools": []map[string]any{{"type": "custom", "name": "apply_patch"}},

@@ -95,9 +95,11 @@ var Questions = []Question{
 // MoreColors are the options the first question gains with options=3 or 4.
 var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 
-// Claude Code's <system-reminder> blocks, and the record of a command run
-// in Claude Code itself (/clear), which it sends along with the next message.
-var reminderRE = regexp.MustCompile(`(?s)<(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>.*?</(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args)>`)
+// Claude Code's <system-reminder> blocks, the record of a command run in
+// Claude Code itself (/clear), which it sends along with the next message,
+// and Codex's <environment_context> (which it sends again, as a message of
+// its own, when the date changes: at midnight).
+var reminderRE = regexp.MustCompile(`(?s)<(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args|environment_context)>.*?</(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args|environment_context)>`)
 // DeepSeek Harness sends its runtime context (file policy, time) as a user
 // message of its own after the user's first message of a session.
 const harnessContext = "Current runtime context."
