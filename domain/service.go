@@ -24,6 +24,7 @@ type Service struct {
 	interactions InteractionTerminal
 	threads      ThreadReader
 	native       NativeControls
+	screens      ScreenReader
 	catalogMu    sync.Mutex
 	catalogs     map[catalogKey]catalog
 

@@ -1779,6 +1779,20 @@ type TerminalInfoProvider string
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
 
+// TerminalScreen defines model for TerminalScreen.
+type TerminalScreen struct {
+	// Columns The pane's width in columns.
+	Columns int `json:"columns"`
+
+	// Lines The pane's height in lines.
+	Lines      int       `json:"lines"`
+	ReadAt     time.Time `json:"read_at"`
+	TerminalId string    `json:"terminal_id"`
+
+	// Text The visible rows, top to bottom, joined by a line feed; trailing spaces cut; redacted.
+	Text string `json:"text"`
+}
+
 // ThreadList defines model for ThreadList.
 type ThreadList struct {
 	Agent      Agent          `json:"agent"`
@@ -2240,6 +2254,12 @@ type ServerInterface interface {
 	// SetPermissions Change a pane's native permission mode (set_permissions)
 	// (PUT /v1/terminals/{terminal_id}/permissions)
 	SetPermissions(w http.ResponseWriter, r *http.Request, terminalId string, params SetPermissionsParams)
+	// GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
+	// (GET /v1/terminals/{terminal_id}/screen)
+	GetTerminalScreen(w http.ResponseWriter, r *http.Request, terminalId string)
+	// StreamTerminalScreen The pane's screen, live, while the stream is open (read-only, redacted)
+	// (GET /v1/terminals/{terminal_id}/screen/events)
+	StreamTerminalScreen(w http.ResponseWriter, r *http.Request, terminalId string)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(w http.ResponseWriter, r *http.Request, terminalId string)
@@ -3096,6 +3116,58 @@ func (siw *ServerInterfaceWrapper) SetPermissions(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetPermissions(w, r, terminalId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTerminalScreen operation middleware
+func (siw *ServerInterfaceWrapper) GetTerminalScreen(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTerminalScreen(w, r, terminalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamTerminalScreen operation middleware
+func (siw *ServerInterfaceWrapper) StreamTerminalScreen(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "terminal_id" -------------
+	var terminalId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "terminal_id", chi.URLParam(r, "terminal_id"), &terminalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "terminal_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamTerminalScreen(w, r, terminalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4158,6 +4230,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/terminals/{terminal_id}/identify-foreground", wrapper.IdentifyForeground)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/screen", wrapper.GetTerminalScreen)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/terminals/{terminal_id}/screen/events", wrapper.StreamTerminalScreen)
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/watches", wrapper.CreateWatch)
@@ -6447,6 +6525,237 @@ func (response SetPermissions503ApplicationProblemPlusJSONResponse) VisitSetPerm
 	return err
 }
 
+type GetTerminalScreenRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type GetTerminalScreenResponseObject interface {
+	VisitGetTerminalScreenResponse(w http.ResponseWriter) error
+}
+
+type GetTerminalScreen200JSONResponse TerminalScreen
+
+func (response GetTerminalScreen200JSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTerminalScreen400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetTerminalScreen400ApplicationProblemPlusJSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTerminalScreen401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTerminalScreen401ApplicationProblemPlusJSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTerminalScreen404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTerminalScreen404ApplicationProblemPlusJSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTerminalScreen409ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTerminalScreen409ApplicationProblemPlusJSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTerminalScreen503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTerminalScreen503ApplicationProblemPlusJSONResponse) VisitGetTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreenRequestObject struct {
+	TerminalId string `json:"terminal_id"`
+}
+
+type StreamTerminalScreenResponseObject interface {
+	VisitStreamTerminalScreenResponse(w http.ResponseWriter) error
+}
+
+type StreamTerminalScreen200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamTerminalScreen200TexteventStreamResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamTerminalScreen400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response StreamTerminalScreen400ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreen401ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTerminalScreen401ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreen404ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTerminalScreen404ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreen409ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTerminalScreen409ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreen429ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTerminalScreen429ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamTerminalScreen503ApplicationProblemPlusJSONResponse Problem
+
+func (response StreamTerminalScreen503ApplicationProblemPlusJSONResponse) VisitStreamTerminalScreenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListThreadsRequestObject struct {
 	TerminalId string `json:"terminal_id"`
 }
@@ -8638,6 +8947,12 @@ type StrictServerInterface interface {
 	// SetPermissions Change a pane's native permission mode (set_permissions)
 	// (PUT /v1/terminals/{terminal_id}/permissions)
 	SetPermissions(ctx context.Context, request SetPermissionsRequestObject) (SetPermissionsResponseObject, error)
+	// GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
+	// (GET /v1/terminals/{terminal_id}/screen)
+	GetTerminalScreen(ctx context.Context, request GetTerminalScreenRequestObject) (GetTerminalScreenResponseObject, error)
+	// StreamTerminalScreen The pane's screen, live, while the stream is open (read-only, redacted)
+	// (GET /v1/terminals/{terminal_id}/screen/events)
+	StreamTerminalScreen(ctx context.Context, request StreamTerminalScreenRequestObject) (StreamTerminalScreenResponseObject, error)
 	// ListThreads The native threads of a pane's agent in its project
 	// (GET /v1/terminals/{terminal_id}/threads)
 	ListThreads(ctx context.Context, request ListThreadsRequestObject) (ListThreadsResponseObject, error)
@@ -9515,6 +9830,58 @@ func (sh *strictHandler) SetPermissions(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(SetPermissionsResponseObject); ok {
 		if err := validResponse.VisitSetPermissionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetTerminalScreen operation middleware
+func (sh *strictHandler) GetTerminalScreen(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request GetTerminalScreenRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTerminalScreen(ctx, request.(GetTerminalScreenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTerminalScreen")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTerminalScreenResponseObject); ok {
+		if err := validResponse.VisitGetTerminalScreenResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamTerminalScreen operation middleware
+func (sh *strictHandler) StreamTerminalScreen(w http.ResponseWriter, r *http.Request, terminalId string) {
+	var request StreamTerminalScreenRequestObject
+
+	request.TerminalId = terminalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamTerminalScreen(ctx, request.(StreamTerminalScreenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamTerminalScreen")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamTerminalScreenResponseObject); ok {
+		if err := validResponse.VisitStreamTerminalScreenResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -10423,216 +10790,225 @@ var swaggerSpec = []string{
 	"hbl0JscsXnKHloJUgJ3lUM2tyxn+9KKhfPwASH87Qk09A9DjQ/2mh3znOG18opdAR4ih6EzXHkZTV6Gf",
 	"Dzg+dpLhqLMndTWApA0oEO2MZ2y7tndG8/nxg2TAV3N5U2uPFCoXUuQzLCRst9Lpa1e30wEVQMy7K/Sa",
 	"A9i7Nu57OofujNFnMdAKyN/oHA/sy16t/0XJ/1GLS59a5SxkZ/mGRh/QtQe7zVU6E8Zd3IxXCsyABHJR",
-	"g3WCz1UCZtedl0UY76a3YAQeWEuV6/WpgiLq3dra8z7K6CXAnevXefdB2+/OzTqtGWe7cvC4/LqoYeIu",
-	"wVHNQa9ufkh3R//z8TllcXXLoZyy9pF5kJqmMVg8+S2MYT+vztPQugi9dztYsf8qLlbaDuDk8sZJbV/r",
-	"onVhHmBUOmHRsyZhtHK4IEup+mjdjXB8g7FW5+CD0Po7C/Lv69ydulIHdMtPoPPdw6rstRr7jZT9lkjf",
-	"bvgIpel1MLRQdyJ/OOU9dKfLfoKczFAccgQo1d6My+SIfE63Nd8KnoOvrgPjiVf5LKfvT+JXUXTj3lVI",
-	"O2/vW0E3Uz6tG5+nS6r/3MvSepvsuUF8zk1PeV89L2TGfI6NZz7kVyA/oeXm9oLa92J1Gv4q06uVUJZX",
-	"G+BEdQkR4rXGMjZyzU2VqVcrDtG/oZshPIsOqlECoUV0/LKvz8/Hmc7FGBuczXW+YfM6vxF2whAqFv0b",
-	"QQvcdXVPVVZD4CKrfSek9VIXgt1UvFyKlWBZURsoVGOvvGWcNI7Y2pa1TbB7eGhZDhPO5WJhSKPkZSl4",
-	"NVXDDBL4Cu09L9DySNd2NGF4duBvuSDvf8arauMUVat1goEUaN+pF1vxiVw70wedJVuC/cTO11sJV22Q",
-	"p92bjsn+p18U90tHGDM3qU4Egu2MZDeOsXxVRkVFAjomihUiXFBSKhXEUZIWBEKVYEM8CIrU5NTSsQ+s",
-	"4KBDk2bfDQDnpt5H91EdqPC0uq83xR6vJPh6T9nynl7dqdIznGfInAstECHPbc19+M9pD5A84Q1tWt9G",
-	"2EtKh4b8R/o9bQLmES3iIZHDT9iPQkI8ANyD1gd7jIWS1Tg1Hvre707UN9LHspFOW6KqVcY7G3BRipbn",
-	"SNh8jhqJA99xC8cCWyVy6pHX3OBweSfdmUbbTR4w372hmyRczniWzbnu3JE+hv1KLLozIz+WLpMMvFFn",
-	"JOWb9qClghd3Lm44ZH5BD0/saoa293DHYkxYl8GYMP/hQlezpaa2IvcQwdt6V/8edquZC1D9+7v/7AEm",
-	"fd/zqp2yEx9YQUXoXub19nZ1p74mg4yrTBQFdSbj9K/g+24qTDrxSpMB5tp0XrRI/9g1L6ka+SR2FVZ9",
-	"yCz1zwF4dKQlH6L8RqUG/1XULrnrnO9XjBdppoem06ix75NPHTQUKj9xKTE84FG8JYYFR/s/aJWHdiJo",
-	"oIhwSRfzMF4fPBkcWF1symeptvIADUHDgUjW1upVULMid+KwwS9wWiipl1617K7p+5yCmKdjKnwObB8V",
-	"CTc/fxzYqAez65TSjjvl6BaWFn7vdOiAsdbkqhwNTHV83Baa4nqlPbxSKlTfj8n83/EK7AlhtjjUVv+c",
-	"FqhFw3Wia7dbxBO43za36ZKRPz27bnyg/ZnGvZAA47gdPSEl+pix7+7vg0w+9RNB09FQCjAZbZiYqEjn",
-	"Hj7JfWXMWDPUVwRf6aIlwt1+cKsrqqU93FMBBtg50wN4XuEQ7hd3Dl1HTspv7Gwd0zm7JgbxmiBW+1Bc",
-	"o8be2BEcEhi4tUJhLQAwas+ZmTTU/ReSEdCEGBuZC9LWHRtecal2w3JhRrNTDeHGAN7pZvz5cPWD7GTL",
-	"eb2zG13nCKyt85ovZC5IEHjCh7jpIBnMnaGykzAQaU+fQr06XYs5rM7vtexf7YAZfX1+EMxoX+eCbVOA",
-	"e6i/Tu3drSqfaSgGp1JCshlrBVKrr7zteALbvrEtcYdirhJKrBO4huDbgjCrrTZjL1GoR3iTyfSRMJ7a",
-	"ornny+6y77SVNXXBeGthCSVfYXYTZV9hBQpk+PpMrKYMpcmfalIJYncF/GBmubmNL6F3lGF/iDCfw9Ii",
-	"rPuATuCvfbQVSXxx+7WGXkZwP1HTV/byqapVsDTlfPLwy68n50CSmF7t8XoF5TD21aWEok4TKjD4hjB5",
-	"wSUlMTFvqjBV5cJXC1W1SBOKOyOgViWwTOW0ApUm1Zbsf/8makLp47tJVD/jSeGBgeKZxKlHIaFzp8IF",
-	"Z8lVttQVzstf6qmKOr9GcFVpQ8XpaMKgXz1upXBHAOP50g1pE8ZpRHK1uvW3q1umqlXeAjU1Tf9elWOd",
-	"AWQQX7Ke6hYCE0TArELwOxEvxomhqUI51Fe3ssUNT0sCjn/ceWdavco6tWGCj/GGDJEJ9fVja65s6Pvp",
-	"9gHPX1fevMB2pLwoJuw5QI/DCBdY5T4ppbpJEwa8a+LdLs0HZH7FpT5b3/DaajLToq9j63/nt9tGW/gi",
-	"CLHwSSj6oAe8Oyp84muE/N+7rqnw1a6DqnO6rW+BMTaL1VB3h6/Dr1pTxo+aOePfQQo3H0XCOL0MSe79",
-	"RS8TdkX5c5BFj95muBjYfxbqywylwxqrgWdBEKwSfAXFjyw9u3t4hg300gRLFnSgLWniBl7uchqAXMOr",
-	"iY4PFNXEKIPs9k4PviKzXld4tyYxhQHEYLHmm4hUT2s5u9WUr1e8dEG0thMkcQTMA8xzKDpF+zI0zwXO",
-	"ShcscTxC5igOri1XuWMkNBtnyQvoek1N/ioffXJWT8JMnS0ZNyy9InwJONUL9hfs1Pg//8f/5xilLzz5",
-	"+pJxRNJxu6XY969fv8SR4NTpqa8eRwqk+wX09HU/eegm/vD80WNWVlJhutPV9ZNnz6IfQHkKlIvMK8Fv",
-	"6W+qjdFVUxpDRTGvqEBjmHEjxlIZAfXXd6LYjC5a0FZJ81eIvcUfGnmjuK0rJ/92ELASlj7Ryplz49eb",
-	"UsR/I7N1n3xPvOInI6oxJBelIR18qcvxfDNe6tKDabGhG0Jh3Y372XMhyvGVO2L318tKv92M/6v75+un",
-	"8P9u5aKifyqzENX4qcp0Thzyp/Km4rlIRxf9t/T/bNorl5W841awQt4i7firhp5AAM+sdG0FtWDGBnaO",
-	"lICtY/lL2tUcmWpMN1EX50Lf3AgvsRs6higXCkVMB/5HrS0WfgGTMCz9xTsk38QwJ14+YTftupJ2c+0s",
-	"UcIsBep1JA2BI/jCiUz4uBlkaW2Jppy+lcI/Lt0dxI98R+iLAb+9jWDU/dUv5XOxGbx/D95kzD/dMjee",
-	"P2cFBO3j/i5D7ujdMm6MNJYrS/eYM/yt2ybmHTCol2V1VYymKq/knWAx9q/bUF+FDpXGgFXDqlq16pbt",
-	"qn6Lib5TNVVPo83Hm/zquyfsm8df/hlynwtKUDkjLJQ//d1olbJcZ5ANQF0hKF9xqjyGTZrpXDhJUNul",
-	"U3NxECiU7eYu0/r8/IsM+Af8U1CU1S99qpC3DBc1YIxlwphLRgq/s8ewtgx1L4pAY5JtwIIeYYzT7W8Y",
-	"zXcURzV1vmHpyxfXr5mTPtCstykbNcu5BhhTFKqOw6VncKWnKj2r5ZnjjwnTtSUGLA2eM8/siBocS0rW",
-	"bl5SyzMipcAd1FQZ4Yuov7e2hM5NaUR1KUOS9K0wHF/17kbebDg0MEC8AHoeyIL6ZnD2n09fQ9iX+r5y",
-	"BNBt1G4soGVu72P4MJAfHuJixTeshFQZ0GGjnONRwla18bUO0jolX5ipConMYUtJCulK3khnmV6LbPyd",
-	"sNlyfC2tuABpPcZvERaDq6lKX+AHTPyjxgK5uAB0RJWjj8+/YGlmqsXMw845mvTbQdv5wBHllhMXdABv",
-	"+jbXxO8yrAyFnyJWT5QVTYMBpRjsZlJoXToVZKoohRE+lMYK5QS728IHXoa3SlnT8Zg7813kY6JIXNtU",
-	"weIC+hM9lMbEgJdTsbBZyJnjVlN4GxrTBH8DQ+OWtwZ3Fy09W2UlUivYS3e+Sqq5I7S/MS0CJAXYLIXM",
-	"BLWeI4b612evnb1eFcSHzcXZGbRJ1XWViYmubs7oR+bMPduAPDmmGiGlXgzOJw8n59hHUCheysHF4IvJ",
-	"+eQLRKBZgkQ4WwlbyQz+fSM6HWEE741KLKyU5GGQVpmulY0KJ15WeiXsUtQGsQfQ5TNh18gtAgiAV7ZA",
-	"0oKKJN6WukL1KKIdJA2nsgXSceyJHAUTFqJT9PySu9tLKyM9bJiOx/TJGD5xtAOW/F4m3BqEmDHWTcNS",
-	"ho/PHzaRJ5z01ctn+LjP1oI2tz6cgTxcavUsH1wM/lPYv9IBNHF4OIxH5+fki7WUsO228qwsuFRBePMu",
-	"T/GO3kxv6Dsdt+eEzEMH5Wjm8fnDPtd2mOeZx3aD57884flIPRlc/PImGWAi4GZwMYimtwpbY/mNgewa",
-	"Ud3JTAzeuBHOiK4nG74qIgLe2eIXpVBXL58d3uJYxvtBT9hoJxzpXY1SsMMDJx91u17HsrV3p+4enrXy",
-	"CHuv+wsF0BIAkxF0o9BVOlawdIX6VcK8bc2UXk/YD4hzFXw+DEBNWQThM2HpTnwibZq1FBtGoH4WmzSu",
-	"vXCdUywpx5hzpde7N8q9/klrqSed+t/Jgd+c+t7E+OhFkNnbQRQoLKlOBbIPsKn/Pe7Yl+dfnEg0EZn4",
-	"Gph2PinUYnJHmiIinjatdJPQ2bstfIz3+67gk7b7uuQVXwkL/oBfyLSgclySg9uoVrFzDlM1myOKKmLd",
-	"z2bDHRCu/yd7GyFzjenTUVet7JtfiV76GEi8cKKS8xM58amc+/GvRYUvVHt9bd5xmABz7YyXXuYFDAu8",
-	"y9b4itCEXETwHUUCCq1vwWpJGADr48XwJaQAHeqEpbutBnVACFBTSSl68/249GnevA+tLV2JBuujEjdO",
-	"hXEGJ+itE0yh3aRR0b33jlOEnDJqLlla8spKXhSbGf0GHsdK4eoWMUwMyEz38yFXDIDzcFawNLCba+XU",
-	"KHAtRXsBXiTIv2HQdt5Az9sU00eat8EvCKEG1tag/rhJdCo23+JhfcLrRG/ouUiVcLrkPRhti2RfgYdN",
-	"AKa7G2+fiBUhFtBJntAEHB8ao383ddYH0pFPdgrpEk7gGSG8X+nCW2CXLVfABeNFMZpM1VNHyDiIU39T",
-	"mV+kaG2ttNJWK5nR1zIfJSyFf7tH3LCOByLARJpzy/0v/9v1ix+ZUHei0KWYqvSdzBN4NmmS9BPmfvHe",
-	"+wZwXaDx0tVJIWR8gUYSKgWcpRcMvcuUlU2b8PBLZiZTdQVoE+kP3NgxxFfGz75FUL7/HfLT/uPHFLAp",
-	"qP9QWfCNiYqCgT7XiLG2EgG7wpn7OYG8AWahs17QDGvT7jWsgQI7O7Jq2zyCNk148sHGlDm7AW8MvBfj",
-	"4+A0dz/5Ry0gLYsEHWbcxeJspy1DiJ2edzXi7y5KMDYcN4UmJbQW5Ws2NMI6+wlWeA12pVOoKpGh13V0",
-	"ydbSmVuOV6YwvzTMPnRgp+m3DmnQI5V/IUn88Ov39xO5OzfnHpo5bgf+/FcQrC0uApZvNTZE6khYno/Q",
-	"B4GNLAUv0OXap019j098QtZKb+jZSrJnpGF1+XHNmR/knQBu67hFVD/ax3JBnPZuldPJv4cnPuVWaWP3",
-	"K//oyfJuD0oovqeVfW/d6wcoKttSRNgwuNOdJjKKthp39s37ZFBq0+kYCsEPGOuBYRhHIIcLSJP10ohs",
-	"lm6FUCbsL9oxygrbB1KjY9+Xzi9kwhB9nxfb0RSTshuNzHYr/ufElqwwsGaiMIt3bRNqCWKrYOkd/gIc",
-	"kaOE6Z1XUuDVq0eQjgGR/FY4tE13T4D5f4/lGeSA/IvONx+V5vAlSHVt2+j9DrU//NhvhnwdXpg+DgHu",
-	"X6+KZ83zv5JF88Vpzz96dH/1EC+U93gfvk8x4zp7R4nJ76m6W3SV7T2z3okZuaaHj88fjhi3GKzBncZw",
-	"BiCtEnmLfMKeUZ4b8tSfsXcrVMAGvw6YEFaXoHvCBzy7vWBUs81axdkA05SGVAlC1VFijRF1d+cwIQHf",
-	"7JOtjOUbiJWABTLftLTY3Rv0LewF3aAtDazrnJpHgEKffTvo0Coed6fpwMHB1q70nbvOnyOJnmSkb5Go",
-	"W9aHEuiZT6UZl7qQ2abXynkKWUxpVRfCpD6HqbZ67AdwW60XC2p9C50xG19+lyHpy75e4os/Hj18PB1g",
-	"a4o9TBF37vdGX1de/EMS4dgXzLfPHMgBrcqGAMkqA/dDt+ZRd7moSzuWKnE0FFHOJZHcBfvlTYpgu466",
-	"9GIxYVgNxqOiBJ+Dx7GMiEc9oVhZ6VVpEfAcYBVhOVfPnxNaGYAGaAXJGJVeU/BPZktHyiJqO+Hm88Cw",
-	"lFc3dykbrpEPCkeaGI9m2DIDM3bM5VR5EODwyyZVJiUcmhgSeIT5p5TDh+tVGfVviLSyJS8WAYXf53xN",
-	"1UJARVXJLaY60TgzNwZxdrTX9yYOElqypRJr9yvxNhNVab37a6poPVJB01OK1ENbjp5kxQmDQL9ZiqII",
-	"FIUHYy5IpwNnnMilNQlTwq51dZtM1V+fvHSE5ZHHFJeVMJdB7BFKQ0ObYsKumDsaypUrhMVsq1zeSAJ4",
-	"SCdsxv7ELljC/g/2v7Ez9h9snE4VAjgojdOkxF2Jfs1SlgLgygKAsEmYeFtyhU7Cm0LPTYJpPe4bdScr",
-	"rVaI8WfkDfwzYXxudFFbMVUQsQUfyGSSUoqubxuFqSq8zqWjK0zeC3uKTGeGj+Ypmp9u0T4LgNgSDQZt",
-	"NcCV2Oka+bjc+OMrxl2M+JBy/NuIAcBKlhBzDeGgf2WZ8IFqdFnwzCspn0CW9Cg1JYEXdZu4f3N6rJMO",
-	"7kKGm4WOy3bKaWC23tD96dUPzOhWvlrGFQOUjCbndMJ8QTfcYbNR2bLSStfmkgpVCLww/c+nmCPVUsXT",
-	"XXXppVQ3H1lrfvTRrkcbTar7clAyc7zO35vCBKDISOlATIFo7q2bV9pyK8boXemnZ9/KHJ+jPLwtDwr1",
-	"gRWEsumYlJNXUmVFDcYgtbZ10lsXObSojkhylyJfwdwceSFQ02epv0fT66HLZt+S2GkFWLy/O4Nxixm3",
-	"vXcfTKahOrmfSnWR97k8KM4TOQqZhzyn6ZLLIYm8Hmuf9c8rwWpFytA+Yn0Nk/xcaRVnt4dUfRnDvxml",
-	"tjzQ96ZTohYg0brT9Q2vhdosKKYT3hF34Wu3dj3W6AlRumkZvv2o9zTjk5S2sClF0BIc2+3hz/u5MrFv",
-	"kSesNhQbhSRGS2DikTXg82XJHPB5CVDI1DYx/LzbpgU1y4T76FcaINmCb37SZVo4yqb6nM/Nroin9isb",
-	"FaDO7XWzg+UP5oRhQ0prxlMAwv/DuOiRZz+9+iFpNB9ffQQeDIwVY41eie0Sj+Umyveb7kmwZJy91Mbe",
-	"VOL6bz9QtgJe9pTf3uZYcccU5Fhiid6iEIKAcKBshXrlccvn3IgLTGJaCl7ZueAYo/JjTtUjZnzFbVqr",
-	"yj3L54VIqRgZ00WUxjZWXzEo5KX4rlYBPH94/bcfpBUjCppJa0Sx6PIQ/CCN/ZEaRH+yK+FesD/kqqBv",
-	"9HwD92DyaxD0ByZn4pab4J7EM+8nOvh+i+jO3rnV7o0lfQdlP0BcvgDmRisEV7/ROm/qBqn24RuWuqdn",
-	"UH0X4FpiahtC5Mjn44wm7IUjLAqm9ESlEoKMNZYBODzCcEGRdygG2QE/TUJAMewK1VhCtpFPoCPvJ5Z0",
-	"wL70xcAgJhXqo3QlLhkPudqWV1ZQIzwqxXevhkIXy28Flf3VZYcWCWv/EUEZDqe6wn+OzG+Nu99hGusX",
-	"R6bU9AS/gBR+V8Ev9/w3v9bVDcE1QjLF/Qy5aCff4i2Q7k4R8iPi4cJ1c9way06FCEVabeUvaYVaAU+g",
-	"h2vHL+8m3O3cNY9ldrL7hyCR3ifdA0OyRWvggAoC0A0BXeTL8wPYIp/UFItX1CePWtvqQyKyavQO2MRf",
-	"OyEthqfQtZ3rtxFVboGxd1Ln2butXtjvzwIKZbddf50tRQ6uW64YdHeUUJLq9yGEkbDWLsrBGft27XOd",
-	"b0A/8ak3LUr31ZxgVSHfHpIAi2YafpuOuji3rTYtN+VRDHyrK/iRvPzoduG/tU82Xl/iszs+x9KE0xj/",
-	"FiMnwgD1KCKqdmFCz9XwlcLm7F2EG9MkTey5FU6fWAiVATKOoSg1ttSCn1K+92IhKiwbbqRLu5QHdCZI",
-	"5/aR3KYFJvtRh+7MVCe+S/wYvRK+59NRpN8GqTqK7N1PjmyTf9DqjwtqEB7kk0cWPUzWr+wF6OzD13Ff",
-	"fw4N43y4LJe/h8v6QR6AK0z4pFZvW4kegMtD3WsjuODD1Uh9l96DmY0bZK7++9+02p+wV7U6AUesFx4M",
-	"qiMVk3lBzbKoLGGq2ghjPncvrBlR8RLW7qDvgZKYDNj+1E6WTKdmmdS1jSOkGabQ+E4hvsMVOCJCj7OU",
-	"DY24ExUvaFDjU2v6ANxGAbdtqddT1cD++pb9euFekUt+o7SxMoOeq4S3SsUgX5xTA1VUyKjc9J/g7QS8",
-	"wIRF+MVIPLqaqrmEhMjAThNGMK0JW2klKRAdEJYiZtvhKXlGZPJdQyW/Ocf9lMpys86X7pB6awvCweFh",
-	"/hvyrg+ySD1ZxReVExQO3EoEKBo2+5y0LwB4UUYfwP6UKan/WzfLewHumrh9KLEI4nd3EpKJM4H6EDHD",
-	"suCK1BvPCH3CWUL5dxhmyCptDLpnpurq5bPRXiRFj/PZYoIetyUJfNQ3LOWKdTBRx/Cc6qS2md0Fazdi",
-	"pdY/bmzIgy15ZQjxLZfGCSaRX+JhPTB+PwAAMZSFciWmClHFCsEBmJZluqhXCgDR3Om22bZn1jlxSEcD",
-	"gNkyF4gMRw4zAIKDxcIKsaO0W+LEtxO3m9kKXWczjLFSt+f1UoCzbavTOK4SAxGhul+0Dp5CtbR9p/PV",
-	"S2qlL4q83QBqwtIGDhBTFKcqjYHR0xEF2gCsZy0qQYajimfvEzKhfsTn+oSzJ4MTz76Tx+Nd+HxU6k+k",
-	"HNM6fyPdGLs80hx67NigF+O5umsi8j9ky+nF0DsNp03M04BtD31TUzyRD5AlTQP1ulN3Vqb2wWYsm4aO",
-	"99R/MsRSgOXhzMAfBMb0DFXCPA2FeVqJEZWmNQVk2PBeelxOzzh5ficqKw0idEp7GVCBESrMfSoWC5FZ",
-	"yPubCwi2g/hCzFpkV8QTsevWaDJVV8zWZSECXl0zDKjN+OkMP8KIDMmvW7GZsBdeGd4SO/hKZgrp5OBK",
-	"3wkzhWZpJLUKcScKJ1E4NuDwcRYCBRvD2m7FhsEdxUzzYWoyXYoLltVVJZQNgGyjRoDhe6dqJVTNjCjw",
-	"euIEWPR+SKNvvf2psthNj17nRTzqMbwwmnr4LXTFlFhPFb3e7E6Mq3ymxNpPMODY0a6gaFKY3Q/yZZj6",
-	"lIbRJYoH4+H9dG0JRBktDXeIsaTBkveWnOnJo/4rkPYfPpaYkftt+Y3kCLz7WtgjvCuUef/v6Vv5IBly",
-	"Laxvzog9Nv09JN/CFvtMGndnWYlMgH7esPihERbg74sPlTJnlSi5rPaYLYBMpTA1nVXCyLwWFy1xiHPX",
-	"lV8S8D1sHlhiLiMZM8AmnpqMl+ISOO0cGAnOJJ0q+I0EN05wcKBuHuueWSHARxIiJ4VUYgyfojwAUBBj",
-	"RYnhbHIdc7aohFmyjJe2rkQyVR6hGHLZnLlkZQEDNuZA82K0H53RsNZ+DAixk/0FEJjCIAtPiO0DIJ9b",
-	"XDJVpp6vsOoKAPcBxBI79XPyyYEhEHYYZHam1aKQmU2TEOh3TLmLub6Cg4TL/ATBZX/fjpWTXcNI6b8b",
-	"5vUBzOgJ3BV0WtLtJTxiurbK+4aHuGnIa2b00IfynD1pYjs+Eqdq4wx/etbnHfEM5HLXFcKuXj4bHe0Z",
-	"xl5NsTs8iTzCBIbrLWWvRzUsGyYFWiLV7fneDVh42MFVJuxppBZjTpCvhtxWqIeRcouwSC399oFBfdZc",
-	"ThWoixfxLIElo3YJfg9gfcC13Y4TPBByZlAGSVfE5oTejdHGJ9RKOPXTjnEgqm0Hd0oEbh3TBxvuguyO",
-	"fL/gLxm1UbkExETSNMj1gO6fOy2hn+GEXdHsIfiHGYKZe6HBnJ5QrzrfsDUvbn3fm0YX79XCh8RmARA3",
-	"W2oj1Aje5zYQplJgdZMi04jc8vDSoa/HCjBhNMEO+c49btJUZbWxegXzoZMMVD/qlp4M3H99ogoX5l34",
-	"IneiZKrSFVd1XG0a1kqbnY8uI2A291Lct7a/J/i0sL1/bAYASjJkeqK94ghJqBx2eJhGfCBlafZ2Rnjf",
-	"3k9HMLOR5lPp9QPDUuQ9CFFiQnA3yENppsrJHUI5CV1eKKPtRt5RilCkPuGYZ+50Ug9phycUcO/IXh2F",
-	"+w7fTxXkyeKlar1OibcWCrDZjbAGAOl2HvP9XGp3b/xGwrhuvpjq400+wlOGNZBBGIDI4UOfqc6bOdCV",
-	"hjNEUHYLbkVD/SGaHWi5vuNrTGYkpOMiWRHIRgglYcr/yPeY8lcUD6t13bOl1sZnDPqNdYQI3BprjIM+",
-	"TM3V3Pn7WwS76bc/LNI3PhKmSwv6T7KlzKdSfobd2s8JUJsfYHt+SgvQ9KtQANDpaeffXXl6Hbh5y+VG",
-	"ClOLW/iQctvii0R6i7V9gFoVgfPvTcHvUILYETpQbyBp0sJGRhMJ7vgK8mt9oFxbUV2QXG4cdx6nMRfe",
-	"K6gNNsW8XsqF/dNrPmfZJisEgEKC93I0IdGCuc/ITuLVpyioOxVFr8tJS9oBiO+gs0XiNUGHGHG2ECHa",
-	"0ReHKUlBighhEIpbthbKXrY8ZL7n61YwpoeFvYzO83dtxEUL3c9+Vr67SUMzQBHi396Yu2LUSI+CsFGq",
-	"T8emITgMtBtqHjyGA/XA0oAwp+IdI1ZcWZkxmUfuK5xc3D6kIKz0IcGSsILPRZEAT9AV4aUQsKq7ezfQ",
-	"PIIbbGTiLnGL71xE/AIvvtfmCegYu5OQ+uqDxb77xS6nIk8QKSqpzxxw67N1Sek9yJgKaJHpO5sEroFN",
-	"BKX15RTkzNlWwJNwLlMVqnM9i0MTD7kZWBsEsdwKJ+S9hkwSrL1MXLLv6qJgV9AxB/Rl8Oe5O+umvtQy",
-	"28pagpaa1QrVOADbIVdVUI/pCag8wUoxmgVOkGLUCtVYWIU0wWyCJOW4mSMcgtu9pGHKuTfzIoEZ4kOd",
-	"UaHJVP0AyuE14PcA1ltEgm6snqjEZ8VvP6vYRItB/ybhiaNExB8Rig93CuLO8QPiBEIPETf/AK2VUh97",
-	"NVbvgVoBeGI77ZvCJohhz0O/DpPEDageANf/O/hbgNcEqRS5F6fKgzXGHjZmK65wMiYhpbPSRaFr7xMg",
-	"OC43IvT6uGAqqlBKWok/TQbaVK14dStyllKcNmVD8LcACH2ULIrsdETRjCUnH4ZPb0op2QD3cCbz9JKl",
-	"ql7NReU7kpmlrix4W5x27azqXBrA7QaMs1IIanmNIX7BVQSoH5wIHp/WKF6apYYIOP3TjZ040WVlwdKm",
-	"t3+aNN48J8elLUQT+Pf45Vhvrxcoo30PX5/JRIUvzvLI+wpuXxP9/L7DHLDIvjIr0JHoOD5PhvfrMTCo",
-	"2UGmFZKqFw0/Q1Yhle9qAR0j9+q7nfHQbyvp3fpxjEKJ9ZicfAG+C5M9WqGKmMOkZxCzTD17Sc+UWKeX",
-	"qDL5QbojGhcfLbcTecWuG8DrlPJmadlcLHTr9t6KTdLCPpTYTSFvfwp6H+QOLeXNsnBjTZXHivQp96in",
-	"AscTxlAfRtD+G0aOg5De3unzRp3S2zp0MlMssib2HvUibDSF7VRVypbxPcIxjZMTDhJ+NURWDYr0Lhtu",
-	"2p+431BCJ8C9Yq9yzaT1uUKUzKO0fx02S0YyQrbq3gV7jhlZ0JMOWh2brXIJTJcNICSAhkM8Fd2zILu8",
-	"3CwrcSd1jRTaqlQH6sMr072UuXTKdZBZSBC+ysp35GbDlKoGAp7yDJ6c2bpSaas0a6p8ucBu9io7KXm1",
-	"WXQ7ZnEBvW8Yqoi4ussAkV4K3nQgYfNCqrzYdImcH8UamfG/tInwqZJR/eYcoaNHvBK44h/K+unpRNDk",
-	"lkMujGpLPWz0i9H7ZqcvMW1m3FyP4NqkgNoH6/FnoKuL/lSiHtGJPwtCI6T1hIhPXIrVJVRTejM1rwyh",
-	"RKbVVM2h54J7HXXX3C9ZJx2adUh/jdX5B4altPDUe7SosyuAEg39rD0OFGeonjMNyUQVtCSiYjTbVUSA",
-	"BkOHHwzl0VTR807Ed4roy3baPgpi97AXwfF2eK0heJz8kJjQNFU94tmfJLQ83hKxllc3wu4XsUloqRgK",
-	"I6ZqWJdOUp5PHn755eQhdG3ukXhD98zXk3PYSAgNJuyQ6LkCQXH1/PlUeaFGYpGaUCEIqaEo5BI9jru1",
-	"xMd4+LsztRy1/g5kycd3N8Vb81uVVZwgyYjv/CHF7ltYAdvn2Cqml/YKMtxokl7HiCqti/2OJXjCd7L2",
-	"DYIMG6bwBaaGUPII5C8QqNYlQAe6j8D4CKGDADRzU0vgcrrKRTVKgjgD7JMwCQIngx6xRHiobXOWhrDy",
-	"jDpBpciIfMKHU71RoqgNMa4VZBxhX3NoZqaraE0Nu5eEl0BWcOg1rkBKAMba2tM24OtEnZPI9e/rpBc1",
-	"iE1N/fYhZTCXEJKDkhNkpyWfy0LaDVtylZslvxUjwI5vpokmEA/YV277PYzfIvRfZ1dqw8pKqkyWvICA",
-	"MJJId++M11oXT/w2fkpItvaLjkyd+NQtplsekVaSwtXz5w8Mkj41IjHsr09ehg6hvjXUal/zMegysbf5",
-	"GGCOfQosJTfw7wNDya2kFzspRrr6DRCSQk2ZP0dPCnjy/b6xn3qxGbCPyB0vZA5KbOOOarz4ZaUzYUwS",
-	"t53dcVftA3XYTV1pzeWSSShggHbk8A08mNcVnxebhJXc+Kl5V8vUCRe5kMK0VWkcvPFkUcJvVAFAanIo",
-	"DyCk2qhrP+mawWUzVX6iiWOlFcdaiNZ7h772AeLcwVKKralbsQF9mbN5BTCBTfuX5mSnaoi69KhJVUWW",
-	"Do9dC5VfsNRjVM2cNpqGirEmk7M2WFAIgWTAtBAB2v8lt8sRdexweraTbXEQmbN0zW22BAPLaj1hW8k0",
-	"ThBN1ZKXEDR209FKpGyI20vWyGVzjtKp3tKUblDoVdDUc7TrrimgH53zKJmqlusJBbOTMkt+BykH2VJE",
-	"lpmvnYRquIstlR82qqpFa25T1Wxn86YRYhBjKMQDfpPd5aQ7zgOSKx6/fQuQKIVYoa2DqaRE7pOpCmZi",
-	"uhLG8BsBOzvUFUuf5WJVaitUthk/F5t0FLWNhXxtJMUq6m0In8Pch4/Oz0dRW5y9fVJU7n5zMoxxl4WR",
-	"dGJGcdNaH+7xXOebBwbLV7GJK7gn577dIrQN6u3lurU7Ldmx4m9/EOrGLgcXj0he+L8f/mpl5m5bfyNj",
-	"CF+9LzELaAQ0S9nsI1bNUrIGcLjLkK+95lhYCpLtY2K6HTfXhHkm8Uch/D1beHiGZaHTCwpvLxO8g47Y",
-	"wLbmEKuQZ+/cf3wbyL6mv/fiJ+5Hn7ohgddFa7OP3D5DEtvKHiTgPXSqHX1kR2D8YeXoAtuEYu0lee6G",
-	"obHP1qipRx7ZxfjbkllTtVtLRPAWFODSq5LaD8fVRRN2SEn1tZ3RMFj1QVwXrSb0VyykuhGVs0stG4rC",
-	"CEz0w1+FDgEJ+6eoIOXZjBJAPRTkW4x/v9DVVN1onSckaOn9Tg1+ACEvqj3ynU9bqimhuhGw9WSrrV0o",
-	"RwU9UysxhmKn/+74coo9ENKt95Er5keNpjzdcidWsXngAjI1ja1q7PN24fQ5acHbqqvZUhsL6c0vRWWk",
-	"cdeNMg3jBsU+hZf9pHykLvUUG6lJyRFOVQ/j+CHs4g/kxTZ7+wN18ZOgLp4kG88yrjKxh82+JLMzNnSk",
-	"s5GqurSYU60yZ0gDJ0YTyGeEeElONjAbOuGODr12VbskaGFKywalby4w6znFGRYAKrMdFiKTKyqGDXPr",
-	"aCAOA33WEv/4K4FZ2r+PC9GG2gvE5dd5RxThCO0Ewi602RMt/lE3SiXYwZ2kB16M1GN6Ug4Lumegbz2N",
-	"0EFr7pcfTmofn+/DxCKm//4Piv70KNiF4EawFVf8RkA72nswamxk1Rt0+kHeiqajJXW9Shj4qwUkhnm7",
-	"6ZJVoiz4hoBLmiwr7M9Tq0IYw1IjQbXTFUt/4MaOn7pvx8++Jf9ZAxG766exleAr96qnOOcPUJg6nfoS",
-	"GUFDhAtdrbhF7/pXjweR4/28w/Huh9321LSWOejrFULh7odf3zNX14q3Fs9nbGCj2vdpe8BO0486KcHP",
-	"P3cT8BqCP2PIpEOyhH5qpxrxZyDYkUnsjbyW9bxAmNu/ezQG8k5jRjxC9wxT3PILVCXGt0pnt/j/IRFp",
-	"HL3SGQkUL71gD9NRMlXgZ9Yl/0ctmMwNwU1j9kca/RQcpdI4E9HdxBBfBfwMsPNIe6MILAoiSBf0uaV8",
-	"qiCnZ1zIO+HUHXnHrcevD5mfoQN7gv/sMGEDDie88YGJTUSEZyAgtlal/QqS+kHvRHgM2EJnz65lUYB7",
-	"n74eUjdLkKgI7JoD0ig0gzeYqmo30KBVKqvhkVohNIlZ8lKMABoDWyxiiuZWXdsFeL/TntJWYB0RpfwG",
-	"ttonEqbxqvpS9a0of2/Ck9oXN33nkfiCAIXkjVKrfBZdueBwGp0QXnyhaOyoyjHEwGRumuTmwFkQ9iK+",
-	"KuB+XmJOQUdQUq8VZLv50A1NlAKVjZeTrilc8GTba4STjF1GIaQSXeep+gguI4Yeo0oYXQQLKzcBOMf7",
-	"c6bKO5C8e0naHlcSzL4QCzth31XCLfotOJacRCgkxGwraGQTvGvpohJi5p6bgTrj7v6V8oWhvuApPJQm",
-	"hKwT4mgpfRzK+okrXVC+8FsUCgnMIRpoqjzlNWA3yJPga8YL94Nh/JEkdJ65tkuEHk1XdWHlDF1kqWeU",
-	"AcBNbZjSaozxZlPPjQhZ9OS+ooWaSyxlypYiu53rtwz62cmyFDk6EKmmoukv2CTYIyABocLQc1FKZ1il",
-	"NHgyU9VqWAfEQlVodBF8fTPuG1RYG6crQn4nZqJCLqnMTYTvrX1GvJtzqDVOwOnvVNLJVH24q+4V8oPP",
-	"QBJ8CkjosKBXtDuftecudJP+w3MXe+68Ktoh2LrE2eh4LdlpjHeiOsnv8Spg0Hm3GjrshHevhdBII7Iq",
-	"ewn9+XhROA5VsXBHfciWQ37Jwum3TiiG0h1dOSEjDWQ8+JaPKAWJZCKXXlczMVjgH168z93nkWmVyUJ4",
-	"NW0nmwjP+RTKVmJ9El1DhHABxkdKlJrSZACNonnekbQsikaPcnaWr/5WOT2/5FXOcsFzp6aEDr8lN6az",
-	"672b7x9k+rmTKaSIUz8M6BYXmNpp7gli2wfi1SGAEXLKdqKacUDU9z+VCupfsOjF3CZMTG4mPvitmpgH",
-	"anxNBJWiRAYsorWucjOaMEh0Ai0S08Q91GKFbSQhfSaX6uYy3hZHdFLVwsRzCVlck31K2OfmAaepnRT4",
-	"/DXTiMhCcELz3zqXqEt54pF20SZzd3dOua222ox975v+S/uzByQ61D71Z29qbrUtJRQmUpwKbiH1msti",
-	"q81qT9dU97snfpaf3T2y1cZPbm9E6Y/Gqp+ysSrRFhEVkWf/VajlGZVI7mtp/0rc6aCbUxUjYmcJXvl0",
-	"dX0rO8I/38KQPz2j4sfBMU3Tr+WNEiCK3HgYmIGnr4UdP4EXHQiTfPKO6a39/5ab5Vw7fdDIGzXWdcx7",
-	"aglexr6Uwz078/H0u+YlHbeEdluqyUco58ibrYirXcExCue2szHdrPbp2wA5rJp6N11hpZiFYgNQ5hX7",
-	"3trSqVMJ6DLX0or/uLaVzCxL+e1t6JlDE4gDJNxOVVPnNXz4iC11XXnoY3yJNOxWlBYxiqhEAkGRHxi2",
-	"EitdIaQRqFABb04rAnqOcTT4VFXaWbZg9uJdy+MFkas0VC0HAGRU08YodnAqw8fnX7A0M9Vihjl1zpwJ",
-	"YdhOrM8nUEncJriPLwjC+CepVA9/ZVq/jJgWWHziw3jNp5Ylp/ImkdWVtJvBxS9v9nAqqbbvI4mFNfYg",
-	"3KMKLZ01H2pUJBgUgH3vLiWZMSFVDzWiYLEELAb0J8GFHKYQ/Zy579NkqgDzMYfyTvwmHQEyuLsiO8hq",
-	"3kNFMAgRpk5wNCxAX6NqjsuoqW2MFg/5RdJu0oSlc2GsxwlvXr1uIQVBIUIhPCAQWmA0xoQ16PRT9ZHg",
-	"6eFcPCw9oLfTKTRQG5gj5WY8VQ22gECA8+jRCjshV7q+QaWWoN5bB4G1OLhyv5OB+7kzdGuC0tkJu5qq",
-	"n930KJuPAj8Y+qUa4pJS86AZp68FA5SIOODVz7tg/I9S8POJtGCY4G/E+HBzetRg+PLf3WxE8qSeSCEH",
-	"gXBzI07oud82Ozx756sI37e15S6V9360Cr/61O6+w5SSsLRWuGqq62vc8tKyJc9DxZVQOUjU0WefemR1",
-	"ydZUscmGtL5R57n36+v/0sf6+RcIwTS7KoSOuJNHhbswGtAXSPrjdD/PqJFvCYgc/HD06DhqORRC6ogc",
-	"WbkS+UzXNvVzgWAQQmhB1Ij0Ko93dgPdGcAn6dRu93tdW5bpWllDiiNoeUqve8JGfxDl5xUjIjg8IIWx",
-	"O0x/QKdRX5/PucPxCy+4t+e3TQl/uH5/r65fLzt7fb8RXbZ9BO8Gc8ErUV3Vdjm4+OXN+8Qdk76VInzy",
-	"JhkgcA+SXHu3wSxE5BtW6IwXZCQOkkFdFYOLwdLa8uLs7OGjP0/OJ+eThxd//vPXXwNB0ty2R/xe8MIu",
-	"E+zu5zg/QvzaSmaQBuKT/wkvaBfA4XUD9cKVMJB/mXHFjBDR79uIXrujEDVTd2qrtwrQTeKjoiL0JhMq",
-	"j16A7vbdgV/M3dR5yEjn5tbsmCQeNzagc0QD+7PcHfpJaIhIWZyVyIS8E54gDBs2DlVVbEbRqEttrOnZ",
-	"zeDaBQBG8B4hUgf5vKNhatk3Bjlq2iUL4XdU1dL9W5o+07Wd67fRr+J73j95R4+0IWbJK0SCe6mNvanE",
-	"9d9+YMadYjTqohDCDt6/ef//BwAA//8=",
+	"g3WCz1UCZtedl0UY76a3YAQeWEuV6/WpgiLq3dra8z7K6CXAneu37+5fY8PQjsh7Ua+U2dvSEG1gqRg9",
+	"3F3AAIbz3nGWAqwLqcDU7RkGjJlTcvgO6videC1uWs6ccdRU6TX0WyqdHTnX1upVwv6upcJSR46W+UIA",
+	"Aqv3OoC/wbCstpeB4RwR9W2RQgiB4hn4PWw2ofNEwX7rzrY7rb1quxb0uN2OWmDushCqIuk/iQMnhRGF",
+	"47ME43qlQ1mC7Z33sENNq7d48luo0X5enaehdRG6KXdcL/9VXH62HZLL5Y3Tw3z1ktaFeYB5BgmLnjUJ",
+	"o5UDy1tK1ce93AjHt4xr9YI+2CxhZ0H+fZ27U1fqgLXwCbT4e/gJev0A/Wbnftuybzd8zNn0uoxaOEoR",
+	"Y6RMlu4E6E+QZRvKfY6AGdubQ5sckaHrtuZbwfMgRLZQu3iVz3L6/iR+FcWr7l1XtvP2vhV0M+XT+it6",
+	"uqSK3r0srbdtohvEZ1H1iOR6XsiM+awpz3zIU0SeX8vN7QU1ZMZ6Q/xVplcroSyvNsCJahCcdq2xMJGc",
+	"rVNl6tWKQzx36GYIz6LLcZRAsBhd+ezr8/NxpnMxxpZ1c51v2LzOb4SdMAT/RY9V0Ot3gxdTBYKYO3lM",
+	"SBrrpS4Eu6l4uRQrwbKiNlB6yF55X0fSuNZrW9Y2wX7woQk9TDiXi4UhG4GXpeDVVA0zSMkstPelQRMr",
+	"XdvRhOHZgQftguI5Ga+qjTM9rNYJhsagIatebEWccu2MWXR/bQn2E3uZb6XQtWG7dm86lm+cflHcLx1h",
+	"zNykOjEltnPM3TjG8lUZlYkJ6IEpVohZQmnGVOJIaXcQ2laCDfEgKPaWU5POPviJgy5qmn2/ithH91Fl",
+	"r/C0uq/byB4/88kKb0/39VTpGc4z5EKGppaQubjmPqDrtAdIh/GuE1rfRthLSnCHjFb6PW0CZoYt4iGR",
+	"w0/Yj0JChAccvtaH74yFIuS42EHfgjjYnqhXebEQqNM6rGqV8c6WapR05zkSthOk1vDAd9zCsWRaiZy6",
+	"HjY3OFzeSXfu2HbbDqxgaOgmCZcznmVzrjt3pI9hvxKL7lzXj6XLJANvphtJGcQ9+Lfgl5+LGw65fNCV",
+	"FfvUoTdluOMDSFiXCyBh/sOFrmZLTY1i7iGCt/Wu/j3sVjMXoPr393PaAzX7vudVO4VEPlSGitC9HCbb",
+	"29WdzJwMMq4yURTUa47Tv0I0o6kZ6kSgTQaYPdV50SL9Y9e8pPryk9hVWPUhs9Q/B3DgkZZ8iPIblRo8",
+	"klED7K5zvl95ZaSZHppOo8a+Tz51GFio/MSlxICPR/GWGOgd7f+gVR7aiaCBImYpXczDCIzwZHBJdrEp",
+	"n3fcyuw0BPYHIhm8OEHNihzEwwaRwmmhpF7u8eB8ZmHp01EyPge2j4qEm58/Dmy9hPmSSmnHnXJ09EsL",
+	"v3c6dEDNa7KPjoYaOz4SD22OvdIeXgluSmPNMbUcO16BPUHpFofa6ojUgilpuE507XbLsgL32+Y2XTLy",
+	"p2fXjVe7P3e8F+Rh/CROBkLsS58FAAcLeWQYNvTJvAiDj4ZSAD5pA/9EZVf38EnuK0zHKrA+WINKFy0R",
+	"7vaDW11RdfThLhkwwM6ZHkBoC4dwv0yC0EfmpIzVzmZAnbNrokqvCTS3D5c3atWOPd4hJYVbKxRWdwCj",
+	"9pyZSUP9nCG9BE2IsZG5IG3dseEVl2o30BpmNDvVEG4M4J3+1J8PVz/ITrac1zu70XWOwNo6r/lC5oIE",
+	"gSd8iIQPksHcGSo7KSCR9vQp1KvTtZjD6vxey/7VDjzV1+cH4an29aLYNgW4B2/s1N7dqvKZhvJ+Kg4l",
+	"m7FWILX6ChaPJ7DtG9sSdyjmKqHEOoFrCL4tCJzbajP2EoW6vje5aR8Jtastmnu+7C7kT1t5cBeMtxaW",
+	"UDod5qtRPh3WFEHOts+tawqLmoy4JjkkdlfAD2aWm9v4EnpHGXb8CPM5LC3Cug/oBP7aR1uRxBe3X2vo",
+	"ZQT3EzV9hUyfqv4Ii43OJw+//HpyDiSJCfMegVlQVmpfpVEo0zWhpoZvCGUZXFISUy2nCkPSF77+q6pF",
+	"mlAmAUKkVQILj04rOWqSp8n+92+itqI+Yp9EFVGeFB4YKIdKnHoUUnR3apZwllxlS13hvPylnqqol28E",
+	"QJY2VJyOJuypU9pwK4U7AhjPF+NImzBOI5Kr1a2/Xa80Va2CJaiSajoyqxwrRyAn/JL11CsRPCRCoBWC",
+	"34l4MU4MTRXKob5KpC1ueFpad/zjzjvT6j7XqQ0TIJA3ZIhMqFMjW3NlQydXtw94/rry5gU2mOVFMWHP",
+	"AUweRrhA3IJJKdVNmjDgXRPvdmk+IPMrLt7a+obXVpOZFn0dW/87v9022sIXQYiFT0IZDz3g3VHhE1/1",
+	"5f/edU2Fr3YdVJ3TbX0LjLFZrIZKSnwdftWaMn7UzBn/DlK4+SgSxullKFvoL2OasCvKiIS6CPQ2w8XA",
+	"jsJQMWgowdlYDTwLgmCV4CsoZ2Xp2d3DM2yJmCZYhKIDbUkTt2Rzl9MAiB5eTXR8oKgmRhlkt3d68BWZ",
+	"9brCuzWJKQxAI4s130SkeloT4a02i73ipQt0t53yiiNgZmeeQxkx2pehHTJwVrpgieMRMkdxcG25yh0j",
+	"odk4S15AH3Nq21j56JOzehJm6mzJuGHpFSGGwKlesL9g783/+T/+P8cofSnR15eMIzaS2y3Fvn/9+iWO",
+	"BKdOT331OFIg3S+gS7P7yUM38Yfnjx6zspIKE9iurp88exb9AAqOIM1oXgl+S39TtZOuttKOJuwVldwM",
+	"M27EWCojoKL+ThSb0UULrCxp/gqxt/hDI28Ut3Xl5N8OplnC0idaOXNu/HpTivhvZLbuk++JV/xkRDWG",
+	"5KI0JPgvdTmeb8ZLXXp4NDZ0QyispHI/ey5EOb5yR+z+elnpt5vxf3X/fP0U/t+tXFT0T2UWoho/VZnO",
+	"iUP+VN5UPBfp6KL/lv6fTcPsspJ33ApWyFukHX/V0BMIcKiVrq2gptrYktCRErB1LGhKu9pdU9XwJurL",
+	"XeibG+EldkPHEOVCoYgJ3v+otcVSPmAShqW/eIfkmxi4xssn7I9eV9Jurp0lSii0QL2OpCFwBF84kQkf",
+	"N4MsrS3RlNO3UvjHpbuD+JHv8X0x4Le3ETC+v/qlfC42g/fvwZuMGcVb5sbz56yAoH3csWfIHb1bxo2R",
+	"xnJl6R5zhr9128S8Awb1sqyuitFU5ZW8EyxGc3Yb6nEFoHYc0IdYVatWJbpd1W8xdXuqpupptPl4k199",
+	"94R98/jLP0M2e0EJKmeEbvOnvxutUpbrDLIBqM8HZaBOlUclSjOdCycJart0ai4OAqXP3dxlWp+ff5EB",
+	"/4B/Coqy+qVPFfKW4aIG1LhMGHPJSOF39hhWC6LuRRFoTJsO6N4jjHG6/Q2j+R7xqKbONyx9+eL6NXPS",
+	"B9ovN4XAZjnXAEyLQtVxuPQMrvRUpWe1PHP8MWG6tsSApcFz5pkdUctqSen3zUtqeUakFLiDmiojfFn8",
+	"99aW0IsrjaguZUiSvrmJ46ve3cibDYc8TUSAoOeBLKgTCmf/+fQ1hH2pky9HSORG7caSaOb2PgaEA/nh",
+	"QUtWfMNKSJUBHTbKIh8lbFUbX70irVPyhZmqkJoetpSkkK7kjXSW6bXIxt8Jmy3H19KKC5DWY/wWgU64",
+	"mqr0BX7AxD9qLHmMS3pHVAv8+PwLlmamWsw8kKCjSb8dtJ0PHFFuOXFBB/Cmb3NN/C7DylD4KWL1RFnR",
+	"NBhQisH+NIXWpVNBpopSGOFDaaxQTrC7LXzgZXirODkdj7kz30U+JorEtU0VLC7gedFDaUwMeDkVC5uF",
+	"nDluHoa3oTFN8DcwNG55a3B30dKzVVYitYK9dOfr3po7Qvsb0yKAjIDNUshMUDNBYqh/ffba2etVQXzY",
+	"XJydQeNbXVeZmOjq5ox+ZM7csw1sl2OqEfbtxeB88nByjp0hheKlHFwMvpicT75ATKElSISzlbCVzODf",
+	"N6LTEUaA7ajEwkpJHgZplela2agU5mWlV8IuRW0QTQJdPhN2jdwiwDp4ZQskLahI4m2pK1SPItpB0nAq",
+	"WyAdx57IUTBhITpFzy+5u720MtLDhul4TJ+M4RNHO2DJ72XCrUGIGWMlPCxl+Pj8YRN5wklfvXyGj/ts",
+	"LWhc7MMZyMOlVs/ywcXgP4X9Kx1AE4eHw3h0fk6+WEsJ224rz8qCSxWEN+/yFO/ozfSGvtNxe05YS3RQ",
+	"jmYenz/sc22HeZ55tD54/ssTno/Uk8HFL2+SASYCbgYXg2h6q7A1lt8YyK4R1Z3MxOCNG+GM6Hqy4asi",
+	"IuCdLX5RCnX18tnhLY5lvB/0hI12wpHe1SgFOzxw8lG363UsW3t36u7hWSuPsPe6v1BQ7ADAJ0E3Cn3C",
+	"YwVLV6hfJczb1kzp9YT9gMhlwefDAKaWRaBME5buxCfSpv1OsWEE02ix7ebaC9c5xZJyjDlXer17o9zr",
+	"n7SWetKp/50c+M2p702Mj14Emb0dRIHCkiqPIPsA6qjvc8e+PP/iRKKJyMRXNbXzSaG6ljvSFBHxtGml",
+	"m4TO3m0hnrzfdwWftN3XJa/4SljwB/xCpgUVWJMc3MYpi51zmKrZHFFU4+x+NhvuwKr9P9nbCGttTJ+O",
+	"uqqf3/xK9NLHQOKFE5Wcn8iJT+Xcj38tKnyh2utr847DBJhrZ7z0Mi9gWOBdtsbX+CbkIoLvKBJQaH0L",
+	"VkvCoFUCXgxfFAxgsE5YuttqUAeEADUVCaM3349Ln+bN+9Da0pVo0FsqceNUGGdwgt46wRTaTRrBKHjv",
+	"OEXIKaPmkqUlr6zkRbGZ0W/gcaz9rm4RlcaAzHQ/H3LFAAoRZwVLA7u5Vk6NAtdStBfgRYL8G1bIFfRh",
+	"slBDbVtvg18Q5hCsrcFxcpPoVGy+xcP6hNeJ3tBzkSrhdMl7MNoWyb4CD5sAlH433j4RK0IsoJM8oa07",
+	"PjRG/27qrA+kI5/sFNIlnMAzQni/0oW3wC5broALxotiNJmqp46QcRCn/qYyv0jR2lpppa1WMqOvZT5K",
+	"WAr/do+4YR0PRMiQNOeW+1/+t+sXPzKh7kShSzFV6TuZJ/Bs0iTpJ8z94r33DeC6QOOlq5NCyPgCjSRU",
+	"CjhLLxh6lykrmzbh4ZfMTKbqCvBD0h+4sWOIr4yffYswi/875Kf9x48poI1QR6my4BsTlXkDfa4RNW8l",
+	"AhqJM/dzgu0DFEpnvaAZ1qbda1gDBXZ2ZNW2eQSNt/Dkg40pc3YD3hh4L8bHwWnufvKPWkBaFgk6zLiL",
+	"xdlOo40QOz1POsqsuosSjA3HTaFJCc1i+ZoNjbDOfoIVXoNd6RSqSmTodR1dsrV05pbjlSnMLw2zDz31",
+	"afqtQxr0SOVfSBI//Pr9/UTuzs25h2aO24E//xUEa4uLgOVbjQ2ROhKW5yP0QWAjS8ELdLn2aVPf4xOf",
+	"kLXSG3q2kuwZaVhdflxz5gd5J4DbOm4R1Y/2sVwQp71b5XTy7+GJT7lV2tj9yj96srzbgxKK72ll31v3",
+	"+gGKyrYUETYM7nSniYyircadffM+GZTadDqGQvADxnpgGMYRyOEC0mS9NCKbpVshlAn7i3aMssKGkNS6",
+	"2nca9AuZMOynwIvtaIpJ2Y1GZrsV/3NiS1YYWDNRmMW7tgmHBtFysPQOfwGOyFHC9M4rKfDq1SNIx4BI",
+	"fisc2qa7J8D8v8fyDHJA/kXnm49Kc/gSpLq2bfR+h9offuw3Q74OL0wfhwD3r1fFs+b5X8mi+eK05x89",
+	"ur96iBfKe7wP36eYcZ29o8Tk91TdLbrK9p5Z78SMXNPDx+cPR4xbDNbgTmM4A7BzibxFPmHPKM8NeerP",
+	"2I0XKmCDXwdMCKtL0D3hA57dXjCq2Wat4mwA3kpDqgThJCmxxoi6u3OYkIBv9slWxvINxErAAplvWlrs",
+	"7g36FvaCbtCWBtZ1Ts0jQKHPvh10aBWPu9N04OBga1f6zl3nz5FETzLSt0jULetDCfTMp9KMS13IbNNr",
+	"5TyFLKa0qgthUp/DVFs99gO4rdaLBTUzhl6njS+/y5D0ZV8v8cUfjx4+ng6wNcUepog793ujrysv/iGJ",
+	"cOwL5ttnDuSAVmVDgGSVgfuhW/Oou1zUpR1LlTgaiijnkkjugv3yJkX4ZEdderGYMKwG41FRgs/B41hG",
+	"xKMuX6ys9Kq0CGEPQJmwnKvnzwl/DkADtIJkjEqvKfgns6UjZRE1EnHzeWBYyqubu5QN18gHhSNNjEcz",
+	"bIJCQEGXU+VhncMvm1SZlHBoYpDnEeafUg4frldl1JEj0sqWvFiEvgo+52uqFgIqqkpuMdWJxpm5MYiz",
+	"o72+N3GQ8K8tlVi7X4m3mahK691fU0XrkQra2FKkHhqt9CQrThgE+s1SFEWgKDwYc0E6HTjjRC6tSZgS",
+	"dq2r22Sq/vrkpSMsjyWnuKyEuQxij1AaGtoUE3bF3NFQrlwhLGZb5fJGEsBDOmEz9id2wRL2f7D/jZ2x",
+	"/2DjdKoQwEFpnCYl7kr0a5ayFABAFyChTcLE25IrdBLeFHpuEkzrcd+oO1lptULURiNv4J8J43Oji9qK",
+	"qYKILfhAJpOUUnR9IzBMVeF1Lh1dYfJe2FNkOjN8NE/R/HSL9lkAxJZoMGiUAq7ETtfIx+XGH18x7mLE",
+	"h5Tj30YMAPq1hJhrCAf9K8uED1Sjy4JnXkn5BLKkR6kpCbyo28T9m9NjnXRwFzLcLHRctlNOA7P1hu5P",
+	"r35gRrfy1TKuGKBkNDmnE+YLuuEOm43KlpVWujaXVKhCcJTpfz7FHKmWKp7uqksvpbr5yFrzo492Pdpo",
+	"Ut2Xg5KZ43X+3hQmgLlGSgdiCkRzb9280pZbMUbvSj89++b0+Bzl4W15UKizryDcVMeknLySKitqMAap",
+	"WbGT3rrIoel4RJK7FPkK5ubIC4GaPkv9PZpeD102+5bETitAV/7dGYxbzLjtvftgMg3Vyf1Uqou8z+VB",
+	"cZ7IUcg8iD1Nl1wOSeT1WPusf14JVitShvYR62uY5OdKqzi7PaTqyxj+zSi15YG+N50StQCJ1p2ub3gt",
+	"1GZBMZ3wjrgLX7u167FGT4jSTRP47Ue9pxmfpLSFTSmCluDYbg9/3s+ViX2LPGG1odgoJDFagoePrAGf",
+	"L0vmgM9LgEKmtonh5902Laj9KdxHv9IAyRZ885Mu08JRNtXnfG52RTy1X9moAHVur5sdLH8wJwwbUloz",
+	"ngIQ/h/GRY88++nVD0mj+fjqI/BgYKwYa/RKbIB5LDdRvoN4T4Il4+ylNvamEtd/+4GyFfCyp/z2NseK",
+	"O6YgxxJL9BaFEASEA2Ur1P2QWz7nRlxgEtNS8MrOBccYlR9zqh4x4ytu01pV7lk+L0RKxciYLqI0Nib7",
+	"ikEhL8V3tQrtEIbXf/tBWjGioJm0RhSLLg/BD9LYH6nl9ye7Eu4F+0OuCjqBzzdwDya/BkF/YHImbrkJ",
+	"7kk8836ig++3iO7snVvt3ljSd1D2A8TlC2ButEK4/But86ZukGofvmGpe3oG1XcBriWmtiFEjnw+zmjC",
+	"XjjComBKT1QqIchYYxnA/SMMFxR5h2KQHfDTJAQUw65QjSVkG/kEOvJ+YkkH7EtfDAxiUqE+SlfikvGQ",
+	"q215ZQW1NqRSfPdqKHSx/FZQ2V9ddmiRsPYfEZThcKor/OfI/Na4nyGmsX5xZEpNT/ALSOF3Ffxyz3/z",
+	"a13dEFwjJFPcz5CLdvIt3gLp7hQhPyIeLlw3x62x7FSIUKTVVv6SVqgV8AR6uHb88m7C3c5d81hmJ7t/",
+	"CBLpfdI9MCRbtAYOqCAA3RDQRb48P4At8klNsXhFffKota0+JCKrRu+ATfy1E9JieApd27l+G1HlFhh7",
+	"J3Wevdvqbv7+LKBQdtv119lS5OC65YpBv04JJal+H0IYCWvtohycsW/AP9f5BvQTn3rTonRfzQlWFfLt",
+	"IQmwaKbht+moi3PbatNyUx7FwLf6vB/Jy49uAP9b+2Tj9SU+u+NzLE04jfFvMXIiDFCPIqJqFyb0XA1f",
+	"KWzO3kW4MU3SxJ5b4fSJhVAZIOMYilJjkzT4KeV7LxaiwrLhRrq0S3lAZ4J0bh/JbZqash916LdNdeK7",
+	"xI/RK+H7AR1F+m2QqqPI3v3kOLpPDlr9cUENwoN88siih8n6lb0AnZ0VO+7rz6EFoA+X5fL3cFk/yANw",
+	"hQmf1LxvK9EDcHmoH3EEF3y4Gqnv0nsws3GDzNV//xGjwumFE/aqVifgiPXCg0F1pGIyL6j9GZUlTFUb",
+	"Yczn7oU1IypeEtC3jM/qAKAkJgO2PzUIJtOpWSb14eMIaYYpNL5TiO9ZBo6I0LUuZUMj7kTFCxrU+NSa",
+	"PgC3UcBtW+r1VDWwv1B/UlZaL9wrcslvlDZWZtBFl/BWqRjki3NqiYsKGZWb/hO8nYAXmLAIvxiJR1dT",
+	"NZeQEBnYacIIpjVhK60kBaIDwlLEbDs8Jc+ITL5rqOQ357ifUllu1vnSHVJvbUE4ODzMf0Pe9UEWqSer",
+	"+KJygsKBW4kARcNmn5P2BQAvyugD2J8yJfV/62Z5L8BdEzeEJRZB/O5OQjJxJlAfImZYFlyReuMZoU84",
+	"Syj/DsMMWaWNQffMVF29fDbai6TocT5bTNDjtiSBj/oWtFyxDibqGJ5TndQ2s7tg7da61PrHjQ15sCWv",
+	"DCG+5dI4wSTySzysB8bvBwAghrJQrsRUIapYITgA0/qui9DsfqnXbbbtmXVOHNLRAGC2zAUiw5HDDIDg",
+	"YLGwQuwR7pY48Q3i7Wa2QtfZDGOs1L97vRTgbNvqHY+rxEBEqO4XrYOnUC1t3+l8FZXjhRRF3m4ANWFp",
+	"AweIKYpTlcbA6OmIAm0A1rMWlSDDUcWz9wmZUD/ic33C2ZPBiWffyePxLnw+KvUnUo5pnb+RboxdHmkO",
+	"PXZs0IvxXN01EfkfsuX0YuidFuIm5mnAtoe+TS2eyAfIkqYlft2pOytT+2Azlk0/cOyS+k+GWAqwPJwZ",
+	"+IPAmJ6hSpinoTBPKzGi0rSmgGyqPB0DZ/CMk+d3orLSIEKntJcBFRihwtynYrEQmYW8v7mAYDuIL8Ss",
+	"RXZFPBG7bo0mU3XFbF0WIuDVNcOA2oyfzvAjjMiQ/LoVmwl74ZXhLbGDr2SmkE4OrvSdMFNolkZSqxB3",
+	"onAShWMDDh9nIVCwMaztVmwY3FHMNB+mJtOluGBZXVVC2QDINmoEGL53qlZC1cyIAq8nToBF74c0+tbb",
+	"nyqL3fTodV7Eox7DC6Oph99CV0yJ9VTR683uxLjKZ0qs/QQDjh3tCoomhdn9IF+GqU9pGF2ieDAe3k/X",
+	"lkCU0dJwhxhLGix5b8mZnjzqvwJp/+FjiRm535bfSI7Au6+FPcK7Qpn3/56+lQ+SIdfC+uaM2GPT30Py",
+	"LWyxz6Rxd5aVyATo5w2LHxphAf6++FApc1aJkstqj9kCyFQKU9NZJYzMa3HREoc4d135JQHfw+aBJeYy",
+	"kjEDbOKpyXgpLoHTzoGR4EzSqYLfSHDjBAcH6uax7pkVAnwkIXJSSCXG8CnKAwAFMVaUGM4m1zFni0qY",
+	"Jct4aetKJFPlEYohl82ZS1YWMGBjDjQvRvvRGQ1r7ceAEDvZXwCBKQyy8ITYPgDyucUlU2Xq+QqrrgBw",
+	"H0AszRpSb8gnB4ZA2GGQ2ZlWi0JmNk1CoN8x5S7m+goOEi7zEwSX/X07Vk52DSOl/26Y1wcwoydwV9Bp",
+	"SbeX8Ijp2irvGx7ipiGvmdFDH8pz9qSJ7fhInKqNM/zpWZ93xDOQy11XCLt6+Wx0tGcYezXF7vAk8ggT",
+	"GK63lL0e1bBsmBRoiVS353s3YOFhB1eZsKeRWow5Qb4acluhHkbKLcIitfTbBwb1WXM5VaAuXsSzBJaM",
+	"2iX4PYD1Add2O07wQMiZQRkkXRGbE3o3RhufUCvh1E87xoGoth3cKRG4dUwfbLgLsjvy/YK/ZNRG5RIQ",
+	"E0nTINcDun/utIR+hhN2RbOH4B9mCGbuhQZzekK96nzD1ry49X1vGl28VwsfEpsFQNxsqY1QI3if20CY",
+	"SoHVTYpMI3LLw0uHvh4rwITRBDvkO/e4SVOV1cbqFcyHTjJQ/ahbejJw//WJKlyYd+GL3ImSqUpXXNVx",
+	"tWlYK212PrqMgNncS3Hf2v6e4NPC9v6xGQAoyZDpifaKIyShctjhYRrxgZSl2dsZ4X17Px3BzEaaT6XX",
+	"DwxLkfcgRIkJwd0gD6WZKid3COUkdHmhjLYbeUcpQpH6hGOeudNJPaQdnlDAvSN7dRTuO3w/VZAni5eq",
+	"9Tol3loowGY3whoApNt5zPdzqd298RsJ47r5YqqPN/kITxnWQAZhACKHD32mOm/mQFcazhBB2S24FQ31",
+	"h2h2oOX6jq8xmZGQjotkRSAbIZSEKf8j32PKX1E8rNZ1z5ZaG58x6DfWESJwa6wxDvowNVdz5+9vEeym",
+	"3/6wSN/4SJguLeg/yZYyn0r5GXZrPydAbX6A7fkpLUDTr0IBQKennX935el14OYtlxspTC1u4UPKbYsv",
+	"Eukt1vYBalUEzr83Bb9DCWJH6EC9gaRJCxsZTSS44yvIr/WBcm1FdUFyuXHceZzGXHivoDbYFPN6KRf2",
+	"T6/5nGWbrBAACgney9GERAvmPiM7iVefoqDuVBS9LictaQcgvoPOFonXBB1ixNlChGhHXxymJAUpIoRB",
+	"KG7ZWih72fKQ+Z6vW8GYHhb2MjrP37URFy10P/tZ+e4mDc0ARYh/e2PuilEjPQrCRqk+HZuG4DDQbqh5",
+	"8BgO1ANLA8KcineMWHFlZcZkHrmvcHJx+5CCsNKHBEvCCj4XRQI8QVeEl0LAqu7u3UDzCG6wkYm7xC2+",
+	"cxHxC7z4XpsnoGPsTkLqqw8W++4Xu5yKPEGkqKQ+c8Ctz9YlpfcgYyqgRabvbBK4BjYRlNaXU5AzZ1sB",
+	"T8K5TFWozvUsDk085GZgbRDEciuckPcaMkmw9jJxyb6ri4JdQccc0JfBn+furJv6UstsK2sJWmpWK1Tj",
+	"AGyHXFVBPaYnoPIEK8VoFjhBilErVGNhFdIEswmSlONmjnAIbveShinn3syLBGaID3VGhSZT9QMoh9eA",
+	"3wNYbxEJurF6ohKfFb/9rGITLQb9m4QnjhIRf0QoPtwpiDvHD4gTCD1E3PwDtFbMLtrTg8d73mhGd9LI",
+	"echKAtYGfhToDoNdXYZKs0wXuq4ANUqAOmdGSciQcc8T9DjBdUlz4QzgrBJ2XGgNziK8i8Y3qCMEiHXF",
+	"odiJg4MRi/egsND3znMCbA65qKYE3gZY0iuuNvBw4iPrUJibT9jPnpsa+U8Rd84CSxqTm6DXr1SCJgO+",
+	"GaetckOS8Nl2o9nIZwahdSiUcip08FN5WyVAw8WtoAgRbNiKP2BrZ4Htpfu0Vu+Rv8Zz/beIPtBae7RW",
+	"pNQ/LOZA1XR1eeTkD2Yj1PIPHYGOsa21v7MfzGLu2aIguCwnOAxBPRhSK33TAHCzU7sAlr7r6RTgkRXh",
+	"V6Qwp20qSi9AnSMPGznl3SfwOnBP20BU1MLAMT1dAQMZeZdgQq0+IMK50HWFs0FGplXuW7NGfb2xwhmc",
+	"hNTLgNQ1x1HnOt80HeSTyPMaEnheL4URvh8AAFBDF+zQ2NeZv44BYYeGVtME4F1r38sMGNONdouAHkiO",
+	"WDybcnprxKewHFlaNlyEro6jSwr1LWrDC6grDyBi+2kE0moFm4uFdkxaYvAacAH2t23oaaTwr8cMP0a3",
+	"AaLNX63dwK+hgf12fDKBZh1JuJ1i53J+XG5JtSi9fNKHBFeAZt2uw6M8FmTpPDRQM8mWXkOAruiMa9wE",
+	"UbzXaUiInh2HPJmtuMLJmIS8gJXjSbUP0hA+qhsRmq9dMBWVjCetTOymJGCqVry6FTlLKXEuZUNSskyr",
+	"egft2xGllyw5BZV8vnlK2Z+4hzOZp5csVfVqLirfItYsdWUh/OU4pGNauTTQSAVAZ0shsiV1glM5pGlH",
+	"HY5CVMc3DDCKl2apISWR/unGTqYKE1lSitjMuE2TJrw6mrDX0haiycT0DWUQAEkvSNzAOmLFGSqRa5V3",
+	"1/X8II19TfTz+9b8YJF9de/ABOk4Pk/+9+tZlFBEjVZkqHJbNAYmsgqpfJsxaOG91wHZmaD2bSV9nkWc",
+	"NKLEekxR14Cnitm3rdyRmMOkZ5BElnr2kp4psU4v0YflB+lOMbn4aMU2yCt24zLeySdvlpa0lOj23opN",
+	"0gKjltjeKm9/Co44SOZeyptl4caaKg/e7Wsg0XEIHE8YQ42xQWWLVDQYhBypnUkI6OTzzmc6mSmi3hB7",
+	"j5pDN66b7dohSl+mH1FdDSdgSvxqiKwaPJu7bLjpR+d+QxU2gL8PHe+sZtL65G3Krlbavw7olcgI2ap7",
+	"F+w5pshDk2CjURa06lexfimgwgE8IfFUjJeD7PJys6zEndQ1UmgLOgioD69M91LmMmjQYXKh7J1nmQDc",
+	"vGFKZZyhwcUMnvQmfVQrP1W+fnO3nIidVE3ULLqdRHIBFgpDnx2u7jL0rCkFb1rCsXkhVV5sukTOj2KN",
+	"zPhf2mf7qaqD/OYc4TSNeCVwxT+8p6fnd1teWYg3O7WtJfUgo5nSKZudvsQ85nFzPUKsmTKcPliPPwNd",
+	"XfTndveITvxZEBohzzqk4MS18V1CNaU3UzfxkNvFtJqqOTTBcq+jduf7JeukQ7MO9UixOv/AsJQWnvoQ",
+	"I7XaR8+Sn7UH5uQM1XPwnywhMyMnS0LbrqpONBg6ApMoj6aKnncivlNEX7brKFEQu4e9CI63w2sNIQTo",
+	"h8QM86nqEc/+JI3MxbaItby6EXa/iE1Cj+tQqTpVw7p0kvJ88vDLLycPRxCm7ZZ4Q/fM15NzdFxziKce",
+	"Ej1XICiunj+fKi/USCxSV1B0PhlKC1ui43sX3OWYlIvu1HlHrb8DWfLx43/x1vxWda4nSDLiO39IsftW",
+	"usL2gc8Z6n16BRluNEmvY0SV1sV+xxI8wdKzVVamoWOjYcMUvsBcXcrmhYRSQjm9BCxn99EGPbjkbgrI",
+	"fze1BC6nq1xUoySIMwCjC5MgtFho2k+E56N/acjzm1FrzhQZkc/Adao3ShS1Ica1ghRwx9mou6yuojU1",
+	"7F4SgBVZwdgyE/z+7tQA9HbtaRuc3lErS8rF8MA1ixrEpsakE6zhyCXkSEENMLLTks9lIe2GLbnKzZLf",
+	"ihE082mmiSYQD2Ckbvs9rvLCYy1O2JXasLKSKpMlLyC8iCTS3czstdbFE7+NnxIjt/2iI3NZT73vX36I",
+	"R6SVNXr1/PkDg6RPneEM++uTl6Flu+/VudrXDRbafu3tBgsgsJ8C3NIN/PsAtXQr6QWzjKFHfwPIylDk",
+	"78/RkwKefL9v7KdesCxs7HbHC5mDEtu4oxovflnpTBiTeAfdQha77qp9KFu7ucStuVwyCRWljtbxG3gw",
+	"rys+LzYJK7nxU/OulqkTLnIhhWmr0jh448miCqyoJJPU5FCvSa0DJuxnrziTrhlcNlPlJ5o4VlpxLE5t",
+	"vXfoi1Eh8TBYSrE1dSs2I0wTmVeA29z042tOdqqGqEuPmtohZOnw2LVQ+QVLPWjozGmjaSjhb0praoMI",
+	"D5DZByBjIvRaesntckQt1Jye7WRbnNXHWbrmNluCgWW1nrCt7GYniKZqyUvI4nPT0UqkbIjbS9bIZXOO",
+	"0qne0pRuUAifNgW2bSAcygCIznmUTFXL9YSC2UmZJb+DHNBsKSLLzINZADzBxZbKDxtV1aI1t6lqtrN5",
+	"0wibQmAoxHdgIbvLSXecBwTvH799Cxh1hVihrYO1PUTuGBNHMzFdCWP4jYCdHeqKpc9ysSq1FSrbjJ+L",
+	"TTqK+vhDAR2SYhU1m4bPYe7DR+fno6hP4d7GdSp3vzm5r0SXhZF0gnhy01of7vFc55sHBvFEsKs+uCfn",
+	"vv819HHsba6/tTst2bHib38Q6sYuBxePSF74vx/+arg/blt/I2MIX70vUx5oBDRL2ewjwphQ9ixwuMuQ",
+	"xrHmiPQBku1jguweN9eEeSbxBzLRPXuqeYZlofUeCm8vE7yDjtjAtuYQq5Bn79x/fF/uTmXSqfL34Sfu",
+	"R5+6Q5TXRWuzj9w+QxLbKucgJGR0qh19ZEeALiOUxwL7tiMYBnnuhk2SVHvU1EPB7YIub8msqdot7ia8",
+	"MQpw6VVpk51y7wk7pKR6sI1oGCzDJa6LVhP6KxZS3YjK2aWWDUVhBFZe4K9Cy6aE/VNUUINmRgnAUAvy",
+	"Lca/X+hqqm60zhMStPR+pwY/gJAXFYP7VvQt1ZRgdqnTyGSrz3DABwE9UysxhvS+/+74copNqdKt95Er",
+	"5keNpjzdcidWsZvzAkpnjK1qbLx74fQ5acHbqqvZUhsLmbsvRWWkcdeNSj8oYQ+0Yl9TxX5SPlKXeoqN",
+	"1KTkCKeqx9X+EHbxBxR2m739AYP9SWCwT5KNZxlXmdjDZl+S2RkbOtLZSFVdWixyw8oF4MRoAvmMEC/J",
+	"yQZmQyfc0aHXhhmS1OuB6uRA6ZsLLENLcYYFoPxth4XI5IrQScLcdj13T2Cgz1riH38lsGzu93Eh2tjH",
+	"gbj8Ou+IIhyhnUDYhTZ7osU/6kapBDu4k/TAi5F6kHXKYUH3DCasU0r9Lq25X344qX18vg8Ti5j++z8o",
+	"+tO3JSkEN4KtuOI3AnLu78GoD1R9/CBvRVMdQG1IEwb+agGJYd5uumRQs7UhJLkmywobJtaqEMaw1EhQ",
+	"7XTF0h+4seOnkEv/7FvynzWY/X0lA3WlnuKcP0Bh6nTqS2QEDREudLXiFr3rXz0eRI738w7Hux9221PT",
+	"Wuagr3kbhbsffv0bFiZQa8vPtS5hy6qv7kQ1NlRqoiw2uD3ViD8DwY5MYm/ktaznBfYd+LuHxyLvNGbE",
+	"I5biMMUtv0BVYnyrdHaL/x8SkcbRK52RQPHSC/YwHSVTBX5mXfJ/1ILJ3FD/D8z+SKOfgqNUGmciupsY",
+	"4qtQaQV2HmlvFIFFQQTpgj63lE8V5PSMC3kn8lChiQ2FQuYnuMl80FUa1mHCBmB0eOMDE5uIiJdFyLgt",
+	"6KMVJPWD3ol4ZbCFzp5dy6IA9z59PaTiUpCoiLSfA/Q7d9qqwVRVu4GO+VJZDY/UCrHizJKXYgRYZdjz",
+	"GlM0t4AGLsD7nfZVbTrWEVHKb2CrfSJhGq+qL1XfivL3JjzdukBZkVopLitcZSNAIXmj1CqfRVcuOJxG",
+	"J4QXXygaO4KdCDEwmZsmuTlwFsQhi68KuJ+XmFPQEZTUawXZbj50QxOlQGXj5aRrChc82fYa4SRjl1EI",
+	"qUTXeao+gsuIoceoEkYXwcLKTajK9v6cqfIOJO9ekrbHlQSzL8TCTth3lRBY9CnRrVtIiNlW0FkweNfS",
+	"RSXEzD03A3XG3f0r5ZE6fMFTeChNCOowxNFS+jjgLBFXuqB84bcoFBKYQzTQVHnKa9AHkSfB14wX7gfD",
+	"+CNJcIlzbZeIBZ+u6sLKGbrIUs8oA6Ku2jCl1RjjzaaeGxGy6Ml9RQs1l1jKlC1FdjvXbxk0GJZlCaWx",
+	"HqIzbvjcJNgjQhTB9NFzUUpnWKU0eDJT1eogDMRCVWh0EXztKu4bQN4AfADkd2ImKuSSytxEDVe0z4h3",
+	"cw7gLwk4/Z1KOpmqD3fVvUJ+8BlIgk/RoyMs6BXtzmftufOz+MNz1/LceVW0Q7B1ibPR8Vqy0xjvRHWS",
+	"36OBJvFuNXTYCe9eC6GRRmRV9hIaJvOicByqYuGO+pAth/yShdNvnVAMpTu6ckJGGsh48D24UQoSyUQu",
+	"va7urrDAP7x4n7vPI9Mqk0XAZdnJJsJzPoWylVifRNcQIUQ0hZQoNaXJADxY87wjaWfJBD3K2Vm++htw",
+	"atzzS17lLBc8d2oK1ExDDRg3pqsT6ys33z/I9HMnU0gRpwZl0L43MLXT3BPEtg/Eq0MAI+SU7UQ144Co",
+	"b0gvFdS/YNGLuU2YmNxMfPBbNTEPQlUKEVSKEhmwiNa6ys1owiDRCbRITBP32NcV9vWG9JlcqpvLeFsc",
+	"0UlVCxPPJWRxTfYpYZ+bB5ymdlLg89dMIyILwQnNf+tcoi7liUfaRZvM3d055bbaajP2zQj7L23ANDvU",
+	"z/5nb2pu9ZEnWExSnApuIfWay2Kr731PG3v3uyd+lp/dPbLVxk9ub0Tpj073n7LTPdEWERWRZ/9VqOUZ",
+	"lUgiuRfCii64wjsddHOqYkQwU8Ern66ub2VH+OdbGPKnZ1T8uFsf87ijg768UQJEkRsPAzPw9LWw4yfw",
+	"ogNhknud171TFb/lZjnXTh808kaNdR3znlqCl7Ev5XDPznw8/a55Scctod2WavIRyjnyZivialdwjMK5",
+	"7WxMN6t9+jb0gFBNvZv28GhQbADKvGLfW1u+AJgop8tcSyv+49pWMrMs5be3oYkhTSAOkHA7VU2d1/Dh",
+	"I7bUdeV7UeBLpGG3orSIUUQlEtil4oFhK7HSFUIagQoVAIC1IiC1GEeDT1WlnWULZi/etTxeELlKQ9Vy",
+	"6EiBatoYxQ5OZfj4/AuWZqZazDCnzpkzIQzbCWP5BCqJ2wT38QVBGP8klerhr0zrlxHTAotPfBiv+dSy",
+	"5FTeJLK6knYzuPjlzR5OJdX2fSSxsMam0HtUoQDbBjUqEgwKwJd1l5LMmJCqR3Cw3mIJWAzoT4ILOUwh",
+	"+jlz36fJVAEIdw7lnfhNOoJWLe6K7CCreQ8VwSBEmDrB0bAAfY2qOS6nqmnCF7XvgfwiaTdpwtK5MNY3",
+	"bmle3QZzhEKEQnhAILTAaIwJa9oFTdVH6hcE5+L7BMXgeQ3UBuZIuRlPVYMtILDjTPRoVUP1TaXrG1Rq",
+	"qfdO6yCwFgdX7ncycD93hm5NUDo7YVdT9bObHmXzUeAHQ79UQ1xSah50R/e1YIASEQe8+nkXjP9RCn4+",
+	"kRYME/yNGB9uTo8aDF/+u5uNSJ7UpDLkIFAjg4gTeu63zQ7P3vkqwvdtbblL5b0frcKvPrW77zClJCyt",
+	"Fa6a6voat7y0bMnzUHElVA4SdfTZpx5ZXbI1VWyyIa1v1Hnu/fr6v/Sxfv4FQjDNrgqhI+7kUeEujAb0",
+	"BZL+ON3PM2rkezQjBz8cPTqOWg6FkDoiR1auRD7TtU39XCAYhBBaEDUivcrjnd1AuyzwSTq12/1e15Zl",
+	"ugY4cVAcQctTet0TNvqDKD+vGBHB4QEpjN1h+gM6jfr6fM4djl94wb09v21K+MP1+3t1/XrZ2ev7jeiy",
+	"7SN4N5gLXonqqrbLwcUvb94n7pj0rRThkzfJAIF7kOTauw1mISLfsEJnvCAjcZAM6qoYXAyW1pYXZ2cP",
+	"H/15cj45nzy8+POfv/4aCJLmtj3i94IXdplgu2XH+RHi11YygzQQn/xPeEG7AA6vG6gXroSB/MuMK2aE",
+	"iH7fRvTaHYWoGUEEoAa9VYBuEh8VFaFZrFB59AJ0t+8O/GLups5DRjo3t2bHJPG4sQGdIxrYn+Xu0E9C",
+	"h2rK4qxEJuSd8ARh2LBxqKpiM4pGXWpjTc9uBtcuADCC9wiROsjnHQ1Ty74xyFHTLlkIv6Oqlu7f0vSZ",
+	"ru1cv41+Fd/z/sk7eqQNMUteIRLcS23sTSWu//YDdvSIRl0UQtjB+zfv//8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -384,8 +384,14 @@ type eventStream struct {
 
 func openEvents(t testing.TB, base, token, lastID string) *eventStream {
 	t.Helper()
+	return openSSE(t, base+"/v1/events", token, lastID)
+}
+
+// openSSE opens the event stream at url.
+func openSSE(t testing.TB, url, token, lastID string) *eventStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/v1/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)

@@ -380,6 +380,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseInteractions(panes)
 	svc.UseThreads(terms) // read from the agents' records only
 	svc.UseNativeControls(panes)
+	svc.UseScreens(panes)
 	operatorToken, err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token"))
 	if err != nil {
 		return err
@@ -610,6 +611,9 @@ func prune(ctx context.Context, store *persistence.Store, retention time.Duratio
 type redactor struct{}
 
 func (redactor) Redact(s string) string { return screen.Redact(s) }
+
+// RedactRows implements domain.RowRedactor.
+func (redactor) RedactRows(rows []string) []string { return screen.RedactRows(rows) }
 
 // Cut implements domain.GraphemeCutter.
 func (redactor) Cut(s string, limit int) (string, bool) { return screen.CutGraphemes(s, limit) }

@@ -419,7 +419,7 @@ func scanSSE(body io.Reader, each func(sseEvent) bool) (sawRetry bool, err error
 			cur.event = line[7:]
 		case strings.HasPrefix(line, "data: "):
 			cur.data = line[6:]
-		case line == "" && cur.id != "":
+		case line == "" && (cur.id != "" || cur.event != ""): // screen events carry no id
 			if !each(cur) {
 				return sawRetry, nil
 			}

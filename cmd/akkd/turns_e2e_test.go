@@ -17,6 +17,7 @@ import (
 
 	"akk/terminaldrivers/agenttest"
 	"akk/terminaldrivers/agenttest/fakemodel"
+	"akk/terminaldrivers/screen"
 )
 
 var (
@@ -299,6 +300,33 @@ func TestE2ETurns(t *testing.T) {
 			}
 			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 
+			// 1c. The pane's screen as the agent shows it: the reply, its
+			// secrets redacted (also where a key wraps across rows).
+			var scr struct {
+				TerminalID string    `json:"terminal_id"`
+				Text       string    `json:"text"`
+				Columns    int       `json:"columns"`
+				Lines      int       `json:"lines"`
+				ReadAt     time.Time `json:"read_at"`
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr); code != 200 || scr.TerminalID != term ||
+				scr.Columns < 40 || scr.Lines < 10 || time.Since(scr.ReadAt) > time.Minute || len(strings.Split(scr.Text, "\n")) > scr.Lines {
+				t.Fatalf("screen: %d %+v", code, scr)
+			}
+			if !strings.Contains(scr.Text, "Here are the credentials") || !strings.Contains(scr.Text, screen.Redacted) ||
+				strings.Contains(scr.Text, "AKKFAKEKEY") || strings.Contains(scr.Text, "AKIAAKKFAKE") || strings.Contains(scr.Text, "\x1b") {
+				t.Fatalf("the screen after a secret reply:\n%s", scr.Text)
+			}
+			var prob struct {
+				Code string `json:"code"`
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/term_AKKnone0000/screen", host.Token, "", &prob); code != 404 || prob.Code != "terminal_not_found" {
+				t.Fatalf("the screen of no pane: %d %+v", code, prob)
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/bad%20id/screen", host.Token, "", &prob); code != 400 {
+				t.Fatalf("the screen of a malformed id: %d %+v", code, prob)
+			}
+
 			// 2. The same message_id returns the same Turn and sends nothing.
 			var again sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &again); code != 200 || again.TurnID != s.TurnID {
@@ -321,17 +349,31 @@ func TestE2ETurns(t *testing.T) {
 
 			// 4. A slow task: busy pane is 409, another host sees nothing,
 			// and a kill -9 of the daemon mid-Turn loses nothing and repeats nothing.
+			// The screen, followed live: one event at once, then the task
+			// as the pane shows it.
+			follow := openSSE(t, d.url+"/v1/terminals/"+term+"/screen/events", host.Token, "")
+			if ev := follow.next(t); ev.event != "terminal.screen" || !strings.Contains(ev.data, `"terminal_id":"`+term+`"`) {
+				t.Fatalf("the screen stream opened with %+v", ev)
+			}
 			slow := "[[akk:slow secs=8]] a slow task for " + a.Name()
 			var s2 sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"`+slow+`"}`, &s2); code != 202 {
 				t.Fatalf("slow send: %d %+v", code, s2)
 			}
 			rec.waitTurn(t, s2.TurnID, "turn.accepted", 60*time.Second)
+			follow.until(t, "a slow task for", "terminal.screen")
+			follow.close()
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, `{"terminal_id":"`+term+`","request":"another"}`, &p); code != 409 {
 				t.Fatalf("send to a busy pane: %d %+v", code, p)
 			}
 			if code := call(t, "GET", d.url+"/v1/turns/"+s2.TurnID, other.Token, "", &p); code != 404 || p.Code != "turn_not_found" {
 				t.Fatalf("another host read the turn: %d %+v", code, p)
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", other.Token, "", &p); code != 409 || p.Code != "conflict_active_turn" {
+				t.Fatalf("another host read the screen of a pane this host's Turn holds: %d %+v", code, p)
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr); code != 200 || !strings.Contains(scr.Text, "a slow task for") {
+				t.Fatalf("the screen of the host's own working Turn: %d\n%s", code, scr.Text)
 			}
 			d.kill()
 			d.start()

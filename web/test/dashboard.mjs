@@ -471,6 +471,22 @@ async function run() {
   const fm = await finalMessage(page, CLAUDE, /\S/);
   log("task went working → idle with its final message:", JSON.stringify(fm.slice(0, 60)));
 
+  // The card's screen, live and read-only, only while it is open: the pane
+  // as the agent shows it, then the next task appearing on it.
+  {
+    const cc = card(page, CLAUDE);
+    const summary = cc.locator("summary", { hasText: "Screen (live, redacted)" });
+    await summary.click();
+    const scr = cc.getByLabel("Screen", { exact: true });
+    const shown = async () => (await scr.innerText({ timeout: 1000 }).catch(() => ""));
+    await until("the card's screen shows the final message", async () => (await shown()).includes(fm.trim().slice(0, 24)));
+    await send(page, CLAUDE, "[[akk:slow secs=3]] a task seen on the card's screen");
+    await until("the card's screen shows the new task", async () => (await shown()).includes("a task seen on the card's screen"));
+    await cardState(page, CLAUDE, "idle");
+    await summary.click();
+    log("the card followed the pane's screen while open");
+  }
+
   // (After the first task: Claude's thread stays titled by it.)
   await needsYou(page);
 

@@ -93,9 +93,34 @@ function Card({ c, rev }) {
         a=${send || had.current.send} offered=${!!send} c=${c} mo=${mo} /></div>`}
       ${had.current.th && html`<div hidden=${!th}><${ThreadsBox} a=${th || had.current.th} resume=${resume} said=${done} /></div>`}
       ${had.current.perm && html`<div hidden=${!(po && sp)}><${PermissionsBox} get=${(po && sp) ? po : had.current.perm[0]} set=${(po && sp) ? sp : had.current.perm[1]} c=${c} said=${done} /></div>`}
+      ${t && !(c.managed && c.managed.held_by_other) && html`<${ScreenBox} term=${t.terminal_id} />`}
       ${info && html`<p class="info" role="status">${info}</p>`}
       <${ActionButtons} actions=${acts} done=${(a, r) => done(r ? nativeInfo(a, r) || undefined : undefined)} />
     </article>`;
+}
+
+// ScreenBox shows the pane as the agent shows it, live and read-only,
+// while it is open: it follows the pane's screen stream only then (nobody
+// following, AKK reads nothing). Nothing typed here reaches the pane.
+function ScreenBox({ term }) {
+  const [open, setOpen] = useState(false);
+  const [scr, setScr] = useState(null);
+  const [err, setErr] = useState("");
+  useEffect(() => {
+    if (!open) return undefined;
+    const es = new EventSource(`/v1/terminals/${term}/screen/events`);
+    es.addEventListener("terminal.screen", (e) => {
+      try { setScr(JSON.parse(e.data).data); setErr(""); } catch { /* ignore */ }
+    });
+    es.onerror = () => setErr("The screen is not followed now (the pane went, or another host's Turn holds it); it is tried again.");
+    return () => es.close();
+  }, [open, term]);
+  return html`<details class="box screen" onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary>Screen (live, redacted)</summary>
+    ${err && html`<p class="muted">${err}</p>`}
+    ${open && scr && html`<pre class="screen-text" aria-label="Screen" data-columns=${scr.columns}>${scr.text}</pre>
+      <p class="muted">${scr.columns}×${scr.lines}, read <${Time} iso=${scr.read_at} /></p>`}
+  </details>`;
 }
 
 // TurnInfo shows the current Turn's progress, or the last Turn's final

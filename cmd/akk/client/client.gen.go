@@ -1775,6 +1775,20 @@ type TerminalInfoProvider string
 // TerminalInfoScreenState defines model for TerminalInfo.ScreenState.
 type TerminalInfoScreenState string
 
+// TerminalScreen defines model for TerminalScreen.
+type TerminalScreen struct {
+	// Columns The pane's width in columns.
+	Columns int `json:"columns"`
+
+	// Lines The pane's height in lines.
+	Lines      int       `json:"lines"`
+	ReadAt     time.Time `json:"read_at"`
+	TerminalId string    `json:"terminal_id"`
+
+	// Text The visible rows, top to bottom, joined by a line feed; trailing spaces cut; redacted.
+	Text string `json:"text"`
+}
+
 // ThreadList defines model for ThreadList.
 type ThreadList struct {
 	Agent      Agent          `json:"agent"`
@@ -2569,6 +2583,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
 	SetPermissions(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
+	//
+	// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+	// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
+	// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
+	// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/screen (the `GetTerminalScreen` operationId).
+	GetTerminalScreen(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamTerminalScreen The pane's screen, live, while the stream is open (read-only, redacted)
+	//
+	// `text/event-stream` of `terminal.screen` events, each `data:` the envelope `{type, timestamp, data}` whose
+	// `data` is a `TerminalScreen`: one at once, then one each time the screen (its text or size) changes, looked
+	// at four times a second at most, and only while this stream is open (nobody following, nothing is read).
+	// These events are not stored and carry no `id:`. The stream ends when the pane goes, or when a Turn of
+	// another host takes it (for a host); the refusals of `GET /v1/terminals/{terminal_id}/screen` come before
+	// it opens. A `: ping` comment every 15 s.
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/screen/events (the `StreamTerminalScreen` operationId).
+	StreamTerminalScreen(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListThreads The native threads of a pane's agent in its project
 	//
@@ -3626,6 +3662,48 @@ func (c *Client) SetPermissionsWithBody(ctx context.Context, terminalId string, 
 // Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
 func (c *Client) SetPermissions(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetPermissionsRequest(c.Server, terminalId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
+//
+// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
+// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
+// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/screen (the `GetTerminalScreen` operationId).
+func (c *Client) GetTerminalScreen(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTerminalScreenRequest(c.Server, terminalId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamTerminalScreen The pane's screen, live, while the stream is open (read-only, redacted)
+//
+// `text/event-stream` of `terminal.screen` events, each `data:` the envelope `{type, timestamp, data}` whose
+// `data` is a `TerminalScreen`: one at once, then one each time the screen (its text or size) changes, looked
+// at four times a second at most, and only while this stream is open (nobody following, nothing is read).
+// These events are not stored and carry no `id:`. The stream ends when the pane goes, or when a Turn of
+// another host takes it (for a host); the refusals of `GET /v1/terminals/{terminal_id}/screen` come before
+// it opens. A `: ping` comment every 15 s.
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/screen/events (the `StreamTerminalScreen` operationId).
+func (c *Client) StreamTerminalScreen(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamTerminalScreenRequest(c.Server, terminalId)
 	if err != nil {
 		return nil, err
 	}
@@ -5479,6 +5557,74 @@ func NewSetPermissionsRequestWithBody(server string, terminalId string, params *
 	return req, nil
 }
 
+// NewGetTerminalScreenRequest constructs an http.Request for the GetTerminalScreen method
+func NewGetTerminalScreenRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/screen", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamTerminalScreenRequest constructs an http.Request for the StreamTerminalScreen method
+func NewStreamTerminalScreenRequest(server string, terminalId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "terminal_id", terminalId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/terminals/%s/screen/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListThreadsRequest constructs an http.Request for the ListThreads method
 func NewListThreadsRequest(server string, terminalId string) (*http.Request, error) {
 	var err error
@@ -7072,6 +7218,32 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/terminals/{terminal_id}/permissions (the `SetPermissions` operationId).
 	SetPermissionsWithResponse(ctx context.Context, terminalId string, params *SetPermissionsParams, body SetPermissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPermissionsResponse, error)
+
+	// GetTerminalScreenWithResponse The pane's screen as the agent shows it now (read-only, redacted)
+	//
+	// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+	// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
+	// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
+	// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/screen (the `GetTerminalScreen` operationId).
+	GetTerminalScreenWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*GetTerminalScreenResponse, error)
+
+	// StreamTerminalScreenWithResponse The pane's screen, live, while the stream is open (read-only, redacted)
+	//
+	// `text/event-stream` of `terminal.screen` events, each `data:` the envelope `{type, timestamp, data}` whose
+	// `data` is a `TerminalScreen`: one at once, then one each time the screen (its text or size) changes, looked
+	// at four times a second at most, and only while this stream is open (nobody following, nothing is read).
+	// These events are not stored and carry no `id:`. The stream ends when the pane goes, or when a Turn of
+	// another host takes it (for a host); the refusals of `GET /v1/terminals/{terminal_id}/screen` come before
+	// it opens. A `: ping` comment every 15 s.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/terminals/{terminal_id}/screen/events (the `StreamTerminalScreen` operationId).
+	StreamTerminalScreenWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*StreamTerminalScreenResponse, error)
 
 	// ListThreadsWithResponse The native threads of a pane's agent in its project
 	//
@@ -9345,6 +9517,158 @@ func (r SetPermissionsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetPermissionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetTerminalScreenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TerminalScreen
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTerminalScreenResponse) GetJSON200() *TerminalScreen {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTerminalScreenResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTerminalScreenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTerminalScreenResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetTerminalScreenResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetTerminalScreenResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTerminalScreenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTerminalScreenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTerminalScreenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTerminalScreenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StreamTerminalScreenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamTerminalScreenResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamTerminalScreenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamTerminalScreenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamTerminalScreenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamTerminalScreenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11729,6 +12053,44 @@ func (c *ClientWithResponses) SetPermissionsWithResponse(ctx context.Context, te
 	return ParseSetPermissionsResponse(rsp)
 }
 
+// GetTerminalScreenWithResponse The pane's screen as the agent shows it now (read-only, redacted)
+//
+// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
+// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
+// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/screen (the `GetTerminalScreen` operationId).
+func (c *ClientWithResponses) GetTerminalScreenWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*GetTerminalScreenResponse, error) {
+	rsp, err := c.GetTerminalScreen(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTerminalScreenResponse(rsp)
+}
+
+// StreamTerminalScreenWithResponse The pane's screen, live, while the stream is open (read-only, redacted)
+//
+// `text/event-stream` of `terminal.screen` events, each `data:` the envelope `{type, timestamp, data}` whose
+// `data` is a `TerminalScreen`: one at once, then one each time the screen (its text or size) changes, looked
+// at four times a second at most, and only while this stream is open (nobody following, nothing is read).
+// These events are not stored and carry no `id:`. The stream ends when the pane goes, or when a Turn of
+// another host takes it (for a host); the refusals of `GET /v1/terminals/{terminal_id}/screen` come before
+// it opens. A `: ping` comment every 15 s.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/terminals/{terminal_id}/screen/events (the `StreamTerminalScreen` operationId).
+func (c *ClientWithResponses) StreamTerminalScreenWithResponse(ctx context.Context, terminalId string, reqEditors ...RequestEditorFn) (*StreamTerminalScreenResponse, error) {
+	rsp, err := c.StreamTerminalScreen(ctx, terminalId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamTerminalScreenResponse(rsp)
+}
+
 // ListThreadsWithResponse The native threads of a pane's agent in its project
 //
 // The resumable conversations of the agent a pane runs, in the pane's project, read from the agent's own
@@ -13795,6 +14157,128 @@ func ParseSetPermissionsResponse(rsp *http.Response) (*SetPermissionsResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTerminalScreenResponse parses an HTTP response from a GetTerminalScreenWithResponse call
+func ParseGetTerminalScreenResponse(rsp *http.Response) (*GetTerminalScreenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTerminalScreenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TerminalScreen
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStreamTerminalScreenResponse parses an HTTP response from a StreamTerminalScreenWithResponse call
+func ParseStreamTerminalScreenResponse(rsp *http.Response) (*StreamTerminalScreenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamTerminalScreenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
