@@ -100,6 +100,7 @@ var MoreColors = []Option{{"Green", "calm"}, {"Yellow", "bright"}}
 // and Codex's <environment_context> (which it sends again, as a message of
 // its own, when the date changes: at midnight).
 var reminderRE = regexp.MustCompile(`(?s)<(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args|environment_context)>.*?</(system-reminder|local-command-caveat|local-command-stdout|command-name|command-message|command-args|environment_context)>`)
+
 // DeepSeek Harness sends its runtime context (file policy, time) as a user
 // message of its own after the user's first message of a session.
 const harnessContext = "Current runtime context."
