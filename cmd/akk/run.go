@@ -60,6 +60,7 @@ Commands:
   set-permissions TERMINAL_ID MODE
                                   change it (a mode id from permissions)
   identify TERMINAL_ID            which thread an idle Codex pane shows (diagnostic, authorizes nothing)
+  screen TERMINAL_ID              the pane's screen as the agent shows it, redacted (sends nothing)
   watch TERMINAL_ID               watch a task a person started (no input, ever)
   watch-status WATCH_ID / unwatch WATCH_ID
   watch-renew WATCH_ID            restart a timed-out Watch
@@ -123,7 +124,7 @@ type cli struct {
 var commands = []string{"health", "list", "doctor", "send", "status", "turns", "respond", "cancel", "close", "renew", "recover",
 	"approve", "watch", "unwatch", "watch-status", "watch-renew", "watch-recover", "retry-callback", "interaction",
 	"respond-interaction", "hosts", "notifications", "events", "mcp", "threads", "new-thread", "clear-thread", "resume-thread",
-	"inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control", "hooks", "help", "completion"}
+	"inspect", "identify", "screen", "permissions", "set-permissions", "models", "set-model", "repair-model-control", "hooks", "help", "completion"}
 
 // hoistGlobals moves the global flags a person put after the command in
 // front of it, so `akk list --json` is `akk --json list`. Nothing after
@@ -292,6 +293,8 @@ func (c *cli) dispatch(rest []string) error {
 		return c.threads(rest[1:])
 	case "new-thread", "clear-thread", "resume-thread", "inspect", "identify", "permissions", "set-permissions", "models", "set-model", "repair-model-control":
 		return c.native(rest[0], rest[1:])
+	case "screen":
+		return c.screen(rest[1:])
 	}
 	return usageErr(fmt.Sprintf("unknown command %q (see akk help)", rest[0]))
 }

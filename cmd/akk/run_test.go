@@ -183,6 +183,13 @@ func TestCLIAgainstTheAPI(t *testing.T) {
 	if out, err = akk(t, ctx, url, dir, "hosts", "list"); err != nil || strings.Contains(out, h.HostID) {
 		t.Fatalf("hosts list after delete: %v %q", err, out)
 	}
+	// screen names the terminal it could not read.
+	if _, err = akk(t, ctx, url, dir, "screen", "term_nope"); err == nil || !(strings.Contains(err.Error(), "terminal_not_found") || strings.Contains(err.Error(), "unavailable")) {
+		t.Fatalf("screen of no pane: %v", err)
+	}
+	if _, err = akk(t, ctx, url, dir, "screen"); err == nil || !strings.Contains(err.Error(), "usage: akk screen TERMINAL_ID") {
+		t.Fatalf("screen without a terminal: %v", err)
+	}
 	// events follows the stream; it replays from --since.
 	ectx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

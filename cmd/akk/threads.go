@@ -228,3 +228,24 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// screen prints a pane's screen as the agent shows it, redacted: akk
+// screen TERMINAL_ID. It sends the pane nothing.
+func (c *cli) screen(args []string) error {
+	if len(args) != 1 {
+		return usageErr("usage: akk screen TERMINAL_ID")
+	}
+	r, err := c.api.GetTerminalScreenWithResponse(c.ctx, args[0])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	x := r.JSON200
+	fmt.Fprintf(c.out, "%s\n-- %s, %d×%d, read %s (redacted)\n", x.Text, x.TerminalId, x.Columns, x.Lines, x.ReadAt.Local().Format("15:04:05"))
+	return nil
+}

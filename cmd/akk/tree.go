@@ -29,6 +29,7 @@ var commandHelp = []struct{ name, args, short string }{
 	{"clear-thread", "TERMINAL_ID", "the same as new-thread"},
 	{"resume-thread", "TERMINAL_ID NATIVE_THREAD_ID|--previous", "resume one of the agent's threads"},
 	{"inspect", "TERMINAL_ID", "the agent's own status view, read once"},
+	{"screen", "TERMINAL_ID", "the pane's screen as the agent shows it, redacted (sends nothing)"},
 	{"models", "TERMINAL_ID", "the agent's models and the reasoning effort in effect"},
 	{"set-model", "TERMINAL_ID MODEL EFFORT", "set that model's effort, from the catalogue just read"},
 	{"repair-model-control", "TERMINAL_ID", "close a model picker left open (never selects)"},
