@@ -317,6 +317,39 @@ func TestE2ETurns(t *testing.T) {
 				strings.Contains(scr.Text, "AKKFAKEKEY") || strings.Contains(scr.Text, "AKIAAKKFAKE") || strings.Contains(scr.Text, "\x1b") {
 				t.Fatalf("the screen after a secret reply:\n%s", scr.Text)
 			}
+			// A secret a person types into the composer never leaves the pane.
+			const typed = "typed-by-hand "
+			if _, err := e.Tmux("send-keys", "-t", e.Target(), "-l", typed+fakemodel.SecretAWSKey); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(agenttest.Patient(20 * time.Second)); ; time.Sleep(200 * time.Millisecond) {
+				if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr); code != 200 {
+					t.Fatalf("screen with a draft: %d", code)
+				}
+				if strings.Contains(scr.Text, "AKIAAKKFAKE") {
+					t.Fatalf("a typed secret left the pane:\n%s", scr.Text)
+				}
+				if strings.Contains(scr.Text, typed+screen.Redacted) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the typed draft never showed, redacted:\n%s", scr.Text)
+				}
+			}
+			// Erased key by key (no agent binds Backspace to anything else).
+			if _, err := e.Tmux("send-keys", "-t", e.Target(), "-N", fmt.Sprint(len(typed+fakemodel.SecretAWSKey)+4), "BSpace"); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(agenttest.Patient(20 * time.Second)); ; time.Sleep(200 * time.Millisecond) {
+				call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr)
+				if !strings.Contains(scr.Text, "typed-by-hand") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the draft was not erased:\n%s", scr.Text)
+				}
+			}
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 			var prob struct {
 				Code string `json:"code"`
 			}
