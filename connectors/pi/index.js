@@ -12,7 +12,7 @@
 //  - /akk commands, answered by AKK's REST API with no model call.
 // It decides nothing: offers, fences and refusals are AKK's.
 import { createServer } from "node:http";
-import { run, usage } from "../common/akk.js";
+import { run } from "../common/akk.js";
 import { compare, fetchCatalogue, refusal } from "../common/catalogue.js";
 import { config, notStarted, splitAddr } from "../common/config.js";
 import { receiver, wakeText } from "../common/webhook.js";
@@ -27,6 +27,7 @@ export default function akk(pi) {
   let refused = missing.length ? notStarted(missing) : "starting";
   let session = null; // "pi:<session id>"
   let listener = null;
+  let stopped = false; // the session ended (a listener opened after it is closed at once)
 
   if (!missing.length) {
     pi.registerMcpServer(cfg.server, {
@@ -83,7 +84,12 @@ export default function akk(pi) {
       const registered = await registration(pi, prefix);
       const diffs = compare(catalogue, prefix, registered);
       if (diffs.length) throw new Error(refusal(catalogue, diffs));
-      listener = await listen(ctx);
+      const srv = await listen(ctx);
+      if (stopped) {
+        srv.close();
+        return;
+      }
+      listener = srv;
       refused = null;
       ctx.ui.notify(`AKK connector ready: ${catalogue.tools.length} tools of catalogue ${catalogue.catalogue_version}; callbacks on ${cfg.listen} for ${session}`, "info");
     } catch (err) {
@@ -104,6 +110,7 @@ export default function akk(pi) {
   });
 
   pi.on("session_shutdown", async () => {
+    stopped = true;
     refused = "AKK connector stopped with its session";
     if (listener) await new Promise((r) => listener.close(() => r()));
     listener = null;
@@ -124,5 +131,3 @@ async function registration(pi, prefix) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-export { usage };
