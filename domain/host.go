@@ -213,6 +213,9 @@ func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, e
 		if err := tx.UpdateHostToken(ctx, h.ID, h.Revision, HashToken(token)); err != nil {
 			return err
 		}
+		if err := forgetPushOf(ctx, tx, h.ID); err != nil {
+			return err
+		}
 		_, err = tx.AppendEvent(ctx, Event{Type: "host.token_rotated", Subject: h.ID, CreatedAt: s.clock.Now().UTC(),
 			Data: map[string]any{"host_id": h.ID}})
 		return err
@@ -236,6 +239,9 @@ func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
 		if err := tx.RemoveHost(ctx, hostID, now); errors.Is(err, ErrNotFound) {
 			return E(CodeHostNotFound, "no host "+hostID)
 		} else if err != nil {
+			return err
+		}
+		if err := forgetPushOf(ctx, tx, hostID); err != nil {
 			return err
 		}
 		_, err := tx.AppendEvent(ctx, Event{Type: "host.removed", Subject: hostID, CreatedAt: now,

@@ -25,6 +25,8 @@ type Service struct {
 	threads      ThreadReader
 	native       NativeControls
 	screens      ScreenReader
+	pushRead     PushReader
+	pushSend     PushSender
 	catalogMu    sync.Mutex
 	catalogs     map[catalogKey]catalog
 

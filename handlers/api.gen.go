@@ -1627,6 +1627,38 @@ type ProgressAction struct {
 // ProgressActionStatus defines model for ProgressAction.Status.
 type ProgressActionStatus string
 
+// PushKey defines model for PushKey.
+type PushKey struct {
+	PublicKey string `json:"public_key"`
+}
+
+// PushSubscriptionList defines model for PushSubscriptionList.
+type PushSubscriptionList struct {
+	Subscriptions []PushSubscriptionView `json:"subscriptions"`
+}
+
+// PushSubscriptionRequest defines model for PushSubscriptionRequest.
+type PushSubscriptionRequest struct {
+	Endpoint string `json:"endpoint"`
+
+	// ExpirationTime As the browser's PushSubscription gives it; not used.
+	ExpirationTime *int `json:"expirationTime,omitempty"`
+
+	// HideDetails Pushes name only the agent and the project (a lock screen shows no command).
+	HideDetails *bool `json:"hide_details,omitempty"`
+	Keys        struct {
+		Auth   string `json:"auth"`
+		P256dh string `json:"p256dh"`
+	} `json:"keys"`
+}
+
+// PushSubscriptionView defines model for PushSubscriptionView.
+type PushSubscriptionView struct {
+	CreatedAt   time.Time `json:"created_at"`
+	Endpoint    string    `json:"endpoint"`
+	HideDetails bool      `json:"hide_details"`
+}
+
 // RespondRequest defines model for RespondRequest.
 type RespondRequest struct {
 	Request string `json:"request"`
@@ -2111,6 +2143,11 @@ type RespondTurnInteractionParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// DeletePushSubscriptionParams defines parameters for DeletePushSubscription.
+type DeletePushSubscriptionParams struct {
+	Endpoint string `form:"endpoint" json:"endpoint"`
+}
+
 // CreateWatchParams defines parameters for CreateWatch.
 type CreateWatchParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -2158,6 +2195,9 @@ type RespondTurnJSONRequestBody = RespondRequest
 
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
+
+// CreatePushSubscriptionJSONRequestBody defines body for CreatePushSubscription for application/json ContentType.
+type CreatePushSubscriptionJSONRequestBody = PushSubscriptionRequest
 
 // CreateUISessionJSONRequestBody defines body for CreateUISession for application/json ContentType.
 type CreateUISessionJSONRequestBody = UISessionRequest
@@ -2311,6 +2351,18 @@ type ServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// GetPushKey The public VAPID key a browser subscribes to Web Push with
+	// (GET /v1/ui/push/key)
+	GetPushKey(w http.ResponseWriter, r *http.Request)
+	// DeletePushSubscription Remove one of the caller's Web Push subscriptions
+	// (DELETE /v1/ui/push/subscriptions)
+	DeletePushSubscription(w http.ResponseWriter, r *http.Request, params DeletePushSubscriptionParams)
+	// ListPushSubscriptions The caller's Web Push subscriptions
+	// (GET /v1/ui/push/subscriptions)
+	ListPushSubscriptions(w http.ResponseWriter, r *http.Request)
+	// CreatePushSubscription Keep a browser's Web Push subscription for the caller
+	// (POST /v1/ui/push/subscriptions)
+	CreatePushSubscription(w http.ResponseWriter, r *http.Request)
 	// DeleteUISession Dashboard sign-out
 	// (DELETE /v1/ui/session)
 	DeleteUISession(w http.ResponseWriter, r *http.Request)
@@ -3818,6 +3870,81 @@ func (siw *ServerInterfaceWrapper) RetryTurnCallback(w http.ResponseWriter, r *h
 	handler.ServeHTTP(w, r)
 }
 
+// GetPushKey operation middleware
+func (siw *ServerInterfaceWrapper) GetPushKey(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPushKey(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeletePushSubscription operation middleware
+func (siw *ServerInterfaceWrapper) DeletePushSubscription(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeletePushSubscriptionParams
+
+	// ------------- Required query parameter "endpoint" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "endpoint", r.URL.Query(), &params.Endpoint, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "endpoint"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "endpoint", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePushSubscription(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPushSubscriptions operation middleware
+func (siw *ServerInterfaceWrapper) ListPushSubscriptions(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPushSubscriptions(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePushSubscription operation middleware
+func (siw *ServerInterfaceWrapper) CreatePushSubscription(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePushSubscription(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // DeleteUISession operation middleware
 func (siw *ServerInterfaceWrapper) DeleteUISession(w http.ResponseWriter, r *http.Request) {
 
@@ -4302,6 +4429,18 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Post(options.BaseURL+"/v1/ui/session", wrapper.CreateUISession)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/ui/push/key", wrapper.GetPushKey)
+	})
+	r.Group(func(r chi.Router) {
+		r.Delete(options.BaseURL+"/v1/ui/push/subscriptions", wrapper.DeletePushSubscription)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/ui/push/subscriptions", wrapper.ListPushSubscriptions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/ui/push/subscriptions", wrapper.CreatePushSubscription)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/events", wrapper.StreamEvents)
@@ -8227,6 +8366,290 @@ func (response RetryTurnCallback409ApplicationProblemPlusJSONResponse) VisitRetr
 	return err
 }
 
+type GetPushKeyRequestObject struct {
+}
+
+type GetPushKeyResponseObject interface {
+	VisitGetPushKeyResponse(w http.ResponseWriter) error
+}
+
+type GetPushKey200JSONResponse PushKey
+
+func (response GetPushKey200JSONResponse) VisitGetPushKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPushKey401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetPushKey401ApplicationProblemPlusJSONResponse) VisitGetPushKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPushKey503ApplicationProblemPlusJSONResponse Problem
+
+func (response GetPushKey503ApplicationProblemPlusJSONResponse) VisitGetPushKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePushSubscriptionRequestObject struct {
+	Params DeletePushSubscriptionParams
+}
+
+type DeletePushSubscriptionResponseObject interface {
+	VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type DeletePushSubscription204Response struct {
+}
+
+func (response DeletePushSubscription204Response) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePushSubscription400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response DeletePushSubscription400ApplicationProblemPlusJSONResponse) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePushSubscription401ApplicationProblemPlusJSONResponse Problem
+
+func (response DeletePushSubscription401ApplicationProblemPlusJSONResponse) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePushSubscription403ApplicationProblemPlusJSONResponse Problem
+
+func (response DeletePushSubscription403ApplicationProblemPlusJSONResponse) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePushSubscription404ApplicationProblemPlusJSONResponse Problem
+
+func (response DeletePushSubscription404ApplicationProblemPlusJSONResponse) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePushSubscription503ApplicationProblemPlusJSONResponse Problem
+
+func (response DeletePushSubscription503ApplicationProblemPlusJSONResponse) VisitDeletePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPushSubscriptionsRequestObject struct {
+}
+
+type ListPushSubscriptionsResponseObject interface {
+	VisitListPushSubscriptionsResponse(w http.ResponseWriter) error
+}
+
+type ListPushSubscriptions200JSONResponse PushSubscriptionList
+
+func (response ListPushSubscriptions200JSONResponse) VisitListPushSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPushSubscriptions401ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response ListPushSubscriptions401ApplicationProblemPlusJSONResponse) VisitListPushSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPushSubscriptions503ApplicationProblemPlusJSONResponse Problem
+
+func (response ListPushSubscriptions503ApplicationProblemPlusJSONResponse) VisitListPushSubscriptionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscriptionRequestObject struct {
+	Body *CreatePushSubscriptionJSONRequestBody
+}
+
+type CreatePushSubscriptionResponseObject interface {
+	VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error
+}
+
+type CreatePushSubscription201JSONResponse PushSubscriptionView
+
+func (response CreatePushSubscription201JSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscription400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response CreatePushSubscription400ApplicationProblemPlusJSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscription401ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePushSubscription401ApplicationProblemPlusJSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscription403ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePushSubscription403ApplicationProblemPlusJSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscription422ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePushSubscription422ApplicationProblemPlusJSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePushSubscription503ApplicationProblemPlusJSONResponse Problem
+
+func (response CreatePushSubscription503ApplicationProblemPlusJSONResponse) VisitCreatePushSubscriptionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteUISessionRequestObject struct {
 }
 
@@ -9004,6 +9427,18 @@ type StrictServerInterface interface {
 	// RetryTurnCallback Redeliver a Turn's failed webhook
 	// (POST /v1/turns/{turn_id}/retry-callback)
 	RetryTurnCallback(ctx context.Context, request RetryTurnCallbackRequestObject) (RetryTurnCallbackResponseObject, error)
+	// GetPushKey The public VAPID key a browser subscribes to Web Push with
+	// (GET /v1/ui/push/key)
+	GetPushKey(ctx context.Context, request GetPushKeyRequestObject) (GetPushKeyResponseObject, error)
+	// DeletePushSubscription Remove one of the caller's Web Push subscriptions
+	// (DELETE /v1/ui/push/subscriptions)
+	DeletePushSubscription(ctx context.Context, request DeletePushSubscriptionRequestObject) (DeletePushSubscriptionResponseObject, error)
+	// ListPushSubscriptions The caller's Web Push subscriptions
+	// (GET /v1/ui/push/subscriptions)
+	ListPushSubscriptions(ctx context.Context, request ListPushSubscriptionsRequestObject) (ListPushSubscriptionsResponseObject, error)
+	// CreatePushSubscription Keep a browser's Web Push subscription for the caller
+	// (POST /v1/ui/push/subscriptions)
+	CreatePushSubscription(ctx context.Context, request CreatePushSubscriptionRequestObject) (CreatePushSubscriptionResponseObject, error)
 	// DeleteUISession Dashboard sign-out
 	// (DELETE /v1/ui/session)
 	DeleteUISession(ctx context.Context, request DeleteUISessionRequestObject) (DeleteUISessionResponseObject, error)
@@ -10390,6 +10825,111 @@ func (sh *strictHandler) RetryTurnCallback(w http.ResponseWriter, r *http.Reques
 	}
 }
 
+// GetPushKey operation middleware
+func (sh *strictHandler) GetPushKey(w http.ResponseWriter, r *http.Request) {
+	var request GetPushKeyRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPushKey(ctx, request.(GetPushKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPushKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPushKeyResponseObject); ok {
+		if err := validResponse.VisitGetPushKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeletePushSubscription operation middleware
+func (sh *strictHandler) DeletePushSubscription(w http.ResponseWriter, r *http.Request, params DeletePushSubscriptionParams) {
+	var request DeletePushSubscriptionRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePushSubscription(ctx, request.(DeletePushSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePushSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePushSubscriptionResponseObject); ok {
+		if err := validResponse.VisitDeletePushSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPushSubscriptions operation middleware
+func (sh *strictHandler) ListPushSubscriptions(w http.ResponseWriter, r *http.Request) {
+	var request ListPushSubscriptionsRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPushSubscriptions(ctx, request.(ListPushSubscriptionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPushSubscriptions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPushSubscriptionsResponseObject); ok {
+		if err := validResponse.VisitListPushSubscriptionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePushSubscription operation middleware
+func (sh *strictHandler) CreatePushSubscription(w http.ResponseWriter, r *http.Request) {
+	var request CreatePushSubscriptionRequestObject
+
+	var body CreatePushSubscriptionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePushSubscription(ctx, request.(CreatePushSubscriptionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePushSubscription")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePushSubscriptionResponseObject); ok {
+		if err := validResponse.VisitCreatePushSubscriptionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // DeleteUISession operation middleware
 func (sh *strictHandler) DeleteUISession(w http.ResponseWriter, r *http.Request) {
 	var request DeleteUISessionRequestObject
@@ -10647,368 +11187,382 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2Nkts29i/4Kljt3bJ0h1K3HSeTdNe/dnsc5x9fZ2KP29nU3cgrQiTUwjQFcAiwZY3XVfcd9h32we6T",
-	"bOGcAxCUSH207cSTSU3VxC1RID4Ozvf5nXeDTK9KrYSyZnDxblDyiq+EFRX89USrO1EZbqVW3wuei8p9",
-	"mguTVbJ0Hw4uBq+XgmVa2UoXhageGKbXyn0QfsgqsRCVUJlIWCUyXeUiZ1oxuxTsdV0pxlXORLbUImdS",
-	"MWkNW4v5UutbMxkkA+lessSXJwPFV2JwMbh6/nwcT26QDEy2FCvu5rfib38Q6sYuBxePvvwqGdhN6X5j",
-	"bCXVzeD9+2TwvTb22bfuWRi95HbZjL3Uxs5kPkgGlfhHLSuRDy5sVYv4FSW3VlTut/83PP7L1fj/4uN/",
-	"no+/efPuYfLV4/f/ZdD1Xrfc3vfaulInvBceP/K9P3ObLXtfvHbfnvBmfP6oV793Q5pSKyOAoF5Wel6I",
-	"lfunoxmhrPsnL8tCZnCQZyU+8ae/G0dd76IZ/JdKLAYXg//1rKHYM/zWnPlx4Y1t+rxS7NV3T9g3j7/8",
-	"M6PB2VraJePMWD4vBEsznYt0AjtFA7r3XWU4wrtBWelSVFbiGnj4fPciGLHiysqM4UMJE5ObCUuNUHk6",
-	"2d2fZDDX+QYGzXPpfsGLl9HL8BB2X+OOSRjL3K9xMe7WhJfL3LCyEgtZFCK/ZHxuhLJsvRR46SpdW8Es",
-	"vxWGKa3EhF0ZdiPvhLt8zF0os5DCTJX1V5tnlmmVCfh5xt1FZzzPDfxdG1ExOk2WSlXWNmWOtMwly3S5",
-	"cYPWKltydSPyyVQ126DnfxeZddsAv+re0tbwO+/XLHWbkLJhSpuSMonzstzcMive2kuWcmXWojIpfAGP",
-	"Sa0Ul5Vg9NUlSxW38k7M7LISPJ/JHJ921FYIK5jMmV4wzvD7aOlLbQRbVHrFOFtUwixZis+YlBXSWKlu",
-	"Llm6ckTGOCtFtZLGOMboPto/TvPwTMOmmJS5kWm8IgXmmVaCG62kupmJxUJX1r3H1mWxPRz8phkp45YX",
-	"+qYWI2C0VqyAwIWqV4OLXwa0oYNkQHsELKO9R4Nk4Aal/xTAQtpzGbzpIHv6gFcV37i/V8Iude5evvMo",
-	"8KquLyyvbkQH0VzRfWNaFZsLllq3h4oXs4UuCr2eZXVVCWVThn8btl5yK+5ExXBxbeHljqfkSjCzdM8q",
-	"vb504+OZiLc8s/iiiDQfuKsIDzwACeb3s2ciTnbF43Vs2PuYM//iOVDYNtqkNx0X6+qGeGybh91KlR/i",
-	"qfDT5+5BdwqVXshCdF9R+pLZJbdAnu4CSsPcLsIuMJNVQiiTMF2xtFb0gzxlQ3dBRJ4wBScAjMrqUSev",
-	"pOF25/B0VdoN8jdpWabrImdKWzYXLBe46yKfDA5tK2xK85pm0b0b+5y20Z9wVvAaLoOTKG87Kf+qLCt9",
-	"x4suuo1YQ1npVemYLm3dhH0rMum+MoxXjaC5ZLdiY4ALrISqmVS5eOv4OmxnVmmDzPDq5bMJriiigkyv",
-	"VlzlM/E2E1XZcZVeiZxnVuQw/lzXKu/cRyeiaHKgYmwzEg5rFjMnQoBDwCYewxfE21JWwsx4j3DQi4Wo",
-	"nBQAemtdXKFQPqlLFvi1sdzWhvEbLhXjCysqJq1b0EJXK/eOQc6tGFu5El2rXHFV82LW0MzOET5/ztay",
-	"KID6kGnizPA4L5H9G8f6a2MTp+56/hJt61zrQnBF125V2pm/ru23kW6xFEUxo6PsVjKQJXczUa2Lzi/W",
-	"XDrBNTPSHdrOu3/2ygQR6lzccOUOwv3uAtQRp+w+cKSpdK0ysRLKuvsPq+bIU5VGC2Cpi9wkXkORhvHb",
-	"25wtZGWcPrI+4ZC2rnS8f7vnF9Nt5x2nu/pSFzLbo6YteGHE9uWq6kK0r8NeZkuvelUXAknt7TP83Zfn",
-	"29dia434on3zf0WC/LQF+L25z03emmIYau8sa5QvJ0yRe+l2AgPm1c1d61hic/H8PBmspPJ/P+xkAv5k",
-	"vngED9NfD3e5V1lpWGS30ORKuOsxN7pw+vhaV7dS3bBcViKzutpMgGLD3B6ff/PVQcXAra1rj//Cs1uh",
-	"8mdqoXeVAdTcLt4NVF0UziLyhsfO2ne0v86V4dcPDJN5wrgBZpBzsdIKzQInpIeg6nTLeUcOknwN4WDd",
-	"ec54Wc6MqO5E1S09cF7I5Tu4M4pCmkolSl1ZNxnHlq+FypkSIjcslXkh0lhxcx84LThzq3dKsLazQvMc",
-	"WIjZGCtWM1FVujp8E8LaOlXp9gK6DvKJV9lfE+PevrPRgju4OthZs8amPs3sdMLigWH/7frFj+waxmAL",
-	"XcH58uqmdhzewImn7klz5nS7FCxLQyx8Zz3ognjXKbPymVOse2hM64KhTemUcrt0V2f41ycvHxgQ9y9U",
-	"sfleqhaFBbm6dSYwh/Z6t3Yqnk7nqSy5UqLYVgeXWt86ummoNhmgOgdEpEQnFT8ptBH3Y9mNoI8Yx5fn",
-	"511UubuI2J+26/XwrPagyQBMNtJyjxF78Js7LoH9zNC+OUF4oj3UoT/Oke8dGiBmj++d8Gh2grhcly7I",
-	"b8TBkf9KjzlSd3byDjE/c8rQohDCJsCdFPoEuGVGCNOh1w7huuEOgSmQ8aqSIme6Bv9IJbq5qhsYOMuB",
-	"SayXwo2Cc4DZkPV/wbhitaoEz5bgN3Nfuuvm7GI3ETexghvLbpVeK6aVcDqdtEun59GMp2rI1Yb+Ii/w",
-	"iknDvjz/gqUwx+gV6N5wSwmXfIQeJH/FCuTI0W8679SHS+KdIb3N3icFgy+g4FYYy5xtQL/BdUvDvEeg",
-	"8wX+y0Mk9pqe89RrpS26eaqtuDJO6u3OOHhJUjhmuO2oow+br9w5GWFHE3SZvp3R9XK/adxi3DLOnrjv",
-	"GS/LMXI+L3WX3EwVyk42jKQxeNbgfbhPAn0F8PFSr9BN5vgRt7oCNSIHawrPteNb9yZHglOlF25MDEw0",
-	"9OjeNaI/U78Ot7qE5RX4Qu2y0vXNMtIZJuyK0aOO6t12rER1I3JyKE8VkZL7EpxCZNFw2ku0BGFwDQ4l",
-	"BmoQeI+49Vuo9BotKNzE4fnk4ZdfT87hLjhiqkZThYqUDdpWbEoyoAA2TH+xtXwTiGwGH6dgbDnydo87",
-	"9uq9lWOZp5c4JPweHF7oBJZOm0Nz7NE3TuxWPLOiMqMkLECrZiqNvucOgU7b/RNWCVqh07Y008Bp3Jyn",
-	"Cv1r0k7Yj+C7mG/C6eoKp+T2nzbc7bAbca5b5wfe0ECvl+QWV3nCIGjhvp8q0HdbLNTGWutw9+BHSdhc",
-	"R0cwa4p5GWYs37g3eT6J7ggRiKHFvWXuVJcJa+znxrfIlSbO62aSkK9+bVjJK4tOizbzCxyC7B1/HztZ",
-	"4JpXSqqbtlQ96ICBbevQLdssDjVj9jM+7G7tDns7SpDDALvT2NLXtsWzZ3kNm09IXYlZXiOym1VFu9Kl",
-	"f7w5oCX9IE2HbzWe3vE6TEv76jiIWjXzo4XMbF2d8IafmhFe15U6aZvNYN8MuvbpW+FEc7X58SitR6tY",
-	"88nxt6T9LLWxD5qYMBtiPMvJqQ1zD8IvExgDZI+VKzFybEQ4vuMsFM4KrUt3O1hK48zqqkjZMC10xgv3",
-	"ijRh6cNHf56cu/+dfe3+vLh4mI7wPXgzYYpr8C+X2lgmbdKE3zBGbRLwgvmQAri3lUGJ78SArqy7H+4H",
-	"Tkla8WwplUiY0X5HWCUWtRGGmdpxLPbTqx/gJU6/c5bz40ePWHrHC5njDVhwcKWPJuyZBb8iCEDGcbZw",
-	"FwWOfOmmwYPIVWEW0jrRhO/NHXMK3nwYQ5qW3ufG2z6UNZeWjMEJxiN8tDiKEzf/nMzGb96dJ1896ooa",
-	"N8TzkmI/W7rKtvJho5DoGiMIjAdJHdPxA9PoKcjkQcY6FratqkzVMHXkfWYsrxx18CwTpeUqEyBmKC7o",
-	"mDrvdCw4zXZ0GdIcHpgoFCVzH6ZUKCuC9BEqL7VUlqXZ29m0Pj//IvNiNYc/RZqgexndxuyFo8y1NCJh",
-	"TqGI9wKOTOSNj5mldHFRy5N5QQII9RfFBERSgHmYxgYgJ60o8slUNYuojahm4m1ZyExaOgYKzqIKBmKV",
-	"no70SLf6UQKKHmhD+CDcZJiM211pzVQBE0dlwT1Bc2clt8sHTu5WWt2gJEYL2bBcYuTH6ThOKc0rvrBe",
-	"NwrLWnPDskLwChJRMlw+ajrwSkpiuRUbNnwCHkUgE1TKjOVmmbAntir+dO3MJZkt2a0QJREBvNFNuazB",
-	"uwR0SMEGiEHU85W0l1MFlHeBA/2EN1MrMXaaDQzix4YH/jvbcHVrYLARqMaczSt9KxQeDl3zIJGHxrp/",
-	"5kxXU1WrTFSWSzXCE3Un2T4c3BENt/+KfPoJ4+1QufvA20YQXHezIJMwd5xhqtC7wYyVRRH42FwstDMP",
-	"VVnbtgLTSORuojpKsflWOyOtx2PR5QYE24aifIYtdO3U+Vo5PcCRiqNBc7TKgm8Pjo9tse345JFjfA+P",
-	"hnCN6Qq6cEuk5i4PxPZTt/mbFKIqa13lpokxZc6Qg8yN1moO6nyOdMTM6OxWdO3fNX7BCrGwTku3q/ot",
-	"Q9ZJGr5TqW+0EpfM3MqyJPvIyS+/ze43kdErlRU3oqKXk/O2SUPg+QZkSmUlL4rNzH+itKV/d9GFsboS",
-	"x239NTzqflOXjnl3xfaeOoFEhjERDxqgEPoWb6Wxjpiqoymnl2bc5hw379fuSfrFzAheOXbfGaxzRk58",
-	"Tmv3SaH1LWlIQ5+G4hgrHDBb6CIXVcKcEGHjsfv5mIiCHhmdRlc0S5jA0Vprs9BrdKEeUluJgJprRBu6",
-	"9f7E84f40D3R+HvbqdhGF/4j5FU4ZhPtXnQTopSLLn8WJFBEX0ZR4yhR4p4ZD9Eb/Bz79+J7z+O27aAa",
-	"t2h3aZEOfpI9umOh1GDktYbrn+e1ZwjteZZNTuKu0VxJixGxd4eiCOHR/gm8povdfj8IoO6D3De1ow8Z",
-	"x98/K7pbu3uzlzx754bs4fDU6Ll9JPadFEX+FIJruzvnvuv2zgtj+I04YnNgiOYHnVPQlbip3C6+rLRe",
-	"dGgatV3qSv5TtOQWOaw7ZVMuLJdFT1qFU2DTXCun6a+XG5D1TVITqMygvTnjZlhRis7oEvg4qPoo/tdL",
-	"DRzeMG670kyi2egZilJbbboJcV8ezhfnzAingxvSclP0cc64JX9i6baNrQRXTazu9Oyb44LPi3BYjUcv",
-	"SuG8ZKouClarQhhDu+ymcDD0rWub6dVBfeIFPUZhbNgFvOTHLBHT42dlJQyJl+0UsUoXhVOkQN9vXMak",
-	"fgyDGx5Harbb6+DW+3HJRhx15x1FptrhOxQ/3GzUFll1xru31hvvWYvmkviKdV3R7wUv0FXQvpm72qS+",
-	"7byQR3PToF74X3ROR3c6BivBrchPoghyhW1m3dHD16f5ztq54Fxt8Icr3h3i8pUQXRy2N3BvRFYJO6u0",
-	"PXmxXo6Lu27L7XXjeIJHnC0dvr8k5wWyGQHaunvDaTqqnwI682YQZumeCEZgyO6mWfnTanyBBhRLYIOy",
-	"Yne8qAWGHDBBsxK2rig59fRJ1lVxmGCbchbKc4h/3bPgnaNIYuLtOuO+W/AEfnZy5tkW0e81EGJHc0SY",
-	"25yz4HNRgIwshS4LcQnpPj5PuFbyH7XYSrl6eEQ62C7N7g1w4NNP8eEdejv299/T07u0sLVqH9JeWlsy",
-	"XcF/DXiUKVc7E5CdY+SNEjl7+eL6tdnahEfnj78+sAvd+TTxzPaQRy6UM+tRkSqKF4vBxS/7NwG46/tk",
-	"m71afSvUXqYxF7yCdOFboSbseolZChC8zLo1I78GJPjuwdP10ohsljJ8iJI35I3q5sHHvHhbwMLKdmaz",
-	"u6lvaFu7A1PBF3WU4U27vN8C6zeT3c+vw67tTqRPruzu+LHs7eDu4KReezI5fk6HKUuJ9cnU1bsQfF3f",
-	"/IkF/Jos9Q8et2vtH2Buz5QpRWbvl8Yn8cdbudc7WaE9U4t+3T0zKyqefWiWn3dgZbzkc1nIyJsSjTeH",
-	"UlFfAtptWy4qIWZWvLXdX6/qwsqZEQXlbx1ww2y9MR5+a6yuzQnXZKXzLsXve72G9CizUVkIjkCRA9R6",
-	"rPgGg24sxJIwvp2LBa8Li7bXBUuNFaLyBWAQRU/ZUCrMHGm85HWlRlAy9Y9a1GKmxNvwMAflNvdvhgfy",
-	"4ALwYSz3Cxxmwq5Q9cd4+LzQGQRytoshcYxMFwUvjRu/tVQo0tAGjY5sqWUGeVcKo52dVYS7Sx0kg631",
-	"fHAtUEinoYKgpcQ0YLbiOThKnOmDOxUs4YSJwoi4OEiUVBo0hGFm+MZ8dLyPIhDbrJAr2eP9lM0N7JM4",
-	"t1uZxK1TcuawO5WZ/7Rz+zqKlXYvVzjXo9WCiH38zb++47D2lBw12eehqsRR6/hW6ewW///MuxTG0V71",
-	"BHnIvPBjlULl7jtfeE5/4OGDO5tO1dk0WJPcWRnkOcgsBE973i/KXbYHVXjdh2+15UXXVztc3A3hn+/i",
-	"VR4v4IBzmDbm4Zvk0CtDsnsTD9gi1SQCKfAZVhRDwIOgDYkJa0tEHBBJgaZ2FbSAP7Hrmyt3aXjLUxzL",
-	"mDbreLLU2mA+pDQMh6KcaozoI+lg+sZbm3Y7zMC63DO5oxxpzaN+wM5z360yWpW2893+FPrIZD9zCFfg",
-	"mKjWK3oY9YKthcXzSBowD5p59Oz2S5uzPUA3ryIV45QCMipsjynnhJ9v7e+266Bjv++9o8kA1RaRzwKZ",
-	"mL46tu63N5Vrj847orN0O1olZ92lI/1H215g15k1k3h4fqB8rqWM7V7cF862Am2mraJQDkJ+587JCCjw",
-	"6lZ3fMobhSE+WGPZFewHzyRi4gee3ZEPW5zZk3LXpv+1KVbZcknHizxUZ1BX6pVYgGNYFPlsvplBVmSX",
-	"s83nJPmU5gYgCGt9e8sfWuwnO3lq2zZ1a56dO6NzUTwBRXZPYWRPRXUEcnGQtx8Bj7E1qxdltyAMombX",
-	"GxFnrym+EgncD7PUawi5UWSw09MV1roH1AaS1yGfHvLQ9tSaN+vr8Z7Tl0gHmJAPOre59JAlJVcioVKi",
-	"odJqDO79UTBx8EdSuaGgSEAVG//jqfLJnyEGiMmZfkA3CIYIYBjMSrtnFoI/WTyXrh3oPeJrYV8JUxe2",
-	"q5ITLEYz80rqruIC1SFu2d33p4kx3yfgC5sq78Txbtn4Kr1/0xtSjWo/xXrmq6j8cu//ur7NSSAZGzx0",
-	"9DLI4awsJb2GxEzcaMyEMnwlEEFnFGJmC8AuKWzF05CaCW/BjDxPl8RSo1qvYoODIjm0Z3IjLJPKWEjw",
-	"hXAtXFcFCeFKY81QVnC5Ijv04K5GgepQPB3sHF5AvtysOd5kcMDAyXTZHoxEBi3B6ff0CVf5LDpT023V",
-	"f4LIcrwanG/vjTP99+0zvy373B8/KSuLBuAr4DqBQ2oOiEamXomczbFQywg7RsZ3PPYJ7N7RboJYgnXY",
-	"LKdnU3wIHSaD34QUacv83FtH2EWgP0KCxLOW87ePSP810oYkBPfsZrbCgqsZJnzsg40Iryw8WIQJFULb",
-	"Cfo+yQXXhuuQZg+czomO9XvRacg42fcDPOprfPbDSDFa0x66DGkrfUfST5DXPXAaPy+JQPyRELrSnXQC",
-	"bqnXIk+Yp7Nj8646whGz/tycZBBqtLvTAHsV+K5kst0s24DHZfapXwHkJONVDruwjXfRGyjfyYhqr7hB",
-	"1WvW2X9Qr2GcXiOvv/id6k/RJgs1yIg04OkFC8SMLqBeRzPZlzp2XJpefI0RWDGqZY6LboIe9dNPz75N",
-	"SOOi59xHoySk93XDHtSreZeN+q00ZcE3pJ499GxGibUwlgrDJZXpG8VLs9S2p2JhqSvbudD4HRgHgmeF",
-	"sQjP+davW+ZsmHOzFIbllS5Ld3O4ZYXgxrKv44JrSlRhe6YWCTiPBLAHo6eVDdjcV3j/ShvLHj46jybQ",
-	"+Z66zE/M9Tp8EXxJbzR2kPCDcKzR7nfeC7HGS9Gn9c0lBgh2awwB7Y6K2q6JBKVBEDyAHd1FC0VsSApA",
-	"zGBjMVp3AWVgUuXGgxT6fQc/iTRUWygc6QOBe8kW8jk9xKQaXbLU2QXpBVM6zGzYCP9R7MqC6Q6Swe6k",
-	"9iHQ/KupGcexHGd3daUEJ75+0/Mk3PwWF4IoLFX/ORkHnB7PahRArT5ZHrG4k7o2s65lHnzfIZgSd3ye",
-	"iogbNRvFhuDsAXZPUBnNeOno3snUn0LzjhbamWvcv41JYAOdPIScz1uaiXcvdyelfE+VuE3ZuAmJAWDm",
-	"A3IOgXLubE/BjbNrMOfo2OT4vnTc7QDpkYg5RydEU7Zfe0OaeGCzlv0p026bu9PWlE/FOMrw9DlLe112",
-	"OGT3NKxcEBZ5x6lbK1al7amI+YD87hN/BYlYdHnCL6SyXz3u1FD25bbB+dC6TpoD/FD4wpweGgZuOcvo",
-	"Cu3ODOIp93m7is6pk7ddFQaTaTzgw1h6fJhnuViV2gqVbcbPxSaNsrUREJ4jbq7jLFJ0qzzhWu2nxWaS",
-	"1/CDQJgHb9XW+qIzT+JUwU0possW6LNFjIfovO/aNU+ccv2i+3P4GsavODTN6/5Uj3CLBskA4TA6edqL",
-	"RvZ2mLI8xKPGVtcZlM1kvACkoJoXxYblMo+VKyfvAgiqyGeYWTRDLPtDftWXwbb8q87FR4j1eOm9AjCU",
-	"k+I+x0Wv9iYlNMsx98t57I7xXiFGvswxsBOBMEW2uQfZ990WyoKrdFd9SwOGY+pVt22oEj7+55tfEKFk",
-	"9ubdefLFNz0NNXb25uCedNsfu/74TgV3rwWPO+TjYAkmtLW269562icwBO6p4q9OUgI6L9dHcUN7LbKL",
-	"VCmA1Fj7cDIh3/A304wbqznM3m9oV0Sok5SbYt/tIu+ua3uNcpTAjVgGLAkvp1QAXTTz3ToSltYqVPfl",
-	"7m8Qb24BULmc9gDO94ZrQCfpOKCXohpDuS9rwJMYPpxEzVE8jhA3jOZ6NKJDVKvcQWxSGUAP6lXT6x69",
-	"cg+gI+kS25T406tnTdclJx083p9vgOML4w7QF2oX3hUTfMhZL8er9E0ljOlrnbNbjinVrKQfwcBolR+Q",
-	"493L9rDAffZ8hD0NlPgXbpaO3MRbkQX8/NHRu7IHpBkzt/L7YviGX7Uzgs4PVqNtA8PTSP1TpOSyOBYi",
-	"1U0hfIr8VsZ8O5k+02ohna7el5vrhN5KeAfccXuxhbkSgUvqRZfPDRR6z9YumOOq6W6ji+McRHGnn/3t",
-	"fLb1hvPxN3y8ePPu6/fj8O/HR/z7YQ/+Wb+UiQJlG11XiLerxHrs/YQVq2DbdzBmAa8n8bCkknDcOmBJ",
-	"rSwKhOOMffJYbV5xZeDwAs7aUHv8Mfb4/JtwRCHMBM1e7oRKAbTq8fnjwGqdUDRTpbQSo1ZbqLi0o4Nw",
-	"bbV5wotizrPb+92wDtsxOsyVuTm2rdrO5K7FfW99B+T0NlPvwrNjwzQgXF6wNi5egkQsLeDRPjC+LRIm",
-	"DY7asHk3WhBwKbdTBaCu7ViLx8sD9OkdWN8WVN6oQdm9FRuqU4HiFq42pJA2ZIi4ax7jziAoHeHDNs1B",
-	"EBhWO5K7QXxqdEfGmHJJyzsJKj+S4WKTIoFtt3rYrXjnVT6zciV0bWcrqWrbVQX0Yu5W32ozIw0rdIC1",
-	"gFAP6L2+8OfPj85HVHQmV47VPjw//xr5Of3d5bjx048Swno4pX8Skh8Q8bYJULIhYStj7Q5xM0Tcg2Ys",
-	"ZglYeDvnOrpgtcppQQCm3HATnd1Spm1hdCthPpem5DZbIsQfBjoQwxuSUwBmzjvSnUIi2DA9w7/TEVRL",
-	"TpUjAN9JqgPUgw3T5rNIHiBQr4LNNxNGzanmjv5yz+agEwkvLhB40QNq4FIgDGNaNwPjNh7FkeDx5oS2",
-	"kHEFKVuQT+bx7jBkpPL4FlxOFWYwALC7sk3bJoJAVNovzVhdBtA8d2NCIzs2BBa7VaxCeJDorcp7WKlT",
-	"PwGlF0L/fYT92rfklI5bIIJgGmja07gHc/PjNVT+1TaRP358kMYJeaeT6UWeOrdhiY9+lqIiqMNJx60+",
-	"1MClO9P1Lx3s1dD1QV6zxaNTYqGYiBqyT6xvadoClQbcbvjOJJ4UBPHlA835QOkwbIgPmF/eTLD13wjp",
-	"G2/qAxP9wBe/QTHbVDWkhFgwgOKuoO0JJdFalmuE2IeXuSd6UGaTgCjjhtjhql/vbP9hJNiLs/Gb//pf",
-	"jskl/oiHFob2WZn7z2+q4gMMyUjbZ9TOTR76Ho2g8UCDTao59AlNwWszmrAnS5Hdinyq4NSMjSBlW4fb",
-	"e5o9J8aCgrZzWo/3nhYf//PNn3rOJag4Hdqp51YJs5VcrQRkdxSCA+g8bGzFZeH+WC+lFcyUPBMTdkX5",
-	"Bo/Pz+OEA/jFw6/Yc/kXR3u+kiB+Yl6DClxIaDihNPunqPR4LXO7dErAXGLyDHD9BrZ9+NOfHp2f/+V/",
-	"/o//F/7xXcLcfx9d0QePnuIHX31FH3z1jfvgu6fffTdqIGlRuLk3Q6olgYlwZgpuloyMSjeJKOM4/V/S",
-	"XZyR8yMY175QLsibUEDc1cgSqjGY4FUhRQVc/tIjPjfeD+rKtt5CpNeqExrlkPeqgzi8+uDrCJwFQbbW",
-	"Fk5zW1s94vUnWL+op/clAlPVkW88egxSAgBVH+XI7FJbOhysQChBe03alphoa08I+CVvltYzh1gLY8NI",
-	"6Rl9ohyFNmneL1rmSLKJku31g+4vfv2ATge9hOso5oHBDgeQzuObx4LMAJ3Jd8IYpjjUCiCjY6T8dISG",
-	"DbQZU5pg83BQJzumqgEVbwGHZ2TvNn12wicJwov46v6m64ixugL5YBlKgsY2maq2lxPKExRL/calzPCN",
-	"YUZfNrqssRwQ/ojxwYoR5tlNhYCpW7pnn/ssVBC3Mjbavmwf0Oz1abdvaXTm3dfdQj76/SNTxZaT4Bev",
-	"x3gl5s278+TP37w/Wo35KFGno+vJfIugK18re6AE4reO9pzOgD5+3GTfPlK/tx6AEOgCC1tDkBPrVqY0",
-	"4+bWsKWoxISlS61vKcswDui6j1sRzAeGNUEtomNEvHGPJmjLhxbtPmcWWIKbjpP8d0LZ0SVLm3Z0Wy/u",
-	"cOtgmPSSpQjsTj+gECx+RgFHUG3cl03TZ7cQghFukhZxNtgox5sS4Asc8gCrHXo0Ebh21C+DHEPooMrw",
-	"GHx3Hkws9INv9dbdwrUNe3mwL0vU2i+qqD/pZ9s9IJuXRwPuo7fuvp1ZRIXHNAgLVPseIy0aoPZXpe25",
-	"hbl0JscsXnKHloJUgJ3lUM2tyxn+9KKhfPwASH87Qk09A9DjQ/2mh3znOG18opdAR4ih6EzXHkZTV6Gf",
-	"Dzg+dpLhqLMndTWApA0oEO2MZ2y7tndG8/nxg2TAV3N5U2uPFCoXUuQzLCRst9Lpa1e30wEVQMy7K/Sa",
-	"A9i7Nu57OofujNFnMdAKyN/oHA/sy16t/0XJ/1GLS59a5SxkZ/mGRh/QtQe7zVU6E8Zd3IxXCsyABHJR",
-	"g3WCz1UCZtedl0UY76a3YAQeWEuV6/WpgiLq3dra8z7K6CXAneu37+5fY8PQjsh7Ua+U2dvSEG1gqRg9",
-	"3F3AAIbz3nGWAqwLqcDU7RkGjJlTcvgO6videC1uWs6ccdRU6TX0WyqdHTnX1upVwv6upcJSR46W+UIA",
-	"Aqv3OoC/wbCstpeB4RwR9W2RQgiB4hn4PWw2ofNEwX7rzrY7rb1quxb0uN2OWmDushCqIuk/iQMnhRGF",
-	"47ME43qlQ1mC7Z33sENNq7d48luo0X5enaehdRG6KXdcL/9VXH62HZLL5Y3Tw3z1ktaFeYB5BgmLnjUJ",
-	"o5UDy1tK1ce93AjHt4xr9YI+2CxhZ0H+fZ27U1fqgLXwCbT4e/gJev0A/Wbnftuybzd8zNn0uoxaOEoR",
-	"Y6RMlu4E6E+QZRvKfY6AGdubQ5sckaHrtuZbwfMgRLZQu3iVz3L6/iR+FcWr7l1XtvP2vhV0M+XT+it6",
-	"uqSK3r0srbdtohvEZ1H1iOR6XsiM+awpz3zIU0SeX8vN7QU1ZMZ6Q/xVplcroSyvNsCJahCcdq2xMJGc",
-	"rVNl6tWKQzx36GYIz6LLcZRAsBhd+ezr8/NxpnMxxpZ1c51v2LzOb4SdMAT/RY9V0Ot3gxdTBYKYO3lM",
-	"SBrrpS4Eu6l4uRQrwbKiNlB6yF55X0fSuNZrW9Y2wX7woQk9TDiXi4UhG4GXpeDVVA0zSMkstPelQRMr",
-	"XdvRhOHZgQftguI5Ga+qjTM9rNYJhsagIatebEWccu2MWXR/bQn2E3uZb6XQtWG7dm86lm+cflHcLx1h",
-	"zNykOjEltnPM3TjG8lUZlYkJ6IEpVohZQmnGVOJIaXcQ2laCDfEgKPaWU5POPviJgy5qmn2/ithH91Fl",
-	"r/C0uq/byB4/88kKb0/39VTpGc4z5EKGppaQubjmPqDrtAdIh/GuE1rfRthLSnCHjFb6PW0CZoYt4iGR",
-	"w0/Yj0JChAccvtaH74yFIuS42EHfgjjYnqhXebEQqNM6rGqV8c6WapR05zkSthOk1vDAd9zCsWRaiZy6",
-	"HjY3OFzeSXfu2HbbDqxgaOgmCZcznmVzrjt3pI9hvxKL7lzXj6XLJANvphtJGcQ9+Lfgl5+LGw65fNCV",
-	"FfvUoTdluOMDSFiXCyBh/sOFrmZLTY1i7iGCt/Wu/j3sVjMXoPr393PaAzX7vudVO4VEPlSGitC9HCbb",
-	"29WdzJwMMq4yURTUa47Tv0I0o6kZ6kSgTQaYPdV50SL9Y9e8pPryk9hVWPUhs9Q/B3DgkZZ8iPIblRo8",
-	"klED7K5zvl95ZaSZHppOo8a+Tz51GFio/MSlxICPR/GWGOgd7f+gVR7aiaCBImYpXczDCIzwZHBJdrEp",
-	"n3fcyuw0BPYHIhm8OEHNihzEwwaRwmmhpF7u8eB8ZmHp01EyPge2j4qEm58/Dmy9hPmSSmnHnXJ09EsL",
-	"v3c6dEDNa7KPjoYaOz4SD22OvdIeXgluSmPNMbUcO16BPUHpFofa6ojUgilpuE507XbLsgL32+Y2XTLy",
-	"p2fXjVe7P3e8F+Rh/CROBkLsS58FAAcLeWQYNvTJvAiDj4ZSAD5pA/9EZVf38EnuK0zHKrA+WINKFy0R",
-	"7vaDW11RdfThLhkwwM6ZHkBoC4dwv0yC0EfmpIzVzmZAnbNrokqvCTS3D5c3atWOPd4hJYVbKxRWdwCj",
-	"9pyZSUP9nCG9BE2IsZG5IG3dseEVl2o30BpmNDvVEG4M4J3+1J8PVz/ITrac1zu70XWOwNo6r/lC5oIE",
-	"gSd8iIQPksHcGSo7KSCR9vQp1KvTtZjD6vxey/7VDjzV1+cH4an29aLYNgW4B2/s1N7dqvKZhvJ+Kg4l",
-	"m7FWILX6ChaPJ7DtG9sSdyjmKqHEOoFrCL4tCJzbajP2EoW6vje5aR8Jtastmnu+7C7kT1t5cBeMtxaW",
-	"UDod5qtRPh3WFEHOts+tawqLmoy4JjkkdlfAD2aWm9v4EnpHGXb8CPM5LC3Cug/oBP7aR1uRxBe3X2vo",
-	"ZQT3EzV9hUyfqv4Ii43OJw+//HpyDiSJCfMegVlQVmpfpVEo0zWhpoZvCGUZXFISUy2nCkPSF77+q6pF",
-	"mlAmAUKkVQILj04rOWqSp8n+92+itqI+Yp9EFVGeFB4YKIdKnHoUUnR3apZwllxlS13hvPylnqqol28E",
-	"QJY2VJyOJuypU9pwK4U7AhjPF+NImzBOI5Kr1a2/Xa80Va2CJaiSajoyqxwrRyAn/JL11CsRPCRCoBWC",
-	"34l4MU4MTRXKob5KpC1ueFpad/zjzjvT6j7XqQ0TIJA3ZIhMqFMjW3NlQydXtw94/rry5gU2mOVFMWHP",
-	"AUweRrhA3IJJKdVNmjDgXRPvdmk+IPMrLt7a+obXVpOZFn0dW/87v9022sIXQYiFT0IZDz3g3VHhE1/1",
-	"5f/edU2Fr3YdVJ3TbX0LjLFZrIZKSnwdftWaMn7UzBn/DlK4+SgSxullKFvoL2OasCvKiIS6CPQ2w8XA",
-	"jsJQMWgowdlYDTwLgmCV4CsoZ2Xp2d3DM2yJmCZYhKIDbUkTt2Rzl9MAiB5eTXR8oKgmRhlkt3d68BWZ",
-	"9brCuzWJKQxAI4s130SkeloT4a02i73ipQt0t53yiiNgZmeeQxkx2pehHTJwVrpgieMRMkdxcG25yh0j",
-	"odk4S15AH3Nq21j56JOzehJm6mzJuGHpFSGGwKlesL9g783/+T/+P8cofSnR15eMIzaS2y3Fvn/9+iWO",
-	"BKdOT331OFIg3S+gS7P7yUM38Yfnjx6zspIKE9iurp88exb9AAqOIM1oXgl+S39TtZOuttKOJuwVldwM",
-	"M27EWCojoKL+ThSb0UULrCxp/gqxt/hDI28Ut3Xl5N8OplnC0idaOXNu/HpTivhvZLbuk++JV/xkRDWG",
-	"5KI0JPgvdTmeb8ZLXXp4NDZ0QyispHI/ey5EOb5yR+z+elnpt5vxf3X/fP0U/t+tXFT0T2UWoho/VZnO",
-	"iUP+VN5UPBfp6KL/lv6fTcPsspJ33ApWyFukHX/V0BMIcKiVrq2gptrYktCRErB1LGhKu9pdU9XwJurL",
-	"XeibG+EldkPHEOVCoYgJ3v+otcVSPmAShqW/eIfkmxi4xssn7I9eV9Jurp0lSii0QL2OpCFwBF84kQkf",
-	"N4MsrS3RlNO3UvjHpbuD+JHv8X0x4Le3ETC+v/qlfC42g/fvwZuMGcVb5sbz56yAoH3csWfIHb1bxo2R",
-	"xnJl6R5zhr9128S8Awb1sqyuitFU5ZW8EyxGc3Yb6nEFoHYc0IdYVatWJbpd1W8xdXuqpupptPl4k199",
-	"94R98/jLP0M2e0EJKmeEbvOnvxutUpbrDLIBqM8HZaBOlUclSjOdCycJart0ai4OAqXP3dxlWp+ff5EB",
-	"/4B/Coqy+qVPFfKW4aIG1LhMGHPJSOF39hhWC6LuRRFoTJsO6N4jjHG6/Q2j+R7xqKbONyx9+eL6NXPS",
-	"B9ovN4XAZjnXAEyLQtVxuPQMrvRUpWe1PHP8MWG6tsSApcFz5pkdUctqSen3zUtqeUakFLiDmiojfFn8",
-	"99aW0IsrjaguZUiSvrmJ46ve3cibDYc8TUSAoOeBLKgTCmf/+fQ1hH2pky9HSORG7caSaOb2PgaEA/nh",
-	"QUtWfMNKSJUBHTbKIh8lbFUbX70irVPyhZmqkJoetpSkkK7kjXSW6bXIxt8Jmy3H19KKC5DWY/wWgU64",
-	"mqr0BX7AxD9qLHmMS3pHVAv8+PwLlmamWsw8kKCjSb8dtJ0PHFFuOXFBB/Cmb3NN/C7DylD4KWL1RFnR",
-	"NBhQisH+NIXWpVNBpopSGOFDaaxQTrC7LXzgZXirODkdj7kz30U+JorEtU0VLC7gedFDaUwMeDkVC5uF",
-	"nDluHoa3oTFN8DcwNG55a3B30dKzVVYitYK9dOfr3po7Qvsb0yKAjIDNUshMUDNBYqh/ffba2etVQXzY",
-	"XJydQeNbXVeZmOjq5ox+ZM7csw1sl2OqEfbtxeB88nByjp0hheKlHFwMvpicT75ATKElSISzlbCVzODf",
-	"N6LTEUaA7ajEwkpJHgZplela2agU5mWlV8IuRW0QTQJdPhN2jdwiwDp4ZQskLahI4m2pK1SPItpB0nAq",
-	"WyAdx57IUTBhITpFzy+5u720MtLDhul4TJ+M4RNHO2DJ72XCrUGIGWMlPCxl+Pj8YRN5wklfvXyGj/ts",
-	"LWhc7MMZyMOlVs/ywcXgP4X9Kx1AE4eHw3h0fk6+WEsJ224rz8qCSxWEN+/yFO/ozfSGvtNxe05YS3RQ",
-	"jmYenz/sc22HeZ55tD54/ssTno/Uk8HFL2+SASYCbgYXg2h6q7A1lt8YyK4R1Z3MxOCNG+GM6Hqy4asi",
-	"IuCdLX5RCnX18tnhLY5lvB/0hI12wpHe1SgFOzxw8lG363UsW3t36u7hWSuPsPe6v1BQ7ADAJ0E3Cn3C",
-	"YwVLV6hfJczb1kzp9YT9gMhlwefDAKaWRaBME5buxCfSpv1OsWEE02ix7ebaC9c5xZJyjDlXer17o9zr",
-	"n7SWetKp/50c+M2p702Mj14Emb0dRIHCkiqPIPsA6qjvc8e+PP/iRKKJyMRXNbXzSaG6ljvSFBHxtGml",
-	"m4TO3m0hnrzfdwWftN3XJa/4SljwB/xCpgUVWJMc3MYpi51zmKrZHFFU4+x+NhvuwKr9P9nbCGttTJ+O",
-	"uqqf3/xK9NLHQOKFE5Wcn8iJT+Xcj38tKnyh2utr847DBJhrZ7z0Mi9gWOBdtsbX+CbkIoLvKBJQaH0L",
-	"VkvCoFUCXgxfFAxgsE5YuttqUAeEADUVCaM3349Ln+bN+9Da0pVo0FsqceNUGGdwgt46wRTaTRrBKHjv",
-	"OEXIKaPmkqUlr6zkRbGZ0W/gcaz9rm4RlcaAzHQ/H3LFAAoRZwVLA7u5Vk6NAtdStBfgRYL8G1bIFfRh",
-	"slBDbVtvg18Q5hCsrcFxcpPoVGy+xcP6hNeJ3tBzkSrhdMl7MNoWyb4CD5sAlH433j4RK0IsoJM8oa07",
-	"PjRG/27qrA+kI5/sFNIlnMAzQni/0oW3wC5broALxotiNJmqp46QcRCn/qYyv0jR2lpppa1WMqOvZT5K",
-	"WAr/do+4YR0PRMiQNOeW+1/+t+sXPzKh7kShSzFV6TuZJ/Bs0iTpJ8z94r33DeC6QOOlq5NCyPgCjSRU",
-	"CjhLLxh6lykrmzbh4ZfMTKbqCvBD0h+4sWOIr4yffYswi/875Kf9x48poI1QR6my4BsTlXkDfa4RNW8l",
-	"AhqJM/dzgu0DFEpnvaAZ1qbda1gDBXZ2ZNW2eQSNt/Dkg40pc3YD3hh4L8bHwWnufvKPWkBaFgk6zLiL",
-	"xdlOo40QOz1POsqsuosSjA3HTaFJCc1i+ZoNjbDOfoIVXoNd6RSqSmTodR1dsrV05pbjlSnMLw2zDz31",
-	"afqtQxr0SOVfSBI//Pr9/UTuzs25h2aO24E//xUEa4uLgOVbjQ2ROhKW5yP0QWAjS8ELdLn2aVPf4xOf",
-	"kLXSG3q2kuwZaVhdflxz5gd5J4DbOm4R1Y/2sVwQp71b5XTy7+GJT7lV2tj9yj96srzbgxKK72ll31v3",
-	"+gGKyrYUETYM7nSniYyircadffM+GZTadDqGQvADxnpgGMYRyOEC0mS9NCKbpVshlAn7i3aMssKGkNS6",
-	"2nca9AuZMOynwIvtaIpJ2Y1GZrsV/3NiS1YYWDNRmMW7tgmHBtFysPQOfwGOyFHC9M4rKfDq1SNIx4BI",
-	"fisc2qa7J8D8v8fyDHJA/kXnm49Kc/gSpLq2bfR+h9offuw3Q74OL0wfhwD3r1fFs+b5X8mi+eK05x89",
-	"ur96iBfKe7wP36eYcZ29o8Tk91TdLbrK9p5Z78SMXNPDx+cPR4xbDNbgTmM4A7BzibxFPmHPKM8NeerP",
-	"2I0XKmCDXwdMCKtL0D3hA57dXjCq2Wat4mwA3kpDqgThJCmxxoi6u3OYkIBv9slWxvINxErAAplvWlrs",
-	"7g36FvaCbtCWBtZ1Ts0jQKHPvh10aBWPu9N04OBga1f6zl3nz5FETzLSt0jULetDCfTMp9KMS13IbNNr",
-	"5TyFLKa0qgthUp/DVFs99gO4rdaLBTUzhl6njS+/y5D0ZV8v8cUfjx4+ng6wNcUepog793ujrysv/iGJ",
-	"cOwL5ttnDuSAVmVDgGSVgfuhW/Oou1zUpR1LlTgaiijnkkjugv3yJkX4ZEdderGYMKwG41FRgs/B41hG",
-	"xKMuX6ys9Kq0CGEPQJmwnKvnzwl/DkADtIJkjEqvKfgns6UjZRE1EnHzeWBYyqubu5QN18gHhSNNjEcz",
-	"bIJCQEGXU+VhncMvm1SZlHBoYpDnEeafUg4frldl1JEj0sqWvFiEvgo+52uqFgIqqkpuMdWJxpm5MYiz",
-	"o72+N3GQ8K8tlVi7X4m3mahK691fU0XrkQra2FKkHhqt9CQrThgE+s1SFEWgKDwYc0E6HTjjRC6tSZgS",
-	"dq2r22Sq/vrkpSMsjyWnuKyEuQxij1AaGtoUE3bF3NFQrlwhLGZb5fJGEsBDOmEz9id2wRL2f7D/jZ2x",
-	"/2DjdKoQwEFpnCYl7kr0a5ayFABAFyChTcLE25IrdBLeFHpuEkzrcd+oO1lptULURiNv4J8J43Oji9qK",
-	"qYKILfhAJpOUUnR9IzBMVeF1Lh1dYfJe2FNkOjN8NE/R/HSL9lkAxJZoMGiUAq7ETtfIx+XGH18x7mLE",
-	"h5Tj30YMAPq1hJhrCAf9K8uED1Sjy4JnXkn5BLKkR6kpCbyo28T9m9NjnXRwFzLcLHRctlNOA7P1hu5P",
-	"r35gRrfy1TKuGKBkNDmnE+YLuuEOm43KlpVWujaXVKhCcJTpfz7FHKmWKp7uqksvpbr5yFrzo492Pdpo",
-	"Ut2Xg5KZ43X+3hQmgLlGSgdiCkRzb9280pZbMUbvSj89++b0+Bzl4W15UKizryDcVMeknLySKitqMAap",
-	"WbGT3rrIoel4RJK7FPkK5ubIC4GaPkv9PZpeD102+5bETitAV/7dGYxbzLjtvftgMg3Vyf1Uqou8z+VB",
-	"cZ7IUcg8iD1Nl1wOSeT1WPusf14JVitShvYR62uY5OdKqzi7PaTqyxj+zSi15YG+N50StQCJ1p2ub3gt",
-	"1GZBMZ3wjrgLX7u167FGT4jSTRP47Ue9pxmfpLSFTSmCluDYbg9/3s+ViX2LPGG1odgoJDFagoePrAGf",
-	"L0vmgM9LgEKmtonh5902Laj9KdxHv9IAyRZ885Mu08JRNtXnfG52RTy1X9moAHVur5sdLH8wJwwbUloz",
-	"ngIQ/h/GRY88++nVD0mj+fjqI/BgYKwYa/RKbIB5LDdRvoN4T4Il4+ylNvamEtd/+4GyFfCyp/z2NseK",
-	"O6YgxxJL9BaFEASEA2Ur1P2QWz7nRlxgEtNS8MrOBccYlR9zqh4x4ytu01pV7lk+L0RKxciYLqI0Nib7",
-	"ikEhL8V3tQrtEIbXf/tBWjGioJm0RhSLLg/BD9LYH6nl9ye7Eu4F+0OuCjqBzzdwDya/BkF/YHImbrkJ",
-	"7kk8836ig++3iO7snVvt3ljSd1D2A8TlC2ButEK4/But86ZukGofvmGpe3oG1XcBriWmtiFEjnw+zmjC",
-	"XjjComBKT1QqIchYYxnA/SMMFxR5h2KQHfDTJAQUw65QjSVkG/kEOvJ+YkkH7EtfDAxiUqE+SlfikvGQ",
-	"q215ZQW1NqRSfPdqKHSx/FZQ2V9ddmiRsPYfEZThcKor/OfI/Na4nyGmsX5xZEpNT/ALSOF3Ffxyz3/z",
-	"a13dEFwjJFPcz5CLdvIt3gLp7hQhPyIeLlw3x62x7FSIUKTVVv6SVqgV8AR6uHb88m7C3c5d81hmJ7t/",
-	"CBLpfdI9MCRbtAYOqCAA3RDQRb48P4At8klNsXhFffKota0+JCKrRu+ATfy1E9JieApd27l+G1HlFhh7",
-	"J3Wevdvqbv7+LKBQdtv119lS5OC65YpBv04JJal+H0IYCWvtohycsW/AP9f5BvQTn3rTonRfzQlWFfLt",
-	"IQmwaKbht+moi3PbatNyUx7FwLf6vB/Jy49uAP9b+2Tj9SU+u+NzLE04jfFvMXIiDFCPIqJqFyb0XA1f",
-	"KWzO3kW4MU3SxJ5b4fSJhVAZIOMYilJjkzT4KeV7LxaiwrLhRrq0S3lAZ4J0bh/JbZqash916LdNdeK7",
-	"xI/RK+H7AR1F+m2QqqPI3v3kOLpPDlr9cUENwoN88siih8n6lb0AnZ0VO+7rz6EFoA+X5fL3cFk/yANw",
-	"hQmf1LxvK9EDcHmoH3EEF3y4Gqnv0nsws3GDzNV//xGjwumFE/aqVifgiPXCg0F1pGIyL6j9GZUlTFUb",
-	"Yczn7oU1IypeEtC3jM/qAKAkJgO2PzUIJtOpWSb14eMIaYYpNL5TiO9ZBo6I0LUuZUMj7kTFCxrU+NSa",
-	"PgC3UcBtW+r1VDWwv1B/UlZaL9wrcslvlDZWZtBFl/BWqRjki3NqiYsKGZWb/hO8nYAXmLAIvxiJR1dT",
-	"NZeQEBnYacIIpjVhK60kBaIDwlLEbDs8Jc+ITL5rqOQ357ifUllu1vnSHVJvbUE4ODzMf0Pe9UEWqSer",
-	"+KJygsKBW4kARcNmn5P2BQAvyugD2J8yJfV/62Z5L8BdEzeEJRZB/O5OQjJxJlAfImZYFlyReuMZoU84",
-	"Syj/DsMMWaWNQffMVF29fDbai6TocT5bTNDjtiSBj/oWtFyxDibqGJ5TndQ2s7tg7da61PrHjQ15sCWv",
-	"DCG+5dI4wSTySzysB8bvBwAghrJQrsRUIapYITgA0/qui9DsfqnXbbbtmXVOHNLRAGC2zAUiw5HDDIDg",
-	"YLGwQuwR7pY48Q3i7Wa2QtfZDGOs1L97vRTgbNvqHY+rxEBEqO4XrYOnUC1t3+l8FZXjhRRF3m4ANWFp",
-	"AweIKYpTlcbA6OmIAm0A1rMWlSDDUcWz9wmZUD/ic33C2ZPBiWffyePxLnw+KvUnUo5pnb+RboxdHmkO",
-	"PXZs0IvxXN01EfkfsuX0YuidFuIm5mnAtoe+TS2eyAfIkqYlft2pOytT+2Azlk0/cOyS+k+GWAqwPJwZ",
-	"+IPAmJ6hSpinoTBPKzGi0rSmgGyqPB0DZ/CMk+d3orLSIEKntJcBFRihwtynYrEQmYW8v7mAYDuIL8Ss",
-	"RXZFPBG7bo0mU3XFbF0WIuDVNcOA2oyfzvAjjMiQ/LoVmwl74ZXhLbGDr2SmkE4OrvSdMFNolkZSqxB3",
-	"onAShWMDDh9nIVCwMaztVmwY3FHMNB+mJtOluGBZXVVC2QDINmoEGL53qlZC1cyIAq8nToBF74c0+tbb",
-	"nyqL3fTodV7Eox7DC6Oph99CV0yJ9VTR683uxLjKZ0qs/QQDjh3tCoomhdn9IF+GqU9pGF2ieDAe3k/X",
-	"lkCU0dJwhxhLGix5b8mZnjzqvwJp/+FjiRm535bfSI7Au6+FPcK7Qpn3/56+lQ+SIdfC+uaM2GPT30Py",
-	"LWyxz6Rxd5aVyATo5w2LHxphAf6++FApc1aJkstqj9kCyFQKU9NZJYzMa3HREoc4d135JQHfw+aBJeYy",
-	"kjEDbOKpyXgpLoHTzoGR4EzSqYLfSHDjBAcH6uax7pkVAnwkIXJSSCXG8CnKAwAFMVaUGM4m1zFni0qY",
-	"Jct4aetKJFPlEYohl82ZS1YWMGBjDjQvRvvRGQ1r7ceAEDvZXwCBKQyy8ITYPgDyucUlU2Xq+QqrrgBw",
-	"H0AszRpSb8gnB4ZA2GGQ2ZlWi0JmNk1CoN8x5S7m+goOEi7zEwSX/X07Vk52DSOl/26Y1wcwoydwV9Bp",
-	"SbeX8Ijp2irvGx7ipiGvmdFDH8pz9qSJ7fhInKqNM/zpWZ93xDOQy11XCLt6+Wx0tGcYezXF7vAk8ggT",
-	"GK63lL0e1bBsmBRoiVS353s3YOFhB1eZsKeRWow5Qb4acluhHkbKLcIitfTbBwb1WXM5VaAuXsSzBJaM",
-	"2iX4PYD1Add2O07wQMiZQRkkXRGbE3o3RhufUCvh1E87xoGoth3cKRG4dUwfbLgLsjvy/YK/ZNRG5RIQ",
-	"E0nTINcDun/utIR+hhN2RbOH4B9mCGbuhQZzekK96nzD1ry49X1vGl28VwsfEpsFQNxsqY1QI3if20CY",
-	"SoHVTYpMI3LLw0uHvh4rwITRBDvkO/e4SVOV1cbqFcyHTjJQ/ahbejJw//WJKlyYd+GL3ImSqUpXXNVx",
-	"tWlYK212PrqMgNncS3Hf2v6e4NPC9v6xGQAoyZDpifaKIyShctjhYRrxgZSl2dsZ4X17Px3BzEaaT6XX",
-	"DwxLkfcgRIkJwd0gD6WZKid3COUkdHmhjLYbeUcpQpH6hGOeudNJPaQdnlDAvSN7dRTuO3w/VZAni5eq",
-	"9Tol3loowGY3whoApNt5zPdzqd298RsJ47r5YqqPN/kITxnWQAZhACKHD32mOm/mQFcazhBB2S24FQ31",
-	"h2h2oOX6jq8xmZGQjotkRSAbIZSEKf8j32PKX1E8rNZ1z5ZaG58x6DfWESJwa6wxDvowNVdz5+9vEeym",
-	"3/6wSN/4SJguLeg/yZYyn0r5GXZrPydAbX6A7fkpLUDTr0IBQKennX935el14OYtlxspTC1u4UPKbYsv",
-	"Eukt1vYBalUEzr83Bb9DCWJH6EC9gaRJCxsZTSS44yvIr/WBcm1FdUFyuXHceZzGXHivoDbYFPN6KRf2",
-	"T6/5nGWbrBAACgney9GERAvmPiM7iVefoqDuVBS9LictaQcgvoPOFonXBB1ixNlChGhHXxymJAUpIoRB",
-	"KG7ZWih72fKQ+Z6vW8GYHhb2MjrP37URFy10P/tZ+e4mDc0ARYh/e2PuilEjPQrCRqk+HZuG4DDQbqh5",
-	"8BgO1ANLA8KcineMWHFlZcZkHrmvcHJx+5CCsNKHBEvCCj4XRQI8QVeEl0LAqu7u3UDzCG6wkYm7xC2+",
-	"cxHxC7z4XpsnoGPsTkLqqw8W++4Xu5yKPEGkqKQ+c8Ctz9YlpfcgYyqgRabvbBK4BjYRlNaXU5AzZ1sB",
-	"T8K5TFWozvUsDk085GZgbRDEciuckPcaMkmw9jJxyb6ri4JdQccc0JfBn+furJv6UstsK2sJWmpWK1Tj",
-	"AGyHXFVBPaYnoPIEK8VoFjhBilErVGNhFdIEswmSlONmjnAIbveShinn3syLBGaID3VGhSZT9QMoh9eA",
-	"3wNYbxEJurF6ohKfFb/9rGITLQb9m4QnjhIRf0QoPtwpiDvHD4gTCD1E3PwDtFbMLtrTg8d73mhGd9LI",
-	"echKAtYGfhToDoNdXYZKs0wXuq4ANUqAOmdGSciQcc8T9DjBdUlz4QzgrBJ2XGgNziK8i8Y3qCMEiHXF",
-	"odiJg4MRi/egsND3znMCbA65qKYE3gZY0iuuNvBw4iPrUJibT9jPnpsa+U8Rd84CSxqTm6DXr1SCJgO+",
-	"GaetckOS8Nl2o9nIZwahdSiUcip08FN5WyVAw8WtoAgRbNiKP2BrZ4Htpfu0Vu+Rv8Zz/beIPtBae7RW",
-	"pNQ/LOZA1XR1eeTkD2Yj1PIPHYGOsa21v7MfzGLu2aIguCwnOAxBPRhSK33TAHCzU7sAlr7r6RTgkRXh",
-	"V6Qwp20qSi9AnSMPGznl3SfwOnBP20BU1MLAMT1dAQMZeZdgQq0+IMK50HWFs0FGplXuW7NGfb2xwhmc",
-	"hNTLgNQ1x1HnOt80HeSTyPMaEnheL4URvh8AAFBDF+zQ2NeZv44BYYeGVtME4F1r38sMGNONdouAHkiO",
-	"WDybcnprxKewHFlaNlyEro6jSwr1LWrDC6grDyBi+2kE0moFm4uFdkxaYvAacAH2t23oaaTwr8cMP0a3",
-	"AaLNX63dwK+hgf12fDKBZh1JuJ1i53J+XG5JtSi9fNKHBFeAZt2uw6M8FmTpPDRQM8mWXkOAruiMa9wE",
-	"UbzXaUiInh2HPJmtuMLJmIS8gJXjSbUP0hA+qhsRmq9dMBWVjCetTOymJGCqVry6FTlLKXEuZUNSskyr",
-	"egft2xGllyw5BZV8vnlK2Z+4hzOZp5csVfVqLirfItYsdWUh/OU4pGNauTTQSAVAZ0shsiV1glM5pGlH",
-	"HY5CVMc3DDCKl2apISWR/unGTqYKE1lSitjMuE2TJrw6mrDX0haiycT0DWUQAEkvSNzAOmLFGSqRa5V3",
-	"1/X8II19TfTz+9b8YJF9de/ABOk4Pk/+9+tZlFBEjVZkqHJbNAYmsgqpfJsxaOG91wHZmaD2bSV9nkWc",
-	"NKLEekxR14Cnitm3rdyRmMOkZ5BElnr2kp4psU4v0YflB+lOMbn4aMU2yCt24zLeySdvlpa0lOj23opN",
-	"0gKjltjeKm9/Co44SOZeyptl4caaKg/e7Wsg0XEIHE8YQ42xQWWLVDQYhBypnUkI6OTzzmc6mSmi3hB7",
-	"j5pDN66b7dohSl+mH1FdDSdgSvxqiKwaPJu7bLjpR+d+QxU2gL8PHe+sZtL65G3Krlbavw7olcgI2ap7",
-	"F+w5pshDk2CjURa06lexfimgwgE8IfFUjJeD7PJys6zEndQ1UmgLOgioD69M91LmMmjQYXKh7J1nmQDc",
-	"vGFKZZyhwcUMnvQmfVQrP1W+fnO3nIidVE3ULLqdRHIBFgpDnx2u7jL0rCkFb1rCsXkhVV5sukTOj2KN",
-	"zPhf2mf7qaqD/OYc4TSNeCVwxT+8p6fnd1teWYg3O7WtJfUgo5nSKZudvsQ85nFzPUKsmTKcPliPPwNd",
-	"XfTndveITvxZEBohzzqk4MS18V1CNaU3UzfxkNvFtJqqOTTBcq+jduf7JeukQ7MO9UixOv/AsJQWnvoQ",
-	"I7XaR8+Sn7UH5uQM1XPwnywhMyMnS0LbrqpONBg6ApMoj6aKnncivlNEX7brKFEQu4e9CI63w2sNIQTo",
-	"h8QM86nqEc/+JI3MxbaItby6EXa/iE1Cj+tQqTpVw7p0kvJ88vDLLycPRxCm7ZZ4Q/fM15NzdFxziKce",
-	"Ej1XICiunj+fKi/USCxSV1B0PhlKC1ui43sX3OWYlIvu1HlHrb8DWfLx43/x1vxWda4nSDLiO39IsftW",
-	"usL2gc8Z6n16BRluNEmvY0SV1sV+xxI8wdKzVVamoWOjYcMUvsBcXcrmhYRSQjm9BCxn99EGPbjkbgrI",
-	"fze1BC6nq1xUoySIMwCjC5MgtFho2k+E56N/acjzm1FrzhQZkc/Adao3ShS1Ica1ghRwx9mou6yuojU1",
-	"7F4SgBVZwdgyE/z+7tQA9HbtaRuc3lErS8rF8MA1ixrEpsakE6zhyCXkSEENMLLTks9lIe2GLbnKzZLf",
-	"ihE082mmiSYQD2Ckbvs9rvLCYy1O2JXasLKSKpMlLyC8iCTS3czstdbFE7+NnxIjt/2iI3NZT73vX36I",
-	"R6SVNXr1/PkDg6RPneEM++uTl6Flu+/VudrXDRbafu3tBgsgsJ8C3NIN/PsAtXQr6QWzjKFHfwPIylDk",
-	"78/RkwKefL9v7KdesCxs7HbHC5mDEtu4oxovflnpTBiTeAfdQha77qp9KFu7ucStuVwyCRWljtbxG3gw",
-	"rys+LzYJK7nxU/OulqkTLnIhhWmr0jh448miCqyoJJPU5FCvSa0DJuxnrziTrhlcNlPlJ5o4VlpxLE5t",
-	"vXfoi1Eh8TBYSrE1dSs2I0wTmVeA29z042tOdqqGqEuPmtohZOnw2LVQ+QVLPWjozGmjaSjhb0praoMI",
-	"D5DZByBjIvRaesntckQt1Jye7WRbnNXHWbrmNluCgWW1nrCt7GYniKZqyUvI4nPT0UqkbIjbS9bIZXOO",
-	"0qne0pRuUAifNgW2bSAcygCIznmUTFXL9YSC2UmZJb+DHNBsKSLLzINZADzBxZbKDxtV1aI1t6lqtrN5",
-	"0wibQmAoxHdgIbvLSXecBwTvH799Cxh1hVihrYO1PUTuGBNHMzFdCWP4jYCdHeqKpc9ysSq1FSrbjJ+L",
-	"TTqK+vhDAR2SYhU1m4bPYe7DR+fno6hP4d7GdSp3vzm5r0SXhZF0gnhy01of7vFc55sHBvFEsKs+uCfn",
-	"vv819HHsba6/tTst2bHib38Q6sYuBxePSF74vx/+arg/blt/I2MIX70vUx5oBDRL2ewjwphQ9ixwuMuQ",
-	"xrHmiPQBku1jguweN9eEeSbxBzLRPXuqeYZlofUeCm8vE7yDjtjAtuYQq5Bn79x/fF/uTmXSqfL34Sfu",
-	"R5+6Q5TXRWuzj9w+QxLbKucgJGR0qh19ZEeALiOUxwL7tiMYBnnuhk2SVHvU1EPB7YIub8msqdot7ia8",
-	"MQpw6VVpk51y7wk7pKR6sI1oGCzDJa6LVhP6KxZS3YjK2aWWDUVhBFZe4K9Cy6aE/VNUUINmRgnAUAvy",
-	"Lca/X+hqqm60zhMStPR+pwY/gJAXFYP7VvQt1ZRgdqnTyGSrz3DABwE9UysxhvS+/+74copNqdKt95Er",
-	"5keNpjzdcidWsZvzAkpnjK1qbLx74fQ5acHbqqvZUhsLmbsvRWWkcdeNSj8oYQ+0Yl9TxX5SPlKXeoqN",
-	"1KTkCKeqx9X+EHbxBxR2m739AYP9SWCwT5KNZxlXmdjDZl+S2RkbOtLZSFVdWixyw8oF4MRoAvmMEC/J",
-	"yQZmQyfc0aHXhhmS1OuB6uRA6ZsLLENLcYYFoPxth4XI5IrQScLcdj13T2Cgz1riH38lsGzu93Eh2tjH",
-	"gbj8Ou+IIhyhnUDYhTZ7osU/6kapBDu4k/TAi5F6kHXKYUH3DCasU0r9Lq25X344qX18vg8Ti5j++z8o",
-	"+tO3JSkEN4KtuOI3AnLu78GoD1R9/CBvRVMdQG1IEwb+agGJYd5uumRQs7UhJLkmywobJtaqEMaw1EhQ",
-	"7XTF0h+4seOnkEv/7FvynzWY/X0lA3WlnuKcP0Bh6nTqS2QEDREudLXiFr3rXz0eRI738w7Hux9221PT",
-	"Wuagr3kbhbsffv0bFiZQa8vPtS5hy6qv7kQ1NlRqoiw2uD3ViD8DwY5MYm/ktaznBfYd+LuHxyLvNGbE",
-	"I5biMMUtv0BVYnyrdHaL/x8SkcbRK52RQPHSC/YwHSVTBX5mXfJ/1ILJ3FD/D8z+SKOfgqNUGmciupsY",
-	"4qtQaQV2HmlvFIFFQQTpgj63lE8V5PSMC3kn8lChiQ2FQuYnuMl80FUa1mHCBmB0eOMDE5uIiJdFyLgt",
-	"6KMVJPWD3ol4ZbCFzp5dy6IA9z59PaTiUpCoiLSfA/Q7d9qqwVRVu4GO+VJZDY/UCrHizJKXYgRYZdjz",
-	"GlM0t4AGLsD7nfZVbTrWEVHKb2CrfSJhGq+qL1XfivL3JjzdukBZkVopLitcZSNAIXmj1CqfRVcuOJxG",
-	"J4QXXygaO4KdCDEwmZsmuTlwFsQhi68KuJ+XmFPQEZTUawXZbj50QxOlQGXj5aRrChc82fYa4SRjl1EI",
-	"qUTXeao+gsuIoceoEkYXwcLKTajK9v6cqfIOJO9ekrbHlQSzL8TCTth3lRBY9CnRrVtIiNlW0FkweNfS",
-	"RSXEzD03A3XG3f0r5ZE6fMFTeChNCOowxNFS+jjgLBFXuqB84bcoFBKYQzTQVHnKa9AHkSfB14wX7gfD",
-	"+CNJcIlzbZeIBZ+u6sLKGbrIUs8oA6Ku2jCl1RjjzaaeGxGy6Ml9RQs1l1jKlC1FdjvXbxk0GJZlCaWx",
-	"HqIzbvjcJNgjQhTB9NFzUUpnWKU0eDJT1eogDMRCVWh0EXztKu4bQN4AfADkd2ImKuSSytxEDVe0z4h3",
-	"cw7gLwk4/Z1KOpmqD3fVvUJ+8BlIgk/RoyMs6BXtzmftufOz+MNz1/LceVW0Q7B1ibPR8Vqy0xjvRHWS",
-	"36OBJvFuNXTYCe9eC6GRRmRV9hIaJvOicByqYuGO+pAth/yShdNvnVAMpTu6ckJGGsh48D24UQoSyUQu",
-	"va7urrDAP7x4n7vPI9Mqk0XAZdnJJsJzPoWylVifRNcQIUQ0hZQoNaXJADxY87wjaWfJBD3K2Vm++htw",
-	"atzzS17lLBc8d2oK1ExDDRg3pqsT6ys33z/I9HMnU0gRpwZl0L43MLXT3BPEtg/Eq0MAI+SU7UQ144Co",
-	"b0gvFdS/YNGLuU2YmNxMfPBbNTEPQlUKEVSKEhmwiNa6ys1owiDRCbRITBP32NcV9vWG9JlcqpvLeFsc",
-	"0UlVCxPPJWRxTfYpYZ+bB5ymdlLg89dMIyILwQnNf+tcoi7liUfaRZvM3d055bbaajP2zQj7L23ANDvU",
-	"z/5nb2pu9ZEnWExSnApuIfWay2Kr731PG3v3uyd+lp/dPbLVxk9ub0Tpj073n7LTPdEWERWRZ/9VqOUZ",
-	"lUgiuRfCii64wjsddHOqYkQwU8Ern66ub2VH+OdbGPKnZ1T8uFsf87ijg768UQJEkRsPAzPw9LWw4yfw",
-	"ogNhknud171TFb/lZjnXTh808kaNdR3znlqCl7Ev5XDPznw8/a55Scctod2WavIRyjnyZivialdwjMK5",
-	"7WxMN6t9+jb0gFBNvZv28GhQbADKvGLfW1u+AJgop8tcSyv+49pWMrMs5be3oYkhTSAOkHA7VU2d1/Dh",
-	"I7bUdeV7UeBLpGG3orSIUUQlEtil4oFhK7HSFUIagQoVAIC1IiC1GEeDT1WlnWULZi/etTxeELlKQ9Vy",
-	"6EiBatoYxQ5OZfj4/AuWZqZazDCnzpkzIQzbCWP5BCqJ2wT38QVBGP8klerhr0zrlxHTAotPfBiv+dSy",
-	"5FTeJLK6knYzuPjlzR5OJdX2fSSxsMam0HtUoQDbBjUqEgwKwJd1l5LMmJCqR3Cw3mIJWAzoT4ILOUwh",
-	"+jlz36fJVAEIdw7lnfhNOoJWLe6K7CCreQ8VwSBEmDrB0bAAfY2qOS6nqmnCF7XvgfwiaTdpwtK5MNY3",
-	"bmle3QZzhEKEQnhAILTAaIwJa9oFTdVH6hcE5+L7BMXgeQ3UBuZIuRlPVYMtILDjTPRoVUP1TaXrG1Rq",
-	"qfdO6yCwFgdX7ncycD93hm5NUDo7YVdT9bObHmXzUeAHQ79UQ1xSah50R/e1YIASEQe8+nkXjP9RCn4+",
-	"kRYME/yNGB9uTo8aDF/+u5uNSJ7UpDLkIFAjg4gTeu63zQ7P3vkqwvdtbblL5b0frcKvPrW77zClJCyt",
-	"Fa6a6voat7y0bMnzUHElVA4SdfTZpx5ZXbI1VWyyIa1v1Hnu/fr6v/Sxfv4FQjDNrgqhI+7kUeEujAb0",
-	"BZL+ON3PM2rkezQjBz8cPTqOWg6FkDoiR1auRD7TtU39XCAYhBBaEDUivcrjnd1AuyzwSTq12/1e15Zl",
-	"ugY4cVAcQctTet0TNvqDKD+vGBHB4QEpjN1h+gM6jfr6fM4djl94wb09v21K+MP1+3t1/XrZ2ev7jeiy",
-	"7SN4N5gLXonqqrbLwcUvb94n7pj0rRThkzfJAIF7kOTauw1mISLfsEJnvCAjcZAM6qoYXAyW1pYXZ2cP",
-	"H/15cj45nzy8+POfv/4aCJLmtj3i94IXdplgu2XH+RHi11YygzQQn/xPeEG7AA6vG6gXroSB/MuMK2aE",
-	"iH7fRvTaHYWoGUEEoAa9VYBuEh8VFaFZrFB59AJ0t+8O/GLups5DRjo3t2bHJPG4sQGdIxrYn+Xu0E9C",
-	"h2rK4qxEJuSd8ARh2LBxqKpiM4pGXWpjTc9uBtcuADCC9wiROsjnHQ1Ty74xyFHTLlkIv6Oqlu7f0vSZ",
-	"ru1cv41+Fd/z/sk7eqQNMUteIRLcS23sTSWu//YDdvSIRl0UQtjB+zfv//8AAAD//w==",
+	"7P2Lkhs30i+Ivwr+/H8bIs8U2S1Z9tjd8cVuj2yPdWRbGrX8Oc6aWhZYBTYxXQRqCqimOFpFnHfYd9gH",
+	"O0+ygcwECkVW8dKSbI3HMRFjNVlE4ZLIe/7y7SDTq1IroawZXLwdlLziK2FFBX890epOVIZbqdV3guei",
+	"cp/mwmSVLN2Hg4vBq6VgmVa20kUhqgeG6bVyH4QfskosRCVUJhJWiUxXuciZVswuBXtVV4pxlTORLbXI",
+	"mVRMWsPWYr7U+tZMBslAupcs8eXJQPGVGFwMrp49G8eTGyQDky3Firv5rfib74W6scvBxaPPv0gGdlO6",
+	"3xhbSXUzePcuGXynjX36tXsWRi+5XTZjL7WxM5kPkkEl/lHLSuSDC1vVIn5Fya0Vlfvt/wWP/3I1/j/5",
+	"+J/n469ev32YfPH43X8Mut7rltv7XltX6oT3wuNHvvdnbrNl74vX7tsT3ozPH/Xqd25IU2plBBDUi0rP",
+	"C7Fy/3Q0I5R1/+RlWcgMDvKsxCf+9HfjqOttNIP/qMRicDH4/581FHuG35ozPy68sU2fV4q9/PYJ++rx",
+	"539mNDhbS7tknBnL54VgaaZzkU5gp2hA976rDEd4OygrXYrKSlwDD5/vXgQjVlxZmTF8KGFicjNhqREq",
+	"Tye7+5MM5jrfwKB5Lt0vePEiehkewu5r3DEJY5n7NS7G3ZrwcpkbVlZiIYtC5JeMz41Qlq2XAi9dpWsr",
+	"mOW3wjCllZiwK8Nu5J1wl4+5C2UWUpipsv5q88wyrTIBP8+4u+iM57mBv2sjKkanyVKpytqmzJGWuWSZ",
+	"Ljdu0FplS65uRD6ZqmYb9PzvIrNuG+BX3VvaGn7n/ZqlbhNSNkxpU1ImcV6Wm1tmxRt7yVKuzFpUJoUv",
+	"4DGpleKyEoy+umSp4lbeiZldVoLnM5nj047aCmEFkznTC8YZfh8tfamNYItKrxhni0qYJUvxGZOyQhor",
+	"1c0lS1eOyBhnpahW0hjHGN1H+8dpHp5p2BSTMjcyjVekwDzTSnCjlVQ3M7FY6Mq699i6LLaHg980I2Xc",
+	"8kLf1GIEjNaKFRC4UPVqcPHLgDZ0kAxoj4BltPdokAzcoPSfAlhIey6D1x1kTx/wquIb9/dK2KXO3ct3",
+	"HgVe1fWF5dWN6CCaK7pvTKtic8FS6/ZQ8WK20EWh17OsriqhbMrwb8PWS27FnagYLq4tvNzxlFwJZpbu",
+	"WaXXl258PBPxhmcWXxSR5gN3FeGBByDB/H72TMTJrni8jg17F3PmXzwHCttGm/S642Jd3RCPbfOwW6ny",
+	"QzwVfvrMPehOodILWYjuK0pfMrvkFsjTXUBpmNtF2AVmskoIZRKmK5bWin6Qp2zoLojIE6bgBIBRWT3q",
+	"5JU03O4cvlmVdoP8TVqW6brImdKWzQXLBe66yCeDQ9sKm9K8pll078Y+o230J5wVvIbL4CTKm07KvyrL",
+	"St/xootuI9ZQVnpVOqZLWzdhX4tMuq8M41UjaC7ZrdgY4AIroWomVS7eOL4O25lV2iAzvHrxdIIriqgg",
+	"06sVV/lMvMlEVXZcpZci55kVOYw/17XKO/fRiSiaHKgY24yEw5rFzIkQ4BCwicfwBfGmlJUwM94jHPRi",
+	"ISonBYDeWhdXKJRP6pIFfm0st7Vh/IZLxfjCiopJ6xa00NXKvWOQcyvGVq5E1ypXXNW8mDU0s3OEz56x",
+	"tSwKoD5kmjgzPM5LZP/Gsf7a2MSpu56/RNs617oQXNG1W5V25q9r+22kWyxFUczoKLuVDGTJ3UxU66Lz",
+	"izWXTnDNjHSHtvPun70yQYQ6FzdcuYNwv7sAdcQpuw8caSpdq0yshLLu/sOqOfJUpdECWOoiN4nXUKRh",
+	"/PY2ZwtZGaePrE84pK0rHe/f7vnFdNt5x+muvtCFzPaoaQteGLF9uaq6EO3rsJfZ0qte1oVAUnvzFH/3",
+	"+fn2tdhaI75o3/xfkiA/bQF+b+5zk7emGIbaO8sa5csJU+Reup3AgHl1c9c6lthcPD9PBiup/N8PO5mA",
+	"P5nPHsHD9NfDXe5VVhoW2S00uRLuesyNLpw+vtbVrVQ3LJeVyKyuNhOg2DC3x+dffXFQMXBr69rjv/Ds",
+	"Vqj8qVroXWUANbeLtwNVF4WziLzhsbP2He2vc2X49QPDZJ4wboAZ5FystEKzwAnpIag63XLekYMkX0M4",
+	"WHeeM16WMyOqO1F1Sw+cF3L5Du6MopCmUolSV9ZNxrHla6FypoTIDUtlXog0VtzcB04LztzqnRKs7azQ",
+	"PAcWYjbGitVMVJWuDt+EsLZOVbq9gK6DfOJV9lfEuLfvbLTgDq4OdtassalPMzudsHhg2H+/fv4ju4Yx",
+	"2EJXcL68uqkdhzdw4ql70pw53S4Fy9IQC99ZD7og3nbKrHzmFOseGtO6YGhTOqXcLt3VGf7w5MUDA+L+",
+	"uSo230nVorAgV7fOBObQXu/WTsXT6TyVJVdKFNvq4FLrW0c3DdUmA1TngIiU6KTiJ4U24n4suxH0EeP4",
+	"/Py8iyp3FxH703a9Hp7VHjQZgMlGWu4xYg9+c8clsJ8Z2jcnCE+0hzr0xznyvUMDxOzxnRMezU4Ql+vS",
+	"BfmNODjyD/SYI3VnJ+8Q81OnDC0KIWwC3EmhT4BbZoQwHXrtEK4b7hCYAhmvKilypmvwj1Sim6u6gYGz",
+	"HJjEeincKDgHmA1Z/xeMK1arSvBsCX4z96W7bs4udhNxEyu4sexW6bViWgmn00m7dHoezXiqhlxt6C/y",
+	"Aq+YNOzz889YCnOMXoHuDbeUcMlH6EHyV6xAjhz9pvNOvb8k3hnS2+x9UjD4AgpuhbHM2Qb0G1y3NMx7",
+	"BDpf4L88RGKv6DlPvVbaopun2oor46Te7oyDlySFY4bbjjr6sPnKnZMRdjRBl+mbGV0v95vGLcYt4+yJ",
+	"+57xshwj5/NSd8nNVKHsZMNIGoNnDd6H+yTQVwAfL/UK3WSOH3GrK1AjcrCm8Fw7vnVvciQ4VXrhxsTA",
+	"REOP7l0j+jP163CrS1hegS/ULitd3ywjnWHCrhg96qjebcdKVDciJ4fyVBEpuS/BKUQWDae9REsQBtfg",
+	"UGKgBoH3iFu/hUqv0YLCTRyeTx5+/uXkHO6CI6ZqNFWoSNmgbcWmJAMKYMP0F1vL14HIZvBxCsaWI2/3",
+	"uGOv3ls5lnl6iUPC78HhhU5g6bQ5NMcefeXEbsUzKyozSsICtGqm0uh77hDotN0/YZWgFTptSzMNnMbN",
+	"earQvybthP0Ivov5JpyurnBKbv9pw90OuxHnunV+4A0N9HpJbnGVJwyCFu77qQJ9t8VCbay1DncPfpSE",
+	"zXV0BLOmmJdhxvKNe5Pnk+iOEIEYWtxb5k51mbDGfm58i1xp4rxuJgn56teGlbyy6LRoM7/AIcje8fex",
+	"kwWueaWkumlL1YMOGNi2Dt2yzeJQM2Y/48Pu1u6wt6MEOQywO40tfW1bPHuW17D5hNSVmOU1IrtZVbQr",
+	"XfrH6wNa0vfSdPhW4+kdr8O0tK+Og6hVMz9ayMzW1Qlv+KkZ4VVdqZO22Qz2zaBrn74WTjRXmx+P0nq0",
+	"ijWfHH9L2s9SG/ugiQmzIcaznJzaMPcg/DKBMUD2WLkSI8dGhOM7zkLhrNC6dLeDpTTOrK6KlA3TQme8",
+	"cK9IE5Y+fPTnybn739mX7s+Li4fpCN+DNxOmuAb/cqmNZdImTfgNY9QmAS+YDymAe1sZlPhODOjKuvvh",
+	"fuCUpBXPllKJhBntd4RVYlEbYZipHcdiP738Hl7i9DtnOT9+9Iild7yQOd6ABQdX+mjCnlrwK4IAZBxn",
+	"C3dR4MiXbho8iFwVZiGtE0343twxp+DNhzGkael9brztQ1lzackYnGA8wkeLozhx88/JbPz67XnyxaOu",
+	"qHFDPC8o9rOlq2wrHzYKia4xgsB4kNQxHT8wjZ6CTB5krGNh26rKVA1TR95nxvLKUQfPMlFarjIBYobi",
+	"go6p807HgtNsR5chzeGBiUJRMvdhSoWyIkgfofJSS2VZmr2ZTevz888yL1Zz+FOkCbqX0W3MnjvKXEsj",
+	"EuYUingv4MhE3viYWUoXF7U8mRckgFB/UUxAJAWYh2lsAHLSiiKfTFWziNqIaibelIXMpKVjoOAsqmAg",
+	"VunpSI90qx8loOiBNoQPwk2GybjdldZMFTBxVBbcEzR3VnK7fODkbqXVDUpitJANyyVGfpyO45TSvOIL",
+	"63WjsKw1NywrBK8gESXD5aOmA6+kJJZbsWHDJ+BRBDJBpcxYbpYJe2Kr4k/XzlyS2ZLdClESEcAb3ZTL",
+	"GrxLQIcUbIAYRD1fSXs5VUB5FzjQT3gztRJjp9nAIH5seOB/sA1XtwYGG4FqzNm80rdC4eHQNQ8SeWis",
+	"+2fOdDVVtcpEZblUIzxRd5Ltw8Ed0XD7r8innzDeDpW7D7xtBMF1NwsyCXPHGaYKvRvMWFkUgY/NxUI7",
+	"81CVtW0rMI1E7iaqoxSbr7Uz0no8Fl1uQLBtKMpn2ELXTp2vldMDHKk4GjRHqyz49uD42Bbbjk8eOcZ3",
+	"8GgI15iuoAu3RGru8kBsP3Wbv0khqrLWVW6aGFPmDDnI3Git5qDO50hHzIzObkXX/l3jF6wQC+u0dLuq",
+	"3zBknaThO5X6RitxycytLEuyj5z88tvsfhMZvVJZcSMqejk5b5s0BJ5vQKZUVvKi2Mz8J0pb+ncXXRir",
+	"K3Hc1l/Do+43demYd1ds7xsnkMgwJuJBAxRC3+KNNNYRU3U05fTSjNuc4+b9yj1Jv5gZwSvH7juDdc7I",
+	"ic9p7T4ptL4lDWno01AcY4UDZgtd5KJKmBMibDx2Px8TUdAjo9PoimYJEzhaa20Weo0u1ENqKxFQc41o",
+	"Q7fen3j+EB+6Jxp/bzsV2+jCf4C8Csdsot2LbkKUctHlz4IEiujLKGocJUrcM+MheoOfY/9efOd53LYd",
+	"VOMW7S4t0sFPskd3LJQajLzWcP3zvPYMoT3PsslJ3DWaK2kxIvb2UBQhPNo/gVd0sdvvBwHUfZD7pnb0",
+	"IeP4+2dFd2t3b/aSZ+/ckD0cnho9t4/EvpWiyL+B4Nruzrnvur3zwhh+I47YHBii+UHnFHQlbiq3iy8q",
+	"rRcdmkZtl7qS/xQtuUUO607ZlAvLZdGTVuEU2DTXymn66+UGZH2T1AQqM2hvzrgZVpSiM7oEPg6qPor/",
+	"9VIDhzeM2640k2g2eoai1FabbkLcl4fz2TkzwunghrTcFH2cM27Jn1i6bWMrwVUTqzs9++a44PMiHFbj",
+	"0YtSOC+ZqouC1aoQxtAuuykcDH3r2mZ6dVCfeE6PURgbdgEv+TFLxPT4WVkJQ+JlO0Ws0kXhFCnQ9xuX",
+	"Makfw+CGx5Ga7fY6uPV+XLIRR915R5GpdvgOxQ83G7VFVp3x7q31xnvWorkkvmJdV/Q7wQt0FbRv5q42",
+	"qW87L+TR3DSoF/4XndPRnY7BSnAr8pMoglxhm1l39PDVab6zdi44Vxv84Yp3h7h8JUQXh+0N3BuRVcLO",
+	"Km1PXqyX4+Ku23J71Tie4BFnS4fvL8l5gWxGgLbu3nCajuqngM68GYRZuieCERiyu2lW/rQaX6ABxRLY",
+	"oKzYHS9qgSEHTNCshK0rSk49fZJ1VRwm2KachfIc4l/3LHjnKJKYeLvOuO8WPIGfnZx5tkX0ew2E2NEc",
+	"EeY25yz4XBQgI0uhy0JcQrqPzxOulfxHLbZSrh4ekQ62S7N7Axz49Df48A69Hfv77+jpXVrYWrUPaS+t",
+	"LZmu4L8GPMqUq50JyM4x8kaJnL14fv3KbG3Co/PHXx7Yhe58mnhme8gjF8qZ9ahIFcXzxeDil/2bANz1",
+	"XbLNXq2+FWov05gLXkG68K1QE3a9xCwFCF5m3ZqRXwMSfPfg6XppRDZLGT5EyRvyRnXz4GNevC1gYWU7",
+	"s9nd1Ne0rd2BqeCLOsrwpl3eb4H1m8nu59dh13Yn0idXdnf8WPZ2cHdwUq88mRw/p8OUpcT6ZOrqXQi+",
+	"rm/+xAJ+TZb6B4/btfYPMLenypQis/dL45P4463c652s0J6pRb/unpkVFc/eN8vPO7AyXvK5LGTkTYnG",
+	"m0OpqC8B7bYtF5UQMyve2O6vV3Vh5cyIgvK3Drhhtt4YD781VtfmhGuy0nmX4vedXkN6lNmoLARHoMgB",
+	"aj1WfINBNxZiSRjfzsWC14VF2+uCpcYKUfkCMIiip2woFWaONF7yulIjKJn6Ry1qMVPiTXiYg3Kb+zfD",
+	"A3lwAfgwlvsFDjNhV6j6Yzx8XugMAjnbxZA4RqaLgpfGjd9aKhRpaINGR7bUMoO8K4XRzs4qwt2lDpLB",
+	"1nreuxYopNNQQdBSYhowW/EcHCXO9MGdCpZwwkRhRFwcJEoqDRrCMDN8Yz463kcRiG1WyJXs8X7K5gb2",
+	"SZzbrUzi1ik5c9idysx/2rl9HcVKu5crnOvRakHEPv7mX99xWHtKjprs81BV4qh1fKt0dov/f+ZdCuNo",
+	"r3qCPGRe+LFKoXL3nS88pz/w8MGdTafqbBqsSe6sDPIcZBaCpz3vF+Uu24MqvO7Dt9ryouurHS7uhvDP",
+	"d/EqjxdwwDlMG/PwdXLolSHZvYkHbJFqEoEU+AwriiHgQdCGxIS1JSIOiKRAU7sKWsCf2PXNlbs0vOUp",
+	"jmVMm3U8WWptMB9SGoZDUU41RvSRdDB9441Nux1mYF3umdxRjrTmUT9g57nvVhmtStv5bn8KfWSynzmE",
+	"K3BMVOslPYx6wdbC4nkkDZgHzTx6dvulzdkeoJuXkYpxSgEZFbbHlHPCz7f2d9t10LHf997RZIBqi8hn",
+	"gUxMXx1b99ubyrVH5x3RWbodrZKz7tKR/qNtL7DrzJpJPDw/UD7XUsZ2L+5zZ1uBNtNWUSgHIb9z52QE",
+	"FHh1qzs+5Y3CEO+tsewK9oNnEjHxA8/uyIctzuxJuWvTf2iKVbZc0vEiD9UZ1JV6KRbgGBZFPptvZpAV",
+	"2eVs8zlJPqW5AQjCWt/e8ocW+8lOntq2Td2aZ+fO6FwUT0CR3VMY2VNRHYFcHOTtR8BjbM3qedktCIOo",
+	"2fVGxNlriq9EAvfDLPUaQm4UGez0dIW17gG1geR1yKeHPLQ9tebN+nq85/Ql0gEm5IPObS49ZEnJlUio",
+	"lGiotBqDe38UTBz8kVRuKCgSUMXG/3iqfPJniAFicqYf0A2CIQIYBrPS7pmF4E8Wz6VrB3qP+FrYl8LU",
+	"he2q5ASL0cy8krqruEB1iFt29/1pYsz3CfjCpso7cbxbNr5K7173hlSj2k+xnvkqKr/c+7+ub3MSSMYG",
+	"Dx29DHI4K0tJryExEzcaM6EMXwlE0BmFmNkCsEsKW/E0pGbCWzAjz9MlsdSo1qvY4KBIDu2Z3AjLpDIW",
+	"EnwhXAvXVUFCuNJYM5QVXK7IDj24q1GgOhRPBzuHF5AvN2uONxkcMHAyXbYHI5FBS3D6PX3CVT6LztR0",
+	"W/UfIbIcrwbn23vjTP99+8Rvyz73x0/KyqIB+Aq4TuCQmgOikalXImdzLNQywo6R8R2PfQK7d7SbIJZg",
+	"HTbL6dkU70OHyeA3IUXaMj/31hF2EeiPkCDxtOX87SPSf420IQnBPbuZrbDgaoYJH/tgI8IrCw8WYUKF",
+	"0HaCvk9ywbXhOqTZA6dzomP9XnQaMk72/QCP+hqffT9SjNa0hy5D2krfkfQT5HUPnMbPSyIQfySErnQn",
+	"nYBb6rXIE+bp7Ni8q45wxKw/NycZhBrt7jTAXgW+K5lsN8s24HGZfepXADnJeJXDLmzjXfQGyncyotor",
+	"blD1mnX2H9QrGKfXyOsvfqf6U7TJQg0yIg14esECMaMLqNfRTPaljh2XphdfYwRWjGqZ46KboEf99NPT",
+	"rxPSuOg599EoCel93bAH9WreZaN+LU1Z8A2pZw89m1FiLYylwnBJZfpG8dIste2pWFjqynYuNH4HxoHg",
+	"WWEswnO+8euWORvm3CyFYXmly9LdHG5ZIbix7Mu44JoSVdieqUUCziMB7MHoaWUDNvcV3r/SxrKHj86j",
+	"CXS+py7zE3O9Dl8EX9IbjR0k/CAca7T7nfdCrPFS9Gl9c4kBgt0aQ0C7o6K2ayJBaRAED2BHd9FCERuS",
+	"AhAz2FiM1l1AGZhUufEghX7fwU8iDdUWCkf6QOBesoV8Tg8xqUaXLHV2QXrBlA4zGzbCfxS7smC6g2Sw",
+	"O6l9CDT/amrGcSzH2V1dKcGJr9/0PAk3v8WFIApL1X9OxgGnx7MaBVCrj5ZHLO6krs2sa5kH33cIpsQd",
+	"n6ci4kbNRrEhOHuA3RNURjNeOrp3MvXH0LyjhXbmGvdvYxLYQCcPIefzlmbi3cvdSSnfUSVuUzZuQmIA",
+	"mPmAnEOgnDvbU3Dj7BrMOTo2Ob4vHXc7QHokYs7RCdGU7dfekCYe2Kxlf8q02+butDXlUzGOMjx9ztJe",
+	"lx0O2T0NKxeERd5x6taKVWl7KmLeI7/7xF9BIhZdnvALqewXjzs1lH25bXA+tK6T5gA/FL4wp4eGgVvO",
+	"MrpCuzODeMp93q6ic+rkbVeFwWQaD/gwlh4f5mkuVqW2QmWb8TOxSaNsbQSE54ib6ziLFN0qT7hW+2mx",
+	"meQ1/CAQ5sFbtbW+6MyTOFVwU4rosgX6bBHjITrvu3bNE6dcv+j+HL6G8SsOTfO6P9Uj3KJBMkA4jE6e",
+	"9ryRvR2mLA/xqLHVdQZlMxkvACmo5kWxYbnMY+XKybsAgiryGWYWzRDL/pBf9UWwLX/QufgAsR4vvVcA",
+	"hnJS3Oe46NXepIRmOeZ+OY/dMd4rxMiXOQZ2IhCmyDb3IPu+20JZcJXuqm9pwHBMveq2DVXCx/98/Qsi",
+	"lMxevz1PPvuqp6HGzt4c3JNu+2PXH9+p4O614HGHfBwswYS21nbdW0/7CIbAPVX81UlKQOfl+iBuaK9F",
+	"dpEqBZAaax9OJuQb/maacWM1h9n7De2KCHWSclPsu13k3XVtr1GOErgRy4Al4eWUCqCLZr5bR8LSWoXq",
+	"vtz9DeLNLQAql9MewPnecA3oJB0H9EJUYyj3ZQ14EsOHk6g5iscR4obRXI9GdIhqlTuITSoD6EG9anrd",
+	"o1fuAXQkXWKbEn96+bTpuuSkg8f78w1wfGHcAfpC7cK7YoIPOevleJW+qYQxfa1zdssxpZqV9CMYGK3y",
+	"A3K8e9keFrjPno+wp4ES/8LN0pGbeCOygJ8/OnpX9oA0v6jN8pnYdJTT1/NCZrNbsTl8uaNn+95xHZU/",
+	"ditxcYHkCexza+z/kmJ9GHej9apjpnw/RcEDZO1Atx8s4aAAHFz8V7KzShAJZ17pNUKhbE85gFlfgpAD",
+	"uLR+th6bYDIXM2RaXaypBt8vqnG+mQxCzXjwK4+FOeSs0Nkt80hL1JWGEQH3OOVvxebU3EbHk7vS0g5s",
+	"cfno8y/y5cm4+tvEj6Ng3XcHMW09HmiCVnoM9QFRf5Aa7Zgid2uotw7+QPlKtJLWLw8adJgtmt8XNzz8",
+	"qn3c56cenB+pf4qU0BrHX6W6KYQvy9mq0mkX8GRaLaQ7k756AKdor4R3+h+3F1s4TxGgrV50+fnBieBV",
+	"qQvmrny621znOKd03F1sfwuxbVvlfPwVHy9ev/3y3Tj8+/ER/37Yg7nYr9lGwfmNrivE+FZiPfaxiYpV",
+	"sO07uNaAEZZ4KGRJ2JEdUMhWFgVCAMdxQES4qLgycHgB23GoPeYhe3z+VTiiENqGBlN3QqUAlPf4/HFQ",
+	"75wibqZKaSVGrVZ08X3sIFxbbZ7wopjz7PZ+N6zDXxUd5srcHNvKcWdy1+K+t74D5n5bkezC0GTDNKDq",
+	"XrA2FmeCRCwtYGA/ML4VGyYqj9pQnTdaEFgyt1MFQNLt+K7H6ATE+x0o8RY856hB9r4VG6qNg4I6rjZk",
+	"BDdkiFiPHlfTIBAmYVI3DYkQjFo7krtBTHwMgcQ4lkkrIgJuBiTDxSZFAtsWg7sSglf5zMkWXdvZSqra",
+	"dlUePp+71bdaW0nDCh2gdCC8DLa2Lzb886PzERW6ypVjtQ/Pz79Efk5/d2kqfvpREmoPp/RPQsIVomw3",
+	"SRFOUUFoUagXJG6GKJ/QAMosAX9z51xHF6xWOS0IANwbbuIUH8zuL4xuFenk0pTcZkuEFcXgKvYNgIQ4",
+	"gLb0wTtnBAk2TM/w73QEFdpT5QjAd6/rABJiw7T5LJIHCA6uYPPNhFFDvLmjv9yzOeh+xIsLBHv1ID64",
+	"FAj9mtbNwFixR44lSM45IbxkXEGaKOSweoxNDFOrPL4Fl1OFWVPQTELZplUcwa4q7ZdmrC4DUKe7MaF5",
+	"JhsCi90qkCMMWvSQ5z2s1Jm8gAwO6UZ9hP3KtwGWjlsgamkaaNrTuAeQ9OM1VP7FNpE/fnyQxgntq5Pp",
+	"RdEBt2GJz7goRUXwqpOOW32oaVR3dv1fOtiroeuDvGaLR6fEQjH5PWS8Wd9GuQVkD70C4DuTeFIQxJcP",
+	"NAQFpcOwIT5gfnk9wXajI6RvvKkPTPQDX3ALBbRT1ZAS4k9B5wgFrZYocd+yXGNbD3iZe6IH2ToJKFZu",
+	"iB2u+uXO9h9Gn744G7/+b/9xTP3CBzy0MLTPBN9/flMVH2BIgNw+o3Y9xND3hQWNB5r6Up2zT6IMnuLR",
+	"hD1ZiuxW5FMFp2ZsBGPdOtze0+w5MRYUtJ3Terz3tPj4n6//1HMuQcXp0E49t0qYreRqJSCjrBAcGl3A",
+	"xlZcFu6P9VJawUzJMzFhV5Tj9Pj8PE5ygl88/II9k39J0LaG6qX4iXkNKnAhocmN0uyfotLjtczt0ikB",
+	"c4kJe8D1m1YRw5/+9Oj8/C//63/+P/CPbxPm/vvoij549A1+8MUX9MEXX7kPvv3m229HDQw2Cjf3Zkjv",
+	"JgAjzkzBzdL7AdwkoiqH9P+X7mIbnR/BuPalj4C8CaAFXc1zoQKMCV4VUlTA5S89ynzjcaVOkOutLhha",
+	"dcIxHfKYdxCHVx987ZKzIMjW2sKGb2urR7z+BOsX9fS+4gOqdPTNjo9BZwFw/KOCJ11qS0dQBwglaK9J",
+	"2xITbe0JQQblzdJ65hBrYWwYKT2jj5QX1SbN+0XoHUk2kfm9sZf9Bffv0V2ll3AdxTww2FUFUgh9w2qQ",
+	"GaAz+e47wxSHWgFMfdydIx2hYQOtDZUmqE4c1MmOqWoaGbSaFWRk7za9vcInCUIaeUSRptORsboC+WAZ",
+	"SoLGNpmqdmQFSqIUS/3GpczwjWFGXza6rLEcUEWJ8cGKEVreTYXA8Fu6Z5/LPqAWtLLE2vEzn0TRG0dr",
+	"39LozLuvu4UamPtHw4stJ8EvXo/xSszrt+fJn796d7Qa80Ei3UfXsPq2ZFe+Pv9A2dVvHWE+nQF9+Fjt",
+	"vn2kHpM9oETQeRq2hmBu1q3qDMbNrWFLUYkJS5da31Jmc5xE4j5uZU08MKwJpBMdI8qWezRBWx76Z6Dv",
+	"AZNIgSW46TjJfyeUHV2ytGmBufXiDrcOpmZcshRDHPQDSvvAzyjJAVQb92XTaN4thKDLm0RpnA025/Km",
+	"BPgChzxA+Ye+cAToH/XoIccQOqgyPAbfEQyTmf3gW/28t4J/YS8P9oKK2olGKB4n/Ww7oNK8PBpwH711",
+	"9wrOIio8pilhoNp3GN3V0N5jVdqeW5hLZ3LM4iV3aClIBdjNEtXcupzhTy8ayscPgPS3s2IoeoYeH+px",
+	"P+Q7x2njE70EOkLcVme69jCaugo9xMDxsZOAS92EqZMKJIpBUXpnPGPbtb0zmq/JGSQDvprLm1p7dGK5",
+	"kCKfYfFyu31XX4vMna7L0Dihuyq4OYC9a+O+j3zoCBt9FoM7gfyNzvHAvuzV+p+X/B+1uPTpnM5CdpZv",
+	"aC4EncKww2WlM2Hcxc14pcAMSCD/PVgn+FwlYHbduaDUV8L0FqnBA2upcr0+VVBE/aJbe95HGb0EuHP9",
+	"9t39a2xS3JHtU9QrZfa2UUUbWCpGD3cXTYHhvHecpQDrQiowdXuGAWPmlFjtQR2/EyPKTcuZM46aKr2G",
+	"Hm+lsyPn2lq9StjftVRYXs3RMl8IQH32XgfwNxiW1fYyMJwjMk1apBBCoHgGfg+bTeg8UbDfupNDTmvp",
+	"3K4/P263o7a7uyyEKtf6T+LASWFE4fjM5LhG8lAyS3vnPdRZ014ynvwWUr2fV+dpaF2EDu4d18t/FZe8",
+	"bofkcnnj9DBfMal1YR5gblPComdNwmjlwPKWUvVxLzfC8W0qW/3nDzZo2VmQf1/n7tSVOmAtfAQt/h5+",
+	"gl4/QL/Zud+27NsNH3M2vS6jFnZbxBgpe6676OIjZPaHEsMjoA335u0nR1QFuK35WvA8CJEtpEBe5bOc",
+	"vj+JX0XxqnvXsu68vW8F3Uz5tJ6uni4JRWAvS+tt1eoG8ZmbPSIZchGZz9T0zIc8ReT5tdzcXlATeKxx",
+	"xl9lerUSyvJqA5yoBsFp1xqLocnZOlWmXq04xHOHbobwLLocRwkEi9GVz748Px9nOhdjbJM51/mGzev8",
+	"RtgJQ8Bx9FgFvX43eDFVIIi5k8eE3rNe6kKwm4qXS7ESLCtqA+XO7KX3dSSNa722ZW0T4L2MVze1Wx6y",
+	"2VwuFoZsBF6WgldTNcwgDbzQ3pcGjfN0bUcThmcHHrQLiudkvKo2zvSwWicYGoMm0HqxFXHKtTNm0f21",
+	"JdizE/M922m7bajA3ZuOJWOnXxT3S0cYMzepThyb7boWN46xfFVGpakC+u6KFeIkUWkDlVVTqi+EtpVg",
+	"QzwIir3l1Bi4D/LmoIuaZt+vIvbRfYQmIDyt7utwtMfPfLLCG8TbVn270jPKMPa3OjTShWzpNfcBXac9",
+	"QDqMd53Q+jbCXlJRDWTR0+9pEzAzbBEPiRx+wn4UEiI84PC1PnxnLAAfxAVW+hbEwfZEvcqLxYed1mFV",
+	"q4x3tnGkpDvPkbCFKV4YSBiBhSNMgxI5dVptbnC4vJPu3LHtVkFYNdXQTRIuZzzL5lx37kgfw34pFt35",
+	"9R9Kl0kG3kw3kqoWejC3wS8/FzcccvmgEzT2xkRvynDHB5CwLhdAwvyHC13NlpqaU91DBG/rXf172K1m",
+	"LkD17+8htwfe+l3Pq3aKF32oDBWhezlMtreru4AiGWRcZaIoqL8lp3+FaEZTp9iJep0MMHuq86JF+seu",
+	"eUmYFiexq7DqQ2apfw5aEERa8iHKb1Rq8EhGTfe7zvl+Jd2RZnpoOo0a+y752GFgofITlxKDzB7FW+Lm",
+	"Emj/B63y0E4EDRRxkuliHkZ9hSeDS7KLTfm841ZmpyGAURDJ4MUJalbkIB42KDhOCyX1co8H5xMLS5+O",
+	"zPMpsH1UJNz8/HFguzfMl1RKO+6Uo6NfWvi906EDUmeTfXQ0vOHxkXhore6V9vBKcFMaa46pH9vxCuwJ",
+	"Src41FYXthY0UsN1omu3WwoauN82t+mSkT89vW682v25473AMuMncTIQ4u36LAA4WMgjw7ChT+bF1hto",
+	"KAWwpTbY2FY914k+yX1gGFh52gelUumiJcLdfnCrK0JkONyZBwbYOdMDqJDhEO6XSRB6V71POVZ/R6qf",
+	"mqjSKwLq7sMCx+RFwAC3iMgrcsO4tUJhdQcwas+ZmTTUQx7SS9CEGBuZC9LWHRtecal2A61hRrNTDeHG",
+	"AN7pif/pcPWD7GTLeb2zG13nCKyt85ovZC5IEHjCh0j4IBnMnaGykwISaU8fQ706XYs5rM7vtexf7kDi",
+	"fXl+EBJvX/+bbVOAe8DYTu3drSqfaYAUoYJ0shlrBVKrr0j6eALbvrEtcYdirhJKrBO4huDbgsC5rTZj",
+	"L1HcrQz1X1C18GGQAtuiuefLbvCQtJUHd8F4a2EJpdNhvhrl02FNEeRs+9y6prCoyYhrkkNidwX8YGa5",
+	"uY0voXeUYZehMJ/D0iKs+4BO4K99tBVJfHH7tYZeRnA/UdNXyPSx6o+w2Oh88vDzLyfnQJKYMO9R3wVl",
+	"pfZVGgVoABNqaviGkN3BJSUx1XKqMCR94eu/qlqkCWUSYLF2JbDw6LSSoyZ5mux//yZqZewj9klUEeVJ",
+	"4YGBcqjEqUchRXenZglnyVW21BXOy1/qqYr6h0egh2lDxelowr5xShtupXBHAOP5YhxpE8ZpRHK1uvW3",
+	"65WmqlWwBFVSTRd4lWPlCOSEX7KeeiWCpEXYxULwOxEvxomhqUI51FeJtMUNT0vrjn/ceWdaHS87tWEC",
+	"IfOGDJEJdYdla65s6B7t9gHPX1fevMCm1rwoJuwZNLCAES4QK2VSSnWTJgx418S7XZoPyPyKi7e2vuG1",
+	"1WSmRV/H1v/Ob7eNtvBFEGLhk1DGQw94d1T4xFd9+b93XVPhq10HVed0W98CY2wWq6GSEl+HX7WmjB81",
+	"c8a/gxRuPoqEcXoZyhb6y5gm7IoyIqEuAr3NcDEQlQAqBg0lOBurgWdBEKwSfAXlrCw9u3t4hm1Y0wSL",
+	"UHSgLWniNpDuchoA7sSriY4PFNXEKIPs9k4PviKzXld4tyYxhQFQbbHmm4hUT2tcvtXatVe8dAF9t1Ne",
+	"cQTM7MxzKCNG+zK0YAfOShcscTxC5igOri1XuWMkNBtnyTvDk/tWsZWPPjmrJ2GmzpaMG5ZeEUoRnOoF",
+	"+wv2+/1f//P/dYzSlxJ9eck4Anm43VLsu1evXuBIcOr01BePIwXS/QI6w7ufPHQTf3j+6DErK6kwge3q",
+	"+snTp9EPoOAI0ozmleC39DdVO+lqK+1owl5Syc0w40aMpTICKurvRLEZXbQAEpPmrxB7iz808kZxW1dO",
+	"/u3gKCYsfaKVM+fGrzaliP9GZus++Y54xU9GVGNILkpDgv9Sl+P5ZrzUpYdkZEM3hMJKKvezZ0KU4yt3",
+	"xO6vF5V+sxn/N/fPV9/A/7uVi4r+qcxCVONvVKZz4pA/lTcVz0U6uui/pf/VNOkvK3nHrWCFvEXa8VcN",
+	"PYEAwVzp2gpq5I9tUB0pAVvHgqa0q8U+VQ1v4DV4QQt9cyO8xG7oGKJcKBQxwfsftbZYygdMwrD0F++Q",
+	"fB2DZUVYKUZkdSXt5tpZooR8DdR7RSAvYKKCyISPm0GW1pZoyulbKfzj0t1B/GjgsWcH/PY2asbhr34p",
+	"n4nN4N078CZjRvGWufHsGSsgaB93CRtyR++WcWOksVxZusec4W/dNjHvgEG9LKurYjRVeSXvBIsR5N2G",
+	"elwBqB0HxDNW1apViW5X9RtM3Z6qqfom2ny8yS+/fcK+evz5nyGbvaAElTNC1PrT341WKct1BtkA1FuI",
+	"MlCnyiOhpZnOhZMEtV06NRcHgdLnbu4yrc/PP8uAf8A/BUVZ/dKnCnnLcFEDUmUmjLlkpPA7ewyrBVH3",
+	"ogg0pk2HjgIjjHG6/Q2jITnDCJlg8w1LXzy/fsWc9IGW700hsFnONYBho1B1HC49gys9VelZLc8cf0yY",
+	"ri0xYGnwnHlmR9QmX1L6ffOSWp4RKQXuoKbKCF8W/521JfT/SyOqSxmSpG+o5PiqdzfyZsMhTxMRIOh5",
+	"IAvqvsTZX795BWFf6h7OEYa9UbuxJJq5vY9BKEF+eNCSFd+wElJlQIeNsshHCVvVxlevSOuUfGGmKqSm",
+	"hy0lKaQreSOdZXotsvG3wmbL8bW04gKk9Ri/RaATrqYqfY4fMPGPGkse45LeEdUCPz7/jKWZqRYzD17q",
+	"aNJvB23nA0eUW05c0AG86dtcE7/LsDIUfopYPVFWNA0GlGKwJ1ahdelUkKmiFEb4UBorlBPsbgsfeBne",
+	"Kk5Ox2PuzHeRj4kicW1TBYsLGIL0UBoTA15OxcJmIWeOGxbibWhME/wNDI1b3hrcXbT0bJWVSK1gL935",
+	"urfmjtD+xrQIICNgsxQyE9TAlBjqD09fOXu9KogPm4uzM2i2resqExNd3ZzRj8yZe7aBCnRMNcLbvhic",
+	"Tx5OzrEbrVC8lIOLwWeT88lniCm0BIlwthK2khn8+0Z0OsKoSQQqsbBSkodBWmW6VjYqhXlR6ZWwS1Eb",
+	"RJNAl8+EXSO3CLAOXtkCSQsqknhT6grVo4h2kDScyhZIx7EnchRMWIhO0fNL7m4vrYz0sGE6HtMnY/jE",
+	"0Q5Y8nuZcGsQYsZYCQ9LGT4+f9hEnnDSVy+e4uM+WwuapftwBvJwqdXTfHAx+KuwP9ABNHF4OIxH5+fk",
+	"i7WUsO228qwsuFRBePMuT/GO3kxv6Dsdt+eEtUQH5Wjm8fnDPtd2mOeZRwiF5z8/4flIPRlc/PI6GWAi",
+	"4GZwMYimtwpbY/mNgewaUd3JTAxeuxHOiK4nG74qIgLe2eLnpVBXL54e3uJYxvtBT9hoJxzpXY1SsMMD",
+	"Jx90u17FsrV3p+4enrXyCHuv+3MFxQ4AfBJ0I6c1AYRFrGDpCvWrhHnbmim9nrDvEbks+HwYQGOzCJRp",
+	"wtKd+ETatPwqNoygYS22+l174TqnWFKOMedKr3dvlHv9k9ZSTzr1v5MDvzn1vYnx0Ysgs7eDKFBYUuUR",
+	"ZB9AHfV97tjn55+dSDQRmfiqpnY+KVTXckeaIiKeNq10k9DZ2y3Ek3f7ruCTtvu65BVfCQv+gF/ItKAC",
+	"a5KD2zhlsXMOUzWbI4pqnN3PZsMdWLX/O3sTYa2N6dNRV/Xz61+JXvoYSLxwopLzEznxqZz78a9Fhc9V",
+	"e31t3nGYAHPtjJde5gUMC7zL1vga34RcRPAdRQIKrW/BakkYtGfBi+GLggGA2glLd1sN6oAQoKYiYfTm",
+	"+3Hp07x5H1pbuhINekslbpwK4wxO0FsnmEK7SSMYBe8dpwg5ZdRcsrTklZW8KDYz+g08jrXf1S2i0hiQ",
+	"me7nQ64YQCHirGBpYDfXyqlR4FqK9gK8SJB/wwq5gt5vFmqobett8AvCHIK1NThObhKdis3XeFgf8TrR",
+	"G3ouUiWcLnkPRtsi2ZfgYRPQGcSNt0/EihAL6CTPFDQ4eGiM/t3UWR9IRz7ZKaRLOIFnhPB+pQtvgV22",
+	"XAEXjBfFaDJV3zhCxkGc+pvK/CJFa2ullbZayYy+lvkoYSn82z3ihnU8ECFD0pxb7n/536+f/8iEuhOF",
+	"LsVUpW9lnsCzSZOknzD3i3feN4DrAo2Xrk4KIeMLNJJQKeAsvWDoXaasbNqEh58zM5mqK8APSb/nxo4h",
+	"vjJ++jXCLP7vkJ/2nz+mgDZCXezKgm9MVOYN9LlG1LyVCGgkztzPCbYPUCid9YJmWJt2r2ENFNjZkVXb",
+	"5hE0+8OTDzamzNkNeGPgvRgfB6e5+8k/agFpWSToMOMuFmc7zX1C7PQ86Siz6i5KMDYcN4UmJTSo5ms2",
+	"NMI6+wlWeA12pVOoKpGh13V0ydbSmVuOV6YwvzTMHq3mZvqtQxr0SOVfSBI//PLd/UTuzs25h2aO24E/",
+	"/xUEa4uLgOVbjQ2ROhKW5yP0QWAjS8ELdLn2aVPf4RMfkbXSG3q2kuwZaVhdflhz5nt5J4DbOm4R1Y/2",
+	"sVwQp71b5XTy7+CJj7lV2tj9yj96srzbgxKK72ll31v3+h6KyrYUETYM7nSniYyircadff0uGZTadDqG",
+	"QvADxnpgGMYRyOEC0mS9NCKbpVshlAn7i3aMssImtNQu33c39QuZMOzhwovtaIpJ2Y1GZrsV/3NiS1YY",
+	"WDNRmMW7tgmHBtFysPQOfwGOyFHC9M4rKfDq1SNIx4BIfisc2qa7J8D8v8PyDHJA/kXnmw9Kc/gSpLq2",
+	"bfRuh9offug3Q74OL0wfhwD3r1fFs+b5X8mi+ey05x89ur96iBfKe7wP36eYcZ29pcTkd1TdLbrK9p5a",
+	"78SMXNPDx+cPR4xbDNbgTmM4A7BzibxFPmFPKc8NeerP2AEcKmCDXwdMCKtL0D3hA57dXjCq2Wat4mwA",
+	"3kpDqgThJCmxxoi6u3OYkIBv9slWxvINxErAAplvWlrs7g36GvaCbtCWBtZ1Ts0jQKFPvx50aBWPu9N0",
+	"4OBga1f6zl3nT5FETzLSt0jULet9CfTMp9KMS13IbNNr5XwDWUxpVRfCpD6HqbZ67AdwW60XC2qgDv2V",
+	"G19+lyHpy75e4Is/HD18OB1ga4o9TBF37vdGX1de/EMS4dgXzLfPHMgBrcqGAMkqA/dDt+ZRd7moSzuW",
+	"KnE0FFHOJZHcBfvldYrwyY669GIxYVgNxqOiBJ+Dx7GMiEedBVlZ6VVpEcIegDJhOVfPnhH+HIAGaAXJ",
+	"GJVeU/BPZktHyiJqJOLm88CwlFc3dykbrpEPCkeaGI9m2ASFgIIup8rDOodfNqkyKeHQxCDPI8w/pRw+",
+	"XK/KqCNHpJUtebEIfRV8ztdULQRUVJXcYqoTjTNzYxBnR3t9b+Ig4V9bKrF2vxJvMlGVoY3RVNF6pILW",
+	"2RSph0YrPcmKEwaBfrMURREoCg/GXJBOB844kUtrEqaEXevqNpmqH568cITlseQUl5Uwl0HsEUpDQ5ti",
+	"wq6YOxrKlSuExWyrXN5IAnhIJ2zG/sQuWML+D/a/sTP2n2ycThUCOCiN06TEXYl+zVKWAgDoAiS0SZh4",
+	"U3KFTsKbQs9Ngmk97ht1JyutVojaaOQN/DNhfG50UVsxVRCxBR/IZJJSiq5vPoipKrzOpaMrTN4Le4pM",
+	"Z4aP5iman27RPguA2BINBo1SwJXY6Rr5sNz4wyvGXYz4kHL824gBQL+WEHMN4aB/ZZnwnmp0WfDMKykf",
+	"QZb0KDUlgRd1m7h/c3qskw7uQoabhY7LdsppYLbe0P3p5ffM6Fa+WsYVA5SMJud0wnxBN9xhs1HZstJK",
+	"1+aSClUIjjL96zeYI9VSxdNddemFVDcfWGt+9MGuRxtNqvtyUDJzvM7fm8IEMNdI6UBMgWjurZtX2nIr",
+	"xuhd6afnVwimQ14YysPb8qBQN3FBuKmOSTl5JVVW1GAMUoN0J711kYuqbR3uUuRLmJsjLwRq+iT192h6",
+	"PXTZ7FsSO60AXfl3ZzBuMeO29+69yTRUJ/dTqS7yPpcHxXkiRyHzIPY0XXI5JJHXY+2z/nklWK1IGdpH",
+	"rK9gkp8qreLs9pCqL2P4N6PUlgf63nRK1ILNeztd3/BaqM2CYjrhHXEXvnZr12ONnhClfZVDsvOo9zTj",
+	"k5S2sClF0BIc2+3hz/u5MrFvkSesNhQbhSRGS/DwkTXg82XJHPB5CVDI1DYx/LzbpgW1XIb76FcaINmC",
+	"b37SZVo4yqb6nE/Nroin9isbFaDO7XWzg+UP5oRhQ0prxlMAwv/DuOiRZz+9/D5pNB9ffQQeDIwVx02g",
+	"j+YmCprs9ydYMs5eaGNvKnH9t+8pWwEve8pvb3OsuGMKciyxRG9RCEFAOFC2Qt0PueVzbsQFJjEtBa/s",
+	"XHCMUfkxp+oRM77iNq1V5Z7l80KkVIyM6SJKY2OyLxgU8lJ8V6vQDmF4/bfvpRUjCppJa0Sx6PIQfC+N",
+	"/RF24CNeCfeC/SFXt30Jm2/gHkx+DYJ+z+RM3HIT3JN45v1EB99vEd3ZW7favbGkb6HsB4jLF8DcaIVw",
+	"+Tda503dINU+fMVS9/QMqu8CXEtMbUOIHPl8nNGEPXeERcGUnqhUQpCxxjKA+0cYLijyDsUgO+CnSQgo",
+	"hl2hGkvINvIJdOT9xJIO2Je+GBjEpEJ9lK7EJeMhV9vyygpqbUil+O7VUOhi+a2gsr+67NAiYe0/IijD",
+	"4VRX+M+R+a1xP0NMY/3syJSanuAXkMLvKvjlnv/q17q6IbhGSKa4nyEX7eRbvAXS3SlCfkQ8XLhujltj",
+	"2akQoUirrfwlrVAr4An0cO345d2Eu5275rHMTnb/ECTSu6R7YEi2aA0cUEEAuiGgi3x+fgBb5KOaYvGK",
+	"+uRRa1t9SERWjd4Bm/hrJ6TF8BS6tnP9JqLKLTD2Tuo8e7vV3fzdWUCh7Lbrr7OlyMF1yxWDfp0SSlL9",
+	"PoQwEtbaRTk4Y9+Af67zDegnPvWmRem+mhOsKuTbQxJg0UzDb9NRF+e21ablpjyKgW/1eT+Slx/dAP63",
+	"9snG60t8dsenWJpwGuPfYuREGKAeRUTVLkzouRq+UticvY1wY5qkiT23wukTC6EyQMYxFKXGJmnwU8r3",
+	"XixEhWXDjXRpl/KAzgTp3D6S2zQ1ZT/q0G+b6sR3iR+jV8L3AzqK9NsgVUeRvfvJcXSfHLT644IahAf5",
+	"6JFFD5P1K3sBOjsrdtzXn0MLQB8uy+Xv4bK+lwfgChM+qXnfVqIH4PJQP+IILvhwNVLfpfdgZuMGmav/",
+	"/iNGhdMLJ+xlrU7AEeuFB4PqSMVkXlD7MypLmKo2wpjP3QtrRlS8JKBvGZ/VAUBJTAZsf2oQTKZTs0zq",
+	"w8cR0gxTaHynEN+zDBwRoWtdyoZG3ImKFzSo8ak1fQBuo4DbttTrqWpgf6H+pKy0XrhX5JLfKG2szKCL",
+	"LuGtUjHIZ+fUEhcVMio3/Sd4OwEvMGERfjESj66mai4hITKw04QRTGvCVlpJCkQHhKWI2XZ4Sp4SmXzb",
+	"UMlvznE/prLcrPOFO6Te2oJwcHiY/4a8670sUk9W8UXlBIUDtxIBiobNPiftCwBelNF7sD9lSur/1s3y",
+	"noO7Jm4ISyyC+N2dhGTiTKA+RMywLLgi9cYzQp9wllD+HYYZskobg+6Zqbp68XS0F0nR43y2mKDHbUkC",
+	"H/UtaLliHUzUMTynOqltZnfB2q11qfWPGxvyYEteGUJ8y6Vxgknkl3hYD4zfDwBADGWhXImpQlSxQnAA",
+	"pvVdF6HZ/VKv22zbM+ucOKSjAcBsmQtEhiOHGQDBwWJhhdgj3C1x4hvE281sha6zGcZYqX/3einA2bbV",
+	"Ox5XiYGIUN0vWgdPoVravtP5KirHCymKvN0AasLSBg4QUxSnKo2B0dMRBdoArGctKkGGo4pn7xMyoX7E",
+	"5/qEsyeDE8++k8fjXfh0VOqPpBzTOn8j3Ri7PNIceuzYoBfjubprIvI/ZMvpxdA7LcRNzNOAbQ99m1o8",
+	"kfeQJU1L/LpTd1am9sFmLJt+4Ngl9Z8MsRRgeTgz8AeBMT1DlTBPQ2GeVmJEpWlNAdlUeToGzuAZJ8/v",
+	"RGWlQYROaS8DKjBChblPxWIhMgt5f3MBwXYQX4hZi+yKeCJ23RpNpuqK2bosRMCra4YBtRk/neFHGJEh",
+	"+XUrNhP23CvDW2IHX8lMIZ0cXOk7YabQLI2kViHuROEkCscGHD7OQqBgY1jbrdgwuKOYaT5MTaZLccGy",
+	"uqqEsgGQbdQIMHzvVK2EqpkRBV5PnACL3g9p9K23f6MsdtOj13kRj3oML4ymHn4LXTEl1lNFrze7E+Mq",
+	"nymx9hMMOHa0KyiaFGb3g3wZpj6lYXSJ4sF4eD9dWwJRRkvDHWIsabDkvSVnevKofwDS/sPHEjNyvy2/",
+	"kRyBd18Le4R3hTLv/z19K+8lQ66F9c0Zscemv4fkW9hin0nj7iwrkQnQzxsWPzTCAvx98b5S5qwSJZfV",
+	"HrMFkKkUpqazShiZ1+KiJQ5x7rrySwK+h80DS8xlJGMG2MQ3JuOluAROOwdGgjNJpwp+I8GNExwcqJvH",
+	"umdWCPCRhMhJIZUYw6coDwAUxFhRYjibXMecLSphlizjpa0rkUyVRyiGXDZnLllZwICNOdC8GO1HZzSs",
+	"tR8DQuxkfwEEpjDIwhNi+wDI5xaXTJWp5yusugLAfQCxNGtIvSGfHBgCYYdBZmdaLQqZ2TQJgX7HlLuY",
+	"60s4SLjMTxBc9vftWDnZNYyU/rthXu/BjJ7AXUGnJd1ewiOma6u8b3iIm4a8ZkYPvS/P2ZMmtuMjcao2",
+	"zvCnp33eEc9ALnddIezqxdPR0Z5h7NUUu8OTyCNMYLjeUvZ6VMOyYVKgJVLdnu/dgIWHHVxlwr6J1GLM",
+	"CfLVkNsK9TBSbhEWqaXfPjCoz5rLqQJ18SKeJbBk1C7B7wGsD7i223GCB0LODMog6YrYnNC7Mdr4hFoJ",
+	"p37aMQ5Ete3gTonArWP6YMNdkN2R7xf8OaM2KpeAmEiaBrke0P1zpyX0M5ywK5o9BP8wQzBzLzSY0xPq",
+	"VecbtubFre970+jivVr4kNgsAOJmS22EGsH73AbCVAqsblJkGpFbHl469PVYASaMJtgh37nHTZqqrDZW",
+	"r2A+dJKB6kfd0pOB+69PVOHCvAtf5E6UTFW64qqOq03DWmmz89FlBMzmXor71vb3BJ8WtvePzQBASYZM",
+	"T7RXHCEJlcMOD9OID6Qszd7MCO/b++kIZjbSfCq9fmBYirwHIUpMCO4GeSjNVDm5QygnocsLZbTdyDtK",
+	"EYrUJxzzzJ1O6iHt8IQC7h3Zq6Nw3+H7qYI8WbxUrdcp8cZCATa7EdYAIN3OY76fS+3ujd9IGNfNF1N9",
+	"vMlHeMqwBjIIAxA5fOgz1XkzB7rScIYIym7BrWioP0SzAy3Xd3yNyYyEdFwkKwLZCKEkTPkf+R5T/ori",
+	"YbWue7bU2viMQb+xjhCBW2ONcdCHqbmaO39/i2A3/faHRfrGR8J0aUF/JVvKfCzlZ9it/ZwAtfketufH",
+	"tABNvwoFAJ2edv7dladXgZu3XG6kMLW4hQ8pty2+SKS3WNt7qFUROP/eFPwOJYgdoQP1BpImLWxkNJHg",
+	"jq8gv9YHyrUV1QXJ5cZx53Eac+G9gtpgU8zrpVzYP73ic5ZtskIAKCR4L0cTEi2Y+4zsJF59ioK6U1H0",
+	"upy0pB2A+A46WyReE3SIEWcLEaIdfXGYkhSkiBAGobhla6HsZctD5nu+bgVjeljYi+g8f9dGXLTQ/exn",
+	"5bubNDQDFCH+7Y25K0aN9CgIG6X6dGwagsNAu6HmwWM4UA8sDQhzKt4xYsWVlRmTeeS+wsnF7UMKwkof",
+	"EiwJK/hcFAnwBF0RXgoBq7q7dwPNI7jBRibuErf4zkXEL/Die22egI6xOwmprz5Y7Ltf7HIq8gSRopL6",
+	"zAG3PluXlN6DjKmAFpm+s0ngGthEUFpfTkHOnG0FPAnnMlWhOtezODTxkJuBtUEQy61wQt5ryCTB2svE",
+	"Jfu2Lgp2BR1zQF8Gf567s27qSy2zrawlaKlZrVCNA7AdclUF9ZiegMoTrBSjWeAEKUatUI2FVUgTzCZI",
+	"Uo6bOcIhuN1LGqacezMvEpghPtQZFZpM1fegHF4Dfg9gvUUk6MbqiUp8Uvz2k4pNtBj0bxKeOEpE/BGh",
+	"eH+nIO4cPyBOIPQQcfP30Foxu2hPDx7veaMZ3Ukj5yErCVgb+FGgOwx2dRkqzTJd6LoC1CgB6pwZJSFD",
+	"xj1P0OME1yXNhTOAs0rYcaE1OIvwLhrfoI4QINYVh2InDg5GLN6DwkLfO88JsDnkopoSeBtgSa+42sDD",
+	"iY+sQ2FuPmE/e25q5D9F3DkLLGlMboJev1IJmgz4Zpy2yg1JwqfbjWYjnxmE1qFQyqnQwU/lbZUADRe3",
+	"giJEsGEr/oCtnQW2l+7TWr1H/hrP9d8i+kBr7dFakVL/sJgDVdPV5ZGTP5iNUMs/dAQ6xrbW/s6+N4u5",
+	"Z4uC4LKc4DAE9WBIrfRNA8DNTu0CWPq2p1OAR1aEX5HCnLapKL0AdY48bOSUd5/A68A9bQNRUQsDx/R0",
+	"BQxk5F2CCbX6gAjnQtcVzgYZmVa5b80a9fXGCmdwElIvA1LXHEed63zTdJBPIs9rSOB5tRRG+H4AAEAN",
+	"XbBDY19n/joGhB0aWk0TgHetfS8zYEw32i0CeiA5YvFsyumtEZ/CcmRp2XARujqOLinUt6gNL6CuPICI",
+	"7acRSKsVbC4W2jFpicFrwAXY37ahp5HCvx4z/BDdBog2f7V2A7+GBvbb8ckEmnUk4XaKncv5Ybkl1aL0",
+	"8kkfElwBmnW7Do/yWJCl89BAzSRbeg0BuqIzrnETRPFepyEhenYc8mS24gonYxLyAlaOJ9U+SEP4qG5E",
+	"aL52wVRUMp60MrGbkoCpWvHqVuQspcS5lA1JyTKt6h20b0eUXrLkFFTy+eYpZX/iHs5knl6yVNWruah8",
+	"i1iz1JWF8JfjkI5p5dJAIxUAnS2FyJbUCU7lkKYddTgKUR3fMMAoXpqlhpRE+qcbO5kqTGRJKWIz4zZN",
+	"mvDqaMJeSVuIJhPTN5RBACS9IHED64gVZ6hErlXeXdfzvTT2FdHP71vzg0X21b0DE6Tj+DT5369nUUIR",
+	"NVqRocpt0RiYyCqk8m3GoIX3XgdkZ4La15X0eRZx0ogS6zFFXQOeKmbftnJHYg6TnkESWerZS3qmxDq9",
+	"RB+WH6Q7xeTigxXbIK/Yjct4J5+8WVrSUqLbeys2SQuMWmJ7q7z9KTjiIJl7KW+WhRtrqjx4t6+BRMch",
+	"cDxhDDXGBpUtUtFgEHKkdiYhoJPPO5/pZKaIekPsPWoO3bhutmuHKH2ZfkR1NZyAKfGrIbJq8GzusuGm",
+	"H537DVXYAP4+dLyzmknrk7cpu1pp/zqgVyIjZKvuXbDnmCIPTYKNRlnQql/F+qWACgfwhMRTMV4OssvL",
+	"zbISd1LXSKEt6CCgPrwy3UuZy6BBh8mFsneeZQJw84YplXGGBhczeNKb9FGt/FT5+s3dciJ2UjVRs+h2",
+	"EskFWCgMfXa4usvQs6YUvGkJx+aFVHmx6RI5P4o1MuN/aZ/tx6oO8ptzhNM04pXAFf/wnp6e3215ZSHe",
+	"7NS2ltSDjGZKp2x2+hLzmMfN9QixZspwem89/gx0ddGf290jOvFnQWiEPOuQghPXxncJ1ZTeTN3EQ24X",
+	"02qq5tAEy72O2p3vl6yTDs061CPF6vwDw1JaeOpDjNRqHz1LftYemJMzVM/Bf7KEzIycLAltu6o60WDo",
+	"CEyiPJoqet6J+E4Rfdmuo0RB7B72IjjeDq81hBCgHxIzzKeqRzz7kzQyF9si1vLqRtj9IjYJPa5DpepU",
+	"DevSScrzycPPP588HEGYtlviDd0zX07O0XHNIZ56SPRcgaC4evZsqrxQI7FIXUHR+WQoLWyJju9dcJdj",
+	"Ui66U+cdtf4OZMmHj//FW/Nb1bmeIMmI7/whxe5b6QrbBz5nqPfpFWS40SS9jhFVWhf7HUvwBEvPVlmZ",
+	"ho6Nhg1T+AJzdSmbFxJKCeX0ErCc3Ucb9OCSuykg/93UEricrnJRjZIgzgCMLkyC0GKhaT8Rno/+pSHP",
+	"b0atOVNkRD4D16neKFHUhhjXClLAHWej7rK6itbUsHtJAFZkBWPLTPD7u1MD0Nu1p21weketLCkXwwPX",
+	"LGoQmxqTTrCGI5eQIwU1wMhOSz6XhbQbtuQqN0t+K0bQzKeZJppAPICRuu33uMoLj7U4YVdqw8pKqkyW",
+	"vIDwIpJIdzOzV1oXT/w2fkyM3PaLjsxlPfW+f/4+HpFW1ujVs2cPDJI+dYYz7IcnL0LLdt+rc7WvGyy0",
+	"/drbDRZAYD8GuKUb+PcBaulW0gtmGUOP/gaQlaHI35+jJwU8+X7f2E+9YFnY2O2OFzIHJbZxRzVe/LLS",
+	"mTAm8Q66hSx23VX7ULZ2c4lbc7lkEipKHa3jN/BgXld8XmwSVnLjp+ZdLVMnXORCCtNWpXHwxpNFFVhR",
+	"SSapyaFek1oHTNjPXnEmXTO4bKbKTzRxrLTiWJzaeu/QF6NC4mGwlGJr6lZsRpgmMq8At7npx9ec7FQN",
+	"UZceNbVDyNLhsWuh8guWetDQmdNG01DC35TW1AYRHiCzD0DGROi19ILb5YhaqDk928m2OKuPs3TNbbYE",
+	"A8tqPWFb2c1OEE3VkpeQxeemo5VI2RC3l6yRy+YcpVO9pSndoBA+bQps20A4lAEQnfMomaqW6wkFs5My",
+	"S34HOaDZUkSWmQezAHiCiy2VHzaqqkVrblPVbGfzphE2hcBQiO/AQnaXk+44DwjeP37zBjDqCrFCWwdr",
+	"e4jcMSaOZmK6EsbwGwE7O9QVS5/mYlVqK1S2GT8Tm3QU9fGHAjokxSpqNg2fw9yHj87PR1Gfwr2N61Tu",
+	"fnNyX4kuCyPpBPHkprU+3OO5zjcPDOKJYFd9cE/Off9r6OPY21x/a3dasmPF33wv1I1dDi4ekbzwfz/8",
+	"1XB/3Lb+RsYQvnpfpjzQCGiWstlHhDGh7FngcJchjWPNEekDJNuHBNk9bq4J80ziD2Sie/ZU8wzLQus9",
+	"FN5eJngHHbGBbc0hViHP3rr/+L7cncqkU+Xvw0/cjz52hyivi9ZmH7l9giS2Vc5BSMjoVDv6yI4AXUYo",
+	"jwX2bUcwDPLcDZskqfaoqYeC2wVd3pJZU7Vb3E14YxTg0qvSJjvl3hN2SEn1YBvRMFiGS1wXrSb0Vyyk",
+	"uhGVs0stG4rCCKy8wF+Flk0J+6eooAbNjBKAoRbkW4x/v9DVVN1onSckaOn9Tg1+ACEvKgb3rehbqinB",
+	"7FKnkclWn+GADwJ6plZiDOl9/8Px5RSbUqVb7yNXzI8aTXm65U6sYjfnBZTOGFvV2Hj3wulz0oK3VVez",
+	"pTYWMndfiMpI464blX5Qwh5oxb6miv2kfKQu9RQbqUnJEU5Vj6v9PuziDyjsNnv7Awb7o8BgnyQbzzKu",
+	"MrGHzb4gszM2dKSzkaq6tFjkhpULwInRBPIZIV6Skw3Mhk64o0OvDTMkqdcD1cmB0jcXWIaW4gwLQPnb",
+	"DguRyRWhk4S57XrunsBAn7TEP/5KYNnc7+NCtLGPA3H5dd4RRThCO4GwC232RIt/1I1SCXZwJ+mBFyP1",
+	"IOuUw4LuGUxYp5T6XVpzv3x/UvvwfB8mFjH9d39Q9MdvS1IIbgRbccVvBOTc34NRH6j6+F7eiqY6gNqQ",
+	"Jgz81QISw7zddMmgZmtDSHJNlhU2TKxVIYxhqZGg2umKpd9zY8ffQC7906/Jf9Zg9veVDNSV+gbn/B4K",
+	"U6dTXyIjaIhwoasVt+hd/+LxIHK8n3c43v2w256a1jIHfc3bKNz98MvfsDCBWlt+qnUJW1Z9dSeqsaFS",
+	"E2Wxwe2pRvwZCHZkEnsjr2U9L7DvwN89PBZ5pzEjHrEUhylu+QWqEuNbpbNb/P+QiDSOXumMBIqXXrCH",
+	"6SiZKvAz65L/oxZM5ob6f2D2Rxr9FByl0jgT0d3EEF+FSiuw80h7owgsCiJIF/S5pXyqIKdnXMg7kYcK",
+	"TWwoFDI/wU3mg67SsA4TNgCjwxsfmNhERLwsQsZtQR+tIKkf9E7EK4MtdPbsWhYFuPfp6yEVl4JERaT9",
+	"HKDfudNWDaaq2g10zJfKanikVogVZ5a8FCPAKsOe15iiuQU0cAHe77SvatOxjohSfgNb7SMJ03hVfan6",
+	"VpS/N+Hp1gXKitRKcVnhKhsBCskbpVb5LLpyweE0OiG8+FzR2BHsRIiBydw0yc2BsyAOWXxVwP28xJyC",
+	"jqCkXivIdvOhG5ooBSobLyddU7jgybbXCCcZu4xCSCW6zlP1AVxGDD1GlTC6CBZWbkJVtvfnTJV3IHn3",
+	"krQ9riSYfSEWdsK+rYTAok+Jbt1CQsy2gs6CwbuWLiohZu65Gagz7u5fKY/U4QuewkNpQlCHIY6W0scB",
+	"Z4m40gXlC79BoZDAHKKBpspTXoM+iDwJvma8cD8Yxh9Jgkuca7tELPh0VRdWztBFlnpGGRB11YYprcYY",
+	"bzb13IiQRU/uK1qoucRSpmwpstu5fsOgwbAsSyiN9RCdccPnJsEeEaIIpo+ei1I6wyqlwZOZqlYHYSAW",
+	"qkKji+BrV3HfAPIG4AMgvxMzUSGXVOYmariifUa8m3MAf0nA6e9U0slUvb+r7iXyg09AEnyMHh1hQS9p",
+	"dz5pz52fxR+eu5bnzquiHYKtS5yNjteSncZ4J6qT/B4NNIl3q6HDTnj3WgiNNCKrspfQMJkXheNQFQt3",
+	"1IdsOeSXLJx+64RiKN3RlRMy0kDGg+/BjVKQSCZy6XV1d4UF/uHF+9R9HplWmSwCLstONhGe8ymUrcT6",
+	"JLqGCCGiKaREqSlNBuDBmucdSTtLJuhRzs7y1d+AU+OeX/IqZ7nguVNToGYaasC4MV2dWF+6+f5Bpp86",
+	"mUKKODUog/a9gamd5p4gtn0gXh0CGCGnbCeqGQdEfUN6qaD+BYtezG3CxORm4oPfqol5EKpSiKBSlMiA",
+	"RbTWVW5GEwaJTqBFYpq4x76usK83pM/kUt1cxtviiE6qWph4LiGLa7JPCfvUPOA0tZMCn79mGhFZCE5o",
+	"/lvnEnUpTzzSLtpk7u7OKbfVVpuxb0bYf2kDptmhfvY/e1Nzq488wWKS4lRwC6nXXBZbfe972ti73z3x",
+	"s/zk7pGtNn5yeyNKf3S6/5id7om2iKiIPPuvQi3Pytosz27FZq8fPTokX8ABMNdzbsQXj+uqIN+tmzXV",
+	"br4YP/r8C1ZqqewILmb6ojbLHyDsVU1MPXfvmIt0wn7guQj+oam6FWXIRgecLUAhQGAqpXOCJF8UQlhm",
+	"5A05cdwyhGk0SxBH4IfisurDoq7NErNwPx7EJ72ihzxvxeZehTrvC8WEYZH/unrx9GvMn2XzSq+hGZQ/",
+	"GPDr/SzmzC0B9jUio1ru0hD9Ev1TSEaFsGI30/Jr+NwNex395LgaHqFyIKm9tamtTOrHXx6VSt06/8dd",
+	"kJ2ASvwr8Y7PPiqvea8ySrcN4BvdqvNoaKVNCFtEk/SXcm1ThPnYFzN+2V7Uo3hSoJLLCnFBAh7gUq/V",
+	"6Le4yidvf7du8yo4X4gRPDDIsOM9Stkw9RcwTVjqtmBSPvr8i3wZ/uS1XaajoIk5Bi3ysVRRReUQM0N9",
+	"FWuDcJig5zcD00ttWitBcuOW+QlM2LfkiQI3N7jDlVgzacVqWyfkU0URx1C71S7wNEKwId9NoksYD365",
+	"JHgv0ErDtNRQ2kqWYsJ0NVXoI/BVOE1HvG2sGLdF08GP0Ap8o+vpAFWUBwaWQWEYqAviCgPmIwqpADq6",
+	"O25A+ZlMFWin6VLmYpYLy2VhUsbxESpx9f1sG1dGFMFKAjSER2mgE/TLn7BreQPNPqBlKt3+nJvlXPMq",
+	"D1AL2IHLiXRpE1Zpy61PAXQbBTWht+7MKgYCIv6SVQJbyUp76YQ+RE9wEVNFxaEPDHt8/tj9/PHDc+r7",
+	"SiTRNPNVbGltadhPL79nQ/dPWj3FxVc8W0olOtF+nwDgQod0+igY5FuvOckOffjRpvFfUqy7mOEzUdpP",
+	"UwL+eoUpz4QoG32pj/EGBoj8uV91omvT1pe2VY87HVzjdMuwl4Dgla8W1beyI/sKVa2fnhL2yOAYTeca",
+	"WLa75W48zIuCp6+FHT+BFx3IUvroB946kK8bFiRv1FjX9kid46/C7tmZD6dqNC/puFK021JNPkA19S43",
+	"9h3TkUCO1Qa+eRNasCkWC2pEJwb+DXJVse+sLZ8DSus1X4lracV/XttKZpal/PY29BCnCcT5SdxOVaQU",
+	"PHzElrqufCs4fIk0DMxB4N5kE2KTuAeGrcRKV4goCh7M0H9DKzIXYxg7PlUgjDDqhHctjxdEmQoBNCg0",
+	"hEMv6Ri9PjiV4ePzz1iamWoxw5IWkadNFuQeudImuA8vUML4v5EkOY7WLyOmBQEX8X685lMSRu5Siqyu",
+	"pN0MLn55vYdTSdUjFqBYHc+mxxMZUJOhRFyCPx/aO7hL6fVTXylD3Rh8wCBAoWE4Fy7kMIXkw5n7Pk2m",
+	"Cnrg5ICugt+kI+iU6K7IDrCxDxATClkEaRm8MQtwl1Ix9eVUNT2wo+6ZkN4v7cbZEnNhrO+b2Ly6jaUO",
+	"dcCF8HicGAChMSas6dY5VR+oXSeci2/TGWNXN0h3WKLgZjxVDbSXwIaP0aNVDcXvla5v0KdMrS9bB4Gl",
+	"8Lhyv5OB+7kzdGsC5JoJu5qqn930qJiG8q4w85IgfEqqjHGDBigGAGmL8836eReM/0Hq7T+SExom+Bsx",
+	"PtycHgcCfPnvHrVB8qQe8SEFmPqIRZzQc79tdnj21oN4vDvsXbwfrcKvPna0/TClJCytFa6aYDWarBhp",
+	"2ZLnAfBAqBwk6uiTz/y3umRrAkxhQ1rfqPPc+/X1f+lj/fTr82GaXQX6R9zJo7LNMBmnL4/rj9P9NJO2",
+	"FJWmIAc/nLx1HLUcyuDqSNyyciXyma5t6ucCflZEsIWkLdKrPNzwDXSrBfeiU7vd73VtWaZr6OYDiiNo",
+	"eUqve7K2/iDKTytFi9CogRTG7jD9AZ1GfX0pHx15F/CCeydetCnhj8yL32vmhZedvakXEV22fQRvB3PB",
+	"K1Fd1XY5uPjl9bvEHZO+lSJ88joZYNoFklx7t8EsROBJVuiMF2QkDpJBXRWDi8HS2vLi7Ozhoz9Pzifn",
+	"k4cXf/7zl18CQdLctkf8TvDCLhNI9Ksc58cOG7aSGWRh+9pbguvcxU971SAtciUMlD9lXDEjRPT7NqDu",
+	"7ihEzYjhBRBQLfwnk/ikRJH7IiSh8ugFmO2yO/DzuZs6D3FFbm7Njkni2zYEcLxoYH+Wu0M/cVumi0JU",
+	"FL2rRCbknfAEYdiwcaiqYjOKRl1qY03PbgbXLuCfg/cIgfLI5x0NU8u+MchR064YbnIrsEC7+7c0faZr",
+	"O9dvol/F97x/8o4eaUPMkleYQfBCG3tTieu/fY+JPtGokN4zePf63f8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

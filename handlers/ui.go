@@ -218,6 +218,10 @@ func (s *Server) DeleteUISession(ctx context.Context, _ DeleteUISessionRequestOb
 		return nil, domain.E(domain.CodeUnauthorized, "not signed in to the dashboard")
 	}
 	s.sessions.drop(id)
+	// The browser's push subscriptions made in it go too.
+	if err := s.Service.ForgetPushSession(ctx, uiSessionRef(ctx)); err != nil {
+		return nil, err
+	}
 	// Its event streams end with it.
 	s.streams.end(func(o *openStream) bool { return o.ui == id })
 	r, _ := ctx.Value(requestKey{}).(*http.Request)

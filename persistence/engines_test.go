@@ -337,3 +337,57 @@ func BenchmarkClaimDueNotifications(b *testing.B) {
 		})
 	}
 }
+
+// Push subscriptions on each engine: kept (again: replaced), listed,
+// removed by endpoint, principal or dashboard session; a setting written
+// once keeps its first value.
+func TestPushSubscriptions(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(engine, func(t *testing.T) {
+			s := storetest.OpenOn(t, engine)
+			ctx := context.Background()
+			now := time.Now().UTC().Truncate(time.Millisecond)
+			put := func(p domain.PushSubscription) {
+				t.Helper()
+				if err := s.InTx(ctx, func(tx domain.Tx) error { return tx.(domain.PushTx).PutPushSubscription(ctx, p) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			del := func(f domain.PushFilter) int64 {
+				t.Helper()
+				var n int64
+				if err := s.InTx(ctx, func(tx domain.Tx) (err error) { n, err = tx.(domain.PushTx).DeletePushSubscriptions(ctx, f); return }); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			put(domain.PushSubscription{Endpoint: "https://p/1", Principal: "operator", P256dh: "k1", Auth: "a1", UISession: "s1", CreatedAt: now})
+			put(domain.PushSubscription{Endpoint: "https://p/2", Principal: "host_a", P256dh: "k2", Auth: "a2", HideDetails: true, CreatedAt: now.Add(time.Second)})
+			put(domain.PushSubscription{Endpoint: "https://p/1", Principal: "operator", P256dh: "k1b", Auth: "a1", UISession: "s1", CreatedAt: now})
+			got, err := s.PushSubscriptions(ctx)
+			if err != nil || len(got) != 2 || got[0].P256dh != "k1b" || !got[1].HideDetails || got[1].HideDetails == got[0].HideDetails || !got[0].CreatedAt.Equal(now) {
+				t.Fatalf("subscriptions %+v, %v", got, err)
+			}
+			if n := del(domain.PushFilter{UISession: "s1"}); n != 1 {
+				t.Fatalf("by session: %d", n)
+			}
+			if n := del(domain.PushFilter{Endpoint: "https://p/2", Principal: "operator"}); n != 0 {
+				t.Fatalf("another principal's endpoint: %d", n)
+			}
+			if n := del(domain.PushFilter{Principal: "host_a"}); n != 1 {
+				t.Fatalf("by principal: %d", n)
+			}
+			if left, err := s.PushSubscriptions(ctx); err != nil || len(left) != 0 {
+				t.Fatalf("left %+v, %v", left, err)
+			}
+			for _, v := range []string{"first", "second"} {
+				if err := s.InTx(ctx, func(tx domain.Tx) error { return tx.(domain.PushTx).PutSettingOnce(ctx, "once", v) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if v, err := s.Setting(ctx, "once"); err != nil || v != "first" {
+				t.Fatalf("a setting written once: %q, %v", v, err)
+			}
+		})
+	}
+}

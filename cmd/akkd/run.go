@@ -64,6 +64,7 @@ type config struct {
 	// names and the listen address's host ("*": any).
 	allowedHosts []string
 	metricsToken string // when set, /metrics needs it as a bearer token
+	pushContact  string // the VAPID contact push services may write to
 	// node and advertiseURL make the daemon a node of the fleet that
 	// shares a PostgreSQL store.
 	node         string
@@ -121,6 +122,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"comma-separated HTTP Host names (not AKK hosts) requests may name in their Host and Origin headers besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.metricsToken, "metrics-token", getenv("AKK_METRICS_TOKEN"),
 		"when set, /metrics needs Authorization: Bearer with this token; default: /metrics is public (env AKK_METRICS_TOKEN, which keeps it out of the process list)")
+	fs.StringVar(&cfg.pushContact, "push-contact", envOr(getenv, "AKK_PUSH_CONTACT", "akk@localhost"),
+		"the contact Web Push services are given with each push (VAPID): an e-mail address or an https: URL (env AKK_PUSH_CONTACT)")
 	hostname, _ := os.Hostname()
 	fs.StringVar(&cfg.node, "node", envOr(getenv, "AKK_NODE", hostname),
 		"with a postgres:// --store: this daemon's name in the fleet that shares the database (env AKK_NODE; default the host name)")
@@ -381,6 +384,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	svc.UseThreads(terms) // read from the agents' records only
 	svc.UseNativeControls(panes)
 	svc.UseScreens(panes)
+	svc.UsePush(store, callbacks.WebPush{Contact: cfg.pushContact})
 	operatorToken, err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token"))
 	if err != nil {
 		return err
@@ -480,6 +484,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	go func() { defer wg.Done(); disp.Run(dctx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); prune(dctx, store, cfg.retention, log) }()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		wake, stop := hub.Subscribe()
+		defer stop()
+		svc.RunPush(dctx, wake, log)
+	}()
 	if projects != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); projects.Run(dctx) }()

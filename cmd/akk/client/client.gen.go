@@ -1623,6 +1623,38 @@ type ProgressAction struct {
 // ProgressActionStatus defines model for ProgressAction.Status.
 type ProgressActionStatus string
 
+// PushKey defines model for PushKey.
+type PushKey struct {
+	PublicKey string `json:"public_key"`
+}
+
+// PushSubscriptionList defines model for PushSubscriptionList.
+type PushSubscriptionList struct {
+	Subscriptions []PushSubscriptionView `json:"subscriptions"`
+}
+
+// PushSubscriptionRequest defines model for PushSubscriptionRequest.
+type PushSubscriptionRequest struct {
+	Endpoint string `json:"endpoint"`
+
+	// ExpirationTime As the browser's PushSubscription gives it; not used.
+	ExpirationTime *int `json:"expirationTime,omitempty"`
+
+	// HideDetails Pushes name only the agent and the project (a lock screen shows no command).
+	HideDetails *bool `json:"hide_details,omitempty"`
+	Keys        struct {
+		Auth   string `json:"auth"`
+		P256dh string `json:"p256dh"`
+	} `json:"keys"`
+}
+
+// PushSubscriptionView defines model for PushSubscriptionView.
+type PushSubscriptionView struct {
+	CreatedAt   time.Time `json:"created_at"`
+	Endpoint    string    `json:"endpoint"`
+	HideDetails bool      `json:"hide_details"`
+}
+
 // RespondRequest defines model for RespondRequest.
 type RespondRequest struct {
 	Request string `json:"request"`
@@ -2107,6 +2139,11 @@ type RespondTurnInteractionParams struct {
 	AKKConversation *ConversationHeader `json:"AKK-Conversation,omitempty"`
 }
 
+// DeletePushSubscriptionParams defines parameters for DeletePushSubscription.
+type DeletePushSubscriptionParams struct {
+	Endpoint string `form:"endpoint" json:"endpoint"`
+}
+
 // CreateWatchParams defines parameters for CreateWatch.
 type CreateWatchParams struct {
 	// AKKConversation The controller's own conversation reference, recorded on the Turn and echoed in its webhooks.
@@ -2154,6 +2191,9 @@ type RespondTurnJSONRequestBody = RespondRequest
 
 // RetryTurnCallbackJSONRequestBody defines body for RetryTurnCallback for application/json ContentType.
 type RetryTurnCallbackJSONRequestBody = RetryCallbackRequest
+
+// CreatePushSubscriptionJSONRequestBody defines body for CreatePushSubscription for application/json ContentType.
+type CreatePushSubscriptionJSONRequestBody = PushSubscriptionRequest
 
 // CreateUISessionJSONRequestBody defines body for CreateUISession for application/json ContentType.
 type CreateUISessionJSONRequestBody = UISessionRequest
@@ -2874,6 +2914,54 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPushKey The public VAPID key a browser subscribes to Web Push with
+	//
+	// The application server key (base64url, an uncompressed P-256 point) for `PushManager.subscribe`. Made once and
+	// kept in the store, so every node of a fleet signs its pushes with the same key pair.
+	//
+	// Corresponds with GET /v1/ui/push/key (the `GetPushKey` operationId).
+	GetPushKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeletePushSubscription Remove one of the caller's Web Push subscriptions
+	//
+	// Corresponds with DELETE /v1/ui/push/subscriptions (the `DeletePushSubscription` operationId).
+	DeletePushSubscription(ctx context.Context, params *DeletePushSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPushSubscriptions The caller's Web Push subscriptions
+	//
+	// Corresponds with GET /v1/ui/push/subscriptions (the `ListPushSubscriptions` operationId).
+	ListPushSubscriptions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePushSubscriptionWithBody Keep a browser's Web Push subscription for the caller
+	//
+	// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+	// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+	// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+	// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+	// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+	// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+	// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+	CreatePushSubscriptionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePushSubscription Keep a browser's Web Push subscription for the caller
+	//
+	// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+	// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+	// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+	// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+	// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+	// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+	// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+	CreatePushSubscription(ctx context.Context, body CreatePushSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteUISession Dashboard sign-out
 	//
@@ -4213,6 +4301,104 @@ func (c *Client) RetryTurnCallbackWithBody(ctx context.Context, turnId TurnID, c
 // Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 func (c *Client) RetryTurnCallback(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryTurnCallbackRequest(c.Server, turnId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPushKey The public VAPID key a browser subscribes to Web Push with
+//
+// The application server key (base64url, an uncompressed P-256 point) for `PushManager.subscribe`. Made once and
+// kept in the store, so every node of a fleet signs its pushes with the same key pair.
+//
+// Corresponds with GET /v1/ui/push/key (the `GetPushKey` operationId).
+func (c *Client) GetPushKey(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPushKeyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeletePushSubscription Remove one of the caller's Web Push subscriptions
+//
+// Corresponds with DELETE /v1/ui/push/subscriptions (the `DeletePushSubscription` operationId).
+func (c *Client) DeletePushSubscription(ctx context.Context, params *DeletePushSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeletePushSubscriptionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPushSubscriptions The caller's Web Push subscriptions
+//
+// Corresponds with GET /v1/ui/push/subscriptions (the `ListPushSubscriptions` operationId).
+func (c *Client) ListPushSubscriptions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPushSubscriptionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePushSubscriptionWithBody Keep a browser's Web Push subscription for the caller
+//
+// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+func (c *Client) CreatePushSubscriptionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePushSubscriptionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePushSubscription Keep a browser's Web Push subscription for the caller
+//
+// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+func (c *Client) CreatePushSubscription(ctx context.Context, body CreatePushSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePushSubscriptionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6455,6 +6641,150 @@ func NewRetryTurnCallbackRequestWithBody(server string, turnId TurnID, contentTy
 	return req, nil
 }
 
+// NewGetPushKeyRequest constructs an http.Request for the GetPushKey method
+func NewGetPushKeyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/push/key")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeletePushSubscriptionRequest constructs an http.Request for the DeletePushSubscription method
+func NewDeletePushSubscriptionRequest(server string, params *DeletePushSubscriptionParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/push/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "endpoint", params.Endpoint, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPushSubscriptionsRequest constructs an http.Request for the ListPushSubscriptions method
+func NewListPushSubscriptionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/push/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePushSubscriptionRequest calls the generic CreatePushSubscription builder with application/json body
+func NewCreatePushSubscriptionRequest(server string, body CreatePushSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePushSubscriptionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreatePushSubscriptionRequestWithBody constructs an http.Request for the CreatePushSubscription method, with any body, and a specified content type
+func NewCreatePushSubscriptionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ui/push/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDeleteUISessionRequest constructs an http.Request for the DeleteUISession method
 func NewDeleteUISessionRequest(server string) (*http.Request, error) {
 	var err error
@@ -7533,6 +7863,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/retry-callback (the `RetryTurnCallback` operationId).
 	RetryTurnCallbackWithResponse(ctx context.Context, turnId TurnID, body RetryTurnCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryTurnCallbackResponse, error)
+
+	// GetPushKeyWithResponse The public VAPID key a browser subscribes to Web Push with
+	//
+	// The application server key (base64url, an uncompressed P-256 point) for `PushManager.subscribe`. Made once and
+	// kept in the store, so every node of a fleet signs its pushes with the same key pair.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ui/push/key (the `GetPushKey` operationId).
+	GetPushKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetPushKeyResponse, error)
+
+	// DeletePushSubscriptionWithResponse Remove one of the caller's Web Push subscriptions
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/ui/push/subscriptions (the `DeletePushSubscription` operationId).
+	DeletePushSubscriptionWithResponse(ctx context.Context, params *DeletePushSubscriptionParams, reqEditors ...RequestEditorFn) (*DeletePushSubscriptionResponse, error)
+
+	// ListPushSubscriptionsWithResponse The caller's Web Push subscriptions
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ui/push/subscriptions (the `ListPushSubscriptions` operationId).
+	ListPushSubscriptionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPushSubscriptionsResponse, error)
+
+	// CreatePushSubscriptionWithBodyWithResponse Keep a browser's Web Push subscription for the caller
+	//
+	// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+	// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+	// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+	// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+	// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+	// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+	// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+	CreatePushSubscriptionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePushSubscriptionResponse, error)
+
+	// CreatePushSubscriptionWithResponse Keep a browser's Web Push subscription for the caller
+	//
+	// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+	// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+	// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+	// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+	// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+	// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+	// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+	CreatePushSubscriptionWithResponse(ctx context.Context, body CreatePushSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePushSubscriptionResponse, error)
 
 	// DeleteUISessionWithResponse Dashboard sign-out
 	//
@@ -10876,6 +11260,261 @@ func (r RetryTurnCallbackResponse) ContentType() string {
 	return ""
 }
 
+type GetPushKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PushKey
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPushKeyResponse) GetJSON200() *PushKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetPushKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetPushKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPushKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPushKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPushKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPushKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeletePushSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r DeletePushSubscriptionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeletePushSubscriptionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeletePushSubscriptionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeletePushSubscriptionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeletePushSubscriptionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeletePushSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeletePushSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeletePushSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeletePushSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListPushSubscriptionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PushSubscriptionList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPushSubscriptionsResponse) GetJSON200() *PushSubscriptionList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPushSubscriptionsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPushSubscriptionsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPushSubscriptionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPushSubscriptionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPushSubscriptionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPushSubscriptionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreatePushSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PushSubscriptionView
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePushSubscriptionResponse) GetJSON201() *PushSubscriptionView {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CreatePushSubscriptionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreatePushSubscriptionResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreatePushSubscriptionResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreatePushSubscriptionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreatePushSubscriptionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePushSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePushSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePushSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePushSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteUISessionResponse204Headers the declared response headers of an HTTP 204 response for DeleteUISession
 type DeleteUISessionResponse204Headers struct {
 	SetCookie *string
@@ -12522,6 +13161,90 @@ func (c *ClientWithResponses) RetryTurnCallbackWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseRetryTurnCallbackResponse(rsp)
+}
+
+// GetPushKeyWithResponse The public VAPID key a browser subscribes to Web Push with
+//
+// The application server key (base64url, an uncompressed P-256 point) for `PushManager.subscribe`. Made once and
+// kept in the store, so every node of a fleet signs its pushes with the same key pair.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ui/push/key (the `GetPushKey` operationId).
+func (c *ClientWithResponses) GetPushKeyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetPushKeyResponse, error) {
+	rsp, err := c.GetPushKey(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPushKeyResponse(rsp)
+}
+
+// DeletePushSubscriptionWithResponse Remove one of the caller's Web Push subscriptions
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/ui/push/subscriptions (the `DeletePushSubscription` operationId).
+func (c *ClientWithResponses) DeletePushSubscriptionWithResponse(ctx context.Context, params *DeletePushSubscriptionParams, reqEditors ...RequestEditorFn) (*DeletePushSubscriptionResponse, error) {
+	rsp, err := c.DeletePushSubscription(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeletePushSubscriptionResponse(rsp)
+}
+
+// ListPushSubscriptionsWithResponse The caller's Web Push subscriptions
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ui/push/subscriptions (the `ListPushSubscriptions` operationId).
+func (c *ClientWithResponses) ListPushSubscriptionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListPushSubscriptionsResponse, error) {
+	rsp, err := c.ListPushSubscriptions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPushSubscriptionsResponse(rsp)
+}
+
+// CreatePushSubscriptionWithBodyWithResponse Keep a browser's Web Push subscription for the caller
+//
+// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+func (c *ClientWithResponses) CreatePushSubscriptionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePushSubscriptionResponse, error) {
+	rsp, err := c.CreatePushSubscriptionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePushSubscriptionResponse(rsp)
+}
+
+// CreatePushSubscriptionWithResponse Keep a browser's Web Push subscription for the caller
+//
+// Takes the browser's `PushSubscription` (`endpoint`, `keys.p256dh`, `keys.auth`) for the signed-in principal (the
+// operator or a host), replacing any subscription of that endpoint. From then on each new item that waits for a
+// person and that principal may see (a permission prompt, a question, a Turn waiting for its host, stalled, or
+// whose delivery or answer is not proven: the "Needs you" queue's items that have an event) sends one push to it.
+// With `hide_details` a push names only the agent and the project, not the command or the question. Signing out
+// of the dashboard session that made it, rotating the host's token or deleting the host removes it; so does a push
+// service's 404 or 410. The endpoint must be an https URL (http only to this machine).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/ui/push/subscriptions (the `CreatePushSubscription` operationId).
+func (c *ClientWithResponses) CreatePushSubscriptionWithResponse(ctx context.Context, body CreatePushSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePushSubscriptionResponse, error) {
+	rsp, err := c.CreatePushSubscription(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePushSubscriptionResponse(rsp)
 }
 
 // DeleteUISessionWithResponse Dashboard sign-out
@@ -15232,6 +15955,204 @@ func ParseRetryTurnCallbackResponse(rsp *http.Response) (*RetryTurnCallbackRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetPushKeyResponse parses an HTTP response from a GetPushKeyWithResponse call
+func ParseGetPushKeyResponse(rsp *http.Response) (*GetPushKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPushKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PushKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeletePushSubscriptionResponse parses an HTTP response from a DeletePushSubscriptionWithResponse call
+func ParseDeletePushSubscriptionResponse(rsp *http.Response) (*DeletePushSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeletePushSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListPushSubscriptionsResponse parses an HTTP response from a ListPushSubscriptionsWithResponse call
+func ParseListPushSubscriptionsResponse(rsp *http.Response) (*ListPushSubscriptionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPushSubscriptionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PushSubscriptionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreatePushSubscriptionResponse parses an HTTP response from a CreatePushSubscriptionWithResponse call
+func ParseCreatePushSubscriptionResponse(rsp *http.Response) (*CreatePushSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePushSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PushSubscriptionView
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 

@@ -1,0 +1,404 @@
+package domain
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Web Push to the dashboard a person installed: each browser subscription
+// belongs to a principal, and each new item that waits for a person (a
+// permission prompt, a question, a Turn waiting for its host or whose end
+// is not proven) sends one push to that principal's subscriptions. The
+// VAPID keys are made once and kept in the store, so every node of a fleet
+// signs with the same; a cursor in the store says which events were pushed.
+
+// PushSubscription is one browser's Web Push subscription.
+type PushSubscription struct {
+	Endpoint    string
+	Principal   string // "operator" or a host id
+	P256dh      string // the browser's public key, base64url
+	Auth        string // its auth secret, base64url
+	HideDetails bool   // only the agent and project on the lock screen
+	UISession   string // the dashboard session that made it ("": none)
+	CreatedAt   time.Time
+}
+
+// PushFilter picks subscriptions to remove; every field set must match.
+type PushFilter struct{ Endpoint, Principal, UISession string }
+
+// PushTx is the part of a store transaction that writes subscriptions.
+type PushTx interface {
+	PutPushSubscription(ctx context.Context, s PushSubscription) error
+	DeletePushSubscriptions(ctx context.Context, f PushFilter) (int64, error)
+	// PutSettingOnce stores a setting unless it is set.
+	PutSettingOnce(ctx context.Context, key, value string) error
+}
+
+// PushReader reads subscriptions.
+type PushReader interface {
+	PushSubscriptions(ctx context.Context) ([]PushSubscription, error)
+}
+
+// VAPIDKeys sign pushes (RFC 8292): base64url, as browsers and the sender
+// take them.
+type VAPIDKeys struct{ Public, Private string }
+
+// PushSender delivers one encrypted push; status is the push service's
+// answer (0 when none came).
+type PushSender interface {
+	NewKeys() (VAPIDKeys, error)
+	Send(ctx context.Context, s PushSubscription, payload []byte, keys VAPIDKeys) (status int, err error)
+}
+
+const (
+	settingVAPID      = "push_vapid_keys"
+	settingPushCursor = "push_cursor"
+	principalOperator = "operator"
+	// pushRetention is how far back a push is still sent after a daemon
+	// was down: an older prompt is stale news.
+	pushRetention = 10 * time.Minute
+)
+
+// pushTypes are the events that start a wait for a person, as the "Needs
+// you" queue shows them.
+var pushTypes = map[string]string{
+	"turn.approval_required":     "asks for permission",
+	"turn.interaction_required":  "asks a question",
+	"turn.waiting_for_host":      "waits for you",
+	"turn.stalled":               "stalled",
+	"turn.delivery_uncertain":    "may not have the task (look before resending)",
+	"turn.response_uncertain":    "may not have the answer (look before answering again)",
+	"turn.interaction_uncertain": "may not have the answer (look before answering again)",
+}
+
+// UsePush wires Web Push in.
+func (s *Service) UsePush(r PushReader, send PushSender) { s.pushRead, s.pushSend = r, send }
+
+func principalName(p Principal) string {
+	if p.Operator {
+		return principalOperator
+	}
+	return p.HostID
+}
+
+// PushKey is the public VAPID key a browser subscribes with, made the
+// first time it is asked for.
+func (s *Service) PushKey(ctx context.Context) (string, error) {
+	if _, err := requirePrincipal(ctx); err != nil {
+		return "", err
+	}
+	k, err := s.vapidKeys(ctx)
+	return k.Public, err
+}
+
+func (s *Service) vapidKeys(ctx context.Context) (VAPIDKeys, error) {
+	if s.pushSend == nil {
+		return VAPIDKeys{}, E(CodeUnavailable, "Web Push is not configured")
+	}
+	read := func() (VAPIDKeys, bool, error) {
+		v, err := s.store.Setting(ctx, settingVAPID)
+		if err != nil || v == "" {
+			return VAPIDKeys{}, false, err
+		}
+		pub, priv, _ := strings.Cut(v, " ")
+		return VAPIDKeys{Public: pub, Private: priv}, true, nil
+	}
+	if k, ok, err := read(); ok || err != nil {
+		return k, err
+	}
+	k, err := s.pushSend.NewKeys()
+	if err != nil {
+		return VAPIDKeys{}, err
+	}
+	// Once: another node may have made its keys meanwhile; its win.
+	if err := s.store.InTx(ctx, func(tx Tx) error {
+		pt, ok := tx.(PushTx)
+		if !ok {
+			return E(CodeUnavailable, "this store keeps no push subscriptions")
+		}
+		return pt.PutSettingOnce(ctx, settingVAPID, k.Public+" "+k.Private)
+	}); err != nil {
+		return VAPIDKeys{}, err
+	}
+	k, _, err = read()
+	return k, err
+}
+
+// NewPushSubscription is what a browser's PushSubscription gives, and the
+// person's lock-screen choice.
+type NewPushSubscription struct {
+	Endpoint    string
+	P256dh      string
+	Auth        string
+	HideDetails bool
+}
+
+// Subscribe keeps a browser's subscription for the caller (again: replaced).
+func (s *Service) Subscribe(ctx context.Context, in NewPushSubscription, uiSession string) (PushSubscription, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return PushSubscription{}, err
+	}
+	var bad []FieldError
+	if u, err := url.Parse(in.Endpoint); err != nil || len(in.Endpoint) > 2048 || u.Host == "" ||
+		!(u.Scheme == "https" || (u.Scheme == "http" && IsLoopbackHost(u.Hostname()))) {
+		bad = append(bad, FieldError{Field: "endpoint", Message: "an https URL of a push service (http only to this machine)"})
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(in.P256dh, "=")); err != nil || len(b) != 65 || b[0] != 4 {
+		bad = append(bad, FieldError{Field: "keys.p256dh", Message: "the browser's P-256 public key, base64url (65 bytes)"})
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(in.Auth, "=")); err != nil || len(b) != 16 {
+		bad = append(bad, FieldError{Field: "keys.auth", Message: "the browser's auth secret, base64url (16 bytes)"})
+	}
+	if len(bad) > 0 {
+		return PushSubscription{}, Invalid("not a Web Push subscription", bad...)
+	}
+	if _, err := s.vapidKeys(ctx); err != nil {
+		return PushSubscription{}, err
+	}
+	sub := PushSubscription{Endpoint: in.Endpoint, Principal: principalName(p), P256dh: strings.TrimRight(in.P256dh, "="),
+		Auth: strings.TrimRight(in.Auth, "="), HideDetails: in.HideDetails, UISession: uiSession, CreatedAt: s.clock.Now().UTC()}
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		pt, ok := tx.(PushTx)
+		if !ok {
+			return E(CodeUnavailable, "this store keeps no push subscriptions")
+		}
+		// An endpoint is one browser's: another principal's row for it goes.
+		if _, err := pt.DeletePushSubscriptions(ctx, PushFilter{Endpoint: in.Endpoint}); err != nil {
+			return err
+		}
+		return pt.PutPushSubscription(ctx, sub)
+	})
+	return sub, err
+}
+
+// PushSubscriptionsOf lists the caller's subscriptions.
+func (s *Service) PushSubscriptionsOf(ctx context.Context) ([]PushSubscription, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.pushRead == nil {
+		return nil, E(CodeUnavailable, "Web Push is not configured")
+	}
+	all, err := s.pushRead.PushSubscriptions(ctx)
+	var mine []PushSubscription
+	for _, x := range all {
+		if x.Principal == principalName(p) {
+			mine = append(mine, x)
+		}
+	}
+	return mine, err
+}
+
+// Unsubscribe removes one of the caller's subscriptions.
+func (s *Service) Unsubscribe(ctx context.Context, endpoint string) error {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = s.forgetPush(ctx, PushFilter{Endpoint: endpoint, Principal: principalName(p)}, &n)
+	if err == nil && n == 0 {
+		return E(CodeNotFound, "no push subscription of yours has that endpoint")
+	}
+	return err
+}
+
+// ForgetPushSession removes the subscriptions a dashboard session made
+// (it signed out).
+func (s *Service) ForgetPushSession(ctx context.Context, uiSession string) error {
+	if uiSession == "" {
+		return nil
+	}
+	return s.forgetPush(ctx, PushFilter{UISession: uiSession}, nil)
+}
+
+func (s *Service) forgetPush(ctx context.Context, f PushFilter, n *int64) error {
+	return s.store.InTx(ctx, func(tx Tx) error {
+		pt, ok := tx.(PushTx)
+		if !ok {
+			return nil
+		}
+		got, err := pt.DeletePushSubscriptions(ctx, f)
+		if n != nil {
+			*n = got
+		}
+		return err
+	})
+}
+
+// forgetPushOf removes every subscription of a host whose token was
+// rotated or that was deleted, in the caller's transaction.
+func forgetPushOf(ctx context.Context, tx Tx, hostID string) error {
+	if pt, ok := tx.(PushTx); ok {
+		_, err := pt.DeletePushSubscriptions(ctx, PushFilter{Principal: hostID})
+		return err
+	}
+	return nil
+}
+
+// PushPayload is what the dashboard's service worker receives.
+type PushPayload struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Tag    string `json:"tag"`
+	URL    string `json:"url"`
+	TurnID string `json:"turn_id,omitempty"`
+}
+
+// RunPush sends a push for each new event that starts a wait, until ctx
+// ends: it wakes on wake and at least every second. Events a daemon that
+// was down did not push are sent if at most pushRetention old.
+func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.Logger) {
+	for {
+		if err := s.pushNew(ctx, log); err != nil && ctx.Err() == nil {
+			log.Warn("web push", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
+	if s.pushSend == nil || s.pushRead == nil {
+		return nil
+	}
+	cur, err := s.store.Setting(ctx, settingPushCursor)
+	if err != nil {
+		return err
+	}
+	after, _ := strconv.ParseInt(cur, 10, 64)
+	if cur == "" {
+		// The first run pushes nothing that came before it.
+		if after, err = s.store.LastEventID(ctx); err != nil {
+			return err
+		}
+		return s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingPushCursor, strconv.FormatInt(after, 10)) })
+	}
+	for {
+		evs, err := s.store.EventsAfter(ctx, after, EventFilter{All: true}, 100)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for _, e := range evs {
+			if what, ok := pushTypes[e.Type]; ok && s.clock.Now().Sub(e.CreatedAt) < pushRetention {
+				s.pushEvent(ctx, e, what, log)
+			}
+			after = e.ID
+			// Sent, then the cursor: a crash between sends it again (the
+			// browser shows one notification per tag).
+			if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingPushCursor, strconv.FormatInt(after, 10)) }); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// pushEvent sends one event's push to every subscription whose principal
+// may see it; a subscription the push service says is gone is removed.
+func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog.Logger) {
+	subs, err := s.pushRead.PushSubscriptions(ctx)
+	if err != nil || len(subs) == 0 {
+		return
+	}
+	keys, err := s.vapidKeys(ctx)
+	if err != nil {
+		return
+	}
+	for _, sub := range subs {
+		if sub.Principal != principalOperator && sub.Principal != e.HostID {
+			continue
+		}
+		p := Principal{Operator: sub.Principal == principalOperator, HostID: sub.Principal, Conversation: "push"}
+		if p.Operator {
+			p.HostID = ""
+		}
+		body, err := json.Marshal(s.pushPayload(WithPrincipal(ctx, p), e, what, sub.HideDetails))
+		if err != nil {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		status, err := s.pushSend.Send(sctx, sub, body, keys)
+		cancel()
+		switch {
+		case status == 404 || status == 410:
+			// The browser dropped it: so does AKK.
+			_ = s.forgetPush(ctx, PushFilter{Endpoint: sub.Endpoint, Principal: sub.Principal}, nil)
+			log.Info("web push subscription gone; removed", "principal", sub.Principal, "status", status)
+		case err != nil || status/100 != 2:
+			log.Warn("web push not taken", "principal", sub.Principal, "status", status, "err", err)
+		}
+	}
+}
+
+// pushPayload says which agent waits and on what: with details, the
+// command or the question (redacted, as the status shows it).
+func (s *Service) pushPayload(ctx context.Context, e Event, what string, hide bool) PushPayload {
+	turnID := e.Subject
+	out := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/queue", TurnID: turnID, Title: "An agent " + what}
+	var agent, project string
+	if t, err := s.store.Turn(ctx, turnID); err == nil {
+		agent, project = s.agentOf(ctx, t.TerminalID)
+	}
+	if agent != "" {
+		out.Title = agent + " " + what
+	}
+	out.Body = project
+	if hide {
+		return out
+	}
+	st, err := s.Turn(ctx, turnID)
+	if err != nil {
+		return out
+	}
+	detail := ""
+	switch {
+	case st.Approval != nil && st.Approval.CommandExcerpt != "":
+		detail = st.Approval.CommandExcerpt
+	case st.Interaction != nil && len(st.Interaction.Questions) > 0:
+		detail = st.Interaction.Questions[0].Prompt
+	case st.Turn.FailureReason != "":
+		detail = st.Turn.FailureReason
+	}
+	if detail != "" {
+		out.Body = strings.TrimSpace(project + "\n" + boundText(s.turns.redact, detail, 200))
+	}
+	return out
+}
+
+// agentOf names the agent of a terminal ("Claude Code", "Codex") and its
+// project, from the last listing; "" when unknown.
+func (s *Service) agentOf(ctx context.Context, terminalID string) (string, string) {
+	if s.terminals == nil || terminalID == "" {
+		return "", ""
+	}
+	terms, err := s.terminals.Discover(ctx)
+	if err != nil {
+		return "", ""
+	}
+	for _, t := range terms {
+		if t.ID == terminalID {
+			name := string(t.Agent.Kind)
+			switch t.Agent.Kind {
+			case AgentClaude:
+				name = "Claude Code"
+			case AgentCodex:
+				name = "Codex"
+			}
+			return name, t.Project
+		}
+	}
+	return "", ""
+}
