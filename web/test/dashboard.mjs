@@ -233,6 +233,10 @@ async function needsYou(page) {
   // Asked on a click, never on load.
   await page.getByLabel("Notify me when something new waits").check();
   await until("notifications on", () => page.evaluate(() => localStorage.getItem("akk.notify") === "on"));
+  // This browser asked for a push subscription: a headless Chromium has no
+  // push service, so the page says so and keeps its own notifications.
+  const pushState = await page.locator("[data-push]").first().getAttribute("data-push", { timeout: T });
+  log("push subscription in this browser:", pushState, await page.locator("[data-push]").first().innerText());
   await check(page, "needs-empty");
 
   // Three things start to wait while the page shows the agents.
@@ -381,6 +385,34 @@ async function needsYou(page) {
   log(`the service worker (scope ${cached.scope}, controlling: ${cached.controlled}) caches ${cached.urls.length} shell files and no API answer`);
 }
 
+// A push as AKK sends it (its payload's shape is TestE2EWebPush's),
+// delivered to the dashboard's service worker as a push service would
+// (DevTools' ServiceWorker.deliverPushMessage): the worker shows it as a
+// notification with its title, body and tag, with no page involved.
+async function pushShown(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const regs = [];
+  cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => regs.push(...e.registrations));
+  await cdp.send("ServiceWorker.enable");
+  const reg = await until("the service worker's registration", async () => regs.find((r) => r.scopeURL === URL + "/" && !r.isDeleted));
+  const payload = { type: "turn.approval_required", title: "Claude Code asks for permission", body: "/project\ntouch akk-pushed",
+    tag: "turn_pushtest:turn.approval_required", url: "/#/queue", turn_id: "turn_pushtest" };
+  await cdp.send("ServiceWorker.deliverPushMessage", { origin: URL, registrationId: reg.registrationId, data: JSON.stringify(payload) });
+  const shown = await until("the push's notification", async () => {
+    const ns = await page.evaluate(async () => {
+      const r = await navigator.serviceWorker.ready;
+      return (await r.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
+    });
+    return ns.find((n) => n.tag === payload.tag);
+  });
+  if (shown.title !== payload.title || shown.body !== payload.body || !shown.data || shown.data.url !== "/#/queue") {
+    throw new Error(`the push showed ${JSON.stringify(shown)}`);
+  }
+  await cdp.send("ServiceWorker.disable");
+  await cdp.detach();
+  log("a push reached the service worker and showed as a notification:", shown.title);
+}
+
 // 100 stand-in rows (copies of a real pane's row, a third with a
 // permission prompt, a third working), served to the page in place of the
 // list: each update's render is timed in the page (performance.measure
@@ -489,6 +521,7 @@ async function run() {
 
   // (After the first task: Claude's thread stays titled by it.)
   await needsYou(page);
+  await pushShown(page);
 
   // A task typed and not sent is kept while the page shows other views
   // (and the card is built again): the backend card's, across the stand-in step.

@@ -4,7 +4,7 @@
 // of its own; actions come only from each row's available_actions.
 import { html, render, api, ago, onUnauthorized } from "./lib.js";
 import { connect, disconnect, onEvent } from "./events.js";
-import { store, subscribe, refresh, stop, view, onOpenItem } from "./store.js";
+import { store, subscribe, refresh, stop, view, onOpenItem, notifying, subscribePush, hidingDetails } from "./store.js";
 import { Queue, itemID } from "./queue.js";
 import { Overview } from "./overview.js";
 import { Agents } from "./agents.js";
@@ -34,6 +34,9 @@ async function loadSession() {
   if (session) {
     connect();
     refresh(true);
+    // Notifications on in this browser: its push subscription is this
+    // session's (kept again; the daemon replaces one of the same endpoint).
+    if (notifying()) subscribePush(hidingDetails());
   }
 }
 

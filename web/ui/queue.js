@@ -5,7 +5,7 @@
 // read shows the same prompt still there.
 import { useEffect, useState } from "preact/hooks";
 import { html, api, call, byName, problemText, since, decisionLabel, actionLabel, whereOf } from "./lib.js";
-import { useStore, useMeasure, refresh, notifying, setNotifying, deriveItems } from "./store.js";
+import { useStore, useMeasure, refresh, notifying, setNotifying, deriveItems, pushing, pushProblem, subscribePush, hidingDetails } from "./store.js";
 import { Act, ActionButtons, StepForm, answered } from "./parts.js";
 
 // itemID is an item's element id (its key made safe for an id).
@@ -50,8 +50,12 @@ function NotifySetting() {
     const got = await setNotifying(want);
     setWhy(want && !got ? "The browser did not allow notifications for this page." : "");
   };
+  const hide = async (ev) => { await subscribePush(ev.currentTarget.checked); };
   return html`<p class="setting"><label><input type="checkbox" checked=${on} onChange=${change} /> Notify me when something new waits</label>
-    ${why && html` <span class="error">${why}</span>`}</p>`;
+    ${on && html` <label><input type="checkbox" checked=${hidingDetails()} onChange=${hide} /> Hide details on the lock screen</label>`}
+    ${why && html` <span class="error">${why}</span>`}
+    ${on && (pushing() ? html` <span class="muted" data-push="on">Pushed to this device, also with no tab open.</span>` :
+      pushProblem && html` <span class="muted" data-push="off">${pushProblem}</span>`)}</p>`;
 }
 
 function Item({ item, focused, say }) {

@@ -170,6 +170,9 @@ let generation = 0;
 export function stop() {
   generation++;
   forgetSeen();
+  // Signing out removed this browser's push subscription on the daemon
+  // (the session made it); the next sign-in subscribes again.
+  localStorage.removeItem(pushKey);
   drafts.clear();
   store.list = null; store.items = []; store.loaded = false; store.error = null; store.since = new Map();
   known = null;
@@ -264,13 +267,66 @@ const notifyKey = "akk.notify";
 export function notifying() {
   return localStorage.getItem(notifyKey) === "on" && "Notification" in window && Notification.permission === "granted";
 }
-export async function setNotifying(on) {
-  if (!on) { localStorage.setItem(notifyKey, "off"); publish(); return false; }
+export async function setNotifying(on, hide = hidingDetails()) {
+  if (!on) {
+    localStorage.setItem(notifyKey, "off");
+    await unsubscribePush();
+    publish();
+    return false;
+  }
   if (!("Notification" in window)) return false;
   const p = Notification.permission === "granted" ? "granted" : await Notification.requestPermission();
   localStorage.setItem(notifyKey, p === "granted" ? "on" : "off");
+  if (p === "granted") await subscribePush(hide);
   publish();
   return p === "granted";
+}
+
+// ---- Web Push ------------------------------------------------------------------
+// With notifications on, this browser also subscribes to AKK's pushes, so a
+// phone hears a new item with no tab open. Where the browser has no push
+// service, the page's own notifications (a tab open) are what there is;
+// pushing() says which.
+const pushKey = "akk.push";
+const hideKey = "akk.push.hide";
+export function pushing() { return localStorage.getItem(pushKey) || ""; }
+export function hidingDetails() { return localStorage.getItem(hideKey) === "on"; }
+export let pushProblem = "";
+
+function keyBytes(b64) {
+  const s = atob(b64.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((b64.length + 3) % 4));
+  return Uint8Array.from(s, (c) => c.charCodeAt(0));
+}
+
+export async function subscribePush(hide) {
+  pushProblem = "";
+  localStorage.setItem(hideKey, hide ? "on" : "off");
+  try {
+    if (!("serviceWorker" in navigator) || !("PushManager" in window)) throw new Error("this browser has no Web Push");
+    const reg = await navigator.serviceWorker.ready;
+    const { public_key: key } = await api("GET", "/v1/ui/push/key");
+    let sub = await reg.pushManager.getSubscription();
+    if (!sub) sub = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(key) });
+    const j = sub.toJSON();
+    await api("POST", "/v1/ui/push/subscriptions", { endpoint: j.endpoint, keys: { p256dh: j.keys.p256dh, auth: j.keys.auth }, hide_details: hide });
+    localStorage.setItem(pushKey, j.endpoint);
+  } catch (e) {
+    localStorage.removeItem(pushKey);
+    pushProblem = `Push to this device is not on (${e && e.message ? e.message : e}); notifications show while a tab is open.`;
+  }
+  publish();
+}
+
+async function unsubscribePush() {
+  const endpoint = pushing();
+  localStorage.removeItem(pushKey);
+  if (!endpoint) return;
+  try { await api("DELETE", `/v1/ui/push/subscriptions?endpoint=${encodeURIComponent(endpoint)}`); } catch { /* gone already */ }
+  try {
+    const reg = await navigator.serviceWorker.ready;
+    const sub = await reg.pushManager.getSubscription();
+    if (sub) await sub.unsubscribe();
+  } catch { /* nothing to undo */ }
 }
 
 // What the page shows now, set by the router: no notification for what is
@@ -294,6 +350,8 @@ function notifyNew(items) {
   for (const k of known) lastIn.set(k, now);
   for (const [k, t] of lastIn) if (now - t > 60_000) lastIn.delete(k);
   if (first || !notifying()) return;
+  // Subscribed to pushes: AKK's push shows the item, open tab or not.
+  if (pushing()) return;
   if (view.name === "needs" && document.visibilityState === "visible") return;
   for (const i of items) {
     // Every new item not on screen, also of a conversation just acted on

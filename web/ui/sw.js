@@ -4,7 +4,7 @@
 // the network as if there were no worker. The shell is asked for from the
 // network first; the cached copy serves only when the daemon cannot be
 // reached.
-const CACHE = "akk-shell-1";
+const CACHE = "akk-shell-2";
 const SHELL = ["/", "/ui/app.css", "/ui/app.js", "/ui/lib.js", "/ui/store.js", "/ui/events.js", "/ui/parts.js",
   "/ui/queue.js", "/ui/overview.js", "/ui/agents.js", "/ui/turn.js", "/ui/hosts.js", "/ui/doctor.js", "/ui/signin.js",
   "/ui/vendor/preact/preact.mjs", "/ui/vendor/preact/hooks.mjs", "/ui/vendor/htm/htm.mjs",
@@ -38,5 +38,34 @@ self.addEventListener("fetch", (ev) => {
       if (hit) return hit;
       throw e;
     }
+  })());
+});
+
+// Web Push: AKK sends one push for each new item that waits for a person
+// (its title names the agent and what it asks; its body the project and,
+// unless the person chose to hide details, the command or question). Shown
+// even with no tab open; one notification per item (its tag), and a click
+// opens the queue on it.
+self.addEventListener("push", (ev) => {
+  let p = {};
+  try { p = ev.data ? ev.data.json() : {}; } catch { p = { title: ev.data ? ev.data.text() : "" }; }
+  ev.waitUntil(self.registration.showNotification(p.title || "An agent needs you", {
+    body: p.body || "", tag: p.tag || undefined, data: { url: p.url || "/#/queue", turn_id: p.turn_id || "" },
+    icon: "/ui/icon.svg", badge: "/ui/icon.svg",
+  }));
+});
+
+self.addEventListener("notificationclick", (ev) => {
+  ev.notification.close();
+  const url = new URL((ev.notification.data && ev.notification.data.url) || "/#/queue", self.location.origin).href;
+  ev.waitUntil((async () => {
+    const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    for (const w of wins) {
+      if (new URL(w.url).origin === self.location.origin) {
+        await w.focus();
+        return w.navigate(url);
+      }
+    }
+    return self.clients.openWindow(url);
   })());
 });
