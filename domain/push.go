@@ -2,10 +2,15 @@ package domain
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +43,40 @@ type PushTx interface {
 	DeletePushSubscriptions(ctx context.Context, f PushFilter) (int64, error)
 	// PutSettingOnce stores a setting unless it is set.
 	PutSettingOnce(ctx context.Context, key, value string) error
+	InsertActionToken(ctx context.Context, a ActionToken) error
+	// UseActionToken marks a token used and returns it: ErrNotFound, or
+	// ErrActionGone when it was used before or has expired.
+	UseActionToken(ctx context.Context, hash string, now time.Time) (ActionToken, error)
+	// DeleteActionTokensOf ends every action token of a principal.
+	DeleteActionTokensOf(ctx context.Context, principal string) error
+}
+
+// ActionToken is a one-tap action on a push: it answers one Turn's prompt
+// with one decision, once, as the principal the push went to and in the
+// conversation whose offer showed that exact prompt, until it expires.
+// Only its hash is stored.
+type ActionToken struct {
+	Hash         string
+	Principal    string
+	Conversation string
+	TurnID       string
+	Decision     ApprovalDecision
+	ExpiresAt    time.Time
+	CreatedAt    time.Time
+}
+
+// ErrActionGone: the action token was used, or has expired.
+var ErrActionGone = errors.New("this action was used or has expired")
+
+// ActionTTL bounds how long a one-tap action stays valid (the prompt's
+// offer may end it sooner).
+var ActionTTL = 5 * time.Minute
+
+// PushAction is one button of a push's notification.
+type PushAction struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
+	Token  string `json:"token"`
 }
 
 // PushReader reads subscriptions.
@@ -234,12 +273,14 @@ func (s *Service) forgetPush(ctx context.Context, f PushFilter, n *int64) error 
 	})
 }
 
-// forgetPushOf removes every subscription of a host whose token was
-// rotated or that was deleted, in the caller's transaction.
+// forgetPushOf removes every subscription and one-tap action of a host
+// whose token was rotated or that was deleted, in the caller's transaction.
 func forgetPushOf(ctx context.Context, tx Tx, hostID string) error {
 	if pt, ok := tx.(PushTx); ok {
-		_, err := pt.DeletePushSubscriptions(ctx, PushFilter{Principal: hostID})
-		return err
+		if _, err := pt.DeletePushSubscriptions(ctx, PushFilter{Principal: hostID}); err != nil {
+			return err
+		}
+		return pt.DeleteActionTokensOf(ctx, hostID)
 	}
 	return nil
 }
@@ -252,6 +293,9 @@ type PushPayload struct {
 	Tag    string `json:"tag"`
 	URL    string `json:"url"`
 	TurnID string `json:"turn_id,omitempty"`
+	// Actions are the one-tap answers to a permission prompt AKK can
+	// prove (approve once, reject), each its own single-use token.
+	Actions []PushAction `json:"actions,omitempty"`
 }
 
 // RunPush sends a push for each new event that starts a wait, until ctx
@@ -308,6 +352,9 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 
 // pushEvent sends one event's push to every subscription whose principal
 // may see it; a subscription the push service says is gone is removed.
+// Each principal's push is made once, as that principal, in a
+// conversation of its own (the status read there offers the prompt its
+// one-tap actions answer).
 func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog.Logger) {
 	subs, err := s.pushRead.PushSubscriptions(ctx)
 	if err != nil || len(subs) == 0 {
@@ -317,51 +364,67 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 	if err != nil {
 		return
 	}
+	byPrincipal := map[string][]PushSubscription{}
+	var order []string
 	for _, sub := range subs {
 		if sub.Principal != principalOperator && sub.Principal != e.HostID {
 			continue
 		}
-		p := Principal{Operator: sub.Principal == principalOperator, HostID: sub.Principal, Conversation: "push"}
-		if p.Operator {
-			p.HostID = ""
+		if _, ok := byPrincipal[sub.Principal]; !ok {
+			order = append(order, sub.Principal)
 		}
-		body, err := json.Marshal(s.pushPayload(WithPrincipal(ctx, p), e, what, sub.HideDetails))
-		if err != nil {
-			continue
+		byPrincipal[sub.Principal] = append(byPrincipal[sub.Principal], sub)
+	}
+	for _, name := range order {
+		p := Principal{Operator: name == principalOperator, Conversation: "push:" + strconv.FormatInt(e.ID, 10)}
+		if !p.Operator {
+			p.HostID = name
 		}
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		status, err := s.pushSend.Send(sctx, sub, body, keys)
-		cancel()
-		switch {
-		case status == 404 || status == 410:
-			// The browser dropped it: so does AKK.
-			_ = s.forgetPush(ctx, PushFilter{Endpoint: sub.Endpoint, Principal: sub.Principal}, nil)
-			log.Info("web push subscription gone; removed", "principal", sub.Principal, "status", status)
-		case err != nil || status/100 != 2:
-			log.Warn("web push not taken", "principal", sub.Principal, "status", status, "err", err)
+		full, hidden := s.pushPayloads(WithPrincipal(ctx, p), e, what, name)
+		for _, sub := range byPrincipal[name] {
+			pl := full
+			if sub.HideDetails {
+				pl = hidden
+			}
+			body, err := json.Marshal(pl)
+			if err != nil {
+				continue
+			}
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			status, err := s.pushSend.Send(sctx, sub, body, keys)
+			cancel()
+			switch {
+			case status == 404 || status == 410:
+				// The browser dropped it: so does AKK.
+				_ = s.forgetPush(ctx, PushFilter{Endpoint: sub.Endpoint, Principal: sub.Principal}, nil)
+				log.Info("web push subscription gone; removed", "principal", sub.Principal, "status", status)
+			case err != nil || status/100 != 2:
+				log.Warn("web push not taken", "principal", sub.Principal, "status", status, "err", err)
+			}
 		}
 	}
 }
 
-// pushPayload says which agent waits and on what: with details, the
-// command or the question (redacted, as the status shows it).
-func (s *Service) pushPayload(ctx context.Context, e Event, what string, hide bool) PushPayload {
+// pushPayloads say which agent waits and on what: full, with the command
+// or the question (redacted, as the status shows it) and, for a permission
+// prompt AKK can answer, its one-tap actions; hidden, the agent and the
+// project only, and no actions (nobody approves what the lock screen did
+// not show).
+func (s *Service) pushPayloads(ctx context.Context, e Event, what, principal string) (full, hidden PushPayload) {
 	turnID := e.Subject
-	out := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/queue", TurnID: turnID, Title: "An agent " + what}
+	base := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/queue", TurnID: turnID, Title: "An agent " + what}
 	var agent, project string
 	if t, err := s.store.Turn(ctx, turnID); err == nil {
 		agent, project = s.agentOf(ctx, t.TerminalID)
 	}
 	if agent != "" {
-		out.Title = agent + " " + what
+		base.Title = agent + " " + what
 	}
-	out.Body = project
-	if hide {
-		return out
-	}
+	base.Body = project
+	full, hidden = base, base
 	st, err := s.Turn(ctx, turnID)
 	if err != nil {
-		return out
+		return full, hidden
 	}
 	detail := ""
 	switch {
@@ -373,9 +436,103 @@ func (s *Service) pushPayload(ctx context.Context, e Event, what string, hide bo
 		detail = st.Turn.FailureReason
 	}
 	if detail != "" {
-		out.Body = strings.TrimSpace(project + "\n" + boundText(s.turns.redact, detail, 200))
+		full.Body = strings.TrimSpace(project + "\n" + boundText(s.turns.redact, detail, 200))
+	}
+	if e.Type == "turn.approval_required" && st.Approval != nil && !st.Approval.ManualRequired {
+		full.Actions = s.issueActions(ctx, principal, turnID, st.Approval)
+	}
+	return full, hidden
+}
+
+// actionTitles are the one-tap decisions a push offers, and their buttons.
+var actionTitles = []struct {
+	d     ApprovalDecision
+	title string
+}{{ApproveOnce, "Approve once"}, {Reject, "Reject"}}
+
+// issueActions makes one single-use token per offered decision, valid
+// while the offer the status read made (and at most ActionTTL).
+func (s *Service) issueActions(ctx context.Context, principal, turnID string, ap *ApprovalView) []PushAction {
+	p, _ := PrincipalFrom(ctx)
+	now := s.clock.Now().UTC()
+	expires := now.Add(ActionTTL)
+	if !ap.ExpiresAt.IsZero() && ap.ExpiresAt.Before(expires) {
+		expires = ap.ExpiresAt
+	}
+	var out []PushAction
+	var rows []ActionToken
+	for _, a := range actionTitles {
+		if !slices.Contains(ap.Decisions, a.d) {
+			continue
+		}
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil
+		}
+		tok := base64.RawURLEncoding.EncodeToString(b)
+		out = append(out, PushAction{Action: string(a.d), Title: a.title, Token: tok})
+		rows = append(rows, ActionToken{Hash: hashActionToken(tok), Principal: principal, Conversation: p.Conversation, TurnID: turnID,
+			Decision: a.d, ExpiresAt: expires, CreatedAt: now})
+	}
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		pt, ok := tx.(PushTx)
+		if !ok {
+			return E(CodeUnavailable, "this store keeps no action tokens")
+		}
+		for _, r := range rows {
+			if err := pt.InsertActionToken(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil
 	}
 	return out
+}
+
+func hashActionToken(tok string) string {
+	sum := sha256.Sum256([]byte("action:" + tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// UseAction answers a prompt with a one-tap action's token, which is all
+// the credential it needs: once, as the principal the push went to, in the
+// conversation whose offer showed the prompt. The answer is fenced like
+// any approval: the prompt must still be the one offered, or nothing is
+// typed (409). A token used before, or expired, is gone (410); one that
+// never was, 404. The token is never logged.
+func (s *Service) UseAction(ctx context.Context, token string) (ActionResult, error) {
+	if len(token) < 32 || len(token) > 128 {
+		return ActionResult{}, E(CodeNotFound, "no such action")
+	}
+	var a ActionToken
+	err := s.store.InTx(ctx, func(tx Tx) error {
+		pt, ok := tx.(PushTx)
+		if !ok {
+			return E(CodeUnavailable, "this store keeps no action tokens")
+		}
+		var err error
+		a, err = pt.UseActionToken(ctx, hashActionToken(token), s.clock.Now().UTC())
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ActionResult{}, E(CodeNotFound, "no such action")
+	case errors.Is(err, ErrActionGone):
+		return ActionResult{}, E(CodeActionGone, "this action was used or has expired: open the queue")
+	case err != nil:
+		return ActionResult{}, err
+	}
+	p := Principal{Operator: a.Principal == principalOperator, Conversation: a.Conversation}
+	if !p.Operator {
+		if _, err := s.store.Host(ctx, a.Principal); err != nil {
+			return ActionResult{}, E(CodeActionGone, "the host this action was for is gone")
+		}
+		p.HostID = a.Principal
+	}
+	return s.Approve(WithPrincipal(ctx, p), a.TurnID, a.Decision)
 }
 
 // agentOf names the agent of a terminal ("Claude Code", "Codex") and its

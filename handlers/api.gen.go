@@ -2216,6 +2216,9 @@ type ServerInterface interface {
 	// GetOpenAPI This contract
 	// (GET /openapi.yaml)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
+	// UseAction A one-tap action from a push (approve once or reject)
+	// (POST /v1/actions/{token})
+	UseAction(w http.ResponseWriter, r *http.Request, token string)
 	// ListConversations The agent conversations AKK can see
 	// (GET /v1/conversations)
 	ListConversations(w http.ResponseWriter, r *http.Request)
@@ -2420,6 +2423,32 @@ func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetOpenAPI(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UseAction operation middleware
+func (siw *ServerInterfaceWrapper) UseAction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "token" -------------
+	var token string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", chi.URLParam(r, "token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "token", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UseAction(w, r, token)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4443,6 +4472,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Post(options.BaseURL+"/v1/ui/push/subscriptions", wrapper.CreatePushSubscription)
 	})
 	r.Group(func(r chi.Router) {
+		r.Post(options.BaseURL+"/v1/actions/{token}", wrapper.UseAction)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/events", wrapper.StreamEvents)
 	})
 	r.Group(func(r chi.Router) {
@@ -4544,6 +4576,114 @@ func (response GetOpenAPI405ApplicationProblemPlusJSONResponse) VisitGetOpenAPIR
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(405)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseActionRequestObject struct {
+	Token string `json:"token"`
+}
+
+type UseActionResponseObject interface {
+	VisitUseActionResponse(w http.ResponseWriter) error
+}
+
+type UseAction200JSONResponse TurnActionResult
+
+func (response UseAction200JSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response UseAction400ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction404ApplicationProblemPlusJSONResponse Problem
+
+func (response UseAction404ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction409ApplicationProblemPlusJSONResponse Problem
+
+func (response UseAction409ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction410ApplicationProblemPlusJSONResponse Problem
+
+func (response UseAction410ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(410)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction422ApplicationProblemPlusJSONResponse Problem
+
+func (response UseAction422ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UseAction503ApplicationProblemPlusJSONResponse Problem
+
+func (response UseAction503ApplicationProblemPlusJSONResponse) VisitUseActionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9292,6 +9432,9 @@ type StrictServerInterface interface {
 	// GetOpenAPI This contract
 	// (GET /openapi.yaml)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
+	// UseAction A one-tap action from a push (approve once or reject)
+	// (POST /v1/actions/{token})
+	UseAction(ctx context.Context, request UseActionRequestObject) (UseActionResponseObject, error)
 	// ListConversations The agent conversations AKK can see
 	// (GET /v1/conversations)
 	ListConversations(ctx context.Context, request ListConversationsRequestObject) (ListConversationsResponseObject, error)
@@ -9548,6 +9691,32 @@ func (sh *strictHandler) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetOpenAPIResponseObject); ok {
 		if err := validResponse.VisitGetOpenAPIResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UseAction operation middleware
+func (sh *strictHandler) UseAction(w http.ResponseWriter, r *http.Request, token string) {
+	var request UseActionRequestObject
+
+	request.Token = token
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UseAction(ctx, request.(UseActionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UseAction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UseActionResponseObject); ok {
+		if err := validResponse.VisitUseActionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -11187,382 +11356,389 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P2Lkhs30i+Ivwr+/H8bIs8U2S1Z9tjd8cVuj2yPdWRbGrX8Oc6aWhZYBTYxXQRqCqimOFpFnHfYd9gH",
-	"O0+ygcwECkVW8dKSbI3HMRFjNVlE4ZLIe/7y7SDTq1IroawZXLwdlLziK2FFBX890epOVIZbqdV3guei",
-	"cp/mwmSVLN2Hg4vBq6VgmVa20kUhqgeG6bVyH4QfskosRCVUJhJWiUxXuciZVswuBXtVV4pxlTORLbXI",
-	"mVRMWsPWYr7U+tZMBslAupcs8eXJQPGVGFwMrp49G8eTGyQDky3Firv5rfib74W6scvBxaPPv0gGdlO6",
-	"3xhbSXUzePcuGXynjX36tXsWRi+5XTZjL7WxM5kPkkEl/lHLSuSDC1vVIn5Fya0Vlfvt/wWP/3I1/j/5",
-	"+J/n469ev32YfPH43X8Mut7rltv7XltX6oT3wuNHvvdnbrNl74vX7tsT3ozPH/Xqd25IU2plBBDUi0rP",
-	"C7Fy/3Q0I5R1/+RlWcgMDvKsxCf+9HfjqOttNIP/qMRicDH4/581FHuG35ozPy68sU2fV4q9/PYJ++rx",
-	"539mNDhbS7tknBnL54VgaaZzkU5gp2hA976rDEd4OygrXYrKSlwDD5/vXgQjVlxZmTF8KGFicjNhqREq",
-	"Tye7+5MM5jrfwKB5Lt0vePEiehkewu5r3DEJY5n7NS7G3ZrwcpkbVlZiIYtC5JeMz41Qlq2XAi9dpWsr",
-	"mOW3wjCllZiwK8Nu5J1wl4+5C2UWUpipsv5q88wyrTIBP8+4u+iM57mBv2sjKkanyVKpytqmzJGWuWSZ",
-	"Ljdu0FplS65uRD6ZqmYb9PzvIrNuG+BX3VvaGn7n/ZqlbhNSNkxpU1ImcV6Wm1tmxRt7yVKuzFpUJoUv",
-	"4DGpleKyEoy+umSp4lbeiZldVoLnM5nj047aCmEFkznTC8YZfh8tfamNYItKrxhni0qYJUvxGZOyQhor",
-	"1c0lS1eOyBhnpahW0hjHGN1H+8dpHp5p2BSTMjcyjVekwDzTSnCjlVQ3M7FY6Mq699i6LLaHg980I2Xc",
-	"8kLf1GIEjNaKFRC4UPVqcPHLgDZ0kAxoj4BltPdokAzcoPSfAlhIey6D1x1kTx/wquIb9/dK2KXO3ct3",
-	"HgVe1fWF5dWN6CCaK7pvTKtic8FS6/ZQ8WK20EWh17OsriqhbMrwb8PWS27FnagYLq4tvNzxlFwJZpbu",
-	"WaXXl258PBPxhmcWXxSR5gN3FeGBByDB/H72TMTJrni8jg17F3PmXzwHCttGm/S642Jd3RCPbfOwW6ny",
-	"QzwVfvrMPehOodILWYjuK0pfMrvkFsjTXUBpmNtF2AVmskoIZRKmK5bWin6Qp2zoLojIE6bgBIBRWT3q",
-	"5JU03O4cvlmVdoP8TVqW6brImdKWzQXLBe66yCeDQ9sKm9K8pll078Y+o230J5wVvIbL4CTKm07KvyrL",
-	"St/xootuI9ZQVnpVOqZLWzdhX4tMuq8M41UjaC7ZrdgY4AIroWomVS7eOL4O25lV2iAzvHrxdIIriqgg",
-	"06sVV/lMvMlEVXZcpZci55kVOYw/17XKO/fRiSiaHKgY24yEw5rFzIkQ4BCwicfwBfGmlJUwM94jHPRi",
-	"ISonBYDeWhdXKJRP6pIFfm0st7Vh/IZLxfjCiopJ6xa00NXKvWOQcyvGVq5E1ypXXNW8mDU0s3OEz56x",
-	"tSwKoD5kmjgzPM5LZP/Gsf7a2MSpu56/RNs617oQXNG1W5V25q9r+22kWyxFUczoKLuVDGTJ3UxU66Lz",
-	"izWXTnDNjHSHtvPun70yQYQ6FzdcuYNwv7sAdcQpuw8caSpdq0yshLLu/sOqOfJUpdECWOoiN4nXUKRh",
-	"/PY2ZwtZGaePrE84pK0rHe/f7vnFdNt5x+muvtCFzPaoaQteGLF9uaq6EO3rsJfZ0qte1oVAUnvzFH/3",
-	"+fn2tdhaI75o3/xfkiA/bQF+b+5zk7emGIbaO8sa5csJU+Reup3AgHl1c9c6lthcPD9PBiup/N8PO5mA",
-	"P5nPHsHD9NfDXe5VVhoW2S00uRLuesyNLpw+vtbVrVQ3LJeVyKyuNhOg2DC3x+dffXFQMXBr69rjv/Ds",
-	"Vqj8qVroXWUANbeLtwNVF4WziLzhsbP2He2vc2X49QPDZJ4wboAZ5FystEKzwAnpIag63XLekYMkX0M4",
-	"WHeeM16WMyOqO1F1Sw+cF3L5Du6MopCmUolSV9ZNxrHla6FypoTIDUtlXog0VtzcB04LztzqnRKs7azQ",
-	"PAcWYjbGitVMVJWuDt+EsLZOVbq9gK6DfOJV9lfEuLfvbLTgDq4OdtassalPMzudsHhg2H+/fv4ju4Yx",
-	"2EJXcL68uqkdhzdw4ql70pw53S4Fy9IQC99ZD7og3nbKrHzmFOseGtO6YGhTOqXcLt3VGf7w5MUDA+L+",
-	"uSo230nVorAgV7fOBObQXu/WTsXT6TyVJVdKFNvq4FLrW0c3DdUmA1TngIiU6KTiJ4U24n4suxH0EeP4",
-	"/Py8iyp3FxH703a9Hp7VHjQZgMlGWu4xYg9+c8clsJ8Z2jcnCE+0hzr0xznyvUMDxOzxnRMezU4Ql+vS",
-	"BfmNODjyD/SYI3VnJ+8Q81OnDC0KIWwC3EmhT4BbZoQwHXrtEK4b7hCYAhmvKilypmvwj1Sim6u6gYGz",
-	"HJjEeincKDgHmA1Z/xeMK1arSvBsCX4z96W7bs4udhNxEyu4sexW6bViWgmn00m7dHoezXiqhlxt6C/y",
-	"Aq+YNOzz889YCnOMXoHuDbeUcMlH6EHyV6xAjhz9pvNOvb8k3hnS2+x9UjD4AgpuhbHM2Qb0G1y3NMx7",
-	"BDpf4L88RGKv6DlPvVbaopun2oor46Te7oyDlySFY4bbjjr6sPnKnZMRdjRBl+mbGV0v95vGLcYt4+yJ",
-	"+57xshwj5/NSd8nNVKHsZMNIGoNnDd6H+yTQVwAfL/UK3WSOH3GrK1AjcrCm8Fw7vnVvciQ4VXrhxsTA",
-	"REOP7l0j+jP163CrS1hegS/ULitd3ywjnWHCrhg96qjebcdKVDciJ4fyVBEpuS/BKUQWDae9REsQBtfg",
-	"UGKgBoH3iFu/hUqv0YLCTRyeTx5+/uXkHO6CI6ZqNFWoSNmgbcWmJAMKYMP0F1vL14HIZvBxCsaWI2/3",
-	"uGOv3ls5lnl6iUPC78HhhU5g6bQ5NMcefeXEbsUzKyozSsICtGqm0uh77hDotN0/YZWgFTptSzMNnMbN",
-	"earQvybthP0Ivov5JpyurnBKbv9pw90OuxHnunV+4A0N9HpJbnGVJwyCFu77qQJ9t8VCbay1DncPfpSE",
-	"zXV0BLOmmJdhxvKNe5Pnk+iOEIEYWtxb5k51mbDGfm58i1xp4rxuJgn56teGlbyy6LRoM7/AIcje8fex",
-	"kwWueaWkumlL1YMOGNi2Dt2yzeJQM2Y/48Pu1u6wt6MEOQywO40tfW1bPHuW17D5hNSVmOU1IrtZVbQr",
-	"XfrH6wNa0vfSdPhW4+kdr8O0tK+Og6hVMz9ayMzW1Qlv+KkZ4VVdqZO22Qz2zaBrn74WTjRXmx+P0nq0",
-	"ijWfHH9L2s9SG/ugiQmzIcaznJzaMPcg/DKBMUD2WLkSI8dGhOM7zkLhrNC6dLeDpTTOrK6KlA3TQme8",
-	"cK9IE5Y+fPTnybn739mX7s+Li4fpCN+DNxOmuAb/cqmNZdImTfgNY9QmAS+YDymAe1sZlPhODOjKuvvh",
-	"fuCUpBXPllKJhBntd4RVYlEbYZipHcdiP738Hl7i9DtnOT9+9Iild7yQOd6ABQdX+mjCnlrwK4IAZBxn",
-	"C3dR4MiXbho8iFwVZiGtE0343twxp+DNhzGkael9brztQ1lzackYnGA8wkeLozhx88/JbPz67XnyxaOu",
-	"qHFDPC8o9rOlq2wrHzYKia4xgsB4kNQxHT8wjZ6CTB5krGNh26rKVA1TR95nxvLKUQfPMlFarjIBYobi",
-	"go6p807HgtNsR5chzeGBiUJRMvdhSoWyIkgfofJSS2VZmr2ZTevz888yL1Zz+FOkCbqX0W3MnjvKXEsj",
-	"EuYUingv4MhE3viYWUoXF7U8mRckgFB/UUxAJAWYh2lsAHLSiiKfTFWziNqIaibelIXMpKVjoOAsqmAg",
-	"VunpSI90qx8loOiBNoQPwk2GybjdldZMFTBxVBbcEzR3VnK7fODkbqXVDUpitJANyyVGfpyO45TSvOIL",
-	"63WjsKw1NywrBK8gESXD5aOmA6+kJJZbsWHDJ+BRBDJBpcxYbpYJe2Kr4k/XzlyS2ZLdClESEcAb3ZTL",
-	"GrxLQIcUbIAYRD1fSXs5VUB5FzjQT3gztRJjp9nAIH5seOB/sA1XtwYGG4FqzNm80rdC4eHQNQ8SeWis",
-	"+2fOdDVVtcpEZblUIzxRd5Ltw8Ed0XD7r8innzDeDpW7D7xtBMF1NwsyCXPHGaYKvRvMWFkUgY/NxUI7",
-	"81CVtW0rMI1E7iaqoxSbr7Uz0no8Fl1uQLBtKMpn2ELXTp2vldMDHKk4GjRHqyz49uD42Bbbjk8eOcZ3",
-	"8GgI15iuoAu3RGru8kBsP3Wbv0khqrLWVW6aGFPmDDnI3Git5qDO50hHzIzObkXX/l3jF6wQC+u0dLuq",
-	"3zBknaThO5X6RitxycytLEuyj5z88tvsfhMZvVJZcSMqejk5b5s0BJ5vQKZUVvKi2Mz8J0pb+ncXXRir",
-	"K3Hc1l/Do+43demYd1ds7xsnkMgwJuJBAxRC3+KNNNYRU3U05fTSjNuc4+b9yj1Jv5gZwSvH7juDdc7I",
-	"ic9p7T4ptL4lDWno01AcY4UDZgtd5KJKmBMibDx2Px8TUdAjo9PoimYJEzhaa20Weo0u1ENqKxFQc41o",
-	"Q7fen3j+EB+6Jxp/bzsV2+jCf4C8Csdsot2LbkKUctHlz4IEiujLKGocJUrcM+MheoOfY/9efOd53LYd",
-	"VOMW7S4t0sFPskd3LJQajLzWcP3zvPYMoT3PsslJ3DWaK2kxIvb2UBQhPNo/gVd0sdvvBwHUfZD7pnb0",
-	"IeP4+2dFd2t3b/aSZ+/ckD0cnho9t4/EvpWiyL+B4Nruzrnvur3zwhh+I47YHBii+UHnFHQlbiq3iy8q",
-	"rRcdmkZtl7qS/xQtuUUO607ZlAvLZdGTVuEU2DTXymn66+UGZH2T1AQqM2hvzrgZVpSiM7oEPg6qPor/",
-	"9VIDhzeM2640k2g2eoai1FabbkLcl4fz2TkzwunghrTcFH2cM27Jn1i6bWMrwVUTqzs9++a44PMiHFbj",
-	"0YtSOC+ZqouC1aoQxtAuuykcDH3r2mZ6dVCfeE6PURgbdgEv+TFLxPT4WVkJQ+JlO0Ws0kXhFCnQ9xuX",
-	"Makfw+CGx5Ga7fY6uPV+XLIRR915R5GpdvgOxQ83G7VFVp3x7q31xnvWorkkvmJdV/Q7wQt0FbRv5q42",
-	"qW87L+TR3DSoF/4XndPRnY7BSnAr8pMoglxhm1l39PDVab6zdi44Vxv84Yp3h7h8JUQXh+0N3BuRVcLO",
-	"Km1PXqyX4+Ku23J71Tie4BFnS4fvL8l5gWxGgLbu3nCajuqngM68GYRZuieCERiyu2lW/rQaX6ABxRLY",
-	"oKzYHS9qgSEHTNCshK0rSk49fZJ1VRwm2KachfIc4l/3LHjnKJKYeLvOuO8WPIGfnZx5tkX0ew2E2NEc",
-	"EeY25yz4XBQgI0uhy0JcQrqPzxOulfxHLbZSrh4ekQ62S7N7Axz49Df48A69Hfv77+jpXVrYWrUPaS+t",
-	"LZmu4L8GPMqUq50JyM4x8kaJnL14fv3KbG3Co/PHXx7Yhe58mnhme8gjF8qZ9ahIFcXzxeDil/2bANz1",
-	"XbLNXq2+FWov05gLXkG68K1QE3a9xCwFCF5m3ZqRXwMSfPfg6XppRDZLGT5EyRvyRnXz4GNevC1gYWU7",
-	"s9nd1Ne0rd2BqeCLOsrwpl3eb4H1m8nu59dh13Yn0idXdnf8WPZ2cHdwUq88mRw/p8OUpcT6ZOrqXQi+",
-	"rm/+xAJ+TZb6B4/btfYPMLenypQis/dL45P4463c652s0J6pRb/unpkVFc/eN8vPO7AyXvK5LGTkTYnG",
-	"m0OpqC8B7bYtF5UQMyve2O6vV3Vh5cyIgvK3Drhhtt4YD781VtfmhGuy0nmX4vedXkN6lNmoLARHoMgB",
-	"aj1WfINBNxZiSRjfzsWC14VF2+uCpcYKUfkCMIiip2woFWaONF7yulIjKJn6Ry1qMVPiTXiYg3Kb+zfD",
-	"A3lwAfgwlvsFDjNhV6j6Yzx8XugMAjnbxZA4RqaLgpfGjd9aKhRpaINGR7bUMoO8K4XRzs4qwt2lDpLB",
-	"1nreuxYopNNQQdBSYhowW/EcHCXO9MGdCpZwwkRhRFwcJEoqDRrCMDN8Yz463kcRiG1WyJXs8X7K5gb2",
-	"SZzbrUzi1ik5c9idysx/2rl9HcVKu5crnOvRakHEPv7mX99xWHtKjprs81BV4qh1fKt0dov/f+ZdCuNo",
-	"r3qCPGRe+LFKoXL3nS88pz/w8MGdTafqbBqsSe6sDPIcZBaCpz3vF+Uu24MqvO7Dt9ryouurHS7uhvDP",
-	"d/EqjxdwwDlMG/PwdXLolSHZvYkHbJFqEoEU+AwriiHgQdCGxIS1JSIOiKRAU7sKWsCf2PXNlbs0vOUp",
-	"jmVMm3U8WWptMB9SGoZDUU41RvSRdDB9441Nux1mYF3umdxRjrTmUT9g57nvVhmtStv5bn8KfWSynzmE",
-	"K3BMVOslPYx6wdbC4nkkDZgHzTx6dvulzdkeoJuXkYpxSgEZFbbHlHPCz7f2d9t10LHf997RZIBqi8hn",
-	"gUxMXx1b99ubyrVH5x3RWbodrZKz7tKR/qNtL7DrzJpJPDw/UD7XUsZ2L+5zZ1uBNtNWUSgHIb9z52QE",
-	"FHh1qzs+5Y3CEO+tsewK9oNnEjHxA8/uyIctzuxJuWvTf2iKVbZc0vEiD9UZ1JV6KRbgGBZFPptvZpAV",
-	"2eVs8zlJPqW5AQjCWt/e8ocW+8lOntq2Td2aZ+fO6FwUT0CR3VMY2VNRHYFcHOTtR8BjbM3qedktCIOo",
-	"2fVGxNlriq9EAvfDLPUaQm4UGez0dIW17gG1geR1yKeHPLQ9tebN+nq85/Ql0gEm5IPObS49ZEnJlUio",
-	"lGiotBqDe38UTBz8kVRuKCgSUMXG/3iqfPJniAFicqYf0A2CIQIYBrPS7pmF4E8Wz6VrB3qP+FrYl8LU",
-	"he2q5ASL0cy8krqruEB1iFt29/1pYsz3CfjCpso7cbxbNr5K7173hlSj2k+xnvkqKr/c+7+ub3MSSMYG",
-	"Dx29DHI4K0tJryExEzcaM6EMXwlE0BmFmNkCsEsKW/E0pGbCWzAjz9MlsdSo1qvY4KBIDu2Z3AjLpDIW",
-	"EnwhXAvXVUFCuNJYM5QVXK7IDj24q1GgOhRPBzuHF5AvN2uONxkcMHAyXbYHI5FBS3D6PX3CVT6LztR0",
-	"W/UfIbIcrwbn23vjTP99+8Rvyz73x0/KyqIB+Aq4TuCQmgOikalXImdzLNQywo6R8R2PfQK7d7SbIJZg",
-	"HTbL6dkU70OHyeA3IUXaMj/31hF2EeiPkCDxtOX87SPSf420IQnBPbuZrbDgaoYJH/tgI8IrCw8WYUKF",
-	"0HaCvk9ywbXhOqTZA6dzomP9XnQaMk72/QCP+hqffT9SjNa0hy5D2krfkfQT5HUPnMbPSyIQfySErnQn",
-	"nYBb6rXIE+bp7Ni8q45wxKw/NycZhBrt7jTAXgW+K5lsN8s24HGZfepXADnJeJXDLmzjXfQGyncyotor",
-	"blD1mnX2H9QrGKfXyOsvfqf6U7TJQg0yIg14esECMaMLqNfRTPaljh2XphdfYwRWjGqZ46KboEf99NPT",
-	"rxPSuOg599EoCel93bAH9WreZaN+LU1Z8A2pZw89m1FiLYylwnBJZfpG8dIste2pWFjqynYuNH4HxoHg",
-	"WWEswnO+8euWORvm3CyFYXmly9LdHG5ZIbix7Mu44JoSVdieqUUCziMB7MHoaWUDNvcV3r/SxrKHj86j",
-	"CXS+py7zE3O9Dl8EX9IbjR0k/CAca7T7nfdCrPFS9Gl9c4kBgt0aQ0C7o6K2ayJBaRAED2BHd9FCERuS",
-	"AhAz2FiM1l1AGZhUufEghX7fwU8iDdUWCkf6QOBesoV8Tg8xqUaXLHV2QXrBlA4zGzbCfxS7smC6g2Sw",
-	"O6l9CDT/amrGcSzH2V1dKcGJr9/0PAk3v8WFIApL1X9OxgGnx7MaBVCrj5ZHLO6krs2sa5kH33cIpsQd",
-	"n6ci4kbNRrEhOHuA3RNURjNeOrp3MvXH0LyjhXbmGvdvYxLYQCcPIefzlmbi3cvdSSnfUSVuUzZuQmIA",
-	"mPmAnEOgnDvbU3Dj7BrMOTo2Ob4vHXc7QHokYs7RCdGU7dfekCYe2Kxlf8q02+butDXlUzGOMjx9ztJe",
-	"lx0O2T0NKxeERd5x6taKVWl7KmLeI7/7xF9BIhZdnvALqewXjzs1lH25bXA+tK6T5gA/FL4wp4eGgVvO",
-	"MrpCuzODeMp93q6ic+rkbVeFwWQaD/gwlh4f5mkuVqW2QmWb8TOxSaNsbQSE54ib6ziLFN0qT7hW+2mx",
-	"meQ1/CAQ5sFbtbW+6MyTOFVwU4rosgX6bBHjITrvu3bNE6dcv+j+HL6G8SsOTfO6P9Uj3KJBMkA4jE6e",
-	"9ryRvR2mLA/xqLHVdQZlMxkvACmo5kWxYbnMY+XKybsAgiryGWYWzRDL/pBf9UWwLX/QufgAsR4vvVcA",
-	"hnJS3Oe46NXepIRmOeZ+OY/dMd4rxMiXOQZ2IhCmyDb3IPu+20JZcJXuqm9pwHBMveq2DVXCx/98/Qsi",
-	"lMxevz1PPvuqp6HGzt4c3JNu+2PXH9+p4O614HGHfBwswYS21nbdW0/7CIbAPVX81UlKQOfl+iBuaK9F",
-	"dpEqBZAaax9OJuQb/maacWM1h9n7De2KCHWSclPsu13k3XVtr1GOErgRy4Al4eWUCqCLZr5bR8LSWoXq",
-	"vtz9DeLNLQAql9MewPnecA3oJB0H9EJUYyj3ZQ14EsOHk6g5iscR4obRXI9GdIhqlTuITSoD6EG9anrd",
-	"o1fuAXQkXWKbEn96+bTpuuSkg8f78w1wfGHcAfpC7cK7YoIPOevleJW+qYQxfa1zdssxpZqV9CMYGK3y",
-	"A3K8e9keFrjPno+wp4ES/8LN0pGbeCOygJ8/OnpX9oA0v6jN8pnYdJTT1/NCZrNbsTl8uaNn+95xHZU/",
-	"ditxcYHkCexza+z/kmJ9GHej9apjpnw/RcEDZO1Atx8s4aAAHFz8V7KzShAJZ17pNUKhbE85gFlfgpAD",
-	"uLR+th6bYDIXM2RaXaypBt8vqnG+mQxCzXjwK4+FOeSs0Nkt80hL1JWGEQH3OOVvxebU3EbHk7vS0g5s",
-	"cfno8y/y5cm4+tvEj6Ng3XcHMW09HmiCVnoM9QFRf5Aa7Zgid2uotw7+QPlKtJLWLw8adJgtmt8XNzz8",
-	"qn3c56cenB+pf4qU0BrHX6W6KYQvy9mq0mkX8GRaLaQ7k756AKdor4R3+h+3F1s4TxGgrV50+fnBieBV",
-	"qQvmrny621znOKd03F1sfwuxbVvlfPwVHy9ev/3y3Tj8+/ER/37Yg7nYr9lGwfmNrivE+FZiPfaxiYpV",
-	"sO07uNaAEZZ4KGRJ2JEdUMhWFgVCAMdxQES4qLgycHgB23GoPeYhe3z+VTiiENqGBlN3QqUAlPf4/HFQ",
-	"75wibqZKaSVGrVZ08X3sIFxbbZ7wopjz7PZ+N6zDXxUd5srcHNvKcWdy1+K+t74D5n5bkezC0GTDNKDq",
-	"XrA2FmeCRCwtYGA/ML4VGyYqj9pQnTdaEFgyt1MFQNLt+K7H6ATE+x0o8RY856hB9r4VG6qNg4I6rjZk",
-	"BDdkiFiPHlfTIBAmYVI3DYkQjFo7krtBTHwMgcQ4lkkrIgJuBiTDxSZFAtsWg7sSglf5zMkWXdvZSqra",
-	"dlUePp+71bdaW0nDCh2gdCC8DLa2Lzb886PzERW6ypVjtQ/Pz79Efk5/d2kqfvpREmoPp/RPQsIVomw3",
-	"SRFOUUFoUagXJG6GKJ/QAMosAX9z51xHF6xWOS0IANwbbuIUH8zuL4xuFenk0pTcZkuEFcXgKvYNgIQ4",
-	"gLb0wTtnBAk2TM/w73QEFdpT5QjAd6/rABJiw7T5LJIHCA6uYPPNhFFDvLmjv9yzOeh+xIsLBHv1ID64",
-	"FAj9mtbNwFixR44lSM45IbxkXEGaKOSweoxNDFOrPL4Fl1OFWVPQTELZplUcwa4q7ZdmrC4DUKe7MaF5",
-	"JhsCi90qkCMMWvSQ5z2s1Jm8gAwO6UZ9hP3KtwGWjlsgamkaaNrTuAeQ9OM1VP7FNpE/fnyQxgntq5Pp",
-	"RdEBt2GJz7goRUXwqpOOW32oaVR3dv1fOtiroeuDvGaLR6fEQjH5PWS8Wd9GuQVkD70C4DuTeFIQxJcP",
-	"NAQFpcOwIT5gfnk9wXajI6RvvKkPTPQDX3ALBbRT1ZAS4k9B5wgFrZYocd+yXGNbD3iZe6IH2ToJKFZu",
-	"iB2u+uXO9h9Gn744G7/+b/9xTP3CBzy0MLTPBN9/flMVH2BIgNw+o3Y9xND3hQWNB5r6Up2zT6IMnuLR",
-	"hD1ZiuxW5FMFp2ZsBGPdOtze0+w5MRYUtJ3Terz3tPj4n6//1HMuQcXp0E49t0qYreRqJSCjrBAcGl3A",
-	"xlZcFu6P9VJawUzJMzFhV5Tj9Pj8PE5ygl88/II9k39J0LaG6qX4iXkNKnAhocmN0uyfotLjtczt0ikB",
-	"c4kJe8D1m1YRw5/+9Oj8/C//63/+P/CPbxPm/vvoij549A1+8MUX9MEXX7kPvv3m229HDQw2Cjf3Zkjv",
-	"JgAjzkzBzdL7AdwkoiqH9P+X7mIbnR/BuPalj4C8CaAFXc1zoQKMCV4VUlTA5S89ynzjcaVOkOutLhha",
-	"dcIxHfKYdxCHVx987ZKzIMjW2sKGb2urR7z+BOsX9fS+4gOqdPTNjo9BZwFw/KOCJ11qS0dQBwglaK9J",
-	"2xITbe0JQQblzdJ65hBrYWwYKT2jj5QX1SbN+0XoHUk2kfm9sZf9Bffv0V2ll3AdxTww2FUFUgh9w2qQ",
-	"GaAz+e47wxSHWgFMfdydIx2hYQOtDZUmqE4c1MmOqWoaGbSaFWRk7za9vcInCUIaeUSRptORsboC+WAZ",
-	"SoLGNpmqdmQFSqIUS/3GpczwjWFGXza6rLEcUEWJ8cGKEVreTYXA8Fu6Z5/LPqAWtLLE2vEzn0TRG0dr",
-	"39LozLuvu4UamPtHw4stJ8EvXo/xSszrt+fJn796d7Qa80Ei3UfXsPq2ZFe+Pv9A2dVvHWE+nQF9+Fjt",
-	"vn2kHpM9oETQeRq2hmBu1q3qDMbNrWFLUYkJS5da31Jmc5xE4j5uZU08MKwJpBMdI8qWezRBWx76Z6Dv",
-	"AZNIgSW46TjJfyeUHV2ytGmBufXiDrcOpmZcshRDHPQDSvvAzyjJAVQb92XTaN4thKDLm0RpnA025/Km",
-	"BPgChzxA+Ye+cAToH/XoIccQOqgyPAbfEQyTmf3gW/28t4J/YS8P9oKK2olGKB4n/Ww7oNK8PBpwH711",
-	"9wrOIio8pilhoNp3GN3V0N5jVdqeW5hLZ3LM4iV3aClIBdjNEtXcupzhTy8ayscPgPS3s2IoeoYeH+px",
-	"P+Q7x2njE70EOkLcVme69jCaugo9xMDxsZOAS92EqZMKJIpBUXpnPGPbtb0zmq/JGSQDvprLm1p7dGK5",
-	"kCKfYfFyu31XX4vMna7L0Dihuyq4OYC9a+O+j3zoCBt9FoM7gfyNzvHAvuzV+p+X/B+1uPTpnM5CdpZv",
-	"aC4EncKww2WlM2Hcxc14pcAMSCD/PVgn+FwlYHbduaDUV8L0FqnBA2upcr0+VVBE/aJbe95HGb0EuHP9",
-	"9t39a2xS3JHtU9QrZfa2UUUbWCpGD3cXTYHhvHecpQDrQiowdXuGAWPmlFjtQR2/EyPKTcuZM46aKr2G",
-	"Hm+lsyPn2lq9StjftVRYXs3RMl8IQH32XgfwNxiW1fYyMJwjMk1apBBCoHgGfg+bTeg8UbDfupNDTmvp",
-	"3K4/P263o7a7uyyEKtf6T+LASWFE4fjM5LhG8lAyS3vnPdRZ014ynvwWUr2fV+dpaF2EDu4d18t/FZe8",
-	"bofkcnnj9DBfMal1YR5gblPComdNwmjlwPKWUvVxLzfC8W0qW/3nDzZo2VmQf1/n7tSVOmAtfAQt/h5+",
-	"gl4/QL/Zud+27NsNH3M2vS6jFnZbxBgpe6676OIjZPaHEsMjoA335u0nR1QFuK35WvA8CJEtpEBe5bOc",
-	"vj+JX0XxqnvXsu68vW8F3Uz5tJ6uni4JRWAvS+tt1eoG8ZmbPSIZchGZz9T0zIc8ReT5tdzcXlATeKxx",
-	"xl9lerUSyvJqA5yoBsFp1xqLocnZOlWmXq04xHOHbobwLLocRwkEi9GVz748Px9nOhdjbJM51/mGzev8",
-	"RtgJQ8Bx9FgFvX43eDFVIIi5k8eE3rNe6kKwm4qXS7ESLCtqA+XO7KX3dSSNa722ZW0T4L2MVze1Wx6y",
-	"2VwuFoZsBF6WgldTNcwgDbzQ3pcGjfN0bUcThmcHHrQLiudkvKo2zvSwWicYGoMm0HqxFXHKtTNm0f21",
-	"JdizE/M922m7bajA3ZuOJWOnXxT3S0cYMzepThyb7boWN46xfFVGpakC+u6KFeIkUWkDlVVTqi+EtpVg",
-	"QzwIir3l1Bi4D/LmoIuaZt+vIvbRfYQmIDyt7utwtMfPfLLCG8TbVn270jPKMPa3OjTShWzpNfcBXac9",
-	"QDqMd53Q+jbCXlJRDWTR0+9pEzAzbBEPiRx+wn4UEiI84PC1PnxnLAAfxAVW+hbEwfZEvcqLxYed1mFV",
-	"q4x3tnGkpDvPkbCFKV4YSBiBhSNMgxI5dVptbnC4vJPu3LHtVkFYNdXQTRIuZzzL5lx37kgfw34pFt35",
-	"9R9Kl0kG3kw3kqoWejC3wS8/FzcccvmgEzT2xkRvynDHB5CwLhdAwvyHC13NlpqaU91DBG/rXf172K1m",
-	"LkD17+8htwfe+l3Pq3aKF32oDBWhezlMtreru4AiGWRcZaIoqL8lp3+FaEZTp9iJep0MMHuq86JF+seu",
-	"eUmYFiexq7DqQ2apfw5aEERa8iHKb1Rq8EhGTfe7zvl+Jd2RZnpoOo0a+y752GFgofITlxKDzB7FW+Lm",
-	"Emj/B63y0E4EDRRxkuliHkZ9hSeDS7KLTfm841ZmpyGAURDJ4MUJalbkIB42KDhOCyX1co8H5xMLS5+O",
-	"zPMpsH1UJNz8/HFguzfMl1RKO+6Uo6NfWvi906EDUmeTfXQ0vOHxkXhore6V9vBKcFMaa46pH9vxCuwJ",
-	"Src41FYXthY0UsN1omu3WwoauN82t+mSkT89vW682v25473AMuMncTIQ4u36LAA4WMgjw7ChT+bF1hto",
-	"KAWwpTbY2FY914k+yX1gGFh52gelUumiJcLdfnCrK0JkONyZBwbYOdMDqJDhEO6XSRB6V71POVZ/R6qf",
-	"mqjSKwLq7sMCx+RFwAC3iMgrcsO4tUJhdQcwas+ZmTTUQx7SS9CEGBuZC9LWHRtecal2A61hRrNTDeHG",
-	"AN7pif/pcPWD7GTLeb2zG13nCKyt85ovZC5IEHjCh0j4IBnMnaGykwISaU8fQ706XYs5rM7vtexf7kDi",
-	"fXl+EBJvX/+bbVOAe8DYTu3drSqfaYAUoYJ0shlrBVKrr0j6eALbvrEtcYdirhJKrBO4huDbgsC5rTZj",
-	"L1HcrQz1X1C18GGQAtuiuefLbvCQtJUHd8F4a2EJpdNhvhrl02FNEeRs+9y6prCoyYhrkkNidwX8YGa5",
-	"uY0voXeUYZehMJ/D0iKs+4BO4K99tBVJfHH7tYZeRnA/UdNXyPSx6o+w2Oh88vDzLyfnQJKYMO9R3wVl",
-	"pfZVGgVoABNqaviGkN3BJSUx1XKqMCR94eu/qlqkCWUSYLF2JbDw6LSSoyZ5mux//yZqZewj9klUEeVJ",
-	"4YGBcqjEqUchRXenZglnyVW21BXOy1/qqYr6h0egh2lDxelowr5xShtupXBHAOP5YhxpE8ZpRHK1uvW3",
-	"65WmqlWwBFVSTRd4lWPlCOSEX7KeeiWCpEXYxULwOxEvxomhqUI51FeJtMUNT0vrjn/ceWdaHS87tWEC",
-	"IfOGDJEJdYdla65s6B7t9gHPX1fevMCm1rwoJuwZNLCAES4QK2VSSnWTJgx418S7XZoPyPyKi7e2vuG1",
-	"1WSmRV/H1v/Ob7eNtvBFEGLhk1DGQw94d1T4xFd9+b93XVPhq10HVed0W98CY2wWq6GSEl+HX7WmjB81",
-	"c8a/gxRuPoqEcXoZyhb6y5gm7IoyIqEuAr3NcDEQlQAqBg0lOBurgWdBEKwSfAXlrCw9u3t4hm1Y0wSL",
-	"UHSgLWniNpDuchoA7sSriY4PFNXEKIPs9k4PviKzXld4tyYxhQFQbbHmm4hUT2tcvtXatVe8dAF9t1Ne",
-	"cQTM7MxzKCNG+zK0YAfOShcscTxC5igOri1XuWMkNBtnyTvDk/tWsZWPPjmrJ2GmzpaMG5ZeEUoRnOoF",
-	"+wv2+/1f//P/dYzSlxJ9eck4Anm43VLsu1evXuBIcOr01BePIwXS/QI6w7ufPHQTf3j+6DErK6kwge3q",
-	"+snTp9EPoOAI0ozmleC39DdVO+lqK+1owl5Syc0w40aMpTICKurvRLEZXbQAEpPmrxB7iz808kZxW1dO",
-	"/u3gKCYsfaKVM+fGrzaliP9GZus++Y54xU9GVGNILkpDgv9Sl+P5ZrzUpYdkZEM3hMJKKvezZ0KU4yt3",
-	"xO6vF5V+sxn/N/fPV9/A/7uVi4r+qcxCVONvVKZz4pA/lTcVz0U6uui/pf/VNOkvK3nHrWCFvEXa8VcN",
-	"PYEAwVzp2gpq5I9tUB0pAVvHgqa0q8U+VQ1v4DV4QQt9cyO8xG7oGKJcKBQxwfsftbZYygdMwrD0F++Q",
-	"fB2DZUVYKUZkdSXt5tpZooR8DdR7RSAvYKKCyISPm0GW1pZoyulbKfzj0t1B/GjgsWcH/PY2asbhr34p",
-	"n4nN4N078CZjRvGWufHsGSsgaB93CRtyR++WcWOksVxZusec4W/dNjHvgEG9LKurYjRVeSXvBIsR5N2G",
-	"elwBqB0HxDNW1apViW5X9RtM3Z6qqfom2ny8yS+/fcK+evz5nyGbvaAElTNC1PrT341WKct1BtkA1FuI",
-	"MlCnyiOhpZnOhZMEtV06NRcHgdLnbu4yrc/PP8uAf8A/BUVZ/dKnCnnLcFEDUmUmjLlkpPA7ewyrBVH3",
-	"ogg0pk2HjgIjjHG6/Q2jITnDCJlg8w1LXzy/fsWc9IGW700hsFnONYBho1B1HC49gys9VelZLc8cf0yY",
-	"ri0xYGnwnHlmR9QmX1L6ffOSWp4RKQXuoKbKCF8W/521JfT/SyOqSxmSpG+o5PiqdzfyZsMhTxMRIOh5",
-	"IAvqvsTZX795BWFf6h7OEYa9UbuxJJq5vY9BKEF+eNCSFd+wElJlQIeNsshHCVvVxlevSOuUfGGmKqSm",
-	"hy0lKaQreSOdZXotsvG3wmbL8bW04gKk9Ri/RaATrqYqfY4fMPGPGkse45LeEdUCPz7/jKWZqRYzD17q",
-	"aNJvB23nA0eUW05c0AG86dtcE7/LsDIUfopYPVFWNA0GlGKwJ1ahdelUkKmiFEb4UBorlBPsbgsfeBne",
-	"Kk5Ox2PuzHeRj4kicW1TBYsLGIL0UBoTA15OxcJmIWeOGxbibWhME/wNDI1b3hrcXbT0bJWVSK1gL935",
-	"urfmjtD+xrQIICNgsxQyE9TAlBjqD09fOXu9KogPm4uzM2i2resqExNd3ZzRj8yZe7aBCnRMNcLbvhic",
-	"Tx5OzrEbrVC8lIOLwWeT88lniCm0BIlwthK2khn8+0Z0OsKoSQQqsbBSkodBWmW6VjYqhXlR6ZWwS1Eb",
-	"RJNAl8+EXSO3CLAOXtkCSQsqknhT6grVo4h2kDScyhZIx7EnchRMWIhO0fNL7m4vrYz0sGE6HtMnY/jE",
-	"0Q5Y8nuZcGsQYsZYCQ9LGT4+f9hEnnDSVy+e4uM+WwuapftwBvJwqdXTfHAx+KuwP9ABNHF4OIxH5+fk",
-	"i7WUsO228qwsuFRBePMuT/GO3kxv6Dsdt+eEtUQH5Wjm8fnDPtd2mOeZRwiF5z8/4flIPRlc/PI6GWAi",
-	"4GZwMYimtwpbY/mNgewaUd3JTAxeuxHOiK4nG74qIgLe2eLnpVBXL54e3uJYxvtBT9hoJxzpXY1SsMMD",
-	"Jx90u17FsrV3p+4enrXyCHuv+3MFxQ4AfBJ0I6c1AYRFrGDpCvWrhHnbmim9nrDvEbks+HwYQGOzCJRp",
-	"wtKd+ETatPwqNoygYS22+l174TqnWFKOMedKr3dvlHv9k9ZSTzr1v5MDvzn1vYnx0Ysgs7eDKFBYUuUR",
-	"ZB9AHfV97tjn55+dSDQRmfiqpnY+KVTXckeaIiKeNq10k9DZ2y3Ek3f7ruCTtvu65BVfCQv+gF/ItKAC",
-	"a5KD2zhlsXMOUzWbI4pqnN3PZsMdWLX/O3sTYa2N6dNRV/Xz61+JXvoYSLxwopLzEznxqZz78a9Fhc9V",
-	"e31t3nGYAHPtjJde5gUMC7zL1vga34RcRPAdRQIKrW/BakkYtGfBi+GLggGA2glLd1sN6oAQoKYiYfTm",
-	"+3Hp07x5H1pbuhINekslbpwK4wxO0FsnmEK7SSMYBe8dpwg5ZdRcsrTklZW8KDYz+g08jrXf1S2i0hiQ",
-	"me7nQ64YQCHirGBpYDfXyqlR4FqK9gK8SJB/wwq5gt5vFmqobett8AvCHIK1NThObhKdis3XeFgf8TrR",
-	"G3ouUiWcLnkPRtsi2ZfgYRPQGcSNt0/EihAL6CTPFDQ4eGiM/t3UWR9IRz7ZKaRLOIFnhPB+pQtvgV22",
-	"XAEXjBfFaDJV3zhCxkGc+pvK/CJFa2ullbZayYy+lvkoYSn82z3ihnU8ECFD0pxb7n/536+f/8iEuhOF",
-	"LsVUpW9lnsCzSZOknzD3i3feN4DrAo2Xrk4KIeMLNJJQKeAsvWDoXaasbNqEh58zM5mqK8APSb/nxo4h",
-	"vjJ++jXCLP7vkJ/2nz+mgDZCXezKgm9MVOYN9LlG1LyVCGgkztzPCbYPUCid9YJmWJt2r2ENFNjZkVXb",
-	"5hE0+8OTDzamzNkNeGPgvRgfB6e5+8k/agFpWSToMOMuFmc7zX1C7PQ86Siz6i5KMDYcN4UmJTSo5ms2",
-	"NMI6+wlWeA12pVOoKpGh13V0ydbSmVuOV6YwvzTMHq3mZvqtQxr0SOVfSBI//PLd/UTuzs25h2aO24E/",
-	"/xUEa4uLgOVbjQ2ROhKW5yP0QWAjS8ELdLn2aVPf4RMfkbXSG3q2kuwZaVhdflhz5nt5J4DbOm4R1Y/2",
-	"sVwQp71b5XTy7+CJj7lV2tj9yj96srzbgxKK72ll31v3+h6KyrYUETYM7nSniYyircadff0uGZTadDqG",
-	"QvADxnpgGMYRyOEC0mS9NCKbpVshlAn7i3aMssImtNQu33c39QuZMOzhwovtaIpJ2Y1GZrsV/3NiS1YY",
-	"WDNRmMW7tgmHBtFysPQOfwGOyFHC9M4rKfDq1SNIx4BIfisc2qa7J8D8v8PyDHJA/kXnmw9Kc/gSpLq2",
-	"bfRuh9offug3Q74OL0wfhwD3r1fFs+b5X8mi+ey05x89ur96iBfKe7wP36eYcZ29pcTkd1TdLbrK9p5a",
-	"78SMXNPDx+cPR4xbDNbgTmM4A7BzibxFPmFPKc8NeerP2AEcKmCDXwdMCKtL0D3hA57dXjCq2Wat4mwA",
-	"3kpDqgThJCmxxoi6u3OYkIBv9slWxvINxErAAplvWlrs7g36GvaCbtCWBtZ1Ts0jQKFPvx50aBWPu9N0",
-	"4OBga1f6zl3nT5FETzLSt0jULet9CfTMp9KMS13IbNNr5XwDWUxpVRfCpD6HqbZ67AdwW60XC2qgDv2V",
-	"G19+lyHpy75e4Is/HD18OB1ga4o9TBF37vdGX1de/EMS4dgXzLfPHMgBrcqGAMkqA/dDt+ZRd7moSzuW",
-	"KnE0FFHOJZHcBfvldYrwyY669GIxYVgNxqOiBJ+Dx7GMiEedBVlZ6VVpEcIegDJhOVfPnhH+HIAGaAXJ",
-	"GJVeU/BPZktHyiJqJOLm88CwlFc3dykbrpEPCkeaGI9m2ASFgIIup8rDOodfNqkyKeHQxCDPI8w/pRw+",
-	"XK/KqCNHpJUtebEIfRV8ztdULQRUVJXcYqoTjTNzYxBnR3t9b+Ig4V9bKrF2vxJvMlGVoY3RVNF6pILW",
-	"2RSph0YrPcmKEwaBfrMURREoCg/GXJBOB844kUtrEqaEXevqNpmqH568cITlseQUl5Uwl0HsEUpDQ5ti",
-	"wq6YOxrKlSuExWyrXN5IAnhIJ2zG/sQuWML+D/a/sTP2n2ycThUCOCiN06TEXYl+zVKWAgDoAiS0SZh4",
-	"U3KFTsKbQs9Ngmk97ht1JyutVojaaOQN/DNhfG50UVsxVRCxBR/IZJJSiq5vPoipKrzOpaMrTN4Le4pM",
-	"Z4aP5iman27RPguA2BINBo1SwJXY6Rr5sNz4wyvGXYz4kHL824gBQL+WEHMN4aB/ZZnwnmp0WfDMKykf",
-	"QZb0KDUlgRd1m7h/c3qskw7uQoabhY7LdsppYLbe0P3p5ffM6Fa+WsYVA5SMJud0wnxBN9xhs1HZstJK",
-	"1+aSClUIjjL96zeYI9VSxdNddemFVDcfWGt+9MGuRxtNqvtyUDJzvM7fm8IEMNdI6UBMgWjurZtX2nIr",
-	"xuhd6afnVwimQ14YysPb8qBQN3FBuKmOSTl5JVVW1GAMUoN0J711kYuqbR3uUuRLmJsjLwRq+iT192h6",
-	"PXTZ7FsSO60AXfl3ZzBuMeO29+69yTRUJ/dTqS7yPpcHxXkiRyHzIPY0XXI5JJHXY+2z/nklWK1IGdpH",
-	"rK9gkp8qreLs9pCqL2P4N6PUlgf63nRK1ILNeztd3/BaqM2CYjrhHXEXvnZr12ONnhClfZVDsvOo9zTj",
-	"k5S2sClF0BIc2+3hz/u5MrFvkSesNhQbhSRGS/DwkTXg82XJHPB5CVDI1DYx/LzbpgW1XIb76FcaINmC",
-	"b37SZVo4yqb6nE/Nroin9isbFaDO7XWzg+UP5oRhQ0prxlMAwv/DuOiRZz+9/D5pNB9ffQQeDIwVx02g",
-	"j+YmCprs9ydYMs5eaGNvKnH9t+8pWwEve8pvb3OsuGMKciyxRG9RCEFAOFC2Qt0PueVzbsQFJjEtBa/s",
-	"XHCMUfkxp+oRM77iNq1V5Z7l80KkVIyM6SJKY2OyLxgU8lJ8V6vQDmF4/bfvpRUjCppJa0Sx6PIQfC+N",
-	"/RF24CNeCfeC/SFXt30Jm2/gHkx+DYJ+z+RM3HIT3JN45v1EB99vEd3ZW7favbGkb6HsB4jLF8DcaIVw",
-	"+Tda503dINU+fMVS9/QMqu8CXEtMbUOIHPl8nNGEPXeERcGUnqhUQpCxxjKA+0cYLijyDsUgO+CnSQgo",
-	"hl2hGkvINvIJdOT9xJIO2Je+GBjEpEJ9lK7EJeMhV9vyygpqbUil+O7VUOhi+a2gsr+67NAiYe0/IijD",
-	"4VRX+M+R+a1xP0NMY/3syJSanuAXkMLvKvjlnv/q17q6IbhGSKa4nyEX7eRbvAXS3SlCfkQ8XLhujltj",
-	"2akQoUirrfwlrVAr4An0cO345d2Eu5275rHMTnb/ECTSu6R7YEi2aA0cUEEAuiGgi3x+fgBb5KOaYvGK",
-	"+uRRa1t9SERWjd4Bm/hrJ6TF8BS6tnP9JqLKLTD2Tuo8e7vV3fzdWUCh7Lbrr7OlyMF1yxWDfp0SSlL9",
-	"PoQwEtbaRTk4Y9+Af67zDegnPvWmRem+mhOsKuTbQxJg0UzDb9NRF+e21ablpjyKgW/1eT+Slx/dAP63",
-	"9snG60t8dsenWJpwGuPfYuREGKAeRUTVLkzouRq+UticvY1wY5qkiT23wukTC6EyQMYxFKXGJmnwU8r3",
-	"XixEhWXDjXRpl/KAzgTp3D6S2zQ1ZT/q0G+b6sR3iR+jV8L3AzqK9NsgVUeRvfvJcXSfHLT644IahAf5",
-	"6JFFD5P1K3sBOjsrdtzXn0MLQB8uy+Xv4bK+lwfgChM+qXnfVqIH4PJQP+IILvhwNVLfpfdgZuMGmav/",
-	"/iNGhdMLJ+xlrU7AEeuFB4PqSMVkXlD7MypLmKo2wpjP3QtrRlS8JKBvGZ/VAUBJTAZsf2oQTKZTs0zq",
-	"w8cR0gxTaHynEN+zDBwRoWtdyoZG3ImKFzSo8ak1fQBuo4DbttTrqWpgf6H+pKy0XrhX5JLfKG2szKCL",
-	"LuGtUjHIZ+fUEhcVMio3/Sd4OwEvMGERfjESj66mai4hITKw04QRTGvCVlpJCkQHhKWI2XZ4Sp4SmXzb",
-	"UMlvznE/prLcrPOFO6Te2oJwcHiY/4a8670sUk9W8UXlBIUDtxIBiobNPiftCwBelNF7sD9lSur/1s3y",
-	"noO7Jm4ISyyC+N2dhGTiTKA+RMywLLgi9cYzQp9wllD+HYYZskobg+6Zqbp68XS0F0nR43y2mKDHbUkC",
-	"H/UtaLliHUzUMTynOqltZnfB2q11qfWPGxvyYEteGUJ8y6Vxgknkl3hYD4zfDwBADGWhXImpQlSxQnAA",
-	"pvVdF6HZ/VKv22zbM+ucOKSjAcBsmQtEhiOHGQDBwWJhhdgj3C1x4hvE281sha6zGcZYqX/3einA2bbV",
-	"Ox5XiYGIUN0vWgdPoVravtP5KirHCymKvN0AasLSBg4QUxSnKo2B0dMRBdoArGctKkGGo4pn7xMyoX7E",
-	"5/qEsyeDE8++k8fjXfh0VOqPpBzTOn8j3Ri7PNIceuzYoBfjubprIvI/ZMvpxdA7LcRNzNOAbQ99m1o8",
-	"kfeQJU1L/LpTd1am9sFmLJt+4Ngl9Z8MsRRgeTgz8AeBMT1DlTBPQ2GeVmJEpWlNAdlUeToGzuAZJ8/v",
-	"RGWlQYROaS8DKjBChblPxWIhMgt5f3MBwXYQX4hZi+yKeCJ23RpNpuqK2bosRMCra4YBtRk/neFHGJEh",
-	"+XUrNhP23CvDW2IHX8lMIZ0cXOk7YabQLI2kViHuROEkCscGHD7OQqBgY1jbrdgwuKOYaT5MTaZLccGy",
-	"uqqEsgGQbdQIMHzvVK2EqpkRBV5PnACL3g9p9K23f6MsdtOj13kRj3oML4ymHn4LXTEl1lNFrze7E+Mq",
-	"nymx9hMMOHa0KyiaFGb3g3wZpj6lYXSJ4sF4eD9dWwJRRkvDHWIsabDkvSVnevKofwDS/sPHEjNyvy2/",
-	"kRyBd18Le4R3hTLv/z19K+8lQ66F9c0Zscemv4fkW9hin0nj7iwrkQnQzxsWPzTCAvx98b5S5qwSJZfV",
-	"HrMFkKkUpqazShiZ1+KiJQ5x7rrySwK+h80DS8xlJGMG2MQ3JuOluAROOwdGgjNJpwp+I8GNExwcqJvH",
-	"umdWCPCRhMhJIZUYw6coDwAUxFhRYjibXMecLSphlizjpa0rkUyVRyiGXDZnLllZwICNOdC8GO1HZzSs",
-	"tR8DQuxkfwEEpjDIwhNi+wDI5xaXTJWp5yusugLAfQCxNGtIvSGfHBgCYYdBZmdaLQqZ2TQJgX7HlLuY",
-	"60s4SLjMTxBc9vftWDnZNYyU/rthXu/BjJ7AXUGnJd1ewiOma6u8b3iIm4a8ZkYPvS/P2ZMmtuMjcao2",
-	"zvCnp33eEc9ALnddIezqxdPR0Z5h7NUUu8OTyCNMYLjeUvZ6VMOyYVKgJVLdnu/dgIWHHVxlwr6J1GLM",
-	"CfLVkNsK9TBSbhEWqaXfPjCoz5rLqQJ18SKeJbBk1C7B7wGsD7i223GCB0LODMog6YrYnNC7Mdr4hFoJ",
-	"p37aMQ5Ete3gTonArWP6YMNdkN2R7xf8OaM2KpeAmEiaBrke0P1zpyX0M5ywK5o9BP8wQzBzLzSY0xPq",
-	"VecbtubFre970+jivVr4kNgsAOJmS22EGsH73AbCVAqsblJkGpFbHl469PVYASaMJtgh37nHTZqqrDZW",
-	"r2A+dJKB6kfd0pOB+69PVOHCvAtf5E6UTFW64qqOq03DWmmz89FlBMzmXor71vb3BJ8WtvePzQBASYZM",
-	"T7RXHCEJlcMOD9OID6Qszd7MCO/b++kIZjbSfCq9fmBYirwHIUpMCO4GeSjNVDm5QygnocsLZbTdyDtK",
-	"EYrUJxzzzJ1O6iHt8IQC7h3Zq6Nw3+H7qYI8WbxUrdcp8cZCATa7EdYAIN3OY76fS+3ujd9IGNfNF1N9",
-	"vMlHeMqwBjIIAxA5fOgz1XkzB7rScIYIym7BrWioP0SzAy3Xd3yNyYyEdFwkKwLZCKEkTPkf+R5T/ori",
-	"YbWue7bU2viMQb+xjhCBW2ONcdCHqbmaO39/i2A3/faHRfrGR8J0aUF/JVvKfCzlZ9it/ZwAtfketufH",
-	"tABNvwoFAJ2edv7dladXgZu3XG6kMLW4hQ8pty2+SKS3WNt7qFUROP/eFPwOJYgdoQP1BpImLWxkNJHg",
-	"jq8gv9YHyrUV1QXJ5cZx53Eac+G9gtpgU8zrpVzYP73ic5ZtskIAKCR4L0cTEi2Y+4zsJF59ioK6U1H0",
-	"upy0pB2A+A46WyReE3SIEWcLEaIdfXGYkhSkiBAGobhla6HsZctD5nu+bgVjeljYi+g8f9dGXLTQ/exn",
-	"5bubNDQDFCH+7Y25K0aN9CgIG6X6dGwagsNAu6HmwWM4UA8sDQhzKt4xYsWVlRmTeeS+wsnF7UMKwkof",
-	"EiwJK/hcFAnwBF0RXgoBq7q7dwPNI7jBRibuErf4zkXEL/Die22egI6xOwmprz5Y7Ltf7HIq8gSRopL6",
-	"zAG3PluXlN6DjKmAFpm+s0ngGthEUFpfTkHOnG0FPAnnMlWhOtezODTxkJuBtUEQy61wQt5ryCTB2svE",
-	"Jfu2Lgp2BR1zQF8Gf567s27qSy2zrawlaKlZrVCNA7AdclUF9ZiegMoTrBSjWeAEKUatUI2FVUgTzCZI",
-	"Uo6bOcIhuN1LGqacezMvEpghPtQZFZpM1fegHF4Dfg9gvUUk6MbqiUp8Uvz2k4pNtBj0bxKeOEpE/BGh",
-	"eH+nIO4cPyBOIPQQcfP30Foxu2hPDx7veaMZ3Ukj5yErCVgb+FGgOwx2dRkqzTJd6LoC1CgB6pwZJSFD",
-	"xj1P0OME1yXNhTOAs0rYcaE1OIvwLhrfoI4QINYVh2InDg5GLN6DwkLfO88JsDnkopoSeBtgSa+42sDD",
-	"iY+sQ2FuPmE/e25q5D9F3DkLLGlMboJev1IJmgz4Zpy2yg1JwqfbjWYjnxmE1qFQyqnQwU/lbZUADRe3",
-	"giJEsGEr/oCtnQW2l+7TWr1H/hrP9d8i+kBr7dFakVL/sJgDVdPV5ZGTP5iNUMs/dAQ6xrbW/s6+N4u5",
-	"Z4uC4LKc4DAE9WBIrfRNA8DNTu0CWPq2p1OAR1aEX5HCnLapKL0AdY48bOSUd5/A68A9bQNRUQsDx/R0",
-	"BQxk5F2CCbX6gAjnQtcVzgYZmVa5b80a9fXGCmdwElIvA1LXHEed63zTdJBPIs9rSOB5tRRG+H4AAEAN",
-	"XbBDY19n/joGhB0aWk0TgHetfS8zYEw32i0CeiA5YvFsyumtEZ/CcmRp2XARujqOLinUt6gNL6CuPICI",
-	"7acRSKsVbC4W2jFpicFrwAXY37ahp5HCvx4z/BDdBog2f7V2A7+GBvbb8ckEmnUk4XaKncv5Ybkl1aL0",
-	"8kkfElwBmnW7Do/yWJCl89BAzSRbeg0BuqIzrnETRPFepyEhenYc8mS24gonYxLyAlaOJ9U+SEP4qG5E",
-	"aL52wVRUMp60MrGbkoCpWvHqVuQspcS5lA1JyTKt6h20b0eUXrLkFFTy+eYpZX/iHs5knl6yVNWruah8",
-	"i1iz1JWF8JfjkI5p5dJAIxUAnS2FyJbUCU7lkKYddTgKUR3fMMAoXpqlhpRE+qcbO5kqTGRJKWIz4zZN",
-	"mvDqaMJeSVuIJhPTN5RBACS9IHED64gVZ6hErlXeXdfzvTT2FdHP71vzg0X21b0DE6Tj+DT5369nUUIR",
-	"NVqRocpt0RiYyCqk8m3GoIX3XgdkZ4La15X0eRZx0ogS6zFFXQOeKmbftnJHYg6TnkESWerZS3qmxDq9",
-	"RB+WH6Q7xeTigxXbIK/Yjct4J5+8WVrSUqLbeys2SQuMWmJ7q7z9KTjiIJl7KW+WhRtrqjx4t6+BRMch",
-	"cDxhDDXGBpUtUtFgEHKkdiYhoJPPO5/pZKaIekPsPWoO3bhutmuHKH2ZfkR1NZyAKfGrIbJq8GzusuGm",
-	"H537DVXYAP4+dLyzmknrk7cpu1pp/zqgVyIjZKvuXbDnmCIPTYKNRlnQql/F+qWACgfwhMRTMV4OssvL",
-	"zbISd1LXSKEt6CCgPrwy3UuZy6BBh8mFsneeZQJw84YplXGGBhczeNKb9FGt/FT5+s3dciJ2UjVRs+h2",
-	"EskFWCgMfXa4usvQs6YUvGkJx+aFVHmx6RI5P4o1MuN/aZ/tx6oO8ptzhNM04pXAFf/wnp6e3215ZSHe",
-	"7NS2ltSDjGZKp2x2+hLzmMfN9QixZspwem89/gx0ddGf290jOvFnQWiEPOuQghPXxncJ1ZTeTN3EQ24X",
-	"02qq5tAEy72O2p3vl6yTDs061CPF6vwDw1JaeOpDjNRqHz1LftYemJMzVM/Bf7KEzIycLAltu6o60WDo",
-	"CEyiPJoqet6J+E4Rfdmuo0RB7B72IjjeDq81hBCgHxIzzKeqRzz7kzQyF9si1vLqRtj9IjYJPa5DpepU",
-	"DevSScrzycPPP588HEGYtlviDd0zX07O0XHNIZ56SPRcgaC4evZsqrxQI7FIXUHR+WQoLWyJju9dcJdj",
-	"Ui66U+cdtf4OZMmHj//FW/Nb1bmeIMmI7/whxe5b6QrbBz5nqPfpFWS40SS9jhFVWhf7HUvwBEvPVlmZ",
-	"ho6Nhg1T+AJzdSmbFxJKCeX0ErCc3Ucb9OCSuykg/93UEricrnJRjZIgzgCMLkyC0GKhaT8Rno/+pSHP",
-	"b0atOVNkRD4D16neKFHUhhjXClLAHWej7rK6itbUsHtJAFZkBWPLTPD7u1MD0Nu1p21weketLCkXwwPX",
-	"LGoQmxqTTrCGI5eQIwU1wMhOSz6XhbQbtuQqN0t+K0bQzKeZJppAPICRuu33uMoLj7U4YVdqw8pKqkyW",
-	"vIDwIpJIdzOzV1oXT/w2fkyM3PaLjsxlPfW+f/4+HpFW1ujVs2cPDJI+dYYz7IcnL0LLdt+rc7WvGyy0",
-	"/drbDRZAYD8GuKUb+PcBaulW0gtmGUOP/gaQlaHI35+jJwU8+X7f2E+9YFnY2O2OFzIHJbZxRzVe/LLS",
-	"mTAm8Q66hSx23VX7ULZ2c4lbc7lkEipKHa3jN/BgXld8XmwSVnLjp+ZdLVMnXORCCtNWpXHwxpNFFVhR",
-	"SSapyaFek1oHTNjPXnEmXTO4bKbKTzRxrLTiWJzaeu/QF6NC4mGwlGJr6lZsRpgmMq8At7npx9ec7FQN",
-	"UZceNbVDyNLhsWuh8guWetDQmdNG01DC35TW1AYRHiCzD0DGROi19ILb5YhaqDk928m2OKuPs3TNbbYE",
-	"A8tqPWFb2c1OEE3VkpeQxeemo5VI2RC3l6yRy+YcpVO9pSndoBA+bQps20A4lAEQnfMomaqW6wkFs5My",
-	"S34HOaDZUkSWmQezAHiCiy2VHzaqqkVrblPVbGfzphE2hcBQiO/AQnaXk+44DwjeP37zBjDqCrFCWwdr",
-	"e4jcMSaOZmK6EsbwGwE7O9QVS5/mYlVqK1S2GT8Tm3QU9fGHAjokxSpqNg2fw9yHj87PR1Gfwr2N61Tu",
-	"fnNyX4kuCyPpBPHkprU+3OO5zjcPDOKJYFd9cE/Off9r6OPY21x/a3dasmPF33wv1I1dDi4ekbzwfz/8",
-	"1XB/3Lb+RsYQvnpfpjzQCGiWstlHhDGh7FngcJchjWPNEekDJNuHBNk9bq4J80ziD2Sie/ZU8wzLQus9",
-	"FN5eJngHHbGBbc0hViHP3rr/+L7cncqkU+Xvw0/cjz52hyivi9ZmH7l9giS2Vc5BSMjoVDv6yI4AXUYo",
-	"jwX2bUcwDPLcDZskqfaoqYeC2wVd3pJZU7Vb3E14YxTg0qvSJjvl3hN2SEn1YBvRMFiGS1wXrSb0Vyyk",
-	"uhGVs0stG4rCCKy8wF+Flk0J+6eooAbNjBKAoRbkW4x/v9DVVN1onSckaOn9Tg1+ACEvKgb3rehbqinB",
-	"7FKnkclWn+GADwJ6plZiDOl9/8Px5RSbUqVb7yNXzI8aTXm65U6sYjfnBZTOGFvV2Hj3wulz0oK3VVez",
-	"pTYWMndfiMpI464blX5Qwh5oxb6miv2kfKQu9RQbqUnJEU5Vj6v9PuziDyjsNnv7Awb7o8BgnyQbzzKu",
-	"MrGHzb4gszM2dKSzkaq6tFjkhpULwInRBPIZIV6Skw3Mhk64o0OvDTMkqdcD1cmB0jcXWIaW4gwLQPnb",
-	"DguRyRWhk4S57XrunsBAn7TEP/5KYNnc7+NCtLGPA3H5dd4RRThCO4GwC232RIt/1I1SCXZwJ+mBFyP1",
-	"IOuUw4LuGUxYp5T6XVpzv3x/UvvwfB8mFjH9d39Q9MdvS1IIbgRbccVvBOTc34NRH6j6+F7eiqY6gNqQ",
-	"Jgz81QISw7zddMmgZmtDSHJNlhU2TKxVIYxhqZGg2umKpd9zY8ffQC7906/Jf9Zg9veVDNSV+gbn/B4K",
-	"U6dTXyIjaIhwoasVt+hd/+LxIHK8n3c43v2w256a1jIHfc3bKNz98MvfsDCBWlt+qnUJW1Z9dSeqsaFS",
-	"E2Wxwe2pRvwZCHZkEnsjr2U9L7DvwN89PBZ5pzEjHrEUhylu+QWqEuNbpbNb/P+QiDSOXumMBIqXXrCH",
-	"6SiZKvAz65L/oxZM5ob6f2D2Rxr9FByl0jgT0d3EEF+FSiuw80h7owgsCiJIF/S5pXyqIKdnXMg7kYcK",
-	"TWwoFDI/wU3mg67SsA4TNgCjwxsfmNhERLwsQsZtQR+tIKkf9E7EK4MtdPbsWhYFuPfp6yEVl4JERaT9",
-	"HKDfudNWDaaq2g10zJfKanikVogVZ5a8FCPAKsOe15iiuQU0cAHe77SvatOxjohSfgNb7SMJ03hVfan6",
-	"VpS/N+Hp1gXKitRKcVnhKhsBCskbpVb5LLpyweE0OiG8+FzR2BHsRIiBydw0yc2BsyAOWXxVwP28xJyC",
-	"jqCkXivIdvOhG5ooBSobLyddU7jgybbXCCcZu4xCSCW6zlP1AVxGDD1GlTC6CBZWbkJVtvfnTJV3IHn3",
-	"krQ9riSYfSEWdsK+rYTAok+Jbt1CQsy2gs6CwbuWLiohZu65Gagz7u5fKY/U4QuewkNpQlCHIY6W0scB",
-	"Z4m40gXlC79BoZDAHKKBpspTXoM+iDwJvma8cD8Yxh9Jgkuca7tELPh0VRdWztBFlnpGGRB11YYprcYY",
-	"bzb13IiQRU/uK1qoucRSpmwpstu5fsOgwbAsSyiN9RCdccPnJsEeEaIIpo+ei1I6wyqlwZOZqlYHYSAW",
-	"qkKji+BrV3HfAPIG4AMgvxMzUSGXVOYmariifUa8m3MAf0nA6e9U0slUvb+r7iXyg09AEnyMHh1hQS9p",
-	"dz5pz52fxR+eu5bnzquiHYKtS5yNjteSncZ4J6qT/B4NNIl3q6HDTnj3WgiNNCKrspfQMJkXheNQFQt3",
-	"1IdsOeSXLJx+64RiKN3RlRMy0kDGg+/BjVKQSCZy6XV1d4UF/uHF+9R9HplWmSwCLstONhGe8ymUrcT6",
-	"JLqGCCGiKaREqSlNBuDBmucdSTtLJuhRzs7y1d+AU+OeX/IqZ7nguVNToGYaasC4MV2dWF+6+f5Bpp86",
-	"mUKKODUog/a9gamd5p4gtn0gXh0CGCGnbCeqGQdEfUN6qaD+BYtezG3CxORm4oPfqol5EKpSiKBSlMiA",
-	"RbTWVW5GEwaJTqBFYpq4x76usK83pM/kUt1cxtviiE6qWph4LiGLa7JPCfvUPOA0tZMCn79mGhFZCE5o",
-	"/lvnEnUpTzzSLtpk7u7OKbfVVpuxb0bYf2kDptmhfvY/e1Nzq488wWKS4lRwC6nXXBZbfe972ti73z3x",
-	"s/zk7pGtNn5yeyNKf3S6/5id7om2iKiIPPuvQi3Pytosz27FZq8fPTokX8ABMNdzbsQXj+uqIN+tmzXV",
-	"br4YP/r8C1ZqqewILmb6ojbLHyDsVU1MPXfvmIt0wn7guQj+oam6FWXIRgecLUAhQGAqpXOCJF8UQlhm",
-	"5A05cdwyhGk0SxBH4IfisurDoq7NErNwPx7EJ72ihzxvxeZehTrvC8WEYZH/unrx9GvMn2XzSq+hGZQ/",
-	"GPDr/SzmzC0B9jUio1ru0hD9Ev1TSEaFsGI30/Jr+NwNex395LgaHqFyIKm9tamtTOrHXx6VSt06/8dd",
-	"kJ2ASvwr8Y7PPiqvea8ySrcN4BvdqvNoaKVNCFtEk/SXcm1ThPnYFzN+2V7Uo3hSoJLLCnFBAh7gUq/V",
-	"6Le4yidvf7du8yo4X4gRPDDIsOM9Stkw9RcwTVjqtmBSPvr8i3wZ/uS1XaajoIk5Bi3ysVRRReUQM0N9",
-	"FWuDcJig5zcD00ttWitBcuOW+QlM2LfkiQI3N7jDlVgzacVqWyfkU0URx1C71S7wNEKwId9NoksYD365",
-	"JHgv0ErDtNRQ2kqWYsJ0NVXoI/BVOE1HvG2sGLdF08GP0Ap8o+vpAFWUBwaWQWEYqAviCgPmIwqpADq6",
-	"O25A+ZlMFWin6VLmYpYLy2VhUsbxESpx9f1sG1dGFMFKAjSER2mgE/TLn7BreQPNPqBlKt3+nJvlXPMq",
-	"D1AL2IHLiXRpE1Zpy61PAXQbBTWht+7MKgYCIv6SVQJbyUp76YQ+RE9wEVNFxaEPDHt8/tj9/PHDc+r7",
-	"SiTRNPNVbGltadhPL79nQ/dPWj3FxVc8W0olOtF+nwDgQod0+igY5FuvOckOffjRpvFfUqy7mOEzUdpP",
-	"UwL+eoUpz4QoG32pj/EGBoj8uV91omvT1pe2VY87HVzjdMuwl4Dgla8W1beyI/sKVa2fnhL2yOAYTeca",
-	"WLa75W48zIuCp6+FHT+BFx3IUvroB946kK8bFiRv1FjX9kid46/C7tmZD6dqNC/puFK021JNPkA19S43",
-	"9h3TkUCO1Qa+eRNasCkWC2pEJwb+DXJVse+sLZ8DSus1X4lracV/XttKZpal/PY29BCnCcT5SdxOVaQU",
-	"PHzElrqufCs4fIk0DMxB4N5kE2KTuAeGrcRKV4goCh7M0H9DKzIXYxg7PlUgjDDqhHctjxdEmQoBNCg0",
-	"hEMv6Ri9PjiV4ePzz1iamWoxw5IWkadNFuQeudImuA8vUML4v5EkOY7WLyOmBQEX8X685lMSRu5Siqyu",
-	"pN0MLn55vYdTSdUjFqBYHc+mxxMZUJOhRFyCPx/aO7hL6fVTXylD3Rh8wCBAoWE4Fy7kMIXkw5n7Pk2m",
-	"Cnrg5ICugt+kI+iU6K7IDrCxDxATClkEaRm8MQtwl1Ix9eVUNT2wo+6ZkN4v7cbZEnNhrO+b2Ly6jaUO",
-	"dcCF8HicGAChMSas6dY5VR+oXSeci2/TGWNXN0h3WKLgZjxVDbSXwIaP0aNVDcXvla5v0KdMrS9bB4Gl",
-	"8Lhyv5OB+7kzdGsC5JoJu5qqn930qJiG8q4w85IgfEqqjHGDBigGAGmL8836eReM/0Hq7T+SExom+Bsx",
-	"PtycHgcCfPnvHrVB8qQe8SEFmPqIRZzQc79tdnj21oN4vDvsXbwfrcKvPna0/TClJCytFa6aYDWarBhp",
-	"2ZLnAfBAqBwk6uiTz/y3umRrAkxhQ1rfqPPc+/X1f+lj/fTr82GaXQX6R9zJo7LNMBmnL4/rj9P9NJO2",
-	"FJWmIAc/nLx1HLUcyuDqSNyyciXyma5t6ucCflZEsIWkLdKrPNzwDXSrBfeiU7vd73VtWaZr6OYDiiNo",
-	"eUqve7K2/iDKTytFi9CogRTG7jD9AZ1GfX0pHx15F/CCeydetCnhj8yL32vmhZedvakXEV22fQRvB3PB",
-	"K1Fd1XY5uPjl9bvEHZO+lSJ88joZYNoFklx7t8EsROBJVuiMF2QkDpJBXRWDi8HS2vLi7Ozhoz9Pzifn",
-	"k4cXf/7zl18CQdLctkf8TvDCLhNI9Ksc58cOG7aSGWRh+9pbguvcxU971SAtciUMlD9lXDEjRPT7NqDu",
-	"7ihEzYjhBRBQLfwnk/ikRJH7IiSh8ugFmO2yO/DzuZs6D3FFbm7Njkni2zYEcLxoYH+Wu0M/cVumi0JU",
-	"FL2rRCbknfAEYdiwcaiqYjOKRl1qY03PbgbXLuCfg/cIgfLI5x0NU8u+MchR064YbnIrsEC7+7c0faZr",
-	"O9dvol/F97x/8o4eaUPMkleYQfBCG3tTieu/fY+JPtGokN4zePf63f8XAAD//w==",
+	"7P2NkttGsi+Iv0r9+T8bIu+A7JYse+zuOLHbI9vHurItHbV0Ju6aWqIIFJs1DVZhUIWmOFpF3HfYd9gH",
+	"u0+yUZlZhQIJ8KMl2RqPYyLGahAf9ZGV3/nLd4NMr0qthLJmcPFuUPKKr4QVFfz1RKs7URlupVY/CJ6L",
+	"yl3NhckqWbqLg4vBq6VgmVa20kUhqgeG6bVyF8KDrBILUQmViYRVItNVLnKmFbNLwV7VlWJc5UxkSy1y",
+	"JhWT1rC1mC+1vjWTQTKQ7iNL/HgyUHwlBheDq2fPxvHgBsnAZEux4m58K/72R6Fu7HJw8ejLr5KB3ZTu",
+	"GWMrqW4G798ngx+0sU+/dffC20tul827l9rYmcwHyaASf69lJfLBha1qEX+i5NaKyj37f8Htv1yN/08+",
+	"/sf5+Js37x4mXz1+/2+Dru+66fZ+19aVOuG7cPuR3/0rt9my98Nr9+sJX8b7j/r0e/dKU2plBBDUi0rP",
+	"C7Fy/3Q0I5R1/+RlWcgMNvKsxDv+9DfjqOtdNIJ/q8RicDH4/581FHuGv5oz/174Yps+rxR7+f0T9s3j",
+	"L//M6OVsLe2ScWYsnxeCpZnORTqBlaIXuu9dZfiGd4Oy0qWorMQ58HB99yAYseLKyozhTQkTk5sJS41Q",
+	"eTrZXZ9kMNf5Bl6a59I9wYsX0cdwE3Y/47ZJGMvc0zgZd2rCx2VuWFmJhSwKkV8yPjdCWbZeCjx0la6t",
+	"YJbfCsOUVmLCrgy7kXfCHT7mDpRZSGGmyvqjzTPLtMoEPJ5xd9AZz3MDf9dGVIx2k6VSlbVNmSMtc8ky",
+	"XW7cS2uVLbm6Eflkqppl0PO/icy6ZYCnupe09fqd72uWukVI2TClRUmZxHFZbm6ZFW/tJUu5MmtRmRR+",
+	"gNukVorLSjD66ZKlilt5J2Z2WQmez2SOdztqK4QVTOZMLxhn+Hs09aU2gi0qvWKcLSphlizFe0zKCmms",
+	"VDeXLF05ImOclaJaSWMcY3SX9r+nuXmmYVFMytyb6X1FCswzrQQ3Wkl1MxOLha6s+46ty2L7dfBM86aM",
+	"W17om1qMgNFasQICF6peDS5+GdCCDpIBrRGwjPYaDZKBeyn9pwAW0h7L4E0H2dMFXlV84/5eCbvUufv4",
+	"zq3Aq7p+sLy6ER1Ec0XnjWlVbC5Yat0aKl7MFroo9HqW1VUllE0Z/m3YesmtuBMVw8m1hZfbnpIrwczS",
+	"3av0+tK9H/dEvOWZxQ9FpPnAHUW44QFIML+ePQNxsit+X8eCvY858y+eA4Vlo0V603Gwrm6Ix7Z52K1U",
+	"+SGeCo8+cze6Xaj0Qhai+4jSj8wuuQXydAdQGuZWEVaBmawSQpmE6YqltaIH8pQN3QERecIU7AAwKqtH",
+	"nbySXrc7hu9Wpd0gf5OWZboucqa0ZXPBcoGrLvLJ4NCywqI0n2km3buwz2gZ/Q5nBa/hMDiJ8raT8q/K",
+	"stJ3vOii24g1lJVelY7p0tJN2Lcik+4nw3jVCJpLdis2BrjASqiaSZWLt46vw3JmlTbIDK9ePJ3gjCIq",
+	"yPRqxVU+E28zUZUdR+mlyHlmRQ7vn+ta5Z3r6EQUDQ5UjG1GwmHOYuZECHAIWMRj+IJ4W8pKmBnvEQ56",
+	"sRCVkwJAb62DKxTKJ3XJAr82ltvaMH7DpWJ8YUXFpHUTWuhq5b4xyLkVYytXomuWK65qXswamtnZwmfP",
+	"2FoWBVAfMk0cGW7nJbJ/41h/bWzi1F3PX6JlnWtdCK7o2K1KO/PHtf010i2WoihmtJXdSgay5G4mqnXR",
+	"+cOaSye4Zka6Tdv59l+9MkGEOhc3XLmNcM9dgDrilN0HjjSVrlUmVkJZd/5h1hx5qtJoASx1kZvEayjS",
+	"MH57m7OFrIzTR9YnbNLWkY7Xb3f/YrrtPON0Vl/oQmZ71LQFL4zYPlxVXYj2cdjLbOlTL+tCIKm9fYrP",
+	"fXm+fSy25ogf2jf+lyTIT5uAX5v7nOStIYZX7R1ljfLlhCFyL91OYMC8urlrbUtsLp6fJ4OVVP7vh51M",
+	"wO/MF4/gZvrr4S73KisNk+wWmlwJdzzmRhdOH1/r6laqG5bLSmRWV5sJUGwY2+Pzb746qBi4uXWt8V94",
+	"ditU/lQt9K4ygJrbxbuBqovCWUTe8NiZ+4721zkz/PmBYTJPGDfADHIuVlqhWeCE9BBUnW4578hBkq8h",
+	"bKzbzxkvy5kR1Z2ouqUHjgu5fAd3RlFIQ6lEqSvrBuPY8rVQOVNC5IalMi9EGitu7oLTgjM3e6cEazsr",
+	"NM+BhZiNsWI1E1Wlq8MnIcytU5VuT6BrI594lf0VMe7tMxtNuIOrg501a2zq08xOJyweGPbfr5//zK7h",
+	"HWyhK9hfXt3UjsMb2PHU3WnOnG6XgmVpiIXvzAddEO86ZVY+c4p1D41pXTC0KZ1Sbpfu6Ax/evLigQFx",
+	"/1wVmx+kalFYkKtbewJjaM93a6Xi4XTuypIrJYptdXCp9a2jm4ZqkwGqc0BESnRS8ZNCG3E/lt0I+ohx",
+	"fHl+3kWVu5OI/Wm7Xg/Pag+aDMBkIy33GLEHz9xxCexnhvbNCcIT7aEO/XGOfO/QC2L2+N4Jj2YliMt1",
+	"6YL8Rhx88090myN1ZyfvEPNTpwwtCiFsAtxJoU+AW2aEMB167RCOG64QmAIZryopcqZr8I9UopuruhcD",
+	"ZzkwiPVSuLfgGGA0ZP1fMK5YrSrBsyX4zdyP7rg5u9gNxA2s4MayW6XXimklnE4n7dLpeTTiqRpytaG/",
+	"yAu8YtKwL8+/YCmMMfoEujfcVMIhH6EHyR+xAjly9EznmfpwSbzzSm+z90nB4AsouBXGMmcb0DM4b2mY",
+	"9wh0fsD/eIjEXtF9nnqttEU3T7UVV8ZJvd0RBy9JCtsMpx119GHzk9snI+xogi7TtzM6Xu6Zxi3GLePs",
+	"ifud8bIcI+fzUnfJzVSh7GTDSBqDZw2+h+sk0FcAl5d6hW4yx4+41RWoETlYU7ivHb+6LzkSnCq9cO/E",
+	"wERDj+5bI/oz9fNws0tYXoEv1C4rXd8sI51hwq4Y3eqo3i3HSlQ3IieH8lQRKbkfwSlEFg2ntURLEF6u",
+	"waHEQA0C7xG3fgmVXqMFhYs4PJ88/PLryTmcBUdM1WiqUJGyQduKTUkGFMCG6S+2lm8Ckc3gcgrGliNv",
+	"d7tjr95bOZZ5eomvhOfB4YVOYOm0OTTHHn3jxG7FMysqM0rCBLRqhtLoe24TaLfdP2GWoBU6bUszDZzG",
+	"jXmq0L8m7YT9DL6L+Sbsrq5wSG79acHdCrs3znVr/8AbGuj1ktziKk8YBC3c71MF+m6LhdpYax3ubvwo",
+	"CYvr6AhGTTEvw4zlG/clzyfRHSECMbS4t8yd6jJhjf3c+Ba50sR53UgS8tWvDSt5ZdFp0WZ+gUOQvePP",
+	"YycLXPNKSXXTlqoHHTCwbB26ZZvFoWbM/oo3u1O7w96OEuTwgt1hbOlr2+LZs7yGzSekrsQsrxHZzayi",
+	"VenSP94c0JJ+lKbDtxoP73gdpqV9dWxErZrx0URmtq5O+MLr5g2v6kqdtMxmsG8EXev0rXCiudr8fJTW",
+	"o1Ws+eT4LGk/S23sgyYmzIYYz3JyasPcjfBkAu8A2WPlSowcGxGO7zgLhbNC69KdDpbSe2Z1VaRsmBY6",
+	"44X7RJqw9OGjP0/O3f/OvnZ/Xlw8TEf4HTyZMMQ1+JdLbSyTNmnCbxijNgl4wXxIAdzbyqDEd2JAV9ad",
+	"D/eAU5JWPFtKJRJmtF8RVolFbYRhpnYci71++SN8xOl3znJ+/OgRS+94IXM8AQsOrvTRhD214FcEAcg4",
+	"jhbOosA3X7ph8CByVRiFtE404Xdzx5yCNx/eIU1L73Pv296UNZeWjMEJxiN8tDiKEzf/nMzGb96dJ189",
+	"6ooaN8TzgmI/W7rKtvJho5DoGiMIjAdJHdPxA9PoKcjkQcY6FratqkzVMHXkfWYsrxx18CwTpeUqEyBm",
+	"KC7omDrvdCw4zXZ0GdIcHpgoFCVzH6ZUKCuC9BEqL7VUlqXZ29m0Pj//IvNiNYc/RZqgexndxuy5o8y1",
+	"NCJhTqGI1wK2TOSNj5mldHBRy5N5QQII9RfFBERSgHmYxgYgJ60o8slUNZOojahm4m1ZyExa2gYKzqIK",
+	"BmKV7o70SDf7UQKKHmhDeCOcZBiMW11pzVQBE0dlwd1BY2clt8sHTu5WWt2gJEYL2bBcYuTH6ThOKc0r",
+	"vrBeNwrTWnPDskLwChJRMpw+ajrwSUpiuRUbNnwCHkUgE1TKjOVmmbAntir+dO3MJZkt2a0QJREBfNEN",
+	"uazBuwR0SMEGiEHU85W0l1MFlHeBL3qNJ1MrMXaaDbzEvxtu+B9sw9WtgZeNQDXmbF7pW6Fwc+iYB4k8",
+	"NNb9M2e6mqpaZaKyXKoR7qjbyfbm4IpoOP1X5NNPGG+Hyt0FbxtBcN2NgkzC3HGGqULvBjNWFkXgY3Ox",
+	"0M48VGVt2wpMI5G7ieooxeZb7Yy0Ho9FlxsQbBuK8hm20LVT52vl9ABHKo4GzdEqC349OD62xbbjk0e+",
+	"4we4NYRrTFfQhVsiNXd4ILafusXfpBBVWesqN02MKXOGHGRutGZzUOdzpCNmRme3omv9rvEHVoiFdVq6",
+	"XdVvGbJO0vCdSn2jlbhk5laWJdlHTn75ZXbPREavVFbciIo+Ts7bJg2B5xuQKZWVvCg2M39FaUv/7qIL",
+	"Y3Uljlv6a7jVPVOXjnl3xfa+cwKJDGMiHjRAIfQt3kpjHTFVR1NOL824xTlu3K/cnfTEzAheOXbfGaxz",
+	"Rk68T2t3pdD6ljSkoU9DcYwVNpgtdJGLKmFOiLDx2D0+JqKgW0an0RWNEgZwtNbaTPQaXaiH1FYioOYY",
+	"0YJufT/x/CHedE80/tx2KrbRgf8IeRWO2USrF52EKOWiy58FCRTRj1HUOEqUuGfGQ/QFP8b+tfjB87ht",
+	"O6jGJdqdWqSDn2SP7lgoNRh5rdf1j/PaM4T2OMsmJ3HXaK6kxYjYu0NRhHBr/wBe0cFufx8EUPdG7hva",
+	"0ZuM798/Kjpbu2uzlzx7x4bs4fDQ6L59JPa9FEX+HQTXdlfO/dbtnRfG8BtxxOLAK5oHOoegK3FTuVV8",
+	"UWm96NA0arvUlfyHaMktclh3yqZcWC6LnrQKp8CmuVZO018vNyDrm6QmUJlBe3PGzbCiFJ3RJfBxUPVR",
+	"/K+XGji8Ydx2pZlEo9EzFKW22nQT4r48nC/OmRFOBzek5abo45xxS/7E0i0bWwmumljd6dk3xwWfF2Gz",
+	"Go9elMJ5yVRdFKxWhTCGVtkN4WDoW9c206uD+sRzuo3C2LAKeMiPmSKmx8/KShgSL9spYpUuCqdIgb7f",
+	"uIxJ/RgGNzy+qVlur4Nb78clG3HUnXcUmWqHz1B8c7NQW2TVGe/emm+8Zi2aS+Ij1nVEfxC8QFdB+2Tu",
+	"apP6tvNAHs1Ng3rhn+gcju50DFaCW5GfRBHkCtvMuqOHr07znbVzwbna4IMr3h3i8pUQXRy2N3BvRFYJ",
+	"O6u0PXmyXo6Lu27L7VXjeIJbnC0dfr8k5wWyGQHauvvCaTqqHwI682YQZukeCEZgyO6mUfndanyBBhRL",
+	"YIOyYne8qAWGHDBBsxK2rig59fRB1lVxmGCbchbKc4if7pnwzlYkMfF27XHfKXgCj52cebZF9HsNhNjR",
+	"HBHmNucs+FwUICNLoctCXEK6j88TrpX8ey22Uq4eHpEOtkuzewMcePd3ePMOvR37/A909y4tbM3ah7SX",
+	"1pZMV/BfAx5lytXOBGTnGHmjRM5ePL9+ZbYW4dH5468PrEJ3Pk08sj3kkQvlzHpUpIri+WJw8cv+RQDu",
+	"+j7ZZq9W3wq1l2nMBa8gXfhWqAm7XmKWAgQvs27NyM8BCb775el6aUQ2SxneRMkb8kZ18+BjPrwtYGFm",
+	"O6PZXdQ3tKzdgangizrK8KZV3m+B9ZvJ7vHrsGq7A+mTK7srfix7O7g6OKhXnkyOH9NhylJifTJ19U4E",
+	"P9c3fmIBvyZL/YPH7Vr7B5jbU2VKkdn7pfFJfHgr93onK7RnaNHT3SOzouLZh2b5eQdWxks+l4WMvCnR",
+	"++ZQKupLQLtty0UlxMyKt7b751VdWDkzoqD8rQNumK0vxq/felfX4oRjstJ5l+L3g15DepTZqCwER6DI",
+	"AWo9VnyDQTcWYkkY387FgteFRdvrgqXGClH5AjCIoqdsKBVmjjRe8rpSIyiZ+nstajFT4m24mYNym/sv",
+	"ww15cAH4MJZ7Al8zYVeo+mM8fF7oDAI528WQ+I5MFwUvjXt/a6pQpKENGh3ZUssM8q4URjs7qwh3pzpI",
+	"Blvz+eBaoJBOQwVBS4lpwGzFc3CUONMHVypYwgkThRFxcZAoqTRoCK+Z4Rfz0fE+ikBss0KuZI/3UzYn",
+	"sE/i3G5lErd2yZnDbldm/mrn8nUUK+0errCvR6sFEfv4T//5js3aU3LUZJ+HqhJHreNbpbNb/P8z71IY",
+	"R2vVE+Qh88K/qxQqd7/5wnP6Azcf3Nm0q86mwZrkzsogz0FmIXja831R7rI9qMLr3nyrLS+6ftrh4u4V",
+	"/v4uXuXxAg44h2lhHr5JDn0yJLs38YAtUk0ikAKfYUUxBNwIWpCYsLZExAGRFGhqV0EL+BO7vrlyl4a3",
+	"PMWxjGmzjidLrQ3mQ0rD8FWUU40RfSQdTN94a9NuhxlYl3sGd5QjrbnVv7Bz33erjFal7fy234U+MtnP",
+	"HMIROCaq9ZJuRr1ga2LxOJIGzINGHt27/dFmbw/QzctIxTilgIwK22PKOeHxrfXddh10rPe9VzQZoNoi",
+	"8lkgE9NXx9b99aZy7dF5R3SWTker5Ky7dKR/a9sT7NqzZhAPzw+Uz7WUsd2D+9zZVqDNtFUUykHI79w+",
+	"GQEFXt3qjk95ozDEB2ssu4L94J5ETPzAvTvyYYsze1LuWvSfmmKVLZd0PMlDdQZ1pV6KBTiGRZHP5psZ",
+	"ZEV2Odt8TpJPaW4AgrDWt7f8ocV+spOHtm1Tt8bZuTI6F8UTUGT3FEb2VFRHIBcHefsR8Bhbo3pedgvC",
+	"IGp2vRFx9priK5HA+TBLvYaQG0UGOz1dYa57QG0geR3y6SEPbU+teTO/Hu85/Yh0gAn5oHObSw9ZUnIl",
+	"EiolGiqtxuDeHwUTBx+Syr0KigRUsfEPT5VP/gwxQEzO9C90L8EQAbwGs9LumYXgdxb3pWsFerf4WtiX",
+	"wtSF7arkBIvRzLySuqu4QHWIm3b3+WlizPcJ+MKiyjtxvFs2Pkrv3/SGVKPaT7Ge+SoqP937f65vcRJI",
+	"xgYPHX0McjgrS0mvITETFxozoQxfCUTQGYWY2QKwSwpb8TSkZsJXMCPP0yWx1KjWq9jgS5Ec2iO5EZZJ",
+	"ZSwk+EK4Fo6rgoRwpbFmKCu4XJEdenBVo0B1KJ4Odg4vIF9u1mxvMjhg4GS6bL+MRAZNwen3dIWrfBbt",
+	"qem26j9BZDmeDY6398SZ/vP2mZ+Wfe6P18rKogH4CrhO4JCaA6KRqVciZ3Ms1DLCjpHxHY99Aqt3tJsg",
+	"lmAdNsvp2RQfQofJ4DchRVoyP/bWFnYR6M+QIPG05fztI9J/jrQhCcE9u5mtsOBqhgkf+2AjwicLDxZh",
+	"QoXQdoK+T3LBueE8pNkDp3OiY/1edBoyTvY9gFt9jfd+GClGc9pDlyFtpW9L+gnyugdO469LIhC/JYSu",
+	"dCedgFvqtcgT5uns2LyrjnDErD83JxmEGu3uNMBeBb4rmWw3yzbgcZl96lcAOcl4lcMqbONd9AbKdzKi",
+	"2jNuUPWaefZv1Ct4T6+R11/8TvWnaJOFGmREGvD0ggViRhdQr6OZ7EsdOy5NLz7GCKwY1TLHRTdBj3r9",
+	"+um3CWlcdJ+7NEpCel837EG9mnfZqN9KUxZ8Q+rZQ89mlFgLY6kwXFKZvlG8NEtteyoWlrqynRONv4Fx",
+	"ILhXGIvwnG/9vGXOhjk3S2FYXumydCeHW1YIbiz7Oi64pkQVtmdokYDzSAB7MHpa2YDNeYXvr7Sx7OGj",
+	"82gAnd+py/zEXK/DB8GX9EbvDhJ+ELY1Wv3OcyHWeCj6tL65xADBbo0hoN1RUds1kaA0CIIHsKO7aKGI",
+	"DUkBiBksLEbrLqAMTKrceJBCv+7gJ5GGaguFI30gcC/ZQj6nh5hUo0uWOrsgvWBKh5ENG+E/il1ZMNxB",
+	"Mtgd1D4Emn82NeM4luPsrq6U4MTXb3qehIvf4kIQhaXqPyfjgNPjXo0CqNUnyyMWd1LXZtY1zYPfOwRT",
+	"4rbPUxFxo2ah2BCcPcDuCSqjeV86uncy9afQvKOJduYa9y9jEthAJw8h5/OWZuLdy91JKT9QJW5TNm5C",
+	"YgCY+YCcQ6CcO8tTcOPsGsw5OjY5vi8ddztAeiRiztEJ0ZTt116QJh7YzGV/yrRb5u60NeVTMY4yPH3O",
+	"0l6XHb6yexhWLgiLvGPXrRWr0vZUxHxAfveJT0EiFh2e8IRU9qvHnRrKvtw22B+a10ljgAeFL8zpoWHg",
+	"lrOMjtDuyCCecp+vq2ifOnnbVWEwmcYDPoylx4d5motVqa1Q2Wb8TGzSKFsbAeE54uY6ziJFt8oTjtV+",
+	"WmwGeQ0PBMI8eKq25hfteRKnCm5KER22QJ8tYjxE533HrrnjlOMXnZ/DxzD+xKFhXveneoRTNEgGCIfR",
+	"ydOeN7K3w5TlIR41trrOoGwm4wUgBdW8KDYsl3msXDl5F0BQRT7DzKIZYtkf8qu+CLblTzoXHyHW46X3",
+	"CsBQTor7HBe92puU0EzH3C/nsTvGe4UY+TLHwE4EwhTZ5h5k33dbKAuu0l31LQ0YjqlX3bahSvj4H29+",
+	"QYSS2Zt358kX3/Q01NhZm4Nr0m1/7PrjOxXcvRY8rpCPgyWY0NZarnvraZ/AELinir86SQnoPFwfxQ3t",
+	"tcguUqUAUmPtw86EfMPfTDNurOYwer+gXRGhTlJuin23i7y7ju01ylECN2IZsCQ8nFIBdNHMd+tIWFqr",
+	"UN2Xu79BvLkJQOVy2gM43xuuAZ2kY4NeiGoM5b6sAU9ieHMSNUfxOELcMBrr0YgOUa1yB7FJZQA9qFdN",
+	"r3v0yj2AjqRLbFPi65dPm65LTjp4vD/fAMcXxh2gL9QuvCsm+JCzXo5X6ZtKGNPXOme3HFOqWUkPwYvR",
+	"Kj8gx7un7WGB++z5CHsaKPEv3CwduYm3Igv4+aOjV2UPSPOL2iyfiU1HOX09L2Q2uxWbw4c7urfvG9dR",
+	"+WO3EhcXSJ7APrfe/V9SrA/jbrQ+dcyQ76coeICsHej2gyUcFICDg/9KdlYJIuHMK71GKJTtIQcw60sQ",
+	"cgCX1s/WYxNM5mKGTKuLNdXg+0U1zjeTQagZD37lsTCHnBU6u2UeaYm60jAi4B6n/K3YnJrb6HhyV1ra",
+	"gSUuH335Vb48GVd/m/jxLVj33UFMW7cHmqCZHkN9QNQfpUY7psjdGuqtjT9QvhLNpPXkQYMOs0Xz++KG",
+	"h6fa231+6sb5N/UPkRJa4/irVDeF8GU5W1U67QKeTKuFdHvSVw/gFO2V8E7/49ZiC+cpArTViy4/PzgR",
+	"vCp1wdyRT3eb6xznlI67i+1vIbZtq5yPv+HjxZt3X78fh38/PuLfD3swF/s12yg4v9F1hRjfSqzHPjZR",
+	"sQqWfQfXGjDCEg+FLAk7sgMK2cqiQAjgOA6ICBcVVwY2L2A7DrXHPGSPz78JWxRC29Bg6k6oFIDyHp8/",
+	"DuqdU8TNVCmtxKjVii4+jx2Ea6vNE14Uc57d3u+Edfiros1cmZtjWznuDO5a3PfUd8DcbyuSXRiabJgG",
+	"VN0L1sbiTJCIpQUM7AfGt2LDROVRG6rzRgsCS+Z2qgBIuh3f9RidgHi/AyXeguccNcjet2JDtXFQUMfV",
+	"hozghgwR69HjahoEwiRM6qYhEYJRa0dyN4iJjyGQGMcyaUVEwM2AZLjYpEhg22JwV0LwKp852aJrO1tJ",
+	"VduuysPnczf7VmsraVihA5QOhJfB1vbFhn9+dD6iQle5cqz24fn518jP6e8uTcUPP0pC7eGU/k5IuEKU",
+	"7SYpwikqCC0K9YLEzRDlExpAmSXgb+7s6+iC1SqnCQGAe8NNnOKD2f2F0a0inVyakttsibCiGFzFvgGQ",
+	"EAfQlj5454wgwYbpGf6djqBCe6ocAfjudR1AQmyYNtcieYDg4AoW30wYNcSbO/rLPZuD7ke8uECwVw/i",
+	"g1OB0K9pnQyMFXvkWILknBPCS8YVpIlCDqvH2MQwtcrjU3A5VZg1Bc0klG1axRHsqtJ+asbqMgB1uhMT",
+	"mmeyIbDYrQI5wqBFD3new0qdyQvI4JBu1EfYr3wbYOm4BaKWpoGmPY17AEn/vobKv9om8sePD9I4oX11",
+	"Mr0oOuAWLPEZF6WoCF510nGqDzWN6s6u/0sHezV0fJDXbPHolFgoJr+HjDfr2yi3gOyhVwD8ZhJPCoL4",
+	"8oGGoKB0GDbEG8wvbybYbnSE9I0n9YGJHvAFt1BAO1UNKSH+FHSOUNBqiRL3Lcs1tvWAj7k7epCtk4Bi",
+	"5V6xw1W/3ln+w+jTF2fjN//t346pX/iImxZe7TPB9+/fVMUbGBIgt/eoXQ8x9H1hQeOBpr5U5+yTKIOn",
+	"eDRhT5YiuxX5VMGuGRvBWLc2t3c3e3aMBQVtZ7ce790tPv7Hmz/17EtQcTq0U8+tEmYruVoJyCgrBIdG",
+	"F7CwFZeF+2O9lFYwU/JMTNgV5Tg9Pj+Pk5zgiYdfsWfyLwna1lC9FN8xr0EFLiQ0uVGa/UNUeryWuV06",
+	"JWAuMWEPuH7TKmL4+k+Pzs//8r/+5/8D//g+Ye6/j67owqPv8MJXX9GFr75xF77/7vvvRw0MNgo392VI",
+	"7yYAI85Mwc3S+wHcIKIqh/T/l+5iG50fwbj2pY+AvAmgBV3Nc6ECjAleFVJUwOUvPcp843GlTpDrrS4Y",
+	"WnXCMR3ymHcQh1cffO2SsyDI1trChm9rq0d8/gTrF/X0vuIDqnT0zY6PQWcBcPyjgiddaktHUAcIJWiv",
+	"SdsSE23tCUEG5c3SeuYQa2FsGCk9o0+UF9UmzftF6B1JNpH5vbGX/QX3H9BdpZdwHcU8MNhVBVIIfcNq",
+	"kBmgM/nuO8MUX7UCmPq4O0c6QsMGWhsqTVCd+FInO6aqaWTQalaQkb3b9PYKVxKENPKIIk2nI2N1BfLB",
+	"MpQEjW0yVe3ICpREKZb6hUuZ4RvDjL5sdFljOaCKEuODGSO0vBsKgeG3dM8+l31ALWhlibXjZz6JojeO",
+	"1j6l0Z53H3cLNTD3j4YXW06CX7we45WYN+/Okz9/8/5oNeajRLqPrmH1bcmufH3+gbKr3zrCfDoD+vix",
+	"2n3rSD0me0CJoPM0LA3B3Kxb1RmMm1vDlqISE5Yutb6lzOY4icRdbmVNPDCsCaQTHSPKlrs1QVse+meg",
+	"7wGTSIEluOE4yX8nlB1dsrRpgbn14Q63DqZmXLIUQxz0AKV94DVKcgDVxv3YNJp3EyHo8iZRGkeDzbm8",
+	"KQG+wCEPUP6hLxwB+kc9esgxhA6qDLfBdwTDZGb/8q1+3lvBv7CWB3tBRe1EIxSPkx7bDqg0H49euI/e",
+	"unsFZxEVHtOUMFDte4zuamjvsSptzynMpTM5ZvGUO7QUpALsZolqbl3O8NGLhvLxApD+dlYMRc/Q40M9",
+	"7od8ZzttvKOXQEeI2+pM1x5GU1ehhxg4PnYScKmbMHVSgUQxKErvjGdsu7Z33uZrcgbJgK/m8qbWHp1Y",
+	"LqTIZ1i83G7f1dcic6frMjRO6K4KbjZg79y47yMfOsJG12JwJ5C/0T4eWJe9Wv/zkv+9Fpc+ndNZyM7y",
+	"Dc2FoFMYdrisdCaMO7gZrxSYAQnkvwfrBO+rBIyuOxeU+kqY3iI1uGEtVa7XpwqKqF90a837KKOXAHeO",
+	"376zf41NijuyfYp6pczeNqpoA0vF6ObuoikwnPe+ZynAupAKTN2e14Axc0qs9qCO34kR5YblzBlHTZVe",
+	"Q4+30tmRc22tXiXsb1oqLK/maJkvBKA+e68D+BsMy2p7GRjOEZkmLVIIIVDcA7+GzSJ07ijYb93JIae1",
+	"dG7Xnx+32lHb3V0WQpVr/TtxYKcwonB8ZnJcI3komaW98h7qrGkvGQ9+C6nej6tzN7QuQgf3juPlf4pL",
+	"XrdDcrm8cXqYr5jUujAPMLcpYdG9JmE0c2B5S6n6uJd7w/FtKlv95w82aNmZkP9e5+rUlTpgLXwCLf4e",
+	"foJeP0C/2bnftuxbDR9zNr0uoxZ2W8QYKXuuu+jiE2T2hxLDI6AN9+btJ0dUBbil+VbwPAiRLaRAXuWz",
+	"nH4/iV9F8ap717LufL1vBt1M+bSerp4uCUVgL0vrbdXqXuIzN3tEMuQiMp+p6ZkPeYrI82u5ub2gJvBY",
+	"44xPZXq1EsryagOcqAbBadcai6HJ2TpVpl6tOMRzh26EcC+6HEcJBIvRlc++Pj8fZzoXY2yTOdf5hs3r",
+	"/EbYCUPAcfRYBb1+N3gxVSCIuZPHhN6zXupCsJuKl0uxEiwragPlzuyl93UkjWu9tmVtE+C9jFc3tZse",
+	"stlcLhaGbAReloJXUzXMIA280N6XBo3zdG1HE4Z7Bx60C4rnZLyqNs70sFonGBqDJtB6sRVxyrUzZtH9",
+	"tSXYsxPzPdtpu22owN2TjiVjpx8U96QjjJkbVCeOzXZdi3uPsXxVRqWpAvruihXiJFFpA5VVU6ovhLaV",
+	"YEPcCIq95dQYuA/y5qCLmkbfryL20X2EJiA8re7rcLTHz3yywhvE21Z9u9IzyjD2pzo00oVs6TX3AV2n",
+	"PUA6jHed0Pw2wl5SUQ1k0dPztAiYGbaIX4kcfsJ+FhIiPODwtT58ZywAH8QFVvoWxMH2QL3Ki8WHndZh",
+	"VauMd7ZxpKQ7z5GwhSkeGEgYgYkjTIMSOXVabU5wOLyT7tyx7VZBWDXV0E0SDmc8ymZfd85IH8N+KRbd",
+	"+fUfS5dJBt5MN5KqFnowt8EvPxc3HHL5oBM09sZEb8pwxweQsC4XQML8xYWuZktNzanuIYK39a7+NexW",
+	"Mxeg+vf3kNsDb/2+51M7xYs+VIaK0L0cJtvL1V1AkQwyrjJRFNTfktO/QjSjqVPsRL1OBpg91XnQIv1j",
+	"17wkTIuT2FWY9SGz1N8HLQgiLfkQ5TcqNXgko6b7Xft8v5LuSDM9NJxGjX2ffOowsFD5iVOJQWaP4i1x",
+	"cwm0/4NWeWglggaKOMl0MA+jvsKdwSXZxaZ83nErs9MQwCiIZPDiBDUrchAPGxQcp4WSernHg/OZhaVP",
+	"R+b5HNg+KhJufH47sN0b5ksqpR13ytHRLy0873TogNTZZB8dDW94fCQeWqt7pT18EtyUxppj6sd2vAJ7",
+	"gtItDrXVha0FjdRwnejY7ZaCBu63zW26ZOTrp9eNV7s/d7wXWGb8JE4GQrxdnwUAGwt5ZBg29Mm82HoD",
+	"DaUAttQGG9uq5zrRJ7kPDAMrT/ugVCpdtES4Ww9udUWIDIc788ALdvb0ACpk2IT7ZRKE3lUfUo7V35Hq",
+	"dRNVekVA3X1Y4Ji8CBjgFhF5RW4Yt1YorO4ARu05M5OGeshDegmaEGMjc0HaumPDKy7VbqA1jGh2qiHc",
+	"GMA7PfE/H65+kJ1sOa93VqNrH4G1dR7zhcwFCQJP+BAJHySDuTNUdlJAIu3pU6hXp2sxh9X5vZb9yx1I",
+	"vK/PD0Li7et/s20KcA8Y26m9u1nlMw2QIlSQTjZjrUBq9RVJH09g2ye2Je5QzFVCiXUCxxB8WxA4t9Vm",
+	"7CWKO5Wh/guqFj4OUmBbNPf82A0ekrby4C4Yb00soXQ6zFejfDqsKYKcbZ9b1xQWNRlxTXJI7K6AB2aW",
+	"m9v4EHpHGXYZCuM5LC3CvA/oBP7YR0uRxAe3X2voZQT3EzV9hUyfqv4Ii43OJw+//HpyDiSJCfMe9V1Q",
+	"VmpfpVGABjChpoZvCNkdXFISUy2nCkPSF77+q6pFmlAmARZrVwILj04rOWqSp8n+91+iVsY+Yp9EFVGe",
+	"FB4YKIdKnHoUUnR3apZwlFxlS13huPyhnqqof3gEepg2VJyOJuw7p7ThUgq3BfA+X4wjbcI4vZFcrW7+",
+	"7XqlqWoVLEGVVNMFXuVYOQI54Zesp16JIGkRdrEQ/E7Ek3FiaKpQDvVVIm1xw9PSuuOHO89Mq+NlpzZM",
+	"IGTekCEyoe6wbM2VDd2j3Trg/uvKmxfY1JoXxYQ9gwYW8IYLxEqZlFLdpAkD3jXxbpfmAplfcfHW1i+8",
+	"tprMtOjn2PrfeXbbaAs/BCEWroQyHrrBu6PCFV/15f/edU2Fn3YdVJ3Dbf0KjLGZrIZKSvwc/tQaMl5q",
+	"xox/ByncXIqEcXoZyhb6y5gm7IoyIqEuAr3NcDAQlQAqBg0lOBurgWdBEKwSfAXlrCw9u3t4hm1Y0wSL",
+	"UHSgLWniNpDucBoA7sSjiY4PFNXEKIPs9k4PviKzXld4tiYxhQFQbbHmm4hUT2tcvtXatVe8dAF9t1Ne",
+	"8Q2Y2ZnnUEaM9mVowQ6clQ5Y4niEzFEcXFuucsdIaDTOkneGJ/etYisffXJWT8JMnS0ZNyy9IpQi2NUL",
+	"9hfs9/u//uf/6xilLyX6+pJxBPJwq6XYD69evcA3wa7TXV89jhRI9wR0hnePPHQDf3j+6DErK6kwge3q",
+	"+snTp9EDUHAEaUbzSvBb+puqnXS1lXY0YS+p5GaYcSPGUhkBFfV3otiMLloAiUnzV4i9xReNvFHc1pWT",
+	"fzs4iglLn2jlzLnxq00p4r+R2borPxCveG1ENYbkojQk+C91OZ5vxktdekhGNnSvUFhJ5R57JkQ5vnJb",
+	"7P56Uem3m/F/c/989R38v5u5qOifyixENf5OZTonDvm6vKl4LtLRRf8p/a+mSX9ZyTtuBSvkLdKOP2ro",
+	"CQQI5krXVlAjf2yD6kgJ2DoWNKVdLfapangDn8EDWuibG+EldkPHEOVCoYgJ3n+vtcVSPmAShqW/eIfk",
+	"mxgsK8JKMSKrK2k3184SJeRroN4rAnkBExVEJlxuXrK0tkRTTt9K4W+X7gzipYHHnh3w29uoGYc/+qV8",
+	"JjaD9+/Bm4wZxVvmxrNnrICgfdwlbMgdvVvGjZHGcmXpHHOGz7plYt4Bg3pZVlfFaKrySt4JFiPIuwX1",
+	"uAJQOw6IZ6yqVasS3a7qt5i6PVVT9V20+HiSX37/hH3z+Ms/QzZ7QQkqZ4So9ae/Ga1SlusMsgGotxBl",
+	"oE6VR0JLM50LJwlqu3RqLr4ESp+7ucu0Pj//IgP+Af8UFGX1U58q5C3DRQ1IlZkw5pKRwu/sMawWRN2L",
+	"ItCYNh06CowwxunWN7wNyRnekAk237D0xfPrV8xJH2j53hQCm+VcAxg2ClXH4dIzONJTlZ7V8szxx4Tp",
+	"2hIDlgb3mWd2RG3yJaXfNx+p5RmRUuAOaqqM8GXxP1hbQv+/NKK6lCFJ+oZKjq96dyNvFhzyNBEBgu4H",
+	"sqDuS5z9x3evIOxL3cM5wrA3ajeWRDO39jEIJcgPD1qy4htWQqoM6LBRFvkoYava+OoVaZ2SL8xUhdT0",
+	"sKQkhXQlb6SzTK9FNv5e2Gw5vpZWXIC0HuOvCHTC1VSlz/ECE3+vseQxLukdUS3w4/MvWJqZajHz4KWO",
+	"Jv1y0HI+cES55cQFHcCbvs0x8asMM0Php4jVE2VFw2BAKQZ7YhVal04FmSpKYYSL0lihnGB3S/jAy/BW",
+	"cXI6HnNnvot8TBSJc5sqmFzAEKSb0pgY8HAqFhYLOXPcsBBPQ2Oa4DPwalzy1svdQUvPVlmJ1Ar20p2v",
+	"e2vOCK1vTIsAMgI2SyEzQQ1MiaH+9PSVs9ergviwuTg7g2bbuq4yMdHVzRk9ZM7cvQ1UoGOqEd72xeB8",
+	"8nByjt1oheKlHFwMvpicT75ATKElSISzlbCVzODfN6LTEUZNIlCJhZmSPAzSKtO1slEpzItKr4Rditog",
+	"mgS6fCbsGrlFgHXwyhZIWlCRxNtSV6geRbSDpOFUtkA6jj2Ro2DCQnSK7l9yd3ppZqSHDdPxmK6M4Yqj",
+	"HbDk9zLh1kuIGWMlPExl+Pj8YRN5wkFfvXiKt/tsLWiW7sMZyMOlVk/zwcXgP4T9iTagicPDZjw6Pydf",
+	"rKWEbbeUZ2XBpQrCm3d5inf0ZvpC3+64NSesJdooRzOPzx/2ubbDOM88Qijc/+UJ90fqyeDilzfJABMB",
+	"N4OLQTS8VVgay28MZNeI6k5mYvDGveGM6Hqy4asiIuCdJX5eCnX14unhJY5lvH/pCQvthCN9q1EKdnjg",
+	"5KMu16tYtvau1N3DMwoEnL0D2nwPbn/di60AZ4ba42CaZFYJcNLx4oJBU4OyNks0ahuJyLC7MxZtcl9U",
+	"FeJ8oL8C8Nu4NvQVEKjYB1TkLBeZxOYmKbkmZk4bcWo8Si13bEOI0EekE/+HM58yWTohCBmsZhnww3h4",
+	"ZKrga+Rzgp5V+G8s9sMpXDoxTVE6X3PILY6zCQp8ycjlGeExua+iokSzl07SC4heQ2L+hnm3xAWTCw/0",
+	"6JYN1BHAvmmgkPzSNIAoblsA6mr4+PwbZ4XSdoHIwsTXZKp0RcPPE/BPPDxnKTlKbrQSaeR3Q1NEvHVs",
+	"Nk/Y4/PHE/YKOZizVLxbwjjGuhSGassb8wUwh4oNA03OjY7fCgQwgg0ALCjCNIQXLmWeiyb6q7SP7qFQ",
+	"bJ/f10Zc+eSnkld8JSy4EX4hi4Tqskl8YtAy9uRhXmdzijtxYmbjN+++eJQ8fPR1Z0X0m5M4x98oCNR8",
+	"81CAsFUA0cFYEKoeqCkC9XUUA+j0wE/OT2TXj0+8/5vT7n944ngePTrp/i/Pv/g4/PPKHYOx5aXPB/Wd",
+	"iB3pDokHoUUEkIeOB40iPlvLhsW2UrV7NarnCurJAFsqmJ/OMAWUoNiG1RWasAnz7kum9HrCfkRwyOBW",
+	"Z9B9gEW4dxOW7oSA06arYrFhhL5tsZv62tsvcwrX55jWU+n1rtLiPv+kNdVPeDziD0HxRMfxQHuEijsh",
+	"wQugKu6jxpxOV5Ek9oWj7ZR9LwuNEBHdtGmlm4TO3m2BSr3fp+U8aUcID/PKbSjII7mme2w23EGu/L+z",
+	"txGc5Ziujn5tdtpahR4dLZ74Pbnnw0/KbT+ACp+r9vzavOMwAeY6s9jdp5N5AcOCAJ41HkYhIS88/EbB",
+	"1kLrW3AMJags4sHwuAuA8e/sEXdaSb2CHCDCYcCAqX8vXc2b76FDy+k5wY1ciRunvjhFBVwDE6xS2KQR",
+	"Uo1XoCgJiZIWL1la8soptsVmRs/A7QivUd0i8JcBs8Q9PuSKAdosjgqmBq7JWjlLFbz30VqAox5SHFkh",
+	"V9Be0wJMhW19DZ4gWDeYWwOV5wbRaTt+i5v1CY8TfaHnIFXCmev3YLQtkn0JQQwBzZfc+/ZZMSKEWzvJ",
+	"MwUjGW4aYwgtdSYK0pHPJw0ZaU7gGSG86/7CO7kuW97WC8aLYjSZqu8cIeNLltywVOYXKTq0Vlppq5XM",
+	"6GeZjxKWwr/dLe61jgciKlOac8v9k//9+vnPTKg7UehSTFX6TuYJ3Js0dVAJc0+89+5XnBc4FejopJCV",
+	"c4F+KFQKOEsvGAbwqPCFFuHhl8yp2VdgrqQ/cmPHEMIeP/0WkWz/d0gB/vefUwB0okahZcE3JkLSAPpc",
+	"IzDpSgTjh1torQggTwD0W8g70aXUX8McKHa+I6u2PVDQTxV3PrjxZM5uwOEN38UUJIhLukf+XgvIfCVB",
+	"h0nNsTjb6Z8W0lPOk45K1u66L2PDdlP2h3R/Gb5mQyMsm28YzPAaXHdOoapEhoGt0SVbS2UY5FWlML40",
+	"jB4dk83wW5s06LNlSBI/vK8Fs3Ny7uH8wOXAx38FwdriIuBcrMaGSB0Jy/MRuhDYyFLwAqNafdrUD3jH",
+	"J2St9IWepSSXkTSsLj+ux+hHeSeA2zpuEZXo97FcEKe9S+V08h/gjk+5VNrY/co/Bgu8Z5lqNu7pyLy3",
+	"7vUj1O1uKSJsGCKWThOJbUdc2Tfvkx5P3MsmvgzvemAYhmrJ4QPSZL00IpulW1HqCfuLdoyywj7fCrUg",
+	"30DaT2TCsE0WL7YD1iZlNxqZ7VaKhRNbssLcBRNFsn30kKC+0PWF1c34BMR6RgnTO5+k3BavHkHGGyRL",
+	"tTJO2nT3BJj/D1gBRzGev+h881FpDj+CVNe2jd7vUPvDj/1l8raaPg4BETavijfeWfMrWTRffEL/zpZ6",
+	"iAfKBxUPn6eYcZ29o9qP9wSgIboqo59a0/i8ffRv+Pj84Yhxi94fXOm2ixYCU/mEPaVUYuSpkEQlDIAM",
+	"BL8OmBBWl6B7wgWe3V4wgsVgLfwLwDZMQzYaQdEpscakJXfmMOcLv+zzWY3lGwhHgwUy37S02N0T9C2s",
+	"BZ2gLQ2sa5+aW4BCn3476NAqHnfHE2DjYGlX+k7knyeJnmSkb5Gom9aHEuiZDwuMS13IbNNr5XwHiaJp",
+	"VRfCpD5NtLZ67F/gllovFtAUDWk2Cpd2GZK+svYFfvjj0cPH0wG2htjDFHHlfm/0deXFP0Soxh6TpL3n",
+	"QA5oVTYESFYZuB+6NY+6y0Vd2rFUiaOhiHIuieQu2C9vUkSod9SlF4sJw4JbHtV9+TRnjpWaXVFCiAwB",
+	"FjFM5+rZM4L4hICjVhChqvSa8itktnSkLKJeTW48DwxLeXVzl7LhGvmgcKSJKT8UbiQstsup8sj54ckm",
+	"GzElqK8YR3+EKf4UB8D5qoyaHkVa2ZIXi9C6xqfVhrBfyS1mk27FNBt7fW9uNrUYsIRi4Z4SbzNRlaFT",
+	"3FTRfKTKxduRT4aCXlY9+eATBrlUZimKIlAUboy5IJ0OnHEil9YkTAm71tVtMlU/PXnhCMvDdSouK2Eu",
+	"g9gjIJyGNsWEXTG3NZSOXAiLCa25vJGEoZNO2Iz9iV2whP0f7H9jZ+zf2TjFsCIkXMIwqTZCol+zlKUA",
+	"jM+Aum8SJt6WXKGT8KbQc5Ng5qT7Rd3JSqsVAuMaeQP/TBifG13UVkwVJMWAD2QySakKwvd3xWxAXufS",
+	"0RXmR4c1RaYzw1vzFM1PN2mfaEVsiV4GvajAldjpGvm43PjjK8ZdjPiQcvzbiAFoMCAhrSWEg/6ZZcIH",
+	"qtFlwTOvpHwCWdKj1JSED9dt4v6n02OddHAHMpwsdFy2s/oDs/WG7uuXPzKjWynBGVcMgIiatP4J85gZ",
+	"cIbNRmXLSitdm0uqBSTE3/Q/vsM01JYqnu6qSy+kuvnIWvOjj3Y82oB93YeD6kXief7eFCboJICUDsQU",
+	"iObeunmlLbdijN6V/clTzlDD+yjVecuDwq0Vq9KJBXCoOybl5JVUWVGDMYgdtqDiVBe5qNrW4S5FvoSx",
+	"OfJCLLzPUn+PhtdDl826JbHTCgDsf3cG4xYzbnvvPphMAwBEP5XqIu9zeVCcJ3IUMt8nhIZLLock8nqs",
+	"fWEVrwSrFSlD+4j1FeVqfZ60iqPbQ6q+UuxfjFJbHuh70ylRC/ZH73R9w2eh/BXqlYV3xF348thdjzV6",
+	"QpT2hWTJzq3e04x3UtrCphRBS3Bst4c/7+fKxL5FnrDaUGwU8sQtdeCIrAFfkkDmgM9LgFrRtonhx902",
+	"LairPZxHP9OAehl885Mu08JRNpVAfm52RTy0X9moAHVur5sdLH8wJwwbUuUI7gIQ/h/GRY88e/3yx6TR",
+	"fHyBJ3gwMFYc99k/mpsonYt9CZaMsxfa2JtKXP/nj5StgIc95be3ORY1MwU5lpiAvSiEsD4jnFe+wSy3",
+	"fM6NoIz3peCVnQuOMSr/zql6xIwHNUhrVbl7+bwQKeE9YLqI0tj78SsGWAkU39UqdJwZXv/nj9KKEQXN",
+	"pDWiWHR5CH6Uxv4MK/AJj4T7wP6Qq1u+hM03cA4mvwZBf2ByJi65Ce5J3PN+ooPft4ju7J2b7d5Y0vdQ",
+	"WQnE5WsMb7TCjiQ3WudNaTaVl33DUnf3DAqcAyJWTG1DiBz5fJzRhD13hEXBlJ6oVEKo3MYy6KiCSIeA",
+	"oxHq7XbwpZMQUAyrQmXskG3kE+jI+4lVc7AufTEwiEmFElRdiUvGQzmM5ZUV1D2W0E7cp6GW0PJbQZXV",
+	"ddmhRcLcf0bcm8OprvCfk6sCJjNMY/3iyJSanuAXkMLvKvh1ej3ABxzdEFwjsGhcz5CLdvIp3uqD0ClC",
+	"fkbIcThujltjZb8QoQ62rfwlrVArQLb0cO34492Eu5275uEiT3b/EOrc+6T7xZBs0XpxAF4CdJwA4PTl",
+	"+QH4pk9qisUz6pNHrWX1IRFZNXoHLOKvnZAWIwDp2s7124gqt/pddFLn2bv4TzTvPdBvt11/nS1FDq5b",
+	"rhi0RJZQ9e/XIYSRsJw5ysEZyxyDYHOdb0A/8ak3LUr3BfNgVSHfHpIAi0Yank1HXZzbVpuWm/IoBt5e",
+	"iWN5+crczHYqFY5j5r+uTzaeX+KzOz7H0oTTGP8WIyfCAPUoIqp2YULP0fBgDObsXQTN1SRN7DkVTp9Y",
+	"CJUB+JihKDX2oYRHKd8bikIBmaGRLu1SHtCZIJ3bR3KbvtHsZ43Rb2k8FMcu8WP0SviWa8eVNLZwAI8i",
+	"e/fIcXSfHLT644IaRGD65JFFj0T4K3sBOpvX9lVjQpKjD5fdvwrz4edVtXl/D8AVJnxSf9StRA+sEseW",
+	"7xEi++FqpL5D7/Eixw34Yf/5RxggpxdO2MtanQDV2IvACNWRism8oA6TVJYwVW0QR5+7F+aMwKNJADg0",
+	"PqsDsOiYDO1TqAc7mU7NNKnVKUfUSCqupmZMvi0kOCJCY9CUDY24ExUv6KXGp9b0YWSOAjTmUq+nqkFW",
+	"h/qTstJ64T6RS36jtLEyu4iL5bEY5Itz6jqOChmVm/4Dy72vhcoTFkHEI/HoaqrmEhIiAztNGCFhJ2yl",
+	"laRAdACxi5hth6fkKZHJ9w2V/OYc91Mqy808X7hN6q0tCBuHm/kvyLs+yCL1ZBUfVE5oY3AqEQNu2Kxz",
+	"0j4A4EUZfQD7U6akFpvdLO85uGvintvEIojf3UlIJs4E6kPEDMuCK1JvPCP0CWcJ5d9hmCGrtDHonpmq",
+	"qxdPR3vBaj2UcosJemisJPBR3+WbK9bBRB3Dc6qT2mZ2F6zdvZy6q7l3Qx5syStDoJq5NE4wifwSN+uB",
+	"8esBGLOhLJQrwAhh3LJCcMD+9o1tmYUWdus22/bMOicO6WgAYLHmAsE3yWEGWJswWZghpD7CFCcsDT19",
+	"V+g6m2GMNcWOWeulAGdbRHF+BQsKRITqftHaeArV0vKdzldROV5IUeTtHnsTljaIq5iiOFVp3HsiHVGg",
+	"DfDQ1qISZDiqePQ+IRPqR3yuT9h7Mjhx7zt5PJ6Fz0el/kTKMc3zN9KNsZEujaHHjg16Me4rIuv8IVtO",
+	"L4ZunV+9VkFLxfPi2PbQdwLHHfkAWQLIhr1x+CdamdoHm7Fs+oFjl9TiN8RSgOXhyMAfBMb0jACI0lCY",
+	"p5UYUWlaU0A2VZ6OgTN4xsnzO1FZaRAEWdrLALyOaIzuqlgsRGYh728uINgO4gthwZFdEU/ExoajyVRd",
+	"MVuXhQiQoM1rQG3GqzO8hBEZkl+3YjNhz70yvCV28JPMFNLJwZW+E2YK/ShJahXiThROonDsceTjLIS7",
+	"OIa53QrAhiokZpoPU5PpUlywrK4qoWzAvBw1Agy/O1UroWpmRIHHEwfAou9DGn3r698piw1L6XNexKMe",
+	"wwujqU3qQldMifVU0efN7sC4ymdKrP0AA1QorQqKJoXZ/SBfhqlPaRhdongwHkFV15Zw6tHScJsYSxos",
+	"eW/JmZ486p+AtP/wscSM3C/LbyRH4NvXwh7hXaHM+39N38oHyZBrYX3/W2xj7M8h+Ra22GfSuDvLSmQC",
+	"9POGxQ+NsNBhpPhQKXNWiZLLao/ZAshUioD4KmFkXouLljjEsevKTwn4HvZnLTGXkYwZYBPfmYyX4hI4",
+	"7RwYCY4knSp4RoIbJzg4UDePdc+sEOAjCZGTQioxhqsoDwAUxFhRYjjbePywRSXMkmW8tDXA8XnEQMhl",
+	"c+aSlQhS2JgDzYfRfnRGw1r7d0CInewvQBkWBll4QmwfME/d5JKpMvV8hVVX0NMEcILNGlJvyCcHhkBY",
+	"YZDZmVaLQmY2baAGHVPuYq4vYSPhMD9B/O7ft2PlZNcwUvrvhnl9ADN6AmcFnZZ0egnynY6t8r7hIS4a",
+	"8poZ3fShPGdPmtiOj8Sp2jjC10/7vCOegVzuukLY1Yuno6M9w4i8GbvDk8gjTHjj3lL2elTDsmFQoCVS",
+	"3Z5vj4OFhx1cZcK+i9RizAny1ZDbCvUwUm4RFqml3z4wqM+ay6kCdfEiHiWwZNQuwe8BrA+4tltxggdC",
+	"zgzKIOmK2P/VuzHa+IRaCad+2jG+iGrbwZ0S9Q+I6YMNd3HMR74le4BtvQTERNI0PIYsuH/utISWsRN2",
+	"RaOH4B9mCGbugwZzekK96nzD1ry49a3FGl28VwsfEpsFzPFsqY1QAOcKCwhDKbC6SZFpRG55+OjQ12MF",
+	"mDAaYId85x43aaqy2li9gvHQTgaqH3VLTwbuvz5RhRPzLnyRO1EyVemKqzquNg1zpcXOR5cRMJv7KK5b",
+	"298TfFq1zfSqZQYAED1keqK94ghJqBxWeJhGfCBlafZ2Ri0VvJ+OkLwjzafS6weGpch7EKLEhOBuBL07",
+	"VYC9exF54h4Yn9F2I+8oRShSn/CdZ253Ug9phzsUcO/IXh2F8w6/TxXkyeKhan1OibcWCrDZjbAGAOl2",
+	"bvMts2p3bvxCwnvdeDHVx5t8BFkPcyCDMPR6gIs+U503Y6AjDXuIfS8suBUNteBpVqDl+o6PMZmRkI6L",
+	"ZEUgGyGUhCn/I9/Gzx9R3KzWcc+WWhufMegX1hEicGusMQ76MPWvdPvvTxGspl/+MEnfW050QhP/B9lS",
+	"5lMpP8Nu7ecEqM0PsD0/pQVo+lUoAOj0tPOvrjy9Cty85XIjhanFLXxIuW3xRSK9xdo+QK2K+p/sTcHv",
+	"UILYETpQbyBp0sJGRhMJzvgK8mt9oFxbUV2QXG4cdx6nMRfeK6gN9h2+XsqF/dMrPmfZJisEgEKC93I0",
+	"IdGCuc/ITuLZpyioOxVFr8tJS9oBiO+gs0XiNUGHGHG2ECHa0ReHKUlBighhEIpbALi/bHnIPLD6VjCm",
+	"h4W9iPbzd23ERRPdz35WvoFUQzMEwv+vzo+uGPUqpSBslOrTsWiS+iUYNmxuPIYD9cDSgDCn4h0jVlxZ",
+	"mTGZR+4rHFzcoakgrPQhwZKwgs9FkQBP0BXhpRCwqjt7N9CfhxvsFeUOcYvvXET8Ag++1+YJ6BgbQJH6",
+	"6oPFvsHQLqciTxApKqnPHHDzs3VJ6T3ImAroQuybRwWugX1apfXlFOTM2VbAk7AvUxWqcz2LQxMPuRlY",
+	"GwSx3Aon5L2GTBKsvUxcsu/romBX0JQM9GXw57kz64a+1DLbylqCrsXVCtU4ANshV1VQj+kOqDzBSjEa",
+	"BQ6QYtQK1ViYhTTBbIIk5bhfLmyCW72kYcq5N/MigRniQ51RoclU/QjK4TXg9wDWW0SC7l09UYnPit9+",
+	"VrGJFoP+TcITR4mIPyIUH+4UxJXjB8QJhB4ibv4BWitmF+1pc+Y9bzSiO2nkPGQlAWsDPwo04MLGWUOl",
+	"WaYLXVeAGiVAnTOjJGTIuPsJepzguqS5cAZwVgk7LrQGZxGeReN7gBICxLriUOzEwcGIxXtQWOjbkzoB",
+	"NodcVFMCbwMs6RVXG7g58ZF1KMzNJ+yvnpsa+Q8RNycESxqTm6CdulSCBgO+GaetckOS8Ol2L+/IZwah",
+	"dSiUcip08FN5WyVAw8Xd9ggRbNiKP2D3fIEd/Pu0Vu+Rv8Z9/ZeIPtBce7RWpNQ/LOZA1XR0eeTkD2Yj",
+	"1PIPHYFC5kVzZj+YxdyzRUFwWU7wNQT1YEit9E0DwM1O7QJY+q6nU4BHVoSnSGFO21SUXoA6Rx42csq7",
+	"K/A5cE/bQFTUwsAxPV0BAxl5l2BCrT4gwrnQdYWjQUamVe5bpSFHIZevLKgpLPUyIHXNcdS5zjcEzCXV",
+	"TavpmU/gebUURvh+AABArW3cO92Zv44BYYeGVtME4F1r3y4SGNONdpOAHkiOWDybcnprxKewHFlaNlyE",
+	"xrmjSwr1LWrDC6grDyBi+2kE0moF9WqbKonBa8AF2N+2oaeRwj8fM/wY3QaINn+1dgO/hgb22/HJBJp1",
+	"JOF0ip3D+XG5JdWi9PJJHxJcAZp1uw6P8liQpfPQQM0kW3oNAbqiM65xE0TxXqchIXp2HPJktuIKB2MS",
+	"8gJWjifVPkhD+KjujdB87YKpqGQ8aWViNyUBU7Xi1a3IWUqJcykbkpJlWtU7aN+OKL1kySmo5PPNU8r+",
+	"xDWcyTy9ZKmqV3NR+S7cZqkrC+EvxyEd08qlgUYqADpbCpEtqROcyiFNO+pwFKI6vmGAUbw0Sw0pifRP",
+	"9+5kqjCRJaWIzYzbNGnCq6MJeyVtIZpMTN9QBgGQ9ILEDcwjVpyhErlWeXddz4/S2FdEP79vzQ8m2Vf3",
+	"DkyQtuPz5H+/nkUJRdRoRYYqt0VjYCKrkMq3GXNsYb8DsjNB7dtK+jyLOGlEifWYoq4BTxWzb1u5IzGH",
+	"Sc8giSz17CU9U2KdXqIPy7+kO8Xk4qMV2yCv2I3LeCefvFla0lKi03srNkkLjNo3pG1fBUccJHMv5c2y",
+	"cO+aKg/e7Wsg0XEIHE8YAz7GDOsMIxUNXkKO1M4kBHTyeecz7cwUUW+IvUf99xvXzXbtEKUv00NUV8MJ",
+	"mBJ/GiKrBs/mLhtu+tG5Z6jCBvD3fctiaX3yNmVXK+0/B/RKZIRs1X0L1hxT5KEPu9EoC1r1q1i/FFDh",
+	"AJ6QeCrGy0F2eblZVuJO6hopdLvnMBaWPjDdU5nLoEGHwYWyd55lAnDzhimVcYYGFzO405v0Ua38VPn6",
+	"zd1yInZSNVEz6XYSyQVYKAx9dji7y9CzphS8aQnH5oVUebHpEjk/izUy439qn+2nqg7yi3OE0zTilcAV",
+	"//Cenp7fbXllId7s1LaW1IOMZkqnbFb6EvOYx83xCLFmynD6YD3+DHR10Z/b3SM68bEgNEKedUjBiWvj",
+	"u4RqSl9mmOIVcruYVlM1hyZY7nPmsiWcuiXrpEOzDvVIsTr/wLCUJp76EONUIQMGz5IftQfm5AzVc/Cf",
+	"LCEzIydLQtuuqk40GDoCkyiPporudyK+U0RftusoURC7m70IjpfDaw0hBOhfiRnmU9Ujnv1OGpmLbRFr",
+	"eXUj7H4Rm4Qe16FSdaqGdekk5fnk4ZdfTh6OIEzbLfGG7p6vJ+fouOYQTz0keq5AUFw9ezZVXqiRWKSu",
+	"oOh8MpQWtkTH9y64yzEpF92p845afwey5OPH/+Kl+a3qXE+QZMR3/pBi9610heUDnzPU+/QKMlxokl7H",
+	"iCqti/2OJbiDpWerrExDx0bDhin8gLm6lM0LCaWEcnoJWM7u0gY9uORuCsh/N7UELqerXFSjJIgzAKML",
+	"gyC0WGjaT4Tno39pyPObUWvOFBmRz8B1qjdKFLUhxrWCFHDH2ai7rK6iOTXsXhKAFVnB2DIT/P5u1wD0",
+	"du1pG5zeUStLysXwwDWLGsSmxqQTrOHIJeRIQQ0wstOSz2Uh7YYtucrNkt+KETTzaYaJJhAPYKRu+T2u",
+	"8sJjLU7YldqwspIqkyUvILyIJNLdzOyV1sUTv4yfEiO3/aEjc1lPPe9ffohHpJU1evXs2QODpE+d4Qz7",
+	"6cmL0LLd9+pc7esGC22/9naDBRDYTwFu6V78+wC1dDPpBbOMoUd/A8jKUOTv99GTAu58v2/sdS9YFjZ2",
+	"u+OFzEGJbdxRjRe/rHQmjEm8g24hi1131T6Urd1c4tZYLpmEilJH6/gL3JjXFZ8Xm4SV3PiheVfL1AkX",
+	"uZDCtFVpfHnjyaIKrKgkk9TkUK9JrQMm7K9ecSZdM7hspsoPNHGstOJYnNr67tAXo0LiYbCUYmvqVmxG",
+	"mCYyrwC3uenH1+zsVA1Rlx41tUPI0uG2a6HyC5Z60NCZ00bTUMLflNbUBhEeILMPQMZE6LX0gtvliFqo",
+	"OT3bybY4q4+zdM1ttgQDy2o9YVvZzU4QTdWSl5DF54ajlUjZEJeXrJHLZh+lU72lKd1LIXzaFNi2gXAo",
+	"AyDa51EyVS3XEwpmJ2WW/A5yQLOliCwzD2YB8AQXWyo/LFRVi9bYpqpZzuZLI2wKgaEQ34GF7C4n3XEc",
+	"ELx//PYtYNQVYoW2Dtb2ELljTBzNxHQljOE3AlZ2qCuWPs3FqtRWqGwzfiY26Sjq4w8FdEiKVdRsGq7D",
+	"2IePzs9HUZ/CvY3rVO6eObmvRJeFkXSCeHLTmh+u8VznmwcG8USwqz64J+e+/zX0cextrr+1Oi3ZseJv",
+	"fxTqxi4HF49IXvi/H/5quD9uWX8jYwg/vS9THmgENEvZrCPCmFD2LHC4y5DGseaI9AGS7WOC7B431oR5",
+	"JvEHMtE9e6p5hmWh9R4Kby8TvIOO2MC25hCrkGfv3H98X+5OZdKp8vfhJ+6hT90hyuuitdlHbp8hiW2V",
+	"cxASMjrVjt6yI0CXEcpjgX3bEQyDPHfDJkmq/dbUQ8Htgi5vyayp2i3uJrwxCnDpVWmTnXLvCTukpHqw",
+	"jeg1WIZLXBetJvRXLKS6EZWzSy0bisIIrLzAp0LLpoT9Q1RQg2ZGCcBQC/Itxs8vdDVVN1rnCQla+r5T",
+	"gx9AyIuKwX0r+pZqSjC71GlkstVnOOCDgJ6plRhDet//cHw5xaZU6db3yBXzs0ZTnk65E6vYzXkBpTPG",
+	"VjU23r1w+py04G3V1WypjYXM3ReiMtK440alH5SwB1qxr6lir5WP1KWeYiM1KTnCqepxtT+EXfwBhd1m",
+	"b3/AYH8SGOyTZONZxlUm9rDZF2R2xoaOdDZSVZcWi9ywcgE4MZpAPiPES3KygdnQCXd06LVhhiT1eqA6",
+	"OVD65gLL0FIcYQEof9thITK5InSSMLZdz90TeNFnLfGPPxJYNvf7OBBt7ONAXH6ed0QRjtBOIOxCmz3R",
+	"4p91o1SCHdxJeuDFSD3IOuWwoHsGE9YppX6X1tyTH05qH5/vw8Aipv/+D4r+9G1JCsGNYCuu+I2AnPt7",
+	"MOoDVR8/ylvRVAdQG9KEgb9aQGKYt5suGdRsbQhJrsmywoaJtSqEMSw1ElQ7XbH0R27s+DvIpX/6LfnP",
+	"Gsz+vpKBulLf4Zg/QGHqdOpLZAQNES50teIWvetfPR5EjvfzDse7f+22p6Y1zUFf8zYKdz/8+jcsTKDW",
+	"lp9rXcKWVV/diWpsqNREWWxwe6oRfwaCHZnE3shrWc8L7DvwNw+PRd5pzIhHLMVhikt+garE+Fbp7Bb/",
+	"PyQijaNPOiOB4qUX7GE6SqYK/My65H+vBZO5of4fmP2RRo+Co1QaZyK6kxjiq1BpBXYeaW8UgUVBBOmC",
+	"PreUTxXk9IwLeSfyUKGJDYVC5ie4yXzQVRrWYcIGYHT44gMTm4iIl0XIuC3ooxUk9YPeiXhlsITOnl3L",
+	"ogD3Pv08pOJSkKiItJ8D9Dt32qrBVFW7gY75UlkNt9QKseLMkpdiBFhl2PMaUzS3gAYuwPud9lVtOtYR",
+	"UcpvYKt9ImEaz6ovVd+K8vcmPN28QFmRWikuK5xlI0AheaPUKp9FRy44nEYnhBefK3p3BDsRYmAyN01y",
+	"c+AsiEMWHxVwPy8xp6AjKKnXCrLdfOiGBkqBysbLSccUDniy7TXCQcYuoxBSiY7zVH0ElxFDj1EljC6C",
+	"hZWbUJXt/TlT5R1I3r0kbY8rCUZfiIWdsO8rIbDoU6Jbt5AQs62gs2DwrqWLSoiZu28G6ow7+1fKI3X4",
+	"gqdwU5oQ1GGIo6V0OeAsEVe6oHzhtygUEhhD9KKp8pTXoA8iT4KfGS/cA8P4kiS4xLm2S8SCT1d1YeUM",
+	"XWSpZ5QBUVdtmNJqjPFmU8+NCFn05L6iiZpLLGXKliK7neu3DBoMy7KE0lgP0Rk3fG4S7BEhimD66L4o",
+	"pTPMUhrcmalqdRAGYqEqNDoIvnYV1w0gbwA+API7MRMVckllbqKGK9pnxLsxB/CXBJz+TiWdTNWHu+pe",
+	"Ij/4DCTBp+jRESb0klbns/bc+VH84blree68Ktoh2LrE2eh4LdlpjHeiOsnv0UCTeLcaOuyEd6+F0Egj",
+	"sip7CQ2TeVE4DlWxcEZ9yJZDfsnC6bdOKIbSHV05ISMNZDz4HtwoBYlkIpdeV3dXmOAfXrzP3eeRaZXJ",
+	"IuCy7GQT4T6fQtlKrE+ia4gQIppCSpSa0mAAHqy535G0s2SCHuXsLF/9DTg17v4lr3KWC547NQVqpqEG",
+	"jBvT1Yn1pRvvH2T6uZMppIhTgzJo3xuY2mnuCWLbB+LVIYARcsp2oppxQNQ3pJcK6l+w6MXcJkxMbiY+",
+	"+K2amAehKoUIKkWJDFhEa13lZjRhkOgEWiSmiXvs6wr7ekP6TC7VzWW8LI7opKqFiccSsrgm+5Swz80D",
+	"TkM7KfD5a6YRkYXghOa/dC5Rl/LEI+2iTebu7JxyWm21GftmhP2HNmCaHepn/1dvam71kSdYTFKcCm4h",
+	"9ZrLYqvvfU8be/fcEz/Kz+4c2WrjB7c3ovRHp/tP2emeaIuIisiz/yjU8qyszfLsVmz2+tGjTfIFHABz",
+	"PedGfPW4rgry3bpRU+3mi/GjL79ipZbKjuBgpi9qs/wJwl7VxNRz9425SCfsJ56L4B+aqltRhmx0wNkC",
+	"FAIEplI6J0jyRSGEZUbekBPHTUOYRrMEcQR+KC6rPizq2iwxC/fTQXzSJ3rI81Zs7lWo86FQTBgW+a+r",
+	"F0+/xfxZNq/0GppB+Y0Bv95fxZy5KcC6RmRUy10aoifRP4VkVAgrdjMtv4Xr7rXX0SPH1fAIlQNJ7a1N",
+	"bWVSP/76qFTq1v4/7oLsBFTiX4l3fPFJec0HlVG6ZQDf6FadR0MrbULYIpqkv5RrmyLMpz6Y8cf2oh7F",
+	"gwKVXFaICxLwAJd6rUa/xVE+efm7dZtXwflCjOCBQYYdr1HKhqk/gGnCUrcEk/LRl1/ly/Anr+0yHQVN",
+	"zDFokY+liioqh5gZ6qtYG4TDBD2/GZheatOaCZIbt8wPYMK+J08UuLnBHa7EmkkrVts6IZ8qijiG2q12",
+	"gacRgg35bhJdwnjwyyXBe4FWGqalhtJWshQTpqupQh+Br8JpOuJtY8W4JZoOfoZW4BtdTweoojwwMA0K",
+	"w0BdEFcYMB9RSAXQ0d12A8rPZKpAO02XMhezXFguC5MyjrdQiavvZ9u4MqIIVhKgITxKA+2gn/6EXcsb",
+	"aPYBLVPp9OfcLOeaV3mAWsAOXE6kS5uwSltufQqgWyioCb11e1YxEBDxj6wS2EpW2ksn9CF6gpOYKioO",
+	"fWDY4/PH7vHHD8+p7yuRRNPMV7GltaVhr1/+yIbunzR7iouveLaUSnSi/T4BwIUO6fRJMMi3PnOSHfrw",
+	"kw3jv6RYdzHDZ6K0n6cE/PUKU54JUTb6Uh/jDQwQ+XO/6kTHpq0vbasedzq4xumUYS8BwStfLapvZUf2",
+	"Fapar58S9sjgGE3nGli2O+XufZgXBXdfCzt+Ah86kKX0yTe8tSHfNixI3qixru2ROsd/CLtnZT6eqtF8",
+	"pONI0WpLNfkI1dS73Nh3TEcCOVYb+O5taMGmWCyoEZ0Y+DfIVcV+sLZ8Diit13wlrqUV/35tK5lZlvLb",
+	"29BDnAYQ5ydxO1WRUvDwEVvquvKt4PAj0jAwB4F7k02ITeIeGLYSK10hoih4MEP/Da3IXIxh7PhUgTDC",
+	"qBOetTyeEGUqBNCg0BAOvaRj9PrgUIaPz79gaWaqxQxLWkSeNlmQe+RKm+A+vkAJ7/+NJMlxtH4ZMS0I",
+	"uIgP4zWfkzByh1JkdSXtZnDxy5s9nEqqHrEAxeq4Nz2eyICaDCXiEvz50N7BHUqvn/pKGerG4AMGAQoN",
+	"w7lwIIcpJB/O3O9pMlXQAycHdBX8JR1Bp0R3RHaAjX2AmFDIIkjL4I1ZgLuUiqkvp6rpgR11z4T0fmk3",
+	"zpaYC2N938Tm020sdagDLoTH48QACL1jwppunVP1kdp1wr74Np0xdnWDdIclCm7EU9VAewls+BjdWtVQ",
+	"/F7p+gZ9ytT6srURWAqPM/crGbif20M3J0CumbCrqfqrGx4V01DeFWZeEoRPSZUx7qUBigFA2uJ8s37e",
+	"Be//KPX2n8gJDQP8jRgfLk6PAwF+/FeP2iB5Uo/4kAJMfcQiTui53zY7PHvnQTzeH/Yu3o9W4alPHW0/",
+	"TCkJS2uFsyZYjSYrRlq25HkAPBAqB4k6+uwz/60u2ZoAU9iQ5jfq3Pd+ff2fels///p8GGZXgf4RZ/Ko",
+	"bDNMxunL4/pjdz/PpC1FpSnIwQ8nbx1HLYcyuDoSt6xciXyma5v6sYCfFRFsIWmL9CoPN3wD3WrBvejU",
+	"bve8ri3LdA3dfEBxBC1P6XVP1tYfRPl5pWgRGjWQwthtpt+g06ivL+WjI+8CPnDvxIs2JfyRefF7zbzw",
+	"srM39SKiy7aP4N1gLnglqqvaLgcXv7x5n7ht0rdShCtvkgGmXSDJtVcbzEIEnmSFznhBRuIgGdRVMbgY",
+	"LK0tL87OHj768+R8cj55ePHnP3/9NRAkjW37jT8IXthlAol+leP82GHDVjKDLGxfe0twnbv4aa8apEWu",
+	"hIHyp4wrZoSInm8D6u6+hagZMbwAAqqF/2QSn5Qocl+EJFQefQCzXXZf/Hzuhs5DXJGbW7Njkvi2DQEc",
+	"L3qx38vdVz9xS6aLQlQUvatEJuSd8ARh2LBxqKpiM4reutTGmp7VDK5dwD8H7xEC5ZHPO3pNLfveQY6a",
+	"dsVwk1uBBdrdz9Lwma7tXL+NnorPef/gHT3SgpglrzCD4IU29qYS1//5Iyb6RG+F9J7B+zfv/78AAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -44,6 +44,7 @@ var statusOf = map[domain.Code]int{
 	domain.CodeNoSendReadyTerminal:    http.StatusConflict,
 	domain.CodeAmbiguousTarget:        http.StatusConflict,
 	domain.CodeOfferExpired:           http.StatusConflict,
+	domain.CodeActionGone:             http.StatusGone,
 	domain.CodePromptChanged:          http.StatusConflict,
 	domain.CodePromptAlreadyAnswered:  http.StatusConflict,
 	domain.CodeDecisionUnavailable:    http.StatusConflict,
@@ -110,11 +111,11 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemOf(err)
 	switch {
 	case p.Status >= 500 && r.Context().Err() != nil && errors.Is(err, context.Canceled):
-		slog.DebugContext(r.Context(), "request ended: the client went away", "method", r.Method, "path", r.URL.Path)
+		slog.DebugContext(r.Context(), "request ended: the client went away", "method", r.Method, "path", publicPath(r.URL.Path))
 	case p.Status >= 500:
-		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		slog.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", publicPath(r.URL.Path), "err", err)
 	}
-	p.Instance = ptr(r.URL.Path)
+	p.Instance = ptr(publicPath(r.URL.Path))
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(p.Status)

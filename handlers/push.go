@@ -66,3 +66,13 @@ func (s *Server) DeletePushSubscription(ctx context.Context, req DeletePushSubsc
 func pushView(x domain.PushSubscription) PushSubscriptionView {
 	return PushSubscriptionView{Endpoint: x.Endpoint, HideDetails: x.HideDetails, CreatedAt: x.CreatedAt}
 }
+
+// UseAction answers a prompt with a one-tap action's token (no other
+// credential).
+func (s *Server) UseAction(ctx context.Context, req UseActionRequestObject) (UseActionResponseObject, error) {
+	r, err := s.Service.UseAction(ctx, req.Token)
+	if err != nil {
+		return nil, err
+	}
+	return UseAction200JSONResponse(actionOut(r)), nil
+}

@@ -78,6 +78,20 @@ type Server struct {
 
 var _ StrictServerInterface = (*Server)(nil)
 
+// actionsPrefix is where one-tap actions are posted: the token in the path
+// is the credential, so only a POST is taken without another, and the path
+// is never written anywhere (publicPath).
+const actionsPrefix = "/v1/actions/"
+
+// publicPath is a path as it may be said in an answer or a log: a one-tap
+// action's token left out.
+func publicPath(p string) string {
+	if strings.HasPrefix(p, actionsPrefix) {
+		return actionsPrefix + "{token}"
+	}
+	return p
+}
+
 // publicPaths need no token: the operations with `security: []` in the
 // contract (a test keeps the two in step).
 var publicPaths = map[string]bool{"/v1/health": true, "/openapi.yaml": true, "/metrics": true}
@@ -120,10 +134,10 @@ func New(d Deps) (http.Handler, error) {
 	r := chi.NewRouter()
 	r.Use(middleware.RequestID, noStore, d.Metrics.Middleware, recoverer, limitBody(MaxBodyBytes), s.authenticate, validator, s.routeInFleet)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+r.URL.Path))
+		writeError(w, r, domain.E(domain.CodeNotFound, "no route "+r.Method+" "+publicPath(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, domain.E(domain.CodeMethodNotAllowed, "method "+r.Method+" is not allowed on "+r.URL.Path))
+		writeError(w, r, domain.E(domain.CodeMethodNotAllowed, "method "+r.Method+" is not allowed on "+publicPath(r.URL.Path)))
 	})
 	api := HandlerWithOptions(strict, ChiServerOptions{
 		BaseRouter: r,
@@ -353,7 +367,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, domain.E(domain.CodeUnauthorized, "/metrics needs Authorization: Bearer and the metrics token"))
 			return
 		}
-		if publicPaths[r.URL.Path] || (r.URL.Path == "/v1/ui/session" && r.Method == http.MethodPost) {
+		if publicPaths[r.URL.Path] || (r.URL.Path == "/v1/ui/session" && r.Method == http.MethodPost) ||
+			strings.HasPrefix(r.URL.Path, actionsPrefix) { // the token is the credential; any other method is 405
 			next.ServeHTTP(w, r)
 			return
 		}

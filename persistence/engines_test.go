@@ -391,3 +391,49 @@ func TestPushSubscriptions(t *testing.T) {
 		})
 	}
 }
+
+// One-tap action tokens on each engine: used once; a second use, or a use
+// at or after their expiry, is gone; a token that never was is not found;
+// a principal's tokens end together.
+func TestActionTokens(t *testing.T) {
+	for _, engine := range storetest.Engines {
+		t.Run(engine, func(t *testing.T) {
+			s := storetest.OpenOn(t, engine)
+			ctx := context.Background()
+			now := time.Now().UTC().Truncate(time.Millisecond)
+			use := func(hash string, at time.Time) (domain.ActionToken, error) {
+				var a domain.ActionToken
+				err := s.InTx(ctx, func(tx domain.Tx) (err error) { a, err = tx.(domain.PushTx).UseActionToken(ctx, hash, at); return })
+				return a, err
+			}
+			for i, h := range []string{"h1", "h2", "h3"} {
+				a := domain.ActionToken{Hash: h, Principal: "operator", Conversation: "push:1", TurnID: "turn_1", Decision: domain.ApproveOnce,
+					ExpiresAt: now.Add(time.Minute), CreatedAt: now}
+				if i == 2 {
+					a.Principal = "host_a"
+				}
+				if err := s.InTx(ctx, func(tx domain.Tx) error { return tx.(domain.PushTx).InsertActionToken(ctx, a) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if a, err := use("h1", now); err != nil || a.TurnID != "turn_1" || a.Decision != domain.ApproveOnce || a.Conversation != "push:1" {
+				t.Fatalf("first use %+v, %v", a, err)
+			}
+			if _, err := use("h1", now); !errors.Is(err, domain.ErrActionGone) {
+				t.Fatalf("second use: %v", err)
+			}
+			if _, err := use("h2", now.Add(time.Minute)); !errors.Is(err, domain.ErrActionGone) {
+				t.Fatalf("use at its expiry: %v", err)
+			}
+			if _, err := use("nope", now); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("a token that never was: %v", err)
+			}
+			if err := s.InTx(ctx, func(tx domain.Tx) error { return tx.(domain.PushTx).DeleteActionTokensOf(ctx, "host_a") }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := use("h3", now); !errors.Is(err, domain.ErrNotFound) {
+				t.Fatalf("a deleted host's token: %v", err)
+			}
+		})
+	}
+}

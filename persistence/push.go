@@ -3,8 +3,10 @@ package persistence
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"akk/domain"
 )
@@ -67,5 +69,46 @@ func (t *tx) DeletePushSubscriptions(ctx context.Context, f domain.PushFilter) (
 
 func (t *tx) PutSettingOnce(ctx context.Context, key, value string) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO NOTHING`, key, value)
+	return err
+}
+
+func (t *tx) InsertActionToken(ctx context.Context, a domain.ActionToken) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO action_tokens(token_hash, principal, conversation, turn_id, decision, expires_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, a.Hash, a.Principal, a.Conversation, a.TurnID, a.Decision, ts(a.ExpiresAt), ts(a.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("store action token: %w", err)
+	}
+	return nil
+}
+
+// UseActionToken marks the token used and returns it: ErrNotFound for no
+// such token, domain.ErrActionGone when it was used or has expired.
+func (t *tx) UseActionToken(ctx context.Context, hash string, now time.Time) (domain.ActionToken, error) {
+	var a domain.ActionToken
+	var expires, used, created sql.NullString
+	err := t.tx.QueryRowContext(ctx, `SELECT token_hash, principal, conversation, turn_id, decision, expires_at, used_at, created_at
+		FROM action_tokens WHERE token_hash = ?`, hash).Scan(&a.Hash, &a.Principal, &a.Conversation, &a.TurnID, &a.Decision, &expires, &used, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.ActionToken{}, domain.ErrNotFound
+	}
+	if err != nil {
+		return domain.ActionToken{}, fmt.Errorf("read action token: %w", err)
+	}
+	a.ExpiresAt, a.CreatedAt = parseTS(expires), parseTS(created)
+	if used.Valid || !now.Before(a.ExpiresAt) {
+		return a, domain.ErrActionGone
+	}
+	res, err := t.tx.ExecContext(ctx, `UPDATE action_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL`, ts(now), hash)
+	if err != nil {
+		return domain.ActionToken{}, fmt.Errorf("use action token: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return a, domain.ErrActionGone
+	}
+	return a, nil
+}
+
+func (t *tx) DeleteActionTokensOf(ctx context.Context, principal string) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM action_tokens WHERE principal = ?`, principal)
 	return err
 }

@@ -20,6 +20,7 @@ type Pruned struct {
 // twice) are kept.
 func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	var p Pruned
+	var tokens int64 // expired one-tap action tokens (counted with nothing)
 	cut := ts(before)
 	err := s.InTx(ctx, func(dt domain.Tx) error {
 		t := dt.(*tx)
@@ -33,6 +34,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.Events, `DELETE FROM events WHERE created_at < ?
 				AND event_id NOT IN (SELECT event_id FROM notifications)`},
 			{&p.Offers, `DELETE FROM offers WHERE expires_at < ?`},
+			{&tokens, `DELETE FROM action_tokens WHERE expires_at < ?`},
 		}
 		for _, st := range steps {
 			res, err := t.tx.ExecContext(ctx, st.sql, cut)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -21,8 +22,37 @@ type pushPayload struct {
 	Title  string `json:"title"`
 	Body   string `json:"body"`
 	Tag    string `json:"tag"`
-	URL    string `json:"url"`
-	TurnID string `json:"turn_id"`
+	URL     string `json:"url"`
+	TurnID  string `json:"turn_id"`
+	Actions []struct {
+		Action string `json:"action"`
+		Title  string `json:"title"`
+		Token  string `json:"token"`
+	} `json:"actions"`
+}
+
+// token is the one-tap action's token for decision, "" when none.
+func (p pushPayload) token(decision string) string {
+	for _, a := range p.Actions {
+		if a.Action == decision {
+			return a.Token
+		}
+	}
+	return ""
+}
+
+// postAction posts a one-tap action's token with no other credential.
+func postAction(t *testing.T, base, method, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+"/v1/actions/"+token, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	json.NewDecoder(resp.Body).Decode(&v)
+	return resp.StatusCode, v
 }
 
 // Web Push with the real agents: a local stand-in push service checks each
@@ -179,14 +209,51 @@ func TestE2EWebPush(t *testing.T) {
 		if hp := got["host-a"]; !strings.Contains(hp.Body, "akk-bash-ran") {
 			t.Fatalf("%s: host a's push: %+v", e.Agent.Name(), hp)
 		}
-		// Answer it (status, then approve) so the pane is free again.
-		var st map[string]any
-		callConv(t, "GET", d.url+"/v1/turns/"+s.TurnID, a.Token, "", "push-test", &st)
-		var ans sendAnswer
-		if code := callConv(t, "POST", d.url+"/v1/turns/"+s.TurnID+"/approval", a.Token, `{"decision":"approve_once"}`, "push-test", &ans); code != 200 || ans.Outcome != "done" {
-			t.Fatalf("%s: approve: %d %+v", e.Agent.Name(), code, ans)
+		// One tap: the operator's push carries Approve once and Reject,
+		// each a token of its own; the hidden one carries none (nobody
+		// approves what the lock screen did not show).
+		if len(full.Actions) != 2 || full.token("approve_once") == "" || full.token("reject") == "" || full.Actions[0].Title != "Approve once" ||
+			len(got["op-hidden"].Actions) != 0 || got["host-a"].token("approve_once") == "" || got["host-a"].token("approve_once") == full.token("approve_once") {
+			t.Fatalf("%s: the actions %+v / %+v / %+v", e.Agent.Name(), full.Actions, got["op-hidden"].Actions, got["host-a"].Actions)
 		}
-		rec.waitTurn(t, s.TurnID, "turn.completed", 2*time.Minute)
+		tok := full.token("approve_once")
+		// Only a POST; the token is said nowhere in the answer.
+		if code, v := postAction(t, d.url, "GET", tok); code != 405 || strings.Contains(fmt.Sprint(v), tok) {
+			t.Fatalf("%s: GET of an action: %d %v", e.Agent.Name(), code, v)
+		}
+		if code, v := postAction(t, d.url, "POST", tok); code != 200 || v["outcome"] != "done" {
+			t.Fatalf("%s: the tap: %d %v", e.Agent.Name(), code, v)
+		}
+		done := rec.waitTurn(t, s.TurnID, "turn.completed", 2*time.Minute)
+		if fm, _ := done.Data["final_message"].(string); !strings.Contains(fm, "akk-bash-ran") {
+			t.Fatalf("%s: the approved Turn ended with %v", e.Agent.Name(), done.Data)
+		}
+		// Used: gone. The prompt's other tokens (Reject, host a's) answer a
+		// prompt that is no longer there: refused, nothing typed.
+		if code, v := postAction(t, d.url, "POST", tok); code != 410 || v["code"] != "action_gone" {
+			t.Fatalf("%s: a second tap: %d %v", e.Agent.Name(), code, v)
+		}
+		before := len(model.Requests())
+		for _, other := range []string{full.token("reject"), got["host-a"].token("approve_once")} {
+			if code, v := postAction(t, d.url, "POST", other); code != 409 {
+				t.Fatalf("%s: a tap on a prompt that went: %d %v", e.Agent.Name(), code, v)
+			}
+		}
+		ran, agent := 0, fakemodel.ClientID(e.APIKey())
+		for _, r := range model.Requests() {
+			for _, tr := range r.ToolResults {
+				if r.Client == agent && strings.Contains(tr, "akk-bash-ran") && strings.Contains(r.UserText, "for the push test") {
+					ran++
+				}
+			}
+		}
+		if ran != 1 || len(model.Requests()) != before {
+			t.Fatalf("%s: the command's output reached the model %d times; %d requests after the refused taps", e.Agent.Name(), ran, len(model.Requests())-before)
+		}
+		findRow(t, d.url, a.Token, e.ProjectDir, 60*time.Second, hasSend)
+	}
+	if code, v := postAction(t, d.url, "POST", strings.Repeat("A", 43)); code != 404 {
+		t.Fatalf("a token that never was: %d %v", code, v)
 	}
 	// Host b saw none of host a's prompts; the gone one was refused once
 	// and removed.

@@ -396,21 +396,24 @@ async function pushShown(page) {
   await cdp.send("ServiceWorker.enable");
   const reg = await until("the service worker's registration", async () => regs.find((r) => r.scopeURL === URL + "/" && !r.isDeleted));
   const payload = { type: "turn.approval_required", title: "Claude Code asks for permission", body: "/project\ntouch akk-pushed",
-    tag: "turn_pushtest:turn.approval_required", url: "/#/queue", turn_id: "turn_pushtest" };
+    tag: "turn_pushtest:turn.approval_required", url: "/#/queue", turn_id: "turn_pushtest",
+    actions: [{ action: "approve_once", title: "Approve once", token: "t".repeat(43) }, { action: "reject", title: "Reject", token: "u".repeat(43) }] };
   await cdp.send("ServiceWorker.deliverPushMessage", { origin: URL, registrationId: reg.registrationId, data: JSON.stringify(payload) });
   const shown = await until("the push's notification", async () => {
     const ns = await page.evaluate(async () => {
       const r = await navigator.serviceWorker.ready;
-      return (await r.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
+      return (await r.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data,
+        actions: (n.actions || []).map((a) => `${a.action}:${a.title}`) }));
     });
     return ns.find((n) => n.tag === payload.tag);
   });
-  if (shown.title !== payload.title || shown.body !== payload.body || !shown.data || shown.data.url !== "/#/queue") {
+  if (shown.title !== payload.title || shown.body !== payload.body || !shown.data || shown.data.url !== "/#/queue" ||
+    shown.actions.join(",") !== "approve_once:Approve once,reject:Reject" || shown.data.tokens.approve_once !== "t".repeat(43)) {
     throw new Error(`the push showed ${JSON.stringify(shown)}`);
   }
   await cdp.send("ServiceWorker.disable");
   await cdp.detach();
-  log("a push reached the service worker and showed as a notification:", shown.title);
+  log("a push reached the service worker and showed as a notification:", shown.title, "with", shown.actions.join(" / "));
 }
 
 // 100 stand-in rows (copies of a real pane's row, a third with a

@@ -4,7 +4,7 @@
 // the network as if there were no worker. The shell is asked for from the
 // network first; the cached copy serves only when the daemon cannot be
 // reached.
-const CACHE = "akk-shell-2";
+const CACHE = "akk-shell-3";
 const SHELL = ["/", "/ui/app.css", "/ui/app.js", "/ui/lib.js", "/ui/store.js", "/ui/events.js", "/ui/parts.js",
   "/ui/queue.js", "/ui/overview.js", "/ui/agents.js", "/ui/turn.js", "/ui/hosts.js", "/ui/doctor.js", "/ui/signin.js",
   "/ui/vendor/preact/preact.mjs", "/ui/vendor/preact/hooks.mjs", "/ui/vendor/htm/htm.mjs",
@@ -45,18 +45,45 @@ self.addEventListener("fetch", (ev) => {
 // (its title names the agent and what it asks; its body the project and,
 // unless the person chose to hide details, the command or question). Shown
 // even with no tab open; one notification per item (its tag), and a click
-// opens the queue on it.
+// opens the queue on it. A permission prompt AKK can answer comes with its
+// one-tap actions (Approve once, Reject): each button posts its own
+// single-use token, which AKK fences like any approval (the prompt must
+// still be the one the push showed, or nothing is typed).
 self.addEventListener("push", (ev) => {
   let p = {};
   try { p = ev.data ? ev.data.json() : {}; } catch { p = { title: ev.data ? ev.data.text() : "" }; }
+  const actions = Array.isArray(p.actions) ? p.actions.filter((a) => a && a.action && a.token) : [];
+  const tokens = Object.fromEntries(actions.map((a) => [a.action, a.token]));
   ev.waitUntil(self.registration.showNotification(p.title || "An agent needs you", {
-    body: p.body || "", tag: p.tag || undefined, data: { url: p.url || "/#/queue", turn_id: p.turn_id || "" },
-    icon: "/ui/icon.svg", badge: "/ui/icon.svg",
+    body: p.body || "", tag: p.tag || undefined, icon: "/ui/icon.svg", badge: "/ui/icon.svg",
+    actions: actions.map((a) => ({ action: a.action, title: a.title })),
+    data: { url: p.url || "/#/queue", turn_id: p.turn_id || "", tokens },
   }));
 });
 
+// act posts a one-tap action's token and says what came of it in the
+// notification's place.
+async function act(n, action) {
+  const token = n.data && n.data.tokens && n.data.tokens[action];
+  let text;
+  try {
+    const r = await fetch(`/v1/actions/${token}`, { method: "POST", credentials: "omit" });
+    const v = await r.json().catch(() => ({}));
+    if (r.ok && v.outcome === "done") text = action === "reject" ? "Rejected." : "Approved once.";
+    else if (r.ok) text = `Not proven (${v.outcome}): look at the pane before anything else.`;
+    else text = `Not answered: ${v.detail || v.title || r.status}`;
+  } catch (e) {
+    text = "Not answered: AKK could not be reached.";
+  }
+  await self.registration.showNotification(n.title, { body: text, tag: n.tag || undefined, data: { url: n.data.url } });
+}
+
 self.addEventListener("notificationclick", (ev) => {
   ev.notification.close();
+  if (ev.action && ev.notification.data && ev.notification.data.tokens && ev.notification.data.tokens[ev.action]) {
+    ev.waitUntil(act(ev.notification, ev.action));
+    return;
+  }
   const url = new URL((ev.notification.data && ev.notification.data.url) || "/#/queue", self.location.origin).href;
   ev.waitUntil((async () => {
     const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });

@@ -2290,6 +2290,18 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UseAction A one-tap action from a push (approve once or reject)
+	//
+	// The token is the whole credential: each push of a permission prompt AKK can answer carries one single-use token
+	// per offered decision (`approve_once`, `reject`), bound to the Turn, to the principal the push went to and to the
+	// offer that showed that exact prompt; it expires with that offer, at most 5 minutes after the push. The answer is
+	// fenced as any approval: if the prompt is no longer the one offered, nothing is typed (409). A token used before,
+	// or expired, is 410 `action_gone`; one that never existed, 404. Tokens are stored as hashes and never logged;
+	// only POST is taken. A push whose details are hidden carries no actions.
+	//
+	// Corresponds with POST /v1/actions/{token} (the `UseAction` operationId).
+	UseAction(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListConversations The agent conversations AKK can see
 	//
 	// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
@@ -3086,6 +3098,28 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UseAction A one-tap action from a push (approve once or reject)
+//
+// The token is the whole credential: each push of a permission prompt AKK can answer carries one single-use token
+// per offered decision (`approve_once`, `reject`), bound to the Turn, to the principal the push went to and to the
+// offer that showed that exact prompt; it expires with that offer, at most 5 minutes after the push. The answer is
+// fenced as any approval: if the prompt is no longer the one offered, nothing is typed (409). A token used before,
+// or expired, is 410 `action_gone`; one that never existed, 404. Tokens are stored as hashes and never logged;
+// only POST is taken. A push whose details are hidden carries no actions.
+//
+// Corresponds with POST /v1/actions/{token} (the `UseAction` operationId).
+func (c *Client) UseAction(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUseActionRequest(c.Server, token)
 	if err != nil {
 		return nil, err
 	}
@@ -4676,6 +4710,40 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUseActionRequest constructs an http.Request for the UseAction method
+func NewUseActionRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/actions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -7177,6 +7245,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.yaml (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// UseActionWithResponse A one-tap action from a push (approve once or reject)
+	//
+	// The token is the whole credential: each push of a permission prompt AKK can answer carries one single-use token
+	// per offered decision (`approve_once`, `reject`), bound to the Turn, to the principal the push went to and to the
+	// offer that showed that exact prompt; it expires with that offer, at most 5 minutes after the push. The answer is
+	// fenced as any approval: if the prompt is no longer the one offered, nothing is typed (409). A token used before,
+	// or expired, is 410 `action_gone`; one that never existed, 404. Tokens are stored as hashes and never logged;
+	// only POST is taken. A push whose details are hidden carries no actions.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/actions/{token} (the `UseAction` operationId).
+	UseActionWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*UseActionResponse, error)
+
 	// ListConversationsWithResponse The agent conversations AKK can see
 	//
 	// One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
@@ -8121,6 +8203,89 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UseActionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnActionResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON410 the response for an HTTP 410 `application/problem+json` response
+	ApplicationproblemJSON410 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UseActionResponse) GetJSON200() *TurnActionResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON410 returns the response for an HTTP 410 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON410() *Problem {
+	return r.ApplicationproblemJSON410
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r UseActionResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UseActionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UseActionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UseActionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UseActionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12122,6 +12287,26 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// UseActionWithResponse A one-tap action from a push (approve once or reject)
+//
+// The token is the whole credential: each push of a permission prompt AKK can answer carries one single-use token
+// per offered decision (`approve_once`, `reject`), bound to the Turn, to the principal the push went to and to the
+// offer that showed that exact prompt; it expires with that offer, at most 5 minutes after the push. The answer is
+// fenced as any approval: if the prompt is no longer the one offered, nothing is typed (409). A token used before,
+// or expired, is 410 `action_gone`; one that never existed, 404. Tokens are stored as hashes and never logged;
+// only POST is taken. A push whose details are hidden carries no actions.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/actions/{token} (the `UseAction` operationId).
+func (c *ClientWithResponses) UseActionWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*UseActionResponse, error) {
+	rsp, err := c.UseAction(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUseActionResponse(rsp)
+}
+
 // ListConversationsWithResponse The agent conversations AKK can see
 //
 // One row per tmux pane running Claude Code or Codex, observed now. Listing sends no input to any pane. `available_actions` is the only authority for what may be called on a row.
@@ -13491,6 +13676,74 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUseActionResponse parses an HTTP response from a UseActionWithResponse call
+func ParseUseActionResponse(rsp *http.Response) (*UseActionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UseActionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnActionResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
 
 	}
 
