@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,10 +18,10 @@ import (
 
 // pushPayload is what a push carries to the dashboard's service worker.
 type pushPayload struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	Tag    string `json:"tag"`
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Body    string `json:"body"`
+	Tag     string `json:"tag"`
 	URL     string `json:"url"`
 	TurnID  string `json:"turn_id"`
 	Actions []struct {
