@@ -269,7 +269,12 @@ func TestE2EClaudeHookCrash(t *testing.T) {
 			} else {
 				var p struct{ Code string }
 				if code := decide(&p); code != 409 || p.Code != "manual_required" {
-					t.Fatalf("approve on an unprofiled release without the hook: %d %+v", code, p)
+					// What the Turn went through since the restart (a state it
+					// left and came back to shows here).
+					var now json.RawMessage
+					callConv(t, "GET", d.url+"/v1/turns/"+s.TurnID, host.Token, "", "c1", &now)
+					types, _ := rec.forTurn(t, s.TurnID)
+					t.Fatalf("approve on an unprofiled release without the hook: %d %+v\nits webhooks: %v\nits status now: %s", code, p, types, now)
 				}
 				personApproves(t, e)
 			}
