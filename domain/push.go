@@ -412,7 +412,7 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 // not show).
 func (s *Service) pushPayloads(ctx context.Context, e Event, what, principal string) (full, hidden PushPayload) {
 	turnID := e.Subject
-	base := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/queue", TurnID: turnID, Title: "An agent " + what}
+	base := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/needs/" + turnID, TurnID: turnID, Title: "An agent " + what}
 	var agent, project string
 	if t, err := s.store.Turn(ctx, turnID); err == nil {
 		agent, project = s.agentOf(ctx, t.TerminalID)

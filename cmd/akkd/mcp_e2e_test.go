@@ -165,7 +165,7 @@ func (h *mcpHost) sendAction(project string) map[string]any {
 
 // newestClaudeAndCodex is the newest pinned Claude Code and Codex (the
 // test skips without both).
-func newestClaudeAndCodex(t *testing.T) (claude, codex agenttest.Agent) {
+func newestClaudeAndCodex(t testing.TB) (claude, codex agenttest.Agent) {
 	t.Helper()
 	for _, a := range newestOfEachKind(agenttest.RequireAgents(t)) {
 		switch a.Kind {

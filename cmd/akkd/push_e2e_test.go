@@ -42,7 +42,7 @@ func (p pushPayload) token(decision string) string {
 }
 
 // postAction posts a one-tap action's token with no other credential.
-func postAction(t *testing.T, base, method, token string) (int, map[string]any) {
+func postAction(t testing.TB, base, method, token string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, base+"/v1/actions/"+token, nil)
 	resp, err := http.DefaultClient.Do(req)
@@ -200,7 +200,7 @@ func TestE2EWebPush(t *testing.T) {
 		kind := map[string]string{agenttest.KindClaude: "Claude Code", agenttest.KindCodex: "Codex"}[e.Agent.Kind]
 		full := got["op-full"]
 		if full.Type != "turn.approval_required" || full.Title != kind+" asks for permission" || !strings.Contains(full.Body, e.ProjectDir) ||
-			!strings.Contains(full.Body, "akk-bash-ran") || full.TurnID != s.TurnID || full.Tag == "" || !strings.HasPrefix(full.URL, "/#/") {
+			!strings.Contains(full.Body, "akk-bash-ran") || full.TurnID != s.TurnID || full.Tag == "" || full.URL != "/#/needs/"+s.TurnID {
 			t.Fatalf("%s: the push %+v", e.Agent.Name(), full)
 		}
 		if hid := got["op-hidden"]; hid.Title != full.Title || strings.Contains(hid.Body, "akk-bash") || !strings.Contains(hid.Body, e.ProjectDir) {

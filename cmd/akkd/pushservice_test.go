@@ -51,12 +51,13 @@ func (c *PushClient) AuthSecret() string { return pushB64.EncodeToString(c.Auth)
 
 // Push is one accepted, decrypted push message.
 type Push struct {
-	ID       string // the id from the endpoint URL
-	Payload  []byte // the decrypted plaintext, padding removed
-	VAPIDKey string // the k= public key from the Authorization header, as sent
-	Urgency  string // Urgency header (RFC 8030 §5.3), "" if absent
-	TTL      string // TTL header (RFC 8030 §5.2)
-	Topic    string // Topic header (RFC 8030 §5.4), "" if absent
+	ID       string    // the id from the endpoint URL
+	Payload  []byte    // the decrypted plaintext, padding removed
+	VAPIDKey string    // the k= public key from the Authorization header, as sent
+	Urgency  string    // Urgency header (RFC 8030 §5.3), "" if absent
+	TTL      string    // TTL header (RFC 8030 §5.2)
+	Topic    string    // Topic header (RFC 8030 §5.4), "" if absent
+	Received time.Time // when the push service had the request
 }
 
 // PushService is an httptest.Server that accepts Web Push requests at POST /push/<id>.
@@ -142,6 +143,7 @@ func (s *PushService) Wait(ctx context.Context, match func(Push) bool) (Push, er
 
 // serve handles POST /push/<id>: refuse unknown or gone ids, otherwise check and decrypt.
 func (s *PushService) serve(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
 	id, ok := strings.CutPrefix(r.URL.Path, "/push/")
 	if !ok || r.Method != http.MethodPost {
 		http.Error(w, "not a push endpoint", http.StatusNotFound)
@@ -166,7 +168,7 @@ func (s *PushService) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.errs = append(s.errs, fmt.Sprintf("%d %s: %v", code, id, err))
 	} else {
-		p.ID = id
+		p.ID, p.Received = id, received
 		s.pushes = append(s.pushes, p)
 		close(s.changed) // wake every Wait; each rescans from where it left off
 		s.changed = make(chan struct{})

@@ -396,7 +396,7 @@ async function pushShown(page) {
   await cdp.send("ServiceWorker.enable");
   const reg = await until("the service worker's registration", async () => regs.find((r) => r.scopeURL === URL + "/" && !r.isDeleted));
   const payload = { type: "turn.approval_required", title: "Claude Code asks for permission", body: "/project\ntouch akk-pushed",
-    tag: "turn_pushtest:turn.approval_required", url: "/#/queue", turn_id: "turn_pushtest",
+    tag: "turn_pushtest:turn.approval_required", url: "/#/needs/turn_pushtest", turn_id: "turn_pushtest",
     actions: [{ action: "approve_once", title: "Approve once", token: "t".repeat(43) }, { action: "reject", title: "Reject", token: "u".repeat(43) }] };
   await cdp.send("ServiceWorker.deliverPushMessage", { origin: URL, registrationId: reg.registrationId, data: JSON.stringify(payload) });
   const shown = await until("the push's notification", async () => {
@@ -407,7 +407,7 @@ async function pushShown(page) {
     });
     return ns.find((n) => n.tag === payload.tag);
   });
-  if (shown.title !== payload.title || shown.body !== payload.body || !shown.data || shown.data.url !== "/#/queue" ||
+  if (shown.title !== payload.title || shown.body !== payload.body || !shown.data || shown.data.url !== "/#/needs/turn_pushtest" ||
     shown.actions.join(",") !== "approve_once:Approve once,reject:Reject" || shown.data.tokens.approve_once !== "t".repeat(43)) {
     throw new Error(`the push showed ${JSON.stringify(shown)}`);
   }

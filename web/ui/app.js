@@ -97,7 +97,7 @@ async function route() {
   let m;
   let v;
   if ((m = hash.match(/^#\/turn\/([A-Za-z0-9_]+)$/))) v = html`<${Turn} id=${m[1]} />`;
-  else if ((m = hash.match(/^#\/needs(?:\/(item-[a-z0-9]+))?$/))) v = html`<${Queue} focus=${m[1]} />`;
+  else if ((m = hash.match(/^#\/needs(?:\/(item-[a-z0-9]+|turn_[A-Za-z0-9]+))?$/))) v = html`<${Queue} focus=${m[1]} />`;
   else if (hash === "#/overview") v = html`<${Overview} />`;
   else if ((m = hash.match(/^#\/conversation\/([A-Za-z0-9_.:-]+)$/))) v = html`<${Agents} only=${m[1]} />`;
   else if (hash === "#/hosts") v = html`<${Hosts} />`;

@@ -36,7 +36,7 @@ export function Queue({ focus }) {
       <div class="empty"><p>Nothing needs you now.</p>
         <p class="muted">Permission prompts, questions, Turns waiting for your words and Turns whose outcome is not proven show here, oldest first.</p></div>` : html`
       <ol class="queue" aria-label="Waiting for you">
-        ${items.map((it) => html`<li key=${it.key}><${Item} item=${it} focused=${focus === itemID(it.key)} say=${setNotice} /></li>`)}
+        ${items.map((it) => html`<li key=${it.key}><${Item} item=${it} focused=${focus === itemID(it.key) || (!!focus && focus === it.turnID)} say=${setNotice} /></li>`)}
       </ol>`}`;
 }
 

@@ -57,7 +57,7 @@ self.addEventListener("push", (ev) => {
   ev.waitUntil(self.registration.showNotification(p.title || "An agent needs you", {
     body: p.body || "", tag: p.tag || undefined, icon: "/ui/icon.svg", badge: "/ui/icon.svg",
     actions: actions.map((a) => ({ action: a.action, title: a.title })),
-    data: { url: p.url || "/#/queue", turn_id: p.turn_id || "", tokens },
+    data: { url: p.url || "/#/needs", turn_id: p.turn_id || "", tokens },
   }));
 });
 
@@ -84,7 +84,7 @@ self.addEventListener("notificationclick", (ev) => {
     ev.waitUntil(act(ev.notification, ev.action));
     return;
   }
-  const url = new URL((ev.notification.data && ev.notification.data.url) || "/#/queue", self.location.origin).href;
+  const url = new URL((ev.notification.data && ev.notification.data.url) || "/#/needs", self.location.origin).href;
   ev.waitUntil((async () => {
     const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
     for (const w of wins) {
