@@ -302,6 +302,8 @@ type PushPayload struct {
 // ends: it wakes on wake and at least every second. Events a daemon that
 // was down did not push are sent if at most pushRetention old.
 func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.Logger) {
+	tick := s.clock.NewTicker(time.Second, "push", "poll")
+	defer tick.Stop()
 	for {
 		if err := s.pushNew(ctx, log); err != nil && ctx.Err() == nil {
 			log.Warn("web push", "err", err)
@@ -310,7 +312,7 @@ func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.L
 		case <-ctx.Done():
 			return
 		case <-wake:
-		case <-time.After(time.Second):
+		case <-tick.C:
 		}
 	}
 }
@@ -390,9 +392,8 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 			if err != nil {
 				continue
 			}
-			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			status, err := s.pushSend.Send(sctx, sub, body, keys)
-			cancel()
+			// The sender bounds each push (its HTTP client's timeout).
+			status, err := s.pushSend.Send(ctx, sub, body, keys)
 			switch {
 			case status == 404 || status == 410:
 				// The browser dropped it: so does AKK.
