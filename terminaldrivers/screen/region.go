@@ -70,7 +70,7 @@ var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 	regexp.MustCompile(`\bakk_(?:op|h)_[A-Za-z0-9_\-]{16,}`),                                 // AKK's own operator and host tokens
 	regexp.MustCompile(`sk-[A-Za-z0-9][A-Za-z0-9_\-]{15,}`),                                  // OpenAI / Anthropic API keys
-	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                      // AWS access key ids
+	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{4,16}\b`),                                    // AWS access key ids, also cut short (typed, or at a pane's edge)
 	regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`),                             // Stripe keys
 	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`),                                     // GitHub fine-grained tokens
 	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`),                                       // GitHub tokens

@@ -94,6 +94,9 @@ func TestRedact(t *testing.T) {
 		{"key sk-ant-api03-AKKFAKEKEY000000000000000000-AKKFAKEAA here", "key [REDACTED] here"},
 		{"export OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", "export OPENAI_API_KEY=[REDACTED]"},
 		{"aws AKIAAKKFAKE000000000 id", "aws [REDACTED] id"},
+		// Cut short, as a screen read while a person types it shows it.
+		{"typed AKIAAKKFAKE000", "typed [REDACTED]"},
+		{"ASIA is a continent; AKIA alone is a word", "ASIA is a continent; AKIA alone is a word"},
 		{"Authorization: Bearer eyJhbGciOi.J9abc-def_ghi", "Authorization: [REDACTED]"},
 		{"secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "secret [REDACTED]"},
 		{"token ghp_0123456789abcdefghijABCDEFGHIJ", "token [REDACTED]"},
