@@ -38,7 +38,7 @@ func BenchmarkE2EPushLatency(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var s sendAnswer
-				req := fakemodel.Marker("bash", "cmd", fmt.Sprintf("echo akk-bench-%d", i)) + " push latency"
+				req := fakemodel.Marker("bash", "cmd", fmt.Sprintf("touch akk-bench-%d && echo akk-bench-%d", i, i)) + " push latency"
 				body, _ := json.Marshal(map[string]string{"terminal_id": term, "request": req})
 				if code := call(b, "POST", d.url+"/v1/turns", d.token, string(body), &s); code != 202 {
 					b.Fatalf("send: %d %+v", code, s)
