@@ -359,50 +359,20 @@ func TestE2EDeepSeekHarness(t *testing.T) {
 		dsh.prompt(s.id, s.marker)
 	}
 	for _, s := range sessions {
-		ctx, cancel := context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-		sent, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return r.Client == client && strings.Contains(r.UserText, s.marker) && len(r.ToolResults) == 2
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("session %s: no akk_send result reached the model: %v\n%s", s.id, err, requestsOf(model, client))
-		}
-		var res struct {
-			TurnID  string `json:"turn_id"`
-			Outcome string `json:"outcome"`
-		}
-		json.Unmarshal(fakemodel.ResultJSON(sent.ToolResults[1]), &res)
-		if res.TurnID == "" || res.Outcome != "done" {
-			t.Fatalf("session %s: akk_send answered %s", s.id, sent.ToolResults[1])
-		}
+		turnID := hostSent(t, model, client, s.marker)
 		var st map[string]any
-		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, host.Token, "", &st)
+		call(t, "GET", d.url+"/v1/turns/"+turnID, host.Token, "", &st)
 		if st["conversation"] != "dsh:"+s.id {
 			t.Fatalf("session %s: the Turn's conversation is %v", s.id, st["conversation"])
 		}
-		ctx, cancel = context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-		woke, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return r.Client == client && strings.Contains(r.UserText, "turn.completed") && strings.Contains(r.UserText, res.TurnID)
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("session %s: the completion of %s never reached the model: %v\n%s", s.id, res.TurnID, err, requestsOf(model, client))
-		}
-		if !strings.Contains(woke.UserText, fakemodel.DefaultReply(s.text)) {
-			t.Fatalf("session %s: the callback does not hold the final message: %s", s.id, woke.UserText)
-		}
-		holds := func(m string) bool {
-			return slices.ContainsFunc(woke.Earlier, func(e string) bool { return strings.Contains(e, m) })
-		}
-		if !holds(s.marker) {
-			t.Fatalf("session %s: the callback ran outside the session that sent the task; earlier messages: %q", s.id, woke.Earlier)
-		}
+		var others []string
 		for _, o := range sessions {
-			if o != s && holds(o.marker) {
-				t.Fatalf("session %s: the callback ran in session %s too", s.id, o.id)
+			if o != s {
+				others = append(others, o.marker)
 			}
 		}
-		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, host.Token, "", &st)
+		hostWoke(t, model, client, turnID, s.text, s.marker, others)
+		call(t, "GET", d.url+"/v1/turns/"+turnID, host.Token, "", &st)
 		cb, _ := st["callbacks"].(map[string]any)
 		if cb["delivered"] == nil || cb["failed"] != float64(0) {
 			t.Fatalf("session %s: callbacks %v", s.id, cb)
@@ -416,43 +386,5 @@ func TestE2EDeepSeekHarness(t *testing.T) {
 	markerC := fakemodel.Marker("mcp_drive", "project", claude.ProjectDir, "text", fakemodel.Marker("bash")+" run it for dsh",
 		"follow", "false", "on_approval", "approve")
 	dsh.prompt(s.id, markerC)
-	ctx, cancel := context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-	approved, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-		return r.Client == client && strings.Contains(r.UserText, "turn.approval_required") && len(r.ToolResults) == 2
-	})
-	cancel()
-	if err != nil {
-		t.Fatalf("the approval callback was not answered: %v\n%s", err, requestsOf(model, client))
-	}
-	var ans struct {
-		TurnID     string `json:"turn_id"`
-		Outcome    string `json:"outcome"`
-		DoNotRetry bool   `json:"do_not_retry"`
-	}
-	json.Unmarshal(fakemodel.ResultJSON(approved.ToolResults[1]), &ans)
-	if ans.TurnID == "" || ans.Outcome != "done" || ans.DoNotRetry {
-		t.Fatalf("akk_approve answered %s", approved.ToolResults[1])
-	}
-	var stC map[string]any
-	for deadline := time.Now().Add(agenttest.Patient(2 * time.Minute)); ; time.Sleep(500 * time.Millisecond) {
-		call(t, "GET", d.url+"/v1/turns/"+ans.TurnID, host.Token, "", &stC)
-		if stC["state"] == "completed" || time.Now().After(deadline) {
-			break
-		}
-	}
-	res, _ := stC["result"].(map[string]any)
-	if fm, _ := res["final_message"].(string); stC["conversation"] != "dsh:"+s.id || !strings.Contains(fm, "akk-bash-ran") {
-		t.Fatalf("the approved Turn: %v", stC)
-	}
-	ran := 0
-	for _, r := range model.Requests() {
-		for _, tr := range r.ToolResults {
-			if r.Client != client && strings.Contains(tr, "akk-bash-ran") {
-				ran++
-			}
-		}
-	}
-	if ran != 1 {
-		t.Fatalf("the approved command's output reached Claude Code's model %d times", ran)
-	}
+	hostApprovedOnce(t, model, client, d.url, host.Token, "dsh:"+s.id)
 }

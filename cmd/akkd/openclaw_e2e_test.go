@@ -319,22 +319,7 @@ func TestE2EOpenClaw(t *testing.T) {
 	}
 	for _, s := range sessions {
 		// The assistant's send, as the fake model saw its result.
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		sent, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return r.Client == client && strings.Contains(r.UserText, markers[s.key]) && len(r.ToolResults) == 2
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("session %s: no akk_send result reached the model: %v\n%s", s.key, err, requestsOf(model, client))
-		}
-		var res struct {
-			TurnID  string `json:"turn_id"`
-			Outcome string `json:"outcome"`
-		}
-		json.Unmarshal(fakemodel.ResultJSON(sent.ToolResults[1]), &res)
-		if res.TurnID == "" || res.Outcome != "done" {
-			t.Fatalf("session %s: akk_send answered %s", s.key, sent.ToolResults[1])
-		}
+		res := struct{ TurnID string }{hostSent(t, model, client, markers[s.key])}
 		// The Turn belongs to the session that sent it.
 		var st map[string]any
 		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, host.Token, "", &st)
@@ -343,28 +328,13 @@ func TestE2EOpenClaw(t *testing.T) {
 		}
 		// Its completion runs in that session: the model reads the final
 		// message after the session's own task, never the other's.
-		ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
-		woke, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return r.Client == client && strings.Contains(r.UserText, "turn.completed") && strings.Contains(r.UserText, res.TurnID)
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("session %s: the completion of %s never reached the model: %v", s.key, res.TurnID, err)
-		}
-		if !strings.Contains(woke.UserText, fakemodel.DefaultReply(s.text)) {
-			t.Fatalf("session %s: the callback does not hold the final message: %s", s.key, woke.UserText)
-		}
-		holds := func(m string) bool {
-			return slices.ContainsFunc(woke.Earlier, func(e string) bool { return strings.Contains(e, m) })
-		}
-		if !holds(markers[s.key]) {
-			t.Fatalf("session %s: the callback ran outside the session that sent the task; earlier messages: %q", s.key, woke.Earlier)
-		}
-		for other, m := range markers {
-			if other != s.key && holds(m) {
-				t.Fatalf("session %s: the callback ran in session %s too", s.key, other)
+		var others []string
+		for k, m := range markers {
+			if k != s.key {
+				others = append(others, m)
 			}
 		}
+		hostWoke(t, model, client, res.TurnID, s.text, markers[s.key], others)
 		// Delivered at once to the hook: no 401 and no retry.
 		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, host.Token, "", &st)
 		cb, _ := st["callbacks"].(map[string]any)
@@ -406,52 +376,14 @@ func TestE2EOpenClaw(t *testing.T) {
 	markerC := fakemodel.Marker("mcp_drive", "project", claude.ProjectDir, "text", fakemodel.Marker("bash")+" run it for OpenClaw",
 		"prefix", "akk__", "follow", "false", "on_approval", "approve")
 	g.send(keyC, markerC)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	approved, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-		return r.Client == client && strings.Contains(r.UserText, "turn.approval_required") && len(r.ToolResults) == 2
-	})
-	cancel()
-	if err != nil {
-		t.Fatalf("the approval callback was not answered: %v\n%s", err, requestsOf(model, client))
-	}
-	var ans struct {
-		TurnID     string `json:"turn_id"`
-		Outcome    string `json:"outcome"`
-		DoNotRetry bool   `json:"do_not_retry"`
-	}
-	json.Unmarshal(fakemodel.ResultJSON(approved.ToolResults[1]), &ans)
-	if ans.TurnID == "" || ans.Outcome != "done" || ans.DoNotRetry {
-		t.Fatalf("akk_approve answered %s", approved.ToolResults[1])
-	}
-	var stC map[string]any
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(500 * time.Millisecond) {
-		call(t, "GET", d.url+"/v1/turns/"+ans.TurnID, host.Token, "", &stC)
-		if stC["state"] == "completed" || time.Now().After(deadline) {
-			break
-		}
-	}
-	res, _ := stC["result"].(map[string]any)
-	if fm, _ := res["final_message"].(string); stC["conversation"] != keyC || !strings.Contains(fm, "akk-bash-ran") {
-		t.Fatalf("the approved Turn: %v", stC)
-	}
-	ran := 0
-	for _, r := range model.Requests() {
-		for _, tr := range r.ToolResults {
-			if r.Client != client && strings.Contains(tr, "akk-bash-ran") {
-				ran++
-			}
-		}
-	}
-	if ran != 1 {
-		t.Fatalf("the approved command's output reached Claude Code's model %d times", ran)
-	}
+	hostApprovedOnce(t, model, client, d.url, host.Token, keyC)
 
 	// The handshake: in the narrow agent's session AKK's tools are refused,
 	// with what differs, before any reaches AKK; /akk says the same.
 	const keyN = "agent:narrow:akk-n"
 	markerN := fakemodel.Marker("mcp_drive", "project", codex.ProjectDir, "text", "a task the handshake stops", "prefix", "akk__", "follow", "false")
 	g.send(keyN, markerN)
-	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	blocked, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
 		return r.Client == client && strings.Contains(r.UserText, markerN) && len(r.ToolResults) == 1
 	})

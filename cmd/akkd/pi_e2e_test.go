@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -383,63 +382,30 @@ func TestE2EPi(t *testing.T) {
 	}
 	for _, h := range hosts {
 		client := fakemodel.ClientID(h.key)
-		ctx, cancel := context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-		sent, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return r.Client == client && strings.Contains(r.UserText, h.marker) && len(r.ToolResults) == 2
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: no akk_send result reached the model: %v\n%s", h.name, err, requestsOf(model, client))
-		}
-		var res struct {
-			TurnID  string `json:"turn_id"`
-			Outcome string `json:"outcome"`
-		}
-		json.Unmarshal(fakemodel.ResultJSON(sent.ToolResults[1]), &res)
-		if res.TurnID == "" || res.Outcome != "done" {
-			t.Fatalf("%s: akk_send answered %s", h.name, sent.ToolResults[1])
-		}
+		turnID := hostSent(t, model, client, h.marker)
 		// The Turn belongs to the session that sent it.
 		var st map[string]any
-		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, h.creds.Token, "", &st)
+		call(t, "GET", d.url+"/v1/turns/"+turnID, h.creds.Token, "", &st)
 		if st["conversation"] != h.sess {
 			t.Fatalf("%s: the Turn's conversation is %v, want %s", h.name, st["conversation"], h.sess)
 		}
 		// Its completion wakes that session: the model reads the final
 		// message after the session's own task, never the other's.
-		ctx, cancel = context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-		woke, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-			return strings.Contains(r.UserText, "turn.completed") && strings.Contains(r.UserText, res.TurnID)
-		})
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: the completion of %s never reached the model: %v\n%s", h.name, res.TurnID, err, requestsOf(model, client))
-		}
-		if woke.Client != client {
-			t.Fatalf("%s: the completion woke another Pi (%s)", h.name, woke.Client)
-		}
-		if !strings.Contains(woke.UserText, fakemodel.DefaultReply(h.text)) {
-			t.Fatalf("%s: the callback does not hold the final message: %s", h.name, woke.UserText)
-		}
-		holds := func(m string) bool {
-			return slices.ContainsFunc(woke.Earlier, func(e string) bool { return strings.Contains(e, m) })
-		}
-		if !holds(h.marker) {
-			t.Fatalf("%s: the callback ran outside the session that sent the task; earlier messages: %q", h.name, woke.Earlier)
-		}
+		var others []string
 		for _, o := range hosts {
-			if o != h && holds(o.marker) {
-				t.Fatalf("%s: the callback ran in %s's session too", h.name, o.name)
+			if o != h {
+				others = append(others, o.marker)
 			}
 		}
-		call(t, "GET", d.url+"/v1/turns/"+res.TurnID, h.creds.Token, "", &st)
+		hostWoke(t, model, client, turnID, h.text, h.marker, others)
+		call(t, "GET", d.url+"/v1/turns/"+turnID, h.creds.Token, "", &st)
 		cb, _ := st["callbacks"].(map[string]any)
 		if cb["delivered"] == nil || cb["failed"] != float64(0) {
 			t.Fatalf("%s: callbacks %v", h.name, cb)
 		}
 		// /akk status through the extension shows the Turn as the API does.
-		h.pi.prompt("/akk status " + res.TurnID)
-		if out := h.pi.notice(time.Minute, res.TurnID+": "); !strings.Contains(out, res.TurnID+": completed") || !strings.Contains(out, fakemodel.DefaultReply(h.text)) {
+		h.pi.prompt("/akk status " + turnID)
+		if out := h.pi.notice(time.Minute, turnID+": "); !strings.Contains(out, turnID+": completed") || !strings.Contains(out, fakemodel.DefaultReply(h.text)) {
 			t.Fatalf("%s: /akk status answered %q", h.name, out)
 		}
 	}
@@ -452,45 +418,7 @@ func TestE2EPi(t *testing.T) {
 	markerC := fakemodel.Marker("mcp_drive", "project", claude.ProjectDir, "text", fakemodel.Marker("bash")+" run it for Pi",
 		"follow", "false", "on_approval", "approve")
 	h.pi.prompt(markerC)
-	ctx, cancel := context.WithTimeout(context.Background(), agenttest.Patient(3*time.Minute))
-	approved, err := model.WaitRequest(ctx, func(r fakemodel.Request) bool {
-		return r.Client == client && strings.Contains(r.UserText, "turn.approval_required") && len(r.ToolResults) == 2
-	})
-	cancel()
-	if err != nil {
-		t.Fatalf("the approval callback was not answered: %v\n%s", err, requestsOf(model, client))
-	}
-	var ans struct {
-		TurnID     string `json:"turn_id"`
-		Outcome    string `json:"outcome"`
-		DoNotRetry bool   `json:"do_not_retry"`
-	}
-	json.Unmarshal(fakemodel.ResultJSON(approved.ToolResults[1]), &ans)
-	if ans.TurnID == "" || ans.Outcome != "done" || ans.DoNotRetry {
-		t.Fatalf("akk_approve answered %s", approved.ToolResults[1])
-	}
-	var stC map[string]any
-	for deadline := time.Now().Add(agenttest.Patient(2 * time.Minute)); ; time.Sleep(500 * time.Millisecond) {
-		call(t, "GET", d.url+"/v1/turns/"+ans.TurnID, h.creds.Token, "", &stC)
-		if stC["state"] == "completed" || time.Now().After(deadline) {
-			break
-		}
-	}
-	res, _ := stC["result"].(map[string]any)
-	if fm, _ := res["final_message"].(string); stC["conversation"] != h.sess || !strings.Contains(fm, "akk-bash-ran") {
-		t.Fatalf("the approved Turn: %v", stC)
-	}
-	ran := 0
-	for _, r := range model.Requests() {
-		for _, tr := range r.ToolResults {
-			if r.Client != client && strings.Contains(tr, "akk-bash-ran") {
-				ran++
-			}
-		}
-	}
-	if ran != 1 {
-		t.Fatalf("the approved command's output reached Claude Code's model %d times", ran)
-	}
+	hostApprovedOnce(t, model, client, d.url, h.creds.Token, h.sess)
 
 	// /akk list through the extension names every conversation the API lists.
 	hosts[0].pi.prompt("/akk list")
