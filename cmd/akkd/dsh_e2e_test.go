@@ -30,19 +30,6 @@ import (
 // and its Node.
 func dshDir() string { return agenttest.CacheDir("AKK_DSH_DIR", "dsh") }
 
-func requireDsh(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short (make check): no DeepSeek Harness")
-	}
-	if _, err := os.Stat(filepath.Join(dshDir(), ".installed")); err != nil {
-		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("DeepSeek Harness is not installed in %s (make dsh)", dshDir())
-		}
-		t.Skipf("DeepSeek Harness is not installed in %s (make dsh)", dshDir())
-	}
-}
-
 // dshRecipe is the README's DeepSeek Harness recipe with this test's
 // addresses: the environment the plugin reads, and dsh's command line
 // (the patch path relative to the repository).
@@ -286,7 +273,7 @@ func catalogueCut(t *testing.T, akkURL, drop string) string {
 // one tool less than AKK's catalogue refuses to start the connector: every
 // AKK call is denied with what differs, and no callback is taken.
 func TestE2EDeepSeekHarness(t *testing.T) {
-	requireDsh(t)
+	requireHost(t, "DeepSeek Harness", dshDir(), "dsh")
 	t.Parallel()
 	claudeA, codexA := newestClaudeAndCodex(t)
 	daemonBinary(t)

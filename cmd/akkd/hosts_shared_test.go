@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +18,21 @@ import (
 // way: the host's model, scripted through its chat, drives AKK's tools; its
 // requests to the fake model (client: its API key's id) show what it did
 // and what woke it.
+
+// requireHost skips (or with AKK_REQUIRE_TOOLS=1 fails) a test when the
+// host (name, installed in dir by `make target`) is not there.
+func requireHost(t testing.TB, name, dir, target string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (make check): no " + name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
+		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is not installed in %s (make %s)", name, dir, target)
+		}
+		t.Skipf("%s is not installed in %s (make %s)", name, dir, target)
+	}
+}
 
 // hostSent waits for the host's model to have AKK's akk_send answer for
 // the task carrying marker, and returns the Turn it made.

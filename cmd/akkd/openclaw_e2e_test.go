@@ -57,16 +57,8 @@ func (g *gateway) command(args ...string) *exec.Cmd {
 // gateway until it is ready.
 func startGateway(t testing.TB, config map[string]any) *gateway {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short (make check): no OpenClaw")
-	}
 	dir := openclawDir()
-	if _, err := os.Stat(filepath.Join(dir, ".installed")); err != nil {
-		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("OpenClaw is not installed in %s (make openclaw)", dir)
-		}
-		t.Skipf("OpenClaw is not installed in %s (make openclaw)", dir)
-	}
+	requireHost(t, "OpenClaw", dir, "openclaw")
 	root := t.TempDir()
 	g := &gateway{t: t, dir: dir, home: root, token: "akk-test-gateway-token-0123456789"}
 	gw := config["gateway"].(map[string]any)
@@ -250,12 +242,7 @@ func TestE2EOpenClaw(t *testing.T) {
 	// minutes, or quit at start (exit 78, a state migration refused when
 	// its maintenance lease timed out): TESTING.md, intermittent failures.
 	claudeA, codexA := newestClaudeAndCodex(t)
-	if _, err := os.Stat(filepath.Join(openclawDir(), ".installed")); err != nil {
-		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("OpenClaw is not installed in %s (make openclaw)", openclawDir())
-		}
-		t.Skipf("OpenClaw is not installed in %s (make openclaw)", openclawDir())
-	}
+	requireHost(t, "OpenClaw", openclawDir(), "openclaw")
 	daemonBinary(t)
 	model := fakemodel.New(fakemodel.Options{})
 	if err := model.Start("127.0.0.1:0"); err != nil {

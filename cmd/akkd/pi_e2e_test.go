@@ -24,21 +24,6 @@ import (
 // piDir is where scripts/install-pi.sh puts the pinned Pi and its Node.
 func piDir() string { return agenttest.CacheDir("AKK_PI_DIR", "pi") }
 
-// requirePi skips (or with AKK_REQUIRE_TOOLS=1 fails) a test when Pi is
-// not installed.
-func requirePi(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short (make check): no Pi")
-	}
-	if _, err := os.Stat(filepath.Join(piDir(), ".installed")); err != nil {
-		if os.Getenv("AKK_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("Pi is not installed in %s (make pi)", piDir())
-		}
-		t.Skipf("Pi is not installed in %s (make pi)", piDir())
-	}
-}
-
 // piProc is one real Pi in RPC mode with its own home (PI_CODING_AGENT_DIR),
 // its own fake-model key and AKK's extension, stopped by its pid at
 // cleanup. It keeps every record Pi writes.
@@ -283,7 +268,7 @@ func (p *piProc) noticesLocked() []string {
 // tools refuses to start the connector and says which; a forged callback is
 // refused.
 func TestE2EPi(t *testing.T) {
-	requirePi(t)
+	requireHost(t, "Pi", piDir(), "pi")
 	t.Parallel()
 	claudeA, codexA := newestClaudeAndCodex(t)
 	daemonBinary(t)
