@@ -377,6 +377,11 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 		}
 		byPrincipal[sub.Principal] = append(byPrincipal[sub.Principal], sub)
 	}
+	if s.fleetNodes != nil && !s.turns.monitoring(e.Subject) {
+		// In a fleet the node whose monitor runs the Turn pushes: it alone
+		// sees the pane (the command, the buttons).
+		return
+	}
 	for _, name := range order {
 		p := Principal{Operator: name == principalOperator, Conversation: "push:" + strconv.FormatInt(e.ID, 10)}
 		if !p.Operator {

@@ -279,3 +279,11 @@ func (s *Service) TerminalChanged(ctx context.Context, terminalID string) {
 		}
 	}
 }
+
+// monitoring reports whether this daemon's monitor runs the Turn.
+func (tr *turns) monitoring(turnID string) bool {
+	tr.monMu.Lock()
+	defer tr.monMu.Unlock()
+	h, ok := tr.monitors[turnID]
+	return ok && h.ctx.Err() == nil
+}
