@@ -135,3 +135,31 @@ func hostApprovedOnce(t *testing.T, model *fakemodel.Server, client, base, token
 		t.Fatalf("the approved command's output reached the agent's model %d times", ran)
 	}
 }
+
+// paneWorld is a real akkd watching the newest Claude Code's and Codex's
+// panes, both on one fake model: what the host and push tests drive.
+type paneWorld struct {
+	model         *fakemodel.Server
+	claude, codex *agenttest.Env
+	d             *proc
+	op            string // the operator token
+}
+
+func newPaneWorld(t *testing.T) paneWorld {
+	t.Helper()
+	claudeA, codexA := newestClaudeAndCodex(t)
+	daemonBinary(t)
+	model := fakemodel.New(fakemodel.Options{})
+	if err := model.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	w := paneWorld{model: model}
+	w.claude = agenttest.New(t, claudeA, agenttest.Options{Model: model})
+	w.codex = agenttest.New(t, codexA, agenttest.Options{Model: model})
+	w.d = startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+w.claude.SocketPath()+":"+w.codex.SocketPath())
+	w.op = w.d.token()
+	w.claude.StartReady()
+	w.codex.StartReady()
+	return w
+}

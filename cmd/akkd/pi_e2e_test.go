@@ -270,19 +270,8 @@ func (p *piProc) noticesLocked() []string {
 func TestE2EPi(t *testing.T) {
 	requireHost(t, "Pi", piDir(), "pi")
 	t.Parallel()
-	claudeA, codexA := newestClaudeAndCodex(t)
-	daemonBinary(t)
-	model := fakemodel.New(fakemodel.Options{})
-	if err := model.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { model.Close() })
-	claude := agenttest.New(t, claudeA, agenttest.Options{Model: model})
-	codex := agenttest.New(t, codexA, agenttest.Options{Model: model})
-	d := startProc(t, t.TempDir(), "AKK_TMUX_SOCKETS="+claude.SocketPath()+":"+codex.SocketPath())
-	op := d.token()
-	claude.StartReady()
-	codex.StartReady()
+	w := newPaneWorld(t)
+	model, claude, codex, d, op := w.model, w.claude, w.codex, w.d, w.op
 
 	type piHost struct {
 		name   string
