@@ -106,7 +106,36 @@ type TurnProgress struct {
 	// screenWatch.quiet). Waiting: the agent's state says it waits for the
 	// person.
 	AsksForetold, Waiting bool
+
+	// Changes are the files the agent's tools changed, as its record
+	// states them, read since mark (each once: the next Progress from the
+	// returned mark does not report them again), in record order.
+	Changes []FileChange
 }
+
+// FileChange is one change an agent's tool made to a file, from its own
+// record (Claude Code's Write, Edit and MultiEdit results, Codex's
+// applied patches), never from the file system.
+type FileChange struct {
+	// Path is the file as the agent named it, relative to the agent's
+	// working folder when inside it.
+	Path string
+	Op   FileOp
+	// Diff is the change as a unified diff (unredacted, unbounded here:
+	// the domain redacts and bounds it before it is stored).
+	Diff string
+	At   time.Time // when the agent recorded it; zero when not stated
+}
+
+// FileOp is what a change did to its file.
+type FileOp string
+
+const (
+	FileCreated FileOp = "created"
+	FileUpdated FileOp = "updated"
+	FileDeleted FileOp = "deleted"
+	FileMoved   FileOp = "moved"
+)
 
 // RecordQuiet: the record says nothing that needs an answer can be drawn
 // now (the agent foretells its asks, no tool call stands open and it does

@@ -144,4 +144,41 @@ type Entry struct {
 	Time      time.Time // when the agent wrote it, zero when not stated
 
 	ActionID, Action, ActionStatus string // EntryAction
+
+	// Changes are the file changes an action states: on its end (Claude
+	// Code's tool result) they happened; on its start (Codex's patch call)
+	// they happen when the action's end says it completed.
+	Changes []FileChange `json:",omitempty"`
+}
+
+// FileChange is one file change an agent's record states (see
+// domain.FileChange): its path as recorded (MovedTo: where an update
+// moved it) and the change as the record gives it: hunks with line
+// numbers (Claude Code), a diff body from its first "@@" (Codex), or the
+// whole content of a file created or deleted.
+type FileChange struct {
+	Path    string
+	MovedTo string `json:",omitempty"`
+	Op      string // created, updated, deleted, moved
+	Hunks   []Hunk `json:",omitempty"`
+	Body    string `json:",omitempty"`
+	Content string `json:",omitempty"`
+}
+
+// Diff writes the change as a unified diff, its paths as name gives them.
+func (c FileChange) Diff(name func(string) string) string {
+	switch {
+	case c.Op == "created":
+		return CreatedDiff(name(c.Path), c.Content)
+	case c.Op == "deleted":
+		return DeletedDiff(name(c.Path), c.Content)
+	}
+	to := c.Path
+	if c.MovedTo != "" {
+		to = c.MovedTo
+	}
+	if c.Body != "" {
+		return DiffOfHunks(name(c.Path), name(to), c.Body)
+	}
+	return UnifiedDiff(name(c.Path), name(to), c.Hunks)
 }

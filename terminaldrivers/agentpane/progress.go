@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"akk/domain"
@@ -65,6 +67,15 @@ type markState struct {
 	LatestAt time.Time    `json:"latest_at,omitzero"`
 	// EndedAt is when the agent wrote the record that ended the turn.
 	EndedAt time.Time `json:"ended_at,omitzero"`
+
+	// fresh are the file changes read by this call (not kept in the mark:
+	// the next call, from the mark it returns, reads past them).
+	fresh []freshChange
+}
+
+type freshChange struct {
+	agent.FileChange
+	at time.Time
 }
 
 type actionMark struct {
@@ -237,6 +248,7 @@ func (x *Adapter) Progress(ctx context.Context, t domain.Terminal, dm domain.Dur
 	progress := func(dm domain.DurableMark) domain.TurnProgress {
 		p := m.progress(dm)
 		p.Waiting = waiting
+		p.Changes = fileChanges(m.fresh, t.Project)
 		return p
 	}
 	changed := false
@@ -528,6 +540,11 @@ func (m *markState) apply(entries []agent.Entry, now time.Time) {
 		switch e.Kind {
 		case agent.EntryAction:
 			m.action(e)
+			if e.ActionStatus == agent.ActionCompleted {
+				for _, c := range e.Changes {
+					m.fresh = append(m.fresh, freshChange{c, e.Time})
+				}
+			}
 		case agent.EntryAssistantText:
 			switch {
 			case e.MessageID != "" && e.MessageID == m.MessageID:
@@ -560,6 +577,24 @@ func (m *markState) apply(entries []agent.Entry, now time.Time) {
 			m.EndedAt = m.LastActivity
 		}
 	}
+}
+
+// fileChanges are the changes read, their paths relative to the pane's
+// working folder when inside it.
+func fileChanges(fresh []freshChange, project string) []domain.FileChange {
+	var out []domain.FileChange
+	name := func(p string) string {
+		if project != "" && filepath.IsAbs(p) {
+			if rel, err := filepath.Rel(project, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				return rel
+			}
+		}
+		return p
+	}
+	for _, c := range fresh {
+		out = append(out, domain.FileChange{Path: name(c.Path), Op: domain.FileOp(c.Op), Diff: c.Diff(name), At: c.at})
+	}
+	return out
 }
 
 // join puts the text blocks of one message together, a paragraph apart.

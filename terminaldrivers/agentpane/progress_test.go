@@ -106,13 +106,17 @@ func TestProgressRecorded(t *testing.T) {
 			defer f.Close()
 			mark := markFor(t, path, c.meta.ThreadID, time.Time{})
 			var p domain.TurnProgress
+			var changes []domain.FileChange
+			term := c.term
+			term.Project = "/srv/project" // as captured
 			progress := func() {
 				t.Helper()
-				p, err = x.Progress(context.Background(), c.term, mark, c.meta.Request)
+				p, err = x.Progress(context.Background(), term, mark, c.meta.Request)
 				if err != nil {
 					t.Fatalf("progress: %v", err)
 				}
 				mark = p.Mark
+				changes = append(changes, p.Changes...)
 			}
 			for _, line := range c.lines {
 				half := len(line) / 2
@@ -138,6 +142,11 @@ func TestProgressRecorded(t *testing.T) {
 			}
 			if (p.Completed || p.Failed || p.Interrupted) == false {
 				t.Errorf("the turn did not end: %+v", p)
+			}
+			if strings.HasSuffix(c.name, "/edits") {
+				wantChanges(t, changes)
+			} else if len(changes) > 0 {
+				t.Errorf("changes %+v in a turn that edited nothing", changes)
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func (r *run) captureRecords(end domain.DurableMark, text string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		r.t.Fatal(err)
 	}
-	c := recordCase{Request: text, Completed: m.Completed, FinalMessage: m.Final, Failed: m.Failed, Interrupted: m.Interrupted, ThreadID: m.Thread, TurnID: m.Turn}
+	c := recordCase{Request: r.neutral(text), Completed: m.Completed, FinalMessage: r.neutral(m.Final), Failed: m.Failed, Interrupted: m.Interrupted, ThreadID: m.Thread, TurnID: m.Turn}
 	meta, _ := json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(meta, '\n'), 0o644); err != nil {
 		r.t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func TestE2ETurn(t *testing.T) {
 				{"tall", stepTall},
 				{"too_tall", stepTooTall},
 				{"tool_steps", stepToolSteps},
+				{"edits", stepEdits},
 				{"busy_then_interrupt", stepBusyInterrupt},
 				{"api_error", stepAPIError},
 				{"quiet_interrupt", stepQuietInterrupt},
@@ -285,6 +287,65 @@ func stepToolSteps(r *run) {
 		r.t.Errorf("progress %+v, want completion with %q", p, want)
 	}
 	r.t.Logf("%s: %d approvals; final message %q", r.e.Agent.Name(), approvals, p.FinalMessage)
+}
+
+// stepEdits has the agent edit two files (one new, one changed) and checks
+// that Progress reports each change, read from the record, with its diff.
+func stepEdits(r *run) {
+	ctx := context.Background()
+	if err := os.WriteFile(filepath.Join(r.e.ProjectDir, fakemodel.EditOldFile), []byte(fakemodel.EditOldContent), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	term := r.ready()
+	text := "Edit two files " + fakemodel.Marker(fakemodel.ScenarioEdit, "dir", r.e.ProjectDir)
+	mark := r.submit(term, text)
+	deadline := time.Now().Add(agenttest.TurnTimeout)
+	var p domain.TurnProgress
+	var changes []domain.FileChange
+	for !p.Ended() {
+		var err error
+		p, err = r.x.Progress(ctx, term, mark, text)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		mark = p.Mark
+		changes = append(changes, p.Changes...)
+		if now, err := r.x.Observe(ctx, r.id); err == nil && now.ScreenState == domain.ScreenAwaitingApproval {
+			r.e.Settle()
+			r.e.Press("Enter") // 1. Yes
+			time.Sleep(500 * time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out; progress %+v; screen:\n%s", p, r.e.Capture())
+		}
+		time.Sleep(pollEvery)
+	}
+	r.captureRecords(p.Mark, text)
+	if !p.Completed {
+		r.t.Fatalf("progress %+v, want completion", p)
+	}
+	got, err := os.ReadFile(filepath.Join(r.e.ProjectDir, fakemodel.EditOldFile))
+	if err != nil || string(got) != fakemodel.EditOldAfter {
+		r.t.Fatalf("the old file reads %q (%v), want %q", got, err, fakemodel.EditOldAfter)
+	}
+	wantChanges(r.t, changes)
+}
+
+// wantChanges checks the edit scenario's two changes, in order: the new
+// file created, then "two" changed to "TWO" in the old one.
+func wantChanges(t testing.TB, changes []domain.FileChange) {
+	t.Helper()
+	if len(changes) != 2 {
+		t.Fatalf("%d changes, want 2: %+v", len(changes), changes)
+	}
+	if c := changes[0]; c.Path != fakemodel.EditNewFile || c.Op != domain.FileCreated ||
+		!strings.Contains(c.Diff, "--- /dev/null\n+++ b/"+fakemodel.EditNewFile+"\n") || !strings.Contains(c.Diff, "\n+alpha\n+beta\n") {
+		t.Errorf("first change %+v, want %s created with +alpha +beta", c, fakemodel.EditNewFile)
+	}
+	if c := changes[1]; c.Path != fakemodel.EditOldFile || c.Op != domain.FileUpdated ||
+		!strings.Contains(c.Diff, "--- a/"+fakemodel.EditOldFile+"\n+++ b/"+fakemodel.EditOldFile+"\n") || !strings.Contains(c.Diff, "\n one\n-two\n+TWO\n three\n") {
+		t.Errorf("second change %+v, want %s's two changed to TWO", c, fakemodel.EditOldFile)
+	}
 }
 
 func stepBusyInterrupt(r *run) {

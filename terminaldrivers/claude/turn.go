@@ -161,7 +161,10 @@ type transcriptLine struct {
 	PromptID    string `json:"promptId"`
 	UUID        string `json:"uuid"`
 	Timestamp   string `json:"timestamp"`
-	Message     struct {
+	// ToolUseResult is what a tool's result line says the tool did (an
+	// object for a file tool; a string for an error).
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	Message       struct {
 		ID         string          `json:"id"`
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
@@ -242,7 +245,11 @@ func ParseTranscriptLine(line []byte) (agent.Entry, bool) {
 	case l.Type == "user" && !l.IsMeta && l.Message.Role == "user":
 		text, onlyText, ok := content(l.Message.Content)
 		if ok && !onlyText {
-			return action(l.Message.Content, at)
+			e, ok := action(l.Message.Content, at)
+			if ok && e.ActionStatus == agent.ActionCompleted {
+				e.Changes = fileChanges(l.ToolUseResult)
+			}
+			return e, ok
 		}
 		if !ok {
 			return agent.Entry{}, false
@@ -272,6 +279,36 @@ func ParseTranscriptLine(line []byte) (agent.Entry, bool) {
 		return agent.Entry{Kind: agent.EntryCompleted, Time: at}, true
 	}
 	return agent.Entry{}, false
+}
+
+// fileResult is the part of a file tool's result (Write, Edit, MultiEdit)
+// that says what it changed.
+type fileResult struct {
+	Type            string        `json:"type"` // Write: create or update
+	FilePath        string        `json:"filePath"`
+	Content         string        `json:"content"`
+	StructuredPatch *[]agent.Hunk `json:"structuredPatch"`
+}
+
+// fileChanges reads what a tool result says a file tool changed: a file
+// created (Write's "create", its whole content) or updated (the hunks of
+// its structuredPatch). Other tools' results, errors (a string) and
+// updates that changed nothing say nothing.
+func fileChanges(raw json.RawMessage) []agent.FileChange {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var r fileResult
+	if json.Unmarshal(raw, &r) != nil || r.FilePath == "" || r.StructuredPatch == nil {
+		return nil
+	}
+	if r.Type == "create" {
+		return []agent.FileChange{{Path: r.FilePath, Op: "created", Content: r.Content}}
+	}
+	if len(*r.StructuredPatch) == 0 {
+		return nil
+	}
+	return []agent.FileChange{{Path: r.FilePath, Op: "updated", Hunks: *r.StructuredPatch}}
 }
 
 // short bounds a failure reason to one line of 200 bytes.

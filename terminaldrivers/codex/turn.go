@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -153,7 +154,45 @@ type rolloutLine struct {
 		LastAgentMessage *string         `json:"last_agent_message"`
 		Error            json.RawMessage `json:"error"`
 		Reason           string          `json:"reason"`
+		Item             *rolloutItem    `json:"item"` // item_completed
 	} `json:"payload"`
+}
+
+// rolloutItem is an item_completed's item; a FileChange names the files
+// an applied patch changed.
+type rolloutItem struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Changes map[string]struct {
+		Type     string  `json:"type"` // add, delete, update
+		Content  string  `json:"content"`
+		Diff     string  `json:"unified_diff"`
+		MovePath *string `json:"move_path"`
+	} `json:"changes"`
+}
+
+// fileChanges reads a completed FileChange item: each file the patch
+// added (its content), deleted (its content) or updated (its diff from
+// the first "@@", and where it moved), in path order.
+func (it *rolloutItem) fileChanges() []agent.FileChange {
+	var out []agent.FileChange
+	for path, c := range it.Changes {
+		switch c.Type {
+		case "add":
+			out = append(out, agent.FileChange{Path: path, Op: "created", Content: c.Content})
+		case "delete":
+			out = append(out, agent.FileChange{Path: path, Op: "deleted", Content: c.Content})
+		case "update":
+			fc := agent.FileChange{Path: path, Op: "updated", Body: c.Diff}
+			if c.MovePath != nil && *c.MovePath != "" && *c.MovePath != path {
+				fc.Op, fc.MovedTo = "moved", *c.MovePath
+			}
+			out = append(out, fc)
+		}
+	}
+	slices.SortFunc(out, func(a, b agent.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // ParseRolloutLine reads one rollout line for a Turn: the person's
@@ -189,6 +228,14 @@ func ParseRolloutLine(line []byte) (agent.Entry, bool) {
 			st = agent.ActionFailed
 		}
 		return agent.Entry{Kind: agent.EntryAction, ActionID: p.CallID, ActionStatus: st, TurnID: p.TurnID, Time: at}, true
+	case l.Type == "event_msg" && p.Type == "item_completed" && p.Item != nil && p.Item.Type == "FileChange" && p.Item.ID != "":
+		// An applied patch: the files it changed, as Codex records them.
+		st := agent.ActionFailed
+		var changes []agent.FileChange
+		if p.Item.Status == "completed" {
+			st, changes = agent.ActionCompleted, p.Item.fileChanges()
+		}
+		return agent.Entry{Kind: agent.EntryAction, ActionID: p.Item.ID, ActionStatus: st, TurnID: p.TurnID, Time: at, Changes: changes}, true
 	case l.Type == "event_msg" && p.Type == "task_complete":
 		if len(p.Error) > 0 && string(p.Error) != "null" {
 			return agent.Entry{Kind: agent.EntryFailed, Text: failure(p.Error), TurnID: p.TurnID, Time: at}, true

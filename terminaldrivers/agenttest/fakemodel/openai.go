@@ -80,7 +80,17 @@ func openaiTurn(req openaiRequest) turn {
 			tools = true
 		}
 	}
-	t := turn{aux: !tools || req.Text.Format.Type == "json_schema", jsonTitle: req.Text.Format.Type == "json_schema"}
+	t := turn{aux: !tools || req.Text.Format.Type == "json_schema", jsonTitle: req.Text.Format.Type == "json_schema", openai: true}
+	for _, tool := range req.Tools {
+		if tool.Name == "apply_patch" && tool.Type == "custom" {
+			t.freeformPatch = true
+		}
+	}
+	for _, it := range req.Input {
+		if it.Type == "additional_tools" && strings.Contains(string(it.Tools), `"custom"`) && strings.Contains(string(it.Tools), `"apply_patch"`) {
+			t.freeformPatch = true
+		}
+	}
 	for i := len(req.Input) - 1; i >= 0; i-- {
 		it := req.Input[i]
 		switch {
@@ -150,6 +160,9 @@ func openaiToolName(tc *toolCall) string {
 	if tc.kind == toolAskAsync {
 		return "request_user_input_async"
 	}
+	if tc.kind == toolPatch {
+		return "apply_patch"
+	}
 	return "exec_command"
 }
 
@@ -157,6 +170,8 @@ func openaiToolArgs(tc *toolCall) string {
 	var v map[string]any
 	if tc.kind == toolNamed {
 		v = tc.input
+	} else if tc.kind == toolPatch {
+		v = map[string]any{"input": tc.input["patch"]}
 	} else if tc.kind == toolShell {
 		v = map[string]any{"cmd": tc.cmd}
 		if tc.escalate {
@@ -230,7 +245,21 @@ func streamOpenAI(e *sse, model string, p plan) {
 	msg := map[string]any{"id": msgID, "type": "message", "status": "completed", "role": "assistant", "content": []any{part(p.text)}}
 	ev("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
 	output := []any{msg}
-	if p.tool != nil {
+	if p.tool != nil && p.tool.kind == toolPatch && p.tool.freeform {
+		patch, _ := p.tool.input["patch"].(string)
+		fc := map[string]any{"id": newID("ctc"), "type": "custom_tool_call", "status": "completed", "call_id": newID("call"),
+			"name": "apply_patch", "input": patch}
+		added := map[string]any{}
+		for k, v := range fc {
+			added[k] = v
+		}
+		added["status"], added["input"] = "in_progress", ""
+		ev("response.output_item.added", map[string]any{"output_index": 1, "item": added})
+		ev("response.custom_tool_call_input.delta", map[string]any{"item_id": fc["id"], "output_index": 1, "delta": patch})
+		ev("response.custom_tool_call_input.done", map[string]any{"item_id": fc["id"], "output_index": 1, "input": patch})
+		ev("response.output_item.done", map[string]any{"output_index": 1, "item": fc})
+		output = append(output, fc)
+	} else if p.tool != nil {
 		fc := map[string]any{"id": newID("fc"), "type": "function_call", "status": "completed", "call_id": newID("call"),
 			"name": openaiToolName(p.tool), "arguments": openaiToolArgs(p.tool)}
 		added := map[string]any{}

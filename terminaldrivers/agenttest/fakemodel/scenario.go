@@ -29,6 +29,12 @@ const (
 	ScenarioError    = "error"
 	ScenarioSecret   = "secret"
 	ScenarioMCP      = "mcp_drive"
+	// ScenarioEdit edits two files of dir (an absolute path): it creates
+	// EditNewFile and changes "two" to "TWO" in EditOldFile, which the
+	// test writes first (EditOldContent). Claude Code: Write, then Read
+	// and Edit of the old file (its Edit needs a Read first). Codex: one
+	// apply_patch with both files.
+	ScenarioEdit = "edit"
 	// ScenarioTitle is recorded for side requests (no tools offered).
 	ScenarioTitle = "title"
 	// ScenarioToolResult is recorded for the answer that echoes tool results.
@@ -45,6 +51,19 @@ const (
 	SecretAnthropicKey = "sk-ant-api03-AKKFAKEKEY0000000000000000000000000000000000000000000000000000000000000000000000000000-AKKFAKEAA"
 	SecretAWSKey       = "AKIAAKKFAKE000000000"
 )
+
+// The files of the edit scenario, their content before and after.
+const (
+	EditNewFile    = "akk-edit-new.txt"
+	EditNewContent = "alpha\nbeta\n"
+	EditOldFile    = "akk-edit-old.txt"
+	EditOldContent = "one\ntwo\nthree\n"
+	EditOldAfter   = "one\nTWO\nthree\n"
+)
+
+// EditPatch is the edit scenario's patch for Codex's apply_patch.
+const EditPatch = "*** Begin Patch\n*** Add File: " + EditNewFile + "\n+alpha\n+beta\n*** Update File: " + EditOldFile +
+	"\n@@\n one\n-two\n+TWO\n three\n*** End Patch\n"
 
 // TitleText answers side requests (session titles, probes).
 const TitleText = "Fake session title"
@@ -151,6 +170,7 @@ const (
 	toolAsk
 	toolAskAsync // Codex's request_user_input_async: returns at once
 	toolNamed    // a tool by its own name and input (an MCP tool)
+	toolPatch    // Codex's apply_patch of input["patch"]
 )
 
 type toolCall struct {
@@ -161,7 +181,8 @@ type toolCall struct {
 	questions     []Question
 	multiSelect   bool
 	name          string         // toolNamed
-	input         map[string]any // toolNamed
+	input         map[string]any // toolNamed, toolPatch
+	freeform      bool           // toolPatch: a custom (freeform) tool call
 }
 
 // plan is what to answer, before it is rendered for one API.
@@ -186,6 +207,9 @@ type turn struct {
 	userText    string
 	earlier     []string // user texts before userText (OpenAI)
 	toolResults []string
+	// openai: the request came in on the Responses API; freeformPatch:
+	// it offers apply_patch as a custom (freeform) tool.
+	openai, freeformPatch bool
 }
 
 func intParam(p map[string]string, key string, def, lo, hi int) int {
@@ -224,6 +248,9 @@ func decide(t turn) plan {
 	}
 	if scenario == ScenarioAskAsync {
 		return askAsync(params, t.toolResults)
+	}
+	if scenario == ScenarioEdit {
+		return edit(params, t)
 	}
 	if len(t.toolResults) > 0 {
 		return plan{scenario: ScenarioToolResult, text: echoResults(t.toolResults), pieces: 1}
@@ -298,6 +325,31 @@ func steps(params map[string]string, results []string) plan {
 			quiet: time.Duration(secs) * time.Second / 2}
 	}
 	return plan{scenario: scenario, text: echoResults(results), pieces: 1}
+}
+
+// edit plays the edit scenario: Claude Code (Anthropic) writes, reads and
+// edits, one tool call a request; Codex (OpenAI) applies one patch with
+// the tool its request offers (apply_patch, freeform or as a function).
+func edit(params map[string]string, t turn) plan {
+	dir := params["dir"]
+	done := len(t.toolResults)
+	call := func(text string, tc *toolCall) plan { return plan{scenario: ScenarioEdit, text: text, pieces: 1, tool: tc} }
+	if t.openai {
+		if done == 0 {
+			return call("Applying the patch.", &toolCall{kind: toolPatch, input: map[string]any{"patch": EditPatch}, freeform: t.freeformPatch})
+		}
+	} else {
+		newPath, oldPath := dir+"/"+EditNewFile, dir+"/"+EditOldFile
+		switch done {
+		case 0:
+			return call("Creating the new file.", &toolCall{kind: toolNamed, name: "Write", input: map[string]any{"file_path": newPath, "content": EditNewContent}})
+		case 1:
+			return call("Reading the old file.", &toolCall{kind: toolNamed, name: "Read", input: map[string]any{"file_path": oldPath}})
+		case 2:
+			return call("Changing the old file.", &toolCall{kind: toolNamed, name: "Edit", input: map[string]any{"file_path": oldPath, "old_string": "two", "new_string": "TWO", "replace_all": false}})
+		}
+	}
+	return plan{scenario: ScenarioEdit, text: echoResults(t.toolResults), pieces: 1}
 }
 
 // askAsync asks its questions with the async tool, then works for secs
