@@ -67,6 +67,8 @@ type Store interface {
 	Session(ctx context.Context, id string) (Session, error)
 	// NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
 	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)
+	// TurnChanges lists the file changes stored for a Turn, in order.
+	TurnChanges(ctx context.Context, turnID string) ([]TurnChange, error)
 	Watch(ctx context.Context, id string) (Watch, error)
 	ActiveWatches(ctx context.Context) ([]Watch, error)
 	// OwnedActiveWatches returns the active Watches this daemon monitors
@@ -110,6 +112,9 @@ type Tx interface {
 	// and bumps the revision.
 	UpdateTurn(ctx context.Context, t Turn) error
 	DeleteTurn(ctx context.Context, id string) error
+	// AddTurnChanges appends changes to a Turn's (numbered after those
+	// stored; beyond MaxTurnChanges none is kept).
+	AddTurnChanges(ctx context.Context, turnID string, changes []TurnChange) error
 
 	InsertOffer(ctx context.Context, o Offer) error
 	// LiveOffer returns the newest unconsumed, unexpired offer of this scope.

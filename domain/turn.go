@@ -132,6 +132,11 @@ type Turn struct {
 	LastActivityAt time.Time
 	EndedAt        time.Time
 	Revision       int64
+
+	// NewChanges are file changes read from the record and not yet
+	// stored: the transition that stores the Turn appends them to its
+	// changes, in the same transaction, and clears them.
+	NewChanges []TurnChange
 }
 
 // HardDeadline is when observation of the Turn ends.

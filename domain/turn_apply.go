@@ -37,6 +37,7 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 	if !p.LatestItemAt.IsZero() {
 		t.LatestItemAt = p.LatestItemAt.UTC()
 	}
+	t.NewChanges = append(t.NewChanges, s.storedChanges(p.Changes)...)
 	if p.Accepted && t.AcceptedAt.IsZero() {
 		t.AcceptedAt = s.clock.Now().UTC()
 		if p.NativeThreadID != "" {

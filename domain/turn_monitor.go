@@ -54,6 +54,11 @@ func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhoo
 		if err := tx.UpdateTurn(ctx, t); err != nil {
 			return err
 		}
+		if len(t.NewChanges) > 0 {
+			if err := tx.AddTurnChanges(ctx, t.ID, t.NewChanges); err != nil {
+				return err
+			}
+		}
 		if err := s.syncSendWatch(ctx, tx, t); err != nil {
 			return err
 		}
@@ -77,6 +82,7 @@ func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhoo
 		return t, err
 	}
 	t.Revision++
+	t.NewChanges = nil
 	s.nudge(t.ID)
 	logTurnEvent(typ, t)
 	return t, nil

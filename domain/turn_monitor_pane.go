@@ -259,11 +259,14 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 	}
 
 	moved := next.LatestText != t.LatestText || !slices.Equal(next.Actions, t.Actions)
-	changed := typ != "" || moved || (next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
+	// Changes the record showed are stored in this round: the mark moves
+	// past them.
+	changes := len(next.NewChanges) > 0
+	changed := typ != "" || moved || changes || (next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
 	if changed {
 		next.Mark = st.mark
 		if typ == "" && moved {
-			if r.now.Sub(st.lastPersist) < time.Second && next.LastActivityAt.Sub(t.LastActivityAt) < 5*time.Second {
+			if !changes && r.now.Sub(st.lastPersist) < time.Second && next.LastActivityAt.Sub(t.LastActivityAt) < 5*time.Second {
 				changed = false // progress text is throttled to one write a second
 			} else {
 				typ = "turn.progress"

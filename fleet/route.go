@@ -216,8 +216,8 @@ func (n *Node) ownerOf(r *http.Request) (string, error) {
 	case len(parts) >= 3 && (parts[1] == "conversations" || parts[1] == "terminals"):
 		return n.endpointOwner(ctx, parts[2])
 	case len(parts) >= 3 && parts[1] == "turns":
-		if len(parts) == 4 && parts[3] == "events" {
-			return "", nil // the record's events: the store has them all
+		if len(parts) == 4 && (parts[3] == "events" || parts[3] == "changes") {
+			return "", nil // the record's events and changes: the store has them all
 		}
 		return n.recordOwner(ctx, "turns", parts[2])
 	case len(parts) >= 3 && parts[1] == "watches":

@@ -284,6 +284,30 @@ func (e DoctorStatus) Valid() bool {
 	}
 }
 
+// Defines values for FileChangeOperation.
+const (
+	Created FileChangeOperation = "created"
+	Deleted FileChangeOperation = "deleted"
+	Moved   FileChangeOperation = "moved"
+	Updated FileChangeOperation = "updated"
+)
+
+// Valid indicates whether the value is a known member of the FileChangeOperation enum.
+func (e FileChangeOperation) Valid() bool {
+	switch e {
+	case Created:
+		return true
+	case Deleted:
+		return true
+	case Moved:
+		return true
+	case Updated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ForegroundProofAuthorizes.
 const (
 	Nothing ForegroundProofAuthorizes = "nothing"
@@ -1162,6 +1186,28 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// FileChange defines model for FileChange.
+type FileChange struct {
+	// Diff The change as a unified diff (`--- a/…`, `+++ b/…`, `@@ -l,s +l,s @@` hunks), redacted.
+	Diff      string              `json:"diff"`
+	Operation FileChangeOperation `json:"operation"`
+
+	// Path The file, relative to the pane's working folder when inside it (redacted).
+	Path string `json:"path"`
+
+	// RecordedAt When the agent recorded the change.
+	RecordedAt *time.Time `json:"recorded_at,omitempty"`
+
+	// Seq 1, 2, … in the order the agent recorded the changes.
+	Seq int `json:"seq"`
+
+	// Truncated The diff was longer than 65,536 bytes and is cut after a whole line.
+	Truncated bool `json:"truncated"`
+}
+
+// FileChangeOperation defines model for FileChange.Operation.
+type FileChangeOperation string
+
 // ForegroundProof defines model for ForegroundProof.
 type ForegroundProof struct {
 	Authorizes ForegroundProofAuthorizes `json:"authorizes"`
@@ -1860,6 +1906,15 @@ type TurnCallbacks struct {
 	Pending       int            `json:"pending"`
 }
 
+// TurnChanges defines model for TurnChanges.
+type TurnChanges struct {
+	Changes []FileChange `json:"changes"`
+
+	// LimitReached The Turn made more changes than are kept (500); the first 500 are listed.
+	LimitReached bool   `json:"limit_reached"`
+	TurnId       string `json:"turn_id"`
+}
+
 // TurnDeadlines defines model for TurnDeadlines.
 type TurnDeadlines struct {
 	HardDeadlineAt time.Time  `json:"hard_deadline_at"`
@@ -2330,6 +2385,9 @@ type ServerInterface interface {
 	// CancelTurn Interrupt the active Turn once
 	// (POST /v1/turns/{turn_id}/cancel)
 	CancelTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
+	// GetTurnChanges The files a Turn's agent changed, with their diffs
+	// (GET /v1/turns/{turn_id}/changes)
+	GetTurnChanges(w http.ResponseWriter, r *http.Request, turnId TurnID)
 	// CloseTurn Release management of a Turn
 	// (POST /v1/turns/{turn_id}/close)
 	CloseTurn(w http.ResponseWriter, r *http.Request, turnId TurnID)
@@ -3606,6 +3664,32 @@ func (siw *ServerInterfaceWrapper) CancelTurn(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// GetTurnChanges operation middleware
+func (siw *ServerInterfaceWrapper) GetTurnChanges(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "turn_id" -------------
+	var turnId TurnID
+
+	err = runtime.BindStyledParameterWithOptions("simple", "turn_id", chi.URLParam(r, "turn_id"), &turnId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "turn_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTurnChanges(w, r, turnId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CloseTurn operation middleware
 func (siw *ServerInterfaceWrapper) CloseTurn(w http.ResponseWriter, r *http.Request) {
 
@@ -4329,6 +4413,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/turns/{turn_id}", wrapper.GetTurn)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/turns/{turn_id}/changes", wrapper.GetTurnChanges)
 	})
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/turns/{turn_id}/events", wrapper.StreamTurnEvents)
@@ -7816,6 +7903,72 @@ func (response CancelTurn409ApplicationProblemPlusJSONResponse) VisitCancelTurnR
 	return err
 }
 
+type GetTurnChangesRequestObject struct {
+	TurnId TurnID `json:"turn_id"`
+}
+
+type GetTurnChangesResponseObject interface {
+	VisitGetTurnChangesResponse(w http.ResponseWriter) error
+}
+
+type GetTurnChanges200JSONResponse TurnChanges
+
+func (response GetTurnChanges200JSONResponse) VisitGetTurnChangesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnChanges400ApplicationProblemPlusJSONResponse struct {
+	ProblemApplicationProblemPlusJSONResponse
+}
+
+func (response GetTurnChanges400ApplicationProblemPlusJSONResponse) VisitGetTurnChangesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnChanges401ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurnChanges401ApplicationProblemPlusJSONResponse) VisitGetTurnChangesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTurnChanges404ApplicationProblemPlusJSONResponse Problem
+
+func (response GetTurnChanges404ApplicationProblemPlusJSONResponse) VisitGetTurnChangesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CloseTurnRequestObject struct {
 	TurnId TurnID `json:"turn_id"`
 	Body   *CloseTurnJSONRequestBody
@@ -9546,6 +9699,9 @@ type StrictServerInterface interface {
 	// CancelTurn Interrupt the active Turn once
 	// (POST /v1/turns/{turn_id}/cancel)
 	CancelTurn(ctx context.Context, request CancelTurnRequestObject) (CancelTurnResponseObject, error)
+	// GetTurnChanges The files a Turn's agent changed, with their diffs
+	// (GET /v1/turns/{turn_id}/changes)
+	GetTurnChanges(ctx context.Context, request GetTurnChangesRequestObject) (GetTurnChangesResponseObject, error)
 	// CloseTurn Release management of a Turn
 	// (POST /v1/turns/{turn_id}/close)
 	CloseTurn(ctx context.Context, request CloseTurnRequestObject) (CloseTurnResponseObject, error)
@@ -10749,6 +10905,32 @@ func (sh *strictHandler) CancelTurn(w http.ResponseWriter, r *http.Request, turn
 	}
 }
 
+// GetTurnChanges operation middleware
+func (sh *strictHandler) GetTurnChanges(w http.ResponseWriter, r *http.Request, turnId TurnID) {
+	var request GetTurnChangesRequestObject
+
+	request.TurnId = turnId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTurnChanges(ctx, request.(GetTurnChangesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTurnChanges")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTurnChangesResponseObject); ok {
+		if err := validResponse.VisitGetTurnChangesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CloseTurn operation middleware
 func (sh *strictHandler) CloseTurn(w http.ResponseWriter, r *http.Request, turnId TurnID) {
 	var request CloseTurnRequestObject
@@ -11356,389 +11538,399 @@ func (sh *strictHandler) RetryWatchCallback(w http.ResponseWriter, r *http.Reque
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P2NkttGsi+Iv0r9+T8bIu+A7JYse+zuOLHbI9vHurItHbV0Ju6aWqIIFJs1DVZhUIWmOFpF3HfYd9gH",
-	"u0+yUZlZhQIJ8KMl2RqPYyLGahAf9ZGV3/nLd4NMr0qthLJmcPFuUPKKr4QVFfz1RKs7URlupVY/CJ6L",
-	"yl3NhckqWbqLg4vBq6VgmVa20kUhqgeG6bVyF8KDrBILUQmViYRVItNVLnKmFbNLwV7VlWJc5UxkSy1y",
-	"JhWT1rC1mC+1vjWTQTKQ7iNL/HgyUHwlBheDq2fPxvHgBsnAZEux4m58K/72R6Fu7HJw8ejLr5KB3ZTu",
-	"GWMrqW4G798ngx+0sU+/dffC20tul827l9rYmcwHyaASf69lJfLBha1qEX+i5NaKyj37f8Htv1yN/08+",
-	"/sf5+Js37x4mXz1+/2+Dru+66fZ+19aVOuG7cPuR3/0rt9my98Nr9+sJX8b7j/r0e/dKU2plBBDUi0rP",
-	"C7Fy/3Q0I5R1/+RlWcgMNvKsxDv+9DfjqOtdNIJ/q8RicDH4/581FHuGv5oz/174Yps+rxR7+f0T9s3j",
-	"L//M6OVsLe2ScWYsnxeCpZnORTqBlaIXuu9dZfiGd4Oy0qWorMQ58HB99yAYseLKyozhTQkTk5sJS41Q",
-	"eTrZXZ9kMNf5Bl6a59I9wYsX0cdwE3Y/47ZJGMvc0zgZd2rCx2VuWFmJhSwKkV8yPjdCWbZeCjx0la6t",
-	"YJbfCsOUVmLCrgy7kXfCHT7mDpRZSGGmyvqjzTPLtMoEPJ5xd9AZz3MDf9dGVIx2k6VSlbVNmSMtc8ky",
-	"XW7cS2uVLbm6Eflkqppl0PO/icy6ZYCnupe09fqd72uWukVI2TClRUmZxHFZbm6ZFW/tJUu5MmtRmRR+",
-	"gNukVorLSjD66ZKlilt5J2Z2WQmez2SOdztqK4QVTOZMLxhn+Hs09aU2gi0qvWKcLSphlizFe0zKCmms",
-	"VDeXLF05ImOclaJaSWMcY3SX9r+nuXmmYVFMytyb6X1FCswzrQQ3Wkl1MxOLha6s+46ty2L7dfBM86aM",
-	"W17om1qMgNFasQICF6peDS5+GdCCDpIBrRGwjPYaDZKBeyn9pwAW0h7L4E0H2dMFXlV84/5eCbvUufv4",
-	"zq3Aq7p+sLy6ER1Ec0XnjWlVbC5Yat0aKl7MFroo9HqW1VUllE0Z/m3YesmtuBMVw8m1hZfbnpIrwczS",
-	"3av0+tK9H/dEvOWZxQ9FpPnAHUW44QFIML+ePQNxsit+X8eCvY858y+eA4Vlo0V603Gwrm6Ix7Z52K1U",
-	"+SGeCo8+cze6Xaj0Qhai+4jSj8wuuQXydAdQGuZWEVaBmawSQpmE6YqltaIH8pQN3QERecIU7AAwKqtH",
-	"nbySXrc7hu9Wpd0gf5OWZboucqa0ZXPBcoGrLvLJ4NCywqI0n2km3buwz2gZ/Q5nBa/hMDiJ8raT8q/K",
-	"stJ3vOii24g1lJVelY7p0tJN2Lcik+4nw3jVCJpLdis2BrjASqiaSZWLt46vw3JmlTbIDK9ePJ3gjCIq",
-	"yPRqxVU+E28zUZUdR+mlyHlmRQ7vn+ta5Z3r6EQUDQ5UjG1GwmHOYuZECHAIWMRj+IJ4W8pKmBnvEQ56",
-	"sRCVkwJAb62DKxTKJ3XJAr82ltvaMH7DpWJ8YUXFpHUTWuhq5b4xyLkVYytXomuWK65qXswamtnZwmfP",
-	"2FoWBVAfMk0cGW7nJbJ/41h/bWzi1F3PX6JlnWtdCK7o2K1KO/PHtf010i2WoihmtJXdSgay5G4mqnXR",
-	"+cOaSye4Zka6Tdv59l+9MkGEOhc3XLmNcM9dgDrilN0HjjSVrlUmVkJZd/5h1hx5qtJoASx1kZvEayjS",
-	"MH57m7OFrIzTR9YnbNLWkY7Xb3f/YrrtPON0Vl/oQmZ71LQFL4zYPlxVXYj2cdjLbOlTL+tCIKm9fYrP",
-	"fXm+fSy25ogf2jf+lyTIT5uAX5v7nOStIYZX7R1ljfLlhCFyL91OYMC8urlrbUtsLp6fJ4OVVP7vh51M",
-	"wO/MF4/gZvrr4S73KisNk+wWmlwJdzzmRhdOH1/r6laqG5bLSmRWV5sJUGwY2+Pzb746qBi4uXWt8V94",
-	"ditU/lQt9K4ygJrbxbuBqovCWUTe8NiZ+4721zkz/PmBYTJPGDfADHIuVlqhWeCE9BBUnW4578hBkq8h",
-	"bKzbzxkvy5kR1Z2ouqUHjgu5fAd3RlFIQ6lEqSvrBuPY8rVQOVNC5IalMi9EGitu7oLTgjM3e6cEazsr",
-	"NM+BhZiNsWI1E1Wlq8MnIcytU5VuT6BrI594lf0VMe7tMxtNuIOrg501a2zq08xOJyweGPbfr5//zK7h",
-	"HWyhK9hfXt3UjsMb2PHU3WnOnG6XgmVpiIXvzAddEO86ZVY+c4p1D41pXTC0KZ1Sbpfu6Ax/evLigQFx",
-	"/1wVmx+kalFYkKtbewJjaM93a6Xi4XTuypIrJYptdXCp9a2jm4ZqkwGqc0BESnRS8ZNCG3E/lt0I+ohx",
-	"fHl+3kWVu5OI/Wm7Xg/Pag+aDMBkIy33GLEHz9xxCexnhvbNCcIT7aEO/XGOfO/QC2L2+N4Jj2YliMt1",
-	"6YL8Rhx88090myN1ZyfvEPNTpwwtCiFsAtxJoU+AW2aEMB167RCOG64QmAIZryopcqZr8I9UopuruhcD",
-	"ZzkwiPVSuLfgGGA0ZP1fMK5YrSrBsyX4zdyP7rg5u9gNxA2s4MayW6XXimklnE4n7dLpeTTiqRpytaG/",
-	"yAu8YtKwL8+/YCmMMfoEujfcVMIhH6EHyR+xAjly9EznmfpwSbzzSm+z90nB4AsouBXGMmcb0DM4b2mY",
-	"9wh0fsD/eIjEXtF9nnqttEU3T7UVV8ZJvd0RBy9JCtsMpx119GHzk9snI+xogi7TtzM6Xu6Zxi3GLePs",
-	"ifud8bIcI+fzUnfJzVSh7GTDSBqDZw2+h+sk0FcAl5d6hW4yx4+41RWoETlYU7ivHb+6LzkSnCq9cO/E",
-	"wERDj+5bI/oz9fNws0tYXoEv1C4rXd8sI51hwq4Y3eqo3i3HSlQ3IieH8lQRKbkfwSlEFg2ntURLEF6u",
-	"waHEQA0C7xG3fgmVXqMFhYs4PJ88/PLryTmcBUdM1WiqUJGyQduKTUkGFMCG6S+2lm8Ckc3gcgrGliNv",
-	"d7tjr95bOZZ5eomvhOfB4YVOYOm0OTTHHn3jxG7FMysqM0rCBLRqhtLoe24TaLfdP2GWoBU6bUszDZzG",
-	"jXmq0L8m7YT9DL6L+Sbsrq5wSG79acHdCrs3znVr/8AbGuj1ktziKk8YBC3c71MF+m6LhdpYax3ubvwo",
-	"CYvr6AhGTTEvw4zlG/clzyfRHSECMbS4t8yd6jJhjf3c+Ba50sR53UgS8tWvDSt5ZdFp0WZ+gUOQvePP",
-	"YycLXPNKSXXTlqoHHTCwbB26ZZvFoWbM/oo3u1O7w96OEuTwgt1hbOlr2+LZs7yGzSekrsQsrxHZzayi",
-	"VenSP94c0JJ+lKbDtxoP73gdpqV9dWxErZrx0URmtq5O+MLr5g2v6kqdtMxmsG8EXev0rXCiudr8fJTW",
-	"o1Ws+eT4LGk/S23sgyYmzIYYz3JyasPcjfBkAu8A2WPlSowcGxGO7zgLhbNC69KdDpbSe2Z1VaRsmBY6",
-	"44X7RJqw9OGjP0/O3f/OvnZ/Xlw8TEf4HTyZMMQ1+JdLbSyTNmnCbxijNgl4wXxIAdzbyqDEd2JAV9ad",
-	"D/eAU5JWPFtKJRJmtF8RVolFbYRhpnYci71++SN8xOl3znJ+/OgRS+94IXM8AQsOrvTRhD214FcEAcg4",
-	"jhbOosA3X7ph8CByVRiFtE404Xdzx5yCNx/eIU1L73Pv296UNZeWjMEJxiN8tDiKEzf/nMzGb96dJ189",
-	"6ooaN8TzgmI/W7rKtvJho5DoGiMIjAdJHdPxA9PoKcjkQcY6FratqkzVMHXkfWYsrxx18CwTpeUqEyBm",
-	"KC7omDrvdCw4zXZ0GdIcHpgoFCVzH6ZUKCuC9BEqL7VUlqXZ29m0Pj//IvNiNYc/RZqgexndxuy5o8y1",
-	"NCJhTqGI1wK2TOSNj5mldHBRy5N5QQII9RfFBERSgHmYxgYgJ60o8slUNZOojahm4m1ZyExa2gYKzqIK",
-	"BmKV7o70SDf7UQKKHmhDeCOcZBiMW11pzVQBE0dlwd1BY2clt8sHTu5WWt2gJEYL2bBcYuTH6ThOKc0r",
-	"vrBeNwrTWnPDskLwChJRMpw+ajrwSUpiuRUbNnwCHkUgE1TKjOVmmbAntir+dO3MJZkt2a0QJREBfNEN",
-	"uazBuwR0SMEGiEHU85W0l1MFlHeBL3qNJ1MrMXaaDbzEvxtu+B9sw9WtgZeNQDXmbF7pW6Fwc+iYB4k8",
-	"NNb9M2e6mqpaZaKyXKoR7qjbyfbm4IpoOP1X5NNPGG+Hyt0FbxtBcN2NgkzC3HGGqULvBjNWFkXgY3Ox",
-	"0M48VGVt2wpMI5G7ieooxeZb7Yy0Ho9FlxsQbBuK8hm20LVT52vl9ABHKo4GzdEqC349OD62xbbjk0e+",
-	"4we4NYRrTFfQhVsiNXd4ILafusXfpBBVWesqN02MKXOGHGRutGZzUOdzpCNmRme3omv9rvEHVoiFdVq6",
-	"XdVvGbJO0vCdSn2jlbhk5laWJdlHTn75ZXbPREavVFbciIo+Ts7bJg2B5xuQKZWVvCg2M39FaUv/7qIL",
-	"Y3Uljlv6a7jVPVOXjnl3xfa+cwKJDGMiHjRAIfQt3kpjHTFVR1NOL824xTlu3K/cnfTEzAheOXbfGaxz",
-	"Rk68T2t3pdD6ljSkoU9DcYwVNpgtdJGLKmFOiLDx2D0+JqKgW0an0RWNEgZwtNbaTPQaXaiH1FYioOYY",
-	"0YJufT/x/CHedE80/tx2KrbRgf8IeRWO2USrF52EKOWiy58FCRTRj1HUOEqUuGfGQ/QFP8b+tfjB87ht",
-	"O6jGJdqdWqSDn2SP7lgoNRh5rdf1j/PaM4T2OMsmJ3HXaK6kxYjYu0NRhHBr/wBe0cFufx8EUPdG7hva",
-	"0ZuM798/Kjpbu2uzlzx7x4bs4fDQ6L59JPa9FEX+HQTXdlfO/dbtnRfG8BtxxOLAK5oHOoegK3FTuVV8",
-	"UWm96NA0arvUlfyHaMktclh3yqZcWC6LnrQKp8CmuVZO018vNyDrm6QmUJlBe3PGzbCiFJ3RJfBxUPVR",
-	"/K+XGji8Ydx2pZlEo9EzFKW22nQT4r48nC/OmRFOBzek5abo45xxS/7E0i0bWwmumljd6dk3xwWfF2Gz",
-	"Go9elMJ5yVRdFKxWhTCGVtkN4WDoW9c206uD+sRzuo3C2LAKeMiPmSKmx8/KShgSL9spYpUuCqdIgb7f",
-	"uIxJ/RgGNzy+qVlur4Nb78clG3HUnXcUmWqHz1B8c7NQW2TVGe/emm+8Zi2aS+Ij1nVEfxC8QFdB+2Tu",
-	"apP6tvNAHs1Ng3rhn+gcju50DFaCW5GfRBHkCtvMuqOHr07znbVzwbna4IMr3h3i8pUQXRy2N3BvRFYJ",
-	"O6u0PXmyXo6Lu27L7VXjeIJbnC0dfr8k5wWyGQHauvvCaTqqHwI682YQZukeCEZgyO6mUfndanyBBhRL",
-	"YIOyYne8qAWGHDBBsxK2rig59fRB1lVxmGCbchbKc4if7pnwzlYkMfF27XHfKXgCj52cebZF9HsNhNjR",
-	"HBHmNucs+FwUICNLoctCXEK6j88TrpX8ey22Uq4eHpEOtkuzewMcePd3ePMOvR37/A909y4tbM3ah7SX",
-	"1pZMV/BfAx5lytXOBGTnGHmjRM5ePL9+ZbYW4dH5468PrEJ3Pk08sj3kkQvlzHpUpIri+WJw8cv+RQDu",
-	"+j7ZZq9W3wq1l2nMBa8gXfhWqAm7XmKWAgQvs27NyM8BCb775el6aUQ2SxneRMkb8kZ18+BjPrwtYGFm",
-	"O6PZXdQ3tKzdgangizrK8KZV3m+B9ZvJ7vHrsGq7A+mTK7srfix7O7g6OKhXnkyOH9NhylJifTJ19U4E",
-	"P9c3fmIBvyZL/YPH7Vr7B5jbU2VKkdn7pfFJfHgr93onK7RnaNHT3SOzouLZh2b5eQdWxks+l4WMvCnR",
-	"++ZQKupLQLtty0UlxMyKt7b751VdWDkzoqD8rQNumK0vxq/felfX4oRjstJ5l+L3g15DepTZqCwER6DI",
-	"AWo9VnyDQTcWYkkY387FgteFRdvrgqXGClH5AjCIoqdsKBVmjjRe8rpSIyiZ+nstajFT4m24mYNym/sv",
-	"ww15cAH4MJZ7Al8zYVeo+mM8fF7oDAI528WQ+I5MFwUvjXt/a6pQpKENGh3ZUssM8q4URjs7qwh3pzpI",
-	"Blvz+eBaoJBOQwVBS4lpwGzFc3CUONMHVypYwgkThRFxcZAoqTRoCK+Z4Rfz0fE+ikBss0KuZI/3UzYn",
-	"sE/i3G5lErd2yZnDbldm/mrn8nUUK+0errCvR6sFEfv4T//5js3aU3LUZJ+HqhJHreNbpbNb/P8z71IY",
-	"R2vVE+Qh88K/qxQqd7/5wnP6Azcf3Nm0q86mwZrkzsogz0FmIXja831R7rI9qMLr3nyrLS+6ftrh4u4V",
-	"/v4uXuXxAg44h2lhHr5JDn0yJLs38YAtUk0ikAKfYUUxBNwIWpCYsLZExAGRFGhqV0EL+BO7vrlyl4a3",
-	"PMWxjGmzjidLrQ3mQ0rD8FWUU40RfSQdTN94a9NuhxlYl3sGd5QjrbnVv7Bz33erjFal7fy234U+MtnP",
-	"HMIROCaq9ZJuRr1ga2LxOJIGzINGHt27/dFmbw/QzctIxTilgIwK22PKOeHxrfXddh10rPe9VzQZoNoi",
-	"8lkgE9NXx9b99aZy7dF5R3SWTker5Ky7dKR/a9sT7NqzZhAPzw+Uz7WUsd2D+9zZVqDNtFUUykHI79w+",
-	"GQEFXt3qjk95ozDEB2ssu4L94J5ETPzAvTvyYYsze1LuWvSfmmKVLZd0PMlDdQZ1pV6KBTiGRZHP5psZ",
-	"ZEV2Odt8TpJPaW4AgrDWt7f8ocV+spOHtm1Tt8bZuTI6F8UTUGT3FEb2VFRHIBcHefsR8Bhbo3pedgvC",
-	"IGp2vRFx9priK5HA+TBLvYaQG0UGOz1dYa57QG0geR3y6SEPbU+teTO/Hu85/Yh0gAn5oHObSw9ZUnIl",
-	"EiolGiqtxuDeHwUTBx+Syr0KigRUsfEPT5VP/gwxQEzO9C90L8EQAbwGs9LumYXgdxb3pWsFerf4WtiX",
-	"wtSF7arkBIvRzLySuqu4QHWIm3b3+WlizPcJ+MKiyjtxvFs2Pkrv3/SGVKPaT7Ge+SoqP937f65vcRJI",
-	"xgYPHX0McjgrS0mvITETFxozoQxfCUTQGYWY2QKwSwpb8TSkZsJXMCPP0yWx1KjWq9jgS5Ec2iO5EZZJ",
-	"ZSwk+EK4Fo6rgoRwpbFmKCu4XJEdenBVo0B1KJ4Odg4vIF9u1mxvMjhg4GS6bL+MRAZNwen3dIWrfBbt",
-	"qem26j9BZDmeDY6398SZ/vP2mZ+Wfe6P18rKogH4CrhO4JCaA6KRqVciZ3Ms1DLCjpHxHY99Aqt3tJsg",
-	"lmAdNsvp2RQfQofJ4DchRVoyP/bWFnYR6M+QIPG05fztI9J/jrQhCcE9u5mtsOBqhgkf+2AjwicLDxZh",
-	"QoXQdoK+T3LBueE8pNkDp3OiY/1edBoyTvY9gFt9jfd+GClGc9pDlyFtpW9L+gnyugdO469LIhC/JYSu",
-	"dCedgFvqtcgT5uns2LyrjnDErD83JxmEGu3uNMBeBb4rmWw3yzbgcZl96lcAOcl4lcMqbONd9AbKdzKi",
-	"2jNuUPWaefZv1Ct4T6+R11/8TvWnaJOFGmREGvD0ggViRhdQr6OZ7EsdOy5NLz7GCKwY1TLHRTdBj3r9",
-	"+um3CWlcdJ+7NEpCel837EG9mnfZqN9KUxZ8Q+rZQ89mlFgLY6kwXFKZvlG8NEtteyoWlrqynRONv4Fx",
-	"ILhXGIvwnG/9vGXOhjk3S2FYXumydCeHW1YIbiz7Oi64pkQVtmdokYDzSAB7MHpa2YDNeYXvr7Sx7OGj",
-	"82gAnd+py/zEXK/DB8GX9EbvDhJ+ELY1Wv3OcyHWeCj6tL65xADBbo0hoN1RUds1kaA0CIIHsKO7aKGI",
-	"DUkBiBksLEbrLqAMTKrceJBCv+7gJ5GGaguFI30gcC/ZQj6nh5hUo0uWOrsgvWBKh5ENG+E/il1ZMNxB",
-	"Mtgd1D4Emn82NeM4luPsrq6U4MTXb3qehIvf4kIQhaXqPyfjgNPjXo0CqNUnyyMWd1LXZtY1zYPfOwRT",
-	"4rbPUxFxo2ah2BCcPcDuCSqjeV86uncy9afQvKOJduYa9y9jEthAJw8h5/OWZuLdy91JKT9QJW5TNm5C",
-	"YgCY+YCcQ6CcO8tTcOPsGsw5OjY5vi8ddztAeiRiztEJ0ZTt116QJh7YzGV/yrRb5u60NeVTMY4yPH3O",
-	"0l6XHb6yexhWLgiLvGPXrRWr0vZUxHxAfveJT0EiFh2e8IRU9qvHnRrKvtw22B+a10ljgAeFL8zpoWHg",
-	"lrOMjtDuyCCecp+vq2ifOnnbVWEwmcYDPoylx4d5motVqa1Q2Wb8TGzSKFsbAeE54uY6ziJFt8oTjtV+",
-	"WmwGeQ0PBMI8eKq25hfteRKnCm5KER22QJ8tYjxE533HrrnjlOMXnZ/DxzD+xKFhXveneoRTNEgGCIfR",
-	"ydOeN7K3w5TlIR41trrOoGwm4wUgBdW8KDYsl3msXDl5F0BQRT7DzKIZYtkf8qu+CLblTzoXHyHW46X3",
-	"CsBQTor7HBe92puU0EzH3C/nsTvGe4UY+TLHwE4EwhTZ5h5k33dbKAuu0l31LQ0YjqlX3bahSvj4H29+",
-	"QYSS2Zt358kX3/Q01NhZm4Nr0m1/7PrjOxXcvRY8rpCPgyWY0NZarnvraZ/AELinir86SQnoPFwfxQ3t",
-	"tcguUqUAUmPtw86EfMPfTDNurOYwer+gXRGhTlJuin23i7y7ju01ylECN2IZsCQ8nFIBdNHMd+tIWFqr",
-	"UN2Xu79BvLkJQOVy2gM43xuuAZ2kY4NeiGoM5b6sAU9ieHMSNUfxOELcMBrr0YgOUa1yB7FJZQA9qFdN",
-	"r3v0yj2AjqRLbFPi65dPm65LTjp4vD/fAMcXxh2gL9QuvCsm+JCzXo5X6ZtKGNPXOme3HFOqWUkPwYvR",
-	"Kj8gx7un7WGB++z5CHsaKPEv3CwduYm3Igv4+aOjV2UPSPOL2iyfiU1HOX09L2Q2uxWbw4c7urfvG9dR",
-	"+WO3EhcXSJ7APrfe/V9SrA/jbrQ+dcyQ76coeICsHej2gyUcFICDg/9KdlYJIuHMK71GKJTtIQcw60sQ",
-	"cgCX1s/WYxNM5mKGTKuLNdXg+0U1zjeTQagZD37lsTCHnBU6u2UeaYm60jAi4B6n/K3YnJrb6HhyV1ra",
-	"gSUuH335Vb48GVd/m/jxLVj33UFMW7cHmqCZHkN9QNQfpUY7psjdGuqtjT9QvhLNpPXkQYMOs0Xz++KG",
-	"h6fa231+6sb5N/UPkRJa4/irVDeF8GU5W1U67QKeTKuFdHvSVw/gFO2V8E7/49ZiC+cpArTViy4/PzgR",
-	"vCp1wdyRT3eb6xznlI67i+1vIbZtq5yPv+HjxZt3X78fh38/PuLfD3swF/s12yg4v9F1hRjfSqzHPjZR",
-	"sQqWfQfXGjDCEg+FLAk7sgMK2cqiQAjgOA6ICBcVVwY2L2A7DrXHPGSPz78JWxRC29Bg6k6oFIDyHp8/",
-	"DuqdU8TNVCmtxKjVii4+jx2Ea6vNE14Uc57d3u+Edfiros1cmZtjWznuDO5a3PfUd8DcbyuSXRiabJgG",
-	"VN0L1sbiTJCIpQUM7AfGt2LDROVRG6rzRgsCS+Z2qgBIuh3f9RidgHi/AyXeguccNcjet2JDtXFQUMfV",
-	"hozghgwR69HjahoEwiRM6qYhEYJRa0dyN4iJjyGQGMcyaUVEwM2AZLjYpEhg22JwV0LwKp852aJrO1tJ",
-	"VduuysPnczf7VmsraVihA5QOhJfB1vbFhn9+dD6iQle5cqz24fn518jP6e8uTcUPP0pC7eGU/k5IuEKU",
-	"7SYpwikqCC0K9YLEzRDlExpAmSXgb+7s6+iC1SqnCQGAe8NNnOKD2f2F0a0inVyakttsibCiGFzFvgGQ",
-	"EAfQlj5454wgwYbpGf6djqBCe6ocAfjudR1AQmyYNtcieYDg4AoW30wYNcSbO/rLPZuD7ke8uECwVw/i",
-	"g1OB0K9pnQyMFXvkWILknBPCS8YVpIlCDqvH2MQwtcrjU3A5VZg1Bc0klG1axRHsqtJ+asbqMgB1uhMT",
-	"mmeyIbDYrQI5wqBFD3new0qdyQvI4JBu1EfYr3wbYOm4BaKWpoGmPY17AEn/vobKv9om8sePD9I4oX11",
-	"Mr0oOuAWLPEZF6WoCF510nGqDzWN6s6u/0sHezV0fJDXbPHolFgoJr+HjDfr2yi3gOyhVwD8ZhJPCoL4",
-	"8oGGoKB0GDbEG8wvbybYbnSE9I0n9YGJHvAFt1BAO1UNKSH+FHSOUNBqiRL3Lcs1tvWAj7k7epCtk4Bi",
-	"5V6xw1W/3ln+w+jTF2fjN//t346pX/iImxZe7TPB9+/fVMUbGBIgt/eoXQ8x9H1hQeOBpr5U5+yTKIOn",
-	"eDRhT5YiuxX5VMGuGRvBWLc2t3c3e3aMBQVtZ7ce790tPv7Hmz/17EtQcTq0U8+tEmYruVoJyCgrBIdG",
-	"F7CwFZeF+2O9lFYwU/JMTNgV5Tg9Pj+Pk5zgiYdfsWfyLwna1lC9FN8xr0EFLiQ0uVGa/UNUeryWuV06",
-	"JWAuMWEPuH7TKmL4+k+Pzs//8r/+5/8D//g+Ye6/j67owqPv8MJXX9GFr75xF77/7vvvRw0MNgo392VI",
-	"7yYAI85Mwc3S+wHcIKIqh/T/l+5iG50fwbj2pY+AvAmgBV3Nc6ECjAleFVJUwOUvPcp843GlTpDrrS4Y",
-	"WnXCMR3ymHcQh1cffO2SsyDI1trChm9rq0d8/gTrF/X0vuIDqnT0zY6PQWcBcPyjgiddaktHUAcIJWiv",
-	"SdsSE23tCUEG5c3SeuYQa2FsGCk9o0+UF9UmzftF6B1JNpH5vbGX/QX3H9BdpZdwHcU8MNhVBVIIfcNq",
-	"kBmgM/nuO8MUX7UCmPq4O0c6QsMGWhsqTVCd+FInO6aqaWTQalaQkb3b9PYKVxKENPKIIk2nI2N1BfLB",
-	"MpQEjW0yVe3ICpREKZb6hUuZ4RvDjL5sdFljOaCKEuODGSO0vBsKgeG3dM8+l31ALWhlibXjZz6JojeO",
-	"1j6l0Z53H3cLNTD3j4YXW06CX7we45WYN+/Okz9/8/5oNeajRLqPrmH1bcmufH3+gbKr3zrCfDoD+vix",
-	"2n3rSD0me0CJoPM0LA3B3Kxb1RmMm1vDlqISE5Yutb6lzOY4icRdbmVNPDCsCaQTHSPKlrs1QVse+meg",
-	"7wGTSIEluOE4yX8nlB1dsrRpgbn14Q63DqZmXLIUQxz0AKV94DVKcgDVxv3YNJp3EyHo8iZRGkeDzbm8",
-	"KQG+wCEPUP6hLxwB+kc9esgxhA6qDLfBdwTDZGb/8q1+3lvBv7CWB3tBRe1EIxSPkx7bDqg0H49euI/e",
-	"unsFZxEVHtOUMFDte4zuamjvsSptzynMpTM5ZvGUO7QUpALsZolqbl3O8NGLhvLxApD+dlYMRc/Q40M9",
-	"7od8ZzttvKOXQEeI2+pM1x5GU1ehhxg4PnYScKmbMHVSgUQxKErvjGdsu7Z33uZrcgbJgK/m8qbWHp1Y",
-	"LqTIZ1i83G7f1dcic6frMjRO6K4KbjZg79y47yMfOsJG12JwJ5C/0T4eWJe9Wv/zkv+9Fpc+ndNZyM7y",
-	"Dc2FoFMYdrisdCaMO7gZrxSYAQnkvwfrBO+rBIyuOxeU+kqY3iI1uGEtVa7XpwqKqF90a837KKOXAHeO",
-	"376zf41NijuyfYp6pczeNqpoA0vF6ObuoikwnPe+ZynAupAKTN2e14Axc0qs9qCO34kR5YblzBlHTZVe",
-	"Q4+30tmRc22tXiXsb1oqLK/maJkvBKA+e68D+BsMy2p7GRjOEZkmLVIIIVDcA7+GzSJ07ijYb93JIae1",
-	"dG7Xnx+32lHb3V0WQpVr/TtxYKcwonB8ZnJcI3komaW98h7qrGkvGQ9+C6nej6tzN7QuQgf3juPlf4pL",
-	"XrdDcrm8cXqYr5jUujAPMLcpYdG9JmE0c2B5S6n6uJd7w/FtKlv95w82aNmZkP9e5+rUlTpgLXwCLf4e",
-	"foJeP0C/2bnftuxbDR9zNr0uoxZ2W8QYKXuuu+jiE2T2hxLDI6AN9+btJ0dUBbil+VbwPAiRLaRAXuWz",
-	"nH4/iV9F8ap717LufL1vBt1M+bSerp4uCUVgL0vrbdXqXuIzN3tEMuQiMp+p6ZkPeYrI82u5ub2gJvBY",
-	"44xPZXq1EsryagOcqAbBadcai6HJ2TpVpl6tOMRzh26EcC+6HEcJBIvRlc++Pj8fZzoXY2yTOdf5hs3r",
-	"/EbYCUPAcfRYBb1+N3gxVSCIuZPHhN6zXupCsJuKl0uxEiwragPlzuyl93UkjWu9tmVtE+C9jFc3tZse",
-	"stlcLhaGbAReloJXUzXMIA280N6XBo3zdG1HE4Z7Bx60C4rnZLyqNs70sFonGBqDJtB6sRVxyrUzZtH9",
-	"tSXYsxPzPdtpu22owN2TjiVjpx8U96QjjJkbVCeOzXZdi3uPsXxVRqWpAvruihXiJFFpA5VVU6ovhLaV",
-	"YEPcCIq95dQYuA/y5qCLmkbfryL20X2EJiA8re7rcLTHz3yywhvE21Z9u9IzyjD2pzo00oVs6TX3AV2n",
-	"PUA6jHed0Pw2wl5SUQ1k0dPztAiYGbaIX4kcfsJ+FhIiPODwtT58ZywAH8QFVvoWxMH2QL3Ki8WHndZh",
-	"VauMd7ZxpKQ7z5GwhSkeGEgYgYkjTIMSOXVabU5wOLyT7tyx7VZBWDXV0E0SDmc8ymZfd85IH8N+KRbd",
-	"+fUfS5dJBt5MN5KqFnowt8EvPxc3HHL5oBM09sZEb8pwxweQsC4XQML8xYWuZktNzanuIYK39a7+NexW",
-	"Mxeg+vf3kNsDb/2+51M7xYs+VIaK0L0cJtvL1V1AkQwyrjJRFNTfktO/QjSjqVPsRL1OBpg91XnQIv1j",
-	"17wkTIuT2FWY9SGz1N8HLQgiLfkQ5TcqNXgko6b7Xft8v5LuSDM9NJxGjX2ffOowsFD5iVOJQWaP4i1x",
-	"cwm0/4NWeWglggaKOMl0MA+jvsKdwSXZxaZ83nErs9MQwCiIZPDiBDUrchAPGxQcp4WSernHg/OZhaVP",
-	"R+b5HNg+KhJufH47sN0b5ksqpR13ytHRLy0873TogNTZZB8dDW94fCQeWqt7pT18EtyUxppj6sd2vAJ7",
-	"gtItDrXVha0FjdRwnejY7ZaCBu63zW26ZOTrp9eNV7s/d7wXWGb8JE4GQrxdnwUAGwt5ZBg29Mm82HoD",
-	"DaUAttQGG9uq5zrRJ7kPDAMrT/ugVCpdtES4Ww9udUWIDIc788ALdvb0ACpk2IT7ZRKE3lUfUo7V35Hq",
-	"dRNVekVA3X1Y4Ji8CBjgFhF5RW4Yt1YorO4ARu05M5OGeshDegmaEGMjc0HaumPDKy7VbqA1jGh2qiHc",
-	"GMA7PfE/H65+kJ1sOa93VqNrH4G1dR7zhcwFCQJP+BAJHySDuTNUdlJAIu3pU6hXp2sxh9X5vZb9yx1I",
-	"vK/PD0Li7et/s20KcA8Y26m9u1nlMw2QIlSQTjZjrUBq9RVJH09g2ye2Je5QzFVCiXUCxxB8WxA4t9Vm",
-	"7CWKO5Wh/guqFj4OUmBbNPf82A0ekrby4C4Yb00soXQ6zFejfDqsKYKcbZ9b1xQWNRlxTXJI7K6AB2aW",
-	"m9v4EHpHGXYZCuM5LC3CvA/oBP7YR0uRxAe3X2voZQT3EzV9hUyfqv4Ii43OJw+//HpyDiSJCfMe9V1Q",
-	"VmpfpVGABjChpoZvCNkdXFISUy2nCkPSF77+q6pFmlAmARZrVwILj04rOWqSp8n+91+iVsY+Yp9EFVGe",
-	"FB4YKIdKnHoUUnR3apZwlFxlS13huPyhnqqof3gEepg2VJyOJuw7p7ThUgq3BfA+X4wjbcI4vZFcrW7+",
-	"7XqlqWoVLEGVVNMFXuVYOQI54Zesp16JIGkRdrEQ/E7Ek3FiaKpQDvVVIm1xw9PSuuOHO89Mq+NlpzZM",
-	"IGTekCEyoe6wbM2VDd2j3Trg/uvKmxfY1JoXxYQ9gwYW8IYLxEqZlFLdpAkD3jXxbpfmAplfcfHW1i+8",
-	"tprMtOjn2PrfeXbbaAs/BCEWroQyHrrBu6PCFV/15f/edU2Fn3YdVJ3Dbf0KjLGZrIZKSvwc/tQaMl5q",
-	"xox/ByncXIqEcXoZyhb6y5gm7IoyIqEuAr3NcDAQlQAqBg0lOBurgWdBEKwSfAXlrCw9u3t4hm1Y0wSL",
-	"UHSgLWniNpDucBoA7sSjiY4PFNXEKIPs9k4PviKzXld4tiYxhQFQbbHmm4hUT2tcvtXatVe8dAF9t1Ne",
-	"8Q2Y2ZnnUEaM9mVowQ6clQ5Y4niEzFEcXFuucsdIaDTOkneGJ/etYisffXJWT8JMnS0ZNyy9IpQi2NUL",
-	"9hfs9/u//uf/6xilLyX6+pJxBPJwq6XYD69evcA3wa7TXV89jhRI9wR0hnePPHQDf3j+6DErK6kwge3q",
-	"+snTp9EDUHAEaUbzSvBb+puqnXS1lXY0YS+p5GaYcSPGUhkBFfV3otiMLloAiUnzV4i9xReNvFHc1pWT",
-	"fzs4iglLn2jlzLnxq00p4r+R2borPxCveG1ENYbkojQk+C91OZ5vxktdekhGNnSvUFhJ5R57JkQ5vnJb",
-	"7P56Uem3m/F/c/989R38v5u5qOifyixENf5OZTonDvm6vKl4LtLRRf8p/a+mSX9ZyTtuBSvkLdKOP2ro",
-	"CQQI5krXVlAjf2yD6kgJ2DoWNKVdLfapangDn8EDWuibG+EldkPHEOVCoYgJ3n+vtcVSPmAShqW/eIfk",
-	"mxgsK8JKMSKrK2k3184SJeRroN4rAnkBExVEJlxuXrK0tkRTTt9K4W+X7gzipYHHnh3w29uoGYc/+qV8",
-	"JjaD9+/Bm4wZxVvmxrNnrICgfdwlbMgdvVvGjZHGcmXpHHOGz7plYt4Bg3pZVlfFaKrySt4JFiPIuwX1",
-	"uAJQOw6IZ6yqVasS3a7qt5i6PVVT9V20+HiSX37/hH3z+Ms/QzZ7QQkqZ4So9ae/Ga1SlusMsgGotxBl",
-	"oE6VR0JLM50LJwlqu3RqLr4ESp+7ucu0Pj//IgP+Af8UFGX1U58q5C3DRQ1IlZkw5pKRwu/sMawWRN2L",
-	"ItCYNh06CowwxunWN7wNyRnekAk237D0xfPrV8xJH2j53hQCm+VcAxg2ClXH4dIzONJTlZ7V8szxx4Tp",
-	"2hIDlgb3mWd2RG3yJaXfNx+p5RmRUuAOaqqM8GXxP1hbQv+/NKK6lCFJ+oZKjq96dyNvFhzyNBEBgu4H",
-	"sqDuS5z9x3evIOxL3cM5wrA3ajeWRDO39jEIJcgPD1qy4htWQqoM6LBRFvkoYava+OoVaZ2SL8xUhdT0",
-	"sKQkhXQlb6SzTK9FNv5e2Gw5vpZWXIC0HuOvCHTC1VSlz/ECE3+vseQxLukdUS3w4/MvWJqZajHz4KWO",
-	"Jv1y0HI+cES55cQFHcCbvs0x8asMM0Php4jVE2VFw2BAKQZ7YhVal04FmSpKYYSL0lihnGB3S/jAy/BW",
-	"cXI6HnNnvot8TBSJc5sqmFzAEKSb0pgY8HAqFhYLOXPcsBBPQ2Oa4DPwalzy1svdQUvPVlmJ1Ar20p2v",
-	"e2vOCK1vTIsAMgI2SyEzQQ1MiaH+9PSVs9ergviwuTg7g2bbuq4yMdHVzRk9ZM7cvQ1UoGOqEd72xeB8",
-	"8nByjt1oheKlHFwMvpicT75ATKElSISzlbCVzODfN6LTEUZNIlCJhZmSPAzSKtO1slEpzItKr4Rditog",
-	"mgS6fCbsGrlFgHXwyhZIWlCRxNtSV6geRbSDpOFUtkA6jj2Ro2DCQnSK7l9yd3ppZqSHDdPxmK6M4Yqj",
-	"HbDk9zLh1kuIGWMlPExl+Pj8YRN5wkFfvXiKt/tsLWiW7sMZyMOlVk/zwcXgP4T9iTagicPDZjw6Pydf",
-	"rKWEbbeUZ2XBpQrCm3d5inf0ZvpC3+64NSesJdooRzOPzx/2ubbDOM88Qijc/+UJ90fqyeDilzfJABMB",
-	"N4OLQTS8VVgay28MZNeI6k5mYvDGveGM6Hqy4asiIuCdJX5eCnX14unhJY5lvH/pCQvthCN9q1EKdnjg",
-	"5KMu16tYtvau1N3DMwoEnL0D2nwPbn/di60AZ4ba42CaZFYJcNLx4oJBU4OyNks0ahuJyLC7MxZtcl9U",
-	"FeJ8oL8C8Nu4NvQVEKjYB1TkLBeZxOYmKbkmZk4bcWo8Si13bEOI0EekE/+HM58yWTohCBmsZhnww3h4",
-	"ZKrga+Rzgp5V+G8s9sMpXDoxTVE6X3PILY6zCQp8ycjlGeExua+iokSzl07SC4heQ2L+hnm3xAWTCw/0",
-	"6JYN1BHAvmmgkPzSNIAoblsA6mr4+PwbZ4XSdoHIwsTXZKp0RcPPE/BPPDxnKTlKbrQSaeR3Q1NEvHVs",
-	"Nk/Y4/PHE/YKOZizVLxbwjjGuhSGassb8wUwh4oNA03OjY7fCgQwgg0ALCjCNIQXLmWeiyb6q7SP7qFQ",
-	"bJ/f10Zc+eSnkld8JSy4EX4hi4Tqskl8YtAy9uRhXmdzijtxYmbjN+++eJQ8fPR1Z0X0m5M4x98oCNR8",
-	"81CAsFUA0cFYEKoeqCkC9XUUA+j0wE/OT2TXj0+8/5vT7n944ngePTrp/i/Pv/g4/PPKHYOx5aXPB/Wd",
-	"iB3pDokHoUUEkIeOB40iPlvLhsW2UrV7NarnCurJAFsqmJ/OMAWUoNiG1RWasAnz7kum9HrCfkRwyOBW",
-	"Z9B9gEW4dxOW7oSA06arYrFhhL5tsZv62tsvcwrX55jWU+n1rtLiPv+kNdVPeDziD0HxRMfxQHuEijsh",
-	"wQugKu6jxpxOV5Ek9oWj7ZR9LwuNEBHdtGmlm4TO3m2BSr3fp+U8aUcID/PKbSjII7mme2w23EGu/L+z",
-	"txGc5Ziujn5tdtpahR4dLZ74Pbnnw0/KbT+ACp+r9vzavOMwAeY6s9jdp5N5AcOCAJ41HkYhIS88/EbB",
-	"1kLrW3AMJags4sHwuAuA8e/sEXdaSb2CHCDCYcCAqX8vXc2b76FDy+k5wY1ciRunvjhFBVwDE6xS2KQR",
-	"Uo1XoCgJiZIWL1la8soptsVmRs/A7QivUd0i8JcBs8Q9PuSKAdosjgqmBq7JWjlLFbz30VqAox5SHFkh",
-	"V9Be0wJMhW19DZ4gWDeYWwOV5wbRaTt+i5v1CY8TfaHnIFXCmev3YLQtkn0JQQwBzZfc+/ZZMSKEWzvJ",
-	"MwUjGW4aYwgtdSYK0pHPJw0ZaU7gGSG86/7CO7kuW97WC8aLYjSZqu8cIeNLltywVOYXKTq0Vlppq5XM",
-	"6GeZjxKWwr/dLe61jgciKlOac8v9k//9+vnPTKg7UehSTFX6TuYJ3Js0dVAJc0+89+5XnBc4FejopJCV",
-	"c4F+KFQKOEsvGAbwqPCFFuHhl8yp2VdgrqQ/cmPHEMIeP/0WkWz/d0gB/vefUwB0okahZcE3JkLSAPpc",
-	"IzDpSgTjh1torQggTwD0W8g70aXUX8McKHa+I6u2PVDQTxV3PrjxZM5uwOEN38UUJIhLukf+XgvIfCVB",
-	"h0nNsTjb6Z8W0lPOk45K1u66L2PDdlP2h3R/Gb5mQyMsm28YzPAaXHdOoapEhoGt0SVbS2UY5FWlML40",
-	"jB4dk83wW5s06LNlSBI/vK8Fs3Ny7uH8wOXAx38FwdriIuBcrMaGSB0Jy/MRuhDYyFLwAqNafdrUD3jH",
-	"J2St9IWepSSXkTSsLj+ux+hHeSeA2zpuEZXo97FcEKe9S+V08h/gjk+5VNrY/co/Bgu8Z5lqNu7pyLy3",
-	"7vUj1O1uKSJsGCKWThOJbUdc2Tfvkx5P3MsmvgzvemAYhmrJ4QPSZL00IpulW1HqCfuLdoyywj7fCrUg",
-	"30DaT2TCsE0WL7YD1iZlNxqZ7VaKhRNbssLcBRNFsn30kKC+0PWF1c34BMR6RgnTO5+k3BavHkHGGyRL",
-	"tTJO2nT3BJj/D1gBRzGev+h881FpDj+CVNe2jd7vUPvDj/1l8raaPg4BETavijfeWfMrWTRffEL/zpZ6",
-	"iAfKBxUPn6eYcZ29o9qP9wSgIboqo59a0/i8ffRv+Pj84Yhxi94fXOm2ixYCU/mEPaVUYuSpkEQlDIAM",
-	"BL8OmBBWl6B7wgWe3V4wgsVgLfwLwDZMQzYaQdEpscakJXfmMOcLv+zzWY3lGwhHgwUy37S02N0T9C2s",
-	"BZ2gLQ2sa5+aW4BCn3476NAqHnfHE2DjYGlX+k7knyeJnmSkb5Gom9aHEuiZDwuMS13IbNNr5XwHiaJp",
-	"VRfCpD5NtLZ67F/gllovFtAUDWk2Cpd2GZK+svYFfvjj0cPH0wG2htjDFHHlfm/0deXFP0Soxh6TpL3n",
-	"QA5oVTYESFYZuB+6NY+6y0Vd2rFUiaOhiHIuieQu2C9vUkSod9SlF4sJw4JbHtV9+TRnjpWaXVFCiAwB",
-	"FjFM5+rZM4L4hICjVhChqvSa8itktnSkLKJeTW48DwxLeXVzl7LhGvmgcKSJKT8UbiQstsup8sj54ckm",
-	"GzElqK8YR3+EKf4UB8D5qoyaHkVa2ZIXi9C6xqfVhrBfyS1mk27FNBt7fW9uNrUYsIRi4Z4SbzNRlaFT",
-	"3FTRfKTKxduRT4aCXlY9+eATBrlUZimKIlAUboy5IJ0OnHEil9YkTAm71tVtMlU/PXnhCMvDdSouK2Eu",
-	"g9gjIJyGNsWEXTG3NZSOXAiLCa25vJGEoZNO2Iz9iV2whP0f7H9jZ+zf2TjFsCIkXMIwqTZCol+zlKUA",
-	"jM+Aum8SJt6WXKGT8KbQc5Ng5qT7Rd3JSqsVAuMaeQP/TBifG13UVkwVJMWAD2QySakKwvd3xWxAXufS",
-	"0RXmR4c1RaYzw1vzFM1PN2mfaEVsiV4GvajAldjpGvm43PjjK8ZdjPiQcvzbiAFoMCAhrSWEg/6ZZcIH",
-	"qtFlwTOvpHwCWdKj1JSED9dt4v6n02OddHAHMpwsdFy2s/oDs/WG7uuXPzKjWynBGVcMgIiatP4J85gZ",
-	"cIbNRmXLSitdm0uqBSTE3/Q/vsM01JYqnu6qSy+kuvnIWvOjj3Y82oB93YeD6kXief7eFCboJICUDsQU",
-	"iObeunmlLbdijN6V/clTzlDD+yjVecuDwq0Vq9KJBXCoOybl5JVUWVGDMYgdtqDiVBe5qNrW4S5FvoSx",
-	"OfJCLLzPUn+PhtdDl826JbHTCgDsf3cG4xYzbnvvPphMAwBEP5XqIu9zeVCcJ3IUMt8nhIZLLock8nqs",
-	"fWEVrwSrFSlD+4j1FeVqfZ60iqPbQ6q+UuxfjFJbHuh70ylRC/ZH73R9w2eh/BXqlYV3xF348thdjzV6",
-	"QpT2hWTJzq3e04x3UtrCphRBS3Bst4c/7+fKxL5FnrDaUGwU8sQtdeCIrAFfkkDmgM9LgFrRtonhx902",
-	"LairPZxHP9OAehl885Mu08JRNpVAfm52RTy0X9moAHVur5sdLH8wJwwbUuUI7gIQ/h/GRY88e/3yx6TR",
-	"fHyBJ3gwMFYc99k/mpsonYt9CZaMsxfa2JtKXP/nj5StgIc95be3ORY1MwU5lpiAvSiEsD4jnFe+wSy3",
-	"fM6NoIz3peCVnQuOMSr/zql6xIwHNUhrVbl7+bwQKeE9YLqI0tj78SsGWAkU39UqdJwZXv/nj9KKEQXN",
-	"pDWiWHR5CH6Uxv4MK/AJj4T7wP6Qq1u+hM03cA4mvwZBf2ByJi65Ce5J3PN+ooPft4ju7J2b7d5Y0vdQ",
-	"WQnE5WsMb7TCjiQ3WudNaTaVl33DUnf3DAqcAyJWTG1DiBz5fJzRhD13hEXBlJ6oVEKo3MYy6KiCSIeA",
-	"oxHq7XbwpZMQUAyrQmXskG3kE+jI+4lVc7AufTEwiEmFElRdiUvGQzmM5ZUV1D2W0E7cp6GW0PJbQZXV",
-	"ddmhRcLcf0bcm8OprvCfk6sCJjNMY/3iyJSanuAXkMLvKvh1ej3ABxzdEFwjsGhcz5CLdvIp3uqD0ClC",
-	"fkbIcThujltjZb8QoQ62rfwlrVArQLb0cO34492Eu5275uEiT3b/EOrc+6T7xZBs0XpxAF4CdJwA4PTl",
-	"+QH4pk9qisUz6pNHrWX1IRFZNXoHLOKvnZAWIwDp2s7124gqt/pddFLn2bv4TzTvPdBvt11/nS1FDq5b",
-	"rhi0RJZQ9e/XIYSRsJw5ysEZyxyDYHOdb0A/8ak3LUr3BfNgVSHfHpIAi0Yank1HXZzbVpuWm/IoBt5e",
-	"iWN5+crczHYqFY5j5r+uTzaeX+KzOz7H0oTTGP8WIyfCAPUoIqp2YULP0fBgDObsXQTN1SRN7DkVTp9Y",
-	"CJUB+JihKDX2oYRHKd8bikIBmaGRLu1SHtCZIJ3bR3KbvtHsZ43Rb2k8FMcu8WP0SviWa8eVNLZwAI8i",
-	"e/fIcXSfHLT644IaRGD65JFFj0T4K3sBOpvX9lVjQpKjD5fdvwrz4edVtXl/D8AVJnxSf9StRA+sEseW",
-	"7xEi++FqpL5D7/Eixw34Yf/5RxggpxdO2MtanQDV2IvACNWRism8oA6TVJYwVW0QR5+7F+aMwKNJADg0",
-	"PqsDsOiYDO1TqAc7mU7NNKnVKUfUSCqupmZMvi0kOCJCY9CUDY24ExUv6KXGp9b0YWSOAjTmUq+nqkFW",
-	"h/qTstJ64T6RS36jtLEyu4iL5bEY5Itz6jqOChmVm/4Dy72vhcoTFkHEI/HoaqrmEhIiAztNGCFhJ2yl",
-	"laRAdACxi5hth6fkKZHJ9w2V/OYc91Mqy808X7hN6q0tCBuHm/kvyLs+yCL1ZBUfVE5oY3AqEQNu2Kxz",
-	"0j4A4EUZfQD7U6akFpvdLO85uGvintvEIojf3UlIJs4E6kPEDMuCK1JvPCP0CWcJ5d9hmCGrtDHonpmq",
-	"qxdPR3vBaj2UcosJemisJPBR3+WbK9bBRB3Dc6qT2mZ2F6zdvZy6q7l3Qx5syStDoJq5NE4wifwSN+uB",
-	"8esBGLOhLJQrwAhh3LJCcMD+9o1tmYUWdus22/bMOicO6WgAYLHmAsE3yWEGWJswWZghpD7CFCcsDT19",
-	"V+g6m2GMNcWOWeulAGdbRHF+BQsKRITqftHaeArV0vKdzldROV5IUeTtHnsTljaIq5iiOFVp3HsiHVGg",
-	"DfDQ1qISZDiqePQ+IRPqR3yuT9h7Mjhx7zt5PJ6Fz0el/kTKMc3zN9KNsZEujaHHjg16Me4rIuv8IVtO",
-	"L4ZunV+9VkFLxfPi2PbQdwLHHfkAWQLIhr1x+CdamdoHm7Fs+oFjl9TiN8RSgOXhyMAfBMb0jACI0lCY",
-	"p5UYUWlaU0A2VZ6OgTN4xsnzO1FZaRAEWdrLALyOaIzuqlgsRGYh728uINgO4gthwZFdEU/ExoajyVRd",
-	"MVuXhQiQoM1rQG3GqzO8hBEZkl+3YjNhz70yvCV28JPMFNLJwZW+E2YK/ShJahXiThROonDsceTjLIS7",
-	"OIa53QrAhiokZpoPU5PpUlywrK4qoWzAvBw1Agy/O1UroWpmRIHHEwfAou9DGn3r698piw1L6XNexKMe",
-	"wwujqU3qQldMifVU0efN7sC4ymdKrP0AA1QorQqKJoXZ/SBfhqlPaRhdongwHkFV15Zw6tHScJsYSxos",
-	"eW/JmZ486p+AtP/wscSM3C/LbyRH4NvXwh7hXaHM+39N38oHyZBrYX3/W2xj7M8h+Ra22GfSuDvLSmQC",
-	"9POGxQ+NsNBhpPhQKXNWiZLLao/ZAshUioD4KmFkXouLljjEsevKTwn4HvZnLTGXkYwZYBPfmYyX4hI4",
-	"7RwYCY4knSp4RoIbJzg4UDePdc+sEOAjCZGTQioxhqsoDwAUxFhRYjjbePywRSXMkmW8tDXA8XnEQMhl",
-	"c+aSlQhS2JgDzYfRfnRGw1r7d0CInewvQBkWBll4QmwfME/d5JKpMvV8hVVX0NMEcILNGlJvyCcHhkBY",
-	"YZDZmVaLQmY2baAGHVPuYq4vYSPhMD9B/O7ft2PlZNcwUvrvhnl9ADN6AmcFnZZ0egnynY6t8r7hIS4a",
-	"8poZ3fShPGdPmtiOj8Sp2jjC10/7vCOegVzuukLY1Yuno6M9w4i8GbvDk8gjTHjj3lL2elTDsmFQoCVS",
-	"3Z5vj4OFhx1cZcK+i9RizAny1ZDbCvUwUm4RFqml3z4wqM+ay6kCdfEiHiWwZNQuwe8BrA+4tltxggdC",
-	"zgzKIOmK2P/VuzHa+IRaCad+2jG+iGrbwZ0S9Q+I6YMNd3HMR74le4BtvQTERNI0PIYsuH/utISWsRN2",
-	"RaOH4B9mCGbugwZzekK96nzD1ry49a3FGl28VwsfEpsFzPFsqY1QAOcKCwhDKbC6SZFpRG55+OjQ12MF",
-	"mDAaYId85x43aaqy2li9gvHQTgaqH3VLTwbuvz5RhRPzLnyRO1EyVemKqzquNg1zpcXOR5cRMJv7KK5b",
-	"298TfFq1zfSqZQYAED1keqK94ghJqBxWeJhGfCBlafZ2Ri0VvJ+OkLwjzafS6weGpch7EKLEhOBuBL07",
-	"VYC9exF54h4Yn9F2I+8oRShSn/CdZ253Ug9phzsUcO/IXh2F8w6/TxXkyeKhan1OibcWCrDZjbAGAOl2",
-	"bvMts2p3bvxCwnvdeDHVx5t8BFkPcyCDMPR6gIs+U503Y6AjDXuIfS8suBUNteBpVqDl+o6PMZmRkI6L",
-	"ZEUgGyGUhCn/I9/Gzx9R3KzWcc+WWhufMegX1hEicGusMQ76MPWvdPvvTxGspl/+MEnfW050QhP/B9lS",
-	"5lMpP8Nu7ecEqM0PsD0/pQVo+lUoAOj0tPOvrjy9Cty85XIjhanFLXxIuW3xRSK9xdo+QK2K+p/sTcHv",
-	"UILYETpQbyBp0sJGRhMJzvgK8mt9oFxbUV2QXG4cdx6nMRfeK6gN9h2+XsqF/dMrPmfZJisEgEKC93I0",
-	"IdGCuc/ITuLZpyioOxVFr8tJS9oBiO+gs0XiNUGHGHG2ECHa0ReHKUlBighhEIpbALi/bHnIPLD6VjCm",
-	"h4W9iPbzd23ERRPdz35WvoFUQzMEwv+vzo+uGPUqpSBslOrTsWiS+iUYNmxuPIYD9cDSgDCn4h0jVlxZ",
-	"mTGZR+4rHFzcoakgrPQhwZKwgs9FkQBP0BXhpRCwqjt7N9CfhxvsFeUOcYvvXET8Ag++1+YJ6BgbQJH6",
-	"6oPFvsHQLqciTxApKqnPHHDzs3VJ6T3ImAroQuybRwWugX1apfXlFOTM2VbAk7AvUxWqcz2LQxMPuRlY",
-	"GwSx3Aon5L2GTBKsvUxcsu/romBX0JQM9GXw57kz64a+1DLbylqCrsXVCtU4ANshV1VQj+kOqDzBSjEa",
-	"BQ6QYtQK1ViYhTTBbIIk5bhfLmyCW72kYcq5N/MigRniQ51RoclU/QjK4TXg9wDWW0SC7l09UYnPit9+",
-	"VrGJFoP+TcITR4mIPyIUH+4UxJXjB8QJhB4ibv4BWitmF+1pc+Y9bzSiO2nkPGQlAWsDPwo04MLGWUOl",
-	"WaYLXVeAGiVAnTOjJGTIuPsJepzguqS5cAZwVgk7LrQGZxGeReN7gBICxLriUOzEwcGIxXtQWOjbkzoB",
-	"NodcVFMCbwMs6RVXG7g58ZF1KMzNJ+yvnpsa+Q8RNycESxqTm6CdulSCBgO+GaetckOS8Ol2L+/IZwah",
-	"dSiUcip08FN5WyVAw8Xd9ggRbNiKP2D3fIEd/Pu0Vu+Rv8Z9/ZeIPtBce7RWpNQ/LOZA1XR0eeTkD2Yj",
-	"1PIPHYFC5kVzZj+YxdyzRUFwWU7wNQT1YEit9E0DwM1O7QJY+q6nU4BHVoSnSGFO21SUXoA6Rx42csq7",
-	"K/A5cE/bQFTUwsAxPV0BAxl5l2BCrT4gwrnQdYWjQUamVe5bpSFHIZevLKgpLPUyIHXNcdS5zjcEzCXV",
-	"TavpmU/gebUURvh+AABArW3cO92Zv44BYYeGVtME4F1r3y4SGNONdpOAHkiOWDybcnprxKewHFlaNlyE",
-	"xrmjSwr1LWrDC6grDyBi+2kE0moF9WqbKonBa8AF2N+2oaeRwj8fM/wY3QaINn+1dgO/hgb22/HJBJp1",
-	"JOF0ip3D+XG5JdWi9PJJHxJcAZp1uw6P8liQpfPQQM0kW3oNAbqiM65xE0TxXqchIXp2HPJktuIKB2MS",
-	"8gJWjifVPkhD+KjujdB87YKpqGQ8aWViNyUBU7Xi1a3IWUqJcykbkpJlWtU7aN+OKL1kySmo5PPNU8r+",
-	"xDWcyTy9ZKmqV3NR+S7cZqkrC+EvxyEd08qlgUYqADpbCpEtqROcyiFNO+pwFKI6vmGAUbw0Sw0pifRP",
-	"9+5kqjCRJaWIzYzbNGnCq6MJeyVtIZpMTN9QBgGQ9ILEDcwjVpyhErlWeXddz4/S2FdEP79vzQ8m2Vf3",
-	"DkyQtuPz5H+/nkUJRdRoRYYqt0VjYCKrkMq3GXNsYb8DsjNB7dtK+jyLOGlEifWYoq4BTxWzb1u5IzGH",
-	"Sc8giSz17CU9U2KdXqIPy7+kO8Xk4qMV2yCv2I3LeCefvFla0lKi03srNkkLjNo3pG1fBUccJHMv5c2y",
-	"cO+aKg/e7Wsg0XEIHE8YAz7GDOsMIxUNXkKO1M4kBHTyeecz7cwUUW+IvUf99xvXzXbtEKUv00NUV8MJ",
-	"mBJ/GiKrBs/mLhtu+tG5Z6jCBvD3fctiaX3yNmVXK+0/B/RKZIRs1X0L1hxT5KEPu9EoC1r1q1i/FFDh",
-	"AJ6QeCrGy0F2eblZVuJO6hopdLvnMBaWPjDdU5nLoEGHwYWyd55lAnDzhimVcYYGFzO405v0Ua38VPn6",
-	"zd1yInZSNVEz6XYSyQVYKAx9dji7y9CzphS8aQnH5oVUebHpEjk/izUy439qn+2nqg7yi3OE0zTilcAV",
-	"//Cenp7fbXllId7s1LaW1IOMZkqnbFb6EvOYx83xCLFmynD6YD3+DHR10Z/b3SM68bEgNEKedUjBiWvj",
-	"u4RqSl9mmOIVcruYVlM1hyZY7nPmsiWcuiXrpEOzDvVIsTr/wLCUJp76EONUIQMGz5IftQfm5AzVc/Cf",
-	"LCEzIydLQtuuqk40GDoCkyiPporudyK+U0RftusoURC7m70IjpfDaw0hBOhfiRnmU9Ujnv1OGpmLbRFr",
-	"eXUj7H4Rm4Qe16FSdaqGdekk5fnk4ZdfTh6OIEzbLfGG7p6vJ+fouOYQTz0keq5AUFw9ezZVXqiRWKSu",
-	"oOh8MpQWtkTH9y64yzEpF92p845afwey5OPH/+Kl+a3qXE+QZMR3/pBi9610heUDnzPU+/QKMlxokl7H",
-	"iCqti/2OJbiDpWerrExDx0bDhin8gLm6lM0LCaWEcnoJWM7u0gY9uORuCsh/N7UELqerXFSjJIgzAKML",
-	"gyC0WGjaT4Tno39pyPObUWvOFBmRz8B1qjdKFLUhxrWCFHDH2ai7rK6iOTXsXhKAFVnB2DIT/P5u1wD0",
-	"du1pG5zeUStLysXwwDWLGsSmxqQTrOHIJeRIQQ0wstOSz2Uh7YYtucrNkt+KETTzaYaJJhAPYKRu+T2u",
-	"8sJjLU7YldqwspIqkyUvILyIJNLdzOyV1sUTv4yfEiO3/aEjc1lPPe9ffohHpJU1evXs2QODpE+d4Qz7",
-	"6cmL0LLd9+pc7esGC22/9naDBRDYTwFu6V78+wC1dDPpBbOMoUd/A8jKUOTv99GTAu58v2/sdS9YFjZ2",
-	"u+OFzEGJbdxRjRe/rHQmjEm8g24hi1131T6Urd1c4tZYLpmEilJH6/gL3JjXFZ8Xm4SV3PiheVfL1AkX",
-	"uZDCtFVpfHnjyaIKrKgkk9TkUK9JrQMm7K9ecSZdM7hspsoPNHGstOJYnNr67tAXo0LiYbCUYmvqVmxG",
-	"mCYyrwC3uenH1+zsVA1Rlx41tUPI0uG2a6HyC5Z60NCZ00bTUMLflNbUBhEeILMPQMZE6LX0gtvliFqo",
-	"OT3bybY4q4+zdM1ttgQDy2o9YVvZzU4QTdWSl5DF54ajlUjZEJeXrJHLZh+lU72lKd1LIXzaFNi2gXAo",
-	"AyDa51EyVS3XEwpmJ2WW/A5yQLOliCwzD2YB8AQXWyo/LFRVi9bYpqpZzuZLI2wKgaEQ34GF7C4n3XEc",
-	"ELx//PYtYNQVYoW2Dtb2ELljTBzNxHQljOE3AlZ2qCuWPs3FqtRWqGwzfiY26Sjq4w8FdEiKVdRsGq7D",
-	"2IePzs9HUZ/CvY3rVO6eObmvRJeFkXSCeHLTmh+u8VznmwcG8USwqz64J+e+/zX0cextrr+1Oi3ZseJv",
-	"fxTqxi4HF49IXvi/H/5quD9uWX8jYwg/vS9THmgENEvZrCPCmFD2LHC4y5DGseaI9AGS7WOC7B431oR5",
-	"JvEHMtE9e6p5hmWh9R4Kby8TvIOO2MC25hCrkGfv3H98X+5OZdKp8vfhJ+6hT90hyuuitdlHbp8hiW2V",
-	"cxASMjrVjt6yI0CXEcpjgX3bEQyDPHfDJkmq/dbUQ8Htgi5vyayp2i3uJrwxCnDpVWmTnXLvCTukpHqw",
-	"jeg1WIZLXBetJvRXLKS6EZWzSy0bisIIrLzAp0LLpoT9Q1RQg2ZGCcBQC/Itxs8vdDVVN1rnCQla+r5T",
-	"gx9AyIuKwX0r+pZqSjC71GlkstVnOOCDgJ6plRhDet//cHw5xaZU6db3yBXzs0ZTnk65E6vYzXkBpTPG",
-	"VjU23r1w+py04G3V1WypjYXM3ReiMtK440alH5SwB1qxr6lir5WP1KWeYiM1KTnCqepxtT+EXfwBhd1m",
-	"b3/AYH8SGOyTZONZxlUm9rDZF2R2xoaOdDZSVZcWi9ywcgE4MZpAPiPES3KygdnQCXd06LVhhiT1eqA6",
-	"OVD65gLL0FIcYQEof9thITK5InSSMLZdz90TeNFnLfGPPxJYNvf7OBBt7ONAXH6ed0QRjtBOIOxCmz3R",
-	"4p91o1SCHdxJeuDFSD3IOuWwoHsGE9YppX6X1tyTH05qH5/vw8Aipv/+D4r+9G1JCsGNYCuu+I2AnPt7",
-	"MOoDVR8/ylvRVAdQG9KEgb9aQGKYt5suGdRsbQhJrsmywoaJtSqEMSw1ElQ7XbH0R27s+DvIpX/6LfnP",
-	"Gsz+vpKBulLf4Zg/QGHqdOpLZAQNES50teIWvetfPR5EjvfzDse7f+22p6Y1zUFf8zYKdz/8+jcsTKDW",
-	"lp9rXcKWVV/diWpsqNREWWxwe6oRfwaCHZnE3shrWc8L7DvwNw+PRd5pzIhHLMVhikt+garE+Fbp7Bb/",
-	"PyQijaNPOiOB4qUX7GE6SqYK/My65H+vBZO5of4fmP2RRo+Co1QaZyK6kxjiq1BpBXYeaW8UgUVBBOmC",
-	"PreUTxXk9IwLeSfyUKGJDYVC5ie4yXzQVRrWYcIGYHT44gMTm4iIl0XIuC3ooxUk9YPeiXhlsITOnl3L",
-	"ogD3Pv08pOJSkKiItJ8D9Dt32qrBVFW7gY75UlkNt9QKseLMkpdiBFhl2PMaUzS3gAYuwPud9lVtOtYR",
-	"UcpvYKt9ImEaz6ovVd+K8vcmPN28QFmRWikuK5xlI0AheaPUKp9FRy44nEYnhBefK3p3BDsRYmAyN01y",
-	"c+AsiEMWHxVwPy8xp6AjKKnXCrLdfOiGBkqBysbLSccUDniy7TXCQcYuoxBSiY7zVH0ElxFDj1EljC6C",
-	"hZWbUJXt/TlT5R1I3r0kbY8rCUZfiIWdsO8rIbDoU6Jbt5AQs62gs2DwrqWLSoiZu28G6ow7+1fKI3X4",
-	"gqdwU5oQ1GGIo6V0OeAsEVe6oHzhtygUEhhD9KKp8pTXoA8iT4KfGS/cA8P4kiS4xLm2S8SCT1d1YeUM",
-	"XWSpZ5QBUVdtmNJqjPFmU8+NCFn05L6iiZpLLGXKliK7neu3DBoMy7KE0lgP0Rk3fG4S7BEhimD66L4o",
-	"pTPMUhrcmalqdRAGYqEqNDoIvnYV1w0gbwA+API7MRMVckllbqKGK9pnxLsxB/CXBJz+TiWdTNWHu+pe",
-	"Ij/4DCTBp+jRESb0klbns/bc+VH84blree68Ktoh2LrE2eh4LdlpjHeiOsnv0UCTeLcaOuyEd6+F0Egj",
-	"sip7CQ2TeVE4DlWxcEZ9yJZDfsnC6bdOKIbSHV05ISMNZDz4HtwoBYlkIpdeV3dXmOAfXrzP3eeRaZXJ",
-	"IuCy7GQT4T6fQtlKrE+ia4gQIppCSpSa0mAAHqy535G0s2SCHuXsLF/9DTg17v4lr3KWC547NQVqpqEG",
-	"jBvT1Yn1pRvvH2T6uZMppIhTgzJo3xuY2mnuCWLbB+LVIYARcsp2oppxQNQ3pJcK6l+w6MXcJkxMbiY+",
-	"+K2amAehKoUIKkWJDFhEa13lZjRhkOgEWiSmiXvs6wr7ekP6TC7VzWW8LI7opKqFiccSsrgm+5Swz80D",
-	"TkM7KfD5a6YRkYXghOa/dC5Rl/LEI+2iTebu7JxyWm21GftmhP2HNmCaHepn/1dvam71kSdYTFKcCm4h",
-	"9ZrLYqvvfU8be/fcEz/Kz+4c2WrjB7c3ovRHp/tP2emeaIuIisiz/yjU8qyszfLsVmz2+tGjTfIFHABz",
-	"PedGfPW4rgry3bpRU+3mi/GjL79ipZbKjuBgpi9qs/wJwl7VxNRz9425SCfsJ56L4B+aqltRhmx0wNkC",
-	"FAIEplI6J0jyRSGEZUbekBPHTUOYRrMEcQR+KC6rPizq2iwxC/fTQXzSJ3rI81Zs7lWo86FQTBgW+a+r",
-	"F0+/xfxZNq/0GppB+Y0Bv95fxZy5KcC6RmRUy10aoifRP4VkVAgrdjMtv4Xr7rXX0SPH1fAIlQNJ7a1N",
-	"bWVSP/76qFTq1v4/7oLsBFTiX4l3fPFJec0HlVG6ZQDf6FadR0MrbULYIpqkv5RrmyLMpz6Y8cf2oh7F",
-	"gwKVXFaICxLwAJd6rUa/xVE+efm7dZtXwflCjOCBQYYdr1HKhqk/gGnCUrcEk/LRl1/ly/Anr+0yHQVN",
-	"zDFokY+liioqh5gZ6qtYG4TDBD2/GZheatOaCZIbt8wPYMK+J08UuLnBHa7EmkkrVts6IZ8qijiG2q12",
-	"gacRgg35bhJdwnjwyyXBe4FWGqalhtJWshQTpqupQh+Br8JpOuJtY8W4JZoOfoZW4BtdTweoojwwMA0K",
-	"w0BdEFcYMB9RSAXQ0d12A8rPZKpAO02XMhezXFguC5MyjrdQiavvZ9u4MqIIVhKgITxKA+2gn/6EXcsb",
-	"aPYBLVPp9OfcLOeaV3mAWsAOXE6kS5uwSltufQqgWyioCb11e1YxEBDxj6wS2EpW2ksn9CF6gpOYKioO",
-	"fWDY4/PH7vHHD8+p7yuRRNPMV7GltaVhr1/+yIbunzR7iouveLaUSnSi/T4BwIUO6fRJMMi3PnOSHfrw",
-	"kw3jv6RYdzHDZ6K0n6cE/PUKU54JUTb6Uh/jDQwQ+XO/6kTHpq0vbasedzq4xumUYS8BwStfLapvZUf2",
-	"Fapar58S9sjgGE3nGli2O+XufZgXBXdfCzt+Ah86kKX0yTe8tSHfNixI3qixru2ROsd/CLtnZT6eqtF8",
-	"pONI0WpLNfkI1dS73Nh3TEcCOVYb+O5taMGmWCyoEZ0Y+DfIVcV+sLZ8Diit13wlrqUV/35tK5lZlvLb",
-	"29BDnAYQ5ydxO1WRUvDwEVvquvKt4PAj0jAwB4F7k02ITeIeGLYSK10hoih4MEP/Da3IXIxh7PhUgTDC",
-	"qBOetTyeEGUqBNCg0BAOvaRj9PrgUIaPz79gaWaqxQxLWkSeNlmQe+RKm+A+vkAJ7/+NJMlxtH4ZMS0I",
-	"uIgP4zWfkzByh1JkdSXtZnDxy5s9nEqqHrEAxeq4Nz2eyICaDCXiEvz50N7BHUqvn/pKGerG4AMGAQoN",
-	"w7lwIIcpJB/O3O9pMlXQAycHdBX8JR1Bp0R3RHaAjX2AmFDIIkjL4I1ZgLuUiqkvp6rpgR11z4T0fmk3",
-	"zpaYC2N938Tm020sdagDLoTH48QACL1jwppunVP1kdp1wr74Np0xdnWDdIclCm7EU9VAewls+BjdWtVQ",
-	"/F7p+gZ9ytT6srURWAqPM/crGbif20M3J0CumbCrqfqrGx4V01DeFWZeEoRPSZUx7qUBigFA2uJ8s37e",
-	"Be//KPX2n8gJDQP8jRgfLk6PAwF+/FeP2iB5Uo/4kAJMfcQiTui53zY7PHvnQTzeH/Yu3o9W4alPHW0/",
-	"TCkJS2uFsyZYjSYrRlq25HkAPBAqB4k6+uwz/60u2ZoAU9iQ5jfq3Pd+ff2fels///p8GGZXgf4RZ/Ko",
-	"bDNMxunL4/pjdz/PpC1FpSnIwQ8nbx1HLYcyuDoSt6xciXyma5v6sYCfFRFsIWmL9CoPN3wD3WrBvejU",
-	"bve8ri3LdA3dfEBxBC1P6XVP1tYfRPl5pWgRGjWQwthtpt+g06ivL+WjI+8CPnDvxIs2JfyRefF7zbzw",
-	"srM39SKiy7aP4N1gLnglqqvaLgcXv7x5n7ht0rdShCtvkgGmXSDJtVcbzEIEnmSFznhBRuIgGdRVMbgY",
-	"LK0tL87OHj768+R8cj55ePHnP3/9NRAkjW37jT8IXthlAol+leP82GHDVjKDLGxfe0twnbv4aa8apEWu",
-	"hIHyp4wrZoSInm8D6u6+hagZMbwAAqqF/2QSn5Qocl+EJFQefQCzXXZf/Hzuhs5DXJGbW7Njkvi2DQEc",
-	"L3qx38vdVz9xS6aLQlQUvatEJuSd8ARh2LBxqKpiM4reutTGmp7VDK5dwD8H7xEC5ZHPO3pNLfveQY6a",
-	"dsVwk1uBBdrdz9Lwma7tXL+NnorPef/gHT3SgpglrzCD4IU29qYS1//5Iyb6RG+F9J7B+zfv/78AAAD/",
-	"/w==",
+	"7P2Nkhs3li+Ivwr+9b8bIm8nWSVZcttVcWOnWrbHurItjUqejrumlglmgiSmkkB2AlkUW6uIeYd9h/tg",
+	"8yQbOOcAiSQz+VGSbLXb4QirSOYHPg7O9/mdd2eZXpVaCWXN2eW7s5JXfCWsqODTU63uRGW4lVp9L3gu",
+	"KvdtLkxWydJ9eXZ59nopWKaVrXRRiOqBYXqt3BfhRlaJuaiEykTCKpHpKhc504rZpWCv60oxrnImsqUW",
+	"OZOKSWvYWsyWWt+a8VlyJt1Llvjy5EzxlTi7PLt+/nwUD+4sOTPZUqy4G9+Kv/1BqIVdnl0+evJlcmY3",
+	"pbvH2Eqqxdn798nZ99rYZ9+4a+HpJbfL5tlLbexU5mfJWSX+VstK5GeXtqpF/IqSWysqd+//DZf/cj36",
+	"v/jo7xejr9+8e5h8+fj9fzvreq+bbu97bV2pE94Llx/53r9ymy17X7x2v57wZrz+qFe/d480pVZGAEG9",
+	"rPSsECv3p6MZoaz7k5dlITPYyPMSr/jTfxhHXe+iEfy3SszPLs/+/+cNxZ7jr+bcPxfe2KbPa8VeffeU",
+	"ff34yZ8ZPZytpV0yzozls0KwNNO5SMewUvRA977rDJ/w7qysdCkqK3EOPHy/exCMWHFlZcbwooSJ8WLM",
+	"UiNUno531yc5m+l8Aw/Nc+nu4MXL6GW4CbuvcdskjGXubpyMOzXh5TI3rKzEXBaFyK8YnxmhLFsvBR66",
+	"StdWMMtvhWFKKzFm14Yt5J1wh4+5A2XmUpiJsv5o88wyrTIBt2fcHXTG89zA59qIitFuslSqsrYpc6Rl",
+	"rlimy417aK2yJVcLkY8nqlkGPfsPkVm3DHBX95K2Hr/zfs1StwgpG6S0KCmTOC7LzS2z4q29YilXZi0q",
+	"k8IPcJnUSnFZCUY/XbFUcSvvxNQuK8HzqczxakdthbCCyZzpOeMMf4+mvtRGsHmlV4yzeSXMkqV4jUlZ",
+	"IY2VanHF0pUjMsZZKaqVNMYxRvfV/uc0F081LIpJmXsyPa9IgXmmleBGK6kWUzGf68q699i6LLYfB/c0",
+	"T8q45YVe1GIIjNaKFRC4UPXq7PKXM1rQs+SM1ghYRnuNzpIz91D6pwAW0h7L2ZsOsqcveFXxjfu8Enap",
+	"c/fynUuBV3X9YHm1EB1Ec03njWlVbC5Zat0aKl5M57oo9Hqa1VUllE0ZfjZsveRW3ImK4eTawsttT8mV",
+	"YGbprlV6feWej3si3vLM4osi0nzgjiJc8AAkmF/PnoE42RU/r2PB3sec+RfPgcKy0SK96ThY1wvisW0e",
+	"ditVfoinwq3P3YVuFyo9l4XoPqL0I7NLboE83QGUhrlVhFVgJquEUCZhumJpreiGPGUDd0BEnjAFOwCM",
+	"yuphJ6+kx+2O4dtVaTfI36Rlma6LnClt2UywXOCqi3x8dmhZYVGa1zST7l3Y57SMfoezgtdwGJxEedtJ",
+	"+ddlWek7XnTRbcQaykqvSsd0aenG7BuRSfeTYbxqBM0VuxUbA1xgJVTNpMrFW8fXYTmzShtkhtcvn41x",
+	"RhEVZHq14iqfireZqMqOo/RK5DyzIofnz3St8s51dCKKBgcqxjYj4TBnMXUiBDgELOIxfEG8LWUlzJT3",
+	"CAc9n4vKSQGgt9bBFQrlk7pigV8by21tGF9wqRifW1Exad2E5rpauXec5dyKkZUr0TXLFVc1L6YNzexs",
+	"4fPnbC2LAqgPmSaODLfzCtm/cay/NjZx6q7nL9GyzrQuBFd07Falnfrj2n4b6RZLURRT2spuJQNZcjcT",
+	"1bro/GHNpRNcUyPdpu28+69emSBCnYkFV24j3H2XoI44ZfeBI02la5WJlVDWnX+YNUeeqjRaAEtd5Cbx",
+	"Goo0jN/e5mwuK+P0kfUJm7R1pOP1292/mG47zzid1Ze6kNkeNW3OCyO2D1dVF6J9HPYyW3rVq7oQSGpv",
+	"n+F9Ty62j8XWHPFF+8b/igT5aRPwa3Ofk7w1xPCovaOsUb6cMETupdsJDJhXi7vWtsTm4sVFcraSyn9+",
+	"2MkE/M588Qgupk8Pd7lXWWmYZLfQ5Eq44zEzunD6+FpXt1ItWC4rkVldbcZAsWFsjy++/vKgYuDm1rXG",
+	"f+HZrVD5MzXXu8oAam6X785UXRTOIvKGx87cd7S/zpnhzw8Mk3nCuAFmkHOx0grNAiekB6DqdMt5Rw6S",
+	"fA1hY91+TnlZTo2o7kTVLT1wXMjlO7gzikIaSiVKXVk3GMeWb4TKmRIiNyyVeSHSWHFzXzgtOHOzd0qw",
+	"ttNC8xxYiNkYK1ZTUVW6OnwSwtw6Ven2BLo28qlX2V8T494+s9GEO7g62FnTxqY+zex0wuKBYf/z5sVP",
+	"7Aaewea6gv3l1aJ2HN7AjqfuSnPudLsULEtDLHxnPuiCeNcps/KpU6x7aEzrgqFN6ZRyu3RHZ/Dj05cP",
+	"DIj7F6rYfC9Vi8KCXN3aExhDe75bKxUPp3NXllwpUWyrg0utbx3dNFSbnKE6B0SkRCcVPy20Efdj2Y2g",
+	"jxjHk4uLLqrcnUTsT9v1enhWe9BkACYbabnHiD24545LYD9TtG9OEJ5oD3XojzPke4ceELPH9054NCtB",
+	"XK5LF+QLcfDJP9JljtSdnbxDzM+cMjQvhLAJcCeFPgFumRHCdOi1AzhuuEJgCmS8qqTIma7BP1KJbq7q",
+	"Hgyc5cAg1kvhnoJjgNGQ9X/JuGK1qgTPluA3cz+64+bsYjcQN7CCG8tulV4rppVwOp20S6fn0YgnasDV",
+	"hj6RF3jFpGFPLr5gKYwxegW6N9xUwiEfogfJH7ECOXJ0T+eZ+nBJvPNIb7P3ScHgCyi4FcYyZxvQPThv",
+	"aZj3CHS+wP94iMRe03Weeq20RTdPtRVXxkm93REHL0kK2wynHXX0QfOT2ycj7HCMLtO3Uzpe7p7GLcYt",
+	"4+yp+53xshwh5/NSd8nNRKHsZINIGoNnDd6H6yTQVwBfL/UK3WSOH3GrK1AjcrCmcF87fnVvciQ4UXru",
+	"nomBiYYe3buG9DH183CzS1hegS/ULitdL5aRzjBm14wudVTvlmMlqoXIyaE8UURK7kdwCpFFw2kt0RKE",
+	"h2twKDFQg8B7xK1fQqXXaEHhIg4uxg+ffDW+gLPgiKkaThQqUjZoW7EpyYAC2CD9xdbyTSCyKXydgrHl",
+	"yNtd7tir91aOZJ5e4SPhfnB4oRNYOm0OzbFHXzuxW/HMisoMkzABrZqhNPqe2wTabfcnzBK0QqdtaaaB",
+	"07gxTxT616Qds5/AdzHbhN3VFQ7JrT8tuFth98SZbu0feEMDvV6RW1zlCYOghft9okDfbbFQG2utg92N",
+	"HyZhcR0dwagp5mWYsXzj3uT5JLojRCCGFveWuVNdxqyxnxvfIleaOK8bSUK++rVhJa8sOi3azC9wCLJ3",
+	"/HnsZIFrXimpFm2petABA8vWoVu2WRxqxuyveLE7tTvs7ShBDg/YHcaWvrYtnj3La9h8QupKzPIakd3M",
+	"KlqVLv3jzQEt6QdpOnyr8fCO12Fa2lfHRtSqGR9NZGrr6oQ3/Nw84XVdqZOW2ZztG0HXOn0jnGiuNj8d",
+	"pfVoFWs+Od5L2s9SG/ugiQmzAcaznJzaMHch3JnAM0D2WLkSQ8dGhOM7zkLhrNC6dKeDpfScaV0VKRuk",
+	"hc544V6RJix9+OjP4wv33/lX7uPl5cN0iO/BkwlDXIN/udTGMmmTJvyGMWqTgBfMhxTAva0MSnwnBnRl",
+	"3flwNzglacWzpVQiYUb7FWGVmNdGGGZqx7HYz69+gJc4/c5Zzo8fPWLpHS9kjidgzsGVPhyzZxb8iiAA",
+	"GcfRwlkU+OQrNwweRK4Ko5DWiSZ8b+6YU/DmwzOkael97nnbm7Lm0pIxOMZ4hI8WR3Hi5s/xdPTm3UXy",
+	"5aOuqHFDPC8p9rOlq2wrHzYKia4xgsB4kNQxHT8wjZ6CTB5krGNh26rKRA1SR97nxvLKUQfPMlFarjIB",
+	"Yobigo6p807HgtNsh1chzeGBiUJRMvdhSoWyIkgfofJSS2VZmr2dTuqLiy8yL1Zz+CjSBN3L6DZmLxxl",
+	"rqURCXMKRbwWsGUib3zMLKWDi1qezAsSQKi/KCYgkgLMwzQ2ADlpRZGPJ6qZRG1ENRVvy0Jm0tI2UHAW",
+	"VTAQq3R1pEe62Q8TUPRAG8IL4STDYNzqSmsmCpg4KgvuCho7K7ldPnByt9JqgZIYLWTDcomRH6fjOKU0",
+	"r/jcet0oTGvNDcsKwStIRMlw+qjpwCspieVWbNjgKXgUgUxQKTOWm2XCntqq+NONM5dktmS3QpREBPBG",
+	"N+SyBu8S0CEFGyAGUc9W0l5NFFDeJT7oZzyZWomR02zgIf7ZcMH/Yhuubg08bAiqMWezSt8KhZtDxzxI",
+	"5IGx7s+c6WqiapWJynKphrijbifbm4MrouH0X5NPP2G8HSp3X3jbCILrbhRkEuaOM0wUejeYsbIoAh+b",
+	"ibl25qEqa9tWYBqJ3E1URyk232hnpPV4LLrcgGDbUJTPsLmunTpfK6cHOFJxNGiOVlnw7cHxsS22HZ88",
+	"8hnfw6UhXGO6gi7cEqm5wwOx/dQt/iaFqMpaV7lpYkyZM+Qgc6M1m4M6nyMdMTU6uxVd63eDP7BCzK3T",
+	"0u2qfsuQdZKG71TqhVbiiplbWZZkHzn55ZfZ3RMZvVJZsRAVvZyct00aAs83IFMqK3lRbKb+G6Ut/d1F",
+	"F8bqShy39DdwqbunLh3z7ortfesEEhnGRDxogELoW7yVxjpiqo6mnF6acYtz3LhfuyvpjqkRvHLsvjNY",
+	"54yceJ/W7ptC61vSkAY+DcUxVthgNtdFLqqEOSHCRiN3+4iIgi4ZnkZXNEoYwNFaazPRG3ShHlJbiYCa",
+	"Y0QLuvX+xPOHeNM90fhz26nYRgf+I+RVOGYTrV50EqKUiy5/FiRQRD9GUeMoUeKeGQ/RG/wY+9fie8/j",
+	"tu2gGpdod2qRDn6SPbpjodRg5LUe1z/OG88Q2uMsm5zEXaO5khYjYu8ORRHCpf0DeE0Hu/1+EEDdG7lv",
+	"aEdvMj5//6jobO2uzV7y7B0bsofDQ6Pr9pHYd1IU+bcQXNtdOfdbt3deGMMX4ojFgUc0N3QPoRBPIdTU",
+	"EXCT83mPcwTucLYBZ7WScyly5q5mg3Q0GjF+/l//+b+dkfmnP/2JzfyHf/kXNioSw/7k/vcv/5KyZa1u",
+	"zTBhFWXidHqK0fO5FarPKsGRp9VlTn/lohD418rp3d2u8k6by83I8QM3kgLT5NDN5Z1iXjFEqUHJWMpI",
+	"Zz5aNvDjH/YkqGBaeGeeT3CVoewNKeQ2LPLxGTxG/G33BQ8T9ihh//Wf/9sbCu751f5Xmm7txVa1ynin",
+	"/uBWEPZ/DT5RsFzskiv25ZPkyRdfstnGCkzkkoZltSWTgbP1UhfOPOrOEdo+UeJvPh0wposECTUeYCel",
+	"60osKscvXlZazzt06toudSX/LloaGoVmOskpF5bLomdXnamW5lo5m3a93IBW26TvgXEIa+7M+IaErkBj",
+	"AdpDRXe91KDLGMZtV0JVNBo9RaXRVptulrsv4+yLC2aEszYNbU6K3vwpt+Q5L92ysZXgqolKn55ndlya",
+	"xTxsVuO7jpKVr5iqi4LVqhDG0Cq7IRxM8tC1zfTqoOb8gi6jhA1YBRRnx0wRj9S0rIQhRWo7GbLSReFM",
+	"BrBsm+AIKdqDEHDCJzXL7a1N6yMW5A0ZdmfYRU6Jw9IivrhZqC2y6szs2JpvvGYtmkviI9Z1RL8XvEAG",
+	"3T6Zu3aTvu08kEfrDUGR9nd0Dkd3usBR9pxEEeT03Uy74+SvT/MSt6seuNrgjSveHcz1NT9dukRviooR",
+	"WSXstNL25Ml6jVXcdfsoXjcuVriEmXoWfr8iNx2yGQF2qXvDadaYHwK6racQUOweCMYaycNEo/K71Xi9",
+	"DZhQwAZlxe54UQsMrmEqciVsXVEa9umDrKviMME2hVuU0RPf3TPhna1IYuLt2uO+U/AUbjs5x3KL6Pea",
+	"wnFIJSLMbc5Z8JkoQEaWQpeFuILENp8RXyv5t1psJRc+PCLxcZdm94by8Opv8eIdejv2/u/p6l1a2Jq1",
+	"T95YWlsyXcG/BmInVJWQCchDM3KhRM5evrh5bbYW4dHF468OrEJ35lg8sj3kkQtlJUeLlxfFi/nZ5S/7",
+	"FwG46/tkm71afSvUXqYxE7yCxPhbocbsZon5OBCmz7o1Iz8HJPjuh6frpRHZNGV4EaUpyYXq5sHHvHhb",
+	"wMLMdkazu6hvaFm7Q7DB63qUi4lWeb+vod8h5G6/Cau2O5A+ubK74seyt4Org4N67cnk+DEdpiwl1idT",
+	"V+9E8HV94ycW8Guy1D943K5f6wBze6ZMKTJ7v4RViTdvuS528p97hhbd3T0yKyqefWg+q3fVZrzkM1nI",
+	"yG8YPW8GRdG+2LnbtpxXQkyteGu7f17VhZVTIwrKVDxg6m+9MX781rO6Ficck5XOuxS/7/UaEgHNRmUh",
+	"DAjlPFDVtOIbDC83bhLM5MjFnNeFRdvrkqXGClH5UkfIF0nZQCpyHoV4UF2pIRQH/q0WtZgq8TZczEG5",
+	"zf2b4YI8uAB8wNbdgY8Zs2tU/THzY1boDDxT22W/+IxMFwUvjXt+a6pQjqQNGh3ZUssMMgwVxvU762V3",
+	"p3qWnG3N54Or3oI3jErflhIT3tmK5+AocaYPrlSwhBMmCiPiMjhRUhHcAB4zxTeid+44CyYQ27SQK9nj",
+	"55fNCeyTOLdbOfOtXXLmsNuVqf+2c/k6yvJ2D1fY16PVgoh9/Jt/fcdm7Smua+osQv2Uo9bRrdLZLf7/",
+	"3LsURtFa9YQzybzwzyqFyt1vHmKBPuDmg5OXdtXZNFh931kD5znINKQJ9LxflLtsD+pNuzffasuLrp92",
+	"uLh7hL++i1d5ZIwDYRBamIdvkkOvDGUdTeRri1STCI7D5xJStAw3ghYkJqwtEXFAJAWa2lXQAtJKh6d/",
+	"l4a3YiKxjGmzjqdLrQ1m/krD8FFUPYC5K0g6mKj01qbdDjOwLvcM7ihHWnOpf2Dnvu/W061K2/luvwt9",
+	"ZLKfOYQjcEz89hVdjHrB1sTicSQNbA2NPLp2+6XN3h6gm1eRinFKqSRBOMSUc8LtW+u77TroWO97r2hy",
+	"hmqLyKeBTExfxWb325sazUcXHXkIdDpaxZXdRVL9W9ueYNeeNYN4eHGgULSljO0e3BfOtgJtpq2iULZN",
+	"fuf2yQgoZexWd3xyJ4UhPlhj2RXsB/ckYuIHrt2RD1uc2ZNy16L/2JRlbbmk40keqqipK/VKzMExLIp8",
+	"OttMIf+3y9nms+988n4DhYVV7b2FPi32k508tG2bujXOzpXRuSiegiK7pwS4BzsggnM5yNuPAILZGtWL",
+	"slsQBlGz642I8zQVX4kEzodZ6jWE3Cgy2OnpCnPdA98EZRpQOQIZl3tQFZr59XjP6UekAyw9AZ3bXHlw",
+	"npIrkVDR3EBpNQL3/jCYOHiTVO5RUA6jio2/eaJ8mnOIAWIasn+gewiGCOAxmH95z3wbv7O4L10r0LvF",
+	"N8K+EqYubFfNMliMZuqV1F3FBeqg3LS7z08TY75PwBcWVd6J492y8VF6/6Y3pBpVOYv11NcL+une/3V9",
+	"i5NA2QF46OhlkK1cWUrvDinIlJoCOX+GrwRiRQ1DzGwOKD2FrXgakpDhLZh76umSWGpU1Vhs8KFIDu2R",
+	"LIRlUhkLqewQroXjqqD0QWmsjssKLldkhx5c1ShQHZJegp3DC8gMnTbbm5wdMHAyXbYfRiKDpuD0e/qG",
+	"q3wa7anptuo/QWQ5ng2Ot/fEmf7z9pmfln3uj5+VlUUDZRcQzMAhNQPsLlOvRM5mWJJohB0h4zse5QdW",
+	"72g3QSzBOmyW07MpPoQOk7PfhBRpyfzYW1vYRaA/QYLEs5bzt49I/zHShiQE9+xmusLSwikmfOwDSAmv",
+	"LDwsigm1cNulKD7JBeeG85BmD3DUiY71e9FpyDjZdwNu9Q1e+2GkGM1pD12GtJW+LeknyJse4Ji/LolA",
+	"/JYQjtiddAJuqdcibzI0j8276ghHTPtzc5KzgEbQnfDaq8B3JZPtJn0G5DmzT/0KcD4Zr3JYhW1kl95A",
+	"+U5GVHvGDX5kM8/+jXoNz+k18vphHqjSGm2yUG2PmBqeXrAU0ugCKtM0k32pY8el6cXHGCFEo6r9uLws",
+	"6FE///zsm4Q0LrrOfTVMQnpfN8BHvZp12ajfSFMWfEPq2UPPZpRYC2MJAkESIIVRvDRLbXtqc5a6sp0T",
+	"jd+BcSC4VhiLQLRv/bxlzgY5N0thWF7psnQnh1tWCG4s+yqGFqBEFbZnaJGA85gXe9CoWtmAzXmF96+0",
+	"sezho4toAJ3voVTqE3K9Dh8EX7wePTtI+LOwrdHqd54LscZD0af1zSQGCHaraQHXkco3b4gEpUG4RwDY",
+	"3cXFRRRUCkBMYWExWncJBY9S5cbDcfp1Bz+JNFRFKxzpA4F7yRbyOT2YqhpesdTZBeklUzqMbNAI/2Hs",
+	"yoLhniVnu4Pah7X0j6ZmHMdynN3VlRKc+Eplz5Nw8VtcCKKwVOfqZBxwetyrYYBv+2R5xOJO6tpMu6Z5",
+	"8H2HAHnc9nkqIm7ULBQbgLMH2D2BwjTPS4f3Tqb+FJp3NNHOXOP+ZUwCG+jkIeR83tJMvHu5Oynle6o5",
+	"bwASTEgMADMfMKIIfnZneQpunF2DOUfHJsf3peNuB0iPxIY6OiGasv3aC9LEA5u57E+ZdsvcnbamfCrG",
+	"UYanz1na67LDR3YPw8o5oe537Lq1YlXantqvD8jvPvEuSMSiwxPukMp++bhTQ9mX2wb7Q/M6aQxwo/Al",
+	"aD00DNxymtER2h0ZxFPu83YV7VMnb7suDCbTeGiTkfRISM9ysSq1FSrbjJ6LTRpla2PrA44I0Y6zSNGt",
+	"8oRjtZ8Wm0HewA2BMA+eqq35RXuexKmCm1JEhy3QZ4sYD9F537Frrjjl+EXn5/AxjF9xaJg3/ake4RSd",
+	"JWcI/NLJ0140srfDlOUhHjWyus6gbCbjBWBi1bwoNiyXeaxcOXkX4H5FPsXMoil2bTjkV30ZbMsfdS4+",
+	"QqzHS+8VwP6cFPc5Lnq1NymhmY65X85jd4z3GrtByBwDO1FlZWSb+3YSvq9IWXCV7qpvaUArTb3qtg3K",
+	"w0d/f/MLYvFM37y7SL74uqd1zM7aHFyTbvtj1x/fqeDuteBxhXwcLMGEttZy3VtP+wSGwD1V/NVJSkDn",
+	"4foobmivRXaRKgWQGmsfdibkG/5mmnFjNYfR+wXtigh1knJT1r4NZ9B1bG9QjhKMF8uAJeHhlApAuqa+",
+	"L03C0lqF6r7cfQbx5iYANfppT2uF3nAN6CQdG/RSVCMobGcNTBjDi5OoDZBHzOKG0ViPxi6JqvI7iE0q",
+	"AzhZvWp63aNX7oEuJV1imxJ/fvWs6S/mpINHtvStnnxh3AH6Qu3Cu2KCDznr5XiVXlTCmL4mUbvlmFJN",
+	"S7oJHoxW+QE53j1tD4DdZ89HKOtAiX/hZunITbwVWegUMTx6VfbAkb+szfK52HQAR9SzQmbTW7E5fLij",
+	"a/vecROVP3YrcXGB5Ansc+vZ/y7F+jDCTOtVxwz5foqCh4LbaVJwsISDAnBw8F/LzipBJJxZpdcI+rM9",
+	"5ADbfgVCDoAB+9l6bILJXEyRaXWxphp8v6jG+bZJiLLgYd486uuAs0Jnt8xjilH/JUYE3OOUvxWbU3Mb",
+	"HU/uSks7sMTloydf5suTO0hsEz8+Beu+O4hp6/JAEzTTY6gPiPqj1GjHFLlbQ7218QfKV6KZtO48aNBh",
+	"tmh+X4T8cFd7uy9O3Tj/pP4hUkJrHH+ValEIX5azVaXTLuDJtJpLtyd99QBO0V4J7/Q/bi22EM0i6GY9",
+	"7/LzgxPBq1KXzB35dLeN1HFO6biP3v5medu2ysXoaz6av3n31ftR+PvxEX8/7EEX7ddso+D8RtcVotkr",
+	"sR752ETFKlj2HQR3QMNLPOi3JJTUDtBvK4sCwa7jOCAiXFRcGdi8gGI60B7dkz2++DpsUQhtQyu1O6FS",
+	"gIR8fPE4qHdOETcTpbQSw1bTxfg8dhCurTZPeVHMeHZ7vxPW4a+KNnNlFsc2Ld0Z3I2476nvaOiwrUh2",
+	"ocWyQRrwoy9ZG3U2QSKWFtDeHxjfdBATlYdtUNqFFgQLzu1EAWR6O77r0Wiht8MOaH4LiHbYYNjfig3V",
+	"xkFBHVcbMoIbMkRUU48gaxDyldDXm9ZbCLuuHcktsPsDhkBixNakFREBNwOS4XyTIoFti8FdCcGrfOpk",
+	"i67tdCVVbbsqD1/M3OxbTdwkIibFKKpga/tiwz8/uhhSoatcOVb78OLiK+Tn9LlLU/HDj5JQezilvxIS",
+	"rhBPvkmKcIoKguhCvSBxM8SzhVZnZglIszv7OrxktfJIU9CqoOEmTvHB7P7C6FaRTi5NyW22RABdDK5i",
+	"hwxIiAMQVx+8c0aQYIP0HD+nQ6jQnihHAL5PYweQEBukzXeRPEAYfAWLb8aMWj/OHP3lns1Bny9eXCKs",
+	"sQfxwalA6Ne0TgbGij1GMoHPzgjhJeMK0kQhh9WjyWKYWuXxKbiaKMyagrYpyjZNEQlgWGk/NWN1GSBp",
+	"3YkJbWLZAFjsVoEcoS2jhzzvYaXO5AUMfEg36iPs177htXTcAvF500DTnsY9VKp/XkPlX24T+ePHB2mc",
+	"cO06mV4UHXALlviMi1JUBCQ87jjVh9qjdWfX/6WDvRo6Pshrtnh0SiwUk99Dxpv1DcNbLRugKwb8ZhJP",
+	"CoL48oHWt6B0GDbAC8wvb8bYWHeI9I0n9YGJbvAFt1BAO1ENKSH+FPRIUdBUjBL3Lcs1NrCBl7krejDc",
+	"k4Bi5R6xw1W/2ln+wzjrl+ejN//9vx1Tv/ARNy082meC79+/iYo3MCRAbu9Rux5i4Dsgg8YD7aupztkn",
+	"UQZP8XDMni5FdivyiYJdMzYCbG9tbu9u9uwYCwrazm493rtbfPT3N3/q2Zeg4nRop55bJcxWcrUSkFFW",
+	"CA4tXWBhKy4L92G9lFYwU/JMjNk15Tg9vriIk5zgjodfsufyLwna1lC9FF8xq0EFLiS0c1Ka/V1UerSW",
+	"uV06JWAmMWEPuH7TFGXw858eXVz85b/+8/+FP75LmPv30TV98ehb/OLLL+mLL792X3z37XffDRvAdxRu",
+	"7s2Q3k0ARpyZgpul9wO4QURVDun/L93FNro4gnHtSx8BeRNAC7raREMFGBO8KqSogMtf+X4KjceVep6u",
+	"t/q9aNUJx3TIY95BHF598LVLzoIgW2urC0JbWz3i9SdYv6in9xUfUKWjhxk9Bp0F2kAcFTzpUls6gjpA",
+	"KEF7TdqWmGhrTwgyKBdL65lDrIWxQaT0DD9RXlSbNO8XoXck2UTm98Ze9hfcf0AfoV7CdRTzwGD/IEgh",
+	"9K3ZQWaAzuT7TA1SfNQKGjLEfWjSIRo20MRTaYLqxIc62TFRTcuOVluOjOzdpotd+CZBSCOPKNL09DJW",
+	"VyAfLENJ0NgmE9WOrEBJlGKpX7iUGb4xzOirRpc1lgOqKDE+mDE2UXBDobYPLd2zz2UfUAtaWWLt+JlP",
+	"ouiNo7VPabTn3cfdQg3M/aPhxZaT4Bevx3gl5s27i+TPX78/Wo35KJHuo2tYfQO+a1+ff6Ds6reOMJ/O",
+	"gD5+rHbfOlI31R5QIuixDktDMDfrVnUG4+bWsKWoxJilS61vKbM5TiJxX7eyJh4Y1gTSiY4RZctdmqAt",
+	"D51i0PeASaTAEtxwnOS/E8oOr1jaNHvdenGHWwdTM65YiiEOuoHSPvA7SnIA1cb9SImFNBEC6W8SpXE0",
+	"2IbOmxLgCxzw0LQidECk1hVRNypyDKGDKsNt8L3vMJnZP3yrc/1W8C+s5cGuZ1Hj3AjF46TbtgMqzcuj",
+	"B+6jt+6u2FlEhce03wxU+x6juxoa2axK23MKc+lMjmk85Q4tBakA+7aimluXU7z1sqF8/AJIfzsrhqJn",
+	"6PFBvgEOq63ttPGOXgEdIW6rM117GE1dhW554PjYScClvtkEDQ+JYlCU3hnP2HZt7zzN1+ScJWd8NZOL",
+	"Wnt0YgDXn2LxcrtRXV8z2J3+4tAipLsquNmAvXPjay6tkxSh93H0XQzuBPI32scD67JX639R8r/V4sqn",
+	"czoL2Vm+oY0W9MTDXq6VzoRxBzfjlQIzIIH89/U2vD6MrjsXlDqomN4iNbhgLVWu16cKiqgzemvN+yij",
+	"lwB3jt++s3+D7bg7sn2KeqXM3obBaANLxeji7qIpMJz3PmcpwLqQCkzdnseAMXNKrPagjt+JEeWG5cwZ",
+	"R02VXkM3w9LZkTNtrV4l7D+0VFhezdEynwtAffZeB/A3QAODq31NK/aSQgiB4h74NWwWoXNHwX7rTg45",
+	"rXl5u/78uNWOGkzvshCqXOvfiQM7hRGF4zOT4xrJQ8ks7ZX3UGdNI9V48FtI9X5cnbuhdfHUe9U6jpf/",
+	"KS553Q7J5XLh9DBfMal1YR5gblPComtNwmjmwPKWUvVxL/eE4xuy+iG6qRxuRbQzIf++ztWpK3XAWvgE",
+	"Wvw9/AS9foB+s3O/bdm3Gj7mbHpdRi3stogxUvZcd9HFJ8jsDyWGR0Ab7s3bT46oCoClwYYz3Rrq4oRc",
+	"4aiPUcesAMZzSi1D9wSvAGd0pavQCQe72PBKsFtRWjZ4cnFBbU/Rf/vk4gJ+hVa4eU8XjtMJzc9+e+R9",
+	"y/iN4HmQxVuAi7zKpzn9fhLbj8J+9y4J3nl73wy6ZdtpTaD98SYwhr2Sobe3s3uIT4Dt0WwgpZP5hFfP",
+	"w8nhRg50y80t9lQtOJaK412ZXq2EsrzaAEOvQf+wa4015eSznihTr1YcwuIDN0K4Fj23wwRi7hgRYV9d",
+	"XIwynYsR9tWd6XzDZnW+EHbMELcdHX/BPNqNAU0U6DMc+jIhCBJ2ZVpUvFyKlWBZURuoGmevvMsoaSIU",
+	"tS1rm4AIY7xa1G56KK1yOZ8bMrV4WQpeTdQgg2z6QnuXJHTa1LUdjhnuHTgiLykslvGq2jgLzmqdYIQR",
+	"usbr+VbgLtdMaYoqbulH2Ylps+3s5zbiYgdrgcq70w+Ku9MRxtQNqhMOaLs8yD3HWL4qowpfAY26xQrh",
+	"pqhChKrTm9ZeEDUe4EZQCDOnTuJ9yEEHPf00+n5Nu4/uI1AG4Wl1X6OoPe76k+2GoCVswQQoPaVEbX+q",
+	"Q+dtSDpfcx8Xd0oYZBV5DxTNbyPsFdUmQTEC3U+LgAl28/iRKCjH7CchIVAGfnPro6DGAn5EXKemb0Gq",
+	"bg/UWw5Yw9lpZO/v2xZxJOx5jAcG8m5g4oh2oUROrZmbExwO7zHN20IlcUM3STic8Sibfd05I30M+5WY",
+	"d5cpfCyVMDnz3g4jqfijB7oc9IiZWHBIiYTW8dhMF51Sgx1XSsK6PCkJ81/OdTVdaurxdQ8RvK2+9q9h",
+	"t7Y+Bwuqv+nkHpTw9z2v2qkB9RFH1Cfv5XfaXq7uOpTkLOMqE0VBDXE5/RWCQk25Zyd4eHKGSWidBy3S",
+	"P3atdIIGOYldhVkfsu79ddDJITI2DlF+Y5mAY7cRqJ37fL/K+EgzPTScRo19n3zqaLpQ+YlTibF6j+It",
+	"cY8OdKMErfLQSgQNFOGm6WAeBs+FK4Nnt4tN+fTtVoKsIZxWEMngDAtqVuRnHzRgQk4LJfVyb/fWzyq6",
+	"fzrA0efA9lGRcOPz24Fd8zDtVCntuFOO8RJp4X6nQwfA0yaJ62iUyOMTGtjANEp7eCV4e401x5Th7ThX",
+	"9sT2Wxxqq5ldC2Gq4TrRsdutqA3cb5vbdMnIn5/dNMGB/hT8Xnye0dM4pwphi30yBWwspONh9NXnRGMH",
+	"EzSUAmZVG7NtqyzuRNfuPkwRLODtQ6SpdNES4diPV1cEbHG4wRE8YGdPD4Brhk24X0JGaAH2IVVt/Y29",
+	"fm6Cc68J77wPUh1zQAFK3SKwscgN49YKhUUywKg9Z2bSsIUO1Q9oQoygATVp0KwSKy7Vbrw6jGh6qiHc",
+	"GMDbNu9nxNUPspOtGMDOanTtI7C2zmM+l7kgQeAJHxIKzpKzmTNUdjJpIu3pU6hXp2sxh9X5vZb9qx1k",
+	"wa8uDiIL7msjtG0KcI+726m9u1nlUw3ILFTX7xvBK5BafbXmxxPY9oltiTsUc5VQYp3AMQTfFuQf2Goz",
+	"8hLFncpQRgfFHx8HcLEtmnt+7MZgSVvphJeMtyaWUFYipv1RWiKWZkHqu09RbOqzmsTCJscmdlfADVPL",
+	"zW18CL2jDJs1hfEclhZh3gd0An/so6VI4oPbrzX0MoL7iZq+erBPVcaFNVsX44dPvhpfAEli3YEHzxeU",
+	"3NtXsBUQFkwoTeIbAsgHl5TEjNWJwsj+pS+jq2qRJpSQgTXvlcD6rdMqt5ocdLL//ZuoI7RPfEiiwjJP",
+	"Cg8MVJUlTj0Kmc47pV84Sq6ypa5wXP5QT1TUhj3CjkwbKk6HY/atU9pwKYXbAnier2mSNmGcnkiuVjf/",
+	"dtnXRLXqvqDYrGmmr3IswIHU+ivWU/ZFyL6IXlkIfifiyTgxNFEoh/oKura44WnZ8fHNnWem1Ti0Uxsm",
+	"LDdvyBCZUJNdtubKhibcbh1w/3XlzQvsDc6LYsyeQx8QeMIlQs6MS6kWacKAd42926X5gsyvuAZu6xde",
+	"W01mWvRzbP3v3LtttIUfghAL34RqKLrAu6PCN754zn/edU2Fn3YdVJ3Dbf0KjLGZrIaCVHwd/tQaMn7V",
+	"jBk/ByncfBUJ4/QqVH/0V4ON2TUllkJ5CXqb4WAguAMUXhrKEzdWA8+CIFgl+Aqqgll6fvfwHLvZpgnW",
+	"8uhAW9LE3TTd4TSAf4pHEx0fKKqJUQbZ7Z0efEVmva7wbI1jCgO832LNNxGpntb/fatDbq946cJLb2cO",
+	"4xMwQTbPoRob7cvQyR44Kx2wxPEIZzpAhr7lKneMhEbjLHlneHLfcbfy0Sdn9STM1NmSccPSawJ7gl29",
+	"ZH/Btsn/9Z//2zFKX5H11RXjiIfiVkux71+/folPgl2nq758HCmQ7g5osO9ueegG/vDi0WNWVlJhHuD1",
+	"zdNnz6IboG4LsrVmleC39JmKxnS1lb01Zq+ocmmQcSNGUhkBwAR3otgML1s4k0nzKcTe4i+NXChu68rJ",
+	"vx04yoSlT7Vy5tzo9aYU8Wdktu6b74lX/GxENYIcrTTUSSx1OZptRktdemRLNnCPUFiQ5m57LkQ5unZb",
+	"7D69rPTbzei/uz9ffwv/dzMXFf2pzFxUo29VpnPikD+Xi4rnIh1e9p/Sf3dbgQ6IspJ33ApWyFukHX/U",
+	"0BMISNaVrq1wynBdUTdZR0rA1rEuLG23kQb/gqHi6w28Bg9ooRcL4SV2Q8cQ5UKhiHnyf6u1xYpIYBKG",
+	"pb94h+SbGHMsgpwxIqsraTc3zhIlAHGg3mvCygETFUQmfN08ZGltiaacvpXCXy7dGcSvzjyE7xm/vY16",
+	"mvijX8rnYnP2/j14kzExe8vceP6cFRC0j5utDbijd8u4MdJYriydY87wXrdMzDtgUC/L6qoYTlReyTvB",
+	"YiB+t6AengFK8AE4jlW1ahX021X9FjPgJ2qivo0WH0/yq++esq8fP/kzFAUUlOdzTsBkf/oPo1XKcp1B",
+	"NgC1aKJE3onygHJppnPhJEFtl07NxYdABXk3d5nUFxdfZMA/4E9BUVY/9YlC3jKY1wD4mQljrhgp/M4e",
+	"w6Qd1L0oAo3Z56ExwxBjnG59w9OQnOEJmWCzDUtfvrh5zZz0gc75TT21Wc40YIqjUHUcLj2HIz1R6Xkt",
+	"zx1/TJiuLTFgaXCfeWaH0Nocqg9Qsw4vqeU5kVLgDmqijPDoAt9bW0IbxTSiupQhSfq+VI6vencjbxYc",
+	"0l0RSIOuB7KgJlac/eu3ryHsS03YOaLZN2o3VpYzt/YxlifID4/9suIbVkKqDOiwUTL+MGGr2vgiIGmd",
+	"ki/MRIUM/7CkJIV0JRfSWaY3Iht9J2y2HN1IKy5BWo/wV8SL4Wqi0hf4BRN/q7FyNK6MHlJJ9eOLL1ia",
+	"mWo+9Riwjib9ctByPnBEueXEBR3Am77NMfGrDDND4aeI1RNlRcNgQCkGW4sVWpdOBZkoygSFL6WxQjnB",
+	"7pbwgZfhrRrvdDTiznwX+YgoEuc2UTC5AMVIF6UxMeDhVCwsFnLmuO8jnobGNMF74NG45K2Hu4OWnq+y",
+	"EqkV7KU7Xz7YnBFa35gWAasFbJZCZoL6wBJD/fHZa2evVwXxYXN5fg49y3VdZWKsq8U53WTO3bUN4qJj",
+	"qhFs+eXZxfjh+AKb+grFS3l2efbF+GL8BUIzLUEinK+ErWQGfy9EpyOMem2gEgszJXkYpFWma2WjiqKX",
+	"lV4JuxS1QVAOdPmM2Q1yi4CO4ZUtkLSgIom3pa5QPYpoB0nDqWyBdBx7IkfBmIXoFF2/5O700sxIDxuk",
+	"oxF9M4JvHO2AJb+XCbceQswYAQVgKoPHFw+byBMO+vrlM7zcZ2tBz3kfzkAeLrV6lp9dnv2rsD/SBjRx",
+	"eNiMRxcX5Iu1lPfulvK8LLhUQXjzLk/xjt5Mb+jbHbfmBFlFG+Vo5vHFwz7XdhjnuQdaheufnHB9pJ6c",
+	"Xf7yJjnDRMDN2eVZNLxVWBrLFwaya0R1JzNx9sY94ZzoerzhqyIi4J0lflEKdf3y2eEljmW8f+gJC+2E",
+	"I72rUQp2eOD4oy7X61i29q7U3cNzCgScvwPafA9uf90LUQFnhroMYZpkVglw0vHikkFviLI2SzRqG4nI",
+	"sEk21r5yX5sW4nygvwJ+3qg29BYQqNhOVeQsF5nEHjEpuSamThtxajxKLXdsQ4jQR6QT/8GZT5ksnRCE",
+	"DFazDDBsPNwyUfA28jlB6y/8G2smcQpXTkxTlM6XbnKL42yCAk8YuTwjWCv3VlSUaPbSSXoB0Wuob9gw",
+	"75a4ZHLu8TLdsoE6AhBCDaKUX5oGV8ZtCyCGDR5ffO2sUNouEFmY+JpMlK5o+HkC/omHFywlR8lCK5FG",
+	"fjc0RcRbSO5O2OOLx2P2GjmYs1S8W8I4xroUhkr0G/MFoJuKDQNNzo2O3wrEgYINAEgtgoaEBy5lnosm",
+	"+qu0j+6hUGyf35+NuPbJTyWv+EpYcCP8QhYJlbeT+MSgZezJw7zO5hR3wu1MR2/effEoefjoq87C8jcn",
+	"cY7/oCBQ885DAcJWHUkHY0HEf6CmCBvZUQyA/AM/uTiRXT8+8fqvT7v+4YnjefTopOufXHzxcfjntTsG",
+	"I8tLnw/qGzo70h0QD0KLCJAjHQ8aRny2lg2LbaVq92pULxSU5QFEVzA/nWEKYEuxDasrNGET5t2XTOn1",
+	"mP2AGJvBrc6giQOL4APHLN0JAadNc8piwwjE3GJT+rW3X2YUrs8xrafS612lxb3+aWuqn/B4xC+C4omO",
+	"44H2CNXIQoIXIH7cR405na4iSezrb9sp+14WGiEiumnTSjcJnb/bwuZ6v0/LedqOEB7mlduImkdyTXfb",
+	"dLADAPr/ZG8jVNARfTv8tdlpaxV6dLR44vfkng8/Kbf9ACp8odrza/OOwwSY68xik6RO5gUMCwJ41ng0",
+	"ioS88PAbBVsLrW/BMZSgsogHw8NXQKsEZ4+400rqFeQAEZwFBkz9c+nbvHkfOrScnhPcyJVYOPXFKSrg",
+	"GhhjlcImjQB/vAJFSUiUtHjF0pJXTrEtNlO6By5HlJLqFvHTDJgl7vYBVwxAe3FUMDVwTdbKWargvY/W",
+	"Ahz1kOLIoMoNAdlTzNBr3gZ3EDoezK1BHHSD6LQdv8HN+oTHid7Qc5Aq4cz1ezDaFsm+giCGgB5W7nn7",
+	"rBgRwq2d5JmCkQwXjTCEljoTBenI55OGjDQn8IwQ3nV/6Z1cVy1v6yXjRTEcT9S3jpDxIUtuWCrzyxQd",
+	"WiuttNVKZvSzzIcJS+Fvd4l7rOOBCG6V5txyf+f/vHnxExPqThS6FBOVvpN5AtcmTR1Uwtwd7737FecF",
+	"TgU6Oilk5VyiHwqVAs7SS4YBPCp8oUV4+IQ5NfsazJX0B27sCELYo2ffICDw/wkpwP/jpxRwsajfalnw",
+	"jYkASYA+14jvuhLB+OEWOlQCVhbgJRfyTnQp9TcwB4qd78iqbQ8UtKXFnQ9uPJmzBTi8K6xdtUsJSVkg",
+	"5/5WC8h8JUGHSc2xONtpQxfSUy6SjoLg7rovY8N2U/aHdJ8MX7OBEZbNNgxmeAOuO6dQVSLDwNbwiq2l",
+	"MgzyqlIYXxpGj47JZvitTTrrs2VIEj+8rwWzc3Lu4fzA5cDbfwXB2uIi4FysRoZIHQnL8xH6IrCRpeAF",
+	"RrX6tKnv8YpPyFrpDT1LSS4jaVhdflyP0Q/yTgC3ddwiQjroY7kgTnuXyunk38MVn3KptLH7lX8MFnjP",
+	"MtVs3NOReW/d6weo291SRNggRCydJhLbjriyb94nPZ64V018GZ71wDAM1ZLDB6TJemlENk23otRj9hft",
+	"GGWF7dIVakG+D7efyJhhtzFebAesTcoWGpntVoqFE1uywtwFE0WyffSQENPQ9YXVzXgHxHqGCdM7r6Tc",
+	"Fq8eQcYbJEu1Mk7adPcUmP/3WAFHMZ6/6HzzUWkOX4JU17aN3u9Q+8OP/Wbytpo+DgERNq+KN95Z8ytZ",
+	"NF98Qv/OlnqIB8oHFQ+fp5hxnb+j2o/3hEMiuiqjn1nT+Lx99G/w+OLhkHGL3h9c6baLluAw2DNKJUae",
+	"CklUwgDIQPDrgAlhdQm6J3zBs9tLRugirAUjAhCRachGI0Q/JdaYtOTOHOZ84Zt9PquxfAPhaLBAZpuW",
+	"Frt7gr6BtaATtKWBde1TcwlQ6LNvzjq0isfd8QTYOFjalb4T+edJoicZ6Vsk6qb1oQR67sMCo1IXMtv0",
+	"WjnfQqJoWtWFMKlPE62tHvkHuKXW8zn0lkOajcKlXYakr6x9iS/+ePTw8XSArSH2MEVcud8bfV178Q8R",
+	"qpHHJGnvOZADWpUNAZJVBu6Hbs2j7nJRl3YkVeJoKKKcKyK5S/bLmxSB/h116fl8zLDglkd1Xz7NmWOl",
+	"ZleUECJDAOkM07l+/pyQUiHgqBVEqCq9pvwKmS0dKYuo5ZUbzwPDUl4t7lI2WCMfFI40MeWHwo0EaXc1",
+	"Ub4BQbizyUZMCTEtbkcwxBR/igPgfFVGvaMirWzJi3noAOTTakPYr+QWs0m3YpqNvb43N5s6NVhCsXB3",
+	"ibeZqMrQcG+iaD5S5eLt0CdDQUuwnnzwMYNcKrMURREoCjfGXJJOB844kUtrEqaEXevqNpmoH5++dITl",
+	"UU8Vl5UwV0HsERBOQ5tizK6Z2xpKRy6ExYTWXC4kYeikYzZlf2KXLGH/wv4Pds7+BxulGFaEhEsYJtVG",
+	"SPRrlrIUAJUamheYhIm3JVfoJFwUemYSzJx0v6g7WWm1QnxhIxfwZ8L4zOiitmKiICkGfCDjcUpVEL5N",
+	"LmYD8jqXjq4wPzqsKTKdKV6ap2h+ukn7RCtiSx5ta6LIE9npGvm43PjjK8ZdjPiQcvzbiAHo0yAhrSWE",
+	"g/6RZcIHqtFlwTOvpHwCWdKj1JQEs9dt4v6b02OddHAHMpwsdFy2s/oDs/WG7s+vfmBGt1KCM64YABE1",
+	"af1j5jEz4AybjcqWlVa6NldUC0jAyem/fotpqC1VPN1Vl15KtfjIWvOjj3Y82riH3YeD6kXief7eFCZo",
+	"yICUDsQUiObeunmlLbdihN6V/clTzlDD6yjVecuDwq0Vq9KJBXCoOybl5JVUWVGDMYiNyqDiVBe5qNrW",
+	"4S5FvoKxOfJCLLzPUn+PhtdDl826JbHTCvoA/O4Mxi1m3PbefTCZBgCIfirVRd7n8qA4T+QoZL7dCg2X",
+	"XA5J5PVY+8IqXglWK1KG9hHra8rV+jxpFUe3h1R9pdg/GaW2PND3plOiFmwz3+n6htdC+SvUKwvviLv0",
+	"5bG7Hmv0hCjtC8mSnUu9pxmvpLSFTSmCluDYbg9/3s+ViX2LPGG1odgo5IlbamQSWQO+JMGD73prgF1v",
+	"mxh+3G3TAl3peB79TAPqZfDNj7tMC0fZVAL5udkV8dB+ZaMC1Lm9bnaw/MGcMGxAlSO4C0D4fxgXPfLs",
+	"51c/JI3m4ws8wYOBseKox/3x3ETpXOxLsGScvdTGLipx828/ULYCHvaU397mWNTMFORYYgL2vBDC+oxw",
+	"Xvk+vdzyGTeCMt6Xgld2JjjGqPwzJ+oRMx7UIK0VgFjzWSFSwnvAdBGlsYXmlwywEii+q1Vo3DO4+bcf",
+	"pBVDCppJa0Qx7/IQ/CCN/QlW4BMeCfeC/SFXt3wJm23gHIx/DYL+wORMXHIT3JO45/1EB79vEd35Ozfb",
+	"vbGk76CyEojL1xgutMLGLgut86Y0m8rLvmapu3oKBc4BESumtgFEjnw+znDMXjjComBKT1QqIVRuYxk0",
+	"pkGkQ8DRCPV2O/jSSQgohlWhMnbINvIJdOT9xKo5WJe+GBjEpEIJqq7EFeOhHMbyygpqwktoJ+7VUEto",
+	"+a2gyuq67NAiYe4/Ie7N4VRX+OfkqoDxFNNYvzgypaYn+AWk8LsKfp1eD/ABRzcE1wgsGtcz5KKdfIq3",
+	"2kl0ipCfEHIcjpvj1ljZL0Sog20rf0kr1AqQLT1cO355N+Fu5655uMiT3T+EOvc+6X4wJFu0HhyAlwAd",
+	"JwA4Pbk4AN/0SU2xeEZ98qi1rD4kIqtG74BF/LUT0mIEIF3bmX4bUeVW25BO6jx/F39E894D/Xbb9TfZ",
+	"UuTguuWKQWdpCVX/fh1CGAnLmaMcnJHMMQg20/kG9BOfetOidF8wD1YV8u0BCbBopOHedNjFuW21abkp",
+	"j2Lg7ZU4lpevzGK6U6lwHDP/dX2y8fwSn93xOZYmnMb4txg5EQaoRxFRtQsTeo6GB2Mw5+8iaK4maWLP",
+	"qXD6xFyoDMDHDEWpsZ0n3Er53lAUCsgMjXRpl/KAzgTp3D6S27TfZj9pjH5L46E4dokfo1fCd647rqSx",
+	"hQN4FNm7W46j++Sg1R8X1CAC0yePLHokwl/ZC9DZA7ivGhOSHH247P5VmA8/r6rN+3sArjHhk9rMbiV6",
+	"YJU4ds6PENkPVyP1HXqPFzlqwA/7zz/CADm9cMxe1eoEqMZeBEaojlRM5gU16qSyhIlqgzj63L0wZwQe",
+	"TQLAofFZHYBFx2Ron0Kt7Ml0aqZJHWM5okZScTU1Y/LdNcEREfqrpmxgxJ2oeEEPNT61pg8jcxigMZd6",
+	"PVENsjrUn5SV1nP3ilzyhdLGyuwyLpbHYpAvLqh5OypkVG76dyz3vhEqT1gEEY/Eo6uJmklIiAzsNGGE",
+	"hJ2wlVaSAtEBxC5ith2ekmdEJt81VPKbc9xPqSw383zpNqm3tiBsHG7mPyHv+iCL1JNVfFA5oY3BqUQM",
+	"uEGzzkn7AIAXZfgB7E+ZkjqVdrO8F+CuiVuXE4sgfncnIZk4E6gPETMsC65IvfGM0CecJZR/h2GGrNLG",
+	"oHtmoq5fPhvuBav1UMotJuihsZLAR32zdK5YBxN1DM+pTmqb2V2ydhN46q7mng15sCWvDIFq5tI4wSTy",
+	"K9ysB8avB2DMhrJQrgAjhHHLCsEB+9v3B2YWWtit22zbM+ucOKSjAYDFmgkE3ySHGWBtwmRhhpD6CFMc",
+	"szS0Rl6h62yKMdYUO2atlwKcbRHF+RUsKBARqvtFa+MpVEvLdzpf9W0gRZG3e+yNWdogrmKK4kSlce+J",
+	"dEiBNsBDW4tKkOGo4tH7hEyoH/G5PmHvyeDEve/k8XgWPh+V+hMpxzTP30g3xn7ENIYeOzboxbiviKzz",
+	"h2w5vRi6dX71WgUtFc+LY9sD31Add+QDZAkgG/bG4Z9qZWofbMay6QeOXVKn5BBLAZaHIwN/EBjTUwIg",
+	"SkNhnlZiSKVpTQHZRHk6Bs7gGSfP70RlpUEQZGmvAvA6ojG6b8V8LjILeX8zAcF2EF8IC47singiNjYc",
+	"jifqmtm6LESABG0eA2ozfjvFrzAiQ/LrVmzG7IVXhrfEDr6SmUI6ObjSd8JMoB8lSa1C3InCSRSOPY58",
+	"nIVwF0cwt1sB2FCFxEzzQWoyXYpLltVVJZQNmJfDRoDheydqJVTNjCjweOIAWPR+SKNvvf1bZbFhKb3O",
+	"i3jUY3hhNLVJneuKKbGeKHq92R0YV/lUibUfYIAKpVVB0aQwux/kyyD1KQ3DKxQPxiOo6toSTj1aGm4T",
+	"Y0mDJe8tOdOTR/0jkPYfPpaYkftl+Y3kCLz7RtgjvCuUef/P6Vv5IBlyI6zvf4ttjP05JN/CFvtMGndn",
+	"WYlMgH7esPiBERY6jBQfKmXOK1FyWe0xWwCZShEQXyWMzGtx2RKHOHZd+SkB38P+rCXmMpIxA2ziW5Px",
+	"UlwBp50BI8GRpBMF90hw4wQHB+rmse6ZFQJ8JCFyUkglRvAtygMABTFWlBjONh4/bF4Js2QZL20NcHwe",
+	"MRBy2Zy5ZCWCFDbmQPNitB+d0bDW/hkQYif7C1CGhUEWnhDbB8xTN7lkokw9W2HVFfQ0AZxgs4bUG/LJ",
+	"gSEQVhhkdqbVvJCZTRuoQceUu5jrK9hIOMxPEb/79+1YOdk1jJT+u2FeH8CMnsJZQaclnV6CfKdjq7xv",
+	"eICLhrxmShd9KM/Zkya24yNxqjaO8Odnfd4Rz0Cudl0h7Prls+HRnmFE3ozd4UnkESa8cW8pez2qYdkw",
+	"KNASqW7Pt8fBwsMOrjJm30ZqMeYE+WrIbYV6ECm3CIvU0m8fGNRnzdVEgbp4GY8SWDJql+D3ANYHXNut",
+	"OMEDIWcGZZB0Rez/6t0YbXxCrYRTP+0IH0S17eBOifoHxPTBBrs45kPfkj3Atl4BYiJpGh5DFtw/d1pC",
+	"y9gxu6bRQ/APMwQz90KDOT2hXnW2YWte3PrWYo0u3quFD4jNAuZ4ttRGKIBzhQWEoRRY3aTINCK3PLx0",
+	"4OuxAkwYDbBDvnOPmzRRWW2sXsF4aCcD1Q+7pScD91+fqMKJeRe+yJ0omah0xVUdV5uGudJi58OrCJjN",
+	"vRTXre3vCT6t2mZ61TIDAIgeMj3RXnGEJFQOKzxIIz6QsjR7O6WWCt5PR0jekeZT6fUDw1LkPQhRYkJw",
+	"N4LenSjA3r2MPHEPjM9oW8g7ShGK1Cd85rnbndRD2uEOBdw7sleH4bzD7xMFebJ4qFqvU+KthQJsthDW",
+	"ACDdzmW+ZVbtzo1fSHiuGy+m+niTjyDrYQ5kEIZeD/Clz1TnzRjoSMMeYt8LC25FQy14mhVoub7jY0xm",
+	"JKTjIlkRyEYIJWHK/9C38fNHFDerddyzpdbGZwz6hXWECNwaa4yDPkz9K93++1MEq+mXP0zS95YTndDE",
+	"/0q2lPlUys+gW/s5AWrzA2zPT2kBmn4VCgA6Pe38sytPrwM3b7ncSGFqcQsfUm5bfJFIb7G2D1Crov4n",
+	"e1PwO5QgdoQO1BtIGrewkdFEgjO+gvxaHyjXVlSXJJcbx53HacyF9wpqg32Hb5Zybv/0ms9YtskKAaCQ",
+	"4L0cjkm0YO4zspN49ikK6k5F0ety0pJ2AOI76GyReE3QIUacLUSIdvTFQUpSkCJCGITiFgDur1oeMg+s",
+	"vhWM6WFhL6P9/F0bcdFE97OflW8g1dAMgfD/s/Oja0a9SikIG6X6dCyapH4Jhg2aC4/hQD2wNCDMqXjH",
+	"iBVXVmZM5pH7CgcXd2gqCCt9QLAkrOAzUSTAE3RFeCkErOrO3gL683CDvaLcIW7xncuIX+DB99o8AR1j",
+	"AyhSX32w2DcY2uVU5AkiRSX1mQNufrYuKb0HGVMBXYh986jANbBPq7S+nIKcOdsKeBL2ZaJCda5ncWji",
+	"ITcDa4MgllvhhLzXkEmCtZeJK/ZdXRTsGpqSgb4M/jx3Zt3Ql1pmW1lL0LW4WqEaB2A75KoK6jFdAZUn",
+	"WClGo8ABUoxaoRoLs5AmmE2QpBz3y4VNcKuXNEw592ZeJDBDfKgzKjSeqB9AObwB/B7AeotI0D2rJyrx",
+	"WfHbzyo20WLQv0l44igR8UeE4sOdgrhy/IA4gdBDxM0/QGvF7KI9bc68541GdCeNnIWsJGBt4EeBBlzY",
+	"OGugNMt0oesKUKMEqHNmmIQMGXc9QY8TXJc0l84AziphR4XW4CzCs2h8D1BCgFhXHIqdODgYsXgPCgt9",
+	"e1InwGaQi2pK4G2AJb3iagMXJz6yDoW5+Zj91XNTI/8u4uaEYEljchO0U5dK0GDAN+O0VW5IEj7b7uUd",
+	"+cwgtA6FUk6FDn4qb6sEaLi42x4hgg1a8Qfsni+wg3+f1uo98je4r/8U0Qeaa4/WipT6h8UcqJqOLo+c",
+	"/MFshFr+gSNQyLxozuwHs5h7tigILssxPoagHgyplb5pALjZqV0AS9/1dArwyIpwFynMaZuK0ktQ58jD",
+	"Rk559w28DtzTNhAVtTBwTE9XwECG3iWYUKsPiHDOdV3haJCRaZX7VmnIUcjlKwtqCku9DEhdcxx1pvMN",
+	"AXNJtWg1PfMJPK+XwgjfDwAAqLWNe6c789cxIOzQ0GqaALxr7dtFAmNaaDcJ6IHkiMWzKae3RnwKy5Gl",
+	"ZYN5aJw7vKJQ37w2vIC68gAitp9GIK1WUK+2iZIYvAZcgP1tG3oaKfzjMcOP0W2AaPNXazfwa2hgvx2f",
+	"TKBZRxJOp9g5nB+XW1ItSi+f9CHBFaBZt+vwKI8FWToPDdRMsqXXEKArOuMaN0EU73UaEqJnxyFPZiuu",
+	"cDAmIS9g5XhS7YM0hI/qngjN1y6ZikrGk1YmdlMSMFErXt2KnKWUOJeyASlZplW9g/btkNJLlpyCSj7f",
+	"PKXsT1zDqczTK5aqejUTle/CbZa6shD+chzSMa1cGmikAqCzpRDZkjrBqRzStKMORyGq4xsGGMVLs9SQ",
+	"kkh/umcnE4WJLClFbKbcpkkTXh2O2WtpC9FkYvqGMgiApOckbmAeseIMlci1yrvren6Qxr4m+vl9a34w",
+	"yb66d2CCtB2fJ//79SxKKKJGKzJUuc0bAxNZhVS+zZhjC/sdkJ0Jat9U0udZxEkjSqxHFHUNeKqYfdvK",
+	"HYk5THoOSWSpZy/puRLr9Ap9WP4h3Skmlx+t2AZ5xW5cxjv55GJpSUuJTu+t2CQtMGrfkLb9LTjiIJl7",
+	"KRfLwj1rojx4t6+BRMchcDxhDPgYM6wzjFQ0eAg5UjuTENDJ553PtDMTRL0h9h71329cN9u1Q5S+TDdR",
+	"XQ0nYEr8aYCsGjybu2y46Ufn7qEKG8Df9y2LpfXJ25RdrbR/HdArkRGyVfcuWHNMkYc+7EajLGjVr2L9",
+	"UkCFA3hC4qkYLwfZ5eVmWYk7qWuk0O2ew1hY+sB0T2UmgwYdBhfK3nmWCcDNG6RUxhkaXEzhSm/SR7Xy",
+	"E+XrN3fLidhJ1UTNpNtJJJdgoTD02eHsrkLPmlLwpiUcmxVS5cWmS+T8JNbIjP+hfbafqjrIL84RTtOI",
+	"VwJX/MN7enp+t+WVhXizU9taUg8ymimdslnpK8xjHjXHI8SaKcPpg/X4c9DVRX9ud4/oxNuC0Ah51iEF",
+	"J66N7xKqKb2ZYYpXyO1iWk3UDJpgudeZq5Zw6pas4w7NOtQjxer8A8NSmnjqQ4wThQwYPEt+1B6YkzNU",
+	"z8F/soTMjJwsCW27qjrRYOgITKI8mii63on4ThF91a6jREHsLvYiOF4OrzWEEKB/JGaYT1SPePY7aWQu",
+	"tkWs5dVC2P0iNgk9rkOl6kQN6tJJyovxwydPxg+HEKbtlngDd81X4wt0XHOIpx4SPdcgKK6fP58oL9RI",
+	"LFJXUHQ+GUoLW6Ljexfc5ZiUi+7UeUetvwNZ8vHjf/HS/FZ1ridIMuI7f0ix+1a6wvKBzxnqfXoFGS40",
+	"Sa9jRJXWxX7HElzB0vNVVqahY6NhgxR+wFxdyuaFhFJCOb0CLGf31QY9uORuCsh/i1oCl9NVLqphEsQZ",
+	"gNGFQRBaLDTtJ8Lz0b805PlNqTVniozIZ+A61RslitoQ41pBCrjjbNRdVlfRnBp2LwnAiqxgbJkJfn+3",
+	"awB6u/a0DU7vqJUl5WJ44Jp5DWJTY9IJ1nDkEnKkoAYY2WnJZ7KQdsOWXOVmyW/FEJr5NMNEE4gHMFK3",
+	"/B5Xee6xFsfsWm1YWUmVyZIXEF5EEuluZvZa6+KpX8ZPiZHbftGRuaynnvcnH+IRaWWNXj9//sAg6VNn",
+	"OMN+fPoytGz3vTpX+7rBQtuvvd1gAQT2U4Bbugf/PkAt3Ux6wSxj6NHfALIyFPn7ffSkgDvf7xv7uRcs",
+	"Cxu73fFC5qDENu6oxotfVjoTxiTeQTeXxa67ah/K1m4ucWssV0xCRamjdfwFLszris+KTcJKbvzQvKtl",
+	"4oSLnEth2qo0PrzxZFEFVlSSSWpyqNek1gFj9levOJOuGVw2E+UHmjhWWnEsTm29d+CLUSHxMFhKsTV1",
+	"KzZDTBOZVYDb3PTja3Z2ogaoSw+b2iFk6XDZjVD5JUs9aOjUaaNpKOFvSmtqgwgPkNkHIGMi9Fp6ye1y",
+	"SC3UnJ7tZFuc1cdZuuY2W4KBZbUes63sZieIJmrJS8jic8PRSqRsgMtL1shVs4/Sqd7SlO6hED5tCmzb",
+	"QDiUARDt8zCZqJbrCQWzkzJLfgc5oNlSRJaZB7MAeILLLZUfFqqqRWtsE9UsZ/OmITaFwFCI78BCdpeT",
+	"7jgOCN4/fvsWMOoKsUJbB2t7iNwxJo5mYroSxvCFgJUd6Iqlz3KxKrUVKtuMnotNOoz6+EMBHZJiFTWb",
+	"hu9h7INHFxfDqE/h3sZ1Knf3nNxXosvCSDpBPLlpzQ/XeKbzzQODeCLYVR/ckzPf/xr6OPY2199anZbs",
+	"WPG3Pwi1sMuzy0ckL/znh78a7o9b1t/IGMJX78uUBxoBzVI264gwJpQ9CxzuKqRxrDkifYBk+5ggu8eN",
+	"NWGeSfyBTHTPnmqeYVlovYfC28sE76AjNrCtOcQq5Pk794/vy92pTDpV/j78xN30qTtEeV20NvvI7TMk",
+	"sa1yDkJCRqfa0Vt2BOgyQnnMsW87gmGQ527QJEm1n5p6KLhd0OUtmTVRu8XdhDdGAS69Km2yU+49ZoeU",
+	"VA+2ET0Gy3CJ66LVhP6KuVQLUTm71LKBKIzAygu8K7RsStjfRQU1aGaYAAy1IN9ifP9cVxO10DpPSNDS",
+	"+50a/ABCXlQM7lvRt1RTgtmlTiPjrT7DAR8E9EytxAjS+/6X48spNqVKt95HrpifNJrydMqdWMVuznMo",
+	"nTG2qrHx7qXT56QFb6uupkttLGTuvhSVkcYdNyr9oIQ90Ip9TRX7WflIXeopNlKTkiOcqh5X+0PYxR9Q",
+	"2G329gcM9ieBwT5JNp5nXGViD5t9SWZnbOhIZyNVdWmxyA0rF4ATownkM0K8JCcbmA2ccEeHXhtmSFKv",
+	"B6qTA6VvJrAMLcURFoDytx0WIpMrQicJY9v13D2FB33WEv/4I4Flc7+PA9HGPg7E5ed5RxThCO0EwkZ/",
+	"dq+XHnuMQQN6D8+yEzlGe96CTwmBHKQhNd875itsKkUXo3qw2opJTtRfK2lFwr7NyZnzY11YCZ8QlIbc",
+	"8z5QiRAZ0NYfmlxBTtB3shBU1iStWJnhmP1Ezp8o93SiYEpmY6xYOX1nIS1leUad5lmtnHDPwae+v54o",
+	"TpV0OvmXT5InX3zJZhsrwNFT26CFYSF6IZVIWGqrWmXcumNrhB1e+Tx99uTiooH7qAS7FaV1vIz8ASm4",
+	"WKfkFCFvjdFO2D+N7sLSn8jRVtXKXIX0+ga3JQKf97gl4IdWoMj8O1VhQZ2rFljhtJmoECon90dnGKCu",
+	"/JA+W4bix9cXO8CfP3cz4jXkHUCab2itskCdD3TgdhxMzucnWBrgqeyXfz/pxvgEf1mniAJvZ+qbMVCu",
+	"G7pxsbCFSm92ZZK788NF0sfXD2FgkXL4/g/J9+nbFxWCG8FWXPGFgNqceyh0B6rDfpC3oqkionbFCQOm",
+	"iwze+1euGNR2bghxssnGxMaqtSqEMSw1EkxAXbH0B27s6FuouXn2DXHuprdHX2lRXalvccwfYFh1Bv8k",
+	"KgwNEc51teIWo3BfPj6LAnQXHQE6/9htj25rmmd9TR4pLebhV79hARO1wP1c65e2vH9ORo8MlaQpi42w",
+	"T3X2nYMBgExib4ZGWc8K7E/yHx5Gj6JYWDmDmKuDFJf8EgXO6Fbp7Bb/HxIWR9Er04SllFdxyR6mw2Si",
+	"QDTpkv+tFkzmhvoEYZZYGt0KARVp2Mp9lzd5GFCRCf4gsvK80GY+mhpy0PlEQe7fqJB3Tn2kSm5sPBYy",
+	"xEGL9ckZ0rAOV1dooABvfGBiVxLi6hGCdgsibQXFP2CfIq4hLOH18+dsLYsCwoD084CK0EGiYkeOHFpE",
+	"cKcJGkxpt5sSCjOV1XBJrRBT0ix5KYaAaYi98TGVewuQ5BKiZOke3e1ZRCm/gU/nEwnTeFZ9JT1WlL83",
+	"4enmBcqK1EpxWeEsGwEKSV6lVvk0OnLBMT08IQ3hhaJnR/A0IVYuc9MUQQTOgniF8VGBMNUSc486khf0",
+	"WkFWrLdAaKCU0NBEQ+iYwgFPtr3LOMjYtRxCr9FxnqiP4Fpm6FmuhNFF8MTkJqA3eL/vRHlHs3dDS9vj",
+	"cobRF2Jux+y7SggsDpcY/kET01bQgTR44dN5JcTUXTcFdcad/WvlEX18YWS4KE0IEjXE21P6OuCxEVe6",
+	"pLqCtygUEhhD9KCJ8pTXoJQiT4KfGS/cDYP4K0mwqjNtl9gzIl3VhZVTdKWnnlEG5G21cRbrCPNSTD0z",
+	"IlTbkJubJmqusOQxW4rsdqbfMmhELssSSug9lG/cGL4pxEEDnuA86boo9TvMUhrcmYlqdRoHYqFqVToI",
+	"vsYd1w2gsQBmBPLAMWMdcs5lbqLGTNpXzrgxB5CoBIKDTiUdT9SHu/RfIT/4DCTBp+jlEyb0ilbns/bw",
+	"+1H84eFvefi9Ktoh2LrE2fB4LdlpjHeiOsnv0UAYeS8pOvaF95SGEGojsip7BY3VeVE4DlWxcEZ9ageH",
+	"PLS502+dUAwlfrpyQkYayIzyvfpRChLJRK7/ri7QMME/vP2fu88j0yqTRcBv2sk6xH0+hbKVWJ9E15BJ",
+	"gKgrKVFqSoMBGMHmekfSzpIJepSzszxKBOBZueuXvMpZLnju1BTAVoBaUW5MV8fmV268f5Dp506mUEpC",
+	"jQyhzXdgaqe5J4htH8hrCYHOkHu6k/0QJ04YqwHLTSqok8PiOHObMDFejH14RjWxUUJfC5kWFE02YBGt",
+	"dZWb4ZhBQiRokRgD8hj5Ffb/hzS7XKrFVbwsjuikqoWJxxKyPcf7lLDPzQNOQzspQeLXTDckC8EJzX/q",
+	"nMMu5YlH2kWbzN3ZOeW02moz8k1L+w9twD7UlVyArEjXYrbU+nYkKS400/kGQRLB1FTayjmRBgI7RIpT",
+	"wS2UaHDpGEx8adcJstUGQn1+lJ/dObLVxg9ub0Tp452en6Il6zs/8bImTsWuxe9QblFZQBM4JaIi8uw/",
+	"CrU8L2uzPL8Vm71+9GiTfKEXwOHPuBFfPq6rgny3btRU4/1y9OjJl6zUUtkhHMz0ZW2WP0LYqxqbeube",
+	"MRPpmP3IcxH8QxMFqQKUeQF4fIBWghkLSufUumBeCGGZkQty4rhpCNNoliCOwA/FZdWHWV+bJWbrfzoo",
+	"YHpFD3neis29Cvo+FLINwyL/fv3y2TeYZ89mlV5D0zi/MeDX+6uYMTcFWNeIjGq5S0N0J/qnkIwKYcVu",
+	"RvY38L177E10y3G1fkLlQFJ7a9hbFRePvzqq5KK1/4+7oH0BvfxX4h1ffFJe80Hl1m4ZwDe6VQ/W0Eqb",
+	"ELaIJukv+dymCPOpD2b8sr3oaPGgQCWXFeIHBdzQpV6r4W9xlE9e/m7d5nVwvhAjeGCQYcdrlLJB6g9g",
+	"mrDULcG4fPTky3wZPvLaLtNh0MQcgxb5SKqo8nqAGeS+2r1BQk3Q85uB6aU2rZkguXHL/ADG7DvyRIGb",
+	"G9zhSqwhbW5bJ+QTRRHHUOPZLgQ3QrAB3022TRgPfrkkeC/QSsP09VACT5ZiwnQ1Uegj8NV6TefMbUwp",
+	"t0STs5+EyA3b6HpyhirKA4PZfzhUqB/kCgPmQwqpQBcFt92ABjaeKNBO06XMxTQXlsvCpIzjJVQK7/te",
+	"N66MKIKVBAgZj+ZCO+inP2Y3cgFNgaC1Mp3+nJvlTPMqD5As2KnPiXRpE1Zpy61PFXYLBbXjt27PKgYC",
+	"Iv6RVQJbTkt75YQ+RE9wEhNFReQPDHt88djd/vjhBfWHJpJomn4rtrS2NOznVz+wgfuTZk9x8RXPllKJ",
+	"TlTwpwDM0iGdPkmvgq3XnGSHPvxkw/h3KdZdzPC5KO3nKQF/vQK250KUjb7Ux3gDA0T+3K860bFp60vb",
+	"qsedDq5xOmXYc0TwyleV61vZkX2FqtbPzwij6OwYTecGWLY75e55mBcFV98IO3oKLzqQpfTJN7y1Id80",
+	"LEgu1EjX9kid41+F3bMyH0/VaF7ScaRotaUafwTUhV1uDGwa8hJg347UBr59G3K3FYsFNaKYA/8GuarY",
+	"99aWLwDN+YavxI204n/c2EpmlqX89ta38k9pAHF+ErcTFSkFDx+xpa4r3zISXyINZo4D9yabEJtJPjBs",
+	"JVa6QuRh8GCGPj1akbkYw13yiQJhhFEnPGt5PCHKVAjgYqFxJHpJR+j1waEMHl98wdLMVPMplr6JPG2y",
+	"IPfIlTbBfXyBEp7/G0mS42j9KmJaEHARH8ZrPidh5A6lyOpK2s3Z5S9v9nAqqXrEwhorQvZ4IgO6OkBJ",
+	"SPDnQxsYdyi9fuor6qhriw8YtAtf5nAgBykkH07d72kyUdArKwcUJvwlHUJHVXdEdgDQfYCY0Aoj6Nvg",
+	"jZmDu5RAF64mqumVH3XZhTIgaTfOlpgJY31/1ebV7Z4LgBdQCI/biwEQesaYNV19J+ojtfWFffHtfGOM",
+	"+wYRE0uZ3IgnqoEAFNgYNrq0qgEko9L1An3K1CK3tREImYEz9ysZuJ/bQzcnQLgas+uJ+qsbHhXdUd4V",
+	"Zl4S1FdJFXTuoQGyBcAc43yzft4Fz/8ouByfyAkNA/yNGB8uTo8DAX78Z4/aIHly4EFNCjD1G4w4oed+",
+	"2+zw/J0H+3l/2Lt4P1qFuz51tP0wpSQsrRXOmuB3mqwYadmS5wEYRUDFngy+p88389/qkq0JWIkNaH7D",
+	"zn3v19f/obf188fxgGF2AXkccSaPyjbDZJy+PK4/dvfzTNpSVJqCHPxw8tZx1HIog6sjccvKlcinurap",
+	"Hwv4WRHpGpK2SK/ysOQL6GoN7kWndrv7dW1Zpmvo+gWKI2h5Sq97srb+IMrPK0WLUOuBFEZuM/0GnUZ9",
+	"fSkfHXkX8IJ7J160KeGPzIvfa+aFl529qRcRXbZ9BO/OZoJXorqu7fLs8pc37xO3TfpWivDNm+QM0y6Q",
+	"5NqrDWYhAtSyQme8ICPxLDmrq+Ls8mxpbXl5fv7w0Z/HF+OL8cPLP//5q6+AIGls20/8XvDCLhNI9Ksc",
+	"58dOPLaSGWRh+9pbgvXdxVl83SCyciUMlD9lXDEjRHR/G3h79ylEzYj1B1BxLZw4k/ikRJH7IiSh8ugF",
+	"mO2y++AXMzd0HuKK3NyaHZPEt3cJIJrRg/1e7j76qVsyXRSiouhdJTIh74QnCMMGjUNVFZth9NSlNtb0",
+	"rGZw7UKfBPAeIaAm+byjx9Sy7xnkqGlXDDe5FVig3X0vDZ/p2s702+iu+Jz3D97RIy2IWfIKMwheamMX",
+	"lbj5tx8w0Sd6KqT3nL1/8/7/CwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

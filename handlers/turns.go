@@ -146,6 +146,24 @@ func (s *Server) GetTurn(ctx context.Context, req GetTurnRequestObject) (GetTurn
 	return GetTurn200JSONResponse(out), nil
 }
 
+// GetTurnChanges lists the files a Turn's agent changed, from its record.
+func (s *Server) GetTurnChanges(ctx context.Context, req GetTurnChangesRequestObject) (GetTurnChangesResponseObject, error) {
+	tc, err := s.Service.TurnChanges(ctx, req.TurnId)
+	if err != nil {
+		return nil, err
+	}
+	out := TurnChanges{TurnId: tc.TurnID, Changes: make([]FileChange, 0, len(tc.Changes)), LimitReached: tc.LimitReached}
+	for _, c := range tc.Changes {
+		at := c.At
+		if at.Year() <= 1 {
+			at = time.Time{}
+		}
+		out.Changes = append(out.Changes, FileChange{Seq: c.Seq, Path: c.Path, Operation: FileChangeOperation(c.Op), Diff: c.Diff,
+			Truncated: c.Truncated, RecordedAt: optTime(at)})
+	}
+	return GetTurnChanges200JSONResponse(out), nil
+}
+
 // StreamTurnEvents streams one Turn's events, from its first by default.
 func (s *Server) StreamTurnEvents(ctx context.Context, req StreamTurnEventsRequestObject) (StreamTurnEventsResponseObject, error) {
 	if err := s.Service.CheckTurnVisible(ctx, req.TurnId); err != nil {

@@ -114,6 +114,9 @@ func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
 }
 
 func (t *tx) DeleteTurn(ctx context.Context, id string) error {
+	if err := t.deleteTurnChanges(ctx, id); err != nil {
+		return err
+	}
 	_, err := t.tx.ExecContext(ctx, `DELETE FROM turns WHERE turn_id = ?`, id)
 	return err
 }

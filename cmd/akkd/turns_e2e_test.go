@@ -360,6 +360,10 @@ func TestE2ETurns(t *testing.T) {
 				t.Fatalf("the screen of a malformed id: %d %+v", code, prob)
 			}
 
+			// 1d. What a Turn changed: two files, from the agent's record.
+			checkTurnChanges(t, e, d.url, term, host, other)
+			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
+
 			// 2. The same message_id returns the same Turn and sends nothing.
 			var again sendAnswer
 			if code := call(t, "POST", d.url+"/v1/turns", host.Token, body, &again); code != 200 || again.TurnID != s.TurnID {

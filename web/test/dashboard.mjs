@@ -681,6 +681,24 @@ async function run() {
   await finalMessage(page, CODEX, /Blue/);
   log("answered a single-choice step");
 
+  // What a Turn changed (Codex): two files, each with its diff from the
+  // agent's record, on the Turn's page; the secret in one redacted.
+  await cardState(page, CODEX, "idle");
+  fs.writeFileSync(path.join(CODEX, "akk-edit-old.txt"), "one\ntwo\nthree\n");
+  await send(page, CODEX, `[[akk:edit dir="${CODEX}"]] edit two files from the dashboard`);
+  await finalMessage(page, CODEX, /Updated the following files/);
+  await codex.getByRole("link", { name: /^turn_/ }).first().click();
+  const changes = page.getByRole("region", { name: "Changes" });
+  await changes.locator("details.change").nth(1).waitFor({ timeout: T });
+  const [made, changed] = await changes.locator("details.change").allInnerTexts();
+  if (!/created/.test(made) || !made.includes("akk-edit-new.txt") || !made.includes("+alpha") || made.includes("AKIA")) throw new Error(`the created file: ${made}`);
+  if (!/updated/.test(changed) || !changed.includes("akk-edit-old.txt") || !changed.includes("-two") || !changed.includes("+TWO")) throw new Error(`the changed file: ${changed}`);
+  if ((await changes.locator(".diff-add").count()) < 4 || (await changes.locator(".diff-del").count()) !== 1) throw new Error("the diff lines are not marked by kind");
+  await checkDark(page, "turn-changes");
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await page.getByRole("heading", { name: "Agents" }).waitFor({ timeout: T });
+  log("a Turn's page lists the two files it changed, with their diffs");
+
   // An async question (Codex): the task works on while it waits; the block
   // is opened, the free-text row typed, and the answer queued for the
   // agent's next task (the Go side checks the model got it).

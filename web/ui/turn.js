@@ -11,9 +11,12 @@ export function Turn({ id }) {
   const [acts, setActs] = useState([]);
   const [err, setErr] = useState(null);
   const [timeline, setTimeline] = useState([]);
+  const [changes, setChanges] = useState(null);
   const load = async () => {
     try {
-      const [s, list] = await Promise.all([api("GET", `/v1/turns/${id}`), api("GET", "/v1/conversations")]);
+      const [s, list, ch] = await Promise.all([api("GET", `/v1/turns/${id}`), api("GET", "/v1/conversations"),
+        api("GET", `/v1/turns/${id}/changes`)]);
+      setChanges(ch);
       const a = [];
       for (const c of list.conversations) for (const x of c.available_actions) if (x.path.includes(id)) a.push(x);
       for (const u of list.unavailable_managed_turns || []) if (u.turn_id === id) a.push(...u.available_actions);
@@ -57,6 +60,7 @@ export function Turn({ id }) {
         ${st.result && (st.result.final_message || st.result.reason) && html`<h2>Result</h2>
           <div class="final" aria-label="Final message">${st.result.final_message || st.result.reason}</div>`}
         ${st.screen && html`<h2>Screen (redacted)</h2><pre>${st.screen}</pre>`}
+        <${Changes} ch=${changes} />
         ${byName(acts, "respond")[0] && html`<${Respond} a=${byName(acts, "respond")[0]} done=${load} />`}
         <${ActionButtons} actions=${acts} done=${load} />
         <h2>Callbacks</h2>
@@ -70,6 +74,30 @@ export function Turn({ id }) {
     <ol class="timeline" aria-label="Events">
       ${timeline.map((e) => html`<li key=${e.key}><strong>${e.t}</strong> ${e.at && html`<${Time} iso=${e.at} />`}</li>`)}
     </ol>`;
+}
+
+// Changes lists the files the Turn's agent changed, each with its diff
+// (from the agent's own record, redacted), lines marked by kind.
+function Changes({ ch }) {
+  if (!ch) return null;
+  const files = new Set(ch.changes.map((c) => c.path));
+  return html`<h2>Changes</h2>
+    <section aria-label="Changes">
+      ${ch.changes.length === 0 ? html`<p class="muted">No file changed so far.</p>` : html`<p>${files.size} ${files.size === 1 ? "file" : "files"}, ${ch.changes.length} ${ch.changes.length === 1 ? "change" : "changes"}${ch.limit_reached ? " (only the first 500 are kept)" : ""}</p>`}
+      ${ch.changes.map((c) => html`<details class="change" key=${c.seq} open=${ch.changes.length <= 5}>
+        <summary><span class="change-op">${c.operation}</span> <code class="change-path">${c.path}</code>${c.recorded_at && html` <${Time} iso=${c.recorded_at} />`}</summary>
+        <pre class="diff">${c.diff.split("\n").map((l) => html`<span class=${diffClass(l)}>${l}\n</span>`)}</pre>
+        ${c.truncated && html`<p class="muted">The diff is cut at 64 KiB.</p>`}
+      </details>`)}
+    </section>`;
+}
+
+function diffClass(l) {
+  if (l.startsWith("+++") || l.startsWith("---")) return "diff-file";
+  if (l.startsWith("@@")) return "diff-hunk";
+  if (l.startsWith("+")) return "diff-add";
+  if (l.startsWith("-")) return "diff-del";
+  return "";
 }
 
 function Respond({ a, done }) {

@@ -280,6 +280,30 @@ func (e DoctorStatus) Valid() bool {
 	}
 }
 
+// Defines values for FileChangeOperation.
+const (
+	Created FileChangeOperation = "created"
+	Deleted FileChangeOperation = "deleted"
+	Moved   FileChangeOperation = "moved"
+	Updated FileChangeOperation = "updated"
+)
+
+// Valid indicates whether the value is a known member of the FileChangeOperation enum.
+func (e FileChangeOperation) Valid() bool {
+	switch e {
+	case Created:
+		return true
+	case Deleted:
+		return true
+	case Moved:
+		return true
+	case Updated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ForegroundProofAuthorizes.
 const (
 	Nothing ForegroundProofAuthorizes = "nothing"
@@ -1158,6 +1182,28 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// FileChange defines model for FileChange.
+type FileChange struct {
+	// Diff The change as a unified diff (`--- a/…`, `+++ b/…`, `@@ -l,s +l,s @@` hunks), redacted.
+	Diff      string              `json:"diff"`
+	Operation FileChangeOperation `json:"operation"`
+
+	// Path The file, relative to the pane's working folder when inside it (redacted).
+	Path string `json:"path"`
+
+	// RecordedAt When the agent recorded the change.
+	RecordedAt *time.Time `json:"recorded_at,omitempty"`
+
+	// Seq 1, 2, … in the order the agent recorded the changes.
+	Seq int `json:"seq"`
+
+	// Truncated The diff was longer than 65,536 bytes and is cut after a whole line.
+	Truncated bool `json:"truncated"`
+}
+
+// FileChangeOperation defines model for FileChange.Operation.
+type FileChangeOperation string
+
 // ForegroundProof defines model for ForegroundProof.
 type ForegroundProof struct {
 	Authorizes ForegroundProofAuthorizes `json:"authorizes"`
@@ -1854,6 +1900,15 @@ type TurnCallbacks struct {
 	Failed        int            `json:"failed"`
 	Notifications []Notification `json:"notifications"`
 	Pending       int            `json:"pending"`
+}
+
+// TurnChanges defines model for TurnChanges.
+type TurnChanges struct {
+	Changes []FileChange `json:"changes"`
+
+	// LimitReached The Turn made more changes than are kept (500); the first 500 are listed.
+	LimitReached bool   `json:"limit_reached"`
+	TurnId       string `json:"turn_id"`
 }
 
 // TurnDeadlines defines model for TurnDeadlines.
@@ -2802,6 +2857,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
 	CancelTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetTurnChanges The files a Turn's agent changed, with their diffs
+	//
+	// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
+	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
+	// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
+	// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
+	// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
+	// read the Turn.
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
+	GetTurnChanges(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CloseTurnWithBody Release management of a Turn
 	//
@@ -4091,6 +4158,28 @@ func (c *Client) ApproveTurn(ctx context.Context, turnId TurnID, params *Approve
 // Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
 func (c *Client) CancelTurn(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelTurnRequest(c.Server, turnId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetTurnChanges The files a Turn's agent changed, with their diffs
+//
+// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
+// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
+// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
+// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
+// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
+// read the Turn.
+//
+// Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
+func (c *Client) GetTurnChanges(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTurnChangesRequest(c.Server, turnId)
 	if err != nil {
 		return nil, err
 	}
@@ -6313,6 +6402,40 @@ func NewCancelTurnRequest(server string, turnId TurnID) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetTurnChangesRequest constructs an http.Request for the GetTurnChanges method
+func NewGetTurnChangesRequest(server string, turnId TurnID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "turn_id", turnId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/turns/%s/changes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCloseTurnRequest calls the generic CloseTurn builder with application/json body
 func NewCloseTurnRequest(server string, turnId TurnID, body CloseTurnJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7813,6 +7936,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/turns/{turn_id}/cancel (the `CancelTurn` operationId).
 	CancelTurnWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*CancelTurnResponse, error)
+
+	// GetTurnChangesWithResponse The files a Turn's agent changed, with their diffs
+	//
+	// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
+	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
+	// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
+	// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
+	// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
+	// read the Turn.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
+	GetTurnChangesWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*GetTurnChangesResponse, error)
 
 	// CloseTurnWithBodyWithResponse Release management of a Turn
 	//
@@ -10873,6 +11010,68 @@ func (r CancelTurnResponse) ContentType() string {
 	return ""
 }
 
+type GetTurnChangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TurnChanges
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetTurnChangesResponse) GetJSON200() *TurnChanges {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetTurnChangesResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetTurnChangesResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetTurnChangesResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r GetTurnChangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetTurnChangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetTurnChangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetTurnChangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type CloseTurnResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13142,6 +13341,26 @@ func (c *ClientWithResponses) CancelTurnWithResponse(ctx context.Context, turnId
 		return nil, err
 	}
 	return ParseCancelTurnResponse(rsp)
+}
+
+// GetTurnChangesWithResponse The files a Turn's agent changed, with their diffs
+//
+// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
+// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
+// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
+// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
+// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
+// read the Turn.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
+func (c *ClientWithResponses) GetTurnChangesWithResponse(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*GetTurnChangesResponse, error) {
+	rsp, err := c.GetTurnChanges(ctx, turnId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetTurnChangesResponse(rsp)
 }
 
 // CloseTurnWithBodyWithResponse Release management of a Turn
@@ -15776,6 +15995,53 @@ func ParseCancelTurnResponse(rsp *http.Response) (*CancelTurnResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetTurnChangesResponse parses an HTTP response from a GetTurnChangesWithResponse call
+func ParseGetTurnChangesResponse(rsp *http.Response) (*GetTurnChangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetTurnChangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TurnChanges
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	}
 

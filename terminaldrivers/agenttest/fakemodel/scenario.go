@@ -30,7 +30,7 @@ const (
 	ScenarioSecret   = "secret"
 	ScenarioMCP      = "mcp_drive"
 	// ScenarioEdit edits two files of dir (an absolute path): it creates
-	// EditNewFile and changes "two" to "TWO" in EditOldFile, which the
+	// EditNewFile (EditNewContent, which holds a fake secret) and changes "two" to "TWO" in EditOldFile, which the
 	// test writes first (EditOldContent). Claude Code: Write, then Read
 	// and Edit of the old file (its Edit needs a Read first). Codex: one
 	// apply_patch with both files.
@@ -55,14 +55,14 @@ const (
 // The files of the edit scenario, their content before and after.
 const (
 	EditNewFile    = "akk-edit-new.txt"
-	EditNewContent = "alpha\nbeta\n"
+	EditNewContent = "alpha\nbeta\naws_key=" + SecretAWSKey + "\n" // a secret for redaction tests
 	EditOldFile    = "akk-edit-old.txt"
 	EditOldContent = "one\ntwo\nthree\n"
 	EditOldAfter   = "one\nTWO\nthree\n"
 )
 
 // EditPatch is the edit scenario's patch for Codex's apply_patch.
-const EditPatch = "*** Begin Patch\n*** Add File: " + EditNewFile + "\n+alpha\n+beta\n*** Update File: " + EditOldFile +
+const EditPatch = "*** Begin Patch\n*** Add File: " + EditNewFile + "\n+alpha\n+beta\n+aws_key=" + SecretAWSKey + "\n*** Update File: " + EditOldFile +
 	"\n@@\n one\n-two\n+TWO\n three\n*** End Patch\n"
 
 // TitleText answers side requests (session titles, probes).
@@ -333,7 +333,9 @@ func steps(params map[string]string, results []string) plan {
 func edit(params map[string]string, t turn) plan {
 	dir := params["dir"]
 	done := len(t.toolResults)
-	call := func(text string, tc *toolCall) plan { return plan{scenario: ScenarioEdit, text: text, pieces: 1, tool: tc} }
+	call := func(text string, tc *toolCall) plan {
+		return plan{scenario: ScenarioEdit, text: text, pieces: 1, tool: tc}
+	}
 	if t.openai {
 		if done == 0 {
 			return call("Applying the patch.", &toolCall{kind: toolPatch, input: map[string]any{"patch": EditPatch}, freeform: t.freeformPatch})
