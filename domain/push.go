@@ -304,9 +304,16 @@ type PushPayload struct {
 func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.Logger) {
 	tick := s.clock.NewTicker(time.Second, "push", "poll")
 	defer tick.Stop()
+	failing := false // said once while it lasts (a store outage fails every tick)
 	for {
-		if err := s.pushNew(ctx, log); err != nil && ctx.Err() == nil {
-			log.Warn("web push", "err", err)
+		err := s.pushNew(ctx, log)
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			log.Warn("web push: new events cannot be read; trying every second", "err", err)
+			failing = true
+		case err == nil && failing:
+			log.Info("web push: reading new events again")
+			failing = false
 		}
 		select {
 		case <-ctx.Done():
@@ -321,7 +328,15 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 	if s.pushSend == nil || s.pushRead == nil {
 		return nil
 	}
-	cur, err := s.store.Setting(ctx, settingPushCursor)
+	// Each node of a fleet reads every event with a cursor of its own: it
+	// pushes the events of the Turns its monitor runs (with one cursor for
+	// all, the first node to read an event moved past it for the others,
+	// and a Turn another node runs was never pushed).
+	cursor := settingPushCursor
+	if s.fleetSelf != "" {
+		cursor += ":" + s.fleetSelf
+	}
+	cur, err := s.store.Setting(ctx, cursor)
 	if err != nil {
 		return err
 	}
@@ -331,7 +346,7 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 		if after, err = s.store.LastEventID(ctx); err != nil {
 			return err
 		}
-		return s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingPushCursor, strconv.FormatInt(after, 10)) })
+		return s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, cursor, strconv.FormatInt(after, 10)) })
 	}
 	for {
 		evs, err := s.store.EventsAfter(ctx, after, EventFilter{All: true}, 100)
@@ -345,7 +360,7 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 			after = e.ID
 			// Sent, then the cursor: a crash between sends it again (the
 			// browser shows one notification per tag).
-			if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingPushCursor, strconv.FormatInt(after, 10)) }); err != nil {
+			if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, cursor, strconv.FormatInt(after, 10)) }); err != nil {
 				return err
 			}
 		}
@@ -497,6 +512,9 @@ func (s *Service) issueActions(ctx context.Context, principal, turnID string, ap
 	}
 	return out
 }
+
+// ActionTokenHash is how a one-tap action's token is stored and looked up.
+func ActionTokenHash(tok string) string { return hashActionToken(tok) }
 
 func hashActionToken(tok string) string {
 	sum := sha256.Sum256([]byte("action:" + tok))

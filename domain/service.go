@@ -53,6 +53,8 @@ type Service struct {
 	// fleetNodes names the nodes of the fleet this daemon is one of; nil
 	// for a daemon on its own (UseFleet).
 	fleetNodes func(ctx context.Context) ([]string, error)
+	// fleetSelf is this node's name in the fleet ("" on its own).
+	fleetSelf string
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -153,10 +155,12 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 const settingOperatorTokenHash = "operator_token_hash"
 
 // UseOperatorToken makes token the operator token and records its hash.
-// UseFleet makes the daemon a node of a fleet whose node names nodes
-// lists: a host's webhooks may then be pinned to one node, and must be
-// when their URL is a loopback one.
-func (s *Service) UseFleet(nodes func(ctx context.Context) ([]string, error)) { s.fleetNodes = nodes }
+// UseFleet makes the daemon the node self of a fleet whose node names
+// nodes lists: a host's webhooks may then be pinned to one node, and must
+// be when their URL is a loopback one.
+func (s *Service) UseFleet(self string, nodes func(ctx context.Context) ([]string, error)) {
+	s.fleetSelf, s.fleetNodes = self, nodes
+}
 
 func (s *Service) UseOperatorToken(ctx context.Context, token string) error {
 	hash := HashToken(token)

@@ -193,6 +193,7 @@ func TestCallsGoToTheOwner(t *testing.T) {
 	st.owners["turns/turn_1"] = "b"
 	st.owners["turns/turn_2"] = "a"
 	st.owners["sessions/ses_1"] = "term_b1"
+	st.owners["action_tokens/"+domain.ActionTokenHash("tok_b")] = "b"
 	for _, c := range []struct {
 		method, target, body, owner string
 	}{
@@ -207,6 +208,9 @@ func TestCallsGoToTheOwner(t *testing.T) {
 		{"POST", "/v1/turns", `{"session_id":"ses_1","request":"x"}`, "b"},
 		{"POST", "/v1/turns", `{"terminal_id":"term_here","request":"x"}`, ""},
 		{"POST", "/v1/watches", `{"terminal_id":"term_b1"}`, "b"},
+		{"POST", "/v1/actions/tok_b", "", "b"},
+		{"GET", "/v1/actions/tok_b", "", ""},
+		{"POST", "/v1/actions/tok_unknown", "", ""},
 		{"GET", "/v1/hosts", "", ""},
 		{"GET", "/v1/events", "", ""},
 	} {

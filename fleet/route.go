@@ -222,6 +222,10 @@ func (n *Node) ownerOf(r *http.Request) (string, error) {
 		return n.recordOwner(ctx, "turns", parts[2])
 	case len(parts) >= 3 && parts[1] == "watches":
 		return n.recordOwner(ctx, "watches", parts[2])
+	case len(parts) == 3 && parts[1] == "actions" && r.Method == http.MethodPost:
+		// A one-tap action is carried out by the node whose monitor runs
+		// its Turn (it alone sees the pane); the token names it.
+		return n.recordOwner(ctx, "action_tokens", domain.ActionTokenHash(parts[2]))
 	case len(parts) == 2 && r.Method == http.MethodPost && (parts[1] == "turns" || parts[1] == "watches"):
 		body, err := readBody(r)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"akk/domain"
@@ -43,6 +44,12 @@ func (s *Server) routeInFleet(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := domain.PrincipalFrom(r.Context())
+		if !ok && r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, actionsPrefix) && r.Header.Get("AKK-Node") == "" {
+			// A one-tap action (its token the only credential) goes to the
+			// node that owns its Turn; one another node sent here is not
+			// sent on again.
+			ok = true
+		}
 		if !ok || r.Context().Value(forwardedKey{}) != nil || !s.Fleet.Serve(w, r, p, next) {
 			next.ServeHTTP(w, r)
 		}

@@ -25,7 +25,7 @@ func TestDeliveryNode(t *testing.T) {
 	}
 
 	fleet := newEnvOpts(t, envOpts{wire: func(s *domain.Service) {
-		s.UseFleet(func(context.Context) ([]string, error) { return []string{"n1", "n2"}, nil })
+		s.UseFleet("n1", func(context.Context) ([]string, error) { return []string{"n1", "n2"}, nil })
 	}})
 	for _, c := range []struct {
 		body, field string

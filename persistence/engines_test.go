@@ -416,6 +416,24 @@ func TestActionTokens(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// In a fleet a tap goes to the node that owns the token's Turn.
+			turn := domain.Turn{ID: "turn_1", SessionID: "ses_1", TerminalID: "term_1", Request: "x", State: domain.TurnWorking,
+				SubmitStage: domain.SubmitNothing, CreatedAt: now, UpdatedAt: now, Revision: 1, Endpoint: domain.EndpointRef{Kind: domain.EndpointPane, ID: "term_1"}}
+			if err := s.InTx(ctx, func(tx domain.Tx) error {
+				if err := tx.InsertSession(ctx, domain.Session{ID: "ses_1", TerminalID: "term_1", CreatedAt: now, Revision: 1}); err != nil {
+					return err
+				}
+				return tx.InsertTurn(ctx, turn)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			want, _, _ := s.OwnerOf(ctx, "turns", "turn_1")
+			if node, ok, err := s.OwnerOf(ctx, "action_tokens", "h1"); err != nil || !ok || node != want {
+				t.Fatalf("the node of a token's Turn: %q %v %v, want %q", node, ok, err, want)
+			}
+			if _, ok, err := s.OwnerOf(ctx, "action_tokens", "nope"); err != nil || ok {
+				t.Fatalf("the node of no token: %v %v", ok, err)
+			}
 			if a, err := use("h1", now); err != nil || a.TurnID != "turn_1" || a.Decision != domain.ApproveOnce || a.Conversation != "push:1" {
 				t.Fatalf("first use %+v, %v", a, err)
 			}

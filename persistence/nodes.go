@@ -145,6 +145,8 @@ func (s *Store) OwnerOf(ctx context.Context, table, id string) (string, bool, er
 		q = `SELECT terminal_id FROM sessions WHERE session_id = ?`
 	case "turn_hosts":
 		q = `SELECT host_id FROM turns WHERE turn_id = ?`
+	case "action_tokens": // by the token's hash: the node that owns its Turn
+		q = `SELECT t.node FROM action_tokens a JOIN turns t ON t.turn_id = a.turn_id WHERE a.token_hash = ?`
 	default:
 		return "", false, fmt.Errorf("owner of %s: no such table", table)
 	}

@@ -45,6 +45,7 @@ func TestE2EFleet(t *testing.T) {
 	srv := storetest.StartServerTCP(t, lab.hostIP())
 	url := tcpURL(srv, srv.NewDatabase(t))
 	rec := newReceiver(t, lab.hostIP()+":0")
+	ps, pushCA := NewPushServiceTLS(t, lab.hostIP()) // a phone's push service, on the fleet's network
 
 	envs := []*agenttest.Env{agenttest.New(t, claude, agenttest.Options{}), agenttest.New(t, claude, agenttest.Options{}),
 		agenttest.New(t, codex, agenttest.Options{})}
@@ -56,7 +57,7 @@ func TestE2EFleet(t *testing.T) {
 	for i, e := range envs {
 		nodes[i] = &proc{t: t, bin: daemonBinary(t), dir: t.TempDir(), machine: machines[i],
 			env: []string{"AKK_STORE=" + url, "AKK_NODE=n" + string(rune('1'+i)),
-				"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s"}}
+				"AKK_TMUX_SOCKETS=" + e.SocketPath(), "AKK_WEBHOOK_RETRY_SCHEDULE=200ms,500ms,1s", "SSL_CERT_FILE=" + pushCA}}
 		if i == 1 {
 			nodes[i].bin = skewed
 			nodes[i].env = append(nodes[i].env, "AKK_CLOCK_OFFSET=-20s")
@@ -203,6 +204,51 @@ func TestE2EFleet(t *testing.T) {
 	rec.waitTurn(t, a.TurnID, "turn.completed", 60*time.Second)
 	if n := toolResultsWith(envs[1], "akk-fleet-42"); n != 1 {
 		t.Fatalf("the approved command's output reached n2's model %d times", n)
+	}
+
+	// A push for n2's next prompt, to the operator's phone subscribed
+	// through n1: one push, from n2 (its monitor alone sees the pane),
+	// and its tap, which reaches n1, answers through n2 once.
+	phone, _ := NewPushClient()
+	sub, _ := json.Marshal(map[string]any{"endpoint": ps.Register("phone", phone), "keys": map[string]string{"p256dh": phone.P256dh(), "auth": phone.AuthSecret()}})
+	if code := call(t, "POST", n1.url+"/v1/ui/push/subscriptions", n1.token(), string(sub), nil); code != 201 {
+		t.Fatalf("subscribe through n1: %d", code)
+	}
+	var pa sendAnswer
+	if code := call(t, "POST", n1.url+"/v1/turns", host.Token, `{"terminal_id":"`+rows[1].Terminal.TerminalID+
+		`","request":"[[akk:bash cmd=\"touch akk-fleet-push && echo akk-fleet-push-$((40+3))\"]] run it from the phone"}`, &pa); code != 202 {
+		t.Fatalf("send through n1 to n2: %d %+v", code, pa)
+	}
+	pctx, pcancel := context.WithTimeout(context.Background(), agenttest.Patient(60*time.Second))
+	push, err := ps.Wait(pctx, func(p Push) bool { return strings.Contains(string(p.Payload), pa.TurnID) })
+	pcancel()
+	if err != nil {
+		t.Fatalf("no push for n2's prompt: %v", err)
+	}
+	var pl pushPayload
+	json.Unmarshal(push.Payload, &pl)
+	tok := pl.token("approve_once")
+	if tok == "" {
+		t.Fatalf("the push has no Approve once: %s", push.Payload)
+	}
+	if code, v := postAction(t, n1.url, "POST", tok); code != 200 || v["outcome"] != "done" {
+		t.Fatalf("the tap, at n1: %d %v", code, v)
+	}
+	rec.waitTurn(t, pa.TurnID, "turn.completed", 60*time.Second)
+	if n := toolResultsWith(envs[1], "akk-fleet-push-43"); n != 1 {
+		t.Fatalf("the tapped command's output reached n2's model %d times", n)
+	}
+	if code, _ := postAction(t, n3.url, "POST", tok); code != 410 {
+		t.Fatalf("the same tap again, at n3: %d", code)
+	}
+	count := 0
+	for _, p := range ps.Pushes() {
+		if strings.Contains(string(p.Payload), pa.TurnID) && strings.Contains(string(p.Payload), "approve_once") {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Fatalf("%d pushes for one prompt", count)
 	}
 
 	// A call that names a node but is not signed with the fleet's key.

@@ -18,8 +18,13 @@ import (
 // pane (the test's look every 5 ms) to the push reaching the push service
 // (the stand-in, which decrypts it), and from the tap (the one-tap action's
 // POST) to the dialog gone from the pane, and the tap's answer. Targets:
-// under 100 ms and 200 ms median.
+// under 100 ms and 200 ms median. Every other tap comes as a person's
+// would, after reading the notification for 2 s; the others at once, as
+// the push arrives: AKK presses no key on a prompt drawn less than 1.5 s
+// ago (ApprovalSettle: Claude Code drops keys that come right after it
+// draws a prompt), so those wait out the rest of it.
 func BenchmarkE2EPushLatency(b *testing.B) {
+	const personReads = 2 * time.Second
 	claudeA, codexA := newestClaudeAndCodex(b)
 	for _, a := range []agenttest.Agent{claudeA, codexA} {
 		b.Run(a.Name(), func(b *testing.B) {
@@ -34,7 +39,7 @@ func BenchmarkE2EPushLatency(b *testing.B) {
 				b.Fatalf("subscribe: %d", code)
 			}
 			term := findRow(b, d.url, d.token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
-			var toPush, toKeys, tapAnswer []time.Duration
+			var toPush, toKeys, atOnce, tapAnswer []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var s sendAnswer
@@ -60,6 +65,10 @@ func BenchmarkE2EPushLatency(b *testing.B) {
 				toPush = append(toPush, p.Received.Sub(onScreen))
 				var pl pushPayload
 				json.Unmarshal(p.Payload, &pl)
+				person := i%2 == 1
+				if person {
+					time.Sleep(time.Until(onScreen.Add(personReads))) // a person reads the notification
+				}
 				tapped := time.Now()
 				if code, v := postAction(b, d.url, "POST", pl.token("approve_once")); code != 200 || v["outcome"] != "done" {
 					b.Fatalf("tap: %d %v", code, v)
@@ -70,7 +79,11 @@ func BenchmarkE2EPushLatency(b *testing.B) {
 						b.Fatal("the dialog stayed")
 					}
 				}
-				toKeys = append(toKeys, time.Since(tapped))
+				if person {
+					toKeys = append(toKeys, time.Since(tapped))
+				} else {
+					atOnce = append(atOnce, time.Since(tapped))
+				}
 				findRow(b, d.url, d.token, e.ProjectDir, 60*time.Second, hasSend)
 			}
 			b.StopTimer()
@@ -78,7 +91,10 @@ func BenchmarkE2EPushLatency(b *testing.B) {
 			for _, m := range []struct {
 				name string
 				v    []time.Duration
-			}{{"screen-to-push", toPush}, {"tap-to-dialog-gone", toKeys}, {"tap-answer", tapAnswer}} {
+			}{{"screen-to-push", toPush}, {"tap-to-dialog-gone", toKeys}, {"tap-at-once-to-dialog-gone", atOnce}, {"tap-answer", tapAnswer}} {
+				if len(m.v) == 0 {
+					continue
+				}
 				slices.Sort(m.v)
 				b.ReportMetric(ms(m.v[len(m.v)/2]), m.name+"-median-ms")
 				b.ReportMetric(ms(m.v[min(len(m.v)-1, len(m.v)*95/100)]), m.name+"-p95-ms")

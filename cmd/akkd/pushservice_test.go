@@ -11,15 +11,22 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,11 +85,54 @@ type PushService struct {
 var pushB64 = base64.RawURLEncoding
 
 // NewPushService starts a push service; it is closed when the test ends.
-func NewPushService(t testing.TB) *PushService {
-	s := &PushService{clients: map[string]*PushClient{}, gone: map[string]bool{}, changed: make(chan struct{})}
-	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+func NewPushService(t testing.TB) *PushService { return NewPushServiceOn(t, "") }
+
+// NewPushServiceTLS starts a push service on ip (a fleet's network, where
+// AKK takes only https endpoints) with a certificate of its own for ip;
+// caFile holds it, for the daemons' SSL_CERT_FILE.
+func NewPushServiceTLS(t testing.TB, ip string) (s *PushService, caFile string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "push service stand-in"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IPAddresses: []net.IP{net.ParseIP(ip)},
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile = filepath.Join(t.TempDir(), "push-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s = newPushService(t, ip+":0")
+	s.Server.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s, caFile
+}
+
+// NewPushServiceOn starts a push service listening on addr ("": loopback).
+func NewPushServiceOn(t testing.TB, addr string) *PushService {
+	s := newPushService(t, addr)
 	s.Start() // sets s.URL before any request can be served
 	t.Cleanup(s.Close)
+	return s
+}
+
+func newPushService(t testing.TB, addr string) *PushService {
+	s := &PushService{clients: map[string]*PushClient{}, gone: map[string]bool{}, changed: make(chan struct{})}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Server.Listener.Close()
+		s.Server.Listener = l
+	}
 	return s
 }
 

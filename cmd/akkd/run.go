@@ -418,7 +418,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := node.Join(ctx); err != nil {
 			return fmt.Errorf("join the fleet: %w", err)
 		}
-		svc.UseFleet(func(ctx context.Context) ([]string, error) {
+		svc.UseFleet(cfg.node, func(ctx context.Context) ([]string, error) {
 			nodes, err := store.Nodes(ctx)
 			names := make([]string, len(nodes))
 			for i, x := range nodes {
