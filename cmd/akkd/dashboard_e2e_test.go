@@ -117,6 +117,16 @@ func TestE2EDashboard(t *testing.T) {
 		return len(rs) == 1 && rs[0].Terminal != nil && rs[0].Backend != nil
 	})
 
+	// The operator's phone: its pushes reach a stand-in push service,
+	// which the browser test reads to hand them to the page's service
+	// worker (headless Chromium has no push service of its own).
+	ps := NewPushService(t)
+	phone, _ := NewPushClient()
+	sub, _ := json.Marshal(map[string]any{"endpoint": ps.Register("phone", phone), "keys": map[string]string{"p256dh": phone.P256dh(), "auth": phone.AuthSecret()}})
+	if code := call(t, "POST", d.url+"/v1/ui/push/subscriptions", op, string(sub), nil); code != 201 {
+		t.Fatalf("subscribe the phone: %d", code)
+	}
+
 	artifacts := os.Getenv("AKK_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -126,7 +136,7 @@ func TestE2EDashboard(t *testing.T) {
 	cmd.Env = append(os.Environ(), "AKK_URL="+d.url, "AKK_OPERATOR_TOKEN="+op, "AKK_HOST_B_TOKEN="+b.Token,
 		"AKK_CLAUDE_PROJECT="+projects[agenttest.KindClaude], "AKK_CODEX_PROJECT="+projects[agenttest.KindCodex], "AKK_BACKEND_PROJECT="+bx.ProjectDir, "AKK_MERGED_PROJECT="+mx.ProjectDir,
 		"AKK_CLAUDE2_PROJECT="+claude2.ProjectDir, "AKK_DIALOG_PROJECT="+dialog.ProjectDir,
-		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
+		"AKK_RECEIVER_URL=http://"+rec.addr+"/ui", "AKK_PUSHES_URL="+ps.URL+"/_pushes", "AKK_ARTIFACTS="+artifacts, "AKK_NODE_MODULES="+modules, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
 	if err != nil {

@@ -194,6 +194,18 @@ func (s *PushService) Wait(ctx context.Context, match func(Push) bool) (Push, er
 // serve handles POST /push/<id>: refuse unknown or gone ids, otherwise check and decrypt.
 func (s *PushService) serve(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
+	if r.URL.Path == "/_pushes" && r.Method == http.MethodGet {
+		// What came so far, decrypted: for a browser test that hands a
+		// push to the page's service worker as the browser's own push
+		// service would.
+		var out []json.RawMessage
+		for _, p := range s.Pushes() {
+			out = append(out, json.RawMessage(p.Payload))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(out)
+		return
+	}
 	id, ok := strings.CutPrefix(r.URL.Path, "/push/")
 	if !ok || r.Method != http.MethodPost {
 		http.Error(w, "not a push endpoint", http.StatusNotFound)

@@ -26,6 +26,7 @@ const MERGED = env("AKK_MERGED_PROJECT");
 const CLAUDE2 = env("AKK_CLAUDE2_PROJECT");
 const DIALOG = env("AKK_DIALOG_PROJECT");
 const RECEIVER = env("AKK_RECEIVER_URL");
+const PUSHES = env("AKK_PUSHES_URL"); // what AKK pushed to the operator's phone, decrypted
 const OUT = env("AKK_ARTIFACTS");
 const T = 90_000; // the longest any step may take on a busy machine
 
@@ -416,6 +417,48 @@ async function pushShown(page) {
   log("a push reached the service worker and showed as a notification:", shown.title, "with", shown.actions.join(" / "));
 }
 
+// A real prompt's push, as AKK sent it to the operator's phone (read from
+// the stand-in push service), handed to the service worker as the phone's
+// push service would; its "Approve once" clicked (the worker's
+// notification-click path, which headless Chromium cannot press): the
+// command runs once, the notification says so, and the token is spent.
+async function pushTapped(page) {
+  await page.getByRole("link", { name: "Agents", exact: true }).click();
+  await cardState(page, CLAUDE, "idle");
+  await send(page, CLAUDE, '[[akk:bash cmd="touch akk-tapped && echo akk-tapped-ran"]] a prompt answered from the phone');
+  await cardState(page, CLAUDE, "awaiting_approval");
+  const payload = await until("AKK's push for the prompt", async () => {
+    const all = await (await fetch(PUSHES)).json();
+    return (all || []).find((p) => p.type === "turn.approval_required" && (p.body || "").includes("akk-tapped") && (p.actions || []).length === 2);
+  });
+  const cdp = await page.context().newCDPSession(page);
+  const regs = [];
+  cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => regs.push(...e.registrations));
+  await cdp.send("ServiceWorker.enable");
+  const reg = await until("the service worker's registration", async () => regs.find((r) => r.scopeURL === URL + "/" && !r.isDeleted));
+  await cdp.send("ServiceWorker.deliverPushMessage", { origin: URL, registrationId: reg.registrationId, data: JSON.stringify(payload) });
+  await cdp.send("ServiceWorker.disable");
+  await cdp.detach();
+  const sw = await until("the service worker", async () => page.context().serviceWorkers().find((w) => w.url().endsWith("/sw.js")));
+  const buttons = await until("the push's notification", async () => sw.evaluate(async (tag) => {
+    const [n] = await self.registration.getNotifications({ tag });
+    return n && n.actions.map((a) => a.title).join(" / ");
+  }, payload.tag));
+  if (buttons !== "Approve once / Reject") throw new Error(`the notification's buttons: ${buttons}`);
+  const said = await sw.evaluate(async (tag) => {
+    const [n] = await self.registration.getNotifications({ tag });
+    await notificationClicked(n, "approve_once"); // as the button's click does
+    const [after] = await self.registration.getNotifications({ tag });
+    return after && after.body;
+  }, payload.tag);
+  if (said !== "Approved once.") throw new Error(`after the tap the notification says ${said}`);
+  await finalMessage(page, CLAUDE, /akk-tapped-ran/);
+  const token = payload.actions.find((a) => a.action === "approve_once").token;
+  const again = await page.evaluate(async (t) => (await fetch(`/v1/actions/${t}`, { method: "POST", credentials: "omit" })).status, token);
+  if (again !== 410) throw new Error(`the same tap again answered ${again}`);
+  log("a real prompt's push, tapped in the service worker: approved once; the token then spent (410)");
+}
+
 // 100 stand-in rows (copies of a real pane's row, a third with a
 // permission prompt, a third working), served to the page in place of the
 // list: each update's render is timed in the page (performance.measure
@@ -525,6 +568,7 @@ async function run() {
   // (After the first task: Claude's thread stays titled by it.)
   await needsYou(page);
   await pushShown(page);
+  await pushTapped(page);
 
   // A task typed and not sent is kept while the page shows other views
   // (and the card is built again): the backend card's, across the stand-in step.

@@ -80,19 +80,21 @@ async function act(n, action) {
 
 self.addEventListener("notificationclick", (ev) => {
   ev.notification.close();
-  if (ev.action && ev.notification.data && ev.notification.data.tokens && ev.notification.data.tokens[ev.action]) {
-    ev.waitUntil(act(ev.notification, ev.action));
-    return;
-  }
-  const url = new URL((ev.notification.data && ev.notification.data.url) || "/#/needs", self.location.origin).href;
-  ev.waitUntil((async () => {
-    const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
-    for (const w of wins) {
-      if (new URL(w.url).origin === self.location.origin) {
-        await w.focus();
-        return w.navigate(url);
-      }
-    }
-    return self.clients.openWindow(url);
-  })());
+  ev.waitUntil(notificationClicked(ev.notification, ev.action));
 });
+
+// notificationClicked is what a click on a notification does: a one-tap
+// button posts its token; the notification itself opens the queue on its
+// item (in a window of the dashboard when one is open).
+async function notificationClicked(n, action) {
+  if (action && n.data && n.data.tokens && n.data.tokens[action]) return act(n, action);
+  const url = new URL((n.data && n.data.url) || "/#/needs", self.location.origin).href;
+  const wins = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  for (const w of wins) {
+    if (new URL(w.url).origin === self.location.origin) {
+      await w.focus();
+      return w.navigate(url);
+    }
+  }
+  return self.clients.openWindow(url);
+}
