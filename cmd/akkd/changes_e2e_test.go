@@ -28,10 +28,12 @@ type turnChanges struct {
 // checkTurnChanges sends a task that edits two files (one new, one
 // changed) and reads what the Turn changed: both files with their diffs,
 // from the agent's record, a secret in them redacted; another host reads
-// nothing of it. Claude Code asks before each file edit; AKK offers no
-// decision on those prompts (manual_required), so the person answers them
-// in the pane.
-func checkTurnChanges(t *testing.T, e *agenttest.Env, url, term string, host, other hostCreds) {
+// nothing of it. Claude Code asks before each file edit: AKK answers
+// approve_once where it offers the decision (its hook, the exact channel),
+// else the person answers in the pane (AKK's screen grammar does not
+// answer a file edit's dialog: manual_required). viaAKK and inPane count
+// them.
+func checkTurnChanges(t *testing.T, e *agenttest.Env, url, term string, host, other hostCreds) (viaAKK, inPane int) {
 	t.Helper()
 	projectDir := e.ProjectDir
 	if err := os.WriteFile(filepath.Join(projectDir, fakemodel.EditOldFile), []byte(fakemodel.EditOldContent), 0o644); err != nil {
@@ -43,26 +45,33 @@ func checkTurnChanges(t *testing.T, e *agenttest.Env, url, term string, host, ot
 	if code := call(t, "POST", url+"/v1/turns", host.Token, string(req), &s); code != 202 {
 		t.Fatalf("edit send: %d %+v", code, s)
 	}
-	answered, logged := 0, false
+	logged := false
 	for deadline := time.Now().Add(agenttest.Patient(90 * time.Second)); ; time.Sleep(100 * time.Millisecond) {
 		var st approvalStatus
 		call(t, "GET", url+"/v1/turns/"+s.TurnID, host.Token, "", &st)
 		if st.State == "completed" {
 			break
 		}
-		if st.State == "awaiting_approval" && st.Approval != nil {
-			if !st.Approval.ManualRequired {
-				t.Fatalf("AKK offers %v on a file edit's prompt: %+v", st.Approval.Decisions, st)
+		switch {
+		case st.State != "awaiting_approval" || st.Approval == nil:
+		case !st.Approval.ManualRequired:
+			if !strings.Contains(st.Approval.CommandExcerpt, "akk-edit-") {
+				t.Fatalf("the edit's prompt offered as %+v", st.Approval)
 			}
-			if scr := e.Settle(); strings.Contains(scr, "Do you want to") {
+			var res sendAnswer
+			if code := call(t, "POST", url+"/v1/turns/"+s.TurnID+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code == 200 && res.Outcome == "done" {
+				viaAKK++
+			}
+		default:
+			if q := dialogQuestion(e.Settle()); q != "" {
 				e.Press("Enter") // 1. Yes, as the person at the pane
-				answered++
-			} else if !logged {
+				inPane++
+				for time.Now().Before(deadline) && dialogQuestion(e.Settle()) == q {
+					time.Sleep(50 * time.Millisecond) // until this dialog is gone (the next may follow at once)
+				}
+			} else if scr := e.Capture(); !logged {
 				logged = true
 				t.Logf("the Turn awaits approval; the pane shows no dialog yet:\n%s", scr)
-				for time.Now().Before(deadline) && strings.Contains(e.Settle(), "Do you want to") {
-					time.Sleep(50 * time.Millisecond) // until the dialog is gone
-				}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -100,5 +109,17 @@ func checkTurnChanges(t *testing.T, e *agenttest.Env, url, term string, host, ot
 	if code := call(t, "GET", url+"/v1/turns/turn_AKKnone0000/changes", host.Token, "", &prob); code != 404 {
 		t.Errorf("the changes of no Turn: %d %+v", code, prob)
 	}
-	t.Logf("edit turn: %d prompts answered in the pane", answered)
+	t.Logf("edit turn: %d prompts answered through AKK, %d in the pane", viaAKK, inPane)
+	return viaAKK, inPane
+}
+
+// dialogQuestion is the question line of Claude Code's permission dialog
+// on screen ("Do you want to create x?"), "" when none shows.
+func dialogQuestion(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "Do you want to") {
+			return l
+		}
+	}
+	return ""
 }

@@ -161,6 +161,17 @@ func TestE2EClaudeHook(t *testing.T) {
 				t.Fatalf("the model heard the refusal %d times", n)
 			}
 
+			// What a Turn changed, here also on a release AKK has no profile
+			// for. The hook offers only a shell command's prompt (its exact
+			// command is what a host approves): a file edit's two dialogs
+			// stay the person's, answered in the pane.
+			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
+			var other hostCreds
+			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"other","webhook_url":"http://`+rec.addr+`/other"}`, &other)
+			if viaAKK, inPane := checkTurnChanges(t, e, d.url, term, host, other); viaAKK != 0 || inPane != 2 {
+				t.Fatalf("the edit's prompts: %d answered through AKK, %d in the pane; want 2 in the pane", viaAKK, inPane)
+			}
+
 			// The person answers in the pane while the hook waits: AKK's
 			// offer ends (409, nothing sent) and the Turn goes on.
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
