@@ -171,6 +171,16 @@ func TestE2EClaudeHook(t *testing.T) {
 			if viaAKK, inPane := checkTurnChanges(t, e, d.url, term, host, other); viaAKK != 0 || inPane != 2 {
 				t.Fatalf("the edit's prompts: %d answered through AKK, %d in the pane; want 2 in the pane", viaAKK, inPane)
 			}
+			// The pane's screen as the agent shows it (tmux alone, no profile
+			// involved): the edit's task, the secret it wrote redacted.
+			var scr struct {
+				Text    string `json:"text"`
+				Columns int    `json:"columns"`
+			}
+			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr); code != 200 || scr.Columns == 0 ||
+				!strings.Contains(scr.Text, "Edit two files") || strings.Contains(scr.Text, fakemodel.SecretAWSKey) {
+				t.Fatalf("the screen: %d %d columns\n%s", code, scr.Columns, scr.Text)
+			}
 
 			// The person answers in the pane while the hook waits: AKK's
 			// offer ends (409, nothing sent) and the Turn goes on.
