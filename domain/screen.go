@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // PaneScreen is what a pane shows: its visible rows as plain text, and its
@@ -13,6 +14,17 @@ type PaneScreen struct {
 	Rows    []string
 	Columns int
 	Lines   int
+	// Styles are each row's styled runs, as the agent drew them (nil for a
+	// row whose styles were not read).
+	Styles [][]ScreenSpan
+}
+
+// ScreenSpan is a run of a row's runes [From, To) in one style: colours
+// as "#rrggbb" ("" for the terminal's default) and attributes.
+type ScreenSpan struct {
+	From, To                              int
+	FG, BG                                string
+	Bold, Dim, Italic, Underline, Inverse bool
 }
 
 // ScreenReader reads a terminal's pane as it is now, sending it nothing.
@@ -35,6 +47,10 @@ type TerminalScreen struct {
 	Columns    int
 	Lines      int
 	ReadAt     time.Time
+	// Styles are the agent's colours per row of Text, only for rows
+	// redaction left as they were (a row it changed is plain: no colour
+	// run could outline what it hid).
+	Styles [][]ScreenSpan
 }
 
 // UseScreens wires the screen reader in.
@@ -73,8 +89,26 @@ func (s *Service) Screen(ctx context.Context, terminalID string) (TerminalScreen
 			rows[i] = s.turns.redact.Redact(r)
 		}
 	}
+	styles := make([][]ScreenSpan, len(rows))
 	for i, r := range rows {
 		rows[i] = strings.TrimRight(r, " ")
+		if i < len(ps.Styles) && rows[i] == strings.TrimRight(ps.Rows[i], " ") {
+			styles[i] = clipSpans(ps.Styles[i], utf8.RuneCountInString(rows[i]))
+		}
 	}
-	return TerminalScreen{TerminalID: terminalID, Text: strings.Join(rows, "\n"), Columns: ps.Columns, Lines: ps.Lines, ReadAt: s.clock.Now().UTC()}, nil
+	return TerminalScreen{TerminalID: terminalID, Text: strings.Join(rows, "\n"), Columns: ps.Columns, Lines: ps.Lines,
+		ReadAt: s.clock.Now().UTC(), Styles: styles}, nil
+}
+
+// clipSpans keeps the runs within a row of n runes.
+func clipSpans(spans []ScreenSpan, n int) []ScreenSpan {
+	var out []ScreenSpan
+	for _, sp := range spans {
+		if sp.From >= n {
+			break
+		}
+		sp.To = min(sp.To, n)
+		out = append(out, sp)
+	}
+	return out
 }

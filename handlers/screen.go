@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"time"
 
 	"akk/domain"
@@ -16,7 +17,31 @@ func (s *Server) GetTerminalScreen(ctx context.Context, req GetTerminalScreenReq
 	if err != nil {
 		return nil, err
 	}
-	return GetTerminalScreen200JSONResponse{TerminalId: r.TerminalID, Text: r.Text, Columns: r.Columns, Lines: r.Lines, ReadAt: r.ReadAt}, nil
+	return GetTerminalScreen200JSONResponse(screenOut(r)), nil
+}
+
+// screenOut is a screen as the contract shows it.
+func screenOut(r domain.TerminalScreen) TerminalScreen {
+	out := TerminalScreen{TerminalId: r.TerminalID, Text: r.Text, Columns: r.Columns, Lines: r.Lines, ReadAt: r.ReadAt}
+	if len(r.Styles) == 0 {
+		return out
+	}
+	flag := func(b bool) *bool {
+		if !b {
+			return nil
+		}
+		return &b
+	}
+	styles := make([][]ScreenSpan, len(r.Styles))
+	for i, row := range r.Styles {
+		styles[i] = make([]ScreenSpan, 0, len(row))
+		for _, sp := range row {
+			styles[i] = append(styles[i], ScreenSpan{From: sp.From, To: sp.To, Fg: optString(sp.FG), Bg: optString(sp.BG), Bold: flag(sp.Bold),
+				Dim: flag(sp.Dim), Italic: flag(sp.Italic), Underline: flag(sp.Underline), Inverse: flag(sp.Inverse)})
+		}
+	}
+	out.Styles = &styles
+	return out
 }
 
 // ScreenEvery is how often a followed screen is looked at: four times a
@@ -56,7 +81,7 @@ func (st *screenStream) VisitStreamTerminalScreenResponse(w http.ResponseWriter)
 	w.WriteHeader(http.StatusOK)
 	send := func(r domain.TerminalScreen) bool {
 		body, err := json.Marshal(map[string]any{"type": "terminal.screen", "timestamp": r.ReadAt,
-			"data": TerminalScreen{TerminalId: r.TerminalID, Text: r.Text, Columns: r.Columns, Lines: r.Lines, ReadAt: r.ReadAt}})
+			"data": screenOut(r)})
 		if err != nil {
 			return false
 		}
@@ -88,7 +113,7 @@ func (st *screenStream) VisitStreamTerminalScreenResponse(w http.ResponseWriter)
 			if err != nil {
 				return nil // the pane went, or another host's Turn took it
 			}
-			if r.Text == last.Text && r.Columns == last.Columns && r.Lines == last.Lines {
+			if r.Text == last.Text && r.Columns == last.Columns && r.Lines == last.Lines && reflect.DeepEqual(r.Styles, last.Styles) {
 				continue
 			}
 			last = r

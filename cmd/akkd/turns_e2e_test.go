@@ -308,6 +308,11 @@ func TestE2ETurns(t *testing.T) {
 				Columns    int       `json:"columns"`
 				Lines      int       `json:"lines"`
 				ReadAt     time.Time `json:"read_at"`
+				Styles     [][]struct {
+					From int    `json:"from"`
+					To   int    `json:"to"`
+					FG   string `json:"fg"`
+				} `json:"styles"`
 			}
 			if code := call(t, "GET", d.url+"/v1/terminals/"+term+"/screen", host.Token, "", &scr); code != 200 || scr.TerminalID != term ||
 				scr.Columns < 40 || scr.Lines < 10 || time.Since(scr.ReadAt) > time.Minute || len(strings.Split(scr.Text, "\n")) > scr.Lines {
@@ -316,6 +321,29 @@ func TestE2ETurns(t *testing.T) {
 			if !strings.Contains(scr.Text, "Here are the credentials") || !strings.Contains(scr.Text, screen.Redacted) ||
 				strings.Contains(scr.Text, "AKKFAKEKEY") || strings.Contains(scr.Text, "AKIAAKKFAKE") || strings.Contains(scr.Text, "\x1b") {
 				t.Fatalf("the screen after a secret reply:\n%s", scr.Text)
+			}
+			// The agent's colours ride along, per row; a row redaction changed
+			// carries none (no run outlines what it hid).
+			rows, coloured := strings.Split(scr.Text, "\n"), 0
+			if len(scr.Styles) != len(rows) {
+				t.Fatalf("%d rows of styles for %d rows", len(scr.Styles), len(rows))
+			}
+			for i, row := range rows {
+				n := len([]rune(row))
+				for _, sp := range scr.Styles[i] {
+					if sp.From < 0 || sp.To > n || sp.From >= sp.To {
+						t.Fatalf("row %d (%d characters) has the run %+v", i, n, sp)
+					}
+					if sp.FG != "" {
+						coloured++
+					}
+				}
+				if strings.Contains(row, screen.Redacted) && len(scr.Styles[i]) > 0 {
+					t.Fatalf("a redacted row keeps its colours: %q %+v", row, scr.Styles[i])
+				}
+			}
+			if coloured == 0 {
+				t.Fatalf("no coloured run on the screen:\n%s", scr.Text)
 			}
 			// A secret a person types into the composer never leaves the pane.
 			const typed = "typed-by-hand "

@@ -558,6 +558,7 @@ async function run() {
     const scr = cc.getByLabel("Screen", { exact: true });
     const shown = async () => (await scr.innerText({ timeout: 1000 }).catch(() => ""));
     await until("the card's screen shows the final message", async () => (await shown()).includes(fm.trim().slice(0, 24)));
+    await until("the agent's colours on the card's screen", async () => (await scr.locator("span[style*='color']").count()) > 0);
     await send(page, CLAUDE, "[[akk:slow secs=3]] a task seen on the card's screen");
     await until("the card's screen shows the new task", async () => (await shown()).includes("a task seen on the card's screen"));
     await cardState(page, CLAUDE, "idle");

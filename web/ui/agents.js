@@ -118,9 +118,43 @@ function ScreenBox({ term }) {
   return html`<details class="box screen" onToggle=${(e) => setOpen(e.currentTarget.open)}>
     <summary>Screen (live, redacted)</summary>
     ${err && html`<p class="muted">${err}</p>`}
-    ${open && scr && html`<pre class="screen-text" aria-label="Screen" data-columns=${scr.columns}>${scr.text}</pre>
+    ${open && scr && html`<pre class="screen-text" aria-label="Screen" data-columns=${scr.columns}>${styledScreen(scr)}</pre>
       <p class="muted">${scr.columns}×${scr.lines}, read <${Time} iso=${scr.read_at} /></p>`}
   </details>`;
+}
+
+// styledScreen draws the screen's rows with the agent's colours where the
+// read carries them (a row redaction changed comes plain); its text is the
+// screen's text, character for character.
+function styledScreen(scr) {
+  const rows = scr.text.split("\n");
+  return rows.map((row, i) => {
+    const spans = (scr.styles && scr.styles[i]) || [];
+    const chars = Array.from(row);
+    const parts = [];
+    let at = 0;
+    for (const sp of spans) {
+      if (sp.from > at) parts.push(chars.slice(at, sp.from).join(""));
+      parts.push(html`<span style=${spanStyle(sp)}>${chars.slice(sp.from, sp.to).join("")}</span>`);
+      at = sp.to;
+    }
+    if (at < chars.length) parts.push(chars.slice(at).join(""));
+    if (i < rows.length - 1) parts.push("\n");
+    return parts;
+  });
+}
+
+function spanStyle(sp) {
+  let fg = sp.fg, bg = sp.bg;
+  if (sp.inverse) [fg, bg] = [bg || "var(--term-bg)", fg || "var(--term-fg)"];
+  const s = {};
+  if (fg) s.color = fg;
+  if (bg) s.background = bg;
+  if (sp.bold) s.fontWeight = "600";
+  if (sp.dim) s.opacity = "0.7";
+  if (sp.italic) s.fontStyle = "italic";
+  if (sp.underline) s.textDecoration = "underline";
+  return s;
 }
 
 // TurnInfo shows the current Turn's progress, or the last Turn's final

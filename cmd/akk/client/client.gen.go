@@ -1725,6 +1725,26 @@ type RetryCallbackRequest struct {
 	NotificationId *string `json:"notification_id,omitempty"`
 }
 
+// ScreenSpan defines model for ScreenSpan.
+type ScreenSpan struct {
+	// Bg Background colour; absent for the terminal's default.
+	Bg   *string `json:"bg,omitempty"`
+	Bold *bool   `json:"bold,omitempty"`
+	Dim  *bool   `json:"dim,omitempty"`
+
+	// Fg Foreground colour; absent for the terminal's default.
+	Fg *string `json:"fg,omitempty"`
+
+	// From The first character (Unicode code point) of the run in its row, from 0.
+	From    int   `json:"from"`
+	Inverse *bool `json:"inverse,omitempty"`
+	Italic  *bool `json:"italic,omitempty"`
+
+	// To The character after the run.
+	To        int   `json:"to"`
+	Underline *bool `json:"underline,omitempty"`
+}
+
 // SendRequest defines model for SendRequest.
 type SendRequest struct {
 	// ConversationId A backend conversation (`transport: codex_backend`, from its row's `send` action): the request goes to that
@@ -1859,9 +1879,14 @@ type TerminalScreen struct {
 	Columns int `json:"columns"`
 
 	// Lines The pane's height in lines.
-	Lines      int       `json:"lines"`
-	ReadAt     time.Time `json:"read_at"`
-	TerminalId string    `json:"terminal_id"`
+	Lines  int       `json:"lines"`
+	ReadAt time.Time `json:"read_at"`
+
+	// Styles The agent's colours: per row of `text` (same order), the runs drawn in a style other than the
+	// terminal's default. A row redaction changed has none (it is shown plain), and so has a row whose
+	// styles could not be read.
+	Styles     *[][]ScreenSpan `json:"styles,omitempty"`
+	TerminalId string          `json:"terminal_id"`
 
 	// Text The visible rows, top to bottom, joined by a line feed; trailing spaces cut; redacted.
 	Text string `json:"text"`
@@ -2693,7 +2718,8 @@ type ClientInterface interface {
 
 	// GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
 	//
-	// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+	// Reads the pane's visible screen once, as plain text (no escapes) with the agent's colours beside it
+	// (`styles`), redacted as every excerpt is:
 	// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
 	// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
 	// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
@@ -3863,7 +3889,8 @@ func (c *Client) SetPermissions(ctx context.Context, terminalId string, params *
 
 // GetTerminalScreen The pane's screen as the agent shows it now (read-only, redacted)
 //
-// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+// Reads the pane's visible screen once, as plain text (no escapes) with the agent's colours beside it
+// (`styles`), redacted as every excerpt is:
 // secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
 // replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
 // A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
@@ -7756,7 +7783,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetTerminalScreenWithResponse The pane's screen as the agent shows it now (read-only, redacted)
 	//
-	// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+	// Reads the pane's visible screen once, as plain text (no escapes) with the agent's colours beside it
+	// (`styles`), redacted as every excerpt is:
 	// secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
 	// replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
 	// A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
@@ -13078,7 +13106,8 @@ func (c *ClientWithResponses) SetPermissionsWithResponse(ctx context.Context, te
 
 // GetTerminalScreenWithResponse The pane's screen as the agent shows it now (read-only, redacted)
 //
-// Reads the pane's visible screen once, as plain text (no colours or escapes), redacted as every excerpt is:
+// Reads the pane's visible screen once, as plain text (no escapes) with the agent's colours beside it
+// (`styles`), redacted as every excerpt is:
 // secret-looking strings, and a secret wrapped across rows or a private key block spread over many rows, are
 // replaced. With its size in the pane's columns and lines, and when it was read. It sends nothing to the pane.
 // A host may not read a pane a Turn of another host holds (409 `conflict_active_turn`).
