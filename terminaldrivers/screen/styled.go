@@ -10,7 +10,7 @@ import (
 // Style is how a run of a row is drawn: colours as "#rrggbb" ("" for the
 // terminal's default) and the attributes a web page can show.
 type Style struct {
-	FG, BG                                 string
+	FG, BG                                string
 	Bold, Dim, Italic, Underline, Inverse bool
 }
 
