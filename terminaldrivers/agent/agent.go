@@ -66,6 +66,12 @@ type Native struct {
 // Driver recognises one kind of coding agent.
 type Driver interface {
 	Kind() domain.AgentKind
+	// Name is the agent's name as people know it ("Claude Code").
+	Name() string
+	// Unprofiled is an agent of this kind at version that no profile
+	// covers: never typed into; only what the kind can be asked whatever
+	// its version (Codex: its threads, through its app-server) is set.
+	Unprofiled(version string) domain.Agent
 	// MatchExe reports whether an executable path may be this agent's
 	// binary; cheap, called for every foreground process of every pane.
 	MatchExe(exe string) bool

@@ -26,6 +26,14 @@ type Driver struct{}
 // Kind implements agent.Driver.
 func (Driver) Kind() domain.AgentKind { return domain.AgentClaude }
 
+// Name implements agent.Driver.
+func (Driver) Name() string { return "Claude Code" }
+
+// Unprofiled implements agent.Driver.
+func (Driver) Unprofiled(version string) domain.Agent {
+	return domain.Agent{Kind: domain.AgentClaude, Version: version, Profile: domain.ProfileUnprofiled}
+}
+
 // Profiles implements agent.Driver: one value per supported version.
 func (Driver) Profiles() []agent.Profile {
 	out := make([]agent.Profile, len(Profiles))

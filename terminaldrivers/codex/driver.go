@@ -25,6 +25,14 @@ type Driver struct{}
 // Kind implements agent.Driver.
 func (Driver) Kind() domain.AgentKind { return domain.AgentCodex }
 
+// Name implements agent.Driver.
+func (Driver) Name() string { return "Codex" }
+
+// Unprofiled implements agent.Driver.
+func (Driver) Unprofiled(version string) domain.Agent {
+	return domain.Agent{Kind: domain.AgentCodex, Version: version, Profile: domain.ProfileUnprofiled, ThreadProbe: true}
+}
+
 // Profiles implements agent.Driver: one value per supported version.
 func (Driver) Profiles() []agent.Profile {
 	out := make([]agent.Profile, len(Profiles))

@@ -468,7 +468,7 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	}
 	t.ID = domain.TerminalIDFor(t.Pane, t.Process)
 	kind := c.driver.Kind()
-	name := agentName(kind)
+	name := c.driver.Name()
 
 	installed := c.installed
 	if !c.haveInstalled {
@@ -494,9 +494,9 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	t.NativeIdentity, t.NativeThreadID, t.DurableActivity = native.Identity, native.ThreadID, native.Activity
 	t.Warnings = append(t.Warnings, native.Warnings...)
 
-	// An unprofiled agent is never typed into; ThreadProbe says only
-	// what its kind could be asked.
-	t.Agent = domain.Agent{Kind: kind, Version: version, Profile: domain.ProfileUnprofiled, ThreadProbe: kind == domain.AgentCodex}
+	// An unprofiled agent is never typed into; its driver says only what
+	// its kind could be asked.
+	t.Agent = c.driver.Unprofiled(version)
 	profile, exact, ok := d.registry.Resolve(kind, version)
 	if !ok {
 		if version == "" {
@@ -529,16 +529,6 @@ func (d *Discovery) terminal(ctx context.Context, table *proc.Table, bootID stri
 	r := profile.Classify(capture)
 	t.ScreenState, t.ComposerEmpty, t.AsyncQuestion = r.State, r.ComposerEmpty, r.AsyncQuestion
 	return t
-}
-
-func agentName(k domain.AgentKind) string {
-	switch k {
-	case domain.AgentClaude:
-		return "Claude Code"
-	case domain.AgentCodex:
-		return "Codex"
-	}
-	return string(k)
 }
 
 func (d *Discovery) profiled(kind domain.AgentKind) string {
