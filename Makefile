@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TOOLS   ?= $(or $(AKK_NODE_TOOLS_DIR),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/akk/node-tools)
 
-.PHONY: check test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw pi dsh fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt bench-push abuse fuzz crash-matrix test-e2e-load ci
+.PHONY: check test-inventory profile-new drift help build run test test-e2e generate lint-contract agents node-tools openclaw pi dsh fixtures fixtures-async fixtures-standin record-first bench bench-e2e bench-monitor bench-scale bench-backend bench-fleet bench-prompt bench-push measures abuse fuzz crash-matrix test-e2e-load ci
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -59,6 +59,9 @@ fixtures-async: ## recapture the async question screens (Codex 0.154.0 and later
 
 bench: ## run the benchmarks that need no agent and print their figures
 	$(GO) test -run '^$$' -bench '^Benchmark[^E]' -benchmem ./...
+
+measures: ## the design's measures of the code: long functions, wide domain types and back-pointers, real time in the domain, transport checks outside the endpoint registry
+	$(GO) run ./scripts/measures
 
 bench-push: ## a permission prompt's way to the phone and back on the newest Claude Code and Codex: prompt on screen -> push at the push service, tap -> dialog gone (median, p95)
 	AKK_REQUIRE_AGENTS=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkE2EPushLatency$$' -benchtime=10x ./cmd/akkd/
