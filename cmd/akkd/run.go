@@ -91,34 +91,62 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	cfg := config{retry: domain.DefaultRetryPolicy()}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	fs.SetOutput(out)
+	r := declareFlags(fs, &cfg, getenv)
+	if err := fs.Parse(args[1:]); err != nil {
+		return cfg, err
+	}
+	if cfg.showVersion {
+		return cfg, nil // nothing else is read
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	for _, step := range []func(*rawFlags) error{cfg.readDurations, cfg.readSwitches, cfg.readCodex, cfg.readLists, cfg.readLogging, cfg.readStore} {
+		if err := step(r); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// rawFlags are the flags read as text, checked and turned into config by
+// its read steps.
+type rawFlags struct {
+	level, schedule, sockets, defaults, control, backend, homes, projects, bin, accept, retention, allowed *string
+}
+
+// declareFlags declares akkd's flags on fs, each with its environment
+// variable as its default; those that need no check go straight to cfg.
+func declareFlags(fs *flag.FlagSet, cfg *config, getenv func(string) string) *rawFlags {
+	r := &rawFlags{}
 	fs.StringVar(&cfg.listen, "listen", envOr(getenv, "AKK_LISTEN", "127.0.0.1:7788"), "address to listen on (env AKK_LISTEN)")
 	fs.StringVar(&cfg.stateDir, "state-dir", envOr(getenv, "AKK_STATE_DIR", defaultStateDir(getenv)), "directory for the database and operator token (env AKK_STATE_DIR)")
 	fs.StringVar(&cfg.store, "store", envOr(getenv, "AKK_STORE", "sqlite"),
 		"sqlite (akk.db in the state directory) or a postgres:// URL (env AKK_STORE, which keeps a password out of the process list)")
-	level := fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
+	r.level = fs.String("log-level", envOr(getenv, "AKK_LOG_LEVEL", "info"), "debug, info, warn or error (env AKK_LOG_LEVEL)")
 	fs.StringVar(&cfg.logFormat, "log-format", envOr(getenv, "AKK_LOG_FORMAT", "text"), "text (key=value lines) or json (one JSON object a line) (env AKK_LOG_FORMAT)")
 	fs.BoolVar(&cfg.showVersion, "version", false, "print akkd's version and exit")
-	schedule := fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
+	r.schedule = fs.String("webhook-retry-schedule", getenv("AKK_WEBHOOK_RETRY_SCHEDULE"),
 		"comma-separated waits between webhook attempts, e.g. 5s,5m,30m (env AKK_WEBHOOK_RETRY_SCHEDULE; default 5s,5m,30m,2h,5h,10h,10h)")
-	sockets := fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
+	r.sockets = fs.String("tmux-sockets", getenv("AKK_TMUX_SOCKETS"),
 		"colon-separated tmux server sockets to watch besides the current user's default ones (env AKK_TMUX_SOCKETS)")
-	defaults := fs.String("tmux-default-sockets", envOr(getenv, "AKK_TMUX_DEFAULT_SOCKETS", "on"),
+	r.defaults = fs.String("tmux-default-sockets", envOr(getenv, "AKK_TMUX_DEFAULT_SOCKETS", "on"),
 		"on: list the servers in the current user's tmux socket folder besides --tmux-sockets; off: only the --tmux-sockets servers (env AKK_TMUX_DEFAULT_SOCKETS)")
-	control := fs.String("tmux-control", envOr(getenv, "AKK_TMUX_CONTROL", "on"),
+	r.control = fs.String("tmux-control", envOr(getenv, "AKK_TMUX_CONTROL", "on"),
 		"on: monitors learn of pane writes from a read-only tmux control client per session with a monitored pane; off: they look on a clock (env AKK_TMUX_CONTROL)")
-	backend := fs.String("codex-backend", envOr(getenv, "AKK_CODEX_BACKEND", "on"),
+	r.backend = fs.String("codex-backend", envOr(getenv, "AKK_CODEX_BACKEND", "on"),
 		"on: a Watch of a Codex pane whose threads a managed app-server daemon holds asks that daemon, read-only, which thread runs before it types any probe; off: it never connects to the daemon (env AKK_CODEX_BACKEND)")
-	homes := fs.String("codex-homes", getenv("AKK_CODEX_HOMES"),
+	r.homes = fs.String("codex-homes", getenv("AKK_CODEX_HOMES"),
 		"colon-separated Codex homes (CODEX_HOME) whose running app-server daemon is asked for threads even when no pane runs a Codex of that home; AKK never starts a daemon (env AKK_CODEX_HOMES)")
-	projects := fs.String("codex-projects", getenv("AKK_CODEX_PROJECTS"),
+	r.projects = fs.String("codex-projects", getenv("AKK_CODEX_PROJECTS"),
 		"colon-separated project folders that each get a Codex backend conversation with no terminal: a thread AKK starts (or loads again) in the app-server daemon of the first --codex-homes home, which AKK starts with --codex-bin when it does not run (env AKK_CODEX_PROJECTS)")
-	bin := fs.String("codex-bin", getenv("AKK_CODEX_BIN"),
+	r.bin = fs.String("codex-bin", getenv("AKK_CODEX_BIN"),
 		"the codex executable that starts the daemon for --codex-projects; default: codex on PATH (env AKK_CODEX_BIN)")
-	accept := fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
+	r.accept = fs.String("accept-window", envOr(getenv, "AKK_ACCEPT_WINDOW", "60s"),
 		"how long a sent request may take to show in the agent's record before its Turn is delivery_uncertain (env AKK_ACCEPT_WINDOW)")
-	retention := fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
+	r.retention = fs.String("retention", envOr(getenv, "AKK_RETENTION", "720h"),
 		"how long delivered webhooks, their attempts, events and expired offers are kept (env AKK_RETENTION)")
-	allowed := fs.String("allowed-hosts", getenv("AKK_ALLOWED_HOSTS"),
+	r.allowed = fs.String("allowed-hosts", getenv("AKK_ALLOWED_HOSTS"),
 		"comma-separated HTTP Host names (not AKK hosts) requests may name in their Host and Origin headers besides localhost, 127.0.0.1, ::1 and the --listen host; * allows any, for a reverse proxy that checks it (env AKK_ALLOWED_HOSTS)")
 	fs.StringVar(&cfg.metricsToken, "metrics-token", getenv("AKK_METRICS_TOKEN"),
 		"when set, /metrics needs Authorization: Bearer with this token; default: /metrics is public (env AKK_METRICS_TOKEN, which keeps it out of the process list)")
@@ -129,117 +157,136 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 		"with a postgres:// --store: this daemon's name in the fleet that shares the database (env AKK_NODE; default the host name)")
 	fs.StringVar(&cfg.advertiseURL, "advertise-url", getenv("AKK_ADVERTISE_URL"),
 		"with a postgres:// --store: the http:// URL the other nodes reach this daemon's API at (env AKK_ADVERTISE_URL; default http:// and the --listen address)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return cfg, err
-	}
-	if cfg.showVersion {
-		return cfg, nil // nothing else is read
-	}
-	if d, err := time.ParseDuration(*accept); err != nil || d < time.Second {
-		return cfg, fmt.Errorf("--accept-window: %q is not a duration of at least 1s", *accept)
+	return r
+}
+
+func (cfg *config) readDurations(r *rawFlags) error {
+	if d, err := time.ParseDuration(*r.accept); err != nil || d < time.Second {
+		return fmt.Errorf("--accept-window: %q is not a duration of at least 1s", *r.accept)
 	} else {
 		cfg.accept = d
 	}
-	if d, err := time.ParseDuration(*retention); err != nil || d < time.Hour {
-		return cfg, fmt.Errorf("--retention: %q is not a duration of at least 1h", *retention)
+	if d, err := time.ParseDuration(*r.retention); err != nil || d < time.Hour {
+		return fmt.Errorf("--retention: %q is not a duration of at least 1h", *r.retention)
 	} else {
 		cfg.retention = d
 	}
+	if *r.schedule != "" {
+		cfg.retry.Schedule = nil
+		for _, part := range strings.Split(*r.schedule, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d <= 0 {
+				return fmt.Errorf("--webhook-retry-schedule: %q is not a positive duration", part)
+			}
+			cfg.retry.Schedule = append(cfg.retry.Schedule, d)
+		}
+	}
+	return nil
+}
+
+func (cfg *config) readSwitches(r *rawFlags) error {
 	var err error
-	if cfg.noControl, err = off("tmux-control", *control); err != nil {
-		return cfg, err
+	if cfg.noControl, err = off("tmux-control", *r.control); err != nil {
+		return err
 	}
-	if cfg.onlyListed, err = off("tmux-default-sockets", *defaults); err != nil {
-		return cfg, err
+	if cfg.onlyListed, err = off("tmux-default-sockets", *r.defaults); err != nil {
+		return err
 	}
-	if cfg.noBackend, err = off("codex-backend", *backend); err != nil {
-		return cfg, err
-	}
-	for _, h := range strings.Split(*homes, ":") {
+	cfg.noBackend, err = off("codex-backend", *r.backend)
+	return err
+}
+
+// readCodex reads the Codex homes, the backend projects and the codex
+// executable that starts their daemon.
+func (cfg *config) readCodex(r *rawFlags) error {
+	for _, h := range strings.Split(*r.homes, ":") {
 		if h = strings.TrimSpace(h); h == "" {
 			continue
 		}
 		if !filepath.IsAbs(h) {
-			return cfg, fmt.Errorf("--codex-homes: %q is not an absolute path", h)
+			return fmt.Errorf("--codex-homes: %q is not an absolute path", h)
 		}
 		cfg.codexHomes = append(cfg.codexHomes, filepath.Clean(h))
 	}
 	if len(cfg.codexHomes) > 0 && cfg.noBackend {
-		return cfg, errors.New("--codex-homes needs --codex-backend on")
+		return errors.New("--codex-homes needs --codex-backend on")
 	}
-	for _, d := range strings.Split(*projects, ":") {
+	for _, d := range strings.Split(*r.projects, ":") {
 		if d = strings.TrimSpace(d); d == "" {
 			continue
 		}
 		if !filepath.IsAbs(d) {
-			return cfg, fmt.Errorf("--codex-projects: %q is not an absolute path", d)
+			return fmt.Errorf("--codex-projects: %q is not an absolute path", d)
 		}
 		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return cfg, fmt.Errorf("--codex-projects: %q is not a folder", d)
+			return fmt.Errorf("--codex-projects: %q is not a folder", d)
 		}
 		if d = filepath.Clean(d); !slices.Contains(cfg.codexProjects, d) {
 			cfg.codexProjects = append(cfg.codexProjects, d)
 		}
 	}
-	if len(cfg.codexProjects) > 0 {
-		if len(cfg.codexHomes) == 0 {
-			return cfg, errors.New("--codex-projects needs --codex-homes (its first home's daemon holds the threads)")
+	if len(cfg.codexProjects) == 0 {
+		if *r.bin != "" {
+			return errors.New("--codex-bin is only used with --codex-projects")
 		}
-		b := *bin
-		if b == "" {
-			b = "codex"
-		}
-		p, err := exec.LookPath(b)
-		if err != nil {
-			return cfg, fmt.Errorf("--codex-bin: %q is not an executable: %v", b, err)
-		}
-		if cfg.codexBin, err = filepath.Abs(p); err != nil {
-			return cfg, fmt.Errorf("--codex-bin: %v", err)
-		}
-	} else if *bin != "" {
-		return cfg, errors.New("--codex-bin is only used with --codex-projects")
+		return nil
 	}
-	for _, h := range strings.Split(*allowed, ",") {
+	if len(cfg.codexHomes) == 0 {
+		return errors.New("--codex-projects needs --codex-homes (its first home's daemon holds the threads)")
+	}
+	b := *r.bin
+	if b == "" {
+		b = "codex"
+	}
+	p, err := exec.LookPath(b)
+	if err != nil {
+		return fmt.Errorf("--codex-bin: %q is not an executable: %v", b, err)
+	}
+	if cfg.codexBin, err = filepath.Abs(p); err != nil {
+		return fmt.Errorf("--codex-bin: %v", err)
+	}
+	return nil
+}
+
+func (cfg *config) readLists(r *rawFlags) error {
+	for _, h := range strings.Split(*r.allowed, ",") {
 		if h = strings.TrimSpace(h); h == "" {
 			continue
 		}
 		if strings.ContainsAny(h, "/@ \t") {
-			return cfg, fmt.Errorf("--allowed-hosts: %q is not a host name (no scheme or path)", h)
+			return fmt.Errorf("--allowed-hosts: %q is not a host name (no scheme or path)", h)
 		}
 		cfg.allowedHosts = append(cfg.allowedHosts, h)
 	}
-	for _, s := range strings.Split(*sockets, ":") {
+	for _, s := range strings.Split(*r.sockets, ":") {
 		if s = strings.TrimSpace(s); s != "" {
 			cfg.sockets = append(cfg.sockets, s)
 		}
 	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
-	}
+	return nil
+}
+
+func (cfg *config) readLogging(r *rawFlags) error {
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
-		return cfg, fmt.Errorf("--log-format: %q is neither text nor json", cfg.logFormat)
+		return fmt.Errorf("--log-format: %q is neither text nor json", cfg.logFormat)
 	}
-	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		return cfg, fmt.Errorf("--log-level: %w", err)
+	if err := cfg.logLevel.UnmarshalText([]byte(*r.level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
 	}
-	if *schedule != "" {
-		cfg.retry.Schedule = nil
-		for _, part := range strings.Split(*schedule, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(part))
-			if err != nil || d <= 0 {
-				return cfg, fmt.Errorf("--webhook-retry-schedule: %q is not a positive duration", part)
-			}
-			cfg.retry.Schedule = append(cfg.retry.Schedule, d)
-		}
-	}
+	return nil
+}
+
+// readStore checks the state directory, the store and, for a fleet, the
+// node's name and the URL it is reached at.
+func (cfg *config) readStore(*rawFlags) error {
 	if cfg.stateDir == "" {
-		return cfg, errors.New("no state directory: set --state-dir, AKK_STATE_DIR, XDG_STATE_HOME or HOME")
+		return errors.New("no state directory: set --state-dir, AKK_STATE_DIR, XDG_STATE_HOME or HOME")
 	}
 	if cfg.store != "sqlite" && !persistence.IsPostgresURL(cfg.store) {
-		return cfg, errors.New("--store: want sqlite or a postgres:// URL")
+		return errors.New("--store: want sqlite or a postgres:// URL")
 	}
 	if !nodeName.MatchString(cfg.node) {
-		return cfg, fmt.Errorf("--node: %q is not a name of 1 to 63 letters, digits, '.', '_' or '-'", cfg.node)
+		return fmt.Errorf("--node: %q is not a name of 1 to 63 letters, digits, '.', '_' or '-'", cfg.node)
 	}
 	cfg.advertiseSet = cfg.advertiseURL != ""
 	if cfg.advertiseURL == "" {
@@ -247,9 +294,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (conf
 	}
 	if u, err := url.Parse(cfg.advertiseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return cfg, fmt.Errorf("--advertise-url: %q is not an http:// or https:// URL of a host and port", cfg.advertiseURL)
+		return fmt.Errorf("--advertise-url: %q is not an http:// or https:// URL of a host and port", cfg.advertiseURL)
 	}
-	return cfg, nil
+	return nil
 }
 
 var nodeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -309,55 +356,110 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		fmt.Fprintf(stdout, "akkd %s\n", version)
 		return nil
 	}
-	var handler slog.Handler = slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
-	if cfg.logFormat == "json" {
-		handler = slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
-	}
-	log := slog.New(handler)
-	slog.SetDefault(log)
-
-	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {
-		return fmt.Errorf("create state dir: %w", err)
-	}
-	if err := os.Chmod(cfg.stateDir, 0o700); err != nil {
-		return fmt.Errorf("secure state dir: %w", err)
-	}
-	release, err := lockStateDir(cfg.stateDir)
+	d := &parts{cfg: cfg, log: newLogger(cfg, stdout)}
+	slog.SetDefault(d.log)
+	release, err := d.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var store *persistence.Store
-	if cfg.store == "sqlite" {
-		store, err = persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
-	} else {
-		store, err = persistence.OpenPostgresNode(ctx, cfg.store, cfg.node)
-	}
+	closeScreens, err := d.wire(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-
-	var clock quartz.Clock = quartz.NewReal()
-	if clockOffset != 0 {
-		clock = offsetClock{clock, clockOffset}
+	defer closeScreens()
+	if d.store.Fleet() {
+		if err := d.joinFleet(ctx); err != nil {
+			return err
+		}
 	}
-	svc := domain.NewService(store, clock, randomIDs{}, handlers.NewValidator())
+	if err := d.followChanges(ctx); err != nil {
+		return err
+	}
+	return d.serve(ctx)
+}
+
+// parts are akkd's parts, as run wires them.
+type parts struct {
+	cfg   config
+	log   *slog.Logger
+	store *persistence.Store
+	clock quartz.Clock
+
+	svc           *domain.Service
+	terms         *discovery.Discovery
+	hooks         *claudehook.Broker
+	projects      *codexappserver.Projects
+	operatorToken string
+
+	metrics *handlers.Metrics
+	hub     *callbacks.Hub
+	disp    *callbacks.Dispatcher
+	allowed []string    // HTTP Host names the daemon answers
+	node    *fleet.Node // nil on its own
+}
+
+// newLogger is akkd's log, as text or JSON, at the configured level.
+func newLogger(cfg config, stdout io.Writer) *slog.Logger {
+	var handler slog.Handler = slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
+	if cfg.logFormat == "json" {
+		handler = slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel})
+	}
+	return slog.New(handler)
+}
+
+// openStore makes the state dir (private), takes its lock and opens the
+// store; release undoes both.
+func (d *parts) openStore(ctx context.Context) (release func(), err error) {
+	cfg := d.cfg
+	if err := os.MkdirAll(cfg.stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state dir: %w", err)
+	}
+	if err := os.Chmod(cfg.stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("secure state dir: %w", err)
+	}
+	unlock, err := lockStateDir(cfg.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.store == "sqlite" {
+		d.store, err = persistence.Open(ctx, filepath.Join(cfg.stateDir, "akk.db"))
+	} else {
+		d.store, err = persistence.OpenPostgresNode(ctx, cfg.store, cfg.node)
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { d.store.Close(); unlock() }, nil
+}
+
+// wire builds the service on the store with every adapter: the panes
+// (discovery, the pane adapter, Claude Code's hook), Codex's app-server
+// daemons, Web Push, and the operator token. closeScreens ends the
+// discovery's control clients.
+func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
+	cfg, log := d.cfg, d.log
+	d.clock = quartz.NewReal()
+	if clockOffset != 0 {
+		d.clock = offsetClock{d.clock, clockOffset}
+	}
+	svc := domain.NewService(d.store, d.clock, randomIDs{}, handlers.NewValidator())
+	d.svc = svc
 	svc.Retry = cfg.retry
 	// One registry of version profiles, handed to every pane adapter.
 	profiles, err := agent.RegistryOf([]agent.Driver{claude.Driver{}, codex.Driver{}})
 	if err != nil {
-		return fmt.Errorf("version profiles: %w", err)
+		return nil, fmt.Errorf("version profiles: %w", err)
 	}
-	terms, err := discovery.New(discovery.Config{Registry: profiles, ExtraSockets: cfg.sockets, OnlyExtraSockets: cfg.onlyListed, NoControl: cfg.noControl})
+	d.terms, err = discovery.New(discovery.Config{Registry: profiles, ExtraSockets: cfg.sockets, OnlyExtraSockets: cfg.onlyListed, NoControl: cfg.noControl})
 	if err != nil {
-		return fmt.Errorf("terminal discovery: %w", err)
+		return nil, fmt.Errorf("terminal discovery: %w", err)
 	}
-	defer terms.CloseScreens()
-	svc.UseTerminals(terms)
+	svc.UseTerminals(d.terms)
 	// One pane adapter implements every terminal port on the panes the
 	// discovery sees, with its registry of profiles.
-	panes := agentpane.New(terms, agentpane.Config{})
+	panes := agentpane.New(d.terms, agentpane.Config{})
 	svc.UseTurns(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
 	svc.UseWatches(panes)
 	if !cfg.noBackend {
@@ -365,96 +467,110 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// The daemons' threads as conversations, sent to through them.
 		svc.UseCodexBackend(&codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
 	}
-	var projects *codexappserver.Projects
 	if len(cfg.codexProjects) > 0 {
-		projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,
+		d.projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,
 			Version: version, Env: os.Environ(), Log: log}
 	}
 	// Claude Code's PermissionRequest hook: the exact channel of a pane
 	// whose session sends it (see akk hooks install).
 	hookToken := filepath.Join(cfg.stateDir, "claude-hook.token")
 	if err := ensureHookToken(hookToken, svc.NewOperatorToken); err != nil {
-		return err
+		d.terms.CloseScreens()
+		return nil, err
 	}
-	hooks := claudehook.New(claudehook.Config{TokenFile: hookToken, Bind: panes.BindHookSession, Log: log,
+	d.hooks = claudehook.New(claudehook.Config{TokenFile: hookToken, Bind: panes.BindHookSession, Log: log,
 		Changed: func(terminalID string) { svc.TerminalChanged(context.WithoutCancel(ctx), terminalID) }})
-	panes.UseClaudeHooks(hooks)
+	panes.UseClaudeHooks(d.hooks)
 	svc.UseApprovals(panes)
 	svc.UseInteractions(panes)
-	svc.UseThreads(terms) // read from the agents' records only
+	svc.UseThreads(d.terms) // read from the agents' records only
 	svc.UseNativeControls(panes)
 	svc.UseScreens(panes)
-	svc.UsePush(store, callbacks.WebPush{Contact: cfg.pushContact})
-	operatorToken, err := ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token"))
+	svc.UsePush(d.store, callbacks.WebPush{Contact: cfg.pushContact})
+	if d.operatorToken, err = ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
+		d.terms.CloseScreens()
+		return nil, err
+	}
+	d.metrics = handlers.NewMetrics()
+	d.metrics.StateGauges(svc.Gauges)
+	d.hub = callbacks.NewHub()
+	d.disp = &callbacks.Dispatcher{Store: d.store, Clock: d.clock, Policy: cfg.retry, Log: log, Observe: d.metrics.ObserveDelivery}
+	d.allowed = append(listenHosts(cfg.listen), cfg.allowedHosts...)
+	return d.terms.CloseScreens, nil
+}
+
+// joinFleet makes the daemon a node of the fleet on its database: it joins
+// before it serves, and looks for due webhooks at least every heartbeat (a
+// dead node's leased ones become due without a wake).
+func (d *parts) joinFleet(ctx context.Context) error {
+	cfg, store := d.cfg, d.store
+	key, err := store.FleetKey(ctx)
 	if err != nil {
 		return err
 	}
-
-	metrics := handlers.NewMetrics()
-	metrics.StateGauges(svc.Gauges)
-	hub := callbacks.NewHub()
-	disp := &callbacks.Dispatcher{Store: store, Clock: clock, Policy: cfg.retry, Log: log, Observe: metrics.ObserveDelivery}
-	allowed := append(listenHosts(cfg.listen), cfg.allowedHosts...)
-	var node *fleet.Node
-	if store.Fleet() {
-		// A node of the fleet on this database: it joins before it
-		// serves, and looks for due webhooks at least every 2 s (a dead
-		// node's leased ones become due without a wake).
-		key, err := store.FleetKey(ctx)
-		if err != nil {
-			return err
-		}
-		node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, AdvertiseSet: cfg.advertiseSet,
-			Version: version, OperatorTokenHash: domain.HashToken(operatorToken), Key: key, Log: log,
-			Now: func() time.Time { return clock.Now() },
-			Changed: func(ctx context.Context) (string, error) {
-				panes, err := terms.Fingerprint(ctx)
-				if err != nil {
-					return "", err
-				}
-				last, err := store.LastEventID(ctx)
-				return fmt.Sprintf("%s %d", panes, last), err
-			}})
-		if err := node.Join(ctx); err != nil {
-			return fmt.Errorf("join the fleet: %w", err)
-		}
-		svc.UseFleet(cfg.node, func(ctx context.Context) ([]string, error) {
-			nodes, err := store.Nodes(ctx)
-			names := make([]string, len(nodes))
-			for i, x := range nodes {
-				names[i] = x.Name
+	d.node = fleet.New(fleet.Config{Store: store, Name: cfg.node, AdvertiseURL: cfg.advertiseURL, AdvertiseSet: cfg.advertiseSet,
+		Version: version, OperatorTokenHash: domain.HashToken(d.operatorToken), Key: key, Log: d.log,
+		Now: func() time.Time { return d.clock.Now() },
+		Changed: func(ctx context.Context) (string, error) {
+			panes, err := d.terms.Fingerprint(ctx)
+			if err != nil {
+				return "", err
 			}
-			return names, err
-		})
-		disp.MaxWait = fleet.Heartbeat
-		if u, err := url.Parse(cfg.advertiseURL); err == nil {
-			allowed = append(allowed, u.Hostname())
-		}
+			last, err := store.LastEventID(ctx)
+			return fmt.Sprintf("%s %d", panes, last), err
+		}})
+	if err := d.node.Join(ctx); err != nil {
+		return fmt.Errorf("join the fleet: %w", err)
 	}
-	var lastSeen int64
+	d.svc.UseFleet(cfg.node, func(ctx context.Context) ([]string, error) {
+		nodes, err := store.Nodes(ctx)
+		names := make([]string, len(nodes))
+		for i, x := range nodes {
+			names[i] = x.Name
+		}
+		return names, err
+	})
+	d.disp.MaxWait = fleet.Heartbeat
+	if u, err := url.Parse(cfg.advertiseURL); err == nil {
+		d.allowed = append(d.allowed, u.Hostname())
+	}
+	return nil
+}
+
+// followChanges wakes the event streams and the dispatcher on each change
+// the store commits, and counts the events stored.
+func (d *parts) followChanges(ctx context.Context) error {
 	var mu sync.Mutex
-	if lastSeen, err = store.LastEventID(ctx); err != nil {
+	lastSeen, err := d.store.LastEventID(ctx)
+	if err != nil {
 		return err
 	}
-	store.OnChange(func(c persistence.Change) {
+	d.store.OnChange(func(c persistence.Change) {
 		if c.LastEventID > 0 {
 			mu.Lock()
 			if c.LastEventID > lastSeen {
-				metrics.EventsStored(c.LastEventID - lastSeen)
+				d.metrics.EventsStored(c.LastEventID - lastSeen)
 				lastSeen = c.LastEventID
 			}
 			mu.Unlock()
-			hub.Notify()
+			d.hub.Notify()
 		}
 		if c.Notifications {
-			disp.Wake()
+			d.disp.Wake()
 		}
 	})
+	return nil
+}
 
-	deps := handlers.Deps{Service: svc, Hub: hub, Metrics: metrics, Version: version, Log: log,
-		AllowedHosts: allowed, MetricsToken: cfg.metricsToken, ClaudeHooks: hooks}
-	if node != nil {
-		deps.Fleet = node
+// serve answers HTTP until ctx ends, with the dispatcher, pruning, Web
+// Push, the Codex projects, the fleet's loops and every monitor running
+// beside it; then shuts down in order.
+func (d *parts) serve(ctx context.Context) error {
+	cfg, log, svc := d.cfg, d.log, d.svc
+	deps := handlers.Deps{Service: svc, Hub: d.hub, Metrics: d.metrics, Version: version, Log: log,
+		AllowedHosts: d.allowed, MetricsToken: cfg.metricsToken, ClaudeHooks: d.hooks}
+	if d.node != nil {
+		deps.Fleet = d.node
 	}
 	h, err := handlers.New(deps)
 	if err != nil {
@@ -475,47 +591,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		ConnState: conns.track, BaseContext: func(net.Listener) context.Context { return ctx }}
 
 	// This daemon holds the state dir's lock: leases are a dead one's.
-	if err := store.ReleaseLeases(ctx); err != nil {
+	if err := d.store.ReleaseLeases(ctx); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	dctx, stopDispatch := context.WithCancel(ctx)
-	wg.Add(1)
-	go func() { defer wg.Done(); disp.Run(dctx) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); prune(dctx, store, cfg.retention, log) }()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		wake, stop := hub.Subscribe()
-		defer stop()
-		svc.RunPush(dctx, wake, log)
-	}()
-	if projects != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); projects.Run(dctx) }()
-	}
-	if node != nil {
-		node.Local = h
-		wg.Add(2)
-		go func() { defer wg.Done(); node.Run(dctx) }()
-		// The other nodes' events and webhooks wake this one's streams
-		// and dispatcher.
-		go func() {
-			defer wg.Done()
-			store.Listen(dctx, func(c persistence.Change) {
-				if c.LastEventID != 0 {
-					hub.Notify()
-				}
-				if c.Notifications {
-					disp.Wake()
-				}
-				for _, id := range c.Revoked {
-					svc.HostRevokedElsewhere(id)
-				}
-			})
-		}()
-	}
+	d.background(dctx, &wg, h)
 	// Resume monitoring every live Turn and Watch: no input, only observation.
 	if err := svc.StartTurnMonitors(dctx); err != nil {
 		stopDispatch()
@@ -533,20 +614,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		err = srv.Shutdown(sctx)
-		cancel()
-		if err != nil {
-			srv.Close()
-		}
+		d.shutdown(ctx, srv)
 		err = nil
-		// A key sequence that started runs to its end.
-		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), domain.KeySequenceBound)
-		if werr := svc.WaitForInput(ictx); werr != nil {
-			log.Warn("a key sequence was still running at shutdown", "err", werr)
-		}
-		cancel()
 	}
 	stopDispatch()
 	wg.Wait()
@@ -555,6 +624,60 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		err = nil
 	}
 	return err
+}
+
+// background starts the loops that run beside the server until ctx ends.
+func (d *parts) background(ctx context.Context, wg *sync.WaitGroup, h http.Handler) {
+	run := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	run(func() { d.disp.Run(ctx) })
+	run(func() { prune(ctx, d.store, d.cfg.retention, d.log) })
+	run(func() {
+		wake, stop := d.hub.Subscribe()
+		defer stop()
+		d.svc.RunPush(ctx, wake, d.log)
+	})
+	if d.projects != nil {
+		run(func() { d.projects.Run(ctx) })
+	}
+	if d.node == nil {
+		return
+	}
+	d.node.Local = h
+	run(func() { d.node.Run(ctx) })
+	// The other nodes' events and webhooks wake this one's streams and
+	// dispatcher.
+	run(func() {
+		d.store.Listen(ctx, func(c persistence.Change) {
+			if c.LastEventID != 0 {
+				d.hub.Notify()
+			}
+			if c.Notifications {
+				d.disp.Wake()
+			}
+			for _, id := range c.Revoked {
+				d.svc.HostRevokedElsewhere(id)
+			}
+		})
+	})
+}
+
+// shutdown stops serving (5 s for answers under way) and lets a key
+// sequence that started run to its end.
+func (d *parts) shutdown(ctx context.Context, srv *http.Server) {
+	d.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	cancel()
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), domain.KeySequenceBound)
+	if werr := d.svc.WaitForInput(ictx); werr != nil {
+		d.log.Warn("a key sequence was still running at shutdown", "err", werr)
+	}
+	cancel()
 }
 
 // ensureOperatorToken keeps the operator token in path (mode 0600), creating
