@@ -264,7 +264,7 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 	logSend(t, len(in.Request))
 	Failpoint("send.reserved")
 	// The start runs to its end even when the caller goes away.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	sctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-start")
 	nativeTurn, stage, subErr := s.codexBackend.Start(sctx, th, in.Request, t.ID, opts)
 	cancel()
 	if stage == SubmitNothing {

@@ -23,7 +23,7 @@ func (s *backendCases) cancelBackend(ctx context.Context, t Turn) (ActionResult,
 	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
 		return ActionResult{}, err
 	}
-	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ictx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-interrupt")
 	defer cancel()
 	if err := s.codexBackend.Interrupt(ictx, th, t.NativeTurnID); err != nil {
 		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
@@ -123,7 +123,7 @@ func (s *backendCases) answerBackend(ctx context.Context, p Principal, t Turn, d
 	if err != nil {
 		return AnswerNothing, err
 	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	dctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-decide")
 	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
 	cancel()
 	if stage == AnswerNothing {

@@ -59,7 +59,7 @@ func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Ter
 
 // deliverAnswers gives a reserved step its answers through the daemon.
 func (s threadEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeySequenceBound)
+	actx, cancel := s.boundedFrom(ctx, KeySequenceBound, "backend-answer")
 	defer cancel()
 	return s.codexBackend.AnswerQuestion(actx, t.NativeTurnID, fingerprint, answers)
 }

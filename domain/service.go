@@ -86,7 +86,7 @@ const KeySequenceBound = 30 * time.Second
 // text in the composer and the Turn uncertain). Call done when it ends.
 func (s *Service) keySequence(ctx context.Context) (seq context.Context, done func()) {
 	s.input.Add(1)
-	seq, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeySequenceBound)
+	seq, cancel := s.boundedFrom(ctx, KeySequenceBound, "key-sequence")
 	return seq, func() { cancel(); s.input.Done() }
 }
 
