@@ -18,151 +18,175 @@ func (c *cli) hosts(args []string) error {
 	if len(args) == 0 {
 		args = []string{"list"}
 	}
-	switch args[0] {
-	case "list":
-		r, err := c.api.ListHostsWithResponse(c.ctx)
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		var rows [][]string
-		for _, h := range r.JSON200.Hosts {
-			events := "all"
-			if len(h.WebhookEvents) > 0 {
-				events = strings.Join(h.WebhookEvents, ",")
-			}
-			rows = append(rows, []string{h.HostId, h.Name, h.WebhookUrl, strings.Join(h.WebhookHeaderNames, ","), events,
-				h.CreatedAt.Local().Format(time.DateTime)})
-		}
-		c.table("HOST\tNAME\tWEBHOOK URL\tHEADERS\tEVENTS\tCREATED", rows)
-		return nil
-	case "add":
-		fs := newFlags("hosts add")
-		name := fs.String("name", "", "a label for the host")
-		hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
-		headers, events := webhookFlags(fs)
-		node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
-		if err := parseFlags(fs, args[1:]); err != nil {
-			return err
-		}
-		if *name == "" || *hook == "" {
-			return errors.New("hosts add needs --name and --webhook-url")
-		}
-		r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook,
-			WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		h := r.JSON201
-		fmt.Fprintf(c.out, "host:           %s\nname:           %s\nwebhook url:    %s\n%stoken:          %s\nwebhook secret: %s\n\nThe token and secret are shown only now.\n",
-			h.HostId, h.Name, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents), h.Token, h.WebhookSecret)
-		return nil
-	case "set-webhook":
-		fs := newFlags("hosts set-webhook")
-		hook := fs.String("url", "", "http(s) URL that receives signed webhooks")
-		headers, events := webhookFlags(fs)
-		node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
-		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
-		}
-		if err := parseFlags(fs, args[2:]); err != nil {
-			return err
-		}
-		if *hook == "" || fs.NArg() > 0 {
-			return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
-		}
-		r, err := c.api.SetHostWebhookWithResponse(c.ctx, args[1], client.HostWebhook{WebhookUrl: *hook,
-			WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		h := r.JSON200
-		fmt.Fprintf(c.out, "host:           %s\nwebhook url:    %s\n%s", h.HostId, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents))
-		return nil
-	case "ping":
-		if len(args) != 2 {
-			return errors.New("usage: akk hosts ping HOST_ID")
-		}
-		r, err := c.api.PingHostWithResponse(c.ctx, args[1])
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		fmt.Fprintf(c.out, "queued %s (%s); follow it with: akk notifications\n", r.JSON202.NotificationId, r.JSON202.Type)
-		return nil
-	case "rotate-secret":
-		if len(args) != 2 {
-			return errors.New("usage: akk hosts rotate-secret HOST_ID")
-		}
-		r, err := c.api.RotateHostSecretWithResponse(c.ctx, args[1])
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		fmt.Fprintf(c.out, "new webhook secret for %s: %s\n", r.JSON200.HostId, r.JSON200.WebhookSecret)
-		return nil
-	case "rotate-token":
-		if len(args) != 2 {
-			return errors.New("usage: akk hosts rotate-token HOST_ID")
-		}
-		r, err := c.api.RotateHostTokenWithResponse(c.ctx, args[1])
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if c.json {
-			return c.printJSON(r.Body)
-		}
-		fmt.Fprintf(c.out, "new token for %s: %s\nThe old token is refused from now on; the new one is shown only now.\n", r.JSON200.HostId, r.JSON200.Token)
-		return nil
-	case "approval-policy":
-		return c.approvalPolicy(args[1:])
-	case "delete":
-		if len(args) != 2 {
-			return errors.New("usage: akk hosts delete HOST_ID")
-		}
-		r, err := c.api.DeleteHostWithResponse(c.ctx, args[1])
-		if err != nil {
-			return err
-		}
-		if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-			return err
-		}
-		if !c.json {
-			fmt.Fprintf(c.out, "removed %s: its token is refused and its Turns no longer call back\n", args[1])
-		}
-		return nil
+	sub := map[string]func([]string) error{"list": c.hostsList, "add": c.hostsAdd, "set-webhook": c.hostsSetWebhook, "ping": c.hostsPing,
+		"rotate-secret": c.hostsRotateSecret, "rotate-token": c.hostsRotateToken, "delete": c.hostsDelete,
+		"approval-policy": func(args []string) error { return c.approvalPolicy(args[1:]) }}
+	run, ok := sub[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown hosts command %q", args[0])
 	}
-	return fmt.Errorf("unknown hosts command %q", args[0])
+	return run(args)
+}
+
+// hostsList prints the registered hosts.
+func (c *cli) hostsList(args []string) error {
+	r, err := c.api.ListHostsWithResponse(c.ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	var rows [][]string
+	for _, h := range r.JSON200.Hosts {
+		events := "all"
+		if len(h.WebhookEvents) > 0 {
+			events = strings.Join(h.WebhookEvents, ",")
+		}
+		rows = append(rows, []string{h.HostId, h.Name, h.WebhookUrl, strings.Join(h.WebhookHeaderNames, ","), events,
+			h.CreatedAt.Local().Format(time.DateTime)})
+	}
+	c.table("HOST\tNAME\tWEBHOOK URL\tHEADERS\tEVENTS\tCREATED", rows)
+	return nil
+}
+
+// hostsAdd registers a host; its token and secret are shown once.
+func (c *cli) hostsAdd(args []string) error {
+	fs := newFlags("hosts add")
+	name := fs.String("name", "", "a label for the host")
+	hook := fs.String("webhook-url", "", "http(s) URL that receives signed webhooks")
+	headers, events := webhookFlags(fs)
+	node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
+	if err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	}
+	if *name == "" || *hook == "" {
+		return errors.New("hosts add needs --name and --webhook-url")
+	}
+	r, err := c.api.CreateHostWithResponse(c.ctx, client.HostCreate{Name: *name, WebhookUrl: *hook,
+		WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	h := r.JSON201
+	fmt.Fprintf(c.out, "host:           %s\nname:           %s\nwebhook url:    %s\n%stoken:          %s\nwebhook secret: %s\n\nThe token and secret are shown only now.\n",
+		h.HostId, h.Name, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents), h.Token, h.WebhookSecret)
+	return nil
+}
+
+// hostsSetWebhook changes a host's webhook.
+func (c *cli) hostsSetWebhook(args []string) error {
+	fs := newFlags("hosts set-webhook")
+	hook := fs.String("url", "", "http(s) URL that receives signed webhooks")
+	headers, events := webhookFlags(fs)
+	node := fs.String("delivery-node", "", "in a fleet, the one node that delivers this host's webhooks (needed for a loopback URL)")
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
+	}
+	if err := parseFlags(fs, args[2:]); err != nil {
+		return err
+	}
+	if *hook == "" || fs.NArg() > 0 {
+		return errors.New("usage: akk hosts set-webhook HOST_ID --url URL [--header 'Name: value' ...] [--event TYPE ...]")
+	}
+	r, err := c.api.SetHostWebhookWithResponse(c.ctx, args[1], client.HostWebhook{WebhookUrl: *hook,
+		WebhookHeaders: headers.body(), WebhookEvents: events.body(), DeliveryNode: optFlag(*node)})
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	h := r.JSON200
+	fmt.Fprintf(c.out, "host:           %s\nwebhook url:    %s\n%s", h.HostId, h.WebhookUrl, webhookLines(h.WebhookHeaderNames, h.WebhookEvents))
+	return nil
+}
+
+// hostsPing queues a host.ping webhook.
+func (c *cli) hostsPing(args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: akk hosts ping HOST_ID")
+	}
+	r, err := c.api.PingHostWithResponse(c.ctx, args[1])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	fmt.Fprintf(c.out, "queued %s (%s); follow it with: akk notifications\n", r.JSON202.NotificationId, r.JSON202.Type)
+	return nil
+}
+
+// hostsRotateSecret makes a host's new webhook secret.
+func (c *cli) hostsRotateSecret(args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: akk hosts rotate-secret HOST_ID")
+	}
+	r, err := c.api.RotateHostSecretWithResponse(c.ctx, args[1])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	fmt.Fprintf(c.out, "new webhook secret for %s: %s\n", r.JSON200.HostId, r.JSON200.WebhookSecret)
+	return nil
+}
+
+// hostsRotateToken makes a host's new token.
+func (c *cli) hostsRotateToken(args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: akk hosts rotate-token HOST_ID")
+	}
+	r, err := c.api.RotateHostTokenWithResponse(c.ctx, args[1])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if c.json {
+		return c.printJSON(r.Body)
+	}
+	fmt.Fprintf(c.out, "new token for %s: %s\nThe old token is refused from now on; the new one is shown only now.\n", r.JSON200.HostId, r.JSON200.Token)
+	return nil
+}
+
+// hostsDelete removes a host.
+func (c *cli) hostsDelete(args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: akk hosts delete HOST_ID")
+	}
+	r, err := c.api.DeleteHostWithResponse(c.ctx, args[1])
+	if err != nil {
+		return err
+	}
+	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+		return err
+	}
+	if !c.json {
+		fmt.Fprintf(c.out, "removed %s: its token is refused and its Turns no longer call back\n", args[1])
+	}
+	return nil
 }
 
 // headerFlags gathers repeated --header 'Name: value' flags.
