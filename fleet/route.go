@@ -422,35 +422,7 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 		handlers.WriteProblem(w, r, err)
 		return
 	}
-	type answer struct {
-		node persistence.Node
-		list *conversationList
-	}
-	answers := make([]answer, 0, len(nodes))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, x := range nodes {
-		if x.Name == n.Name {
-			continue
-		}
-		if !n.live(x) {
-			mu.Lock()
-			answers = append(answers, answer{node: x})
-			mu.Unlock()
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l, err := n.remoteList(r.Context(), x, p)
-			if err != nil {
-				n.Log.Debug("fleet list", "node", x.Name, "err", err)
-			}
-			mu.Lock()
-			answers = append(answers, answer{node: x, list: l})
-			mu.Unlock()
-		}()
-	}
+	wait := n.askOthers(r, p, nodes)
 	// This node's own rows meanwhile.
 	rec := httptest.NewRecorder()
 	next.ServeHTTP(rec, r)
@@ -467,19 +439,69 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 		handlers.WriteProblem(w, r, err)
 		return
 	}
-	wg.Wait()
-	sort.Slice(answers, func(i, j int) bool { return answers[i].node.Name < answers[j].node.Name })
-	// A node that did not answer is shown from its last record: read now,
-	// not from the list this call began with (up to a second old, it may
-	// predate the node's last record).
+	got := wait()
+	n.lastRecords(r.Context(), got)
+	out := n.merge(r.Context(), p, own, got)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(out)
+}
+
+// nodeAnswer is one other node's list (nil when it did not answer or is
+// not live).
+type nodeAnswer struct {
+	node persistence.Node
+	list *conversationList
+}
+
+// askOthers asks every other live node for its list at once; wait returns
+// their answers by node name.
+func (n *Node) askOthers(r *http.Request, p domain.Principal, nodes []persistence.Node) (wait func() []nodeAnswer) {
+	var out []nodeAnswer
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, x := range nodes {
+		if x.Name == n.Name {
+			continue
+		}
+		if !n.live(x) {
+			mu.Lock()
+			out = append(out, nodeAnswer{node: x})
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := n.remoteList(r.Context(), x, p)
+			if err != nil {
+				n.Log.Debug("fleet list", "node", x.Name, "err", err)
+			}
+			mu.Lock()
+			out = append(out, nodeAnswer{node: x, list: l})
+			mu.Unlock()
+		}()
+	}
+	return func() []nodeAnswer {
+		wg.Wait()
+		sort.Slice(out, func(i, j int) bool { return out[i].node.Name < out[j].node.Name })
+		return out
+	}
+}
+
+// lastRecords puts, for each node that did not answer, its last record
+// read now, not from the list this call began with (up to a second old, it
+// may predate the node's last record).
+func (n *Node) lastRecords(ctx context.Context, answers []nodeAnswer) {
 	var fresh []persistence.Node
 	for i, a := range answers {
 		if a.list != nil {
 			continue
 		}
 		if fresh == nil {
-			if fresh, err = n.readNodes(r.Context(), true); err != nil {
-				break // the list as read, then
+			var err error
+			if fresh, err = n.readNodes(ctx, true); err != nil {
+				return // the list as read, then
 			}
 		}
 		for _, x := range fresh {
@@ -488,7 +510,14 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 			}
 		}
 	}
+}
 
+// merge puts this node's rows and the others' together, each named by its
+// node: a node that did not answer from its last record, as p would see it
+// live and with no actions. A Turn is unavailable fleet-wide when no live
+// node sees its pane (every node that answered lists it). The owners of
+// the endpoints listed are remembered for routing.
+func (n *Node) merge(ctx context.Context, p domain.Principal, own conversationList, answers []nodeAnswer) conversationList {
 	out := conversationList{Conversations: []map[string]any{}, Unavailable: []map[string]any{}}
 	owners := map[string]string{}
 	add := func(node string, rows []map[string]any, live bool) {
@@ -505,14 +534,12 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 				row["watches"] = []any{}
 				delete(row, "session_id")
 				delete(row, "approval")
-				n.asSeenBy(r.Context(), row, p)
+				n.asSeenBy(ctx, row, p)
 			}
 			out.Conversations = append(out.Conversations, row)
 		}
 	}
 	add(n.Name, own.Conversations, true)
-	// A Turn is unavailable fleet-wide when no live node sees its pane:
-	// every node that answered lists it.
 	seen := map[string]int{}
 	first := map[string]map[string]any{}
 	count := func(l []map[string]any) {
@@ -547,9 +574,7 @@ func (n *Node) list(w http.ResponseWriter, r *http.Request, p domain.Principal, 
 		n.owners[id] = node
 	}
 	n.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(out)
+	return out
 }
 
 // remoteList asks the node at base for its own rows, as p.
