@@ -64,12 +64,15 @@ const (
 	BackendFailed      BackendEventKind = "failed"
 	// BackendGone: the daemon went away before the turn ended (Text: why).
 	BackendGone BackendEventKind = "gone"
+	// BackendChanges: a patch was applied (Changes: the files it changed).
+	BackendChanges BackendEventKind = "changes"
 )
 
 // BackendEvent is one thing a followed backend turn did.
 type BackendEvent struct {
-	Kind BackendEventKind
-	Text string
+	Kind    BackendEventKind
+	Text    string
+	Changes []FileChange // BackendChanges
 }
 
 // Ends reports whether the event ends the following.

@@ -276,6 +276,8 @@ func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) 
 	switch ev.Kind {
 	case BackendProgress:
 		next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
+	case BackendChanges:
+		next.NewChanges = append(next.NewChanges, s.storedChanges(ev.Changes)...)
 	case BackendApproval:
 		if t.State == TurnAwaitingApproval {
 			break // the same request, handed again to a follower after a restart

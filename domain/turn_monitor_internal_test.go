@@ -150,11 +150,16 @@ func TestBackendTurnEvent(t *testing.T) {
 		{TurnWorking, BackendEvent{Kind: BackendResolved}, TurnWorking, "", false},
 		{TurnWorking, BackendEvent{Kind: BackendCompleted, Text: "done"}, TurnCompleted, "turn.completed", true},
 		{TurnWorking, BackendEvent{Kind: BackendGone}, TurnStalled, "turn.stalled", true},
+		{TurnWorking, BackendEvent{Kind: BackendChanges, Changes: []FileChange{{Path: "a", Op: FileCreated, Diff: "+x\n"}}}, TurnWorking, "", false},
 	}
 	for _, c := range cases {
 		next, typ, hook := s.backendTurnEvent(Turn{State: c.state}, c.ev, now)
 		if next.State != c.want || typ != c.typ || hook != c.hook || !next.LastActivityAt.Equal(now) {
 			t.Errorf("%s on %s: %s %q %v, want %s %q %v", c.ev.Kind, c.state, next.State, typ, hook, c.want, c.typ, c.hook)
+		}
+		// A patch's files are stored with the Turn, and only they.
+		if got := len(next.NewChanges); got != len(c.ev.Changes) || (got == 1 && next.NewChanges[0].Path != "a") {
+			t.Errorf("%s: new changes %+v", c.ev.Kind, next.NewChanges)
 		}
 	}
 }

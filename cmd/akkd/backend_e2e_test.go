@@ -196,6 +196,14 @@ func TestE2ECodexBackend(t *testing.T) {
 				t.Fatalf("a resend reached the model: %d calls", n)
 			}
 
+			// What a Turn on the thread changed: the daemon's own record of
+			// the patch (its fileChange item).
+			findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+			var other hostCreds
+			call(t, "POST", d.url+"/v1/hosts", op, `{"name":"other","webhook_url":"http://`+rec.addr+`/other"}`, &other)
+			checkTurnChanges(t, e, d.url, map[string]string{"conversation_id": row.ConversationID}, host, other)
+			findBackendRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, backendSend)
+
 			// The daemon asks to approve a command: a fresh status offers
 			// one-time decisions, an approval goes through the daemon, the
 			// pane's own prompt closes and the command runs once; a

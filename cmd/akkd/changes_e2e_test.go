@@ -33,14 +33,17 @@ type turnChanges struct {
 // else the person answers in the pane (AKK's screen grammar does not
 // answer a file edit's dialog: manual_required). viaAKK and inPane count
 // them.
-func checkTurnChanges(t *testing.T, e *agenttest.Env, url, term string, host, other hostCreds) (viaAKK, inPane int) {
+func checkTurnChanges(t *testing.T, e *agenttest.Env, url string, target map[string]string, host, other hostCreds) (viaAKK, inPane int) {
 	t.Helper()
 	projectDir := e.ProjectDir
 	if err := os.WriteFile(filepath.Join(projectDir, fakemodel.EditOldFile), []byte(fakemodel.EditOldContent), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	req, _ := json.Marshal(map[string]string{"terminal_id": term,
-		"request": "Edit two files " + fakemodel.Marker(fakemodel.ScenarioEdit, "dir", projectDir)})
+	body := map[string]string{"request": "Edit two files " + fakemodel.Marker(fakemodel.ScenarioEdit, "dir", projectDir)}
+	for k, v := range target {
+		body[k] = v // the pane's terminal_id, or a backend conversation_id
+	}
+	req, _ := json.Marshal(body)
 	var s sendAnswer
 	if code := call(t, "POST", url+"/v1/turns", host.Token, string(req), &s); code != 202 {
 		t.Fatalf("edit send: %d %+v", code, s)

@@ -168,7 +168,7 @@ func TestE2EClaudeHook(t *testing.T) {
 			findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			var other hostCreds
 			call(t, "POST", d.url+"/v1/hosts", d.token, `{"name":"other","webhook_url":"http://`+rec.addr+`/other"}`, &other)
-			if viaAKK, inPane := checkTurnChanges(t, e, d.url, term, host, other); viaAKK != 0 || inPane != 2 {
+			if viaAKK, inPane := checkTurnChanges(t, e, d.url, map[string]string{"terminal_id": term}, host, other); viaAKK != 0 || inPane != 2 {
 				t.Fatalf("the edit's prompts: %d answered through AKK, %d in the pane; want 2 in the pane", viaAKK, inPane)
 			}
 			// The pane's screen as the agent shows it (tmux alone, no profile

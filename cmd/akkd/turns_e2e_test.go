@@ -389,7 +389,7 @@ func TestE2ETurns(t *testing.T) {
 			}
 
 			// 1d. What a Turn changed: two files, from the agent's record.
-			checkTurnChanges(t, e, d.url, term, host, other)
+			checkTurnChanges(t, e, d.url, map[string]string{"terminal_id": term}, host, other)
 			findRow(t, d.url, host.Token, e.ProjectDir, 20*time.Second, hasSend)
 
 			// 2. The same message_id returns the same Turn and sends nothing.

@@ -416,7 +416,7 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 			return nil, err
 		}
 	}
-	t := &turnFollower{b: b, f: f, threadID: th.ThreadID, turnID: turnID, out: make(chan domain.BackendEvent, 16)}
+	t := &turnFollower{b: b, f: f, threadID: th.ThreadID, turnID: turnID, cwd: th.Cwd, out: make(chan domain.BackendEvent, 16)}
 	go func() {
 		defer close(t.out)
 		defer f.close()
@@ -458,6 +458,7 @@ type turnFollower struct {
 	b                *Backend
 	f                *following
 	threadID, turnID string
+	cwd              string // the thread's folder: changed files are named from it
 	out              chan domain.BackendEvent
 	pending          *prompt // the approval or question that waits
 	final            string  // the turn's last agent message so far
@@ -499,9 +500,18 @@ func (t *turnFollower) message(ctx context.Context, m Message) bool {
 		}
 	case "item/completed":
 		var ev ItemEvent
-		if json.Unmarshal(m.Params, &ev) == nil && ev.ThreadID == t.threadID && ev.TurnID == t.turnID && ev.Item.Type == "agentMessage" {
+		if json.Unmarshal(m.Params, &ev) != nil || ev.ThreadID != t.threadID || ev.TurnID != t.turnID {
+			break
+		}
+		switch {
+		case ev.Item.Type == "agentMessage":
 			t.final = ev.Item.Text
 			return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendProgress, Text: ev.Item.Text})
+		case ev.Item.Type == "fileChange" && ev.Item.Status == "completed":
+			// A patch applied: the files it changed, as the daemon states them.
+			if cs := ev.Item.FileChanges(t.cwd); len(cs) > 0 {
+				return t.emit(ctx, domain.BackendEvent{Kind: domain.BackendChanges, Changes: cs})
+			}
 		}
 	case "turn/completed":
 		var ev TurnEvent

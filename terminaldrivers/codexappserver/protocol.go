@@ -3,6 +3,12 @@ package codexappserver
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"akk/domain"
+	"akk/terminaldrivers/agent"
 )
 
 // Thread is the part of a daemon's thread AKK reads.
@@ -52,6 +58,59 @@ type Item struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
+	// A fileChange item: the patch's status and the files it changes.
+	Status  string       `json:"status"`
+	Changes []FileUpdate `json:"changes"`
+}
+
+// FileUpdate is one file of a fileChange item: added or deleted (Diff is
+// its content) or updated (Diff is a unified diff from its first "@@"),
+// and where an update moved it.
+type FileUpdate struct {
+	Path string `json:"path"`
+	Kind struct {
+		Type      string  `json:"type"`
+		MovePath  *string `json:"move_path"`
+		MovePath2 *string `json:"movePath"`
+	} `json:"kind"`
+	Diff string `json:"diff"`
+}
+
+// FileChanges are a completed fileChange item's files as domain changes,
+// their paths relative to cwd when inside it, in path order.
+func (it Item) FileChanges(cwd string) []domain.FileChange {
+	name := func(p string) string {
+		if cwd != "" && filepath.IsAbs(p) {
+			if rel, err := filepath.Rel(cwd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				return rel
+			}
+		}
+		return p
+	}
+	var out []domain.FileChange
+	for _, u := range it.Changes {
+		var fc agent.FileChange
+		switch u.Kind.Type {
+		case "add":
+			fc = agent.FileChange{Path: u.Path, Op: "created", Content: u.Diff}
+		case "delete":
+			fc = agent.FileChange{Path: u.Path, Op: "deleted", Content: u.Diff}
+		case "update":
+			fc = agent.FileChange{Path: u.Path, Op: "updated", Body: u.Diff}
+			to := u.Kind.MovePath
+			if to == nil {
+				to = u.Kind.MovePath2
+			}
+			if to != nil && *to != "" && *to != u.Path {
+				fc.Op, fc.MovedTo = "moved", *to
+			}
+		default:
+			continue
+		}
+		out = append(out, domain.FileChange{Path: name(fc.Path), Op: domain.FileOp(fc.Op), Diff: fc.Diff(name)})
+	}
+	slices.SortFunc(out, func(a, b domain.FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // FinalMessage is the text of the turn's last agent message, "" when none.

@@ -2887,11 +2887,11 @@ type ClientInterface interface {
 	// GetTurnChanges The files a Turn's agent changed, with their diffs
 	//
 	// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
-	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
-	// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
-	// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
-	// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
-	// read the Turn.
+	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items in a pane's rollout, its
+	// fileChange items on an app-server thread). Never read from the file system or git. Each change is a unified
+	// diff, redacted as every excerpt is and bounded to 65,536 bytes (cut after a whole line, `truncated` set); at
+	// most 500 changes are kept per Turn (`limit_reached` says so). Changes are read as the Turn runs. Visible to
+	// whoever may read the Turn.
 	//
 	// Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
 	GetTurnChanges(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4198,11 +4198,11 @@ func (c *Client) CancelTurn(ctx context.Context, turnId TurnID, reqEditors ...Re
 // GetTurnChanges The files a Turn's agent changed, with their diffs
 //
 // Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
-// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
-// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
-// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
-// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
-// read the Turn.
+// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items in a pane's rollout, its
+// fileChange items on an app-server thread). Never read from the file system or git. Each change is a unified
+// diff, redacted as every excerpt is and bounded to 65,536 bytes (cut after a whole line, `truncated` set); at
+// most 500 changes are kept per Turn (`limit_reached` says so). Changes are read as the Turn runs. Visible to
+// whoever may read the Turn.
 //
 // Corresponds with GET /v1/turns/{turn_id}/changes (the `GetTurnChanges` operationId).
 func (c *Client) GetTurnChanges(ctx context.Context, turnId TurnID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7968,11 +7968,11 @@ type ClientWithResponsesInterface interface {
 	// GetTurnChangesWithResponse The files a Turn's agent changed, with their diffs
 	//
 	// Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
-	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
-	// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
-	// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
-	// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
-	// read the Turn.
+	// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items in a pane's rollout, its
+	// fileChange items on an app-server thread). Never read from the file system or git. Each change is a unified
+	// diff, redacted as every excerpt is and bounded to 65,536 bytes (cut after a whole line, `truncated` set); at
+	// most 500 changes are kept per Turn (`limit_reached` says so). Changes are read as the Turn runs. Visible to
+	// whoever may read the Turn.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13375,11 +13375,11 @@ func (c *ClientWithResponses) CancelTurnWithResponse(ctx context.Context, turnId
 // GetTurnChangesWithResponse The files a Turn's agent changed, with their diffs
 //
 // Every file change the agent's own record states for this Turn, in the order it recorded them: Claude Code's
-// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items). Never read from the
-// file system or git. Each change is a unified diff, redacted as every excerpt is and bounded to 65,536 bytes
-// (cut after a whole line, `truncated` set); at most 500 changes are kept per Turn (`limit_reached` says so).
-// Changes are read as the Turn runs; a Turn on a Codex app-server thread lists none. Visible to whoever may
-// read the Turn.
+// Write, Edit and MultiEdit results, and Codex's applied patches (its FileChange items in a pane's rollout, its
+// fileChange items on an app-server thread). Never read from the file system or git. Each change is a unified
+// diff, redacted as every excerpt is and bounded to 65,536 bytes (cut after a whole line, `truncated` set); at
+// most 500 changes are kept per Turn (`limit_reached` says so). Changes are read as the Turn runs. Visible to
+// whoever may read the Turn.
 //
 // Returns a wrapper object for the known response body format(s).
 //
