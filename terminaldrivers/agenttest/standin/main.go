@@ -66,8 +66,8 @@ func main() {
 	}
 }
 
-// run is the stand-in agent: its flags, then its loop. It is long because
-// the loop reads as the agent's script, one line per behaviour.
+// run is the stand-in agent: its recording loaded, its record opened,
+// then its script: work, perhaps ask, finish.
 func run() error {
 	dir := os.Getenv("AKK_STANDIN_DIR")
 	var m meta
@@ -78,170 +78,220 @@ func run() error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
-	kind, version, _ := strings.Cut(m.Agent, "@")
-	home := os.Getenv("HOME")
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	session := newUUID()
-	rewrite := func(b []byte) []byte {
-		b = bytes.ReplaceAll(b, []byte(m.SessionID), []byte(session))
-		b = bytes.ReplaceAll(b, []byte(recordedHome), []byte(home))
-		b = bytes.ReplaceAll(b, []byte(projectDirName(m.Project)), []byte(projectDirName(cwd)))
-		return bytes.ReplaceAll(b, []byte(m.Project), []byte(cwd))
+	r := &standin{m: m, dir: dir, home: os.Getenv("HOME"), cwd: cwd, session: newUUID(), out: bufio.NewWriter(os.Stdout)}
+	if err := r.load(); err != nil {
+		return err
 	}
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "standin:", err)
-			os.Exit(1)
-		}
-		return b
-	}
-	working, idle, ask := read("working.ansi"), read("idle.ansi"), read("ask.ansi")
-	frames, err := parseFrames(read("frames.txt"))
+	rec, state, cleanup, err := r.openRecord()
 	if err != nil {
 		return err
 	}
-	start, end := rewrite(read("start.jsonl")), rewrite(read("end.jsonl"))
-	askLines, result := rewrite(read("ask.jsonl")), rewrite(read("result.jsonl"))
-
-	// The records a real one keeps.
-	var rec *os.File
-	state := func(string) error { return nil }
-	switch kind {
-	case "claude":
-		config := os.Getenv("CLAUDE_CONFIG_DIR")
-		if config == "" {
-			config = filepath.Join(home, ".claude")
-		}
-		if state, err = sessionRecord(config, session, cwd, version); err != nil {
-			return err
-		}
-		defer os.Remove(filepath.Join(config, "sessions", fmt.Sprintf("%d.json", os.Getpid())))
-		tdir := filepath.Join(config, "projects", projectDirName(cwd))
-		if err := os.MkdirAll(tdir, 0o700); err != nil {
-			return err
-		}
-		rec, err = os.OpenFile(filepath.Join(tdir, session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	case "codex":
-		codexHome := os.Getenv("CODEX_HOME")
-		if codexHome == "" {
-			codexHome = filepath.Join(home, ".codex")
-		}
-		now := time.Now()
-		rdir := filepath.Join(codexHome, "sessions", now.Format("2006/01/02"))
-		if err := os.MkdirAll(rdir, 0o700); err != nil {
-			return err
-		}
-		// The TUI holds its rollout open for as long as it runs.
-		rec, err = os.OpenFile(filepath.Join(rdir, "rollout-"+now.Format("2006-01-02T15-04-05")+"-"+session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	default:
-		return fmt.Errorf("a recording of %q", m.Agent)
-	}
-	if err != nil {
-		return err
-	}
-	defer rec.Close()
+	defer cleanup()
+	r.rec, r.state = rec, state
 	if err := state("busy"); err != nil {
 		return err
 	}
-	if _, err := rec.Write(start); err != nil {
+	if _, err := rec.Write(r.start); err != nil {
 		return err
-	}
-
-	out := bufio.NewWriter(os.Stdout)
-	draw := func(screen []byte, x, y int) {
-		out.WriteString("\033[0m\033[H\033[2J")
-		for i, line := range strings.Split(strings.TrimSuffix(string(screen), "\n"), "\n") {
-			fmt.Fprintf(out, "\033[%d;1H%s\033[0m", i+1, line)
-		}
-		fmt.Fprintf(out, "\033[%d;%dH", y+1, x+1)
-		out.Flush()
-	}
-	note := func(env string, at time.Time) {
-		if f := os.Getenv(env); f != "" {
-			os.WriteFile(f, []byte(strconv.FormatInt(at.UnixNano(), 10)), 0o644)
-		}
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-	exists := func(env string) bool {
-		f := os.Getenv(env)
-		_, err := os.Stat(f)
-		return f != "" && err == nil
-	}
-	window := time.Duration(m.WindowMS) * time.Millisecond
 	check := time.NewTicker(100 * time.Millisecond)
 	defer check.Stop()
+	if !r.work(stop, check.C) {
+		return nil
+	}
 	asked := false
-work:
-	for {
-		draw(working, m.CursorX, m.CursorY)
-		began := time.Now()
-		for _, f := range frames {
-			wait := time.NewTimer(time.Until(began.Add(f.at)))
-			for done := false; !done; {
-				select {
-				case <-stop:
-					return nil
-				case <-check.C:
-					if exists("AKK_STANDIN_FINISH") || exists("AKK_STANDIN_ASK") {
-						wait.Stop()
-						break work
-					}
-				case <-wait.C:
-					done = true
-				}
-			}
-			out.Write(f.data)
-			out.Flush()
-		}
-		if rest := time.Until(began.Add(window)); rest > 0 {
-			time.Sleep(rest)
-		}
-	}
-
 	if !exists("AKK_STANDIN_FINISH") {
-		// The permission prompt, as the recorded agent asked it: the tool
-		// call's line and the prompt in the recorded order and time apart.
 		asked = true
-		apart := time.Duration(m.AskMS) * time.Millisecond
-		if apart >= 0 {
-			rec.Write(askLines)
-			time.Sleep(apart)
-		}
-		draw(ask, m.AskX, m.AskY)
-		note("AKK_STANDIN_ASKED", time.Now())
-		state("waiting")
-		if apart < 0 {
-			time.Sleep(-apart)
-			rec.Write(askLines)
-		}
-		for !exists("AKK_STANDIN_FINISH") {
-			select {
-			case <-stop:
-				return nil
-			case <-check.C:
-			}
+		if !r.ask(stop, check.C) {
+			return nil
 		}
 	}
-
 	// The end of the turn, as the real agent wrote it.
 	if asked {
 		state("busy")
-		rec.Write(result)
+		rec.Write(r.result)
 	}
-	if _, err := rec.Write(end); err != nil {
+	if _, err := rec.Write(r.end); err != nil {
 		return err
 	}
 	at := time.Now()
 	state("idle")
 	note("AKK_STANDIN_DONE", at)
-	draw(idle, m.CursorX, m.CursorY)
+	r.draw(r.idle, m.CursorX, m.CursorY)
 	<-stop
 	return nil
+}
+
+// standin is one run of a recorded agent: its recording, rewritten for
+// this session, home and folder, and the record it writes.
+type standin struct {
+	m                            meta
+	dir, home, cwd, session      string
+	working, idle, askScreen     []byte
+	frames                       []frame
+	start, end, askLines, result []byte
+	rec                          *os.File
+	state                        func(string) error
+	out                          *bufio.Writer
+}
+
+// load reads the recording, rewritten for this run.
+func (r *standin) load() error {
+	m := r.m
+	rewrite := func(b []byte) []byte {
+		b = bytes.ReplaceAll(b, []byte(m.SessionID), []byte(r.session))
+		b = bytes.ReplaceAll(b, []byte(recordedHome), []byte(r.home))
+		b = bytes.ReplaceAll(b, []byte(projectDirName(m.Project)), []byte(projectDirName(r.cwd)))
+		return bytes.ReplaceAll(b, []byte(m.Project), []byte(r.cwd))
+	}
+	var err error
+	read := func(name string) []byte {
+		b, rerr := os.ReadFile(filepath.Join(r.dir, name))
+		if rerr != nil && err == nil {
+			err = rerr
+		}
+		return b
+	}
+	r.working, r.idle, r.askScreen = read("working.ansi"), read("idle.ansi"), read("ask.ansi")
+	frames := read("frames.txt")
+	r.start, r.end = rewrite(read("start.jsonl")), rewrite(read("end.jsonl"))
+	r.askLines, r.result = rewrite(read("ask.jsonl")), rewrite(read("result.jsonl"))
+	if err != nil {
+		return err
+	}
+	r.frames, err = parseFrames(frames)
+	return err
+}
+
+// openRecord opens the record a real agent of the recording's kind keeps
+// (Claude Code's transcript and session state; Codex's rollout, held open
+// for as long as it runs).
+func (r *standin) openRecord() (rec *os.File, state func(string) error, cleanup func(), err error) {
+	kind, version, _ := strings.Cut(r.m.Agent, "@")
+	state = func(string) error { return nil }
+	cleanup = func() {}
+	switch kind {
+	case "claude":
+		config := os.Getenv("CLAUDE_CONFIG_DIR")
+		if config == "" {
+			config = filepath.Join(r.home, ".claude")
+		}
+		if state, err = sessionRecord(config, r.session, r.cwd, version); err != nil {
+			return nil, nil, nil, err
+		}
+		cleanup = func() { os.Remove(filepath.Join(config, "sessions", fmt.Sprintf("%d.json", os.Getpid()))) }
+		tdir := filepath.Join(config, "projects", projectDirName(r.cwd))
+		if err := os.MkdirAll(tdir, 0o700); err != nil {
+			return nil, nil, nil, err
+		}
+		rec, err = os.OpenFile(filepath.Join(tdir, r.session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	case "codex":
+		codexHome := os.Getenv("CODEX_HOME")
+		if codexHome == "" {
+			codexHome = filepath.Join(r.home, ".codex")
+		}
+		now := time.Now()
+		rdir := filepath.Join(codexHome, "sessions", now.Format("2006/01/02"))
+		if err := os.MkdirAll(rdir, 0o700); err != nil {
+			return nil, nil, nil, err
+		}
+		rec, err = os.OpenFile(filepath.Join(rdir, "rollout-"+now.Format("2006-01-02T15-04-05")+"-"+r.session+".jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	default:
+		return nil, nil, nil, fmt.Errorf("a recording of %q", r.m.Agent)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	done := cleanup
+	return rec, state, func() { rec.Close(); done() }, nil
+}
+
+// draw paints a recorded screen and puts the cursor where it was.
+func (r *standin) draw(screen []byte, x, y int) {
+	r.out.WriteString("\033[0m\033[H\033[2J")
+	for i, line := range strings.Split(strings.TrimSuffix(string(screen), "\n"), "\n") {
+		fmt.Fprintf(r.out, "\033[%d;1H%s\033[0m", i+1, line)
+	}
+	fmt.Fprintf(r.out, "\033[%d;%dH", y+1, x+1)
+	r.out.Flush()
+}
+
+// work plays the working screen's frames, window after window, until the
+// test asks it to ask or finish; false when it was told to stop.
+func (r *standin) work(stop <-chan os.Signal, check <-chan time.Time) bool {
+	window := time.Duration(r.m.WindowMS) * time.Millisecond
+	for {
+		r.draw(r.working, r.m.CursorX, r.m.CursorY)
+		began := time.Now()
+		for _, f := range r.frames {
+			wait := time.NewTimer(time.Until(began.Add(f.at)))
+			for done := false; !done; {
+				select {
+				case <-stop:
+					return false
+				case <-check:
+					if exists("AKK_STANDIN_FINISH") || exists("AKK_STANDIN_ASK") {
+						wait.Stop()
+						return true
+					}
+				case <-wait.C:
+					done = true
+				}
+			}
+			r.out.Write(f.data)
+			r.out.Flush()
+		}
+		if rest := time.Until(began.Add(window)); rest > 0 {
+			time.Sleep(rest)
+		}
+	}
+}
+
+// ask shows the permission prompt as the recorded agent asked it (the
+// tool call's line and the prompt in the recorded order and time apart),
+// then waits to be told to finish; false when it was told to stop.
+func (r *standin) ask(stop <-chan os.Signal, check <-chan time.Time) bool {
+	apart := time.Duration(r.m.AskMS) * time.Millisecond
+	if apart >= 0 {
+		r.rec.Write(r.askLines)
+		time.Sleep(apart)
+	}
+	r.draw(r.askScreen, r.m.AskX, r.m.AskY)
+	note("AKK_STANDIN_ASKED", time.Now())
+	r.state("waiting")
+	if apart < 0 {
+		time.Sleep(-apart)
+		r.rec.Write(r.askLines)
+	}
+	for !exists("AKK_STANDIN_FINISH") {
+		select {
+		case <-stop:
+			return false
+		case <-check:
+		}
+	}
+	return true
+}
+
+// note writes when something happened into the file env names.
+func note(env string, at time.Time) {
+	if f := os.Getenv(env); f != "" {
+		os.WriteFile(f, []byte(strconv.FormatInt(at.UnixNano(), 10)), 0o644)
+	}
+}
+
+// exists reports whether the file env names exists.
+func exists(env string) bool {
+	f := os.Getenv(env)
+	_, err := os.Stat(f)
+	return f != "" && err == nil
 }
 
 // sessionRecord writes Claude Code's session record (sessions/<pid>.json)
