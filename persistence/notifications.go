@@ -158,60 +158,11 @@ func (s *Store) ClaimDueNotifications(ctx context.Context, now, leaseUntil time.
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var d domain.Delivery
-			var prevUntil sql.NullString
-			var headers string
-			n, err := scanNotification(rows, &d.Payload, &d.WebhookURL, &d.Secret, &d.PreviousSecret, &prevUntil, &headers)
-			d.PreviousSecretUntil = parseTS(prevUntil)
-			if err == nil {
-				d.Headers, _, err = decodeWebhook(headers, "[]")
-			}
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			d.Notification = n
-			d.Lease = lease
-			out = append(out, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if out, err = scanDeliveries(rows, lease); err != nil {
 			return err
 		}
-		// Lease each row unless another claim got there first: on
-		// PostgreSQL claims run side by side (no write lock: they append
-		// no event), so each takes its host's row (FOR NO KEY UPDATE SKIP
-		// LOCKED: a host another node is claiming for is skipped, and an
-		// outbox row being inserted for it is not held up), then leases
-		// the row only if it is still pending, free, and no row of its
-		// host is leased (what the read above saw may have changed).
-		claimed := out[:0]
-		for _, d := range out {
-			if t.d == postgresSQL {
-				var one int
-				err := t.tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE host_id = ? FOR NO KEY UPDATE SKIP LOCKED`, d.HostID).Scan(&one)
-				if errors.Is(err, sql.ErrNoRows) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-			}
-			res, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ?, lease_node = ?
-				WHERE notification_id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ? OR lease_node IN (`+deadNodes+`))
-				AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = ? AND o.state = 'pending' AND o.lease_until > ?
-					AND o.lease_node NOT IN (`+deadNodes+`))`,
-				ts(lease), t.node, d.ID, ts(at), ts(deadBefore), d.HostID, ts(at), ts(deadBefore))
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				claimed = append(claimed, d)
-			}
-		}
-		out = claimed
-		return nil
+		out, err = t.leaseClaimed(ctx, out, lease, at, deadBefore)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim notifications: %w", err)
@@ -356,4 +307,65 @@ func (s *Store) Counts(ctx context.Context) (domain.StoreCounts, error) {
 		c.Notifications[domain.NotificationState(st)] = n
 	}
 	return c, rows.Err()
+}
+
+// scanDeliveries reads the claimable rows with their hosts' webhooks,
+// each to be leased until lease.
+func scanDeliveries(rs *rows, lease time.Time) ([]domain.Delivery, error) {
+	defer rs.Close()
+	var out []domain.Delivery
+	for rs.Next() {
+		var d domain.Delivery
+		var prevUntil sql.NullString
+		var headers string
+		n, err := scanNotification(rs, &d.Payload, &d.WebhookURL, &d.Secret, &d.PreviousSecret, &prevUntil, &headers)
+		d.PreviousSecretUntil = parseTS(prevUntil)
+		if err == nil {
+			d.Headers, _, err = decodeWebhook(headers, "[]")
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.Notification = n
+		d.Lease = lease
+		out = append(out, d)
+	}
+	return out, rs.Err()
+}
+
+// leaseClaimed leases the rows read, each unless another claim got there
+// first, and returns those leased.
+func (t *tx) leaseClaimed(ctx context.Context, out []domain.Delivery, lease, at, deadBefore time.Time) ([]domain.Delivery, error) {
+	// Lease each row unless another claim got there first: on
+	// PostgreSQL claims run side by side (no write lock: they append
+	// no event), so each takes its host's row (FOR NO KEY UPDATE SKIP
+	// LOCKED: a host another node is claiming for is skipped, and an
+	// outbox row being inserted for it is not held up), then leases
+	// the row only if it is still pending, free, and no row of its
+	// host is leased (what the read above saw may have changed).
+	claimed := out[:0]
+	for _, d := range out {
+		if t.d == postgresSQL {
+			var one int
+			err := t.tx.QueryRowContext(ctx, `SELECT 1 FROM hosts WHERE host_id = ? FOR NO KEY UPDATE SKIP LOCKED`, d.HostID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		res, err := t.tx.ExecContext(ctx, `UPDATE notifications SET lease_until = ?, lease_node = ?
+			WHERE notification_id = ? AND state = 'pending' AND (lease_until IS NULL OR lease_until <= ? OR lease_node IN (`+deadNodes+`))
+			AND NOT EXISTS (SELECT 1 FROM notifications o WHERE o.host_id = ? AND o.state = 'pending' AND o.lease_until > ?
+				AND o.lease_node NOT IN (`+deadNodes+`))`,
+			ts(lease), t.node, d.ID, ts(at), ts(deadBefore), d.HostID, ts(at), ts(deadBefore))
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			claimed = append(claimed, d)
+		}
+	}
+	return claimed, nil
 }
