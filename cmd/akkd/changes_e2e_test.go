@@ -45,8 +45,16 @@ func checkTurnChanges(t *testing.T, e *agenttest.Env, url string, target map[str
 	}
 	req, _ := json.Marshal(body)
 	var s sendAnswer
-	if code := call(t, "POST", url+"/v1/turns", host.Token, string(req), &s); code != 202 {
-		t.Fatalf("edit send: %d %+v", code, s)
+	// A pane still busy with what came before (a draft being erased) is
+	// refused with nothing typed: sent again once it is idle.
+	for deadline := time.Now().Add(agenttest.Patient(20 * time.Second)); ; time.Sleep(200 * time.Millisecond) {
+		code := call(t, "POST", url+"/v1/turns", host.Token, string(req), &s)
+		if code == 202 {
+			break
+		}
+		if code != 409 || s.Code != "terminal_not_idle" || time.Now().After(deadline) {
+			t.Fatalf("edit send: %d %+v", code, s)
+		}
 	}
 	logged := false
 	for deadline := time.Now().Add(agenttest.Patient(90 * time.Second)); ; time.Sleep(100 * time.Millisecond) {
