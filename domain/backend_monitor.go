@@ -277,7 +277,13 @@ func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) 
 	case BackendProgress:
 		next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
 	case BackendChanges:
-		next.NewChanges = append(next.NewChanges, s.storedChanges(ev.Changes)...)
+		// The daemon sends a patch's files as it applies them: now is when.
+		for _, c := range s.storedChanges(ev.Changes) {
+			if c.At.IsZero() || c.At.Year() <= 1 {
+				c.At = now
+			}
+			next.NewChanges = append(next.NewChanges, c)
+		}
 	case BackendApproval:
 		if t.State == TurnAwaitingApproval {
 			break // the same request, handed again to a follower after a restart
