@@ -34,15 +34,14 @@ func (c *cli) send(args []string) error {
 		body.TerminalId = &target
 	case strings.HasPrefix(target, "sess_"):
 		body.SessionId = &target
-	case strings.HasPrefix(target, "conv_cx_"):
-		body.ConversationId = &target // a Codex backend conversation
 	case strings.HasPrefix(target, "conv_"):
-		// A pane's conversation, as akk list prints it: sent to its pane.
-		term, err := c.conversationTerminal(target)
+		// A conversation, as akk list prints it: sent where its row's send
+		// action says (its pane, or its thread through the daemon).
+		term, conv, err := c.conversationSend(target)
 		if err != nil {
 			return err
 		}
-		body.TerminalId = &term
+		body.TerminalId, body.ConversationId = term, conv
 	case target == "-":
 	default:
 		return usageErr(fmt.Sprintf("target %q is neither a conversation_id (conv_…, as akk list prints it), a terminal_id (term_…), a session_id (sess_…) nor - (the only send-ready terminal)", target))
@@ -354,23 +353,40 @@ func (c *cli) turnAction(name string, args []string) error {
 	return nil
 }
 
-// conversationTerminal is the pane of a conversation akk list shows.
-func (c *cli) conversationTerminal(id string) (string, error) {
+// conversationSend is where a task for a conversation akk list shows
+// goes: the target its send action names (its pane's terminal, or its
+// thread's conversation); with no send offered now, its pane's terminal,
+// so akkd says why it takes no task.
+func (c *cli) conversationSend(id string) (terminalID, conversationID *string, err error) {
 	r, err := c.api.ListConversationsWithResponse(c.ctx)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	for _, cv := range r.JSON200.Conversations {
 		if cv.ConversationId != id {
 			continue
 		}
-		if cv.Terminal == nil {
-			return "", &apiError{status: 409, code: "conversation_not_sendable", msg: "conversation " + id + " has no pane to send to"}
+		for _, a := range cv.AvailableActions {
+			if a.Action != "send" || a.Body == nil {
+				continue
+			}
+			str := func(k string) *string {
+				if v, ok := (*a.Body)[k].(string); ok && v != "" {
+					return &v
+				}
+				return nil
+			}
+			if terminalID, conversationID = str("terminal_id"), str("conversation_id"); terminalID != nil || conversationID != nil {
+				return terminalID, conversationID, nil
+			}
 		}
-		return cv.Terminal.TerminalId, nil
+		if cv.Terminal != nil {
+			return &cv.Terminal.TerminalId, nil, nil
+		}
+		return nil, nil, &apiError{status: 409, code: "conversation_not_sendable", msg: "conversation " + id + " takes no task now (akk list says what it does)"}
 	}
-	return "", &apiError{status: 404, code: "conversation_not_found", msg: "no conversation " + id + " in akk list (its pane closed, or it belongs to another host)"}
+	return nil, nil, &apiError{status: 404, code: "conversation_not_found", msg: "no conversation " + id + " in akk list (its pane closed, or it belongs to another host)"}
 }

@@ -158,10 +158,10 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	if _, err = akk(t, context.Background(), url, dir, "send", "term_cli", "/clear"); err == nil || !strings.Contains(err.Error(), "slash_command_rejected") {
 		t.Fatalf("a slash command was sent: %v", err)
 	}
-	// A backend conversation id goes as conversation_id (this service has
-	// no Codex backend, so it names no such conversation).
-	if _, err = akk(t, context.Background(), url, dir, "send", "conv_cx_0000", "hello"); err == nil || !strings.Contains(err.Error(), "conversation_not_found") {
-		t.Fatalf("send to a backend conversation: %v", err)
+	// A conversation goes where its row's send action says; one no row
+	// lists (this service has no Codex backend) is not found, nothing sent.
+	if _, err = akk(t, context.Background(), url, dir, "send", "conv_cx_0000", "hello"); exitCode(err) != exitNotFound || !strings.Contains(err.Error(), "akk list") {
+		t.Fatalf("send to a backend conversation no row lists: %v", err)
 	}
 	if _, err = akk(t, context.Background(), url, dir, "cancel", id); err == nil || !strings.Contains(err.Error(), "turn_state_conflict") || exitCode(err) != exitRefused {
 		t.Fatalf("cancel a completed turn: %v (exit %d)", err, exitCode(err))
