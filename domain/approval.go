@@ -172,8 +172,8 @@ func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 	if err := checkDecision(d); err != nil {
 		return ActionResult{}, err
 	}
-	if s.approvals == nil && !s.backendTurn(t) {
-		return ActionResult{}, E(CodeUnavailable, "approvals are not configured")
+	if err := s.endpointOf(t.Endpoint).configured(useApprovals); err != nil {
+		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()

@@ -40,11 +40,6 @@ const (
 	BackendActive = "active"
 )
 
-// backendTurn reports whether t is a backend Turn this service can drive.
-func (s *backendCases) backendTurn(t Turn) bool {
-	return t.Endpoint.Kind == EndpointCodexThread && s.codexBackend != nil
-}
-
 // BackendEventKind is what a followed backend turn did.
 type BackendEventKind string
 
@@ -129,14 +124,18 @@ type CodexBackend interface {
 
 // UseCodexBackend wires the Codex backend in: its threads are listed as
 // conversations and may be sent to.
-func (s *backendCases) UseCodexBackend(b CodexBackend) { s.codexBackend = b }
+func (s *backendCases) UseCodexBackend(b CodexBackend) {
+	s.codexBackend = b
+	s.register(EndpointCodexThread, threadEndpoint{s.Service})
+}
 
 // backendThreads lists the backend threads of the daemons of ts.
 func (s *backendCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
-	if s.codexBackend == nil {
+	b, ok := s.codexDaemon()
+	if !ok {
 		return nil
 	}
-	ths, err := s.codexBackend.Threads(ctx, ts)
+	ths, err := b.Threads(ctx, ts)
 	if err != nil {
 		slog.Warn("codex backend: list threads", "err", err)
 	}
@@ -146,7 +145,7 @@ func (s *backendCases) backendThreads(ctx context.Context, ts []Terminal) []Back
 // backendThread finds the thread of a backend conversation or endpoint,
 // as its daemon reports it now.
 func (s *backendCases) backendThread(ctx context.Context, threadID string) (BackendThread, error) {
-	if s.codexBackend == nil || s.terminals == nil {
+	if _, ok := s.codexDaemon(); !ok || s.terminals == nil {
 		return BackendThread{}, E(CodeConversationNotFound, "no Codex backend is configured")
 	}
 	ts, err := s.terminals.Discover(ctx)
@@ -165,7 +164,8 @@ func (s *backendCases) backendThread(ctx context.Context, threadID string) (Back
 // holding it, the caller's latest) and the actions they allow.
 func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[string][]Turn) (Conversation, error) {
 	bt := th
-	c := Conversation{ID: BackendConversationID(th.ThreadID), Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
+	ref := EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID}
+	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
 	if s.turns == nil {
 		return c, nil
 	}

@@ -239,7 +239,7 @@ func (s *backendCases) checkBackendModel(ctx context.Context, th BackendThread, 
 // backendEndpointThread is the thread of a backend endpoint named where a
 // terminal id goes: an unknown one is terminal_not_found.
 func (s *backendCases) backendEndpointThread(ctx context.Context, endpoint string) (BackendThread, error) {
-	if s.codexBackend == nil {
+	if _, ok := s.codexDaemon(); !ok {
 		return BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no Codex backend is configured)")
 	}
 	th, err := s.backendThread(ctx, ParseEndpoint(endpoint).ID)

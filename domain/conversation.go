@@ -9,7 +9,10 @@ import (
 // Conversation is one agent terminal as a controller sees it: what AKK can
 // prove about it now and the actions it may take.
 type Conversation struct {
-	ID       string
+	ID string
+	// Endpoint is what the row's Turns drive: its pane, or its Codex
+	// thread (a row merged from both drives the thread).
+	Endpoint EndpointRef
 	Terminal Terminal
 	// Backend is set (and Terminal zero) for a thread of a Codex
 	// app-server daemon, driven through the daemon.
@@ -29,6 +32,9 @@ type Conversation struct {
 	Approval *ApprovalView
 	// Watches are the caller's active Watches of this terminal.
 	Watches []Watch
+	// PaneID is, on a row merged from a pane's and a thread's, the pane's
+	// own conversation id, which the row answers to too.
+	PaneID string
 }
 
 // Action is one call a controller may make now, with its semantic ids
@@ -172,7 +178,8 @@ func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string)
 // conversationOf builds t's row; recent holds the newest Turns of every
 // listed terminal (RecentTurnsOf), read once for the whole list.
 func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[string][]Turn) (Conversation, error) {
-	c := Conversation{ID: ConversationIDFor(t.ID), Terminal: t, Actions: []Action{}, Watches: []Watch{}}
+	ref := EndpointRef{Kind: EndpointPane, ID: t.ID}
+	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Terminal: t, Actions: []Action{}, Watches: []Watch{}}
 	c.Terminal.Channels = s.channelsOf(t)
 	if s.turns == nil {
 		return c, nil
@@ -412,8 +419,9 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 		if err != nil {
 			return ConversationList{}, err
 		}
-		if i, ok := panes[th.PaneTerminalID]; ok && th.PaneTerminalID != "" && out.Conversations[i].Backend == nil {
+		if i, ok := panes[th.PaneTerminalID]; ok && th.PaneTerminalID != "" {
 			out.Conversations[i] = mergePane(out.Conversations[i], c)
+			delete(panes, th.PaneTerminalID) // one thread per pane's row
 			continue
 		}
 		out.Conversations = append(out.Conversations, c)
@@ -474,7 +482,7 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 	}
 	for _, c := range all {
 		// A merged row answers to its pane's conversation id too.
-		if c.ID == id || (c.Backend != nil && c.Terminal.ID != "" && ConversationIDFor(c.Terminal.ID) == id) {
+		if c.ID == id || (c.PaneID != "" && c.PaneID == id) {
 			return c, nil
 		}
 	}

@@ -21,7 +21,7 @@ func paneOnly(a Action) bool {
 // that Turn's, answered through the daemon only, by its owner.
 func mergePane(pane, back Conversation) Conversation {
 	c := back
-	c.Terminal = pane.Terminal
+	c.Terminal, c.PaneID = pane.Terminal, pane.ID
 	// The pane's thread is proven: it is this one.
 	c.Terminal.NativeIdentity, c.Terminal.NativeThreadID = IdentityResolved, back.Backend.ThreadID
 	// The row's Turns go through the daemon, and so do their prompts and

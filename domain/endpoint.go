@@ -98,12 +98,52 @@ type turnEndpoint interface {
 	// models reads the endpoint's model catalogue and the model and
 	// effort in effect.
 	models(ctx context.Context, terminalID string) (ModelsResult, error)
+	// configured says why the endpoint cannot answer prompts (approvals)
+	// or steps (interactions) at all, before any state is read; nil when
+	// it can.
+	configured(u endpointUse) error
 }
 
-// endpointOf is the endpoint ref names.
+// endpointUse is a kind of answer an endpoint may give a Turn.
+type endpointUse string
+
+const (
+	useApprovals    endpointUse = "approvals"
+	useInteractions endpointUse = "interactions"
+)
+
+// endpointOf is the endpoint registered for ref's kind: a pane always;
+// a Codex thread once a Codex backend is wired in (UseCodexBackend). A
+// kind with none registered (a thread's Turn stored by a daemon that ran
+// with a backend) is absent: it refuses every call and stalls what the
+// monitor would follow.
 func (s *Service) endpointOf(ref EndpointRef) turnEndpoint {
-	if ref.Kind == EndpointCodexThread {
-		return threadEndpoint{s}
+	if e, ok := s.endpoints[ref.Kind]; ok {
+		return e
 	}
-	return paneEndpoint{s}
+	return absentEndpoint{s, ref.Kind}
+}
+
+// register makes e the endpoint of kind.
+func (s *Service) register(kind EndpointKind, e turnEndpoint) {
+	if s.endpoints == nil {
+		s.endpoints = map[EndpointKind]turnEndpoint{}
+	}
+	s.endpoints[kind] = e
+}
+
+// codexDaemon is the Codex backend, when one is wired in: the registry's
+// one answer to whether a thread's transport is there.
+func (s *Service) codexDaemon() (CodexBackend, bool) {
+	_, ok := s.endpoints[EndpointCodexThread]
+	return s.codexBackend, ok && s.codexBackend != nil
+}
+
+// ConversationID is the public conversation id of the endpoint: a pane's
+// (ConversationIDFor its terminal) or a Codex thread's.
+func (r EndpointRef) ConversationID() string {
+	if r.Kind == EndpointCodexThread {
+		return BackendConversationID(r.ID)
+	}
+	return ConversationIDFor(r.ID)
 }

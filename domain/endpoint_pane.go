@@ -284,3 +284,12 @@ func (s paneEndpoint) models(ctx context.Context, terminalID string) (ModelsResu
 	return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
 		Models: st.Models, Scope: st.Scope, ExpiresAt: now.Add(ModelCatalogTTL)}, nil
 }
+
+// configured: a pane answers prompts and steps through the ports wired
+// in for them.
+func (s paneEndpoint) configured(u endpointUse) error {
+	if (u == useApprovals && s.approvals == nil) || (u == useInteractions && s.interactions == nil) {
+		return E(CodeUnavailable, string(u)+" are not configured")
+	}
+	return nil
+}

@@ -26,7 +26,15 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 	if _, ok := s.endpointOf(ParseEndpoint("term_1")).(paneEndpoint); !ok {
 		t.Errorf("a pane's endpoint is not a paneEndpoint")
 	}
-	if _, ok := s.endpointOf(ParseEndpoint(BackendEndpoint("019a-thread"))).(threadEndpoint); !ok {
+	thread := ParseEndpoint(BackendEndpoint("019a-thread"))
+	if e, ok := s.endpointOf(thread).(absentEndpoint); !ok || e.kind != EndpointCodexThread {
+		t.Errorf("with no Codex backend a thread's endpoint is %T, want an absent one", s.endpointOf(thread))
+	}
+	if err := s.endpointOf(thread).configured(useApprovals); err == nil {
+		t.Errorf("an absent endpoint answers prompts")
+	}
+	s.UseCodexBackend(nil)
+	if _, ok := s.endpointOf(thread).(threadEndpoint); !ok {
 		t.Errorf("a thread's endpoint is not a threadEndpoint")
 	}
 	if e, ok := s.endpointOf(EndpointRef{Kind: EndpointPane, ID: "term_1"}).(paneEndpoint); !ok || e.Service != s {

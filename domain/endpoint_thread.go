@@ -26,30 +26,19 @@ func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, 
 	return s.resumeBackend(ctx, t, "turn.recovered")
 }
 
-// approvalOf offers the command approval the daemon waits on (nil when no
-// backend is configured).
+// approvalOf offers the command approval the daemon waits on.
 func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
-	if s.codexBackend == nil {
-		return nil, nil
-	}
 	return s.backendApproval(ctx, p, t), nil
 }
 
-// approveTurn answers the command approval through the daemon. With no
-// backend configured it is answered as a pane's prompt is.
+// approveTurn answers the command approval through the daemon.
 func (s threadEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	if s.codexBackend == nil {
-		return paneEndpoint(s).approveTurn(ctx, p, t, d)
-	}
 	return s.approveBackend(ctx, p, t, d)
 }
 
 // currentStep reads the daemon's pending question as one questionnaire
-// step. With no backend configured it is read as a pane's step is.
+// step.
 func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	if s.codexBackend == nil {
-		return paneEndpoint(s).currentStep(ctx, t)
-	}
 	st, ok := s.codexBackend.Question(t.NativeTurnID)
 	if !ok || t.State != TurnAwaitingInteraction {
 		return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
@@ -98,3 +87,6 @@ func (s threadEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, err
 func (s threadEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
 	return s.backendModels(ctx, terminalID)
 }
+
+// configured: the daemon answers prompts and steps itself.
+func (s threadEndpoint) configured(endpointUse) error { return nil }

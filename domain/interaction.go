@@ -191,8 +191,8 @@ func (s *interactionCases) TurnInteraction(ctx context.Context, turnID string) (
 	if err != nil {
 		return Interaction{}, err
 	}
-	if s.interactions == nil && !s.backendTurn(t) {
-		return Interaction{}, E(CodeUnavailable, "interactions are not configured")
+	if err := s.endpointOf(t.Endpoint).configured(useInteractions); err != nil {
+		return Interaction{}, err
 	}
 	// An async question is asked while the Turn works on.
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
@@ -284,8 +284,8 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 	if in.TurnID != "" && in.TurnID != turnID {
 		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
 	}
-	if s.interactions == nil && !s.backendTurn(t) {
-		return ActionResult{}, E(CodeUnavailable, "interactions are not configured")
+	if err := s.endpointOf(t.Endpoint).configured(useInteractions); err != nil {
+		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()

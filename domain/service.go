@@ -21,6 +21,7 @@ type Service struct {
 	watchTerm    WatchTerminal
 	backend      BackendThreads
 	codexBackend CodexBackend
+	endpoints    map[EndpointKind]turnEndpoint // by kind (endpointOf)
 	interactions InteractionTerminal
 	threads      ThreadReader
 	native       NativeControls
@@ -149,6 +150,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s := &Service{store: store, clock: clock, ids: ids, validator: v, Retry: DefaultRetryPolicy()}
 	s.nativeCases, s.backendCases, s.watchCases = &nativeCases{s}, &backendCases{s}, &watchCases{s}
 	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
+	s.register(EndpointPane, paneEndpoint{s})
 	return s
 }
 

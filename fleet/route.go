@@ -616,7 +616,7 @@ func endpointsOf(rows []map[string]any) []string {
 		}
 		if b, _ := row["backend"].(map[string]any); b != nil {
 			if id, _ := b["native_thread_id"].(string); id != "" {
-				out = append(out, "cx_"+id)
+				out = append(out, domain.BackendEndpoint(id))
 			}
 		}
 	}

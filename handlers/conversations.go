@@ -19,10 +19,21 @@ func optString(s string) *string {
 	return &s
 }
 
+// conversationOuts draws a row as the kind of endpoint it drives: the
+// contract has an object of its own for each transport.
+var conversationOuts = map[domain.EndpointKind]func(domain.Conversation) Conversation{
+	domain.EndpointPane:        paneConversationOut,
+	domain.EndpointCodexThread: backendConversationOut,
+}
+
 func conversationOut(c domain.Conversation) Conversation {
-	if c.Backend != nil {
-		return backendConversationOut(c)
+	if out, ok := conversationOuts[c.Endpoint.Kind]; ok {
+		return out(c)
 	}
+	return paneConversationOut(c)
+}
+
+func paneConversationOut(c domain.Conversation) Conversation {
 	t := c.Terminal
 	out := Conversation{
 		ConversationId:   c.ID,

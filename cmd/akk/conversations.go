@@ -8,6 +8,27 @@ import (
 	"akk/cmd/akk/client"
 )
 
+// terminalColumns are the STATE and CHANNELS of a row with a pane.
+func terminalColumns(t client.TerminalInfo) (state, channels string) {
+	state, channels = string(t.ScreenState), "-"
+	if t.Channels != nil {
+		channels = string(t.Channels.Permission) + "/" + string(t.Channels.Question)
+	}
+	return state, channels
+}
+
+// transportColumns are the STATE and CHANNELS of a row with no pane, by
+// the transport whose object the contract gives it.
+var transportColumns = map[client.ConversationTransport]func(client.Conversation) (state, channels string){
+	client.ConversationTransportCodexBackend: func(cv client.Conversation) (string, string) {
+		var status client.BackendInfoThreadStatus
+		if b := cv.Backend; b != nil {
+			status = b.ThreadStatus
+		}
+		return "backend " + string(status), "app_server/app_server"
+	},
+}
+
 func (c *cli) list(args []string) error {
 	fs := newFlags("list")
 	wide := fs.Bool("wide", false, "every column whole (default: rows fit 100 columns)")
@@ -35,16 +56,11 @@ func (c *cli) list(args []string) error {
 			version += " (unprofiled)"
 		}
 		state, channels := "", "-"
-		if cv.Terminal != nil && cv.Terminal.Channels != nil {
-			channels = string(cv.Terminal.Channels.Permission) + "/" + string(cv.Terminal.Channels.Question)
-		} else if cv.Backend != nil {
-			channels = "app_server/app_server"
-		}
-		switch {
-		case cv.Terminal != nil:
-			state = string(cv.Terminal.ScreenState)
-		case cv.Backend != nil:
-			state = "backend " + string(cv.Backend.ThreadStatus)
+		if cv.Terminal != nil {
+			// A pane's row, or a thread's merged with the pane showing it.
+			state, channels = terminalColumns(*cv.Terminal)
+		} else if columns, ok := transportColumns[cv.Transport]; ok {
+			state, channels = columns(cv)
 		}
 		row := []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
 			state, channels, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")}

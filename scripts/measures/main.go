@@ -29,7 +29,8 @@ var realTime = []string{"time.Now", "time.Sleep", "time.After", "time.AfterFunc"
 
 // transportChecks are the tests of which transport a record or id is on,
 // written outside the endpoint registry and the id parser.
-var transportChecks = []string{"Backend != nil", "Backend == nil", "backendTurn()", "BackendConversationID(", `"cx_`, `"conv_cx`}
+var transportChecks = []string{"Backend != nil", "Backend == nil", "backendTurn()", "BackendConversationID(", `"cx_`, `"conv_cx`,
+	"Kind == Endpoint", "Kind != Endpoint", "case Endpoint"}
 
 // endpointHome are the files allowed to tell transports apart.
 var endpointHome = map[string]bool{"domain/endpoint.go": true}

@@ -1,0 +1,77 @@
+package domain
+
+import (
+	"context"
+	"log/slog"
+)
+
+// absentEndpoint is a kind of endpoint this daemon has no transport for:
+// a Codex thread's Turn or Watch stored while a backend was configured,
+// read by a daemon started without one. It sends nothing: every action is
+// refused, a prompt or step is not offered, and what the monitor would
+// follow is stalled (a Turn) or invalidated (a Watch), as when the
+// transport cannot be reached.
+type absentEndpoint struct {
+	*Service
+	kind EndpointKind
+}
+
+func (s absentEndpoint) why() string {
+	return "no " + string(s.kind) + " transport is configured on this akkd (it was started without one)"
+}
+
+func (s absentEndpoint) refuse() error { return E(CodeUnavailable, s.why()) }
+
+func (s absentEndpoint) cancelTurn(context.Context, Turn) (ActionResult, error) {
+	return ActionResult{Outcome: OutcomeRejectedBeforeInput}, s.refuse()
+}
+
+func (s absentEndpoint) renewTurn(context.Context, Turn) (ActionResult, error) {
+	return ActionResult{}, s.refuse()
+}
+
+func (s absentEndpoint) recoverTurn(context.Context, Turn) (ActionResult, error) {
+	return ActionResult{}, s.refuse()
+}
+
+func (s absentEndpoint) approvalOf(context.Context, Principal, Turn) (*ApprovalView, error) {
+	return nil, nil
+}
+
+func (s absentEndpoint) approveTurn(context.Context, Principal, Turn, ApprovalDecision) (ActionResult, error) {
+	return ActionResult{Outcome: OutcomeRejectedBeforeInput}, s.refuse()
+}
+
+func (s absentEndpoint) currentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
+	return "", Terminal{}, InteractionStep{}, s.refuse()
+}
+
+func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, []StepAnswer) (AnswerStage, error) {
+	return AnswerNothing, s.refuse()
+}
+
+func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
+	(&backendTurnFollow{s: s.backendCases, log: slog.With("turn_id", t.ID), t: t}).stall(ctx, s.why())
+	return nil
+}
+
+func (s absentEndpoint) watchFollower(ctx context.Context, w Watch) follower {
+	(&backendWatchFollow{s: s.backendCases, log: slog.With("watch_id", w.ID), w: w}).invalidate(ctx, s.why())
+	return nil
+}
+
+func (s absentEndpoint) startWatch(context.Context, Principal, NewWatchInput) (Watch, error) {
+	return Watch{}, E(CodeTerminalNotFound, s.why())
+}
+
+func (s absentEndpoint) watchedLive(context.Context, Watch) error {
+	return E(CodeTerminalNotFound, s.why())
+}
+
+func (s absentEndpoint) reconcileWatch(_ context.Context, w Watch) (Watch, error) { return w, nil }
+
+func (s absentEndpoint) models(context.Context, string) (ModelsResult, error) {
+	return ModelsResult{}, E(CodeTerminalNotFound, s.why())
+}
+
+func (s absentEndpoint) configured(endpointUse) error { return s.refuse() }
