@@ -7,20 +7,35 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"akk/domain"
 )
 
+// syncBuffer is a log's lines, each write waking its waiters.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
+}
+
+// next is closed at the next write.
+func (s *syncBuffer) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.written
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
@@ -43,12 +58,12 @@ func TestActivityLogLines(t *testing.T) {
 	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "fixed the private thing" })
 	w.waitState(t, r.Turn.ID, domain.TurnCompleted)
 	// The line follows the commit the state was read from: wait for it.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(buf.String(), `"msg":"turn.completed"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no turn.completed line:\n%s", buf.String())
+	w.untilOn(t, buf.next, func() string {
+		if strings.Contains(buf.String(), `"msg":"turn.completed"`) {
+			return ""
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return "no turn.completed line:\n" + buf.String()
+	})
 
 	seen := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {

@@ -20,7 +20,7 @@ func TestRetryOfAnInFlightNotification(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	now := time.Now().UTC()
+	now := w.now().UTC()
 	claimed, err := w.store.ClaimDueNotifications(ctx, now.Add(time.Second), now.Add(time.Minute), 10, nil)
 	if err != nil || len(claimed) != 1 || claimed[0].ID != n.ID {
 		t.Fatalf("claim: %v %+v", err, claimed)
@@ -64,14 +64,14 @@ func TestPruneKeepsWhatIsStillNeeded(t *testing.T) {
 	ctx := context.Background()
 	done, _ := w.svc.PingHost(op, hs[0].ID)
 	pending, _ := w.svc.PingHost(op, hs[0].ID)
-	now := time.Now().UTC()
+	now := w.now().UTC()
 	claimed, _ := w.store.ClaimDueNotifications(ctx, now.Add(time.Second), now.Add(time.Minute), 10, nil)
 	for _, d := range claimed {
 		if d.ID == done.ID {
 			w.store.RecordAttempt(ctx, domain.Attempt{NotificationID: d.ID, At: now, StatusCode: 204, State: domain.NotificationDelivered, Lease: d.Lease})
 		}
 	}
-	p, err := w.store.Prune(ctx, time.Now().Add(time.Hour))
+	p, err := w.store.Prune(ctx, w.now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

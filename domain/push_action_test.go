@@ -17,7 +17,7 @@ func TestActionTokenExpires(t *testing.T) {
 	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
 	ctx := context.Background()
 	tok := strings.Repeat("k", 43)
-	now := time.Now().UTC()
+	now := w.now().UTC()
 	a := domain.ActionToken{Hash: domain.ActionTokenHash(tok), Principal: "operator", Conversation: "push:1", TurnID: "turn_none",
 		Decision: domain.ApproveOnce, ExpiresAt: now.Add(time.Minute), CreatedAt: now}
 	if err := w.store.InTx(ctx, func(tx domain.Tx) error { return tx.(domain.PushTx).InsertActionToken(ctx, a) }); err != nil {

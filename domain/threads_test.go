@@ -18,7 +18,7 @@ func (f fakeThreads) Threads(context.Context, domain.Terminal) ([]domain.NativeT
 func TestThreadsNewestFirstWithDisplayIDs(t *testing.T) {
 	ft := &fakeTerm{term: idleTerminal()} // shows thread-1
 	w := newWorldRedacting(t, "", ft, secretRedactor{})
-	now := time.Now()
+	now := w.now()
 	w.svc.UseThreads(fakeThreads{
 		{NativeThreadID: "aaaaaaaa-0000-4000-8000-000000000001", Title: "old", UpdatedAt: now.Add(-time.Hour)},
 		{NativeThreadID: "thread-1", Title: "  the current one with sk-live-SECRET  ", UpdatedAt: now},
@@ -45,7 +45,7 @@ func TestThreadsNewestFirstWithDisplayIDs(t *testing.T) {
 		!strings.HasPrefix(flat(l.Threads[1].NativeThreadID), a) || !strings.HasPrefix(flat(l.Threads[2].NativeThreadID), b) {
 		t.Fatalf("short ids %q %q", a, b)
 	}
-	if l.SnapshotID == "" || time.Until(l.ExpiresAt) > domain.ThreadSnapshotTTL {
+	if l.SnapshotID == "" || l.ExpiresAt.Sub(w.now()) > domain.ThreadSnapshotTTL {
 		t.Fatalf("snapshot %+v", l)
 	}
 	if _, err := w.svc.Threads(w.host, "term_gone"); err == nil {

@@ -160,6 +160,7 @@ type world struct {
 	term    *fakeTerm
 	cancel  context.CancelFunc
 	skew    *atomic.Int64
+	clock   clock           // the service's clock
 	host    context.Context // a host principal
 	other   context.Context // another host
 }
@@ -185,7 +186,8 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 		t.Fatal(err)
 	}
 	skew := new(atomic.Int64)
-	svc := domain.NewService(store, newClock(skew), ids{}, nil)
+	clk := newClock(skew)
+	svc := domain.NewService(store, clk, ids{}, nil)
 	svc.UseTerminals(term)
 	// Windows no busy machine runs out of by accident: a test that wants
 	// one to pass moves the clock (Advance) rather than waiting for it.
@@ -195,7 +197,7 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{svc: svc, store: store, term: term, skew: skew, changes: watchChanges(store)}
+	w := &world{svc: svc, store: store, term: term, skew: skew, clock: clk, changes: watchChanges(store)}
 	w.cancel = func() { cancel(); svc.WaitTurnMonitors(); store.Close() }
 	t.Cleanup(w.cancel)
 	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
@@ -210,6 +212,9 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	w.other = domain.WithPrincipal(context.Background(), domain.Principal{HostID: b.Host.ID})
 	return w
 }
+
+// now is the service's clock's time.
+func (w *world) now() time.Time { return w.clock.Now() }
 
 // Advance moves the service's clock forward.
 func (w *world) Advance(d time.Duration) { w.skew.Add(int64(d)) }
@@ -490,7 +495,7 @@ func TestStallRenewAndRestartResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitState(t, r.Turn.ID, domain.TurnWorking)
-	ft.set(func(f *fakeTerm) { f.progress.LastActivity = time.Now().Add(time.Hour) }) // keep it alive
+	ft.set(func(f *fakeTerm) { f.progress.LastActivity = w.now().Add(time.Hour) }) // keep it alive
 	// The daemon stops; the agent finishes meanwhile; a new daemon resumes.
 	w.cancel()
 	ft.set(func(f *fakeTerm) { f.progress.Completed, f.progress.FinalMessage = true, "done" })

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/coder/quartz"
 
 	"akk/callbacks"
 	"akk/domain"
@@ -66,7 +65,7 @@ func TestOnlySubscribedEventsAreDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	recorded := &changes{ch: make(chan struct{})}
-	d := &callbacks.Dispatcher{Store: attemptStore{w.store, recorded}, Clock: quartz.NewReal(), Policy: domain.RetryPolicy{}}
+	d := &callbacks.Dispatcher{Store: attemptStore{w.store, recorded}, Clock: w.clock, Policy: domain.RetryPolicy{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
