@@ -162,14 +162,14 @@ func (s *backendCases) backendThread(ctx context.Context, threadID string) (Back
 
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.
-func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[string][]Turn) (Conversation, error) {
+func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
 	bt := th
 	ref := EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID}
 	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
 	if s.turns == nil {
 		return c, nil
 	}
-	held := c.turnsOf(p, recent[BackendEndpoint(th.ThreadID)])
+	held := c.turnsOf(p, recent[ref])
 	if !held && th.Status == BackendIdle {
 		a := act("send", OnTurns, "", map[string]any{"conversation_id": c.ID}, "request")
 		a.Target = TargetSession

@@ -177,14 +177,14 @@ func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string)
 
 // conversationOf builds t's row; recent holds the newest Turns of every
 // listed terminal (RecentTurnsOf), read once for the whole list.
-func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[string][]Turn) (Conversation, error) {
+func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
 	ref := EndpointRef{Kind: EndpointPane, ID: t.ID}
 	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Terminal: t, Actions: []Action{}, Watches: []Watch{}}
 	c.Terminal.Channels = s.channelsOf(t)
 	if s.turns == nil {
 		return c, nil
 	}
-	held := c.turnsOf(p, recent[t.ID])
+	held := c.turnsOf(p, recent[ref])
 	c.Actions = append(c.Actions, s.sendActions(ctx, c, t, held)...)
 	if s.threads != nil && t.Agent.Profiled() {
 		c.Actions = append(c.Actions, act("threads", OnTerminal, t.ID, nil))
@@ -384,16 +384,16 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	}
 	threads := s.backendThreads(ctx, ts)
 	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)+len(threads)), Unavailable: []UnavailableTurn{}}
-	var recent map[string][]Turn
+	var recent map[EndpointRef][]Turn
 	if s.turns != nil {
-		ids := make([]string, 0, len(ts)+len(threads))
+		eps := make([]EndpointRef, 0, len(ts)+len(threads))
 		for _, t := range ts {
-			ids = append(ids, t.ID)
+			eps = append(eps, EndpointRef{Kind: EndpointPane, ID: t.ID})
 		}
 		for _, th := range threads {
-			ids = append(ids, BackendEndpoint(th.ThreadID))
+			eps = append(eps, EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID})
 		}
-		if recent, err = s.store.RecentTurnsOf(ctx, ids, recentPerTerminal); err != nil {
+		if recent, err = s.store.RecentTurnsOf(ctx, eps, recentPerTerminal); err != nil {
 			return ConversationList{}, err
 		}
 	}

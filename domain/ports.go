@@ -60,10 +60,10 @@ type Store interface {
 	// TurnByMessageID finds an owner's Turn by idempotency key.
 	TurnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error)
 	// RecentTurnsOf returns the newest per Turns (every owner's, newest
-	// first) of each terminal in ids that has any, in one read.
-	RecentTurnsOf(ctx context.Context, ids []string, per int) (map[string][]Turn, error)
-	// HoldingTurn returns the Turn that holds terminalID, if any.
-	HoldingTurn(ctx context.Context, terminalID string) (Turn, error)
+	// first) of each endpoint in eps that has any, in one read.
+	RecentTurnsOf(ctx context.Context, eps []EndpointRef, per int) (map[EndpointRef][]Turn, error)
+	// HoldingTurn returns the Turn that holds the endpoint, if any.
+	HoldingTurn(ctx context.Context, ep EndpointRef) (Turn, error)
 	Session(ctx context.Context, id string) (Session, error)
 	// NotificationsAbout lists the outbox rows of the events about one record (a Turn or a Watch).
 	NotificationsAbout(ctx context.Context, turnID string) ([]Notification, error)

@@ -274,7 +274,7 @@ func (s *Service) TerminalChanged(ctx context.Context, terminalID string) {
 	if s.turns == nil {
 		return
 	}
-	if t, err := s.store.HoldingTurn(ctx, terminalID); err == nil {
+	if t, err := s.holdingTurn(ctx, terminalID); err == nil {
 		s.nudge(t.ID)
 	}
 	if ws, err := s.store.OwnedActiveWatches(ctx); err == nil {

@@ -431,6 +431,8 @@ func (s *Service) turnByMessageID(ctx context.Context, hostID, messageID string)
 	return s.store.TurnByMessageID(ctx, hostID, messageID)
 }
 
-func (s *Service) holdingTurn(ctx context.Context, terminalID string) (Turn, error) {
-	return s.store.HoldingTurn(ctx, terminalID)
+// holdingTurn is the Turn that holds the endpoint a public id (a
+// terminal's, or a thread's endpoint) names.
+func (s *Service) holdingTurn(ctx context.Context, id string) (Turn, error) {
+	return s.store.HoldingTurn(ctx, ParseEndpoint(id))
 }

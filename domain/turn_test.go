@@ -743,25 +743,37 @@ func TestRecentTurnsOf(t *testing.T) {
 	}
 	base := r.Turn
 	base.State = domain.TurnCompleted
-	var want []string
-	for i := range 5 {
-		x := base
-		x.ID, x.MessageID, x.TerminalID = fmt.Sprintf("turn_b%d", i), "", "term_b"
-		x.CreatedAt = base.CreatedAt.Add(time.Duration(i+1) * time.Second)
+	insert := func(x domain.Turn) {
+		t.Helper()
 		if err := w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.InsertTurn(context.Background(), x) }); err != nil {
 			t.Fatal(err)
 		}
+	}
+	termB := domain.EndpointRef{Kind: domain.EndpointPane, ID: "term_b"}
+	var want []string
+	for i := range 5 {
+		x := base
+		x.ID, x.MessageID, x.TerminalID, x.Endpoint = fmt.Sprintf("turn_b%d", i), "", termB.String(), termB
+		x.CreatedAt = base.CreatedAt.Add(time.Duration(i+1) * time.Second)
+		insert(x)
 		want = append([]string{x.ID}, want...)
 	}
-	got, err := w.store.RecentTurnsOf(context.Background(), []string{"term_a", "term_b", "term_none"}, 3)
+	// A thread whose id is a pane's: another endpoint.
+	thread := domain.EndpointRef{Kind: domain.EndpointCodexThread, ID: "term_b"}
+	x := base
+	x.ID, x.MessageID, x.TerminalID, x.Endpoint = "turn_thread", "", thread.String(), thread
+	insert(x)
+	paneA, none := domain.EndpointRef{Kind: domain.EndpointPane, ID: "term_a"}, domain.EndpointRef{Kind: domain.EndpointPane, ID: "term_none"}
+	got, err := w.store.RecentTurnsOf(context.Background(), []domain.EndpointRef{paneA, termB, none, thread}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
-	for _, x := range got["term_b"] {
+	for _, x := range got[termB] {
 		ids = append(ids, x.ID)
 	}
-	if len(got) != 2 || len(got["term_a"]) != 1 || got["term_a"][0].ID != r.Turn.ID || strings.Join(ids, ",") != strings.Join(want[:3], ",") {
+	if len(got) != 3 || len(got[paneA]) != 1 || got[paneA][0].ID != r.Turn.ID || strings.Join(ids, ",") != strings.Join(want[:3], ",") ||
+		len(got[thread]) != 1 || got[thread][0].ID != "turn_thread" {
 		t.Fatalf("RecentTurnsOf = %v (term_b %v, want %v)", got, ids, want[:3])
 	}
 }

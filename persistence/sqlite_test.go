@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -113,7 +114,9 @@ func TestEndpointColumnsMigration(t *testing.T) {
 		if err := tx.InsertSession(ctx, domain.Session{ID: "sess_1", TerminalID: "term_1", CreatedAt: now, Revision: 1}); err != nil {
 			return err
 		}
-		for _, x := range []domain.Turn{turn("turn_pane", pane), turn("turn_thread", thread)} {
+		holding := turn("turn_holding", thread)
+		holding.State = domain.TurnWorking
+		for _, x := range []domain.Turn{turn("turn_pane", pane), turn("turn_thread", thread), holding} {
 			if err := tx.InsertTurn(ctx, x); err != nil {
 				return err
 			}
@@ -125,7 +128,7 @@ func TestEndpointColumnsMigration(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		for id, want := range map[string]domain.EndpointRef{"turn_pane": pane, "turn_thread": thread} {
+		for id, want := range map[string]domain.EndpointRef{"turn_pane": pane, "turn_thread": thread, "turn_holding": thread} {
 			if got, err := s.Turn(ctx, id); err != nil || got.Endpoint != want {
 				t.Fatalf("%s: %s names %+v, want %+v (%v)", when, id, got.Endpoint, want, err)
 			}
@@ -133,12 +136,29 @@ func TestEndpointColumnsMigration(t *testing.T) {
 		if got, err := s.Watch(ctx, "watch_1"); err != nil || got.Endpoint != thread {
 			t.Fatalf("%s: the watch names %+v (%v)", when, got.Endpoint, err)
 		}
+		// The thread is held by its endpoint, not by the public id's form.
+		if got, err := s.HoldingTurn(ctx, thread); err != nil || got.ID != "turn_holding" {
+			t.Fatalf("%s: the thread is held by %q (%v)", when, got.ID, err)
+		}
+		if _, err := s.HoldingTurn(ctx, domain.EndpointRef{Kind: domain.EndpointPane, ID: thread.ID}); err != domain.ErrNotFound {
+			t.Fatalf("%s: a pane with the thread's id is held (%v)", when, err)
+		}
+		second := turn("turn_second", thread)
+		second.State = domain.TurnDispatching
+		err := s.InTx(ctx, func(tx domain.Tx) error { return tx.InsertTurn(ctx, second) })
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.CodeConflictActiveTurn {
+			t.Fatalf("%s: a second Turn holding the thread: %v", when, err)
+		}
 	}
 	check("stored")
-	// Back to the schema before migration 14: the rows lose their columns.
-	for _, q := range []string{`ALTER TABLE turns DROP COLUMN endpoint_kind`, `ALTER TABLE turns DROP COLUMN endpoint_id`,
+	// Back to the schema before migration 14: the rows lose their columns,
+	// and one Turn holds a terminal by its public id again.
+	for _, q := range []string{`DROP INDEX turns_one_holder`, `DROP INDEX turns_by_endpoint`,
+		`CREATE UNIQUE INDEX turns_one_holder ON turns(terminal_id) WHERE state IN ` + holdingStates,
+		`ALTER TABLE turns DROP COLUMN endpoint_kind`, `ALTER TABLE turns DROP COLUMN endpoint_id`,
 		`ALTER TABLE watches DROP COLUMN endpoint_kind`, `ALTER TABLE watches DROP COLUMN endpoint_id`,
-		`DELETE FROM schema_migrations WHERE version = 14`} {
+		`DELETE FROM schema_migrations WHERE version IN (14, 21)`} {
 		if _, err := s.w.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -80,7 +80,7 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 		string(x.State), string(x.SubmitStage), string(x.Mark), x.NativeThreadID, x.NativeTurnID, x.LatestText,
 		x.FinalMessage, x.FailureReason, boolInt(x.CancelRequested), x.InactivityLimit.Milliseconds(), x.HardTimeout.Milliseconds(),
 		ts(x.CreatedAt), ts(x.UpdatedAt), nullTS(x.AcceptedAt), nullTS(x.LastActivityAt), nullTS(x.EndedAt), x.Revision, x.DeliveryPath.OrManaged(), actionsJSON(x.Actions), nullTS(x.LatestItemAt),
-		string(endpointKind(x.Endpoint)), x.Endpoint.ID, t.node)
+		string(endpointKind(storedEndpoint(x.Endpoint, x.TerminalID))), storedEndpoint(x.Endpoint, x.TerminalID).ID, t.node)
 	if err != nil {
 		return t.holderConflict(fmt.Errorf("insert turn: %w", err))
 	}
@@ -90,7 +90,7 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 // holderConflict turns a violation of turns_one_holder (another Turn
 // already holds the terminal) into the domain's conflict.
 func (t *tx) holderConflict(err error) error {
-	if t.d.uniqueViolation(err, "turns", "turns_one_holder", "terminal_id") {
+	if t.d.uniqueViolation(err, "turns", "turns_one_holder", "endpoint_kind") {
 		return &domain.Error{Code: domain.CodeConflictActiveTurn, Message: "another Turn holds this terminal", Err: err}
 	}
 	return err
@@ -136,10 +136,10 @@ func (s *Store) TurnByMessageID(ctx context.Context, hostID, messageID string) (
 const holdingStates = `('dispatching', 'working', 'awaiting_approval', 'awaiting_interaction', 'waiting_for_host',
 	'stalled', 'delivery_uncertain', 'response_uncertain')`
 
-// HoldingTurn returns the Turn that holds terminalID, if any.
-func (s *Store) HoldingTurn(ctx context.Context, terminalID string) (domain.Turn, error) {
-	return scanTurn(s.r.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE terminal_id = ? AND state IN `+holdingStates+`
-		ORDER BY created_at DESC LIMIT 1`, terminalID))
+// HoldingTurn returns the Turn that holds the endpoint, if any.
+func (s *Store) HoldingTurn(ctx context.Context, ep domain.EndpointRef) (domain.Turn, error) {
+	return scanTurn(s.r.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE endpoint_kind = ? AND endpoint_id = ? AND state IN `+holdingStates+`
+		ORDER BY created_at DESC LIMIT 1`, string(endpointKind(ep)), ep.ID))
 }
 
 func (t *tx) InsertSession(ctx context.Context, s domain.Session) error {
@@ -234,20 +234,21 @@ func (s *Store) Turns(ctx context.Context, f domain.TurnFilter) ([]domain.Turn, 
 	return out, rows.Err()
 }
 
-// RecentTurnsOf implements domain.Store: one query, each terminal's newest
+// RecentTurnsOf implements domain.Store: one query, each endpoint's newest
 // per rows picked by a window over its Turns.
-func (s *Store) RecentTurnsOf(ctx context.Context, ids []string, per int) (map[string][]domain.Turn, error) {
-	out := map[string][]domain.Turn{}
-	if len(ids) == 0 || per <= 0 {
+func (s *Store) RecentTurnsOf(ctx context.Context, eps []domain.EndpointRef, per int) (map[domain.EndpointRef][]domain.Turn, error) {
+	out := map[domain.EndpointRef][]domain.Turn{}
+	if len(eps) == 0 || per <= 0 {
 		return out, nil
 	}
-	args := make([]any, 0, len(ids)+1)
-	for _, id := range ids {
-		args = append(args, id)
+	args := make([]any, 0, 2*len(eps)+1)
+	for _, ep := range eps {
+		args = append(args, string(endpointKind(ep)), ep.ID)
 	}
 	args = append(args, per)
-	q := `SELECT ` + turnCols + ` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY terminal_id ORDER BY created_at DESC, turn_id DESC) AS akk_rank
-		FROM turns WHERE terminal_id IN (?` + strings.Repeat(`, ?`, len(ids)-1) + `)) recent WHERE akk_rank <= ? ORDER BY terminal_id, created_at DESC, turn_id DESC`
+	q := `SELECT ` + turnCols + ` FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY endpoint_kind, endpoint_id ORDER BY created_at DESC, turn_id DESC) AS akk_rank
+		FROM turns WHERE (endpoint_kind = ? AND endpoint_id = ?)` + strings.Repeat(` OR (endpoint_kind = ? AND endpoint_id = ?)`, len(eps)-1) + `) recent
+		WHERE akk_rank <= ? ORDER BY endpoint_kind, endpoint_id, created_at DESC, turn_id DESC`
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("recent turns: %w", err)
@@ -258,7 +259,7 @@ func (s *Store) RecentTurnsOf(ctx context.Context, ids []string, per int) (map[s
 		if err != nil {
 			return nil, fmt.Errorf("recent turns: %w", err)
 		}
-		out[t.TerminalID] = append(out[t.TerminalID], t)
+		out[t.Endpoint] = append(out[t.Endpoint], t)
 	}
 	return out, rows.Err()
 }
@@ -280,6 +281,15 @@ func (s *Store) NotificationsAbout(ctx context.Context, turnID string) ([]domain
 		out = append(out, n)
 	}
 	return out, rows.Err()
+}
+
+// storedEndpoint is the endpoint a record is stored under: its own, or,
+// when it names none, the one its public id names.
+func storedEndpoint(e domain.EndpointRef, publicID string) domain.EndpointRef {
+	if e.ID == "" {
+		return domain.ParseEndpoint(publicID)
+	}
+	return e
 }
 
 // endpointKind is the kind stored for e: a pane unless it names another.

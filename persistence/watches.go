@@ -45,7 +45,7 @@ func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
 		w.ID, nullable(w.HostID), w.Conversation, w.TerminalID, w.Mode, string(w.State), string(w.Mark), w.NativeTurnID,
 		w.FinalMessage, w.LatestText, w.Reason, boolInt(w.SeenActivity), nullTS(w.IdleSince), boolInt(w.ApprovalShown),
 		w.HardTimeout.Milliseconds(), ts(w.CreatedAt), ts(w.UpdatedAt), nullTS(w.EndedAt), w.Revision, w.TurnID,
-		string(endpointKind(w.Endpoint)), w.Endpoint.ID, t.node)
+		string(endpointKind(storedEndpoint(w.Endpoint, w.TerminalID))), storedEndpoint(w.Endpoint, w.TerminalID).ID, t.node)
 	if err != nil {
 		return fmt.Errorf("insert watch: %w", err)
 	}
