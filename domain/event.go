@@ -54,7 +54,7 @@ func EnvelopeOf(e Event) Envelope {
 // emitLocked appends e and, when webhook is set and e has an owner host that
 // subscribes to its type, an outbox row in the same transaction. The caller
 // holds tx.
-func (s *Service) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (Notification, error) {
+func (s basics) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (Notification, error) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.clock.Now().UTC()
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -54,11 +55,57 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (s *Service) newSecret() string {
+// HostCases is the hosts' use case: registering, rotating, deleting and
+// authenticating controllers, their webhooks, the operator token and the
+// fleet's nodes. It holds the basic ports and nothing of Turns or panes.
+type HostCases struct {
+	basics
+	// fleet is this daemon's place in a fleet (UseFleet); zero on its own.
+	fleet *fleetInfo
+
+	revokedMu    sync.Mutex
+	revoked      []func(hostID string)
+	operatorHash string
+}
+
+// fleetInfo names this node and the nodes of its fleet.
+type fleetInfo struct {
+	// self is this node's name in the fleet ("" on its own).
+	self string
+	// nodes names the nodes of the fleet; nil for a daemon on its own.
+	nodes func(ctx context.Context) ([]string, error)
+}
+
+// newHostCases is the hosts' use case on the basic ports.
+func newHostCases(b basics) *HostCases { return &HostCases{basics: b, fleet: &fleetInfo{}} }
+
+const settingOperatorTokenHash = "operator_token_hash"
+
+// UseFleet makes the daemon the node self of a fleet whose node names
+// nodes lists: a host's webhooks may then be pinned to one node, and must
+// be when their URL is a loopback one.
+func (s *HostCases) UseFleet(self string, nodes func(ctx context.Context) ([]string, error)) {
+	*s.fleet = fleetInfo{self: self, nodes: nodes}
+}
+
+// UseOperatorToken makes token the operator token and records its hash.
+func (s *HostCases) UseOperatorToken(ctx context.Context, token string) error {
+	hash := HashToken(token)
+	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingOperatorTokenHash, hash) }); err != nil {
+		return fmt.Errorf("record operator token: %w", err)
+	}
+	s.operatorHash = hash
+	return nil
+}
+
+// NewOperatorToken returns a fresh operator token (not yet in use).
+func (s *HostCases) NewOperatorToken() string { return s.newToken("op") }
+
+func (s basics) newSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(s.ids.Secret(32))
 }
 
-func (s *Service) newToken(kind string) string {
+func (s basics) newToken(kind string) string {
 	return "akk_" + kind + "_" + base64.RawURLEncoding.EncodeToString(s.ids.Secret(32))
 }
 
@@ -80,7 +127,7 @@ func checkWebhookURL(raw string) error {
 }
 
 // RegisterHost creates a host with a fresh token and webhook secret.
-func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials, error) {
+func (s *HostCases) RegisterHost(ctx context.Context, in NewHost) (HostCredentials, error) {
 	if err := requireOperator(ctx); err != nil {
 		return HostCredentials{}, err
 	}
@@ -129,7 +176,7 @@ func (s *Service) RegisterHost(ctx context.Context, in NewHost) (HostCredentials
 }
 
 // Hosts lists every host (operator only).
-func (s *Service) Hosts(ctx context.Context) ([]Host, error) {
+func (s *HostCases) Hosts(ctx context.Context) ([]Host, error) {
 	if err := requireOperator(ctx); err != nil {
 		return nil, err
 	}
@@ -142,7 +189,7 @@ func (s *Service) Hosts(ctx context.Context) ([]Host, error) {
 const SecretGrace = 24 * time.Hour
 
 // RotateHostSecret gives a host a new webhook secret and returns it.
-func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, error) {
+func (s *HostCases) RotateHostSecret(ctx context.Context, hostID string) (Host, error) {
 	if err := requireOperator(ctx); err != nil {
 		return Host{}, err
 	}
@@ -176,7 +223,7 @@ func (s *Service) RotateHostSecret(ctx context.Context, hostID string) (Host, er
 // OnHostRevoked calls f with a host's id after its token was rotated or
 // the host deleted: whatever its old credential still holds open (event
 // streams, MCP sessions) must end.
-func (s *Service) OnHostRevoked(f func(hostID string)) {
+func (s *HostCases) OnHostRevoked(f func(hostID string)) {
 	s.revokedMu.Lock()
 	defer s.revokedMu.Unlock()
 	s.revoked = append(s.revoked, f)
@@ -184,9 +231,9 @@ func (s *Service) OnHostRevoked(f func(hostID string)) {
 
 // HostRevokedElsewhere ends what a host's old credential holds open here
 // after another node of the fleet rotated its token or deleted it.
-func (s *Service) HostRevokedElsewhere(hostID string) { s.hostRevoked(hostID) }
+func (s *HostCases) HostRevokedElsewhere(hostID string) { s.hostRevoked(hostID) }
 
-func (s *Service) hostRevoked(hostID string) {
+func (s *HostCases) hostRevoked(hostID string) {
 	s.revokedMu.Lock()
 	fs := append([]func(string){}, s.revoked...)
 	s.revokedMu.Unlock()
@@ -197,7 +244,7 @@ func (s *Service) hostRevoked(hostID string) {
 
 // RotateHostToken gives a host a new bearer token and returns it; the old
 // one is refused from then on.
-func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, error) {
+func (s *HostCases) RotateHostToken(ctx context.Context, hostID string) (string, error) {
 	if err := requireOperator(ctx); err != nil {
 		return "", err
 	}
@@ -230,7 +277,7 @@ func (s *Service) RotateHostToken(ctx context.Context, hostID string) (string, e
 // DeleteHost removes a host: its token is refused at once and no webhook
 // is sent to it any more; its Turns and Watches keep running, and its
 // records stay readable by the operator.
-func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
+func (s *HostCases) DeleteHost(ctx context.Context, hostID string) error {
 	if err := requireOperator(ctx); err != nil {
 		return err
 	}
@@ -256,7 +303,7 @@ func (s *Service) DeleteHost(ctx context.Context, hostID string) error {
 }
 
 // PingHost queues a host.ping webhook to the host.
-func (s *Service) PingHost(ctx context.Context, hostID string) (Notification, error) {
+func (s *HostCases) PingHost(ctx context.Context, hostID string) (Notification, error) {
 	if err := requireOperator(ctx); err != nil {
 		return Notification{}, err
 	}
@@ -282,7 +329,7 @@ func (s *Service) PingHost(ctx context.Context, hostID string) (Notification, er
 
 // Authenticate resolves a bearer token to a principal.
 // HostName is the name of a live host ("" when there is none).
-func (s *Service) HostName(ctx context.Context, hostID string) string {
+func (s *HostCases) HostName(ctx context.Context, hostID string) string {
 	h, err := s.store.Host(ctx, hostID)
 	if err != nil {
 		return ""
@@ -290,7 +337,7 @@ func (s *Service) HostName(ctx context.Context, hostID string) string {
 	return h.Name
 }
 
-func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+func (s *HostCases) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if token == "" {
 		return Principal{}, E(CodeUnauthorized, "a bearer token is required")
 	}

@@ -110,7 +110,7 @@ func (p RetryPolicy) After(now time.Time, attempt int, retryAfter time.Duration)
 }
 
 // Notifications lists the outbox as p may see it.
-func (s *Service) Notifications(ctx context.Context, f NotificationFilter) ([]Notification, error) {
+func (s *HostCases) Notifications(ctx context.Context, f NotificationFilter) ([]Notification, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func (s *Service) Notifications(ctx context.Context, f NotificationFilter) ([]No
 }
 
 // RetryNotification schedules an immediate redelivery with the original id.
-func (s *Service) RetryNotification(ctx context.Context, id string) (Notification, error) {
+func (s *HostCases) RetryNotification(ctx context.Context, id string) (Notification, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Notification{}, err

@@ -333,8 +333,8 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 	// all, the first node to read an event moved past it for the others,
 	// and a Turn another node runs was never pushed).
 	cursor := settingPushCursor
-	if s.fleetSelf != "" {
-		cursor += ":" + s.fleetSelf
+	if s.fleet.self != "" {
+		cursor += ":" + s.fleet.self
 	}
 	cur, err := s.store.Setting(ctx, cursor)
 	if err != nil {
@@ -392,7 +392,7 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 		}
 		byPrincipal[sub.Principal] = append(byPrincipal[sub.Principal], sub)
 	}
-	if s.fleetNodes != nil && !s.turns.monitoring(e.Subject) {
+	if s.fleet.nodes != nil && !s.turns.monitoring(e.Subject) {
 		// In a fleet the node whose monitor runs the Turn pushes: it alone
 		// sees the pane (the command, the buttons).
 		return

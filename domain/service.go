@@ -4,17 +4,13 @@ package domain
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 )
 
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
-	store        Store
-	clock        Clock
-	ids          IDs
-	validator    Validator
+	basics
 	terminals    Terminals
 	turns        *turns
 	approvals    ApprovalTerminal
@@ -31,10 +27,9 @@ type Service struct {
 	catalogMu    sync.Mutex
 	catalogs     map[catalogKey]catalog
 
-	saltOnce     sync.Mutex
-	salt         []byte
-	operatorHash string
-	Retry        RetryPolicy
+	saltOnce sync.Mutex
+	salt     []byte
+	Retry    RetryPolicy
 
 	// input counts key sequences in flight (see keySequence).
 	input sync.WaitGroup
@@ -48,14 +43,8 @@ type Service struct {
 	seenMu      sync.Mutex
 	promptsSeen map[string]seenPrompt
 
-	revokedMu sync.Mutex
-	revoked   []func(hostID string)
-
-	// fleetNodes names the nodes of the fleet this daemon is one of; nil
-	// for a daemon on its own (UseFleet).
-	fleetNodes func(ctx context.Context) ([]string, error)
-	// fleetSelf is this node's name in the fleet ("" on its own).
-	fleetSelf string
+	// The use cases that stand alone: they see only the ports they hold.
+	*HostCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -65,6 +54,16 @@ type Service struct {
 	*approvalCases
 	*interactionCases
 	*monitorCases
+}
+
+// basics are the ports every use case reads: the store, the clock, new
+// ids and secrets, and the request validator. They are set once, at
+// NewService.
+type basics struct {
+	store     Store
+	clock     Clock
+	ids       IDs
+	validator Validator
 }
 
 // The use-case types: each sees the whole Service through its pointer.
@@ -147,36 +146,15 @@ func (s *Service) pause(ctx context.Context, d time.Duration) error {
 
 // NewService wires the use cases to their ports.
 func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
-	s := &Service{store: store, clock: clock, ids: ids, validator: v, Retry: DefaultRetryPolicy()}
+	b := basics{store: store, clock: clock, ids: ids, validator: v}
+	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b)}
 	s.nativeCases, s.backendCases, s.watchCases = &nativeCases{s}, &backendCases{s}, &watchCases{s}
 	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
 	s.register(EndpointPane, paneEndpoint{s})
 	return s
 }
 
-const settingOperatorTokenHash = "operator_token_hash"
-
-// UseOperatorToken makes token the operator token and records its hash.
-// UseFleet makes the daemon the node self of a fleet whose node names
-// nodes lists: a host's webhooks may then be pinned to one node, and must
-// be when their URL is a loopback one.
-func (s *Service) UseFleet(self string, nodes func(ctx context.Context) ([]string, error)) {
-	s.fleetSelf, s.fleetNodes = self, nodes
-}
-
-func (s *Service) UseOperatorToken(ctx context.Context, token string) error {
-	hash := HashToken(token)
-	if err := s.store.InTx(ctx, func(tx Tx) error { return tx.PutSetting(ctx, settingOperatorTokenHash, hash) }); err != nil {
-		return fmt.Errorf("record operator token: %w", err)
-	}
-	s.operatorHash = hash
-	return nil
-}
-
-// NewOperatorToken returns a fresh operator token (not yet in use).
-func (s *Service) NewOperatorToken() string { return s.newToken("op") }
-
-func (s *Service) validate(v any) error {
+func (s basics) validate(v any) error {
 	if s.validator == nil {
 		return nil
 	}

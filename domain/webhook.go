@@ -165,8 +165,8 @@ func checkHostWebhook(w HostWebhook) (HostWebhook, error) {
 // pinned node must be one, and a loopback URL must be pinned: any other
 // node would post it, with its headers, to whatever listens on that port
 // of its own machine.
-func (s *Service) checkDelivery(ctx context.Context, w HostWebhook) error {
-	if s.fleetNodes == nil {
+func (s *HostCases) checkDelivery(ctx context.Context, w HostWebhook) error {
+	if s.fleet.nodes == nil {
 		if w.DeliveryNode != "" {
 			return Invalid("delivery_node is for a fleet: this daemon runs on its own",
 				FieldError{Field: "delivery_node", Message: "only in a fleet"})
@@ -180,7 +180,7 @@ func (s *Service) checkDelivery(ctx context.Context, w HostWebhook) error {
 		}
 		return nil
 	}
-	names, err := s.fleetNodes(ctx)
+	names, err := s.fleet.nodes(ctx)
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func IsLoopbackHost(host string) bool {
 // SetHostWebhook replaces a host's webhook URL, delivery headers and event
 // subscription at once (operator only). Notifications already queued are
 // delivered with what is in force when they are sent.
-func (s *Service) SetHostWebhook(ctx context.Context, hostID string, in HostWebhook) (Host, error) {
+func (s *HostCases) SetHostWebhook(ctx context.Context, hostID string, in HostWebhook) (Host, error) {
 	if err := requireOperator(ctx); err != nil {
 		return Host{}, err
 	}

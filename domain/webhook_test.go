@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"akk/callbacks"
 	"akk/domain"
 	"akk/persistence"
