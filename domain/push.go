@@ -116,8 +116,35 @@ var pushTypes = map[string]string{
 	"turn.interaction_uncertain": "may not have the answer (look before answering again)",
 }
 
+// PushCases is Web Push: browsers' subscriptions, a push for each wait
+// that starts, and the one-tap actions a push carries. It holds the basic
+// ports, the push store and sender, and the few things it reads of Turns
+// and answers through (pushTurns); no Service.
+type PushCases struct {
+	basics
+	fleet    *fleetInfo
+	pushRead PushReader
+	pushSend PushSender
+	of       pushTurns
+}
+
+// pushTurns is what a push reads of a Turn and how its action answers:
+// the Turns' use cases implement it.
+type pushTurns interface {
+	// Turn is the Turn's status as its caller sees it (offers made).
+	Turn(ctx context.Context, id string) (TurnStatus, error)
+	// Approve answers the Turn's permission prompt, fenced.
+	Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error)
+	// monitors reports whether this daemon's monitor follows the Turn.
+	monitors(turnID string) bool
+	// agentOf names the agent of a terminal and its project.
+	agentOf(ctx context.Context, terminalID string) (agent, project string)
+	// redactedExcerpt is text redacted, then bounded to n code points.
+	redactedExcerpt(text string, n int) string
+}
+
 // UsePush wires Web Push in.
-func (s *Service) UsePush(r PushReader, send PushSender) { s.pushRead, s.pushSend = r, send }
+func (s *PushCases) UsePush(r PushReader, send PushSender) { s.pushRead, s.pushSend = r, send }
 
 func principalName(p Principal) string {
 	if p.Operator {
@@ -128,7 +155,7 @@ func principalName(p Principal) string {
 
 // PushKey is the public VAPID key a browser subscribes with, made the
 // first time it is asked for.
-func (s *Service) PushKey(ctx context.Context) (string, error) {
+func (s *PushCases) PushKey(ctx context.Context) (string, error) {
 	if _, err := requirePrincipal(ctx); err != nil {
 		return "", err
 	}
@@ -136,7 +163,7 @@ func (s *Service) PushKey(ctx context.Context) (string, error) {
 	return k.Public, err
 }
 
-func (s *Service) vapidKeys(ctx context.Context) (VAPIDKeys, error) {
+func (s *PushCases) vapidKeys(ctx context.Context) (VAPIDKeys, error) {
 	if s.pushSend == nil {
 		return VAPIDKeys{}, E(CodeUnavailable, "Web Push is not configured")
 	}
@@ -179,7 +206,7 @@ type NewPushSubscription struct {
 }
 
 // Subscribe keeps a browser's subscription for the caller (again: replaced).
-func (s *Service) Subscribe(ctx context.Context, in NewPushSubscription, uiSession string) (PushSubscription, error) {
+func (s *PushCases) Subscribe(ctx context.Context, in NewPushSubscription, uiSession string) (PushSubscription, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return PushSubscription{}, err
@@ -218,7 +245,7 @@ func (s *Service) Subscribe(ctx context.Context, in NewPushSubscription, uiSessi
 }
 
 // PushSubscriptionsOf lists the caller's subscriptions.
-func (s *Service) PushSubscriptionsOf(ctx context.Context) ([]PushSubscription, error) {
+func (s *PushCases) PushSubscriptionsOf(ctx context.Context) ([]PushSubscription, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return nil, err
@@ -237,7 +264,7 @@ func (s *Service) PushSubscriptionsOf(ctx context.Context) ([]PushSubscription, 
 }
 
 // Unsubscribe removes one of the caller's subscriptions.
-func (s *Service) Unsubscribe(ctx context.Context, endpoint string) error {
+func (s *PushCases) Unsubscribe(ctx context.Context, endpoint string) error {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return err
@@ -252,14 +279,14 @@ func (s *Service) Unsubscribe(ctx context.Context, endpoint string) error {
 
 // ForgetPushSession removes the subscriptions a dashboard session made
 // (it signed out).
-func (s *Service) ForgetPushSession(ctx context.Context, uiSession string) error {
+func (s *PushCases) ForgetPushSession(ctx context.Context, uiSession string) error {
 	if uiSession == "" {
 		return nil
 	}
 	return s.forgetPush(ctx, PushFilter{UISession: uiSession}, nil)
 }
 
-func (s *Service) forgetPush(ctx context.Context, f PushFilter, n *int64) error {
+func (s *PushCases) forgetPush(ctx context.Context, f PushFilter, n *int64) error {
 	return s.store.InTx(ctx, func(tx Tx) error {
 		pt, ok := tx.(PushTx)
 		if !ok {
@@ -301,7 +328,7 @@ type PushPayload struct {
 // RunPush sends a push for each new event that starts a wait, until ctx
 // ends: it wakes on wake and at least every second. Events a daemon that
 // was down did not push are sent if at most pushRetention old.
-func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.Logger) {
+func (s *PushCases) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.Logger) {
 	tick := s.clock.NewTicker(time.Second, "push", "poll")
 	defer tick.Stop()
 	failing := false // said once while it lasts (a store outage fails every tick)
@@ -324,7 +351,7 @@ func (s *Service) RunPush(ctx context.Context, wake <-chan struct{}, log *slog.L
 	}
 }
 
-func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
+func (s *PushCases) pushNew(ctx context.Context, log *slog.Logger) error {
 	if s.pushSend == nil || s.pushRead == nil {
 		return nil
 	}
@@ -372,7 +399,7 @@ func (s *Service) pushNew(ctx context.Context, log *slog.Logger) error {
 // Each principal's push is made once, as that principal, in a
 // conversation of its own (the status read there offers the prompt its
 // one-tap actions answer).
-func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog.Logger) {
+func (s *PushCases) pushEvent(ctx context.Context, e Event, what string, log *slog.Logger) {
 	subs, err := s.pushRead.PushSubscriptions(ctx)
 	if err != nil || len(subs) == 0 {
 		return
@@ -392,7 +419,7 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 		}
 		byPrincipal[sub.Principal] = append(byPrincipal[sub.Principal], sub)
 	}
-	if s.fleet.nodes != nil && !s.turns.monitoring(e.Subject) {
+	if s.fleet.nodes != nil && !s.of.monitors(e.Subject) {
 		// In a fleet the node whose monitor runs the Turn pushes: it alone
 		// sees the pane (the command, the buttons).
 		return
@@ -431,19 +458,19 @@ func (s *Service) pushEvent(ctx context.Context, e Event, what string, log *slog
 // prompt AKK can answer, its one-tap actions; hidden, the agent and the
 // project only, and no actions (nobody approves what the lock screen did
 // not show).
-func (s *Service) pushPayloads(ctx context.Context, e Event, what, principal string) (full, hidden PushPayload) {
+func (s *PushCases) pushPayloads(ctx context.Context, e Event, what, principal string) (full, hidden PushPayload) {
 	turnID := e.Subject
 	base := PushPayload{Type: e.Type, Tag: turnID + ":" + e.Type, URL: "/#/needs/" + turnID, TurnID: turnID, Title: "An agent " + what}
 	var agent, project string
 	if t, err := s.store.Turn(ctx, turnID); err == nil {
-		agent, project = s.agentOf(ctx, t.TerminalID)
+		agent, project = s.of.agentOf(ctx, t.TerminalID)
 	}
 	if agent != "" {
 		base.Title = agent + " " + what
 	}
 	base.Body = project
 	full, hidden = base, base
-	st, err := s.Turn(ctx, turnID)
+	st, err := s.of.Turn(ctx, turnID)
 	if err != nil {
 		return full, hidden
 	}
@@ -457,7 +484,7 @@ func (s *Service) pushPayloads(ctx context.Context, e Event, what, principal str
 		detail = st.Turn.FailureReason
 	}
 	if detail != "" {
-		full.Body = strings.TrimSpace(project + "\n" + boundText(s.turns.redact, detail, 200))
+		full.Body = strings.TrimSpace(project + "\n" + s.of.redactedExcerpt(detail, 200))
 	}
 	if e.Type == "turn.approval_required" && st.Approval != nil && !st.Approval.ManualRequired {
 		full.Actions = s.issueActions(ctx, principal, turnID, st.Approval)
@@ -473,7 +500,7 @@ var actionTitles = []struct {
 
 // issueActions makes one single-use token per offered decision, valid
 // while the offer the status read made (and at most ActionTTL).
-func (s *Service) issueActions(ctx context.Context, principal, turnID string, ap *ApprovalView) []PushAction {
+func (s *PushCases) issueActions(ctx context.Context, principal, turnID string, ap *ApprovalView) []PushAction {
 	p, _ := PrincipalFrom(ctx)
 	now := s.clock.Now().UTC()
 	expires := now.Add(ActionTTL)
@@ -527,7 +554,7 @@ func hashActionToken(tok string) string {
 // any approval: the prompt must still be the one offered, or nothing is
 // typed (409). A token used before, or expired, is gone (410); one that
 // never was, 404. The token is never logged.
-func (s *Service) UseAction(ctx context.Context, token string) (ActionResult, error) {
+func (s *PushCases) UseAction(ctx context.Context, token string) (ActionResult, error) {
 	if len(token) < 32 || len(token) > 128 {
 		return ActionResult{}, E(CodeNotFound, "no such action")
 	}
@@ -556,7 +583,7 @@ func (s *Service) UseAction(ctx context.Context, token string) (ActionResult, er
 		}
 		p.HostID = a.Principal
 	}
-	return s.Approve(WithPrincipal(ctx, p), a.TurnID, a.Decision)
+	return s.of.Approve(WithPrincipal(ctx, p), a.TurnID, a.Decision)
 }
 
 // agentOf names the agent of a terminal ("Claude Code", "Codex") and its
@@ -582,4 +609,16 @@ func (s *Service) agentOf(ctx context.Context, terminalID string) (string, strin
 		}
 	}
 	return "", ""
+}
+
+// monitors reports whether this daemon's monitor follows Turn id.
+func (s *Service) monitors(id string) bool { return s.turns != nil && s.turns.monitoring(id) }
+
+// redactedExcerpt is text redacted as the Turns' text is, then bounded.
+func (s *Service) redactedExcerpt(text string, n int) string {
+	var r Redactor
+	if s.turns != nil {
+		r = s.turns.redact
+	}
+	return boundText(r, text, n)
 }

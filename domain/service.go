@@ -22,8 +22,6 @@ type Service struct {
 	threads      ThreadReader
 	native       NativeControls
 	screens      ScreenReader
-	pushRead     PushReader
-	pushSend     PushSender
 	catalogMu    sync.Mutex
 	catalogs     map[catalogKey]catalog
 
@@ -45,6 +43,7 @@ type Service struct {
 
 	// The use cases that stand alone: they see only the ports they hold.
 	*HostCases
+	*PushCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -148,6 +147,7 @@ func (s *Service) pause(ctx context.Context, d time.Duration) error {
 func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	b := basics{store: store, clock: clock, ids: ids, validator: v}
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b)}
+	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
 	s.nativeCases, s.backendCases, s.watchCases = &nativeCases{s}, &backendCases{s}, &watchCases{s}
 	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
 	s.register(EndpointPane, paneEndpoint{s})
