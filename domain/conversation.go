@@ -89,7 +89,7 @@ type Terminals interface {
 }
 
 // UseTerminals wires terminal discovery in.
-func (s *Service) UseTerminals(t Terminals) { s.terminals = t }
+func (s *Service) UseTerminals(t Terminals) { s.terminals, s.DoctorCases.terminals = t, t }
 
 // ActionOn names the kind of record an action acts on.
 type ActionOn string

@@ -25,8 +25,15 @@ type DoctorReport struct {
 	Hosts         []Host
 }
 
+// DoctorCases is the doctor: it reads the terminals' diagnosis, the
+// store's health and the hosts, and nothing else.
+type DoctorCases struct {
+	basics
+	terminals Terminals
+}
+
 // Doctor checks tmux, the agents in panes, the store and the hosts.
-func (s *Service) Doctor(ctx context.Context) (DoctorReport, error) {
+func (s *DoctorCases) Doctor(ctx context.Context) (DoctorReport, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return DoctorReport{}, err

@@ -95,10 +95,14 @@ func (s basics) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (N
 	return n, nil
 }
 
+// EventCases reads the event log as a principal may see it: what the SSE
+// stream and the MCP notifications follow. It needs only the store.
+type EventCases struct{ basics }
+
 // EventsAfter returns up to limit events after id that p may see.
-func (s *Service) EventsAfter(ctx context.Context, p Principal, after int64, limit int) ([]Event, error) {
+func (s *EventCases) EventsAfter(ctx context.Context, p Principal, after int64, limit int) ([]Event, error) {
 	return s.store.EventsAfter(ctx, after, FilterFor(p), limit)
 }
 
 // LastEventID returns the newest stored event id.
-func (s *Service) LastEventID(ctx context.Context) (int64, error) { return s.store.LastEventID(ctx) }
+func (s *EventCases) LastEventID(ctx context.Context) (int64, error) { return s.store.LastEventID(ctx) }

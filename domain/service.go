@@ -44,6 +44,8 @@ type Service struct {
 	// The use cases that stand alone: they see only the ports they hold.
 	*HostCases
 	*PushCases
+	*EventCases
+	*DoctorCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -148,6 +150,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	b := basics{store: store, clock: clock, ids: ids, validator: v}
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b)}
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
+	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.nativeCases, s.backendCases, s.watchCases = &nativeCases{s}, &backendCases{s}, &watchCases{s}
 	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
 	s.register(EndpointPane, paneEndpoint{s})
