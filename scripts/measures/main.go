@@ -57,6 +57,12 @@ func main() {
 		m.file(files.fset, fi)
 	}
 	m.report()
+	g, err := domainGraph(files.fset, files.list)
+	if err != nil && len(g.files) == 0 {
+		fmt.Fprintln(os.Stderr, "measures: the domain's file graph:", err)
+		os.Exit(1)
+	}
+	g.report()
 }
 
 // measured is what the files showed.
