@@ -189,26 +189,27 @@ func (s *approvalCases) hostRules(ctx context.Context, hostID string) []Approval
 	return rules
 }
 
-// autoApprovable reports whether the host's policy names the prompt t's
-// pane shows now (no input).
-func (s *approvalCases) autoApprovable(ctx context.Context, t Turn, term Terminal) bool {
-	if s.approvals == nil || term.ID == "" {
-		return false
-	}
+// autoRule is the host's rule that names exactly the prompt t's endpoint
+// shows now, and that prompt (-1: none; see matchRule). No input; the
+// endpoint is read only when the host has rules.
+func (s *approvalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
 	rules := s.hostRules(ctx, t.HostID)
 	if len(rules) == 0 {
-		return false
+		return ApprovalPrompt{}, -1
 	}
-	pr, err := s.approvals.Prompt(ctx, term)
-	return err == nil && matchRule(rules, pr, term) >= 0
+	pr, term, ok := s.endpointOf(t.Endpoint).shownPrompt(ctx, t)
+	if !ok {
+		return ApprovalPrompt{}, -1
+	}
+	return pr, matchRule(rules, pr, term)
 }
 
 // autoApprove answers the permission prompt of t (awaiting approval) once,
-// as its host's policy allows: under the terminal lock, the prompt on
-// screen now must match a rule exactly; then the same fenced path as a
-// host's approve_once, recorded as turn.approval_auto_approved (or
-// response_uncertain). done is false when nothing was sent: the prompt is
-// then the host's to answer.
+// as its host's policy allows, on any endpoint: under the endpoint's lock,
+// the prompt shown now must match a rule exactly; then the same fenced
+// path as a host's approve_once, recorded as turn.approval_auto_approved
+// (or response_uncertain). done is false when nothing was sent: the
+// prompt is then the host's to answer.
 func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()
@@ -216,36 +217,30 @@ func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	if err != nil || t.State != TurnAwaitingApproval {
 		return false
 	}
-	rules := s.hostRules(ctx, t.HostID)
-	if len(rules) == 0 {
-		return false
-	}
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
-	if err != nil {
-		return false
-	}
-	pr, err := s.approvals.Prompt(ctx, term)
-	if err != nil {
-		return false
-	}
-	rule := matchRule(rules, pr, term)
+	pr, rule := s.autoRule(ctx, t)
 	if rule < 0 {
 		return false
 	}
 	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
-	now := s.clock.Now().UTC()
-	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now); err != nil || consumed {
+	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
 		return false
 	}
-	stage, err := s.answerPrompt(ctx, p, t.TerminalID, t.ID, ApproveOnce)
+	stage, unproven, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, ApproveOnce)
 	if err != nil {
 		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
 		return false
 	}
-	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": pr.CommandExcerpt}
+	// The command the rule matched (a rule names one plain command line),
+	// redacted: an adapter's excerpt may be raw.
+	excerpt := pr.Command
+	if excerpt == "" {
+		excerpt = pr.CommandExcerpt
+	}
+	excerpt = boundText(s.turns.redact, excerpt, 400)
+	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": excerpt}
 	_, err = s.recordAnswerWith(ctx, t, extra, func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified {
-			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
+			next.State, next.FailureReason = TurnResponseUncertain, unproven
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}
 		if next.State == TurnAwaitingApproval {

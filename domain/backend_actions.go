@@ -137,54 +137,6 @@ func (s *backendCases) answerBackend(ctx context.Context, p Principal, t Turn, d
 	return stage, nil
 }
 
-// backendAutoRule is the host's rule that names the command a backend
-// Turn's daemon asks to approve exactly (-1: none; see matchRule).
-func (s *backendCases) backendAutoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
-	rules := s.hostRules(ctx, t.HostID)
-	if len(rules) == 0 {
-		return ApprovalPrompt{}, -1
-	}
-	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
-	if !ok {
-		return ApprovalPrompt{}, -1
-	}
-	th, err := s.backendThread(ctx, t.NativeThreadID)
-	if err != nil {
-		return ApprovalPrompt{}, -1
-	}
-	return pr, matchRule(rules, pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd})
-}
-
-// autoApproveBackend approves a backend Turn's command once, as its host's
-// policy allows: the same fenced path as the host's approve_once, recorded
-// as turn.approval_auto_approved. done is false when nothing was sent.
-func (s *backendCases) autoApproveBackend(ctx context.Context, t Turn) (done bool) {
-	unlock := s.turns.lockTerminal(t.TerminalID)
-	defer unlock()
-	t, err := s.store.Turn(ctx, t.ID)
-	if err != nil || t.State != TurnAwaitingApproval {
-		return false
-	}
-	pr, rule := s.backendAutoRule(ctx, t)
-	if rule < 0 {
-		return false
-	}
-	p := Principal{HostID: t.HostID, Conversation: t.Conversation}
-	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
-		return false
-	}
-	stage, err := s.answerBackend(ctx, p, t, ApproveOnce)
-	if err != nil {
-		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
-		return false
-	}
-	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": boundText(s.turns.redact, pr.Command, 400)}
-	if _, err := s.recordAnswerWith(ctx, t, extra, backendAnswered(stage, "turn.approval_auto_approved")); err != nil {
-		slog.Error("auto-approval: record the answer", "turn_id", t.ID, "err", err)
-	}
-	return true
-}
-
 // backendModels reads a backend thread's model catalogue from its daemon
 // (model_options): no input, and no authority for a set-model, since the
 // daemon changes a thread's model only with a turn.

@@ -221,7 +221,7 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 	next, typ, webhook := s.backendTurnEvent(m.t, ev, s.clock.Now().UTC())
 	auto := false
 	if ev.Kind == BackendApproval && typ != "" {
-		if _, rule := s.backendAutoRule(ctx, next); rule >= 0 {
+		if _, rule := s.autoRule(ctx, next); rule >= 0 {
 			webhook = false // the host hears of the auto-approval instead
 			auto = true
 		}
@@ -237,7 +237,7 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		return stepStop
 	}
 	m.t = stored
-	if auto && !s.autoApproveBackend(ctx, m.t) {
+	if auto && !s.autoApprove(ctx, m.t) {
 		// Nothing was sent: the approval is the host's to answer.
 		if stored, err := s.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
 			m.t = stored

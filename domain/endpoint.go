@@ -98,6 +98,13 @@ type turnEndpoint interface {
 	// models reads the endpoint's model catalogue and the model and
 	// effort in effect.
 	models(ctx context.Context, terminalID string) (ModelsResult, error)
+	// shownPrompt is the permission prompt the endpoint shows t now, with
+	// the facts of its agent a host's rules match on (ok false: none).
+	shownPrompt(ctx context.Context, t Turn) (pr ApprovalPrompt, term Terminal, ok bool)
+	// answerShownPrompt answers t's prompt once through the fenced path of
+	// p's live offer; unproven is why a stage short of verified leaves the
+	// answer unproven. An error means nothing was sent.
+	answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (stage AnswerStage, unproven string, err error)
 	// configured says why the endpoint cannot answer prompts (approvals)
 	// or steps (interactions) at all, before any state is read; nil when
 	// it can.

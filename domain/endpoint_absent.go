@@ -75,3 +75,11 @@ func (s absentEndpoint) models(context.Context, string) (ModelsResult, error) {
 }
 
 func (s absentEndpoint) configured(endpointUse) error { return s.refuse() }
+
+func (s absentEndpoint) shownPrompt(context.Context, Turn) (ApprovalPrompt, Terminal, bool) {
+	return ApprovalPrompt{}, Terminal{}, false
+}
+
+func (s absentEndpoint) answerShownPrompt(context.Context, Principal, Turn, ApprovalDecision) (AnswerStage, string, error) {
+	return AnswerNothing, "", s.refuse()
+}

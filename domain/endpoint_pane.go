@@ -293,3 +293,25 @@ func (s paneEndpoint) configured(u endpointUse) error {
 	}
 	return nil
 }
+
+// shownPrompt reads the permission prompt on the pane now.
+func (s paneEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt, Terminal, bool) {
+	if s.approvals == nil {
+		return ApprovalPrompt{}, Terminal{}, false
+	}
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if err != nil {
+		return ApprovalPrompt{}, Terminal{}, false
+	}
+	pr, err := s.approvals.Prompt(ctx, term)
+	return pr, term, err == nil && pr.Present
+}
+
+// answerShownPrompt answers the pane's prompt by its hook or its keys.
+func (s paneEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, string, error) {
+	stage, channel, err := s.answerPromptOn(ctx, p, t.TerminalID, t.ID, d)
+	if channel == ChannelHook {
+		return stage, "the answer to the permission hook could not be written whole; what Claude Code read is unknown", err
+	}
+	return stage, "keys were sent to the permission prompt but its answer is not proven", err
+}

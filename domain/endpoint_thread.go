@@ -90,3 +90,23 @@ func (s threadEndpoint) models(ctx context.Context, terminalID string) (ModelsRe
 
 // configured: the daemon answers prompts and steps itself.
 func (s threadEndpoint) configured(endpointUse) error { return nil }
+
+// shownPrompt is the command approval the daemon waits on, with the
+// thread's folder as its project.
+func (s threadEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt, Terminal, bool) {
+	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	if !ok {
+		return ApprovalPrompt{}, Terminal{}, false
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return ApprovalPrompt{}, Terminal{}, false
+	}
+	return pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd}, true
+}
+
+// answerShownPrompt answers the daemon's approval request.
+func (s threadEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, string, error) {
+	stage, err := s.answerBackend(ctx, p, t, d)
+	return stage, "the answer to the daemon's approval request went out but its effect is not proven", err
+}

@@ -309,7 +309,11 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 	// A command the host's policy names exactly is approved once on its
 	// behalf: the prompt is recorded without a callback, then answered
 	// through the fenced path; the host hears of the auto-approval.
-	auto := r.typ == "turn.approval_required" && s.autoApprovable(ctx, r.next, m.term)
+	auto := false
+	if r.typ == "turn.approval_required" {
+		_, rule := s.autoRule(ctx, r.next)
+		auto = rule >= 0
+	}
 	if auto {
 		r.webhook = false
 	}
