@@ -183,7 +183,33 @@ func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 	if t.State != TurnAwaitingApproval {
 		return ActionResult{}, stateConflict(t, "approval")
 	}
-	return s.endpointOf(t.Endpoint).approveTurn(ctx, p, t, d)
+	return s.approveShown(ctx, p, t, d)
+}
+
+// approveShown answers the prompt t's endpoint shows for the host, and
+// records what the answer did.
+func (s *approvalCases) approveShown(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+	a, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, d)
+	if err != nil {
+		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+	}
+	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+		switch {
+		case a.stage != AnswerVerified:
+			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
+			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
+		case d == Reject && a.rejectWaits && next.State == TurnWaitingForHost:
+			// The monitor saw the agent stop first and announced it already.
+			return next, "", false, ActionResult{Outcome: OutcomeDone}
+		case d == Reject && a.rejectWaits:
+			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
+			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
+		}
+		if next.State == TurnAwaitingApproval {
+			next.State = TurnWorking
+		}
+		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
+	})
 }
 
 // recordAnswer writes what an answer to a prompt or step did to the Turn,

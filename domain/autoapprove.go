@@ -225,7 +225,7 @@ func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
 		return false
 	}
-	stage, unproven, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, ApproveOnce)
+	a, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, ApproveOnce)
 	if err != nil {
 		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
 		return false
@@ -239,8 +239,8 @@ func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	excerpt = boundText(s.turns.redact, excerpt, 400)
 	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": excerpt}
 	_, err = s.recordAnswerWith(ctx, t, extra, func(next Turn) (Turn, string, bool, ActionResult) {
-		if stage != AnswerVerified {
-			next.State, next.FailureReason = TurnResponseUncertain, unproven
+		if a.stage != AnswerVerified {
+			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}
 		if next.State == TurnAwaitingApproval {

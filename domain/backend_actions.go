@@ -81,32 +81,6 @@ func (s *backendCases) backendApproval(ctx context.Context, p Principal, t Turn)
 	return v
 }
 
-// approveBackend answers a backend Turn's command approval through its
-// daemon for the host (approve_once or reject).
-func (s *backendCases) approveBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	stage, err := s.answerBackend(ctx, p, t, d)
-	if err != nil {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
-	}
-	return s.recordAnswer(ctx, t, backendAnswered(stage, "turn.approval_answered"))
-}
-
-// backendAnswered records what an answer to a backend approval did.
-func backendAnswered(stage AnswerStage, typ string) func(Turn) (Turn, string, bool, ActionResult) {
-	return func(next Turn) (Turn, string, bool, ActionResult) {
-		if stage != AnswerVerified {
-			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the daemon's approval request went out but its effect is not proven"
-			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		}
-		// Accepted or declined, the turn goes on (a declined command is
-		// the model's to handle).
-		if next.State == TurnAwaitingApproval {
-			next.State = TurnWorking
-		}
-		return next, typ, typ == "turn.approval_auto_approved", ActionResult{Outcome: OutcomeDone}
-	}
-}
-
 // answerBackend is the fenced answer to a backend approval: a live offer
 // of this caller, the same request still pending, the request fenced
 // durably, then one answer, accept once or decline. An error means

@@ -76,8 +76,6 @@ type turnEndpoint interface {
 	// approvalOf offers the approval a Turn waits on (nil when none is
 	// shown).
 	approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error)
-	// approveTurn answers that approval.
-	approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error)
 	// currentStep reads the questionnaire step t may be answered on now.
 	currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error)
 	// deliverAnswers gives a reserved step its answers.
@@ -102,13 +100,23 @@ type turnEndpoint interface {
 	// the facts of its agent a host's rules match on (ok false: none).
 	shownPrompt(ctx context.Context, t Turn) (pr ApprovalPrompt, term Terminal, ok bool)
 	// answerShownPrompt answers t's prompt once through the fenced path of
-	// p's live offer; unproven is why a stage short of verified leaves the
-	// answer unproven. An error means nothing was sent.
-	answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (stage AnswerStage, unproven string, err error)
+	// p's live offer. An error means nothing was sent.
+	answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error)
 	// configured says why the endpoint cannot answer prompts (approvals)
 	// or steps (interactions) at all, before any state is read; nil when
 	// it can.
 	configured(u endpointUse) error
+}
+
+// promptAnswer is what an answer to a permission prompt did.
+type promptAnswer struct {
+	stage AnswerStage
+	// unproven is why a stage short of verified leaves the answer unproven.
+	unproven string
+	// rejectWaits: a rejection ends the agent's turn, which then waits for
+	// the host's words (keys on a TUI's prompt); else the agent works on
+	// with the rejection as the tool's result (a hook, a daemon).
+	rejectWaits bool
 }
 
 // endpointUse is a kind of answer an endpoint may give a Turn.

@@ -38,10 +38,6 @@ func (s absentEndpoint) approvalOf(context.Context, Principal, Turn) (*ApprovalV
 	return nil, nil
 }
 
-func (s absentEndpoint) approveTurn(context.Context, Principal, Turn, ApprovalDecision) (ActionResult, error) {
-	return ActionResult{Outcome: OutcomeRejectedBeforeInput}, s.refuse()
-}
-
 func (s absentEndpoint) currentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
 	return "", Terminal{}, InteractionStep{}, s.refuse()
 }
@@ -80,6 +76,6 @@ func (s absentEndpoint) shownPrompt(context.Context, Turn) (ApprovalPrompt, Term
 	return ApprovalPrompt{}, Terminal{}, false
 }
 
-func (s absentEndpoint) answerShownPrompt(context.Context, Principal, Turn, ApprovalDecision) (AnswerStage, string, error) {
-	return AnswerNothing, "", s.refuse()
+func (s absentEndpoint) answerShownPrompt(context.Context, Principal, Turn, ApprovalDecision) (promptAnswer, error) {
+	return promptAnswer{}, s.refuse()
 }

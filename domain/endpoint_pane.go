@@ -105,41 +105,6 @@ func (s paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*App
 	return av, nil
 }
 
-// approveTurn answers the pane's permission prompt with keys.
-func (s paneEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	stage, channel, err := s.answerPromptOn(ctx, p, t.TerminalID, t.ID, d)
-	if err != nil {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
-	}
-	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
-		switch {
-		case stage != AnswerVerified && channel == ChannelHook:
-			next.State, next.FailureReason = TurnResponseUncertain, "the answer to the permission hook could not be written whole; what Claude Code read is unknown"
-			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		case stage != AnswerVerified:
-			next.State, next.FailureReason = TurnResponseUncertain, "keys were sent to the permission prompt but its answer is not proven"
-			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		case d == Reject && channel == ChannelHook:
-			// The hook's deny goes back to the model as the tool's
-			// result: the agent works on, with no keys and no interrupt.
-			if next.State == TurnAwaitingApproval {
-				next.State = TurnWorking
-			}
-			return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
-		case d == Reject && next.State == TurnWaitingForHost:
-			// The monitor saw the agent stop first and announced it already.
-			return next, "", false, ActionResult{Outcome: OutcomeDone}
-		case d == Reject:
-			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
-			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
-		}
-		if next.State == TurnAwaitingApproval {
-			next.State = TurnWorking
-		}
-		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
-	})
-}
-
 // currentStep reads the questionnaire step t may be answered on now from
 // its pane.
 func (s paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
@@ -307,11 +272,14 @@ func (s paneEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt, 
 	return pr, term, err == nil && pr.Present
 }
 
-// answerShownPrompt answers the pane's prompt by its hook or its keys.
-func (s paneEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, string, error) {
+// answerShownPrompt answers the pane's prompt by its hook or its keys. A
+// hook's deny goes back to the model as the tool's result: the agent
+// works on, with no keys and no interrupt; a rejection by keys ends the
+// agent's turn.
+func (s paneEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error) {
 	stage, channel, err := s.answerPromptOn(ctx, p, t.TerminalID, t.ID, d)
 	if channel == ChannelHook {
-		return stage, "the answer to the permission hook could not be written whole; what Claude Code read is unknown", err
+		return promptAnswer{stage: stage, unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}, err
 	}
-	return stage, "keys were sent to the permission prompt but its answer is not proven", err
+	return promptAnswer{stage: stage, unproven: "keys were sent to the permission prompt but its answer is not proven", rejectWaits: true}, err
 }

@@ -31,11 +31,6 @@ func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*A
 	return s.backendApproval(ctx, p, t), nil
 }
 
-// approveTurn answers the command approval through the daemon.
-func (s threadEndpoint) approveTurn(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	return s.approveBackend(ctx, p, t, d)
-}
-
 // currentStep reads the daemon's pending question as one questionnaire
 // step.
 func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
@@ -105,8 +100,10 @@ func (s threadEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt
 	return pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd}, true
 }
 
-// answerShownPrompt answers the daemon's approval request.
-func (s threadEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, string, error) {
+// answerShownPrompt answers the daemon's approval request: accepted or
+// declined, the turn goes on (a declined command is the model's to
+// handle).
+func (s threadEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error) {
 	stage, err := s.answerBackend(ctx, p, t, d)
-	return stage, "the answer to the daemon's approval request went out but its effect is not proven", err
+	return promptAnswer{stage: stage, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, err
 }
