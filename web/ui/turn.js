@@ -14,8 +14,10 @@ export function Turn({ id }) {
   const [changes, setChanges] = useState(null);
   const load = async () => {
     try {
+      // The changes are read on their own: a failed read shows in their
+      // section, and the rest of the Turn still shows.
       const [s, list, ch] = await Promise.all([api("GET", `/v1/turns/${id}`), api("GET", "/v1/conversations"),
-        api("GET", `/v1/turns/${id}/changes`)]);
+        api("GET", `/v1/turns/${id}/changes`).then((data) => ({ data }), (error) => ({ error }))]);
       setChanges(ch);
       const a = [];
       for (const c of list.conversations) for (const x of c.available_actions) if (x.path.includes(id)) a.push(x);
@@ -78,8 +80,12 @@ export function Turn({ id }) {
 
 // Changes lists the files the Turn's agent changed, each with its diff
 // (from the agent's own record, redacted), lines marked by kind.
-function Changes({ ch }) {
-  if (!ch) return null;
+function Changes({ ch: read }) {
+  if (!read) return null;
+  if (read.error) {
+    return html`<h2>Changes</h2><p class="error">The changes could not be read: ${problemText(read.error)}</p>`;
+  }
+  const ch = read.data;
   const files = new Set(ch.changes.map((c) => c.path));
   return html`<h2>Changes</h2>
     <section aria-label="Changes">
