@@ -189,13 +189,13 @@ func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 // approveShown answers the prompt t's endpoint shows for the host, and
 // records what the answer did.
 func (s *approvalCases) approveShown(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
-	a, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, d)
+	stage, a, err := s.answerFenced(ctx, p, t, d)
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		switch {
-		case a.stage != AnswerVerified:
+		case stage != AnswerVerified:
 			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		case d == Reject && a.rejectWaits && next.State == TurnWaitingForHost:
@@ -265,7 +265,7 @@ func (s *approvalCases) ApproveTerminal(ctx context.Context, terminalID string, 
 	} else if !errors.Is(err, ErrNotFound) {
 		return ActionResult{}, err
 	}
-	stage, err := s.answerPrompt(ctx, p, terminalID, "", d)
+	stage, _, err := s.answerFenced(ctx, p, Turn{TerminalID: terminalID, Endpoint: ParseEndpoint(terminalID)}, d)
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
@@ -332,48 +332,36 @@ func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string,
 	return key, nil
 }
 
-// answerPrompt is the fenced answer shared by Turn and terminal approvals:
-// a live offer of this caller, the same fingerprint on screen now, the
-// fingerprint fenced durably, then one key plan. The caller holds the
-// terminal lock. An error means no key was sent.
-func (s *approvalCases) answerPrompt(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, error) {
-	stage, _, err := s.answerPromptOn(ctx, p, terminalID, turnID, d)
-	return stage, err
-}
-
-// answerPromptOn is answerPrompt, also saying the channel the prompt was
-// answered on (ChannelHook, or "" for the screen).
-func (s *approvalCases) answerPromptOn(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (AnswerStage, Channel, error) {
-	offer, err := s.liveApprovalOffer(ctx, p, terminalID, turnID, d)
+// answerFenced is the one fenced answer to a permission prompt, on any
+// endpoint, for a Turn or a pane no Turn holds (t names only the pane):
+// a live offer of this caller, the same prompt shown now, its fingerprint
+// fenced durably, then one answer. The caller holds the endpoint's lock.
+// An error means nothing was sent.
+func (s *approvalCases) answerFenced(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, promptRead, error) {
+	ep := s.endpointOf(t.Endpoint)
+	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {
-		return AnswerNothing, "", s.manualOr(ctx, terminalID, err)
+		return AnswerNothing, promptRead{}, s.manualOr(ctx, t.TerminalID, err)
 	}
-	term, err := s.turns.term.Observe(ctx, terminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return AnswerNothing, "", E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
-	}
+	seen, err := ep.readPrompt(ctx, t)
 	if err != nil {
-		return AnswerNothing, "", &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+		return AnswerNothing, promptRead{}, err
 	}
-	pr, err := s.approvals.Prompt(ctx, term)
-	if err != nil {
-		return AnswerNothing, "", &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
+	if seen.pr.Present && !seen.pr.Answerable {
+		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it in the pane (nothing was sent)")
 	}
-	if pr.Present && !pr.Answerable {
-		return AnswerNothing, "", E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it in the pane (nothing was sent)")
-	}
-	if !pr.Present || pr.Fingerprint != offer.Fingerprint {
-		return AnswerNothing, "", E(CodePromptChanged, "the prompt on screen is not the one offered; read the status again")
+	if !seen.pr.Present || seen.pr.Fingerprint != offer.Fingerprint {
+		return AnswerNothing, seen, E(CodePromptChanged, "the prompt shown now is not the one offered; read the status again")
 	}
 	key, err := s.fenceApproval(ctx, offer)
 	if err != nil {
-		return AnswerNothing, "", err
+		return AnswerNothing, seen, err
 	}
-	if turnID != "" {
-		defer s.answerTurn(turnID)()
+	if t.ID != "" {
+		defer s.answerTurn(t.ID)()
 	}
 	seq, done := s.keySequence(ctx)
-	stage, err := s.approvals.Answer(seq, term, offer.Fingerprint, d)
+	stage, err := ep.sendAnswer(seq, t, seen, offer.Fingerprint, d)
 	done()
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {
@@ -386,15 +374,15 @@ func (s *approvalCases) answerPromptOn(ctx context.Context, p Principal, termina
 	}
 	if stage == "" || stage == AnswerNothing {
 		if errors.Is(err, ErrDecisionUnavailable) {
-			return AnswerNothing, "", E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")
+			return AnswerNothing, seen, E(CodeDecisionUnavailable, "the profile cannot prove a key plan for "+string(d)+" here")
 		}
-		msg := "the prompt changed before any key was sent"
+		msg := "the prompt changed or ended before anything was sent"
 		if err != nil && !errors.Is(err, ErrPromptChanged) {
-			msg = "no key was sent: " + err.Error()
+			msg = "nothing was sent: " + err.Error()
 		}
-		return AnswerNothing, "", &Error{Code: CodePromptChanged, Message: msg, Err: err}
+		return AnswerNothing, seen, &Error{Code: CodePromptChanged, Message: msg, Err: err}
 	}
-	return stage, pr.Channel, nil
+	return stage, seen, nil
 }
 
 // manualOr is err, unless the pane shows a prompt AKK does not answer (no

@@ -197,11 +197,11 @@ func (s *approvalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, i
 	if len(rules) == 0 {
 		return ApprovalPrompt{}, -1
 	}
-	pr, term, ok := s.endpointOf(t.Endpoint).shownPrompt(ctx, t)
-	if !ok {
+	seen, err := s.endpointOf(t.Endpoint).readPrompt(ctx, t)
+	if err != nil || !seen.pr.Present {
 		return ApprovalPrompt{}, -1
 	}
-	return pr, matchRule(rules, pr, term)
+	return seen.pr, matchRule(rules, seen.pr, seen.term)
 }
 
 // autoApprove answers the permission prompt of t (awaiting approval) once,
@@ -225,7 +225,7 @@ func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	if consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, s.clock.Now().UTC()); err != nil || consumed {
 		return false
 	}
-	a, err := s.endpointOf(t.Endpoint).answerShownPrompt(ctx, p, t, ApproveOnce)
+	stage, a, err := s.answerFenced(ctx, p, t, ApproveOnce)
 	if err != nil {
 		slog.Info("auto-approval: nothing sent", "turn_id", t.ID, "err", err)
 		return false
@@ -239,7 +239,7 @@ func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	excerpt = boundText(s.turns.redact, excerpt, 400)
 	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": excerpt}
 	_, err = s.recordAnswerWith(ctx, t, extra, func(next Turn) (Turn, string, bool, ActionResult) {
-		if a.stage != AnswerVerified {
+		if stage != AnswerVerified {
 			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}

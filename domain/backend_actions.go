@@ -3,7 +3,6 @@ package domain
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -79,36 +78,6 @@ func (s *backendCases) backendApproval(ctx context.Context, p Principal, t Turn)
 	}
 	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
 	return v
-}
-
-// answerBackend is the fenced answer to a backend approval: a live offer
-// of this caller, the same request still pending, the request fenced
-// durably, then one answer, accept once or decline. An error means
-// nothing was sent.
-func (s *backendCases) answerBackend(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, error) {
-	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
-	if err != nil {
-		return AnswerNothing, err
-	}
-	if pr, ok := s.codexBackend.Prompt(t.NativeTurnID); !ok || pr.Fingerprint != offer.Fingerprint {
-		return AnswerNothing, E(CodePromptChanged, "the daemon no longer asks what was offered; read the status again")
-	}
-	key, err := s.fenceApproval(ctx, offer)
-	if err != nil {
-		return AnswerNothing, err
-	}
-	dctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-decide")
-	stage, err := s.codexBackend.Decide(dctx, t.NativeTurnID, offer.Fingerprint, d)
-	cancel()
-	if stage == AnswerNothing {
-		return AnswerNothing, &Error{Code: CodePromptChanged, Message: "nothing was sent: the request changed or ended", Err: err}
-	}
-	if stage == AnswerVerified {
-		if err := s.provenFence(ctx, key); err != nil {
-			slog.Warn("record a proven answer", "err", err)
-		}
-	}
-	return stage, nil
 }
 
 // backendModels reads a backend thread's model catalogue from its daemon

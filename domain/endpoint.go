@@ -96,22 +96,27 @@ type turnEndpoint interface {
 	// models reads the endpoint's model catalogue and the model and
 	// effort in effect.
 	models(ctx context.Context, terminalID string) (ModelsResult, error)
-	// shownPrompt is the permission prompt the endpoint shows t now, with
-	// the facts of its agent a host's rules match on (ok false: none).
-	shownPrompt(ctx context.Context, t Turn) (pr ApprovalPrompt, term Terminal, ok bool)
-	// answerShownPrompt answers t's prompt once through the fenced path of
-	// p's live offer. An error means nothing was sent.
-	answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error)
+	// readPrompt reads the permission prompt the endpoint shows t now
+	// (Present false: none), with what answering that very prompt needs.
+	// No input.
+	readPrompt(ctx context.Context, t Turn) (promptRead, error)
+	// sendAnswer answers the prompt seen once, if it is still the one
+	// fingerprinted: keys into a pane, a decision to a daemon. It runs
+	// under seq, a bounded input step; AnswerNothing: nothing was sent.
+	sendAnswer(seq context.Context, t Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error)
 	// configured says why the endpoint cannot answer prompts (approvals)
 	// or steps (interactions) at all, before any state is read; nil when
 	// it can.
 	configured(u endpointUse) error
 }
 
-// promptAnswer is what an answer to a permission prompt did.
-type promptAnswer struct {
-	stage AnswerStage
-	// unproven is why a stage short of verified leaves the answer unproven.
+// promptRead is a permission prompt as an endpoint read it.
+type promptRead struct {
+	pr ApprovalPrompt
+	// term is the pane it was read on (what its answer is typed into), or
+	// for a thread its agent and folder: what a host's rules match on.
+	term Terminal
+	// unproven is why an answer short of verified leaves it unproven.
 	unproven string
 	// rejectWaits: a rejection ends the agent's turn, which then waits for
 	// the host's words (keys on a TUI's prompt); else the agent works on

@@ -72,10 +72,10 @@ func (s absentEndpoint) models(context.Context, string) (ModelsResult, error) {
 
 func (s absentEndpoint) configured(endpointUse) error { return s.refuse() }
 
-func (s absentEndpoint) shownPrompt(context.Context, Turn) (ApprovalPrompt, Terminal, bool) {
-	return ApprovalPrompt{}, Terminal{}, false
+func (s absentEndpoint) readPrompt(context.Context, Turn) (promptRead, error) {
+	return promptRead{}, s.refuse()
 }
 
-func (s absentEndpoint) answerShownPrompt(context.Context, Principal, Turn, ApprovalDecision) (promptAnswer, error) {
-	return promptAnswer{}, s.refuse()
+func (s absentEndpoint) sendAnswer(context.Context, Turn, promptRead, string, ApprovalDecision) (AnswerStage, error) {
+	return AnswerNothing, s.refuse()
 }

@@ -259,27 +259,32 @@ func (s paneEndpoint) configured(u endpointUse) error {
 	return nil
 }
 
-// shownPrompt reads the permission prompt on the pane now.
-func (s paneEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt, Terminal, bool) {
+// readPrompt reads the permission prompt on the pane now: its hook's,
+// when Claude Code's PermissionRequest hook holds it, else the screen's.
+func (s paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
 	if s.approvals == nil {
-		return ApprovalPrompt{}, Terminal{}, false
+		return promptRead{}, E(CodeUnavailable, "approvals are not configured")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return promptRead{}, E(CodeTerminalNotFound, "the pane is gone or its agent restarted")
+	}
 	if err != nil {
-		return ApprovalPrompt{}, Terminal{}, false
+		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
 	pr, err := s.approvals.Prompt(ctx, term)
-	return pr, term, err == nil && pr.Present
+	if err != nil {
+		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
+	}
+	if pr.Channel == ChannelHook {
+		// A hook's deny goes back to the model as the tool's result: the
+		// agent works on, with no keys and no interrupt.
+		return promptRead{pr: pr, term: term, unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}, nil
+	}
+	return promptRead{pr: pr, term: term, unproven: "keys were sent to the permission prompt but its answer is not proven", rejectWaits: true}, nil
 }
 
-// answerShownPrompt answers the pane's prompt by its hook or its keys. A
-// hook's deny goes back to the model as the tool's result: the agent
-// works on, with no keys and no interrupt; a rejection by keys ends the
-// agent's turn.
-func (s paneEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error) {
-	stage, channel, err := s.answerPromptOn(ctx, p, t.TerminalID, t.ID, d)
-	if channel == ChannelHook {
-		return promptAnswer{stage: stage, unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}, err
-	}
-	return promptAnswer{stage: stage, unproven: "keys were sent to the permission prompt but its answer is not proven", rejectWaits: true}, err
+// sendAnswer answers the pane's prompt with its key plan (or its hook).
+func (s paneEndpoint) sendAnswer(seq context.Context, _ Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
+	return s.approvals.Answer(seq, seen.term, fingerprint, d)
 }

@@ -86,24 +86,23 @@ func (s threadEndpoint) models(ctx context.Context, terminalID string) (ModelsRe
 // configured: the daemon answers prompts and steps itself.
 func (s threadEndpoint) configured(endpointUse) error { return nil }
 
-// shownPrompt is the command approval the daemon waits on, with the
-// thread's folder as its project.
-func (s threadEndpoint) shownPrompt(ctx context.Context, t Turn) (ApprovalPrompt, Terminal, bool) {
+// readPrompt is the command approval the daemon waits on, with the
+// thread's folder as its project. Accepted or declined, the turn goes on
+// (a declined command is the model's to handle).
+func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
 	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
 	if !ok {
-		return ApprovalPrompt{}, Terminal{}, false
+		return promptRead{}, nil
 	}
-	th, err := s.backendThread(ctx, t.NativeThreadID)
-	if err != nil {
-		return ApprovalPrompt{}, Terminal{}, false
+	term := Terminal{Agent: Agent{Kind: AgentCodex}}
+	if th, err := s.backendThread(ctx, t.NativeThreadID); err == nil {
+		term.Project = th.Cwd
 	}
-	return pr, Terminal{Agent: Agent{Kind: AgentCodex}, Project: th.Cwd}, true
+	return promptRead{pr: pr, term: term, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
 }
 
-// answerShownPrompt answers the daemon's approval request: accepted or
-// declined, the turn goes on (a declined command is the model's to
-// handle).
-func (s threadEndpoint) answerShownPrompt(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (promptAnswer, error) {
-	stage, err := s.answerBackend(ctx, p, t, d)
-	return promptAnswer{stage: stage, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, err
+// sendAnswer gives the daemon one decision, if it still asks the request
+// fingerprinted, and waits for it to say it is resolved.
+func (s threadEndpoint) sendAnswer(seq context.Context, t Turn, _ promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
+	return s.codexBackend.Decide(seq, t.NativeTurnID, fingerprint, d)
 }
