@@ -98,29 +98,37 @@ func (s *approvalCases) offerApproval(ctx context.Context, p Principal, term Ter
 	if s.approvals == nil {
 		return nil, nil
 	}
-	pr, err := s.approvals.Prompt(ctx, term)
+	seen, err := paneEndpoint{s.Service}.promptOn(ctx, term)
 	if err != nil {
-		return nil, fmt.Errorf("read prompt: %w", err)
+		return nil, err
 	}
+	return s.offerRead(ctx, p, term.ID, turnID, seen)
+}
+
+// offerRead offers p the prompt an endpoint read (nil when none is shown):
+// its decisions for OfferTTL, unless AKK cannot answer it or answered this
+// very occurrence already (then it is shown, to be answered where it is).
+func (s *approvalCases) offerRead(ctx context.Context, p Principal, endpointID, turnID string, seen promptRead) (*ApprovalView, error) {
+	pr := seen.pr
 	if !pr.Present {
 		return nil, nil
 	}
-	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: pr.CommandExcerpt}
+	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: s.redactedExcerpt(pr.CommandExcerpt, 400)}
 	if !pr.Answerable || len(pr.Decisions) == 0 {
 		v.ManualRequired, v.Reason = true, pr.Reason
 		if v.Reason == "" {
-			v.Reason = "this prompt's shape is not one AKK can answer; answer it in the pane"
+			v.Reason = "this prompt's shape is not one AKK can answer; answer it " + seen.where
 		}
 		return v, nil
 	}
 	now := s.clock.Now().UTC()
-	consumed, err := s.insertApprovalOffer(ctx, p, term.ID, turnID, pr, now)
+	consumed, err := s.insertApprovalOffer(ctx, p, endpointID, turnID, pr, now)
 	if err != nil {
 		return nil, err
 	}
 	if consumed {
 		// AKK answered this exact prompt already and it is still shown.
-		v.ManualRequired, v.Reason = true, "AKK already answered this exact prompt and it is still shown; answer it in the pane"
+		v.ManualRequired, v.Reason = true, "AKK already answered this exact prompt and it is still shown; answer it "+seen.where
 		return v, nil
 	}
 	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)

@@ -204,8 +204,8 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 	}
 	// The command approval the daemon waits on, offered to the Turn's owner.
 	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingApproval {
-		c.Approval = s.backendApproval(ctx, p, *cur)
-		if !c.Approval.ManualRequired {
+		c.Approval, _ = s.endpointOf(cur.Endpoint).approvalOf(ctx, p, *cur)
+		if c.Approval != nil && !c.Approval.ManualRequired {
 			for _, d := range c.Approval.Decisions {
 				c.Actions = append(c.Actions, act("approve", OnTurn, cur.ID, map[string]any{"decision": string(d)}))
 			}

@@ -59,27 +59,6 @@ func errMessage(err error) string {
 	return err.Error()
 }
 
-// backendApproval offers the command approval a backend Turn waits on to
-// p (a fresh status in the caller's conversation makes the offer).
-func (s *backendCases) backendApproval(ctx context.Context, p Principal, t Turn) *ApprovalView {
-	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
-	if !ok {
-		return &ApprovalView{ManualRequired: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it where the thread is shown"}
-	}
-	v := &ApprovalView{PromptKind: pr.Kind, Tool: pr.Tool, CommandExcerpt: boundText(s.turns.redact, pr.CommandExcerpt, 400)}
-	now := s.clock.Now().UTC()
-	consumed, err := s.insertApprovalOffer(ctx, p, t.TerminalID, t.ID, pr, now)
-	if err != nil {
-		return unreadablePrompt(err)
-	}
-	if consumed {
-		v.ManualRequired, v.Reason = true, "AKK already answered this exact request and the daemon still asks; answer it where the thread is shown"
-		return v
-	}
-	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
-	return v
-}
-
 // backendModels reads a backend thread's model catalogue from its daemon
 // (model_options): no input, and no authority for a set-model, since the
 // daemon changes a thread's model only with a turn.

@@ -118,6 +118,8 @@ type promptRead struct {
 	term Terminal
 	// unproven is why an answer short of verified leaves it unproven.
 	unproven string
+	// where a person answers it when AKK does not ("in the pane").
+	where string
 	// rejectWaits: a rejection ends the agent's turn, which then waits for
 	// the host's words (keys on a TUI's prompt); else the agent works on
 	// with the rejection as the tool's result (a hook, a daemon).

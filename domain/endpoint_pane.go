@@ -272,6 +272,11 @@ func (s paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error
 	if err != nil {
 		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
+	return s.promptOn(ctx, term)
+}
+
+// promptOn reads the permission prompt on the pane term names.
+func (s paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead, error) {
 	pr, err := s.approvals.Prompt(ctx, term)
 	if err != nil {
 		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
@@ -279,9 +284,11 @@ func (s paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error
 	if pr.Channel == ChannelHook {
 		// A hook's deny goes back to the model as the tool's result: the
 		// agent works on, with no keys and no interrupt.
-		return promptRead{pr: pr, term: term, unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}, nil
+		return promptRead{pr: pr, term: term, where: "in the pane",
+			unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}, nil
 	}
-	return promptRead{pr: pr, term: term, unproven: "keys were sent to the permission prompt but its answer is not proven", rejectWaits: true}, nil
+	return promptRead{pr: pr, term: term, where: "in the pane", rejectWaits: true,
+		unproven: "keys were sent to the permission prompt but its answer is not proven"}, nil
 }
 
 // sendAnswer answers the pane's prompt with its key plan (or its hook).

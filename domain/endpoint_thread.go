@@ -28,7 +28,15 @@ func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, 
 
 // approvalOf offers the command approval the daemon waits on.
 func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
-	return s.backendApproval(ctx, p, t), nil
+	seen, err := s.readPrompt(ctx, t)
+	if err != nil {
+		return unreadablePrompt(err), nil
+	}
+	av, err := s.offerRead(ctx, p, t.TerminalID, t.ID, seen)
+	if err != nil {
+		return unreadablePrompt(err), nil
+	}
+	return av, nil
 }
 
 // currentStep reads the daemon's pending question as one questionnaire
@@ -90,15 +98,20 @@ func (s threadEndpoint) configured(endpointUse) error { return nil }
 // thread's folder as its project. Accepted or declined, the turn goes on
 // (a declined command is the model's to handle).
 func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
+	const where = "where the thread is shown"
 	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
 	if !ok {
-		return promptRead{}, nil
+		if t.State != TurnAwaitingApproval {
+			return promptRead{}, nil
+		}
+		// The daemon asked while another akkd followed the turn.
+		return promptRead{pr: ApprovalPrompt{Present: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}, where: where}, nil
 	}
 	term := Terminal{Agent: Agent{Kind: AgentCodex}}
 	if th, err := s.backendThread(ctx, t.NativeThreadID); err == nil {
 		term.Project = th.Cwd
 	}
-	return promptRead{pr: pr, term: term, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
+	return promptRead{pr: pr, term: term, where: where, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
 }
 
 // sendAnswer gives the daemon one decision, if it still asks the request
