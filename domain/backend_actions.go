@@ -5,30 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 )
-
-// cancelBackend interrupts a backend Turn's native turn through its
-// daemon, once; the monitor reports cancelled when the daemon says so.
-func (s *backendCases) cancelBackend(ctx context.Context, t Turn) (ActionResult, error) {
-	if t.NativeTurnID == "" {
-		return ActionResult{}, stateConflict(t, "cancel")
-	}
-	th, err := s.backendThread(ctx, t.NativeThreadID)
-	if err != nil {
-		return ActionResult{}, err
-	}
-	t.CancelRequested = true
-	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
-		return ActionResult{}, err
-	}
-	ictx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-interrupt")
-	defer cancel()
-	if err := s.codexBackend.Interrupt(ictx, th, t.NativeTurnID); err != nil {
-		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
-	}
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
-}
 
 // resumeBackend restarts the monitor of a stalled backend Turn whose
 // daemon answers again (renew and recover). No input.

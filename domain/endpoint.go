@@ -66,8 +66,12 @@ func (r EndpointRef) String() string {
 // turnEndpoint is what a Turn or a Watch holds, as the use cases drive it:
 // each operation that differs between a pane and a Codex thread.
 type turnEndpoint interface {
-	// cancelTurn interrupts the running turn, once.
-	cancelTurn(ctx context.Context, t Turn) (ActionResult, error)
+	// interruptible checks that t's endpoint runs a turn to interrupt now,
+	// and reads what interrupting it needs. No input.
+	interruptible(ctx context.Context, t Turn) (interruptTarget, error)
+	// interrupt interrupts that turn, once, under seq (a bounded input
+	// step).
+	interrupt(seq context.Context, t Turn, target interruptTarget) error
 	// renewTurn restarts monitoring of a stalled Turn. No input.
 	renewTurn(ctx context.Context, t Turn) (ActionResult, error)
 	// recoverTurn reconciles an unfinished Turn with what the agent
@@ -108,6 +112,13 @@ type turnEndpoint interface {
 	// or steps (interactions) at all, before any state is read; nil when
 	// it can.
 	configured(u endpointUse) error
+}
+
+// interruptTarget is what an endpoint read to interrupt a turn: the pane
+// it observed, or the thread's daemon.
+type interruptTarget struct {
+	term   Terminal
+	thread BackendThread
 }
 
 // promptRead is a permission prompt as an endpoint read it.

@@ -22,9 +22,11 @@ func (s absentEndpoint) why() string {
 
 func (s absentEndpoint) refuse() error { return E(CodeUnavailable, s.why()) }
 
-func (s absentEndpoint) cancelTurn(context.Context, Turn) (ActionResult, error) {
-	return ActionResult{Outcome: OutcomeRejectedBeforeInput}, s.refuse()
+func (s absentEndpoint) interruptible(context.Context, Turn) (interruptTarget, error) {
+	return interruptTarget{}, s.refuse()
 }
+
+func (s absentEndpoint) interrupt(context.Context, Turn, interruptTarget) error { return s.refuse() }
 
 func (s absentEndpoint) renewTurn(context.Context, Turn) (ActionResult, error) {
 	return ActionResult{}, s.refuse()

@@ -9,38 +9,6 @@ import (
 // through its screen and its agent's record.
 type paneEndpoint struct{ *Service }
 
-// cancelTurn presses the pane's interrupt key, once.
-func (s paneEndpoint) cancelTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	tr := s.turns
-	term, err := tr.term.Observe(ctx, t.TerminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
-	}
-	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	if term.ScreenState == ScreenIdle || term.ScreenState == ScreenUnknown || term.ScreenState == ScreenStartupDialog {
-		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, E(CodeTerminalNotIdle,
-			"the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
-	}
-	// Durably before the key: a restart must never press it again.
-	t.CancelRequested = true
-	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
-		return ActionResult{}, err
-	}
-	Failpoint("cancel.requested")
-	seq, done := s.keySequence(ctx)
-	err = tr.term.Interrupt(seq, term)
-	done()
-	if err == nil {
-		Failpoint("cancel.sent")
-	}
-	if err != nil {
-		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
-	}
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
-}
-
 // renewTurn restarts monitoring of a stalled Turn whose pane is still the
 // same live agent.
 func (s paneEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
@@ -294,4 +262,24 @@ func (s paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead, 
 // sendAnswer answers the pane's prompt with its key plan (or its hook).
 func (s paneEndpoint) sendAnswer(seq context.Context, _ Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
 	return s.approvals.Answer(seq, seen.term, fingerprint, d)
+}
+
+// interruptible checks that the pane shows a running turn.
+func (s paneEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarget, error) {
+	term, err := s.turns.term.Observe(ctx, t.TerminalID)
+	if errors.Is(err, ErrTerminalGone) {
+		return interruptTarget{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
+	}
+	if err != nil {
+		return interruptTarget{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+	}
+	if term.ScreenState == ScreenIdle || term.ScreenState == ScreenUnknown || term.ScreenState == ScreenStartupDialog {
+		return interruptTarget{}, E(CodeTerminalNotIdle, "the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
+	}
+	return interruptTarget{term: term}, nil
+}
+
+// interrupt presses the pane's interrupt key.
+func (s paneEndpoint) interrupt(seq context.Context, _ Turn, target interruptTarget) error {
+	return s.turns.term.Interrupt(seq, target.term)
 }

@@ -6,11 +6,6 @@ import "context"
 // which itself says when a turn starts and ends.
 type threadEndpoint struct{ *Service }
 
-// cancelTurn interrupts the native turn through the daemon, once.
-func (s threadEndpoint) cancelTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	return s.cancelBackend(ctx, t)
-}
-
 // renewTurn follows the stalled turn again once its daemon answers.
 func (s threadEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	return s.resumeBackend(ctx, t, "turn.renewed")
@@ -118,4 +113,22 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 // fingerprinted, and waits for it to say it is resolved.
 func (s threadEndpoint) sendAnswer(seq context.Context, t Turn, _ promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
 	return s.codexBackend.Decide(seq, t.NativeTurnID, fingerprint, d)
+}
+
+// interruptible checks that the daemon started the turn and is reachable.
+func (s threadEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarget, error) {
+	if t.NativeTurnID == "" {
+		return interruptTarget{}, stateConflict(t, "cancel")
+	}
+	th, err := s.backendThread(ctx, t.NativeThreadID)
+	if err != nil {
+		return interruptTarget{}, err
+	}
+	return interruptTarget{thread: th}, nil
+}
+
+// interrupt asks the daemon to interrupt the native turn; the monitor
+// reports cancelled when the daemon says so.
+func (s threadEndpoint) interrupt(seq context.Context, t Turn, target interruptTarget) error {
+	return s.codexBackend.Interrupt(seq, target.thread, t.NativeTurnID)
 }

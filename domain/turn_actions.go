@@ -163,7 +163,34 @@ func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, erro
 	if t.CancelRequested {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // pressed once already; never twice
 	}
-	return s.endpointOf(t.Endpoint).cancelTurn(ctx, t)
+	return s.interruptTurn(ctx, t)
+}
+
+// interruptTurn interrupts t's running turn through its endpoint, once:
+// the request is stored before the input, so a restart never repeats it.
+func (s *Service) interruptTurn(ctx context.Context, t Turn) (ActionResult, error) {
+	ep := s.endpointOf(t.Endpoint)
+	target, err := ep.interruptible(ctx, t)
+	if err != nil {
+		var de *Error
+		if errors.As(err, &de) && de.Code == CodeTerminalNotIdle {
+			return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
+		}
+		return ActionResult{}, err
+	}
+	t.CancelRequested = true
+	if t, err = s.transition(ctx, t, "turn.cancel_requested", false); err != nil {
+		return ActionResult{}, err
+	}
+	Failpoint("cancel.requested")
+	seq, done := s.keySequence(ctx)
+	err = ep.interrupt(seq, t, target)
+	done()
+	if err != nil {
+		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
+	}
+	Failpoint("cancel.sent")
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 }
 
 // Close releases management of a Turn without any terminal input.
