@@ -7,26 +7,6 @@ import (
 	"strings"
 )
 
-// resumeBackend restarts the monitor of a stalled backend Turn whose
-// daemon answers again (renew and recover). No input.
-func (s *backendCases) resumeBackend(ctx context.Context, t Turn, typ string) (ActionResult, error) {
-	if t.NativeTurnID == "" {
-		return ActionResult{}, E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
-	}
-	if _, err := s.backendThread(ctx, t.NativeThreadID); err != nil {
-		return ActionResult{}, err
-	}
-	t.State = TurnWorking
-	t.LastActivityAt = s.clock.Now().UTC()
-	t.EndedAt, t.FailureReason = zeroTime, ""
-	t, err := s.transition(ctx, t, typ, false)
-	if err != nil {
-		return ActionResult{}, err
-	}
-	s.startMonitor(t.ID)
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
-}
-
 // errMessage is a domain error's message, else the error's text.
 func errMessage(err error) string {
 	var de *Error

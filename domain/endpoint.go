@@ -72,8 +72,9 @@ type turnEndpoint interface {
 	// interrupt interrupts that turn, once, under seq (a bounded input
 	// step).
 	interrupt(seq context.Context, t Turn, target interruptTarget) error
-	// renewTurn restarts monitoring of a stalled Turn. No input.
-	renewTurn(ctx context.Context, t Turn) (ActionResult, error)
+	// followable checks that t's endpoint can be followed again (the same
+	// live agent in its pane, its daemon answering). No input.
+	followable(ctx context.Context, t Turn) error
 	// recoverTurn reconciles an unfinished Turn with what the agent
 	// recorded. No input.
 	recoverTurn(ctx context.Context, t Turn) (ActionResult, error)

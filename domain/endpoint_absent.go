@@ -28,9 +28,7 @@ func (s absentEndpoint) interruptible(context.Context, Turn) (interruptTarget, e
 
 func (s absentEndpoint) interrupt(context.Context, Turn, interruptTarget) error { return s.refuse() }
 
-func (s absentEndpoint) renewTurn(context.Context, Turn) (ActionResult, error) {
-	return ActionResult{}, s.refuse()
-}
+func (s absentEndpoint) followable(context.Context, Turn) error { return s.refuse() }
 
 func (s absentEndpoint) recoverTurn(context.Context, Turn) (ActionResult, error) {
 	return ActionResult{}, s.refuse()

@@ -9,27 +9,6 @@ import (
 // through its screen and its agent's record.
 type paneEndpoint struct{ *Service }
 
-// renewTurn restarts monitoring of a stalled Turn whose pane is still the
-// same live agent.
-func (s paneEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	var err error
-	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
-	}
-	t.State = TurnWorking
-	if t.AcceptedAt.IsZero() {
-		t.State = TurnDispatching
-	}
-	t.LastActivityAt = s.clock.Now().UTC()
-	t.EndedAt = zeroTime
-	t.FailureReason = ""
-	if t, err = s.transition(ctx, t, "turn.renewed", false); err != nil {
-		return ActionResult{}, err
-	}
-	s.startMonitor(t.ID)
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
-}
-
 // recoverTurn reconciles a Turn with its agent's record from its mark.
 func (s paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	tr := s.turns
@@ -282,4 +261,12 @@ func (s paneEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarge
 // interrupt presses the pane's interrupt key.
 func (s paneEndpoint) interrupt(seq context.Context, _ Turn, target interruptTarget) error {
 	return s.turns.term.Interrupt(seq, target.term)
+}
+
+// followable: the pane still shows the same live agent.
+func (s paneEndpoint) followable(ctx context.Context, t Turn) error {
+	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
+		return E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
+	}
+	return nil
 }

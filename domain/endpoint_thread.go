@@ -6,11 +6,6 @@ import "context"
 // which itself says when a turn starts and ends.
 type threadEndpoint struct{ *Service }
 
-// renewTurn follows the stalled turn again once its daemon answers.
-func (s threadEndpoint) renewTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	return s.resumeBackend(ctx, t, "turn.renewed")
-}
-
 // recoverTurn follows a stalled turn again; the daemon says how it stands.
 func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	if t.State != TurnStalled {
@@ -18,7 +13,10 @@ func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, 
 	}
 	// The daemon itself says how the turn stands: following it again
 	// yields its end at once if it ended meanwhile.
-	return s.resumeBackend(ctx, t, "turn.recovered")
+	if err := s.followable(ctx, t); err != nil {
+		return ActionResult{}, err
+	}
+	return s.resume(ctx, t, "turn.recovered")
 }
 
 // approvalOf offers the command approval the daemon waits on.
@@ -131,4 +129,13 @@ func (s threadEndpoint) interruptible(ctx context.Context, t Turn) (interruptTar
 // reports cancelled when the daemon says so.
 func (s threadEndpoint) interrupt(seq context.Context, t Turn, target interruptTarget) error {
 	return s.codexBackend.Interrupt(seq, target.thread, t.NativeTurnID)
+}
+
+// followable: the daemon started the turn and answers.
+func (s threadEndpoint) followable(ctx context.Context, t Turn) error {
+	if t.NativeTurnID == "" {
+		return E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
+	}
+	_, err := s.backendThread(ctx, t.NativeThreadID)
+	return err
 }

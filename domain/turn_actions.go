@@ -250,7 +250,27 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 	if s.clock.Now().After(t.HardDeadline()) {
 		return ActionResult{}, E(CodeTurnStateConflict, "the turn's hard deadline has passed; close it")
 	}
-	return s.endpointOf(t.Endpoint).renewTurn(ctx, t)
+	if err := s.endpointOf(t.Endpoint).followable(ctx, t); err != nil {
+		return ActionResult{}, err
+	}
+	return s.resume(ctx, t, "turn.renewed")
+}
+
+// resume follows a stalled Turn again, as working (dispatching until its
+// request was accepted). No input.
+func (s *Service) resume(ctx context.Context, t Turn, typ string) (ActionResult, error) {
+	t.State = TurnWorking
+	if t.AcceptedAt.IsZero() {
+		t.State = TurnDispatching
+	}
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt, t.FailureReason = zeroTime, ""
+	t, err := s.transition(ctx, t, typ, false)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 }
 
 // Recover reconciles a Turn with the agent's durable record from its
