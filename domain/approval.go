@@ -98,11 +98,11 @@ func (s *approvalCases) offerApproval(ctx context.Context, p Principal, term Ter
 	if s.approvals == nil {
 		return nil, nil
 	}
-	seen, err := paneEndpoint{s.Service}.promptOn(ctx, term)
+	pr, err := s.approvals.Prompt(ctx, term)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read prompt: %w", err)
 	}
-	return s.offerRead(ctx, p, term.ID, turnID, seen)
+	return s.offerRead(ctx, p, term.ID, turnID, paneRead(term, pr))
 }
 
 // offerRead offers p the prompt an endpoint read (nil when none is shown):
@@ -356,7 +356,7 @@ func (s *approvalCases) answerFenced(ctx context.Context, p Principal, t Turn, d
 		return AnswerNothing, promptRead{}, err
 	}
 	if seen.pr.Present && !seen.pr.Answerable {
-		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it in the pane (nothing was sent)")
+		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it "+seen.where+" (nothing was sent)")
 	}
 	if !seen.pr.Present || seen.pr.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, seen, E(CodePromptChanged, "the prompt shown now is not the one offered; read the status again")
