@@ -101,6 +101,16 @@ func (r *run) submit(term domain.Terminal, text string) domain.DurableMark {
 	}
 	start := time.Now()
 	stage, err := r.x.Submit(ctx, term, text)
+	for deadline := start.Add(agenttest.TurnTimeout); stage == domain.SubmitNothing && errors.Is(err, ErrNotReady) && time.Now().Before(deadline); {
+		// Refused before any key: the pane was seen ready, then drawn
+		// busy again before the submit's own look (Codex redraws after
+		// an error's turn ends). Nothing was typed: wait for ready again.
+		seen, _ := r.x.Observe(ctx, r.id)
+		r.t.Logf("%s: submit refused, nothing typed (%v; now %s, title %q); waiting for the pane to be ready again", r.e.Agent.Name(), err, seen.ScreenState, seen.Title)
+		term = r.ready()
+		start = time.Now()
+		stage, err = r.x.Submit(ctx, term, text)
+	}
 	took := time.Since(start)
 	if err != nil || stage != domain.SubmitEntered {
 		r.t.Fatalf("submit: stage %s, err %v; screen:\n%s", stage, err, r.e.Capture())
