@@ -201,7 +201,11 @@ func (s *approvalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, i
 	if err != nil || !seen.pr.Present {
 		return ApprovalPrompt{}, -1
 	}
-	return seen.pr, matchRule(rules, seen.pr, seen.term)
+	facts := seen.term
+	if seen.ruleFacts != nil {
+		facts = seen.ruleFacts(ctx)
+	}
+	return seen.pr, matchRule(rules, seen.pr, facts)
 }
 
 // autoApprove answers the permission prompt of t (awaiting approval) once,

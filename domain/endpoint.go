@@ -125,9 +125,12 @@ type interruptTarget struct {
 // promptRead is a permission prompt as an endpoint read it.
 type promptRead struct {
 	pr ApprovalPrompt
-	// term is the pane it was read on (what its answer is typed into), or
-	// for a thread its agent and folder: what a host's rules match on.
+	// term is the pane it was read on (what its answer is typed into, and
+	// what a host's rules match on).
 	term Terminal
+	// ruleFacts, when set, reads the agent and folder a host's rules
+	// match on (a thread's, looked up only when a rule needs them).
+	ruleFacts func(ctx context.Context) Terminal
 	// unproven is why an answer short of verified leaves it unproven.
 	unproven string
 	// where a person answers it when AKK does not ("in the pane").

@@ -100,11 +100,14 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 		// The daemon asked while another akkd followed the turn.
 		return promptRead{pr: ApprovalPrompt{Present: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}, where: where}, nil
 	}
-	term := Terminal{Agent: Agent{Kind: AgentCodex}}
-	if th, err := s.backendThread(ctx, t.NativeThreadID); err == nil {
-		term.Project = th.Cwd
+	facts := func(ctx context.Context) Terminal {
+		term := Terminal{Agent: Agent{Kind: AgentCodex}}
+		if th, err := s.backendThread(ctx, t.NativeThreadID); err == nil {
+			term.Project = th.Cwd
+		}
+		return term
 	}
-	return promptRead{pr: pr, term: term, where: where, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
+	return promptRead{pr: pr, ruleFacts: facts, where: where, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
 }
 
 // sendAnswer gives the daemon one decision, if it still asks the request
