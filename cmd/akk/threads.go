@@ -171,15 +171,7 @@ func (c *cli) nativeResumeThread(name string, args []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
-		return nil, err
-	}
-	if c.json {
-		return r.Body, nil
-	}
-	x := r.JSON200
-	fmt.Fprintf(c.out, "%s: resumed thread %s (session %s, %s; was %s)\n", x.Outcome, deref(x.NativeThreadId), deref(x.SessionId), x.Binding, deref(x.PreviousNativeThreadId))
-	return nil, c.uncertain(x.DoNotRetry, x.Detail)
+	return c.threadChanged("resumed", r.HTTPResponse, r.Body, r.JSON200)
 }
 
 // nativeNewThread starts a new thread.
@@ -188,14 +180,18 @@ func (c *cli) nativeNewThread(name string, args []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := check(r.HTTPResponse, r.Body, nil); err != nil {
+	return c.threadChanged("new", r.HTTPResponse, r.Body, r.JSON200)
+}
+
+// threadChanged prints what a resume or a new thread did.
+func (c *cli) threadChanged(what string, resp *http.Response, body []byte, x *client.NewThreadResult) ([]byte, error) {
+	if err := check(resp, body, nil); err != nil {
 		return nil, err
 	}
 	if c.json {
-		return r.Body, nil
+		return body, nil
 	}
-	x := r.JSON200
-	fmt.Fprintf(c.out, "%s: new thread %s (session %s, %s; was %s)\n", x.Outcome, deref(x.NativeThreadId), deref(x.SessionId), x.Binding, deref(x.PreviousNativeThreadId))
+	fmt.Fprintf(c.out, "%s: %s thread %s (session %s, %s; was %s)\n", x.Outcome, what, deref(x.NativeThreadId), deref(x.SessionId), x.Binding, deref(x.PreviousNativeThreadId))
 	return nil, c.uncertain(x.DoNotRetry, x.Detail)
 }
 
