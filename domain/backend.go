@@ -126,7 +126,7 @@ type CodexBackend interface {
 // conversations and may be sent to.
 func (s *backendCases) UseCodexBackend(b CodexBackend) {
 	s.codexBackend = b
-	s.register(EndpointCodexThread, threadEndpoint{s.Service})
+	s.endpoints.register(EndpointCodexThread, threadEndpoint{s.Service})
 }
 
 // backendThreads lists the backend threads of the daemons of ts.

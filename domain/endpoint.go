@@ -149,31 +149,47 @@ const (
 	useInteractions endpointUse = "interactions"
 )
 
-// endpointOf is the endpoint registered for ref's kind: a pane always;
-// a Codex thread once a Codex backend is wired in (UseCodexBackend). A
-// kind with none registered (a thread's Turn stored by a daemon that ran
-// with a backend) is absent: it refuses every call and stalls what the
-// monitor would follow.
-func (s *Service) endpointOf(ref EndpointRef) turnEndpoint {
-	if e, ok := s.endpoints[ref.Kind]; ok {
+// endpointRegistry holds the endpoint of each kind this daemon has a
+// transport for: a pane's always; a Codex thread's once a Codex backend is
+// wired in (UseCodexBackend).
+type endpointRegistry struct {
+	byKind map[EndpointKind]turnEndpoint
+	// absent is the endpoint of a kind with none registered.
+	absent func(EndpointKind) turnEndpoint
+}
+
+// of is the endpoint registered for ref's kind. A kind with none
+// registered (a thread's Turn stored by a daemon that ran with a backend)
+// is absent: it refuses every call and stalls what the monitor would
+// follow.
+func (r *endpointRegistry) of(ref EndpointRef) turnEndpoint {
+	if e, ok := r.byKind[ref.Kind]; ok {
 		return e
 	}
-	return absentEndpoint{s, ref.Kind}
+	return r.absent(ref.Kind)
+}
+
+// has says whether an endpoint of kind is registered.
+func (r *endpointRegistry) has(kind EndpointKind) bool {
+	_, ok := r.byKind[kind]
+	return ok
 }
 
 // register makes e the endpoint of kind.
-func (s *Service) register(kind EndpointKind, e turnEndpoint) {
-	if s.endpoints == nil {
-		s.endpoints = map[EndpointKind]turnEndpoint{}
+func (r *endpointRegistry) register(kind EndpointKind, e turnEndpoint) {
+	if r.byKind == nil {
+		r.byKind = map[EndpointKind]turnEndpoint{}
 	}
-	s.endpoints[kind] = e
+	r.byKind[kind] = e
 }
+
+// endpointOf is the endpoint registered for ref's kind (endpointRegistry.of).
+func (s *Service) endpointOf(ref EndpointRef) turnEndpoint { return s.endpoints.of(ref) }
 
 // codexDaemon is the Codex backend, when one is wired in: the registry's
 // one answer to whether a thread's transport is there.
 func (s *Service) codexDaemon() (CodexBackend, bool) {
-	_, ok := s.endpoints[EndpointCodexThread]
-	return s.codexBackend, ok && s.codexBackend != nil
+	return s.codexBackend, s.endpoints.has(EndpointCodexThread) && s.codexBackend != nil
 }
 
 // ConversationID is the public conversation id of the endpoint: a pane's

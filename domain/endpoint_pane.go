@@ -158,43 +158,9 @@ func (s paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error
 	return s.watchTransition(ctx, next, typ, webhook)
 }
 
-// models reads a pane's model catalogue and the model and effort in
-// effect. The catalogue is the authority for one set-model by the same
-// controller conversation within 5 minutes.
+// models reads a pane's model catalogue (NativeCases.paneModels).
 func (s paneEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	p, term, unlock, err := s.nativeReady(ctx, terminalID)
-	if err != nil {
-		return ModelsResult{}, err
-	}
-	defer unlock()
-	mc, err := s.modelControls()
-	if err != nil {
-		return ModelsResult{}, err
-	}
-	seq, done := s.keySequence(ctx)
-	defer done()
-	st, stage, err := mc.Models(seq, term)
-	if rerr := refusedBeforeInput(stage, err, "the model plan"); rerr != nil {
-		return ModelsResult{}, rerr
-	}
-	if err != nil || stage != AnswerVerified {
-		s.noteNativeUncertain(seq, p, term.ID, "model_options", err)
-		return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeUncertain), DoNotRetry: true, Detail: s.why(err)}, nil
-	}
-	now := s.clock.Now().UTC()
-	s.catalogMu.Lock()
-	if s.catalogs == nil {
-		s.catalogs = map[catalogKey]catalog{}
-	}
-	for k, c := range s.catalogs {
-		if now.Sub(c.at) > ModelCatalogTTL {
-			delete(s.catalogs, k)
-		}
-	}
-	s.catalogs[catalogKey{p.HostID, p.Conversation, term.ID}] = catalog{state: st, at: now, inc: term.Process}
-	s.catalogMu.Unlock()
-	return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
-		Models: st.Models, Scope: st.Scope, ExpiresAt: now.Add(ModelCatalogTTL)}, nil
+	return s.paneModels(ctx, terminalID)
 }
 
 // configured: a pane answers prompts and steps through the ports wired

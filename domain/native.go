@@ -43,8 +43,21 @@ type NativeStatus struct {
 // (or the pane cannot show its result, e.g. too narrow); nothing was sent.
 var ErrNativeUnsupported = errors.New("native control not supported here")
 
+// NativeCases are a pane's own controls: its status view, its threads
+// (new, resumed, listed), its model and its permissions. They hold only
+// their ports.
+type NativeCases struct {
+	basics
+	*inputGate
+	native    NativeControls
+	threads   ThreadReader
+	turns     *turns // the panes' locks, observer and redactor (UseTurns)
+	endpoints *endpointRegistry
+	catalogs  catalogs
+}
+
 // UseNativeControls sets the native controls port.
-func (s *nativeCases) UseNativeControls(n NativeControls) { s.native = n }
+func (s *NativeCases) UseNativeControls(n NativeControls) { s.native = n }
 
 // NativeInspection is the result of one native status inspection.
 type NativeInspection struct {
@@ -97,13 +110,13 @@ const InspectionStatus = "status"
 // port, the terminal's lock (returned: the caller unlocks), no Turn
 // holding the pane, a live exactly profiled agent on an idle screen with
 // an empty composer. An error means no key was sent.
-func (s *nativeCases) nativeReady(ctx context.Context, terminalID string) (Principal, Terminal, func(), error) {
+func (s *NativeCases) nativeReady(ctx context.Context, terminalID string) (Principal, Terminal, func(), error) {
 	return s.nativeGate(ctx, terminalID, true)
 }
 
 // nativeGate is nativeReady; with idle false the screen may show anything
 // but a working task or a prompt (a repair's residue).
-func (s *nativeCases) nativeGate(ctx context.Context, terminalID string, idle bool) (Principal, Terminal, func(), error) {
+func (s *NativeCases) nativeGate(ctx context.Context, terminalID string, idle bool) (Principal, Terminal, func(), error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Principal{}, Terminal{}, nil, err
@@ -173,7 +186,15 @@ func nativeRefusal(err error) error {
 	return &Error{Code: CodeTerminalNotIdle, Message: "the pane did not prove the exact screen the plan starts from; nothing was sent (" + err.Error() + ")", Err: err}
 }
 
-func (s *nativeCases) redactStatus(st NativeStatus) NativeStatus {
+// redactText hides secrets in screen-derived text, as everywhere else.
+func (s *NativeCases) redactText(x string) string {
+	if s.turns == nil || s.turns.redact == nil {
+		return x
+	}
+	return s.turns.redact.Redact(x)
+}
+
+func (s *NativeCases) redactStatus(st NativeStatus) NativeStatus {
 	st.Model = s.redactText(st.Model)
 	st.Directory = s.redactText(st.Directory)
 	st.Permissions = s.redactText(st.Permissions)
@@ -185,7 +206,7 @@ func (s *nativeCases) redactStatus(st NativeStatus) NativeStatus {
 // an idle pane whose native identity is proven, and reports what it shows
 // beside whether it names the thread the records prove. No Turn, Session,
 // monitor or callback is created.
-func (s *nativeCases) Inspect(ctx context.Context, terminalID, inspection string) (NativeInspection, error) {
+func (s *NativeCases) Inspect(ctx context.Context, terminalID, inspection string) (NativeInspection, error) {
 	if inspection != InspectionStatus {
 		return NativeInspection{}, Invalid("inspection must be status", FieldError{Field: "inspection", Message: "status"})
 	}
@@ -222,7 +243,7 @@ func (s *nativeCases) Inspect(ctx context.Context, terminalID, inspection string
 // pane and reports the thread in its foreground: a diagnostic for a pane
 // whose identity the records cannot prove (several threads on one shared
 // daemon). It authorizes nothing and changes no record.
-func (s *nativeCases) IdentifyForeground(ctx context.Context, terminalID string) (ForegroundProof, error) {
+func (s *NativeCases) IdentifyForeground(ctx context.Context, terminalID string) (ForegroundProof, error) {
 	_, term, unlock, err := s.nativeReady(ctx, terminalID)
 	if err != nil {
 		return ForegroundProof{}, err

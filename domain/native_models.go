@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -46,6 +47,37 @@ type catalog struct {
 	inc   Incarnation
 }
 
+// catalogs are the model catalogues read and not yet consumed, by the
+// conversation that read them and the terminal.
+type catalogs struct {
+	mu sync.Mutex
+	by map[catalogKey]catalog
+}
+
+// keep keeps c under k, and drops those past ModelCatalogTTL.
+func (cs *catalogs) keep(k catalogKey, c catalog) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.by == nil {
+		cs.by = map[catalogKey]catalog{}
+	}
+	for k, old := range cs.by {
+		if c.at.Sub(old.at) > ModelCatalogTTL {
+			delete(cs.by, k)
+		}
+	}
+	cs.by[k] = c
+}
+
+// take consumes the catalogue under k, whatever its use then does.
+func (cs *catalogs) take(k catalogKey) (catalog, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c, ok := cs.by[k]
+	delete(cs.by, k)
+	return c, ok
+}
+
 // ModelsResult is what a catalogue read or a model change did.
 type ModelsResult struct {
 	TerminalID string
@@ -61,7 +93,7 @@ type ModelsResult struct {
 // ModelChoice is a model with its reasoning effort.
 type ModelChoice struct{ Model, Effort string }
 
-func (s *nativeCases) modelControls() (ModelControls, error) {
+func (s *NativeCases) modelControls() (ModelControls, error) {
 	mc, ok := s.native.(ModelControls)
 	if !ok {
 		return nil, E(CodeUnavailable, "model controls are not configured")
@@ -71,13 +103,13 @@ func (s *nativeCases) modelControls() (ModelControls, error) {
 
 // Models reads a terminal's model catalogue and the model and effort in
 // effect (model_options).
-func (s *nativeCases) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	return s.endpointOf(ParseEndpoint(terminalID)).models(ctx, terminalID)
+func (s *NativeCases) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	return s.endpoints.of(ParseEndpoint(terminalID)).models(ctx, terminalID)
 }
 
 // SetModel consumes the caller's catalogue of the pane once and sets the
 // model and effort it advertised (set_model).
-func (s *nativeCases) SetModel(ctx context.Context, terminalID, model, effort string) (ModelsResult, error) {
+func (s *NativeCases) SetModel(ctx context.Context, terminalID, model, effort string) (ModelsResult, error) {
 	if model == "" || effort == "" || len(model) > 80 || len(effort) > 40 {
 		return ModelsResult{}, Invalid("model and reasoning_effort are both required", FieldError{Field: "reasoning_effort", Message: "from the models catalogue"})
 	}
@@ -86,10 +118,7 @@ func (s *nativeCases) SetModel(ctx context.Context, terminalID, model, effort st
 		return ModelsResult{}, err
 	}
 	key := catalogKey{p.HostID, p.Conversation, terminalID}
-	s.catalogMu.Lock()
-	cat, ok := s.catalogs[key]
-	delete(s.catalogs, key) // consumed by this attempt, whatever it does
-	s.catalogMu.Unlock()
+	cat, ok := s.catalogs.take(key) // consumed by this attempt, whatever it does
 	if !ok || s.clock.Now().UTC().Sub(cat.at) > ModelCatalogTTL {
 		return ModelsResult{}, E(CodeOfferExpired, "no live model catalogue of this conversation for this terminal: read the models first (GET), from the same conversation, and choose within 5 minutes")
 	}
@@ -179,7 +208,7 @@ type RepairResult struct {
 // an open model or effort menu is closed with Escape, a bare model command
 // left in the composer is cleared with the line-clear key, each step
 // proven, until the idle empty composer shows. Never Enter, never a model.
-func (s *nativeCases) RepairModel(ctx context.Context, terminalID string) (RepairResult, error) {
+func (s *NativeCases) RepairModel(ctx context.Context, terminalID string) (RepairResult, error) {
 	mr, ok := s.native.(ModelRepairer)
 	if !ok {
 		return RepairResult{}, E(CodeUnavailable, "model repair is not configured")
@@ -203,4 +232,33 @@ func (s *nativeCases) RepairModel(ctx context.Context, terminalID string) (Repai
 		return RepairResult{TerminalID: term.ID, Outcome: OutcomeUncertain, DoNotRetry: true, Detail: s.why(err)}, nil
 	}
 	return RepairResult{TerminalID: term.ID, Outcome: OutcomeDone}, nil
+}
+
+// paneModels reads a pane's model catalogue and the model and effort in
+// effect. The catalogue is the authority for one set-model by the same
+// controller conversation within 5 minutes.
+func (s *NativeCases) paneModels(ctx context.Context, terminalID string) (ModelsResult, error) {
+	p, term, unlock, err := s.nativeReady(ctx, terminalID)
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	defer unlock()
+	mc, err := s.modelControls()
+	if err != nil {
+		return ModelsResult{}, err
+	}
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := mc.Models(seq, term)
+	if rerr := refusedBeforeInput(stage, err, "the model plan"); rerr != nil {
+		return ModelsResult{}, rerr
+	}
+	if err != nil || stage != AnswerVerified {
+		s.noteNativeUncertain(seq, p, term.ID, "model_options", err)
+		return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeUncertain), DoNotRetry: true, Detail: s.why(err)}, nil
+	}
+	now := s.clock.Now().UTC()
+	s.catalogs.keep(catalogKey{p.HostID, p.Conversation, term.ID}, catalog{state: st, at: now, inc: term.Process})
+	return ModelsResult{TerminalID: term.ID, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
+		Models: st.Models, Scope: st.Scope, ExpiresAt: now.Add(ModelCatalogTTL)}, nil
 }

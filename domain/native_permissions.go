@@ -45,7 +45,7 @@ type PermissionsResult struct {
 	Detail           string
 }
 
-func (s *nativeCases) permissionControls() (PermissionControls, error) {
+func (s *NativeCases) permissionControls() (PermissionControls, error) {
 	pc, ok := s.native.(PermissionControls)
 	if !ok {
 		return nil, E(CodeUnavailable, "permission controls are not configured")
@@ -55,7 +55,7 @@ func (s *nativeCases) permissionControls() (PermissionControls, error) {
 
 // Permissions reads a pane's native permission mode and the modes it
 // offers, on an idle pane with an empty composer no Turn holds.
-func (s *nativeCases) Permissions(ctx context.Context, terminalID string) (PermissionsResult, error) {
+func (s *NativeCases) Permissions(ctx context.Context, terminalID string) (PermissionsResult, error) {
 	p, term, unlock, err := s.nativeReady(ctx, terminalID)
 	if err != nil {
 		return PermissionsResult{}, err
@@ -78,7 +78,7 @@ func (s *nativeCases) Permissions(ctx context.Context, terminalID string) (Permi
 // that typed nothing, or a plan that backed out, is an error; an outcome
 // not proven (a menu may be open) is an uncertain result, noted on the
 // pane as action.
-func (s *nativeCases) readPermissions(seq context.Context, pc PermissionControls, p Principal, term Terminal, action string) (PermissionState, *PermissionsResult, error) {
+func (s *NativeCases) readPermissions(seq context.Context, pc PermissionControls, p Principal, term Terminal, action string) (PermissionState, *PermissionsResult, error) {
 	st, stage, err := pc.Permissions(seq, term)
 	if berr := backedOut(err); berr != nil {
 		return st, nil, berr
@@ -104,7 +104,7 @@ func derefResult(r *PermissionsResult) PermissionsResult {
 // profile knows (Full Access is an explicit choice whose native
 // confirmation AKK answers), then reads it back. A mode already in effect
 // is reported as such without a key where the mode is on screen.
-func (s *nativeCases) SetPermissions(ctx context.Context, terminalID, mode string) (PermissionsResult, error) {
+func (s *NativeCases) SetPermissions(ctx context.Context, terminalID, mode string) (PermissionsResult, error) {
 	if mode == "" || len(mode) > 40 {
 		return PermissionsResult{}, Invalid("mode is required", FieldError{Field: "mode", Message: "a mode from the permissions listing"})
 	}

@@ -14,7 +14,7 @@ import (
 // record names the new session; Codex records a thread only at its first
 // request, so its status card must name a new thread and the Session binds
 // at its first accepted Turn. No Turn is created.
-func (s *nativeCases) NewThread(ctx context.Context, terminalID string) (NewThreadResult, error) {
+func (s *NativeCases) NewThread(ctx context.Context, terminalID string) (NewThreadResult, error) {
 	p, term, unlock, err := s.nativeReady(ctx, terminalID)
 	if err != nil {
 		return NewThreadResult{}, err
@@ -67,7 +67,7 @@ func (s *nativeCases) NewThread(ctx context.Context, terminalID string) (NewThre
 
 // followThread stores the caller's new Session of the thread a native
 // transition proved, with its event, in one transaction.
-func (s *nativeCases) followThread(ctx context.Context, p Principal, terminalID, typ, threadID, prev, binding string) NewThreadResult {
+func (s *NativeCases) followThread(ctx context.Context, p Principal, terminalID, typ, threadID, prev, binding string) NewThreadResult {
 	now := s.clock.Now().UTC()
 	sess := Session{ID: s.ids.New("sess"), HostID: p.HostID, TerminalID: terminalID, CreatedAt: now, Revision: 1}
 	if binding == BindingBound {
@@ -97,7 +97,7 @@ func (s *nativeCases) followThread(ctx context.Context, p Principal, terminalID,
 // its record (Claude Code's session record; Codex's open rollout up to
 // 0.155.1), else Codex's closed status card, in which case the Session
 // binds at its first accepted Turn. No Turn is created.
-func (s *nativeCases) ResumeThread(ctx context.Context, terminalID, threadID string, previous bool) (NewThreadResult, error) {
+func (s *NativeCases) ResumeThread(ctx context.Context, terminalID, threadID string, previous bool) (NewThreadResult, error) {
 	if previous && threadID != "" {
 		return NewThreadResult{}, Invalid("give native_thread_id or previous, not both", FieldError{Field: "previous", Message: "not together with native_thread_id"})
 	}
@@ -162,7 +162,7 @@ func (s *nativeCases) ResumeThread(ctx context.Context, terminalID, threadID str
 // terminalID (a new or resumed thread) left, provided fresh discovery
 // proves the pane still shows the thread that transition went to: the one
 // source "previous" can mean. Anything else is refused before any key.
-func (s *nativeCases) previousThread(ctx context.Context, terminalID string) (string, error) {
+func (s *NativeCases) previousThread(ctx context.Context, terminalID string) (string, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return "", err
@@ -215,7 +215,7 @@ func (s *nativeCases) previousThread(ctx context.Context, terminalID string) (st
 // records resolve to it (bound), or, where they cannot name the pane's
 // thread (Codex on a shared daemon), the closed status card names it
 // (pending_first_turn).
-func (s *nativeCases) provenThread(ctx context.Context, term Terminal, target string) (string, error) {
+func (s *NativeCases) provenThread(ctx context.Context, term Terminal, target string) (string, error) {
 	var last Terminal
 	for range 100 {
 		now, err := s.turns.term.Observe(ctx, term.ID)
@@ -280,7 +280,7 @@ func isThreadID(id string) bool {
 // Codex: the closed status probe, once the pane is idle again, names a
 // thread other than prev (Codex records a thread only at its first
 // request).
-func (s *nativeCases) provenNewThread(ctx context.Context, term Terminal, prev string) (string, string, error) {
+func (s *NativeCases) provenNewThread(ctx context.Context, term Terminal, prev string) (string, string, error) {
 	var last Terminal
 	for range 100 {
 		now, err := s.turns.term.Observe(ctx, term.ID)
@@ -315,7 +315,7 @@ func (s *nativeCases) provenNewThread(ctx context.Context, term Terminal, prev s
 
 // noteNativeUncertain records an uncertain native control on the event
 // stream (no webhook: no Turn or Watch is involved).
-func (s *nativeCases) noteNativeUncertain(ctx context.Context, p Principal, terminalID, action string, cause error) {
+func (s *NativeCases) noteNativeUncertain(ctx context.Context, p Principal, terminalID, action string, cause error) {
 	data := map[string]any{"terminal_id": terminalID, "action": action}
 	if cause != nil {
 		data["reason"] = s.redactText(cause.Error())
@@ -327,7 +327,7 @@ func (s *nativeCases) noteNativeUncertain(ctx context.Context, p Principal, term
 }
 
 // why is a redacted reason for an uncertain native control.
-func (s *nativeCases) why(err error) string {
+func (s *NativeCases) why(err error) string {
 	if err == nil {
 		return "the plan's end was not proven"
 	}

@@ -53,12 +53,12 @@ type ThreadReader interface {
 }
 
 // UseThreads sets the thread reader.
-func (s *Service) UseThreads(r ThreadReader) { s.threads = r }
+func (s *NativeCases) UseThreads(r ThreadReader) { s.threads = r }
 
 // Threads lists the resumable native threads of the agent in a terminal:
 // its project's threads from the agent's own records, newest first, the
 // one on screen marked current. It sends no input.
-func (s *Service) Threads(ctx context.Context, terminalID string) (ThreadList, error) {
+func (s *NativeCases) Threads(ctx context.Context, terminalID string) (ThreadList, error) {
 	if _, ok := PrincipalFrom(ctx); !ok {
 		return ThreadList{}, E(CodeUnauthorized, "a bearer token is required")
 	}

@@ -430,9 +430,3 @@ func (s *Service) existing(ctx context.Context, t Turn, request string) (SendRes
 func (s *Service) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
 	return s.store.TurnByMessageID(ctx, hostID, messageID)
 }
-
-// holdingTurn is the Turn that holds the endpoint a public id (a
-// terminal's, or a thread's endpoint) names.
-func (s *Service) holdingTurn(ctx context.Context, id string) (Turn, error) {
-	return s.store.HoldingTurn(ctx, ParseEndpoint(id))
-}
