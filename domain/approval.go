@@ -75,7 +75,7 @@ func consumeFence(ctx context.Context, tx Tx, offerID, base string, now time.Tim
 }
 
 // provenFence ends the occurrence fenced by key: its answer was proven.
-func (s *approvalCases) provenFence(ctx context.Context, key string) error {
+func (s basics) provenFence(ctx context.Context, key string) error {
 	ctx = context.WithoutCancel(ctx)
 	return s.store.InTx(ctx, func(tx Tx) error { return tx.VerifyFence(ctx, key, s.clock.Now().UTC()) })
 }
@@ -220,21 +220,36 @@ func (s *approvalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 	})
 }
 
-// recordAnswer writes what an answer to a prompt or step did to the Turn,
-// retrying when the monitor changed the Turn meanwhile (decide is applied to
-// the fresh record), and resumes monitoring. No input happens here.
+// recordAnswer writes what an answer to a prompt or step did to the Turn
+// (recordAnswerBy).
 func (s *approvalCases) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
-	return s.recordAnswerWith(ctx, t, nil, decide)
+	return recordAnswerBy(ctx, s.basics, s.Service, t, nil, decide)
 }
 
 // recordAnswerWith is recordAnswer with extra event data.
 func (s *approvalCases) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+	return recordAnswerBy(ctx, s.basics, s.Service, t, extra, decide)
+}
+
+// turnWriter is what a use case that moves a Turn needs of the Turns: the
+// change stored with its event, compare-and-swap (transitionWith), and
+// the Turn followed again.
+type turnWriter interface {
+	transitionWith(ctx context.Context, t Turn, typ string, webhook bool, extra map[string]any) (Turn, error)
+	startMonitor(id string)
+}
+
+// recordAnswerBy writes what an answer to a prompt or step did to the
+// Turn, with extra event data, retrying when the monitor changed the Turn
+// meanwhile (decide is applied to the fresh record), and resumes
+// monitoring. No input happens here.
+func recordAnswerBy(ctx context.Context, b basics, w turnWriter, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
 	ctx = context.WithoutCancel(ctx)
 	for attempt := 0; attempt < 5; attempt++ {
 		next, typ, webhook, res := decide(t)
-		stored, err := s.transitionWith(ctx, next, typ, webhook, extra)
+		stored, err := w.transitionWith(ctx, next, typ, webhook, extra)
 		if errors.Is(err, ErrRevisionConflict) {
-			if t, err = s.store.Turn(ctx, t.ID); err != nil {
+			if t, err = b.store.Turn(ctx, t.ID); err != nil {
 				return ActionResult{}, err
 			}
 			continue
@@ -244,7 +259,7 @@ func (s *approvalCases) recordAnswerWith(ctx context.Context, t Turn, extra map[
 		}
 		res.Turn = stored
 		if stored.State.Monitored() {
-			s.startMonitor(stored.ID)
+			w.startMonitor(stored.ID)
 		}
 		return res, nil
 	}

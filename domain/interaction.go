@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,8 +71,28 @@ type InteractionCaps struct {
 	MultiSelect   bool `json:"multi_select"`
 }
 
+// InteractionCases are questionnaires and async questions: their offers,
+// with ids opaque to a host, and their answers. They hold only their
+// ports.
+type InteractionCases struct {
+	basics
+	*answerMarks
+	interactions InteractionTerminal
+	turns        *turns // the panes' locks and redactor (UseTurns)
+	endpoints    *endpointRegistry
+	writer       turnWriter
+
+	saltOnce sync.Mutex
+	salt     []byte
+}
+
+// ownedTurn is the caller's Turn id, once Turns are configured.
+func (s *InteractionCases) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
+	return s.ownedTurnIn(ctx, s.turns, id)
+}
+
 // UseInteractions wires the terminal side of questionnaires in.
-func (s *interactionCases) UseInteractions(t InteractionTerminal) { s.interactions = t }
+func (s *InteractionCases) UseInteractions(t InteractionTerminal) { s.interactions = t }
 
 // idMapping is an offer's private map from public ids to profile keys.
 type idMapping struct {
@@ -86,7 +107,7 @@ type idMapping struct {
 
 // idSalt keys the opaque ids. It is kept in the store so ids stay the same
 // across restarts for the same prompt.
-func (s *interactionCases) idSalt(ctx context.Context) ([]byte, error) {
+func (s *InteractionCases) idSalt(ctx context.Context) ([]byte, error) {
 	s.saltOnce.Lock()
 	defer s.saltOnce.Unlock()
 	if s.salt != nil {
@@ -114,7 +135,7 @@ func opaque(salt []byte, prefix string, parts ...string) string {
 
 // redactText hides secrets in screen-derived text a projection carries
 // (questionnaire headers, prompts and labels), as everywhere else.
-func (s *interactionCases) redactText(x string) string {
+func (s *InteractionCases) redactText(x string) string {
 	if s.turns == nil || s.turns.redact == nil {
 		return x
 	}
@@ -129,7 +150,7 @@ func (s *interactionCases) redactText(x string) string {
 func stepFence(t Turn, fingerprint string) string { return t.ID + "|" + fingerprint }
 
 // stepKey is the fence key of the occurrence of st now shown in t.
-func (s *interactionCases) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {
+func (s *InteractionCases) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		key, err = fenceKey(ctx, tx, stepFence(t, st.Fingerprint))
 		return err
@@ -139,7 +160,7 @@ func (s *interactionCases) stepKey(ctx context.Context, t Turn, st InteractionSt
 
 // project turns a step into its public projection and private mapping; fp
 // is the fence key of the step's occurrence.
-func (s *interactionCases) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep, fp string) (Interaction, idMapping, error) {
+func (s *InteractionCases) project(ctx context.Context, t Turn, agent AgentKind, st InteractionStep, fp string) (Interaction, idMapping, error) {
 	salt, err := s.idSalt(ctx)
 	if err != nil {
 		return Interaction{}, idMapping{}, err
@@ -186,19 +207,19 @@ func (s *interactionCases) project(ctx context.Context, t Turn, agent AgentKind,
 
 // TurnInteraction projects the questionnaire step of a Turn awaiting an
 // interaction and offers it to the caller's conversation.
-func (s *interactionCases) TurnInteraction(ctx context.Context, turnID string) (Interaction, error) {
+func (s *InteractionCases) TurnInteraction(ctx context.Context, turnID string) (Interaction, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return Interaction{}, err
 	}
-	if err := s.endpointOf(t.Endpoint).configured(useInteractions); err != nil {
+	if err := s.endpoints.of(t.Endpoint).configured(useInteractions); err != nil {
 		return Interaction{}, err
 	}
 	// An async question is asked while the Turn works on.
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
-	agent, _, st, err := s.endpointOf(t.Endpoint).currentStep(ctx, t)
+	agent, _, st, err := s.endpoints.of(t.Endpoint).currentStep(ctx, t)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -251,7 +272,7 @@ func answerableIn(t Turn, st InteractionStep) bool {
 
 // interactionOffer is the live offer that showed interaction id to the
 // caller's conversation, with its id mapping.
-func (s *interactionCases) interactionOffer(ctx context.Context, p Principal, t Turn, id string) (Offer, idMapping, error) {
+func (s *InteractionCases) interactionOffer(ctx context.Context, p Principal, t Turn, id string) (Offer, idMapping, error) {
 	var offer Offer
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		var err error
@@ -276,7 +297,7 @@ func (s *interactionCases) interactionOffer(ctx context.Context, p Principal, t 
 
 // RespondInteraction answers the current questionnaire step of a Turn:
 // owner, offer, live fingerprint, closed key plan, one bounded step.
-func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string, in RespondInteractionInput) (ActionResult, error) {
+func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string, in RespondInteractionInput) (ActionResult, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return ActionResult{}, err
@@ -284,7 +305,7 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 	if in.TurnID != "" && in.TurnID != turnID {
 		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
 	}
-	if err := s.endpointOf(t.Endpoint).configured(useInteractions); err != nil {
+	if err := s.endpoints.of(t.Endpoint).configured(useInteractions); err != nil {
 		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -303,7 +324,7 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 	if err != nil {
 		return ActionResult{}, err
 	}
-	_, term, st, err := s.endpointOf(t.Endpoint).currentStep(ctx, t)
+	_, term, st, err := s.endpoints.of(t.Endpoint).currentStep(ctx, t)
 	if ErrorCode(err) == CodeNoInteraction {
 		return ActionResult{}, E(CodePromptChanged, "the step is gone; GET the interaction again")
 	}
@@ -319,7 +340,7 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 	}
 	defer s.answerTurn(t.ID)()
 	Failpoint("interaction.reserved")
-	stage, aerr := s.endpointOf(t.Endpoint).deliverAnswers(ctx, t, term, offer.Fingerprint, answers)
+	stage, aerr := s.endpoints.of(t.Endpoint).deliverAnswers(ctx, t, term, offer.Fingerprint, answers)
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {
 			slog.Warn("record a proven answer", "err", err) // the fence stays
@@ -339,7 +360,7 @@ func (s *interactionCases) RespondInteraction(ctx context.Context, turnID string
 
 // reserveStepAnswer fences the offered step durably before any key, with
 // an audit event that holds no answer's content; it returns the fence.
-func (s *interactionCases) reserveStepAnswer(ctx context.Context, t Turn, offer Offer, interactionID string, n int) (string, error) {
+func (s *InteractionCases) reserveStepAnswer(ctx context.Context, t Turn, offer Offer, interactionID string, n int) (string, error) {
 	now := s.clock.Now().UTC()
 	var key string
 	err := s.store.InTx(ctx, func(tx Tx) error {
@@ -359,8 +380,8 @@ func (s *interactionCases) reserveStepAnswer(ctx context.Context, t Turn, offer 
 
 // recordStepAnswer records what became of answers that reached the step:
 // proven, or uncertain and never retried.
-func (s *interactionCases) recordStepAnswer(ctx context.Context, t Turn, stage AnswerStage, async bool) (ActionResult, error) {
-	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
+func (s *InteractionCases) recordStepAnswer(ctx context.Context, t Turn, stage AnswerStage, async bool) (ActionResult, error) {
+	return recordAnswerBy(ctx, s.basics, s.writer, t, nil, func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified && async && next.State == TurnWorking {
 			// The agent works on whatever became of the answer: the Turn
 			// stays followed, the answer uncertain and fenced.

@@ -16,12 +16,9 @@ type Service struct {
 	backend      BackendThreads
 	codexBackend CodexBackend
 	endpoints    *endpointRegistry
-	interactions InteractionTerminal
 	screens      ScreenReader
 
-	saltOnce sync.Mutex
-	salt     []byte
-	Retry    RetryPolicy
+	Retry RetryPolicy
 
 	// The key sequences in flight, and the answers under way.
 	*inputGate
@@ -38,13 +35,13 @@ type Service struct {
 	*EventCases
 	*DoctorCases
 	*NativeCases
+	*InteractionCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
 	*backendCases
 	*watchCases
 	*approvalCases
-	*interactionCases
 	*monitorCases
 }
 
@@ -63,7 +60,6 @@ type (
 	backendCases     struct{ *Service } // Codex threads through the app-server daemon
 	watchCases       struct{ *Service } // Watches of tasks AKK did not send
 	approvalCases    struct{ *Service } // permission prompts, by hand and by policy
-	interactionCases struct{ *Service } // questionnaires and async questions
 	monitorCases     struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
@@ -77,7 +73,8 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
 	s.backendCases, s.watchCases = &backendCases{s}, &watchCases{s}
-	s.approvalCases, s.interactionCases, s.monitorCases = &approvalCases{s}, &interactionCases{s}, &monitorCases{s}
+	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s}
+	s.approvalCases, s.monitorCases = &approvalCases{s}, &monitorCases{s}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

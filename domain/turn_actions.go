@@ -12,11 +12,16 @@ var zeroTime time.Time
 
 // ownedTurn loads a Turn the caller may act on; others get turn_not_found.
 func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
+	return s.ownedTurnIn(ctx, s.turns, id)
+}
+
+// ownedTurnIn is ownedTurn for a use case that holds the Turns tr.
+func (s basics) ownedTurnIn(ctx context.Context, tr *turns, id string) (Turn, Principal, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Turn{}, p, err
 	}
-	if s.turns == nil {
+	if tr == nil {
 		return Turn{}, p, E(CodeUnavailable, "turns are not configured")
 	}
 	t, err := s.store.Turn(ctx, id)
