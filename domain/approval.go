@@ -89,12 +89,39 @@ func fenceConsumed(ctx context.Context, tx Tx, base string) (bool, error) {
 	return tx.FingerprintConsumed(ctx, key)
 }
 
+// ApprovalCases are permission prompts: their offers, their answers by
+// hand, and by a host's policy (auto-approval). They hold only their
+// ports.
+type ApprovalCases struct {
+	basics
+	*inputGate
+	*answerMarks
+	approvals ApprovalTerminal
+	turns     *turns // the panes' locks, observer and redactor (UseTurns)
+	endpoints *endpointRegistry
+	writer    turnWriter
+}
+
+// ownedTurn is the caller's Turn id, once Turns are configured.
+func (s *ApprovalCases) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
+	return s.ownedTurnIn(ctx, s.turns, id)
+}
+
+// redactedExcerpt is text redacted and bounded to n code points.
+func (s *ApprovalCases) redactedExcerpt(text string, n int) string {
+	var r Redactor
+	if s.turns != nil {
+		r = s.turns.redact
+	}
+	return boundText(r, text, n)
+}
+
 // UseApprovals wires the terminal side of permission decisions in.
-func (s *approvalCases) UseApprovals(a ApprovalTerminal) { s.approvals = a }
+func (s *ApprovalCases) UseApprovals(a ApprovalTerminal) { s.approvals = a }
 
 // offerApproval shows the prompt on term to p and records the offer. It
 // returns nil when the screen shows no permission prompt.
-func (s *approvalCases) offerApproval(ctx context.Context, p Principal, term Terminal, turnID string) (*ApprovalView, error) {
+func (s *ApprovalCases) offerApproval(ctx context.Context, p Principal, term Terminal, turnID string) (*ApprovalView, error) {
 	if s.approvals == nil {
 		return nil, nil
 	}
@@ -108,7 +135,7 @@ func (s *approvalCases) offerApproval(ctx context.Context, p Principal, term Ter
 // offerRead offers p the prompt an endpoint read (nil when none is shown):
 // its decisions for OfferTTL, unless AKK cannot answer it or answered this
 // very occurrence already (then it is shown, to be answered where it is).
-func (s *approvalCases) offerRead(ctx context.Context, p Principal, endpointID, turnID string, seen promptRead) (*ApprovalView, error) {
+func (s *ApprovalCases) offerRead(ctx context.Context, p Principal, endpointID, turnID string, seen promptRead) (*ApprovalView, error) {
 	pr := seen.pr
 	if !pr.Present {
 		return nil, nil
@@ -137,7 +164,7 @@ func (s *approvalCases) offerRead(ctx context.Context, p Principal, endpointID, 
 
 // insertApprovalOffer records an offer of prompt pr to p, unless AKK
 // answered this occurrence of it already (consumed).
-func (s *approvalCases) insertApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, pr ApprovalPrompt, now time.Time) (consumed bool, err error) {
+func (s *ApprovalCases) insertApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, pr ApprovalPrompt, now time.Time) (consumed bool, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		if consumed, err = fenceConsumed(ctx, tx, pr.Fingerprint); err != nil || consumed {
 			return err
@@ -151,12 +178,12 @@ func (s *approvalCases) insertApprovalOffer(ctx context.Context, p Principal, te
 
 // TurnApproval returns the prompt of a Turn awaiting approval, as a fresh
 // offer to the caller (nil when none is shown).
-func (s *approvalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
+func (s *ApprovalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
 	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
 		return nil, nil
 	}
 	p, _ := PrincipalFrom(ctx)
-	return s.endpointOf(t.Endpoint).approvalOf(ctx, p, t)
+	return s.endpoints.of(t.Endpoint).approvalOf(ctx, p, t)
 }
 
 // unreadablePrompt is the view of a permission prompt that could not be
@@ -172,7 +199,7 @@ func unreadablePrompt(err error) *ApprovalView {
 }
 
 // Approve answers the permission prompt of a Turn awaiting approval.
-func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
+func (s *ApprovalCases) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
 	t, p, err := s.ownedTurn(ctx, turnID)
 	if err != nil {
 		return ActionResult{}, err
@@ -180,7 +207,7 @@ func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 	if err := checkDecision(d); err != nil {
 		return ActionResult{}, err
 	}
-	if err := s.endpointOf(t.Endpoint).configured(useApprovals); err != nil {
+	if err := s.endpoints.of(t.Endpoint).configured(useApprovals); err != nil {
 		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -196,7 +223,7 @@ func (s *approvalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 
 // approveShown answers the prompt t's endpoint shows for the host, and
 // records what the answer did.
-func (s *approvalCases) approveShown(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
+func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (ActionResult, error) {
 	stage, a, err := s.answerFenced(ctx, p, t, d)
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
@@ -222,13 +249,13 @@ func (s *approvalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 
 // recordAnswer writes what an answer to a prompt or step did to the Turn
 // (recordAnswerBy).
-func (s *approvalCases) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
-	return recordAnswerBy(ctx, s.basics, s.Service, t, nil, decide)
+func (s *ApprovalCases) recordAnswer(ctx context.Context, t Turn, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+	return recordAnswerBy(ctx, s.basics, s.writer, t, nil, decide)
 }
 
 // recordAnswerWith is recordAnswer with extra event data.
-func (s *approvalCases) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
-	return recordAnswerBy(ctx, s.basics, s.Service, t, extra, decide)
+func (s *ApprovalCases) recordAnswerWith(ctx context.Context, t Turn, extra map[string]any, decide func(Turn) (Turn, string, bool, ActionResult)) (ActionResult, error) {
+	return recordAnswerBy(ctx, s.basics, s.writer, t, extra, decide)
 }
 
 // turnWriter is what a use case that moves a Turn needs of the Turns: the
@@ -267,7 +294,7 @@ func recordAnswerBy(ctx context.Context, b basics, w turnWriter, t Turn, extra m
 }
 
 // ApproveTerminal answers the permission prompt of a pane no Turn holds.
-func (s *approvalCases) ApproveTerminal(ctx context.Context, terminalID string, d ApprovalDecision) (ActionResult, error) {
+func (s *ApprovalCases) ApproveTerminal(ctx context.Context, terminalID string, d ApprovalDecision) (ActionResult, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return ActionResult{}, err
@@ -316,7 +343,7 @@ func checkDecision(d ApprovalDecision) error {
 
 // liveApprovalOffer is p's live offer of the prompt of terminalID (and
 // turnID), if it offers d.
-func (s *approvalCases) liveApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (Offer, error) {
+func (s *ApprovalCases) liveApprovalOffer(ctx context.Context, p Principal, terminalID, turnID string, d ApprovalDecision) (Offer, error) {
 	var offer Offer
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		var err error
@@ -338,7 +365,7 @@ func (s *approvalCases) liveApprovalOffer(ctx context.Context, p Principal, term
 // fenceApproval durably fences the offered prompt before any input: a
 // replay or a restart can never answer the same prompt twice. It returns
 // the occurrence's fence key.
-func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string, error) {
+func (s *ApprovalCases) fenceApproval(ctx context.Context, offer Offer) (string, error) {
 	var key string
 	err := s.store.InTx(ctx, func(tx Tx) error {
 		var err error
@@ -360,8 +387,8 @@ func (s *approvalCases) fenceApproval(ctx context.Context, offer Offer) (string,
 // a live offer of this caller, the same prompt shown now, its fingerprint
 // fenced durably, then one answer. The caller holds the endpoint's lock.
 // An error means nothing was sent.
-func (s *approvalCases) answerFenced(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, promptRead, error) {
-	ep := s.endpointOf(t.Endpoint)
+func (s *ApprovalCases) answerFenced(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, promptRead, error) {
+	ep := s.endpoints.of(t.Endpoint)
 	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {
 		return AnswerNothing, promptRead{}, s.manualOr(ctx, t.TerminalID, err)
@@ -411,7 +438,7 @@ func (s *approvalCases) answerFenced(ctx context.Context, p Principal, t Turn, d
 // manualOr is err, unless the pane shows a prompt AKK does not answer (no
 // offer is ever made of it): then manual_required, so a host that read the
 // status is not sent back to read it again.
-func (s *approvalCases) manualOr(ctx context.Context, terminalID string, err error) error {
+func (s *ApprovalCases) manualOr(ctx context.Context, terminalID string, err error) error {
 	var de *Error
 	if !errors.As(err, &de) || de.Code != CodeOfferExpired {
 		return err

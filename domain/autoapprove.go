@@ -114,7 +114,7 @@ func matchRule(rules []ApprovalRule, pr ApprovalPrompt, term Terminal) int {
 
 // policyHost checks that the caller may read or change hostID's policy:
 // the operator, or that host itself.
-func (s *approvalCases) policyHost(ctx context.Context, hostID string) (Principal, error) {
+func (s *ApprovalCases) policyHost(ctx context.Context, hostID string) (Principal, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return p, err
@@ -131,7 +131,7 @@ func (s *approvalCases) policyHost(ctx context.Context, hostID string) (Principa
 }
 
 // ApprovalPolicy returns the host's exact-command auto-approval rules.
-func (s *approvalCases) ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error) {
+func (s *ApprovalCases) ApprovalPolicy(ctx context.Context, hostID string) ([]ApprovalRule, error) {
 	if _, err := s.policyHost(ctx, hostID); err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (s *approvalCases) ApprovalPolicy(ctx context.Context, hostID string) ([]Ap
 }
 
 // readPolicy reads the host's rules from the store.
-func (s *approvalCases) readPolicy(ctx context.Context, hostID string) (rules []ApprovalRule, err error) {
+func (s *ApprovalCases) readPolicy(ctx context.Context, hostID string) (rules []ApprovalRule, err error) {
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		rules, err = tx.ApprovalPolicy(ctx, hostID)
 		return err
@@ -149,7 +149,7 @@ func (s *approvalCases) readPolicy(ctx context.Context, hostID string) (rules []
 
 // SetApprovalPolicy replaces the host's rules (none turns auto-approval
 // off), audited as a host.approval_policy_changed event.
-func (s *approvalCases) SetApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule) ([]ApprovalRule, error) {
+func (s *ApprovalCases) SetApprovalPolicy(ctx context.Context, hostID string, rules []ApprovalRule) ([]ApprovalRule, error) {
 	p, err := s.policyHost(ctx, hostID)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (s *approvalCases) SetApprovalPolicy(ctx context.Context, hostID string, ru
 
 // hostRules are the host's auto-approval rules; none when it has no
 // policy or it cannot be read (then nothing is auto-approved).
-func (s *approvalCases) hostRules(ctx context.Context, hostID string) []ApprovalRule {
+func (s *ApprovalCases) hostRules(ctx context.Context, hostID string) []ApprovalRule {
 	rules, err := s.readPolicy(ctx, hostID)
 	if err != nil {
 		return nil
@@ -192,12 +192,12 @@ func (s *approvalCases) hostRules(ctx context.Context, hostID string) []Approval
 // autoRule is the host's rule that names exactly the prompt t's endpoint
 // shows now, and that prompt (-1: none; see matchRule). No input; the
 // endpoint is read only when the host has rules.
-func (s *approvalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
+func (s *ApprovalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, int) {
 	rules := s.hostRules(ctx, t.HostID)
 	if len(rules) == 0 {
 		return ApprovalPrompt{}, -1
 	}
-	seen, err := s.endpointOf(t.Endpoint).readPrompt(ctx, t)
+	seen, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
 	if err != nil || !seen.pr.Present {
 		return ApprovalPrompt{}, -1
 	}
@@ -214,7 +214,7 @@ func (s *approvalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, i
 // path as a host's approve_once, recorded as turn.approval_auto_approved
 // (or response_uncertain). done is false when nothing was sent: the
 // prompt is then the host's to answer.
-func (s *approvalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
+func (s *ApprovalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	unlock := s.turns.lockTerminal(t.TerminalID)
 	defer unlock()
 	t, err := s.store.Turn(ctx, t.ID)

@@ -11,7 +11,6 @@ type Service struct {
 	basics
 	terminals    Terminals
 	turns        *turns
-	approvals    ApprovalTerminal
 	watchTerm    WatchTerminal
 	backend      BackendThreads
 	codexBackend CodexBackend
@@ -36,12 +35,12 @@ type Service struct {
 	*DoctorCases
 	*NativeCases
 	*InteractionCases
+	*ApprovalCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
 	*backendCases
 	*watchCases
-	*approvalCases
 	*monitorCases
 }
 
@@ -59,7 +58,6 @@ type basics struct {
 type (
 	backendCases     struct{ *Service } // Codex threads through the app-server daemon
 	watchCases       struct{ *Service } // Watches of tasks AKK did not send
-	approvalCases    struct{ *Service } // permission prompts, by hand and by policy
 	monitorCases     struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
@@ -74,7 +72,8 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
 	s.backendCases, s.watchCases = &backendCases{s}, &watchCases{s}
 	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s}
-	s.approvalCases, s.monitorCases = &approvalCases{s}, &monitorCases{s}
+	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s}
+	s.monitorCases = &monitorCases{s}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }
