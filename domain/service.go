@@ -56,9 +56,9 @@ type basics struct {
 
 // The use-case types: each sees the whole Service through its pointer.
 type (
-	backendCases     struct{ *Service } // Codex threads through the app-server daemon
-	watchCases       struct{ *Service } // Watches of tasks AKK did not send
-	monitorCases     struct{ *Service } // following Turns: their monitors' lives and rounds
+	backendCases struct{ *Service } // Codex threads through the app-server daemon
+	watchCases   struct{ *Service } // Watches of tasks AKK did not send
+	monitorCases struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
 // NewService wires the use cases to their ports.
