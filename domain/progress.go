@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -90,26 +89,6 @@ func (s *Service) progressOf(t Turn, now time.Time, readErr bool) ProgressView {
 		v.State = ProgressReadError
 	}
 	return v
-}
-
-// cutGraphemes keeps the longest prefix of s of whole grapheme clusters
-// that is at most limit code points; cut says whether anything was left
-// out.
-func (s *Service) cutGraphemes(text string, limit int) (string, bool) {
-	if utf8.RuneCountInString(text) <= limit {
-		return text, false
-	}
-	if s.turns != nil {
-		if g, ok := s.turns.redact.(GraphemeCutter); ok {
-			return g.Cut(text, limit)
-		}
-	}
-	runes := []rune(text)
-	n := limit
-	for n > 0 && (unicode.In(runes[n], unicode.Mn, unicode.Me, unicode.Mc) || runes[n] == '\u200d' || runes[n-1] == '\u200d') {
-		n--
-	}
-	return string(runes[:n]), true
 }
 
 // Progress is t's public progress as its stored record shows it now.

@@ -19,8 +19,10 @@ type Service struct {
 
 	Retry RetryPolicy
 
-	// The key sequences in flight, and the answers under way.
+	// The key sequences in flight, the answers under way, and the Turns'
+	// ledger.
 	*inputGate
+	*turnLedger
 	*answerMarks
 	// promptsSeen is, per terminal, the prompt a listing last saw waiting
 	// (no Turn holding the pane) and since when: this daemon's first
@@ -61,19 +63,27 @@ type (
 	monitorCases struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
+// serviceWriter is the Turns' writer of the use cases that move a Turn:
+// the ledger's transitions and the monitors' start.
+type serviceWriter struct {
+	*turnLedger
+	*monitorCases
+}
+
+func (s *Service) turnWriter() turnWriter { return serviceWriter{s.turnLedger, s.monitorCases} }
+
 // NewService wires the use cases to their ports.
 func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	b := basics{store: store, clock: clock, ids: ids, validator: v}
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b),
-		inputGate: &inputGate{timer: b}, answerMarks: &answerMarks{}}
+		inputGate: &inputGate{timer: b}, answerMarks: &answerMarks{}, turnLedger: &turnLedger{basics: b}}
 	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) turnEndpoint { return absentEndpoint{s, k} }}
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
-	s.backendCases, s.watchCases = &backendCases{s}, &watchCases{s}
-	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s}
-	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s}
-	s.monitorCases = &monitorCases{s}
+	s.backendCases, s.watchCases, s.monitorCases = &backendCases{s}, &watchCases{s}, &monitorCases{s}
+	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
+	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

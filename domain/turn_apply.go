@@ -2,26 +2,7 @@ package domain
 
 import (
 	"context"
-	"errors"
 )
-
-// bindSession binds a Session to the native thread its first accepted
-// Turn proved, in the transaction that records the acceptance. A Session
-// already bound keeps its thread (a later Send by session_id to a pane now
-// on another thread is refused before input).
-func (s *Service) bindSession(ctx context.Context, tx Tx, t Turn) error {
-	if t.SessionID == "" || t.NativeThreadID == "" {
-		return nil
-	}
-	sess, err := tx.Session(ctx, t.SessionID)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil || sess.NativeThreadID != "" {
-		return err
-	}
-	return tx.BindSession(ctx, sess.ID, sess.Revision, t.NativeThreadID)
-}
 
 // applyProgress folds what the durable record proves into the Turn.
 func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {

@@ -5,89 +5,6 @@ import (
 	"log/slog"
 )
 
-// turnData is the public projection carried by Turn events and webhooks.
-func (s *Service) turnData(t Turn) map[string]any {
-	d := map[string]any{
-		"turn_id":      t.ID,
-		"session_id":   t.SessionID,
-		"terminal_id":  t.TerminalID,
-		"conversation": t.Conversation,
-		"state":        string(t.State),
-	}
-	if t.State == TurnCompleted {
-		d["final_message"] = t.FinalMessage
-	}
-	if t.FailureReason != "" {
-		d["reason"] = t.FailureReason
-	}
-	if t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain {
-		d["do_not_retry"] = true
-	}
-	if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {
-		d["note"] = "a wake-up signal, not authority: read the Turn's status before acting"
-	}
-	return d
-}
-
-// emitTurnLocked stores a Turn event (and its webhook when webhook is set)
-// in the caller's transaction.
-func (s *Service) emitTurnLocked(ctx context.Context, tx Tx, t Turn, typ string, webhook bool) (Notification, error) {
-	return s.emitLocked(ctx, tx, Event{Type: typ, HostID: t.HostID, Conversation: t.Conversation, Subject: t.ID,
-		Data: s.turnData(t)}, webhook)
-}
-
-// transition writes a Turn change with its event (and webhook) in one
-// transaction, compare-and-swap on the revision. It returns the stored Turn.
-func (s *Service) transition(ctx context.Context, t Turn, typ string, webhook bool) (Turn, error) {
-	return s.transitionWith(ctx, t, typ, webhook, nil)
-}
-
-// transitionWith is transition with extra public fields in the event data.
-func (s *Service) transitionWith(ctx context.Context, t Turn, typ string, webhook bool, extra map[string]any) (Turn, error) {
-	t.UpdatedAt = s.clock.Now().UTC()
-	if t.State.Final() || t.State == TurnStalled || t.State == TurnDeliveryUncertain || t.State == TurnResponseUncertain {
-		if t.EndedAt.IsZero() {
-			t.EndedAt = t.UpdatedAt
-		}
-	}
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		if err := tx.UpdateTurn(ctx, t); err != nil {
-			return err
-		}
-		if len(t.NewChanges) > 0 {
-			if err := tx.AddTurnChanges(ctx, t.ID, t.NewChanges); err != nil {
-				return err
-			}
-		}
-		if err := s.syncSendWatch(ctx, tx, t); err != nil {
-			return err
-		}
-		if typ == "turn.accepted" {
-			if err := s.bindSession(ctx, tx, t); err != nil {
-				return err
-			}
-		}
-		if typ == "" {
-			return nil
-		}
-		data := s.turnData(t)
-		for k, v := range extra {
-			data[k] = v
-		}
-		_, err := s.emitLocked(ctx, tx, Event{Type: typ, HostID: t.HostID, Conversation: t.Conversation, Subject: t.ID,
-			Data: data}, webhook)
-		return err
-	})
-	if err != nil {
-		return t, err
-	}
-	t.Revision++
-	t.NewChanges = nil
-	s.nudge(t.ID)
-	logTurnEvent(typ, t)
-	return t, nil
-}
-
 // StartTurnMonitors resumes monitoring of every live Turn (after a
 // restart) and keeps ctx as the life of monitors started later.
 func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
@@ -174,23 +91,6 @@ type nudgeKey struct{}
 func nudges(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(nudgeKey{}).(chan struct{})
 	return ch
-}
-
-// nudge tells the monitor of id, if any, that its record changed.
-func (s *monitorCases) nudge(id string) {
-	tr := s.turns
-	if tr == nil {
-		return
-	}
-	tr.monMu.Lock()
-	h := tr.monitors[id]
-	tr.monMu.Unlock()
-	if h != nil {
-		select {
-		case h.nudge <- struct{}{}:
-		default:
-		}
-	}
 }
 
 func (s *monitorCases) stopMonitor(turnID string) {
