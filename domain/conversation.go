@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -89,7 +90,37 @@ type Terminals interface {
 }
 
 // UseTerminals wires terminal discovery in.
-func (s *Service) UseTerminals(t Terminals) { s.terminals, s.DoctorCases.terminals = t, t }
+func (s *Service) UseTerminals(t Terminals) {
+	s.terminals, s.DoctorCases.terminals, s.ListCases.terminals = t, t, t
+}
+
+// ListCases list what the caller can see, observed now: each agent pane
+// and Codex thread as a conversation row with the actions its state
+// allows, and the caller's Turns whose endpoint is gone. They send no
+// input, and hold only their ports.
+type ListCases struct {
+	basics
+	terminals  Terminals
+	turns      *turns        // the panes' channels and dialogs (UseTurns)
+	watchTerm  WatchTerminal // set when Watches are (UseWatches)
+	ledger     *turnLedger
+	nat        *NativeCases
+	ic         *InteractionCases
+	ac         *ApprovalCases
+	threadRows threadRows
+
+	// promptsSeen is, per terminal, the prompt a listing last saw waiting
+	// (no Turn holding the pane) and since when: this daemon's first
+	// sight, the best there is for a prompt AKK did not cause.
+	seenMu      sync.Mutex
+	promptsSeen map[string]seenPrompt
+}
+
+// threadRows are the rows of the Codex threads a daemon lists.
+type threadRows interface {
+	backendThreads(ctx context.Context, ts []Terminal) []BackendThread
+	backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error)
+}
 
 // ActionOn names the kind of record an action acts on.
 type ActionOn string
@@ -118,7 +149,7 @@ func act(name string, on ActionOn, id string, body map[string]any, input ...stri
 
 // turnActions are the actions the state of a Turn the caller owns allows;
 // live says whether its pane is there.
-func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action, error) {
+func (s *ListCases) turnActions(ctx context.Context, t Turn, live bool) ([]Action, error) {
 	out := []Action{act("status", OnTurn, t.ID, nil)}
 	switch t.State {
 	case TurnWaitingForHost:
@@ -126,7 +157,7 @@ func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action,
 			out = append(out, act("respond", OnTurn, t.ID, map[string]any{}, "request"))
 		}
 	}
-	if live && s.turnCancellable(t) {
+	if live && cancellable(t) {
 		out = append(out, act("cancel", OnTurn, t.ID, nil))
 	}
 	if live && t.State == TurnStalled && !s.clock.Now().After(t.HardDeadline()) {
@@ -145,8 +176,8 @@ func (s *Service) turnActions(ctx context.Context, t Turn, live bool) ([]Action,
 	return append(out, rc...), nil
 }
 
-// turnCancellable mirrors Cancel's state rule.
-func (s *Service) turnCancellable(t Turn) bool {
+// cancellable mirrors Cancel's state rule.
+func cancellable(t Turn) bool {
 	if t.CancelRequested {
 		return false
 	}
@@ -161,7 +192,7 @@ func (s *Service) turnCancellable(t Turn) bool {
 
 // retryActions offers one retry_callback per failed notification of a
 // record, each naming its notification: with several, the caller chooses.
-func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string) ([]Action, error) {
+func (s *ListCases) retryActions(ctx context.Context, on ActionOn, subject string) ([]Action, error) {
 	ns, err := s.store.NotificationsAbout(ctx, subject)
 	if err != nil {
 		return nil, err
@@ -177,7 +208,7 @@ func (s *Service) retryActions(ctx context.Context, on ActionOn, subject string)
 
 // conversationOf builds t's row; recent holds the newest Turns of every
 // listed terminal (RecentTurnsOf), read once for the whole list.
-func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
+func (s *ListCases) conversationOf(ctx context.Context, p Principal, t Terminal, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
 	ref := EndpointRef{Kind: EndpointPane, ID: t.ID}
 	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Terminal: t, Actions: []Action{}, Watches: []Watch{}}
 	c.Terminal.Channels = s.channelsOf(t)
@@ -186,13 +217,13 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 	}
 	held := c.turnsOf(p, recent[ref])
 	c.Actions = append(c.Actions, s.sendActions(ctx, c, t, held)...)
-	if s.threads != nil && t.Agent.Profiled() {
+	if s.nat.threads != nil && t.Agent.Profiled() {
 		c.Actions = append(c.Actions, act("threads", OnTerminal, t.ID, nil))
 	}
-	c.Actions = append(c.Actions, s.nativeActions(ctx, t, held)...)
+	c.Actions = append(c.Actions, s.nat.nativeActions(ctx, t, held)...)
 	if s.watchTerm != nil && t.Watchable() && !held {
 		body := map[string]any{"terminal_id": t.ID}
-		if s.native != nil && t.Agent.ThreadProbe && t.Agent.Profiled() && !t.Agent.Compatibility &&
+		if s.nat.native != nil && t.Agent.ThreadProbe && t.Agent.Profiled() && !t.Agent.Compatibility &&
 			t.NativeIdentity == IdentityAmbiguous && t.ScreenState == ScreenWorking && t.ComposerEmpty {
 			// The records cannot say which task is this pane's: the closed
 			// status probe can (the Watch types it once).
@@ -211,9 +242,9 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 		return c, err
 	}
 	// A questionnaire, or an async question asked while the Turn works on.
-	if cur := c.CurrentTurn; cur != nil && s.interactions != nil &&
+	if cur := c.CurrentTurn; cur != nil && s.ic.interactions != nil &&
 		(cur.State == TurnAwaitingInteraction || (cur.State == TurnWorking && t.AsyncQuestion)) {
-		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
+		if in, err := s.ic.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
 			c.Actions = append(c.Actions, act("respond_interaction", OnTurn, cur.ID,
 				map[string]any{"interaction_id": in.InteractionID}, "answers"))
 		}
@@ -225,7 +256,7 @@ func (s *Service) conversationOf(ctx context.Context, p Principal, t Terminal, w
 // sendActions are the sends a row offers: the managed path (idle, empty
 // composer, no Turn holds the pane), or the user-explicit path Send would
 // take for this terminal; and to the caller's Session when it matches.
-func (s *Service) sendActions(ctx context.Context, c Conversation, t Terminal, held bool) []Action {
+func (s *ListCases) sendActions(ctx context.Context, c Conversation, t Terminal, held bool) []Action {
 	if _, err := sendPath(t, c.CurrentTurn, c.HeldByOther, true); err != nil {
 		return nil
 	}
@@ -236,7 +267,7 @@ func (s *Service) sendActions(ctx context.Context, c Conversation, t Terminal, h
 		return out
 	}
 	session, err := s.store.Session(ctx, c.SessionID)
-	if err == nil && session.NativeThreadID != "" && (sessionMatches(session, t) == nil || s.probeable(session, t)) {
+	if err == nil && session.NativeThreadID != "" && (sessionMatches(session, t) == nil || s.nat.probeable(session, t)) {
 		a := act("send", OnTurns, "", map[string]any{"session_id": session.ID}, "request")
 		a.Target = TargetSession
 		out = append(out, a)
@@ -248,7 +279,7 @@ func (s *Service) sendActions(ctx context.Context, c Conversation, t Terminal, h
 // composer that no Turn holds, on its own profile (never a neighbour's),
 // or the repair of a model control's residue (its menu open, or its bare
 // command in the composer).
-func (s *Service) nativeActions(ctx context.Context, t Terminal, held bool) []Action {
+func (s *NativeCases) nativeActions(ctx context.Context, t Terminal, held bool) []Action {
 	var out []Action
 	if s.native != nil && !held && t.SendReady() && !t.Agent.Compatibility {
 		resolved := t.NativeIdentity == IdentityResolved
@@ -279,7 +310,7 @@ func (s *Service) nativeActions(ctx context.Context, t Terminal, held bool) []Ac
 
 // addApproval offers a permission prompt to the owner of the Turn that
 // holds the pane, or to anyone when no Turn holds it.
-func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *Conversation) {
+func (s *ListCases) addApproval(ctx context.Context, p Principal, t Terminal, c *Conversation) {
 	if t.ScreenState != ScreenAwaitingApproval || c.HeldByOther {
 		s.promptSeenAt(t.ID, "")
 		return
@@ -291,7 +322,7 @@ func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *C
 	if c.CurrentTurn != nil && c.CurrentTurn.State != TurnAwaitingApproval {
 		return
 	}
-	av, err := s.offerApproval(ctx, p, t, turnID)
+	av, err := s.ac.offerApproval(ctx, p, t, turnID)
 	if err != nil {
 		// One pane whose prompt cannot be read degrades its own row,
 		// never the list.
@@ -316,7 +347,7 @@ func (s *Service) addApproval(ctx context.Context, p Principal, t Terminal, c *C
 
 // addTurnActions adds the actions of the row's Turns (the one holding its
 // endpoint, the caller's latest ended one).
-func (s *Service) addTurnActions(ctx context.Context, c *Conversation) error {
+func (s *ListCases) addTurnActions(ctx context.Context, c *Conversation) error {
 	if c.CurrentTurn != nil {
 		c.WaitingSince = s.waitingSince(ctx, *c.CurrentTurn)
 	}
@@ -366,7 +397,7 @@ func (c *Conversation) turnsOf(p Principal, newest []Turn) (held bool) {
 // (the one that holds it, the caller's latest ended one, its session).
 const recentPerTerminal = 20
 
-func (s *Service) List(ctx context.Context) (ConversationList, error) {
+func (s *ListCases) List(ctx context.Context) (ConversationList, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return ConversationList{}, err
@@ -382,7 +413,7 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	if err != nil {
 		return ConversationList{}, err
 	}
-	threads := s.backendThreads(ctx, ts)
+	threads := s.threadRows.backendThreads(ctx, ts)
 	out := ConversationList{Conversations: make([]Conversation, 0, len(ts)+len(threads)), Unavailable: []UnavailableTurn{}}
 	var recent map[EndpointRef][]Turn
 	if s.turns != nil {
@@ -415,7 +446,7 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 	// that pane is proven to show exactly it (never by project or title).
 	for _, th := range threads {
 		live[BackendEndpoint(th.ThreadID)] = true
-		c, err := s.backendConversationOf(ctx, p, th, watches, recent)
+		c, err := s.threadRows.backendConversationOf(ctx, p, th, watches, recent)
 		if err != nil {
 			return ConversationList{}, err
 		}
@@ -448,7 +479,7 @@ func (s *Service) List(ctx context.Context) (ConversationList, error) {
 
 // visibleWatches are the active Watches the caller may see, as their
 // status reads now.
-func (s *Service) visibleWatches(ctx context.Context, p Principal) ([]Watch, error) {
+func (s *ListCases) visibleWatches(ctx context.Context, p Principal) ([]Watch, error) {
 	all, err := s.store.ActiveWatches(ctx)
 	if err != nil {
 		return nil, err
@@ -458,7 +489,7 @@ func (s *Service) visibleWatches(ctx context.Context, p Principal) ([]Watch, err
 		if !p.CanSeeHost(w.HostID) {
 			continue
 		}
-		if w, err = s.projectWatch(ctx, w); err != nil {
+		if w, err = s.ledger.projectWatch(ctx, w); err != nil {
 			return nil, err
 		}
 		if w.State == WatchActive {
@@ -469,13 +500,13 @@ func (s *Service) visibleWatches(ctx context.Context, p Principal) ([]Watch, err
 }
 
 // Conversations lists every agent terminal, observed now.
-func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
+func (s *ListCases) Conversations(ctx context.Context) ([]Conversation, error) {
 	l, err := s.List(ctx)
 	return l.Conversations, err
 }
 
 // Conversation returns one conversation, observed now.
-func (s *Service) Conversation(ctx context.Context, id string) (Conversation, error) {
+func (s *ListCases) Conversation(ctx context.Context, id string) (Conversation, error) {
 	all, err := s.Conversations(ctx)
 	if err != nil {
 		return Conversation{}, err
@@ -490,7 +521,7 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, er
 }
 
 // channelsOf is how AKK would answer a prompt or a question on t's pane.
-func (s *Service) channelsOf(t Terminal) TerminalChannels {
+func (s *ListCases) channelsOf(t Terminal) TerminalChannels {
 	if s.turns != nil {
 		if cr, ok := s.turns.term.(ChannelReader); ok {
 			return cr.Channels(t)
@@ -504,7 +535,7 @@ func (s *Service) channelsOf(t Terminal) TerminalChannels {
 
 // dialogReader is the pane adapter's reader of start-up dialogs, when it
 // has one.
-func (s *Service) dialogReader() (DialogReader, bool) {
+func (s *ListCases) dialogReader() (DialogReader, bool) {
 	if s.turns == nil {
 		return nil, false
 	}
@@ -519,7 +550,7 @@ type seenPrompt struct {
 
 // promptSeenAt is when the prompt key of terminal id was first seen
 // waiting, now when it is new; key "" forgets the terminal's.
-func (s *Service) promptSeenAt(id, key string) time.Time {
+func (s *ListCases) promptSeenAt(id, key string) time.Time {
 	s.seenMu.Lock()
 	defer s.seenMu.Unlock()
 	if key == "" {

@@ -76,7 +76,7 @@ func sessionMatches(sess Session, t Terminal) error {
 // pane shows sess's thread where the records cannot: a bound session on
 // an exactly profiled Codex pane whose identity is ambiguous (threads in a
 // shared daemon), send-ready.
-func (s *Service) probeable(sess Session, t Terminal) bool {
+func (s *NativeCases) probeable(sess Session, t Terminal) bool {
 	return s.native != nil && sess.NativeThreadID != "" && t.Agent.ThreadProbe && t.Agent.Profiled() &&
 		!t.Agent.Compatibility && t.NativeIdentity == IdentityAmbiguous && t.SendReady()
 }

@@ -2,9 +2,7 @@
 // ports they need. It knows no technology: no SQL, no tmux, no HTTP.
 package domain
 
-import (
-	"sync"
-)
+import ()
 
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
@@ -24,11 +22,6 @@ type Service struct {
 	*inputGate
 	*turnLedger
 	*answerMarks
-	// promptsSeen is, per terminal, the prompt a listing last saw waiting
-	// (no Turn holding the pane) and since when: this daemon's first
-	// sight, the best there is for a prompt AKK did not cause.
-	seenMu      sync.Mutex
-	promptsSeen map[string]seenPrompt
 
 	// The use cases that stand alone: they see only the ports they hold.
 	*HostCases
@@ -38,6 +31,7 @@ type Service struct {
 	*NativeCases
 	*InteractionCases
 	*ApprovalCases
+	*ListCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -84,6 +78,8 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.backendCases, s.watchCases, s.monitorCases = &backendCases{s}, &watchCases{s}, &monitorCases{s}
 	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
+	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases,
+		threadRows: s.backendCases}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

@@ -405,7 +405,7 @@ var waitingEvents = map[TurnState]string{
 // waitingSince is when t began to wait on a person: its latest event of
 // entering the state it waits in (its last change when none is read);
 // zero when it does not wait.
-func (s *Service) waitingSince(ctx context.Context, t Turn) time.Time {
+func (s basics) waitingSince(ctx context.Context, t Turn) time.Time {
 	typ, ok := waitingEvents[t.State]
 	if !ok {
 		return time.Time{}

@@ -100,7 +100,7 @@ func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
 	cfg.defaults()
 	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
 	s.NativeCases.turns, s.InteractionCases.turns, s.ApprovalCases.turns = s.turns, s.turns, s.turns
-	s.turnLedger.turns = s.turns
+	s.turnLedger.turns, s.ListCases.turns = s.turns, s.turns
 }
 
 // setReadErr records whether the last read of a Turn's record failed.

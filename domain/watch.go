@@ -84,7 +84,7 @@ var StableIdle = 3 * time.Second
 
 // UseWatches wires the Watch anchor in (Observe and Progress come from the
 // Turn terminal).
-func (s *watchCases) UseWatches(w WatchTerminal) { s.watchTerm = w }
+func (s *watchCases) UseWatches(w WatchTerminal) { s.watchTerm, s.ListCases.watchTerm = w, w }
 
 // BackendThreads names, from the agent's own backend and with no input into
 // the pane, the thread a working terminal runs (Codex's managed app-server
