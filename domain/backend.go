@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,6 +30,8 @@ type BackendThread struct {
 	// Warnings are short sentences a person can act on (a daemon of a
 	// version whose protocol AKK has not checked).
 	Warnings []string
+	// Kind is the thread transport that lists it (set by the domain).
+	Kind EndpointKind
 	// PaneTerminalID is the terminal whose pane is proven to show this
 	// thread now (its Codex names the thread in the pane title, and no
 	// other pane or loaded thread matches); "" when none is.
@@ -83,9 +87,13 @@ func (e BackendEvent) Ends() bool {
 // the thread's later turns too; "" leaves a value as it is.
 type BackendTurnOptions struct{ Model, Effort string }
 
-// CodexBackend is Codex's own app-server, reached through the managed
-// daemons of the Codex panes AKK sees. It never starts a daemon.
-type CodexBackend interface {
+// ThreadTransport is a transport whose daemon runs an agent's threads:
+// it takes a turn as one structured request, never a keystroke, and says
+// itself when the turn starts and ends, what it asks, and what it
+// changed. Codex's own app-server (reached through the managed daemons of
+// the Codex panes AKK sees, never started by AKK) is one; a new one is an
+// adapter that implements this and one UseThreadTransport call.
+type ThreadTransport interface {
 	// Threads lists the loaded, recorded threads of the daemons of terms'
 	// agents.
 	Threads(ctx context.Context, terms []Terminal) ([]BackendThread, error)
@@ -122,49 +130,96 @@ type CodexBackend interface {
 	AnswerQuestion(ctx context.Context, turnID, fingerprint string, answers []StepAnswer) (AnswerStage, error)
 }
 
-// UseCodexBackend wires the Codex backend in: its threads are listed as
-// conversations and may be sent to.
-func (s *backendCases) UseCodexBackend(b CodexBackend) {
-	s.codexBackend = b
-	s.endpoints.register(EndpointCodexThread, threadEndpoint{s.Service})
+// threadTransport is a thread transport wired in.
+type threadTransport struct {
+	ThreadKind
+	calls ThreadTransport
+}
+
+// UseThreadTransport wires a thread transport in: its threads are listed
+// as conversations, may be sent to and watched, and their prompts and
+// questions answered.
+func (s *backendCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
+	registerIDPrefix(k)
+	tt := &threadTransport{ThreadKind: k, calls: t}
+	if s.threadKinds == nil {
+		s.threadKinds = map[EndpointKind]*threadTransport{}
+	}
+	s.threadKinds[k.Endpoint] = tt
+	s.endpoints.register(k.Endpoint, threadEndpoint{s.Service, tt})
+}
+
+// threadKindsSorted are the thread transports wired in, by kind.
+func (s *backendCases) threadKindsSorted() []*threadTransport {
+	out := make([]*threadTransport, 0, len(s.threadKinds))
+	for kind := range s.threadKinds {
+		if tt, ok := s.threadsOf(kind); ok {
+			out = append(out, tt)
+		}
+	}
+	slices.SortFunc(out, func(a, b *threadTransport) int { return strings.Compare(string(a.Endpoint), string(b.Endpoint)) })
+	return out
+}
+
+// daemonName is what a person calls the daemon of kind's threads.
+func (s *backendCases) daemonName(kind EndpointKind) string {
+	if tt, ok := s.threadKinds[kind]; ok {
+		return tt.Name
+	}
+	return "daemon"
+}
+
+// threadsOf is the thread transport of ref's kind, when one is wired in.
+func (s *backendCases) threadsOf(kind EndpointKind) (*threadTransport, bool) {
+	tt, ok := s.threadKinds[kind]
+	return tt, ok && tt.calls != nil && s.endpoints.has(kind)
 }
 
 // backendThreads lists the backend threads of the daemons of ts.
 func (s *backendCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
-	b, ok := s.codexDaemon()
-	if !ok {
-		return nil
+	var out []BackendThread
+	for _, tt := range s.threadKindsSorted() {
+		out = append(out, s.threadsIn(ctx, tt, ts)...)
 	}
-	ths, err := b.Threads(ctx, ts)
+	return out
+}
+
+// threadsIn lists the threads of one thread transport.
+func (s *backendCases) threadsIn(ctx context.Context, tt *threadTransport, ts []Terminal) []BackendThread {
+	ths, err := tt.calls.Threads(ctx, ts)
 	if err != nil {
-		slog.Warn("codex backend: list threads", "err", err)
+		slog.Warn("thread transport: list threads", "kind", tt.Endpoint, "err", err)
+	}
+	for i := range ths {
+		ths[i].Kind = tt.Endpoint
 	}
 	return ths
 }
 
 // backendThread finds the thread of a backend conversation or endpoint,
 // as its daemon reports it now.
-func (s *backendCases) backendThread(ctx context.Context, threadID string) (BackendThread, error) {
-	if _, ok := s.codexDaemon(); !ok || s.terminals == nil {
-		return BackendThread{}, E(CodeConversationNotFound, "no Codex backend is configured")
+func (s *backendCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok || s.terminals == nil {
+		return BackendThread{}, E(CodeConversationNotFound, "no "+string(ref.Kind)+" transport is configured")
 	}
 	ts, err := s.terminals.Discover(ctx)
 	if err != nil {
 		return BackendThread{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
 	}
-	for _, th := range s.backendThreads(ctx, ts) {
-		if th.ThreadID == threadID {
+	for _, th := range s.threadsIn(ctx, tt, ts) {
+		if th.ThreadID == ref.ID {
 			return th, nil
 		}
 	}
-	return BackendThread{}, E(CodeConversationNotFound, "no loaded Codex thread "+threadID+" (its daemon stopped, or the thread was unloaded; list again)")
+	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
 }
 
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.
 func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
 	bt := th
-	ref := EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID}
+	ref := EndpointRef{Kind: th.Kind, ID: th.ThreadID}
 	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
 	if s.turns == nil {
 		return c, nil
@@ -177,7 +232,7 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 	}
 	// A turn a person or another client started: watched through the
 	// daemon, exactly.
-	endpoint := BackendEndpoint(th.ThreadID)
+	endpoint := ref.String()
 	if s.watchTerm != nil && !held && th.Status == BackendActive {
 		c.Actions = append(c.Actions, act("watch", OnWatches, "", map[string]any{"terminal_id": endpoint}))
 	}
@@ -218,11 +273,15 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 // its daemon: reserved durably first, one turn/start, never retried.
 func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInput) (SendResult, error) {
 	tr := s.turns
-	threadID, ok := conversationThread(in.ConversationID)
+	ref, ok := conversationThread(in.ConversationID)
 	if !ok {
-		return SendResult{}, E(CodeConversationNotFound, "conversation "+in.ConversationID+" is not a backend conversation; send to a terminal with terminal_id")
+		return SendResult{}, E(CodeConversationNotFound, "conversation "+in.ConversationID+" is not a thread's conversation; send to a terminal with terminal_id")
 	}
-	endpoint := BackendEndpoint(threadID)
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok {
+		return SendResult{}, E(CodeConversationNotFound, "conversation "+in.ConversationID+": no "+string(ref.Kind)+" transport is configured")
+	}
+	threadID, endpoint := ref.ID, ref.String()
 	unlock := tr.lockTerminal(endpoint)
 	defer unlock()
 	if in.MessageID != "" {
@@ -230,7 +289,7 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 			return s.existing(ctx, t, in.Request)
 		}
 	}
-	th, err := s.backendThread(ctx, threadID)
+	th, err := s.backendThread(ctx, ref)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -244,12 +303,12 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 	}
 	opts := BackendTurnOptions{Model: in.Model, Effort: in.ReasoningEffort}
 	if opts != (BackendTurnOptions{}) {
-		if err := s.checkBackendModel(ctx, th, opts); err != nil {
+		if err := s.checkBackendModel(ctx, tt, th, opts); err != nil {
 			return SendResult{}, err
 		}
 	}
 	now := s.clock.Now().UTC()
-	t := s.newTurn(p, in, EndpointRef{Kind: EndpointCodexThread, ID: threadID}, PathCodexBackend, now)
+	t := s.newTurn(p, in, ref, tt.Path, now)
 	t.NativeThreadID = threadID
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		// The session is bound to the thread from the start: the daemon
@@ -266,9 +325,15 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 	}
 	logSend(t, len(in.Request))
 	Failpoint("send.reserved")
+	return s.startThreadTurn(ctx, tt, th, t, in.Request, opts)
+}
+
+// startThreadTurn starts the reserved Turn t on thread th: one start,
+// never retried, and what became of it recorded.
+func (s *backendCases) startThreadTurn(ctx context.Context, tt *threadTransport, th BackendThread, t Turn, request string, opts BackendTurnOptions) (SendResult, error) {
 	// The start runs to its end even when the caller goes away.
 	sctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-start")
-	nativeTurn, stage, subErr := s.codexBackend.Start(sctx, th, in.Request, t.ID, opts)
+	nativeTurn, stage, subErr := tt.calls.Start(sctx, th, request, t.ID, opts)
 	cancel()
 	if stage == SubmitNothing {
 		res, err := s.afterSubmit(ctx, t, stage, subErr, false)

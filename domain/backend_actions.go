@@ -23,11 +23,11 @@ func (s *backendCases) backendModels(ctx context.Context, endpoint string) (Mode
 	if _, err := requirePrincipal(ctx); err != nil {
 		return ModelsResult{}, err
 	}
-	th, err := s.backendEndpointThread(ctx, endpoint)
+	tt, th, err := s.backendEndpointThread(ctx, endpoint)
 	if err != nil {
 		return ModelsResult{}, err
 	}
-	st, err := s.codexBackend.Models(ctx, th)
+	st, err := tt.calls.Models(ctx, th)
 	if err == nil && (st.Model == "" || st.Effort == "") {
 		err = errors.New("the daemon names no model and effort for the thread")
 	}
@@ -42,7 +42,7 @@ func (s *backendCases) backendModels(ctx context.Context, endpoint string) (Mode
 // daemon's catalogue, read now: the model listed, the effort one the
 // catalogue lists for it (the chosen model, else the one the listing just
 // read from the thread).
-func (s *backendCases) checkBackendModel(ctx context.Context, th BackendThread, opts BackendTurnOptions) error {
+func (s *backendCases) checkBackendModel(ctx context.Context, tt *threadTransport, th BackendThread, opts BackendTurnOptions) error {
 	model := th.Model
 	if opts.Model != "" {
 		model = opts.Model
@@ -51,7 +51,7 @@ func (s *backendCases) checkBackendModel(ctx context.Context, th BackendThread, 
 		return Invalid("the daemon names no model for this thread, so no effort can be checked; nothing was sent",
 			FieldError{Field: "model", Message: "name one of the thread's model_options with the effort"})
 	}
-	models, err := s.codexBackend.Catalogue(ctx, th)
+	models, err := tt.calls.Catalogue(ctx, th)
 	if err != nil {
 		return &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
 	}
@@ -69,14 +69,16 @@ func (s *backendCases) checkBackendModel(ctx context.Context, th BackendThread, 
 
 // backendEndpointThread is the thread of a backend endpoint named where a
 // terminal id goes: an unknown one is terminal_not_found.
-func (s *backendCases) backendEndpointThread(ctx context.Context, endpoint string) (BackendThread, error) {
-	if _, ok := s.codexDaemon(); !ok {
-		return BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no Codex backend is configured)")
+func (s *backendCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
+	ref := ParseEndpoint(endpoint)
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok {
+		return nil, BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no "+string(ref.Kind)+" transport is configured)")
 	}
-	th, err := s.backendThread(ctx, ParseEndpoint(endpoint).ID)
+	th, err := s.backendThread(ctx, ref)
 	var de *Error
 	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
-		return BackendThread{}, E(CodeTerminalNotFound, de.Message)
+		return nil, BackendThread{}, E(CodeTerminalNotFound, de.Message)
 	}
-	return th, err
+	return tt, th, err
 }

@@ -68,7 +68,7 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
 	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
 		models: []domain.ModelOption{{Model: "m1", Label: "M1", Efforts: []string{"low", "high"}}}}
-	w.svc.UseCodexBackend(b)
+	w.svc.UseThreadTransport(domain.CodexThreads, b)
 	conv := domain.BackendConversationID("th-1")
 
 	for _, c := range []struct {
@@ -118,7 +118,7 @@ func TestBackendRowMergedWithItsPane(t *testing.T) {
 	term.Warnings = []string{domain.WarnDaemonThread}
 	w := newWorld(t, "", &fakeTerm{term: term})
 	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, PaneTerminalID: term.ID}}
-	w.svc.UseCodexBackend(b)
+	w.svc.UseThreadTransport(domain.CodexThreads, b)
 
 	l, err := w.svc.List(w.host)
 	if err != nil {

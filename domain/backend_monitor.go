@@ -11,14 +11,18 @@ import (
 
 // followBackend follows a native turn of a loaded thread through its
 // daemon; why says what kept it from being followed.
-func (s *backendCases) followBackend(ctx context.Context, threadID, turnID string) (<-chan BackendEvent, string) {
-	th, err := s.backendThread(ctx, threadID)
-	if err != nil {
-		return nil, "the thread's Codex app-server daemon cannot be reached: " + errMessage(err)
+func (s *backendCases) followBackend(ctx context.Context, ref EndpointRef, turnID string) (<-chan BackendEvent, string) {
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok {
+		return nil, "no " + string(ref.Kind) + " transport is configured"
 	}
-	events, err := s.codexBackend.Follow(ctx, th, turnID)
+	th, err := s.backendThread(ctx, ref)
 	if err != nil {
-		return nil, "the thread's Codex app-server daemon cannot be followed: " + err.Error()
+		return nil, "the thread's " + tt.Name + " cannot be reached: " + errMessage(err)
+	}
+	events, err := tt.calls.Follow(ctx, th, turnID)
+	if err != nil {
+		return nil, "the thread's " + tt.Name + " cannot be followed: " + err.Error()
 	}
 	return events, ""
 }
@@ -33,7 +37,7 @@ func (s *backendCases) backendTurnFollower(ctx context.Context, t Turn) follower
 		m.stall(ctx, "the daemon's id of the turn was not recorded; recover or close the turn")
 		return nil
 	}
-	events, why := s.followBackend(ctx, t.NativeThreadID, t.NativeTurnID)
+	events, why := s.followBackend(ctx, EndpointRef{Kind: t.Endpoint.Kind, ID: t.NativeThreadID}, t.NativeTurnID)
 	if why != "" {
 		m.stall(ctx, why)
 		return nil
@@ -83,7 +87,7 @@ func (m *backendTurnFollow) wait(ctx context.Context) bool {
 		return false
 	case ev, open := <-m.events:
 		if !open {
-			m.stall(ctx, "the thread's Codex app-server daemon stopped answering before the turn ended")
+			m.stall(ctx, "the thread's "+m.s.daemonName(m.t.Endpoint.Kind)+" stopped answering before the turn ended")
 			return false
 		}
 		m.ev = &ev
@@ -258,9 +262,13 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, 
 		return nil
 	}
 	// The callback carries the public projection only.
-	if st, ok := s.codexBackend.Question(m.t.NativeTurnID); ok {
+	tt, ok := s.threadsOf(m.t.Endpoint.Kind)
+	if !ok {
+		return nil
+	}
+	if st, ok := tt.calls.Question(m.t.NativeTurnID); ok {
 		if key, err := s.stepKey(ctx, next, st); err == nil {
-			if in, _, err := s.project(ctx, next, AgentCodex, st, key); err == nil {
+			if in, _, err := s.project(ctx, next, tt.Agent, st, key); err == nil {
 				return map[string]any{"interaction": in}
 			}
 		}
@@ -309,7 +317,7 @@ func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) 
 		next.FailureReason = boundText(s.turns.redact, ev.Text, 500)
 	case BackendGone:
 		next.State, typ, webhook = TurnStalled, "turn.stalled", true
-		next.FailureReason = "the thread's Codex app-server daemon went away before the turn ended: " + ev.Text
+		next.FailureReason = "the thread's " + s.daemonName(t.Endpoint.Kind) + " went away before the turn ended: " + ev.Text
 	}
 	return next, typ, webhook
 }

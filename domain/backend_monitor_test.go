@@ -49,7 +49,7 @@ func workingBackendTurn(t *testing.T) (*world, *scriptedDaemon, *domain.Service,
 	w := newWorld(t, "", ft)
 	b := &scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, Model: "m1"}},
 		events: make(chan domain.BackendEvent)}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseCodexBackend(b) })
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseThreadTransport(domain.CodexThreads, b) })
 	r, err := svc.Send(w.host, domain.SendInput{ConversationID: domain.BackendConversationID("th-1"), Request: "work"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,10 @@ func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
 	w := newWorld(t, "", ft)
 	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
 		events: make(chan domain.BackendEvent)}}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseWatches(anchor{ft, false}); svc.UseCodexBackend(b) })
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
+		svc.UseWatches(anchor{ft, false})
+		svc.UseThreadTransport(domain.CodexThreads, b)
+	})
 	wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1")})
 	if err != nil {
 		t.Fatal(err)

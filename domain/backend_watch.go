@@ -12,14 +12,14 @@ import (
 // person or another client of its daemon started), exactly: the daemon
 // names the turn, and its own events end the Watch. No input.
 func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
-	th, err := s.backendEndpointThread(ctx, in.TerminalID)
+	tt, th, err := s.backendEndpointThread(ctx, in.TerminalID)
 	if err != nil {
 		return Watch{}, err
 	}
 	if err := s.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {
 		return Watch{}, err
 	}
-	turnID, err := s.codexBackend.RunningTurn(ctx, th)
+	turnID, err := tt.calls.RunningTurn(ctx, th)
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
 	}
@@ -28,7 +28,7 @@ func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in Ne
 	}
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
-		Endpoint: EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID}, Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
+		Endpoint: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
 		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
 	return s.beginWatch(ctx, w, in)
 }
@@ -39,7 +39,7 @@ func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in Ne
 // task may run on; nothing proves it).
 func (s *backendCases) backendWatchFollower(ctx context.Context, w Watch) follower {
 	f := &backendWatchFollow{s: s, log: slog.With("watch_id", w.ID), w: w}
-	events, why := s.followBackend(ctx, w.Endpoint.ID, w.NativeTurnID)
+	events, why := s.followBackend(ctx, w.Endpoint, w.NativeTurnID)
 	if why != "" {
 		f.invalidate(ctx, why)
 		return nil
@@ -88,7 +88,7 @@ func (f *backendWatchFollow) wait(ctx context.Context) bool {
 		return false
 	case ev, open := <-f.events:
 		if !open {
-			f.invalidate(ctx, "the thread's Codex app-server daemon stopped answering before the turn ended")
+			f.invalidate(ctx, "the thread's "+f.s.daemonName(f.w.Endpoint.Kind)+" stopped answering before the turn ended")
 			return false
 		}
 		f.ev = &ev
@@ -195,7 +195,7 @@ func (s *backendCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, 
 	case BackendFailed:
 		next.State, next.Reason, typ, webhook = WatchFailed, boundText(s.turns.redact, ev.Text, 500), "watch.failed", true
 	case BackendGone:
-		next.State, next.Reason, typ, webhook = WatchInvalidated, "the thread's Codex app-server daemon went away before the turn ended: "+ev.Text, "watch.invalidated", true
+		next.State, next.Reason, typ, webhook = WatchInvalidated, "the thread's "+s.daemonName(w.Endpoint.Kind)+" went away before the turn ended: "+ev.Text, "watch.invalidated", true
 	}
 	return next, typ, webhook
 }

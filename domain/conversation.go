@@ -422,7 +422,7 @@ func (s *ListCases) List(ctx context.Context) (ConversationList, error) {
 			eps = append(eps, EndpointRef{Kind: EndpointPane, ID: t.ID})
 		}
 		for _, th := range threads {
-			eps = append(eps, EndpointRef{Kind: EndpointCodexThread, ID: th.ThreadID})
+			eps = append(eps, EndpointRef{Kind: th.Kind, ID: th.ThreadID})
 		}
 		if recent, err = s.store.RecentTurnsOf(ctx, eps, recentPerTerminal); err != nil {
 			return ConversationList{}, err
@@ -445,7 +445,7 @@ func (s *ListCases) List(ctx context.Context) (ConversationList, error) {
 	// A backend thread is its own row, merged with a pane's row only when
 	// that pane is proven to show exactly it (never by project or title).
 	for _, th := range threads {
-		live[BackendEndpoint(th.ThreadID)] = true
+		live[EndpointRef{Kind: th.Kind, ID: th.ThreadID}.String()] = true
 		c, err := s.threadRows.backendConversationOf(ctx, p, th, watches, recent)
 		if err != nil {
 			return ConversationList{}, err

@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"strings"
+	"sync"
 )
 
 // EndpointKind is the transport an endpoint is reached through.
@@ -17,29 +18,88 @@ const (
 	EndpointCodexThread EndpointKind = "codex_thread"
 )
 
-// The public ids of a Codex thread: its endpoint (what a backend Turn
-// holds where a pane's Turn holds its terminal, so one Turn at a time
-// holds a thread) and its conversation. This file alone writes and reads
-// them.
-const (
-	backendConversationPrefix = "conv_cx_"
-	backendEndpointPrefix     = "cx_"
-)
+// ThreadKind is what the domain knows of a thread transport besides its
+// calls.
+type ThreadKind struct {
+	Endpoint EndpointKind // the kind of its endpoints
+	// IDPrefix begins its endpoint ids ("cx_" and the thread id); "conv_"
+	// and that is a thread's conversation id.
+	IDPrefix string
+	Agent    AgentKind    // the agent its threads run
+	Path     DeliveryPath // how a Send reaches a thread
+	Name     string       // what a person calls its daemon, in messages
+}
 
-// BackendConversationID is the conversation id of a backend thread.
-func BackendConversationID(threadID string) string { return backendConversationPrefix + threadID }
+// CodexThreads is Codex's app-server daemon as a thread transport.
+var CodexThreads = ThreadKind{Endpoint: EndpointCodexThread, IDPrefix: "cx_", Agent: AgentCodex,
+	Path: PathCodexBackend, Name: "Codex app-server daemon"}
 
-// BackendEndpoint is the endpoint a backend Turn of the thread holds.
-func BackendEndpoint(threadID string) string { return backendEndpointPrefix + threadID }
+// The public ids of a thread transport's thread: its endpoint (what a
+// Turn of the thread holds where a pane's Turn holds its terminal, so one
+// Turn at a time holds a thread) is the kind's id prefix and the thread
+// id; its conversation is "conv_" and that. This file alone writes and
+// reads them; a pane's ids have no such prefix ("term_…", "conv_…").
+const conversationPrefix = "conv_"
 
-// conversationThread is the thread a backend conversation id names.
-func conversationThread(id string) (string, bool) {
-	threadID, ok := strings.CutPrefix(id, backendConversationPrefix)
-	return threadID, ok && threadID != ""
+// idPrefixes are the id prefixes of the thread kinds this process knows:
+// Codex's always, another once it is registered (UseThreadTransport).
+var idPrefixes = struct {
+	sync.RWMutex
+	byKind map[EndpointKind]string
+}{byKind: map[EndpointKind]string{CodexThreads.Endpoint: CodexThreads.IDPrefix}}
+
+// registerIDPrefix makes k's ids known to ParseEndpoint. A kind keeps the
+// prefix it was first given.
+func registerIDPrefix(k ThreadKind) {
+	idPrefixes.Lock()
+	defer idPrefixes.Unlock()
+	if _, ok := idPrefixes.byKind[k.Endpoint]; !ok {
+		idPrefixes.byKind[k.Endpoint] = k.IDPrefix
+	}
+}
+
+// prefixOf is kind's id prefix, "" for a pane (or an unknown kind).
+func prefixOf(kind EndpointKind) string {
+	idPrefixes.RLock()
+	defer idPrefixes.RUnlock()
+	return idPrefixes.byKind[kind]
+}
+
+// kindOfID is the thread kind whose prefix begins id, with the rest.
+func kindOfID(id string) (EndpointRef, bool) {
+	idPrefixes.RLock()
+	defer idPrefixes.RUnlock()
+	for kind, prefix := range idPrefixes.byKind {
+		if rest, ok := strings.CutPrefix(id, prefix); ok {
+			return EndpointRef{Kind: kind, ID: rest}, true
+		}
+	}
+	return EndpointRef{}, false
+}
+
+// BackendConversationID is the conversation id of a Codex thread.
+func BackendConversationID(threadID string) string {
+	return EndpointRef{Kind: EndpointCodexThread, ID: threadID}.ConversationID()
+}
+
+// BackendEndpoint is the endpoint a Turn of a Codex thread holds.
+func BackendEndpoint(threadID string) string {
+	return EndpointRef{Kind: EndpointCodexThread, ID: threadID}.String()
+}
+
+// conversationThread is the thread endpoint a thread's conversation id
+// names.
+func conversationThread(id string) (EndpointRef, bool) {
+	rest, ok := strings.CutPrefix(id, conversationPrefix)
+	if !ok {
+		return EndpointRef{}, false
+	}
+	ref, ok := kindOfID(rest)
+	return ref, ok && ref.ID != ""
 }
 
 // EndpointRef names what a Turn or a Watch holds: a pane by its terminal
-// id, or a Codex thread by its thread id.
+// id, or a thread by its thread id.
 type EndpointRef struct {
 	Kind EndpointKind
 	ID   string
@@ -49,19 +109,14 @@ type EndpointRef struct {
 // TerminalID). It is the one place that tells a thread's endpoint from a
 // pane.
 func ParseEndpoint(id string) EndpointRef {
-	if threadID, ok := strings.CutPrefix(id, backendEndpointPrefix); ok {
-		return EndpointRef{Kind: EndpointCodexThread, ID: threadID}
+	if ref, ok := kindOfID(id); ok {
+		return ref
 	}
 	return EndpointRef{Kind: EndpointPane, ID: id}
 }
 
 // String is the endpoint's stored id, as ParseEndpoint reads it.
-func (r EndpointRef) String() string {
-	if r.Kind == EndpointCodexThread {
-		return BackendEndpoint(r.ID)
-	}
-	return r.ID
-}
+func (r EndpointRef) String() string { return prefixOf(r.Kind) + r.ID }
 
 // turnEndpoint is what a Turn or a Watch holds, as the use cases drive it:
 // each operation that differs between a pane and a Codex thread.
@@ -151,7 +206,7 @@ const (
 
 // endpointRegistry holds the endpoint of each kind this daemon has a
 // transport for: a pane's always; a Codex thread's once a Codex backend is
-// wired in (UseCodexBackend).
+// wired in (UseThreadTransport).
 type endpointRegistry struct {
 	byKind map[EndpointKind]turnEndpoint
 	// absent is the endpoint of a kind with none registered.
@@ -186,17 +241,11 @@ func (r *endpointRegistry) register(kind EndpointKind, e turnEndpoint) {
 // endpointOf is the endpoint registered for ref's kind (endpointRegistry.of).
 func (s *Service) endpointOf(ref EndpointRef) turnEndpoint { return s.endpoints.of(ref) }
 
-// codexDaemon is the Codex backend, when one is wired in: the registry's
-// one answer to whether a thread's transport is there.
-func (s *Service) codexDaemon() (CodexBackend, bool) {
-	return s.codexBackend, s.endpoints.has(EndpointCodexThread) && s.codexBackend != nil
-}
-
 // ConversationID is the public conversation id of the endpoint: a pane's
-// (ConversationIDFor its terminal) or a Codex thread's.
+// (ConversationIDFor its terminal) or a thread's.
 func (r EndpointRef) ConversationID() string {
-	if r.Kind == EndpointCodexThread {
-		return BackendConversationID(r.ID)
+	if prefix := prefixOf(r.Kind); prefix != "" {
+		return conversationPrefix + prefix + r.ID
 	}
 	return ConversationIDFor(r.ID)
 }

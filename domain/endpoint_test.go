@@ -33,7 +33,7 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 	if err := s.endpointOf(thread).configured(useApprovals); err == nil {
 		t.Errorf("an absent endpoint answers prompts")
 	}
-	s.UseCodexBackend(nil)
+	s.UseThreadTransport(CodexThreads, nil)
 	if _, ok := s.endpointOf(thread).(threadEndpoint); !ok {
 		t.Errorf("a thread's endpoint is not a threadEndpoint")
 	}

@@ -2,9 +2,13 @@ package domain
 
 import "context"
 
-// threadEndpoint is a Codex thread, driven through its app-server daemon,
-// which itself says when a turn starts and ends.
-type threadEndpoint struct{ *Service }
+// threadEndpoint is a thread of a thread transport (a Codex thread,
+// driven through its app-server daemon), whose daemon itself says when a
+// turn starts and ends.
+type threadEndpoint struct {
+	*Service
+	tt *threadTransport
+}
 
 // recoverTurn follows a stalled turn again; the daemon says how it stands.
 func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
@@ -35,18 +39,18 @@ func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*A
 // currentStep reads the daemon's pending question as one questionnaire
 // step.
 func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	st, ok := s.codexBackend.Question(t.NativeTurnID)
+	st, ok := s.tt.calls.Question(t.NativeTurnID)
 	if !ok || t.State != TurnAwaitingInteraction {
-		return AgentCodex, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
+		return s.tt.Agent, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
 	}
-	return AgentCodex, Terminal{}, st, nil
+	return s.tt.Agent, Terminal{}, st, nil
 }
 
 // deliverAnswers gives a reserved step its answers through the daemon.
 func (s threadEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
 	actx, cancel := s.boundedFrom(ctx, KeySequenceBound, "backend-answer")
 	defer cancel()
-	return s.codexBackend.AnswerQuestion(actx, t.NativeTurnID, fingerprint, answers)
+	return s.tt.calls.AnswerQuestion(actx, t.NativeTurnID, fingerprint, answers)
 }
 
 // turnFollower follows the Turn through the daemon.
@@ -66,7 +70,7 @@ func (s threadEndpoint) startWatch(ctx context.Context, p Principal, in NewWatch
 
 // watchedLive checks that the watched thread is still loaded in its daemon.
 func (s threadEndpoint) watchedLive(ctx context.Context, w Watch) error {
-	if _, err := s.backendThread(ctx, w.Endpoint.ID); err != nil {
+	if _, err := s.backendThread(ctx, w.Endpoint); err != nil {
 		return E(CodeTerminalNotFound, "the watched thread is no longer loaded in its daemon")
 	}
 	return nil
@@ -92,7 +96,7 @@ func (s threadEndpoint) configured(endpointUse) error { return nil }
 // (a declined command is the model's to handle).
 func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
 	const where = "where the thread is shown"
-	pr, ok := s.codexBackend.Prompt(t.NativeTurnID)
+	pr, ok := s.tt.calls.Prompt(t.NativeTurnID)
 	if !ok {
 		if t.State != TurnAwaitingApproval {
 			return promptRead{}, nil
@@ -101,8 +105,8 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 		return promptRead{pr: ApprovalPrompt{Present: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}, where: where}, nil
 	}
 	facts := func(ctx context.Context) Terminal {
-		term := Terminal{Agent: Agent{Kind: AgentCodex}}
-		if th, err := s.backendThread(ctx, t.NativeThreadID); err == nil {
+		term := Terminal{Agent: Agent{Kind: s.tt.Agent}}
+		if th, err := s.backendThread(ctx, s.threadRef(t)); err == nil {
 			term.Project = th.Cwd
 		}
 		return term
@@ -113,7 +117,7 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 // sendAnswer gives the daemon one decision, if it still asks the request
 // fingerprinted, and waits for it to say it is resolved.
 func (s threadEndpoint) sendAnswer(seq context.Context, t Turn, _ promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
-	return s.codexBackend.Decide(seq, t.NativeTurnID, fingerprint, d)
+	return s.tt.calls.Decide(seq, t.NativeTurnID, fingerprint, d)
 }
 
 // interruptible checks that the daemon started the turn and is reachable.
@@ -121,7 +125,7 @@ func (s threadEndpoint) interruptible(ctx context.Context, t Turn) (interruptTar
 	if t.NativeTurnID == "" {
 		return interruptTarget{}, stateConflict(t, "cancel")
 	}
-	th, err := s.backendThread(ctx, t.NativeThreadID)
+	th, err := s.backendThread(ctx, s.threadRef(t))
 	if err != nil {
 		return interruptTarget{}, err
 	}
@@ -131,7 +135,7 @@ func (s threadEndpoint) interruptible(ctx context.Context, t Turn) (interruptTar
 // interrupt asks the daemon to interrupt the native turn; the monitor
 // reports cancelled when the daemon says so.
 func (s threadEndpoint) interrupt(seq context.Context, t Turn, target interruptTarget) error {
-	return s.codexBackend.Interrupt(seq, target.thread, t.NativeTurnID)
+	return s.tt.calls.Interrupt(seq, target.thread, t.NativeTurnID)
 }
 
 // followable: the daemon started the turn and answers.
@@ -139,6 +143,11 @@ func (s threadEndpoint) followable(ctx context.Context, t Turn) error {
 	if t.NativeTurnID == "" {
 		return E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
 	}
-	_, err := s.backendThread(ctx, t.NativeThreadID)
+	_, err := s.backendThread(ctx, s.threadRef(t))
 	return err
+}
+
+// threadRef is the thread t's daemon runs its turn on.
+func (s threadEndpoint) threadRef(t Turn) EndpointRef {
+	return EndpointRef{Kind: s.tt.Endpoint, ID: t.NativeThreadID}
 }

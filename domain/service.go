@@ -7,13 +7,13 @@ import ()
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
 	basics
-	terminals    Terminals
-	turns        *turns
-	watchTerm    WatchTerminal
-	backend      BackendThreads
-	codexBackend CodexBackend
-	endpoints    *endpointRegistry
-	screens      ScreenReader
+	terminals   Terminals
+	turns       *turns
+	watchTerm   WatchTerminal
+	backend     BackendThreads
+	threadKinds map[EndpointKind]*threadTransport // by kind (UseThreadTransport)
+	endpoints   *endpointRegistry
+	screens     ScreenReader
 
 	Retry RetryPolicy
 

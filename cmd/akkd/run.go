@@ -465,7 +465,7 @@ func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
 		// The daemons' threads as conversations, sent to through them.
-		svc.UseCodexBackend(&codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
+		svc.UseThreadTransport(domain.CodexThreads, &codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
 	}
 	if len(cfg.codexProjects) > 0 {
 		d.projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,

@@ -21,7 +21,7 @@ import (
 	"akk/terminaldrivers/proc"
 )
 
-// Backend implements domain.CodexBackend: the managed daemons of the Codex
+// Backend implements domain.ThreadTransport: the managed daemons of the Codex
 // panes AKK sees (found from each agent's CODEX_HOME), driven as one more
 // client. It never starts a daemon.
 type Backend struct {
@@ -197,7 +197,7 @@ func threadStatus(s string) string {
 	return "system_error"
 }
 
-// Threads implements domain.CodexBackend: the loaded threads of each
+// Threads implements domain.ThreadTransport: the loaded threads of each
 // daemon that have a record (a thread is followable once its first turn
 // wrote its rollout; ephemeral helpers never are). A daemon that cannot
 // be reached lists nothing.
@@ -291,7 +291,7 @@ func (b *Backend) follow(ctx context.Context, th domain.BackendThread) (*followi
 	return f, nil
 }
 
-// Start implements domain.CodexBackend. An answer of the daemon's, an
+// Start implements domain.ThreadTransport. An answer of the daemon's, an
 // error included, proves what happened; a connection lost after the
 // request went out does not.
 func (b *Backend) Start(ctx context.Context, th domain.BackendThread, text, messageID string, opts domain.BackendTurnOptions) (string, domain.SubmitStage, error) {
@@ -399,7 +399,7 @@ func (b *Backend) take(turnID string) *following {
 	return f
 }
 
-// Follow implements domain.CodexBackend.
+// Follow implements domain.ThreadTransport.
 func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID string) (<-chan domain.BackendEvent, error) {
 	f := b.take(turnID)
 	// The connection that started the turn was subscribed before it
@@ -640,7 +640,7 @@ func turnEnd(t Turn, final string) (domain.BackendEvent, bool) {
 	return domain.BackendEvent{}, false
 }
 
-// RunningTurn implements domain.CodexBackend: the thread's turn in
+// RunningTurn implements domain.ThreadTransport: the thread's turn in
 // progress, as its record lists it.
 func (b *Backend) RunningTurn(ctx context.Context, th domain.BackendThread) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout())
@@ -662,7 +662,7 @@ func (b *Backend) RunningTurn(ctx context.Context, th domain.BackendThread) (str
 	return "", nil
 }
 
-// Models implements domain.CodexBackend: the daemon's catalogue and the
+// Models implements domain.ThreadTransport: the daemon's catalogue and the
 // model and effort the thread's next turn gets. An effort the thread
 // leaves unset is its model's default, which is what the daemon applies;
 // a thread whose daemon names no model has neither.
@@ -700,7 +700,7 @@ func (b *Backend) Models(ctx context.Context, th domain.BackendThread) (domain.M
 	return st, nil
 }
 
-// Catalogue implements domain.CodexBackend: model/list alone.
+// Catalogue implements domain.ThreadTransport: model/list alone.
 func (b *Backend) Catalogue(ctx context.Context, th domain.BackendThread) ([]domain.ModelOption, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.timeout())
 	defer cancel()
@@ -741,7 +741,7 @@ func catalogue(models []Model) []domain.ModelOption {
 	return out
 }
 
-// Interrupt implements domain.CodexBackend.
+// Interrupt implements domain.ThreadTransport.
 func (b *Backend) Interrupt(ctx context.Context, th domain.BackendThread, turnID string) error {
 	f, err := b.follow(ctx, th)
 	if err != nil {
@@ -778,7 +778,7 @@ func (p *prompt) fingerprint(turnID string) string {
 	return "cxapproval:" + hex.EncodeToString(sum[:])
 }
 
-// Prompt implements domain.CodexBackend: the command approval the turn's
+// Prompt implements domain.ThreadTransport: the command approval the turn's
 // follower waits on now.
 func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
 	p := b.prompt(turnID)
@@ -805,7 +805,7 @@ func shellScript(command string) string {
 	return ""
 }
 
-// Decide implements domain.CodexBackend: answers the approval the turn
+// Decide implements domain.ThreadTransport: answers the approval the turn
 // waits on, if it is still the one fingerprinted, with a one-time accept
 // or a decline, and waits for the daemon to say it is resolved.
 func (b *Backend) Decide(ctx context.Context, turnID, fingerprint string, d domain.ApprovalDecision) (domain.AnswerStage, error) {
@@ -840,7 +840,7 @@ func (p *prompt) settled(ctx context.Context) (domain.AnswerStage, error) {
 // otherKey is the private key of a question's own-words choice.
 const otherKey = "\x00other"
 
-// Question implements domain.CodexBackend: the question the turn's
+// Question implements domain.ThreadTransport: the question the turn's
 // follower waits on now, as one step of single-select questions (an
 // own-words choice where the question allows one; a question without
 // options is free text). A secret question is shown, never answerable.
@@ -870,7 +870,7 @@ func (b *Backend) Question(turnID string) (domain.InteractionStep, bool) {
 	return st, true
 }
 
-// AnswerQuestion implements domain.CodexBackend: answers the question the
+// AnswerQuestion implements domain.ThreadTransport: answers the question the
 // turn waits on, if it is still the one fingerprinted, and waits for the
 // daemon to say it is resolved.
 func (b *Backend) AnswerQuestion(ctx context.Context, turnID, fingerprint string, answers []domain.StepAnswer) (domain.AnswerStage, error) {
