@@ -179,7 +179,7 @@ func (s *ApprovalCases) insertApprovalOffer(ctx context.Context, p Principal, te
 // TurnApproval returns the prompt of a Turn awaiting approval, as a fresh
 // offer to the caller (nil when none is shown).
 func (s *ApprovalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
-	if t.State != TurnAwaitingApproval || s.approvals == nil || s.turns == nil {
+	if t.State != TurnAwaitingApproval || s.turns == nil || s.endpoints.of(t.Endpoint).configured(useApprovals) != nil {
 		return nil, nil
 	}
 	p, _ := PrincipalFrom(ctx)

@@ -72,7 +72,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
 		st.WatchID = w.ID
 	}
-	if t.State == TurnAwaitingInteraction && s.interactions != nil {
+	if t.State == TurnAwaitingInteraction {
 		if in, err := s.TurnInteraction(ctx, t.ID); err == nil {
 			st.Interaction = &in
 		}

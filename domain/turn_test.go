@@ -271,10 +271,17 @@ func (w *world) until(t *testing.T, unmet func() string) {
 	w.untilOn(t, w.changes.next, unmet)
 }
 
+// failBound bounds a test's wait for evidence: past it, the evidence is
+// taken to be missing and the test fails. It is the domain tests' one
+// bound on the machine's clock.
+func failBound() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
 // untilOn is until woken by next's channels.
 func (w *world) untilOn(t *testing.T, next func() <-chan struct{}, unmet func() string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := failBound()
 	defer cancel()
 	for {
 		woken := next() // before the read: a commit in between wakes at once
