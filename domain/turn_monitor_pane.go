@@ -56,11 +56,14 @@ type paneTurnMonitor struct {
 	turnID string
 	log    *slog.Logger
 	paneState
-	// Wakes on a write to the record (armed before each read so no write
-	// between a read and the wait is missed), the screen's next change,
-	// the slow tick and nudges.
-	paneWaker
+	// obs looks at the pane and says when to read the record and how long
+	// to sleep: it wakes on a write to the record (armed before each read
+	// so no write between a read and the wait is missed), the screen's
+	// next change, the slow tick and nudges.
+	obs PaneObserver
 }
+
+func (m *paneTurnMonitor) close() { m.obs.Close() }
 
 // paneRound is one round: when it began, what it looked at, and the
 // transition it decided.
@@ -79,14 +82,14 @@ func (s *monitorCases) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
 	m := &paneTurnMonitor{s: s.Service, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
 		paneState: paneState{t: t, mark: t.Mark, unseenWait: t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction},
-		paneWaker: newPaneWaker(s.clock, tr, "turn")}
+		obs:       tr.paneObserver(t.TerminalID, "turn", s.clock)}
 	return m
 }
 
 // round observes the pane and the record, decides, and stores the
 // transition.
 func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
-	m.armRecordWatch(m.mark)
+	m.obs.ArmRecord(m.mark)
 	r := paneRound{now: m.s.clock.Now().UTC(), next: m.t, wasAnnounced: m.announced}
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
@@ -101,10 +104,10 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	// open, on an agent that records one before it asks, nothing the Turn
 	// waits on can be drawn; the screen is looked at closely again as soon
 	// as the record shows one.
-	m.scr.foretold(r.now, m.recordOpen, m.actionsChanged, m.recordWaiting, asksOnScreen(m.term))
+	asks := asksOnScreen(m.term)
+	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: m.actionsChanged, Waiting: m.recordWaiting, Asks: asks,
+		Quiet: m.recordQuiet && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() && m.term.ID != "" && !asks})
 	m.actionsChanged = false
-	m.scr.setQuiet(m.written != nil && m.recordQuiet && !m.scr.expect && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() &&
-		m.term.ID != "" && !asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
@@ -113,12 +116,12 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 // monitor ends.
 func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
 	tr := m.tr
-	if !m.scr.lookNow(ctx, tr, m.t.TerminalID, m.term.ID != "", m.lastScreen, r.now) {
+	obs, due, believed, err := m.obs.Look(ctx, m.t.TerminalID, m.term, m.lastScreen, r.now)
+	if !due {
 		return true
 	}
 	m.lastScreen = r.now
 	r.fresh = true
-	obs, err := tr.look(ctx, m.t.TerminalID)
 	switch {
 	case errors.Is(err, ErrTerminalGone):
 		if m.term.ID == "" {
@@ -131,7 +134,7 @@ func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
 		}
 		m.log.Warn("monitor: observe", "err", err)
 	default:
-		if m.scr.confirm(m.term, obs) {
+		if believed {
 			m.term = obs
 			if obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction {
 				m.unseenWait = false
@@ -156,7 +159,7 @@ func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
 // the round. false: the monitor ends.
 func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 	tr := m.tr
-	if r.typ != "" || m.term.ID == "" || !m.reads.due(tr.cfg, m.written != nil, r.fresh, r.now) {
+	if r.typ != "" || m.term.ID == "" || !m.obs.RecordDue(r.now, r.fresh) {
 		return true
 	}
 	p, err := tr.term.Progress(ctx, m.term, m.mark, m.t.Request)
@@ -198,7 +201,7 @@ func (l paneScreenLooks) promptFingerprint(state TurnState) string {
 	return l.m.s.promptFingerprint(l.ctx, state, l.m.term)
 }
 
-func (l paneScreenLooks) confirmPrompt(fp string) bool { return l.m.scr.confirmPrompt(fp) }
+func (l paneScreenLooks) confirmPrompt(fp string) bool { return l.m.obs.ConfirmPrompt(fp) }
 
 func (l paneScreenLooks) asyncQuestion() (string, bool) {
 	s := l.m.s
@@ -411,7 +414,7 @@ func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
 // wait sleeps until the next round is due, the record is written, the
 // screen changes or the Turn is nudged. false: the monitor ends.
 func (m *paneTurnMonitor) wait(ctx context.Context) bool {
-	nudged, ok := m.paneWaker.wait(ctx, m.tr.cfg, m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
+	nudged, ok := m.obs.Wait(ctx, nudges(ctx), m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
 	if !ok || !nudged {
 		return ok
 	}

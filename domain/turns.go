@@ -12,14 +12,18 @@ type TurnConfig struct {
 	DefaultInactivity time.Duration // a Turn with no activity this long is stalled
 	DefaultHard       time.Duration // observation ends this long after the send
 	AcceptWindow      time.Duration // how long acceptance may take after Enter
-	PollInterval      time.Duration // how often the durable record is read
-	ScreenInterval    time.Duration // how often the screen is looked at
+	// The fields from PollInterval on tune how a pane is watched: the
+	// pane adapter's observer (PaneObservers) reads them all; a terminal
+	// port without one is looked at every ScreenInterval and read every
+	// PollInterval.
+	PollInterval   time.Duration // how often the durable record is read
+	ScreenInterval time.Duration // how often the screen is looked at
 	// ScreenGap is the least time between two looks at a screen tmux
-	// reports changing (ScreenNotifier): while output flows, a monitor
+	// reports changing: while output flows, a monitor
 	// looks at most this often, and a prompt drawn reaches it within it.
 	ScreenGap time.Duration
 	// ScreenConfirm is how soon a monitor looks again at a screen that one
-	// look read as a new prompt, to believe it (see screenWatch.confirm):
+	// look read as a new prompt, to believe it:
 	// the first look, taken as a write arrives, may catch a redraw half
 	// done, which the agent finishes within the same frame's writes, a few
 	// milliseconds.
@@ -34,10 +38,16 @@ type TurnConfig struct {
 	RecordSafety time.Duration
 	// QuietLook is how often a monitor looks at a screen, and reads its
 	// record, while the record says nothing that needs an answer can be
-	// drawn (screenWatch.quiet): a safety net for what the record does
+	// drawn (quiet): a safety net for what the record does
 	// not foretell (the agent exiting, an offer it shows on its own).
-	// Quiet looks fall on the multiples of QuietLook (screenWatch.nextLook).
+	// Quiet looks fall on the multiples of QuietLook.
 	QuietLook time.Duration
+}
+
+// WithDefaults is c with the defaults in its zero fields.
+func (c TurnConfig) WithDefaults() TurnConfig {
+	c.defaults()
+	return c
 }
 
 func (c *TurnConfig) defaults() {

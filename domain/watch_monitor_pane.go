@@ -17,6 +17,8 @@ func (s *watchCases) paneWatchFollower(_ context.Context, w Watch) follower {
 // live: the Watch is active.
 func (m *watchPaneMonitor) live() bool { return m.w.State == WatchActive }
 
+func (m *watchPaneMonitor) close() { m.obs.Close() }
+
 // watchPaneMonitor is the monitor of one pane's Watch: its state, and the
 // watches and clock it waits on.
 type watchPaneMonitor struct {
@@ -27,9 +29,10 @@ type watchPaneMonitor struct {
 	// lastScreen is the last look, term the last screen believed.
 	lastScreen time.Time
 	term       Terminal
-	// An exact Watch wakes on a write to the record (armed before each
-	// read), as a Turn's monitor does; the tick is then a safety net.
-	paneWaker
+	// obs looks at the pane, as a Turn's monitor's does: an exact Watch
+	// wakes on a write to the record (armed before each read); the tick is
+	// then a safety net.
+	obs PaneObserver
 	// mark is where the record was last read to: each read goes on from it
 	// (as a Turn's monitor does), not from the Watch's anchor, which is
 	// stored only when the Watch changes.
@@ -56,7 +59,7 @@ type watchRound struct {
 
 func (s *watchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
 	tr := s.turns
-	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, paneWaker: newPaneWaker(s.clock, tr, "watch")}
+	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, obs: tr.paneObserver(w.TerminalID, "watch", s.clock)}
 	m.mark = w.Mark
 	return m
 }
@@ -65,7 +68,7 @@ func (s *watchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
 // transition.
 func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 	if m.w.Mode == WatchModeExact {
-		m.armRecordWatch(m.mark)
+		m.obs.ArmRecord(m.mark)
 	}
 	r := watchRound{now: m.s.clock.Now().UTC(), next: m.w}
 	if !m.lookScreen(ctx, &r) {
@@ -78,28 +81,26 @@ func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 	}
 	// An exact Watch looks closely only while the record shows a tool call
 	// open, as a Turn's monitor does (an activity Watch reads no record).
-	m.scr.foretold(r.now, m.recordOpen, m.actionsChanged, m.recordWaiting, r.next.ApprovalShown || asksOnScreen(m.term))
+	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: m.actionsChanged, Waiting: m.recordWaiting,
+		Asks:  r.next.ApprovalShown || asksOnScreen(m.term),
+		Quiet: m.w.Mode == WatchModeExact && m.recordQuiet && !r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term)})
 	m.actionsChanged = false
-	m.scr.setQuiet(m.w.Mode == WatchModeExact && m.written != nil && m.recordQuiet && !m.scr.expect &&
-		!r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term))
 	return m.persist(ctx, r)
 }
 
 // lookScreen is the round's look at the screen, when one is due. false:
 // the monitor ends.
 func (m *watchPaneMonitor) lookScreen(ctx context.Context, r *watchRound) bool {
-	tr := m.tr
-	r.looked = m.scr.lookNow(ctx, tr, m.w.TerminalID, m.term.ID != "", m.lastScreen, r.now)
-	if !r.looked {
+	obs, looked, believed, err := m.obs.Look(ctx, m.w.TerminalID, m.term, m.lastScreen, r.now)
+	if r.looked = looked; !looked {
 		return true
 	}
 	m.lastScreen = r.now
-	obs, err := tr.look(ctx, m.w.TerminalID)
 	switch {
 	case errors.Is(err, ErrTerminalGone):
 		r.next.State, r.next.Reason = WatchInvalidated, "the pane closed or its agent restarted"
 		r.typ, r.webhook = "watch.invalidated", true
-	case err == nil && !m.scr.confirm(m.term, obs):
+	case err == nil && !believed:
 		// Believed when the next look shows the same.
 	case err == nil:
 		m.term = obs
@@ -141,7 +142,7 @@ func watchScreen(w Watch, obs Terminal, now time.Time) (next Watch, typ string, 
 // readRecord reads an exact Watch's record when a read is due and folds it
 // into the round; a failed read changes nothing.
 func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
-	if r.typ != "" || m.term.ID == "" || m.w.Mode != WatchModeExact || !m.reads.due(m.tr.cfg, m.written != nil, r.looked, r.now) {
+	if r.typ != "" || m.term.ID == "" || m.w.Mode != WatchModeExact || !m.obs.RecordDue(r.now, r.looked) {
 		return
 	}
 	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, ""); err == nil {
@@ -189,7 +190,7 @@ func (m *watchPaneMonitor) persist(ctx context.Context, r watchRound) monitorSte
 // wait sleeps until the next round is due, the record is written, the
 // screen changes or the Watch is nudged. false: the monitor ends.
 func (m *watchPaneMonitor) wait(ctx context.Context) bool {
-	nudged, ok := m.paneWaker.wait(ctx, m.tr.cfg, m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
+	nudged, ok := m.obs.Wait(ctx, nudges(ctx), m.term.ID != "", m.lastScreen, m.s.clock.Now().UTC())
 	if !ok || !nudged {
 		return ok
 	}

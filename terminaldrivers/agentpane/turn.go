@@ -70,7 +70,7 @@ func (x *Adapter) Observe(ctx context.Context, terminalID string) (domain.Termin
 	return x.observe(ctx, terminalID, x.disc.Pane)
 }
 
-// Look implements domain.Looker: Observe with the process table and pane
+// Look implements paneSource: Observe with the process table and pane
 // list shared between monitors for up to discovery.LookTTL.
 func (x *Adapter) Look(ctx context.Context, terminalID string) (domain.Terminal, error) {
 	return x.observe(ctx, terminalID, x.disc.LookPane)
@@ -201,7 +201,7 @@ func bufferName() (string, error) {
 	return "akk-" + hex.EncodeToString(b), nil
 }
 
-// ScreenChanged implements domain.ScreenNotifier: tmux reports the next
+// ScreenChanged implements paneSource: tmux reports the next
 // write to the terminal's pane (discovery.ScreenChanged).
 func (x *Adapter) ScreenChanged(ctx context.Context, terminalID string) (<-chan struct{}, func(), bool) {
 	x.mu.Lock()

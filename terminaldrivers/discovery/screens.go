@@ -19,7 +19,7 @@ import (
 // (listPanes: lists and their captures then go through it too), and ends
 // when nothing has used it and no monitor has waited on it for controlIdle: an attached client costs the tmux server
 // work at every write to any of its panes, even paused ones, so monitors
-// whose records say nothing can be asked (quiet, see domain.screenWatch)
+// whose records say nothing can be asked (quiet, see agentpane's observer)
 // leave it. One that cannot start is not retried for controlRetry
 // (monitors then look on their clock, capturing as before). Looks without
 // a client are captured together (captureQueue).
