@@ -32,11 +32,11 @@ type Service struct {
 	*InteractionCases
 	*ApprovalCases
 	*ListCases
+	*WatchCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
 	*backendCases
-	*watchCases
 	*monitorCases
 }
 
@@ -53,7 +53,6 @@ type basics struct {
 // The use-case types: each sees the whole Service through its pointer.
 type (
 	backendCases struct{ *Service } // Codex threads through the app-server daemon
-	watchCases   struct{ *Service } // Watches of tasks AKK did not send
 	monitorCases struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
@@ -75,11 +74,13 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
-	s.backendCases, s.watchCases, s.monitorCases = &backendCases{s}, &watchCases{s}, &monitorCases{s}
+	s.backendCases, s.monitorCases = &backendCases{s}, &monitorCases{s}
 	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases,
 		threadRows: s.backendCases}
+	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
+		nat: s.NativeCases, hosts: s.HostCases, viaTurns: s}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

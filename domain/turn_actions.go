@@ -219,7 +219,7 @@ func (s *Service) closeOnce(ctx context.Context, id, reason string) (ActionResul
 	if t.State == TurnClosed {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 	}
-	s.stopMonitor(t.ID)
+	s.turns.stopMonitor(t.ID)
 	prev := t.State
 	t.State = TurnClosed
 	if reason != "" {
@@ -341,7 +341,7 @@ func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResu
 		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's durable record", Err: err}
 	}
 	// Reserve durably before input.
-	s.stopMonitor(t.ID)
+	s.turns.stopMonitor(t.ID)
 	t.State, t.Request, t.Mark, t.SubmitStage = TurnDispatching, request, mark, SubmitNothing
 	t.CancelRequested, t.FailureReason, t.AcceptedAt = false, "", zeroTime
 	if t, err = s.transition(ctx, t, "", false); err != nil {
@@ -368,7 +368,7 @@ func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID 
 }
 
 // retryCallbackOf retries a notification about subject.
-func (s *Service) retryCallbackOf(ctx context.Context, what, subject, notificationID string) (Notification, error) {
+func (s *HostCases) retryCallbackOf(ctx context.Context, what, subject, notificationID string) (Notification, error) {
 	ns, err := s.store.NotificationsAbout(ctx, subject)
 	if err != nil {
 		return Notification{}, err

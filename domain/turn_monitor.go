@@ -46,11 +46,10 @@ func (s *monitorCases) WaitTurnMonitors() {
 	}
 }
 
-func (s *monitorCases) startMonitor(turnID string) { s.startMonitorFunc(turnID, s.monitor) }
+func (s *monitorCases) startMonitor(turnID string) { s.turns.startMonitorFunc(turnID, s.monitor) }
 
 // startMonitorFunc runs run(ctx, id) as the one monitor of a Turn or Watch.
-func (s *monitorCases) startMonitorFunc(turnID string, run func(context.Context, string)) {
-	tr := s.turns
+func (tr *turns) startMonitorFunc(turnID string, run func(context.Context, string)) {
 	tr.monMu.Lock()
 	defer tr.monMu.Unlock()
 	if tr.monCtx == nil || tr.monCtx.Err() != nil {
@@ -93,8 +92,7 @@ func nudges(ctx context.Context) <-chan struct{} {
 	return ch
 }
 
-func (s *monitorCases) stopMonitor(turnID string) {
-	tr := s.turns
+func (tr *turns) stopMonitor(turnID string) {
 	tr.monMu.Lock()
 	h := tr.monitors[turnID]
 	tr.monMu.Unlock()

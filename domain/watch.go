@@ -84,7 +84,31 @@ var StableIdle = 3 * time.Second
 
 // UseWatches wires the Watch anchor in (Observe and Progress come from the
 // Turn terminal).
-func (s *watchCases) UseWatches(w WatchTerminal) { s.watchTerm, s.ListCases.watchTerm = w, w }
+func (s *Service) UseWatches(w WatchTerminal) {
+	s.watchTerm, s.WatchCases.watchTerm, s.ListCases.watchTerm = w, w, w
+}
+
+// WatchCases are Watches of tasks AKK did not send (and a Send's Watch,
+// which follows its Turn). They hold only their ports.
+type WatchCases struct {
+	basics
+	*inputGate
+	turns     *turns        // the panes' observer, locks and monitors (UseTurns)
+	watchTerm WatchTerminal // UseWatches
+	backend   BackendThreads
+	ledger    *turnLedger
+	endpoints *endpointRegistry
+	nat       *NativeCases
+	hosts     *HostCases
+	viaTurns  turnRenewals
+}
+
+// turnRenewals are the Turn actions a Send's Watch takes through its
+// Turn.
+type turnRenewals interface {
+	Renew(ctx context.Context, id string) (ActionResult, error)
+	Recover(ctx context.Context, id string) (ActionResult, error)
+}
 
 // BackendThreads names, from the agent's own backend and with no input into
 // the pane, the thread a working terminal runs (Codex's managed app-server
@@ -96,7 +120,7 @@ type BackendThreads interface {
 
 // UseBackendThreads wires a backend in: a Watch of a pane whose records
 // cannot name its task asks it before any probe.
-func (s *watchCases) UseBackendThreads(b BackendThreads) { s.backend = b }
+func (s *WatchCases) UseBackendThreads(b BackendThreads) { s.backend = b }
 
 // NewWatchInput is a watch request.
 type NewWatchInput struct {
@@ -114,7 +138,7 @@ type ThreadAnchor interface {
 	AnchorWatchThread(ctx context.Context, t Terminal, threadID string) (mark DurableMark, exact bool, err error)
 }
 
-func (s *watchCases) watchData(w Watch) map[string]any {
+func (s *WatchCases) watchData(w Watch) map[string]any {
 	d := map[string]any{"watch_id": w.ID, "terminal_id": w.TerminalID, "conversation": w.Conversation,
 		"state": string(w.State), "watch_mode": w.Mode, "confidence": w.Confidence()}
 	if w.FinalMessage != "" {
@@ -126,7 +150,7 @@ func (s *watchCases) watchData(w Watch) map[string]any {
 	return d
 }
 
-func (s *watchCases) watchTransition(ctx context.Context, w Watch, typ string, webhook bool) (Watch, error) {
+func (s *WatchCases) watchTransition(ctx context.Context, w Watch, typ string, webhook bool) (Watch, error) {
 	w.UpdatedAt = s.clock.Now().UTC()
 	if w.State != WatchActive && w.EndedAt.IsZero() {
 		w.EndedAt = w.UpdatedAt
@@ -146,7 +170,7 @@ func (s *watchCases) watchTransition(ctx context.Context, w Watch, typ string, w
 		return w, err
 	}
 	w.Revision++
-	s.nudge(w.ID)
+	s.ledger.nudge(w.ID)
 	return w, nil
 }
 
@@ -165,7 +189,7 @@ func countHost(ws []Watch, host string) int {
 }
 
 // StartWatch observes the task running in a terminal.
-func (s *watchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, error) {
+func (s *WatchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Watch{}, err
@@ -176,12 +200,12 @@ func (s *watchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, e
 	if err := s.validate(in); err != nil {
 		return Watch{}, err
 	}
-	return s.endpointOf(ParseEndpoint(in.TerminalID)).startWatch(ctx, p, in)
+	return s.endpoints.of(ParseEndpoint(in.TerminalID)).startWatch(ctx, p, in)
 }
 
 // beginWatch stores a new Watch (its hard timeout the request's, when it
 // names one) and starts its monitor.
-func (s *watchCases) beginWatch(ctx context.Context, w Watch, in NewWatchInput) (Watch, error) {
+func (s *WatchCases) beginWatch(ctx context.Context, w Watch, in NewWatchInput) (Watch, error) {
 	if in.HardTimeoutMinutes > 0 {
 		w.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
 	}
@@ -195,7 +219,7 @@ func (s *watchCases) beginWatch(ctx context.Context, w Watch, in NewWatchInput) 
 // mayWatch refuses a new Watch of endpoint (a "terminal" or a "thread")
 // that another controller's Turn holds (its task and final message are not
 // this caller's to read), or one over the caller's limit.
-func (s *watchCases) mayWatch(ctx context.Context, p Principal, endpoint, what string) error {
+func (s *WatchCases) mayWatch(ctx context.Context, p Principal, endpoint, what string) error {
 	if holding, err := s.holdingTurn(ctx, endpoint); err == nil {
 		if !p.CanSeeHost(holding.HostID) {
 			return E(CodeConflictActiveTurn, "a Turn of another controller holds this "+what)
@@ -215,7 +239,7 @@ func (s *watchCases) mayWatch(ctx context.Context, p Principal, endpoint, what s
 // its task on the thread the agent's backend names, with no input: the pane
 // works before the backend is asked and still works, the same process,
 // after; the thread's record holds an open task.
-func (s *watchCases) backendAnchor(ctx context.Context, term Terminal) (DurableMark, bool) {
+func (s *WatchCases) backendAnchor(ctx context.Context, term Terminal) (DurableMark, bool) {
 	anchor, ok := s.watchTerm.(ThreadAnchor)
 	if s.backend == nil || !ok || !term.Agent.ThreadProbe || term.NativeIdentity != IdentityAmbiguous || term.ScreenState != ScreenWorking {
 		return "", false
@@ -241,9 +265,9 @@ func (s *watchCases) backendAnchor(ctx context.Context, term Terminal) (DurableM
 // the Watch anchors on that thread's open task. A probe that cannot start
 // is refused with no key; one that sent keys and proved no card keeps the
 // best-effort mark (observation stays read-only).
-func (s *watchCases) identifiedAnchor(ctx context.Context, p Principal, term Terminal, mark DurableMark) (DurableMark, bool, error) {
+func (s *WatchCases) identifiedAnchor(ctx context.Context, p Principal, term Terminal, mark DurableMark) (DurableMark, bool, error) {
 	anchor, ok := s.watchTerm.(ThreadAnchor)
-	if !term.Agent.ThreadProbe || s.native == nil || !ok {
+	if !term.Agent.ThreadProbe || s.nat.native == nil || !ok {
 		return "", false, E(CodeManualRequired, "identify is a Codex probe; this pane's Watch needs none or cannot have one")
 	}
 	unlock := s.turns.lockTerminal(term.ID)
@@ -263,12 +287,12 @@ func (s *watchCases) identifiedAnchor(ctx context.Context, p Principal, term Ter
 	}
 	seq, done := s.keySequence(ctx)
 	defer done()
-	st, stage, err := s.native.WorkingStatusCard(seq, now)
+	st, stage, err := s.nat.native.WorkingStatusCard(seq, now)
 	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
 		return "", false, rerr
 	}
 	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
-		s.noteNativeUncertain(seq, p, term.ID, "watch_identify", err)
+		s.nat.noteNativeUncertain(seq, p, term.ID, "watch_identify", err)
 		return mark, false, nil
 	}
 	m, exact, err := anchor.AnchorWatchThread(seq, now, st.NativeThreadID)
@@ -278,13 +302,13 @@ func (s *watchCases) identifiedAnchor(ctx context.Context, p Principal, term Ter
 	return m, exact, nil
 }
 
-func (s *watchCases) startWatchMonitor(id string) {
+func (s *WatchCases) startWatchMonitor(id string) {
 	// Watches share the monitor registry of Turns (ids never collide).
-	s.startMonitorFunc(id, s.watchMonitor)
+	s.turns.startMonitorFunc(id, s.watchMonitor)
 }
 
 // watchMonitor follows one Watch. It never sends input.
-func (s *watchCases) watchMonitor(ctx context.Context, id string) {
+func (s *WatchCases) watchMonitor(ctx context.Context, id string) {
 	w, err := s.store.Watch(ctx, id)
 	for err != nil {
 		if !waitForStore(ctx, s.clock, slog.With("watch_id", id), err) {
@@ -292,7 +316,7 @@ func (s *watchCases) watchMonitor(ctx context.Context, id string) {
 		}
 		w, err = s.store.Watch(ctx, id)
 	}
-	if f := s.endpointOf(w.Endpoint).watchFollower(ctx, w); f != nil {
+	if f := s.endpoints.of(w.Endpoint).watchFollower(ctx, w); f != nil {
 		runMonitor(ctx, f)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // insertWatch stores a new Watch with its watch.started event.
-func (s *watchCases) insertWatch(ctx context.Context, w Watch) error {
+func (s *WatchCases) insertWatch(ctx context.Context, w Watch) error {
 	return s.store.InTx(ctx, func(tx Tx) error {
 		if err := tx.InsertWatch(ctx, w); err != nil {
 			return err
@@ -19,7 +19,7 @@ func (s *watchCases) insertWatch(ctx context.Context, w Watch) error {
 	})
 }
 
-func (s *watchCases) ownedWatch(ctx context.Context, id string) (Watch, error) {
+func (s *WatchCases) ownedWatch(ctx context.Context, id string) (Watch, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return Watch{}, err
@@ -32,23 +32,23 @@ func (s *watchCases) ownedWatch(ctx context.Context, id string) (Watch, error) {
 }
 
 // GetWatch returns a Watch.
-func (s *watchCases) GetWatch(ctx context.Context, id string) (Watch, error) {
+func (s *WatchCases) GetWatch(ctx context.Context, id string) (Watch, error) {
 	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Watch{}, err
 	}
-	return s.projectWatch(ctx, w)
+	return s.ledger.projectWatch(ctx, w)
 }
 
 // Unwatch ends a Watch. No input.
-func (s *watchCases) Unwatch(ctx context.Context, id string) (Watch, error) {
+func (s *WatchCases) Unwatch(ctx context.Context, id string) (Watch, error) {
 	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Watch{}, err
 	}
-	s.stopMonitor(w.ID)
+	s.turns.stopMonitor(w.ID)
 	for i := 0; i < 5; i++ {
-		if p, err := s.projectWatch(ctx, w); err != nil {
+		if p, err := s.ledger.projectWatch(ctx, w); err != nil {
 			return Watch{}, err
 		} else if p.State != WatchActive {
 			return p, nil
@@ -71,18 +71,18 @@ func (s *watchCases) Unwatch(ctx context.Context, id string) (Watch, error) {
 
 // RenewWatch restarts a timed-out or invalidated Watch whose terminal still
 // runs a task. No input.
-func (s *watchCases) RenewWatch(ctx context.Context, id string) (Watch, error) {
+func (s *WatchCases) RenewWatch(ctx context.Context, id string) (Watch, error) {
 	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Watch{}, err
 	}
 	if w.TurnID != "" {
-		return s.viaTurn(ctx, w, s.Renew)
+		return s.viaTurn(ctx, w, s.viaTurns.Renew)
 	}
 	if w.State != WatchTimedOut {
 		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
 	}
-	if err := s.endpointOf(w.Endpoint).watchedLive(ctx, w); err != nil {
+	if err := s.endpoints.of(w.Endpoint).watchedLive(ctx, w); err != nil {
 		return Watch{}, err
 	}
 	w.State, w.EndedAt, w.Reason = WatchActive, time.Time{}, ""
@@ -95,22 +95,22 @@ func (s *watchCases) RenewWatch(ctx context.Context, id string) (Watch, error) {
 }
 
 // RecoverWatch reconciles an exact Watch with the agent's record. No input.
-func (s *watchCases) RecoverWatch(ctx context.Context, id string) (Watch, error) {
+func (s *WatchCases) RecoverWatch(ctx context.Context, id string) (Watch, error) {
 	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Watch{}, err
 	}
 	if w.TurnID != "" {
-		return s.viaTurn(ctx, w, s.Recover)
+		return s.viaTurn(ctx, w, s.viaTurns.Recover)
 	}
 	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
 		return w, nil
 	}
-	return s.endpointOf(w.Endpoint).reconcileWatch(ctx, w)
+	return s.endpoints.of(w.Endpoint).reconcileWatch(ctx, w)
 }
 
 // RetryWatchCallback redelivers a Watch's failed notification.
-func (s *watchCases) RetryWatchCallback(ctx context.Context, id, notificationID string) (Notification, error) {
+func (s *WatchCases) RetryWatchCallback(ctx context.Context, id, notificationID string) (Notification, error) {
 	w, err := s.ownedWatch(ctx, id)
 	if err != nil {
 		return Notification{}, err
@@ -119,12 +119,12 @@ func (s *watchCases) RetryWatchCallback(ctx context.Context, id, notificationID 
 	if w.TurnID != "" {
 		subject = w.TurnID // a Send's Watch calls back through its Turn
 	}
-	return s.retryCallbackOf(ctx, "watch "+id, subject, notificationID)
+	return s.hosts.retryCallbackOf(ctx, "watch "+id, subject, notificationID)
 }
 
 // viaTurn runs a Turn action for a Send's Watch and returns the Watch as
 // it then reads.
-func (s *watchCases) viaTurn(ctx context.Context, w Watch, action func(context.Context, string) (ActionResult, error)) (Watch, error) {
+func (s *WatchCases) viaTurn(ctx context.Context, w Watch, action func(context.Context, string) (ActionResult, error)) (Watch, error) {
 	if _, err := action(ctx, w.TurnID); err != nil {
 		return Watch{}, err
 	}
@@ -132,22 +132,22 @@ func (s *watchCases) viaTurn(ctx context.Context, w Watch, action func(context.C
 	if err != nil {
 		return Watch{}, err
 	}
-	return s.projectWatch(ctx, cur)
+	return s.ledger.projectWatch(ctx, cur)
 }
 
-func (s *watchCases) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
+func (s *WatchCases) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
 	if p.LatestText != "" {
-		w.LatestText, _ = s.cutGraphemes(s.redact(p.LatestText), ProgressLimit)
+		w.LatestText, _ = s.ledger.cutGraphemes(s.turns.redactText(p.LatestText), ProgressLimit)
 	}
 	if p.NativeTurnID != "" {
 		w.NativeTurnID = p.NativeTurnID
 	}
 	switch {
 	case p.Completed:
-		w.State, w.FinalMessage = WatchCompleted, s.redact(p.FinalMessage)
+		w.State, w.FinalMessage = WatchCompleted, s.turns.redactText(p.FinalMessage)
 		return w, "watch.completed", true
 	case p.Failed:
-		w.State, w.Reason = WatchFailed, s.redact(p.FailureReason)
+		w.State, w.Reason = WatchFailed, s.turns.redactText(p.FailureReason)
 		return w, "watch.failed", true
 	case p.Interrupted:
 		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"

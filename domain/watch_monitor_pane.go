@@ -10,7 +10,7 @@ import (
 
 // paneWatchFollower follows a pane's Watch through its screen and, for an
 // exact Watch, its agent's record. It never sends input.
-func (s *watchCases) paneWatchFollower(_ context.Context, w Watch) follower {
+func (s *WatchCases) paneWatchFollower(_ context.Context, w Watch) follower {
 	return s.newWatchPaneMonitor(w)
 }
 
@@ -22,7 +22,7 @@ func (m *watchPaneMonitor) close() { m.obs.Close() }
 // watchPaneMonitor is the monitor of one pane's Watch: its state, and the
 // watches and clock it waits on.
 type watchPaneMonitor struct {
-	s  *watchCases
+	s  *WatchCases
 	tr *turns
 	id string
 	w  Watch // the stored Watch
@@ -57,7 +57,7 @@ type watchRound struct {
 	webhook bool
 }
 
-func (s *watchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
+func (s *WatchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
 	tr := s.turns
 	m := &watchPaneMonitor{s: s, tr: tr, id: w.ID, w: w, obs: tr.paneObserver(w.TerminalID, "watch", s.clock)}
 	m.mark = w.Mark
