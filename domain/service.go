@@ -33,11 +33,11 @@ type Service struct {
 	*ApprovalCases
 	*ListCases
 	*WatchCases
+	*Monitors
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
 	*backendCases
-	*monitorCases
 }
 
 // basics are the ports every use case reads: the store, the clock, new
@@ -53,17 +53,16 @@ type basics struct {
 // The use-case types: each sees the whole Service through its pointer.
 type (
 	backendCases struct{ *Service } // Codex threads through the app-server daemon
-	monitorCases struct{ *Service } // following Turns: their monitors' lives and rounds
 )
 
 // serviceWriter is the Turns' writer of the use cases that move a Turn:
 // the ledger's transitions and the monitors' start.
 type serviceWriter struct {
 	*turnLedger
-	*monitorCases
+	*Monitors
 }
 
-func (s *Service) turnWriter() turnWriter { return serviceWriter{s.turnLedger, s.monitorCases} }
+func (s *Service) turnWriter() turnWriter { return serviceWriter{s.turnLedger, s.Monitors} }
 
 // NewService wires the use cases to their ports.
 func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
@@ -74,13 +73,15 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
-	s.backendCases, s.monitorCases = &backendCases{s}, &monitorCases{s}
+	s.backendCases = &backendCases{s}
+	s.Monitors = &Monitors{basics: b, answers: s.answerMarks, ledger: s.turnLedger, endpoints: s.endpoints}
 	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases,
 		threadRows: s.backendCases}
 	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
 		nat: s.NativeCases, hosts: s.HostCases, viaTurns: s}
+	s.Monitors.watches, s.Monitors.ac, s.Monitors.ic = s.WatchCases, s.ApprovalCases, s.InteractionCases
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

@@ -5,7 +5,7 @@ import (
 )
 
 // applyProgress folds what the durable record proves into the Turn.
-func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
+func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 	if !p.LastActivity.IsZero() && p.LastActivity.After(t.LastActivityAt) {
 		t.LastActivityAt = p.LastActivity.UTC()
 	}
@@ -51,22 +51,22 @@ func (s *Service) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
 
 // promptFingerprint is the fingerprint of the permission prompt or
 // questionnaire step a Turn in state waits on, "" when none is read.
-func (s *Service) promptFingerprint(ctx context.Context, state TurnState, term Terminal) string {
+func (s *Monitors) promptFingerprint(ctx context.Context, state TurnState, term Terminal) string {
 	switch {
 	case term.ID == "":
-	case state == TurnAwaitingApproval && s.approvals != nil:
-		if pr, err := s.approvals.Prompt(ctx, term); err == nil && pr.Present {
+	case state == TurnAwaitingApproval && s.ac.approvals != nil:
+		if pr, err := s.ac.approvals.Prompt(ctx, term); err == nil && pr.Present {
 			return pr.Fingerprint
 		}
-	case state == TurnAwaitingInteraction && s.interactions != nil:
-		if st, err := s.interactions.Step(ctx, term); err == nil && st.Present {
+	case state == TurnAwaitingInteraction && s.ic.interactions != nil:
+		if st, err := s.ic.interactions.Step(ctx, term); err == nil && st.Present {
 			return st.Fingerprint
 		}
 	}
 	return ""
 }
 
-func (s *Service) announceType(state TurnState) string {
+func announceType(state TurnState) string {
 	if state == TurnAwaitingApproval {
 		return "turn.approval_required"
 	}
@@ -74,7 +74,7 @@ func (s *Service) announceType(state TurnState) string {
 }
 
 // redact hides secret-looking strings: none crosses the public API.
-func (s *Service) redact(text string) string {
+func (s *turnLedger) redact(text string) string {
 	if s.turns == nil || s.turns.redact == nil {
 		return text
 	}
@@ -82,7 +82,7 @@ func (s *Service) redact(text string) string {
 }
 
 // applyScreen reflects prompts the screen shows while the Turn works.
-func (s *Service) applyScreen(t Turn, term Terminal) (Turn, string, bool) {
+func applyScreen(t Turn, term Terminal) (Turn, string, bool) {
 	switch {
 	case t.State == TurnWorking && term.ScreenState == ScreenAwaitingApproval:
 		t.State = TurnAwaitingApproval

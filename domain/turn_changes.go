@@ -34,7 +34,7 @@ type TurnChanges struct {
 }
 
 // storedChanges redacts and bounds the changes a record read gave.
-func (s *Service) storedChanges(in []FileChange) []TurnChange {
+func (s *turnLedger) storedChanges(in []FileChange) []TurnChange {
 	out := make([]TurnChange, 0, len(in))
 	for _, c := range in {
 		diff, cut := boundDiff(s.redact(c.Diff), MaxChangeDiff)

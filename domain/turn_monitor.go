@@ -5,9 +5,26 @@ import (
 	"log/slog"
 )
 
+// Monitors follow every Turn and Watch this daemon runs, one monitor
+// each, through the follower its endpoint gives: they resume them after a
+// restart, start and wake them, and decide what a pane's look and its
+// record's read mean for a Turn. They never send input but to answer for
+// a host's auto-approval policy (ApprovalCases.autoApprove). They hold
+// only their ports.
+type Monitors struct {
+	basics
+	turns     *turns // the monitors' registry, the panes' observers (UseTurns)
+	answers   *answerMarks
+	ledger    *turnLedger
+	endpoints *endpointRegistry
+	watches   *WatchCases
+	ac        *ApprovalCases
+	ic        *InteractionCases
+}
+
 // StartTurnMonitors resumes monitoring of every live Turn (after a
 // restart) and keeps ctx as the life of monitors started later.
-func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
+func (s *Monitors) StartTurnMonitors(ctx context.Context) error {
 	tr := s.turns
 	if tr == nil {
 		return nil
@@ -24,14 +41,14 @@ func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
 			s.startMonitor(t.ID)
 		}
 	}
-	if s.watchTerm != nil {
+	if s.watches.watchTerm != nil {
 		ws, err := s.store.OwnedActiveWatches(ctx)
 		if err != nil {
 			return err
 		}
 		for _, w := range ws {
 			if w.TurnID == "" { // a Send's Watch follows its Turn's monitor
-				s.startWatchMonitor(w.ID)
+				s.watches.startWatchMonitor(w.ID)
 			}
 		}
 	}
@@ -40,13 +57,13 @@ func (s *monitorCases) StartTurnMonitors(ctx context.Context) error {
 
 // WaitTurnMonitors waits until every monitor has stopped (after the ctx
 // given to StartTurnMonitors ended).
-func (s *monitorCases) WaitTurnMonitors() {
+func (s *Monitors) WaitTurnMonitors() {
 	if s.turns != nil {
 		s.turns.monWG.Wait()
 	}
 }
 
-func (s *monitorCases) startMonitor(turnID string) { s.turns.startMonitorFunc(turnID, s.monitor) }
+func (s *Monitors) startMonitor(turnID string) { s.turns.startMonitorFunc(turnID, s.monitor) }
 
 // startMonitorFunc runs run(ctx, id) as the one monitor of a Turn or Watch.
 func (tr *turns) startMonitorFunc(turnID string, run func(context.Context, string)) {
@@ -103,7 +120,7 @@ func (tr *turns) stopMonitor(turnID string) {
 
 // monitor follows one Turn to a state the monitor does not follow. It never
 // sends input.
-func (s *monitorCases) monitor(ctx context.Context, turnID string) {
+func (s *Monitors) monitor(ctx context.Context, turnID string) {
 	log := slog.With("turn_id", turnID)
 	t, err := s.store.Turn(ctx, turnID)
 	for err != nil {
@@ -117,7 +134,7 @@ func (s *monitorCases) monitor(ctx context.Context, turnID string) {
 		}
 		t, err = s.store.Turn(ctx, turnID)
 	}
-	if f := s.endpointOf(t.Endpoint).turnFollower(ctx, t); f != nil {
+	if f := s.endpoints.of(t.Endpoint).turnFollower(ctx, t); f != nil {
 		runMonitor(ctx, f)
 	}
 }

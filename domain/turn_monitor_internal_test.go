@@ -28,7 +28,7 @@ func (l *paneLooksFake) asyncQuestion() (string, bool) { return l.async, l.async
 // The pane monitor's decision, without tmux, a daemon or a store.
 func TestDecidePane(t *testing.T) {
 	cfg := TurnConfig{AcceptWindow: 30 * time.Second}
-	s := &monitorCases{&Service{turns: &turns{cfg: cfg}}}
+	s := &Monitors{turns: &turns{cfg: cfg}}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	turn := func(state TurnState, mod func(*Turn)) Turn {
 		t := Turn{ID: "turn_1", State: state, CreatedAt: now.Add(-time.Minute), HardTimeout: time.Hour,
@@ -133,7 +133,7 @@ func TestDecidePane(t *testing.T) {
 
 // A backend Turn's transition for each event of its daemon.
 func TestBackendTurnEvent(t *testing.T) {
-	s := &backendCases{&Service{turns: &turns{}}}
+	s := &backendCases{&Service{turns: &turns{}, turnLedger: &turnLedger{turns: &turns{}}}}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
 		state TurnState

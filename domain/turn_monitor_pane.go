@@ -10,7 +10,7 @@ import (
 
 // paneTurnFollower follows a pane's Turn through its screen and its
 // agent's record. It never sends input.
-func (s *monitorCases) paneTurnFollower(_ context.Context, t Turn) follower {
+func (s *Monitors) paneTurnFollower(_ context.Context, t Turn) follower {
 	return s.newPaneTurnMonitor(t)
 }
 
@@ -51,7 +51,7 @@ type paneState struct {
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
 // watches and clock it waits on.
 type paneTurnMonitor struct {
-	s      *Service
+	s      *Monitors
 	tr     *turns
 	turnID string
 	log    *slog.Logger
@@ -78,9 +78,9 @@ type paneRound struct {
 	changed      bool   // next is to be stored
 }
 
-func (s *monitorCases) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
+func (s *Monitors) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
-	m := &paneTurnMonitor{s: s.Service, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
+	m := &paneTurnMonitor{s: s, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
 		paneState: paneState{t: t, mark: t.Mark, unseenWait: t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction},
 		obs:       tr.paneObserver(t.TerminalID, "turn", s.clock)}
 	return m
@@ -94,7 +94,7 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
 	}
-	m.answering = m.s.answeringNow(m.turnID)
+	m.answering = m.s.answers.answeringNow(m.turnID)
 	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
 	if m.actionsChanged || r.next.State != m.t.State {
@@ -146,7 +146,7 @@ func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
 	if errors.Is(err, ErrTerminalGone) && m.term.ID != "" {
 		// A last look at the record before giving up on the pane.
 		if p, perr := tr.term.Progress(ctx, m.term, m.mark, m.t.Request); perr == nil && p.Ended() {
-			r.next, r.typ, r.webhook = m.s.applyProgress(r.next, p)
+			r.next, r.typ, r.webhook = m.s.ledger.applyProgress(r.next, p)
 		} else {
 			r.next.State, r.next.FailureReason = TurnFailed, "the pane closed or its agent exited before the turn ended"
 			r.typ, r.webhook = "turn.failed", true
@@ -176,7 +176,7 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 	m.mark, m.recordQuiet, m.recordOpen, m.recordWaiting = p.Mark, p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
 	m.actionsChanged = m.actionsChanged || !slices.Equal(p.Actions, m.actions)
 	m.actions = p.Actions
-	r.next, r.typ, r.webhook = m.s.applyProgress(r.next, p)
+	r.next, r.typ, r.webhook = m.s.ledger.applyProgress(r.next, p)
 	return true
 }
 
@@ -205,10 +205,10 @@ func (l paneScreenLooks) confirmPrompt(fp string) bool { return l.m.obs.ConfirmP
 
 func (l paneScreenLooks) asyncQuestion() (string, bool) {
 	s := l.m.s
-	if s.interactions == nil {
+	if s.ic.interactions == nil {
 		return "", false
 	}
-	if st, err := s.interactions.Step(l.ctx, l.m.term); err == nil && st.Present && st.Kind == KindAsyncQuestion {
+	if st, err := s.ic.interactions.Step(l.ctx, l.m.term); err == nil && st.Present && st.Kind == KindAsyncQuestion {
 		return st.Fingerprint, true
 	}
 	return "", false
@@ -217,13 +217,13 @@ func (l paneScreenLooks) asyncQuestion() (string, bool) {
 // decidePane is a round's transition from what the monitor knew (st) and
 // what the round observed (r): the Turn to store, its event, and what is
 // announced. It touches no store; the screen it reads only through looks.
-func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) paneRound {
+func (s *Monitors) decidePane(st paneState, r paneRound, looks paneLooks) paneRound {
 	t, term := st.t, st.term
 	next, typ, webhook := r.next, r.typ, r.webhook
 	announced := st.announced
 	waitUnseen := st.unseenWait && !st.actionsChanged && term.ScreenState == ScreenWorking
 	if typ == "" && !waitUnseen {
-		next, typ, webhook = s.applyScreen(next, term)
+		next, typ, webhook = applyScreen(next, term)
 	}
 	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
 		// A new prompt or step while the Turn already waits on one (a
@@ -237,7 +237,7 @@ func (s *monitorCases) decidePane(st paneState, r paneRound, looks paneLooks) pa
 			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !looks.confirmPrompt(fp):
 				// Announced when the next look reads it again.
 			case typ == "" && announced != "" && fp != announced:
-				typ, webhook = s.announceType(next.State), true
+				typ, webhook = announceType(next.State), true
 				announced = fp
 			default:
 				announced = fp
@@ -314,7 +314,7 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 	// through the fenced path; the host hears of the auto-approval.
 	auto := false
 	if r.typ == "turn.approval_required" {
-		_, rule := s.autoRule(ctx, r.next)
+		_, rule := s.ac.autoRule(ctx, r.next)
 		auto = rule >= 0
 	}
 	if auto {
@@ -323,7 +323,7 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 	if !r.changed {
 		return stepWait
 	}
-	stored, err := s.transitionWith(ctx, r.next, r.typ, r.webhook, extra)
+	stored, err := s.ledger.transitionWith(ctx, r.next, r.typ, r.webhook, extra)
 	if errors.Is(err, ErrRevisionConflict) {
 		// An action (cancel, close, respond) changed the Turn: reload.
 		t, err := s.store.Turn(ctx, m.turnID)
@@ -369,14 +369,14 @@ func (m *paneTurnMonitor) notStored(r paneRound, err error) monitorStep {
 // turn.interaction_required event announces, nil when none is read.
 func (m *paneTurnMonitor) interactionExtra(ctx context.Context, next Turn, typ string) map[string]any {
 	s, term := m.s, m.term
-	if typ != "turn.interaction_required" || s.interactions == nil || term.ID == "" {
+	if typ != "turn.interaction_required" || s.ic.interactions == nil || term.ID == "" {
 		return nil
 	}
 	// The callback carries the public projection only; acting on it
 	// needs a fresh GET of the interaction by the owning conversation.
-	if st, err := s.interactions.Step(ctx, term); err == nil && st.Present {
-		if key, err := s.stepKey(ctx, next, st); err == nil {
-			if in, _, err := s.project(ctx, next, term.Agent.Kind, st, key); err == nil {
+	if st, err := s.ic.interactions.Step(ctx, term); err == nil && st.Present {
+		if key, err := s.ic.stepKey(ctx, next, st); err == nil {
+			if in, _, err := s.ic.project(ctx, next, term.Agent.Kind, st, key); err == nil {
 				return map[string]any{"interaction": in}
 			}
 		}
@@ -387,7 +387,7 @@ func (m *paneTurnMonitor) interactionExtra(ctx context.Context, next Turn, typ s
 // autoApproved answers the prompt just recorded for the host's policy.
 func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
 	s := m.s
-	if s.autoApprove(ctx, m.t) {
+	if s.ac.autoApprove(ctx, m.t) {
 		t, err := s.store.Turn(ctx, m.turnID)
 		if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
 			return stepStop
@@ -405,7 +405,7 @@ func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
 		return stepAgain
 	}
 	// Nothing was sent: the prompt is the host's to answer.
-	if stored, err := s.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
+	if stored, err := s.ledger.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
 		m.t = stored
 	}
 	return stepWait

@@ -110,7 +110,7 @@ func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
 	cfg.defaults()
 	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
 	s.NativeCases.turns, s.InteractionCases.turns, s.ApprovalCases.turns = s.turns, s.turns, s.turns
-	s.turnLedger.turns, s.ListCases.turns, s.WatchCases.turns = s.turns, s.turns, s.turns
+	s.turnLedger.turns, s.ListCases.turns, s.WatchCases.turns, s.Monitors.turns = s.turns, s.turns, s.turns, s.turns
 }
 
 // redactText hides secrets in screen-derived text (nothing when no
