@@ -14,16 +14,16 @@ import (
 // vetoes or repeats the Send.
 
 // attachSendWatch gives a dispatched Turn its Watch.
-func (s *Service) attachSendWatch(ctx context.Context, t Turn) (Watch, error) {
+func (s *sendCore) attachSendWatch(ctx context.Context, t Turn) (Watch, error) {
 	ctx = context.WithoutCancel(ctx)
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: t.HostID, Conversation: t.Conversation, TerminalID: t.TerminalID,
 		Endpoint: t.Endpoint, TurnID: t.ID, Mode: WatchModeTurn, State: WatchActive, Mark: t.Mark, HardTimeout: t.HardTimeout,
 		CreatedAt: now, UpdatedAt: now, Revision: 1}
-	w = s.followTurn(w, t)
+	w = s.ledger.followTurn(w, t)
 	err := FailError("send.watch")
 	if err == nil {
-		err = s.insertWatch(ctx, w)
+		err = s.watches.insertWatch(ctx, w)
 	}
 	if err != nil {
 		slog.Error("send: the Turn is dispatched but its Watch was not stored", "turn_id", t.ID, "err", err)

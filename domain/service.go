@@ -34,6 +34,7 @@ type Service struct {
 	*ListCases
 	*WatchCases
 	*Monitors
+	*sendCore
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
@@ -82,6 +83,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
 		nat: s.NativeCases, hosts: s.HostCases, viaTurns: s}
 	s.Monitors.watches, s.Monitors.ac, s.Monitors.ic = s.WatchCases, s.ApprovalCases, s.InteractionCases
+	s.sendCore = &sendCore{basics: b, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases}
 	s.endpoints.register(EndpointPane, paneEndpoint{s})
 	return s
 }

@@ -263,14 +263,14 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 
 // resume follows a stalled Turn again, as working (dispatching until its
 // request was accepted). No input.
-func (s *Service) resume(ctx context.Context, t Turn, typ string) (ActionResult, error) {
+func (s *Monitors) resume(ctx context.Context, t Turn, typ string) (ActionResult, error) {
 	t.State = TurnWorking
 	if t.AcceptedAt.IsZero() {
 		t.State = TurnDispatching
 	}
 	t.LastActivityAt = s.clock.Now().UTC()
 	t.EndedAt, t.FailureReason = zeroTime, ""
-	t, err := s.transition(ctx, t, typ, false)
+	t, err := s.ledger.transition(ctx, t, typ, false)
 	if err != nil {
 		return ActionResult{}, err
 	}

@@ -269,7 +269,18 @@ func (s *Service) typeRequest(ctx context.Context, clearer ComposerClearer, term
 
 // newTurn is the Turn a Send of in to endpoint reserves, with the caller's
 // limits.
-func (s *Service) newTurn(p Principal, in SendInput, endpoint EndpointRef, path DeliveryPath, now time.Time) Turn {
+// sendCore is what every Send shares, whatever its transport: the new
+// Turn, an idempotent repeat, a reservation that failed, what a submit's
+// stage makes of the Turn, and its Watch. It holds only its ports.
+type sendCore struct {
+	basics
+	turns    *turns // UseTurns
+	ledger   *turnLedger
+	monitors *Monitors
+	watches  *WatchCases
+}
+
+func (s *sendCore) newTurn(p Principal, in SendInput, endpoint EndpointRef, path DeliveryPath, now time.Time) Turn {
 	tr := s.turns
 	t := Turn{
 		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation,
@@ -288,7 +299,7 @@ func (s *Service) newTurn(p Principal, in SendInput, endpoint EndpointRef, path 
 
 // reserveFailed answers a Send whose reservation failed: the Turn its key
 // already names, the store's conflict, or the error.
-func (s *Service) reserveFailed(ctx context.Context, p Principal, in SendInput, err error) (SendResult, error) {
+func (s *sendCore) reserveFailed(ctx context.Context, p Principal, in SendInput, err error) (SendResult, error) {
 	if in.MessageID != "" {
 		if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
 			return s.existing(ctx, existing, in.Request)
@@ -303,7 +314,7 @@ func (s *Service) reserveFailed(ctx context.Context, p Principal, in SendInput, 
 
 // withSendWatch gives a dispatched Send its Watch: every Send has one, and
 // storing it never undoes the Send.
-func (s *Service) withSendWatch(ctx context.Context, res SendResult, err error) (SendResult, error) {
+func (s *sendCore) withSendWatch(ctx context.Context, res SendResult, err error) (SendResult, error) {
 	if err != nil || res.Turn.ID == "" {
 		return res, err
 	}
@@ -317,7 +328,7 @@ func (s *Service) withSendWatch(ctx context.Context, res SendResult, err error) 
 
 // supersede closes a broken Turn so a user-explicit Send may take its
 // terminal, in the transaction that reserves the new Turn.
-func (s *Service) supersede(ctx context.Context, tx Tx, old Turn, by string, now time.Time) error {
+func (s *sendCore) supersede(ctx context.Context, tx Tx, old Turn, by string, now time.Time) error {
 	cur, err := tx.Turn(ctx, old.ID)
 	if err != nil {
 		return err
@@ -330,16 +341,16 @@ func (s *Service) supersede(ctx context.Context, tx Tx, old Turn, by string, now
 	if err := tx.UpdateTurn(ctx, cur); err != nil {
 		return err
 	}
-	if err := s.syncSendWatch(ctx, tx, cur); err != nil {
+	if err := s.ledger.syncSendWatch(ctx, tx, cur); err != nil {
 		return err
 	}
-	_, err = s.emitTurnLocked(ctx, tx, cur, "turn.closed", false)
+	_, err = s.ledger.emitTurnLocked(ctx, tx, cur, "turn.closed", false)
 	return err
 }
 
 // afterSubmit records what a Submit did and starts monitoring. respond says
 // whether this was a respond inside an existing Turn.
-func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, subErr error, respond bool) (SendResult, error) {
+func (s *sendCore) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, subErr error, respond bool) (SendResult, error) {
 	ctx = context.WithoutCancel(ctx) // what happened to the pane must be recorded
 	now := s.clock.Now().UTC()
 	if stage == "" {
@@ -376,7 +387,7 @@ func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, su
 		cur.SubmitStage, cur.UpdatedAt = stage, now
 		if stage == SubmitEntered && subErr == nil {
 			cur.LastActivityAt = now
-			if _, err := s.emitTurnLocked(ctx, tx, cur, "turn.dispatched", false); err != nil {
+			if _, err := s.ledger.emitTurnLocked(ctx, tx, cur, "turn.dispatched", false); err != nil {
 				return err
 			}
 			res = SendResult{Outcome: OutcomeDone}
@@ -386,7 +397,7 @@ func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, su
 			if subErr != nil {
 				cur.FailureReason += ": " + subErr.Error()
 			}
-			if _, err := s.emitTurnLocked(ctx, tx, cur, "turn.delivery_uncertain", true); err != nil {
+			if _, err := s.ledger.emitTurnLocked(ctx, tx, cur, "turn.delivery_uncertain", true); err != nil {
 				return err
 			}
 			res = SendResult{Outcome: OutcomeUncertain, DoNotRetry: true}
@@ -402,12 +413,12 @@ func (s *Service) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, su
 		return SendResult{}, err
 	}
 	if res.Turn.State.Monitored() {
-		s.startMonitor(res.Turn.ID)
+		s.monitors.startMonitor(res.Turn.ID)
 	}
 	return res, nil
 }
 
-func (s *Service) existing(ctx context.Context, t Turn, request string) (SendResult, error) {
+func (s *sendCore) existing(ctx context.Context, t Turn, request string) (SendResult, error) {
 	original := t.OriginalRequest
 	if original == "" {
 		original = t.Request // a Turn stored before original_request existed
@@ -417,7 +428,7 @@ func (s *Service) existing(ctx context.Context, t Turn, request string) (SendRes
 	}
 	out := SendResult{Turn: t, Existing: true, Outcome: OutcomeDone}
 	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
-		if out.Watch, err = s.projectWatch(ctx, w); err != nil {
+		if out.Watch, err = s.ledger.projectWatch(ctx, w); err != nil {
 			return SendResult{}, err
 		}
 	}
@@ -427,6 +438,6 @@ func (s *Service) existing(ctx context.Context, t Turn, request string) (SendRes
 	return out, nil
 }
 
-func (s *Service) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
+func (s *sendCore) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
 	return s.store.TurnByMessageID(ctx, hostID, messageID)
 }
