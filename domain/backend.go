@@ -130,6 +130,24 @@ type ThreadTransport interface {
 	AnswerQuestion(ctx context.Context, turnID, fingerprint string, answers []StepAnswer) (AnswerStage, error)
 }
 
+// ThreadCases are the threads of the thread transports wired in: their
+// rows, Sends, Turns and Watches, followed through each daemon's own
+// events. They hold only their ports.
+type ThreadCases struct {
+	basics
+	turns       *turns    // the endpoints' locks (UseTurns)
+	terminals   Terminals // the panes whose daemons list threads (UseTerminals)
+	threadKinds map[EndpointKind]*threadTransport
+	endpoints   *endpointRegistry
+	ledger      *turnLedger
+	sends       *sendCore
+	monitors    *Monitors
+	watches     *WatchCases
+	list        *ListCases
+	ic          *InteractionCases
+	ac          *ApprovalCases
+}
+
 // threadTransport is a thread transport wired in.
 type threadTransport struct {
 	ThreadKind
@@ -139,18 +157,18 @@ type threadTransport struct {
 // UseThreadTransport wires a thread transport in: its threads are listed
 // as conversations, may be sent to and watched, and their prompts and
 // questions answered.
-func (s *backendCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
+func (s *ThreadCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
 	registerIDPrefix(k)
 	tt := &threadTransport{ThreadKind: k, calls: t}
 	if s.threadKinds == nil {
 		s.threadKinds = map[EndpointKind]*threadTransport{}
 	}
 	s.threadKinds[k.Endpoint] = tt
-	s.endpoints.register(k.Endpoint, threadEndpoint{s.Service, tt})
+	s.endpoints.register(k.Endpoint, threadEndpoint{s, tt})
 }
 
 // threadKindsSorted are the thread transports wired in, by kind.
-func (s *backendCases) threadKindsSorted() []*threadTransport {
+func (s *ThreadCases) threadKindsSorted() []*threadTransport {
 	out := make([]*threadTransport, 0, len(s.threadKinds))
 	for kind := range s.threadKinds {
 		if tt, ok := s.threadsOf(kind); ok {
@@ -162,7 +180,7 @@ func (s *backendCases) threadKindsSorted() []*threadTransport {
 }
 
 // daemonName is what a person calls the daemon of kind's threads.
-func (s *backendCases) daemonName(kind EndpointKind) string {
+func (s *ThreadCases) daemonName(kind EndpointKind) string {
 	if tt, ok := s.threadKinds[kind]; ok {
 		return tt.Name
 	}
@@ -170,13 +188,13 @@ func (s *backendCases) daemonName(kind EndpointKind) string {
 }
 
 // threadsOf is the thread transport of ref's kind, when one is wired in.
-func (s *backendCases) threadsOf(kind EndpointKind) (*threadTransport, bool) {
+func (s *ThreadCases) threadsOf(kind EndpointKind) (*threadTransport, bool) {
 	tt, ok := s.threadKinds[kind]
 	return tt, ok && tt.calls != nil && s.endpoints.has(kind)
 }
 
 // backendThreads lists the backend threads of the daemons of ts.
-func (s *backendCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
+func (s *ThreadCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
 	var out []BackendThread
 	for _, tt := range s.threadKindsSorted() {
 		out = append(out, s.threadsIn(ctx, tt, ts)...)
@@ -185,7 +203,7 @@ func (s *backendCases) backendThreads(ctx context.Context, ts []Terminal) []Back
 }
 
 // threadsIn lists the threads of one thread transport.
-func (s *backendCases) threadsIn(ctx context.Context, tt *threadTransport, ts []Terminal) []BackendThread {
+func (s *ThreadCases) threadsIn(ctx context.Context, tt *threadTransport, ts []Terminal) []BackendThread {
 	ths, err := tt.calls.Threads(ctx, ts)
 	if err != nil {
 		slog.Warn("thread transport: list threads", "kind", tt.Endpoint, "err", err)
@@ -198,7 +216,7 @@ func (s *backendCases) threadsIn(ctx context.Context, tt *threadTransport, ts []
 
 // backendThread finds the thread of a backend conversation or endpoint,
 // as its daemon reports it now.
-func (s *backendCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
+func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
 	tt, ok := s.threadsOf(ref.Kind)
 	if !ok || s.terminals == nil {
 		return BackendThread{}, E(CodeConversationNotFound, "no "+string(ref.Kind)+" transport is configured")
@@ -217,7 +235,7 @@ func (s *backendCases) backendThread(ctx context.Context, ref EndpointRef) (Back
 
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.
-func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
+func (s *ThreadCases) backendConversationOf(ctx context.Context, p Principal, th BackendThread, watches []Watch, recent map[EndpointRef][]Turn) (Conversation, error) {
 	bt := th
 	ref := EndpointRef{Kind: th.Kind, ID: th.ThreadID}
 	c := Conversation{ID: ref.ConversationID(), Endpoint: ref, Backend: &bt, Actions: []Action{}, Watches: []Watch{}}
@@ -233,7 +251,7 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 	// A turn a person or another client started: watched through the
 	// daemon, exactly.
 	endpoint := ref.String()
-	if s.watchTerm != nil && !held && th.Status == BackendActive {
+	if s.watches.watchTerm != nil && !held && th.Status == BackendActive {
 		c.Actions = append(c.Actions, act("watch", OnWatches, "", map[string]any{"terminal_id": endpoint}))
 	}
 	// The daemon's model catalogue, read with no input.
@@ -247,19 +265,19 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 				act("unwatch", OnWatch, w.ID, nil))
 		}
 	}
-	if err := s.addTurnActions(ctx, &c); err != nil {
+	if err := s.list.addTurnActions(ctx, &c); err != nil {
 		return c, err
 	}
 	// The question the daemon waits on: answered with its projection's ids.
 	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingInteraction {
-		if in, err := s.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
+		if in, err := s.ic.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
 			c.Actions = append(c.Actions, act("respond_interaction", OnTurn, cur.ID,
 				map[string]any{"interaction_id": in.InteractionID}, "answers"))
 		}
 	}
 	// The command approval the daemon waits on, offered to the Turn's owner.
 	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingApproval {
-		c.Approval, _ = s.endpointOf(cur.Endpoint).approvalOf(ctx, p, *cur)
+		c.Approval, _ = s.endpoints.of(cur.Endpoint).approvalOf(ctx, p, *cur)
 		if c.Approval != nil && !c.Approval.ManualRequired {
 			for _, d := range c.Approval.Decisions {
 				c.Actions = append(c.Actions, act("approve", OnTurn, cur.ID, map[string]any{"decision": string(d)}))
@@ -271,7 +289,7 @@ func (s *backendCases) backendConversationOf(ctx context.Context, p Principal, t
 
 // sendBackend sends a request to a backend conversation's thread through
 // its daemon: reserved durably first, one turn/start, never retried.
-func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInput) (SendResult, error) {
+func (s *ThreadCases) sendBackend(ctx context.Context, p Principal, in SendInput) (SendResult, error) {
 	tr := s.turns
 	ref, ok := conversationThread(in.ConversationID)
 	if !ok {
@@ -285,8 +303,8 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 	unlock := tr.lockTerminal(endpoint)
 	defer unlock()
 	if in.MessageID != "" {
-		if t, err := s.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
-			return s.existing(ctx, t, in.Request)
+		if t, err := s.sends.turnByMessageID(ctx, p.HostID, in.MessageID); err == nil {
+			return s.sends.existing(ctx, t, in.Request)
 		}
 	}
 	th, err := s.backendThread(ctx, ref)
@@ -308,7 +326,7 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 		}
 	}
 	now := s.clock.Now().UTC()
-	t := s.newTurn(p, in, ref, tt.Path, now)
+	t := s.sends.newTurn(p, in, ref, tt.Path, now)
 	t.NativeThreadID = threadID
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		// The session is bound to the thread from the start: the daemon
@@ -321,7 +339,7 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 		return tx.InsertTurn(ctx, t)
 	})
 	if err != nil {
-		return s.reserveFailed(ctx, p, in, err)
+		return s.sends.reserveFailed(ctx, p, in, err)
 	}
 	logSend(t, len(in.Request))
 	Failpoint("send.reserved")
@@ -330,13 +348,13 @@ func (s *backendCases) sendBackend(ctx context.Context, p Principal, in SendInpu
 
 // startThreadTurn starts the reserved Turn t on thread th: one start,
 // never retried, and what became of it recorded.
-func (s *backendCases) startThreadTurn(ctx context.Context, tt *threadTransport, th BackendThread, t Turn, request string, opts BackendTurnOptions) (SendResult, error) {
+func (s *ThreadCases) startThreadTurn(ctx context.Context, tt *threadTransport, th BackendThread, t Turn, request string, opts BackendTurnOptions) (SendResult, error) {
 	// The start runs to its end even when the caller goes away.
 	sctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-start")
 	nativeTurn, stage, subErr := tt.calls.Start(sctx, th, request, t.ID, opts)
 	cancel()
 	if stage == SubmitNothing {
-		res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+		res, err := s.sends.afterSubmit(ctx, t, stage, subErr, false)
 		var de *Error
 		if errors.As(err, &de) && de.Code == CodeTerminalNotIdle {
 			de.Code, de.Message = CodeThreadNotIdle, "the daemon refused the turn; nothing was sent"
@@ -359,8 +377,8 @@ func (s *backendCases) startThreadTurn(ctx context.Context, tt *threadTransport,
 			slog.Error("send: backend turn started but its native id was not stored", "turn_id", t.ID, "err", err)
 		}
 	}
-	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
-	return s.withSendWatch(ctx, res, err)
+	res, err := s.sends.afterSubmit(ctx, t, stage, subErr, false)
+	return s.sends.withSendWatch(ctx, res, err)
 }
 
 // visibleID names a Turn to a caller who may see it, else says only that

@@ -19,7 +19,7 @@ func errMessage(err error) string {
 // backendModels reads a backend thread's model catalogue from its daemon
 // (model_options): no input, and no authority for a set-model, since the
 // daemon changes a thread's model only with a turn.
-func (s *backendCases) backendModels(ctx context.Context, endpoint string) (ModelsResult, error) {
+func (s *ThreadCases) backendModels(ctx context.Context, endpoint string) (ModelsResult, error) {
 	if _, err := requirePrincipal(ctx); err != nil {
 		return ModelsResult{}, err
 	}
@@ -42,7 +42,7 @@ func (s *backendCases) backendModels(ctx context.Context, endpoint string) (Mode
 // daemon's catalogue, read now: the model listed, the effort one the
 // catalogue lists for it (the chosen model, else the one the listing just
 // read from the thread).
-func (s *backendCases) checkBackendModel(ctx context.Context, tt *threadTransport, th BackendThread, opts BackendTurnOptions) error {
+func (s *ThreadCases) checkBackendModel(ctx context.Context, tt *threadTransport, th BackendThread, opts BackendTurnOptions) error {
 	model := th.Model
 	if opts.Model != "" {
 		model = opts.Model
@@ -69,7 +69,7 @@ func (s *backendCases) checkBackendModel(ctx context.Context, tt *threadTranspor
 
 // backendEndpointThread is the thread of a backend endpoint named where a
 // terminal id goes: an unknown one is terminal_not_found.
-func (s *backendCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
+func (s *ThreadCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
 	ref := ParseEndpoint(endpoint)
 	tt, ok := s.threadsOf(ref.Kind)
 	if !ok {

@@ -11,7 +11,7 @@ import (
 
 // followBackend follows a native turn of a loaded thread through its
 // daemon; why says what kept it from being followed.
-func (s *backendCases) followBackend(ctx context.Context, ref EndpointRef, turnID string) (<-chan BackendEvent, string) {
+func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID string) (<-chan BackendEvent, string) {
 	tt, ok := s.threadsOf(ref.Kind)
 	if !ok {
 		return nil, "no " + string(ref.Kind) + " transport is configured"
@@ -31,7 +31,7 @@ func (s *backendCases) followBackend(ctx context.Context, ref EndpointRef, turnI
 // end, one event of the daemon per round. It never sends input. A daemon
 // that cannot be reached, or goes away before the turn ends, stalls the
 // Turn (renew or recover when it is back).
-func (s *backendCases) backendTurnFollower(ctx context.Context, t Turn) follower {
+func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower {
 	m := &backendTurnFollow{s: s, log: slog.With("turn_id", t.ID), t: t}
 	if t.NativeTurnID == "" {
 		m.stall(ctx, "the daemon's id of the turn was not recorded; recover or close the turn")
@@ -50,7 +50,7 @@ func (s *backendCases) backendTurnFollower(ctx context.Context, t Turn) follower
 // backendTurnFollow is a backend Turn's monitor: the Turn as last stored,
 // and the daemon's next event.
 type backendTurnFollow struct {
-	s      *backendCases
+	s      *ThreadCases
 	log    *slog.Logger
 	t      Turn
 	events <-chan BackendEvent
@@ -155,7 +155,7 @@ func (m *backendTurnFollow) stall(ctx context.Context, why string) {
 		}
 		next := m.t
 		next.State, next.FailureReason = TurnStalled, why
-		_, err := m.s.transition(ctx, next, "turn.stalled", true)
+		_, err := m.s.ledger.transition(ctx, next, "turn.stalled", true)
 		if m.reread(ctx, err) || m.storeDown(ctx, err) {
 			continue // stall the Turn as stored, if it is still followed
 		}
@@ -177,7 +177,7 @@ func (m *backendTurnFollow) accept(ctx context.Context) bool {
 		next := m.t
 		now := s.clock.Now().UTC()
 		next.State, next.AcceptedAt, next.LastActivityAt = TurnWorking, now, now
-		t, err := s.transition(ctx, next, "turn.accepted", true)
+		t, err := s.ledger.transition(ctx, next, "turn.accepted", true)
 		if err == nil {
 			m.t = t
 			return true
@@ -225,12 +225,12 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 	next, typ, webhook := s.backendTurnEvent(m.t, ev, s.clock.Now().UTC())
 	auto := false
 	if ev.Kind == BackendApproval && typ != "" {
-		if _, rule := s.autoRule(ctx, next); rule >= 0 {
+		if _, rule := s.ac.autoRule(ctx, next); rule >= 0 {
 			webhook = false // the host hears of the auto-approval instead
 			auto = true
 		}
 	}
-	stored, err := s.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
+	stored, err := s.ledger.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
 	if err != nil {
 		if m.reread(ctx, err) || m.storeDown(ctx, err) {
 			return stepAgain
@@ -241,9 +241,9 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		return stepStop
 	}
 	m.t = stored
-	if auto && !s.autoApprove(ctx, m.t) {
+	if auto && !s.ac.autoApprove(ctx, m.t) {
 		// Nothing was sent: the approval is the host's to answer.
-		if stored, err := s.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
+		if stored, err := s.ledger.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
 			m.t = stored
 		}
 	} else if auto {
@@ -267,8 +267,8 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, 
 		return nil
 	}
 	if st, ok := tt.calls.Question(m.t.NativeTurnID); ok {
-		if key, err := s.stepKey(ctx, next, st); err == nil {
-			if in, _, err := s.project(ctx, next, tt.Agent, st, key); err == nil {
+		if key, err := s.ic.stepKey(ctx, next, st); err == nil {
+			if in, _, err := s.ic.project(ctx, next, tt.Agent, st, key); err == nil {
 				return map[string]any{"interaction": in}
 			}
 		}
@@ -278,7 +278,7 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, 
 
 // backendTurnEvent is the transition of t for the daemon's event ev, read
 // at now; typ is "" when it moves no state (the activity is still stored).
-func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) (next Turn, typ string, webhook bool) {
+func (s *ThreadCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) (next Turn, typ string, webhook bool) {
 	next = t
 	next.LastActivityAt = now
 	switch ev.Kind {
@@ -286,7 +286,7 @@ func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) 
 		next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
 	case BackendChanges:
 		// The daemon sends a patch's files as it applies them: now is when.
-		for _, c := range s.storedChanges(ev.Changes) {
+		for _, c := range s.ledger.storedChanges(ev.Changes) {
 			if c.At.IsZero() || c.At.Year() <= 1 {
 				c.At = now
 			}
@@ -309,7 +309,7 @@ func (s *backendCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) 
 		}
 	case BackendCompleted:
 		next.State, typ, webhook = TurnCompleted, "turn.completed", true
-		next.FinalMessage = s.redact(ev.Text)
+		next.FinalMessage = s.ledger.redact(ev.Text)
 	case BackendInterrupted:
 		next.State, typ, webhook = TurnCancelled, "turn.cancelled", true
 	case BackendFailed:

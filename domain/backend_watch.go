@@ -11,12 +11,12 @@ import (
 // startBackendWatch watches the turn a backend thread runs now (one a
 // person or another client of its daemon started), exactly: the daemon
 // names the turn, and its own events end the Watch. No input.
-func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
+func (s *ThreadCases) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
 	tt, th, err := s.backendEndpointThread(ctx, in.TerminalID)
 	if err != nil {
 		return Watch{}, err
 	}
-	if err := s.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {
+	if err := s.watches.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {
 		return Watch{}, err
 	}
 	turnID, err := tt.calls.RunningTurn(ctx, th)
@@ -30,14 +30,14 @@ func (s *backendCases) startBackendWatch(ctx context.Context, p Principal, in Ne
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
 		Endpoint: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
 		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
-	return s.beginWatch(ctx, w, in)
+	return s.watches.beginWatch(ctx, w, in)
 }
 
 // backendWatchFollower follows a backend Watch's turn through its daemon
 // to its end, one event of the daemon per round. It never sends input. A
 // daemon that cannot be reached or goes away invalidates the Watch (the
 // task may run on; nothing proves it).
-func (s *backendCases) backendWatchFollower(ctx context.Context, w Watch) follower {
+func (s *ThreadCases) backendWatchFollower(ctx context.Context, w Watch) follower {
 	f := &backendWatchFollow{s: s, log: slog.With("watch_id", w.ID), w: w}
 	events, why := s.followBackend(ctx, w.Endpoint, w.NativeTurnID)
 	if why != "" {
@@ -52,7 +52,7 @@ func (s *backendCases) backendWatchFollower(ctx context.Context, w Watch) follow
 // backendWatchFollow is a backend Watch's monitor: the Watch as last
 // stored, and the daemon's next event.
 type backendWatchFollow struct {
-	s      *backendCases
+	s      *ThreadCases
 	log    *slog.Logger
 	w      Watch
 	events <-chan BackendEvent
@@ -101,7 +101,7 @@ func (f *backendWatchFollow) wait(ctx context.Context) bool {
 // and is still active (f.w is then the stored one).
 func (f *backendWatchFollow) end(ctx context.Context, next Watch, typ string) bool {
 	s := f.s
-	stored, err := s.watchTransition(ctx, next, typ, true)
+	stored, err := s.watches.watchTransition(ctx, next, typ, true)
 	if errors.Is(err, ErrRevisionConflict) {
 		cur, err := s.store.Watch(ctx, f.w.ID)
 		for waitForStore(ctx, s.clock, f.log, err) {
@@ -160,7 +160,7 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 		if typ == "" {
 			return true
 		}
-		stored, err := s.watchTransition(ctx, next, typ, webhook)
+		stored, err := s.watches.watchTransition(ctx, next, typ, webhook)
 		if errors.Is(err, ErrRevisionConflict) || waitForStore(ctx, s.clock, f.log, err) {
 			continue
 		}
@@ -177,7 +177,7 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 
 // backendWatchEvent is the transition of w for the daemon's event ev; typ
 // is "" when it changes nothing.
-func (s *backendCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, typ string, webhook bool) {
+func (s *ThreadCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, typ string, webhook bool) {
 	next = w
 	switch ev.Kind {
 	case BackendApproval:
@@ -189,7 +189,7 @@ func (s *backendCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, 
 			next.ApprovalShown, typ = false, "watch.approval_cleared"
 		}
 	case BackendCompleted:
-		next.State, next.FinalMessage, typ, webhook = WatchCompleted, s.redact(ev.Text), "watch.completed", true
+		next.State, next.FinalMessage, typ, webhook = WatchCompleted, s.ledger.redact(ev.Text), "watch.completed", true
 	case BackendInterrupted:
 		next.State, next.Reason, typ, webhook = WatchFailed, "the task was interrupted", "watch.failed", true
 	case BackendFailed:

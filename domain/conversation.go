@@ -91,7 +91,7 @@ type Terminals interface {
 
 // UseTerminals wires terminal discovery in.
 func (s *Service) UseTerminals(t Terminals) {
-	s.terminals, s.DoctorCases.terminals, s.ListCases.terminals = t, t, t
+	s.terminals, s.DoctorCases.terminals, s.ListCases.terminals, s.ThreadCases.terminals = t, t, t, t
 }
 
 // ListCases list what the caller can see, observed now: each agent pane

@@ -12,8 +12,8 @@ import (
 // follow is stalled (a Turn) or invalidated (a Watch), as when the
 // transport cannot be reached.
 type absentEndpoint struct {
-	*Service
-	kind EndpointKind
+	threads *ThreadCases // what stalls a Turn or invalidates a Watch
+	kind    EndpointKind
 }
 
 func (s absentEndpoint) why() string {
@@ -47,12 +47,12 @@ func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, 
 }
 
 func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	(&backendTurnFollow{s: s.backendCases, log: slog.With("turn_id", t.ID), t: t}).stall(ctx, s.why())
+	(&backendTurnFollow{s: s.threads, log: slog.With("turn_id", t.ID), t: t}).stall(ctx, s.why())
 	return nil
 }
 
 func (s absentEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	(&backendWatchFollow{s: s.backendCases, log: slog.With("watch_id", w.ID), w: w}).invalidate(ctx, s.why())
+	(&backendWatchFollow{s: s.threads, log: slog.With("watch_id", w.ID), w: w}).invalidate(ctx, s.why())
 	return nil
 }
 

@@ -7,10 +7,20 @@ import (
 
 // paneEndpoint is an agent's terminal pane: driven by keys, followed
 // through its screen and its agent's record.
-type paneEndpoint struct{ *Service }
+type paneEndpoint struct {
+	basics
+	*inputGate
+	turns    *turns // the panes' observer and locks (UseTurns)
+	ledger   *turnLedger
+	monitors *Monitors
+	watches  *WatchCases
+	natives  *NativeCases
+	ac       *ApprovalCases
+	ic       *InteractionCases
+}
 
 // recoverTurn reconciles a Turn with its agent's record from its mark.
-func (s paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
+func (s *paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	tr := s.turns
 	term, err := tr.term.Observe(ctx, t.TerminalID)
 	if err != nil {
@@ -20,7 +30,7 @@ func (s paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, er
 	if err != nil {
 		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
-	next, typ, webhook := s.applyProgress(t, p)
+	next, typ, webhook := s.ledger.applyProgress(t, p)
 	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
 		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
 		next.EndedAt, next.FailureReason = zeroTime, ""
@@ -30,22 +40,22 @@ func (s paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, er
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
 	}
 	next.Mark = p.Mark
-	if t, err = s.transition(ctx, next, typ, webhook); err != nil {
+	if t, err = s.ledger.transition(ctx, next, typ, webhook); err != nil {
 		return ActionResult{}, err
 	}
 	if t.State.Monitored() {
-		s.startMonitor(t.ID)
+		s.monitors.startMonitor(t.ID)
 	}
 	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 }
 
 // approvalOf offers the pane's permission prompt (nil when none is shown).
-func (s paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
+func (s *paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
 	if err != nil {
 		return nil, nil // the status shows the state; there is nothing to offer
 	}
-	av, err := s.offerApproval(ctx, p, term, t.ID)
+	av, err := s.ac.offerApproval(ctx, p, term, t.ID)
 	if err != nil {
 		return unreadablePrompt(err), nil
 	}
@@ -54,8 +64,8 @@ func (s paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*App
 
 // currentStep reads the questionnaire step t may be answered on now from
 // its pane.
-func (s paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	if s.interactions == nil {
+func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+	if s.ic.interactions == nil {
 		return "", Terminal{}, InteractionStep{}, E(CodeUnavailable, "interactions are not configured")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -65,7 +75,7 @@ func (s paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Termi
 	if err != nil {
 		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
-	st, err := s.interactions.Step(ctx, term)
+	st, err := s.ic.interactions.Step(ctx, term)
 	if err != nil {
 		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
@@ -77,25 +87,25 @@ func (s paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Termi
 
 // deliverAnswers gives a reserved step its answers as one key sequence
 // into the pane.
-func (s paneEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
+func (s *paneEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
 	seq, done := s.keySequence(ctx)
 	defer done()
-	return s.interactions.AnswerStep(seq, term, fingerprint, answers)
+	return s.ic.interactions.AnswerStep(seq, term, fingerprint, answers)
 }
 
 // turnFollower follows the Turn through the pane.
-func (s paneEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	return s.paneTurnFollower(ctx, t)
+func (s *paneEndpoint) turnFollower(ctx context.Context, t Turn) follower {
+	return s.monitors.paneTurnFollower(ctx, t)
 }
 
 // watchFollower follows the Watch through the pane.
-func (s paneEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	return s.paneWatchFollower(ctx, w)
+func (s *paneEndpoint) watchFollower(ctx context.Context, w Watch) follower {
+	return s.watches.paneWatchFollower(ctx, w)
 }
 
 // startWatch watches the task the pane runs now: exactly when the agent's
 // record names it, else by its screen.
-func (s paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
+func (s *paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
 	term, err := s.turns.term.Observe(ctx, in.TerminalID)
 	if errors.Is(err, ErrTerminalGone) {
 		return Watch{}, E(CodeTerminalNotFound, "no terminal "+in.TerminalID)
@@ -106,20 +116,20 @@ func (s paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchIn
 	if !term.Watchable() {
 		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
 	}
-	if err := s.mayWatch(ctx, p, term.ID, "terminal"); err != nil {
+	if err := s.watches.mayWatch(ctx, p, term.ID, "terminal"); err != nil {
 		return Watch{}, err
 	}
-	mark, exact, err := s.watchTerm.AnchorWatch(ctx, term)
+	mark, exact, err := s.watches.watchTerm.AnchorWatch(ctx, term)
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
 	if !exact {
-		if m, ok := s.backendAnchor(ctx, term); ok {
+		if m, ok := s.watches.backendAnchor(ctx, term); ok {
 			mark, exact = m, true
 		}
 	}
 	if !exact && in.Identify {
-		if mark, exact, err = s.identifiedAnchor(ctx, p, term, mark); err != nil {
+		if mark, exact, err = s.watches.identifiedAnchor(ctx, p, term, mark); err != nil {
 			return Watch{}, err
 		}
 	}
@@ -130,11 +140,11 @@ func (s paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchIn
 	if exact {
 		w.Mode = WatchModeExact
 	}
-	return s.beginWatch(ctx, w, in)
+	return s.watches.beginWatch(ctx, w, in)
 }
 
 // watchedLive checks that the watched pane still runs the same agent.
-func (s paneEndpoint) watchedLive(ctx context.Context, w Watch) error {
+func (s *paneEndpoint) watchedLive(ctx context.Context, w Watch) error {
 	if _, err := s.turns.term.Observe(ctx, w.TerminalID); err != nil {
 		return E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted")
 	}
@@ -142,7 +152,7 @@ func (s paneEndpoint) watchedLive(ctx context.Context, w Watch) error {
 }
 
 // reconcileWatch reconciles an exact Watch with its agent's record.
-func (s paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
+func (s *paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
 	term, err := s.turns.term.Observe(ctx, w.TerminalID)
 	if err != nil {
 		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted; its record cannot be read")
@@ -151,22 +161,22 @@ func (s paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error
 	if err != nil {
 		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
-	next, typ, webhook := s.applyWatchProgress(w, p)
+	next, typ, webhook := s.watches.applyWatchProgress(w, p)
 	if typ == "" {
 		return w, nil
 	}
-	return s.watchTransition(ctx, next, typ, webhook)
+	return s.watches.watchTransition(ctx, next, typ, webhook)
 }
 
 // models reads a pane's model catalogue (NativeCases.paneModels).
-func (s paneEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	return s.paneModels(ctx, terminalID)
+func (s *paneEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
+	return s.natives.paneModels(ctx, terminalID)
 }
 
 // configured: a pane answers prompts and steps through the ports wired
 // in for them.
-func (s paneEndpoint) configured(u endpointUse) error {
-	if (u == useApprovals && s.approvals == nil) || (u == useInteractions && s.interactions == nil) {
+func (s *paneEndpoint) configured(u endpointUse) error {
+	if (u == useApprovals && s.ac.approvals == nil) || (u == useInteractions && s.ic.interactions == nil) {
 		return E(CodeUnavailable, string(u)+" are not configured")
 	}
 	return nil
@@ -174,8 +184,8 @@ func (s paneEndpoint) configured(u endpointUse) error {
 
 // readPrompt reads the permission prompt on the pane now: its hook's,
 // when Claude Code's PermissionRequest hook holds it, else the screen's.
-func (s paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
-	if s.approvals == nil {
+func (s *paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
+	if s.ac.approvals == nil {
 		return promptRead{}, E(CodeUnavailable, "approvals are not configured")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -189,8 +199,8 @@ func (s paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error
 }
 
 // promptOn reads the permission prompt on the pane term names.
-func (s paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead, error) {
-	pr, err := s.approvals.Prompt(ctx, term)
+func (s *paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead, error) {
+	pr, err := s.ac.approvals.Prompt(ctx, term)
 	if err != nil {
 		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
 	}
@@ -210,12 +220,12 @@ func paneRead(term Terminal, pr ApprovalPrompt) promptRead {
 }
 
 // sendAnswer answers the pane's prompt with its key plan (or its hook).
-func (s paneEndpoint) sendAnswer(seq context.Context, _ Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
-	return s.approvals.Answer(seq, seen.term, fingerprint, d)
+func (s *paneEndpoint) sendAnswer(seq context.Context, _ Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
+	return s.ac.approvals.Answer(seq, seen.term, fingerprint, d)
 }
 
 // interruptible checks that the pane shows a running turn.
-func (s paneEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarget, error) {
+func (s *paneEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarget, error) {
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
 	if errors.Is(err, ErrTerminalGone) {
 		return interruptTarget{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
@@ -230,12 +240,12 @@ func (s paneEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarge
 }
 
 // interrupt presses the pane's interrupt key.
-func (s paneEndpoint) interrupt(seq context.Context, _ Turn, target interruptTarget) error {
+func (s *paneEndpoint) interrupt(seq context.Context, _ Turn, target interruptTarget) error {
 	return s.turns.term.Interrupt(seq, target.term)
 }
 
 // followable: the pane still shows the same live agent.
-func (s paneEndpoint) followable(ctx context.Context, t Turn) error {
+func (s *paneEndpoint) followable(ctx context.Context, t Turn) error {
 	if _, err := s.turns.term.Observe(ctx, t.TerminalID); err != nil {
 		return E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; close the turn")
 	}

@@ -23,7 +23,7 @@ func TestParseEndpointRoundTrips(t *testing.T) {
 
 func TestEndpointOfPicksTheTransport(t *testing.T) {
 	s := NewService(nil, nil, nil, nil)
-	if _, ok := s.endpointOf(ParseEndpoint("term_1")).(paneEndpoint); !ok {
+	if _, ok := s.endpointOf(ParseEndpoint("term_1")).(*paneEndpoint); !ok {
 		t.Errorf("a pane's endpoint is not a paneEndpoint")
 	}
 	thread := ParseEndpoint(BackendEndpoint("019a-thread"))
@@ -37,7 +37,7 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 	if _, ok := s.endpointOf(thread).(threadEndpoint); !ok {
 		t.Errorf("a thread's endpoint is not a threadEndpoint")
 	}
-	if e, ok := s.endpointOf(EndpointRef{Kind: EndpointPane, ID: "term_1"}).(paneEndpoint); !ok || e.Service != s {
+	if e, ok := s.endpointOf(EndpointRef{Kind: EndpointPane, ID: "term_1"}).(*paneEndpoint); !ok || e.watches != s.WatchCases {
 		t.Errorf("the endpoint does not drive the same service")
 	}
 }

@@ -6,7 +6,7 @@ import "context"
 // driven through its app-server daemon), whose daemon itself says when a
 // turn starts and ends.
 type threadEndpoint struct {
-	*Service
+	*ThreadCases
 	tt *threadTransport
 }
 
@@ -20,7 +20,7 @@ func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, 
 	if err := s.followable(ctx, t); err != nil {
 		return ActionResult{}, err
 	}
-	return s.resume(ctx, t, "turn.recovered")
+	return s.monitors.resume(ctx, t, "turn.recovered")
 }
 
 // approvalOf offers the command approval the daemon waits on.
@@ -29,7 +29,7 @@ func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*A
 	if err != nil {
 		return unreadablePrompt(err), nil
 	}
-	av, err := s.offerRead(ctx, p, t.TerminalID, t.ID, seen)
+	av, err := s.ac.offerRead(ctx, p, t.TerminalID, t.ID, seen)
 	if err != nil {
 		return unreadablePrompt(err), nil
 	}

@@ -7,13 +7,12 @@ import ()
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
 	basics
-	terminals   Terminals
-	turns       *turns
-	watchTerm   WatchTerminal
-	backend     BackendThreads
-	threadKinds map[EndpointKind]*threadTransport // by kind (UseThreadTransport)
-	endpoints   *endpointRegistry
-	screens     ScreenReader
+	terminals Terminals
+	turns     *turns
+	watchTerm WatchTerminal
+	endpoints *endpointRegistry
+	pane      *paneEndpoint // the pane's endpoint (its Turns set by UseTurns)
+	screens   ScreenReader
 
 	Retry RetryPolicy
 
@@ -35,10 +34,10 @@ type Service struct {
 	*WatchCases
 	*Monitors
 	*sendCore
+	*ThreadCases
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
-	*backendCases
 }
 
 // basics are the ports every use case reads: the store, the clock, new
@@ -52,9 +51,7 @@ type basics struct {
 }
 
 // The use-case types: each sees the whole Service through its pointer.
-type (
-	backendCases struct{ *Service } // Codex threads through the app-server daemon
-)
+type ()
 
 // serviceWriter is the Turns' writer of the use cases that move a Turn:
 // the ledger's transitions and the monitors' start.
@@ -70,21 +67,24 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	b := basics{store: store, clock: clock, ids: ids, validator: v}
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b),
 		inputGate: &inputGate{timer: b}, answerMarks: &answerMarks{}, turnLedger: &turnLedger{basics: b}}
-	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) turnEndpoint { return absentEndpoint{s, k} }}
+	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) turnEndpoint { return absentEndpoint{s.ThreadCases, k} }}
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
-	s.backendCases = &backendCases{s}
 	s.Monitors = &Monitors{basics: b, answers: s.answerMarks, ledger: s.turnLedger, endpoints: s.endpoints}
 	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
-	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases,
-		threadRows: s.backendCases}
+	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases}
 	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
 		nat: s.NativeCases, hosts: s.HostCases, viaTurns: s}
 	s.Monitors.watches, s.Monitors.ac, s.Monitors.ic = s.WatchCases, s.ApprovalCases, s.InteractionCases
 	s.sendCore = &sendCore{basics: b, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases}
-	s.endpoints.register(EndpointPane, paneEndpoint{s})
+	s.ThreadCases = &ThreadCases{basics: b, endpoints: s.endpoints, ledger: s.turnLedger, sends: s.sendCore, monitors: s.Monitors,
+		watches: s.WatchCases, list: s.ListCases, ic: s.InteractionCases, ac: s.ApprovalCases}
+	s.ListCases.threadRows = s.ThreadCases
+	s.pane = &paneEndpoint{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases,
+		natives: s.NativeCases, ac: s.ApprovalCases, ic: s.InteractionCases}
+	s.endpoints.register(EndpointPane, s.pane)
 	return s
 }
 

@@ -133,7 +133,7 @@ func TestDecidePane(t *testing.T) {
 
 // A backend Turn's transition for each event of its daemon.
 func TestBackendTurnEvent(t *testing.T) {
-	s := &backendCases{&Service{turns: &turns{}, turnLedger: &turnLedger{turns: &turns{}}}}
+	s := &ThreadCases{turns: &turns{}, ledger: &turnLedger{turns: &turns{}}}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
 		state TurnState
