@@ -74,12 +74,6 @@ func consumeFence(ctx context.Context, tx Tx, offerID, base string, now time.Tim
 	return key, tx.ConsumeOffer(ctx, offerID, base, key, now)
 }
 
-// provenFence ends the occurrence fenced by key: its answer was proven.
-func (s basics) provenFence(ctx context.Context, key string) error {
-	ctx = context.WithoutCancel(ctx)
-	return s.store.InTx(ctx, func(tx Tx) error { return tx.VerifyFence(ctx, key, s.clock.Now().UTC()) })
-}
-
 // fenceConsumed reports whether the current occurrence of base was answered.
 func fenceConsumed(ctx context.Context, tx Tx, base string) (bool, error) {
 	key, err := fenceKey(ctx, tx, base)

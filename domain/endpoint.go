@@ -238,9 +238,6 @@ func (r *endpointRegistry) register(kind EndpointKind, e turnEndpoint) {
 	r.byKind[kind] = e
 }
 
-// endpointOf is the endpoint registered for ref's kind (endpointRegistry.of).
-func (s *Service) endpointOf(ref EndpointRef) turnEndpoint { return s.endpoints.of(ref) }
-
 // ConversationID is the public conversation id of the endpoint: a pane's
 // (ConversationIDFor its terminal) or a thread's.
 func (r EndpointRef) ConversationID() string {

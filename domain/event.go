@@ -2,9 +2,6 @@ package domain
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
@@ -49,50 +46,6 @@ type Envelope struct {
 // EnvelopeOf returns the public envelope of e.
 func EnvelopeOf(e Event) Envelope {
 	return Envelope{ID: e.ID, Type: e.Type, Timestamp: e.CreatedAt.UTC(), Data: e.Data}
-}
-
-// emitLocked appends e and, when webhook is set and e has an owner host that
-// subscribes to its type, an outbox row in the same transaction. The caller
-// holds tx.
-func (s basics) emitLocked(ctx context.Context, tx Tx, e Event, webhook bool) (Notification, error) {
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = s.clock.Now().UTC()
-	}
-	stored, err := tx.AppendEvent(ctx, e)
-	if err != nil {
-		return Notification{}, fmt.Errorf("append event %s: %w", e.Type, err)
-	}
-	if !webhook || e.HostID == "" {
-		return Notification{}, nil
-	}
-	h, err := tx.Host(ctx, e.HostID)
-	if errors.Is(err, ErrNotFound) {
-		return Notification{}, nil // a removed host gets no more webhooks
-	} else if err != nil {
-		return Notification{}, fmt.Errorf("look up host %s: %w", e.HostID, err)
-	}
-	if !h.Subscribed(e.Type) {
-		// Stored as an event, never queued: no outbox row, so nothing of
-		// the same subject waits behind it.
-		return Notification{}, nil
-	}
-	body, err := json.Marshal(Envelope{Type: e.Type, Timestamp: stored.CreatedAt.UTC(), Data: e.Data})
-	if err != nil {
-		return Notification{}, fmt.Errorf("encode webhook %s: %w", e.Type, err)
-	}
-	n := Notification{
-		ID:            s.ids.New("msg"),
-		EventID:       stored.ID,
-		HostID:        e.HostID,
-		Type:          e.Type,
-		State:         NotificationPending,
-		CreatedAt:     stored.CreatedAt,
-		NextAttemptAt: stored.CreatedAt,
-	}
-	if err := tx.InsertNotification(ctx, n, body); err != nil {
-		return Notification{}, fmt.Errorf("queue webhook %s: %w", e.Type, err)
-	}
-	return n, nil
 }
 
 // EventCases reads the event log as a principal may see it: what the SSE

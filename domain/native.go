@@ -275,3 +275,36 @@ func (s *NativeCases) IdentifyForeground(ctx context.Context, terminalID string)
 	}
 	return res, nil
 }
+
+// nativeActions are the native controls of an idle pane with an empty
+// composer that no Turn holds, on its own profile (never a neighbour's),
+// or the repair of a model control's residue (its menu open, or its bare
+// command in the composer).
+func (s *NativeCases) nativeActions(ctx context.Context, t Terminal, held bool) []Action {
+	var out []Action
+	if s.native != nil && !held && t.SendReady() && !t.Agent.Compatibility {
+		resolved := t.NativeIdentity == IdentityResolved
+		if resolved || t.Agent.ThreadProbe {
+			out = append(out, act("new_thread", OnTerminal, t.ID, nil))
+		}
+		out = append(out, act("resume_thread", OnTerminal, t.ID, map[string]any{}, "native_thread_id"))
+		if _, ok := s.native.(ModelControls); ok {
+			out = append(out, act("model_options", OnTerminal, t.ID, nil),
+				act("set_model", OnTerminal, t.ID, map[string]any{}, "model", "reasoning_effort"))
+		}
+		if _, ok := s.native.(PermissionControls); ok {
+			out = append(out, act("permission_options", OnTerminal, t.ID, nil),
+				act("set_permissions", OnTerminal, t.ID, map[string]any{}, "mode"))
+		}
+		if resolved {
+			out = append(out, act("native_inspect", OnTerminal, t.ID, map[string]any{"inspection": InspectionStatus}))
+		} else if t.Agent.ThreadProbe {
+			out = append(out, act("identify_foreground", OnTerminal, t.ID, nil))
+		}
+	}
+	if mr, ok := s.native.(ModelRepairer); ok && !held && !t.SendReady() && t.Agent.Profiled() && !t.Agent.Compatibility &&
+		t.ScreenState != ScreenWorking && t.ScreenState != ScreenAwaitingApproval && mr.ModelResidue(ctx, t) {
+		out = append(out, act("repair_model_control", OnTerminal, t.ID, nil))
+	}
+	return out
+}

@@ -53,9 +53,6 @@ type TerminalScreen struct {
 	Styles [][]ScreenSpan
 }
 
-// UseScreens wires the screen reader in.
-func (s *Service) UseScreens(r ScreenReader) { s.screens = r }
-
 // Screen reads a terminal's screen once, redacted. A host may not read a
 // pane a Turn of another host holds: its screen is that Turn's.
 func (s *Service) Screen(ctx context.Context, terminalID string) (TerminalScreen, error) {

@@ -2,8 +2,6 @@
 // ports they need. It knows no technology: no SQL, no tmux, no HTTP.
 package domain
 
-import ()
-
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
 	basics
@@ -38,16 +36,6 @@ type Service struct {
 
 	// The use cases of one kind each, in types of their own; their
 	// methods are the Service's (promoted), and they see all of it.
-}
-
-// basics are the ports every use case reads: the store, the clock, new
-// ids and secrets, and the request validator. They are set once, at
-// NewService.
-type basics struct {
-	store     Store
-	clock     Clock
-	ids       IDs
-	validator Validator
 }
 
 // The use-case types: each sees the whole Service through its pointer.
@@ -86,14 +74,4 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 		natives: s.NativeCases, ac: s.ApprovalCases, ic: s.InteractionCases}
 	s.endpoints.register(EndpointPane, s.pane)
 	return s
-}
-
-func (s basics) validate(v any) error {
-	if s.validator == nil {
-		return nil
-	}
-	if fields := s.validator.Struct(v); len(fields) > 0 {
-		return Invalid("the request is invalid", fields...)
-	}
-	return nil
 }

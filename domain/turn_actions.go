@@ -3,54 +3,11 @@ package domain
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"time"
 )
-
-var zeroTime time.Time
 
 // ownedTurn loads a Turn the caller may act on; others get turn_not_found.
 func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
 	return s.ownedTurnIn(ctx, s.turns, id)
-}
-
-// ownedTurnIn is ownedTurn for a use case that holds the Turns tr.
-func (s basics) ownedTurnIn(ctx context.Context, tr *turns, id string) (Turn, Principal, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return Turn{}, p, err
-	}
-	if tr == nil {
-		return Turn{}, p, E(CodeUnavailable, "turns are not configured")
-	}
-	t, err := s.store.Turn(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(t.HostID)) {
-		return Turn{}, p, E(CodeTurnNotFound, "no turn "+id)
-	}
-	return t, p, err
-}
-
-// TurnStatus is a Turn with what its owner should see about its callbacks.
-type TurnStatus struct {
-	Turn Turn
-	// WaitingSince is when the Turn began to wait on a person; zero when
-	// it does not.
-	WaitingSince  time.Time
-	Notifications []Notification
-	// Approval is the prompt of a Turn awaiting approval, offered to the caller.
-	Approval *ApprovalView
-	// Screen is a redacted excerpt of the bottom of the pane while the Turn
-	// holds it ("" when it cannot be read).
-	Screen string
-	// Progress is the public progress body.
-	Progress ProgressView
-	// Interaction is the questionnaire step of a Turn awaiting an
-	// interaction, offered to the caller (as GET …/interaction serves it);
-	// nil when there is none or it cannot be read now.
-	Interaction *Interaction
-	// WatchID is the Send's Watch ("" when none was stored).
-	WatchID string
 }
 
 // Turn returns one Turn's status.
@@ -126,17 +83,6 @@ func onConflictRetry[T any](action func() (T, error)) (T, error) {
 		}
 	}
 	return out, &Error{Code: CodeTurnStateConflict, Message: "the turn kept changing while this action ran; read its status and try again", Err: err}
-}
-
-// ActionResult is what an action on a Turn did.
-type ActionResult struct {
-	Turn       Turn
-	Outcome    Outcome
-	DoNotRetry bool
-}
-
-func stateConflict(t Turn, action string) error {
-	return E(CodeTurnStateConflict, fmt.Sprintf("turn %s is %s; %s is not possible now", t.ID, t.State, action))
 }
 
 // Cancel presses the interrupt key once for an active Turn. The monitor
@@ -261,23 +207,6 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 	return s.resume(ctx, t, "turn.renewed")
 }
 
-// resume follows a stalled Turn again, as working (dispatching until its
-// request was accepted). No input.
-func (s *Monitors) resume(ctx context.Context, t Turn, typ string) (ActionResult, error) {
-	t.State = TurnWorking
-	if t.AcceptedAt.IsZero() {
-		t.State = TurnDispatching
-	}
-	t.LastActivityAt = s.clock.Now().UTC()
-	t.EndedAt, t.FailureReason = zeroTime, ""
-	t, err := s.ledger.transition(ctx, t, typ, false)
-	if err != nil {
-		return ActionResult{}, err
-	}
-	s.startMonitor(t.ID)
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
-}
-
 // Recover reconciles a Turn with the agent's durable record from its
 // original mark: a stalled or uncertain Turn that in fact was accepted or
 // finished takes the state the record proves. No input.
@@ -367,58 +296,10 @@ func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID 
 	return s.retryCallbackOf(ctx, "turn "+turnID, turnID, notificationID)
 }
 
-// retryCallbackOf retries a notification about subject.
-func (s *HostCases) retryCallbackOf(ctx context.Context, what, subject, notificationID string) (Notification, error) {
-	ns, err := s.store.NotificationsAbout(ctx, subject)
-	if err != nil {
-		return Notification{}, err
-	}
-	var failed []string
-	for _, n := range ns {
-		if notificationID != "" && n.ID == notificationID {
-			return s.RetryNotification(ctx, n.ID)
-		}
-		if n.State == NotificationFailed {
-			failed = append(failed, n.ID)
-		}
-	}
-	switch {
-	case notificationID != "":
-		return Notification{}, E(CodeNotificationNotFound, what+" has no notification "+notificationID)
-	case len(failed) == 1:
-		return s.RetryNotification(ctx, failed[0])
-	case len(failed) > 1:
-		return Notification{}, &Error{Code: CodeNotificationIDRequired, Message: fmt.Sprintf("%s has %d failed notifications (%s); name one with notification_id",
-			what, len(failed), strings.Join(failed, ", ")), Fields: []FieldError{{Field: "notification_id", Message: "required when several notifications failed"}}}
-	}
-	return Notification{}, E(CodeNotificationNotFound, what+" has no failed notification")
-}
-
 // waitingEvents are the events by which a Turn begins to wait on a person,
 // by the state it then waits in.
 var waitingEvents = map[TurnState]string{
 	TurnAwaitingApproval:    "turn.approval_required",
 	TurnAwaitingInteraction: "turn.interaction_required",
 	TurnWaitingForHost:      "turn.waiting_for_host",
-}
-
-// waitingSince is when t began to wait on a person: its latest event of
-// entering the state it waits in (its last change when none is read);
-// zero when it does not wait.
-func (s basics) waitingSince(ctx context.Context, t Turn) time.Time {
-	typ, ok := waitingEvents[t.State]
-	if !ok {
-		return time.Time{}
-	}
-	since := t.UpdatedAt
-	evs, err := s.store.EventsAfter(ctx, 0, EventFilter{All: true, Subject: t.ID}, 1000)
-	if err != nil {
-		return since
-	}
-	for _, e := range evs {
-		if e.Type == typ {
-			since = e.CreatedAt
-		}
-	}
-	return since.UTC()
 }

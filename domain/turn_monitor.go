@@ -208,3 +208,20 @@ func (tr *turns) monitoring(turnID string) bool {
 	h, ok := tr.monitors[turnID]
 	return ok && h.ctx.Err() == nil
 }
+
+// resume follows a stalled Turn again, as working (dispatching until its
+// request was accepted). No input.
+func (s *Monitors) resume(ctx context.Context, t Turn, typ string) (ActionResult, error) {
+	t.State = TurnWorking
+	if t.AcceptedAt.IsZero() {
+		t.State = TurnDispatching
+	}
+	t.LastActivityAt = s.clock.Now().UTC()
+	t.EndedAt, t.FailureReason = zeroTime, ""
+	t, err := s.ledger.transition(ctx, t, typ, false)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	s.startMonitor(t.ID)
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+}

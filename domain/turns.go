@@ -105,15 +105,6 @@ type turns struct {
 	monWG    sync.WaitGroup
 }
 
-// UseTurns wires the terminal side of Turns in.
-func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
-	cfg.defaults()
-	s.turns = &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
-	s.NativeCases.turns, s.InteractionCases.turns, s.ApprovalCases.turns = s.turns, s.turns, s.turns
-	s.turnLedger.turns, s.ListCases.turns, s.WatchCases.turns, s.Monitors.turns = s.turns, s.turns, s.turns, s.turns
-	s.sendCore.turns, s.ThreadCases.turns, s.pane.turns = s.turns, s.turns, s.turns
-}
-
 // redactText hides secrets in screen-derived text (nothing when no
 // redactor is wired in).
 func (tr *turns) redactText(x string) string {

@@ -6,6 +6,7 @@ import (
 	"go/importer"
 	"go/token"
 	"go/types"
+	"os"
 	"sort"
 )
 
@@ -150,7 +151,10 @@ func (g fileGraph) backward() (edges, files int) {
 // order of the files found by Eades, Lin and Smyth's heuristic for a small
 // feedback arc set: the references a layering of the files would have to
 // send back.
-func (g fileGraph) feedback() int {
+func (g fileGraph) feedback() int { return len(g.feedbackEdges()) }
+
+// feedbackEdges are those edges.
+func (g fileGraph) feedbackEdges() [][2]string {
 	out, in := map[string]map[string]bool{}, map[string]map[string]bool{}
 	left := map[string]bool{}
 	for _, f := range g.files {
@@ -201,13 +205,14 @@ func (g fileGraph) feedback() int {
 	for i, v := range append(head, tail...) {
 		pos[v] = i
 	}
-	n := 0
+	var back [][2]string
 	for e := range g.edges {
 		if pos[e[0]] > pos[e[1]] {
-			n++
+			back = append(back, e)
 		}
 	}
-	return n
+	sort.Slice(back, func(i, j int) bool { return back[i][0]+back[i][1] < back[j][0]+back[j][1] })
+	return back
 }
 
 func sorted(m map[string]bool) []string {
@@ -223,4 +228,9 @@ func (g fileGraph) report() {
 	inCycles, files := g.backward()
 	fmt.Printf("Domain file graph: %d files, %d file-to-file edges; %d edges among the %d files that depend on each other; backward references (edges against a near-best order of the files): %d\n",
 		len(g.files), len(g.edges), inCycles, files, g.feedback())
+	if os.Getenv("MEASURES_EDGES") != "" {
+		for _, e := range g.feedbackEdges() {
+			fmt.Printf("  back: %s -> %s (%d)\n", e[0], e[1], g.edges[e])
+		}
+	}
 }
