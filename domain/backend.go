@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -15,109 +13,6 @@ import (
 // is a structured turn/start, never a keystroke, and the daemon itself
 // says when the turn starts and ends. A pane that shows the thread shows
 // the turn as if it were typed there.
-
-// ThreadCases are the threads of the thread transports wired in: their
-// rows, Sends, Turns and Watches, followed through each daemon's own
-// events. They hold only their ports.
-type ThreadCases struct {
-	basics
-	turns       *turns    // the endpoints' locks (UseTurns)
-	terminals   Terminals // the panes whose daemons list threads (UseTerminals)
-	threadKinds map[EndpointKind]*threadTransport
-	endpoints   *endpointRegistry
-	ledger      *turnLedger
-	sends       *sendCore
-	monitors    *Monitors
-	watches     *WatchCases
-	list        *ListCases
-	ic          *InteractionCases
-	ac          *ApprovalCases
-}
-
-// threadTransport is a thread transport wired in.
-type threadTransport struct {
-	ThreadKind
-	calls ThreadTransport
-}
-
-// UseThreadTransport wires a thread transport in: its threads are listed
-// as conversations, may be sent to and watched, and their prompts and
-// questions answered.
-func (s *ThreadCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
-	registerIDPrefix(k)
-	tt := &threadTransport{ThreadKind: k, calls: t}
-	if s.threadKinds == nil {
-		s.threadKinds = map[EndpointKind]*threadTransport{}
-	}
-	s.threadKinds[k.Endpoint] = tt
-	s.endpoints.register(k.Endpoint, threadEndpoint{s, tt})
-}
-
-// threadKindsSorted are the thread transports wired in, by kind.
-func (s *ThreadCases) threadKindsSorted() []*threadTransport {
-	out := make([]*threadTransport, 0, len(s.threadKinds))
-	for kind := range s.threadKinds {
-		if tt, ok := s.threadsOf(kind); ok {
-			out = append(out, tt)
-		}
-	}
-	slices.SortFunc(out, func(a, b *threadTransport) int { return strings.Compare(string(a.Endpoint), string(b.Endpoint)) })
-	return out
-}
-
-// daemonName is what a person calls the daemon of kind's threads.
-func (s *ThreadCases) daemonName(kind EndpointKind) string {
-	if tt, ok := s.threadKinds[kind]; ok {
-		return tt.Name
-	}
-	return "daemon"
-}
-
-// threadsOf is the thread transport of ref's kind, when one is wired in.
-func (s *ThreadCases) threadsOf(kind EndpointKind) (*threadTransport, bool) {
-	tt, ok := s.threadKinds[kind]
-	return tt, ok && tt.calls != nil && s.endpoints.has(kind)
-}
-
-// backendThreads lists the backend threads of the daemons of ts.
-func (s *ThreadCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
-	var out []BackendThread
-	for _, tt := range s.threadKindsSorted() {
-		out = append(out, s.threadsIn(ctx, tt, ts)...)
-	}
-	return out
-}
-
-// threadsIn lists the threads of one thread transport.
-func (s *ThreadCases) threadsIn(ctx context.Context, tt *threadTransport, ts []Terminal) []BackendThread {
-	ths, err := tt.calls.Threads(ctx, ts)
-	if err != nil {
-		slog.Warn("thread transport: list threads", "kind", tt.Endpoint, "err", err)
-	}
-	for i := range ths {
-		ths[i].Kind = tt.Endpoint
-	}
-	return ths
-}
-
-// backendThread finds the thread of a backend conversation or endpoint,
-// as its daemon reports it now.
-func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
-	tt, ok := s.threadsOf(ref.Kind)
-	if !ok || s.terminals == nil {
-		return BackendThread{}, E(CodeConversationNotFound, "no "+string(ref.Kind)+" transport is configured")
-	}
-	ts, err := s.terminals.Discover(ctx)
-	if err != nil {
-		return BackendThread{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
-	}
-	for _, th := range s.threadsIn(ctx, tt, ts) {
-		if th.ThreadID == ref.ID {
-			return th, nil
-		}
-	}
-	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
-}
 
 // backendConversationOf is the row of a backend thread: its Turns (the one
 // holding it, the caller's latest) and the actions they allow.

@@ -7,15 +7,6 @@ import (
 	"strings"
 )
 
-// errMessage is a domain error's message, else the error's text.
-func errMessage(err error) string {
-	var de *Error
-	if errors.As(err, &de) {
-		return de.Message
-	}
-	return err.Error()
-}
-
 // backendModels reads a backend thread's model catalogue from its daemon
 // (model_options): no input, and no authority for a set-model, since the
 // daemon changes a thread's model only with a turn.
@@ -65,20 +56,4 @@ func (s *ThreadCases) checkBackendModel(ctx context.Context, tt *threadTransport
 			FieldError{Field: "reasoning_effort", Message: "one of " + strings.Join(models[i].Efforts, ", ")})
 	}
 	return nil
-}
-
-// backendEndpointThread is the thread of a backend endpoint named where a
-// terminal id goes: an unknown one is terminal_not_found.
-func (s *ThreadCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
-	ref := ParseEndpoint(endpoint)
-	tt, ok := s.threadsOf(ref.Kind)
-	if !ok {
-		return nil, BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no "+string(ref.Kind)+" transport is configured)")
-	}
-	th, err := s.backendThread(ctx, ref)
-	var de *Error
-	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
-		return nil, BackendThread{}, E(CodeTerminalNotFound, de.Message)
-	}
-	return tt, th, err
 }

@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"context"
 	"strings"
 	"sync"
 )
@@ -117,126 +116,6 @@ func ParseEndpoint(id string) EndpointRef {
 
 // String is the endpoint's stored id, as ParseEndpoint reads it.
 func (r EndpointRef) String() string { return prefixOf(r.Kind) + r.ID }
-
-// turnEndpoint is what a Turn or a Watch holds, as the use cases drive it:
-// each operation that differs between a pane and a Codex thread.
-type turnEndpoint interface {
-	// interruptible checks that t's endpoint runs a turn to interrupt now,
-	// and reads what interrupting it needs. No input.
-	interruptible(ctx context.Context, t Turn) (interruptTarget, error)
-	// interrupt interrupts that turn, once, under seq (a bounded input
-	// step).
-	interrupt(seq context.Context, t Turn, target interruptTarget) error
-	// followable checks that t's endpoint can be followed again (the same
-	// live agent in its pane, its daemon answering). No input.
-	followable(ctx context.Context, t Turn) error
-	// recoverTurn reconciles an unfinished Turn with what the agent
-	// recorded. No input.
-	recoverTurn(ctx context.Context, t Turn) (ActionResult, error)
-	// approvalOf offers the approval a Turn waits on (nil when none is
-	// shown).
-	approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error)
-	// currentStep reads the questionnaire step t may be answered on now.
-	currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error)
-	// deliverAnswers gives a reserved step its answers.
-	deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error)
-	// turnFollower is what the monitor follows a Turn by (nil: the
-	// Turn's end is stored already, as a Turn that cannot be followed).
-	turnFollower(ctx context.Context, t Turn) follower
-	// watchFollower is what the monitor follows a Watch by (nil, as
-	// turnFollower).
-	watchFollower(ctx context.Context, w Watch) follower
-	// startWatch watches the task the endpoint named by in runs now.
-	startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error)
-	// watchedLive checks that a timed-out Watch's endpoint is still there.
-	watchedLive(ctx context.Context, w Watch) error
-	// reconcileWatch reconciles an exact Watch with what the agent
-	// recorded. No input.
-	reconcileWatch(ctx context.Context, w Watch) (Watch, error)
-	// models reads the endpoint's model catalogue and the model and
-	// effort in effect.
-	models(ctx context.Context, terminalID string) (ModelsResult, error)
-	// readPrompt reads the permission prompt the endpoint shows t now
-	// (Present false: none), with what answering that very prompt needs.
-	// No input.
-	readPrompt(ctx context.Context, t Turn) (promptRead, error)
-	// sendAnswer answers the prompt seen once, if it is still the one
-	// fingerprinted: keys into a pane, a decision to a daemon. It runs
-	// under seq, a bounded input step; AnswerNothing: nothing was sent.
-	sendAnswer(seq context.Context, t Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error)
-	// configured says why the endpoint cannot answer prompts (approvals)
-	// or steps (interactions) at all, before any state is read; nil when
-	// it can.
-	configured(u endpointUse) error
-}
-
-// interruptTarget is what an endpoint read to interrupt a turn: the pane
-// it observed, or the thread's daemon.
-type interruptTarget struct {
-	term   Terminal
-	thread BackendThread
-}
-
-// promptRead is a permission prompt as an endpoint read it.
-type promptRead struct {
-	pr ApprovalPrompt
-	// term is the pane it was read on (what its answer is typed into, and
-	// what a host's rules match on).
-	term Terminal
-	// ruleFacts, when set, reads the agent and folder a host's rules
-	// match on (a thread's, looked up only when a rule needs them).
-	ruleFacts func(ctx context.Context) Terminal
-	// unproven is why an answer short of verified leaves it unproven.
-	unproven string
-	// where a person answers it when AKK does not ("in the pane").
-	where string
-	// rejectWaits: a rejection ends the agent's turn, which then waits for
-	// the host's words (keys on a TUI's prompt); else the agent works on
-	// with the rejection as the tool's result (a hook, a daemon).
-	rejectWaits bool
-}
-
-// endpointUse is a kind of answer an endpoint may give a Turn.
-type endpointUse string
-
-const (
-	useApprovals    endpointUse = "approvals"
-	useInteractions endpointUse = "interactions"
-)
-
-// endpointRegistry holds the endpoint of each kind this daemon has a
-// transport for: a pane's always; a Codex thread's once a Codex backend is
-// wired in (UseThreadTransport).
-type endpointRegistry struct {
-	byKind map[EndpointKind]turnEndpoint
-	// absent is the endpoint of a kind with none registered.
-	absent func(EndpointKind) turnEndpoint
-}
-
-// of is the endpoint registered for ref's kind. A kind with none
-// registered (a thread's Turn stored by a daemon that ran with a backend)
-// is absent: it refuses every call and stalls what the monitor would
-// follow.
-func (r *endpointRegistry) of(ref EndpointRef) turnEndpoint {
-	if e, ok := r.byKind[ref.Kind]; ok {
-		return e
-	}
-	return r.absent(ref.Kind)
-}
-
-// has says whether an endpoint of kind is registered.
-func (r *endpointRegistry) has(kind EndpointKind) bool {
-	_, ok := r.byKind[kind]
-	return ok
-}
-
-// register makes e the endpoint of kind.
-func (r *endpointRegistry) register(kind EndpointKind, e turnEndpoint) {
-	if r.byKind == nil {
-		r.byKind = map[EndpointKind]turnEndpoint{}
-	}
-	r.byKind[kind] = e
-}
 
 // ConversationID is the public conversation id of the endpoint: a pane's
 // (ConversationIDFor its terminal) or a thread's.

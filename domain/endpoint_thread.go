@@ -151,3 +151,16 @@ func (s threadEndpoint) followable(ctx context.Context, t Turn) error {
 func (s threadEndpoint) threadRef(t Turn) EndpointRef {
 	return EndpointRef{Kind: s.tt.Endpoint, ID: t.NativeThreadID}
 }
+
+// UseThreadTransport wires a thread transport in: its threads are listed
+// as conversations, may be sent to and watched, and their prompts and
+// questions answered.
+func (s *ThreadCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
+	registerIDPrefix(k)
+	tt := &threadTransport{ThreadKind: k, calls: t}
+	if s.threadKinds == nil {
+		s.threadKinds = map[EndpointKind]*threadTransport{}
+	}
+	s.threadKinds[k.Endpoint] = tt
+	s.endpoints.register(k.Endpoint, threadEndpoint{s, tt})
+}

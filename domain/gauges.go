@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"context"
 	"time"
 )
 
@@ -24,31 +23,4 @@ type Gauges struct {
 	// daemon.
 	Monitors int
 	Now      time.Time
-}
-
-// Gauges reads the daemon's state for /metrics: the store's counts, the
-// panes listed now, the monitors running.
-func (s *Service) Gauges(ctx context.Context) (Gauges, error) {
-	c, err := s.store.Counts(ctx)
-	if err != nil {
-		return Gauges{}, err
-	}
-	g := Gauges{StoreCounts: c, Panes: map[[2]string]int{}, Now: s.clock.Now().UTC()}
-	if s.terminals != nil {
-		if ts, err := s.terminals.Discover(ctx); err == nil {
-			for _, t := range ts {
-				g.Panes[[2]string{string(t.Agent.Kind), string(t.ScreenState)}]++
-			}
-		}
-	}
-	if tr := s.turns; tr != nil {
-		tr.monMu.Lock()
-		for _, h := range tr.monitors {
-			if h.ctx.Err() == nil {
-				g.Monitors++
-			}
-		}
-		tr.monMu.Unlock()
-	}
-	return g, nil
 }

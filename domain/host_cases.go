@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -345,4 +346,123 @@ func (s *HostCases) retryCallbackOf(ctx context.Context, what, subject, notifica
 			what, len(failed), strings.Join(failed, ", ")), Fields: []FieldError{{Field: "notification_id", Message: "required when several notifications failed"}}}
 	}
 	return Notification{}, E(CodeNotificationNotFound, what+" has no failed notification")
+}
+
+// Notifications lists the outbox as p may see it.
+func (s *HostCases) Notifications(ctx context.Context, f NotificationFilter) ([]Notification, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Operator {
+		f.HostID = p.HostID
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 100
+	}
+	return s.store.Notifications(ctx, f)
+}
+
+// RetryNotification schedules an immediate redelivery with the original id.
+func (s *HostCases) RetryNotification(ctx context.Context, id string) (Notification, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Notification{}, err
+	}
+	var out Notification
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		n, err := tx.Notification(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(n.HostID)) {
+			return E(CodeNotificationNotFound, "no notification "+id)
+		}
+		if err != nil {
+			return err
+		}
+		if n.State == NotificationDelivered {
+			return E(CodeNotificationDelivered, "notification "+id+" was already delivered")
+		}
+		now := s.clock.Now().UTC()
+		if err := tx.RescheduleNotification(ctx, id, now); err != nil {
+			return err
+		}
+		n.State = NotificationPending
+		n.NextAttemptAt = now
+		out = n
+		return nil
+	})
+	return out, err
+}
+
+// checkDelivery checks where a host's webhooks are delivered from. On a
+// daemon on its own, there is no node to pin them to. In a fleet, a
+// pinned node must be one, and a loopback URL must be pinned: any other
+// node would post it, with its headers, to whatever listens on that port
+// of its own machine.
+func (s *HostCases) checkDelivery(ctx context.Context, w HostWebhook) error {
+	if s.fleet.nodes == nil {
+		if w.DeliveryNode != "" {
+			return Invalid("delivery_node is for a fleet: this daemon runs on its own",
+				FieldError{Field: "delivery_node", Message: "only in a fleet"})
+		}
+		return nil
+	}
+	if w.DeliveryNode == "" {
+		if u, err := url.Parse(w.URL); err == nil && IsLoopbackHost(u.Hostname()) {
+			return Invalid("a loopback webhook_url in a fleet needs delivery_node",
+				FieldError{Field: "webhook_url", Message: "a loopback URL in a fleet would be posted by whichever node delivers, to its own machine: name the node on the machine that listens (delivery_node)"})
+		}
+		return nil
+	}
+	names, err := s.fleet.nodes(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(names, w.DeliveryNode) {
+		return Invalid("delivery_node names no node of this fleet",
+			FieldError{Field: "delivery_node", Message: "no node " + w.DeliveryNode + " in this fleet"})
+	}
+	return nil
+}
+
+// SetHostWebhook replaces a host's webhook URL, delivery headers and event
+// subscription at once (operator only). Notifications already queued are
+// delivered with what is in force when they are sent.
+func (s *HostCases) SetHostWebhook(ctx context.Context, hostID string, in HostWebhook) (Host, error) {
+	if err := requireOperator(ctx); err != nil {
+		return Host{}, err
+	}
+	if len(in.URL) > 2048 {
+		return Host{}, Invalid("webhook_url is too long", FieldError{Field: "webhook_url", Message: "at most 2048 characters"})
+	}
+	in, err := checkHostWebhook(in)
+	if err != nil {
+		return Host{}, err
+	}
+	if err := s.checkDelivery(ctx, in); err != nil {
+		return Host{}, err
+	}
+	var out Host
+	err = s.store.InTx(ctx, func(tx Tx) error {
+		h, err := tx.Host(ctx, hostID)
+		if errors.Is(err, ErrNotFound) {
+			return E(CodeHostNotFound, "no host "+hostID)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateHostWebhook(ctx, h.ID, h.Revision, in); err != nil {
+			return err
+		}
+		h.Revision++
+		h.WebhookURL, h.WebhookHeaders, h.WebhookEvents, h.DeliveryNode = in.URL, in.Headers, in.Events, in.DeliveryNode
+		out = h
+		_, err = tx.AppendEvent(ctx, Event{Type: "host.webhook_changed", Subject: h.ID, CreatedAt: s.clock.Now().UTC(),
+			Data: map[string]any{"host_id": h.ID, "webhook_url": h.WebhookURL, "webhook_header_names": h.HeaderNames(),
+				"webhook_events": h.WebhookEvents, "delivery_node": h.DeliveryNode}})
+		return err
+	})
+	if err != nil {
+		return Host{}, err
+	}
+	return out, nil
 }

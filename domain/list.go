@@ -218,12 +218,12 @@ func (s *ListCases) addTurnActions(ctx context.Context, c *Conversation) error {
 	return nil
 }
 
-// List lists every agent terminal, observed now, and the caller's Turns
-// that need attention while their pane is gone. It sends no input.
 // recentPerTerminal is how many of a terminal's newest Turns its row reads
 // (the one that holds it, the caller's latest ended one, its session).
 const recentPerTerminal = 20
 
+// List lists every agent terminal, observed now, and the caller's Turns
+// that need attention while their pane is gone. It sends no input.
 func (s *ListCases) List(ctx context.Context) (ConversationList, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {

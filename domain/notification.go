@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -107,49 +105,4 @@ func (p RetryPolicy) After(now time.Time, attempt int, retryAfter time.Duration)
 		wait = min(retryAfter, maxRetryAfter)
 	}
 	return now.Add(wait), true
-}
-
-// Notifications lists the outbox as p may see it.
-func (s *HostCases) Notifications(ctx context.Context, f NotificationFilter) ([]Notification, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !p.Operator {
-		f.HostID = p.HostID
-	}
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 100
-	}
-	return s.store.Notifications(ctx, f)
-}
-
-// RetryNotification schedules an immediate redelivery with the original id.
-func (s *HostCases) RetryNotification(ctx context.Context, id string) (Notification, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return Notification{}, err
-	}
-	var out Notification
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		n, err := tx.Notification(ctx, id)
-		if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(n.HostID)) {
-			return E(CodeNotificationNotFound, "no notification "+id)
-		}
-		if err != nil {
-			return err
-		}
-		if n.State == NotificationDelivered {
-			return E(CodeNotificationDelivered, "notification "+id+" was already delivered")
-		}
-		now := s.clock.Now().UTC()
-		if err := tx.RescheduleNotification(ctx, id, now); err != nil {
-			return err
-		}
-		n.State = NotificationPending
-		n.NextAttemptAt = now
-		out = n
-		return nil
-	})
-	return out, err
 }

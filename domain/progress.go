@@ -2,9 +2,7 @@ package domain
 
 import (
 	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // GraphemeCutter may be implemented by the Redactor: Cut keeps the longest
@@ -56,43 +54,3 @@ type ProgressView struct {
 }
 
 var codeFence = regexp.MustCompile("(?s)```.*?(```|$)")
-
-// progressOf builds the public progress of t, read at now. The commentary
-// was redacted when stored; here code blocks are left out (they may hold
-// diffs or command output) and the body is cut to the budget at a
-// grapheme boundary.
-func (s *Service) progressOf(t Turn, now time.Time, readErr bool) ProgressView {
-	v := ProgressView{NativeTurnID: t.NativeTurnID, ReadAt: now, LatestItemAt: t.LatestItemAt, State: ProgressNone}
-	budget := ProgressBudget
-	for _, a := range t.Actions {
-		if len(v.Actions) == 2 {
-			break
-		}
-		typ, cut := s.cutGraphemes(a.Type, maxActionType)
-		v.Truncated = v.Truncated || cut
-		pa := ProgressAction{Type: typ, Status: a.Status}
-		budget -= utf8.RuneCountInString(pa.Type) + utf8.RuneCountInString(pa.Status)
-		v.Actions = append(v.Actions, pa)
-	}
-	text := t.LatestText
-	if codeFence.MatchString(text) {
-		text = strings.TrimSpace(codeFence.ReplaceAllString(text, "[code omitted]"))
-		v.Truncated = true
-	}
-	var cut bool
-	v.Commentary, cut = s.cutGraphemes(text, max(budget, 0))
-	v.Truncated = v.Truncated || cut || utf8.RuneCountInString(t.LatestText) >= StoredCommentaryLimit
-	if v.Commentary != "" || len(v.Actions) > 0 {
-		v.State = ProgressOK
-	}
-	if readErr {
-		v.State = ProgressReadError
-	}
-	return v
-}
-
-// Progress is t's public progress as its stored record shows it now.
-func (s *Service) Progress(t Turn) ProgressView {
-	failed := s.turns != nil && t.State.Monitored() && s.turns.readFailed(t.ID)
-	return s.progressOf(t, s.clock.Now().UTC(), failed)
-}

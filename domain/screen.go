@@ -2,10 +2,7 @@ package domain
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // PaneScreen is what a pane shows: its visible rows as plain text, and its
@@ -51,50 +48,6 @@ type TerminalScreen struct {
 	// redaction left as they were (a row it changed is plain: no colour
 	// run could outline what it hid).
 	Styles [][]ScreenSpan
-}
-
-// Screen reads a terminal's screen once, redacted. A host may not read a
-// pane a Turn of another host holds: its screen is that Turn's.
-func (s *Service) Screen(ctx context.Context, terminalID string) (TerminalScreen, error) {
-	p, err := requirePrincipal(ctx)
-	if err != nil {
-		return TerminalScreen{}, err
-	}
-	if s.screens == nil || s.turns == nil {
-		return TerminalScreen{}, E(CodeUnavailable, "screens are not configured")
-	}
-	if held, err := s.holdingTurn(ctx, terminalID); err == nil {
-		if !p.CanSeeHost(held.HostID) {
-			return TerminalScreen{}, E(CodeConflictActiveTurn, "a Turn of another controller holds this terminal; its screen is that controller's")
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		return TerminalScreen{}, err
-	}
-	ps, err := s.screens.Screen(ctx, terminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return TerminalScreen{}, E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID)
-	}
-	if err != nil {
-		return TerminalScreen{}, err
-	}
-	rows := ps.Rows
-	if rr, ok := s.turns.redact.(RowRedactor); ok {
-		rows = rr.RedactRows(rows)
-	} else {
-		rows = append([]string(nil), rows...)
-		for i, r := range rows {
-			rows[i] = s.turns.redact.Redact(r)
-		}
-	}
-	styles := make([][]ScreenSpan, len(rows))
-	for i, r := range rows {
-		rows[i] = strings.TrimRight(r, " ")
-		if i < len(ps.Styles) && rows[i] == strings.TrimRight(ps.Rows[i], " ") {
-			styles[i] = clipSpans(ps.Styles[i], utf8.RuneCountInString(rows[i]))
-		}
-	}
-	return TerminalScreen{TerminalID: terminalID, Text: strings.Join(rows, "\n"), Columns: ps.Columns, Lines: ps.Lines,
-		ReadAt: s.clock.Now().UTC(), Styles: styles}, nil
 }
 
 // clipSpans keeps the runs within a row of n runes.

@@ -1,8 +1,6 @@
 package domain
 
 import (
-	"context"
-	"errors"
 	"fmt"
 )
 
@@ -79,61 +77,4 @@ func sessionMatches(sess Session, t Terminal) error {
 func (s *NativeCases) probeable(sess Session, t Terminal) bool {
 	return s.native != nil && sess.NativeThreadID != "" && t.Agent.ThreadProbe && t.Agent.Profiled() &&
 		!t.Agent.Compatibility && t.NativeIdentity == IdentityAmbiguous && t.SendReady()
-}
-
-// probeSession runs the status probe once (the caller holds the terminal
-// lock) and refuses unless the card names sess's thread.
-func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
-	st, err := s.probe(ctx, p, t)
-	if err != nil {
-		return err
-	}
-	if st != sess.NativeThreadID {
-		return E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
-	}
-	return nil
-}
-
-// probe runs the closed status probe once before a Send's text (the caller
-// holds the terminal lock) and returns the thread it names. A probe that
-// sent keys and proved nothing stops the Send before its text, never
-// retried.
-func (s *Service) probe(ctx context.Context, p Principal, t Terminal) (string, error) {
-	seq, done := s.keySequence(ctx)
-	defer done()
-	st, stage, err := s.native.StatusCard(seq, t)
-	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
-		return "", rerr
-	}
-	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
-		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
-		return "", E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
-	}
-	return st.NativeThreadID, nil
-}
-
-// onlySendReadyTerminal resolves a Send with no target.
-func (s *Service) onlySendReadyTerminal(ctx context.Context) (string, error) {
-	if s.terminals == nil {
-		return "", E(CodeUnavailable, "terminal discovery is not configured")
-	}
-	ts, err := s.terminals.Discover(ctx)
-	if err != nil {
-		return "", &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
-	}
-	var ready []string
-	for _, t := range ts {
-		if t.SendReady() {
-			if _, err := s.holdingTurn(ctx, t.ID); errors.Is(err, ErrNotFound) {
-				ready = append(ready, t.ID)
-			}
-		}
-	}
-	switch len(ready) {
-	case 1:
-		return ready[0], nil
-	case 0:
-		return "", E(CodeNoSendReadyTerminal, "no send-ready terminal; give terminal_id or session_id")
-	}
-	return "", E(CodeAmbiguousTarget, fmt.Sprintf("%d terminals are send-ready; give terminal_id or session_id", len(ready)))
 }

@@ -2,13 +2,8 @@ package domain
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // NativeThread is one resumable conversation of an agent in a project, as
@@ -50,62 +45,6 @@ const ThreadTitleLimit = 120
 // from the agent's records only (no input, no screen).
 type ThreadReader interface {
 	Threads(ctx context.Context, t Terminal) ([]NativeThread, error)
-}
-
-// UseThreads sets the thread reader.
-func (s *NativeCases) UseThreads(r ThreadReader) { s.threads = r }
-
-// Threads lists the resumable native threads of the agent in a terminal:
-// its project's threads from the agent's own records, newest first, the
-// one on screen marked current. It sends no input.
-func (s *NativeCases) Threads(ctx context.Context, terminalID string) (ThreadList, error) {
-	if _, ok := PrincipalFrom(ctx); !ok {
-		return ThreadList{}, E(CodeUnauthorized, "a bearer token is required")
-	}
-	if s.threads == nil || s.turns == nil {
-		return ThreadList{}, E(CodeUnavailable, "thread listing is not configured")
-	}
-	term, err := s.turns.term.Observe(ctx, terminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		return ThreadList{}, E(CodeTerminalNotFound, "no live pane runs terminal "+terminalID)
-	}
-	if err != nil {
-		return ThreadList{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	if !term.Agent.Profiled() {
-		return ThreadList{}, E(CodeUnprofiledAgent, string(term.Agent.Kind)+" "+term.Agent.Version+" has no profile; AKK does not read its records")
-	}
-	ths, err := s.threads.Threads(ctx, term)
-	if err != nil {
-		return ThreadList{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's records", Err: err}
-	}
-	sort.SliceStable(ths, func(i, j int) bool { return ths[i].UpdatedAt.After(ths[j].UpdatedAt) })
-	if len(ths) > MaxThreads {
-		ths = ths[:MaxThreads]
-	}
-	now := s.clock.Now().UTC()
-	ids := make([]string, len(ths))
-	for i := range ths {
-		ids[i] = ths[i].NativeThreadID
-	}
-	short := shortIDs(ids)
-	h := sha256.New()
-	h.Write([]byte(term.ID))
-	for i := range ths {
-		th := &ths[i]
-		th.Number, th.ShortID = i+1, short[i]
-		th.Current = term.NativeIdentity == IdentityResolved && term.NativeThreadID == th.NativeThreadID
-		th.Title = strings.TrimSpace(th.Title)
-		if utf8.RuneCountInString(th.Title) > ThreadTitleLimit {
-			th.Title = boundText(s.turns.redact, th.Title, ThreadTitleLimit-1) // and "…"
-		} else {
-			th.Title = boundText(s.turns.redact, th.Title, ThreadTitleLimit)
-		}
-		h.Write([]byte(th.NativeThreadID + "|" + th.UpdatedAt.Format(time.RFC3339Nano) + "\n"))
-	}
-	h.Write([]byte(now.Truncate(ThreadSnapshotTTL).Format(time.RFC3339)))
-	return ThreadList{TerminalID: term.ID, Agent: term.Agent, Project: term.Project,
-		SnapshotID: "thr_" + hex.EncodeToString(h.Sum(nil))[:20], ExpiresAt: now.Add(ThreadSnapshotTTL), Threads: ths}, nil
 }
 
 // shortIDs gives each id the shortest prefix (at least 8 characters, its

@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"context"
 	"strings"
 	"time"
 )
@@ -33,16 +32,6 @@ type TurnChanges struct {
 	LimitReached bool
 }
 
-// storedChanges redacts and bounds the changes a record read gave.
-func (s *turnLedger) storedChanges(in []FileChange) []TurnChange {
-	out := make([]TurnChange, 0, len(in))
-	for _, c := range in {
-		diff, cut := boundDiff(s.redact(c.Diff), MaxChangeDiff)
-		out = append(out, TurnChange{Path: s.redact(c.Path), Op: c.Op, Diff: diff, Truncated: cut, At: c.At.UTC()})
-	}
-	return out
-}
-
 // boundDiff keeps at most max bytes of a diff, cut after a whole line.
 func boundDiff(d string, max int) (string, bool) {
 	if len(d) <= max {
@@ -55,16 +44,4 @@ func boundDiff(d string, max int) (string, bool) {
 		d = ""
 	}
 	return d, true
-}
-
-// TurnChanges lists the files a Turn's agent changed, from its record.
-func (s *Service) TurnChanges(ctx context.Context, turnID string) (TurnChanges, error) {
-	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
-		return TurnChanges{}, err
-	}
-	cs, err := s.store.TurnChanges(ctx, turnID)
-	if err != nil {
-		return TurnChanges{}, err
-	}
-	return TurnChanges{TurnID: turnID, Changes: cs, LimitReached: len(cs) >= MaxTurnChanges}, nil
 }

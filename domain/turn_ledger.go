@@ -214,3 +214,66 @@ func (s *turnLedger) cutGraphemes(text string, limit int) (string, bool) {
 	}
 	return string(runes[:n]), true
 }
+
+// storedChanges redacts and bounds the changes a record read gave.
+func (s *turnLedger) storedChanges(in []FileChange) []TurnChange {
+	out := make([]TurnChange, 0, len(in))
+	for _, c := range in {
+		diff, cut := boundDiff(s.redact(c.Diff), MaxChangeDiff)
+		out = append(out, TurnChange{Path: s.redact(c.Path), Op: c.Op, Diff: diff, Truncated: cut, At: c.At.UTC()})
+	}
+	return out
+}
+
+// applyProgress folds what the durable record proves into the Turn.
+func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
+	if !p.LastActivity.IsZero() && p.LastActivity.After(t.LastActivityAt) {
+		t.LastActivityAt = p.LastActivity.UTC()
+	}
+	if p.LatestText != "" {
+		t.LatestText = boundText(s.turns.redact, p.LatestText, StoredCommentaryLimit)
+	}
+	if len(p.Actions) > 0 {
+		t.Actions = append([]ProgressAction(nil), p.Actions...)
+	}
+	if !p.LatestItemAt.IsZero() {
+		t.LatestItemAt = p.LatestItemAt.UTC()
+	}
+	t.NewChanges = append(t.NewChanges, s.storedChanges(p.Changes)...)
+	if p.Accepted && t.AcceptedAt.IsZero() {
+		t.AcceptedAt = s.clock.Now().UTC()
+		if p.NativeThreadID != "" {
+			t.NativeThreadID = p.NativeThreadID
+		}
+		t.NativeTurnID = p.NativeTurnID
+	}
+	if p.Accepted && t.State == TurnDispatching {
+		// Acceptance is announced first, even when the same read already
+		// shows the end: the next read (from the returned mark) reports it.
+		t.State = TurnWorking
+		return t, "turn.accepted", true
+	}
+	switch {
+	case p.Completed:
+		t.State, t.FinalMessage = TurnCompleted, s.redact(p.FinalMessage)
+		return t, "turn.completed", true
+	case p.Failed:
+		t.State, t.FailureReason = TurnFailed, s.redact(p.FailureReason)
+		return t, "turn.failed", true
+	case p.Interrupted && t.CancelRequested:
+		t.State = TurnCancelled
+		return t, "turn.cancelled", true
+	case p.Interrupted && t.State != TurnWaitingForHost:
+		t.State, t.FailureReason = TurnWaitingForHost, "the turn was interrupted in the pane; the agent waits for instructions"
+		return t, "turn.waiting_for_host", true
+	}
+	return t, "", false
+}
+
+// redact hides secret-looking strings: none crosses the public API.
+func (s *turnLedger) redact(text string) string {
+	if s.turns == nil || s.turns.redact == nil {
+		return text
+	}
+	return s.turns.redact.Redact(text)
+}

@@ -440,3 +440,20 @@ func (m *paneTurnMonitor) wait(ctx context.Context) bool {
 	m.lastScreen = time.Time{}
 	return true
 }
+
+// promptFingerprint is the fingerprint of the permission prompt or
+// questionnaire step a Turn in state waits on, "" when none is read.
+func (s *Monitors) promptFingerprint(ctx context.Context, state TurnState, term Terminal) string {
+	switch {
+	case term.ID == "":
+	case state == TurnAwaitingApproval && s.ac.approvals != nil:
+		if pr, err := s.ac.approvals.Prompt(ctx, term); err == nil && pr.Present {
+			return pr.Fingerprint
+		}
+	case state == TurnAwaitingInteraction && s.ic.interactions != nil:
+		if st, err := s.ic.interactions.Step(ctx, term); err == nil && st.Present {
+			return st.Fingerprint
+		}
+	}
+	return ""
+}

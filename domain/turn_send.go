@@ -267,177 +267,59 @@ func (s *Service) typeRequest(ctx context.Context, clearer ComposerClearer, term
 	return stage, subErr
 }
 
-// newTurn is the Turn a Send of in to endpoint reserves, with the caller's
-// limits.
-// sendCore is what every Send shares, whatever its transport: the new
-// Turn, an idempotent repeat, a reservation that failed, what a submit's
-// stage makes of the Turn, and its Watch. It holds only its ports.
-type sendCore struct {
-	basics
-	turns    *turns // UseTurns
-	ledger   *turnLedger
-	monitors *Monitors
-	watches  *WatchCases
-}
-
-func (s *sendCore) newTurn(p Principal, in SendInput, endpoint EndpointRef, path DeliveryPath, now time.Time) Turn {
-	tr := s.turns
-	t := Turn{
-		ID: s.ids.New("turn"), HostID: p.HostID, Conversation: p.Conversation,
-		TerminalID: endpoint.String(), Endpoint: endpoint, MessageID: in.MessageID, OriginalRequest: in.Request, Request: in.Request, State: TurnDispatching,
-		SubmitStage: SubmitNothing, InactivityLimit: tr.cfg.DefaultInactivity, HardTimeout: tr.cfg.DefaultHard,
-		DeliveryPath: path, CreatedAt: now, UpdatedAt: now, Revision: 1,
-	}
-	if in.InactivityMinutes > 0 {
-		t.InactivityLimit = time.Duration(in.InactivityMinutes) * time.Minute
-	}
-	if in.HardTimeoutMinutes > 0 {
-		t.HardTimeout = time.Duration(in.HardTimeoutMinutes) * time.Minute
-	}
-	return t
-}
-
-// reserveFailed answers a Send whose reservation failed: the Turn its key
-// already names, the store's conflict, or the error.
-func (s *sendCore) reserveFailed(ctx context.Context, p Principal, in SendInput, err error) (SendResult, error) {
-	if in.MessageID != "" {
-		if existing, e2 := s.turnByMessageID(ctx, p.HostID, in.MessageID); e2 == nil {
-			return s.existing(ctx, existing, in.Request)
-		}
-	}
-	var de *Error
-	if errors.As(err, &de) && de.Code == CodeConflictActiveTurn {
-		return SendResult{}, de // the store holds another Turn of this terminal
-	}
-	return SendResult{}, fmt.Errorf("reserve turn: %w", err)
-}
-
-// withSendWatch gives a dispatched Send its Watch: every Send has one, and
-// storing it never undoes the Send.
-func (s *sendCore) withSendWatch(ctx context.Context, res SendResult, err error) (SendResult, error) {
-	if err != nil || res.Turn.ID == "" {
-		return res, err
-	}
-	if w, err := s.attachSendWatch(ctx, res.Turn); err == nil {
-		res.Watch = w
-	} else {
-		res.Warnings = append(res.Warnings, "the Turn was dispatched, but its Watch could not be stored; follow the Turn with its turn_id (its callbacks are unaffected)")
-	}
-	return res, nil
-}
-
-// supersede closes a broken Turn so a user-explicit Send may take its
-// terminal, in the transaction that reserves the new Turn.
-func (s *sendCore) supersede(ctx context.Context, tx Tx, old Turn, by string, now time.Time) error {
-	cur, err := tx.Turn(ctx, old.ID)
+// probeSession runs the status probe once (the caller holds the terminal
+// lock) and refuses unless the card names sess's thread.
+func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
+	st, err := s.probe(ctx, p, t)
 	if err != nil {
 		return err
 	}
-	if cur.Revision != old.Revision || !cur.State.HoldsTerminal() || cur.State.Active() {
-		return ErrRevisionConflict // it moved since it was read; the caller retries the whole Send
+	if st != sess.NativeThreadID {
+		return E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
 	}
-	cur.FailureReason = "closed while " + string(cur.State) + ": turn " + by + " was sent to its terminal (user-explicit send)"
-	cur.State, cur.UpdatedAt, cur.EndedAt = TurnClosed, now, now
-	if err := tx.UpdateTurn(ctx, cur); err != nil {
-		return err
-	}
-	if err := s.ledger.syncSendWatch(ctx, tx, cur); err != nil {
-		return err
-	}
-	_, err = s.ledger.emitTurnLocked(ctx, tx, cur, "turn.closed", false)
-	return err
+	return nil
 }
 
-// afterSubmit records what a Submit did and starts monitoring. respond says
-// whether this was a respond inside an existing Turn.
-func (s *sendCore) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, subErr error, respond bool) (SendResult, error) {
-	ctx = context.WithoutCancel(ctx) // what happened to the pane must be recorded
-	now := s.clock.Now().UTC()
-	if stage == "" {
-		stage = SubmitNothing
+// probe runs the closed status probe once before a Send's text (the caller
+// holds the terminal lock) and returns the thread it names. A probe that
+// sent keys and proved nothing stops the Send before its text, never
+// retried.
+func (s *Service) probe(ctx context.Context, p Principal, t Terminal) (string, error) {
+	seq, done := s.keySequence(ctx)
+	defer done()
+	st, stage, err := s.native.StatusCard(seq, t)
+	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
+		return "", rerr
 	}
-	if stage == SubmitNothing {
-		// Provably no input: undo the reservation, nothing was sent.
-		err := s.store.InTx(ctx, func(tx Tx) error {
-			if respond {
-				cur, err := tx.Turn(ctx, t.ID)
-				if err != nil {
-					return err
-				}
-				cur.State, cur.UpdatedAt = TurnWaitingForHost, now
-				return tx.UpdateTurn(ctx, cur)
-			}
-			return tx.DeleteTurn(ctx, t.ID)
-		})
-		if err != nil {
-			return SendResult{}, err
-		}
-		msg := "the terminal changed before input; nothing was sent"
-		if subErr != nil {
-			msg += ": " + subErr.Error()
-		}
-		return SendResult{}, &Error{Code: CodeTerminalNotIdle, Message: msg, Err: subErr}
+	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
+		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
+		return "", E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
 	}
-	var res SendResult
-	err := s.store.InTx(ctx, func(tx Tx) error {
-		cur, err := tx.Turn(ctx, t.ID)
-		if err != nil {
-			return err
-		}
-		cur.SubmitStage, cur.UpdatedAt = stage, now
-		if stage == SubmitEntered && subErr == nil {
-			cur.LastActivityAt = now
-			if _, err := s.ledger.emitTurnLocked(ctx, tx, cur, "turn.dispatched", false); err != nil {
-				return err
-			}
-			res = SendResult{Outcome: OutcomeDone}
-		} else {
-			cur.State, cur.EndedAt = TurnDeliveryUncertain, now
-			cur.FailureReason = "input reached the pane but its delivery is not proven (stage " + string(stage) + ")"
-			if subErr != nil {
-				cur.FailureReason += ": " + subErr.Error()
-			}
-			if _, err := s.ledger.emitTurnLocked(ctx, tx, cur, "turn.delivery_uncertain", true); err != nil {
-				return err
-			}
-			res = SendResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		}
-		if err := tx.UpdateTurn(ctx, cur); err != nil {
-			return err
-		}
-		cur.Revision++
-		res.Turn = cur
-		return nil
-	})
+	return st.NativeThreadID, nil
+}
+
+// onlySendReadyTerminal resolves a Send with no target.
+func (s *Service) onlySendReadyTerminal(ctx context.Context) (string, error) {
+	if s.terminals == nil {
+		return "", E(CodeUnavailable, "terminal discovery is not configured")
+	}
+	ts, err := s.terminals.Discover(ctx)
 	if err != nil {
-		return SendResult{}, err
+		return "", &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
 	}
-	if res.Turn.State.Monitored() {
-		s.monitors.startMonitor(res.Turn.ID)
-	}
-	return res, nil
-}
-
-func (s *sendCore) existing(ctx context.Context, t Turn, request string) (SendResult, error) {
-	original := t.OriginalRequest
-	if original == "" {
-		original = t.Request // a Turn stored before original_request existed
-	}
-	if original != request {
-		return SendResult{}, E(CodeIdempotencyKeyReused, "message_id "+t.MessageID+" was used for a different request")
-	}
-	out := SendResult{Turn: t, Existing: true, Outcome: OutcomeDone}
-	if w, err := s.store.WatchOfTurn(ctx, t.ID); err == nil {
-		if out.Watch, err = s.ledger.projectWatch(ctx, w); err != nil {
-			return SendResult{}, err
+	var ready []string
+	for _, t := range ts {
+		if t.SendReady() {
+			if _, err := s.holdingTurn(ctx, t.ID); errors.Is(err, ErrNotFound) {
+				ready = append(ready, t.ID)
+			}
 		}
 	}
-	if t.State == TurnDeliveryUncertain {
-		out.Outcome, out.DoNotRetry = OutcomeUncertain, true
+	switch len(ready) {
+	case 1:
+		return ready[0], nil
+	case 0:
+		return "", E(CodeNoSendReadyTerminal, "no send-ready terminal; give terminal_id or session_id")
 	}
-	return out, nil
-}
-
-func (s *sendCore) turnByMessageID(ctx context.Context, hostID, messageID string) (Turn, error) {
-	return s.store.TurnByMessageID(ctx, hostID, messageID)
+	return "", E(CodeAmbiguousTarget, fmt.Sprintf("%d terminals are send-ready; give terminal_id or session_id", len(ready)))
 }

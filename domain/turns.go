@@ -158,3 +158,64 @@ type terminalLock struct {
 	mu   sync.Mutex
 	refs int // guarded by turns.lockMu
 }
+
+// startMonitorFunc runs run(ctx, id) as the one monitor of a Turn or Watch.
+func (tr *turns) startMonitorFunc(turnID string, run func(context.Context, string)) {
+	tr.monMu.Lock()
+	defer tr.monMu.Unlock()
+	if tr.monCtx == nil || tr.monCtx.Err() != nil {
+		return
+	}
+	if h, running := tr.monitors[turnID]; running && h.ctx.Err() == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(tr.monCtx)
+	h := &monitorHandle{ctx: ctx, cancel: cancel, nudge: make(chan struct{}, 1)}
+	ctx = context.WithValue(ctx, nudgeKey{}, h.nudge)
+	tr.monitors[turnID] = h
+	tr.monWG.Add(1)
+	go func() {
+		defer tr.monWG.Done()
+		defer func() {
+			tr.monMu.Lock()
+			if tr.monitors[turnID] == h {
+				delete(tr.monitors, turnID)
+			}
+			tr.monMu.Unlock()
+			cancel()
+		}()
+		run(ctx, turnID)
+	}()
+}
+
+// monitorHandle is one running monitor.
+type monitorHandle struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	nudge  chan struct{} // the record changed: reload it and look at the screen now
+}
+
+type nudgeKey struct{}
+
+// nudges returns the nudge channel of the monitor running with ctx.
+func nudges(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(nudgeKey{}).(chan struct{})
+	return ch
+}
+
+func (tr *turns) stopMonitor(turnID string) {
+	tr.monMu.Lock()
+	h := tr.monitors[turnID]
+	tr.monMu.Unlock()
+	if h != nil {
+		h.cancel()
+	}
+}
+
+// monitoring reports whether this daemon's monitor runs the Turn.
+func (tr *turns) monitoring(turnID string) bool {
+	tr.monMu.Lock()
+	defer tr.monMu.Unlock()
+	h, ok := tr.monitors[turnID]
+	return ok && h.ctx.Err() == nil
+}

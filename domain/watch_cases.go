@@ -212,3 +212,48 @@ func (s *WatchCases) watchMonitor(ctx context.Context, id string) {
 		runMonitor(ctx, f)
 	}
 }
+
+// insertWatch stores a new Watch with its watch.started event.
+func (s *WatchCases) insertWatch(ctx context.Context, w Watch) error {
+	return s.store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertWatch(ctx, w); err != nil {
+			return err
+		}
+		_, err := s.emitLocked(ctx, tx, Event{Type: "watch.started", HostID: w.HostID, Conversation: w.Conversation,
+			Subject: w.ID, Data: s.watchData(w)}, false)
+		return err
+	})
+}
+
+func (s *WatchCases) ownedWatch(ctx context.Context, id string) (Watch, error) {
+	p, err := requirePrincipal(ctx)
+	if err != nil {
+		return Watch{}, err
+	}
+	w, err := s.store.Watch(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !p.CanSeeHost(w.HostID)) {
+		return Watch{}, E(CodeWatchNotFound, "no watch "+id)
+	}
+	return w, err
+}
+
+func (s *WatchCases) applyWatchProgress(w Watch, p TurnProgress) (Watch, string, bool) {
+	if p.LatestText != "" {
+		w.LatestText, _ = s.ledger.cutGraphemes(s.turns.redactText(p.LatestText), ProgressLimit)
+	}
+	if p.NativeTurnID != "" {
+		w.NativeTurnID = p.NativeTurnID
+	}
+	switch {
+	case p.Completed:
+		w.State, w.FinalMessage = WatchCompleted, s.turns.redactText(p.FinalMessage)
+		return w, "watch.completed", true
+	case p.Failed:
+		w.State, w.Reason = WatchFailed, s.turns.redactText(p.FailureReason)
+		return w, "watch.failed", true
+	case p.Interrupted:
+		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"
+		return w, "watch.failed", true
+	}
+	return w, "", false
+}

@@ -1,11 +1,8 @@
 package domain
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -160,37 +157,6 @@ func checkHostWebhook(w HostWebhook) (HostWebhook, error) {
 	return w, nil
 }
 
-// checkDelivery checks where a host's webhooks are delivered from. On a
-// daemon on its own, there is no node to pin them to. In a fleet, a
-// pinned node must be one, and a loopback URL must be pinned: any other
-// node would post it, with its headers, to whatever listens on that port
-// of its own machine.
-func (s *HostCases) checkDelivery(ctx context.Context, w HostWebhook) error {
-	if s.fleet.nodes == nil {
-		if w.DeliveryNode != "" {
-			return Invalid("delivery_node is for a fleet: this daemon runs on its own",
-				FieldError{Field: "delivery_node", Message: "only in a fleet"})
-		}
-		return nil
-	}
-	if w.DeliveryNode == "" {
-		if u, err := url.Parse(w.URL); err == nil && IsLoopbackHost(u.Hostname()) {
-			return Invalid("a loopback webhook_url in a fleet needs delivery_node",
-				FieldError{Field: "webhook_url", Message: "a loopback URL in a fleet would be posted by whichever node delivers, to its own machine: name the node on the machine that listens (delivery_node)"})
-		}
-		return nil
-	}
-	names, err := s.fleet.nodes(ctx)
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(names, w.DeliveryNode) {
-		return Invalid("delivery_node names no node of this fleet",
-			FieldError{Field: "delivery_node", Message: "no node " + w.DeliveryNode + " in this fleet"})
-	}
-	return nil
-}
-
 // IsLoopbackHost reports whether a URL's host is localhost or a loopback
 // address.
 func IsLoopbackHost(host string) bool {
@@ -199,47 +165,4 @@ func IsLoopbackHost(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
-}
-
-// SetHostWebhook replaces a host's webhook URL, delivery headers and event
-// subscription at once (operator only). Notifications already queued are
-// delivered with what is in force when they are sent.
-func (s *HostCases) SetHostWebhook(ctx context.Context, hostID string, in HostWebhook) (Host, error) {
-	if err := requireOperator(ctx); err != nil {
-		return Host{}, err
-	}
-	if len(in.URL) > 2048 {
-		return Host{}, Invalid("webhook_url is too long", FieldError{Field: "webhook_url", Message: "at most 2048 characters"})
-	}
-	in, err := checkHostWebhook(in)
-	if err != nil {
-		return Host{}, err
-	}
-	if err := s.checkDelivery(ctx, in); err != nil {
-		return Host{}, err
-	}
-	var out Host
-	err = s.store.InTx(ctx, func(tx Tx) error {
-		h, err := tx.Host(ctx, hostID)
-		if errors.Is(err, ErrNotFound) {
-			return E(CodeHostNotFound, "no host "+hostID)
-		}
-		if err != nil {
-			return err
-		}
-		if err := tx.UpdateHostWebhook(ctx, h.ID, h.Revision, in); err != nil {
-			return err
-		}
-		h.Revision++
-		h.WebhookURL, h.WebhookHeaders, h.WebhookEvents, h.DeliveryNode = in.URL, in.Headers, in.Events, in.DeliveryNode
-		out = h
-		_, err = tx.AppendEvent(ctx, Event{Type: "host.webhook_changed", Subject: h.ID, CreatedAt: s.clock.Now().UTC(),
-			Data: map[string]any{"host_id": h.ID, "webhook_url": h.WebhookURL, "webhook_header_names": h.HeaderNames(),
-				"webhook_events": h.WebhookEvents, "delivery_node": h.DeliveryNode}})
-		return err
-	})
-	if err != nil {
-		return Host{}, err
-	}
-	return out, nil
 }

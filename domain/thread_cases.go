@@ -1,0 +1,124 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+)
+
+// ThreadCases are the threads of the thread transports wired in: their
+// rows, Sends, Turns and Watches, followed through each daemon's own
+// events. They hold only their ports.
+type ThreadCases struct {
+	basics
+	turns       *turns    // the endpoints' locks (UseTurns)
+	terminals   Terminals // the panes whose daemons list threads (UseTerminals)
+	threadKinds map[EndpointKind]*threadTransport
+	endpoints   *endpointRegistry
+	ledger      *turnLedger
+	sends       *sendCore
+	monitors    *Monitors
+	watches     *WatchCases
+	list        *ListCases
+	ic          *InteractionCases
+	ac          *ApprovalCases
+}
+
+// threadTransport is a thread transport wired in.
+type threadTransport struct {
+	ThreadKind
+	calls ThreadTransport
+}
+
+// threadKindsSorted are the thread transports wired in, by kind.
+func (s *ThreadCases) threadKindsSorted() []*threadTransport {
+	out := make([]*threadTransport, 0, len(s.threadKinds))
+	for kind := range s.threadKinds {
+		if tt, ok := s.threadsOf(kind); ok {
+			out = append(out, tt)
+		}
+	}
+	slices.SortFunc(out, func(a, b *threadTransport) int { return strings.Compare(string(a.Endpoint), string(b.Endpoint)) })
+	return out
+}
+
+// daemonName is what a person calls the daemon of kind's threads.
+func (s *ThreadCases) daemonName(kind EndpointKind) string {
+	if tt, ok := s.threadKinds[kind]; ok {
+		return tt.Name
+	}
+	return "daemon"
+}
+
+// threadsOf is the thread transport of ref's kind, when one is wired in.
+func (s *ThreadCases) threadsOf(kind EndpointKind) (*threadTransport, bool) {
+	tt, ok := s.threadKinds[kind]
+	return tt, ok && tt.calls != nil && s.endpoints.has(kind)
+}
+
+// backendThreads lists the backend threads of the daemons of ts.
+func (s *ThreadCases) backendThreads(ctx context.Context, ts []Terminal) []BackendThread {
+	var out []BackendThread
+	for _, tt := range s.threadKindsSorted() {
+		out = append(out, s.threadsIn(ctx, tt, ts)...)
+	}
+	return out
+}
+
+// threadsIn lists the threads of one thread transport.
+func (s *ThreadCases) threadsIn(ctx context.Context, tt *threadTransport, ts []Terminal) []BackendThread {
+	ths, err := tt.calls.Threads(ctx, ts)
+	if err != nil {
+		slog.Warn("thread transport: list threads", "kind", tt.Endpoint, "err", err)
+	}
+	for i := range ths {
+		ths[i].Kind = tt.Endpoint
+	}
+	return ths
+}
+
+// backendThread finds the thread of a backend conversation or endpoint,
+// as its daemon reports it now.
+func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok || s.terminals == nil {
+		return BackendThread{}, E(CodeConversationNotFound, "no "+string(ref.Kind)+" transport is configured")
+	}
+	ts, err := s.terminals.Discover(ctx)
+	if err != nil {
+		return BackendThread{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
+	}
+	for _, th := range s.threadsIn(ctx, tt, ts) {
+		if th.ThreadID == ref.ID {
+			return th, nil
+		}
+	}
+	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
+}
+
+// errMessage is a domain error's message, else the error's text.
+func errMessage(err error) string {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Message
+	}
+	return err.Error()
+}
+
+// backendEndpointThread is the thread of a backend endpoint named where a
+// terminal id goes: an unknown one is terminal_not_found.
+func (s *ThreadCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
+	ref := ParseEndpoint(endpoint)
+	tt, ok := s.threadsOf(ref.Kind)
+	if !ok {
+		return nil, BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no "+string(ref.Kind)+" transport is configured)")
+	}
+	th, err := s.backendThread(ctx, ref)
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
+		return nil, BackendThread{}, E(CodeTerminalNotFound, de.Message)
+	}
+	return tt, th, err
+}
