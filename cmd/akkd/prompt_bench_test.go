@@ -155,7 +155,9 @@ func BenchmarkE2EHookPromptLatency(b *testing.B) {
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				rp.ServeHTTP(w, r)
 			}))
-			defer proxy.Close()
+			// A hook request still open (a failure mid-probe) must not hold
+			// the proxy's close, and with it the whole run.
+			defer func() { proxy.CloseClientConnections(); proxy.Close() }()
 			out, err := exec.Command(cliBinary(b), "--url", proxy.URL, "--state-dir", d.stateDir, "hooks", "install", "claude-code",
 				"--settings", filepath.Join(e.Home, ".claude", "settings.json")).CombinedOutput()
 			if err != nil {
@@ -167,10 +169,12 @@ func BenchmarkE2EHookPromptLatency(b *testing.B) {
 			term := findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
 			approve := func(id string) {
 				b.Helper()
-				call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", nil) // the offer
+				var st map[string]any
+				call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", &st) // the offer
 				var res map[string]any
 				if code := call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
-					b.Fatalf("approve: %d %v", code, res)
+					types, _ := rec.forTurn(b, id)
+					b.Fatalf("approve: %d %v\nthe status read before: %v\nwebhooks %v\n%s", code, res, st, types, e.Capture())
 				}
 			}
 			var lat []time.Duration
