@@ -57,12 +57,7 @@ func (s *InteractionCases) idSalt(ctx context.Context) ([]byte, error) {
 
 // redactText hides secrets in screen-derived text a projection carries
 // (questionnaire headers, prompts and labels), as everywhere else.
-func (s *InteractionCases) redactText(x string) string {
-	if s.turns == nil || s.turns.redact == nil {
-		return x
-	}
-	return s.turns.redact.Redact(x)
-}
+func (s *InteractionCases) redactText(text string) string { return s.turns.redactText(text) }
 
 // stepKey is the fence key of the occurrence of st now shown in t.
 func (s *InteractionCases) stepKey(ctx context.Context, t Turn, st InteractionStep) (key string, err error) {

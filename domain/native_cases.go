@@ -103,12 +103,7 @@ func nativeRefusal(err error) error {
 }
 
 // redactText hides secrets in screen-derived text, as everywhere else.
-func (s *NativeCases) redactText(x string) string {
-	if s.turns == nil || s.turns.redact == nil {
-		return x
-	}
-	return s.turns.redact.Redact(x)
-}
+func (s *NativeCases) redactText(text string) string { return s.turns.redactText(text) }
 
 func (s *NativeCases) redactStatus(st NativeStatus) NativeStatus {
 	st.Model = s.redactText(st.Model)

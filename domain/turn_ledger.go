@@ -271,9 +271,4 @@ func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) 
 }
 
 // redact hides secret-looking strings: none crosses the public API.
-func (s *turnLedger) redact(text string) string {
-	if s.turns == nil || s.turns.redact == nil {
-		return text
-	}
-	return s.turns.redact.Redact(text)
-}
+func (s *turnLedger) redact(text string) string { return s.turns.redactText(text) }
