@@ -124,7 +124,18 @@ func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, 
 	if err != nil {
 		return domain.AnswerSent, err
 	}
-	if perr == nil && !x.twice(ctx, t, func(c screen.Capture) bool { return dialog(c) == "" }) {
+	// The answered dialog is gone when no dialog shows, or when the hook
+	// holds Claude Code's next request (it asks again only once the one
+	// answered is settled): a classified screen cannot tell one dialog
+	// from the next one's, drawn at once on a fast model.
+	gone := func(c screen.Capture) bool {
+		if dialog(c) == "" {
+			return true
+		}
+		next, ok := x.hooks.Open(t.ID, t.NativeThreadID)
+		return ok && next.Fingerprint != fp
+	}
+	if perr == nil && !x.twice(ctx, t, gone) {
 		return domain.AnswerSent, errors.New("the hook's answer was written but Claude Code's dialog did not go")
 	}
 	return domain.AnswerVerified, nil

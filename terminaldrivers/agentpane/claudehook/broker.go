@@ -309,7 +309,12 @@ func (b *Broker) permission(w http.ResponseWriter, r *http.Request, ev event) {
 	defer timer.Stop()
 	select {
 	case a := <-q.answer:
-		a.result <- writeDecision(w, a.d)
+		err := writeDecision(w, a.d)
+		// Closed before the answer is reported: once AKK records it and
+		// wakes the Turn's monitor, no look may find the request still
+		// open and announce the answered prompt again.
+		b.closeRequest(q)
+		a.result <- err
 	case <-q.ended:
 		writeEmpty(w)
 	case <-r.Context().Done():
