@@ -75,6 +75,18 @@ func TestE2ENativeUserConfigs(t *testing.T) {
 
 				var m modelsResult
 				code := callConv(t, "GET", d.url+modelsPath, host.Token, "", "c1", &m)
+				if code == 409 && m.Code == "terminal_not_idle" {
+					// Refused before any key: the row was read before the
+					// pane redrew at its new size (80x24 resizes a shared
+					// pane just before), and the plan found no status line.
+					// Once the row reads idle again, ask again.
+					t.Logf("models: refused before any key (%s); asking again once the pane reads idle", m.Detail)
+					findRow(t, d.url, host.Token, e.ProjectDir, 30*time.Second, func(c conversationRow) bool {
+						return hasSend(c) && c.Terminal.ScreenState == "idle" && c.Terminal.ComposerEmpty && advertised(c, "model_options") != ""
+					})
+					m = modelsResult{}
+					code = callConv(t, "GET", d.url+modelsPath, host.Token, "", "c1", &m)
+				}
 				if ok("models", code, m.Outcome, m.Code, m.Detail) {
 					if m.Effective == nil || len(m.Models) == 0 {
 						t.Fatalf("models: %+v", m)
