@@ -138,16 +138,21 @@ func realTmux(t *testing.T, height int) (context.Context, string, ExecRunner) {
 	}
 	t.Cleanup(func() { _, _ = r.Run(context.Background(), "-S", sock, "kill-server") })
 	// tmux starts the command through the shell, which then becomes cat:
-	// until it has, the pane names the shell. Tests compare listings, so
-	// they start once the pane runs cat.
+	// until it has, the pane names the shell. Before the shell holds the
+	// terminal, tmux can name the pane by its command ("cat") too, so the
+	// name alone proves nothing (on a busy machine a listing read "cat" and
+	// the next "bash"). Tests compare listings, so they start once the
+	// pane's process itself is cat.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		out, err := r.Run(ctx, "-S", sock, "list-panes", "-a", "-F", "#{pane_current_command}")
+		out, err := r.Run(ctx, "-S", sock, "list-panes", "-a", "-F", "#{pane_pid} #{pane_current_command}")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.TrimSpace(string(out)) == "cat" {
-			break
+		if pid, cmd, _ := strings.Cut(strings.TrimSpace(string(out)), " "); cmd == "cat" {
+			if comm, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "cat" {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the pane never ran cat: %q", out)
