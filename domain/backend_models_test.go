@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"akk/domain"
 )
@@ -65,46 +66,48 @@ func (b *fakeDaemon) started() []domain.BackendTurnOptions {
 // and is refused with nothing sent, as is a model the catalogue lacks.
 // The thread's models read says the daemon gave no model in effect.
 func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
-	w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
-	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
-		models: []domain.ModelOption{{Model: "m1", Label: "M1", Efforts: []string{"low", "high"}}}}
-	w.svc.UseThreadTransport(domain.CodexThreads, b)
-	conv := domain.BackendConversationID("th-1")
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
+		b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
+			models: []domain.ModelOption{{Model: "m1", Label: "M1", Efforts: []string{"low", "high"}}}}
+		w.svc.UseThreadTransport(domain.CodexThreads, b)
+		conv := domain.BackendConversationID("th-1")
 
-	for _, c := range []struct {
-		name          string
-		model, effort string
-		field         string
-	}{
-		{"effort alone", "", "low", "model"},
-		{"unknown model", "m9", "", "model"},
-		{"unknown effort", "m1", "xhigh", "reasoning_effort"},
-	} {
-		_, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: c.model, ReasoningEffort: c.effort})
-		if code(err) != domain.CodeValidationFailed {
-			t.Fatalf("%s: err %v, want validation_failed", c.name, err)
+		for _, c := range []struct {
+			name          string
+			model, effort string
+			field         string
+		}{
+			{"effort alone", "", "low", "model"},
+			{"unknown model", "m9", "", "model"},
+			{"unknown effort", "m1", "xhigh", "reasoning_effort"},
+		} {
+			_, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: c.model, ReasoningEffort: c.effort})
+			if code(err) != domain.CodeValidationFailed {
+				t.Fatalf("%s: err %v, want validation_failed", c.name, err)
+			}
+			if de, ok := err.(*domain.Error); !ok || len(de.Fields) != 1 || de.Fields[0].Field != c.field {
+				t.Fatalf("%s: err %#v, want one field error on %s", c.name, err, c.field)
+			}
 		}
-		if de, ok := err.(*domain.Error); !ok || len(de.Fields) != 1 || de.Fields[0].Field != c.field {
-			t.Fatalf("%s: err %#v, want one field error on %s", c.name, err, c.field)
+		if got := b.started(); len(got) != 0 {
+			t.Fatalf("refused sends started turns: %v", got)
 		}
-	}
-	if got := b.started(); len(got) != 0 {
-		t.Fatalf("refused sends started turns: %v", got)
-	}
-	if _, err := w.svc.Models(w.host, domain.BackendEndpoint("th-1")); code(err) != domain.CodeUnavailable {
-		t.Fatalf("models of a thread with no model: err %v, want unavailable", err)
-	}
+		if _, err := w.svc.Models(w.host, domain.BackendEndpoint("th-1")); code(err) != domain.CodeUnavailable {
+			t.Fatalf("models of a thread with no model: err %v, want unavailable", err)
+		}
 
-	res, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: "m1", ReasoningEffort: "high"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.started(); len(got) != 1 || got[0] != (domain.BackendTurnOptions{Model: "m1", Effort: "high"}) {
-		t.Fatalf("turn/starts %v, want one with m1/high", got)
-	}
-	if res.Turn.ID == "" {
-		t.Fatal("no Turn")
-	}
+		res, err := w.svc.Send(w.host, domain.SendInput{ConversationID: conv, Request: "do it", Model: "m1", ReasoningEffort: "high"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.started(); len(got) != 1 || got[0] != (domain.BackendTurnOptions{Model: "m1", Effort: "high"}) {
+			t.Fatalf("turn/starts %v, want one with m1/high", got)
+		}
+		if res.Turn.ID == "" {
+			t.Fatal("no Turn")
+		}
+	})
 }
 
 // A thread whose pane is proven: one row for both, with the thread's send
@@ -112,49 +115,51 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 // the pane's conversation id too; a thread whose pane is not proven is
 // its own row beside the pane's.
 func TestBackendRowMergedWithItsPane(t *testing.T) {
-	term := idleTerminal()
-	term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0", ThreadProbe: true}
-	term.NativeIdentity, term.NativeThreadID = domain.IdentityAmbiguous, ""
-	term.Warnings = []string{domain.WarnDaemonThread}
-	w := newWorld(t, "", &fakeTerm{term: term})
-	b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, PaneTerminalID: term.ID}}
-	w.svc.UseThreadTransport(domain.CodexThreads, b)
+	synctest.Test(t, func(t *testing.T) {
+		term := idleTerminal()
+		term.Agent = domain.Agent{Kind: domain.AgentCodex, Version: "0.171.0", Profile: "codex-0.171.0", ThreadProbe: true}
+		term.NativeIdentity, term.NativeThreadID = domain.IdentityAmbiguous, ""
+		term.Warnings = []string{domain.WarnDaemonThread}
+		w := newWorld(t, "", &fakeTerm{term: term})
+		b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, PaneTerminalID: term.ID}}
+		w.svc.UseThreadTransport(domain.CodexThreads, b)
 
-	l, err := w.svc.List(w.host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(l.Conversations) != 1 {
-		t.Fatalf("%d rows, want one merged row: %+v", len(l.Conversations), l.Conversations)
-	}
-	c := l.Conversations[0]
-	if c.ID != domain.BackendConversationID("th-1") || c.Backend == nil || c.Terminal.ID != term.ID ||
-		c.Terminal.NativeIdentity != domain.IdentityResolved || c.Terminal.NativeThreadID != "th-1" || len(c.Terminal.Warnings) != 0 {
-		t.Fatalf("merged row %+v", c)
-	}
-	var sends []domain.Action
-	for _, a := range c.Actions {
-		switch a.Name {
-		case "send":
-			sends = append(sends, a)
-		case "watch", "identify_foreground":
-			t.Fatalf("merged row offers the pane's %s: %+v", a.Name, a)
+		l, err := w.svc.List(w.host)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(sends) != 1 || sends[0].Body["conversation_id"] != c.ID {
-		t.Fatalf("merged row sends %+v, want the thread's only", sends)
-	}
-	got, err := w.svc.Conversation(w.host, domain.ConversationIDFor(term.ID))
-	if err != nil || got.ID != c.ID {
-		t.Fatalf("the pane's conversation id: %+v, %v", got, err)
-	}
+		if len(l.Conversations) != 1 {
+			t.Fatalf("%d rows, want one merged row: %+v", len(l.Conversations), l.Conversations)
+		}
+		c := l.Conversations[0]
+		if c.ID != domain.BackendConversationID("th-1") || c.Backend == nil || c.Terminal.ID != term.ID ||
+			c.Terminal.NativeIdentity != domain.IdentityResolved || c.Terminal.NativeThreadID != "th-1" || len(c.Terminal.Warnings) != 0 {
+			t.Fatalf("merged row %+v", c)
+		}
+		var sends []domain.Action
+		for _, a := range c.Actions {
+			switch a.Name {
+			case "send":
+				sends = append(sends, a)
+			case "watch", "identify_foreground":
+				t.Fatalf("merged row offers the pane's %s: %+v", a.Name, a)
+			}
+		}
+		if len(sends) != 1 || sends[0].Body["conversation_id"] != c.ID {
+			t.Fatalf("merged row sends %+v, want the thread's only", sends)
+		}
+		got, err := w.svc.Conversation(w.host, domain.ConversationIDFor(term.ID))
+		if err != nil || got.ID != c.ID {
+			t.Fatalf("the pane's conversation id: %+v, %v", got, err)
+		}
 
-	b.thread.PaneTerminalID = ""
-	l, err = w.svc.List(w.host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(l.Conversations) != 2 || l.Conversations[0].Backend != nil || l.Conversations[1].Terminal.ID != "" {
-		t.Fatalf("unproven: rows %+v, want the pane's and the thread's apart", l.Conversations)
-	}
+		b.thread.PaneTerminalID = ""
+		l, err = w.svc.List(w.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Conversations) != 2 || l.Conversations[0].Backend != nil || l.Conversations[1].Terminal.ID != "" {
+			t.Fatalf("unproven: rows %+v, want the pane's and the thread's apart", l.Conversations)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package domain_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"akk/domain"
 )
@@ -63,50 +64,56 @@ func workingBackendTurn(t *testing.T) (*world, *scriptedDaemon, *domain.Service,
 // a close wrote the Turn meanwhile) is folded into the Turn as stored,
 // never dropped: the daemon says it once, and the channel then closes.
 func TestBackendEndAfterAConflict(t *testing.T) {
-	w, b, svc, cs, r := workingBackendTurn(t)
-	cs.armed.Store(true) // the end's write meets a conflict
-	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
-	got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
-	if cs.armed.Load() {
-		t.Fatal("no write met the conflict")
-	}
-	if got.FinalMessage != "done" {
-		t.Fatalf("final message %q", got.FinalMessage)
-	}
-	svc.WaitTurnMonitors() // the monitor ends with the turn, by itself
-	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
-		t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		w, b, svc, cs, r := workingBackendTurn(t)
+		cs.armed.Store(true) // the end's write meets a conflict
+		b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+		got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+		if cs.armed.Load() {
+			t.Fatal("no write met the conflict")
+		}
+		if got.FinalMessage != "done" {
+			t.Fatalf("final message %q", got.FinalMessage)
+		}
+		svc.WaitTurnMonitors() // the monitor ends with the turn, by itself
+		if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
+			t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
+		}
+	})
 }
 
 // A daemon that goes away before the turn ends stalls the Turn, even when
 // the stall's write meets a revision conflict: the Turn is never left
 // working with no monitor.
 func TestBackendStallAfterAConflict(t *testing.T) {
-	w, b, _, cs, r := workingBackendTurn(t)
-	cs.armed.Store(true) // the stall's write meets a conflict
-	close(b.events)
-	w.waitState(t, r.Turn.ID, domain.TurnStalled)
-	if cs.armed.Load() {
-		t.Fatal("no write met the conflict")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		w, b, _, cs, r := workingBackendTurn(t)
+		cs.armed.Store(true) // the stall's write meets a conflict
+		close(b.events)
+		w.waitState(t, r.Turn.ID, domain.TurnStalled)
+		if cs.armed.Load() {
+			t.Fatal("no write met the conflict")
+		}
+	})
 }
 
 // A backend turn's end that meets the store out of reach is written again
 // once the store answers, never dropped (the daemon says it once), and
 // the monitor does not end meanwhile.
 func TestBackendEndWhileTheStoreIsDown(t *testing.T) {
-	w, b, svc, cs, r := workingBackendTurn(t)
-	cs.down.Store(2)
-	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
-	got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
-	if got.FinalMessage != "done" || cs.down.Load() != 0 {
-		t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
-	}
-	svc.WaitTurnMonitors()
-	if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
-		t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		w, b, svc, cs, r := workingBackendTurn(t)
+		cs.down.Store(2)
+		b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+		got := w.waitState(t, r.Turn.ID, domain.TurnCompleted)
+		if got.FinalMessage != "done" || cs.down.Load() != 0 {
+			t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
+		}
+		svc.WaitTurnMonitors()
+		if got := webhookTypes(t, w, r.Turn.ID); len(got) != 2 || got[1] != "turn.completed" {
+			t.Fatalf("webhooks %v, want turn.accepted then turn.completed alone", got)
+		}
+	})
 }
 
 // runningDaemon is a scriptedDaemon whose thread runs a turn, for a Watch.
@@ -119,23 +126,25 @@ func (b *runningDaemon) RunningTurn(context.Context, domain.BackendThread) (stri
 // A backend Watch's end that meets the store out of reach is written again
 // once the store answers, never dropped.
 func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
-	ft := &fakeTerm{term: idleTerminal()}
-	w := newWorld(t, "", ft)
-	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
-		events: make(chan domain.BackendEvent)}}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
-		svc.UseWatches(anchor{ft, false})
-		svc.UseThreadTransport(domain.CodexThreads, b)
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerm{term: idleTerminal()}
+		w := newWorld(t, "", ft)
+		b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
+			events: make(chan domain.BackendEvent)}}
+		svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
+			svc.UseWatches(anchor{ft, false})
+			svc.UseThreadTransport(domain.CodexThreads, b)
+		})
+		wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.events <- domain.BackendEvent{Kind: domain.BackendProgress, Text: "on it"}
+		cs.down.Store(2)
+		b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
+		got := w.waitWatch(t, wt.ID, domain.WatchCompleted)
+		if got.FinalMessage != "done" || cs.down.Load() != 0 {
+			t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
+		}
 	})
-	wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.events <- domain.BackendEvent{Kind: domain.BackendProgress, Text: "on it"}
-	cs.down.Store(2)
-	b.events <- domain.BackendEvent{Kind: domain.BackendCompleted, Text: "done"}
-	got := w.waitWatch(t, wt.ID, domain.WatchCompleted)
-	if got.FinalMessage != "done" || cs.down.Load() != 0 {
-		t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
-	}
 }

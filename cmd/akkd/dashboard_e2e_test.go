@@ -144,7 +144,7 @@ func TestE2EDashboard(t *testing.T) {
 			t.Logf("pane %s:\n%s", e.ProjectDir, e.Capture())
 		}
 		dumpTurns(t, d, op)
-		t.Fatalf("the browser test failed: %v", err)
+		t.Fatalf("the browser test failed: %v; its last words:\n%s", err, lastLines(out, 6))
 	}
 	// The start-up dialog, named in the queue.
 	dialog.Start()
@@ -305,4 +305,14 @@ func dumpTurns(t *testing.T, d *proc, op string) {
 			}
 		}
 	}
+}
+
+// lastLines is the last n lines of out: a failure's own words, repeated
+// after the long dumps that precede it.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

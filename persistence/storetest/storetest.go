@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -120,6 +121,20 @@ func NewDatabase(t testing.TB) string {
 		skipOrFail(t, server.err)
 	}
 	return server.NewDatabase(t)
+}
+
+// Prepare starts the package's PostgreSQL server now when Engine() is
+// postgres: from TestMain, for tests that make their databases in a
+// synctest bubble, where the server's start (it polls for the server with
+// sleeps while a goroutine waits for its process) could not go on. An
+// error is reported by NewDatabase.
+func Prepare() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if Engine() == "postgres" && !testing.Short() {
+		server.once.Do(func() { server.err = server.init() })
+	}
 }
 
 func skipOrFail(t testing.TB, err error) {

@@ -427,9 +427,12 @@ async function pushTapped(page) {
   await cardState(page, CLAUDE, "idle");
   await send(page, CLAUDE, '[[akk:bash cmd="touch akk-tapped && echo akk-tapped-ran"]] a prompt answered from the phone');
   await cardState(page, CLAUDE, "awaiting_approval");
+  let seen = [];
   const payload = await until("AKK's push for the prompt", async () => {
-    const all = await (await fetch(PUSHES)).json();
-    return (all || []).find((p) => p.type === "turn.approval_required" && (p.body || "").includes("akk-tapped") && (p.actions || []).length === 2);
+    seen = (await (await fetch(PUSHES)).json()) || [];
+    return seen.find((p) => p.type === "turn.approval_required" && (p.body || "").includes("akk-tapped") && (p.actions || []).length === 2);
+  }).catch((e) => {
+    throw new Error(`${e.message}; the pushes sent: ${JSON.stringify(seen.map((p) => ({ type: p.type, body: p.body, actions: (p.actions || []).length })))}`);
   });
   const cdp = await page.context().newCDPSession(page);
   const regs = [];
