@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -49,12 +50,48 @@ var idPrefixes = struct {
 
 // registerIDPrefix makes k's ids known to ParseEndpoint. A kind keeps the
 // prefix it was first given.
-func registerIDPrefix(k ThreadKind) {
+func registerIDPrefix(k ThreadKind) error {
+	if k.Endpoint == "" || k.Endpoint == EndpointPane {
+		return fmt.Errorf("thread kind %q: an endpoint kind of its own is needed", k.Endpoint)
+	}
+	// Its ids must never be read as a pane's, a conversation's or another
+	// kind's: every id would otherwise parse as one of its threads.
+	if !validIDPrefix(k.IDPrefix) {
+		return fmt.Errorf("thread kind %q: id prefix %q must be a word and an underscore (\"cx_\")", k.Endpoint, k.IDPrefix)
+	}
 	idPrefixes.Lock()
 	defer idPrefixes.Unlock()
-	if _, ok := idPrefixes.byKind[k.Endpoint]; !ok {
-		idPrefixes.byKind[k.Endpoint] = k.IDPrefix
+	if p, ok := idPrefixes.byKind[k.Endpoint]; ok {
+		if p != k.IDPrefix {
+			return fmt.Errorf("thread kind %q is registered with id prefix %q", k.Endpoint, p)
+		}
+		return nil
 	}
+	taken := []string{"term_", conversationPrefix, "turn_", "watch_", "sess_", "host_", "offer_", "msg_"}
+	for _, p := range idPrefixes.byKind {
+		taken = append(taken, p)
+	}
+	for _, p := range taken {
+		if strings.HasPrefix(p, k.IDPrefix) || strings.HasPrefix(k.IDPrefix, p) {
+			return fmt.Errorf("thread kind %q: id prefix %q clashes with %q", k.Endpoint, k.IDPrefix, p)
+		}
+	}
+	idPrefixes.byKind[k.Endpoint] = k.IDPrefix
+	return nil
+}
+
+// validIDPrefix: a lower-case word and one underscore, "cx_".
+func validIDPrefix(p string) bool {
+	word, ok := strings.CutSuffix(p, "_")
+	if !ok || word == "" || word[0] < 'a' || word[0] > 'z' {
+		return false
+	}
+	for _, r := range word {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // prefixOf is kind's id prefix, "" for a pane (or an unknown kind).

@@ -41,3 +41,28 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 		t.Errorf("the endpoint does not drive the same service")
 	}
 }
+
+// A thread kind whose ids could be read as another's is refused before
+// any id is read: an empty prefix would make every id one of its threads.
+func TestThreadKindPrefixesCannotClash(t *testing.T) {
+	for _, k := range []ThreadKind{
+		{Endpoint: "t1", IDPrefix: ""},
+		{Endpoint: "t2", IDPrefix: "x"},
+		{Endpoint: "t3", IDPrefix: "term_"},
+		{Endpoint: "t4", IDPrefix: "conv_"},
+		{Endpoint: "t5", IDPrefix: "c_x_"},
+		{Endpoint: "t6", IDPrefix: "cx_"},
+		{Endpoint: EndpointPane, IDPrefix: "pn_"},
+		{Endpoint: CodexThreads.Endpoint, IDPrefix: "cy_"},
+	} {
+		if err := registerIDPrefix(k); err == nil {
+			t.Errorf("%+v was registered", k)
+		}
+	}
+	if got, ok := kindOfID("term_1"); ok {
+		t.Fatalf("a pane's id read as a thread's: %+v", got)
+	}
+	if err := registerIDPrefix(CodexThreads); err != nil {
+		t.Fatalf("Codex again: %v", err)
+	}
+}

@@ -154,9 +154,13 @@ func (s threadEndpoint) threadRef(t Turn) EndpointRef {
 
 // UseThreadTransport wires a thread transport in: its threads are listed
 // as conversations, may be sent to and watched, and their prompts and
-// questions answered.
+// questions answered. A kind whose ids could be read as another's (an
+// empty prefix, one that begins another's) is a wiring mistake: it
+// panics, before any id is read.
 func (s *ThreadCases) UseThreadTransport(k ThreadKind, t ThreadTransport) {
-	registerIDPrefix(k)
+	if err := registerIDPrefix(k); err != nil {
+		panic(err)
+	}
 	tt := &threadTransport{ThreadKind: k, calls: t}
 	if s.threadKinds == nil {
 		s.threadKinds = map[EndpointKind]*threadTransport{}
