@@ -144,15 +144,21 @@ func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, 
 // withHook shows a request the hook holds in t's screen state: the prompt
 // is there even before (or without) a dialog AKK can read. t's own state
 // tells the broker whether Claude Code's dialog is drawn (see Dialog).
+// A dialog still drawn after the hook answered the request before is that
+// request's, being taken away, not the open one's: it does not count as
+// the open request's dialog (had it counted, the next look, with the old
+// dialog gone and the new one not yet drawn, would end the open request as
+// answered in the pane).
 func (x *Adapter) withHook(t domain.Terminal) domain.Terminal {
 	p, ok := x.hookPrompt(t)
+	lingers := x.lingering(t.ID, t.ScreenState == domain.ScreenAwaitingApproval)
 	if !ok {
-		if x.lingering(t.ID, t.ScreenState == domain.ScreenAwaitingApproval) {
+		if lingers {
 			t.ScreenState = domain.ScreenWorking
 		}
 		return t
 	}
-	shown := t.ScreenState == domain.ScreenAwaitingApproval
+	shown := t.ScreenState == domain.ScreenAwaitingApproval && !lingers
 	if shown {
 		x.showing(t.ID, "hook", p.Fingerprint) // its settle counts from the first look that saw the dialog
 	} else {
