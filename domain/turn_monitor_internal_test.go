@@ -116,7 +116,7 @@ func TestDecidePane(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st := paneState{t: c.t, term: c.term, announced: c.announced, answering: c.answering, unseenWait: c.unseen, actionsChanged: c.moved}
 			looks := c.looks
-			got := s.decidePane(st, paneRound{now: now, fresh: c.fresh, next: c.t, wasAnnounced: c.announced}, &looks)
+			got := s.decidePaneRound(st, paneRound{now: now, fresh: c.fresh, next: c.t, wasAnnounced: c.announced}, &looks)
 			if got.next.State != c.state || got.typ != c.typ || got.webhook != c.webhook || got.announced != c.announce || got.changed != c.changed {
 				t.Fatalf("got state %q typ %q webhook %v announced %q changed %v; want %q %q %v %q %v",
 					got.next.State, got.typ, got.webhook, got.announced, got.changed, c.state, c.typ, c.webhook, c.announce, c.changed)
@@ -128,6 +128,53 @@ func TestDecidePane(t *testing.T) {
 				t.Fatalf("reason %q, want one naming %q", got.next.FailureReason, c.reasonHas)
 			}
 		})
+	}
+}
+
+// The decision itself reads nothing: it names the read it needs, and
+// decides once the round has made it.
+func TestDecidePaneAsksBeforeItReads(t *testing.T) {
+	s := &Monitors{turns: &turns{cfg: TurnConfig{AcceptWindow: 30 * time.Second}}}
+	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	working := Turn{ID: "turn_1", State: TurnWorking, CreatedAt: now.Add(-time.Minute), HardTimeout: time.Hour,
+		InactivityLimit: 30 * time.Minute, UpdatedAt: now, LastActivityAt: now, SubmitStage: SubmitEntered}
+	awaiting := working
+	awaiting.State = TurnAwaitingApproval
+	prompt := Terminal{ID: "term_1", ScreenState: ScreenAwaitingApproval}
+	round := func(t Turn, reads paneReads) paneRound {
+		return paneRound{now: now, fresh: true, next: t, wasAnnounced: "fp1", reads: reads}
+	}
+
+	// A prompt drawn: its fingerprint first.
+	got := s.decidePane(paneState{t: working, term: prompt}, round(working, paneReads{}))
+	if got.need != (paneNeed{kind: needPrompt, state: TurnAwaitingApproval}) || got.typ != "" {
+		t.Fatalf("a prompt drawn, nothing read: %+v", got)
+	}
+	got = s.decidePane(paneState{t: working, term: prompt},
+		round(working, paneReads{promptDone: true, promptFor: TurnAwaitingApproval, prompt: "fp2"}))
+	if got.need.kind != needNothing || got.typ != "turn.approval_required" || got.announced != "fp2" {
+		t.Fatalf("a prompt drawn, read: %+v", got)
+	}
+
+	// A prompt that differs from the one announced: its confirmation.
+	st := paneState{t: awaiting, term: prompt, announced: "fp1"}
+	read := paneReads{promptDone: true, promptFor: TurnAwaitingApproval, prompt: "fp2"}
+	if got := s.decidePane(st, round(awaiting, read)); got.need != (paneNeed{kind: needConfirm, fp: "fp2"}) {
+		t.Fatalf("a changed prompt, not confirmed yet: %+v", got)
+	}
+	read.confirmDone, read.confirmFP = true, "fp2"
+	if got := s.decidePane(st, round(awaiting, read)); got.need.kind != needNothing || got.typ != "" || got.announced != "fp1" {
+		t.Fatalf("a changed prompt read once: %+v", got)
+	}
+	read.confirmed = true
+	if got := s.decidePane(st, round(awaiting, read)); got.typ != "turn.approval_required" || got.announced != "fp2" {
+		t.Fatalf("a changed prompt read twice: %+v", got)
+	}
+
+	// An async question: its step.
+	async := Terminal{ID: "term_1", ScreenState: ScreenWorking, AsyncQuestion: true}
+	if got := s.decidePane(paneState{t: working, term: async}, round(working, paneReads{})); got.need.kind != needAsync {
+		t.Fatalf("an async question, nothing read: %+v", got)
 	}
 }
 

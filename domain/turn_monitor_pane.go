@@ -17,37 +17,6 @@ func (s *Monitors) paneTurnFollower(_ context.Context, t Turn) follower {
 // live: the Turn is in a state the monitor follows.
 func (m *paneTurnMonitor) live() bool { return m.t.State.Monitored() }
 
-// paneState is what a pane's Turn monitor carries from one round to the
-// next, and what its decision reads.
-type paneState struct {
-	t           Turn        // the stored Turn
-	mark        DurableMark // where the next record read starts
-	term        Terminal    // the last screen believed
-	announced   string      // fingerprint of the prompt or step last announced
-	lastScreen  time.Time   // the last look at the screen
-	lastPersist time.Time   // the last transition stored
-	// What the last read of the record said: nothing that needs an answer
-	// can be drawn now (TurnProgress.RecordQuiet); a tool call is open;
-	// the agent waits for the person (TurnProgress.Waiting).
-	recordQuiet, recordOpen, recordWaiting bool
-	// actions: the record's latest actions as last read; actionsChanged:
-	// the round's read changed them.
-	actions        []ProgressAction
-	actionsChanged bool
-	// answering: AKK is answering the Turn's prompt or step now (its keys
-	// are going in, or their outcome is not yet recorded), so a prompt
-	// that looks new is that answer's own intermediate screen (a menu
-	// whose selection moved), never one to announce.
-	answering bool
-	// unseenWait: the Turn already waited on a prompt or step when this
-	// monitor began (a daemon's restart), and no look of this monitor has
-	// shown it yet. A screen without it then proves nothing: the agent
-	// may not have drawn it again yet (Claude Code draws its own dialog
-	// once the hook's request ended with the old daemon). Leaving the wait
-	// takes the prompt seen, then gone, or the record moving on.
-	unseenWait bool
-}
-
 // paneTurnMonitor is the monitor of one pane's Turn: its state, and the
 // watches and clock it waits on.
 type paneTurnMonitor struct {
@@ -64,19 +33,6 @@ type paneTurnMonitor struct {
 }
 
 func (m *paneTurnMonitor) close() { m.obs.Close() }
-
-// paneRound is one round: when it began, what it looked at, and the
-// transition it decided.
-type paneRound struct {
-	now          time.Time
-	fresh        bool   // the screen was looked at in this round
-	wasAnnounced string // announced when the round began
-	next         Turn
-	typ          string
-	webhook      bool
-	announced    string // announced after the round
-	changed      bool   // next is to be stored
-}
 
 func (s *Monitors) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
@@ -95,7 +51,7 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 		return stepStop
 	}
 	m.answering = m.s.answers.answeringNow(m.turnID)
-	r = m.s.decidePane(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
+	r = m.s.decidePaneRound(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
 	if m.actionsChanged || r.next.State != m.t.State {
 		m.unseenWait = false // the record moved on, or the Turn left the wait
@@ -180,17 +136,6 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 	return true
 }
 
-// paneLooks is what a round's decision may still read of the screen, each
-// only when the decision needs it: the fingerprint of the prompt or step a
-// Turn in state waits on ("" when none), whether a fingerprint that differs
-// from the one announced was read twice, and the fingerprint of an async
-// question's step (ok false when none is read).
-type paneLooks interface {
-	promptFingerprint(state TurnState) string
-	confirmPrompt(fp string) bool
-	asyncQuestion() (fp string, ok bool)
-}
-
 // paneScreenLooks reads them from the monitor's terminal.
 type paneScreenLooks struct {
 	ctx context.Context
@@ -212,97 +157,6 @@ func (l paneScreenLooks) asyncQuestion() (string, bool) {
 		return st.Fingerprint, true
 	}
 	return "", false
-}
-
-// decidePane is a round's transition from what the monitor knew (st) and
-// what the round observed (r): the Turn to store, its event, and what is
-// announced. It touches no store; the screen it reads only through looks.
-func (s *Monitors) decidePane(st paneState, r paneRound, looks paneLooks) paneRound {
-	t, term := st.t, st.term
-	next, typ, webhook := r.next, r.typ, r.webhook
-	announced := st.announced
-	waitUnseen := st.unseenWait && !st.actionsChanged && term.ScreenState == ScreenWorking
-	if typ == "" && !waitUnseen {
-		next, typ, webhook = applyScreen(next, term)
-	}
-	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
-		// A new prompt or step while the Turn already waits on one (a
-		// person answered the last in the pane) is announced again: the
-		// host's offer is for the old one.
-		if fp := looks.promptFingerprint(next.State); fp != "" {
-			switch {
-			case typ == "" && st.answering:
-				// AKK's own answer going in (a selection moving): neither
-				// announced nor remembered.
-			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !looks.confirmPrompt(fp):
-				// Announced when the next look reads it again.
-			case typ == "" && announced != "" && fp != announced:
-				typ, webhook = announceType(next.State), true
-				announced = fp
-			default:
-				announced = fp
-			}
-		}
-	}
-	if typ == "" {
-		if n, ty, wh := paneDeadline(s.turns.cfg, t, next, r.now); ty != "" {
-			next, typ, webhook = n, ty, wh
-		}
-	}
-
-	if r.fresh && typ == "" && next.State == TurnWorking && term.AsyncQuestion {
-		// An async question is asked while the Turn works on: announced
-		// once per step, the Turn's state unchanged.
-		if fp, ok := looks.asyncQuestion(); ok {
-			if fp != announced {
-				typ, webhook = "turn.interaction_required", true
-			}
-			announced = fp
-		}
-	}
-
-	moved := next.LatestText != t.LatestText || !slices.Equal(next.Actions, t.Actions)
-	// Changes the record showed are stored in this round: the mark moves
-	// past them.
-	changes := len(next.NewChanges) > 0
-	changed := typ != "" || moved || changes || (next.LastActivityAt.Sub(t.LastActivityAt) >= 5*time.Second)
-	if changed {
-		next.Mark = st.mark
-		if typ == "" && moved {
-			if !changes && r.now.Sub(st.lastPersist) < time.Second && next.LastActivityAt.Sub(t.LastActivityAt) < 5*time.Second {
-				changed = false // progress text is throttled to one write a second
-			} else {
-				typ = "turn.progress"
-			}
-		}
-	}
-	r.next, r.typ, r.webhook, r.announced, r.changed = next, typ, webhook, announced, changed
-	return r
-}
-
-// paneDeadline is the transition of a Turn t (next as the round left it)
-// that nothing else moved, when one of its deadlines passed at now; typ is
-// "" when none did.
-func paneDeadline(cfg TurnConfig, t, next Turn, now time.Time) (Turn, string, bool) {
-	switch {
-	case now.After(t.HardDeadline()):
-		next.State, next.FailureReason = TurnStalled, "the hard deadline passed; observation ended"
-		return next, "turn.stalled", true
-	case t.State == TurnDispatching && t.SubmitStage != SubmitEntered:
-		// Reserved, but the daemon stopped before the submit was
-		// recorded: input may or may not have happened.
-		if now.Sub(t.UpdatedAt) > cfg.AcceptWindow {
-			next.State, next.FailureReason = TurnDeliveryUncertain, "the daemon stopped while sending; delivery is not proven"
-			return next, "turn.delivery_uncertain", true
-		}
-	case t.State == TurnDispatching && now.Sub(t.UpdatedAt) > cfg.AcceptWindow:
-		next.State, next.FailureReason = TurnDeliveryUncertain, "Enter was pressed but the agent's record never showed the request"
-		return next, "turn.delivery_uncertain", true
-	case t.State != TurnDispatching && now.After(t.InactivityDeadline()):
-		next.State, next.FailureReason = TurnStalled, "no activity within the inactivity limit"
-		return next, "turn.stalled", true
-	}
-	return next, "", false
 }
 
 // persist stores the round's transition, when it changed anything.
