@@ -223,14 +223,8 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		return stepStop
 	}
 	next, typ, webhook := s.backendTurnEvent(m.t, ev, s.clock.Now().UTC())
-	auto := false
-	if ev.Kind == BackendApproval && typ != "" {
-		if _, rule := s.ac.autoRule(ctx, next); rule >= 0 {
-			webhook = false // the host hears of the auto-approval instead
-			auto = true
-		}
-	}
-	stored, err := s.ledger.transitionWith(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
+	run := transitionRun{s.ledger, s.ac}
+	stored, auto, err := run.store(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
 	if err != nil {
 		if m.reread(ctx, err) || m.storeDown(ctx, err) {
 			return stepAgain
@@ -241,13 +235,8 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		return stepStop
 	}
 	m.t = stored
-	if auto && !s.ac.autoApprove(ctx, m.t) {
-		// Nothing was sent: the approval is the host's to answer.
-		if stored, err := s.ledger.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
-			m.t = stored
-		}
-	} else if auto {
-		if cur, err := s.store.Turn(ctx, m.t.ID); err == nil {
+	if auto {
+		if cur, _, err := run.autoAnswer(ctx, m.t); err == nil {
 			m.t = cur
 		}
 	}

@@ -162,22 +162,10 @@ func (l paneScreenLooks) asyncQuestion() (string, bool) {
 // persist stores the round's transition, when it changed anything.
 func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep {
 	s := m.s
-	extra := m.interactionExtra(ctx, r.next, r.typ)
-	// A command the host's policy names exactly is approved once on its
-	// behalf: the prompt is recorded without a callback, then answered
-	// through the fenced path; the host hears of the auto-approval.
-	auto := false
-	if r.typ == "turn.approval_required" {
-		_, rule := s.ac.autoRule(ctx, r.next)
-		auto = rule >= 0
-	}
-	if auto {
-		r.webhook = false
-	}
 	if !r.changed {
 		return stepWait
 	}
-	stored, err := s.ledger.transitionWith(ctx, r.next, r.typ, r.webhook, extra)
+	stored, auto, err := transitionRun{s.ledger, s.ac}.store(ctx, r.next, r.typ, r.webhook, m.interactionExtra(ctx, r.next, r.typ))
 	if errors.Is(err, ErrRevisionConflict) {
 		// An action (cancel, close, respond) changed the Turn: reload.
 		t, err := s.store.Turn(ctx, m.turnID)
@@ -240,29 +228,24 @@ func (m *paneTurnMonitor) interactionExtra(ctx context.Context, next Turn, typ s
 
 // autoApproved answers the prompt just recorded for the host's policy.
 func (m *paneTurnMonitor) autoApproved(ctx context.Context) monitorStep {
-	s := m.s
-	if s.ac.autoApprove(ctx, m.t) {
-		t, err := s.store.Turn(ctx, m.turnID)
-		if errors.Is(err, ErrNotFound) || ctx.Err() != nil {
-			return stepStop
-		}
-		if err != nil {
-			// The store out of reach: the next write on the stale
-			// revision reloads the Turn.
-			m.log.Warn("monitor: read the turn", "err", err)
-			m.mark, m.announced, m.lastScreen = m.t.Mark, "", time.Time{}
-			return stepWait
-		}
-		m.t = t
-		// Look at the screen again before judging it.
-		m.mark, m.announced, m.lastScreen = t.Mark, "", time.Time{}
-		return stepAgain
+	t, done, err := transitionRun{m.s.ledger, m.s.ac}.autoAnswer(ctx, m.t)
+	switch {
+	case !done:
+		m.t = t // the prompt is the host's to answer
+		return stepWait
+	case errors.Is(err, ErrNotFound) || ctx.Err() != nil:
+		return stepStop
+	case err != nil:
+		// The store out of reach: the next write on the stale revision
+		// reloads the Turn.
+		m.log.Warn("monitor: read the turn", "err", err)
+		m.mark, m.announced, m.lastScreen = m.t.Mark, "", time.Time{}
+		return stepWait
 	}
-	// Nothing was sent: the prompt is the host's to answer.
-	if stored, err := s.ledger.transitionWith(ctx, m.t, "turn.approval_required", true, nil); err == nil {
-		m.t = stored
-	}
-	return stepWait
+	m.t = t
+	// Look at the screen again before judging it.
+	m.mark, m.announced, m.lastScreen = t.Mark, "", time.Time{}
+	return stepAgain
 }
 
 // wait sleeps until the next round is due, the record is written, the
