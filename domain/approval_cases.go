@@ -136,6 +136,7 @@ func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 	if err != nil {
 		return ActionResult{Outcome: OutcomeRejectedBeforeInput}, err
 	}
+	answeredAt := t.Revision
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		switch {
 		case stage != AnswerVerified:
@@ -148,11 +149,22 @@ func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
 			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
 		}
-		if next.State == TurnAwaitingApproval {
+		if next.State == TurnAwaitingApproval && !(next.Revision != answeredAt && s.waitsOnAnother(ctx, next, a.pr.Fingerprint)) {
 			next.State = TurnWorking
 		}
 		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
 	})
+}
+
+// waitsOnAnother reports whether t, changed by its monitor since a prompt
+// was answered, waits on another prompt now: the agent asked its next one
+// as the answer was proven (Claude Code's hook holds its next request at
+// once with a fast model), and the monitor announced it. Recording the
+// answer then leaves that wait as it is (made working, the next look
+// announced the same prompt again). No input.
+func (s *ApprovalCases) waitsOnAnother(ctx context.Context, t Turn, answered string) bool {
+	now, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
+	return err == nil && now.pr.Present && now.pr.Fingerprint != answered
 }
 
 // recordAnswer writes what an answer to a prompt or step did to the Turn

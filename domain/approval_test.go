@@ -326,3 +326,39 @@ func TestSamePromptAgainIsANewOccurrence(t *testing.T) {
 		}
 	})
 }
+
+// The agent asks its next prompt as the answer to the last is proven (a
+// hook's next request, held at once with a fast model), and the monitor
+// stores it before the answer is recorded: recording the answer leaves the
+// Turn waiting on the new prompt. (It made the Turn working, and the next
+// look announced the same new prompt a second time.)
+func TestAnswerRecordedAfterTheNextPromptLeavesItWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, _, fa, id := awaitingTurn(t)
+		if _, err := w.svc.Turn(w.host, id); err != nil { // the offer
+			t.Fatal(err)
+		}
+		fa.set(func(f *fakeApproval) {
+			f.cleared = func() { // under f's lock, as the answer is proven
+				f.prompt = shellPrompt("fp-2")
+				// The monitor's write of the new prompt, before the answer's.
+				cur, err := w.store.Turn(context.Background(), id)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cur.LatestText = "asking again"
+				if err := w.store.InTx(context.Background(), func(tx domain.Tx) error { return tx.UpdateTurn(context.Background(), cur) }); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		res, err := w.svc.Approve(w.host, id, domain.ApproveOnce)
+		if err != nil || res.Outcome != domain.OutcomeDone {
+			t.Fatalf("approve: %+v %v", res, err)
+		}
+		if res.Turn.State != domain.TurnAwaitingApproval {
+			t.Fatalf("the answer to fp-1 left the Turn %s; it waits on fp-2", res.Turn.State)
+		}
+	})
+}

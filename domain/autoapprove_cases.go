@@ -141,7 +141,7 @@ func (s *ApprovalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}
-		if next.State == TurnAwaitingApproval {
+		if next.State == TurnAwaitingApproval && !(next.Revision != t.Revision && s.waitsOnAnother(ctx, next, a.pr.Fingerprint)) {
 			next.State = TurnWorking
 		}
 		return next, "turn.approval_auto_approved", true, ActionResult{Outcome: OutcomeDone}

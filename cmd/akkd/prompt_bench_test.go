@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -167,12 +168,31 @@ func BenchmarkE2EHookPromptLatency(b *testing.B) {
 			var host hostCreds
 			call(b, "POST", d.url+"/v1/hosts", d.token, `{"name":"h","webhook_url":"http://`+rec.addr+`/h"}`, &host)
 			term := findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend).Terminal.TerminalID
+			// Claude Code now and then drops its hook request itself a few
+			// tens of milliseconds after sending it (seen on 2.1.266 with both
+			// cores busy: the request's client went away, nobody had answered)
+			// and asks in its own dialog: the prompt AKK offered is gone (409,
+			// nothing sent) and AKK offers it again through the screen. The
+			// bench then does what a host does: reads the status again and
+			// answers the prompt offered now, once.
+			dropped, droppedBefore, screenFirst := 0, 0, 0
 			approve := func(id string) {
 				b.Helper()
 				var st map[string]any
 				call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", &st) // the offer
 				var res map[string]any
-				if code := call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res); code != 200 {
+				code := call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res)
+				if code == 409 && (res["code"] == "offer_expired" || res["code"] == "turn_state_conflict") {
+					dropped++
+					for deadline := time.Now().Add(agenttest.Patient(15 * time.Second)); code != 200 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+						var now map[string]any
+						call(b, "GET", d.url+"/v1/turns/"+id, host.Token, "", &now) // the prompt offered now
+						if ap, _ := now["approval"].(map[string]any); now["state"] == "awaiting_approval" && ap != nil && ap["manual_required"] != true {
+							code = call(b, "POST", d.url+"/v1/turns/"+id+"/approval", host.Token, `{"decision":"approve_once"}`, &res)
+						}
+					}
+				}
+				if code != 200 {
 					types, _ := rec.forTurn(b, id)
 					b.Fatalf("approve: %d %v\nthe status read before: %v\nwebhooks %v\n%s", code, res, st, types, e.Capture())
 				}
@@ -221,14 +241,65 @@ func BenchmarkE2EHookPromptLatency(b *testing.B) {
 				lat = append(lat, l)
 				approve(s.TurnID)
 				rec.waitTurn(b, s.TurnID, "turn.completed", 60*time.Second)
+				// Each prompt announced once; once more where Claude Code
+				// dropped its hook request and asked in its own dialog, and
+				// where AKK saw Claude Code's dialog before its hook request
+				// came (the offer then changes from the screen's prompt to the
+				// hook's, and the host is told).
+				types, _ := rec.forTurn(b, s.TurnID)
+				mu.Lock()
+				first := arrivals[n]
+				mu.Unlock()
+				early := 0
+				if at, ok := firstEventAt(rec, s.TurnID, "turn.approval_required"); ok && at.Before(first) {
+					early = 1
+				}
+				if k := countOf(types, "turn.approval_required"); k != 2+dropped-droppedBefore+early {
+					b.Fatalf("%d turn.approval_required for two prompts (%d hook requests dropped, %d seen on the screen first): %v",
+						k, dropped-droppedBefore, early, types)
+				}
+				screenFirst += early
+				droppedBefore = dropped
 				findRow(b, d.url, host.Token, e.ProjectDir, 30*time.Second, hasSend)
 			}
 			b.StopTimer()
 			slices.Sort(lat)
-			b.Logf("HOOK-PROMPT %s: %v", a.Name(), lat)
+			b.Logf("HOOK-PROMPT %s: %v (hook requests Claude Code dropped, answered through the screen: %d; first prompts seen on the screen before their hook request: %d)",
+				a.Name(), lat, dropped, screenFirst)
 			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
 			b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// countOf is how many of types are typ.
+func countOf(types []string, typ string) int {
+	n := 0
+	for _, t := range types {
+		if t == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// firstEventAt is when AKK stored the first event of type typ about a
+// Turn (its envelope's timestamp), as delivered to rec.
+func firstEventAt(rec *receiver, turnID, typ string) (time.Time, bool) {
+	var first time.Time
+	for _, d := range rec.deliveries() {
+		var env struct {
+			Type      string         `json:"type"`
+			Timestamp time.Time      `json:"timestamp"`
+			Data      map[string]any `json:"data"`
+		}
+		if json.Unmarshal(d.body, &env) != nil || env.Type != typ || env.Data["turn_id"] != turnID {
+			continue
+		}
+		if first.IsZero() || env.Timestamp.Before(first) {
+			first = env.Timestamp
+		}
+	}
+	return first, !first.IsZero()
 }

@@ -31,7 +31,7 @@ func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.Approva
 	if p, ok := x.hookPrompt(t); ok {
 		return p, nil
 	}
-	if x.lingering(t.ID, true) {
+	if x.lingering(t.ID, "", true) {
 		return domain.ApprovalPrompt{}, nil // the dialog the hook answered, going
 	}
 	prof, g, perr := x.approvalProfile(t)

@@ -112,15 +112,23 @@ func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, 
 	if d == domain.Reject {
 		dec = claudehook.Deny
 	}
+	// Claude Code takes its dialog away a moment after the hook's answer:
+	// until then the screen's dialog is the one answered. Marked before
+	// the answer goes: the broker forgets the request as it answers, and a
+	// look in between (no request open, the dialog still drawn) would take
+	// the dialog for a new prompt and announce it again.
+	x.mu.Lock()
+	x.answered[t.ID] = hookAnswer{fp: fp, until: x.now().Add(answeredLinger)}
+	x.mu.Unlock()
 	err := x.hooks.Decide(ctx, fp, dec)
 	if errors.Is(err, claudehook.ErrGone) {
+		x.mu.Lock()
+		if x.answered[t.ID].fp == fp {
+			delete(x.answered, t.ID) // nothing was answered
+		}
+		x.mu.Unlock()
 		return domain.AnswerNothing, domain.ErrPromptChanged
 	}
-	// Claude Code takes its dialog away a moment after the hook's answer:
-	// until then the screen's dialog is the one answered.
-	x.mu.Lock()
-	x.answered[t.ID] = x.now().Add(answeredLinger)
-	x.mu.Unlock()
 	if err != nil {
 		return domain.AnswerSent, err
 	}
@@ -151,7 +159,7 @@ func (x *Adapter) answerHook(ctx context.Context, t domain.Terminal, fp string, 
 // answered in the pane).
 func (x *Adapter) withHook(t domain.Terminal) domain.Terminal {
 	p, ok := x.hookPrompt(t)
-	lingers := x.lingering(t.ID, t.ScreenState == domain.ScreenAwaitingApproval)
+	lingers := x.lingering(t.ID, p.Fingerprint, t.ScreenState == domain.ScreenAwaitingApproval)
 	if !ok {
 		if lingers {
 			t.ScreenState = domain.ScreenWorking
@@ -204,17 +212,19 @@ func (x *Adapter) Channels(t domain.Terminal) domain.TerminalChannels {
 const answeredLinger = 3 * time.Second
 
 // lingering reports whether a dialog on t's screen (shown) is the one the
-// hook answered, still being taken away. A look without a dialog ends it.
-func (x *Adapter) lingering(terminalID string, shown bool) bool {
+// hook answered (or is answering), still being taken away, while open is
+// the request the hook holds now ("" none): the one being answered is
+// still its own. A look without a dialog ends it.
+func (x *Adapter) lingering(terminalID, open string, shown bool) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	until, ok := x.answered[terminalID]
+	a, ok := x.answered[terminalID]
 	if !ok {
 		return false
 	}
-	if !shown || !x.now().Before(until) {
+	if !shown || !x.now().Before(a.until) {
 		delete(x.answered, terminalID)
 		return false
 	}
-	return true
+	return open == "" || open != a.fp
 }

@@ -42,7 +42,7 @@ func TestHookRequestIsNotTakenForTheAnsweredDialog(t *testing.T) {
 	// The request before was answered through the hook: its dialog is
 	// still drawn while Claude Code's next request opens.
 	x.mu.Lock()
-	x.answered["term_h"] = x.now().Add(answeredLinger)
+	x.answered["term_h"] = hookAnswer{fp: "the request before", until: x.now().Add(answeredLinger)}
 	x.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -83,6 +83,10 @@ func TestHookRequestIsNotTakenForTheAnsweredDialog(t *testing.T) {
 	open("the old dialog gone, the new not yet drawn")
 	look(domain.ScreenAwaitingApproval) // its own dialog
 	open("its own dialog drawn")
+	if got := look(domain.ScreenWorking); !got.ExactPrompt {
+		t.Fatal("its own dialog missing from one look: no longer offered")
+	}
+	clock.Advance(claudehook.DialogGone).MustWait(context.Background())
 	if got := look(domain.ScreenWorking); got.ExactPrompt {
 		t.Fatal("its own dialog gone: still offered")
 	}

@@ -92,9 +92,16 @@ type Adapter struct {
 	// sessions: the terminal each Claude Code session was last seen in
 	// (a hint for binding a hook event; always checked again).
 	sessions map[string]string
-	// answered: until when a pane's dialog is taken for the one its hook
-	// just answered (see lingering).
-	answered map[string]time.Time
+	// answered: the request a pane's hook is answering or just answered,
+	// and until when a dialog is taken for its (see lingering).
+	answered map[string]hookAnswer
+}
+
+// hookAnswer is a hook request being answered: its fingerprint, and until
+// when a dialog on the pane is taken for its.
+type hookAnswer struct {
+	fp    string
+	until time.Time
 }
 
 var (
@@ -126,7 +133,7 @@ func New(d *discovery.Discovery, cfg Config) *Adapter {
 		cfg.StepSettle = 500 * time.Millisecond
 	}
 	return &Adapter{disc: d, registry: d.Registry(), tmux: d.Tmux(), fs: d.Proc(), clock: cfg.Clock, poll: cfg.PollEvery, cfg: cfg,
-		panes: map[string]domain.PaneLocator{}, sessions: map[string]string{}, answered: map[string]time.Time{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
+		panes: map[string]domain.PaneLocator{}, sessions: map[string]string{}, answered: map[string]hookAnswer{}, inFlight: map[flightKey]flight{}, seen: map[string]time.Time{}}
 }
 
 // capture takes t's screen, with escapes and its title, in one tmux call

@@ -118,8 +118,10 @@ type request struct {
 	input      string // digest of tool_input
 	openedAt   time.Time
 	// dialogSeen: the pane showed Claude Code's own dialog while this
-	// request was open.
+	// request was open; goneSince: the first look since then that did not
+	// show it (zero: the last look did).
 	dialogSeen bool
+	goneSince  time.Time
 	answer     chan answer
 	ended      chan struct{} // closed when it ends otherwise
 	once       sync.Once
@@ -182,12 +184,20 @@ func (b *Broker) Open(terminalID, sessionID string) (Prompt, bool) {
 	return Prompt{Fingerprint: best.fp, Tool: best.tool, Command: best.command, OpenedAt: best.openedAt}, true
 }
 
+// DialogGone is how long Claude Code's dialog, once seen, must be gone
+// from every look before its request is taken as answered in the pane: a
+// single look without it proves nothing (one taken while Claude Code
+// redrew its dialog ended a request nobody had answered, on a busy
+// machine).
+const DialogGone = 250 * time.Millisecond
+
 // Dialog records what the pane's screen shows while request fp is open:
-// shown, Claude Code's own dialog. A dialog seen and then gone means the
-// person answered it in the pane (Claude Code keeps the request open when
-// the person approves there): the request ends, unanswered, and Dialog
-// reports false. Before the dialog is drawn the request stays open (a
-// hook answered then is answered with no dialog at all).
+// shown, Claude Code's own dialog. A dialog seen and then gone from every
+// look for DialogGone means the person answered it in the pane (Claude
+// Code keeps the request open when the person approves there): the
+// request ends, unanswered, and Dialog reports false. Before the dialog is
+// drawn the request stays open (a hook answered then is answered with no
+// dialog at all).
 func (b *Broker) Dialog(fp string, shown bool) (open bool) {
 	b.mu.Lock()
 	q, ok := b.pending[fp]
@@ -196,11 +206,19 @@ func (b *Broker) Dialog(fp string, shown bool) (open bool) {
 		return false
 	}
 	if shown {
-		q.dialogSeen = true
+		q.dialogSeen, q.goneSince = true, time.Time{}
 		b.mu.Unlock()
 		return true
 	}
 	if !q.dialogSeen {
+		b.mu.Unlock()
+		return true
+	}
+	now := b.cfg.Clock.Now()
+	if q.goneSince.IsZero() {
+		q.goneSince = now
+	}
+	if now.Sub(q.goneSince) < DialogGone {
 		b.mu.Unlock()
 		return true
 	}

@@ -181,10 +181,24 @@ func TestRequestEndsWithoutAnswer(t *testing.T) {
 		"turn stopped": func(w *world, _ context.CancelFunc, _ Prompt) {
 			w.post(context.Background(), w.token, `{"hook_event_name":"Stop","session_id":"s-listed"}`)
 		},
-		// The dialog was drawn, then left the screen.
+		// The dialog was drawn, then left the screen: gone from every
+		// look for DialogGone (one look without it, or a look that shows
+		// it again in between, proves nothing).
 		"dialog gone": func(w *world, _ context.CancelFunc, p Prompt) {
-			if !w.b.Dialog(p.Fingerprint, true) || w.b.Dialog(p.Fingerprint, false) {
-				panic("dialog")
+			if !w.b.Dialog(p.Fingerprint, true) || !w.b.Dialog(p.Fingerprint, false) {
+				panic("one look without the dialog ended it")
+			}
+			w.clock.Advance(DialogGone / 2).MustWait(context.Background())
+			if !w.b.Dialog(p.Fingerprint, true) || !w.b.Dialog(p.Fingerprint, false) {
+				panic("a look that showed the dialog again did not count")
+			}
+			w.clock.Advance(DialogGone / 2).MustWait(context.Background())
+			if !w.b.Dialog(p.Fingerprint, false) {
+				panic("ended although the dialog showed within DialogGone")
+			}
+			w.clock.Advance(DialogGone / 2).MustWait(context.Background())
+			if w.b.Dialog(p.Fingerprint, false) {
+				panic("gone for DialogGone and still open")
 			}
 		},
 		// Nobody decided: AKK answers nothing before Claude Code's timer.
