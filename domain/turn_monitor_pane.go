@@ -178,8 +178,12 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 		m.t = t
 		// What this round would have announced was not stored: the
 		// next look announces it again (a step opened by the respond
-		// that changed the Turn would otherwise never be announced).
-		m.mark, m.announced = t.Mark, r.wasAnnounced
+		// that changed the Turn would otherwise never be announced). A
+		// look, not the last screen: a round that did not look reads no
+		// fingerprint, so it would announce the prompt under the old one
+		// and the next look again (an answer recorded as the agent asked
+		// its next prompt announced that prompt twice).
+		m.mark, m.announced, m.lastScreen = t.Mark, r.wasAnnounced, time.Time{}
 		return stepAgain
 	}
 	if err != nil {
