@@ -186,9 +186,8 @@ func (b *Broker) Open(terminalID, sessionID string) (Prompt, bool) {
 
 // DialogGone is how long Claude Code's dialog, once seen, must be gone
 // from every look before its request is taken as answered in the pane: a
-// single look without it proves nothing (one taken while Claude Code
-// redrew its dialog ended a request nobody had answered, on a busy
-// machine).
+// single look without it proves little (Claude Code redraws its dialog,
+// and a look taken then would end a request nobody answered).
 const DialogGone = 250 * time.Millisecond
 
 // Dialog records what the pane's screen shows while request fp is open:
