@@ -28,18 +28,19 @@ func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID
 }
 
 // backendTurnFollower follows a backend Turn through its daemon to its
-// end, one event of the daemon per round. It never sends input. A daemon
-// that cannot be reached, or goes away before the turn ends, stalls the
-// Turn (renew or recover when it is back).
+// end, one event of the daemon per round, decided as every transport's
+// rounds are (decideTurn). It never sends input. A daemon that cannot be
+// reached, or goes away before the turn ends, stalls the Turn (renew or
+// recover when it is back).
 func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower {
-	m := &backendTurnFollow{s: s, log: slog.With("turn_id", t.ID), t: t}
+	m := &backendTurnFollow{s: s, log: slog.With("turn_id", t.ID), followState: followState{t: t, mark: t.Mark}}
 	if t.NativeTurnID == "" {
-		m.stall(ctx, "the daemon's id of the turn was not recorded; recover or close the turn")
+		m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: "the daemon's id of the turn was not recorded; recover or close the turn"})
 		return nil
 	}
 	events, why := s.followBackend(ctx, EndpointRef{Kind: t.Endpoint.Kind, ID: t.NativeThreadID}, t.NativeTurnID)
 	if why != "" {
-		m.stall(ctx, why)
+		m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: why})
 		return nil
 	}
 	m.events = events
@@ -47,52 +48,57 @@ func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower 
 	return m
 }
 
-// backendTurnFollow is a backend Turn's monitor: the Turn as last stored,
-// and the daemon's next event.
+// backendTurnFollow is a backend Turn's monitor: what every Turn's
+// monitor carries (the Turn as last stored), and the daemon's next event.
 type backendTurnFollow struct {
-	s      *ThreadCases
-	log    *slog.Logger
-	t      Turn
+	s   *ThreadCases
+	log *slog.Logger
+	followState
 	events <-chan BackendEvent
 	hard   *quartz.Timer
-	ev     *BackendEvent // the event the next round folds in
+	next   *TurnObservation // what the next round decides on
 }
 
 func (m *backendTurnFollow) live() bool { return m.t.State.Monitored() }
 
 func (m *backendTurnFollow) close() { m.hard.Stop() }
 
-// round accepts a dispatching Turn (the daemon started it), then folds in
-// the event the last wait received.
+// round accepts a dispatching Turn (the daemon started it), then decides
+// on what the last wait received.
 func (m *backendTurnFollow) round(ctx context.Context) monitorStep {
-	if !m.accept(ctx) {
-		return stepStop
+	if m.t.State == TurnDispatching {
+		accepted := TurnProgress{Accepted: true, LastActivity: m.s.clock.Now().UTC()}
+		if m.observe(ctx, TurnObservation{Record: &accepted}) == stepStop {
+			return stepStop
+		}
 	}
-	ev := m.ev
-	if ev == nil {
+	o := m.next
+	if o == nil {
 		return stepWait
 	}
-	m.ev = nil
-	return m.event(ctx, *ev)
+	m.next = nil
+	return m.observe(ctx, *o)
 }
 
-// wait receives the daemon's next event; the hard deadline, or a channel
-// closed before the turn ended, stalls the Turn.
+// wait receives the daemon's next event, or the hard deadline (a round on
+// the monitor's clock), or a channel closed before the turn ended (the
+// daemon out of reach).
 func (m *backendTurnFollow) wait(ctx context.Context) bool {
 	select {
 	case <-ctx.Done():
 		return false
 	case <-m.hard.C:
-		m.stall(ctx, "the hard deadline passed before the turn ended")
-		return false
+		m.next = &TurnObservation{Clock: true}
 	case ev, open := <-m.events:
 		if !open {
-			m.stall(ctx, "the thread's "+m.s.daemonName(m.t.Endpoint.Kind)+" stopped answering before the turn ended")
-			return false
+			m.next = &TurnObservation{Lost: EndpointUnreachable,
+				Why: "the thread's " + m.s.daemonName(m.t.Endpoint.Kind) + " stopped answering before the turn ended"}
+			break
 		}
-		m.ev = &ev
-		return true
+		o := m.s.threadObservation(m.t.Endpoint.Kind, ev, m.s.clock.Now().UTC())
+		m.next = &o
 	}
+	return true
 }
 
 // reread takes the Turn as stored into m.t after err, a revision conflict
@@ -119,13 +125,6 @@ func (m *backendTurnFollow) reread(ctx context.Context, err error) bool {
 // out of reach.
 const storeRetry = 500 * time.Millisecond
 
-// storeDown: err says the store is out of reach. The monitor keeps what it
-// holds (the daemon says each event once) and, after storeRetry, writes it
-// again; false when err is another error or akkd stops meanwhile.
-func (m *backendTurnFollow) storeDown(ctx context.Context, err error) bool {
-	return waitForStore(ctx, m.s.clock, m.log, err)
-}
-
 // waitForStore: err says the store is out of reach; it waits storeRetry
 // and says true (write again), or false for another error or when ctx
 // ends meanwhile.
@@ -144,77 +143,26 @@ func waitForStore(ctx context.Context, clock Clock, log *slog.Logger, err error)
 	}
 }
 
-// stall stalls the Turn for why, unless akkd stops.
-func (m *backendTurnFollow) stall(ctx context.Context, why string) {
-	if ctx.Err() != nil {
-		return // akkd stops: the next start follows on
-	}
-	for {
-		if !m.t.State.Monitored() {
-			return // it ended meanwhile
-		}
-		next := m.t
-		next.State, next.FailureReason = TurnStalled, why
-		_, err := m.s.ledger.transition(ctx, next, "turn.stalled", true)
-		if m.reread(ctx, err) || m.storeDown(ctx, err) {
-			continue // stall the Turn as stored, if it is still followed
-		}
-		if err != nil && ctx.Err() == nil {
-			m.log.Error("monitor: stall backend turn", "err", err)
-		}
-		return
-	}
-}
-
-// accept records a dispatching Turn as accepted: the daemon started it.
-// false: the monitor ends.
-func (m *backendTurnFollow) accept(ctx context.Context) bool {
-	if m.t.State != TurnDispatching {
-		return true
-	}
-	s := m.s
-	for {
-		next := m.t
-		now := s.clock.Now().UTC()
-		next.State, next.AcceptedAt, next.LastActivityAt = TurnWorking, now, now
-		t, err := s.ledger.transition(ctx, next, "turn.accepted", true)
-		if err == nil {
-			m.t = t
-			return true
-		}
-		if m.reread(ctx, err) {
-			// Accept the Turn as stored, if it still waits to be.
-			if m.t.State != TurnDispatching {
-				return m.t.State.Monitored()
-			}
-			continue
-		}
-		if m.storeDown(ctx, err) {
-			continue
-		}
-		if ctx.Err() == nil {
-			m.log.Error("monitor: accept backend turn", "err", err)
-		}
-		return false
-	}
-}
-
-// event folds one event of the daemon into the Turn and stores it. A
-// revision conflict (an answer or a close wrote the Turn meanwhile) folds
-// the same event again into the Turn as stored: the daemon sends each
+// observe decides what o means for the Turn and stores it. A revision
+// conflict (an answer or a close wrote the Turn meanwhile) decides the
+// same observation again on the Turn as stored: the daemon sends each
 // event once, and an end dropped here would leave the Turn to stall on a
-// channel that has closed.
-func (m *backendTurnFollow) event(ctx context.Context, ev BackendEvent) monitorStep {
+// channel that has closed. The store out of reach: the monitor keeps what
+// it holds and, after storeRetry, writes it again.
+func (m *backendTurnFollow) observe(ctx context.Context, o TurnObservation) monitorStep {
+	if o.Lost != EndpointThere && ctx.Err() != nil {
+		return stepStop // akkd stops: the next start follows on
+	}
 	for {
-		if step := m.fold(ctx, ev); step != stepAgain {
+		if step := m.decide(ctx, o); step != stepAgain {
 			return step
 		}
 	}
 }
 
-// fold is one try of event: stepAgain after a revision conflict, with
-// m.t read again.
-func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorStep {
+// decide is one try of observe: stepAgain after a revision conflict, with
+// m.t read again, or after the store came back.
+func (m *backendTurnFollow) decide(ctx context.Context, o TurnObservation) monitorStep {
 	s := m.s
 	if cur, err := s.store.Turn(ctx, m.t.ID); err == nil {
 		m.t = cur // closed or cancelled meanwhile
@@ -222,11 +170,15 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 	if !m.t.State.Monitored() {
 		return stepStop
 	}
-	next, typ, webhook := s.backendTurnEvent(m.t, ev, s.clock.Now().UTC())
+	m.mark = m.t.Mark
+	r := s.monitors.decideTurn(m.followState, turnRound{now: s.clock.Now().UTC(), seen: o})
+	if !r.changed {
+		return stepWait
+	}
 	run := transitionRun{s.ledger, s.ac}
-	stored, auto, err := run.store(ctx, next, typ, webhook, m.questionExtra(ctx, ev, next))
+	stored, auto, err := run.store(ctx, r.next, r.typ, r.webhook, m.questionExtra(ctx, r.next, r.typ))
 	if err != nil {
-		if m.reread(ctx, err) || m.storeDown(ctx, err) {
+		if m.reread(ctx, err) || waitForStore(ctx, s.clock, m.log, err) {
 			return stepAgain
 		}
 		if ctx.Err() == nil {
@@ -234,7 +186,7 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 		}
 		return stepStop
 	}
-	m.t = stored
+	m.t, m.lastPersist = stored, r.now
 	if auto {
 		if cur, _, err := run.autoAnswer(ctx, m.t); err == nil {
 			m.t = cur
@@ -245,9 +197,9 @@ func (m *backendTurnFollow) fold(ctx context.Context, ev BackendEvent) monitorSt
 
 // questionExtra is the public projection of the question a
 // turn.interaction_required event announces, nil when none.
-func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, next Turn) map[string]any {
+func (m *backendTurnFollow) questionExtra(ctx context.Context, next Turn, typ string) map[string]any {
 	s := m.s
-	if ev.Kind != BackendQuestion {
+	if typ != "turn.interaction_required" {
 		return nil
 	}
 	// The callback carries the public projection only.
@@ -265,48 +217,36 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, ev BackendEvent, 
 	return nil
 }
 
-// backendTurnEvent is the transition of t for the daemon's event ev, read
-// at now; typ is "" when it moves no state (the activity is still stored).
-func (s *ThreadCases) backendTurnEvent(t Turn, ev BackendEvent, now time.Time) (next Turn, typ string, webhook bool) {
-	next = t
-	next.LastActivityAt = now
+// threadObservation is what the daemon's event ev, received at now, says
+// of its turn, in terms of no transport: every event is activity.
+func (s *ThreadCases) threadObservation(kind EndpointKind, ev BackendEvent, now time.Time) TurnObservation {
+	rec := &TurnProgress{LastActivity: now}
+	o := TurnObservation{Record: rec}
 	switch ev.Kind {
 	case BackendProgress:
-		next.LatestText = boundText(s.turns.redact, ev.Text, ProgressLimit)
+		rec.LatestText = ev.Text
 	case BackendChanges:
 		// The daemon sends a patch's files as it applies them: now is when.
-		for _, c := range s.ledger.storedChanges(ev.Changes) {
+		for _, c := range ev.Changes {
 			if c.At.IsZero() || c.At.Year() <= 1 {
 				c.At = now
 			}
-			next.NewChanges = append(next.NewChanges, c)
+			rec.Changes = append(rec.Changes, c)
 		}
 	case BackendApproval:
-		if t.State == TurnAwaitingApproval {
-			break // the same request, handed again to a follower after a restart
-		}
-		next.State, typ, webhook = TurnAwaitingApproval, "turn.approval_required", true
-		next.FailureReason = ""
+		o.Asks = AskingApproval
 	case BackendQuestion:
-		if t.State == TurnAwaitingInteraction {
-			break // the same question, handed again after a restart
-		}
-		next.State, typ, webhook = TurnAwaitingInteraction, "turn.interaction_required", true
+		o.Asks = AskingQuestion
 	case BackendResolved:
-		if t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction {
-			next.State, typ = TurnWorking, "turn.working"
-		}
+		o.Asks = AskingNothing
 	case BackendCompleted:
-		next.State, typ, webhook = TurnCompleted, "turn.completed", true
-		next.FinalMessage = s.ledger.redact(ev.Text)
+		rec.Completed, rec.FinalMessage = true, ev.Text
 	case BackendInterrupted:
-		next.State, typ, webhook = TurnCancelled, "turn.cancelled", true
+		rec.Interrupted, rec.InterruptEnds = true, true
 	case BackendFailed:
-		next.State, typ, webhook = TurnFailed, "turn.failed", true
-		next.FailureReason = boundText(s.turns.redact, ev.Text, 500)
+		rec.Failed, rec.FailureReason = true, ev.Text
 	case BackendGone:
-		next.State, typ, webhook = TurnStalled, "turn.stalled", true
-		next.FailureReason = "the thread's " + s.daemonName(t.Endpoint.Kind) + " went away before the turn ended: " + ev.Text
+		o.Lost, o.Why = EndpointUnreachable, "the thread's "+s.daemonName(kind)+" went away before the turn ended: "+ev.Text
 	}
-	return next, typ, webhook
+	return o
 }

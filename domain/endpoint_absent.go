@@ -47,7 +47,8 @@ func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, 
 }
 
 func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	(&backendTurnFollow{s: s.threads, log: slog.With("turn_id", t.ID), t: t}).stall(ctx, s.why())
+	m := &backendTurnFollow{s: s.threads, log: slog.With("turn_id", t.ID), followState: followState{t: t, mark: t.Mark}}
+	m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: s.why()})
 	return nil
 }
 

@@ -30,7 +30,7 @@ func (s *paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, e
 	if err != nil {
 		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
-	next, typ, webhook := s.ledger.applyProgress(t, p)
+	next, typ, webhook := s.ledger.applyProgress(t, p, s.clock.Now())
 	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
 		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
 		next.EndedAt, next.FailureReason = zeroTime, ""

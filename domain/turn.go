@@ -177,6 +177,10 @@ type TurnFilter struct {
 // ProgressLimit bounds the public progress text, in code points.
 const ProgressLimit = 800
 
+// FailureReasonLimit bounds the reason an agent gave for a failed turn, in
+// code points.
+const FailureReasonLimit = 500
+
 // boundText redacts, then truncates to max code points.
 func boundText(r Redactor, s string, max int) string {
 	if r != nil {

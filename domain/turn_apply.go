@@ -7,18 +7,32 @@ func announceType(state TurnState) string {
 	return "turn.interaction_required"
 }
 
-// applyScreen reflects prompts the screen shows while the Turn works.
-func applyScreen(t Turn, term Terminal) (Turn, string, bool) {
+// applyAsks reflects what the agent asks while the Turn works: a prompt
+// or step it waits on, or none any more.
+func applyAsks(t Turn, a Asking) (Turn, string, bool) {
 	switch {
-	case t.State == TurnWorking && term.ScreenState == ScreenAwaitingApproval:
+	case t.State == TurnWorking && a == AskingApproval:
 		t.State = TurnAwaitingApproval
 		return t, "turn.approval_required", true
-	case t.State == TurnWorking && term.ScreenState == ScreenAwaitingInteraction:
+	case t.State == TurnWorking && a == AskingQuestion:
 		t.State = TurnAwaitingInteraction
 		return t, "turn.interaction_required", true
-	case (t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction) && term.ScreenState == ScreenWorking:
+	case (t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction) && a == AskingNothing:
 		t.State = TurnWorking
 		return t, "turn.working", false
 	}
 	return t, "", false
+}
+
+// screenAsks is what a screen shows the agent asking.
+func screenAsks(term Terminal) Asking {
+	switch term.ScreenState {
+	case ScreenAwaitingApproval:
+		return AskingApproval
+	case ScreenAwaitingInteraction:
+		return AskingQuestion
+	case ScreenWorking:
+		return AskingNothing
+	}
+	return AskingUnknown
 }

@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -225,8 +226,9 @@ func (s *turnLedger) storedChanges(in []FileChange) []TurnChange {
 	return out
 }
 
-// applyProgress folds what the durable record proves into the Turn.
-func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) {
+// applyProgress folds what the durable record proves into the Turn, read
+// at now.
+func (s *turnLedger) applyProgress(t Turn, p TurnProgress, now time.Time) (Turn, string, bool) {
 	if !p.LastActivity.IsZero() && p.LastActivity.After(t.LastActivityAt) {
 		t.LastActivityAt = p.LastActivity.UTC()
 	}
@@ -241,11 +243,13 @@ func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) 
 	}
 	t.NewChanges = append(t.NewChanges, s.storedChanges(p.Changes)...)
 	if p.Accepted && t.AcceptedAt.IsZero() {
-		t.AcceptedAt = s.clock.Now().UTC()
+		t.AcceptedAt = now.UTC()
 		if p.NativeThreadID != "" {
 			t.NativeThreadID = p.NativeThreadID
 		}
-		t.NativeTurnID = p.NativeTurnID
+		if p.NativeTurnID != "" {
+			t.NativeTurnID = p.NativeTurnID
+		}
 	}
 	if p.Accepted && t.State == TurnDispatching {
 		// Acceptance is announced first, even when the same read already
@@ -258,9 +262,9 @@ func (s *turnLedger) applyProgress(t Turn, p TurnProgress) (Turn, string, bool) 
 		t.State, t.FinalMessage = TurnCompleted, s.redact(p.FinalMessage)
 		return t, "turn.completed", true
 	case p.Failed:
-		t.State, t.FailureReason = TurnFailed, s.redact(p.FailureReason)
+		t.State, t.FailureReason = TurnFailed, boundText(s.turns.redact, p.FailureReason, FailureReasonLimit)
 		return t, "turn.failed", true
-	case p.Interrupted && t.CancelRequested:
+	case p.Interrupted && (t.CancelRequested || p.InterruptEnds):
 		t.State = TurnCancelled
 		return t, "turn.cancelled", true
 	case p.Interrupted && t.State != TurnWaitingForHost:

@@ -24,7 +24,15 @@ type paneTurnMonitor struct {
 	tr     *turns
 	turnID string
 	log    *slog.Logger
-	paneState
+	followState
+	term       Terminal  // the last screen believed
+	lastScreen time.Time // the last look at the screen
+	// What the last read of the record said: nothing that needs an answer
+	// can be drawn now (TurnProgress.RecordQuiet); a tool call is open;
+	// the agent waits for the person (TurnProgress.Waiting).
+	recordQuiet, recordOpen, recordWaiting bool
+	// actions: the record's latest actions as last read.
+	actions []ProgressAction
 	// obs looks at the pane and says when to read the record and how long
 	// to sleep: it wakes on a write to the record (armed before each read
 	// so no write between a read and the wait is missed), the screen's
@@ -37,8 +45,8 @@ func (m *paneTurnMonitor) close() { m.obs.Close() }
 func (s *Monitors) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 	tr := s.turns
 	m := &paneTurnMonitor{s: s, tr: tr, turnID: t.ID, log: slog.With("turn_id", t.ID),
-		paneState: paneState{t: t, mark: t.Mark, unseenWait: t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction},
-		obs:       tr.paneObserver(t.TerminalID, "turn", s.clock)}
+		followState: followState{t: t, mark: t.Mark, unseenWait: t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction},
+		obs:         tr.paneObserver(t.TerminalID, "turn", s.clock)}
 	return m
 }
 
@@ -46,14 +54,15 @@ func (s *Monitors) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 // transition.
 func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	m.obs.ArmRecord(m.mark)
-	r := paneRound{now: m.s.clock.Now().UTC(), next: m.t, wasAnnounced: m.announced}
+	r := turnRound{now: m.s.clock.Now().UTC(), wasAnnounced: m.announced, seen: TurnObservation{Clock: true}}
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
 	}
+	r.seen.Asks, r.seen.ExactPrompt, r.seen.AsyncQuestion = screenAsks(m.term), m.term.ExactPrompt, m.term.AsyncQuestion
 	m.answering = m.s.answers.answeringNow(m.turnID)
-	r = m.s.decidePaneRound(m.paneState, r, paneScreenLooks{ctx: ctx, m: m})
+	r = m.s.decideTurnRound(m.followState, r, paneScreenLooks{ctx: ctx, m: m})
 	m.announced = r.announced
-	if m.actionsChanged || r.next.State != m.t.State {
+	if r.seen.RecordMoved || r.next.State != m.t.State {
 		m.unseenWait = false // the record moved on, or the Turn left the wait
 	}
 	// The record first: while it shows the Turn working with no tool call
@@ -61,61 +70,59 @@ func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	// waits on can be drawn; the screen is looked at closely again as soon
 	// as the record shows one.
 	asks := asksOnScreen(m.term)
-	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: m.actionsChanged, Waiting: m.recordWaiting, Asks: asks,
+	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: r.seen.RecordMoved, Waiting: m.recordWaiting, Asks: asks,
 		Quiet: m.recordQuiet && r.next.State == TurnWorking && !r.next.AcceptedAt.IsZero() && m.term.ID != "" && !asks})
-	m.actionsChanged = false
 	return m.persist(ctx, r)
 }
 
 // lookScreen is the round's look at the screen: terminal liveness and
 // prompts. When it changed (as tmux reports it), or on a clock. false: the
 // monitor ends.
-func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *paneRound) bool {
-	tr := m.tr
+func (m *paneTurnMonitor) lookScreen(ctx context.Context, r *turnRound) bool {
 	obs, due, believed, err := m.obs.Look(ctx, m.t.TerminalID, m.term, m.lastScreen, r.now)
 	if !due {
 		return true
 	}
 	m.lastScreen = r.now
-	r.fresh = true
+	r.seen.Looked = true
 	switch {
 	case errors.Is(err, ErrTerminalGone):
-		if m.term.ID == "" {
-			r.next.State, r.next.FailureReason = TurnFailed, "the terminal was gone when monitoring started"
-			r.typ, r.webhook = "turn.failed", true
-		}
+		m.lost(ctx, r)
 	case err != nil:
 		if ctx.Err() != nil {
 			return false
 		}
 		m.log.Warn("monitor: observe", "err", err)
+	case believed:
+		m.term = obs
+		if obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction {
+			m.unseenWait = false
+		}
 	default:
-		if believed {
-			m.term = obs
-			if obs.ScreenState == ScreenAwaitingApproval || obs.ScreenState == ScreenAwaitingInteraction {
-				m.unseenWait = false
-			}
-		} else {
-			r.fresh = false
-		}
-	}
-	if errors.Is(err, ErrTerminalGone) && m.term.ID != "" {
-		// A last look at the record before giving up on the pane.
-		if p, perr := tr.term.Progress(ctx, m.term, m.mark, m.t.Request); perr == nil && p.Ended() {
-			r.next, r.typ, r.webhook = m.s.ledger.applyProgress(r.next, p)
-		} else {
-			r.next.State, r.next.FailureReason = TurnFailed, "the pane closed or its agent exited before the turn ended"
-			r.typ, r.webhook = "turn.failed", true
-		}
+		r.seen.Looked = false
 	}
 	return true
 }
 
-// readRecord reads the agent's record when a read is due and folds it into
-// the round. false: the monitor ends.
-func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
+// lost observes the pane gone: with a last look at the record before
+// giving up on it, when it was seen.
+func (m *paneTurnMonitor) lost(ctx context.Context, r *turnRound) {
+	r.seen.Lost = EndpointClosed
+	if m.term.ID == "" {
+		r.seen.Why = "the terminal was gone when monitoring started"
+		return
+	}
+	r.seen.Why = "the pane closed or its agent exited before the turn ended"
+	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, m.t.Request); err == nil {
+		r.seen.Record = &p
+	}
+}
+
+// readRecord reads the agent's record when a read is due, into the
+// round's observation. false: the monitor ends.
+func (m *paneTurnMonitor) readRecord(ctx context.Context, r *turnRound) bool {
 	tr := m.tr
-	if r.typ != "" || m.term.ID == "" || !m.obs.RecordDue(r.now, r.fresh) {
+	if r.seen.Lost != EndpointThere || m.term.ID == "" || !m.obs.RecordDue(r.now, r.seen.Looked) {
 		return true
 	}
 	p, err := tr.term.Progress(ctx, m.term, m.mark, m.t.Request)
@@ -130,9 +137,9 @@ func (m *paneTurnMonitor) readRecord(ctx context.Context, r *paneRound) bool {
 		return true
 	}
 	m.mark, m.recordQuiet, m.recordOpen, m.recordWaiting = p.Mark, p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
-	m.actionsChanged = m.actionsChanged || !slices.Equal(p.Actions, m.actions)
+	r.seen.RecordMoved = !slices.Equal(p.Actions, m.actions)
 	m.actions = p.Actions
-	r.next, r.typ, r.webhook = m.s.ledger.applyProgress(r.next, p)
+	r.seen.Record = &p
 	return true
 }
 
@@ -160,7 +167,7 @@ func (l paneScreenLooks) asyncQuestion() (string, bool) {
 }
 
 // persist stores the round's transition, when it changed anything.
-func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep {
+func (m *paneTurnMonitor) persist(ctx context.Context, r turnRound) monitorStep {
 	s := m.s
 	if !r.changed {
 		return stepWait
@@ -205,7 +212,7 @@ func (m *paneTurnMonitor) persist(ctx context.Context, r paneRound) monitorStep 
 // again from the stored mark, as a restarted daemon would, and announces
 // again what this one would have, so an ending the agent recorded
 // meanwhile is not lost.
-func (m *paneTurnMonitor) notStored(r paneRound, err error) monitorStep {
+func (m *paneTurnMonitor) notStored(r turnRound, err error) monitorStep {
 	m.log.Error("monitor: store transition", "err", err)
 	m.mark, m.announced = m.t.Mark, r.wasAnnounced
 	return stepWait

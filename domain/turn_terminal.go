@@ -99,6 +99,11 @@ type TurnProgress struct {
 	Failed        bool   // the agent recorded an API or runtime error ending the turn
 	FailureReason string // short, no secrets
 	Interrupted   bool   // the agent recorded that the turn was interrupted
+	// InterruptEnds: the interruption ended the native turn for good (a
+	// daemon's turn, which takes no more words). Without it the agent
+	// waits in the same turn for the person's next words, so a Turn AKK
+	// did not cancel waits for its host.
+	InterruptEnds bool
 
 	// AsksForetold: the agent's record or state shows every step that
 	// needs an answer as it is drawn or before (a tool call open, Waiting),

@@ -5,27 +5,69 @@ import (
 	"time"
 )
 
-// A pane Turn's decision: what a round's look and read mean for the Turn.
-// It reads nothing itself; the reads it asks for are made by the round
-// (decidePaneRound) through paneLooks.
+// A followed Turn's decision, the same for every transport: what a
+// round observed (a TurnObservation, in terms of no transport) means for
+// the Turn. It reads nothing itself; the reads it asks for are made by
+// the round (decideTurnRound) through promptLooks.
 
-// paneState is what a pane's Turn monitor carries from one round to the
+// TurnObservation is what one round of a followed Turn's monitor
+// observed: what the agent recorded, what it asks now, whether its
+// endpoint is still there. Each transport's monitor makes its own (a
+// pane's from its screen and its agent's record, a thread's from its
+// daemon's events); the decision is the same for all.
+type TurnObservation struct {
+	// Record is what the agent recorded since the Turn's mark (nil: the
+	// round read none).
+	Record *TurnProgress
+	// RecordMoved: the record's latest actions changed in this round.
+	RecordMoved bool
+	// Asks is what the agent asks of the person now.
+	Asks Asking
+	// ExactPrompt: the prompt asked is read from an exact channel (its
+	// fingerprint needs no second look). AsyncQuestion: a question is
+	// asked while the agent works on.
+	ExactPrompt, AsyncQuestion bool
+	// Looked: the round looked at what the agent shows now, so the
+	// fingerprint of a prompt or step it asks may be read (promptLooks).
+	Looked bool
+	// Clock: the round is the monitor's own, on its clock (not an event
+	// of the agent's), so the Turn's deadlines are checked.
+	Clock bool
+	// Lost: the endpoint is gone, and Why says how.
+	Lost EndpointLoss
+	Why  string
+}
+
+// Asking is what an agent asks of the person at a round.
+type Asking int
+
+const (
+	AskingUnknown  Asking = iota // not seen, or the agent neither works nor asks
+	AskingNothing                // the agent works on, asking nothing
+	AskingApproval               // a permission prompt
+	AskingQuestion               // a question or questionnaire step
+)
+
+// EndpointLoss is how a followed Turn's endpoint went away.
+type EndpointLoss int
+
+const (
+	EndpointThere EndpointLoss = iota
+	// EndpointClosed: the agent is gone (its pane closed, it exited):
+	// nothing more can come of the turn.
+	EndpointClosed
+	// EndpointUnreachable: what runs the agent cannot be reached; the
+	// turn may go on there (renew or recover when it is back).
+	EndpointUnreachable
+)
+
+// followState is what a Turn's monitor carries from one round to the
 // next, and what its decision reads.
-type paneState struct {
+type followState struct {
 	t           Turn        // the stored Turn
 	mark        DurableMark // where the next record read starts
-	term        Terminal    // the last screen believed
 	announced   string      // fingerprint of the prompt or step last announced
-	lastScreen  time.Time   // the last look at the screen
 	lastPersist time.Time   // the last transition stored
-	// What the last read of the record said: nothing that needs an answer
-	// can be drawn now (TurnProgress.RecordQuiet); a tool call is open;
-	// the agent waits for the person (TurnProgress.Waiting).
-	recordQuiet, recordOpen, recordWaiting bool
-	// actions: the record's latest actions as last read; actionsChanged:
-	// the round's read changed them.
-	actions        []ProgressAction
-	actionsChanged bool
 	// answering: AKK is answering the Turn's prompt or step now (its keys
 	// are going in, or their outcome is not yet recorded), so a prompt
 	// that looks new is that answer's own intermediate screen (a menu
@@ -33,20 +75,20 @@ type paneState struct {
 	answering bool
 	// unseenWait: the Turn already waited on a prompt or step when this
 	// monitor began (a daemon's restart), and no look of this monitor has
-	// shown it yet. A screen without it then proves nothing: the agent
+	// shown it yet. A look without it then proves nothing: the agent
 	// may not have drawn it again yet (Claude Code draws its own dialog
 	// once the hook's request ended with the old daemon). Leaving the wait
 	// takes the prompt seen, then gone, or the record moving on.
 	unseenWait bool
 }
 
-// paneRound is one round: when it began, what it looked at, and the
+// turnRound is one round: when it began, what it observed, and the
 // transition it decided.
-type paneRound struct {
+type turnRound struct {
 	now          time.Time
-	fresh        bool   // the screen was looked at in this round
-	wasAnnounced string // announced when the round began
-	reads        paneReads
+	seen         TurnObservation // what the round observed
+	wasAnnounced string          // announced when the round began
+	reads        roundReads
 	next         Turn
 	typ          string
 	webhook      bool
@@ -54,29 +96,29 @@ type paneRound struct {
 	changed      bool   // next is to be stored
 	// need is a read the decision asked for before it can decide (none:
 	// decided); the round makes it and decides again.
-	need paneNeed
+	need roundNeed
 }
 
-// paneNeed is a read a pane round's decision asks for.
-type paneNeed struct {
-	kind  paneNeedKind
+// roundNeed is a read a round's decision asks for.
+type roundNeed struct {
+	kind  roundNeedKind
 	state TurnState // needPrompt: the state whose prompt or step
 	fp    string    // needConfirm: the fingerprint to confirm
 }
 
-type paneNeedKind int
+type roundNeedKind int
 
 const (
-	needNothing paneNeedKind = iota
-	needPrompt               // the fingerprint of the prompt or step the Turn would wait on
-	needConfirm              // whether a fingerprint that differs from the one announced was read twice
-	needAsync                // the fingerprint of an async question's step
+	needNothing roundNeedKind = iota
+	needPrompt                // the fingerprint of the prompt or step the Turn would wait on
+	needConfirm               // whether a fingerprint that differs from the one announced was read twice
+	needAsync                 // the fingerprint of an async question's step
 )
 
-// paneReads are the reads a round made for its decision, each at most
+// roundReads are the reads a round made for its decision, each at most
 // once: a prompt's or step's fingerprint ("" none) for the state it was
 // read for, a changed fingerprint's confirmation, an async question's step.
-type paneReads struct {
+type roundReads struct {
 	promptDone bool
 	promptFor  TurnState
 	prompt     string
@@ -90,22 +132,22 @@ type paneReads struct {
 	asyncOK   bool
 }
 
-// paneLooks is what a round reads of the screen for its decision, each
-// only when the decision asks for it (decidePaneRound): the fingerprint of
+// promptLooks is what a round reads of the screen for its decision, each
+// only when the decision asks for it (decideTurnRound): the fingerprint of
 // the prompt or step a Turn in state waits on ("" when none), whether a
 // fingerprint that differs from the one announced was read twice, and the
 // fingerprint of an async question's step (ok false when none is read).
-type paneLooks interface {
+type promptLooks interface {
 	promptFingerprint(state TurnState) string
 	confirmPrompt(fp string) bool
 	asyncQuestion() (fp string, ok bool)
 }
 
-// decidePaneRound decides a round, making each read the decision asks for
+// decideTurnRound decides a round, making each read the decision asks for
 // through looks (at most one of each kind) and deciding again with it.
-func (s *Monitors) decidePaneRound(st paneState, r paneRound, looks paneLooks) paneRound {
+func (s *Monitors) decideTurnRound(st followState, r turnRound, looks promptLooks) turnRound {
 	for {
-		out := s.decidePane(st, r)
+		out := s.decideTurn(st, r)
 		switch n := out.need; {
 		case n.kind == needPrompt && !r.reads.promptDone:
 			r.reads.promptDone, r.reads.promptFor, r.reads.prompt = true, n.state, looks.promptFingerprint(n.state)
@@ -115,34 +157,34 @@ func (s *Monitors) decidePaneRound(st paneState, r paneRound, looks paneLooks) p
 			r.reads.asyncDone = true
 			r.reads.async, r.reads.asyncOK = looks.asyncQuestion()
 		default:
-			out.need = paneNeed{}
+			out.need = roundNeed{}
 			return out
 		}
 	}
 }
 
-// decidePane is a round's transition from what the monitor knew (st) and
+// decideTurn is a round's transition from what the monitor knew (st) and
 // what the round observed (r): the Turn to store, its event, and what is
 // announced. It reads nothing and touches no store: when it needs a read
 // the round has not made (r.reads), it returns r with that need alone,
 // and is asked again once the read is made.
-func (s *Monitors) decidePane(st paneState, r paneRound) paneRound {
+func (s *Monitors) decideTurn(st followState, r turnRound) turnRound {
 	in := r
-	ask := func(n paneNeed) paneRound { in.need = n; return in }
-	t, term := st.t, st.term
-	next, typ, webhook := r.next, r.typ, r.webhook
+	ask := func(n roundNeed) turnRound { in.need = n; return in }
+	t, obs := st.t, r.seen
+	next, typ, webhook := s.observed(t, obs, r.now)
 	announced := st.announced
-	waitUnseen := st.unseenWait && !st.actionsChanged && term.ScreenState == ScreenWorking
+	waitUnseen := st.unseenWait && !obs.RecordMoved && obs.Asks == AskingNothing
 	if typ == "" && !waitUnseen {
-		next, typ, webhook = applyScreen(next, term)
+		next, typ, webhook = applyAsks(next, obs.Asks)
 	}
-	if r.fresh && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
+	if obs.Looked && (typ == "" || typ == "turn.approval_required" || typ == "turn.interaction_required") {
 		// A new prompt or step while the Turn already waits on one (a
 		// person answered the last in the pane) is announced again: the
 		// host's offer is for the old one.
 		if next.State == TurnAwaitingApproval || next.State == TurnAwaitingInteraction {
 			if !r.reads.promptDone || r.reads.promptFor != next.State {
-				return ask(paneNeed{kind: needPrompt, state: next.State})
+				return ask(roundNeed{kind: needPrompt, state: next.State})
 			}
 		}
 		if fp := r.reads.prompt; fp != "" && r.reads.promptFor == next.State {
@@ -150,9 +192,9 @@ func (s *Monitors) decidePane(st paneState, r paneRound) paneRound {
 			case typ == "" && st.answering:
 				// AKK's own answer going in (a selection moving): neither
 				// announced nor remembered.
-			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !r.reads.confirmDone:
-				return ask(paneNeed{kind: needConfirm, fp: fp})
-			case typ == "" && announced != "" && fp != announced && !term.ExactPrompt && !r.reads.confirmed:
+			case typ == "" && announced != "" && fp != announced && !obs.ExactPrompt && !r.reads.confirmDone:
+				return ask(roundNeed{kind: needConfirm, fp: fp})
+			case typ == "" && announced != "" && fp != announced && !obs.ExactPrompt && !r.reads.confirmed:
 				// Announced when the next look reads it again.
 			case typ == "" && announced != "" && fp != announced:
 				typ, webhook = announceType(next.State), true
@@ -162,17 +204,17 @@ func (s *Monitors) decidePane(st paneState, r paneRound) paneRound {
 			}
 		}
 	}
-	if typ == "" {
-		if n, ty, wh := paneDeadline(s.turns.cfg, t, next, r.now); ty != "" {
+	if typ == "" && obs.Clock {
+		if n, ty, wh := turnDeadline(s.turns.cfg, t, next, r.now); ty != "" {
 			next, typ, webhook = n, ty, wh
 		}
 	}
 
-	if r.fresh && typ == "" && next.State == TurnWorking && term.AsyncQuestion {
+	if obs.Looked && typ == "" && next.State == TurnWorking && obs.AsyncQuestion {
 		// An async question is asked while the Turn works on: announced
 		// once per step, the Turn's state unchanged.
 		if !r.reads.asyncDone {
-			return ask(paneNeed{kind: needAsync})
+			return ask(roundNeed{kind: needAsync})
 		}
 		if fp, ok := r.reads.async, r.reads.asyncOK; ok {
 			if fp != announced {
@@ -201,10 +243,28 @@ func (s *Monitors) decidePane(st paneState, r paneRound) paneRound {
 	return r
 }
 
-// paneDeadline is the transition of a Turn t (next as the round left it)
+// observed folds into t what a round's observation proves of the Turn's
+// progress and end: a lost endpoint (unless a last read of the record
+// found the turn ended), then the record.
+func (s *Monitors) observed(t Turn, obs TurnObservation, now time.Time) (Turn, string, bool) {
+	ended := obs.Record != nil && obs.Record.Ended()
+	switch {
+	case obs.Lost == EndpointClosed && !ended:
+		t.State, t.FailureReason = TurnFailed, obs.Why
+		return t, "turn.failed", true
+	case obs.Lost == EndpointUnreachable && !ended:
+		t.State, t.FailureReason = TurnStalled, obs.Why
+		return t, "turn.stalled", true
+	case obs.Record != nil:
+		return s.ledger.applyProgress(t, *obs.Record, now)
+	}
+	return t, "", false
+}
+
+// turnDeadline is the transition of a Turn t (next as the round left it)
 // that nothing else moved, when one of its deadlines passed at now; typ is
 // "" when none did.
-func paneDeadline(cfg TurnConfig, t, next Turn, now time.Time) (Turn, string, bool) {
+func turnDeadline(cfg TurnConfig, t, next Turn, now time.Time) (Turn, string, bool) {
 	switch {
 	case now.After(t.HardDeadline()):
 		next.State, next.FailureReason = TurnStalled, "the hard deadline passed; observation ended"
