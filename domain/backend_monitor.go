@@ -35,12 +35,12 @@ func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID
 func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower {
 	m := &backendTurnFollow{s: s, log: slog.With("turn_id", t.ID), followState: followState{t: t, mark: t.Mark}}
 	if t.NativeTurnID == "" {
-		m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: "the daemon's id of the turn was not recorded; recover or close the turn"})
+		m.observe(ctx, Observation{Lost: EndpointUnreachable, Why: "the daemon's id of the turn was not recorded; recover or close the turn"})
 		return nil
 	}
 	events, why := s.followBackend(ctx, EndpointRef{Kind: t.Endpoint.Kind, ID: t.NativeThreadID}, t.NativeTurnID)
 	if why != "" {
-		m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: why})
+		m.observe(ctx, Observation{Lost: EndpointUnreachable, Why: why})
 		return nil
 	}
 	m.events = events
@@ -56,7 +56,7 @@ type backendTurnFollow struct {
 	followState
 	events <-chan BackendEvent
 	hard   *quartz.Timer
-	next   *TurnObservation // what the next round decides on
+	next   *Observation // what the next round decides on
 }
 
 func (m *backendTurnFollow) live() bool { return m.t.State.Monitored() }
@@ -68,7 +68,7 @@ func (m *backendTurnFollow) close() { m.hard.Stop() }
 func (m *backendTurnFollow) round(ctx context.Context) monitorStep {
 	if m.t.State == TurnDispatching {
 		accepted := TurnProgress{Accepted: true, LastActivity: m.s.clock.Now().UTC()}
-		if m.observe(ctx, TurnObservation{Record: &accepted}) == stepStop {
+		if m.observe(ctx, Observation{Record: &accepted}) == stepStop {
 			return stepStop
 		}
 	}
@@ -88,10 +88,10 @@ func (m *backendTurnFollow) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	case <-m.hard.C:
-		m.next = &TurnObservation{Clock: true}
+		m.next = &Observation{Clock: true}
 	case ev, open := <-m.events:
 		if !open {
-			m.next = &TurnObservation{Lost: EndpointUnreachable,
+			m.next = &Observation{Lost: EndpointUnreachable,
 				Why: "the thread's " + m.s.daemonName(m.t.Endpoint.Kind) + " stopped answering before the turn ended"}
 			break
 		}
@@ -149,7 +149,7 @@ func waitForStore(ctx context.Context, clock Clock, log *slog.Logger, err error)
 // event once, and an end dropped here would leave the Turn to stall on a
 // channel that has closed. The store out of reach: the monitor keeps what
 // it holds and, after storeRetry, writes it again.
-func (m *backendTurnFollow) observe(ctx context.Context, o TurnObservation) monitorStep {
+func (m *backendTurnFollow) observe(ctx context.Context, o Observation) monitorStep {
 	if o.Lost != EndpointThere && ctx.Err() != nil {
 		return stepStop // akkd stops: the next start follows on
 	}
@@ -162,7 +162,7 @@ func (m *backendTurnFollow) observe(ctx context.Context, o TurnObservation) moni
 
 // decide is one try of observe: stepAgain after a revision conflict, with
 // m.t read again, or after the store came back.
-func (m *backendTurnFollow) decide(ctx context.Context, o TurnObservation) monitorStep {
+func (m *backendTurnFollow) decide(ctx context.Context, o Observation) monitorStep {
 	s := m.s
 	if cur, err := s.store.Turn(ctx, m.t.ID); err == nil {
 		m.t = cur // closed or cancelled meanwhile
@@ -219,9 +219,9 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, next Turn, typ st
 
 // threadObservation is what the daemon's event ev, received at now, says
 // of its turn, in terms of no transport: every event is activity.
-func (s *ThreadCases) threadObservation(kind EndpointKind, ev BackendEvent, now time.Time) TurnObservation {
+func (s *ThreadCases) threadObservation(kind EndpointKind, ev BackendEvent, now time.Time) Observation {
 	rec := &TurnProgress{LastActivity: now}
-	o := TurnObservation{Record: rec}
+	o := Observation{Record: rec}
 	switch ev.Kind {
 	case BackendProgress:
 		rec.LatestText = ev.Text

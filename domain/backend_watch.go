@@ -156,7 +156,8 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 			return false // unwatched meanwhile
 		}
 		f.w = cur
-		next, typ, webhook := s.backendWatchEvent(f.w, ev)
+		now := s.clock.Now().UTC()
+		next, typ, webhook := s.watches.decideWatch(f.w, s.threadObservation(f.w.Endpoint.Kind, ev, now), now)
 		if typ == "" {
 			return true
 		}
@@ -173,29 +174,4 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 		f.w = stored
 		return true
 	}
-}
-
-// backendWatchEvent is the transition of w for the daemon's event ev; typ
-// is "" when it changes nothing.
-func (s *ThreadCases) backendWatchEvent(w Watch, ev BackendEvent) (next Watch, typ string, webhook bool) {
-	next = w
-	switch ev.Kind {
-	case BackendApproval:
-		if !w.ApprovalShown {
-			next.ApprovalShown, typ, webhook = true, "watch.approval_observed", true
-		}
-	case BackendResolved:
-		if w.ApprovalShown {
-			next.ApprovalShown, typ = false, "watch.approval_cleared"
-		}
-	case BackendCompleted:
-		next.State, next.FinalMessage, typ, webhook = WatchCompleted, s.ledger.redact(ev.Text), "watch.completed", true
-	case BackendInterrupted:
-		next.State, next.Reason, typ, webhook = WatchFailed, "the task was interrupted", "watch.failed", true
-	case BackendFailed:
-		next.State, next.Reason, typ, webhook = WatchFailed, boundText(s.turns.redact, ev.Text, 500), "watch.failed", true
-	case BackendGone:
-		next.State, next.Reason, typ, webhook = WatchInvalidated, "the thread's "+s.daemonName(w.Endpoint.Kind)+" went away before the turn ended: "+ev.Text, "watch.invalidated", true
-	}
-	return next, typ, webhook
 }

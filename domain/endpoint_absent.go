@@ -48,7 +48,7 @@ func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, 
 
 func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
 	m := &backendTurnFollow{s: s.threads, log: slog.With("turn_id", t.ID), followState: followState{t: t, mark: t.Mark}}
-	m.observe(ctx, TurnObservation{Lost: EndpointUnreachable, Why: s.why()})
+	m.observe(ctx, Observation{Lost: EndpointUnreachable, Why: s.why()})
 	return nil
 }
 

@@ -6,23 +6,26 @@ import (
 )
 
 // A followed Turn's decision, the same for every transport: what a
-// round observed (a TurnObservation, in terms of no transport) means for
+// round observed (an Observation, in terms of no transport) means for
 // the Turn. It reads nothing itself; the reads it asks for are made by
 // the round (decideTurnRound) through promptLooks.
 
-// TurnObservation is what one round of a followed Turn's monitor
-// observed: what the agent recorded, what it asks now, whether its
+// Observation is what one round of a monitor (a Turn's or a Watch's)
+// observed of the agent: what it recorded, what it asks now, whether its
 // endpoint is still there. Each transport's monitor makes its own (a
 // pane's from its screen and its agent's record, a thread's from its
-// daemon's events); the decision is the same for all.
-type TurnObservation struct {
+// daemon's events); the decisions (decideTurn, decideWatch) are the same
+// for all.
+type Observation struct {
 	// Record is what the agent recorded since the Turn's mark (nil: the
 	// round read none).
 	Record *TurnProgress
 	// RecordMoved: the record's latest actions changed in this round.
 	RecordMoved bool
-	// Asks is what the agent asks of the person now.
+	// Asks is what the agent asks of the person now; Idle: it waits for
+	// the person's next words.
 	Asks Asking
+	Idle bool
 	// ExactPrompt: the prompt asked is read from an exact channel (its
 	// fingerprint needs no second look). AsyncQuestion: a question is
 	// asked while the agent works on.
@@ -86,8 +89,8 @@ type followState struct {
 // transition it decided.
 type turnRound struct {
 	now          time.Time
-	seen         TurnObservation // what the round observed
-	wasAnnounced string          // announced when the round began
+	seen         Observation // what the round observed
+	wasAnnounced string      // announced when the round began
 	reads        roundReads
 	next         Turn
 	typ          string
@@ -246,7 +249,7 @@ func (s *Monitors) decideTurn(st followState, r turnRound) turnRound {
 // observed folds into t what a round's observation proves of the Turn's
 // progress and end: a lost endpoint (unless a last read of the record
 // found the turn ended), then the record.
-func (s *Monitors) observed(t Turn, obs TurnObservation, now time.Time) (Turn, string, bool) {
+func (s *Monitors) observed(t Turn, obs Observation, now time.Time) (Turn, string, bool) {
 	ended := obs.Record != nil && obs.Record.Ended()
 	switch {
 	case obs.Lost == EndpointClosed && !ended:
@@ -266,7 +269,7 @@ func (s *Monitors) observed(t Turn, obs TurnObservation, now time.Time) (Turn, s
 // "" when none did.
 func turnDeadline(cfg TurnConfig, t, next Turn, now time.Time) (Turn, string, bool) {
 	switch {
-	case now.After(t.HardDeadline()):
+	case !now.Before(t.HardDeadline()):
 		next.State, next.FailureReason = TurnStalled, "the hard deadline passed; observation ended"
 		return next, "turn.stalled", true
 	case t.State == TurnDispatching && t.SubmitStage != SubmitEntered:

@@ -27,8 +27,8 @@ func (l *promptLooksFake) asyncQuestion() (string, bool) { return l.async, l.asy
 
 // screenObservation is what a pane round observes of term: looked at
 // now (fresh) or not, its record's actions moved or not.
-func screenObservation(term Terminal, fresh, moved bool) TurnObservation {
-	return TurnObservation{Asks: screenAsks(term), ExactPrompt: term.ExactPrompt, AsyncQuestion: term.AsyncQuestion,
+func screenObservation(term Terminal, fresh, moved bool) Observation {
+	return Observation{Asks: screenAsks(term), ExactPrompt: term.ExactPrompt, AsyncQuestion: term.AsyncQuestion,
 		Looked: fresh, Clock: true, RecordMoved: moved}
 }
 
@@ -252,30 +252,32 @@ func TestDecideTurnObservations(t *testing.T) {
 	cases := []struct {
 		name string
 		t    Turn
-		obs  TurnObservation
+		obs  Observation
 		want TurnState
 		typ  string
 	}{
 		{"a pane's interruption from elsewhere waits for the host", working,
-			TurnObservation{Record: &TurnProgress{Interrupted: true}}, TurnWaitingForHost, "turn.waiting_for_host"},
+			Observation{Record: &TurnProgress{Interrupted: true}}, TurnWaitingForHost, "turn.waiting_for_host"},
 		{"a pane's interruption AKK asked for cancels", cancelling,
-			TurnObservation{Record: &TurnProgress{Interrupted: true}}, TurnCancelled, "turn.cancelled"},
+			Observation{Record: &TurnProgress{Interrupted: true}}, TurnCancelled, "turn.cancelled"},
 		{"an interruption that ends the native turn cancels", working,
-			TurnObservation{Record: &TurnProgress{Interrupted: true, InterruptEnds: true}}, TurnCancelled, "turn.cancelled"},
+			Observation{Record: &TurnProgress{Interrupted: true, InterruptEnds: true}}, TurnCancelled, "turn.cancelled"},
 		{"the agent gone fails the Turn", working,
-			TurnObservation{Lost: EndpointClosed, Why: "closed"}, TurnFailed, "turn.failed"},
+			Observation{Lost: EndpointClosed, Why: "closed"}, TurnFailed, "turn.failed"},
 		{"the agent out of reach stalls it", working,
-			TurnObservation{Lost: EndpointUnreachable, Why: "away"}, TurnStalled, "turn.stalled"},
+			Observation{Lost: EndpointUnreachable, Why: "away"}, TurnStalled, "turn.stalled"},
 		{"a last read that found the end completes it", working,
-			TurnObservation{Lost: EndpointClosed, Why: "closed", Record: &TurnProgress{Completed: true, FinalMessage: "ok"}}, TurnCompleted, "turn.completed"},
+			Observation{Lost: EndpointClosed, Why: "closed", Record: &TurnProgress{Completed: true, FinalMessage: "ok"}}, TurnCompleted, "turn.completed"},
 		{"a last read that found no end fails it", working,
-			TurnObservation{Lost: EndpointClosed, Why: "closed", Record: &TurnProgress{LatestText: "still"}}, TurnFailed, "turn.failed"},
+			Observation{Lost: EndpointClosed, Why: "closed", Record: &TurnProgress{LatestText: "still"}}, TurnFailed, "turn.failed"},
 		{"a long failure reason", working,
-			TurnObservation{Record: &TurnProgress{Failed: true, FailureReason: long}}, TurnFailed, "turn.failed"},
+			Observation{Record: &TurnProgress{Failed: true, FailureReason: long}}, TurnFailed, "turn.failed"},
 		{"an event is not the monitor's clock: no deadline", Turn{State: TurnWorking, LastActivityAt: now.Add(-time.Hour), InactivityLimit: time.Minute},
-			TurnObservation{Asks: AskingNothing}, TurnWorking, ""},
+			Observation{Asks: AskingNothing}, TurnWorking, ""},
+		{"a hard deadline is passed when its timer fires, at the deadline itself", Turn{State: TurnWorking, LastActivityAt: now, HardTimeout: time.Hour, CreatedAt: now.Add(-time.Hour)},
+			Observation{Clock: true}, TurnStalled, "turn.stalled"},
 		{"the monitor's clock checks the deadlines", Turn{State: TurnWorking, LastActivityAt: now.Add(-time.Hour), InactivityLimit: time.Minute, HardTimeout: 2 * time.Hour, CreatedAt: now.Add(-time.Hour)},
-			TurnObservation{Clock: true}, TurnStalled, "turn.stalled"},
+			Observation{Clock: true}, TurnStalled, "turn.stalled"},
 	}
 	for _, c := range cases {
 		got := m.decideTurn(followState{t: c.t}, turnRound{now: now, seen: c.obs})
@@ -288,8 +290,11 @@ func TestDecideTurnObservations(t *testing.T) {
 	}
 }
 
-// A pane Watch's transition for a screen believed.
-func TestWatchScreen(t *testing.T) {
+// A Watch's transition for what a pane's look or a thread's event
+// observed: the same decision for both.
+func TestDecideWatch(t *testing.T) {
+	s := &WatchCases{ledger: &turnLedger{turns: &turns{}}, turns: &turns{}}
+	ts := &ThreadCases{}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	activity := Watch{State: WatchActive, Mode: WatchModeActivity}
 	idle := activity
@@ -309,9 +314,34 @@ func TestWatchScreen(t *testing.T) {
 		{"working, nothing new", activity, ScreenWorking, WatchActive, "", false},
 	}
 	for _, c := range cases {
-		next, typ, hook := watchScreen(c.w, Terminal{ScreenState: c.st}, now)
+		next, typ, hook := s.decideWatch(c.w, screenObserved(Terminal{ScreenState: c.st}), now)
 		if next.State != c.want || typ != c.typ || hook != c.hook {
 			t.Errorf("%s: %s %q %v, want %s %q %v", c.name, next.State, typ, hook, c.want, c.typ, c.hook)
+		}
+	}
+	exact := Watch{State: WatchActive, Mode: WatchModeExact}
+	shown := exact
+	shown.ApprovalShown = true
+	long := strings.Repeat("y", 2*FailureReasonLimit)
+	events := []struct {
+		w    Watch
+		ev   BackendEvent
+		want WatchState
+		typ  string
+	}{
+		{exact, BackendEvent{Kind: BackendApproval}, WatchActive, "watch.approval_observed"},
+		{shown, BackendEvent{Kind: BackendApproval}, WatchActive, ""},
+		{shown, BackendEvent{Kind: BackendProgress, Text: "still"}, WatchActive, ""},
+		{shown, BackendEvent{Kind: BackendResolved}, WatchActive, "watch.approval_cleared"},
+		{exact, BackendEvent{Kind: BackendCompleted, Text: "done"}, WatchCompleted, "watch.completed"},
+		{exact, BackendEvent{Kind: BackendInterrupted}, WatchFailed, "watch.failed"},
+		{exact, BackendEvent{Kind: BackendFailed, Text: long}, WatchFailed, "watch.failed"},
+		{exact, BackendEvent{Kind: BackendGone}, WatchInvalidated, "watch.invalidated"},
+	}
+	for _, c := range events {
+		next, typ, _ := s.decideWatch(c.w, ts.threadObservation(EndpointCodexThread, c.ev, now), now)
+		if next.State != c.want || typ != c.typ || len([]rune(next.Reason)) > FailureReasonLimit+1 {
+			t.Errorf("%s on %+v: %s %q %q, want %s %q", c.ev.Kind, c.w, next.State, typ, next.Reason, c.want, c.typ)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (s *Monitors) newPaneTurnMonitor(t Turn) *paneTurnMonitor {
 // transition.
 func (m *paneTurnMonitor) round(ctx context.Context) monitorStep {
 	m.obs.ArmRecord(m.mark)
-	r := turnRound{now: m.s.clock.Now().UTC(), wasAnnounced: m.announced, seen: TurnObservation{Clock: true}}
+	r := turnRound{now: m.s.clock.Now().UTC(), wasAnnounced: m.announced, seen: Observation{Clock: true}}
 	if !m.lookScreen(ctx, &r) || !m.readRecord(ctx, &r) {
 		return stepStop
 	}

@@ -249,10 +249,10 @@ func (s *WatchCases) applyWatchProgress(w Watch, p TurnProgress) (Watch, string,
 		w.State, w.FinalMessage = WatchCompleted, s.turns.redactText(p.FinalMessage)
 		return w, "watch.completed", true
 	case p.Failed:
-		w.State, w.Reason = WatchFailed, s.turns.redactText(p.FailureReason)
+		w.State, w.Reason = WatchFailed, boundText(s.turns.redact, p.FailureReason, FailureReasonLimit)
 		return w, "watch.failed", true
 	case p.Interrupted:
-		w.State, w.Reason = WatchFailed, "the task was interrupted in the pane"
+		w.State, w.Reason = WatchFailed, "the task was interrupted"
 		return w, "watch.failed", true
 	}
 	return w, "", false

@@ -41,17 +41,16 @@ type watchPaneMonitor struct {
 	// answer can be drawn now (TurnProgress.RecordQuiet); a tool call is
 	// open; the agent waits for the person.
 	recordQuiet, recordOpen, recordWaiting bool
-	// actions: the record's latest actions as last read; actionsChanged:
-	// the round's read changed them.
-	actions        []ProgressAction
-	actionsChanged bool
+	// actions: the record's latest actions as last read.
+	actions []ProgressAction
 }
 
-// watchRound is one round: when it began, whether it looked at the screen,
-// and the transition it decided.
+// watchRound is one round: when it began, whether it looked at the
+// screen, what it observed, and the transition it decided.
 type watchRound struct {
 	now     time.Time
 	looked  bool
+	seen    Observation
 	next    Watch
 	typ     string
 	webhook bool
@@ -64,32 +63,36 @@ func (s *WatchCases) newWatchPaneMonitor(w Watch) *watchPaneMonitor {
 	return m
 }
 
-// round looks at the screen, reads the record, decides, and stores the
-// transition.
+// round looks at the screen, reads the record when the look decided
+// nothing, decides, and stores the transition.
 func (m *watchPaneMonitor) round(ctx context.Context) monitorStep {
 	if m.w.Mode == WatchModeExact {
 		m.obs.ArmRecord(m.mark)
 	}
-	r := watchRound{now: m.s.clock.Now().UTC(), next: m.w}
+	r := watchRound{now: m.s.clock.Now().UTC(), seen: Observation{Clock: true}}
 	if !m.lookScreen(ctx, &r) {
 		return stepStop
 	}
-	m.readRecord(ctx, &r)
-	if r.typ == "" && r.now.After(m.w.CreatedAt.Add(m.w.HardTimeout)) {
-		r.next.State, r.next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
-		r.typ, r.webhook = "watch.timed_out", true
+	look := r.seen
+	look.Clock = false // a record read comes before the hard timeout
+	r.next, r.typ, r.webhook = m.s.decideWatch(m.w, look, r.now)
+	if r.typ == "" {
+		m.readRecord(ctx, &r)
+		r.next, r.typ, r.webhook = m.s.decideWatch(m.w, r.seen, r.now)
 	}
 	// An exact Watch looks closely only while the record shows a tool call
 	// open, as a Turn's monitor does (an activity Watch reads no record).
-	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: m.actionsChanged, Waiting: m.recordWaiting,
+	m.obs.Foretold(r.now, Foretelling{Open: m.recordOpen, Changed: r.seen.RecordMoved, Waiting: m.recordWaiting,
 		Asks:  r.next.ApprovalShown || asksOnScreen(m.term),
 		Quiet: m.w.Mode == WatchModeExact && m.recordQuiet && !r.next.ApprovalShown && m.term.ID != "" && !asksOnScreen(m.term)})
-	m.actionsChanged = false
+	if r.seen.Record != nil {
+		r.next.Mark = m.mark
+	}
 	return m.persist(ctx, r)
 }
 
-// lookScreen is the round's look at the screen, when one is due. false:
-// the monitor ends.
+// lookScreen is the round's look at the screen, when one is due, into the
+// round's observation. false: the monitor ends.
 func (m *watchPaneMonitor) lookScreen(ctx context.Context, r *watchRound) bool {
 	obs, looked, believed, err := m.obs.Look(ctx, m.w.TerminalID, m.term, m.lastScreen, r.now)
 	if r.looked = looked; !looked {
@@ -98,13 +101,13 @@ func (m *watchPaneMonitor) lookScreen(ctx context.Context, r *watchRound) bool {
 	m.lastScreen = r.now
 	switch {
 	case errors.Is(err, ErrTerminalGone):
-		r.next.State, r.next.Reason = WatchInvalidated, "the pane closed or its agent restarted"
-		r.typ, r.webhook = "watch.invalidated", true
+		r.seen.Lost, r.seen.Why = EndpointClosed, "the pane closed or its agent restarted"
 	case err == nil && !believed:
 		// Believed when the next look shows the same.
 	case err == nil:
 		m.term = obs
-		r.next, r.typ, r.webhook = watchScreen(m.w, obs, r.now)
+		r.seen = screenObserved(obs)
+		r.seen.Clock = true
 	case ctx.Err() != nil:
 		return false
 	default:
@@ -113,45 +116,21 @@ func (m *watchPaneMonitor) lookScreen(ctx context.Context, r *watchRound) bool {
 	return true
 }
 
-// watchScreen is the transition of w (unchanged so far in its round) for a
-// screen obs believed at now; typ is "" when the screen changes nothing.
-func watchScreen(w Watch, obs Terminal, now time.Time) (next Watch, typ string, webhook bool) {
-	next = w
-	switch {
-	case obs.ScreenState == ScreenAwaitingApproval && !w.ApprovalShown:
-		next.ApprovalShown = true
-		typ, webhook = "watch.approval_observed", true
-	case obs.ScreenState != ScreenAwaitingApproval && w.ApprovalShown:
-		next.ApprovalShown = false
-		typ = "watch.approval_cleared"
-	case w.Mode == WatchModeActivity && obs.ScreenState == ScreenIdle:
-		if w.IdleSince.IsZero() {
-			next.IdleSince = now
-			typ = "watch.idle_seen"
-		} else if now.Sub(w.IdleSince) >= StableIdle {
-			next.State, next.Reason = WatchCompleted, "the pane was idle again after activity (best effort)"
-			typ, webhook = "watch.completed", true
-		}
-	case w.Mode == WatchModeActivity && !w.IdleSince.IsZero():
-		next.IdleSince = time.Time{}
-		typ = "watch.activity_seen"
-	}
-	return next, typ, webhook
-}
-
-// readRecord reads an exact Watch's record when a read is due and folds it
-// into the round; a failed read changes nothing.
+// readRecord reads an exact Watch's record when a read is due, into the
+// round's observation; a failed read changes nothing.
 func (m *watchPaneMonitor) readRecord(ctx context.Context, r *watchRound) {
-	if r.typ != "" || m.term.ID == "" || m.w.Mode != WatchModeExact || !m.obs.RecordDue(r.now, r.looked) {
+	if m.term.ID == "" || m.w.Mode != WatchModeExact || !m.obs.RecordDue(r.now, r.looked) {
 		return
 	}
-	if p, err := m.tr.term.Progress(ctx, m.term, m.mark, ""); err == nil {
-		r.next, r.typ, r.webhook = m.s.applyWatchProgress(r.next, p)
-		r.next.Mark, m.mark = p.Mark, p.Mark
-		m.recordQuiet, m.recordOpen, m.recordWaiting = p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
-		m.actionsChanged = m.actionsChanged || !slices.Equal(p.Actions, m.actions)
-		m.actions = p.Actions
+	p, err := m.tr.term.Progress(ctx, m.term, m.mark, "")
+	if err != nil {
+		return
 	}
+	m.mark = p.Mark
+	m.recordQuiet, m.recordOpen, m.recordWaiting = p.RecordQuiet(), pendingAction(p.Actions), p.Waiting
+	r.seen.RecordMoved = !slices.Equal(p.Actions, m.actions)
+	m.actions = p.Actions
+	r.seen.Record = &p
 }
 
 // persist stores the round's transition, if it has one.
