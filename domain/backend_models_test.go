@@ -27,8 +27,8 @@ func (b *fakeDaemon) Start(_ context.Context, _ domain.BackendThread, _, _ strin
 	b.starts = append(b.starts, opts)
 	return "turn-1", domain.SubmitEntered, nil
 }
-func (b *fakeDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.BackendEvent, error) {
-	ch := make(chan domain.BackendEvent)
+func (b *fakeDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.Observation, error) {
+	ch := make(chan domain.Observation)
 	go func() { <-ctx.Done(); close(ch) }()
 	return ch, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // followBackend follows a native turn of a loaded thread through its
 // daemon; why says what kept it from being followed.
-func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID string) (<-chan BackendEvent, string) {
+func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID string) (<-chan Observation, string) {
 	tt, ok := s.threadsOf(ref.Kind)
 	if !ok {
 		return nil, "no " + string(ref.Kind) + " transport is configured"
@@ -54,7 +54,7 @@ type backendTurnFollow struct {
 	s   *ThreadCases
 	log *slog.Logger
 	followState
-	events <-chan BackendEvent
+	events <-chan Observation
 	hard   *quartz.Timer
 	next   *Observation // what the next round decides on
 }
@@ -80,7 +80,7 @@ func (m *backendTurnFollow) round(ctx context.Context) monitorStep {
 	return m.observe(ctx, *o)
 }
 
-// wait receives the daemon's next event, or the hard deadline (a round on
+// wait receives the daemon's next observation, or the hard deadline (a round on
 // the monitor's clock), or a channel closed before the turn ended (the
 // daemon out of reach).
 func (m *backendTurnFollow) wait(ctx context.Context) bool {
@@ -89,13 +89,13 @@ func (m *backendTurnFollow) wait(ctx context.Context) bool {
 		return false
 	case <-m.hard.C:
 		m.next = &Observation{Clock: true}
-	case ev, open := <-m.events:
+	case o, open := <-m.events:
 		if !open {
 			m.next = &Observation{Lost: EndpointUnreachable,
 				Why: "the thread's " + m.s.daemonName(m.t.Endpoint.Kind) + " stopped answering before the turn ended"}
 			break
 		}
-		o := m.s.threadObservation(m.t.Endpoint.Kind, ev, m.s.clock.Now().UTC())
+		o = o.received(m.s.clock.Now().UTC())
 		m.next = &o
 	}
 	return true
@@ -215,38 +215,4 @@ func (m *backendTurnFollow) questionExtra(ctx context.Context, next Turn, typ st
 		}
 	}
 	return nil
-}
-
-// threadObservation is what the daemon's event ev, received at now, says
-// of its turn, in terms of no transport: every event is activity.
-func (s *ThreadCases) threadObservation(kind EndpointKind, ev BackendEvent, now time.Time) Observation {
-	rec := &TurnProgress{LastActivity: now}
-	o := Observation{Record: rec}
-	switch ev.Kind {
-	case BackendProgress:
-		rec.LatestText = ev.Text
-	case BackendChanges:
-		// The daemon sends a patch's files as it applies them: now is when.
-		for _, c := range ev.Changes {
-			if c.At.IsZero() || c.At.Year() <= 1 {
-				c.At = now
-			}
-			rec.Changes = append(rec.Changes, c)
-		}
-	case BackendApproval:
-		o.Asks = AskingApproval
-	case BackendQuestion:
-		o.Asks = AskingQuestion
-	case BackendResolved:
-		o.Asks = AskingNothing
-	case BackendCompleted:
-		rec.Completed, rec.FinalMessage = true, ev.Text
-	case BackendInterrupted:
-		rec.Interrupted, rec.InterruptEnds = true, true
-	case BackendFailed:
-		rec.Failed, rec.FailureReason = true, ev.Text
-	case BackendGone:
-		o.Lost, o.Why = EndpointUnreachable, "the thread's "+s.daemonName(kind)+" went away before the turn ended: "+ev.Text
-	}
-	return o
 }

@@ -15,8 +15,8 @@ type scriptedDaemon struct {
 	events chan domain.BackendEvent
 }
 
-func (b *scriptedDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.BackendEvent, error) {
-	out := make(chan domain.BackendEvent)
+func (b *scriptedDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.Observation, error) {
+	out := make(chan domain.Observation)
 	go func() {
 		defer close(out)
 		for {
@@ -28,7 +28,7 @@ func (b *scriptedDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ s
 					return // the daemon went away before the turn ended
 				}
 				select {
-				case out <- ev:
+				case out <- ev.Observation("scripted daemon"):
 				case <-ctx.Done():
 					return
 				}

@@ -50,34 +50,34 @@ func (s *ThreadCases) backendWatchFollower(ctx context.Context, w Watch) followe
 }
 
 // backendWatchFollow is a backend Watch's monitor: the Watch as last
-// stored, and the daemon's next event.
+// stored, and the daemon's next observation.
 type backendWatchFollow struct {
 	s      *ThreadCases
 	log    *slog.Logger
 	w      Watch
-	events <-chan BackendEvent
+	events <-chan Observation
 	hard   *quartz.Timer
-	ev     *BackendEvent // the event the next round folds in
+	next   *Observation // what the next round decides on
 }
 
 func (f *backendWatchFollow) live() bool { return f.w.State == WatchActive }
 
 func (f *backendWatchFollow) close() { f.hard.Stop() }
 
-// round folds in the event the last wait received.
+// round decides on what the last wait received.
 func (f *backendWatchFollow) round(ctx context.Context) monitorStep {
-	ev := f.ev
-	if ev == nil {
+	o := f.next
+	if o == nil {
 		return stepWait
 	}
-	f.ev = nil
-	if !f.apply(ctx, *ev) {
+	f.next = nil
+	if !f.apply(ctx, *o) {
 		return stepStop
 	}
 	return stepWait
 }
 
-// wait receives the daemon's next event; the hard timeout ends the
+// wait receives the daemon's next observation; the hard timeout ends the
 // Watch, a channel closed before the turn ended invalidates it.
 func (f *backendWatchFollow) wait(ctx context.Context) bool {
 	select {
@@ -86,12 +86,13 @@ func (f *backendWatchFollow) wait(ctx context.Context) bool {
 	case <-f.hard.C:
 		f.finish(ctx, WatchTimedOut, "the hard timeout passed; observation ended", "watch.timed_out")
 		return false
-	case ev, open := <-f.events:
+	case o, open := <-f.events:
 		if !open {
 			f.invalidate(ctx, "the thread's "+f.s.daemonName(f.w.Endpoint.Kind)+" stopped answering before the turn ended")
 			return false
 		}
-		f.ev = &ev
+		o = o.received(f.s.clock.Now().UTC())
+		f.next = &o
 		return true
 	}
 }
@@ -143,9 +144,9 @@ func (f *backendWatchFollow) invalidate(ctx context.Context, why string) {
 	f.finish(ctx, WatchInvalidated, why, "watch.invalidated")
 }
 
-// apply folds one event of the daemon into the Watch, read again first
+// apply decides one observation of the daemon's on the Watch, read again first
 // (and after a revision conflict). false: the monitor ends.
-func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
+func (f *backendWatchFollow) apply(ctx context.Context, o Observation) bool {
 	s := f.s
 	for {
 		cur, err := s.store.Watch(ctx, f.w.ID)
@@ -156,8 +157,7 @@ func (f *backendWatchFollow) apply(ctx context.Context, ev BackendEvent) bool {
 			return false // unwatched meanwhile
 		}
 		f.w = cur
-		now := s.clock.Now().UTC()
-		next, typ, webhook := s.watches.decideWatch(f.w, s.threadObservation(f.w.Endpoint.Kind, ev, now), now)
+		next, typ, webhook := s.watches.decideWatch(f.w, o, s.clock.Now().UTC())
 		if typ == "" {
 			return true
 		}

@@ -33,7 +33,9 @@ const (
 // BackendEventKind is what a followed backend turn did.
 type BackendEventKind string
 
-// BackendEvent is one thing a followed backend turn did.
+// BackendEvent is one thing a followed backend turn did, in the words a
+// thread transport's daemon uses; the adapter hands it on as the
+// Observation it makes (Observation).
 type BackendEvent struct {
 	Kind    BackendEventKind
 	Text    string
@@ -68,9 +70,12 @@ type ThreadTransport interface {
 	// SubmitEntered with no error: the daemon started turnID; anything
 	// else is unproven.
 	Start(ctx context.Context, th BackendThread, text, messageID string, opts BackendTurnOptions) (turnID string, stage SubmitStage, err error)
-	// Follow follows turnID of th; the channel closes after an event that
-	// Ends, or when ctx ends. A turn that already ended yields its end.
-	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan BackendEvent, error)
+	// Follow follows turnID of th: what the turn does, each as an
+	// Observation (a BackendEvent's, or one made directly; a time it does
+	// not state is when the monitor receives it). The channel closes after
+	// an observation that Ends, or when ctx ends. A turn that already
+	// ended yields its end.
+	Follow(ctx context.Context, th BackendThread, turnID string) (<-chan Observation, error)
 	// RunningTurn is the id of the turn th runs now, "" when none.
 	RunningTurn(ctx context.Context, th BackendThread) (string, error)
 	// Models is the daemon's model catalogue (each model with its
@@ -115,3 +120,32 @@ const (
 	// BackendChanges: a patch was applied (Changes: the files it changed).
 	BackendChanges BackendEventKind = "changes"
 )
+
+// Observation is what the event says of its turn, in terms of no
+// transport, for a thread transport's Follow; daemon names the daemon
+// (ThreadKind.Name). It states no time: the monitor takes it as received.
+func (e BackendEvent) Observation(daemon string) Observation {
+	rec := &TurnProgress{}
+	o := Observation{Record: rec}
+	switch e.Kind {
+	case BackendProgress:
+		rec.LatestText = e.Text
+	case BackendChanges:
+		rec.Changes = e.Changes
+	case BackendApproval:
+		o.Asks = AskingApproval
+	case BackendQuestion:
+		o.Asks = AskingQuestion
+	case BackendResolved:
+		o.Asks = AskingNothing
+	case BackendCompleted:
+		rec.Completed, rec.FinalMessage = true, e.Text
+	case BackendInterrupted:
+		rec.Interrupted, rec.InterruptEnds = true, true
+	case BackendFailed:
+		rec.Failed, rec.FailureReason = true, e.Text
+	case BackendGone:
+		o.Lost, o.Why = EndpointUnreachable, "the thread's "+daemon+" went away before the turn ended: "+e.Text
+	}
+	return o
+}

@@ -41,6 +41,33 @@ type Observation struct {
 	Why  string
 }
 
+// Ends says nothing more follows the observation: the endpoint is lost,
+// or the turn ended.
+func (o Observation) Ends() bool {
+	return o.Lost != EndpointThere || (o.Record != nil && o.Record.Ended())
+}
+
+// received is o as a monitor received it at now from a transport that
+// says what happens as it happens (a thread's daemon): what it recorded is
+// activity at now, and a change that states no time was made at now.
+func (o Observation) received(now time.Time) Observation {
+	if o.Record == nil {
+		return o
+	}
+	rec := *o.Record
+	if rec.LastActivity.IsZero() {
+		rec.LastActivity = now
+	}
+	rec.Changes = slices.Clone(rec.Changes)
+	for i, c := range rec.Changes {
+		if c.At.IsZero() || c.At.Year() <= 1 {
+			rec.Changes[i].At = now
+		}
+	}
+	o.Record = &rec
+	return o
+}
+
 // Asking is what an agent asks of the person at a round.
 type Asking int
 

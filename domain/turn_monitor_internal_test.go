@@ -196,7 +196,6 @@ func TestDecidePaneAsksBeforeItReads(t *testing.T) {
 // decision as a pane's.
 func TestDecideThreadEvents(t *testing.T) {
 	m := decisionMonitors(TurnConfig{})
-	s := &ThreadCases{monitors: m}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
 		state TurnState
@@ -219,7 +218,7 @@ func TestDecideThreadEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		st := followState{t: Turn{State: c.state, LastActivityAt: now.Add(-time.Second)}}
-		got := m.decideTurn(st, turnRound{now: now, seen: s.threadObservation(EndpointCodexThread, c.ev, now)})
+		got := m.decideTurn(st, turnRound{now: now, seen: c.ev.Observation("daemon").received(now)})
 		next := got.next
 		if next.State != c.want || got.typ != c.typ || got.webhook != c.hook {
 			t.Errorf("%s on %s: %s %q %v, want %s %q %v", c.ev.Kind, c.state, next.State, got.typ, got.webhook, c.want, c.typ, c.hook)
@@ -294,7 +293,6 @@ func TestDecideTurnObservations(t *testing.T) {
 // observed: the same decision for both.
 func TestDecideWatch(t *testing.T) {
 	s := &WatchCases{ledger: &turnLedger{turns: &turns{}}, turns: &turns{}}
-	ts := &ThreadCases{}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	activity := Watch{State: WatchActive, Mode: WatchModeActivity}
 	idle := activity
@@ -339,7 +337,7 @@ func TestDecideWatch(t *testing.T) {
 		{exact, BackendEvent{Kind: BackendGone}, WatchInvalidated, "watch.invalidated"},
 	}
 	for _, c := range events {
-		next, typ, _ := s.decideWatch(c.w, ts.threadObservation(EndpointCodexThread, c.ev, now), now)
+		next, typ, _ := s.decideWatch(c.w, c.ev.Observation("daemon").received(now), now)
 		if next.State != c.want || typ != c.typ || len([]rune(next.Reason)) > FailureReasonLimit+1 {
 			t.Errorf("%s on %+v: %s %q %q, want %s %q", c.ev.Kind, c.w, next.State, typ, next.Reason, c.want, c.typ)
 		}

@@ -124,7 +124,7 @@ func (tr *Transport) Start(_ context.Context, th domain.BackendThread, text, _ s
 }
 
 // Follow follows the running turn: the test's events, then its end.
-func (tr *Transport) Follow(ctx context.Context, _ domain.BackendThread, turnID string) (<-chan domain.BackendEvent, error) {
+func (tr *Transport) Follow(ctx context.Context, _ domain.BackendThread, turnID string) (<-chan domain.Observation, error) {
 	tr.mu.Lock()
 	interrupted := tr.interrupted
 	running := tr.running
@@ -132,7 +132,7 @@ func (tr *Transport) Follow(ctx context.Context, _ domain.BackendThread, turnID 
 	if turnID != running {
 		return nil, fmt.Errorf("no running turn %s", turnID)
 	}
-	out := make(chan domain.BackendEvent)
+	out := make(chan domain.Observation)
 	go func() {
 		defer close(out)
 		for {
@@ -149,7 +149,7 @@ func (tr *Transport) Follow(ctx context.Context, _ domain.BackendThread, turnID 
 				tr.end()
 			}
 			select {
-			case out <- ev:
+			case out <- ev.Observation(Kind.Name):
 			case <-ctx.Done():
 				return
 			}

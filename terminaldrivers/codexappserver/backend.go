@@ -400,7 +400,7 @@ func (b *Backend) take(turnID string) *following {
 }
 
 // Follow implements domain.ThreadTransport.
-func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID string) (<-chan domain.BackendEvent, error) {
+func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID string) (<-chan domain.Observation, error) {
 	f := b.take(turnID)
 	// The connection that started the turn was subscribed before it
 	// started: every message of the turn reaches it, and there is nothing
@@ -416,7 +416,7 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 			return nil, err
 		}
 	}
-	t := &turnFollower{b: b, f: f, threadID: th.ThreadID, turnID: turnID, cwd: th.Cwd, out: make(chan domain.BackendEvent, 16)}
+	t := &turnFollower{b: b, f: f, threadID: th.ThreadID, turnID: turnID, cwd: th.Cwd, out: make(chan domain.Observation, 16)}
 	go func() {
 		defer close(t.out)
 		defer f.close()
@@ -453,22 +453,23 @@ func (b *Backend) Follow(ctx context.Context, th domain.BackendThread, turnID st
 	return t.out, nil
 }
 
-// turnFollower turns the messages of one followed turn into its events.
+// turnFollower turns the messages of one followed turn into its events,
+// handed on as the observations they make.
 type turnFollower struct {
 	b                *Backend
 	f                *following
 	threadID, turnID string
 	cwd              string // the thread's folder: changed files are named from it
-	out              chan domain.BackendEvent
+	out              chan domain.Observation
 	pending          *prompt // the approval or question that waits
 	final            string  // the turn's last agent message so far
 }
 
-// emit hands ev on; false when the follower ends (ev ends the turn, or
-// ctx ended).
+// emit hands ev on as the observation it makes; false when the follower
+// ends (ev ends the turn, or ctx ended).
 func (t *turnFollower) emit(ctx context.Context, ev domain.BackendEvent) bool {
 	select {
-	case t.out <- ev:
+	case t.out <- ev.Observation(domain.CodexThreads.Name):
 		return !ev.Ends()
 	case <-ctx.Done():
 		return false
