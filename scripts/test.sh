@@ -4,6 +4,7 @@
 # missing agent or Node tool fails the run instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$(date +%s)
 tools=${AKK_NODE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/akk/node-tools}
 
 echo "== go vet"
@@ -68,3 +69,4 @@ cat "$pgtmp/pg-pass.log"
 
 echo "== inventory: each end-to-end test and the agent versions it passed on"
 "$pgtmp/inventory" -floor "$(grep -v '^#' scripts/test-floor.txt)" .test-results/go-test.json
+echo "== make test took $(( $(date +%s) - started )) s"
