@@ -64,7 +64,9 @@ func (st *state) tokenTaken(tokenHash, id string) bool {
 }
 
 // Host returns a live host.
-func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) { return s.committed().host(id) }
+func (s *Store) Host(ctx context.Context, id string) (domain.Host, error) {
+	return s.committed().host(id)
+}
 
 func (t *tx) Host(ctx context.Context, id string) (domain.Host, error) { return t.st.host(id) }
 

@@ -122,7 +122,9 @@ func (t *tx) DeleteTurn(ctx context.Context, id string) error {
 func (t *tx) Turn(ctx context.Context, id string) (domain.Turn, error) { return t.st.turn(id) }
 
 // Turn returns one Turn.
-func (s *Store) Turn(ctx context.Context, id string) (domain.Turn, error) { return s.committed().turn(id) }
+func (s *Store) Turn(ctx context.Context, id string) (domain.Turn, error) {
+	return s.committed().turn(id)
+}
 
 func (st *state) byMessageID(hostID, messageID string) (domain.Turn, error) {
 	for _, x := range st.turns {
