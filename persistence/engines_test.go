@@ -196,7 +196,6 @@ func BenchmarkClaimDueNotifications(b *testing.B) {
 	}
 }
 
-
 // In a fleet a tap goes to the node that owns the token's Turn; a token
 // that never was has no node.
 func TestActionTokensNode(t *testing.T) {
