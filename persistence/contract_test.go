@@ -37,6 +37,145 @@ func eachStoreOnCallersClock(t *testing.T, f func(t *testing.T, s storetest.Stor
 	}
 }
 
+// The store keeps its guarantees on each engine: a failed transaction
+// leaves nothing, revisions are compare-and-swap, one Turn holds a
+// terminal, event ids grow, due webhooks are claimed one per host and in a
+// Turn's order, and old rows are pruned.
+func TestStoreOnEachEngine(t *testing.T) {
+	eachStore(t, func(t *testing.T, s storetest.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+		inTx := func(fn func(domain.Tx) error) error { return s.InTx(ctx, fn) }
+
+		// A transaction that fails writes nothing.
+		boom := errors.New("boom")
+		if err := inTx(func(tx domain.Tx) error {
+			if _, err := tx.AppendEvent(ctx, domain.Event{Type: "host.ping", CreatedAt: now}); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Fatalf("InTx = %v", err)
+		}
+		if id, err := s.LastEventID(ctx); err != nil || id != 0 {
+			t.Fatalf("a rolled-back event is stored: %d, %v", id, err)
+		}
+
+		for _, id := range []string{"host_a", "host_b"} {
+			h := domain.Host{ID: id, Name: id, WebhookURL: "http://127.0.0.1:1/" + id, Secret: "whsec_x",
+				CreatedAt: now, SecretRotatedAt: now, Revision: 1}
+			if err := inTx(func(tx domain.Tx) error { return tx.InsertHost(ctx, h, "hash-"+id) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		turn := func(id, terminal string) domain.Turn {
+			return domain.Turn{ID: id, HostID: "host_a", SessionID: "ses_1", TerminalID: terminal, Request: "task",
+				State: domain.TurnWorking, SubmitStage: domain.SubmitStage("submitted"), Mark: domain.DurableMark(""),
+				CreatedAt: now, UpdatedAt: now, Revision: 1, Endpoint: domain.EndpointRef{Kind: domain.EndpointPane, ID: terminal}}
+		}
+		if err := inTx(func(tx domain.Tx) error {
+			if err := tx.InsertSession(ctx, domain.Session{ID: "ses_1", HostID: "host_a", TerminalID: "term_1", CreatedAt: now, Revision: 1}); err != nil {
+				return err
+			}
+			return tx.InsertTurn(ctx, turn("turn_1", "term_1"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// One Turn holds a terminal.
+		err := inTx(func(tx domain.Tx) error { return tx.InsertTurn(ctx, turn("turn_2", "term_1")) })
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Code != domain.CodeConflictActiveTurn {
+			t.Fatalf("a second holder: %v", err)
+		}
+		// Compare-and-swap: a stale revision is refused.
+		stale := turn("turn_1", "term_1")
+		stale.LatestText = "first"
+		if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, stale) }); err != nil {
+			t.Fatal(err)
+		}
+		stale.LatestText = "second"
+		if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, stale) }); !errors.Is(err, domain.ErrRevisionConflict) {
+			t.Fatalf("a stale update: %v", err)
+		}
+		if got, err := s.Turn(ctx, "turn_1"); err != nil || got.LatestText != "first" || got.Revision != 2 {
+			t.Fatalf("turn %+v, %v", got, err)
+		}
+		// Counted for /metrics: one Turn working, none waiting.
+		if c, err := s.Counts(ctx); err != nil || c.Turns[domain.TurnWorking] != 1 || len(c.Turns) != 1 || !c.OldestWaiting.IsZero() {
+			t.Fatalf("counts %+v, %v", c, err)
+		}
+		waiting := turn("turn_1", "term_1")
+		waiting.Revision, waiting.State, waiting.UpdatedAt = 2, domain.TurnAwaitingApproval, now.Add(time.Minute)
+		if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, waiting) }); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.Counts(ctx); err != nil || c.Turns[domain.TurnAwaitingApproval] != 1 || !c.OldestWaiting.Equal(now.Add(time.Minute)) {
+			t.Fatalf("counts with a prompt waiting %+v, %v", c, err)
+		}
+		back := waiting
+		back.Revision, back.State, back.LatestText = 3, domain.TurnWorking, "first"
+		if err := inTx(func(tx domain.Tx) error { return tx.UpdateTurn(ctx, back) }); err != nil {
+			t.Fatal(err)
+		}
+
+		// Events and their webhooks: two callbacks of one Turn for
+		// host_a, one for host_b.
+		var ids []int64
+		for i, n := range []struct{ id, host, subject string }{
+			{"ntf_1", "host_a", "turn_1"}, {"ntf_2", "host_a", "turn_1"}, {"ntf_3", "host_b", "turn_9"},
+		} {
+			if err := inTx(func(tx domain.Tx) error {
+				e, err := tx.AppendEvent(ctx, domain.Event{Type: "turn.progress", HostID: n.host, Subject: n.subject,
+					Data: map[string]any{"i": i}, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				ids = append(ids, e.ID)
+				return tx.InsertNotification(ctx, domain.Notification{ID: n.id, EventID: e.ID, HostID: n.host, Type: e.Type,
+					State: domain.NotificationPending, CreatedAt: now, NextAttemptAt: now}, []byte(`{}`))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ids[0] <= 0 || ids[1] <= ids[0] || ids[2] <= ids[1] {
+			t.Fatalf("event ids %v", ids)
+		}
+		evs, err := s.EventsAfter(ctx, ids[0], domain.EventFilter{HostID: "host_a"}, 10)
+		if err != nil || len(evs) != 1 || evs[0].ID != ids[1] {
+			t.Fatalf("host_a's events after the first: %+v, %v", evs, err)
+		}
+		if due, ok, err := s.NextNotificationDue(ctx); err != nil || !ok || !due.Equal(now) {
+			t.Fatalf("next due %v %v %v", due, ok, err)
+		}
+		// host_b is busy: only host_a's first callback is claimed.
+		got, err := s.ClaimDueNotifications(ctx, now, now.Add(time.Minute), 10, []string{"host_b"})
+		if err != nil || len(got) != 1 || got[0].ID != "ntf_1" || string(got[0].Payload) != `{}` {
+			t.Fatalf("claimed %+v, %v", got, err)
+		}
+		// Leased: nothing more of host_a until its attempt is recorded.
+		if got, err := s.ClaimDueNotifications(ctx, now, now.Add(time.Minute), 10, nil); err != nil || len(got) != 1 || got[0].ID != "ntf_3" {
+			t.Fatalf("claimed with host_a in flight %+v, %v", got, err)
+		}
+		// The claim's lease (on PostgreSQL, by the database's clock).
+		if err := s.RecordAttempt(ctx, domain.Attempt{NotificationID: "ntf_1", At: now, StatusCode: 200,
+			State: domain.NotificationDelivered, Lease: got[0].Lease}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.Notification(ctx, "ntf_1"); err != nil || n.State != domain.NotificationDelivered || n.Attempts != 1 {
+			t.Fatalf("after delivery %+v, %v", n, err)
+		}
+		if got, err := s.ClaimDueNotifications(ctx, now, now.Add(time.Minute), 10, nil); err != nil || len(got) != 1 || got[0].ID != "ntf_2" {
+			t.Fatalf("the Turn's next callback %+v, %v", got, err)
+		}
+		// Pruned: the delivered notification and its attempt; the
+		// pending ones and their events stay.
+		p, err := s.Prune(ctx, now.Add(time.Hour))
+		if err != nil || p.Notifications != 1 || p.Attempts != 1 || p.Events != 1 {
+			t.Fatalf("pruned %+v, %v", p, err)
+		}
+	})
+}
+
 // at0 is when the contract tests' records are made.
 var at0 = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 
