@@ -49,7 +49,9 @@ func TestHostsContract(t *testing.T) {
 			t.Fatalf("changed host %+v, %v", h, err)
 		}
 		rotated := at0.Add(time.Hour)
-		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.UpdateHostSecret(ctx, "host_a", 3, "whsec_new", rotated) })
+		write(t, s, func(ctx context.Context, tx domain.Tx) error {
+			return tx.UpdateHostSecret(ctx, "host_a", 3, "whsec_new", rotated)
+		})
 		write(t, s, func(ctx context.Context, tx domain.Tx) error {
 			if h, err := tx.Host(ctx, "host_a"); err != nil || h.Secret != "whsec_new" || !h.SecretRotatedAt.Equal(rotated) || h.Revision != 4 {
 				t.Errorf("rotated %+v, %v", h, err)
@@ -116,7 +118,10 @@ func TestSettingsAndPolicies(t *testing.T) {
 		rules := []domain.ApprovalRule{{Agent: "claude", Argv: []string{"go", "test"}}}
 		policy := func() []domain.ApprovalRule {
 			var got []domain.ApprovalRule
-			write(t, s, func(ctx context.Context, tx domain.Tx) (err error) { got, err = tx.ApprovalPolicy(ctx, "host_a"); return })
+			write(t, s, func(ctx context.Context, tx domain.Tx) (err error) {
+				got, err = tx.ApprovalPolicy(ctx, "host_a")
+				return
+			})
 			return got
 		}
 		if got := policy(); got != nil {

@@ -31,7 +31,9 @@ func TestOffersAndFences(t *testing.T) {
 			return o, err
 		}
 		live := func(at time.Time) (domain.Offer, error) {
-			return offer(func(tx domain.Tx) (domain.Offer, error) { return tx.LiveOffer(ctx, "approval", "term_1", "turn_1", "", "", at) })
+			return offer(func(tx domain.Tx) (domain.Offer, error) {
+				return tx.LiveOffer(ctx, "approval", "term_1", "turn_1", "", "", at)
+			})
 		}
 		byID := func(id string) (domain.Offer, error) {
 			return offer(func(tx domain.Tx) (domain.Offer, error) {
@@ -50,7 +52,9 @@ func TestOffersAndFences(t *testing.T) {
 		if o, err := byID("p2"); err != nil || o.ID != "off_2" {
 			t.Fatalf("an expired offer by its id %+v, %v", o, err)
 		}
-		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.ConsumeOffer(ctx, "off_2", "base", "base#1", at0) })
+		write(t, s, func(ctx context.Context, tx domain.Tx) error {
+			return tx.ConsumeOffer(ctx, "off_2", "base", "base#1", at0)
+		})
 		if _, err := byID("p2"); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("a used offer by its id: %v", err)
 		}

@@ -110,7 +110,9 @@ func TestTurnHoldsItsEndpoint(t *testing.T) {
 		ctx := context.Background()
 		turnsWorld(t, s)
 		pane := domain.EndpointRef{Kind: domain.EndpointPane, ID: "term_1"}
-		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.InsertTurn(ctx, aTurn("turn_1", "term_1", at0)) })
+		write(t, s, func(ctx context.Context, tx domain.Tx) error {
+			return tx.InsertTurn(ctx, aTurn("turn_1", "term_1", at0))
+		})
 		if h, err := s.HoldingTurn(ctx, domain.EndpointRef{ID: "term_1"}); err != nil || h.ID != "turn_1" || h.Endpoint != pane {
 			t.Fatalf("the holder %+v, %v", h, err)
 		}
@@ -127,7 +129,9 @@ func TestTurnHoldsItsEndpoint(t *testing.T) {
 		if _, err := s.HoldingTurn(ctx, pane); !errors.Is(err, domain.ErrNotFound) {
 			t.Fatalf("an ended Turn holds: %v", err)
 		}
-		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.InsertTurn(ctx, aTurn("turn_2", "term_1", at0)) })
+		write(t, s, func(ctx context.Context, tx domain.Tx) error {
+			return tx.InsertTurn(ctx, aTurn("turn_2", "term_1", at0))
+		})
 		back := got
 		back.State = domain.TurnWorking
 		err = s.InTx(ctx, func(tx domain.Tx) error { return tx.UpdateTurn(ctx, back) })

@@ -112,8 +112,8 @@ func (t *tx) PutSettingOnce(ctx context.Context, key, value string) error {
 }
 
 func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) error {
-	if _, ok := t.st.hosts[h.ID]; ok || t.st.tokenTaken(tokenHash, "") {
-		return fmt.Errorf("insert host: %w", errExists)
+	if err := fresh("insert host", t.st.hosts, h.ID); err != nil || t.st.tokenTaken(tokenHash, "") {
+		return cmp.Or(err, fmt.Errorf("insert host: token: %w", errExists))
 	}
 	h.WebhookHeaders, h.WebhookEvents = headersOf(h.WebhookHeaders), append([]string{}, h.WebhookEvents...)
 	h.CreatedAt, h.SecretRotatedAt = utc(h.CreatedAt), utc(h.SecretRotatedAt)
@@ -124,9 +124,9 @@ func (t *tx) InsertHost(ctx context.Context, h domain.Host, tokenHash string) er
 // UpdateHostSecret swaps the secret of a host at revision rev, removed or
 // not, keeping the previous one for domain.SecretGrace.
 func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret string, at time.Time) error {
-	r, ok := t.st.hosts[id]
-	if !ok || r.Revision != rev {
-		return domain.ErrRevisionConflict
+	r, err := atRevision(t.st.hosts, id, rev, hostRevision)
+	if err != nil {
+		return err
 	}
 	r.prevSecret, r.prevUntil = r.Secret, utc(at.Add(domain.SecretGrace))
 	r.Secret, r.SecretRotatedAt = secret, utc(at)
@@ -135,10 +135,12 @@ func (t *tx) UpdateHostSecret(ctx context.Context, id string, rev int64, secret 
 	return nil
 }
 
+func hostRevision(r hostRow) int64 { return r.Revision }
+
 // liveAt returns the live host id at revision rev.
 func (t *tx) liveAt(id string, rev int64) (hostRow, error) {
-	r, ok := t.st.hosts[id]
-	if !ok || r.removed || r.Revision != rev {
+	r, err := atRevision(t.st.hosts, id, rev, hostRevision)
+	if err != nil || r.removed {
 		return r, domain.ErrRevisionConflict
 	}
 	return r, nil

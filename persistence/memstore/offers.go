@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -25,8 +24,8 @@ type fence struct {
 }
 
 func (t *tx) InsertOffer(ctx context.Context, o domain.Offer) error {
-	if _, ok := t.st.offers[o.ID]; ok {
-		return fmt.Errorf("insert offer: %w", errExists)
+	if err := fresh("insert offer", t.st.offers, o.ID); err != nil {
+		return err
 	}
 	ds := make([]string, len(o.Decisions))
 	for i, d := range o.Decisions {

@@ -21,8 +21,8 @@ type outboxRow struct {
 }
 
 func (t *tx) InsertNotification(ctx context.Context, n domain.Notification, payload []byte) error {
-	if _, ok := t.st.outbox[n.ID]; ok {
-		return fmt.Errorf("insert notification: %w", errExists)
+	if err := fresh("insert notification", t.st.outbox, n.ID); err != nil {
+		return err
 	}
 	e, ok := t.st.event(n.EventID)
 	if !ok {

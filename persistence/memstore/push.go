@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -54,8 +53,8 @@ func (t *tx) DeletePushSubscriptions(ctx context.Context, f domain.PushFilter) (
 }
 
 func (t *tx) InsertActionToken(ctx context.Context, a domain.ActionToken) error {
-	if _, ok := t.st.tokens[a.Hash]; ok {
-		return fmt.Errorf("store action token: %w", errExists)
+	if err := fresh("store action token", t.st.tokens, a.Hash); err != nil {
+		return err
 	}
 	a.ExpiresAt, a.CreatedAt = utc(a.ExpiresAt), utc(a.CreatedAt)
 	t.st.tokens[a.Hash] = tokenRow{ActionToken: a}

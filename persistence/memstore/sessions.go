@@ -2,17 +2,13 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"akk/domain"
 )
 
 func (t *tx) InsertSession(ctx context.Context, s domain.Session) error {
-	if _, ok := t.st.sessions[s.ID]; ok {
-		return fmt.Errorf("insert session: %w", errExists)
-	}
-	if err := t.st.needHost("insert session", s.HostID); err != nil {
+	if err := insertable(t.st, "insert session", t.st.sessions, s.ID, s.HostID); err != nil {
 		return err
 	}
 	s.CreatedAt = utc(s.CreatedAt)
@@ -37,9 +33,9 @@ func (s *Store) Session(ctx context.Context, id string) (domain.Session, error) 
 
 // BindSession records the native thread of a session still at revision rev.
 func (t *tx) BindSession(ctx context.Context, id string, rev int64, threadID string) error {
-	s, ok := t.st.sessions[id]
-	if !ok || s.Revision != rev {
-		return domain.ErrRevisionConflict
+	s, err := atRevision(t.st.sessions, id, rev, func(s domain.Session) int64 { return s.Revision })
+	if err != nil {
+		return err
 	}
 	s.NativeThreadID = threadID
 	s.Revision++

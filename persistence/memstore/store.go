@@ -13,6 +13,7 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,6 +148,30 @@ func (s *Store) Close() error { return nil }
 
 // OperatorTokenKnown is false: a store in memory has no fleet.
 func (s *Store) OperatorTokenKnown(ctx context.Context, hash string) (bool, error) { return false, nil }
+
+// fresh fails when rows holds id already: a primary key taken.
+func fresh[T any](what string, rows map[string]T, id string) error {
+	if _, ok := rows[id]; ok {
+		return fmt.Errorf("%s: %w", what, errExists)
+	}
+	return nil
+}
+
+// insertable fails when rows holds id already or hostID ("" for none)
+// names no host.
+func insertable[T any](st *state, what string, rows map[string]T, id, hostID string) error {
+	return cmp.Or(fresh(what, rows, id), st.needHost(what, hostID))
+}
+
+// atRevision returns the row id of rows if it is at revision rev, and
+// domain.ErrRevisionConflict if it is not or there is none.
+func atRevision[T any](rows map[string]T, id string, rev int64, revision func(T) int64) (T, error) {
+	r, ok := rows[id]
+	if !ok || revision(r) != rev {
+		return r, domain.ErrRevisionConflict
+	}
+	return r, nil
+}
 
 // errExists is a primary or unique key taken.
 var errExists = errors.New("UNIQUE constraint failed")

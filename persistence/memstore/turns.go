@@ -72,14 +72,11 @@ var errHeld = &domain.Error{Code: domain.CodeConflictActiveTurn, Message: "anoth
 
 func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 	x = stored(x)
-	if _, ok := t.st.turns[x.ID]; ok {
-		return fmt.Errorf("insert turn: %w", errExists)
+	if err := insertable(t.st, "insert turn", t.st.turns, x.ID, x.HostID); err != nil {
+		return err
 	}
 	if _, ok := t.st.sessions[x.SessionID]; !ok {
 		return fmt.Errorf("insert turn: session %s: %w", x.SessionID, errMissing)
-	}
-	if err := t.st.needHost("insert turn", x.HostID); err != nil {
-		return err
 	}
 	if _, err := t.st.byMessageID(x.HostID, x.MessageID); err == nil {
 		return fmt.Errorf("insert turn: message id: %w", errExists)
@@ -94,9 +91,9 @@ func (t *tx) InsertTurn(ctx context.Context, x domain.Turn) error {
 // UpdateTurn writes what a Turn's progress changes, if the stored row is
 // still at revision x.Revision, and bumps the revision.
 func (t *tx) UpdateTurn(ctx context.Context, x domain.Turn) error {
-	cur, ok := t.st.turns[x.ID]
-	if !ok || cur.Revision != x.Revision {
-		return domain.ErrRevisionConflict
+	cur, err := atRevision(t.st.turns, x.ID, x.Revision, func(x domain.Turn) int64 { return x.Revision })
+	if err != nil {
+		return err
 	}
 	if _, held := t.st.holderOf(cur.Endpoint, x.ID); held && x.State.HoldsTerminal() {
 		return errHeld

@@ -3,7 +3,6 @@ package memstore
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -11,10 +10,7 @@ import (
 )
 
 func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
-	if _, ok := t.st.watches[w.ID]; ok {
-		return fmt.Errorf("insert watch: %w", errExists)
-	}
-	if err := t.st.needHost("insert watch", w.HostID); err != nil {
+	if err := insertable(t.st, "insert watch", t.st.watches, w.ID, w.HostID); err != nil {
 		return err
 	}
 	w.Endpoint, w.HardTimeout = endpointOf(w.Endpoint, w.TerminalID), w.HardTimeout.Truncate(time.Millisecond)
@@ -25,9 +21,9 @@ func (t *tx) InsertWatch(ctx context.Context, w domain.Watch) error {
 
 // UpdateWatch writes w if the stored row is still at revision w.Revision.
 func (t *tx) UpdateWatch(ctx context.Context, w domain.Watch) error {
-	cur, ok := t.st.watches[w.ID]
-	if !ok || cur.Revision != w.Revision {
-		return domain.ErrRevisionConflict
+	cur, err := atRevision(t.st.watches, w.ID, w.Revision, func(w domain.Watch) int64 { return w.Revision })
+	if err != nil {
+		return err
 	}
 	cur.State, cur.Mark, cur.NativeTurnID, cur.FinalMessage = w.State, w.Mark, w.NativeTurnID, w.FinalMessage
 	cur.LatestText, cur.Reason, cur.SeenActivity, cur.ApprovalShown = w.LatestText, w.Reason, w.SeenActivity, w.ApprovalShown
