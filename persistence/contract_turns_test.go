@@ -255,3 +255,36 @@ func TestSessionBinds(t *testing.T) {
 		}
 	})
 }
+
+// Transactions run as if one at a time: writers that each read a Turn and
+// write it back in one transaction never meet a revision conflict and lose
+// no write.
+func TestWritersTakeTurns(t *testing.T) {
+	eachStore(t, func(t *testing.T, s storetest.Store) {
+		ctx := context.Background()
+		turnsWorld(t, s)
+		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.InsertTurn(ctx, aTurn("turn_1", "term_1", at0)) })
+		const writers = 8
+		errs := make(chan error, writers)
+		for range writers {
+			go func() {
+				errs <- s.InTx(ctx, func(tx domain.Tx) error {
+					x, err := tx.Turn(ctx, "turn_1")
+					if err != nil {
+						return err
+					}
+					x.LatestText += "a"
+					return tx.UpdateTurn(ctx, x)
+				})
+			}()
+		}
+		for range writers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if x, err := s.Turn(ctx, "turn_1"); err != nil || len(x.LatestText) != writers || x.Revision != 1+writers {
+			t.Fatalf("after %d writers %q, revision %d, %v", writers, x.LatestText, x.Revision, err)
+		}
+	})
+}
