@@ -263,7 +263,9 @@ func TestWritersTakeTurns(t *testing.T) {
 	eachStore(t, func(t *testing.T, s storetest.Store) {
 		ctx := context.Background()
 		turnsWorld(t, s)
-		write(t, s, func(ctx context.Context, tx domain.Tx) error { return tx.InsertTurn(ctx, aTurn("turn_1", "term_1", at0)) })
+		write(t, s, func(ctx context.Context, tx domain.Tx) error {
+			return tx.InsertTurn(ctx, aTurn("turn_1", "term_1", at0))
+		})
 		const writers = 8
 		errs := make(chan error, writers)
 		for range writers {

@@ -112,23 +112,31 @@ func (s *Store) update(ctx context.Context, fn func(*tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	s.write.Lock()
-	t := &tx{st: s.committed().clone()}
-	if err := fn(t); err != nil {
-		s.write.Unlock()
+	c, listeners, err := s.commit(fn)
+	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.data = t.st
-	ls := slices.Clone(s.listeners)
-	s.mu.Unlock()
-	s.write.Unlock()
-	if t.change.LastEventID != 0 || t.change.Notifications {
-		for _, fn := range ls {
-			fn(t.change)
+	if c.LastEventID != 0 || c.Notifications {
+		for _, l := range listeners {
+			l(c)
 		}
 	}
 	return nil
+}
+
+// commit runs fn as the one transaction running and keeps its state when
+// it returns nil; it returns what changed and who listens.
+func (s *Store) commit(fn func(*tx) error) (persistence.Change, []func(persistence.Change), error) {
+	s.write.Lock()
+	defer s.write.Unlock()
+	t := &tx{st: s.committed().clone()}
+	if err := fn(t); err != nil {
+		return persistence.Change{}, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data = t.st
+	return t.change, slices.Clone(s.listeners), nil
 }
 
 // OnChange registers fn to run after each commit that appended events or
