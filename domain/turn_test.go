@@ -157,7 +157,7 @@ func (ids) Secret(n int) []byte { b := make([]byte, n); rand.Read(b); return b }
 
 type world struct {
 	svc     *domain.Service
-	store   *persistence.Store
+	store   storetest.Store
 	changes *changes // the store's commits, for waits that never sleep
 	term    *fakeTerm
 	cancel  context.CancelFunc
@@ -181,9 +181,9 @@ func newWorld(t *testing.T, dbPath string, term *fakeTerm) *world {
 func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domain.Redactor) *world {
 	t.Helper()
 	if dbPath == "" {
-		dbPath = storetest.NewLocation(t)
+		dbPath = newLocation(t)
 	}
-	store, err := storetest.OpenLocation(context.Background(), dbPath)
+	store, err := storetest.OpenStoreAt(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ type changes struct {
 	ch chan struct{}
 }
 
-func watchChanges(store *persistence.Store) *changes {
+func watchChanges(store storetest.Store) *changes {
 	c := &changes{ch: make(chan struct{})}
 	store.OnChange(func(persistence.Change) { c.fire() })
 	return c
@@ -542,7 +542,7 @@ func TestCancelPressesOnceAndHumanInterruptWaitsForHost(t *testing.T) {
 
 func TestStallRenewAndRestartResumes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db := storetest.NewLocation(t)
+		db := newLocation(t)
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, db, ft)
 		r, _ := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "task"})
@@ -659,7 +659,7 @@ func TestStoreRefusesASecondHoldingTurn(t *testing.T) {
 // conflictStore fails the next Turn update with a revision conflict, as
 // when the monitor wrote the Turn between an action's read and its write.
 type conflictStore struct {
-	*persistence.Store
+	storetest.Store
 	armed atomic.Bool
 	down  atomic.Int32 // the next this many write transactions find the store out of reach
 	// readsDown: the next this many reads of a Turn find it out of reach.

@@ -14,7 +14,7 @@ import (
 
 	"akk/callbacks"
 	"akk/domain"
-	"akk/persistence"
+	"akk/persistence/storetest"
 )
 
 // A host subscribed to turn.completed only: turn.accepted is stored and
@@ -93,7 +93,7 @@ func TestOnlySubscribedEventsAreDelivered(t *testing.T) {
 
 // attemptStore tells recorded of each delivery attempt once it is stored.
 type attemptStore struct {
-	*persistence.Store
+	storetest.Store
 	recorded *changes
 }
 

@@ -66,7 +66,7 @@ func (t *tx) offer(ctx context.Context, tail string, args ...any) (domain.Offer,
 func (t *tx) ConsumeOffer(ctx context.Context, offerID, base, key string, now time.Time) error {
 	if _, err := t.tx.ExecContext(ctx, `INSERT INTO consumed_fingerprints(fingerprint, base, consumed_at) VALUES (?, ?, ?)`,
 		key, base, ts(now)); err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if t.d.uniqueViolation(err, "consumed_fingerprints", "consumed_fingerprints_pkey", "fingerprint") {
 			return domain.ErrFingerprintConsumed
 		}
 		return fmt.Errorf("fence fingerprint: %w", err)

@@ -48,7 +48,8 @@ fi
 echo "== go test"
 # The packages whose tests run on a real store run again on PostgreSQL (on
 # the run's one server; the persistence and end-to-end tests already run
-# both engines), beside the main run: its output is printed after it.
+# both engines), beside the main run: its output is printed after it. In
+# the main run the domain's tests use the store in memory, the others SQLite.
 AKK_TEST_STORE=postgres go test -p 1 -count=1 -timeout 10m ./domain ./handlers ./callbacks ./cmd/akk >"$pgtmp/pg-pass.log" 2>&1 &
 pgpass=$!
 # Packages two at a time, and in each up to AKK_TEST_PARALLEL tests at once

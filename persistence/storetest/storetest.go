@@ -399,10 +399,7 @@ func (p *Server) remove() {
 // (again, as a restarted daemon would) with OpenLocation.
 func NewLocation(t testing.TB) string {
 	t.Helper()
-	if Engine() == "postgres" {
-		return NewDatabase(t)
-	}
-	return filepath.Join(t.TempDir(), "akk.db")
+	return NewLocationOn(t, Engine())
 }
 
 // OpenLocation opens the store at loc, a SQLite file or a postgres:// URL.
