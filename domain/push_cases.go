@@ -33,8 +33,8 @@ type pushTurns interface {
 	Turn(ctx context.Context, id string) (TurnStatus, error)
 	// Approve answers the Turn's permission prompt, fenced.
 	Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error)
-	// monitors reports whether this daemon's monitor follows the Turn.
-	monitors(turnID string) bool
+	// follows reports whether this daemon's monitor follows the Turn.
+	follows(turnID string) bool
 	// agentOf names the agent of a terminal and its project.
 	agentOf(ctx context.Context, terminalID string) (agent, project string)
 	// redactedExcerpt is text redacted, then bounded to n code points.
@@ -276,7 +276,7 @@ func (s *PushCases) pushEvent(ctx context.Context, e Event, what string, log *sl
 		}
 		byPrincipal[sub.Principal] = append(byPrincipal[sub.Principal], sub)
 	}
-	if s.fleet.nodes != nil && !s.of.monitors(e.Subject) {
+	if s.fleet.nodes != nil && !s.of.follows(e.Subject) {
 		// In a fleet the node whose monitor runs the Turn pushes: it alone
 		// sees the pane (the command, the buttons).
 		return

@@ -2,15 +2,16 @@
 // ports they need. It knows no technology: no SQL, no tmux, no HTTP.
 package domain
 
-// Service runs the use cases. It is safe for concurrent use.
+import "context"
+
+// Service is the composition root: it builds the use cases, wires their
+// ports in (wiring.go) and offers their methods as one (promoted). It is
+// safe for concurrent use.
 type Service struct {
 	basics
-	terminals Terminals
-	turns     *turns
 	watchTerm WatchTerminal
 	endpoints *endpointRegistry
 	pane      *paneEndpoint // the pane's endpoint (its Turns set by UseTurns)
-	screens   ScreenReader
 
 	Retry RetryPolicy
 
@@ -21,6 +22,7 @@ type Service struct {
 	*answerMarks
 
 	// The use cases that stand alone: they see only the ports they hold.
+	*TurnCases
 	*HostCases
 	*PushCases
 	*EventCases
@@ -33,13 +35,7 @@ type Service struct {
 	*Monitors
 	*sendCore
 	*ThreadCases
-
-	// The use cases of one kind each, in types of their own; their
-	// methods are the Service's (promoted), and they see all of it.
 }
-
-// The use-case types: each sees the whole Service through its pointer.
-type ()
 
 // serviceWriter is the Turns' writer of the use cases that move a Turn:
 // the ledger's transitions and the monitors' start.
@@ -56,7 +52,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b),
 		inputGate: &inputGate{timer: b}, answerMarks: &answerMarks{}, turnLedger: &turnLedger{basics: b}}
 	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) turnEndpoint { return absentEndpoint{s.ThreadCases, k} }}
-	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet, of: s}
+	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
 	s.Monitors = &Monitors{basics: b, answers: s.answerMarks, ledger: s.turnLedger, endpoints: s.endpoints}
@@ -73,5 +69,20 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.pane = &paneEndpoint{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases,
 		natives: s.NativeCases, ac: s.ApprovalCases, ic: s.InteractionCases}
 	s.endpoints.register(EndpointPane, s.pane)
+	s.TurnCases = &TurnCases{basics: b, inputGate: s.inputGate, turnLedger: s.turnLedger, sendCore: s.sendCore,
+		endpoints: s.endpoints, mons: s.Monitors, hosts: s.HostCases, nat: s.NativeCases, threads: s.ThreadCases,
+		ic: s.InteractionCases, ac: s.ApprovalCases}
+	s.PushCases.of = pushOf{s.TurnCases, s.ApprovalCases}
 	return s
+}
+
+// pushOf is what a push reads of a Turn (the Turns' use case) and how its
+// one-tap action answers (the approvals').
+type pushOf struct {
+	*TurnCases
+	approvals *ApprovalCases
+}
+
+func (p pushOf) Approve(ctx context.Context, turnID string, d ApprovalDecision) (ActionResult, error) {
+	return p.approvals.Approve(ctx, turnID, d)
 }

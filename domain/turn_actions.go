@@ -6,12 +6,12 @@ import (
 )
 
 // ownedTurn loads a Turn the caller may act on; others get turn_not_found.
-func (s *Service) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
+func (s *TurnCases) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
 	return s.ownedTurnIn(ctx, s.turns, id)
 }
 
 // Turn returns one Turn's status.
-func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
+func (s *TurnCases) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return TurnStatus{}, err
@@ -20,7 +20,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 	if err != nil {
 		return TurnStatus{}, err
 	}
-	av, err := s.TurnApproval(ctx, t)
+	av, err := s.ac.TurnApproval(ctx, t)
 	if err != nil {
 		return TurnStatus{}, err
 	}
@@ -30,7 +30,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 		st.WatchID = w.ID
 	}
 	if t.State == TurnAwaitingInteraction {
-		if in, err := s.TurnInteraction(ctx, t.ID); err == nil {
+		if in, err := s.ic.TurnInteraction(ctx, t.ID); err == nil {
 			st.Interaction = &in
 		}
 	}
@@ -43,7 +43,7 @@ func (s *Service) Turn(ctx context.Context, id string) (TurnStatus, error) {
 }
 
 // Turns lists the caller's Turns.
-func (s *Service) Turns(ctx context.Context, state TurnState, limit int) ([]Turn, error) {
+func (s *TurnCases) Turns(ctx context.Context, state TurnState, limit int) ([]Turn, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return nil, err
@@ -55,14 +55,14 @@ func (s *Service) Turns(ctx context.Context, state TurnState, limit int) ([]Turn
 }
 
 // TurnEventsAfter returns one Turn's events after id, for its SSE stream.
-func (s *Service) TurnEventsAfter(ctx context.Context, p Principal, turnID string, after int64, limit int) ([]Event, error) {
+func (s *TurnCases) TurnEventsAfter(ctx context.Context, p Principal, turnID string, after int64, limit int) ([]Event, error) {
 	f := FilterFor(p)
 	f.Subject = turnID
 	return s.store.EventsAfter(ctx, after, f, limit)
 }
 
 // CheckTurnVisible fails unless the caller may see the Turn.
-func (s *Service) CheckTurnVisible(ctx context.Context, id string) error {
+func (s *TurnCases) CheckTurnVisible(ctx context.Context, id string) error {
 	_, _, err := s.ownedTurn(ctx, id)
 	return err
 }
@@ -87,11 +87,11 @@ func onConflictRetry[T any](action func() (T, error)) (T, error) {
 
 // Cancel presses the interrupt key once for an active Turn. The monitor
 // reports cancelled once the agent's record proves the interrupt.
-func (s *Service) Cancel(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) Cancel(ctx context.Context, id string) (ActionResult, error) {
 	return onConflictRetry(func() (ActionResult, error) { return s.cancelOnce(ctx, id) })
 }
 
-func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) cancelOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -119,7 +119,7 @@ func (s *Service) cancelOnce(ctx context.Context, id string) (ActionResult, erro
 
 // interruptTurn interrupts t's running turn through its endpoint, once:
 // the request is stored before the input, so a restart never repeats it.
-func (s *Service) interruptTurn(ctx context.Context, t Turn) (ActionResult, error) {
+func (s *TurnCases) interruptTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	ep := s.endpointOf(t.Endpoint)
 	target, err := ep.interruptible(ctx, t)
 	if err != nil {
@@ -145,11 +145,11 @@ func (s *Service) interruptTurn(ctx context.Context, t Turn) (ActionResult, erro
 }
 
 // Close releases management of a Turn without any terminal input.
-func (s *Service) Close(ctx context.Context, id, reason string) (ActionResult, error) {
+func (s *TurnCases) Close(ctx context.Context, id, reason string) (ActionResult, error) {
 	return onConflictRetry(func() (ActionResult, error) { return s.closeOnce(ctx, id, reason) })
 }
 
-func (s *Service) closeOnce(ctx context.Context, id, reason string) (ActionResult, error) {
+func (s *TurnCases) closeOnce(ctx context.Context, id, reason string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -181,11 +181,11 @@ func (s *Service) closeOnce(ctx context.Context, id, reason string) (ActionResul
 
 // Renew restarts monitoring of a stalled Turn whose terminal is still the
 // same live agent. No input.
-func (s *Service) Renew(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) Renew(ctx context.Context, id string) (ActionResult, error) {
 	return onConflictRetry(func() (ActionResult, error) { return s.renewOnce(ctx, id) })
 }
 
-func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) renewOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -204,17 +204,17 @@ func (s *Service) renewOnce(ctx context.Context, id string) (ActionResult, error
 	if err := s.endpointOf(t.Endpoint).followable(ctx, t); err != nil {
 		return ActionResult{}, err
 	}
-	return s.resume(ctx, t, "turn.renewed")
+	return s.mons.resume(ctx, t, "turn.renewed")
 }
 
 // Recover reconciles a Turn with the agent's durable record from its
 // original mark: a stalled or uncertain Turn that in fact was accepted or
 // finished takes the state the record proves. No input.
-func (s *Service) Recover(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) Recover(ctx context.Context, id string) (ActionResult, error) {
 	return onConflictRetry(func() (ActionResult, error) { return s.recoverOnce(ctx, id) })
 }
 
-func (s *Service) recoverOnce(ctx context.Context, id string) (ActionResult, error) {
+func (s *TurnCases) recoverOnce(ctx context.Context, id string) (ActionResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return ActionResult{}, err
@@ -233,11 +233,11 @@ func (s *Service) recoverOnce(ctx context.Context, id string) (ActionResult, err
 
 // Respond answers a Turn that waits for the host, inside the same Turn,
 // with the same checks as Send.
-func (s *Service) Respond(ctx context.Context, id, request string) (SendResult, error) {
+func (s *TurnCases) Respond(ctx context.Context, id, request string) (SendResult, error) {
 	return onConflictRetry(func() (SendResult, error) { return s.respondOnce(ctx, id, request) })
 }
 
-func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResult, error) {
+func (s *TurnCases) respondOnce(ctx context.Context, id, request string) (SendResult, error) {
 	t, _, err := s.ownedTurn(ctx, id)
 	if err != nil {
 		return SendResult{}, err
@@ -274,7 +274,7 @@ func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResu
 	t.State, t.Request, t.Mark, t.SubmitStage = TurnDispatching, request, mark, SubmitNothing
 	t.CancelRequested, t.FailureReason, t.AcceptedAt = false, "", zeroTime
 	if t, err = s.transition(ctx, t, "", false); err != nil {
-		s.startMonitor(t.ID) // refused before input: the Turn stays followed
+		s.mons.startMonitor(t.ID) // refused before input: the Turn stays followed
 		return SendResult{}, err
 	}
 	seq, done := s.keySequence(ctx)
@@ -289,11 +289,11 @@ func (s *Service) respondOnce(ctx context.Context, id, request string) (SendResu
 // RetryTurnCallback redelivers a Turn's failed notification with its
 // original webhook-id: the one named, or the only failed one (with several,
 // the caller names one; AKK never picks).
-func (s *Service) RetryTurnCallback(ctx context.Context, turnID, notificationID string) (Notification, error) {
+func (s *TurnCases) RetryTurnCallback(ctx context.Context, turnID, notificationID string) (Notification, error) {
 	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
 		return Notification{}, err
 	}
-	return s.retryCallbackOf(ctx, "turn "+turnID, turnID, notificationID)
+	return s.hosts.retryCallbackOf(ctx, "turn "+turnID, turnID, notificationID)
 }
 
 // waitingEvents are the events by which a Turn begins to wait on a person,

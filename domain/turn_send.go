@@ -8,7 +8,7 @@ import (
 )
 
 // Send dispatches a request to an agent terminal as a new Turn.
-func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
+func (s *TurnCases) Send(ctx context.Context, in SendInput) (SendResult, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return SendResult{}, err
@@ -29,7 +29,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 		}
 	}
 	if in.ConversationID != "" {
-		return s.sendBackend(ctx, p, in)
+		return s.threads.sendBackend(ctx, p, in)
 	}
 
 	session, terminalID, err := s.sendTarget(ctx, p, in)
@@ -87,7 +87,7 @@ func (s *Service) Send(ctx context.Context, in SendInput) (SendResult, error) {
 }
 
 // observeSendTarget observes the pane a Send goes to.
-func (s *Service) observeSendTarget(ctx context.Context, session Session, terminalID string) (Terminal, error) {
+func (s *TurnCases) observeSendTarget(ctx context.Context, session Session, terminalID string) (Terminal, error) {
 	term, err := s.turns.term.Observe(ctx, terminalID)
 	if errors.Is(err, ErrTerminalGone) {
 		if session.ID != "" {
@@ -103,7 +103,7 @@ func (s *Service) observeSendTarget(ctx context.Context, session Session, termin
 
 // holderOf is the Turn that holds the terminal: the caller's (current), or
 // another host's (heldByOther, its Turn not shown).
-func (s *Service) holderOf(ctx context.Context, p Principal, terminalID string) (current *Turn, heldByOther bool, err error) {
+func (s *TurnCases) holderOf(ctx context.Context, p Principal, terminalID string) (current *Turn, heldByOther bool, err error) {
 	holding, err := s.holdingTurn(ctx, terminalID)
 	if errors.Is(err, ErrNotFound) {
 		return nil, false, nil
@@ -120,7 +120,7 @@ func (s *Service) holderOf(ctx context.Context, p Principal, terminalID string) 
 // reserveTurn stores t before any input, in one transaction with closing
 // the caller's broken Turn it supersedes and, for a Send to a terminal,
 // the new session t opens.
-func (s *Service) reserveTurn(ctx context.Context, p Principal, t *Turn, current *Turn, now time.Time) error {
+func (s *TurnCases) reserveTurn(ctx context.Context, p Principal, t *Turn, current *Turn, now time.Time) error {
 	return s.store.InTx(ctx, func(tx Tx) error {
 		if current != nil {
 			// A broken Turn of the caller's (stalled or uncertain) cannot
@@ -143,7 +143,7 @@ func (s *Service) reserveTurn(ctx context.Context, p Principal, t *Turn, current
 }
 
 // checkSend validates a Send's input and normalizes its request.
-func (s *Service) checkSend(in *SendInput) error {
+func (s *TurnCases) checkSend(in *SendInput) error {
 	if err := s.validate(*in); err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (s *Service) checkSend(in *SendInput) error {
 
 // sendTarget is the terminal a pane Send goes to: the one named, the
 // Session's, or the only send-ready one; and the Session named, if any.
-func (s *Service) sendTarget(ctx context.Context, p Principal, in SendInput) (Session, string, error) {
+func (s *TurnCases) sendTarget(ctx context.Context, p Principal, in SendInput) (Session, string, error) {
 	var session Session
 	terminalID := in.TerminalID
 	if in.SessionID != "" {
@@ -197,12 +197,12 @@ func (s *Service) sendTarget(ctx context.Context, p Principal, in SendInput) (Se
 // a Send needs before any task text: identify_and_send's, or the one that
 // proves a Session's thread on a shared Codex daemon. It returns the pane
 // observed again after a probe and the foreground thread identify read.
-func (s *Service) proveSendTarget(ctx context.Context, p Principal, in SendInput, session *Session, term Terminal, path DeliveryPath) (Terminal, string, error) {
+func (s *TurnCases) proveSendTarget(ctx context.Context, p Principal, in SendInput, session *Session, term Terminal, path DeliveryPath) (Terminal, string, error) {
 	tr := s.turns
 	foreground := ""
 	if in.Identify {
 		// identify_and_send: the probe and the dispatch under this one lock.
-		if path != PathManaged || !term.Agent.ThreadProbe || s.native == nil || !term.Agent.Profiled() || term.Agent.Compatibility {
+		if path != PathManaged || !term.Agent.ThreadProbe || s.nat.native == nil || !term.Agent.Profiled() || term.Agent.Compatibility {
 			return term, "", E(CodeManualRequired, "identify is a Codex probe on an idle pane with an empty composer, on the version's own profile")
 		}
 		st, err := s.probe(ctx, p, term)
@@ -222,7 +222,7 @@ func (s *Service) proveSendTarget(ctx context.Context, p Principal, in SendInput
 		return term, foreground, nil
 	}
 	if err := sessionMatches(*session, term); err != nil {
-		if !s.probeable(*session, term) || path != PathManaged {
+		if !s.nat.probeable(*session, term) || path != PathManaged {
 			return term, "", err
 		}
 		// Codex on a shared daemon: its records cannot name the pane's
@@ -241,7 +241,7 @@ func (s *Service) proveSendTarget(ctx context.Context, p Principal, in SendInput
 // user-explicit path the draft goes first with the profile's one native
 // clear (Claude Code's stash keeps it for the person). It returns the
 // furthest stage reached.
-func (s *Service) typeRequest(ctx context.Context, clearer ComposerClearer, term Terminal, request string) (SubmitStage, error) {
+func (s *TurnCases) typeRequest(ctx context.Context, clearer ComposerClearer, term Terminal, request string) (SubmitStage, error) {
 	seq, done := s.keySequence(ctx)
 	stage, subErr := SubmitNothing, error(nil)
 	if !term.ComposerEmpty {
@@ -269,7 +269,7 @@ func (s *Service) typeRequest(ctx context.Context, clearer ComposerClearer, term
 
 // probeSession runs the status probe once (the caller holds the terminal
 // lock) and refuses unless the card names sess's thread.
-func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
+func (s *TurnCases) probeSession(ctx context.Context, p Principal, sess Session, t Terminal) error {
 	st, err := s.probe(ctx, p, t)
 	if err != nil {
 		return err
@@ -284,22 +284,22 @@ func (s *Service) probeSession(ctx context.Context, p Principal, sess Session, t
 // holds the terminal lock) and returns the thread it names. A probe that
 // sent keys and proved nothing stops the Send before its text, never
 // retried.
-func (s *Service) probe(ctx context.Context, p Principal, t Terminal) (string, error) {
+func (s *TurnCases) probe(ctx context.Context, p Principal, t Terminal) (string, error) {
 	seq, done := s.keySequence(ctx)
 	defer done()
-	st, stage, err := s.native.StatusCard(seq, t)
+	st, stage, err := s.nat.native.StatusCard(seq, t)
 	if rerr := refusedBeforeInput(stage, err, "the status plan"); rerr != nil {
 		return "", rerr
 	}
 	if err != nil || stage != AnswerVerified || st.NativeThreadID == "" {
-		s.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
-		return "", E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.why(err)+"); nothing of the task was typed; look at the pane before sending again")
+		s.nat.noteNativeUncertain(seq, p, t.ID, "send_identify", err)
+		return "", E(CodeManualRequired, "the status probe sent keys and proved no thread ("+s.nat.why(err)+"); nothing of the task was typed; look at the pane before sending again")
 	}
 	return st.NativeThreadID, nil
 }
 
 // onlySendReadyTerminal resolves a Send with no target.
-func (s *Service) onlySendReadyTerminal(ctx context.Context) (string, error) {
+func (s *TurnCases) onlySendReadyTerminal(ctx context.Context) (string, error) {
 	if s.terminals == nil {
 		return "", E(CodeUnavailable, "terminal discovery is not configured")
 	}

@@ -10,7 +10,7 @@ import (
 
 // Gauges reads the daemon's state for /metrics: the store's counts, the
 // panes listed now, the monitors running.
-func (s *Service) Gauges(ctx context.Context) (Gauges, error) {
+func (s *TurnCases) Gauges(ctx context.Context) (Gauges, error) {
 	c, err := s.store.Counts(ctx)
 	if err != nil {
 		return Gauges{}, err
@@ -39,7 +39,7 @@ func (s *Service) Gauges(ctx context.Context) (Gauges, error) {
 // was redacted when stored; here code blocks are left out (they may hold
 // diffs or command output) and the body is cut to the budget at a
 // grapheme boundary.
-func (s *Service) progressOf(t Turn, now time.Time, readErr bool) ProgressView {
+func (s *TurnCases) progressOf(t Turn, now time.Time, readErr bool) ProgressView {
 	v := ProgressView{NativeTurnID: t.NativeTurnID, ReadAt: now, LatestItemAt: t.LatestItemAt, State: ProgressNone}
 	budget := ProgressBudget
 	for _, a := range t.Actions {
@@ -70,14 +70,14 @@ func (s *Service) progressOf(t Turn, now time.Time, readErr bool) ProgressView {
 }
 
 // Progress is t's public progress as its stored record shows it now.
-func (s *Service) Progress(t Turn) ProgressView {
+func (s *TurnCases) Progress(t Turn) ProgressView {
 	failed := s.turns != nil && t.State.Monitored() && s.turns.readFailed(t.ID)
 	return s.progressOf(t, s.clock.Now().UTC(), failed)
 }
 
 // Screen reads a terminal's screen once, redacted. A host may not read a
 // pane a Turn of another host holds: its screen is that Turn's.
-func (s *Service) Screen(ctx context.Context, terminalID string) (TerminalScreen, error) {
+func (s *TurnCases) Screen(ctx context.Context, terminalID string) (TerminalScreen, error) {
 	p, err := requirePrincipal(ctx)
 	if err != nil {
 		return TerminalScreen{}, err
@@ -121,7 +121,7 @@ func (s *Service) Screen(ctx context.Context, terminalID string) (TerminalScreen
 
 // agentOf names the agent of a terminal ("Claude Code", "Codex") and its
 // project, from the last listing; "" when unknown.
-func (s *Service) agentOf(ctx context.Context, terminalID string) (string, string) {
+func (s *TurnCases) agentOf(ctx context.Context, terminalID string) (string, string) {
 	if s.terminals == nil || terminalID == "" {
 		return "", ""
 	}
@@ -144,11 +144,11 @@ func (s *Service) agentOf(ctx context.Context, terminalID string) (string, strin
 	return "", ""
 }
 
-// monitors reports whether this daemon's monitor follows Turn id.
-func (s *Service) monitors(id string) bool { return s.turns != nil && s.turns.monitoring(id) }
+// follows reports whether this daemon's monitor follows Turn id.
+func (s *TurnCases) follows(id string) bool { return s.turns != nil && s.turns.monitoring(id) }
 
 // redactedExcerpt is text redacted as the Turns' text is, then bounded.
-func (s *Service) redactedExcerpt(text string, n int) string {
+func (s *TurnCases) redactedExcerpt(text string, n int) string {
 	var r Redactor
 	if s.turns != nil {
 		r = s.turns.redact
@@ -157,7 +157,7 @@ func (s *Service) redactedExcerpt(text string, n int) string {
 }
 
 // TurnChanges lists the files a Turn's agent changed, from its record.
-func (s *Service) TurnChanges(ctx context.Context, turnID string) (TurnChanges, error) {
+func (s *TurnCases) TurnChanges(ctx context.Context, turnID string) (TurnChanges, error) {
 	if _, _, err := s.ownedTurn(ctx, turnID); err != nil {
 		return TurnChanges{}, err
 	}
@@ -171,7 +171,7 @@ func (s *Service) TurnChanges(ctx context.Context, turnID string) (TurnChanges, 
 // TerminalChanged tells the monitors following terminalID (its holding
 // Turn, its active Watches) that an exact channel opened or ended a prompt
 // there: they look again at once. No input.
-func (s *Service) TerminalChanged(ctx context.Context, terminalID string) {
+func (s *TurnCases) TerminalChanged(ctx context.Context, terminalID string) {
 	if s.turns == nil {
 		return
 	}
