@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"akk/domain"
 )
@@ -145,6 +146,53 @@ func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
 		got := w.waitWatch(t, wt.ID, domain.WatchCompleted)
 		if got.FinalMessage != "done" || cs.down.Load() != 0 {
 			t.Fatalf("final message %q, %d outages left", got.FinalMessage, cs.down.Load())
+		}
+	})
+}
+
+// A backend Watch's hard timeout is decided as every Watch's is, on the
+// monitor's clock: its timer fires at the deadline, and the Watch times
+// out then, not a round later (there is none: a daemon's Watch has no
+// rounds but its events).
+func TestBackendWatchTimesOutAtItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ft := &fakeTerm{term: idleTerminal()}
+		w := newWorld(t, "", ft)
+		b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
+			events: make(chan domain.BackendEvent)}}
+		svc, _ := conflictService(t, w, ft, func(svc *domain.Service) {
+			svc.UseWatches(anchor{ft, false})
+			svc.UseThreadTransport(domain.CodexThreads, b)
+		})
+		wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1"), HardTimeoutMinutes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.events <- domain.BackendEvent{Kind: domain.BackendProgress, Text: "on it"}
+		// The world's waits give up after waitBound of its clock, less
+		// than the timeout: this one waits past it.
+		bound := w.clock.NewTimer(2*time.Minute, "test", "bound")
+		defer bound.Stop()
+		for {
+			woken := w.changes.next()
+			cur, err := w.store.Watch(context.Background(), wt.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur.State == domain.WatchTimedOut {
+				if want := wt.CreatedAt.Add(time.Minute); !cur.EndedAt.Equal(want) || cur.Reason == "" {
+					t.Fatalf("ended at %s (%q), want at the deadline %s", cur.EndedAt, cur.Reason, want)
+				}
+				break
+			}
+			select {
+			case <-woken:
+			case <-bound.C:
+				t.Fatalf("watch is %s two minutes after its one-minute timeout", cur.State)
+			}
+		}
+		if got := webhookTypes(t, w, wt.ID); len(got) == 0 || got[len(got)-1] != "watch.timed_out" {
+			t.Fatalf("webhooks %v, want watch.timed_out last", got)
 		}
 	})
 }

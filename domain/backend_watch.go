@@ -2,8 +2,8 @@ package domain
 
 import (
 	"context"
-	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/coder/quartz"
 )
@@ -34,144 +34,76 @@ func (s *ThreadCases) startBackendWatch(ctx context.Context, p Principal, in New
 }
 
 // backendWatchFollower follows a backend Watch's turn through its daemon
-// to its end, one event of the daemon per round. It never sends input. A
-// daemon that cannot be reached or goes away invalidates the Watch (the
-// task may run on; nothing proves it).
+// to its end, the daemon's events as its observations, decided as every
+// transport's are (watchFollow). It never sends input. A daemon that
+// cannot be reached or goes away invalidates the Watch (the task may run
+// on; nothing proves it).
 func (s *ThreadCases) backendWatchFollower(ctx context.Context, w Watch) follower {
-	f := &backendWatchFollow{s: s, log: slog.With("watch_id", w.ID), w: w}
 	events, why := s.followBackend(ctx, w.Endpoint, w.NativeTurnID)
 	if why != "" {
-		f.invalidate(ctx, why)
+		s.watchUnreachable(ctx, w, why)
 		return nil
 	}
-	f.events = events
-	f.hard = s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")
-	return f
+	src := &threadWatchSource{s: s, kind: w.Endpoint.Kind, events: events,
+		hard: s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")}
+	return &watchFollow{s: s.watches, src: src, log: slog.With("watch_id", w.ID), w: w}
 }
 
-// backendWatchFollow is a backend Watch's monitor: the Watch as last
-// stored, and the daemon's next observation.
-type backendWatchFollow struct {
+// watchUnreachable invalidates w, its endpoint out of reach for why, as
+// its monitor would.
+func (s *ThreadCases) watchUnreachable(ctx context.Context, w Watch, why string) {
+	m := &watchFollow{s: s.watches, src: &threadWatchSource{s: s, kind: w.Endpoint.Kind}, log: slog.With("watch_id", w.ID), w: w}
+	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
+}
+
+// threadWatchSource is a backend Watch observed through its daemon: the
+// daemon's next event, the hard timeout (a round on the monitor's clock),
+// or a channel closed before the turn ended (the daemon out of reach).
+// Its events come once: what was not stored is decided again.
+type threadWatchSource struct {
 	s      *ThreadCases
-	log    *slog.Logger
-	w      Watch
+	kind   EndpointKind
 	events <-chan Observation
 	hard   *quartz.Timer
 	next   *Observation // what the next round decides on
 }
 
-func (f *backendWatchFollow) live() bool { return f.w.State == WatchActive }
-
-func (f *backendWatchFollow) close() { f.hard.Stop() }
-
-// round decides on what the last wait received.
-func (f *backendWatchFollow) round(ctx context.Context) monitorStep {
-	o := f.next
+func (p *threadWatchSource) observe(context.Context, time.Time) (Observation, bool, bool) {
+	o := p.next
 	if o == nil {
-		return stepWait
+		return Observation{}, false, true
 	}
-	f.next = nil
-	if !f.apply(ctx, *o) {
-		return stepStop
-	}
-	return stepWait
+	p.next = nil
+	return *o, true, true
 }
 
-// wait receives the daemon's next observation; the hard timeout ends the
-// Watch, a channel closed before the turn ended invalidates it.
-func (f *backendWatchFollow) wait(ctx context.Context) bool {
+func (p *threadWatchSource) wait(ctx context.Context, _ <-chan struct{}, _ time.Time) (bool, bool) {
 	select {
 	case <-ctx.Done():
-		return false
-	case <-f.hard.C:
-		f.finish(ctx, WatchTimedOut, "the hard timeout passed; observation ended", "watch.timed_out")
-		return false
-	case o, open := <-f.events:
+		return false, false
+	case <-p.hard.C:
+		p.next = &Observation{Clock: true}
+	case o, open := <-p.events:
 		if !open {
-			f.invalidate(ctx, "the thread's "+f.s.daemonName(f.w.Endpoint.Kind)+" stopped answering before the turn ended")
-			return false
+			p.next = &Observation{Lost: EndpointUnreachable,
+				Why: "the thread's " + p.s.daemonName(p.kind) + " stopped answering before the turn ended"}
+			break
 		}
-		o = o.received(f.s.clock.Now().UTC())
-		f.next = &o
-		return true
+		o = o.received(p.s.clock.Now().UTC())
+		p.next = &o
 	}
+	return false, true
 }
 
-// end stores next with its event: true when the Watch is done with (stored,
-// unwatched meanwhile, or not storable), false when it changed meanwhile
-// and is still active (f.w is then the stored one).
-func (f *backendWatchFollow) end(ctx context.Context, next Watch, typ string) bool {
-	s := f.s
-	stored, err := s.watches.watchTransition(ctx, next, typ, true)
-	if errors.Is(err, ErrRevisionConflict) {
-		cur, err := s.store.Watch(ctx, f.w.ID)
-		for waitForStore(ctx, s.clock, f.log, err) {
-			cur, err = s.store.Watch(ctx, f.w.ID)
-		}
-		if err != nil || cur.State != WatchActive {
-			return true // unwatched meanwhile
-		}
-		f.w = cur
-		return false
-	}
-	if waitForStore(ctx, s.clock, f.log, err) {
-		return false // the same end again, once the store answers
-	}
-	if err != nil && ctx.Err() == nil {
-		f.log.Error("watch monitor: backend", "err", err)
-	}
-	if err == nil {
-		f.w = stored
-	}
-	return true
-}
+func (p *threadWatchSource) read(context.Context, time.Time) (*TurnProgress, bool) { return nil, false }
+func (p *threadWatchSource) mark() DurableMark                                     { return "" }
+func (p *threadWatchSource) replays() bool                                         { return false }
+func (p *threadWatchSource) readFrom(DurableMark)                                  {}
+func (p *threadWatchSource) lookNow()                                              {}
+func (p *threadWatchSource) foretold(time.Time, Watch)                             {}
 
-// finish ends the Watch in state for why, with the event typ.
-func (f *backendWatchFollow) finish(ctx context.Context, state WatchState, why, typ string) {
-	for {
-		next := f.w
-		next.State, next.Reason = state, why
-		if f.end(ctx, next, typ) {
-			return
-		}
-	}
-}
-
-func (f *backendWatchFollow) invalidate(ctx context.Context, why string) {
-	if ctx.Err() != nil {
-		return // akkd stops: the next start follows on
-	}
-	f.finish(ctx, WatchInvalidated, why, "watch.invalidated")
-}
-
-// apply decides one observation of the daemon's on the Watch, read again first
-// (and after a revision conflict). false: the monitor ends.
-func (f *backendWatchFollow) apply(ctx context.Context, o Observation) bool {
-	s := f.s
-	for {
-		cur, err := s.store.Watch(ctx, f.w.ID)
-		if waitForStore(ctx, s.clock, f.log, err) {
-			continue // the daemon says each event once: keep it
-		}
-		if err != nil || cur.State != WatchActive {
-			return false // unwatched meanwhile
-		}
-		f.w = cur
-		next, typ, webhook := s.watches.decideWatch(f.w, o, s.clock.Now().UTC())
-		if typ == "" {
-			return true
-		}
-		stored, err := s.watches.watchTransition(ctx, next, typ, webhook)
-		if errors.Is(err, ErrRevisionConflict) || waitForStore(ctx, s.clock, f.log, err) {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				f.log.Error("watch monitor: backend", "err", err)
-			}
-			return false
-		}
-		f.w = stored
-		return true
+func (p *threadWatchSource) close() {
+	if p.hard != nil {
+		p.hard.Stop()
 	}
 }

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"log/slog"
 )
 
 // absentEndpoint is a kind of endpoint this daemon has no transport for:
@@ -47,13 +46,12 @@ func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, 
 }
 
 func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	m := &backendTurnFollow{s: s.threads, log: slog.With("turn_id", t.ID), followState: followState{t: t, mark: t.Mark}}
-	m.observe(ctx, Observation{Lost: EndpointUnreachable, Why: s.why()})
+	s.threads.turnUnreachable(ctx, t, s.why())
 	return nil
 }
 
 func (s absentEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	(&backendWatchFollow{s: s.threads, log: slog.With("watch_id", w.ID), w: w}).invalidate(ctx, s.why())
+	s.threads.watchUnreachable(ctx, w, s.why())
 	return nil
 }
 

@@ -2,102 +2,170 @@ package domain
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/coder/quartz"
 )
 
-// PaneObserver is how a pane's monitor (a Turn's or a Watch's) looks at
-// its pane: when a look is due, which looks to believe, when to read the
-// agent's record, and how long to sleep between rounds. The pane adapter
-// decides all of that, from what the terminal and the record's write
-// watch report; the monitor decides what each look and read mean. One per
-// monitor, used by it alone.
+// PaneObserver makes a pane's monitor's observations (a Turn's or a
+// Watch's): it looks at the pane and reads the agent's record, each when
+// it decides one is due, and says them as Observations; it decides how
+// long to sleep between rounds. The monitor decides what they mean
+// (decideTurn, decideWatch), as a thread's monitor does with what its
+// transport observes. The pane adapter implements it; one per monitor,
+// used by it alone.
 type PaneObserver interface {
-	// Look looks at the pane when a look is due at now (at once when no
-	// screen is believed yet: prev.ID ""; last is the last look). due
-	// false: no look this round. Otherwise obs and err are the look's,
-	// and believed is false when obs turned to a prompt that the next look
-	// must show again before the monitor believes it.
-	Look(ctx context.Context, terminalID string, prev Terminal, last, now time.Time) (obs Terminal, due, believed bool, err error)
-	// RecordDue reports whether the record is read in this round (looked:
-	// the screen was looked at in it), and counts the read.
-	RecordDue(now time.Time, looked bool) bool
-	// ArmRecord arms the record's write watch from mark, unless it is
-	// armed: a write then ends the monitor's sleep at once.
-	ArmRecord(mark DurableMark)
+	// Look is the round's look at the pane at now: an Observation of the
+	// screen believed (the last one believed when this round's is not).
+	// Looked: a look was made this round and, unless it failed (err) or
+	// found the pane gone (Lost: EndpointClosed), believed; a look that
+	// turned to a prompt the next look must show again is not. It arms the
+	// record's write watch first, when the record is followed.
+	Look(ctx context.Context, now time.Time) (Observation, error)
+	// Read reads the agent's record of the followed task from where the
+	// last read ended, when a read is due at now (last: whatever is due,
+	// the pane being gone), and never before a screen was believed.
+	// request is the followed turn's user message ("" for a Watch's
+	// task). rec nil and no error: no read; moved: the record's latest
+	// actions changed since the last read. A last read moves nothing on.
+	Read(ctx context.Context, now time.Time, request string, last bool) (rec *TurnProgress, moved bool, err error)
+	// Screen is the screen last believed (ID "" before the first).
+	Screen() Terminal
+	// Mark is where the next read of the record starts.
+	Mark() DurableMark
+	// ReadFrom makes the next read start at mark (the stored record's:
+	// what the monitor held was not stored, or another wrote it).
+	ReadFrom(mark DurableMark)
+	// LookNow makes the next round look at once.
+	LookNow()
 	// ConfirmPrompt reports whether fp, a prompt or step fingerprint that
 	// differs from the one announced, was read on two looks in a row; until
 	// then the next look comes soon.
 	ConfirmPrompt(fp string) bool
-	// Foretold folds in what the round learned: f.
+	// Foretold folds in what the round's decision learned: f.
 	Foretold(now time.Time, f Foretelling)
-	// Wait sleeps until the next round is due (seen: a screen is believed;
-	// last: the last look), the record is written, the screen changes or
-	// nudge fires. nudged: the monitor reloads its stored record and looks
-	// at once. ok false: ctx ended.
-	Wait(ctx context.Context, nudge <-chan struct{}, seen bool, last, now time.Time) (nudged, ok bool)
+	// Wait sleeps until the next round is due, the record is written, the
+	// screen changes or nudge fires. nudged: the monitor reloads its
+	// stored record and looks at once. ok false: ctx ended.
+	Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
 	// Close releases what the observer holds.
 	Close()
 }
 
-// Foretelling is what a monitor's round learned that tells when its pane
-// may ask something.
+// Foretelling is what a monitor's decision tells its observer about what
+// the pane may ask next.
 type Foretelling struct {
-	// Open: a tool call the record shows is open. Changed: the record's
-	// latest actions changed since its last read (a tool call started or
-	// ended). Waiting: the agent says it waits for the person. Asks: a
-	// prompt or question is believed on screen.
-	Open, Changed, Waiting, Asks bool
-	// Quiet: the record says nothing that needs an answer can be drawn now
-	// (TurnProgress.RecordQuiet), and what the monitor follows lets the
-	// screen go unwatched meanwhile (a Turn working and accepted, a Watch
-	// exact and shown no prompt).
+	// Asks: the monitor holds a prompt shown (a Watch's approval
+	// observed), besides what the screen believed shows.
+	Asks bool
+	// Quiet: what the monitor follows lets the screen go unwatched while
+	// the record says nothing that needs an answer can be drawn now
+	// (TurnProgress.RecordQuiet) and nothing is asked (a Turn working and
+	// accepted, an exact Watch).
 	Quiet bool
 }
 
-// PaneObservers may be implemented by a TurnTerminal: a PaneObserver for
-// the monitor of terminalID (kind "turn" or "watch"), on clock, tuned by
-// cfg. Without it a monitor looks and reads on the clock alone
-// (clockObserver).
-type PaneObservers interface {
-	PaneObserver(terminalID, kind string, clock Clock, cfg TurnConfig) PaneObserver
+// PaneFollow is what a pane's monitor follows.
+type PaneFollow struct {
+	TerminalID string
+	Kind       string      // "turn" or "watch"
+	Mark       DurableMark // where the first read of the record starts
+	Record     bool        // the agent's record is read (not for an activity Watch)
 }
 
-// paneObserver is the observer of a monitor of terminalID.
-func (tr *turns) paneObserver(terminalID, kind string, clock Clock) PaneObserver {
+// PaneObservers may be implemented by a TurnTerminal: a PaneObserver for
+// the monitor that follows f, on clock, tuned by cfg. A terminal port
+// without it is looked at every ScreenInterval and read every round
+// (clockObserver).
+type PaneObservers interface {
+	PaneObserver(f PaneFollow, clock Clock, cfg TurnConfig) PaneObserver
+}
+
+// ScreenObservation is what a look at the believed screen term observes,
+// Looked left to the observer.
+func ScreenObservation(term Terminal) Observation {
+	return Observation{Asks: screenAsks(term), Idle: term.ScreenState == ScreenIdle, ExactPrompt: term.ExactPrompt,
+		AsyncQuestion: term.AsyncQuestion}
+}
+
+// ShowsAsk: the screen shows a prompt or question.
+func (t Terminal) ShowsAsk() bool { return asksOnScreen(t) }
+
+// ToolOpen: one of the record's latest actions has not ended (a tool call
+// that may ask for permission or show a question).
+func (p TurnProgress) ToolOpen() bool { return pendingAction(p.Actions) }
+
+// paneObserver is the observer of a monitor that follows f.
+func (tr *turns) paneObserver(f PaneFollow, clock Clock) PaneObserver {
 	if po, ok := tr.term.(PaneObservers); ok {
-		return po.PaneObserver(terminalID, kind, clock, tr.cfg)
+		return po.PaneObserver(f, clock, tr.cfg)
 	}
-	return &clockObserver{term: tr.term, cfg: tr.cfg, tick: clock.NewTicker(tr.cfg.PollInterval, kind, "poll")}
+	return &clockObserver{term: tr.term, cfg: tr.cfg, f: f, mark: f.Mark, tick: clock.NewTicker(tr.cfg.PollInterval, f.Kind, "poll")}
 }
 
 // clockObserver looks at a pane every ScreenInterval and reads its record
-// every round (PollInterval), believing every look: a terminal port that
-// reports no changes.
+// every round (PollInterval), believing every look: the observer of a
+// terminal port that has none of its own and reports no changes.
 type clockObserver struct {
-	term TurnTerminal
-	cfg  TurnConfig
-	tick *quartz.Ticker
+	term    TurnTerminal
+	cfg     TurnConfig
+	f       PaneFollow
+	tick    *quartz.Ticker
+	screen  Terminal
+	last    time.Time
+	mark    DurableMark
+	actions []ProgressAction
 }
 
-func (o *clockObserver) Look(ctx context.Context, terminalID string, prev Terminal, last, now time.Time) (Terminal, bool, bool, error) {
-	if prev.ID != "" && now.Before(last.Add(o.cfg.ScreenInterval)) {
-		return Terminal{}, false, false, nil
+func (o *clockObserver) Look(ctx context.Context, now time.Time) (Observation, error) {
+	seen := ScreenObservation(o.screen)
+	if o.screen.ID != "" && now.Before(o.last.Add(o.cfg.ScreenInterval)) {
+		return seen, nil
 	}
-	obs, err := o.term.Observe(ctx, terminalID)
-	return obs, true, true, err
+	o.last, seen.Looked = now, true
+	obs, err := o.term.Observe(ctx, o.f.TerminalID)
+	switch {
+	case errors.Is(err, ErrTerminalGone):
+		seen.Lost = EndpointClosed
+		return seen, nil
+	case err != nil:
+		return seen, err
+	}
+	o.screen = obs
+	seen = ScreenObservation(obs)
+	seen.Looked = true
+	return seen, nil
 }
 
-func (o *clockObserver) RecordDue(time.Time, bool) bool  { return true }
-func (o *clockObserver) ArmRecord(DurableMark)           {}
+func (o *clockObserver) Read(ctx context.Context, _ time.Time, request string, last bool) (*TurnProgress, bool, error) {
+	if !o.f.Record || o.screen.ID == "" {
+		return nil, false, nil
+	}
+	p, err := o.term.Progress(ctx, o.screen, o.mark, request)
+	if err != nil {
+		return nil, false, err
+	}
+	if last {
+		return &p, false, nil
+	}
+	moved := !slices.Equal(p.Actions, o.actions)
+	o.mark, o.actions = p.Mark, p.Actions
+	return &p, moved, nil
+}
+
+func (o *clockObserver) Screen() Terminal                { return o.screen }
+func (o *clockObserver) Mark() DurableMark               { return o.mark }
+func (o *clockObserver) ReadFrom(mark DurableMark)       { o.mark = mark }
+func (o *clockObserver) LookNow()                        { o.last = time.Time{} }
 func (o *clockObserver) ConfirmPrompt(string) bool       { return true }
 func (o *clockObserver) Foretold(time.Time, Foretelling) {}
 func (o *clockObserver) Close()                          { o.tick.Stop() }
 
-func (o *clockObserver) Wait(ctx context.Context, nudge <-chan struct{}, seen bool, last, now time.Time) (bool, bool) {
+func (o *clockObserver) Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
 	d := o.cfg.PollInterval
-	if until := last.Add(o.cfg.ScreenInterval).Sub(now); seen && until < d {
+	if until := o.last.Add(o.cfg.ScreenInterval).Sub(now); o.screen.ID != "" && until < d {
 		d = until
 	}
 	o.tick.Reset(max(d, time.Millisecond))

@@ -392,3 +392,10 @@ func TestRecordQuiet(t *testing.T) {
 		}
 	}
 }
+
+// screenObserved is what a believed look at term observes.
+func screenObserved(term Terminal) Observation {
+	o := ScreenObservation(term)
+	o.Looked = true
+	return o
+}

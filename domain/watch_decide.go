@@ -16,7 +16,7 @@ func (s *WatchCases) decideWatch(w Watch, o Observation, now time.Time) (next Wa
 	if typ == "" && o.Record != nil {
 		next, typ, webhook = s.applyWatchProgress(next, *o.Record)
 	}
-	if typ == "" && o.Clock && now.After(w.CreatedAt.Add(w.HardTimeout)) {
+	if typ == "" && o.Clock && !now.Before(w.CreatedAt.Add(w.HardTimeout)) {
 		next.State, next.Reason = WatchTimedOut, "the hard timeout passed; observation ended"
 		typ, webhook = "watch.timed_out", true
 	}
@@ -49,10 +49,4 @@ func watchAsks(w Watch, o Observation, now time.Time) (next Watch, typ string, w
 		typ = "watch.activity_seen"
 	}
 	return next, typ, webhook
-}
-
-// screenObserved is what a look at a believed screen observes.
-func screenObserved(term Terminal) Observation {
-	return Observation{Asks: screenAsks(term), Idle: term.ScreenState == ScreenIdle, ExactPrompt: term.ExactPrompt,
-		AsyncQuestion: term.AsyncQuestion, Looked: true}
 }

@@ -2,6 +2,8 @@ package agentpane
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/coder/quartz"
@@ -26,56 +28,110 @@ type paneSource interface {
 	// the record behind mark is written, so monitors need not wait for
 	// their next poll. stop releases it. Polling stays the fallback.
 	Changed(mark domain.DurableMark) (changed <-chan struct{}, stop func(), err error)
+	// Progress reads the agent's record after mark (domain.TurnTerminal's).
+	Progress(ctx context.Context, t domain.Terminal, mark domain.DurableMark, request string) (domain.TurnProgress, error)
 }
 
-// PaneObserver implements domain.PaneObservers: the observer of one
-// monitor of terminalID.
-func (x *Adapter) PaneObserver(terminalID, kind string, clock domain.Clock, cfg domain.TurnConfig) domain.PaneObserver {
-	return newObserver(x, kind, clock, cfg)
+// PaneObserver implements domain.PaneObservers: the observer of the
+// monitor that follows f.
+func (x *Adapter) PaneObserver(f domain.PaneFollow, clock domain.Clock, cfg domain.TurnConfig) domain.PaneObserver {
+	return newObserver(x, f, clock, cfg)
 }
 
-// observer is how a pane's monitor (a Turn's or a Watch's) looks at its
-// pane: what it waits on between rounds (its slow tick, the agent
-// record's next write, armed before each read, tmux's report of the
-// screen's next change, and nudges), when a look is due (scr) and when the
-// record is read (reads).
+// observer makes a pane's monitor's observations (a Turn's or a Watch's):
+// it looks at the pane when a look is due (scr) and reads the agent's
+// record when a read is due (reads), and says what they show; between
+// rounds it waits on its slow tick, the record's next write (armed before
+// each round's reads), tmux's report of the screen's next change, and
+// nudges.
 type observer struct {
 	src         paneSource
 	cfg         domain.TurnConfig
+	f           domain.PaneFollow
 	tick        *quartz.Ticker
 	written     <-chan struct{}
 	stopWritten func()
 	scr         screenWatch
 	reads       recordReads
+	// screen is the screen last believed, last the last look; looked:
+	// this round looked.
+	screen domain.Terminal
+	last   time.Time
+	looked bool
+	// mark is where the next read starts; actions, the record's latest
+	// actions as last read; moved, they changed in this round's read.
+	mark    domain.DurableMark
+	actions []domain.ProgressAction
+	moved   bool
+	// What the last read said: nothing that needs an answer can be drawn
+	// now (TurnProgress.RecordQuiet); a tool call is open; the agent
+	// waits for the person.
+	recordQuiet, recordOpen, recordWaiting bool
 }
 
-func newObserver(src paneSource, kind string, clock domain.Clock, cfg domain.TurnConfig) *observer {
-	return &observer{src: src, cfg: cfg, tick: clock.NewTicker(cfg.PollInterval, kind, "poll"), stopWritten: func() {}}
+func newObserver(src paneSource, f domain.PaneFollow, clock domain.Clock, cfg domain.TurnConfig) *observer {
+	return &observer{src: src, cfg: cfg, f: f, mark: f.Mark, tick: clock.NewTicker(cfg.PollInterval, f.Kind, "poll"), stopWritten: func() {}}
 }
 
-// Look looks at the pane when a look is due. The change watch is armed
-// before the look, so no write after its capture is missed.
-func (o *observer) Look(ctx context.Context, terminalID string, prev domain.Terminal, last, now time.Time) (domain.Terminal, bool, bool, error) {
-	if !o.scr.lookNow(ctx, o.src, o.cfg, terminalID, prev.ID != "", last, now) {
-		return domain.Terminal{}, false, false, nil
+// Look looks at the pane when a look is due. The record's write watch and
+// the screen's change watch are armed before it, so no write after its
+// capture is missed.
+func (o *observer) Look(ctx context.Context, now time.Time) (domain.Observation, error) {
+	o.moved, o.looked = false, false
+	if o.f.Record {
+		o.armRecord()
 	}
-	obs, err := o.src.Look(ctx, terminalID)
+	seen := domain.ScreenObservation(o.screen)
+	if !o.scr.lookNow(ctx, o.src, o.cfg, o.f.TerminalID, o.screen.ID != "", o.last, now) {
+		return seen, nil
+	}
+	o.last, o.looked, seen.Looked = now, true, true
+	obs, err := o.src.Look(ctx, o.f.TerminalID)
+	switch {
+	case errors.Is(err, domain.ErrTerminalGone):
+		seen.Lost = domain.EndpointClosed
+		return seen, nil
+	case err != nil:
+		return seen, err
+	case !o.scr.confirm(o.screen, obs):
+		seen.Looked = false // believed when the next look shows the same
+		return seen, nil
+	}
+	o.screen = obs
+	seen = domain.ScreenObservation(obs)
+	seen.Looked = true
+	return seen, nil
+}
+
+// Read reads the record when a read is due (see recordReads), from where
+// the last read ended.
+func (o *observer) Read(ctx context.Context, now time.Time, request string, last bool) (*domain.TurnProgress, bool, error) {
+	if !o.f.Record || o.screen.ID == "" || !last && !o.reads.due(o.cfg, o.written != nil, o.looked, now) {
+		return nil, false, nil
+	}
+	p, err := o.src.Progress(ctx, o.screen, o.mark, request)
 	if err != nil {
-		return obs, true, false, err
+		return nil, false, err
 	}
-	return obs, true, o.scr.confirm(prev, obs), nil
+	if last {
+		return &p, false, nil
+	}
+	o.moved = !slices.Equal(p.Actions, o.actions)
+	o.mark, o.actions = p.Mark, p.Actions
+	o.recordQuiet, o.recordOpen, o.recordWaiting = p.RecordQuiet(), p.ToolOpen(), p.Waiting
+	return &p, o.moved, nil
 }
 
-// RecordDue reports whether the record is read now.
-func (o *observer) RecordDue(now time.Time, looked bool) bool {
-	return o.reads.due(o.cfg, o.written != nil, looked, now)
-}
+func (o *observer) Screen() domain.Terminal          { return o.screen }
+func (o *observer) Mark() domain.DurableMark         { return o.mark }
+func (o *observer) ReadFrom(mark domain.DurableMark) { o.mark = mark }
+func (o *observer) LookNow()                         { o.last = time.Time{} }
 
-// ArmRecord arms the record's write watch from mark unless it is armed
-// (or the record cannot be watched).
-func (o *observer) ArmRecord(mark domain.DurableMark) {
+// armRecord arms the record's write watch from the mark unless it is
+// armed (or the record cannot be watched).
+func (o *observer) armRecord() {
 	if o.written == nil {
-		if ch, stop, err := o.src.Changed(mark); err == nil {
+		if ch, stop, err := o.src.Changed(o.mark); err == nil {
 			o.written, o.stopWritten = ch, stop
 		}
 	}
@@ -84,12 +140,16 @@ func (o *observer) ArmRecord(mark domain.DurableMark) {
 // ConfirmPrompt: see screenWatch.confirmPrompt.
 func (o *observer) ConfirmPrompt(fp string) bool { return o.scr.confirmPrompt(fp) }
 
-// Foretold folds in what the round learned: when a prompt is expected,
-// and whether the screen goes unwatched (quiet: the record's write watch
-// armed, the record and the monitor letting it, and no prompt expected).
+// Foretold folds in what the round learned: when a prompt is expected
+// (the record's tool calls, the agent waiting, a prompt shown), and
+// whether the screen goes unwatched (quiet: the record's write watch
+// armed, the record and the monitor letting it, and no prompt shown or
+// expected).
 func (o *observer) Foretold(now time.Time, f domain.Foretelling) {
-	o.scr.foretold(now, f.Open, f.Changed, f.Waiting, f.Asks)
-	o.scr.setQuiet(o.written != nil && f.Quiet && !o.scr.expect)
+	asks := f.Asks || o.screen.ShowsAsk()
+	o.scr.foretold(now, o.recordOpen, o.moved, o.recordWaiting, asks)
+	quiet := f.Quiet && o.recordQuiet && o.screen.ID != "" && !asks
+	o.scr.setQuiet(o.written != nil && quiet && !o.scr.expect)
 }
 
 // Close releases the watches and the ticker.
@@ -103,8 +163,8 @@ func (o *observer) Close() {
 // screen changes or the monitor is nudged. With the record's write watch
 // armed, a write wakes the monitor at once: the record is read on that,
 // or on the slow safety tick.
-func (o *observer) Wait(ctx context.Context, nudge <-chan struct{}, seen bool, last, now time.Time) (nudged, ok bool) {
-	o.tick.Reset(o.scr.wait(o.cfg, o.written != nil, seen, last, now))
+func (o *observer) Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool) {
+	o.tick.Reset(o.scr.wait(o.cfg, o.written != nil, o.screen.ID != "", o.last, now))
 	select {
 	case <-ctx.Done():
 		return false, false
