@@ -41,15 +41,15 @@ func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower 
 		s.turnUnreachable(ctx, t, why)
 		return nil
 	}
-	src := &threadTurnSource{s: s, kind: t.Endpoint.Kind, turnID: t.NativeTurnID, events: events,
-		hard: s.clock.NewTimer(s.clock.Until(t.HardDeadline()), "turn", "hard")}
+	src := &threadTurnSource{turnID: t.NativeTurnID, threadEvents: threadEvents{s: s, kind: t.Endpoint.Kind, events: events,
+		hard: s.clock.NewTimer(s.clock.Until(t.HardDeadline()), "turn", "hard")}}
 	return s.monitors.newTurnFollow(t, src, false)
 }
 
 // turnUnreachable decides t's endpoint out of reach, why, as its monitor
 // would.
 func (s *ThreadCases) turnUnreachable(ctx context.Context, t Turn, why string) {
-	m := s.monitors.newTurnFollow(t, &threadTurnSource{s: s, kind: t.Endpoint.Kind, turnID: t.NativeTurnID}, false)
+	m := s.monitors.newTurnFollow(t, &threadTurnSource{turnID: t.NativeTurnID, threadEvents: threadEvents{s: s, kind: t.Endpoint.Kind}}, false)
 	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
 }
 
@@ -57,12 +57,8 @@ func (s *ThreadCases) turnUnreachable(ctx context.Context, t Turn, why string) {
 // daemon's next event, or the hard deadline. Its events come once: what
 // was not stored is decided again, not observed again.
 type threadTurnSource struct {
-	s      *ThreadCases
-	kind   EndpointKind
+	threadEvents
 	turnID string // the daemon's id of the turn
-	events <-chan Observation
-	hard   *quartz.Timer
-	next   *Observation // what the next round decides on
 }
 
 // observe accepts a dispatching Turn (the daemon started it), then gives
@@ -72,17 +68,36 @@ func (p *threadTurnSource) observe(_ context.Context, now time.Time, t Turn) ([]
 	if t.State == TurnDispatching {
 		obs = append(obs, Observation{Record: &TurnProgress{Accepted: true, LastActivity: now}})
 	}
-	if p.next != nil {
-		obs = append(obs, *p.next)
-		p.next = nil
+	if o, ok := p.take(); ok {
+		obs = append(obs, o)
 	}
 	return obs, true
 }
 
-// wait receives the daemon's next observation, or the hard deadline (a
-// round on the monitor's clock), or a channel closed before the turn
-// ended (the daemon out of reach).
-func (p *threadTurnSource) wait(ctx context.Context, _ <-chan struct{}, now time.Time) (bool, bool) {
+// threadEvents is what a thread's follower waits on: the daemon's next
+// observation, the hard deadline (a round on the monitor's clock), or a
+// channel closed before the turn ended (the daemon out of reach).
+type threadEvents struct {
+	s      *ThreadCases
+	kind   EndpointKind
+	events <-chan Observation
+	hard   *quartz.Timer
+	next   *Observation // what the next round decides on
+}
+
+// take is what the last wait received, once.
+func (p *threadEvents) take() (Observation, bool) {
+	o := p.next
+	if o == nil {
+		return Observation{}, false
+	}
+	p.next = nil
+	return *o, true
+}
+
+// wait receives the next observation; a thread's follower takes no
+// nudges (it reads the record as stored before each decision).
+func (p *threadEvents) wait(ctx context.Context, _ <-chan struct{}, _ time.Time) (bool, bool) {
 	select {
 	case <-ctx.Done():
 		return false, false
@@ -100,18 +115,19 @@ func (p *threadTurnSource) wait(ctx context.Context, _ <-chan struct{}, now time
 	return false, true
 }
 
-func (p *threadTurnSource) looks(context.Context) promptLooks { return noLooks{} }
-func (p *threadTurnSource) mark(t Turn) DurableMark           { return t.Mark }
-func (p *threadTurnSource) replays() bool                     { return false }
-func (p *threadTurnSource) readFrom(DurableMark)              {}
-func (p *threadTurnSource) lookNow()                          {}
-func (p *threadTurnSource) foretold(time.Time, Turn)          {}
+func (p *threadEvents) replays() bool        { return false }
+func (p *threadEvents) readFrom(DurableMark) {}
+func (p *threadEvents) lookNow()             {}
 
-func (p *threadTurnSource) close() {
+func (p *threadEvents) close() {
 	if p.hard != nil {
 		p.hard.Stop()
 	}
 }
+
+func (p *threadTurnSource) looks(context.Context) promptLooks { return noLooks{} }
+func (p *threadTurnSource) mark(t Turn) DurableMark           { return t.Mark }
+func (p *threadTurnSource) foretold(time.Time, Turn)          {}
 
 // noLooks: a daemon's observations are never looks, so no decision asks
 // for one.

@@ -124,18 +124,26 @@ func (b *runningDaemon) RunningTurn(context.Context, domain.BackendThread) (stri
 	return "turn-9", nil
 }
 
+// backendWatchWorld is a service whose thread runs a turn to watch, on the
+// scripted daemon, and whose store can be made to fail.
+func backendWatchWorld(t *testing.T) (*world, *runningDaemon, *domain.Service, *conflictStore) {
+	t.Helper()
+	ft := &fakeTerm{term: idleTerminal()}
+	w := newWorld(t, "", ft)
+	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
+		events: make(chan domain.BackendEvent)}}
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
+		svc.UseWatches(anchor{ft, false})
+		svc.UseThreadTransport(domain.CodexThreads, b)
+	})
+	return w, b, svc, cs
+}
+
 // A backend Watch's end that meets the store out of reach is written again
 // once the store answers, never dropped.
 func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ft := &fakeTerm{term: idleTerminal()}
-		w := newWorld(t, "", ft)
-		b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
-			events: make(chan domain.BackendEvent)}}
-		svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
-			svc.UseWatches(anchor{ft, false})
-			svc.UseThreadTransport(domain.CodexThreads, b)
-		})
+		w, b, svc, cs := backendWatchWorld(t)
 		wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1")})
 		if err != nil {
 			t.Fatal(err)
@@ -156,14 +164,7 @@ func TestBackendWatchEndWhileTheStoreIsDown(t *testing.T) {
 // rounds but its events).
 func TestBackendWatchTimesOutAtItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ft := &fakeTerm{term: idleTerminal()}
-		w := newWorld(t, "", ft)
-		b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
-			events: make(chan domain.BackendEvent)}}
-		svc, _ := conflictService(t, w, ft, func(svc *domain.Service) {
-			svc.UseWatches(anchor{ft, false})
-			svc.UseThreadTransport(domain.CodexThreads, b)
-		})
+		w, b, svc, _ := backendWatchWorld(t)
 		wt, err := svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: domain.BackendEndpoint("th-1"), HardTimeoutMinutes: 1})
 		if err != nil {
 			t.Fatal(err)

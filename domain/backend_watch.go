@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/coder/quartz"
 )
 
 // startBackendWatch watches the turn a backend thread runs now (one a
@@ -44,66 +42,28 @@ func (s *ThreadCases) backendWatchFollower(ctx context.Context, w Watch) followe
 		s.watchUnreachable(ctx, w, why)
 		return nil
 	}
-	src := &threadWatchSource{s: s, kind: w.Endpoint.Kind, events: events,
-		hard: s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")}
+	src := &threadWatchSource{threadEvents{s: s, kind: w.Endpoint.Kind, events: events,
+		hard: s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")}}
 	return &watchFollow{s: s.watches, src: src, log: slog.With("watch_id", w.ID), w: w}
 }
 
 // watchUnreachable invalidates w, its endpoint out of reach for why, as
 // its monitor would.
 func (s *ThreadCases) watchUnreachable(ctx context.Context, w Watch, why string) {
-	m := &watchFollow{s: s.watches, src: &threadWatchSource{s: s, kind: w.Endpoint.Kind}, log: slog.With("watch_id", w.ID), w: w}
+	m := &watchFollow{s: s.watches, src: &threadWatchSource{threadEvents{s: s, kind: w.Endpoint.Kind}}, log: slog.With("watch_id", w.ID), w: w}
 	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
 }
 
-// threadWatchSource is a backend Watch observed through its daemon: the
-// daemon's next event, the hard timeout (a round on the monitor's clock),
-// or a channel closed before the turn ended (the daemon out of reach).
-// Its events come once: what was not stored is decided again.
-type threadWatchSource struct {
-	s      *ThreadCases
-	kind   EndpointKind
-	events <-chan Observation
-	hard   *quartz.Timer
-	next   *Observation // what the next round decides on
-}
+// threadWatchSource is a backend Watch observed through its daemon
+// (threadEvents). Its events come once: what was not stored is decided
+// again.
+type threadWatchSource struct{ threadEvents }
 
 func (p *threadWatchSource) observe(context.Context, time.Time) (Observation, bool, bool) {
-	o := p.next
-	if o == nil {
-		return Observation{}, false, true
-	}
-	p.next = nil
-	return *o, true, true
-}
-
-func (p *threadWatchSource) wait(ctx context.Context, _ <-chan struct{}, _ time.Time) (bool, bool) {
-	select {
-	case <-ctx.Done():
-		return false, false
-	case <-p.hard.C:
-		p.next = &Observation{Clock: true}
-	case o, open := <-p.events:
-		if !open {
-			p.next = &Observation{Lost: EndpointUnreachable,
-				Why: "the thread's " + p.s.daemonName(p.kind) + " stopped answering before the turn ended"}
-			break
-		}
-		o = o.received(p.s.clock.Now().UTC())
-		p.next = &o
-	}
-	return false, true
+	o, has := p.take()
+	return o, has, true
 }
 
 func (p *threadWatchSource) read(context.Context, time.Time) (*TurnProgress, bool) { return nil, false }
 func (p *threadWatchSource) mark() DurableMark                                     { return "" }
-func (p *threadWatchSource) replays() bool                                         { return false }
-func (p *threadWatchSource) readFrom(DurableMark)                                  {}
-func (p *threadWatchSource) lookNow()                                              {}
 func (p *threadWatchSource) foretold(time.Time, Watch)                             {}
-
-func (p *threadWatchSource) close() {
-	if p.hard != nil {
-		p.hard.Stop()
-	}
-}
