@@ -114,7 +114,7 @@ test-e2e-load: ## the end-to-end suite with a CPU hog on every core, RUNS times 
 CRASH_TRIALS ?= 20
 crash-matrix: ## kill -9 akkd at every input stage CRASH_TRIALS times (default 20) on the newest agents; prints the table
 	AKK_REQUIRE_AGENTS=1 AKK_CRASH_TRIALS=$(CRASH_TRIALS) $(GO) test -count=1 -timeout 120m -run '^TestE2ECrashMatrix$$' -v ./cmd/akkd \
-	  | grep -v '^ *│' | grep -E -A10 'crash matrix|--- FAIL|_test.go:[0-9]+:|^(FAIL|ok)'
+	  | grep -v '^ *│' | grep -E -A13 'crash matrix|--- FAIL|_test.go:[0-9]+:|^(FAIL|ok)'
 
 ci: agents node-tools ## what CI runs: install everything, then the whole suite with nothing skipped
 	AKK_REQUIRE_AGENTS=1 AKK_REQUIRE_TOOLS=1 bash scripts/test.sh
