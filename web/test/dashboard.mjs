@@ -440,13 +440,19 @@ async function pushTapped(page) {
   await cdp.send("ServiceWorker.enable");
   const reg = await until("the service worker's registration", async () => regs.find((r) => r.scopeURL === URL + "/" && !r.isDeleted));
   await cdp.send("ServiceWorker.deliverPushMessage", { origin: URL, registrationId: reg.registrationId, data: JSON.stringify(payload) });
-  await cdp.send("ServiceWorker.disable");
-  await cdp.detach();
+  // DevTools' ServiceWorker domain stays on until the worker has shown the
+  // push, as in pushShown: turned off at once, it may drop the push it is
+  // still dispatching (the notification never came, once).
   const sw = await until("the service worker", async () => page.context().serviceWorkers().find((w) => w.url().endsWith("/sw.js")));
   const buttons = await until("the push's notification", async () => sw.evaluate(async (tag) => {
     const [n] = await self.registration.getNotifications({ tag });
     return n && n.actions.map((a) => a.title).join(" / ");
-  }, payload.tag));
+  }, payload.tag)).catch(async (e) => {
+    const tags = await page.evaluate(async () => (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => n.tag));
+    throw new Error(`${e.message}; the workers: ${page.context().serviceWorkers().map((w) => w.url())}; the notifications shown: ${tags}`);
+  });
+  await cdp.send("ServiceWorker.disable");
+  await cdp.detach();
   if (buttons !== "Approve once / Reject") throw new Error(`the notification's buttons: ${buttons}`);
   const said = await sw.evaluate(async (tag) => {
     const [n] = await self.registration.getNotifications({ tag });
