@@ -16,8 +16,8 @@ type ApprovalCases struct {
 	basics
 	*inputGate
 	*answerMarks
-	approvals ApprovalTerminal
-	turns     *turns // the panes' locks, observer and redactor (UseTurns)
+	approvals ApprovalTerminal // the panes' (UsePanes)
+	turns     *turns           // the panes' locks, observer and redactor (UsePanes)
 	endpoints *endpointRegistry
 	writer    turnWriter
 }
@@ -35,9 +35,6 @@ func (s *ApprovalCases) redactedExcerpt(text string, n int) string {
 	}
 	return boundText(r, text, n)
 }
-
-// UseApprovals wires the terminal side of permission decisions in.
-func (s *ApprovalCases) UseApprovals(a ApprovalTerminal) { s.approvals = a }
 
 // offerApproval shows the prompt on term to p and records the offer. It
 // returns nil when the screen shows no permission prompt.

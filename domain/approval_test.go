@@ -69,7 +69,7 @@ func awaitingTurn(t *testing.T) (*world, *fakeTerm, *fakeApproval, string) {
 			}
 		})
 	}}
-	w.svc.UseApprovals(fa)
+	w.useParts(t, fa)
 	r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "run it"})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestUnreadablePromptDegradesOneRowNotTheList(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		ft.term.ScreenState = domain.ScreenAwaitingApproval
 		w := newWorld(t, "", ft)
-		w.svc.UseApprovals(&brokenApproval{})
+		w.useParts(t, &brokenApproval{})
 		list, err := w.svc.Conversations(w.host)
 		if err != nil {
 			t.Fatalf("list failed for one unreadable prompt: %v", err)
@@ -293,7 +293,7 @@ func TestSamePromptAgainIsANewOccurrence(t *testing.T) {
 		ft2 := &fakeTerm{term: idleTerminal()}
 		w2 := newWorld(t, "", ft2)
 		fa2 := &fakeApproval{prompt: shellPrompt("fp-9"), stage: domain.AnswerSent}
-		w2.svc.UseApprovals(fa2)
+		w2.useParts(t, fa2)
 		ft2.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenAwaitingApproval })
 		offered := func() *domain.ApprovalView {
 			t.Helper()

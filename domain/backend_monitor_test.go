@@ -132,10 +132,7 @@ func backendWatchWorld(t *testing.T) (*world, *runningDaemon, *domain.Service, *
 	w := newWorld(t, "", ft)
 	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
 		events: make(chan domain.BackendEvent)}}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) {
-		svc.UseWatches(anchor{ft, false})
-		svc.UseThreadTransport(domain.CodexThreads, b)
-	})
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseThreadTransport(domain.CodexThreads, b) }, anchor{ft, false})
 	return w, b, svc, cs
 }
 

@@ -10,7 +10,7 @@ import (
 type paneEndpoint struct {
 	basics
 	*inputGate
-	turns    *turns // the panes' observer and locks (UseTurns)
+	turns    *turns // the panes' observer and locks (UsePanes)
 	ledger   *turnLedger
 	monitors *Monitors
 	watches  *WatchCases

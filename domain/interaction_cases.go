@@ -16,8 +16,8 @@ import (
 type InteractionCases struct {
 	basics
 	*answerMarks
-	interactions InteractionTerminal
-	turns        *turns // the panes' locks and redactor (UseTurns)
+	interactions InteractionTerminal // the panes' (UsePanes)
+	turns        *turns              // the panes' locks and redactor (UsePanes)
 	endpoints    *endpointRegistry
 	writer       turnWriter
 
@@ -29,9 +29,6 @@ type InteractionCases struct {
 func (s *InteractionCases) ownedTurn(ctx context.Context, id string) (Turn, Principal, error) {
 	return s.ownedTurnIn(ctx, s.turns, id)
 }
-
-// UseInteractions wires the terminal side of questionnaires in.
-func (s *InteractionCases) UseInteractions(t InteractionTerminal) { s.interactions = t }
 
 // idSalt keys the opaque ids. It is kept in the store so ids stay the same
 // across restarts for the same prompt.

@@ -56,7 +56,7 @@ func interactionTurn(t *testing.T) (*world, *fakeTerm, *fakeSteps, string) {
 	ft := &fakeTerm{term: idleTerminal()}
 	w := newWorld(t, "", ft)
 	fs := &fakeSteps{step: colorStep("fp-1", 1, 2), next: colorStep("fp-2", 2, 2)}
-	w.svc.UseInteractions(fs)
+	w.useParts(t, fs)
 	return w, ft, fs, sendToQuestion(t, w, ft, "ask me")
 }
 
@@ -339,7 +339,7 @@ func TestInteractionTextIsRedacted(t *testing.T) {
 		step.Questions[0].Prompt = "Use sk-live-SECRET?"
 		step.Questions[0].Options[0].Label = "Yes, sk-live-SECRET"
 		fs := &fakeSteps{step: step, next: step}
-		w.svc.UseInteractions(fs)
+		w.useParts(t, fs)
 		id := sendToQuestion(t, w, ft, "ask me")
 		in, err := w.svc.TurnInteraction(w.host, id)
 		if err != nil {
@@ -420,7 +420,7 @@ func TestAsyncQuestionWhileWorking(t *testing.T) {
 		step.Kind = domain.KindAsyncQuestion
 		step.DeliveryModes = []string{domain.DeliverySteerCurrentTurn, domain.DeliveryQueueNextTurn}
 		fs := &fakeSteps{stage: domain.AnswerSent}
-		w.svc.UseInteractions(fs)
+		w.useParts(t, fs)
 		r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work and ask", InactivityMinutes: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -456,7 +456,7 @@ func TestAsyncStepAnnouncedAfterAConflict(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, "", ft)
 		fs := &fakeSteps{stage: domain.AnswerSent}
-		svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseInteractions(fs) })
+		svc, cs := conflictService(t, w, ft, nil, fs)
 		r, err := svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "work and ask", InactivityMinutes: 10})
 		if err != nil {
 			t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 type ListCases struct {
 	basics
 	terminals  Terminals
-	turns      *turns        // the panes' channels and dialogs (UseTurns)
-	watchTerm  WatchTerminal // set when Watches are (UseWatches)
+	turns      *turns        // the panes' channels and dialogs (UsePanes)
+	watchTerm  WatchTerminal // the panes' (UsePanes)
 	ledger     *turnLedger
 	nat        *NativeCases
 	ic         *InteractionCases

@@ -12,15 +12,12 @@ import (
 type NativeCases struct {
 	basics
 	*inputGate
-	native    NativeControls
+	native    NativeControls // the panes' (UsePanes)
 	threads   ThreadReader
-	turns     *turns // the panes' locks, observer and redactor (UseTurns)
+	turns     *turns // the panes' locks, observer and redactor (UsePanes)
 	endpoints *endpointRegistry
 	catalogs  catalogs
 }
-
-// UseNativeControls sets the native controls port.
-func (s *NativeCases) UseNativeControls(n NativeControls) { s.native = n }
 
 // nativeReady is the common gate of every native control: a caller, the
 // port, the terminal's lock (returned: the caller unlocks), no Turn

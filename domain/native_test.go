@@ -78,13 +78,19 @@ func (n *fakeNative) SetModel(_ context.Context, _ domain.Terminal, model, effor
 	return domain.ModelState{Model: model, Effort: effort, Scope: "current_session"}, stage, nil
 }
 
+// nativePanes is a pane transport with n's model and permission controls.
+type nativePanes struct {
+	panes
+	*fakeNative
+}
+
 func nativeWorld(t *testing.T) (*world, *fakeNative) {
 	term := &fakeTerm{term: idleTerminal()}
 	term.term.NativeIdentity, term.term.NativeThreadID = domain.IdentityResolved, "0a0a0a0a-0000-4000-8000-000000000001"
 	w := newWorld(t, "", term)
 	n := &fakeNative{thread: term.term.NativeThreadID, models: domain.ModelState{Model: "default", Effort: "medium", Scope: "current_session",
 		Models: []domain.ModelOption{{Model: "default", Label: "Default", Efforts: []string{"low", "medium", "high"}}, {Model: "haiku", Label: "Haiku"}}}}
-	w.svc.UseNativeControls(n)
+	w.use(t, nativePanes{w.panes.With(n), n})
 	return w, n
 }
 

@@ -45,7 +45,10 @@ func TestScreenRedactedAndHeldPanes(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorldRedacting(t, "", ft, rowRedactor{})
 		screens := &fakeScreens{rows: []string{"> hello SECRET   ", "export KEY=", "wrapped-part", ""}}
-		w.svc.UseScreens(screens)
+		w.use(t, struct {
+			panes
+			*fakeScreens
+		}{w.panes, screens})
 
 		if _, err := w.svc.Screen(context.Background(), "term_a"); code(err) != domain.CodeUnauthorized {
 			t.Fatalf("no principal: %v", err)

@@ -14,7 +14,7 @@ import (
 // stage makes of the Turn, and its Watch. It holds only its ports.
 type sendCore struct {
 	basics
-	turns    *turns // UseTurns
+	turns    *turns // UsePanes
 	ledger   *turnLedger
 	monitors *Monitors
 	watches  *WatchCases

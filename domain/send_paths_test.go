@@ -30,14 +30,21 @@ func (c *clearingTerm) ClearComposer(context.Context, domain.Terminal) (bool, er
 	return true, nil
 }
 
-// useClearing rewires w's Turns onto ct and starts their monitors.
+// clearingPanes is a pane transport with ct's clear key.
+type clearingPanes struct {
+	panes
+	ct *clearingTerm
+}
+
+func (p clearingPanes) ClearComposer(ctx context.Context, t domain.Terminal) (bool, error) {
+	return p.ct.ClearComposer(ctx, t)
+}
+
+// useClearing rewires w's Turns onto ct, timed by cfg, and starts their
+// monitors.
 func useClearing(t *testing.T, w *world, ct *clearingTerm, cfg domain.TurnConfig) {
-	w.svc.UseTurns(ct, nil, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := w.svc.StartTurnMonitors(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); w.svc.WaitTurnMonitors() })
+	w.redact, w.cfg = nil, cfg
+	w.use(t, clearingPanes{panesOf(ct), ct})
 }
 
 func draftTerminal() domain.Terminal {

@@ -11,7 +11,7 @@ type Service struct {
 	basics
 	watchTerm WatchTerminal
 	endpoints *endpointRegistry
-	pane      *paneEndpoint // the pane's endpoint (its Turns set by UseTurns)
+	pane      *paneEndpoint // the pane's endpoint (its Turns set by UsePanes)
 
 	Retry RetryPolicy
 

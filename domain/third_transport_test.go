@@ -18,7 +18,7 @@ func TestAThirdTransportIsOneAdapterAndOneLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(anchor{ft, false})
+		w.useParts(t, anchor{ft, false})
 		tr := endpointtest.New("th-9", "/work/proj")
 		w.svc.UseThreadTransport(endpointtest.Kind, tr) // the one line
 		ctx := t.Context()

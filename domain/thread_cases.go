@@ -13,7 +13,7 @@ import (
 // events. They hold only their ports.
 type ThreadCases struct {
 	basics
-	turns       *turns    // the endpoints' locks (UseTurns)
+	turns       *turns    // the endpoints' locks (UsePanes)
 	terminals   Terminals // the panes whose daemons list threads (UseTerminals)
 	threadKinds map[EndpointKind]*threadTransport
 	endpoints   *endpointRegistry

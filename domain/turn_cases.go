@@ -12,7 +12,7 @@ type TurnCases struct {
 	*sendCore
 	terminals Terminals
 	turns     *turns
-	screens   ScreenReader
+	screens   ScreenReader // the panes', when they read screens
 	endpoints *endpointRegistry
 	mons      *Monitors
 	hosts     *HostCases

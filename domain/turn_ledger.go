@@ -13,7 +13,7 @@ import (
 // compare-and-swap on the revision; and wakes the Turn's monitor.
 type turnLedger struct {
 	basics
-	turns *turns // the monitors and the redactor (UseTurns)
+	turns *turns // the monitors and the redactor (UsePanes)
 }
 
 // turnData is the public projection carried by Turn events and webhooks.

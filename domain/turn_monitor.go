@@ -13,7 +13,7 @@ import (
 // only their ports.
 type Monitors struct {
 	basics
-	turns     *turns // the monitors' registry, the panes' observers (UseTurns)
+	turns     *turns // the monitors' registry, the panes' observers (UsePanes)
 	answers   *answerMarks
 	ledger    *turnLedger
 	endpoints *endpointRegistry

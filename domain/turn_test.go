@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/domain/panetest"
 	"akk/persistence"
 	"akk/persistence/storetest"
 )
@@ -165,7 +166,30 @@ type world struct {
 	clock   clock           // the service's clock
 	host    context.Context // a host principal
 	other   context.Context // another host
+
+	panes    panes // the pane transport, as last wired (use)
+	redact   domain.Redactor
+	cfg      domain.TurnConfig
+	monitors context.Context // the monitors' context
 }
+
+// use wires p in as the world's pane transport (before the test's first
+// Turn or Watch), with the world's redactor and timing, and starts its
+// monitors.
+func (w *world) use(t *testing.T, p domain.PaneTransport) {
+	t.Helper()
+	if ps, ok := p.(panes); ok {
+		w.panes = ps
+	}
+	w.svc.UsePanes(p, w.redact, w.cfg)
+	if err := w.svc.StartTurnMonitors(w.monitors); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// useParts wires in the world's pane transport with parts in their roles
+// (panes.with).
+func (w *world) useParts(t *testing.T, parts ...any) { t.Helper(); w.use(t, w.panes.With(parts...)) }
 
 func idleTerminal() domain.Terminal {
 	return domain.Terminal{ID: "term_a", Agent: domain.Agent{Kind: domain.AgentClaude, Version: "2.1.328", Profile: "claude-2.1.328"},
@@ -192,13 +216,15 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	svc.UseTerminals(term)
 	// Windows no busy machine runs out of by accident: a test that wants
 	// one to pass moves the clock (Advance) rather than waiting for it.
-	svc.UseTurns(term, redact, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
-		AcceptWindow: 5 * time.Second, DefaultInactivity: time.Minute})
+	cfg := domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+		AcceptWindow: 5 * time.Second, DefaultInactivity: time.Minute}
+	svc.UsePanes(panesOf(term), redact, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{svc: svc, store: store, term: term, skew: clk.skew, clock: clk, changes: watchChanges(store)}
+	w := &world{svc: svc, store: store, term: term, skew: clk.skew, clock: clk, changes: watchChanges(store),
+		panes: panesOf(term), redact: redact, cfg: cfg, monitors: ctx}
 	w.cancel = func() { cancel(); svc.WaitTurnMonitors(); store.Close() }
 	t.Cleanup(w.cancel)
 	op := domain.WithPrincipal(context.Background(), domain.Principal{Operator: true})
@@ -620,7 +646,7 @@ func TestKeySequenceOutlivesTheRequest(t *testing.T) {
 		w := newWorld(t, "", ft)
 		ctx, cancel := context.WithCancel(w.host)
 		ct := &cancellingTerm{fakeTerm: ft, cancelRequest: cancel}
-		w.svc.UseTurns(ct, nil, domain.TurnConfig{})
+		w.use(t, panesOf(ct))
 		r, err := w.svc.Send(ctx, domain.SendInput{TerminalID: "term_a", Request: "keep going"})
 		if err != nil || ct.seqErr != nil {
 			t.Fatalf("send %+v %v; the key sequence's context ended with the request: %v", r, err, ct.seqErr)
@@ -697,12 +723,12 @@ func (c conflictTx) UpdateTurn(ctx context.Context, t domain.Turn) error {
 // conflictService is a second service on w's store whose next Turn update
 // can be made to meet a revision conflict; with (optional) wires more in
 // before its monitors start.
-func conflictService(t *testing.T, w *world, ft *fakeTerm, with func(*domain.Service)) (*domain.Service, *conflictStore) {
+func conflictService(t *testing.T, w *world, ft *fakeTerm, with func(*domain.Service), parts ...any) (*domain.Service, *conflictStore) {
 	t.Helper()
 	cs := &conflictStore{Store: w.store}
 	svc := domain.NewService(cs, w.clock, ids{}, nil)
 	svc.UseTerminals(ft)
-	svc.UseTurns(ft, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+	svc.UsePanes(panesOf(ft).With(parts...), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
 	if with != nil {
 		with(svc)
@@ -851,3 +877,8 @@ func TestRecentTurnsOf(t *testing.T) {
 		}
 	})
 }
+
+// panes is a pane transport of the tests' fakes (panetest).
+type panes = panetest.Panes
+
+func panesOf(term domain.TurnTerminal) panes { return panetest.Of(term) }

@@ -88,7 +88,7 @@ func (c *TurnConfig) defaults() {
 
 // turns is the Turn machinery of a Service.
 type turns struct {
-	term   TurnTerminal
+	term   PaneTransport
 	redact Redactor
 	cfg    TurnConfig
 

@@ -13,8 +13,8 @@ import (
 type WatchCases struct {
 	basics
 	*inputGate
-	turns     *turns        // the panes' observer, locks and monitors (UseTurns)
-	watchTerm WatchTerminal // UseWatches
+	turns     *turns        // the panes' observer, locks and monitors (UsePanes)
+	watchTerm WatchTerminal // the panes' (UsePanes)
 	backend   BackendThreads
 	ledger    *turnLedger
 	endpoints *endpointRegistry

@@ -51,7 +51,7 @@ func TestExactWatchEndsFromTheRecordAndNeverTypes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(anchor{ft, true})
+		w.useParts(t, anchor{ft, true})
 		if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); code(err) != domain.CodeNothingToWatch {
 			t.Fatalf("watch an idle pane: %v", err)
 		}
@@ -88,7 +88,7 @@ func TestBestEffortWatchNeedsStableIdleAndGoneIsInvalidated(t *testing.T) {
 		defer func() { domain.StableIdle = old }()
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(anchor{ft, false})
+		w.useParts(t, anchor{ft, false})
 		ft.set(func(f *fakeTerm) { f.term.ScreenState = domain.ScreenWorking })
 		cs, _ := w.svc.Conversations(w.host)
 		if len(cs[0].Actions) != 1 || cs[0].Actions[0].Name != "watch" {
@@ -117,7 +117,7 @@ func TestWatchRefusedWhileAnotherHostsTurnHolds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(anchor{ft, true})
+		w.useParts(t, anchor{ft, true})
 		r, err := w.svc.Send(w.host, domain.SendInput{TerminalID: "term_a", Request: "mine"})
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +142,7 @@ func TestWatchesPerHostAreBounded(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		ft.term.ScreenState = domain.ScreenWorking
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(anchor{ft, true})
+		w.useParts(t, anchor{ft, true})
 		for i := range domain.MaxActiveWatchesPerHost {
 			if _, err := w.svc.StartWatch(w.host, domain.NewWatchInput{TerminalID: "term_a"}); err != nil {
 				t.Fatalf("watch %d: %v", i, err)
@@ -158,6 +158,16 @@ func TestWatchesPerHostAreBounded(t *testing.T) {
 }
 
 type threadAnchor struct{ anchor }
+
+// threadAnchorPanes is a pane transport that anchors on a named thread.
+type threadAnchorPanes struct {
+	panes
+	a threadAnchor
+}
+
+func (p threadAnchorPanes) AnchorWatchThread(ctx context.Context, t domain.Terminal, thread string) (domain.DurableMark, bool, error) {
+	return p.a.AnchorWatchThread(ctx, t, thread)
+}
 
 func (a threadAnchor) AnchorWatchThread(_ context.Context, _ domain.Terminal, thread string) (domain.DurableMark, bool, error) {
 	return domain.DurableMark("w-" + thread), thread == "thr_pane", nil
@@ -187,7 +197,8 @@ func TestBackendNamesTheThreadOfAWatch(t *testing.T) {
 		ft := &fakeTerm{term: idleTerminal()}
 		ft.term.Agent.Kind, ft.term.Agent.ThreadProbe, ft.term.NativeIdentity, ft.term.ScreenState = domain.AgentCodex, true, domain.IdentityAmbiguous, domain.ScreenWorking
 		w := newWorld(t, "", ft)
-		w.svc.UseWatches(threadAnchor{anchor{ft, false}})
+		a := threadAnchor{anchor{ft, false}}
+		w.use(t, threadAnchorPanes{w.panes.With(a), a})
 		b := &fakeBackend{thread: "thr_pane", ok: true}
 		w.svc.UseBackendThreads(b)
 		start := func() domain.Watch {

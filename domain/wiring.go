@@ -8,20 +8,16 @@ func (s *Service) UseTerminals(t Terminals) {
 	s.TurnCases.terminals, s.DoctorCases.terminals, s.ListCases.terminals, s.ThreadCases.terminals = t, t, t, t
 }
 
-// UseScreens wires the screen reader in.
-func (s *Service) UseScreens(r ScreenReader) { s.TurnCases.screens = r }
-
-// UseTurns wires the terminal side of Turns in.
-func (s *Service) UseTurns(term TurnTerminal, redact Redactor, cfg TurnConfig) {
+// UsePanes wires the pane transport in: the panes' Turns, Watches,
+// prompts, steps and native controls, their screens' redactor and the
+// Turns' timing.
+func (s *Service) UsePanes(p PaneTransport, redact Redactor, cfg TurnConfig) {
 	cfg.defaults()
-	tr := &turns{term: term, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
+	tr := &turns{term: p, redact: redact, cfg: cfg, locks: map[string]*terminalLock{}, monitors: map[string]*monitorHandle{}, readErr: map[string]bool{}}
 	s.TurnCases.turns, s.NativeCases.turns, s.InteractionCases.turns, s.ApprovalCases.turns = tr, tr, tr, tr
 	s.turnLedger.turns, s.ListCases.turns, s.WatchCases.turns, s.Monitors.turns = tr, tr, tr, tr
 	s.sendCore.turns, s.ThreadCases.turns, s.pane.turns = tr, tr, tr
-}
-
-// UseWatches wires the Watch anchor in (Observe and Progress come from the
-// Turn terminal).
-func (s *Service) UseWatches(w WatchTerminal) {
-	s.watchTerm, s.WatchCases.watchTerm, s.ListCases.watchTerm = w, w, w
+	s.ApprovalCases.approvals, s.InteractionCases.interactions, s.NativeCases.native = p, p, p
+	s.watchTerm, s.WatchCases.watchTerm, s.ListCases.watchTerm = p, p, p
+	s.TurnCases.screens, _ = p.(ScreenReader)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"akk/domain"
+	"akk/domain/panetest"
 )
 
 // fakePane is one idle agent pane whose native controls count every plan
@@ -86,12 +87,17 @@ func (p *fakePane) SetPermissions(_ context.Context, _ domain.Terminal, mode str
 	return domain.PermissionState{Current: mode}, p.plan(), nil
 }
 
+// nativePanes is a pane transport with p's model and permission controls.
+type nativePanes struct {
+	panetest.Panes
+	*fakePane
+}
+
 func paneEnv(t *testing.T) (*env, *fakePane) {
 	p := &fakePane{}
 	e := newEnvOpts(t, envOpts{wire: func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UseTurns(p, nil, domain.TurnConfig{})
-		svc.UseNativeControls(p)
+		svc.UsePanes(nativePanes{panetest.Of(p).With(p), p}, nil, domain.TurnConfig{})
 	}})
 	return e, p
 }

@@ -10,6 +10,7 @@ import (
 
 	"akk/callbacks"
 	"akk/domain"
+	"akk/domain/panetest"
 	"akk/handlers"
 	"akk/persistence/storetest"
 )
@@ -44,7 +45,7 @@ func TestInvisibleControlsInARequestAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	term := &countingTerminal{}
-	svc.UseTurns(term, nil, domain.TurnConfig{})
+	svc.UsePanes(panetest.Of(term), nil, domain.TurnConfig{})
 	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test",
 		AllowedHosts: []string{"example.com"}})
 	if err != nil {

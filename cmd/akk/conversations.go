@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"akk/cmd/akk/client"
 )
@@ -64,13 +65,13 @@ func (c *cli) list(args []string) error {
 		}
 		row := []string{cv.ConversationId, string(cv.Agent.Kind), version, cv.Project,
 			state, channels, strings.Join(acts, ","), strings.Join(cv.Warnings, "; ")}
-		if !*wide {
-			// The id stays whole (akk send takes it); the project keeps its
-			// end, the rest their start.
-			row[3] = cutStart(row[3], 22)
-			row[4], row[6], row[7] = cutEnd(row[4], 16), cutEnd(row[6], 22), cutEnd(row[7], 14)
-		}
 		rows = append(rows, row)
+	}
+	const header = "CONVERSATION\tAGENT\tVERSION\tPROJECT\tSTATE\tCHANNELS\tACTIONS\tWARNINGS"
+	if !*wide {
+		// The id stays whole (akk send takes it); the project keeps its
+		// end, the state, actions and warnings their start.
+		fitColumns(strings.Split(header, "\t"), rows, listWidth, map[int]bool{3: true, 4: false, 6: false, 7: false})
 	}
 	if len(rows) == 0 {
 		msg := "no Claude Code or Codex panes found"
@@ -86,7 +87,7 @@ func (c *cli) list(args []string) error {
 		return nil
 	}
 	// CHANNELS: how AKK answers a permission prompt / a question there.
-	c.table("CONVERSATION\tAGENT\tVERSION\tPROJECT\tSTATE\tCHANNELS\tACTIONS\tWARNINGS", rows)
+	c.table(header, rows)
 	return nil
 }
 
@@ -142,6 +143,53 @@ func actionNames(as []client.Action) []string {
 }
 
 // cutEnd keeps s's first n code points, with … for the rest.
+// listWidth is the columns akk list's rows fit in (without --wide).
+const listWidth = 100
+
+// fitColumns cuts the cells of rows so that each row, its columns two
+// apart as table prints them, fits width: the widest of the columns named
+// in cut (true: keep a cell's end, false: its start) loses a code point at
+// a time, down to its header's width. The other columns stay whole.
+func fitColumns(header []string, rows [][]string, width int, cut map[int]bool) {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	total := func() int {
+		n := 2 * (len(widths) - 1)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	for total() > width {
+		widest := -1
+		for i := range widths {
+			if _, ok := cut[i]; ok && widths[i] > utf8.RuneCountInString(header[i]) && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			break // as narrow as the headers allow
+		}
+		widths[widest]--
+	}
+	for _, r := range rows {
+		for i, keepEnd := range cut {
+			if keepEnd {
+				r[i] = cutStart(r[i], widths[i])
+			} else {
+				r[i] = cutEnd(r[i], widths[i])
+			}
+		}
+	}
+}
+
 func cutEnd(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"

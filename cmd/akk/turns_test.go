@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/domain/panetest"
 )
 
 // pane is a scripted agent terminal: idle until a request is submitted,
@@ -106,7 +107,7 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	p := &pane{}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		svc.UsePanes(panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 
 	out, err := akk(t, context.Background(), url, dir, "list")
@@ -189,9 +190,9 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 		{[]string{"retry-callback", watchID, "msg_none"}, "notification_not_found"},
 		{[]string{"watch-renew", watchID}, "turn_state_conflict"},
 		{[]string{"watch-recover", "watch_none"}, "watch_not_found"},
-		// This daemon reads no questionnaires: the routes answer so.
-		{[]string{"interaction", id}, "unavailable"},
-		{[]string{"respond-interaction", id, "--interaction", "int_x", "--answer", "q=o"}, "unavailable"},
+		// A completed Turn shows no questionnaire: the routes answer so.
+		{[]string{"interaction", id}, "no_interaction"},
+		{[]string{"respond-interaction", id, "--interaction", "int_x", "--answer", "q=o"}, "no_interaction"},
 	} {
 		if _, err := akk(t, context.Background(), url, dir, c.args...); err == nil || !strings.Contains(err.Error(), c.code) {
 			t.Errorf("akk %v: %v, want %s", c.args, err, c.code)
@@ -214,8 +215,7 @@ func TestCLIStatusShowsTheWaitingCommand(t *testing.T) {
 	p := &pane{ask: true}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
-		svc.UseApprovals(p)
+		svc.UsePanes(panetest.Of(p).With(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 
 	out := out0(t, url, dir, "send", "term_cli", "make", "notes")
@@ -244,7 +244,7 @@ func TestCLIListFitsAHundredColumns(t *testing.T) {
 	p := &pane{project: long, warn: []string{"an unusually long warning about something the operator should know of"}}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UseTurns(p, nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		svc.UsePanes(panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 	out := out0(t, url, dir, "list")
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {

@@ -457,11 +457,10 @@ func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
 		return nil, fmt.Errorf("terminal discovery: %w", err)
 	}
 	svc.UseTerminals(d.terms)
-	// One pane adapter implements every terminal port on the panes the
-	// discovery sees, with its registry of profiles.
+	// The pane transport: one adapter on the panes the discovery sees,
+	// with its registry of profiles.
 	panes := agentpane.New(d.terms, agentpane.Config{})
-	svc.UseTurns(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
-	svc.UseWatches(panes)
+	svc.UsePanes(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
 		// The daemons' threads as conversations, sent to through them.
@@ -481,11 +480,7 @@ func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
 	d.hooks = claudehook.New(claudehook.Config{TokenFile: hookToken, Bind: panes.BindHookSession, Log: log,
 		Changed: func(terminalID string) { svc.TerminalChanged(context.WithoutCancel(ctx), terminalID) }})
 	panes.UseClaudeHooks(d.hooks)
-	svc.UseApprovals(panes)
-	svc.UseInteractions(panes)
 	svc.UseThreads(d.terms) // read from the agents' records only
-	svc.UseNativeControls(panes)
-	svc.UseScreens(panes)
 	svc.UsePush(d.store, callbacks.WebPush{Contact: cfg.pushContact})
 	if d.operatorToken, err = ensureOperatorToken(ctx, svc, filepath.Join(cfg.stateDir, "operator.token")); err != nil {
 		d.terms.CloseScreens()

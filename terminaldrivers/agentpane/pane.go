@@ -104,10 +104,14 @@ type hookAnswer struct {
 	until time.Time
 }
 
+// The Adapter is the pane transport, with every ability a pane may have.
 var (
-	_ domain.TurnTerminal        = (*Adapter)(nil)
-	_ domain.ApprovalTerminal    = (*Adapter)(nil)
-	_ domain.InteractionTerminal = (*Adapter)(nil)
+	_ domain.PaneTransport   = (*Adapter)(nil)
+	_ domain.ScreenReader    = (*Adapter)(nil)
+	_ domain.ComposerClearer = (*Adapter)(nil)
+	_ domain.ChannelReader   = (*Adapter)(nil)
+	_ domain.PaneObservers   = (*Adapter)(nil)
+	_ domain.ThreadAnchor    = (*Adapter)(nil)
 )
 
 // New builds an Adapter on the Discovery the daemon lists terminals with
