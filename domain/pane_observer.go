@@ -2,11 +2,7 @@ package domain
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"time"
-
-	"github.com/coder/quartz"
 )
 
 // PaneObserver makes a pane's monitor's observations (a Turn's or a
@@ -75,10 +71,8 @@ type PaneFollow struct {
 	Record     bool        // the agent's record is read (not for an activity Watch)
 }
 
-// PaneObservers may be implemented by a TurnTerminal: a PaneObserver for
-// the monitor that follows f, on clock, tuned by cfg. A terminal port
-// without it is looked at every ScreenInterval and read every round
-// (clockObserver).
+// PaneObservers is a pane transport's observers: a PaneObserver for the
+// monitor that follows f, on clock, tuned by cfg.
 type PaneObservers interface {
 	PaneObserver(f PaneFollow, clock Clock, cfg TurnConfig) PaneObserver
 }
@@ -99,82 +93,5 @@ func (p TurnProgress) ToolOpen() bool { return pendingAction(p.Actions) }
 
 // paneObserver is the observer of a monitor that follows f.
 func (tr *turns) paneObserver(f PaneFollow, clock Clock) PaneObserver {
-	if po, ok := tr.term.(PaneObservers); ok {
-		return po.PaneObserver(f, clock, tr.cfg)
-	}
-	return &clockObserver{term: tr.term, cfg: tr.cfg, f: f, mark: f.Mark, tick: clock.NewTicker(tr.cfg.PollInterval, f.Kind, "poll")}
-}
-
-// clockObserver looks at a pane every ScreenInterval and reads its record
-// every round (PollInterval), believing every look: the observer of a
-// terminal port that has none of its own and reports no changes.
-type clockObserver struct {
-	term    TurnTerminal
-	cfg     TurnConfig
-	f       PaneFollow
-	tick    *quartz.Ticker
-	screen  Terminal
-	last    time.Time
-	mark    DurableMark
-	actions []ProgressAction
-}
-
-func (o *clockObserver) Look(ctx context.Context, now time.Time) (Observation, error) {
-	seen := ScreenObservation(o.screen)
-	if o.screen.ID != "" && now.Before(o.last.Add(o.cfg.ScreenInterval)) {
-		return seen, nil
-	}
-	o.last, seen.Looked = now, true
-	obs, err := o.term.Observe(ctx, o.f.TerminalID)
-	switch {
-	case errors.Is(err, ErrTerminalGone):
-		seen.Lost = EndpointClosed
-		return seen, nil
-	case err != nil:
-		return seen, err
-	}
-	o.screen = obs
-	seen = ScreenObservation(obs)
-	seen.Looked = true
-	return seen, nil
-}
-
-func (o *clockObserver) Read(ctx context.Context, _ time.Time, request string, last bool) (*TurnProgress, bool, error) {
-	if !o.f.Record || o.screen.ID == "" {
-		return nil, false, nil
-	}
-	p, err := o.term.Progress(ctx, o.screen, o.mark, request)
-	if err != nil {
-		return nil, false, err
-	}
-	if last {
-		return &p, false, nil
-	}
-	moved := !slices.Equal(p.Actions, o.actions)
-	o.mark, o.actions = p.Mark, p.Actions
-	return &p, moved, nil
-}
-
-func (o *clockObserver) Screen() Terminal                { return o.screen }
-func (o *clockObserver) Mark() DurableMark               { return o.mark }
-func (o *clockObserver) ReadFrom(mark DurableMark)       { o.mark = mark }
-func (o *clockObserver) LookNow()                        { o.last = time.Time{} }
-func (o *clockObserver) ConfirmPrompt(string) bool       { return true }
-func (o *clockObserver) Foretold(time.Time, Foretelling) {}
-func (o *clockObserver) Close()                          { o.tick.Stop() }
-
-func (o *clockObserver) Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
-	d := o.cfg.PollInterval
-	if until := o.last.Add(o.cfg.ScreenInterval).Sub(now); o.screen.ID != "" && until < d {
-		d = until
-	}
-	o.tick.Reset(max(d, time.Millisecond))
-	select {
-	case <-ctx.Done():
-		return false, false
-	case <-o.tick.C:
-		return false, true
-	case <-nudge:
-		return true, true
-	}
+	return tr.term.PaneObserver(f, clock, tr.cfg)
 }

@@ -9,7 +9,7 @@ package domain
 //
 // What only some panes can do, a pane transport may also implement:
 // ComposerClearer, ScreenExcerpter, DialogReader, ChannelReader,
-// ScreenReader, PaneObservers, ThreadAnchor, and the native controls'
+// ScreenReader, ThreadAnchor, and the native controls'
 // ModelControls, ModelRepairer and PermissionControls.
 type PaneTransport interface {
 	TurnTerminal
@@ -17,4 +17,5 @@ type PaneTransport interface {
 	InteractionTerminal
 	WatchTerminal
 	NativeControls
+	PaneObservers
 }
