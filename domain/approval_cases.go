@@ -100,7 +100,24 @@ func (s *ApprovalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView
 		return nil, nil
 	}
 	p, _ := PrincipalFrom(ctx)
-	return s.endpoints.of(t.Endpoint).approvalOf(ctx, p, t)
+	return s.offerOf(ctx, p, t)
+}
+
+// offerOf offers p the approval t waits on, as its endpoint reads it now:
+// nil when none is shown or the endpoint is gone (the status shows the
+// state), an unanswerable view when it cannot be read.
+func (s *ApprovalCases) offerOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
+	seen, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
+	if ErrorCode(err) == CodeTerminalNotFound {
+		return nil, nil
+	}
+	if err == nil {
+		var av *ApprovalView
+		if av, err = s.offerRead(ctx, p, t.TerminalID, t.ID, seen); err == nil {
+			return av, nil
+		}
+	}
+	return unreadablePrompt(err), nil
 }
 
 // Approve answers the permission prompt of a Turn awaiting approval.

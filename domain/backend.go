@@ -58,7 +58,7 @@ func (s *ThreadCases) backendConversationOf(ctx context.Context, p Principal, th
 	}
 	// The command approval the daemon waits on, offered to the Turn's owner.
 	if cur := c.CurrentTurn; cur != nil && cur.State == TurnAwaitingApproval {
-		c.Approval, _ = s.endpoints.of(cur.Endpoint).approvalOf(ctx, p, *cur)
+		c.Approval, _ = s.ac.offerOf(ctx, p, *cur)
 		if c.Approval != nil && !c.Approval.ManualRequired {
 			for _, d := range c.Approval.Decisions {
 				c.Actions = append(c.Actions, act("approve", OnTurn, cur.ID, map[string]any{"decision": string(d)}))

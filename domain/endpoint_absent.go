@@ -33,10 +33,6 @@ func (s absentEndpoint) recoverTurn(context.Context, Turn) (ActionResult, error)
 	return ActionResult{}, s.refuse()
 }
 
-func (s absentEndpoint) approvalOf(context.Context, Principal, Turn) (*ApprovalView, error) {
-	return nil, nil
-}
-
 func (s absentEndpoint) currentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
 	return "", Terminal{}, InteractionStep{}, s.refuse()
 }

@@ -49,19 +49,6 @@ func (s *paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, e
 	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 }
 
-// approvalOf offers the pane's permission prompt (nil when none is shown).
-func (s *paneEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
-	term, err := s.turns.term.Observe(ctx, t.TerminalID)
-	if err != nil {
-		return nil, nil // the status shows the state; there is nothing to offer
-	}
-	av, err := s.ac.offerApproval(ctx, p, term, t.ID)
-	if err != nil {
-		return unreadablePrompt(err), nil
-	}
-	return av, nil
-}
-
 // currentStep reads the questionnaire step t may be answered on now from
 // its pane.
 func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {

@@ -17,9 +17,6 @@ type turnEndpoint interface {
 	// recoverTurn reconciles an unfinished Turn with what the agent
 	// recorded. No input.
 	recoverTurn(ctx context.Context, t Turn) (ActionResult, error)
-	// approvalOf offers the approval a Turn waits on (nil when none is
-	// shown).
-	approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error)
 	// currentStep reads the questionnaire step t may be answered on now.
 	currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error)
 	// deliverAnswers gives a reserved step its answers.

@@ -23,19 +23,6 @@ func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, 
 	return s.monitors.resume(ctx, t, "turn.recovered")
 }
 
-// approvalOf offers the command approval the daemon waits on.
-func (s threadEndpoint) approvalOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
-	seen, err := s.readPrompt(ctx, t)
-	if err != nil {
-		return unreadablePrompt(err), nil
-	}
-	av, err := s.ac.offerRead(ctx, p, t.TerminalID, t.ID, seen)
-	if err != nil {
-		return unreadablePrompt(err), nil
-	}
-	return av, nil
-}
-
 // currentStep reads the daemon's pending question as one questionnaire
 // step.
 func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
