@@ -29,8 +29,8 @@ func (s absentEndpoint) interrupt(context.Context, Turn, interruptTarget) error 
 
 func (s absentEndpoint) followable(context.Context, Turn) error { return s.refuse() }
 
-func (s absentEndpoint) recoverTurn(context.Context, Turn) (ActionResult, error) {
-	return ActionResult{}, s.refuse()
+func (s absentEndpoint) readRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
+	return TurnProgress{}, false, s.refuse()
 }
 
 func (s absentEndpoint) currentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
@@ -58,8 +58,6 @@ func (s absentEndpoint) startWatch(context.Context, Principal, NewWatchInput) (W
 func (s absentEndpoint) watchedLive(context.Context, Watch) error {
 	return E(CodeTerminalNotFound, s.why())
 }
-
-func (s absentEndpoint) reconcileWatch(_ context.Context, w Watch) (Watch, error) { return w, nil }
 
 func (s absentEndpoint) models(context.Context, string) (ModelsResult, error) {
 	return ModelsResult{}, E(CodeTerminalNotFound, s.why())

@@ -19,34 +19,17 @@ type paneEndpoint struct {
 	ic       *InteractionCases
 }
 
-// recoverTurn reconciles a Turn with its agent's record from its mark.
-func (s *paneEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	tr := s.turns
-	term, err := tr.term.Observe(ctx, t.TerminalID)
+// readRecord reads the pane's agent's record from mark.
+func (s *paneEndpoint) readRecord(ctx context.Context, terminalID string, mark DurableMark, request string) (TurnProgress, bool, error) {
+	term, err := s.turns.term.Observe(ctx, terminalID)
 	if err != nil {
-		return ActionResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted; its record cannot be read")
+		return TurnProgress{}, false, E(CodeTerminalNotFound, "the pane is gone or its agent restarted; its record cannot be read")
 	}
-	p, err := tr.term.Progress(ctx, term, t.Mark, t.Request)
+	p, err := s.turns.term.Progress(ctx, term, mark, request)
 	if err != nil {
-		return ActionResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+		return TurnProgress{}, false, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
-	next, typ, webhook := s.ledger.applyProgress(t, p, s.clock.Now())
-	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
-		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
-		next.EndedAt, next.FailureReason = zeroTime, ""
-		next.LastActivityAt = s.clock.Now().UTC()
-	}
-	if typ == "" {
-		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
-	}
-	next.Mark = p.Mark
-	if t, err = s.ledger.transition(ctx, next, typ, webhook); err != nil {
-		return ActionResult{}, err
-	}
-	if t.State.Monitored() {
-		s.monitors.startMonitor(t.ID)
-	}
-	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
+	return p, true, nil
 }
 
 // currentStep reads the questionnaire step t may be answered on now from
@@ -136,23 +119,6 @@ func (s *paneEndpoint) watchedLive(ctx context.Context, w Watch) error {
 		return E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted")
 	}
 	return nil
-}
-
-// reconcileWatch reconciles an exact Watch with its agent's record.
-func (s *paneEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
-	term, err := s.turns.term.Observe(ctx, w.TerminalID)
-	if err != nil {
-		return Watch{}, E(CodeTerminalNotFound, "the watched pane is gone or its agent restarted; its record cannot be read")
-	}
-	p, err := s.turns.term.Progress(ctx, term, w.Mark, "")
-	if err != nil {
-		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
-	}
-	next, typ, webhook := s.watches.applyWatchProgress(w, p)
-	if typ == "" {
-		return w, nil
-	}
-	return s.watches.watchTransition(ctx, next, typ, webhook)
 }
 
 // models reads a pane's model catalogue (NativeCases.paneModels).

@@ -14,9 +14,12 @@ type turnEndpoint interface {
 	// followable checks that t's endpoint can be followed again (the same
 	// live agent in its pane, its daemon answering). No input.
 	followable(ctx context.Context, t Turn) error
-	// recoverTurn reconciles an unfinished Turn with what the agent
-	// recorded. No input.
-	recoverTurn(ctx context.Context, t Turn) (ActionResult, error)
+	// readRecord reads what the agent recorded of the task on the endpoint
+	// terminalID names, from mark (request: the followed turn's user
+	// message, "" for a Watch's task). ok false: the endpoint keeps no
+	// record to read from a mark (its daemon says how a turn stands when
+	// it is followed again). No input.
+	readRecord(ctx context.Context, terminalID string, mark DurableMark, request string) (p TurnProgress, ok bool, err error)
 	// currentStep reads the questionnaire step t may be answered on now.
 	currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error)
 	// deliverAnswers gives a reserved step its answers.
@@ -31,9 +34,6 @@ type turnEndpoint interface {
 	startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error)
 	// watchedLive checks that a timed-out Watch's endpoint is still there.
 	watchedLive(ctx context.Context, w Watch) error
-	// reconcileWatch reconciles an exact Watch with what the agent
-	// recorded. No input.
-	reconcileWatch(ctx context.Context, w Watch) (Watch, error)
 	// models reads the endpoint's model catalogue and the model and
 	// effort in effect.
 	models(ctx context.Context, terminalID string) (ModelsResult, error)

@@ -10,17 +10,10 @@ type threadEndpoint struct {
 	tt *threadTransport
 }
 
-// recoverTurn follows a stalled turn again; the daemon says how it stands.
-func (s threadEndpoint) recoverTurn(ctx context.Context, t Turn) (ActionResult, error) {
-	if t.State != TurnStalled {
-		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // followed, or proven uncertain: nothing to reconcile
-	}
-	// The daemon itself says how the turn stands: following it again
-	// yields its end at once if it ended meanwhile.
-	if err := s.followable(ctx, t); err != nil {
-		return ActionResult{}, err
-	}
-	return s.monitors.resume(ctx, t, "turn.recovered")
+// readRecord: the daemon keeps the record and says itself how a turn
+// stands when it is followed again.
+func (s threadEndpoint) readRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
+	return TurnProgress{}, false, nil
 }
 
 // currentStep reads the daemon's pending question as one questionnaire
@@ -61,13 +54,6 @@ func (s threadEndpoint) watchedLive(ctx context.Context, w Watch) error {
 		return E(CodeTerminalNotFound, "the watched thread is no longer loaded in its daemon")
 	}
 	return nil
-}
-
-// reconcileWatch leaves the Watch as it is: its monitor follows the
-// daemon's own events, and a turn that ended meanwhile ends it when it
-// follows on.
-func (s threadEndpoint) reconcileWatch(ctx context.Context, w Watch) (Watch, error) {
-	return w, nil
 }
 
 // models reads the thread's model catalogue from its daemon.

@@ -228,7 +228,46 @@ func (s *TurnCases) recoverOnce(ctx context.Context, id string) (ActionResult, e
 	if t.State.Final() {
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 	}
-	return s.endpointOf(t.Endpoint).recoverTurn(ctx, t)
+	ep := s.endpointOf(t.Endpoint)
+	p, ok, err := ep.readRecord(ctx, t.TerminalID, t.Mark, t.Request)
+	switch {
+	case err != nil:
+		return ActionResult{}, err
+	case ok:
+		return s.reconcile(ctx, t, p)
+	case t.State != TurnStalled:
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // followed, or proven uncertain: nothing to reconcile
+	}
+	// An endpoint with no record to read (a daemon's thread) says itself
+	// how the turn stands: following it again yields its end at once if it
+	// ended meanwhile.
+	if err := ep.followable(ctx, t); err != nil {
+		return ActionResult{}, err
+	}
+	return s.mons.resume(ctx, t, "turn.recovered")
+}
+
+// reconcile moves t to the state its agent's record p proves.
+func (s *TurnCases) reconcile(ctx context.Context, t Turn, p TurnProgress) (ActionResult, error) {
+	now := s.clock.Now()
+	next, typ, webhook := s.applyProgress(t, p, now)
+	if typ == "" && p.Accepted && (t.State == TurnStalled || t.State == TurnDeliveryUncertain) {
+		next.State, typ, webhook = TurnWorking, "turn.accepted", t.AcceptedAt.IsZero()
+		next.EndedAt, next.FailureReason = zeroTime, ""
+		next.LastActivityAt = now.UTC()
+	}
+	if typ == "" {
+		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil // the record proves nothing new
+	}
+	next.Mark = p.Mark
+	t, err := s.transition(ctx, next, typ, webhook)
+	if err != nil {
+		return ActionResult{}, err
+	}
+	if t.State.Monitored() {
+		s.mons.startMonitor(t.ID)
+	}
+	return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 }
 
 // Respond answers a Turn that waits for the host, inside the same Turn,

@@ -82,7 +82,21 @@ func (s *WatchCases) RecoverWatch(ctx context.Context, id string) (Watch, error)
 	if w.Mode != WatchModeExact || w.State == WatchCompleted || w.State == WatchUnwatched {
 		return w, nil
 	}
-	return s.endpoints.of(w.Endpoint).reconcileWatch(ctx, w)
+	// An endpoint with no record to read (a daemon's thread) leaves the
+	// Watch as it is: its monitor follows the daemon's own events, and a
+	// turn that ended meanwhile ends it when it follows on.
+	p, ok, err := s.endpoints.of(w.Endpoint).readRecord(ctx, w.TerminalID, w.Mark, "")
+	if err != nil {
+		return Watch{}, err
+	}
+	if !ok {
+		return w, nil
+	}
+	next, typ, webhook := s.applyWatchProgress(w, p)
+	if typ == "" {
+		return w, nil
+	}
+	return s.watchTransition(ctx, next, typ, webhook)
 }
 
 // RetryWatchCallback redelivers a Watch's failed notification.
