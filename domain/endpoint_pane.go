@@ -9,7 +9,6 @@ import (
 // through its screen and its agent's record.
 type paneEndpoint struct {
 	basics
-	*inputGate
 	turns    *turns // the panes' observer and locks (UsePanes)
 	ledger   *turnLedger
 	monitors *Monitors
@@ -57,9 +56,7 @@ func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Term
 
 // deliverAnswers gives a reserved step its answers as one key sequence
 // into the pane.
-func (s *paneEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
-	seq, done := s.keySequence(ctx)
-	defer done()
+func (s *paneEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
 	return s.ic.interactions.AnswerStep(seq, term, fingerprint, answers)
 }
 

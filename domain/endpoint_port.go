@@ -22,8 +22,9 @@ type turnEndpoint interface {
 	readRecord(ctx context.Context, terminalID string, mark DurableMark, request string) (p TurnProgress, ok bool, err error)
 	// currentStep reads the questionnaire step t may be answered on now.
 	currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error)
-	// deliverAnswers gives a reserved step its answers.
-	deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error)
+	// deliverAnswers gives a reserved step its answers, once, under seq
+	// (a bounded input step).
+	deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error)
 	// turnFollower is what the monitor follows a Turn by (nil: the
 	// Turn's end is stored already, as a Turn that cannot be followed).
 	turnFollower(ctx context.Context, t Turn) follower

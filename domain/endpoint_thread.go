@@ -27,10 +27,8 @@ func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Ter
 }
 
 // deliverAnswers gives a reserved step its answers through the daemon.
-func (s threadEndpoint) deliverAnswers(ctx context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
-	actx, cancel := s.boundedFrom(ctx, KeySequenceBound, "backend-answer")
-	defer cancel()
-	return s.tt.calls.AnswerQuestion(actx, t.NativeTurnID, fingerprint, answers)
+func (s threadEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
+	return s.tt.calls.AnswerQuestion(seq, t.NativeTurnID, fingerprint, answers)
 }
 
 // turnFollower follows the Turn through the daemon.

@@ -15,6 +15,7 @@ import (
 // ports.
 type InteractionCases struct {
 	basics
+	*inputGate
 	*answerMarks
 	interactions InteractionTerminal // the panes' (UsePanes)
 	turns        *turns              // the panes' locks and redactor (UsePanes)
@@ -237,7 +238,9 @@ func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string
 	}
 	defer s.answerTurn(t.ID)()
 	Failpoint("interaction.reserved")
-	stage, aerr := s.endpoints.of(t.Endpoint).deliverAnswers(ctx, t, term, offer.Fingerprint, answers)
+	seq, done := s.keySequence(ctx)
+	stage, aerr := s.endpoints.of(t.Endpoint).deliverAnswers(seq, t, term, offer.Fingerprint, answers)
+	done()
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {
 			slog.Warn("record a proven answer", "err", err) // the fence stays

@@ -56,7 +56,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}
 	s.Monitors = &Monitors{basics: b, answers: s.answerMarks, ledger: s.turnLedger, endpoints: s.endpoints}
-	s.InteractionCases = &InteractionCases{basics: b, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
+	s.InteractionCases = &InteractionCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ApprovalCases = &ApprovalCases{basics: b, inputGate: s.inputGate, answerMarks: s.answerMarks, endpoints: s.endpoints, writer: s.turnWriter()}
 	s.ListCases = &ListCases{basics: b, ledger: s.turnLedger, nat: s.NativeCases, ic: s.InteractionCases, ac: s.ApprovalCases}
 	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
@@ -66,7 +66,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.ThreadCases = &ThreadCases{basics: b, endpoints: s.endpoints, ledger: s.turnLedger, sends: s.sendCore, monitors: s.Monitors,
 		watches: s.WatchCases, list: s.ListCases, ic: s.InteractionCases, ac: s.ApprovalCases}
 	s.ListCases.threadRows = s.ThreadCases
-	s.pane = &paneEndpoint{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases,
+	s.pane = &paneEndpoint{basics: b, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases,
 		natives: s.NativeCases, ac: s.ApprovalCases, ic: s.InteractionCases}
 	s.endpoints.register(EndpointPane, s.pane)
 	s.TurnCases = &TurnCases{basics: b, inputGate: s.inputGate, turnLedger: s.turnLedger, sendCore: s.sendCore,
