@@ -6,31 +6,6 @@ import (
 	"time"
 )
 
-// startBackendWatch watches the turn a backend thread runs now (one a
-// person or another client of its daemon started), exactly: the daemon
-// names the turn, and its own events end the Watch. No input.
-func (s *ThreadCases) startBackendWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
-	tt, th, err := s.backendEndpointThread(ctx, in.TerminalID)
-	if err != nil {
-		return Watch{}, err
-	}
-	if err := s.watches.mayWatch(ctx, p, in.TerminalID, "thread"); err != nil {
-		return Watch{}, err
-	}
-	turnID, err := tt.calls.RunningTurn(ctx, th)
-	if err != nil {
-		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
-	}
-	if turnID == "" {
-		return Watch{}, E(CodeNothingToWatch, "the thread runs no turn; a Watch follows a task that is working")
-	}
-	now := s.clock.Now().UTC()
-	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
-		Endpoint: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, Mode: WatchModeExact, State: WatchActive, NativeTurnID: turnID, SeenActivity: true,
-		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
-	return s.watches.beginWatch(ctx, w, in)
-}
-
 // backendWatchFollower follows a backend Watch's turn through its daemon
 // to its end, the daemon's events as its observations, decided as every
 // transport's are (watchFollow). It never sends input. A daemon that

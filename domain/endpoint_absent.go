@@ -51,8 +51,12 @@ func (s absentEndpoint) watchFollower(ctx context.Context, w Watch) follower {
 	return nil
 }
 
-func (s absentEndpoint) startWatch(context.Context, Principal, NewWatchInput) (Watch, error) {
-	return Watch{}, E(CodeTerminalNotFound, s.why())
+func (s absentEndpoint) watchTarget(context.Context, string) (watchAnchor, error) {
+	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
+}
+
+func (s absentEndpoint) anchorWatch(context.Context, Principal, watchAnchor, NewWatchInput) (watchAnchor, error) {
+	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
 }
 
 func (s absentEndpoint) watchedLive(context.Context, Watch) error {

@@ -70,44 +70,41 @@ func (s *paneEndpoint) watchFollower(ctx context.Context, w Watch) follower {
 	return s.watches.paneWatchFollower(ctx, w)
 }
 
-// startWatch watches the task the pane runs now: exactly when the agent's
-// record names it, else by its screen.
-func (s *paneEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
-	term, err := s.turns.term.Observe(ctx, in.TerminalID)
+// watchTarget is the pane id names, working or awaiting approval.
+func (s *paneEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor, error) {
+	term, err := s.turns.term.Observe(ctx, id)
 	if errors.Is(err, ErrTerminalGone) {
-		return Watch{}, E(CodeTerminalNotFound, "no terminal "+in.TerminalID)
+		return watchAnchor{}, E(CodeTerminalNotFound, "no terminal "+id)
 	}
 	if err != nil {
-		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
+		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
 	if !term.Watchable() {
-		return Watch{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
+		return watchAnchor{}, E(CodeNothingToWatch, "the pane is "+string(term.ScreenState)+"; a Watch follows a task that is working or awaiting approval")
 	}
-	if err := s.watches.mayWatch(ctx, p, term.ID, "terminal"); err != nil {
-		return Watch{}, err
-	}
-	mark, exact, err := s.watches.watchTerm.AnchorWatch(ctx, term)
+	return watchAnchor{ref: EndpointRef{Kind: EndpointPane, ID: term.ID}, what: "terminal", term: term}, nil
+}
+
+// anchorWatch anchors on the task the pane runs now: exactly when the
+// agent's record names it (or its backend, or the probe in.Identify asks
+// for), else on its activity from the record's end.
+func (s *paneEndpoint) anchorWatch(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error) {
+	var err error
+	a.mark, a.exact, err = s.watches.watchTerm.AnchorWatch(ctx, a.term)
 	if err != nil {
-		return Watch{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
+		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
-	if !exact {
-		if m, ok := s.watches.backendAnchor(ctx, term); ok {
-			mark, exact = m, true
+	if !a.exact {
+		if m, ok := s.watches.backendAnchor(ctx, a.term); ok {
+			a.mark, a.exact = m, true
 		}
 	}
-	if !exact && in.Identify {
-		if mark, exact, err = s.watches.identifiedAnchor(ctx, p, term, mark); err != nil {
-			return Watch{}, err
+	if !a.exact && in.Identify {
+		if a.mark, a.exact, err = s.watches.identifiedAnchor(ctx, p, a.term, a.mark); err != nil {
+			return watchAnchor{}, err
 		}
 	}
-	now := s.clock.Now().UTC()
-	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: term.ID,
-		Endpoint: EndpointRef{Kind: EndpointPane, ID: term.ID}, Mode: WatchModeActivity, State: WatchActive, Mark: mark, SeenActivity: true,
-		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
-	if exact {
-		w.Mode = WatchModeExact
-	}
-	return s.watches.beginWatch(ctx, w, in)
+	return a, nil
 }
 
 // watchedLive checks that the watched pane still runs the same agent.

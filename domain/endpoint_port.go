@@ -31,8 +31,13 @@ type turnEndpoint interface {
 	// watchFollower is what the monitor follows a Watch by (nil, as
 	// turnFollower).
 	watchFollower(ctx context.Context, w Watch) follower
-	// startWatch watches the task the endpoint named by in runs now.
-	startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error)
+	// watchTarget finds the endpoint a Watch of id would observe, running
+	// a task to watch now. No input.
+	watchTarget(ctx context.Context, id string) (watchAnchor, error)
+	// anchorWatch anchors a's Watch on the task running there now (in's
+	// Identify may type the endpoint's own probe, once, under the
+	// endpoint's lock).
+	anchorWatch(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error)
 	// watchedLive checks that a timed-out Watch's endpoint is still there.
 	watchedLive(ctx context.Context, w Watch) error
 	// models reads the endpoint's model catalogue and the model and
@@ -57,6 +62,20 @@ type turnEndpoint interface {
 type interruptTarget struct {
 	term   Terminal
 	thread BackendThread
+}
+
+// watchAnchor is where a new Watch observes, as its endpoint found it.
+type watchAnchor struct {
+	ref  EndpointRef
+	what string // "terminal" or "thread", as a refusal names it
+	// exact: the Watch follows the task the record or the daemon names
+	// (NativeTurnID, or the record from mark); else the pane's activity.
+	exact        bool
+	mark         DurableMark
+	nativeTurnID string
+	term         Terminal      // a pane's, as observed
+	thread       BackendThread // a thread's, as its daemon lists it
+	threads      *threadTransport
 }
 
 // promptRead is a permission prompt as an endpoint read it.

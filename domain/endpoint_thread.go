@@ -41,9 +41,28 @@ func (s threadEndpoint) watchFollower(ctx context.Context, w Watch) follower {
 	return s.backendWatchFollower(ctx, w)
 }
 
-// startWatch watches the turn the thread runs now, as the daemon names it.
-func (s threadEndpoint) startWatch(ctx context.Context, p Principal, in NewWatchInput) (Watch, error) {
-	return s.startBackendWatch(ctx, p, in)
+// watchTarget is the thread id names, as its daemon lists it.
+func (s threadEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor, error) {
+	tt, th, err := s.backendEndpointThread(ctx, id)
+	if err != nil {
+		return watchAnchor{}, err
+	}
+	return watchAnchor{ref: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, what: "thread", thread: th, threads: tt}, nil
+}
+
+// anchorWatch anchors on the turn the thread runs now (one a person or
+// another client of its daemon started), exactly: the daemon names the
+// turn, and its own events end the Watch. No input.
+func (s threadEndpoint) anchorWatch(ctx context.Context, _ Principal, a watchAnchor, _ NewWatchInput) (watchAnchor, error) {
+	turnID, err := a.threads.calls.RunningTurn(ctx, a.thread)
+	if err != nil {
+		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
+	}
+	if turnID == "" {
+		return watchAnchor{}, E(CodeNothingToWatch, "the thread runs no turn; a Watch follows a task that is working")
+	}
+	a.nativeTurnID, a.exact = turnID, true
+	return a, nil
 }
 
 // watchedLive checks that the watched thread is still loaded in its daemon.

@@ -92,7 +92,25 @@ func (s *WatchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, e
 	if err := s.validate(in); err != nil {
 		return Watch{}, err
 	}
-	return s.endpoints.of(ParseEndpoint(in.TerminalID)).startWatch(ctx, p, in)
+	ep := s.endpoints.of(ParseEndpoint(in.TerminalID))
+	a, err := ep.watchTarget(ctx, in.TerminalID)
+	if err != nil {
+		return Watch{}, err
+	}
+	if err := s.mayWatch(ctx, p, in.TerminalID, a.what); err != nil {
+		return Watch{}, err
+	}
+	if a, err = ep.anchorWatch(ctx, p, a, in); err != nil {
+		return Watch{}, err
+	}
+	now := s.clock.Now().UTC()
+	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
+		Endpoint: a.ref, Mode: WatchModeActivity, State: WatchActive, Mark: a.mark, NativeTurnID: a.nativeTurnID, SeenActivity: true,
+		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
+	if a.exact {
+		w.Mode = WatchModeExact
+	}
+	return s.beginWatch(ctx, w, in)
 }
 
 // beginWatch stores a new Watch (its hard timeout the request's, when it
