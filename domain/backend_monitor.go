@@ -26,31 +26,20 @@ func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID
 	return events, ""
 }
 
-// backendTurnFollower follows a backend Turn through its daemon to its
-// end, the daemon's events as its observations, decided as every
-// transport's are (turnFollow). It never sends input. A daemon that
-// cannot be reached, or goes away before the turn ends, stalls the Turn
-// (renew or recover when it is back).
-func (s *ThreadCases) backendTurnFollower(ctx context.Context, t Turn) follower {
+// backendTurnSource follows a backend Turn through its daemon to its end,
+// the daemon's events as its observations. A daemon that cannot be
+// reached, or goes away before the turn ends, stalls the Turn (renew or
+// recover when it is back).
+func (s *ThreadCases) backendTurnSource(ctx context.Context, t Turn) (turnSource, bool, string) {
 	if t.NativeTurnID == "" {
-		s.turnUnreachable(ctx, t, "the daemon's id of the turn was not recorded; recover or close the turn")
-		return nil
+		return nil, false, "the daemon's id of the turn was not recorded; recover or close the turn"
 	}
 	events, why := s.followBackend(ctx, EndpointRef{Kind: t.Endpoint.Kind, ID: t.NativeThreadID}, t.NativeTurnID)
 	if why != "" {
-		s.turnUnreachable(ctx, t, why)
-		return nil
+		return nil, false, why
 	}
-	src := &threadTurnSource{turnID: t.NativeTurnID, threadEvents: threadEvents{s: s, kind: t.Endpoint.Kind, events: events,
-		hard: s.clock.NewTimer(s.clock.Until(t.HardDeadline()), "turn", "hard")}}
-	return s.monitors.newTurnFollow(t, src, false)
-}
-
-// turnUnreachable decides t's endpoint out of reach, why, as its monitor
-// would.
-func (s *ThreadCases) turnUnreachable(ctx context.Context, t Turn, why string) {
-	m := s.monitors.newTurnFollow(t, &threadTurnSource{turnID: t.NativeTurnID, threadEvents: threadEvents{s: s, kind: t.Endpoint.Kind}}, false)
-	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
+	return &threadTurnSource{turnID: t.NativeTurnID, threadEvents: threadEvents{s: s, kind: t.Endpoint.Kind, events: events,
+		hard: s.clock.NewTimer(s.clock.Until(t.HardDeadline()), "turn", "hard")}}, false, ""
 }
 
 // threadTurnSource is a backend Turn observed through its daemon: the

@@ -2,31 +2,20 @@ package domain
 
 import (
 	"context"
-	"log/slog"
 	"time"
 )
 
-// backendWatchFollower follows a backend Watch's turn through its daemon
-// to its end, the daemon's events as its observations, decided as every
-// transport's are (watchFollow). It never sends input. A daemon that
+// backendWatchSource follows a backend Watch's turn through its daemon
+// to its end, the daemon's events as its observations. A daemon that
 // cannot be reached or goes away invalidates the Watch (the task may run
 // on; nothing proves it).
-func (s *ThreadCases) backendWatchFollower(ctx context.Context, w Watch) follower {
+func (s *ThreadCases) backendWatchSource(ctx context.Context, w Watch) (watchSource, string) {
 	events, why := s.followBackend(ctx, w.Endpoint, w.NativeTurnID)
 	if why != "" {
-		s.watchUnreachable(ctx, w, why)
-		return nil
+		return nil, why
 	}
-	src := &threadWatchSource{threadEvents{s: s, kind: w.Endpoint.Kind, events: events,
-		hard: s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")}}
-	return &watchFollow{s: s.watches, src: src, log: slog.With("watch_id", w.ID), w: w}
-}
-
-// watchUnreachable invalidates w, its endpoint out of reach for why, as
-// its monitor would.
-func (s *ThreadCases) watchUnreachable(ctx context.Context, w Watch, why string) {
-	m := &watchFollow{s: s.watches, src: &threadWatchSource{threadEvents{s: s, kind: w.Endpoint.Kind}}, log: slog.With("watch_id", w.ID), w: w}
-	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
+	return &threadWatchSource{threadEvents{s: s, kind: w.Endpoint.Kind, events: events,
+		hard: s.clock.NewTimer(s.clock.Until(w.CreatedAt.Add(w.HardTimeout)), "watch", "hard")}}, ""
 }
 
 // threadWatchSource is a backend Watch observed through its daemon

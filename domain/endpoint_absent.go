@@ -11,8 +11,7 @@ import (
 // follow is stalled (a Turn) or invalidated (a Watch), as when the
 // transport cannot be reached.
 type absentEndpoint struct {
-	threads *ThreadCases // what stalls a Turn or invalidates a Watch
-	kind    EndpointKind
+	kind EndpointKind
 }
 
 func (s absentEndpoint) why() string {
@@ -41,14 +40,12 @@ func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, 
 	return AnswerNothing, s.refuse()
 }
 
-func (s absentEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	s.threads.turnUnreachable(ctx, t, s.why())
-	return nil
+func (s absentEndpoint) turnSource(context.Context, Turn) (turnSource, bool, string) {
+	return nil, false, s.why()
 }
 
-func (s absentEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	s.threads.watchUnreachable(ctx, w, s.why())
-	return nil
+func (s absentEndpoint) watchSource(context.Context, Watch) (watchSource, string) {
+	return nil, s.why()
 }
 
 func (s absentEndpoint) watchTarget(context.Context, string) (watchAnchor, error) {

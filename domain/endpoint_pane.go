@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"log/slog"
 )
 
 // paneEndpoint is an agent's terminal pane: driven by keys, followed
@@ -60,14 +61,21 @@ func (s *paneEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal
 	return s.ic.interactions.AnswerStep(seq, term, fingerprint, answers)
 }
 
-// turnFollower follows the Turn through the pane.
-func (s *paneEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	return s.monitors.paneTurnFollower(ctx, t)
+// turnSource follows the Turn through the pane's observer: its looks at
+// the screen and its reads of the agent's record. A Turn that waited on a
+// prompt or step when this monitor began (a daemon's restart) waits until
+// a look shows it.
+func (s *paneEndpoint) turnSource(_ context.Context, t Turn) (turnSource, bool, string) {
+	src := &paneTurnSource{s: s.monitors, turnID: t.ID, log: slog.With("turn_id", t.ID),
+		obs: s.turns.paneObserver(PaneFollow{TerminalID: t.TerminalID, Kind: "turn", Mark: t.Mark, Record: true}, s.clock)}
+	return src, t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction, ""
 }
 
-// watchFollower follows the Watch through the pane.
-func (s *paneEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	return s.watches.paneWatchFollower(ctx, w)
+// watchSource follows the Watch through the pane's observer: its looks at
+// the screen and, for an exact Watch, its reads of the agent's record.
+func (s *paneEndpoint) watchSource(_ context.Context, w Watch) (watchSource, string) {
+	f := PaneFollow{TerminalID: w.TerminalID, Kind: "watch", Mark: w.Mark, Record: w.Mode == WatchModeExact}
+	return &paneWatchSource{log: slog.With("watch_id", w.ID), exact: w.Mode == WatchModeExact, obs: s.turns.paneObserver(f, s.clock)}, ""
 }
 
 // watchTarget is the pane id names, working or awaiting approval.

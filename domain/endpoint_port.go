@@ -25,12 +25,13 @@ type turnEndpoint interface {
 	// deliverAnswers gives a reserved step its answers, once, under seq
 	// (a bounded input step).
 	deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error)
-	// turnFollower is what the monitor follows a Turn by (nil: the
-	// Turn's end is stored already, as a Turn that cannot be followed).
-	turnFollower(ctx context.Context, t Turn) follower
-	// watchFollower is what the monitor follows a Watch by (nil, as
-	// turnFollower).
-	watchFollower(ctx context.Context, w Watch) follower
+	// turnSource is what the monitor follows t through: a stream of
+	// observations in terms of no transport. unseenWait: a prompt or step
+	// t waited on when this monitor began waits until the source shows it.
+	// why, when t cannot be followed (the monitor stalls it).
+	turnSource(ctx context.Context, t Turn) (src turnSource, unseenWait bool, why string)
+	// watchSource is turnSource for w (why: the monitor invalidates it).
+	watchSource(ctx context.Context, w Watch) (src watchSource, why string)
 	// watchTarget finds the endpoint a Watch of id would observe, running
 	// a task to watch now. No input.
 	watchTarget(ctx context.Context, id string) (watchAnchor, error)

@@ -31,14 +31,14 @@ func (s threadEndpoint) deliverAnswers(seq context.Context, t Turn, term Termina
 	return s.tt.calls.AnswerQuestion(seq, t.NativeTurnID, fingerprint, answers)
 }
 
-// turnFollower follows the Turn through the daemon.
-func (s threadEndpoint) turnFollower(ctx context.Context, t Turn) follower {
-	return s.backendTurnFollower(ctx, t)
+// turnSource follows the Turn through the daemon.
+func (s threadEndpoint) turnSource(ctx context.Context, t Turn) (turnSource, bool, string) {
+	return s.backendTurnSource(ctx, t)
 }
 
-// watchFollower follows the Watch through the daemon.
-func (s threadEndpoint) watchFollower(ctx context.Context, w Watch) follower {
-	return s.backendWatchFollower(ctx, w)
+// watchSource follows the Watch through the daemon.
+func (s threadEndpoint) watchSource(ctx context.Context, w Watch) (watchSource, string) {
+	return s.backendWatchSource(ctx, w)
 }
 
 // watchTarget is the thread id names, as its daemon lists it.

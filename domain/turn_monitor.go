@@ -81,9 +81,19 @@ func (s *Monitors) monitor(ctx context.Context, turnID string) {
 		}
 		t, err = s.store.Turn(ctx, turnID)
 	}
-	if f := s.endpoints.of(t.Endpoint).turnFollower(ctx, t); f != nil {
-		runMonitor(ctx, f)
+	src, unseenWait, why := s.endpoints.of(t.Endpoint).turnSource(ctx, t)
+	if why != "" {
+		s.turnUnreachable(ctx, t, why)
+		return
 	}
+	runMonitor(ctx, s.newTurnFollow(t, src, unseenWait))
+}
+
+// turnUnreachable decides t's endpoint out of reach, why, as its monitor
+// would: a source that observes nothing more.
+func (s *Monitors) turnUnreachable(ctx context.Context, t Turn, why string) {
+	m := s.newTurnFollow(t, &threadTurnSource{}, false)
+	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
 }
 
 // resume follows a stalled Turn again, as working (dispatching until its

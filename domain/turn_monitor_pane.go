@@ -6,17 +6,6 @@ import (
 	"time"
 )
 
-// paneTurnFollower follows a pane's Turn through its observer: its looks
-// at the screen and its reads of the agent's record. It never sends
-// input.
-func (s *Monitors) paneTurnFollower(_ context.Context, t Turn) follower {
-	src := &paneTurnSource{s: s, turnID: t.ID, log: slog.With("turn_id", t.ID),
-		obs: s.turns.paneObserver(PaneFollow{TerminalID: t.TerminalID, Kind: "turn", Mark: t.Mark, Record: true}, s.clock)}
-	// A Turn that waited on a prompt or step when this monitor began (a
-	// daemon's restart) waits until a look shows it (followState.unseenWait).
-	return s.newTurnFollow(t, src, t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction)
-}
-
 // paneTurnSource is a pane's Turn observed: its observer looks at the
 // pane and reads the record, each when it is due, and says how long to
 // sleep: it wakes on a write to the record, the screen's next change, the

@@ -226,9 +226,16 @@ func (s *WatchCases) watchMonitor(ctx context.Context, id string) {
 		}
 		w, err = s.store.Watch(ctx, id)
 	}
-	if f := s.endpoints.of(w.Endpoint).watchFollower(ctx, w); f != nil {
-		runMonitor(ctx, f)
+	log := slog.With("watch_id", w.ID)
+	src, why := s.endpoints.of(w.Endpoint).watchSource(ctx, w)
+	if why != "" {
+		// Out of reach: decided as its monitor would, on a source that
+		// observes nothing more.
+		m := &watchFollow{s: s, src: &threadWatchSource{}, log: log, w: w}
+		m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
+		return
 	}
+	runMonitor(ctx, &watchFollow{s: s, src: src, log: log, w: w})
 }
 
 // insertWatch stores a new Watch with its watch.started event.

@@ -6,16 +6,6 @@ import (
 	"time"
 )
 
-// paneWatchFollower follows a pane's Watch through its observer: its
-// looks at the screen and, for an exact Watch, its reads of the agent's
-// record. It never sends input.
-func (s *WatchCases) paneWatchFollower(_ context.Context, w Watch) follower {
-	f := PaneFollow{TerminalID: w.TerminalID, Kind: "watch", Mark: w.Mark, Record: w.Mode == WatchModeExact}
-	log := slog.With("watch_id", w.ID)
-	src := &paneWatchSource{log: log, exact: w.Mode == WatchModeExact, obs: s.turns.paneObserver(f, s.clock)}
-	return &watchFollow{s: s, src: src, log: log, w: w}
-}
-
 // paneWatchSource is a pane's Watch observed, as a Turn's pane is
 // (paneTurnSource): an exact Watch wakes on a write to the record; the
 // tick is then a safety net. Each read goes on from where the last ended
