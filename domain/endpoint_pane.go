@@ -6,17 +6,15 @@ import (
 	"log/slog"
 )
 
-// paneEndpoint is an agent's terminal pane: driven by keys, followed
-// through its screen and its agent's record.
+// paneEndpoint is an agent's terminal pane, through the pane transport
+// (PaneTransport): driven by keys, followed through its screen and its
+// agent's record.
 type paneEndpoint struct {
 	basics
 	turns    *turns // the panes' observer and locks (UsePanes)
-	ledger   *turnLedger
 	monitors *Monitors
 	watches  *WatchCases
 	natives  *NativeCases
-	ac       *ApprovalCases
-	ic       *InteractionCases
 }
 
 // readRecord reads the pane's agent's record from mark.
@@ -35,7 +33,7 @@ func (s *paneEndpoint) readRecord(ctx context.Context, terminalID string, mark D
 // currentStep reads the questionnaire step t may be answered on now from
 // its pane.
 func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
-	if s.ic.interactions == nil {
+	if s.turns == nil {
 		return "", Terminal{}, InteractionStep{}, E(CodeUnavailable, "interactions are not configured")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -45,7 +43,7 @@ func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Term
 	if err != nil {
 		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
 	}
-	st, err := s.ic.interactions.Step(ctx, term)
+	st, err := s.turns.term.Step(ctx, term)
 	if err != nil {
 		return "", Terminal{}, InteractionStep{}, &Error{Code: CodeUnavailable, Message: "could not read the questionnaire", Err: err}
 	}
@@ -58,7 +56,7 @@ func (s *paneEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Term
 // deliverAnswers gives a reserved step its answers as one key sequence
 // into the pane.
 func (s *paneEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
-	return s.ic.interactions.AnswerStep(seq, term, fingerprint, answers)
+	return s.turns.term.AnswerStep(seq, term, fingerprint, answers)
 }
 
 // turnSource follows the Turn through the pane's observer: its looks at
@@ -98,7 +96,7 @@ func (s *paneEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor,
 // for), else on its activity from the record's end.
 func (s *paneEndpoint) anchorWatch(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error) {
 	var err error
-	a.mark, a.exact, err = s.watches.watchTerm.AnchorWatch(ctx, a.term)
+	a.mark, a.exact, err = s.turns.term.AnchorWatch(ctx, a.term)
 	if err != nil {
 		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
 	}
@@ -131,7 +129,7 @@ func (s *paneEndpoint) models(ctx context.Context, terminalID string) (ModelsRes
 // configured: a pane answers prompts and steps through the ports wired
 // in for them.
 func (s *paneEndpoint) configured(u endpointUse) error {
-	if (u == useApprovals && s.ac.approvals == nil) || (u == useInteractions && s.ic.interactions == nil) {
+	if s.turns == nil {
 		return E(CodeUnavailable, string(u)+" are not configured")
 	}
 	return nil
@@ -140,7 +138,7 @@ func (s *paneEndpoint) configured(u endpointUse) error {
 // readPrompt reads the permission prompt on the pane now: its hook's,
 // when Claude Code's PermissionRequest hook holds it, else the screen's.
 func (s *paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
-	if s.ac.approvals == nil {
+	if s.turns == nil {
 		return promptRead{}, E(CodeUnavailable, "approvals are not configured")
 	}
 	term, err := s.turns.term.Observe(ctx, t.TerminalID)
@@ -155,7 +153,7 @@ func (s *paneEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, erro
 
 // promptOn reads the permission prompt on the pane term names.
 func (s *paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead, error) {
-	pr, err := s.ac.approvals.Prompt(ctx, term)
+	pr, err := s.turns.term.Prompt(ctx, term)
 	if err != nil {
 		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
 	}
@@ -176,7 +174,7 @@ func paneRead(term Terminal, pr ApprovalPrompt) promptRead {
 
 // sendAnswer answers the pane's prompt with its key plan (or its hook).
 func (s *paneEndpoint) sendAnswer(seq context.Context, _ Turn, seen promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
-	return s.ac.approvals.Answer(seq, seen.term, fingerprint, d)
+	return s.turns.term.Answer(seq, seen.term, fingerprint, d)
 }
 
 // interruptible checks that the pane shows a running turn.
