@@ -46,7 +46,7 @@ func (s *ApprovalCases) offerApproval(ctx context.Context, p Principal, term Ter
 	if err != nil {
 		return nil, fmt.Errorf("read prompt: %w", err)
 	}
-	return s.offerRead(ctx, p, term.ID, turnID, paneRead(term, pr))
+	return s.offerRead(ctx, p, term.ID, turnID, promptRead{pr: pr, term: term})
 }
 
 // offerRead offers p the prompt an endpoint read (nil when none is shown):
@@ -61,7 +61,7 @@ func (s *ApprovalCases) offerRead(ctx context.Context, p Principal, endpointID, 
 	if !pr.Answerable || len(pr.Decisions) == 0 {
 		v.ManualRequired, v.Reason = true, pr.Reason
 		if v.Reason == "" {
-			v.Reason = "this prompt's shape is not one AKK can answer; answer it " + seen.where
+			v.Reason = "this prompt's shape is not one AKK can answer; answer it " + seen.where()
 		}
 		return v, nil
 	}
@@ -72,7 +72,7 @@ func (s *ApprovalCases) offerRead(ctx context.Context, p Principal, endpointID, 
 	}
 	if consumed {
 		// AKK answered this exact prompt already and it is still shown.
-		v.ManualRequired, v.Reason = true, "AKK already answered this exact prompt and it is still shown; answer it "+seen.where
+		v.ManualRequired, v.Reason = true, "AKK already answered this exact prompt and it is still shown; answer it "+seen.where()
 		return v, nil
 	}
 	v.Decisions, v.ExpiresAt = pr.Decisions, now.Add(OfferTTL)
@@ -154,12 +154,12 @@ func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 	return s.recordAnswer(ctx, t, func(next Turn) (Turn, string, bool, ActionResult) {
 		switch {
 		case stage != AnswerVerified:
-			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
+			next.State, next.FailureReason = TurnResponseUncertain, a.unproven()
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
-		case d == Reject && a.rejectWaits && next.State == TurnWaitingForHost:
+		case d == Reject && a.rejectWaits() && next.State == TurnWaitingForHost:
 			// The monitor saw the agent stop first and announced it already.
 			return next, "", false, ActionResult{Outcome: OutcomeDone}
-		case d == Reject && a.rejectWaits:
+		case d == Reject && a.rejectWaits():
 			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
 			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
 		}
@@ -325,7 +325,7 @@ func (s *ApprovalCases) answerFenced(ctx context.Context, p Principal, t Turn, d
 		return AnswerNothing, promptRead{}, err
 	}
 	if seen.pr.Present && !seen.pr.Answerable {
-		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it "+seen.where+" (nothing was sent)")
+		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it "+seen.where()+" (nothing was sent)")
 	}
 	if !seen.pr.Present || seen.pr.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, seen, E(CodePromptChanged, "the prompt shown now is not the one offered; read the status again")

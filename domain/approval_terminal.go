@@ -54,6 +54,16 @@ type ApprovalPrompt struct {
 	// Channel is where the prompt was read and is answered: the screen
 	// (empty) or an exact channel (ChannelHook).
 	Channel Channel
+
+	// How an answer to it is taken, as the transport that read it says.
+	// RejectEndsTurn: a rejection ends the agent's turn, which then waits
+	// for the host's words (keys on a TUI's prompt); else the agent works
+	// on with the rejection as the tool's result (a hook, a daemon).
+	RejectEndsTurn bool
+	// Unproven is why an answer short of verified leaves it unproven;
+	// Where is where a person answers it when AKK does not ("in the
+	// pane"). Left empty, the domain's general words stand.
+	Unproven, Where string
 }
 
 // AnswerStage is how far an Answer got.

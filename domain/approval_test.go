@@ -55,7 +55,8 @@ func (f *fakeApproval) count() int                 { f.mu.Lock(); defer f.mu.Unl
 
 func shellPrompt(fp string) domain.ApprovalPrompt {
 	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "Bash",
-		CommandExcerpt: "echo hi", Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Fingerprint: fp}
+		CommandExcerpt: "echo hi", Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Fingerprint: fp,
+		RejectEndsTurn: true, Where: "in the pane"}
 }
 
 // awaitingTurn sends a Turn and brings it to awaiting_approval.
@@ -150,7 +151,8 @@ func TestUnanswerablePromptIsManualRequired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, _, fa, id := awaitingTurn(t)
 		fa.set(func(f *fakeApproval) {
-			f.prompt = domain.ApprovalPrompt{Present: true, Kind: "file_edit", Fingerprint: "fp-edit", Reason: "file edits are not profiled"}
+			f.prompt = domain.ApprovalPrompt{Present: true, Kind: "file_edit", Fingerprint: "fp-edit", Reason: "file edits are not profiled",
+				RejectEndsTurn: true, Where: "in the pane"}
 		})
 		st, _ := w.svc.Turn(w.host, id)
 		if st.Approval == nil || !st.Approval.ManualRequired || len(st.Approval.Decisions) != 0 {

@@ -138,7 +138,7 @@ func (s *ApprovalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 	extra := map[string]any{"decision": string(ApproveOnce), "rule": rule, "command_excerpt": excerpt}
 	_, err = s.recordAnswerWith(ctx, t, extra, func(next Turn) (Turn, string, bool, ActionResult) {
 		if stage != AnswerVerified {
-			next.State, next.FailureReason = TurnResponseUncertain, a.unproven
+			next.State, next.FailureReason = TurnResponseUncertain, a.unproven()
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}
 		if next.State == TurnAwaitingApproval && !(next.Revision != t.Revision && s.waitsOnAnother(ctx, next, a.pr.Fingerprint)) {

@@ -157,19 +157,7 @@ func (s *paneEndpoint) promptOn(ctx context.Context, term Terminal) (promptRead,
 	if err != nil {
 		return promptRead{}, &Error{Code: CodeUnavailable, Message: "could not read the prompt", Err: err}
 	}
-	return paneRead(term, pr), nil
-}
-
-// paneRead is prompt pr as read on the pane term names.
-func paneRead(term Terminal, pr ApprovalPrompt) promptRead {
-	if pr.Channel == ChannelHook {
-		// A hook's deny goes back to the model as the tool's result: the
-		// agent works on, with no keys and no interrupt.
-		return promptRead{pr: pr, term: term, where: "in the pane",
-			unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}
-	}
-	return promptRead{pr: pr, term: term, where: "in the pane", rejectWaits: true,
-		unproven: "keys were sent to the permission prompt but its answer is not proven"}
+	return promptRead{pr: pr, term: term}, nil
 }
 
 // sendAnswer answers the pane's prompt with its key plan (or its hook).

@@ -88,15 +88,26 @@ type promptRead struct {
 	// ruleFacts, when set, reads the agent and folder a host's rules
 	// match on (a thread's, looked up only when a rule needs them).
 	ruleFacts func(ctx context.Context) Terminal
-	// unproven is why an answer short of verified leaves it unproven.
-	unproven string
-	// where a person answers it when AKK does not ("in the pane").
-	where string
-	// rejectWaits: a rejection ends the agent's turn, which then waits for
-	// the host's words (keys on a TUI's prompt); else the agent works on
-	// with the rejection as the tool's result (a hook, a daemon).
-	rejectWaits bool
 }
+
+// where a person answers the prompt when AKK does not.
+func (r promptRead) where() string {
+	if r.pr.Where != "" {
+		return r.pr.Where
+	}
+	return "where it is shown"
+}
+
+// unproven is why an answer short of verified leaves the prompt unproven.
+func (r promptRead) unproven() string {
+	if r.pr.Unproven != "" {
+		return r.pr.Unproven
+	}
+	return "the answer to the permission prompt went out but its effect is not proven"
+}
+
+// rejectWaits: a rejection ends the agent's turn (ApprovalPrompt.RejectEndsTurn).
+func (r promptRead) rejectWaits() bool { return r.pr.RejectEndsTurn }
 
 // endpointUse is a kind of answer an endpoint may give a Turn.
 type endpointUse string

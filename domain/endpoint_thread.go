@@ -85,14 +85,15 @@ func (s threadEndpoint) configured(endpointUse) error { return nil }
 // thread's folder as its project. Accepted or declined, the turn goes on
 // (a declined command is the model's to handle).
 func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
-	const where = "where the thread is shown"
 	pr, ok := s.tt.calls.Prompt(t.NativeTurnID)
 	if !ok {
 		if t.State != TurnAwaitingApproval {
 			return promptRead{}, nil
 		}
 		// The daemon asked while another akkd followed the turn.
-		return promptRead{pr: ApprovalPrompt{Present: true, Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}, where: where}, nil
+		const where = "where the thread is shown"
+		return promptRead{pr: ApprovalPrompt{Present: true, Where: where,
+			Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}}, nil
 	}
 	facts := func(ctx context.Context) Terminal {
 		term := Terminal{Agent: Agent{Kind: s.tt.Agent}}
@@ -101,7 +102,7 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 		}
 		return term
 	}
-	return promptRead{pr: pr, ruleFacts: facts, where: where, unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, nil
+	return promptRead{pr: pr, ruleFacts: facts}, nil
 }
 
 // sendAnswer gives the daemon one decision, if it still asks the request

@@ -26,11 +26,21 @@ var ErrNoPromptGrammar = errors.New("no permission prompt grammar for this agent
 // MaxExcerpt bounds the command excerpt, in runes.
 const MaxExcerpt = 300
 
-// Prompt implements domain.ApprovalTerminal.
+// Prompt implements domain.ApprovalTerminal: the hook's prompt when
+// Claude Code's PermissionRequest hook holds one, else the screen's.
 func (x *Adapter) Prompt(ctx context.Context, t domain.Terminal) (domain.ApprovalPrompt, error) {
 	if p, ok := x.hookPrompt(t); ok {
 		return p, nil
 	}
+	p, err := x.screenPrompt(ctx, t)
+	// Keys answer it: a rejection ends the agent's turn.
+	p.RejectEndsTurn, p.Where = true, "in the pane"
+	p.Unproven = "keys were sent to the permission prompt but its answer is not proven"
+	return p, err
+}
+
+// screenPrompt is the permission prompt the pane's screen shows.
+func (x *Adapter) screenPrompt(ctx context.Context, t domain.Terminal) (domain.ApprovalPrompt, error) {
 	if x.lingering(t.ID, "", true) {
 		return domain.ApprovalPrompt{}, nil // the dialog the hook answered, going
 	}

@@ -68,7 +68,10 @@ func (x *Adapter) hookPrompt(t domain.Terminal) (domain.ApprovalPrompt, bool) {
 	}
 	ap := domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: p.Tool,
 		CommandExcerpt: CommandExcerpt(strings.Split(p.Command, "\n")), Fingerprint: p.Fingerprint,
-		Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Channel: domain.ChannelHook}
+		Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject}, Channel: domain.ChannelHook,
+		// A hook's deny goes back to the model as the tool's result: the
+		// agent works on, with no keys and no interrupt.
+		Where: "in the pane", Unproven: "the answer to the permission hook could not be written whole; what Claude Code read is unknown"}
 	if !strings.Contains(p.Command, "\n") {
 		ap.Command = p.Command
 	}

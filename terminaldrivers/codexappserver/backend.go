@@ -788,7 +788,10 @@ func (b *Backend) Prompt(turnID string) (domain.ApprovalPrompt, bool) {
 	}
 	return domain.ApprovalPrompt{Present: true, Answerable: true, Kind: "shell_command", Tool: "exec_command",
 		CommandExcerpt: p.command, Command: shellScript(p.command), Decisions: []domain.ApprovalDecision{domain.ApproveOnce, domain.Reject},
-		Fingerprint: p.fingerprint(turnID)}, true
+		Fingerprint: p.fingerprint(turnID),
+		// Accepted or declined, the turn goes on (a declined command is the
+		// model's to handle).
+		Where: "where the thread is shown", Unproven: "the answer to the daemon's approval request went out but its effect is not proven"}, true
 }
 
 // shellWrapper is how Codex's exec_command runs a command: a login shell
