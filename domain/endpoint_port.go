@@ -74,9 +74,9 @@ type watchAnchor struct {
 	exact        bool
 	mark         DurableMark
 	nativeTurnID string
-	term         Terminal      // a pane's, as observed
-	thread       BackendThread // a thread's, as its daemon lists it
-	threads      *threadTransport
+	term         Terminal        // a pane's, as observed
+	thread       BackendThread   // a thread's, as its daemon lists it
+	daemon       ThreadTransport // what runs the thread
 }
 
 // promptRead is a permission prompt as an endpoint read it.

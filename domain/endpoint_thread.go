@@ -47,14 +47,14 @@ func (s threadEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor
 	if err != nil {
 		return watchAnchor{}, err
 	}
-	return watchAnchor{ref: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, what: "thread", thread: th, threads: tt}, nil
+	return watchAnchor{ref: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, what: "thread", thread: th, daemon: tt.calls}, nil
 }
 
 // anchorWatch anchors on the turn the thread runs now (one a person or
 // another client of its daemon started), exactly: the daemon names the
 // turn, and its own events end the Watch. No input.
 func (s threadEndpoint) anchorWatch(ctx context.Context, _ Principal, a watchAnchor, _ NewWatchInput) (watchAnchor, error) {
-	turnID, err := a.threads.calls.RunningTurn(ctx, a.thread)
+	turnID, err := a.daemon.RunningTurn(ctx, a.thread)
 	if err != nil {
 		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
 	}

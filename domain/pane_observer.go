@@ -90,8 +90,3 @@ func (t Terminal) ShowsAsk() bool { return asksOnScreen(t) }
 // ToolOpen: one of the record's latest actions has not ended (a tool call
 // that may ask for permission or show a question).
 func (p TurnProgress) ToolOpen() bool { return pendingAction(p.Actions) }
-
-// paneObserver is the observer of a monitor that follows f.
-func (tr *turns) paneObserver(f PaneFollow, clock Clock) PaneObserver {
-	return tr.term.PaneObserver(f, clock, tr.cfg)
-}

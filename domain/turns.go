@@ -219,3 +219,8 @@ func (tr *turns) monitoring(turnID string) bool {
 	h, ok := tr.monitors[turnID]
 	return ok && h.ctx.Err() == nil
 }
+
+// paneObserver is the observer of a monitor that follows f.
+func (tr *turns) paneObserver(f PaneFollow, clock Clock) PaneObserver {
+	return tr.term.PaneObserver(f, clock, tr.cfg)
+}
