@@ -126,8 +126,8 @@ func (s *paneEndpoint) models(ctx context.Context, terminalID string) (ModelsRes
 	return s.natives.paneModels(ctx, terminalID)
 }
 
-// configured: a pane answers prompts and steps through the ports wired
-// in for them.
+// configured: a pane answers prompts and steps once the pane transport
+// is wired in.
 func (s *paneEndpoint) configured(u endpointUse) error {
 	if s.turns == nil {
 		return E(CodeUnavailable, string(u)+" are not configured")
