@@ -148,24 +148,12 @@ func waitForStore(ctx context.Context, clock Clock, log *slog.Logger, err error)
 	}
 }
 
-// questionExtra is the public projection of the question a
-// turn.interaction_required event announces, nil when none.
-func (p *threadTurnSource) extra(ctx context.Context, next Turn, typ string) map[string]any {
-	s := p.s
-	if typ != "turn.interaction_required" {
-		return nil
-	}
-	// The callback carries the public projection only.
-	tt, ok := s.threadsOf(p.kind)
+// step is the daemon's pending question of the turn, as one step.
+func (p *threadTurnSource) step(context.Context) (AgentKind, InteractionStep, bool) {
+	tt, ok := p.s.threadsOf(p.kind)
 	if !ok {
-		return nil
+		return "", InteractionStep{}, false
 	}
-	if st, ok := tt.calls.Question(p.turnID); ok {
-		if key, err := s.ic.stepKey(ctx, next, st); err == nil {
-			if in, _, err := s.ic.project(ctx, next, tt.Agent, st, key); err == nil {
-				return map[string]any{"interaction": in}
-			}
-		}
-	}
-	return nil
+	st, ok := tt.calls.Question(p.turnID)
+	return tt.Agent, st, ok
 }

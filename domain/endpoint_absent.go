@@ -52,7 +52,7 @@ func (s absentEndpoint) watchTarget(context.Context, string) (watchAnchor, error
 	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) anchorWatch(context.Context, Principal, watchAnchor, NewWatchInput) (watchAnchor, error) {
+func (s absentEndpoint) anchorWatch(context.Context, watchAnchor) (watchAnchor, error) {
 	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
 }
 

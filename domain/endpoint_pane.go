@@ -64,7 +64,7 @@ func (s *paneEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal
 // prompt or step when this monitor began (a daemon's restart) waits until
 // a look shows it.
 func (s *paneEndpoint) turnSource(_ context.Context, t Turn) (turnSource, bool, string) {
-	src := &paneTurnSource{s: s.monitors, turnID: t.ID, log: slog.With("turn_id", t.ID),
+	src := &paneTurnSource{log: slog.With("turn_id", t.ID), panes: s.turns.term,
 		obs: s.turns.paneObserver(PaneFollow{TerminalID: t.TerminalID, Kind: "turn", Mark: t.Mark, Record: true}, s.clock)}
 	return src, t.State == TurnAwaitingApproval || t.State == TurnAwaitingInteraction, ""
 }
@@ -92,23 +92,12 @@ func (s *paneEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor,
 }
 
 // anchorWatch anchors on the task the pane runs now: exactly when the
-// agent's record names it (or its backend, or the probe in.Identify asks
-// for), else on its activity from the record's end.
-func (s *paneEndpoint) anchorWatch(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error) {
+// agent's record names it, else on its activity from the record's end.
+func (s *paneEndpoint) anchorWatch(ctx context.Context, a watchAnchor) (watchAnchor, error) {
 	var err error
 	a.mark, a.exact, err = s.turns.term.AnchorWatch(ctx, a.term)
 	if err != nil {
 		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's record", Err: err}
-	}
-	if !a.exact {
-		if m, ok := s.watches.backendAnchor(ctx, a.term); ok {
-			a.mark, a.exact = m, true
-		}
-	}
-	if !a.exact && in.Identify {
-		if a.mark, a.exact, err = s.watches.identifiedAnchor(ctx, p, a.term, a.mark); err != nil {
-			return watchAnchor{}, err
-		}
 	}
 	return a, nil
 }

@@ -35,10 +35,9 @@ type turnEndpoint interface {
 	// watchTarget finds the endpoint a Watch of id would observe, running
 	// a task to watch now. No input.
 	watchTarget(ctx context.Context, id string) (watchAnchor, error)
-	// anchorWatch anchors a's Watch on the task running there now (in's
-	// Identify may type the endpoint's own probe, once, under the
-	// endpoint's lock).
-	anchorWatch(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error)
+	// anchorWatch anchors a's Watch on the task running there now,
+	// exactly when the endpoint can name it. No input.
+	anchorWatch(ctx context.Context, a watchAnchor) (watchAnchor, error)
 	// watchedLive checks that a timed-out Watch's endpoint is still there.
 	watchedLive(ctx context.Context, w Watch) error
 	// models reads the endpoint's model catalogue and the model and

@@ -53,7 +53,7 @@ func (s threadEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor
 // anchorWatch anchors on the turn the thread runs now (one a person or
 // another client of its daemon started), exactly: the daemon names the
 // turn, and its own events end the Watch. No input.
-func (s threadEndpoint) anchorWatch(ctx context.Context, _ Principal, a watchAnchor, _ NewWatchInput) (watchAnchor, error) {
+func (s threadEndpoint) anchorWatch(ctx context.Context, a watchAnchor) (watchAnchor, error) {
 	turnID, err := a.daemon.RunningTurn(ctx, a.thread)
 	if err != nil {
 		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}

@@ -22,6 +22,9 @@ type Observation struct {
 	Record *TurnProgress
 	// RecordMoved: the record's latest actions changed in this round.
 	RecordMoved bool
+	// RecordFailed: the round's read of the record failed (the Turn's
+	// status says so until a read succeeds).
+	RecordFailed bool
 	// Asks is what the agent asks of the person now; Idle: it waits for
 	// the person's next words.
 	Asks Asking

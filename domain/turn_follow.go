@@ -41,9 +41,9 @@ type turnSource interface {
 	lookNow()
 	// foretold folds in the round's decision: next.
 	foretold(now time.Time, next Turn)
-	// extra is what a turn.interaction_required event carries of the step
-	// it announces (nil: nothing, or another event).
-	extra(ctx context.Context, next Turn, typ string) map[string]any
+	// step reads the questionnaire step the endpoint shows now, for the
+	// event that announces it (ok false: none read). No input.
+	step(ctx context.Context) (agent AgentKind, st InteractionStep, ok bool)
 	// wait sleeps until the next round is due. nudged: the monitor
 	// reloads the stored Turn and looks at once; ok false: ctx ended.
 	wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
@@ -68,6 +68,9 @@ func (m *turnFollow) round(ctx context.Context) monitorStep {
 		return stepStop
 	}
 	for _, o := range obs {
+		if o.Lost == EndpointThere && (o.Record != nil || o.RecordFailed) && ctx.Err() == nil {
+			m.mons.turns.setReadErr(m.t.ID, o.RecordFailed)
+		}
 		if o.Looked && (o.Asks == AskingApproval || o.Asks == AskingQuestion) {
 			m.unseenWait = false // the wait the Turn began in is seen
 		}
@@ -121,7 +124,7 @@ func (m *turnFollow) decideOnce(ctx context.Context, now time.Time, o Observatio
 		return stepWait, false
 	}
 	run := transitionRun{s.ledger, s.ac}
-	stored, auto, err := run.store(ctx, r.next, r.typ, r.webhook, m.src.extra(ctx, r.next, r.typ))
+	stored, auto, err := run.store(ctx, r.next, r.typ, r.webhook, m.extra(ctx, r.next, r.typ))
 	switch {
 	case err == nil:
 	case m.src.replays():
@@ -139,6 +142,27 @@ func (m *turnFollow) decideOnce(ctx context.Context, now time.Time, o Observatio
 		return stepWait, false
 	}
 	return m.autoApproved(ctx), false
+}
+
+// extra is the public projection of the step a turn.interaction_required
+// event announces, nil when none is read (or for another event). The
+// callback carries the projection only; acting on it needs a fresh GET of
+// the interaction by the owning conversation.
+func (m *turnFollow) extra(ctx context.Context, next Turn, typ string) map[string]any {
+	if typ != "turn.interaction_required" {
+		return nil
+	}
+	agent, st, ok := m.src.step(ctx)
+	if !ok || !st.Present {
+		return nil
+	}
+	ic := m.mons.ic
+	if key, err := ic.stepKey(ctx, next, st); err == nil {
+		if in, _, err := ic.project(ctx, next, agent, st, key); err == nil {
+			return map[string]any{"interaction": in}
+		}
+	}
+	return nil
 }
 
 // notStored: a replaying source's transition was not stored. A revision

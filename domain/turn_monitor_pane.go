@@ -11,10 +11,9 @@ import (
 // sleep: it wakes on a write to the record, the screen's next change, the
 // slow tick and nudges.
 type paneTurnSource struct {
-	s      *Monitors
-	turnID string
-	log    *slog.Logger
-	obs    PaneObserver
+	log   *slog.Logger
+	obs   PaneObserver
+	panes PaneTransport // its prompts' and steps' reads
 }
 
 // observe is the round's observation: the observer's look at the screen
@@ -41,14 +40,12 @@ func (p *paneTurnSource) observe(ctx context.Context, now time.Time, t Turn) ([]
 		return []Observation{o}, true
 	}
 	rec, moved, err := p.obs.Read(ctx, now, t.Request, false)
-	if (rec != nil || err != nil) && ctx.Err() == nil {
-		p.s.turns.setReadErr(t.ID, err != nil)
-	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, false
 	case err != nil:
 		p.log.Warn("monitor: progress", "err", err)
+		o.RecordFailed = true
 	case rec != nil:
 		o.Record, o.RecordMoved = rec, moved
 	}
@@ -82,55 +79,39 @@ type paneScreenLooks struct {
 	p   *paneTurnSource
 }
 
+// promptFingerprint is the fingerprint of the permission prompt or
+// questionnaire step a Turn in state waits on, "" when none is read.
 func (l paneScreenLooks) promptFingerprint(state TurnState) string {
-	return l.p.s.promptFingerprint(l.ctx, state, l.p.obs.Screen())
+	term := l.p.obs.Screen()
+	switch {
+	case term.ID == "":
+	case state == TurnAwaitingApproval:
+		if pr, err := l.p.panes.Prompt(l.ctx, term); err == nil && pr.Present {
+			return pr.Fingerprint
+		}
+	case state == TurnAwaitingInteraction:
+		if st, err := l.p.panes.Step(l.ctx, term); err == nil && st.Present {
+			return st.Fingerprint
+		}
+	}
+	return ""
 }
 
 func (l paneScreenLooks) confirmPrompt(fp string) bool { return l.p.obs.ConfirmPrompt(fp) }
 
 func (l paneScreenLooks) asyncQuestion() (string, bool) {
-	s := l.p.s
-	if s.ic.interactions == nil {
-		return "", false
-	}
-	if st, err := s.ic.interactions.Step(l.ctx, l.p.obs.Screen()); err == nil && st.Present && st.Kind == KindAsyncQuestion {
+	if st, err := l.p.panes.Step(l.ctx, l.p.obs.Screen()); err == nil && st.Present && st.Kind == KindAsyncQuestion {
 		return st.Fingerprint, true
 	}
 	return "", false
 }
 
-// extra is the public projection of the step a
-// turn.interaction_required event announces, nil when none is read.
-func (p *paneTurnSource) extra(ctx context.Context, next Turn, typ string) map[string]any {
-	s, term := p.s, p.obs.Screen()
-	if typ != "turn.interaction_required" || s.ic.interactions == nil || term.ID == "" {
-		return nil
+// step reads the questionnaire step on the screen the observer believes.
+func (p *paneTurnSource) step(ctx context.Context) (AgentKind, InteractionStep, bool) {
+	term := p.obs.Screen()
+	if term.ID == "" {
+		return "", InteractionStep{}, false
 	}
-	// The callback carries the public projection only; acting on it
-	// needs a fresh GET of the interaction by the owning conversation.
-	if st, err := s.ic.interactions.Step(ctx, term); err == nil && st.Present {
-		if key, err := s.ic.stepKey(ctx, next, st); err == nil {
-			if in, _, err := s.ic.project(ctx, next, term.Agent.Kind, st, key); err == nil {
-				return map[string]any{"interaction": in}
-			}
-		}
-	}
-	return nil
-}
-
-// promptFingerprint is the fingerprint of the permission prompt or
-// questionnaire step a Turn in state waits on, "" when none is read.
-func (s *Monitors) promptFingerprint(ctx context.Context, state TurnState, term Terminal) string {
-	switch {
-	case term.ID == "":
-	case state == TurnAwaitingApproval && s.ac.approvals != nil:
-		if pr, err := s.ac.approvals.Prompt(ctx, term); err == nil && pr.Present {
-			return pr.Fingerprint
-		}
-	case state == TurnAwaitingInteraction && s.ic.interactions != nil:
-		if st, err := s.ic.interactions.Step(ctx, term); err == nil && st.Present {
-			return st.Fingerprint
-		}
-	}
-	return ""
+	st, err := p.panes.Step(ctx, term)
+	return term.Agent.Kind, st, err == nil
 }

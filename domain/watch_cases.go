@@ -100,8 +100,13 @@ func (s *WatchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, e
 	if err := s.mayWatch(ctx, p, in.TerminalID, a.what); err != nil {
 		return Watch{}, err
 	}
-	if a, err = ep.anchorWatch(ctx, p, a, in); err != nil {
+	if a, err = ep.anchorWatch(ctx, a); err != nil {
 		return Watch{}, err
+	}
+	if !a.exact {
+		if a, err = s.threadAnchor(ctx, p, a, in); err != nil {
+			return Watch{}, err
+		}
 	}
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
@@ -143,6 +148,24 @@ func (s *WatchCases) mayWatch(ctx context.Context, p Principal, endpoint, what s
 		return E(CodeWatchLimit, fmt.Sprintf("this controller has %d active Watches, the most it may have; unwatch one first", n))
 	}
 	return nil
+}
+
+// threadAnchor anchors a Watch its endpoint could not anchor exactly on
+// the agent's thread, when it can be named: by the agent's backend (no
+// input), or by the probe in.Identify asks for; else it keeps a's mark.
+func (s *WatchCases) threadAnchor(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error) {
+	if m, ok := s.backendAnchor(ctx, a.term); ok {
+		a.mark, a.exact = m, true
+		return a, nil
+	}
+	if !in.Identify {
+		return a, nil
+	}
+	var err error
+	if a.mark, a.exact, err = s.identifiedAnchor(ctx, p, a.term, a.mark); err != nil {
+		return watchAnchor{}, err
+	}
+	return a, nil
 }
 
 // backendAnchor anchors a Watch of a Codex pane whose records cannot name
