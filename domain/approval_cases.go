@@ -46,14 +46,14 @@ func (s *ApprovalCases) offerApproval(ctx context.Context, p Principal, term Ter
 	if err != nil {
 		return nil, fmt.Errorf("read prompt: %w", err)
 	}
-	return s.offerRead(ctx, p, term.ID, turnID, promptRead{pr: pr, term: term})
+	return s.offerRead(ctx, p, term.ID, turnID, PromptRead{Prompt: pr, Term: term})
 }
 
 // offerRead offers p the prompt an endpoint read (nil when none is shown):
 // its decisions for OfferTTL, unless AKK cannot answer it or answered this
 // very occurrence already (then it is shown, to be answered where it is).
-func (s *ApprovalCases) offerRead(ctx context.Context, p Principal, endpointID, turnID string, seen promptRead) (*ApprovalView, error) {
-	pr := seen.pr
+func (s *ApprovalCases) offerRead(ctx context.Context, p Principal, endpointID, turnID string, seen PromptRead) (*ApprovalView, error) {
+	pr := seen.Prompt
 	if !pr.Present {
 		return nil, nil
 	}
@@ -96,7 +96,7 @@ func (s *ApprovalCases) insertApprovalOffer(ctx context.Context, p Principal, te
 // TurnApproval returns the prompt of a Turn awaiting approval, as a fresh
 // offer to the caller (nil when none is shown).
 func (s *ApprovalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView, error) {
-	if t.State != TurnAwaitingApproval || s.turns == nil || s.endpoints.of(t.Endpoint).configured(useApprovals) != nil {
+	if t.State != TurnAwaitingApproval || s.turns == nil || s.endpoints.of(t.Endpoint).Configured(UseApprovals) != nil {
 		return nil, nil
 	}
 	p, _ := PrincipalFrom(ctx)
@@ -107,7 +107,7 @@ func (s *ApprovalCases) TurnApproval(ctx context.Context, t Turn) (*ApprovalView
 // nil when none is shown or the endpoint is gone (the status shows the
 // state), an unanswerable view when it cannot be read.
 func (s *ApprovalCases) offerOf(ctx context.Context, p Principal, t Turn) (*ApprovalView, error) {
-	seen, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
+	seen, err := s.endpoints.of(t.Endpoint).ReadPrompt(ctx, t)
 	if ErrorCode(err) == CodeTerminalNotFound {
 		return nil, nil
 	}
@@ -129,7 +129,7 @@ func (s *ApprovalCases) Approve(ctx context.Context, turnID string, d ApprovalDe
 	if err := checkDecision(d); err != nil {
 		return ActionResult{}, err
 	}
-	if err := s.endpoints.of(t.Endpoint).configured(useApprovals); err != nil {
+	if err := s.endpoints.of(t.Endpoint).Configured(UseApprovals); err != nil {
 		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -163,7 +163,7 @@ func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 			next.State, next.FailureReason = TurnWaitingForHost, "the command was rejected; the agent waits for instructions"
 			return next, "turn.waiting_for_host", true, ActionResult{Outcome: OutcomeDone}
 		}
-		if next.State == TurnAwaitingApproval && !(next.Revision != answeredAt && s.waitsOnAnother(ctx, next, a.pr.Fingerprint)) {
+		if next.State == TurnAwaitingApproval && !(next.Revision != answeredAt && s.waitsOnAnother(ctx, next, a.Prompt.Fingerprint)) {
 			next.State = TurnWorking
 		}
 		return next, "turn.approval_answered", false, ActionResult{Outcome: OutcomeDone}
@@ -177,8 +177,8 @@ func (s *ApprovalCases) approveShown(ctx context.Context, p Principal, t Turn, d
 // answer then leaves that wait as it is (made working, the next look
 // announced the same prompt again). No input.
 func (s *ApprovalCases) waitsOnAnother(ctx context.Context, t Turn, answered string) bool {
-	now, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
-	return err == nil && now.pr.Present && now.pr.Fingerprint != answered
+	now, err := s.endpoints.of(t.Endpoint).ReadPrompt(ctx, t)
+	return err == nil && now.Prompt.Present && now.Prompt.Fingerprint != answered
 }
 
 // recordAnswer writes what an answer to a prompt or step did to the Turn
@@ -314,20 +314,20 @@ func (s *ApprovalCases) fenceApproval(ctx context.Context, offer Offer) (string,
 // a live offer of this caller, the same prompt shown now, its fingerprint
 // fenced durably, then one answer. The caller holds the endpoint's lock.
 // An error means nothing was sent.
-func (s *ApprovalCases) answerFenced(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, promptRead, error) {
+func (s *ApprovalCases) answerFenced(ctx context.Context, p Principal, t Turn, d ApprovalDecision) (AnswerStage, PromptRead, error) {
 	ep := s.endpoints.of(t.Endpoint)
 	offer, err := s.liveApprovalOffer(ctx, p, t.TerminalID, t.ID, d)
 	if err != nil {
-		return AnswerNothing, promptRead{}, s.manualOr(ctx, t.TerminalID, err)
+		return AnswerNothing, PromptRead{}, s.manualOr(ctx, t.TerminalID, err)
 	}
-	seen, err := ep.readPrompt(ctx, t)
+	seen, err := ep.ReadPrompt(ctx, t)
 	if err != nil {
-		return AnswerNothing, promptRead{}, err
+		return AnswerNothing, PromptRead{}, err
 	}
-	if seen.pr.Present && !seen.pr.Answerable {
+	if seen.Prompt.Present && !seen.Prompt.Answerable {
 		return AnswerNothing, seen, E(CodeManualRequired, "the prompt shown now is not one AKK answers; answer it "+seen.where()+" (nothing was sent)")
 	}
-	if !seen.pr.Present || seen.pr.Fingerprint != offer.Fingerprint {
+	if !seen.Prompt.Present || seen.Prompt.Fingerprint != offer.Fingerprint {
 		return AnswerNothing, seen, E(CodePromptChanged, "the prompt shown now is not the one offered; read the status again")
 	}
 	key, err := s.fenceApproval(ctx, offer)
@@ -338,7 +338,7 @@ func (s *ApprovalCases) answerFenced(ctx context.Context, p Principal, t Turn, d
 		defer s.answerTurn(t.ID)()
 	}
 	seq, done := s.keySequence(ctx)
-	stage, err := ep.sendAnswer(seq, t, seen, offer.Fingerprint, d)
+	stage, err := ep.SendAnswer(seq, t, seen, offer.Fingerprint, d)
 	done()
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {

@@ -91,15 +91,15 @@ func (s *ApprovalCases) autoRule(ctx context.Context, t Turn) (ApprovalPrompt, i
 	if len(rules) == 0 {
 		return ApprovalPrompt{}, -1
 	}
-	seen, err := s.endpoints.of(t.Endpoint).readPrompt(ctx, t)
-	if err != nil || !seen.pr.Present {
+	seen, err := s.endpoints.of(t.Endpoint).ReadPrompt(ctx, t)
+	if err != nil || !seen.Prompt.Present {
 		return ApprovalPrompt{}, -1
 	}
-	facts := seen.term
-	if seen.ruleFacts != nil {
-		facts = seen.ruleFacts(ctx)
+	facts := seen.Term
+	if seen.RuleFacts != nil {
+		facts = seen.RuleFacts(ctx)
 	}
-	return seen.pr, matchRule(rules, seen.pr, facts)
+	return seen.Prompt, matchRule(rules, seen.Prompt, facts)
 }
 
 // autoApprove answers the permission prompt of t (awaiting approval) once,
@@ -141,7 +141,7 @@ func (s *ApprovalCases) autoApprove(ctx context.Context, t Turn) (done bool) {
 			next.State, next.FailureReason = TurnResponseUncertain, a.unproven()
 			return next, "turn.response_uncertain", true, ActionResult{Outcome: OutcomeUncertain, DoNotRetry: true}
 		}
-		if next.State == TurnAwaitingApproval && !(next.Revision != t.Revision && s.waitsOnAnother(ctx, next, a.pr.Fingerprint)) {
+		if next.State == TurnAwaitingApproval && !(next.Revision != t.Revision && s.waitsOnAnother(ctx, next, a.Prompt.Fingerprint)) {
 			next.State = TurnWorking
 		}
 		return next, "turn.approval_auto_approved", true, ActionResult{Outcome: OutcomeDone}

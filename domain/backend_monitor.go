@@ -30,7 +30,7 @@ func (s *ThreadCases) followBackend(ctx context.Context, ref EndpointRef, turnID
 // the daemon's events as its observations. A daemon that cannot be
 // reached, or goes away before the turn ends, stalls the Turn (renew or
 // recover when it is back).
-func (s *ThreadCases) backendTurnSource(ctx context.Context, t Turn) (turnSource, bool, string) {
+func (s *ThreadCases) backendTurnSource(ctx context.Context, t Turn) (TurnSource, bool, string) {
 	if t.NativeTurnID == "" {
 		return nil, false, "the daemon's id of the turn was not recorded; recover or close the turn"
 	}
@@ -50,9 +50,9 @@ type threadTurnSource struct {
 	turnID string // the daemon's id of the turn
 }
 
-// observe accepts a dispatching Turn (the daemon started it), then gives
+// Observe accepts a dispatching Turn (the daemon started it), then gives
 // what the last wait received.
-func (p *threadTurnSource) observe(_ context.Context, now time.Time, t Turn) ([]Observation, bool) {
+func (p *threadTurnSource) Observe(_ context.Context, now time.Time, t Turn) ([]Observation, bool) {
 	var obs []Observation
 	if t.State == TurnDispatching {
 		obs = append(obs, Observation{Record: &TurnProgress{Accepted: true, LastActivity: now}})
@@ -84,9 +84,9 @@ func (p *threadEvents) take() (Observation, bool) {
 	return *o, true
 }
 
-// wait receives the next observation; a thread's follower takes no
+// Wait receives the next observation; a thread's follower takes no
 // nudges (it reads the record as stored before each decision).
-func (p *threadEvents) wait(ctx context.Context, _ <-chan struct{}, _ time.Time) (bool, bool) {
+func (p *threadEvents) Wait(ctx context.Context, _ <-chan struct{}, _ time.Time) (bool, bool) {
 	select {
 	case <-ctx.Done():
 		return false, false
@@ -104,27 +104,27 @@ func (p *threadEvents) wait(ctx context.Context, _ <-chan struct{}, _ time.Time)
 	return false, true
 }
 
-func (p *threadEvents) replays() bool        { return false }
-func (p *threadEvents) readFrom(DurableMark) {}
-func (p *threadEvents) lookNow()             {}
+func (p *threadEvents) Replays() bool        { return false }
+func (p *threadEvents) ReadFrom(DurableMark) {}
+func (p *threadEvents) LookNow()             {}
 
-func (p *threadEvents) close() {
+func (p *threadEvents) Close() {
 	if p.hard != nil {
 		p.hard.Stop()
 	}
 }
 
-func (p *threadTurnSource) looks(context.Context) promptLooks { return noLooks{} }
-func (p *threadTurnSource) mark(t Turn) DurableMark           { return t.Mark }
-func (p *threadTurnSource) foretold(time.Time, Turn)          {}
+func (p *threadTurnSource) Looks(context.Context) PromptLooks { return noLooks{} }
+func (p *threadTurnSource) Mark(t Turn) DurableMark           { return t.Mark }
+func (p *threadTurnSource) Foretold(time.Time, Turn)          {}
 
 // noLooks: a daemon's observations are never looks, so no decision asks
 // for one.
 type noLooks struct{}
 
-func (noLooks) promptFingerprint(TurnState) string { return "" }
-func (noLooks) confirmPrompt(string) bool          { return true }
-func (noLooks) asyncQuestion() (string, bool)      { return "", false }
+func (noLooks) PromptFingerprint(TurnState) string { return "" }
+func (noLooks) ConfirmPrompt(string) bool          { return true }
+func (noLooks) AsyncQuestion() (string, bool)      { return "", false }
 
 // storeRetry is how long a monitor waits before it writes again to a store
 // out of reach.
@@ -148,8 +148,8 @@ func waitForStore(ctx context.Context, clock Clock, log *slog.Logger, err error)
 	}
 }
 
-// step is the daemon's pending question of the turn, as one step.
-func (p *threadTurnSource) step(context.Context) (AgentKind, InteractionStep, bool) {
+// Step is the daemon's pending question of the turn, as one step.
+func (p *threadTurnSource) Step(context.Context) (AgentKind, InteractionStep, bool) {
 	tt, ok := p.s.threadsOf(p.kind)
 	if !ok {
 		return "", InteractionStep{}, false

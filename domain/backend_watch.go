@@ -9,7 +9,7 @@ import (
 // to its end, the daemon's events as its observations. A daemon that
 // cannot be reached or goes away invalidates the Watch (the task may run
 // on; nothing proves it).
-func (s *ThreadCases) backendWatchSource(ctx context.Context, w Watch) (watchSource, string) {
+func (s *ThreadCases) backendWatchSource(ctx context.Context, w Watch) (WatchSource, string) {
 	events, why := s.followBackend(ctx, w.Endpoint, w.NativeTurnID)
 	if why != "" {
 		return nil, why
@@ -23,11 +23,11 @@ func (s *ThreadCases) backendWatchSource(ctx context.Context, w Watch) (watchSou
 // again.
 type threadWatchSource struct{ threadEvents }
 
-func (p *threadWatchSource) observe(context.Context, time.Time) (Observation, bool, bool) {
+func (p *threadWatchSource) Observe(context.Context, time.Time) (Observation, bool, bool) {
 	o, has := p.take()
 	return o, has, true
 }
 
-func (p *threadWatchSource) read(context.Context, time.Time) (*TurnProgress, bool) { return nil, false }
-func (p *threadWatchSource) mark() DurableMark                                     { return "" }
-func (p *threadWatchSource) foretold(time.Time, Watch)                             {}
+func (p *threadWatchSource) Read(context.Context, time.Time) (*TurnProgress, bool) { return nil, false }
+func (p *threadWatchSource) Mark() DurableMark                                     { return "" }
+func (p *threadWatchSource) Foretold(time.Time, Watch)                             {}

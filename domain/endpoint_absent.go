@@ -20,56 +20,56 @@ func (s absentEndpoint) why() string {
 
 func (s absentEndpoint) refuse() error { return E(CodeUnavailable, s.why()) }
 
-func (s absentEndpoint) interruptible(context.Context, Turn) (interruptTarget, error) {
-	return interruptTarget{}, s.refuse()
+func (s absentEndpoint) Interruptible(context.Context, Turn) (InterruptTarget, error) {
+	return InterruptTarget{}, s.refuse()
 }
 
-func (s absentEndpoint) interrupt(context.Context, Turn, interruptTarget) error { return s.refuse() }
+func (s absentEndpoint) Interrupt(context.Context, Turn, InterruptTarget) error { return s.refuse() }
 
-func (s absentEndpoint) followable(context.Context, Turn) error { return s.refuse() }
+func (s absentEndpoint) Followable(context.Context, Turn) error { return s.refuse() }
 
-func (s absentEndpoint) readRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
+func (s absentEndpoint) ReadRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
 	return TurnProgress{}, false, s.refuse()
 }
 
-func (s absentEndpoint) currentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
+func (s absentEndpoint) CurrentStep(context.Context, Turn) (AgentKind, Terminal, InteractionStep, error) {
 	return "", Terminal{}, InteractionStep{}, s.refuse()
 }
 
-func (s absentEndpoint) deliverAnswers(context.Context, Turn, Terminal, string, []StepAnswer) (AnswerStage, error) {
+func (s absentEndpoint) DeliverAnswers(context.Context, Turn, Terminal, string, []StepAnswer) (AnswerStage, error) {
 	return AnswerNothing, s.refuse()
 }
 
-func (s absentEndpoint) turnSource(context.Context, Turn) (turnSource, bool, string) {
+func (s absentEndpoint) TurnSource(context.Context, Turn) (TurnSource, bool, string) {
 	return nil, false, s.why()
 }
 
-func (s absentEndpoint) watchSource(context.Context, Watch) (watchSource, string) {
+func (s absentEndpoint) WatchSource(context.Context, Watch) (WatchSource, string) {
 	return nil, s.why()
 }
 
-func (s absentEndpoint) watchTarget(context.Context, string) (watchAnchor, error) {
-	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
+func (s absentEndpoint) WatchTarget(context.Context, string) (WatchAnchor, error) {
+	return WatchAnchor{}, E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) anchorWatch(context.Context, watchAnchor) (watchAnchor, error) {
-	return watchAnchor{}, E(CodeTerminalNotFound, s.why())
+func (s absentEndpoint) AnchorWatch(context.Context, WatchAnchor) (WatchAnchor, error) {
+	return WatchAnchor{}, E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) watchedLive(context.Context, Watch) error {
+func (s absentEndpoint) WatchedLive(context.Context, Watch) error {
 	return E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) models(context.Context, string) (ModelsResult, error) {
+func (s absentEndpoint) Models(context.Context, string) (ModelsResult, error) {
 	return ModelsResult{}, E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) configured(endpointUse) error { return s.refuse() }
+func (s absentEndpoint) Configured(EndpointUse) error { return s.refuse() }
 
-func (s absentEndpoint) readPrompt(context.Context, Turn) (promptRead, error) {
-	return promptRead{}, s.refuse()
+func (s absentEndpoint) ReadPrompt(context.Context, Turn) (PromptRead, error) {
+	return PromptRead{}, s.refuse()
 }
 
-func (s absentEndpoint) sendAnswer(context.Context, Turn, promptRead, string, ApprovalDecision) (AnswerStage, error) {
+func (s absentEndpoint) SendAnswer(context.Context, Turn, PromptRead, string, ApprovalDecision) (AnswerStage, error) {
 	return AnswerNothing, s.refuse()
 }

@@ -30,7 +30,7 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 	if e, ok := s.endpointOf(thread).(absentEndpoint); !ok || e.kind != EndpointCodexThread {
 		t.Errorf("with no Codex backend a thread's endpoint is %T, want an absent one", s.endpointOf(thread))
 	}
-	if err := s.endpointOf(thread).configured(useApprovals); err == nil {
+	if err := s.endpointOf(thread).Configured(UseApprovals); err == nil {
 		t.Errorf("an absent endpoint answers prompts")
 	}
 	s.UseThreadTransport(CodexThreads, nil)

@@ -10,15 +10,15 @@ type threadEndpoint struct {
 	tt *threadTransport
 }
 
-// readRecord: the daemon keeps the record and says itself how a turn
+// ReadRecord: the daemon keeps the record and says itself how a turn
 // stands when it is followed again.
-func (s threadEndpoint) readRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
+func (s threadEndpoint) ReadRecord(context.Context, string, DurableMark, string) (TurnProgress, bool, error) {
 	return TurnProgress{}, false, nil
 }
 
-// currentStep reads the daemon's pending question as one questionnaire
+// CurrentStep reads the daemon's pending question as one questionnaire
 // step.
-func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+func (s threadEndpoint) CurrentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
 	st, ok := s.tt.calls.Question(t.NativeTurnID)
 	if !ok || t.State != TurnAwaitingInteraction {
 		return s.tt.Agent, Terminal{}, InteractionStep{}, E(CodeNoInteraction, "the daemon asks no question of this turn now")
@@ -26,73 +26,73 @@ func (s threadEndpoint) currentStep(ctx context.Context, t Turn) (AgentKind, Ter
 	return s.tt.Agent, Terminal{}, st, nil
 }
 
-// deliverAnswers gives a reserved step its answers through the daemon.
-func (s threadEndpoint) deliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
+// DeliverAnswers gives a reserved step its answers through the daemon.
+func (s threadEndpoint) DeliverAnswers(seq context.Context, t Turn, term Terminal, fingerprint string, answers []StepAnswer) (AnswerStage, error) {
 	return s.tt.calls.AnswerQuestion(seq, t.NativeTurnID, fingerprint, answers)
 }
 
-// turnSource follows the Turn through the daemon.
-func (s threadEndpoint) turnSource(ctx context.Context, t Turn) (turnSource, bool, string) {
+// TurnSource follows the Turn through the daemon.
+func (s threadEndpoint) TurnSource(ctx context.Context, t Turn) (TurnSource, bool, string) {
 	return s.backendTurnSource(ctx, t)
 }
 
-// watchSource follows the Watch through the daemon.
-func (s threadEndpoint) watchSource(ctx context.Context, w Watch) (watchSource, string) {
+// WatchSource follows the Watch through the daemon.
+func (s threadEndpoint) WatchSource(ctx context.Context, w Watch) (WatchSource, string) {
 	return s.backendWatchSource(ctx, w)
 }
 
-// watchTarget is the thread id names, as its daemon lists it.
-func (s threadEndpoint) watchTarget(ctx context.Context, id string) (watchAnchor, error) {
+// WatchTarget is the thread id names, as its daemon lists it.
+func (s threadEndpoint) WatchTarget(ctx context.Context, id string) (WatchAnchor, error) {
 	tt, th, err := s.backendEndpointThread(ctx, id)
 	if err != nil {
-		return watchAnchor{}, err
+		return WatchAnchor{}, err
 	}
-	return watchAnchor{ref: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, what: "thread", thread: th, daemon: tt.calls}, nil
+	return WatchAnchor{Ref: EndpointRef{Kind: tt.Endpoint, ID: th.ThreadID}, What: "thread", Thread: th, Daemon: tt.calls}, nil
 }
 
-// anchorWatch anchors on the turn the thread runs now (one a person or
+// AnchorWatch anchors on the turn the thread runs now (one a person or
 // another client of its daemon started), exactly: the daemon names the
 // turn, and its own events end the Watch. No input.
-func (s threadEndpoint) anchorWatch(ctx context.Context, a watchAnchor) (watchAnchor, error) {
-	turnID, err := a.daemon.RunningTurn(ctx, a.thread)
+func (s threadEndpoint) AnchorWatch(ctx context.Context, a WatchAnchor) (WatchAnchor, error) {
+	turnID, err := a.Daemon.RunningTurn(ctx, a.Thread)
 	if err != nil {
-		return watchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
+		return WatchAnchor{}, &Error{Code: CodeUnavailable, Message: "could not read the thread from its daemon", Err: err}
 	}
 	if turnID == "" {
-		return watchAnchor{}, E(CodeNothingToWatch, "the thread runs no turn; a Watch follows a task that is working")
+		return WatchAnchor{}, E(CodeNothingToWatch, "the thread runs no turn; a Watch follows a task that is working")
 	}
-	a.nativeTurnID, a.exact = turnID, true
+	a.NativeTurnID, a.Exact = turnID, true
 	return a, nil
 }
 
-// watchedLive checks that the watched thread is still loaded in its daemon.
-func (s threadEndpoint) watchedLive(ctx context.Context, w Watch) error {
+// WatchedLive checks that the watched thread is still loaded in its daemon.
+func (s threadEndpoint) WatchedLive(ctx context.Context, w Watch) error {
 	if _, err := s.backendThread(ctx, w.Endpoint); err != nil {
 		return E(CodeTerminalNotFound, "the watched thread is no longer loaded in its daemon")
 	}
 	return nil
 }
 
-// models reads the thread's model catalogue from its daemon.
-func (s threadEndpoint) models(ctx context.Context, terminalID string) (ModelsResult, error) {
+// Models reads the thread's model catalogue from its daemon.
+func (s threadEndpoint) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
 	return s.backendModels(ctx, terminalID)
 }
 
-// configured: the daemon answers prompts and steps itself.
-func (s threadEndpoint) configured(endpointUse) error { return nil }
+// Configured: the daemon answers prompts and steps itself.
+func (s threadEndpoint) Configured(EndpointUse) error { return nil }
 
-// readPrompt is the command approval the daemon waits on, with the
+// ReadPrompt is the command approval the daemon waits on, with the
 // thread's folder as its project. Accepted or declined, the turn goes on
 // (a declined command is the model's to handle).
-func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, error) {
+func (s threadEndpoint) ReadPrompt(ctx context.Context, t Turn) (PromptRead, error) {
 	pr, ok := s.tt.calls.Prompt(t.NativeTurnID)
 	if !ok {
 		if t.State != TurnAwaitingApproval {
-			return promptRead{}, nil
+			return PromptRead{}, nil
 		}
 		// The daemon asked while another akkd followed the turn.
 		const where = "where the thread is shown"
-		return promptRead{pr: ApprovalPrompt{Present: true, Where: where,
+		return PromptRead{Prompt: ApprovalPrompt{Present: true, Where: where,
 			Reason: "the approval the daemon asked for is not followed by this akkd (it restarted meanwhile); answer it " + where}}, nil
 	}
 	facts := func(ctx context.Context) Terminal {
@@ -102,35 +102,35 @@ func (s threadEndpoint) readPrompt(ctx context.Context, t Turn) (promptRead, err
 		}
 		return term
 	}
-	return promptRead{pr: pr, ruleFacts: facts}, nil
+	return PromptRead{Prompt: pr, RuleFacts: facts}, nil
 }
 
-// sendAnswer gives the daemon one decision, if it still asks the request
+// SendAnswer gives the daemon one decision, if it still asks the request
 // fingerprinted, and waits for it to say it is resolved.
-func (s threadEndpoint) sendAnswer(seq context.Context, t Turn, _ promptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
+func (s threadEndpoint) SendAnswer(seq context.Context, t Turn, _ PromptRead, fingerprint string, d ApprovalDecision) (AnswerStage, error) {
 	return s.tt.calls.Decide(seq, t.NativeTurnID, fingerprint, d)
 }
 
-// interruptible checks that the daemon started the turn and is reachable.
-func (s threadEndpoint) interruptible(ctx context.Context, t Turn) (interruptTarget, error) {
+// Interruptible checks that the daemon started the turn and is reachable.
+func (s threadEndpoint) Interruptible(ctx context.Context, t Turn) (InterruptTarget, error) {
 	if t.NativeTurnID == "" {
-		return interruptTarget{}, stateConflict(t, "cancel")
+		return InterruptTarget{}, stateConflict(t, "cancel")
 	}
 	th, err := s.backendThread(ctx, s.threadRef(t))
 	if err != nil {
-		return interruptTarget{}, err
+		return InterruptTarget{}, err
 	}
-	return interruptTarget{thread: th}, nil
+	return InterruptTarget{Thread: th}, nil
 }
 
-// interrupt asks the daemon to interrupt the native turn; the monitor
+// Interrupt asks the daemon to interrupt the native turn; the monitor
 // reports cancelled when the daemon says so.
-func (s threadEndpoint) interrupt(seq context.Context, t Turn, target interruptTarget) error {
-	return s.tt.calls.Interrupt(seq, target.thread, t.NativeTurnID)
+func (s threadEndpoint) Interrupt(seq context.Context, t Turn, target InterruptTarget) error {
+	return s.tt.calls.Interrupt(seq, target.Thread, t.NativeTurnID)
 }
 
-// followable: the daemon started the turn and answers.
-func (s threadEndpoint) followable(ctx context.Context, t Turn) error {
+// Followable: the daemon started the turn and answers.
+func (s threadEndpoint) Followable(ctx context.Context, t Turn) error {
 	if t.NativeTurnID == "" {
 		return E(CodeManualRequired, "the daemon's id of the turn was never recorded; close the turn")
 	}

@@ -120,14 +120,14 @@ func (s *InteractionCases) TurnInteraction(ctx context.Context, turnID string) (
 	if err != nil {
 		return Interaction{}, err
 	}
-	if err := s.endpoints.of(t.Endpoint).configured(useInteractions); err != nil {
+	if err := s.endpoints.of(t.Endpoint).Configured(UseInteractions); err != nil {
 		return Interaction{}, err
 	}
 	// An async question is asked while the Turn works on.
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
-	agent, _, st, err := s.endpoints.of(t.Endpoint).currentStep(ctx, t)
+	agent, _, st, err := s.endpoints.of(t.Endpoint).CurrentStep(ctx, t)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -203,7 +203,7 @@ func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string
 	if in.TurnID != "" && in.TurnID != turnID {
 		return ActionResult{}, Invalid("turn_id does not match the path", FieldError{Field: "turn_id", Message: "must be " + turnID})
 	}
-	if err := s.endpoints.of(t.Endpoint).configured(useInteractions); err != nil {
+	if err := s.endpoints.of(t.Endpoint).Configured(UseInteractions); err != nil {
 		return ActionResult{}, err
 	}
 	unlock := s.turns.lockTerminal(t.TerminalID)
@@ -222,7 +222,7 @@ func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string
 	if err != nil {
 		return ActionResult{}, err
 	}
-	_, term, st, err := s.endpoints.of(t.Endpoint).currentStep(ctx, t)
+	_, term, st, err := s.endpoints.of(t.Endpoint).CurrentStep(ctx, t)
 	if ErrorCode(err) == CodeNoInteraction {
 		return ActionResult{}, E(CodePromptChanged, "the step is gone; GET the interaction again")
 	}
@@ -239,7 +239,7 @@ func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string
 	defer s.answerTurn(t.ID)()
 	Failpoint("interaction.reserved")
 	seq, done := s.keySequence(ctx)
-	stage, aerr := s.endpoints.of(t.Endpoint).deliverAnswers(seq, t, term, offer.Fingerprint, answers)
+	stage, aerr := s.endpoints.of(t.Endpoint).DeliverAnswers(seq, t, term, offer.Fingerprint, answers)
 	done()
 	if stage == AnswerVerified {
 		if err := s.provenFence(ctx, key); err != nil {

@@ -17,7 +17,7 @@ func (s *NativeCases) modelControls() (ModelControls, error) {
 // Models reads a terminal's model catalogue and the model and effort in
 // effect (model_options).
 func (s *NativeCases) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	return s.endpoints.of(ParseEndpoint(terminalID)).models(ctx, terminalID)
+	return s.endpoints.of(ParseEndpoint(terminalID)).Models(ctx, terminalID)
 }
 
 // SetModel consumes the caller's catalogue of the pane once and sets the

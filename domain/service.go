@@ -51,7 +51,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	b := basics{store: store, clock: clock, ids: ids, validator: v}
 	s := &Service{basics: b, Retry: DefaultRetryPolicy(), HostCases: newHostCases(b),
 		inputGate: &inputGate{timer: b}, answerMarks: &answerMarks{}, turnLedger: &turnLedger{basics: b}}
-	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) turnEndpoint { return absentEndpoint{k} }}
+	s.endpoints = &endpointRegistry{absent: func(k EndpointKind) Endpoint { return absentEndpoint{k} }}
 	s.PushCases = &PushCases{basics: b, fleet: s.HostCases.fleet}
 	s.EventCases, s.DoctorCases = &EventCases{b}, &DoctorCases{basics: b}
 	s.NativeCases = &NativeCases{basics: b, inputGate: s.inputGate, endpoints: s.endpoints}

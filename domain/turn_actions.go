@@ -121,7 +121,7 @@ func (s *TurnCases) cancelOnce(ctx context.Context, id string) (ActionResult, er
 // the request is stored before the input, so a restart never repeats it.
 func (s *TurnCases) interruptTurn(ctx context.Context, t Turn) (ActionResult, error) {
 	ep := s.endpointOf(t.Endpoint)
-	target, err := ep.interruptible(ctx, t)
+	target, err := ep.Interruptible(ctx, t)
 	if err != nil {
 		var de *Error
 		if errors.As(err, &de) && de.Code == CodeTerminalNotIdle {
@@ -135,7 +135,7 @@ func (s *TurnCases) interruptTurn(ctx context.Context, t Turn) (ActionResult, er
 	}
 	Failpoint("cancel.requested")
 	seq, done := s.keySequence(ctx)
-	err = ep.interrupt(seq, t, target)
+	err = ep.Interrupt(seq, t, target)
 	done()
 	if err != nil {
 		return ActionResult{Turn: t, Outcome: OutcomeUncertain, DoNotRetry: true}, nil
@@ -201,7 +201,7 @@ func (s *TurnCases) renewOnce(ctx context.Context, id string) (ActionResult, err
 	if s.clock.Now().After(t.HardDeadline()) {
 		return ActionResult{}, E(CodeTurnStateConflict, "the turn's hard deadline has passed; close it")
 	}
-	if err := s.endpointOf(t.Endpoint).followable(ctx, t); err != nil {
+	if err := s.endpointOf(t.Endpoint).Followable(ctx, t); err != nil {
 		return ActionResult{}, err
 	}
 	return s.mons.resume(ctx, t, "turn.renewed")
@@ -229,7 +229,7 @@ func (s *TurnCases) recoverOnce(ctx context.Context, id string) (ActionResult, e
 		return ActionResult{Turn: t, Outcome: OutcomeDone}, nil
 	}
 	ep := s.endpointOf(t.Endpoint)
-	p, ok, err := ep.readRecord(ctx, t.TerminalID, t.Mark, t.Request)
+	p, ok, err := ep.ReadRecord(ctx, t.TerminalID, t.Mark, t.Request)
 	switch {
 	case err != nil:
 		return ActionResult{}, err
@@ -241,7 +241,7 @@ func (s *TurnCases) recoverOnce(ctx context.Context, id string) (ActionResult, e
 	// An endpoint with no record to read (a daemon's thread) says itself
 	// how the turn stands: following it again yields its end at once if it
 	// ended meanwhile.
-	if err := ep.followable(ctx, t); err != nil {
+	if err := ep.Followable(ctx, t); err != nil {
 		return ActionResult{}, err
 	}
 	return s.mons.resume(ctx, t, "turn.recovered")

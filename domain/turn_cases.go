@@ -23,4 +23,4 @@ type TurnCases struct {
 }
 
 // endpointOf is the endpoint registered for ref's kind (endpointRegistry.of).
-func (s *TurnCases) endpointOf(ref EndpointRef) turnEndpoint { return s.endpoints.of(ref) }
+func (s *TurnCases) endpointOf(ref EndpointRef) Endpoint { return s.endpoints.of(ref) }

@@ -165,30 +165,30 @@ type roundReads struct {
 	asyncOK   bool
 }
 
-// promptLooks is what a round reads of the screen for its decision, each
+// PromptLooks is what a round reads of the screen for its decision, each
 // only when the decision asks for it (decideTurnRound): the fingerprint of
 // the prompt or step a Turn in state waits on ("" when none), whether a
 // fingerprint that differs from the one announced was read twice, and the
 // fingerprint of an async question's step (ok false when none is read).
-type promptLooks interface {
-	promptFingerprint(state TurnState) string
-	confirmPrompt(fp string) bool
-	asyncQuestion() (fp string, ok bool)
+type PromptLooks interface {
+	PromptFingerprint(state TurnState) string
+	ConfirmPrompt(fp string) bool
+	AsyncQuestion() (fp string, ok bool)
 }
 
 // decideTurnRound decides a round, making each read the decision asks for
 // through looks (at most one of each kind) and deciding again with it.
-func (s *Monitors) decideTurnRound(st followState, r turnRound, looks promptLooks) turnRound {
+func (s *Monitors) decideTurnRound(st followState, r turnRound, looks PromptLooks) turnRound {
 	for {
 		out := s.decideTurn(st, r)
 		switch n := out.need; {
 		case n.kind == needPrompt && !r.reads.promptDone:
-			r.reads.promptDone, r.reads.promptFor, r.reads.prompt = true, n.state, looks.promptFingerprint(n.state)
+			r.reads.promptDone, r.reads.promptFor, r.reads.prompt = true, n.state, looks.PromptFingerprint(n.state)
 		case n.kind == needConfirm && !r.reads.confirmDone:
-			r.reads.confirmDone, r.reads.confirmFP, r.reads.confirmed = true, n.fp, looks.confirmPrompt(n.fp)
+			r.reads.confirmDone, r.reads.confirmFP, r.reads.confirmed = true, n.fp, looks.ConfirmPrompt(n.fp)
 		case n.kind == needAsync && !r.reads.asyncDone:
 			r.reads.asyncDone = true
-			r.reads.async, r.reads.asyncOK = looks.asyncQuestion()
+			r.reads.async, r.reads.asyncOK = looks.AsyncQuestion()
 		default:
 			out.need = roundNeed{}
 			return out

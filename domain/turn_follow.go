@@ -15,42 +15,42 @@ import (
 // policy.
 type turnFollow struct {
 	mons *Monitors
-	src  turnSource
+	src  TurnSource
 	log  *slog.Logger
 	followState
 }
 
-// turnSource is what a followed Turn is observed through: a pane's
+// TurnSource is what a followed Turn is observed through: a pane's
 // observer (paneTurnSource) or a thread's daemon (threadTurnSource).
-type turnSource interface {
-	// observe makes the round's observations at now of t, in order
+type TurnSource interface {
+	// Observe makes the round's observations at now of t, in order
 	// (none: nothing to decide this round). ok false: the monitor ends.
-	observe(ctx context.Context, now time.Time, t Turn) (obs []Observation, ok bool)
-	// looks makes the reads a decision asks for.
-	looks(ctx context.Context) promptLooks
-	// mark is where the record's next read starts, for t as held.
-	mark(t Turn) DurableMark
-	// replays: an observation that was not stored is made again (a pane
+	Observe(ctx context.Context, now time.Time, t Turn) (obs []Observation, ok bool)
+	// Looks makes the reads a decision asks for.
+	Looks(ctx context.Context) PromptLooks
+	// Mark is where the record's next read starts, for t as held.
+	Mark(t Turn) DurableMark
+	// Replays: an observation that was not stored is made again (a pane
 	// is looked at, and its record read, again from the stored mark);
 	// else it cannot be (a daemon says each thing once): it is decided
 	// again on the Turn as stored, read before each decision.
-	replays() bool
-	// readFrom makes the next read of the record start at mark; lookNow
+	Replays() bool
+	// ReadFrom makes the next read of the record start at mark; LookNow
 	// makes the next round look at once.
-	readFrom(mark DurableMark)
-	lookNow()
-	// foretold folds in the round's decision: next.
-	foretold(now time.Time, next Turn)
-	// step reads the questionnaire step the endpoint shows now, for the
+	ReadFrom(mark DurableMark)
+	LookNow()
+	// Foretold folds in the round's decision: next.
+	Foretold(now time.Time, next Turn)
+	// Step reads the questionnaire step the endpoint shows now, for the
 	// event that announces it (ok false: none read). No input.
-	step(ctx context.Context) (agent AgentKind, st InteractionStep, ok bool)
-	// wait sleeps until the next round is due. nudged: the monitor
+	Step(ctx context.Context) (agent AgentKind, st InteractionStep, ok bool)
+	// Wait sleeps until the next round is due. nudged: the monitor
 	// reloads the stored Turn and looks at once; ok false: ctx ended.
-	wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
-	close()
+	Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
+	Close()
 }
 
-func (s *Monitors) newTurnFollow(t Turn, src turnSource, unseenWait bool) *turnFollow {
+func (s *Monitors) newTurnFollow(t Turn, src TurnSource, unseenWait bool) *turnFollow {
 	return &turnFollow{mons: s, src: src, log: slog.With("turn_id", t.ID),
 		followState: followState{t: t, mark: t.Mark, unseenWait: unseenWait}}
 }
@@ -58,12 +58,12 @@ func (s *Monitors) newTurnFollow(t Turn, src turnSource, unseenWait bool) *turnF
 // live: the Turn is in a state the monitor follows.
 func (m *turnFollow) live() bool { return m.t.State.Monitored() }
 
-func (m *turnFollow) close() { m.src.close() }
+func (m *turnFollow) close() { m.src.Close() }
 
 // round decides each observation the source made.
 func (m *turnFollow) round(ctx context.Context) monitorStep {
 	now := m.mons.clock.Now().UTC()
-	obs, ok := m.src.observe(ctx, now, m.t)
+	obs, ok := m.src.Observe(ctx, now, m.t)
 	if !ok {
 		return stepStop
 	}
@@ -88,11 +88,11 @@ func (m *turnFollow) round(ctx context.Context) monitorStep {
 // observation is decided again on the Turn as stored (an end dropped
 // here would leave the Turn to stall on a daemon that said it once).
 func (m *turnFollow) decide(ctx context.Context, now time.Time, o Observation) monitorStep {
-	if o.Lost != EndpointThere && ctx.Err() != nil && !m.src.replays() {
+	if o.Lost != EndpointThere && ctx.Err() != nil && !m.src.Replays() {
 		return stepStop // akkd stops: the next start follows on
 	}
 	for {
-		if !m.src.replays() {
+		if !m.src.Replays() {
 			if cur, err := m.mons.store.Turn(ctx, m.t.ID); err == nil {
 				m.t = cur // closed or cancelled meanwhile
 			}
@@ -112,14 +112,14 @@ func (m *turnFollow) decide(ctx context.Context, now time.Time, o Observation) m
 func (m *turnFollow) decideOnce(ctx context.Context, now time.Time, o Observation) (step monitorStep, again bool) {
 	s := m.mons
 	was := m.announced
-	m.mark = m.src.mark(m.t)
+	m.mark = m.src.Mark(m.t)
 	m.answering = s.answers.answeringNow(m.t.ID)
-	r := s.decideTurnRound(m.followState, turnRound{now: now, wasAnnounced: was, seen: o}, m.src.looks(ctx))
+	r := s.decideTurnRound(m.followState, turnRound{now: now, wasAnnounced: was, seen: o}, m.src.Looks(ctx))
 	m.announced = r.announced
 	if r.seen.RecordMoved || r.next.State != m.t.State {
 		m.unseenWait = false // the record moved on, or the Turn left the wait
 	}
-	m.src.foretold(now, r.next)
+	m.src.Foretold(now, r.next)
 	if !r.changed {
 		return stepWait, false
 	}
@@ -127,7 +127,7 @@ func (m *turnFollow) decideOnce(ctx context.Context, now time.Time, o Observatio
 	stored, auto, err := run.store(ctx, r.next, r.typ, r.webhook, m.extra(ctx, r.next, r.typ))
 	switch {
 	case err == nil:
-	case m.src.replays():
+	case m.src.Replays():
 		return m.notStored(ctx, err, was), false
 	case m.reread(ctx, err) || waitForStore(ctx, s.clock, m.log, err):
 		return 0, true
@@ -152,7 +152,7 @@ func (m *turnFollow) extra(ctx context.Context, next Turn, typ string) map[strin
 	if typ != "turn.interaction_required" {
 		return nil
 	}
-	agent, st, ok := m.src.step(ctx)
+	agent, st, ok := m.src.Step(ctx)
 	if !ok || !st.Present {
 		return nil
 	}
@@ -191,7 +191,7 @@ func (m *turnFollow) notStored(ctx context.Context, err error, was string) monit
 	}
 	m.log.Error("monitor: store transition", "err", err)
 	m.announced = was
-	m.src.readFrom(m.t.Mark)
+	m.src.ReadFrom(m.t.Mark)
 	return stepWait
 }
 
@@ -216,8 +216,8 @@ func (m *turnFollow) reread(ctx context.Context, err error) bool {
 
 // resume reads the record from mark and looks at once.
 func (m *turnFollow) resume(mark DurableMark) {
-	m.src.readFrom(mark)
-	m.src.lookNow()
+	m.src.ReadFrom(mark)
+	m.src.LookNow()
 }
 
 // autoApproved answers the prompt just recorded for the host's policy.
@@ -247,7 +247,7 @@ func (m *turnFollow) autoApproved(ctx context.Context) monitorStep {
 // monitor changed the Turn), it takes the stored Turn (its state and
 // mark) and looks at once. false: the monitor ends.
 func (m *turnFollow) wait(ctx context.Context) bool {
-	nudged, ok := m.src.wait(ctx, nudges(ctx), m.mons.clock.Now().UTC())
+	nudged, ok := m.src.Wait(ctx, nudges(ctx), m.mons.clock.Now().UTC())
 	if !ok || !nudged {
 		return ok
 	}
@@ -259,16 +259,16 @@ func (m *turnFollow) wait(ctx context.Context) bool {
 		// The store out of reach: look again from what this monitor
 		// holds (a write on a stale revision reloads it then).
 		m.log.Warn("monitor: read the turn", "err", err)
-		m.src.lookNow()
+		m.src.LookNow()
 		return true
 	}
 	if cur.Revision != m.t.Revision {
 		m.t = cur
-		m.src.readFrom(cur.Mark)
+		m.src.ReadFrom(cur.Mark)
 		if m.t.State != TurnAwaitingApproval && m.t.State != TurnAwaitingInteraction {
 			m.announced = ""
 		}
 	}
-	m.src.lookNow()
+	m.src.LookNow()
 	return true
 }

@@ -81,7 +81,7 @@ func (s *Monitors) monitor(ctx context.Context, turnID string) {
 		}
 		t, err = s.store.Turn(ctx, turnID)
 	}
-	src, unseenWait, why := s.endpoints.of(t.Endpoint).turnSource(ctx, t)
+	src, unseenWait, why := s.endpoints.of(t.Endpoint).TurnSource(ctx, t)
 	if why != "" {
 		s.turnUnreachable(ctx, t, why)
 		return

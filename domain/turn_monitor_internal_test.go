@@ -16,14 +16,14 @@ type promptLooksFake struct {
 	confirms  int
 }
 
-func (l *promptLooksFake) promptFingerprint(TurnState) string { return l.fp }
+func (l *promptLooksFake) PromptFingerprint(TurnState) string { return l.fp }
 
-func (l *promptLooksFake) confirmPrompt(string) bool {
+func (l *promptLooksFake) ConfirmPrompt(string) bool {
 	l.confirms++
 	return l.confirmed
 }
 
-func (l *promptLooksFake) asyncQuestion() (string, bool) { return l.async, l.async != "" }
+func (l *promptLooksFake) AsyncQuestion() (string, bool) { return l.async, l.async != "" }
 
 // screenObservation is what a pane round observes of term: looked at
 // now (fresh) or not, its record's actions moved or not.

@@ -16,10 +16,10 @@ type paneTurnSource struct {
 	panes PaneTransport // its prompts' and steps' reads
 }
 
-// observe is the round's observation: the observer's look at the screen
+// Observe is the round's observation: the observer's look at the screen
 // and, unless the pane is gone, its read of the record (when gone, a last
 // read when the pane was seen).
-func (p *paneTurnSource) observe(ctx context.Context, now time.Time, t Turn) ([]Observation, bool) {
+func (p *paneTurnSource) Observe(ctx context.Context, now time.Time, t Turn) ([]Observation, bool) {
 	o, err := p.obs.Look(ctx, now)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -52,24 +52,24 @@ func (p *paneTurnSource) observe(ctx context.Context, now time.Time, t Turn) ([]
 	return []Observation{o}, true
 }
 
-func (p *paneTurnSource) looks(ctx context.Context) promptLooks {
+func (p *paneTurnSource) Looks(ctx context.Context) PromptLooks {
 	return paneScreenLooks{ctx: ctx, p: p}
 }
-func (p *paneTurnSource) mark(Turn) DurableMark     { return p.obs.Mark() }
-func (p *paneTurnSource) replays() bool             { return true }
-func (p *paneTurnSource) readFrom(mark DurableMark) { p.obs.ReadFrom(mark) }
-func (p *paneTurnSource) lookNow()                  { p.obs.LookNow() }
-func (p *paneTurnSource) close()                    { p.obs.Close() }
+func (p *paneTurnSource) Mark(Turn) DurableMark     { return p.obs.Mark() }
+func (p *paneTurnSource) Replays() bool             { return true }
+func (p *paneTurnSource) ReadFrom(mark DurableMark) { p.obs.ReadFrom(mark) }
+func (p *paneTurnSource) LookNow()                  { p.obs.LookNow() }
+func (p *paneTurnSource) Close()                    { p.obs.Close() }
 
-// foretold: the record first. While it shows the Turn working with no
+// Foretold: the record first. While it shows the Turn working with no
 // tool call open, on an agent that records one before it asks, nothing
 // the Turn waits on can be drawn; the screen is looked at closely again
 // as soon as the record shows one.
-func (p *paneTurnSource) foretold(now time.Time, next Turn) {
+func (p *paneTurnSource) Foretold(now time.Time, next Turn) {
 	p.obs.Foretold(now, Foretelling{Quiet: next.State == TurnWorking && !next.AcceptedAt.IsZero()})
 }
 
-func (p *paneTurnSource) wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
+func (p *paneTurnSource) Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
 	return p.obs.Wait(ctx, nudge, now)
 }
 
@@ -79,9 +79,9 @@ type paneScreenLooks struct {
 	p   *paneTurnSource
 }
 
-// promptFingerprint is the fingerprint of the permission prompt or
+// PromptFingerprint is the fingerprint of the permission prompt or
 // questionnaire step a Turn in state waits on, "" when none is read.
-func (l paneScreenLooks) promptFingerprint(state TurnState) string {
+func (l paneScreenLooks) PromptFingerprint(state TurnState) string {
 	term := l.p.obs.Screen()
 	switch {
 	case term.ID == "":
@@ -97,17 +97,17 @@ func (l paneScreenLooks) promptFingerprint(state TurnState) string {
 	return ""
 }
 
-func (l paneScreenLooks) confirmPrompt(fp string) bool { return l.p.obs.ConfirmPrompt(fp) }
+func (l paneScreenLooks) ConfirmPrompt(fp string) bool { return l.p.obs.ConfirmPrompt(fp) }
 
-func (l paneScreenLooks) asyncQuestion() (string, bool) {
+func (l paneScreenLooks) AsyncQuestion() (string, bool) {
 	if st, err := l.p.panes.Step(l.ctx, l.p.obs.Screen()); err == nil && st.Present && st.Kind == KindAsyncQuestion {
 		return st.Fingerprint, true
 	}
 	return "", false
 }
 
-// step reads the questionnaire step on the screen the observer believes.
-func (p *paneTurnSource) step(ctx context.Context) (AgentKind, InteractionStep, bool) {
+// Step reads the questionnaire step on the screen the observer believes.
+func (p *paneTurnSource) Step(ctx context.Context) (AgentKind, InteractionStep, bool) {
 	term := p.obs.Screen()
 	if term.ID == "" {
 		return "", InteractionStep{}, false

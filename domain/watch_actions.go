@@ -58,7 +58,7 @@ func (s *WatchCases) RenewWatch(ctx context.Context, id string) (Watch, error) {
 	if w.State != WatchTimedOut {
 		return Watch{}, E(CodeWatchStateConflict, "watch "+id+" is "+string(w.State)+"; only a timed-out Watch is renewed")
 	}
-	if err := s.endpoints.of(w.Endpoint).watchedLive(ctx, w); err != nil {
+	if err := s.endpoints.of(w.Endpoint).WatchedLive(ctx, w); err != nil {
 		return Watch{}, err
 	}
 	w.State, w.EndedAt, w.Reason = WatchActive, time.Time{}, ""
@@ -85,7 +85,7 @@ func (s *WatchCases) RecoverWatch(ctx context.Context, id string) (Watch, error)
 	// An endpoint with no record to read (a daemon's thread) leaves the
 	// Watch as it is: its monitor follows the daemon's own events, and a
 	// turn that ended meanwhile ends it when it follows on.
-	p, ok, err := s.endpoints.of(w.Endpoint).readRecord(ctx, w.TerminalID, w.Mark, "")
+	p, ok, err := s.endpoints.of(w.Endpoint).ReadRecord(ctx, w.TerminalID, w.Mark, "")
 	if err != nil {
 		return Watch{}, err
 	}

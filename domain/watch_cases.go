@@ -93,26 +93,26 @@ func (s *WatchCases) StartWatch(ctx context.Context, in NewWatchInput) (Watch, e
 		return Watch{}, err
 	}
 	ep := s.endpoints.of(ParseEndpoint(in.TerminalID))
-	a, err := ep.watchTarget(ctx, in.TerminalID)
+	a, err := ep.WatchTarget(ctx, in.TerminalID)
 	if err != nil {
 		return Watch{}, err
 	}
-	if err := s.mayWatch(ctx, p, in.TerminalID, a.what); err != nil {
+	if err := s.mayWatch(ctx, p, in.TerminalID, a.What); err != nil {
 		return Watch{}, err
 	}
-	if a, err = ep.anchorWatch(ctx, a); err != nil {
+	if a, err = ep.AnchorWatch(ctx, a); err != nil {
 		return Watch{}, err
 	}
-	if !a.exact {
+	if !a.Exact {
 		if a, err = s.threadAnchor(ctx, p, a, in); err != nil {
 			return Watch{}, err
 		}
 	}
 	now := s.clock.Now().UTC()
 	w := Watch{ID: s.ids.New("watch"), HostID: p.HostID, Conversation: p.Conversation, TerminalID: in.TerminalID,
-		Endpoint: a.ref, Mode: WatchModeActivity, State: WatchActive, Mark: a.mark, NativeTurnID: a.nativeTurnID, SeenActivity: true,
+		Endpoint: a.Ref, Mode: WatchModeActivity, State: WatchActive, Mark: a.Mark, NativeTurnID: a.NativeTurnID, SeenActivity: true,
 		HardTimeout: s.turns.cfg.DefaultHard, CreatedAt: now, UpdatedAt: now, Revision: 1}
-	if a.exact {
+	if a.Exact {
 		w.Mode = WatchModeExact
 	}
 	return s.beginWatch(ctx, w, in)
@@ -153,17 +153,17 @@ func (s *WatchCases) mayWatch(ctx context.Context, p Principal, endpoint, what s
 // threadAnchor anchors a Watch its endpoint could not anchor exactly on
 // the agent's thread, when it can be named: by the agent's backend (no
 // input), or by the probe in.Identify asks for; else it keeps a's mark.
-func (s *WatchCases) threadAnchor(ctx context.Context, p Principal, a watchAnchor, in NewWatchInput) (watchAnchor, error) {
-	if m, ok := s.backendAnchor(ctx, a.term); ok {
-		a.mark, a.exact = m, true
+func (s *WatchCases) threadAnchor(ctx context.Context, p Principal, a WatchAnchor, in NewWatchInput) (WatchAnchor, error) {
+	if m, ok := s.backendAnchor(ctx, a.Term); ok {
+		a.Mark, a.Exact = m, true
 		return a, nil
 	}
 	if !in.Identify {
 		return a, nil
 	}
 	var err error
-	if a.mark, a.exact, err = s.identifiedAnchor(ctx, p, a.term, a.mark); err != nil {
-		return watchAnchor{}, err
+	if a.Mark, a.Exact, err = s.identifiedAnchor(ctx, p, a.Term, a.Mark); err != nil {
+		return WatchAnchor{}, err
 	}
 	return a, nil
 }
@@ -250,7 +250,7 @@ func (s *WatchCases) watchMonitor(ctx context.Context, id string) {
 		w, err = s.store.Watch(ctx, id)
 	}
 	log := slog.With("watch_id", w.ID)
-	src, why := s.endpoints.of(w.Endpoint).watchSource(ctx, w)
+	src, why := s.endpoints.of(w.Endpoint).WatchSource(ctx, w)
 	if why != "" {
 		// Out of reach: decided as its monitor would, on a source that
 		// observes nothing more.

@@ -14,41 +14,41 @@ import (
 // sends input.
 type watchFollow struct {
 	s   *WatchCases
-	src watchSource
+	src WatchSource
 	log *slog.Logger
 	w   Watch // the stored Watch
 }
 
-// watchSource is what a followed Watch is observed through: a pane's
+// WatchSource is what a followed Watch is observed through: a pane's
 // observer (paneWatchSource) or a thread's daemon (threadWatchSource).
-type watchSource interface {
-	// observe makes the round's observation at now (has false: nothing
+type WatchSource interface {
+	// Observe makes the round's observation at now (has false: nothing
 	// to decide this round). ok false: the monitor ends.
-	observe(ctx context.Context, now time.Time) (o Observation, has, ok bool)
-	// read is the record read when the observation decided nothing (nil:
+	Observe(ctx context.Context, now time.Time) (o Observation, has, ok bool)
+	// Read is the record read when the observation decided nothing (nil:
 	// no read).
-	read(ctx context.Context, now time.Time) (rec *TurnProgress, moved bool)
-	// mark is where the record's next read starts ("" keeps the Watch's).
-	mark() DurableMark
-	// replays: as turnSource's.
-	replays() bool
-	readFrom(mark DurableMark)
-	lookNow()
-	// foretold folds in the round's decision: next, an exact Watch or not.
-	foretold(now time.Time, next Watch)
-	wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
-	close()
+	Read(ctx context.Context, now time.Time) (rec *TurnProgress, moved bool)
+	// Mark is where the record's next read starts ("" keeps the Watch's).
+	Mark() DurableMark
+	// Replays: as TurnSource's.
+	Replays() bool
+	ReadFrom(mark DurableMark)
+	LookNow()
+	// Foretold folds in the round's decision: next, an exact Watch or not.
+	Foretold(now time.Time, next Watch)
+	Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (nudged, ok bool)
+	Close()
 }
 
 // live: the Watch is active.
 func (m *watchFollow) live() bool { return m.w.State == WatchActive }
 
-func (m *watchFollow) close() { m.src.close() }
+func (m *watchFollow) close() { m.src.Close() }
 
 // round decides what the source observed.
 func (m *watchFollow) round(ctx context.Context) monitorStep {
 	now := m.s.clock.Now().UTC()
-	o, has, ok := m.src.observe(ctx, now)
+	o, has, ok := m.src.Observe(ctx, now)
 	switch {
 	case !ok:
 		return stepStop
@@ -62,12 +62,12 @@ func (m *watchFollow) round(ctx context.Context) monitorStep {
 // observed again when the source replays, else decided again on the Watch
 // as stored (as turnFollow.decide).
 func (m *watchFollow) decide(ctx context.Context, now time.Time, o Observation) monitorStep {
-	if o.Lost != EndpointThere && ctx.Err() != nil && !m.src.replays() {
+	if o.Lost != EndpointThere && ctx.Err() != nil && !m.src.Replays() {
 		return stepStop // akkd stops: the next start follows on
 	}
 	read := false
 	for {
-		if !m.src.replays() {
+		if !m.src.Replays() {
 			cur, err := m.s.store.Watch(ctx, m.w.ID)
 			if waitForStore(ctx, m.s.clock, m.log, err) {
 				continue // the daemon says each event once: keep it
@@ -82,14 +82,14 @@ func (m *watchFollow) decide(ctx context.Context, now time.Time, o Observation) 
 		next, typ, webhook := m.s.decideWatch(m.w, look, now)
 		if typ == "" {
 			if !read {
-				o.Record, o.RecordMoved = m.src.read(ctx, now)
+				o.Record, o.RecordMoved = m.src.Read(ctx, now)
 				read = true
 			}
 			next, typ, webhook = m.s.decideWatch(m.w, o, now)
 		}
-		m.src.foretold(now, next)
+		m.src.Foretold(now, next)
 		if o.Record != nil {
-			if mark := m.src.mark(); mark != "" {
+			if mark := m.src.Mark(); mark != "" {
 				next.Mark = mark
 			}
 		}
@@ -101,7 +101,7 @@ func (m *watchFollow) decide(ctx context.Context, now time.Time, o Observation) 
 		case err == nil:
 			m.w = stored
 			return stepWait
-		case m.src.replays():
+		case m.src.Replays():
 			return m.notStored(ctx, err)
 		case errors.Is(err, ErrRevisionConflict) || waitForStore(ctx, m.s.clock, m.log, err):
 			continue
@@ -125,7 +125,7 @@ func (m *watchFollow) notStored(ctx context.Context, err error) monitorStep {
 		}
 		if rerr == nil {
 			m.w = w
-			m.src.readFrom(w.Mark)
+			m.src.ReadFrom(w.Mark)
 			return stepAgain
 		}
 		err = rerr
@@ -134,14 +134,14 @@ func (m *watchFollow) notStored(ctx context.Context, err error) monitorStep {
 		return stepStop
 	}
 	m.log.Error("watch monitor: store", "err", err)
-	m.src.readFrom(m.w.Mark)
+	m.src.ReadFrom(m.w.Mark)
 	return stepWait
 }
 
 // wait sleeps until the next round is due. Nudged, it takes the stored
 // Watch and looks at once. false: the monitor ends.
 func (m *watchFollow) wait(ctx context.Context) bool {
-	nudged, ok := m.src.wait(ctx, nudges(ctx), m.s.clock.Now().UTC())
+	nudged, ok := m.src.Wait(ctx, nudges(ctx), m.s.clock.Now().UTC())
 	if !ok || !nudged {
 		return ok
 	}
@@ -152,13 +152,13 @@ func (m *watchFollow) wait(ctx context.Context) bool {
 	if err != nil {
 		// The store out of reach: look again from what this monitor holds.
 		m.log.Warn("watch monitor: read the watch", "err", err)
-		m.src.lookNow()
+		m.src.LookNow()
 		return true
 	}
 	if cur.Revision != m.w.Revision {
-		m.src.readFrom(cur.Mark)
+		m.src.ReadFrom(cur.Mark)
 	}
 	m.w = cur
-	m.src.lookNow()
+	m.src.LookNow()
 	return true
 }

@@ -17,9 +17,9 @@ type paneWatchSource struct {
 	obs   PaneObserver
 }
 
-// observe is the round's look at the screen, when one is due: what a
+// Observe is the round's look at the screen, when one is due: what a
 // believed look shows, or the pane gone; nothing else.
-func (p *paneWatchSource) observe(ctx context.Context, now time.Time) (Observation, bool, bool) {
+func (p *paneWatchSource) Observe(ctx context.Context, now time.Time) (Observation, bool, bool) {
 	o, err := p.obs.Look(ctx, now)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -35,9 +35,9 @@ func (p *paneWatchSource) observe(ctx context.Context, now time.Time) (Observati
 	return Observation{Clock: true}, true, true
 }
 
-// read is the observer's read of an exact Watch's record, when one is
-// due; a failed read changes nothing.
-func (p *paneWatchSource) read(ctx context.Context, now time.Time) (*TurnProgress, bool) {
+// Read is the observer's Read of an exact Watch's record, when one is
+// due; a failed Read changes nothing.
+func (p *paneWatchSource) Read(ctx context.Context, now time.Time) (*TurnProgress, bool) {
 	rec, moved, err := p.obs.Read(ctx, now, "", false)
 	if err != nil {
 		return nil, false
@@ -45,19 +45,19 @@ func (p *paneWatchSource) read(ctx context.Context, now time.Time) (*TurnProgres
 	return rec, moved
 }
 
-func (p *paneWatchSource) mark() DurableMark         { return p.obs.Mark() }
-func (p *paneWatchSource) replays() bool             { return true }
-func (p *paneWatchSource) readFrom(mark DurableMark) { p.obs.ReadFrom(mark) }
-func (p *paneWatchSource) lookNow()                  { p.obs.LookNow() }
-func (p *paneWatchSource) close()                    { p.obs.Close() }
+func (p *paneWatchSource) Mark() DurableMark         { return p.obs.Mark() }
+func (p *paneWatchSource) Replays() bool             { return true }
+func (p *paneWatchSource) ReadFrom(mark DurableMark) { p.obs.ReadFrom(mark) }
+func (p *paneWatchSource) LookNow()                  { p.obs.LookNow() }
+func (p *paneWatchSource) Close()                    { p.obs.Close() }
 
-// foretold: an exact Watch looks closely only while the record shows a
+// Foretold: an exact Watch looks closely only while the record shows a
 // tool call open, as a Turn's monitor does (an activity Watch reads no
 // record).
-func (p *paneWatchSource) foretold(now time.Time, next Watch) {
+func (p *paneWatchSource) Foretold(now time.Time, next Watch) {
 	p.obs.Foretold(now, Foretelling{Asks: next.ApprovalShown, Quiet: p.exact && !next.ApprovalShown})
 }
 
-func (p *paneWatchSource) wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
+func (p *paneWatchSource) Wait(ctx context.Context, nudge <-chan struct{}, now time.Time) (bool, bool) {
 	return p.obs.Wait(ctx, nudge, now)
 }
