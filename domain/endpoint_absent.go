@@ -60,8 +60,8 @@ func (s absentEndpoint) WatchedLive(context.Context, Watch) error {
 	return E(CodeTerminalNotFound, s.why())
 }
 
-func (s absentEndpoint) Models(context.Context, string) (ModelsResult, error) {
-	return ModelsResult{}, E(CodeTerminalNotFound, s.why())
+func (s absentEndpoint) Models(context.Context, string) (ModelsResult, bool, error) {
+	return ModelsResult{}, true, E(CodeTerminalNotFound, s.why())
 }
 
 func (s absentEndpoint) Configured(EndpointUse) error { return s.refuse() }

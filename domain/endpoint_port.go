@@ -41,8 +41,10 @@ type Endpoint interface {
 	// WatchedLive checks that a timed-out Watch's endpoint is still there.
 	WatchedLive(ctx context.Context, w Watch) error
 	// Models reads the endpoint's model catalogue and the model and
-	// effort in effect.
-	Models(ctx context.Context, terminalID string) (ModelsResult, error)
+	// effort in effect, with no input. read false: the endpoint has no
+	// catalogue to read so; a pane's native controls read it (keys,
+	// under the terminal's lock).
+	Models(ctx context.Context, terminalID string) (r ModelsResult, read bool, err error)
 	// ReadPrompt reads the permission prompt the endpoint shows t now
 	// (Present false: none), with what answering that very prompt needs.
 	// No input.

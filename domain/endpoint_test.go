@@ -23,8 +23,14 @@ func TestParseEndpointRoundTrips(t *testing.T) {
 
 func TestEndpointOfPicksTheTransport(t *testing.T) {
 	s := NewService(nil, nil, nil, nil)
-	if _, ok := s.endpointOf(ParseEndpoint("term_1")).(*paneEndpoint); !ok {
-		t.Errorf("a pane's endpoint is not a paneEndpoint")
+	pane := ParseEndpoint("term_1")
+	if e, ok := s.endpointOf(pane).(absentEndpoint); !ok || e.kind != EndpointPane {
+		t.Errorf("with no pane transport a pane's endpoint is %T, want an absent one", s.endpointOf(pane))
+	}
+	wired := &registeredEndpoint{absentEndpoint{EndpointPane}}
+	s.UseEndpoint(EndpointPane, wired)
+	if s.endpointOf(pane) != Endpoint(wired) {
+		t.Errorf("a pane's endpoint is %T, not the one wired in", s.endpointOf(pane))
 	}
 	thread := ParseEndpoint(BackendEndpoint("019a-thread"))
 	if e, ok := s.endpointOf(thread).(absentEndpoint); !ok || e.kind != EndpointCodexThread {
@@ -37,10 +43,13 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 	if _, ok := s.endpointOf(thread).(threadEndpoint); !ok {
 		t.Errorf("a thread's endpoint is not a threadEndpoint")
 	}
-	if e, ok := s.endpointOf(EndpointRef{Kind: EndpointPane, ID: "term_1"}).(*paneEndpoint); !ok || e.watches != s.WatchCases {
-		t.Errorf("the endpoint does not drive the same service")
+	if s.endpointOf(pane) != Endpoint(wired) {
+		t.Errorf("a thread transport replaced the pane's endpoint")
 	}
 }
+
+// registeredEndpoint is an endpoint told apart by its address.
+type registeredEndpoint struct{ absentEndpoint }
 
 // A thread kind whose ids could be read as another's is refused before
 // any id is read: an empty prefix would make every id one of its threads.

@@ -74,8 +74,9 @@ func (s threadEndpoint) WatchedLive(ctx context.Context, w Watch) error {
 }
 
 // Models reads the thread's model catalogue from its daemon.
-func (s threadEndpoint) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	return s.backendModels(ctx, terminalID)
+func (s threadEndpoint) Models(ctx context.Context, terminalID string) (ModelsResult, bool, error) {
+	r, err := s.backendModels(ctx, terminalID)
+	return r, true, err
 }
 
 // Configured: the daemon answers prompts and steps itself.

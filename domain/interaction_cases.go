@@ -127,7 +127,7 @@ func (s *InteractionCases) TurnInteraction(ctx context.Context, turnID string) (
 	if t.State != TurnAwaitingInteraction && t.State != TurnWorking {
 		return Interaction{}, E(CodeNoInteraction, "turn "+t.ID+" is "+string(t.State)+"; it shows no questionnaire")
 	}
-	agent, _, st, err := s.endpoints.of(t.Endpoint).CurrentStep(ctx, t)
+	agent, _, st, err := s.currentStep(ctx, t)
 	if err != nil {
 		return Interaction{}, err
 	}
@@ -222,7 +222,7 @@ func (s *InteractionCases) RespondInteraction(ctx context.Context, turnID string
 	if err != nil {
 		return ActionResult{}, err
 	}
-	_, term, st, err := s.endpoints.of(t.Endpoint).CurrentStep(ctx, t)
+	_, term, st, err := s.currentStep(ctx, t)
 	if ErrorCode(err) == CodeNoInteraction {
 		return ActionResult{}, E(CodePromptChanged, "the step is gone; GET the interaction again")
 	}
@@ -296,4 +296,17 @@ func (s *InteractionCases) recordStepAnswer(ctx context.Context, t Turn, stage A
 		}
 		return next, "turn.interaction_answered", false, ActionResult{Outcome: OutcomeDone}
 	})
+}
+
+// currentStep is the questionnaire step t's endpoint shows, when t may be
+// answered on it now (an async question while t works on, else any).
+func (s *InteractionCases) currentStep(ctx context.Context, t Turn) (AgentKind, Terminal, InteractionStep, error) {
+	agent, term, st, err := s.endpoints.of(t.Endpoint).CurrentStep(ctx, t)
+	if err != nil {
+		return "", Terminal{}, InteractionStep{}, err
+	}
+	if !answerableIn(t, st) {
+		return "", Terminal{}, InteractionStep{}, E(CodeNoInteraction, "no questionnaire step of turn "+t.ID+" is shown now")
+	}
+	return agent, term, st, nil
 }

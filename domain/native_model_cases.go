@@ -17,7 +17,14 @@ func (s *NativeCases) modelControls() (ModelControls, error) {
 // Models reads a terminal's model catalogue and the model and effort in
 // effect (model_options).
 func (s *NativeCases) Models(ctx context.Context, terminalID string) (ModelsResult, error) {
-	return s.endpoints.of(ParseEndpoint(terminalID)).Models(ctx, terminalID)
+	if _, err := requirePrincipal(ctx); err != nil {
+		return ModelsResult{}, err
+	}
+	r, read, err := s.endpoints.of(ParseEndpoint(terminalID)).Models(ctx, terminalID)
+	if err != nil || read {
+		return r, err
+	}
+	return s.paneModels(ctx, terminalID)
 }
 
 // SetModel consumes the caller's catalogue of the pane once and sets the
@@ -114,7 +121,7 @@ func (s *NativeCases) RepairModel(ctx context.Context, terminalID string) (Repai
 	return RepairResult{TerminalID: term.ID, Outcome: OutcomeDone}, nil
 }
 
-// paneModels reads a pane's model catalogue and the model and effort in
+// paneModels reads a pane's model catalogue through its native controls and the model and effort in
 // effect. The catalogue is the authority for one set-model by the same
 // controller conversation within 5 minutes.
 func (s *NativeCases) paneModels(ctx context.Context, terminalID string) (ModelsResult, error) {

@@ -11,7 +11,6 @@ type Service struct {
 	basics
 	watchTerm WatchTerminal
 	endpoints *endpointRegistry
-	pane      *paneEndpoint // the pane's endpoint (its Turns set by UsePanes)
 
 	Retry RetryPolicy
 
@@ -66,8 +65,6 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.ThreadCases = &ThreadCases{basics: b, endpoints: s.endpoints, ledger: s.turnLedger, sends: s.sendCore, monitors: s.Monitors,
 		watches: s.WatchCases, list: s.ListCases, ic: s.InteractionCases, ac: s.ApprovalCases}
 	s.ListCases.threadRows = s.ThreadCases
-	s.pane = &paneEndpoint{basics: b, monitors: s.Monitors, watches: s.WatchCases, natives: s.NativeCases}
-	s.endpoints.register(EndpointPane, s.pane)
 	s.TurnCases = &TurnCases{basics: b, inputGate: s.inputGate, turnLedger: s.turnLedger, sendCore: s.sendCore,
 		endpoints: s.endpoints, mons: s.Monitors, hosts: s.HostCases, nat: s.NativeCases, threads: s.ThreadCases,
 		ic: s.InteractionCases, ac: s.ApprovalCases}

@@ -21,7 +21,8 @@ type turnFollow struct {
 }
 
 // TurnSource is what a followed Turn is observed through: a pane's
-// observer (paneTurnSource) or a thread's daemon (threadTurnSource).
+// observer (the endpoints package's pane source) or a thread's daemon
+// (threadTurnSource).
 type TurnSource interface {
 	// Observe makes the round's observations at now of t, in order
 	// (none: nothing to decide this round). ok false: the monitor ends.

@@ -181,7 +181,7 @@ func (w *world) use(t *testing.T, p domain.PaneTransport) {
 	if ps, ok := p.(panes); ok {
 		w.panes = ps
 	}
-	w.svc.UsePanes(p, w.redact, w.cfg)
+	panetest.Use(w.svc, p, w.redact, w.cfg)
 	if err := w.svc.StartTurnMonitors(w.monitors); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func newWorldRedacting(t *testing.T, dbPath string, term *fakeTerm, redact domai
 	// one to pass moves the clock (Advance) rather than waiting for it.
 	cfg := domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 5 * time.Second, DefaultInactivity: time.Minute}
-	svc.UsePanes(panesOf(term), redact, cfg)
+	panetest.Use(svc, panesOf(term), redact, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := svc.StartTurnMonitors(ctx); err != nil {
 		t.Fatal(err)
@@ -728,7 +728,7 @@ func conflictService(t *testing.T, w *world, ft *fakeTerm, with func(*domain.Ser
 	cs := &conflictStore{Store: w.store}
 	svc := domain.NewService(cs, w.clock, ids{}, nil)
 	svc.UseTerminals(ft)
-	svc.UsePanes(panesOf(ft).With(parts...), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
+	panetest.Use(svc, panesOf(ft).With(parts...), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond,
 		AcceptWindow: 300 * time.Millisecond, DefaultInactivity: time.Minute})
 	if with != nil {
 		with(svc)

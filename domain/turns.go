@@ -50,6 +50,12 @@ func (c TurnConfig) WithDefaults() TurnConfig {
 	return c
 }
 
+// Defaulted is c with every unset field at its default.
+func (c TurnConfig) Defaulted() TurnConfig {
+	c.defaults()
+	return c
+}
+
 func (c *TurnConfig) defaults() {
 	if c.MaxRequestRunes == 0 {
 		c.MaxRequestRunes = 4000
@@ -218,9 +224,4 @@ func (tr *turns) monitoring(turnID string) bool {
 	defer tr.monMu.Unlock()
 	h, ok := tr.monitors[turnID]
 	return ok && h.ctx.Err() == nil
-}
-
-// paneObserver is the observer of a monitor that follows f.
-func (tr *turns) paneObserver(f PaneFollow, clock Clock) PaneObserver {
-	return tr.term.PaneObserver(f, clock, tr.cfg)
 }

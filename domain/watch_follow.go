@@ -20,7 +20,8 @@ type watchFollow struct {
 }
 
 // WatchSource is what a followed Watch is observed through: a pane's
-// observer (paneWatchSource) or a thread's daemon (threadWatchSource).
+// observer (the endpoints package's pane source) or a thread's daemon
+// (threadWatchSource).
 type WatchSource interface {
 	// Observe makes the round's observation at now (has false: nothing
 	// to decide this round). ok false: the monitor ends.

@@ -97,7 +97,7 @@ func paneEnv(t *testing.T) (*env, *fakePane) {
 	p := &fakePane{}
 	e := newEnvOpts(t, envOpts{wire: func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UsePanes(nativePanes{panetest.Of(p).With(p), p}, nil, domain.TurnConfig{})
+		panetest.Use(svc, nativePanes{panetest.Of(p).With(p), p}, nil, domain.TurnConfig{})
 	}})
 	return e, p
 }

@@ -45,7 +45,7 @@ func TestInvisibleControlsInARequestAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	term := &countingTerminal{}
-	svc.UsePanes(panetest.Of(term), nil, domain.TurnConfig{})
+	panetest.Use(svc, panetest.Of(term), nil, domain.TurnConfig{})
 	h, err := handlers.New(handlers.Deps{Service: svc, Hub: callbacks.NewHub(), Metrics: handlers.NewMetrics(), Version: "test",
 		AllowedHosts: []string{"example.com"}})
 	if err != nil {

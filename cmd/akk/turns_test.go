@@ -107,7 +107,7 @@ func TestCLISendWaitStatusTurns(t *testing.T) {
 	p := &pane{}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UsePanes(panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		panetest.Use(svc, panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 
 	out, err := akk(t, context.Background(), url, dir, "list")
@@ -215,7 +215,7 @@ func TestCLIStatusShowsTheWaitingCommand(t *testing.T) {
 	p := &pane{ask: true}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UsePanes(panetest.Of(p).With(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		panetest.Use(svc, panetest.Of(p).With(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 
 	out := out0(t, url, dir, "send", "term_cli", "make", "notes")
@@ -244,7 +244,7 @@ func TestCLIListFitsAHundredColumns(t *testing.T) {
 	p := &pane{project: long, warn: []string{"an unusually long warning about something the operator should know of"}}
 	url, dir := cliServer(t, func(svc *domain.Service) {
 		svc.UseTerminals(p)
-		svc.UsePanes(panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
+		panetest.Use(svc, panetest.Of(p), nil, domain.TurnConfig{PollInterval: 5 * time.Millisecond, ScreenInterval: 10 * time.Millisecond})
 	})
 	out := out0(t, url, dir, "list")
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {

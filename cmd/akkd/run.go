@@ -24,6 +24,7 @@ import (
 
 	"akk/callbacks"
 	"akk/domain"
+	"akk/endpoints"
 	"akk/fleet"
 	"akk/handlers"
 	"akk/persistence"
@@ -460,7 +461,9 @@ func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
 	// The pane transport: one adapter on the panes the discovery sees,
 	// with its registry of profiles.
 	panes := agentpane.New(d.terms, agentpane.Config{})
-	svc.UsePanes(panes, redactor{}, domain.TurnConfig{AcceptWindow: cfg.accept})
+	turnCfg := domain.TurnConfig{AcceptWindow: cfg.accept}
+	svc.UsePanes(panes, redactor{}, turnCfg)
+	svc.UseEndpoint(domain.EndpointPane, endpoints.NewPane(panes, turnCfg, d.clock))
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
 		// The daemons' threads as conversations, sent to through them.
