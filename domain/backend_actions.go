@@ -2,29 +2,9 @@ package domain
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 )
-
-// backendModels reads a backend thread's model catalogue from its daemon
-// (model_options): no input, and no authority for a set-model, since the
-// daemon changes a thread's model only with a turn.
-func (s *ThreadCases) backendModels(ctx context.Context, endpoint string) (ModelsResult, error) {
-	tt, th, err := s.backendEndpointThread(ctx, endpoint)
-	if err != nil {
-		return ModelsResult{}, err
-	}
-	st, err := tt.calls.Models(ctx, th)
-	if err == nil && (st.Model == "" || st.Effort == "") {
-		err = errors.New("the daemon names no model and effort for the thread")
-	}
-	if err != nil {
-		return ModelsResult{}, &Error{Code: CodeUnavailable, Message: "the thread's daemon did not give its models; nothing was sent", Err: err}
-	}
-	return ModelsResult{TerminalID: endpoint, Outcome: string(OutcomeDone), Effective: &ModelChoice{st.Model, st.Effort},
-		Models: st.Models, ExpiresAt: s.clock.Now().UTC()}, nil
-}
 
 // checkBackendModel checks a Send's model and effort against the thread's
 // daemon's catalogue, read now: the model listed, the effort one the

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 
 	"akk/domain"
+	"akk/endpoints"
 )
 
 // fakeDaemon is one Codex daemon with one idle thread; it records every
@@ -70,7 +71,7 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 		w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
 		b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
 			models: []domain.ModelOption{{Model: "m1", Label: "M1", Efforts: []string{"low", "high"}}}}
-		w.svc.UseThreadTransport(domain.CodexThreads, b)
+		endpoints.UseThreadTransport(w.svc, domain.CodexThreads, b, w.term)
 		conv := domain.BackendConversationID("th-1")
 
 		for _, c := range []struct {
@@ -122,7 +123,7 @@ func TestBackendRowMergedWithItsPane(t *testing.T) {
 		term.Warnings = []string{domain.WarnDaemonThread}
 		w := newWorld(t, "", &fakeTerm{term: term})
 		b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, PaneTerminalID: term.ID}}
-		w.svc.UseThreadTransport(domain.CodexThreads, b)
+		endpoints.UseThreadTransport(w.svc, domain.CodexThreads, b, w.term)
 
 		l, err := w.svc.List(w.host)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"akk/domain"
+	"akk/endpoints"
 )
 
 // scriptedDaemon is a fakeDaemon whose followed turn sends what the test
@@ -51,7 +52,7 @@ func workingBackendTurn(t *testing.T) (*world, *scriptedDaemon, *domain.Service,
 	w := newWorld(t, "", ft)
 	b := &scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle, Model: "m1"}},
 		events: make(chan domain.BackendEvent)}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseThreadTransport(domain.CodexThreads, b) })
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { endpoints.UseThreadTransport(svc, domain.CodexThreads, b, ft) })
 	r, err := svc.Send(w.host, domain.SendInput{ConversationID: domain.BackendConversationID("th-1"), Request: "work"})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func backendWatchWorld(t *testing.T) (*world, *runningDaemon, *domain.Service, *
 	w := newWorld(t, "", ft)
 	b := &runningDaemon{scriptedDaemon{fakeDaemon: fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendActive, Model: "m1"}},
 		events: make(chan domain.BackendEvent)}}
-	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { svc.UseThreadTransport(domain.CodexThreads, b) }, anchor{ft, false})
+	svc, cs := conflictService(t, w, ft, func(svc *domain.Service) { endpoints.UseThreadTransport(svc, domain.CodexThreads, b, ft) }, anchor{ft, false})
 	return w, b, svc, cs
 }
 

@@ -3,7 +3,10 @@ package domain
 import "context"
 
 // Endpoint is what a Turn or a Watch holds, as the use cases drive it:
-// each operation that differs between a pane and a Codex thread.
+// each operation that differs between transports, and nothing of what it
+// means for a Turn or a Watch. It is implemented outside the domain, one
+// per kind of transport (the endpoints package: a pane's, a thread
+// transport's), and wired in by kind (UseEndpoint).
 type Endpoint interface {
 	// Interruptible checks that t's endpoint runs a turn to interrupt now,
 	// and reads what interrupting it needs. No input.
@@ -75,9 +78,8 @@ type WatchAnchor struct {
 	Exact        bool
 	Mark         DurableMark
 	NativeTurnID string
-	Term         Terminal        // a pane's, as observed
-	Thread       BackendThread   // a thread's, as its daemon lists it
-	Daemon       ThreadTransport // what runs the thread
+	Term         Terminal      // a pane's, as observed
+	Thread       BackendThread // a thread's, as its daemon lists it
 }
 
 // PromptRead is a permission prompt as an endpoint read it.
@@ -119,8 +121,8 @@ const (
 )
 
 // endpointRegistry holds the endpoint of each kind this daemon has a
-// transport for: a pane's always; a Codex thread's once a Codex backend is
-// wired in (UseThreadTransport).
+// transport for, as cmd/akkd wires them (UseEndpoint): a pane's, and a
+// Codex thread's once a Codex backend is wired in.
 type endpointRegistry struct {
 	byKind map[EndpointKind]Endpoint
 	// absent is the endpoint of a kind with none registered.

@@ -40,8 +40,13 @@ func TestEndpointOfPicksTheTransport(t *testing.T) {
 		t.Errorf("an absent endpoint answers prompts")
 	}
 	s.UseThreadTransport(CodexThreads, nil)
-	if _, ok := s.endpointOf(thread).(threadEndpoint); !ok {
-		t.Errorf("a thread's endpoint is not a threadEndpoint")
+	if _, ok := s.endpointOf(thread).(absentEndpoint); !ok {
+		t.Errorf("a thread transport wired in without its endpoint has one: %T", s.endpointOf(thread))
+	}
+	threads := &registeredEndpoint{absentEndpoint{EndpointCodexThread}}
+	s.UseEndpoint(EndpointCodexThread, threads)
+	if s.endpointOf(thread) != Endpoint(threads) {
+		t.Errorf("a thread's endpoint is %T, not the one wired in", s.endpointOf(thread))
 	}
 	if s.endpointOf(pane) != Endpoint(wired) {
 		t.Errorf("a thread transport replaced the pane's endpoint")

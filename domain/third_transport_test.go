@@ -7,6 +7,7 @@ import (
 
 	"akk/domain"
 	"akk/domain/endpointtest"
+	"akk/endpoints"
 )
 
 // A third transport is one adapter package and one line that wires it in:
@@ -20,7 +21,7 @@ func TestAThirdTransportIsOneAdapterAndOneLine(t *testing.T) {
 		w := newWorld(t, "", ft)
 		w.useParts(t, anchor{ft, false})
 		tr := endpointtest.New("th-9", "/work/proj")
-		w.svc.UseThreadTransport(endpointtest.Kind, tr) // the one line
+		endpoints.UseThreadTransport(w.svc, endpointtest.Kind, tr, ft) // the one line
 		ctx := t.Context()
 
 		// Listed as a row of its own, with a send to its conversation.

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -42,14 +41,6 @@ func (s *ThreadCases) threadKindsSorted() []*threadTransport {
 	}
 	slices.SortFunc(out, func(a, b *threadTransport) int { return strings.Compare(string(a.Endpoint), string(b.Endpoint)) })
 	return out
-}
-
-// daemonName is what a person calls the daemon of kind's threads.
-func (s *ThreadCases) daemonName(kind EndpointKind) string {
-	if tt, ok := s.threadKinds[kind]; ok {
-		return tt.Name
-	}
-	return "daemon"
 }
 
 // threadsOf is the thread transport of ref's kind, when one is wired in.
@@ -98,27 +89,3 @@ func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (Backe
 	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
 }
 
-// errMessage is a domain error's message, else the error's text.
-func errMessage(err error) string {
-	var de *Error
-	if errors.As(err, &de) {
-		return de.Message
-	}
-	return err.Error()
-}
-
-// backendEndpointThread is the thread of a backend endpoint named where a
-// terminal id goes: an unknown one is terminal_not_found.
-func (s *ThreadCases) backendEndpointThread(ctx context.Context, endpoint string) (*threadTransport, BackendThread, error) {
-	ref := ParseEndpoint(endpoint)
-	tt, ok := s.threadsOf(ref.Kind)
-	if !ok {
-		return nil, BackendThread{}, E(CodeTerminalNotFound, "no terminal "+endpoint+" (no "+string(ref.Kind)+" transport is configured)")
-	}
-	th, err := s.backendThread(ctx, ref)
-	var de *Error
-	if errors.As(err, &de) && de.Code == CodeConversationNotFound {
-		return nil, BackendThread{}, E(CodeTerminalNotFound, de.Message)
-	}
-	return tt, th, err
-}

@@ -50,10 +50,10 @@ func (o Observation) Ends() bool {
 	return o.Lost != EndpointThere || (o.Record != nil && o.Record.Ended())
 }
 
-// received is o as a monitor received it at now from a transport that
+// Received is o as a monitor Received it at now from a transport that
 // says what happens as it happens (a thread's daemon): what it recorded is
 // activity at now, and a change that states no time was made at now.
-func (o Observation) received(now time.Time) Observation {
+func (o Observation) Received(now time.Time) Observation {
 	if o.Record == nil {
 		return o
 	}

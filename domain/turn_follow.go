@@ -22,7 +22,7 @@ type turnFollow struct {
 
 // TurnSource is what a followed Turn is observed through: a pane's
 // observer (the endpoints package's pane source) or a thread's daemon
-// (threadTurnSource).
+// (the endpoints package's thread source).
 type TurnSource interface {
 	// Observe makes the round's observations at now of t, in order
 	// (none: nothing to decide this round). ok false: the monitor ends.

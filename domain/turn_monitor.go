@@ -92,7 +92,7 @@ func (s *Monitors) monitor(ctx context.Context, turnID string) {
 // turnUnreachable decides t's endpoint out of reach, why, as its monitor
 // would: a source that observes nothing more.
 func (s *Monitors) turnUnreachable(ctx context.Context, t Turn, why string) {
-	m := s.newTurnFollow(t, &threadTurnSource{}, false)
+	m := s.newTurnFollow(t, spentTurnSource{}, false)
 	m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
 }
 

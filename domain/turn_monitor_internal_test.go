@@ -218,7 +218,7 @@ func TestDecideThreadEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		st := followState{t: Turn{State: c.state, LastActivityAt: now.Add(-time.Second)}}
-		got := m.decideTurn(st, turnRound{now: now, seen: c.ev.Observation("daemon").received(now)})
+		got := m.decideTurn(st, turnRound{now: now, seen: c.ev.Observation("daemon").Received(now)})
 		next := got.next
 		if next.State != c.want || got.typ != c.typ || got.webhook != c.hook {
 			t.Errorf("%s on %s: %s %q %v, want %s %q %v", c.ev.Kind, c.state, next.State, got.typ, got.webhook, c.want, c.typ, c.hook)
@@ -337,7 +337,7 @@ func TestDecideWatch(t *testing.T) {
 		{exact, BackendEvent{Kind: BackendGone}, WatchInvalidated, "watch.invalidated"},
 	}
 	for _, c := range events {
-		next, typ, _ := s.decideWatch(c.w, c.ev.Observation("daemon").received(now), now)
+		next, typ, _ := s.decideWatch(c.w, c.ev.Observation("daemon").Received(now), now)
 		if next.State != c.want || typ != c.typ || len([]rune(next.Reason)) > FailureReasonLimit+1 {
 			t.Errorf("%s on %+v: %s %q %q, want %s %q", c.ev.Kind, c.w, next.State, typ, next.Reason, c.want, c.typ)
 		}

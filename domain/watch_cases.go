@@ -254,7 +254,7 @@ func (s *WatchCases) watchMonitor(ctx context.Context, id string) {
 	if why != "" {
 		// Out of reach: decided as its monitor would, on a source that
 		// observes nothing more.
-		m := &watchFollow{s: s, src: &threadWatchSource{}, log: log, w: w}
+		m := &watchFollow{s: s, src: spentWatchSource{}, log: log, w: w}
 		m.decide(ctx, s.clock.Now().UTC(), Observation{Lost: EndpointUnreachable, Why: why})
 		return
 	}

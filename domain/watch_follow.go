@@ -21,7 +21,7 @@ type watchFollow struct {
 
 // WatchSource is what a followed Watch is observed through: a pane's
 // observer (the endpoints package's pane source) or a thread's daemon
-// (threadWatchSource).
+// (the endpoints package's thread source).
 type WatchSource interface {
 	// Observe makes the round's observation at now (has false: nothing
 	// to decide this round). ok false: the monitor ends.

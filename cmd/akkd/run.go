@@ -467,7 +467,7 @@ func (d *parts) wire(ctx context.Context) (closeScreens func(), err error) {
 	if !cfg.noBackend {
 		svc.UseBackendThreads(codexappserver.Identifier{Version: version})
 		// The daemons' threads as conversations, sent to through them.
-		svc.UseThreadTransport(domain.CodexThreads, &codexappserver.Backend{Version: version, Homes: cfg.codexHomes})
+		endpoints.UseThreadTransport(svc, domain.CodexThreads, &codexappserver.Backend{Version: version, Homes: cfg.codexHomes}, d.terms)
 	}
 	if len(cfg.codexProjects) > 0 {
 		d.projects = &codexappserver.Projects{Home: cfg.codexHomes[0], Codex: cfg.codexBin, Dirs: cfg.codexProjects,

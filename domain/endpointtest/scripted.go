@@ -3,7 +3,7 @@
 // written as an adapter is, against the domain's public port
 // (domain.ThreadTransport) alone, and wired in with one line:
 //
-//	svc.UseThreadTransport(endpointtest.Kind, tr)
+//	endpoints.UseThreadTransport(svc, endpointtest.Kind, tr, terminals)
 //
 // It reaches nothing outside the process and is never part of akkd.
 package endpointtest
