@@ -84,8 +84,18 @@ async function newPage(opts) {
   return page;
 }
 
+// shot saves what the page draws, for a person to look at; no check rests
+// on it. A browser that draws no frame in time (headless Chromium on a
+// starved machine, once, its page's script still answering) costs the
+// picture, not the run: the checks go on, and a page that stays undrawn
+// fails the next click, which waits for a frame.
 async function shot(page, name) {
-  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+  try {
+    await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true, timeout: 15_000 });
+  } catch (e) {
+    if (e?.name !== "TimeoutError") throw e;
+    console.error(`dashboard: no screenshot of ${name}: the browser drew no frame in 15 s; the checks go on`);
+  }
 }
 
 async function axe(page, name) {
