@@ -88,4 +88,3 @@ func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (Backe
 	}
 	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
 }
-
