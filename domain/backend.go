@@ -3,8 +3,6 @@ package domain
 import (
 	"context"
 	"errors"
-	"log/slog"
-	"time"
 )
 
 // The Codex backend: a Codex TUI of 0.158.0 and later hands its threads to
@@ -88,7 +86,8 @@ func (s *ThreadCases) sendBackend(ctx context.Context, p Principal, in SendInput
 			return s.sends.existing(ctx, t, in.Request)
 		}
 	}
-	th, err := s.backendThread(ctx, ref)
+	e := s.endpoints.of(ref)
+	target, err := e.SendTarget(ctx, threadID)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -97,18 +96,17 @@ func (s *ThreadCases) sendBackend(ctx context.Context, p Principal, in SendInput
 	} else if !errors.Is(err, ErrNotFound) {
 		return SendResult{}, err
 	}
-	if th.Status != BackendIdle {
-		return SendResult{}, E(CodeThreadNotIdle, "the thread is "+th.Status+", not idle (a turn runs); nothing was sent")
+	if st := target.Thread.Status; st != BackendIdle {
+		return SendResult{}, E(CodeThreadNotIdle, "the thread is "+st+", not idle (a turn runs); nothing was sent")
 	}
 	opts := BackendTurnOptions{Model: in.Model, Effort: in.ReasoningEffort}
-	if opts != (BackendTurnOptions{}) {
-		if err := s.checkBackendModel(ctx, tt, th, opts); err != nil {
-			return SendResult{}, err
-		}
+	mark, err := e.PrepareSubmit(ctx, target, opts)
+	if err != nil {
+		return SendResult{}, err
 	}
 	now := s.clock.Now().UTC()
 	t := s.sends.newTurn(p, in, ref, tt.Path, now)
-	t.NativeThreadID = threadID
+	t.NativeThreadID, t.Mark = threadID, mark
 	err = s.store.InTx(ctx, func(tx Tx) error {
 		// The session is bound to the thread from the start: the daemon
 		// names it exactly.
@@ -123,42 +121,7 @@ func (s *ThreadCases) sendBackend(ctx context.Context, p Principal, in SendInput
 		return s.sends.reserveFailed(ctx, p, in, err)
 	}
 	logSend(t, len(in.Request))
-	Failpoint("send.reserved")
-	return s.startThreadTurn(ctx, tt, th, t, in.Request, opts)
-}
-
-// startThreadTurn starts the reserved Turn t on thread th: one start,
-// never retried, and what became of it recorded.
-func (s *ThreadCases) startThreadTurn(ctx context.Context, tt *threadTransport, th BackendThread, t Turn, request string, opts BackendTurnOptions) (SendResult, error) {
-	// The start runs to its end even when the caller goes away.
-	sctx, cancel := s.boundedFrom(ctx, 30*time.Second, "backend-start")
-	nativeTurn, stage, subErr := tt.calls.Start(sctx, th, request, t.ID, opts)
-	cancel()
-	if stage == SubmitNothing {
-		res, err := s.sends.afterSubmit(ctx, t, stage, subErr, false)
-		var de *Error
-		if errors.As(err, &de) && de.Code == CodeTerminalNotIdle {
-			de.Code, de.Message = CodeThreadNotIdle, "the daemon refused the turn; nothing was sent"
-			if subErr != nil {
-				de.Message += ": " + subErr.Error()
-			}
-		}
-		return res, err
-	}
-	if stage == SubmitEntered && subErr == nil {
-		// The daemon started this very turn: accepted, exactly.
-		if err := s.store.InTx(context.WithoutCancel(ctx), func(tx Tx) error {
-			cur, err := tx.Turn(ctx, t.ID)
-			if err != nil {
-				return err
-			}
-			cur.NativeTurnID = nativeTurn
-			return tx.UpdateTurn(ctx, cur)
-		}); err != nil {
-			slog.Error("send: backend turn started but its native id was not stored", "turn_id", t.ID, "err", err)
-		}
-	}
-	res, err := s.sends.afterSubmit(ctx, t, stage, subErr, false)
+	res, err := s.sends.submitReserved(ctx, t, target, in.Request, opts)
 	return s.sends.withSendWatch(ctx, res, err)
 }
 

@@ -2,6 +2,8 @@ package domain_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -17,6 +19,7 @@ type fakeDaemon struct {
 	thread domain.BackendThread
 	models []domain.ModelOption
 	starts []domain.BackendTurnOptions
+	refuse error // a start the daemon refuses, before anything
 }
 
 func (b *fakeDaemon) Threads(context.Context, []domain.Terminal) ([]domain.BackendThread, error) {
@@ -26,6 +29,9 @@ func (b *fakeDaemon) Start(_ context.Context, _ domain.BackendThread, _, _ strin
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.starts = append(b.starts, opts)
+	if b.refuse != nil {
+		return "", domain.SubmitNothing, b.refuse
+	}
 	return "turn-1", domain.SubmitEntered, nil
 }
 func (b *fakeDaemon) Follow(ctx context.Context, _ domain.BackendThread, _ string) (<-chan domain.Observation, error) {
@@ -107,6 +113,45 @@ func TestBackendSendModelOnAThreadWithNoModel(t *testing.T) {
 		}
 		if res.Turn.ID == "" {
 			t.Fatal("no Turn")
+		}
+	})
+}
+
+// A start the daemon refuses sends nothing: thread_not_idle in the
+// daemon's words, and no Turn kept (the same key may be sent again); one
+// it starts is the Turn's native turn, stored with it.
+func TestBackendSendRefusedByTheDaemon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, "", &fakeTerm{term: idleTerminal()})
+		b := &fakeDaemon{thread: domain.BackendThread{ThreadID: "th-1", Status: domain.BackendIdle},
+			refuse: errors.New("thread is busy")}
+		endpoints.UseThreadTransport(w.svc, domain.CodexThreads, b, w.term)
+		in := domain.SendInput{ConversationID: domain.BackendConversationID("th-1"), Request: "do it", MessageID: "m-1"}
+
+		_, err := w.svc.Send(w.host, in)
+		de, ok := err.(*domain.Error)
+		if !ok || de.Code != domain.CodeThreadNotIdle || !strings.Contains(de.Message, "nothing was sent: thread is busy") {
+			t.Fatalf("refused start: err %v, want thread_not_idle in the daemon's words", err)
+		}
+		b.mu.Lock()
+		b.refuse = nil
+		b.mu.Unlock()
+		res, err := w.svc.Send(w.host, in)
+		if err != nil {
+			t.Fatalf("the same key after a refused start: %v", err)
+		}
+		if res.Outcome != domain.OutcomeDone || res.Turn.SubmitStage != domain.SubmitEntered {
+			t.Fatalf("started: %+v", res)
+		}
+		st, err := w.svc.Turn(w.host, res.Turn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Turn.NativeTurnID != "turn-1" {
+			t.Fatalf("native turn %q, want the daemon's turn-1", st.Turn.NativeTurnID)
+		}
+		if got := b.started(); len(got) != 2 {
+			t.Fatalf("%d starts, want the refused one and the next", len(got))
 		}
 	})
 }

@@ -20,11 +20,23 @@ func (s absentEndpoint) why() string {
 
 func (s absentEndpoint) refuse() error { return E(CodeUnavailable, s.why()) }
 
-func (s absentEndpoint) Interruptible(context.Context, Turn) (InterruptTarget, error) {
-	return InterruptTarget{}, s.refuse()
+func (s absentEndpoint) Interruptible(context.Context, Turn) (EndpointTarget, error) {
+	return EndpointTarget{}, s.refuse()
 }
 
-func (s absentEndpoint) Interrupt(context.Context, Turn, InterruptTarget) error { return s.refuse() }
+func (s absentEndpoint) Interrupt(context.Context, Turn, EndpointTarget) error { return s.refuse() }
+
+func (s absentEndpoint) SendTarget(context.Context, string) (EndpointTarget, error) {
+	return EndpointTarget{}, s.refuse()
+}
+
+func (s absentEndpoint) PrepareSubmit(context.Context, EndpointTarget, BackendTurnOptions) (DurableMark, error) {
+	return "", s.refuse()
+}
+
+func (s absentEndpoint) Submit(context.Context, Turn, EndpointTarget, string, BackendTurnOptions) (string, SubmitStage, error) {
+	return "", SubmitNothing, s.refuse()
+}
 
 func (s absentEndpoint) Followable(context.Context, Turn) error { return s.refuse() }
 

@@ -10,10 +10,25 @@ import "context"
 type Endpoint interface {
 	// Interruptible checks that t's endpoint runs a turn to interrupt now,
 	// and reads what interrupting it needs. No input.
-	Interruptible(ctx context.Context, t Turn) (InterruptTarget, error)
+	Interruptible(ctx context.Context, t Turn) (EndpointTarget, error)
 	// Interrupt interrupts that turn, once, under seq (a bounded input
 	// step).
-	Interrupt(seq context.Context, t Turn, target InterruptTarget) error
+	Interrupt(seq context.Context, t Turn, target EndpointTarget) error
+	// SendTarget observes the target a Send names by id (a pane's terminal
+	// id, a thread's id). No input.
+	SendTarget(ctx context.Context, id string) (EndpointTarget, error)
+	// PrepareSubmit checks that target takes a request now, with opts (a
+	// draft it can clear first; a model and effort its catalogue lists),
+	// and reads the mark the agent's record of the request is read from.
+	// No input.
+	PrepareSubmit(ctx context.Context, target EndpointTarget, opts BackendTurnOptions) (DurableMark, error)
+	// Submit puts reserved Turn t's request into target, once and never
+	// retried, under seq (a bounded input step): typed into a pane, its
+	// draft cleared first; started on a thread through its daemon. It
+	// returns the furthest stage reached (SubmitNothing: provably no
+	// input; a *Error then says why in the API's words) and the native
+	// turn the endpoint started, when it names one.
+	Submit(seq context.Context, t Turn, target EndpointTarget, request string, opts BackendTurnOptions) (nativeTurnID string, stage SubmitStage, err error)
 	// Followable checks that t's endpoint can be followed again (the same
 	// live agent in its pane, its daemon answering). No input.
 	Followable(ctx context.Context, t Turn) error
@@ -62,9 +77,10 @@ type Endpoint interface {
 	Configured(u EndpointUse) error
 }
 
-// InterruptTarget is what an endpoint read to interrupt a turn: the pane
-// it observed, or the thread's daemon.
-type InterruptTarget struct {
+// EndpointTarget is what an endpoint read of its target to send it a
+// request or interrupt its turn: the pane it observed, or the thread as
+// its daemon lists it.
+type EndpointTarget struct {
 	Term   Terminal
 	Thread BackendThread
 }

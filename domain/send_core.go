@@ -4,22 +4,52 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
-// newTurn is the Turn a Send of in to endpoint reserves, with the caller's
-// limits.
 // sendCore is what every Send shares, whatever its transport: the new
 // Turn, an idempotent repeat, a reservation that failed, what a submit's
 // stage makes of the Turn, and its Watch. It holds only its ports.
 type sendCore struct {
 	basics
-	turns    *turns // UsePanes
-	ledger   *turnLedger
-	monitors *Monitors
-	watches  *WatchCases
+	input     *inputGate
+	endpoints *endpointRegistry
+	turns     *turns // UsePanes
+	ledger    *turnLedger
+	monitors  *Monitors
+	watches   *WatchCases
 }
 
+// submitReserved puts reserved Turn t's request into target through its
+// endpoint, as one input step never retried, and records what became of
+// it: the native turn the endpoint names, and the Turn's stage.
+func (s *sendCore) submitReserved(ctx context.Context, t Turn, target EndpointTarget, request string, opts BackendTurnOptions) (SendResult, error) {
+	Failpoint("send.reserved")
+	seq, done := s.input.keySequence(ctx)
+	nativeTurn, stage, subErr := s.endpoints.of(t.Endpoint).Submit(seq, t, target, request, opts)
+	done()
+	if stage == SubmitEntered {
+		Failpoint("send.entered")
+	}
+	if stage == SubmitEntered && subErr == nil && nativeTurn != "" {
+		// The endpoint started this very turn: accepted, exactly.
+		if err := s.store.InTx(context.WithoutCancel(ctx), func(tx Tx) error {
+			cur, err := tx.Turn(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			cur.NativeTurnID = nativeTurn
+			return tx.UpdateTurn(ctx, cur)
+		}); err != nil {
+			slog.Error("send: native turn started but its id was not stored", "turn_id", t.ID, "err", err)
+		}
+	}
+	return s.afterSubmit(ctx, t, stage, subErr, false)
+}
+
+// newTurn is the Turn a Send of in to endpoint reserves, with the caller's
+// limits.
 func (s *sendCore) newTurn(p Principal, in SendInput, endpoint EndpointRef, path DeliveryPath, now time.Time) Turn {
 	tr := s.turns
 	t := Turn{
@@ -111,6 +141,10 @@ func (s *sendCore) afterSubmit(ctx context.Context, t Turn, stage SubmitStage, s
 		})
 		if err != nil {
 			return SendResult{}, err
+		}
+		var refusal *Error
+		if errors.As(subErr, &refusal) {
+			return SendResult{}, refusal // the endpoint's own words
 		}
 		msg := "the terminal changed before input; nothing was sent"
 		if subErr != nil {

@@ -61,7 +61,7 @@ func NewService(store Store, clock Clock, ids IDs, v Validator) *Service {
 	s.WatchCases = &WatchCases{basics: b, inputGate: s.inputGate, ledger: s.turnLedger, endpoints: s.endpoints,
 		nat: s.NativeCases, hosts: s.HostCases, viaTurns: s}
 	s.Monitors.watches, s.Monitors.ac, s.Monitors.ic = s.WatchCases, s.ApprovalCases, s.InteractionCases
-	s.sendCore = &sendCore{basics: b, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases}
+	s.sendCore = &sendCore{basics: b, input: s.inputGate, endpoints: s.endpoints, ledger: s.turnLedger, monitors: s.Monitors, watches: s.WatchCases}
 	s.ThreadCases = &ThreadCases{basics: b, endpoints: s.endpoints, ledger: s.turnLedger, sends: s.sendCore, monitors: s.Monitors,
 		watches: s.WatchCases, list: s.ListCases, ic: s.InteractionCases, ac: s.ApprovalCases}
 	s.ListCases.threadRows = s.ThreadCases

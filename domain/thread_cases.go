@@ -69,22 +69,3 @@ func (s *ThreadCases) threadsIn(ctx context.Context, tt *threadTransport, ts []T
 	}
 	return ths
 }
-
-// backendThread finds the thread of a backend conversation or endpoint,
-// as its daemon reports it now.
-func (s *ThreadCases) backendThread(ctx context.Context, ref EndpointRef) (BackendThread, error) {
-	tt, ok := s.threadsOf(ref.Kind)
-	if !ok || s.terminals == nil {
-		return BackendThread{}, E(CodeConversationNotFound, "no "+string(ref.Kind)+" transport is configured")
-	}
-	ts, err := s.terminals.Discover(ctx)
-	if err != nil {
-		return BackendThread{}, &Error{Code: CodeUnavailable, Message: "terminal discovery failed", Err: err}
-	}
-	for _, th := range s.threadsIn(ctx, tt, ts) {
-		if th.ThreadID == ref.ID {
-			return th, nil
-		}
-	}
-	return BackendThread{}, E(CodeConversationNotFound, "no loaded thread "+ref.ID+" in its "+tt.Name+" (the daemon stopped, or the thread was unloaded; list again)")
-}

@@ -294,19 +294,21 @@ func (s *TurnCases) respondOnce(ctx context.Context, id, request string) (SendRe
 	if t.State != TurnWaitingForHost {
 		return SendResult{}, stateConflict(t, "respond")
 	}
-	term, err := tr.term.Observe(ctx, t.TerminalID)
-	if errors.Is(err, ErrTerminalGone) {
+	e := s.endpointOf(t.Endpoint)
+	target, err := e.SendTarget(ctx, t.Endpoint.ID)
+	var de *Error
+	if errors.As(err, &de) && de.Code == CodeTerminalNotFound {
 		return SendResult{}, E(CodeTerminalNotFound, "the turn's pane is gone or its agent restarted")
 	}
 	if err != nil {
-		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	if err := sendReady(term); err != nil {
 		return SendResult{}, err
 	}
-	mark, err := tr.term.Mark(ctx, term)
+	if err := sendReady(target.Term); err != nil {
+		return SendResult{}, err
+	}
+	mark, err := e.PrepareSubmit(ctx, target, BackendTurnOptions{})
 	if err != nil {
-		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's durable record", Err: err}
+		return SendResult{}, err
 	}
 	// Reserve durably before input.
 	s.turns.stopMonitor(t.ID)
@@ -317,7 +319,7 @@ func (s *TurnCases) respondOnce(ctx context.Context, id, request string) (SendRe
 		return SendResult{}, err
 	}
 	seq, done := s.keySequence(ctx)
-	stage, subErr := tr.term.Submit(seq, term, request)
+	_, stage, subErr := e.Submit(seq, t, target, request, BackendTurnOptions{})
 	done()
 	if stage == SubmitEntered {
 		Failpoint("respond.entered")

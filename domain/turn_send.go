@@ -45,7 +45,8 @@ func (s *TurnCases) Send(ctx context.Context, in SendInput) (SendResult, error) 
 			return s.existing(ctx, t, in.Request)
 		}
 	}
-	term, err := s.observeSendTarget(ctx, session, terminalID)
+	e := s.endpointOf(EndpointRef{Kind: EndpointPane, ID: terminalID})
+	target, err := s.observeSendTarget(ctx, e, session, terminalID)
 	if err != nil {
 		return SendResult{}, err
 	}
@@ -53,21 +54,17 @@ func (s *TurnCases) Send(ctx context.Context, in SendInput) (SendResult, error) 
 	if err != nil {
 		return SendResult{}, err
 	}
-	path, err := sendPath(term, current, heldByOther, in.TerminalID != "")
+	path, err := sendPath(target.Term, current, heldByOther, in.TerminalID != "")
 	if err != nil {
 		return SendResult{}, err
 	}
-	term, foreground, err := s.proveSendTarget(ctx, p, in, &session, term, path)
+	target, foreground, err := s.proveSendTarget(ctx, p, in, &session, e, target, path)
 	if err != nil {
 		return SendResult{}, err
 	}
-	clearer, _ := tr.term.(ComposerClearer)
-	if !term.ComposerEmpty && clearer == nil {
-		return SendResult{}, E(CodeTerminalNotIdle, "the composer holds text and this terminal cannot clear it")
-	}
-	mark, err := tr.term.Mark(ctx, term)
+	mark, err := e.PrepareSubmit(ctx, target, BackendTurnOptions{})
 	if err != nil {
-		return SendResult{}, &Error{Code: CodeUnavailable, Message: "could not read the agent's durable record", Err: err}
+		return SendResult{}, err
 	}
 
 	now := s.clock.Now().UTC()
@@ -78,27 +75,20 @@ func (s *TurnCases) Send(ctx context.Context, in SendInput) (SendResult, error) 
 		return s.reserveFailed(ctx, p, in, err)
 	}
 	logSend(t, len(in.Request))
-
-	Failpoint("send.reserved")
-	stage, subErr := s.typeRequest(ctx, clearer, term, in.Request)
-	res, err := s.afterSubmit(ctx, t, stage, subErr, false)
+	res, err := s.submitReserved(ctx, t, target, in.Request, BackendTurnOptions{})
 	res.ForegroundThreadID = foreground
 	return s.withSendWatch(ctx, res, err)
 }
 
-// observeSendTarget observes the pane a Send goes to.
-func (s *TurnCases) observeSendTarget(ctx context.Context, session Session, terminalID string) (Terminal, error) {
-	term, err := s.turns.term.Observe(ctx, terminalID)
-	if errors.Is(err, ErrTerminalGone) {
-		if session.ID != "" {
-			return Terminal{}, E(CodeSessionTerminalGone, "the session's pane is gone or its agent restarted; list conversations and send to a terminal_id")
-		}
-		return Terminal{}, E(CodeTerminalNotFound, "no terminal "+terminalID+" (the pane closed or its agent restarted; list again)")
+// observeSendTarget observes, through its endpoint, the pane a Send goes
+// to.
+func (s *TurnCases) observeSendTarget(ctx context.Context, e Endpoint, session Session, terminalID string) (EndpointTarget, error) {
+	target, err := e.SendTarget(ctx, terminalID)
+	var de *Error
+	if session.ID != "" && errors.As(err, &de) && de.Code == CodeTerminalNotFound {
+		return EndpointTarget{}, E(CodeSessionTerminalGone, "the session's pane is gone or its agent restarted; list conversations and send to a terminal_id")
 	}
-	if err != nil {
-		return Terminal{}, &Error{Code: CodeUnavailable, Message: "could not observe the terminal", Err: err}
-	}
-	return term, nil
+	return target, err
 }
 
 // holderOf is the Turn that holds the terminal: the caller's (current), or
@@ -197,74 +187,44 @@ func (s *TurnCases) sendTarget(ctx context.Context, p Principal, in SendInput) (
 // a Send needs before any task text: identify_and_send's, or the one that
 // proves a Session's thread on a shared Codex daemon. It returns the pane
 // observed again after a probe and the foreground thread identify read.
-func (s *TurnCases) proveSendTarget(ctx context.Context, p Principal, in SendInput, session *Session, term Terminal, path DeliveryPath) (Terminal, string, error) {
-	tr := s.turns
-	foreground := ""
+func (s *TurnCases) proveSendTarget(ctx context.Context, p Principal, in SendInput, session *Session, e Endpoint, target EndpointTarget, path DeliveryPath) (EndpointTarget, string, error) {
+	term, foreground := target.Term, ""
 	if in.Identify {
 		// identify_and_send: the probe and the dispatch under this one lock.
 		if path != PathManaged || !term.Agent.ThreadProbe || s.nat.native == nil || !term.Agent.Profiled() || term.Agent.Compatibility {
-			return term, "", E(CodeManualRequired, "identify is a Codex probe on an idle pane with an empty composer, on the version's own profile")
+			return target, "", E(CodeManualRequired, "identify is a Codex probe on an idle pane with an empty composer, on the version's own profile")
 		}
 		st, err := s.probe(ctx, p, term)
 		if err != nil {
-			return term, "", err
+			return target, "", err
 		}
 		if session.ID != "" && session.NativeThreadID != "" && st != session.NativeThreadID {
-			return term, "", E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
+			return target, "", E(CodeSessionThreadChanged, "the pane shows another native conversation than this session's; send to its terminal_id to start a new session")
 		}
 		foreground = st
-		if term, err = tr.term.Observe(ctx, term.ID); err != nil || !term.SendReady() {
-			return term, "", E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
+		if target, err = e.SendTarget(ctx, term.ID); err != nil || !target.Term.SendReady() {
+			return target, "", E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
 		}
+		term = target.Term
 		session.NativeThreadID = "" // matched by the probe; the acceptance binds
 	}
 	if session.ID == "" {
-		return term, foreground, nil
+		return target, foreground, nil
 	}
 	if err := sessionMatches(*session, term); err != nil {
 		if !s.nat.probeable(*session, term) || path != PathManaged {
-			return term, "", err
+			return target, "", err
 		}
 		// Codex on a shared daemon: its records cannot name the pane's
 		// thread, the closed status probe can (before any task text).
 		if err := s.probeSession(ctx, p, *session, term); err != nil {
-			return term, "", err
+			return target, "", err
 		}
-		if term, err = tr.term.Observe(ctx, term.ID); err != nil || !term.SendReady() {
-			return term, "", E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
-		}
-	}
-	return term, foreground, nil
-}
-
-// typeRequest types a reserved Send's request as one key sequence: on the
-// user-explicit path the draft goes first with the profile's one native
-// clear (Claude Code's stash keeps it for the person). It returns the
-// furthest stage reached.
-func (s *TurnCases) typeRequest(ctx context.Context, clearer ComposerClearer, term Terminal, request string) (SubmitStage, error) {
-	seq, done := s.keySequence(ctx)
-	stage, subErr := SubmitNothing, error(nil)
-	if !term.ComposerEmpty {
-		var pressed bool
-		if pressed, subErr = clearer.ClearComposer(seq, term); pressed {
-			stage = SubmitCleared
-		}
-		if subErr == nil {
-			Failpoint("send.cleared")
+		if target, err = e.SendTarget(ctx, term.ID); err != nil || !target.Term.SendReady() {
+			return target, "", E(CodeTerminalNotIdle, "the pane is not send-ready after the status probe; nothing of the task was typed")
 		}
 	}
-	if subErr == nil {
-		var st SubmitStage
-		st, subErr = s.turns.term.Submit(seq, term, request)
-		if st != SubmitNothing || stage == SubmitNothing {
-			stage = st
-		}
-	}
-	done()
-	if stage == SubmitEntered {
-		Failpoint("send.entered")
-	}
-	return stage, subErr
+	return target, foreground, nil
 }
 
 // probeSession runs the status probe once (the caller holds the terminal

@@ -155,20 +155,20 @@ func (s *Pane) SendAnswer(seq context.Context, _ domain.Turn, seen domain.Prompt
 }
 
 // Interruptible checks that the pane shows a running turn.
-func (s *Pane) Interruptible(ctx context.Context, t domain.Turn) (domain.InterruptTarget, error) {
+func (s *Pane) Interruptible(ctx context.Context, t domain.Turn) (domain.EndpointTarget, error) {
 	term, err := s.observe(ctx, t.TerminalID, "the turn's pane is gone or its agent restarted")
 	if err != nil {
-		return domain.InterruptTarget{}, err
+		return domain.EndpointTarget{}, err
 	}
 	switch term.ScreenState {
 	case domain.ScreenIdle, domain.ScreenUnknown, domain.ScreenStartupDialog:
-		return domain.InterruptTarget{}, domain.E(domain.CodeTerminalNotIdle, "the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
+		return domain.EndpointTarget{}, domain.E(domain.CodeTerminalNotIdle, "the pane shows "+string(term.ScreenState)+", not a running turn; nothing was sent")
 	}
-	return domain.InterruptTarget{Term: term}, nil
+	return domain.EndpointTarget{Term: term}, nil
 }
 
 // Interrupt presses the pane's interrupt key.
-func (s *Pane) Interrupt(seq context.Context, _ domain.Turn, target domain.InterruptTarget) error {
+func (s *Pane) Interrupt(seq context.Context, _ domain.Turn, target domain.EndpointTarget) error {
 	return s.panes.Interrupt(seq, target.Term)
 }
 

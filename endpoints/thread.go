@@ -176,20 +176,20 @@ func (s *Thread) SendAnswer(seq context.Context, t domain.Turn, _ domain.PromptR
 }
 
 // Interruptible checks that the daemon started the turn and is reachable.
-func (s *Thread) Interruptible(ctx context.Context, t domain.Turn) (domain.InterruptTarget, error) {
+func (s *Thread) Interruptible(ctx context.Context, t domain.Turn) (domain.EndpointTarget, error) {
 	if t.NativeTurnID == "" {
-		return domain.InterruptTarget{}, domain.E(domain.CodeTurnStateConflict, fmt.Sprintf("turn %s is %s; cancel is not possible now", t.ID, t.State))
+		return domain.EndpointTarget{}, domain.E(domain.CodeTurnStateConflict, fmt.Sprintf("turn %s is %s; cancel is not possible now", t.ID, t.State))
 	}
 	th, err := s.thread(ctx, t.NativeThreadID)
 	if err != nil {
-		return domain.InterruptTarget{}, err
+		return domain.EndpointTarget{}, err
 	}
-	return domain.InterruptTarget{Thread: th}, nil
+	return domain.EndpointTarget{Thread: th}, nil
 }
 
 // Interrupt asks the daemon to interrupt the native turn; the monitor
 // reports cancelled when the daemon says so.
-func (s *Thread) Interrupt(seq context.Context, t domain.Turn, target domain.InterruptTarget) error {
+func (s *Thread) Interrupt(seq context.Context, t domain.Turn, target domain.EndpointTarget) error {
 	return s.calls.Interrupt(seq, target.Thread, t.NativeTurnID)
 }
 
