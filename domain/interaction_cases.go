@@ -17,10 +17,9 @@ type InteractionCases struct {
 	basics
 	*inputGate
 	*answerMarks
-	interactions InteractionTerminal // the panes' (UsePanes)
-	turns        *turns              // the panes' locks and redactor (UsePanes)
-	endpoints    *endpointRegistry
-	writer       turnWriter
+	turns     *turns // the panes' locks and redactor (UsePanes)
+	endpoints *endpointRegistry
+	writer    turnWriter
 
 	saltOnce sync.Mutex
 	salt     []byte

@@ -129,7 +129,7 @@ func (s *ListCases) conversationOf(ctx context.Context, p Principal, t Terminal,
 		return c, err
 	}
 	// A questionnaire, or an async question asked while the Turn works on.
-	if cur := c.CurrentTurn; cur != nil && s.ic.interactions != nil &&
+	if cur := c.CurrentTurn; cur != nil && s.ic.endpoints.of(cur.Endpoint).Configured(UseInteractions) == nil &&
 		(cur.State == TurnAwaitingInteraction || (cur.State == TurnWorking && t.AsyncQuestion)) {
 		if in, err := s.ic.TurnInteraction(ctx, cur.ID); err == nil && !in.ManualRequired && in.InteractionID != "" {
 			c.Actions = append(c.Actions, act("respond_interaction", OnTurn, cur.ID,

@@ -9,7 +9,6 @@ import "context"
 // safe for concurrent use.
 type Service struct {
 	basics
-	watchTerm WatchTerminal
 	endpoints *endpointRegistry
 
 	Retry RetryPolicy

@@ -17,8 +17,8 @@ func (s *Service) UsePanes(p PaneTransport, redact Redactor, cfg TurnConfig) {
 	s.TurnCases.turns, s.NativeCases.turns, s.InteractionCases.turns, s.ApprovalCases.turns = tr, tr, tr, tr
 	s.turnLedger.turns, s.ListCases.turns, s.WatchCases.turns, s.Monitors.turns = tr, tr, tr, tr
 	s.sendCore.turns, s.ThreadCases.turns = tr, tr
-	s.ApprovalCases.approvals, s.InteractionCases.interactions, s.NativeCases.native = p, p, p
-	s.watchTerm, s.WatchCases.watchTerm, s.ListCases.watchTerm = p, p, p
+	s.ApprovalCases.approvals, s.NativeCases.native = p, p
+	s.WatchCases.watchTerm, s.ListCases.watchTerm = p, p
 	s.TurnCases.screens, _ = p.(ScreenReader)
 }
 
